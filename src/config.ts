@@ -1,0 +1,126 @@
+// Environment -> typed, validated configuration. Fails fast with a message naming each bad variable.
+import path from 'node:path';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const Port = (description: string, fallback: number) =>
+  Type.Integer({ minimum: 1, maximum: 65535, default: fallback, description });
+const Flag = (description: string, fallback: boolean) => Type.Boolean({ default: fallback, description });
+const Positive = (description: string, fallback: number) =>
+  Type.Integer({ minimum: 1, default: fallback, description });
+const NonNegative = (description: string, fallback: number) =>
+  Type.Integer({ minimum: 0, default: fallback, description });
+const Url = (description: string) => Type.Optional(Type.String({ minLength: 1, description }));
+
+/** Every environment variable the service reads; README's configuration table mirrors this. */
+export const ConfigSchema = Type.Object({
+  PORT: Port('The API listener', 8443),
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address the API listener binds' }),
+  INTERNAL_PORT: Port('Health and metrics listener (no auth, not for the internet)', 9464),
+  DATA_DIR: Type.String({ minLength: 1, default: '.data', description: 'Embedded database and generated TLS certificate' }),
+  DATABASE_URL: Url('PostgreSQL connection string; unset = embedded PostgreSQL under DATA_DIR'),
+  REDIS_URL: Url('Redis for rate limits shared across replicas; unset = in-process limits'),
+  TLS_MODE: Type.Union([Type.Literal('self-signed'), Type.Literal('files'), Type.Literal('proxy')], {
+    default: 'self-signed',
+    description: 'self-signed | files | proxy',
+  }),
+  TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM certificate (TLS_MODE=files)' })),
+  TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key (TLS_MODE=files)' })),
+  TRUST_PROXY: Flag('Honour X-Forwarded-For; implied by TLS_MODE=proxy', false),
+  DIALER: Type.Union([Type.Literal('simulated'), Type.Literal('twilio')], { default: 'simulated', description: 'simulated | twilio' }),
+  TWILIO_ACCOUNT_SID: Type.Optional(Type.String({ pattern: '^AC[0-9a-fA-F]{32}$', description: 'Twilio account SID' })),
+  TWILIO_AUTH_TOKEN: Type.Optional(Type.String({ minLength: 1, description: 'Twilio auth token' })),
+  TWILIO_API_BASE_URL: Type.String({ default: 'https://api.twilio.com', description: "Twilio's REST API (overridden in tests)" }),
+  PUBLIC_BASE_URL: Url('Public https address of this service, for provider callbacks'),
+  AGENT_STREAM_URL: Url('wss:// media-stream address of the voice-agent runtime'),
+  RATE_LIMIT_PER_MINUTE: Positive('Requests per minute per API key', 100),
+  MAX_CONCURRENT_CALLS: Positive('Calls dialling or connected at once, per account', 10),
+  MAX_QUEUED_CALLS: Positive('Calls waiting for a slot, per account', 1000),
+  QUEUED_CALL_TTL_HOURS: Type.Number({ exclusiveMinimum: 0, default: 24, description: 'A call waiting longer fails with reason expired' }),
+  DISPATCH_ENABLED: Flag('Run the call dispatcher in this process', true),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: Flag('Allow http and loopback/private webhook URLs (development and tests only)', false),
+  SIMULATED_RING_MS: NonNegative('How long simulated calls ring', 1000),
+  SIMULATED_TALK_MS: NonNegative('How long simulated calls talk', 5000),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
+    { default: 'info', description: 'pino level' },
+  ),
+});
+
+type RawConfig = Static<typeof ConfigSchema>;
+export type Config = RawConfig & {
+  /** DATA_DIR made absolute. */
+  dataDir: string;
+  trustProxy: boolean;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function describeProblem(schema: TSchema, value: unknown): string {
+  if (schema.anyOf) return `must be one of ${schema.anyOf.map((s: TSchema) => s.const).join(', ')}`;
+  if (schema.type === 'integer' || schema.type === 'number') {
+    const bounds = [
+      schema.minimum !== undefined ? `>= ${schema.minimum}` : '',
+      schema.exclusiveMinimum !== undefined ? `> ${schema.exclusiveMinimum}` : '',
+      schema.maximum !== undefined ? `<= ${schema.maximum}` : '',
+    ].filter(Boolean);
+    return `must be ${schema.type === 'integer' ? 'an integer' : 'a number'}${bounds.length ? ` ${bounds.join(' and ')}` : ''}`;
+  }
+  if (schema.type === 'boolean') return 'must be true or false';
+  if (schema.pattern) return `must match ${schema.pattern}`;
+  return `is invalid (${JSON.stringify(value)})`;
+}
+
+function parseBoolean(value: string): boolean | string {
+  const lowered = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(lowered)) return true;
+  if (['false', '0', 'no', 'off', ''].includes(lowered)) return false;
+  return value;
+}
+
+/** Reads the environment (only the variables ConfigSchema names) and returns a validated config. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(ConfigSchema.properties) as [string, TSchema][]) {
+    const value = env[name];
+    if (value === undefined || (value === '' && schema.type !== 'string')) continue;
+    if (schema.type === 'boolean') raw[name] = parseBoolean(value);
+    else if (schema.type === 'integer' || schema.type === 'number') raw[name] = /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
+    else raw[name] = value;
+  }
+  const withDefaults = Value.Default(ConfigSchema, raw) as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const error of Value.Errors(ConfigSchema, withDefaults)) {
+    const name = error.path.replace(/^\//, '').split('/')[0] ?? error.path;
+    const schema = (ConfigSchema.properties as Record<string, TSchema>)[name];
+    if (problems.some((p) => p.startsWith(`${name}:`))) continue;
+    const shown = /TOKEN|SECRET|URL/.test(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
+    problems.push(`${name}: ${schema ? describeProblem(schema, error.value) : error.message}${shown}`);
+  }
+  const config = withDefaults as RawConfig;
+  if (problems.length === 0) {
+    if (config.TLS_MODE === 'files') {
+      if (!config.TLS_CERT_FILE) problems.push('TLS_CERT_FILE: is required when TLS_MODE=files');
+      if (!config.TLS_KEY_FILE) problems.push('TLS_KEY_FILE: is required when TLS_MODE=files');
+    }
+    if (config.DIALER === 'twilio') {
+      for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'PUBLIC_BASE_URL', 'AGENT_STREAM_URL'] as const) {
+        if (!config[name]) problems.push(`${name}: is required when DIALER=twilio`);
+      }
+    }
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'AGENT_STREAM_URL', 'TWILIO_API_BASE_URL'] as const) {
+      const value = config[name];
+      if (value !== undefined && !URL.canParse(value)) problems.push(`${name}: is not a valid URL`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  return {
+    ...config,
+    dataDir: path.resolve(config.DATA_DIR),
+    trustProxy: config.TRUST_PROXY || config.TLS_MODE === 'proxy',
+  };
+}

@@ -1,0 +1,67 @@
+// pino options shared by the API and internal listeners: JSON lines, keys and secrets never written.
+import type { FastifyServerOptions } from 'fastify';
+
+const SECRET_PATTERNS = [/svc_sk_[A-Za-z0-9]+/g, /whsec_[A-Za-z0-9+/=]+/g, /(postgres(?:ql)?|redis|rediss):\/\/[^\s@/]*@/g];
+const QUERY_SECRET = /([?&](?:api_key|key|token|access_token|secret|password)=)[^&#]*/gi;
+
+/** Replaces anything that looks like an API key, webhook secret or credentialed URL. */
+export function scrub(text: string): string {
+  let out = text.replace(QUERY_SECRET, '$1[REDACTED]');
+  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, (match) => (match.includes('://') ? `${match.split('://')[0]}://[REDACTED]@` : '[REDACTED]'));
+  return out;
+}
+
+function scrubDeep(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
+  // pino runs formatters before serializers: leave class instances (Fastify's request, reply) to their serializers.
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, depth + 1);
+  return out;
+}
+
+export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+  return {
+    level,
+    redact: {
+      paths: [
+        // Request headers are never logged (see the req serializer); these catch headers logged by hand.
+        'headers.authorization',
+        'headers.cookie',
+        'headers["x-twilio-signature"]',
+        // No wildcards: a wildcard makes pino copy every logged object, which strips Fastify's request getters.
+        'secret',
+        'key',
+        'apiKey',
+        'metadata',
+        'call.metadata',
+        'data.metadata',
+        'payload',
+      ],
+      censor: '[REDACTED]',
+    },
+    serializers: {
+      err(error: Error & { code?: string }) {
+        return { type: error.name, code: error.code, message: scrub(String(error.message)), stack: scrub(error.stack ?? '') };
+      },
+      req(request) {
+        return {
+          method: request.method,
+          url: scrub(request.url),
+          remoteAddress: request.ip,
+        };
+      },
+    },
+    formatters: {
+      log: (object) => scrubDeep(object) as Record<string, unknown>,
+    },
+    hooks: {
+      logMethod(args, method) {
+        method.apply(this, args.map((a) => (typeof a === 'string' ? scrub(a) : a)) as Parameters<typeof method>);
+      },
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// Starts the service: configuration, database (embedded or DATABASE_URL), migrations, the HTTPS API and the
+// internal listener; closes everything with grace on SIGTERM/SIGINT.
+import closeWithGrace from 'close-with-grace';
+import pino from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { buildInternalApp } from './internal/app.js';
+import { loggerOptions } from './logger.js';
+import { locateDatabase } from './storage/database.js';
+import { migrate } from './storage/migrate.js';
+import { tlsMaterial } from './tls.js';
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const logger = pino(loggerOptions(config.LOG_LEVEL) as pino.LoggerOptions);
+  const database = await locateDatabase(config, 'server', (msg) => logger.info(msg));
+  let app, internal;
+  try {
+    const migrations = await migrate(database.url);
+    if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'migrations applied');
+    app = await buildApp({ config, databaseUrl: database.url, logger, https: await tlsMaterial(config) });
+    internal = await buildInternalApp(app, logger);
+  } catch (error) {
+    await database.release();
+    throw error;
+  }
+
+  closeWithGrace({ delay: 15_000, logger }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down');
+    await internal.close();
+    await app.close();
+    await database.release();
+  });
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  await internal.listen({ port: config.INTERNAL_PORT, host: config.HOST });
+  logger.info({ tls: config.TLS_MODE, database: database.embedded ? 'embedded' : 'DATABASE_URL', redis: Boolean(config.REDIS_URL) }, 'ready');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
