@@ -85,7 +85,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const raw: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(ConfigSchema.properties) as [string, TSchema][]) {
     const value = env[name];
-    if (value === undefined || (value === '' && schema.type !== 'string')) continue;
+    // An empty variable means unset, as shells and .env files usually intend.
+    if (value === undefined || value === '') continue;
     if (schema.type === 'boolean') raw[name] = parseBoolean(value);
     else if (schema.type === 'integer' || schema.type === 'number') raw[name] = /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
     else raw[name] = value;

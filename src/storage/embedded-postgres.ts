@@ -145,6 +145,13 @@ export async function startEmbeddedPostgres(baseDir: string, role: 'server' | 'c
   await fs.mkdir(baseDir, { recursive: true });
   const bin = await binaries();
   const ids = await runAs();
+  if (ids.uid !== undefined) {
+    // The postgres user must reach its data directory: let it traverse ours, and say so plainly if a parent blocks it.
+    const mode = (await fs.stat(baseDir)).mode;
+    await fs.chmod(baseDir, mode | 0o011);
+    const reachable = await run('/bin/sh', ['-c', 'test -x "$0"', baseDir], ids).then(() => true, () => false);
+    if (!reachable) throw new Error(`the ${USER} system user cannot reach ${baseDir}; set DATA_DIR to a directory it can access`);
+  }
 
   const readOwner = async () =>
     fs.readFile(ownerFile, 'utf8').then((t) => JSON.parse(t) as { pid: number; role: string }, () => null);

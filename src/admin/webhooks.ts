@@ -1,0 +1,31 @@
+// An account's webhook endpoint, and replaying a delivery.
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { generateWebhookSecret } from '../domain/webhook-secret.js';
+import { webhookUrlProblem } from '../webhooks/url-policy.js';
+import { findAccount } from './accounts.js';
+import { AdminError } from './errors.js';
+
+/** Sets (or replaces) the endpoint; the signing secret is new and returned once. */
+export async function setWebhook(prisma: PrismaClient, accountId: string, url: string, options: { allowPrivate: boolean }) {
+  const account = await findAccount(prisma, accountId);
+  const problem = webhookUrlProblem(url, options.allowPrivate);
+  if (problem) throw new AdminError(problem);
+  const secret = generateWebhookSecret();
+  await prisma.webhookEndpoint.upsert({
+    where: { accountId: account.id },
+    create: { accountId: account.id, url, secret },
+    update: { url, secret, enabled: true, disabledReason: null },
+  });
+  return { secret };
+}
+
+/** Sends a delivery again with the same webhook-id: back to pending, due now. */
+export async function replayDelivery(prisma: PrismaClient, deliveryId: string) {
+  const delivery = /^[0-9a-f-]{36}$/i.test(deliveryId) ? await prisma.webhookDelivery.findUnique({ where: { id: deliveryId } }) : null;
+  if (!delivery) throw new AdminError(`No delivery ${deliveryId}`);
+  await prisma.webhookDelivery.update({
+    where: { id: delivery.id },
+    data: { status: 'pending', nextAttemptAt: new Date(), completedAt: null, leaseExpiresAt: null },
+  });
+  return { id: delivery.id, status: 'pending' as const };
+}

@@ -1,0 +1,48 @@
+// Once per test run: find PostgreSQL (TEST_DATABASE_URL, else an embedded server under .data/test) and build a
+// migrated template database that each test file clones (CREATE DATABASE ... TEMPLATE is fast).
+import path from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../src/storage/embedded-postgres.js';
+import { migrate } from '../src/storage/migrate.js';
+
+export const TEMPLATE_DATABASE = `oct_template_${process.pid}`;
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    adminDatabaseUrl: string;
+    templateDatabase: string;
+    redisUrl: string | null;
+  }
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export default async function setup(project: TestProject) {
+  let release = async () => {};
+  let adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) {
+    const embedded = await startEmbeddedPostgres(path.resolve('.data/test'), 'cli');
+    adminUrl = embedded.url;
+    release = () => embedded.close();
+  }
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
+  await migrate(withDatabase(adminUrl, TEMPLATE_DATABASE));
+
+  project.provide('adminDatabaseUrl', adminUrl);
+  project.provide('templateDatabase', TEMPLATE_DATABASE);
+  project.provide('redisUrl', process.env.TEST_REDIS_URL ?? null);
+
+  return async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+    await release();
+  };
+}

@@ -1,0 +1,56 @@
+// A fresh, migrated database for one test file, cloned from the run's template and dropped afterwards.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, inject } from 'vitest';
+import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
+
+export function databaseUrl(name: string): string {
+  const u = new URL(inject('adminDatabaseUrl'));
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates the database now (migrated, unless `empty`) and registers its removal after the file's tests. */
+export async function freshDatabase(options: { empty?: boolean } = {}): Promise<{ url: string; name: string }> {
+  const name = `oct_test_${randomBytes(6).toString('hex')}`;
+  // The template must have no other connections while it is copied: retry briefly if a sibling is cloning.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const template = options.empty ? 'template0' : inject('templateDatabase');
+      await admin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+      break;
+    } catch (error) {
+      if (attempt > 50 || !/being accessed by other users/.test((error as Error).message)) throw error;
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
+    }
+  }
+  afterAll(async () => {
+    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  });
+  return { url: databaseUrl(name), name };
+}
+
+/** A fresh database plus a Prisma client on it, disconnected after the file's tests. */
+export async function freshPrisma(): Promise<{ url: string; prisma: PrismaClient }> {
+  const { url } = await freshDatabase();
+  const prisma = createPrisma(url, { max: 4 });
+  afterAll(async () => {
+    await prisma.$disconnect();
+  });
+  return { url, prisma };
+}
+
+/** The Redis URL of the run, or null: Redis tests use `describe.skipIf(!redisUrl())` and say so. */
+export function redisUrl(): string | null {
+  return inject('redisUrl');
+}

@@ -1,0 +1,49 @@
+// Tenants for tests, made through the same operator functions callctl uses.
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import { createAgency, createClient, generateKey, setApiAccess, setPlan } from '../../src/admin/accounts.js';
+import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
+
+export interface Tenant {
+  accountId: string;
+  key: string;
+  agentId: string;
+}
+
+export interface TenantOptions {
+  plan?: 'agency' | 'starter';
+  phone?: string | null;
+  timezone?: string;
+  windows?: string[];
+  outsideWindow?: 'queue' | 'reject';
+  defaultAgent?: boolean;
+  apiAccess?: boolean;
+}
+
+/** An agency with a key and one agent (with a phone number, set as default unless told otherwise). */
+export async function createTenant(prisma: PrismaClient, options: TenantOptions = {}): Promise<Tenant> {
+  const { id: accountId } = await createAgency(prisma, { name: 'Test Agency', plan: options.plan ?? 'agency' });
+  return completeTenant(prisma, accountId, options);
+}
+
+/** A client of `agencyId` with a key and one agent. */
+export async function createClientTenant(prisma: PrismaClient, agencyId: string, options: TenantOptions = {}): Promise<Tenant> {
+  const { id: accountId } = await createClient(prisma, { agencyId, name: 'Test Client' });
+  return completeTenant(prisma, accountId, options);
+}
+
+async function completeTenant(prisma: PrismaClient, accountId: string, options: TenantOptions): Promise<Tenant> {
+  const { id: agentId } = await createAgent(prisma, {
+    accountId,
+    name: 'Test Agent',
+    phone: options.phone === null ? undefined : (options.phone ?? '+14155550100'),
+    timezone: options.timezone,
+    windows: options.windows,
+    outsideWindow: options.outsideWindow,
+  });
+  if (options.defaultAgent !== false) await setDefaultAgent(prisma, accountId, agentId);
+  if (options.apiAccess === false) await setApiAccess(prisma, accountId, false);
+  const { key } = await generateKey(prisma, accountId);
+  return { accountId, key, agentId };
+}
+
+export { setPlan, setApiAccess, generateKey };

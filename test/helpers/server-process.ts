@@ -1,0 +1,76 @@
+// Runs src/server.ts as a real child process (as `npm start` does, without the build step) for end-to-end tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import https from 'node:https';
+import net from 'node:net';
+import path from 'node:path';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  port: number;
+  internalPort: number;
+  output: () => string;
+  /** Sends the signal and resolves with the exit code (or the signal name). */
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+/** One process (not the tsx wrapper, which forks): signals, SIGKILL included, reach the server itself. */
+export const SERVER_COMMAND = [process.execPath, '--import', 'tsx', path.resolve('src/server.ts')] as const;
+
+export async function startServer(env: Record<string, string>, options: { uid?: number; gid?: number } = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  const internalPort = await freePort();
+  const child = spawn(SERVER_COMMAND[0], SERVER_COMMAND.slice(1), {
+    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), INTERNAL_PORT: String(internalPort), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...options,
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 45_000);
+    const check = () => {
+      if (output.includes('"msg":"ready"')) { clearTimeout(timer); resolve(); }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited (${code}) before ready:\n${output}`)); });
+  });
+  return {
+    child, port, internalPort,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** An HTTPS request that accepts the self-signed certificate; returns status, headers, body and the peer cert. */
+export function httpsRequest(port: number, pathname: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string; fingerprint: string }>((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port, path: pathname, method: init.method ?? 'GET', headers: init.headers, rejectUnauthorized: false, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => { body += c.toString(); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, fingerprint: (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256 }));
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+export async function httpGet(port: number, pathname: string) {
+  const res = await fetch(`http://127.0.0.1:${port}${pathname}`);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}

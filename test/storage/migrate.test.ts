@@ -1,0 +1,85 @@
+// The engine-free migrator: applies once, records like Prisma, refuses edited or failed migrations, and two
+// replicas starting together do not race.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { MIGRATIONS_DIR } from '../../src/paths.js';
+import { migrate, readMigrations } from '../../src/storage/migrate.js';
+import { freshDatabase } from '../helpers/database.js';
+
+async function query<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function copyMigrations(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-migrations-'));
+  await fs.cp(MIGRATIONS_DIR, dir, { recursive: true });
+  return dir;
+}
+
+describe('migrate', () => {
+  it('applies every migration once and records it in _prisma_migrations with its SHA-256 checksum', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    const migrations = await readMigrations();
+    expect(migrations.length).toBeGreaterThan(0);
+
+    const first = await migrate(url);
+    expect(first.applied).toEqual(migrations.map((m) => m.name));
+    const rows = await query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
+      url, 'SELECT migration_name, checksum, finished_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name');
+    for (const [i, migration] of migrations.entries()) {
+      const sql = await fs.readFile(path.join(MIGRATIONS_DIR, migration.name, 'migration.sql'));
+      expect(rows[i]).toMatchObject({ migration_name: migration.name, applied_steps_count: 1, checksum: createHash('sha256').update(sql).digest('hex') });
+      expect(rows[i]!.finished_at).toBeInstanceOf(Date);
+    }
+
+    const second = await migrate(url);
+    expect(second).toEqual({ applied: [], alreadyApplied: migrations.map((m) => m.name) });
+  });
+
+  it('lets several processes migrate one database at the same time: each migration runs exactly once', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    const results = await Promise.all([migrate(url), migrate(url), migrate(url), migrate(url)]);
+    const appliedCounts = results.map((r) => r.applied.length);
+    expect(appliedCounts.filter((n) => n > 0)).toHaveLength(1);
+    const rows = await query(url, 'SELECT migration_name FROM _prisma_migrations');
+    expect(rows).toHaveLength((await readMigrations()).length);
+  });
+
+  it('refuses a migration that was edited after it was applied', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    const dir = await copyMigrations();
+    await migrate(url, dir);
+    const [first] = await readMigrations(dir);
+    await fs.appendFile(path.join(dir, first!.name, 'migration.sql'), '\n-- edited\n');
+    await expect(migrate(url, dir)).rejects.toThrow(/was changed after it was applied/);
+  });
+
+  it('applies nothing of a failing migration and names it', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    const dir = await copyMigrations();
+    await fs.mkdir(path.join(dir, '29990101000000_broken'));
+    await fs.writeFile(path.join(dir, '29990101000000_broken', 'migration.sql'), 'CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;\n');
+    await expect(migrate(url, dir)).rejects.toThrow(/29990101000000_broken failed/);
+    const tables = await query(url, `SELECT 1 FROM information_schema.tables WHERE table_name = 'half_done'`);
+    expect(tables).toHaveLength(0);
+    const recorded = await query(url, `SELECT 1 FROM _prisma_migrations WHERE migration_name = '29990101000000_broken'`);
+    expect(recorded).toHaveLength(0);
+  });
+
+  it('stops at a migration Prisma recorded as failed, like prisma migrate deploy', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    await migrate(url);
+    await query(url, `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at) VALUES ('x', 'y', '20990101000000_failed', now())`);
+    await expect(migrate(url)).rejects.toThrow(/20990101000000_failed failed earlier/);
+  });
+});
