@@ -2,6 +2,7 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Plan } from '../generated/prisma/enums.js';
 import { generateApiKey } from '../domain/api-key.js';
+import { isUuid } from '../domain/ids.js';
 import { AdminError } from './errors.js';
 
 export const PLANS = ['agency', 'starter'] as const satisfies readonly Plan[];
@@ -10,10 +11,8 @@ function assertPlan(plan: string): asserts plan is Plan {
   if (!(PLANS as readonly string[]).includes(plan)) throw new AdminError(`Unknown plan "${plan}" (expected ${PLANS.join(' or ')})`);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export async function findAccount(prisma: PrismaClient, accountId: string) {
-  const account = UUID.test(accountId) ? await prisma.account.findUnique({ where: { id: accountId } }) : null;
+  const account = isUuid(accountId) ? await prisma.account.findUnique({ where: { id: accountId } }) : null;
   if (!account) throw new AdminError(`No account ${accountId}`);
   return account;
 }

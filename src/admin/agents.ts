@@ -1,5 +1,6 @@
 // Agents and the default agent of an account.
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { isUuid } from '../domain/ids.js';
 import { isValidE164 } from '../domain/phone-number.js';
 import { CallingWindowError, formatCallingWindow, isValidTimeZone, parseCallingWindow } from '../domain/calling-window.js';
 import { canUseAgent } from '../domain/tenancy.js';
@@ -46,7 +47,7 @@ export async function createAgent(prisma: PrismaClient, input: CreateAgentInput)
 
 export async function setDefaultAgent(prisma: PrismaClient, accountId: string, agentId: string) {
   const account = await findAccount(prisma, accountId);
-  const agent = /^[0-9a-f-]{36}$/i.test(agentId) ? await prisma.agent.findUnique({ where: { id: agentId } }) : null;
+  const agent = isUuid(agentId) ? await prisma.agent.findUnique({ where: { id: agentId } }) : null;
   if (!agent) throw new AdminError(`No agent ${agentId}`);
   if (!canUseAgent(account, agent)) throw new AdminError(`Agent ${agentId} does not belong to account ${accountId} or its clients`);
   await prisma.account.update({ where: { id: account.id }, data: { defaultAgentId: agent.id } });

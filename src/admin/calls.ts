@@ -1,6 +1,7 @@
 // Calls as operators see them: a list per account, and one call with its events and deliveries.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { CallStatus } from '../generated/prisma/enums.js';
+import { isUuid } from '../domain/ids.js';
 import { callView } from '../schemas/call.js';
 import { findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
@@ -21,7 +22,7 @@ export async function listCalls(prisma: PrismaClient, accountId: string, status?
 }
 
 export async function showCall(prisma: PrismaClient, callId: string) {
-  const call = /^[0-9a-f-]{36}$/i.test(callId)
+  const call = isUuid(callId)
     ? await prisma.call.findUnique({
         where: { id: callId },
         include: {

@@ -1,5 +1,6 @@
 // An account's webhook endpoint, and replaying a delivery.
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { isUuid } from '../domain/ids.js';
 import { generateWebhookSecret } from '../domain/webhook-secret.js';
 import { webhookUrlProblem } from '../webhooks/url-policy.js';
 import { findAccount } from './accounts.js';
@@ -21,8 +22,10 @@ export async function setWebhook(prisma: PrismaClient, accountId: string, url: s
 
 /** Sends a delivery again with the same webhook-id: back to pending, due now. */
 export async function replayDelivery(prisma: PrismaClient, deliveryId: string) {
-  const delivery = /^[0-9a-f-]{36}$/i.test(deliveryId) ? await prisma.webhookDelivery.findUnique({ where: { id: deliveryId } }) : null;
+  const delivery = isUuid(deliveryId) ? await prisma.webhookDelivery.findUnique({ where: { id: deliveryId } }) : null;
   if (!delivery) throw new AdminError(`No delivery ${deliveryId}`);
+  // A pending delivery is already due or being sent: replaying it now could send it twice at once.
+  if (delivery.status === 'pending') throw new AdminError(`Delivery ${deliveryId} is still pending; it will be sent without a replay`);
   await prisma.webhookDelivery.update({
     where: { id: delivery.id },
     data: { status: 'pending', nextAttemptAt: new Date(), completedAt: null, leaseExpiresAt: null },

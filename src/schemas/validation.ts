@@ -3,9 +3,19 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
+import { FormatRegistry } from '@sinclair/typebox';
+import { isUuid } from '../domain/ids.js';
 import { Value } from '@sinclair/typebox/value';
 
-export interface FieldError { instancePath: string; message?: string | undefined }
+// TypeBox ships no string formats: register the ones our schemas use.
+// A pragmatic address check (WHATWG's input type=email rule): one @, no spaces, dotted domain labels.
+const EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', isUuid);
+if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => EMAIL.test(v));
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
+
+export interface FieldError { instancePath: string; message?: string | undefined; params?: Record<string, unknown> }
 
 function fieldName(path: string, part: string | undefined): string {
   const segments = path.split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -16,13 +26,11 @@ function fieldName(path: string, part: string | undefined): string {
 /** One sentence for the first problem, in words an integrator understands. */
 function sentence(error: ValueError): string {
   const schema = error.schema as TSchema & Record<string, unknown>;
-  // Schemas may carry their own wording for a failed pattern or format (e.g. the E.164 rule).
-  if (typeof schema.errorMessage === 'string') return schema.errorMessage;
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:
       return 'is required';
     case ValueErrorType.ObjectAdditionalProperties:
-      return 'is not a known field';
+      return typeof schema.keyErrorMessage === 'string' ? schema.keyErrorMessage : 'is not a known field';
     case ValueErrorType.String:
       return 'must be a string';
     case ValueErrorType.Number:
@@ -39,7 +47,7 @@ function sentence(error: ValueError): string {
     case ValueErrorType.ObjectMaxProperties:
       return `must have at most ${schema.maxProperties} keys`;
     case ValueErrorType.StringFormat:
-      return `must be a valid ${schema.format}`;
+      return schema.format === 'uuid' ? 'must be a UUID' : schema.format === 'email' ? 'must be a valid email address' : `must be a valid ${schema.format}`;
     case ValueErrorType.StringPattern:
       return `must match ${schema.pattern}`;
     case ValueErrorType.Union:
@@ -49,23 +57,23 @@ function sentence(error: ValueError): string {
   }
 }
 
-/** ObjectAdditionalProperties errors point at the object; name the offending key instead. */
-function firstProblem(schema: TSchema, value: unknown, errors: ValueError[]): { path: string; error: ValueError } | null {
+/** ObjectAdditionalProperties errors point at the object; name the offending key instead (records: the object). */
+function firstProblem(errors: ValueError[]): { path: string; error: ValueError } | null {
   const first = errors[0];
   if (!first) return null;
-  if (first.type === ValueErrorType.ObjectAdditionalProperties && first.value && typeof first.value === 'object') {
-    const known = new Set(Object.keys((first.schema as { properties?: object }).properties ?? {}));
+  const schema = first.schema as { properties?: object; keyErrorMessage?: string };
+  if (first.type === ValueErrorType.ObjectAdditionalProperties && !schema.keyErrorMessage && first.value && typeof first.value === 'object') {
+    const known = new Set(Object.keys(schema.properties ?? {}));
     const extra = Object.keys(first.value).find((k) => !known.has(k));
     if (extra !== undefined) return { path: `${first.path}/${extra}`, error: first };
   }
-  void schema;
-  void value;
   return { path: first.path, error: first };
 }
 
 export function describeValidationError(errors: FieldError[], part?: string): string {
   const first = errors[0];
   if (!first) return 'Invalid request';
+  if (first.params?.verbatim) return first.message ?? 'Invalid request';
   return `${fieldName(first.instancePath, part)} ${first.message ?? 'is invalid'}`;
 }
 
@@ -75,10 +83,14 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
   return (input: unknown) => {
     const value = httpPart === 'body' ? input : Value.Convert(schema, input);
     if (check.Check(value)) return { value };
-    const problem = firstProblem(schema, value, [...check.Errors(value)].slice(0, 10));
-    const error: FieldError = problem
-      ? { instancePath: problem.path, message: sentence(problem.error) }
-      : { instancePath: '', message: 'is invalid' };
+    const problem = firstProblem([...check.Errors(value)].slice(0, 10));
+    const own = problem && (problem.error.schema as Record<string, unknown>).errorMessage;
+    // A schema may carry the contract's exact wording for a failed pattern (the E.164 rule's message).
+    const error: FieldError = !problem
+      ? { instancePath: '', message: 'is invalid' }
+      : typeof own === 'string' && problem.error.type !== ValueErrorType.String
+        ? { instancePath: problem.path, message: own, params: { verbatim: true } }
+        : { instancePath: problem.path, message: sentence(problem.error) };
     return { error: [error] as never };
   };
 };

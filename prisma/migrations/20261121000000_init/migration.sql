@@ -161,10 +161,10 @@ CREATE TABLE "idempotency_records" (
 );
 
 -- CreateIndex
-CREATE UNIQUE INDEX "accounts_default_agent_id_key" ON "accounts"("default_agent_id");
+CREATE INDEX "accounts_agency_id_idx" ON "accounts"("agency_id");
 
 -- CreateIndex
-CREATE INDEX "accounts_agency_id_idx" ON "accounts"("agency_id");
+CREATE INDEX "accounts_default_agent_id_idx" ON "accounts"("default_agent_id");
 
 -- CreateIndex
 CREATE UNIQUE INDEX "api_keys_digest_key" ON "api_keys"("digest");

@@ -1,0 +1,149 @@
+// callctl, the operator command (the dashboard's stand-in): parses argv, opens the server's database, runs one command.
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { AdminError } from '../admin/errors.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createPrisma, locateDatabase } from '../storage/database.js';
+import { migrate, MigrationError } from '../storage/migrate.js';
+import { COMMANDS, OPTIONS, UsageError, type Command, type Result, type Values } from './commands.js';
+import { commandName, formatHuman, helpObject, helpText } from './output.js';
+
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
+
+function findCommand(positionals: string[]): { command: Command; rest: string[] } {
+  const matches = COMMANDS.filter((c) => c.words.every((word, i) => positionals[i] === word));
+  const command = matches.sort((a, b) => b.words.length - a.words.length)[0];
+  if (!command) {
+    const typed = positionals.slice(0, 2).join(' ');
+    const related = COMMANDS.filter((c) => c.words[0] === positionals[0]).map(commandName);
+    throw new UsageError(`Unknown command "${typed}"${related.length ? ` (expected ${related.join(' or ')})` : ''}; see callctl help`);
+  }
+  return { command, rest: positionals.slice(command.words.length) };
+}
+
+function checkUsage(command: Command, args: string[], values: Values): void {
+  const name = commandName(command);
+  if (args.length < command.args.length) throw new UsageError(`Missing <${command.args[args.length]}> for "${name}"`);
+  if (args.length > command.args.length) throw new UsageError(`Unexpected argument "${args[command.args.length]}" for "${name}"`);
+  for (const [flag, value] of Object.entries(values)) {
+    if (value === undefined || flag === 'json' || flag === 'help') continue;
+    if (!(command.flags as string[]).includes(flag)) throw new UsageError(`Unknown flag --${flag} for "${name}"`);
+  }
+  for (const flag of command.required ?? []) {
+    if (values[flag] === undefined) throw new UsageError(`Missing --${flag} for "${name}"`);
+  }
+  command.check?.(args, values);
+}
+
+/** Prisma puts the invocation and code frame first; the last line is the reason a person needs. */
+function reason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error instanceof AdminError || error instanceof MigrationError || error instanceof ConfigError) return error.message;
+  const lines = error.message.split('\n').map((l) => l.trim()).filter(Boolean);
+  return lines.at(-1) ?? error.name;
+}
+
+async function execute(command: Command, args: string[], values: Values, config: Config, log?: (msg: string) => void): Promise<Result> {
+  const location = await locateDatabase(config, 'cli', log);
+  try {
+    // A fresh DATA_DIR works with any command: the schema is brought up to date first, as the server does.
+    const migrations = await migrate(location.url);
+    const prisma = createPrisma(location.url, { max: 2 });
+    try {
+      return await command.run({ prisma, config, migrations }, args, values);
+    } finally {
+      await prisma.$disconnect();
+    }
+  } finally {
+    await location.release();
+  }
+}
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  // Decided before parsing, so that even a parse error is reported in the form the caller asked for.
+  const json = argv.includes('--json');
+  const print = (result: Result, notice?: string) => io.stdout(json ? `${JSON.stringify(result)}\n` : formatHuman(result, notice));
+  const fail = (message: string, code: number, usage?: string) => {
+    if (json) io.stderr(`${JSON.stringify({ error: message })}\n`);
+    else io.stderr(`callctl: ${message}\n${usage ? `usage: ${usage}\n` : ''}`);
+    return code;
+  };
+
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: true }));
+  } catch (error) {
+    const message = (error as Error).message.split('\n')[0]?.replace(/\. To specify .*$/, '') ?? 'Invalid arguments';
+    return fail(`${message}; see callctl help`, EXIT.usage);
+  }
+
+  const wantsHelp = values.help === true || positionals[0] === 'help';
+  const words = positionals[0] === 'help' ? positionals.slice(1) : positionals;
+  if (wantsHelp && words.length === 0) {
+    if (json) print(helpObject());
+    else io.stdout(helpText());
+    return EXIT.ok;
+  }
+  if (words.length === 0) {
+    if (!json) io.stderr(helpText());
+    return fail('Missing command; see callctl help', EXIT.usage);
+  }
+
+  let found: { command: Command; rest: string[] };
+  try {
+    found = findCommand(words);
+  } catch (error) {
+    return fail((error as Error).message, EXIT.usage);
+  }
+  const { command, rest } = found;
+  if (wantsHelp) {
+    if (json) print({ command: commandName(command), usage: command.usage, summary: command.summary });
+    else io.stdout(`usage: ${command.usage}\n${command.summary}\n`);
+    return EXIT.ok;
+  }
+  try {
+    checkUsage(command, rest, values);
+  } catch (error) {
+    return fail((error as Error).message, EXIT.usage, command.usage);
+  }
+
+  let config: Config;
+  try {
+    config = loadConfig(io.env);
+  } catch (error) {
+    if (error instanceof ConfigError) return fail(error.message, EXIT.config);
+    throw error;
+  }
+
+  try {
+    // Starting an embedded server takes seconds: tell people why; --json callers get nothing but the result.
+    const log = json ? undefined : (msg: string) => io.stderr(`callctl: ${msg}\n`);
+    const result = await execute(command, rest, values, config, log);
+    print(result, command.notice);
+    return EXIT.ok;
+  } catch (error) {
+    return fail(reason(error), EXIT.failed);
+  }
+}
+
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
+  void runCli(process.argv.slice(2), {
+    env: process.env,
+    stdout: (s) => {
+      process.stdout.write(s);
+    },
+    stderr: (s) => {
+      process.stderr.write(s);
+    },
+  }).then((code) => {
+    process.exitCode = code;
+  });
+}
