@@ -4,11 +4,16 @@ import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
-import { loggerOptions } from './logger.js';
+import { loggerOptions, RequestLineLogController } from './logger.js';
 import db from './plugins/db.js';
 import errors from './plugins/errors.js';
 import httpsOnly from './plugins/https-only.js';
+import access from './plugins/access.js';
+import auth from './plugins/auth.js';
+import idempotency from './plugins/idempotency.js';
+import rateLimit from './plugins/rate-limit.js';
 import redis from './plugins/redis.js';
+import triggerRoute from './routes/api/v1/calls/trigger.js';
 import { validatorCompiler } from './schemas/validation.js';
 
 export const BODY_LIMIT = 32 * 1024;
@@ -16,21 +21,40 @@ export const BODY_LIMIT = 32 * 1024;
 export interface AppOptions {
   config: Config;
   databaseUrl: string;
+  /** The service's clock; tests inject one to reach calling windows and expiries without waiting. */
+  clock?: () => Date;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
+    now: () => Date;
   }
 }
 
 /** The service: shared plugins first (each owns one concern), then routes. */
-export async function app(fastify: FastifyInstance, { config, databaseUrl }: AppOptions) {
+export async function app(fastify: FastifyInstance, { config, databaseUrl, clock }: AppOptions) {
   fastify.decorate('config', config);
+  fastify.decorate('now', clock ?? (() => new Date()));
   await fastify.register(errors);
   await fastify.register(httpsOnly, { behindProxy: config.TLS_MODE === 'proxy' });
   await fastify.register(db, { databaseUrl });
   await fastify.register(redis, { redisUrl: config.REDIS_URL });
+
+  // The authenticated API. Hook order is the contract's check order: key in URL, key, access, rate limit;
+  // then Fastify parses (415, 413, malformed JSON) and validates the body; then idempotency and the handler.
+  await fastify.register(
+    async (api) => {
+      // Only JSON bodies: without this, text/plain would be parsed and fail later as a wrong type instead of 415.
+      api.removeContentTypeParser('text/plain');
+      await api.register(auth, { failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE });
+      await api.register(access);
+      await api.register(rateLimit, { perMinute: config.RATE_LIMIT_PER_MINUTE });
+      await api.register(idempotency);
+      await api.register(triggerRoute);
+    },
+    { prefix: '/api/v1' },
+  );
 }
 
 export interface BuildOptions extends AppOptions {
@@ -43,8 +67,7 @@ export function fastifyOptions(config: Config): FastifyServerOptions {
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
     requestIdHeader: 'x-request-id',
-    requestIdLogLabel: 'reqId',
-    disableRequestLogging: false,
+    logController: new RequestLineLogController(),
     // Requests already on an open connection finish normally during shutdown (nothing half-done).
     return503OnClosing: false,
     // Malformed HTTP never reaches a handler: answer it with the same envelope, then close.
@@ -66,7 +89,7 @@ export async function buildApp(options: BuildOptions) {
     ...(options.logger ? { loggerInstance: options.logger } : { logger: loggerOptions(options.config.LOG_LEVEL) }),
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>();
   instance.setValidatorCompiler(validatorCompiler);
-  await instance.register(fp(app, { name: 'app' }), { config: options.config, databaseUrl: options.databaseUrl });
+  await instance.register(fp(app, { name: 'app' }), { config: options.config, databaseUrl: options.databaseUrl, clock: options.clock });
   await instance.ready();
   return instance;
 }

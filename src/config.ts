@@ -34,6 +34,7 @@ export const ConfigSchema = Type.Object({
   PUBLIC_BASE_URL: Url('Public https address of this service, for provider callbacks'),
   AGENT_STREAM_URL: Url('wss:// media-stream address of the voice-agent runtime'),
   RATE_LIMIT_PER_MINUTE: Positive('Requests per minute per API key', 100),
+  AUTH_FAILURES_PER_MINUTE: Positive('Failed authentications per client IP per minute before 429', 30),
   MAX_CONCURRENT_CALLS: Positive('Calls dialling or connected at once, per account', 10),
   MAX_QUEUED_CALLS: Positive('Calls waiting for a slot, per account', 1000),
   QUEUED_CALL_TTL_HOURS: Type.Number({ exclusiveMinimum: 0, default: 24, description: 'A call waiting longer fails with reason expired' }),

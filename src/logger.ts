@@ -1,5 +1,5 @@
 // pino options shared by the API and internal listeners: JSON lines, keys and secrets never written.
-import type { FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 
 const SECRET_PATTERNS = [/svc_sk_[A-Za-z0-9]+/g, /whsec_[A-Za-z0-9+/=]+/g, /(postgres(?:ql)?|redis|rediss):\/\/[^\s@/]*@/g];
 const QUERY_SECRET = /([?&](?:api_key|key|token|access_token|secret|password)=)[^&#]*/gi;
@@ -64,4 +64,21 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
       },
     },
   };
+}
+
+/** One line per request (method, path, status, latency) instead of Fastify's two; the request id is on every line. */
+export class RequestLineLogController extends LogController {
+  override incomingRequest() {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply) {
+    if (this.isLogDisabled(request)) return;
+    const line = {
+      req: request,
+      route: request.routeOptions.url,
+      statusCode: reply.statusCode,
+      responseTimeMs: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
 }

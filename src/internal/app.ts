@@ -1,5 +1,5 @@
 // The internal listener: liveness, readiness (database, and Redis when configured). No auth; not for the internet.
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { App } from '../app.js';
 
 const READY_TIMEOUT_MS = 1_500;
@@ -9,7 +9,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 export async function buildInternalApp(api: App, logger: FastifyBaseLogger) {
-  const internal = Fastify({ loggerInstance: logger.child({ listener: 'internal' }), disableRequestLogging: true });
+  const internal = Fastify({ loggerInstance: logger.child({ listener: 'internal' }), logController: new LogController({ disableRequestLogging: true }) });
 
   internal.get('/health/live', async () => ({ status: 'ok' }));
 

@@ -25,6 +25,7 @@ export const TriggerBody = Type.Object(
     metadata: Type.Optional(
       Type.Record(Type.String({ pattern: `^[\\s\\S]{1,${METADATA_KEY_MAX}}$` }), MetadataValue, {
         maxProperties: METADATA_MAX_KEYS,
+        additionalProperties: false,
         keyErrorMessage: `keys must be 1 to ${METADATA_KEY_MAX} characters`,
         description: `Arbitrary key-value pairs passed through to webhooks and call records: at most ${METADATA_MAX_KEYS} keys of 1-${METADATA_KEY_MAX} characters`,
       }),

@@ -62,7 +62,11 @@ function firstProblem(errors: ValueError[]): { path: string; error: ValueError }
   const first = errors[0];
   if (!first) return null;
   const schema = first.schema as { properties?: object; keyErrorMessage?: string };
-  if (first.type === ValueErrorType.ObjectAdditionalProperties && !schema.keyErrorMessage && first.value && typeof first.value === 'object') {
+  // A record's bad key is reported at the key's own path: name the record instead ("metadata keys must be ...").
+  if (first.type === ValueErrorType.ObjectAdditionalProperties && schema.keyErrorMessage) {
+    return { path: first.path.split('/').slice(0, -1).join('/'), error: first };
+  }
+  if (first.type === ValueErrorType.ObjectAdditionalProperties && first.value && typeof first.value === 'object') {
     const known = new Set(Object.keys(schema.properties ?? {}));
     const extra = Object.keys(first.value).find((k) => !known.has(k));
     if (extra !== undefined) return { path: `${first.path}/${extra}`, error: first };
@@ -88,7 +92,7 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
     // A schema may carry the contract's exact wording for a failed pattern (the E.164 rule's message).
     const error: FieldError = !problem
       ? { instancePath: '', message: 'is invalid' }
-      : typeof own === 'string' && problem.error.type !== ValueErrorType.String
+      : typeof own === 'string' && (problem.error.type === ValueErrorType.StringPattern || problem.error.type === ValueErrorType.StringFormat)
         ? { instancePath: problem.path, message: own, params: { verbatim: true } }
         : { instancePath: problem.path, message: sentence(problem.error) };
     return { error: [error] as never };

@@ -10,10 +10,17 @@ export interface TestApp {
   databaseUrl: string;
 }
 
-export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const { url } = await freshDatabase();
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', ...env, DATABASE_URL: url });
-  const app = await buildApp({ config, databaseUrl: url });
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: () => Date;
+  /** Share a database with another app instance (two replicas) instead of a fresh one. */
+  databaseUrl?: string;
+}
+
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const url = options.databaseUrl ?? (await freshDatabase()).url;
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', ...options.env, DATABASE_URL: url });
+  const app = await buildApp({ config, databaseUrl: url, ...(options.clock ? { clock: options.clock } : {}) });
   afterAll(async () => {
     await app.close();
   });

@@ -1,0 +1,95 @@
+// Requests per minute per API key with @fastify/rate-limit: Redis when configured (shared by replicas), else in
+// process. A Redis failure fails open within the client's command timeout, and is logged and counted.
+import fp from 'fastify-plugin';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyReply } from 'fastify';
+import type { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { FastifyRateLimitOptions, FastifyRateLimitStore } from '@fastify/rate-limit';
+import { AppError } from '../errors.js';
+
+type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
+interface InnerStore {
+  incr(key: string, callback: Callback, timeWindow: number, max: number): void;
+  child(routeOptions: unknown): InnerStore;
+}
+const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as new (
+  continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, key: string) => InnerStore;
+
+/** The plugin's own Redis store (its Lua script), observed: @fastify/rate-limit swallows store errors (skipOnError). */
+function observedRedisStore(redis: Redis, onError: (error: Error) => void) {
+  const wrap = (inner: InnerStore): FastifyRateLimitStore => ({
+    incr: (key, callback, timeWindow, max) =>
+      inner.incr(key, (error, result) => {
+        if (error) onError(error);
+        (callback as Callback)(error, result);
+      }, timeWindow, max),
+    child: (routeOptions) => wrap(inner.child(routeOptions)),
+  });
+  return class {
+    constructor(options: FastifyRateLimitOptions & { continueExceeding?: boolean; exponentialBackoff?: boolean }) {
+      return wrap(new RedisStore(Boolean(options.continueExceeding), Boolean(options.exponentialBackoff), redis, 'oct:rl:'));
+    }
+  } as unknown as new (options: FastifyRateLimitOptions) => FastifyRateLimitStore;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Rate-limit store errors since start (each one let a request through unlimited). */
+    rateLimitStoreErrors: () => number;
+  }
+}
+
+export interface RateLimitOptions {
+  perMinute: number;
+}
+
+const WINDOW_MS = 60_000;
+const LOG_EVERY_MS = 10_000;
+
+/** The IETF draft's headers next to the common X-RateLimit-* ones. */
+function addStandardHeaders(reply: FastifyReply) {
+  const limit = reply.getHeader('x-ratelimit-limit');
+  if (limit === undefined) return;
+  const remaining = reply.getHeader('x-ratelimit-remaining') ?? 0;
+  const reset = reply.getHeader('x-ratelimit-reset') ?? 0;
+  reply.header('ratelimit-policy', `"per-key";q=${limit};w=${WINDOW_MS / 1000}`);
+  reply.header('ratelimit', `"per-key";r=${remaining};t=${reset}`);
+}
+
+export default fp<RateLimitOptions>(
+  async (fastify, { perMinute }) => {
+    let storeErrors = 0;
+    let lastLogged = 0;
+    fastify.decorate('rateLimitStoreErrors', () => storeErrors);
+
+    const onStoreError = (error: Error) => {
+      storeErrors += 1;
+      if (Date.now() - lastLogged > LOG_EVERY_MS) {
+        lastLogged = Date.now();
+        fastify.log.error({ err: error, storeErrors }, 'rate-limit store unavailable; failing open');
+      }
+    };
+    const store = fastify.redis ? observedRedisStore(fastify.redis, onStoreError) : undefined;
+
+    await fastify.register(rateLimit, {
+      global: true,
+      max: perMinute,
+      timeWindow: WINDOW_MS,
+      hook: 'onRequest',
+      ...(store ? { store } : {}),
+      skipOnError: true,
+      keyGenerator: (request) => request.principal?.keyId ?? `ip:${request.ip}`,
+      errorResponseBuilder: (_request, context) => {
+        const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+        return new AppError('RATE_LIMITED', { seconds }, { 'retry-after': String(seconds) });
+      },
+    });
+
+    fastify.addHook('onSend', async (_request, reply, payload) => {
+      addStandardHeaders(reply);
+      return payload;
+    });
+  },
+  { name: 'rate-limit', fastify: '5.x', dependencies: ['access', 'redis'] },
+);

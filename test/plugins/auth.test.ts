@@ -1,0 +1,85 @@
+// Authentication and access: one indexed lookup per request and no cache, so rotation and the switch hold on the very
+// next request on every replica; malformed keys never reach the database; failures are limited per client IP.
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { App } from '../../src/app.js';
+import { apiKeyDigest } from '../../src/domain/api-key.js';
+import { buildTestApp } from '../helpers/app.js';
+import { createClientTenant, createTenant, generateKey, setApiAccess } from '../helpers/fixtures.js';
+import { trigger } from '../helpers/trigger.js';
+
+let replicaA: App;
+let replicaB: App;
+
+beforeAll(async () => {
+  const first = await buildTestApp();
+  replicaA = first.app;
+  replicaB = (await buildTestApp({ databaseUrl: first.databaseUrl })).app;
+});
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('authentication', () => {
+  it('a rotated key stops working on the next request on every replica; the new one works at once', async () => {
+    const tenant = await createTenant(replicaA.prisma);
+    expect((await trigger(replicaA, tenant.key)).statusCode).toBe(200);
+    expect((await trigger(replicaB, tenant.key)).statusCode).toBe(200);
+    const { key: rotated } = await generateKey(replicaA.prisma, tenant.accountId);
+    expect((await trigger(replicaA, tenant.key)).statusCode).toBe(401);
+    expect((await trigger(replicaB, tenant.key)).statusCode).toBe(401);
+    expect((await trigger(replicaB, rotated)).statusCode).toBe(200);
+    expect(await replicaA.prisma.apiKey.count({ where: { accountId: tenant.accountId, revokedAt: null } })).toBe(1);
+  });
+
+  it('the API-access switch takes effect on the next request, and the key works again when it is back on', async () => {
+    const tenant = await createTenant(replicaA.prisma);
+    await setApiAccess(replicaA.prisma, tenant.accountId, false);
+    expect((await trigger(replicaB, tenant.key)).json()).toEqual({ success: false, error: 'API access is disabled' });
+    await setApiAccess(replicaA.prisma, tenant.accountId, true);
+    expect((await trigger(replicaB, tenant.key)).statusCode).toBe(200);
+  });
+
+  it("an agency's switch turns its clients' keys off too", async () => {
+    const agency = await createTenant(replicaA.prisma);
+    const client = await createClientTenant(replicaA.prisma, agency.accountId);
+    expect((await trigger(replicaA, client.key)).statusCode).toBe(200);
+    await setApiAccess(replicaA.prisma, agency.accountId, false);
+    expect((await trigger(replicaA, client.key)).json()).toEqual({ success: false, error: 'API access is disabled' });
+  });
+
+  it("a client inherits its agency's plan", async () => {
+    const starter = await createTenant(replicaA.prisma, { plan: 'starter' });
+    const client = await createClientTenant(replicaA.prisma, starter.accountId);
+    expect((await trigger(replicaA, client.key)).json()).toEqual({ success: false, error: 'API access requires the agency plan' });
+  });
+
+  it('stores only the digest: the key itself is nowhere in the table', async () => {
+    const tenant = await createTenant(replicaA.prisma);
+    const rows = await replicaA.prisma.apiKey.findMany({ where: { accountId: tenant.accountId } });
+    expect(Buffer.from(rows[0]!.digest).equals(apiKeyDigest(tenant.key))).toBe(true);
+    expect(JSON.stringify(rows)).not.toContain(tenant.key.slice(12));
+  });
+
+  it('a malformed or checksum-failing key is refused without a database query; a well-formed one costs exactly one', async () => {
+    const tenant = await createTenant(replicaA.prisma);
+    const spy = vi.spyOn(replicaA.prisma, '$queryRaw');
+    const typo = tenant.key.slice(0, -1) + (tenant.key.endsWith('A') ? 'B' : 'A');
+    for (const key of ['svc_sk_short', typo, 'not-a-key']) expect((await trigger(replicaA, key)).statusCode).toBe(401);
+    expect(spy).not.toHaveBeenCalled();
+    // A valid key with a bad body stops after auth, access and validation: one query, the key lookup.
+    expect((await trigger(replicaA, tenant.key, { phone_number: 'x' })).statusCode).toBe(400);
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+
+  it('limits failed attempts per client IP, without touching other clients', async () => {
+    const { app } = await buildTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '5' } });
+    const tenant = await createTenant(app.prisma);
+    const from = (ip: string, key: string) =>
+      app.inject({ method: 'POST', url: '/api/v1/calls/trigger', remoteAddress: ip, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{"phone_number":"+14155552671"}' });
+    for (let i = 0; i < 5; i++) expect((await from('203.0.113.9', 'svc_sk_wrong')).statusCode).toBe(401);
+    const blocked = await from('203.0.113.9', tenant.key);
+    expect(blocked.statusCode).toBe(429);
+    const seconds = Number(blocked.headers['retry-after']);
+    expect(blocked.json()).toEqual({ success: false, error: `Too many failed authentication attempts. Retry after ${seconds} seconds.` });
+    expect((await from('198.51.100.7', tenant.key)).statusCode).toBe(200);
+  });
+});

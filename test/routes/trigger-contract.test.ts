@@ -1,0 +1,199 @@
+// POST /api/v1/calls/trigger against the contract: every row of the spec's error table, PRODUCT.md's check order,
+// the exact success body, and the JSON envelope on every path.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { callView } from '../../src/schemas/call.js';
+import { buildTestApp } from '../helpers/app.js';
+import { generateApiKey } from '../../src/domain/api-key.js';
+import { createTenant, generateKey, type Tenant } from '../helpers/fixtures.js';
+import { TRIGGER_URL, trigger } from '../helpers/trigger.js';
+
+let app: App;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  ({ app } = await buildTestApp());
+  tenant = await createTenant(app.prisma);
+});
+
+const error = (message: string) => ({ success: false, error: message });
+const callCount = () => app.prisma.call.count();
+
+describe('success', () => {
+  it('answers exactly { success, call_id, status: initiated } and stores the call with its metadata', async () => {
+    const body = { phone_number: '+14155552671', name: 'Ada Lovelace', email: 'ada@example.com', metadata: { crm_id: 'L-42', score: 7, vip: true, note: null } };
+    const res = await trigger(app, tenant.key, body);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const json = res.json();
+    expect(Object.keys(json).sort()).toEqual(['call_id', 'status', 'success']);
+    expect(json).toMatchObject({ success: true, status: 'initiated' });
+
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: json.call_id }, include: { events: true } });
+    expect(callView(call)).toMatchObject({ status: 'initiated', agent_id: tenant.agentId, phone_number: body.phone_number, name: body.name, email: body.email, metadata: body.metadata });
+    expect(call.accountId).toBe(tenant.accountId);
+    expect(call.fromNumber).toBe('+14155550100');
+    expect(call.events).toMatchObject([{ fromStatus: null, toStatus: 'initiated', source: 'api' }]);
+  });
+});
+
+describe("the spec's trigger error table", () => {
+  it('400 Invalid phone number format', async () => {
+    for (const phone of ['+1 415 555 2671', '+1-415-555-2671', '(415) 5552671', '14155552671', '+0123', '+1', '+15551234', '+4402071838750']) {
+      const res = await trigger(app, tenant.key, { phone_number: phone });
+      expect({ phone, status: res.statusCode, body: res.json() }).toEqual({ phone, status: 400, body: error('Invalid phone number format') });
+    }
+  });
+
+  it('400 Agent not found', async () => {
+    const res = await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: '00000000-0000-4000-8000-000000000000' });
+    expect([res.statusCode, res.json()]).toEqual([400, error('Agent not found')]);
+  });
+
+  it('400 No agent specified and no default agent configured', async () => {
+    const noDefault = await createTenant(app.prisma, { defaultAgent: false });
+    const res = await trigger(app, noDefault.key);
+    expect([res.statusCode, res.json()]).toEqual([400, error('No agent specified and no default agent configured')]);
+  });
+
+  it('400 Agent has no phone number assigned', async () => {
+    const noPhone = await createTenant(app.prisma, { phone: null });
+    const res = await trigger(app, noPhone.key);
+    expect([res.statusCode, res.json()]).toEqual([400, error('Agent has no phone number assigned')]);
+    const explicit = await trigger(app, noPhone.key, { phone_number: '+14155552671', agent_id: noPhone.agentId });
+    expect([explicit.statusCode, explicit.json()]).toEqual([400, error('Agent has no phone number assigned')]);
+  });
+
+  it('401 Invalid API key: missing, malformed, wrong scheme, unknown, revoked', async () => {
+    const unknown = generateApiKey().key; // well-formed, never stored
+    const typo = tenant.key.slice(0, 10) + (tenant.key[10] === 'a' ? 'b' : 'a') + tenant.key.slice(11); // fails the checksum
+    const revoked = await createTenant(app.prisma);
+    await generateKey(app.prisma, revoked.accountId);
+    for (const authorization of [undefined, '', 'Bearer', `Basic ${tenant.key}`, `Bearer ${tenant.key}x`, 'Bearer svc_sk_short', `Bearer ${unknown}`, `Bearer ${typo}`, `Bearer ${revoked.key}`, tenant.key]) {
+      const res = await app.inject({ method: 'POST', url: TRIGGER_URL, headers: { 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) }, payload: '{"phone_number":"+14155552671"}' });
+      expect({ authorization, status: res.statusCode, body: res.json() }).toEqual({ authorization, status: 401, body: error('Invalid API key') });
+    }
+  });
+
+  it('403 API access is disabled', async () => {
+    const off = await createTenant(app.prisma, { apiAccess: false });
+    const res = await trigger(app, off.key);
+    expect([res.statusCode, res.json()]).toEqual([403, error('API access is disabled')]);
+  });
+
+  it('403 API access requires the agency plan', async () => {
+    const starter = await createTenant(app.prisma, { plan: 'starter' });
+    const res = await trigger(app, starter.key);
+    expect([res.statusCode, res.json()]).toEqual([403, error('API access requires the agency plan')]);
+  });
+
+  it('429 Rate limit exceeded. Retry after <n> seconds.', async () => {
+    const { app: limited } = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    const t = await createTenant(limited.prisma);
+    for (let i = 0; i < 3; i++) expect((await trigger(limited, t.key)).statusCode).toBe(200);
+    const res = await trigger(limited, t.key);
+    expect(res.statusCode).toBe(429);
+    const seconds = Number(res.headers['retry-after']);
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(seconds).toBeLessThanOrEqual(60);
+    expect(res.json()).toEqual(error(`Rate limit exceeded. Retry after ${seconds} seconds.`));
+  });
+});
+
+describe('check order (PRODUCT.md "The trigger")', () => {
+  it('HTTPS (proxy mode) comes before everything', async () => {
+    const { app: proxied } = await buildTestApp({ env: { TLS_MODE: 'proxy' } });
+    const t = await createTenant(proxied.prisma);
+    const plain = await trigger(proxied, null, 'not json', { 'x-forwarded-proto': 'http' });
+    expect([plain.statusCode, plain.json()]).toEqual([400, error('HTTPS is required')]);
+    const missing = await trigger(proxied, t.key);
+    expect([missing.statusCode, missing.json()]).toEqual([400, error('HTTPS is required')]);
+    const secure = await trigger(proxied, t.key, undefined, { 'x-forwarded-proto': 'https' });
+    expect(secure.statusCode).toBe(200);
+  });
+
+  it('a key in the URL is refused before authentication, whatever the parameter', async () => {
+    for (const query of [`api_key=${tenant.key}`, 'key=x', 'token=x', 'access_token=x', `q=${tenant.key}`]) {
+      const res = await app.inject({ method: 'POST', url: `${TRIGGER_URL}?${query}`, headers: { authorization: `Bearer ${tenant.key}` } });
+      expect([res.statusCode, res.json()]).toEqual([400, error('API keys must be sent in the Authorization header')]);
+    }
+  });
+
+  it('authentication before access, access before the body, the body before the agent', async () => {
+    const off = await createTenant(app.prisma, { apiAccess: false, phone: null });
+    expect((await trigger(app, null, 'garbage')).statusCode).toBe(401);
+    expect((await trigger(app, off.key, 'garbage')).json()).toEqual(error('API access is disabled'));
+    const noPhone = await createTenant(app.prisma, { phone: null });
+    expect((await trigger(app, noPhone.key, 'garbage')).json().error).toMatch(/not valid JSON/);
+    expect((await trigger(app, noPhone.key, { phone_number: 'nope' })).json()).toEqual(error('Invalid phone number format'));
+    expect((await trigger(app, noPhone.key, { phone_number: '+14155552671' })).json()).toEqual(error('Agent has no phone number assigned'));
+  });
+
+  it('the switch comes before the plan', async () => {
+    const both = await createTenant(app.prisma, { plan: 'starter', apiAccess: false });
+    expect((await trigger(app, both.key)).json()).toEqual(error('API access is disabled'));
+  });
+});
+
+describe('body rules', () => {
+  it.each([
+    ['a missing phone_number', {}, 'phone_number is required'],
+    ['a number for phone_number', { phone_number: 14155552671 }, 'phone_number must be a string'],
+    ['an unknown field', { phone_number: '+14155552671', agentId: 'x' }, 'agentId is not a known field'],
+    ['a malformed agent_id', { phone_number: '+14155552671', agent_id: 'agent-1' }, 'agent_id must be a UUID'],
+    ['a long name', { phone_number: '+14155552671', name: 'x'.repeat(201) }, 'name must be at most 200 characters'],
+    ['a bad email', { phone_number: '+14155552671', email: 'ada@' }, 'email must be a valid email address'],
+    ['metadata that is not an object', { phone_number: '+14155552671', metadata: [1] }, 'metadata must be a JSON object'],
+    ['a nested metadata value', { phone_number: '+14155552671', metadata: { a: { b: 1 } } }, 'metadata.a must be a string (at most 500 characters), number, boolean or null'],
+    ['a long metadata string', { phone_number: '+14155552671', metadata: { a: 'x'.repeat(501) } }, 'metadata.a must be a string (at most 500 characters), number, boolean or null'],
+    ['a long metadata key', { phone_number: '+14155552671', metadata: { ['k'.repeat(41)]: 1 } }, 'metadata keys must be 1 to 40 characters'],
+    ['an empty metadata key', { phone_number: '+14155552671', metadata: { '': 1 } }, 'metadata keys must be 1 to 40 characters'],
+    ['51 metadata keys', { phone_number: '+14155552671', metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) }, 'metadata must have at most 50 keys'],
+    ['an array body', [], 'request body must be a JSON object'],
+  ])('400 for %s, naming the field', async (_name, body, message) => {
+    const before = await callCount();
+    const res = await trigger(app, tenant.key, body);
+    expect([res.statusCode, res.json()]).toEqual([400, error(message)]);
+    expect(await callCount()).toBe(before);
+  });
+
+  it('accepts the metadata limits exactly', async () => {
+    const metadata = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`${'k'.repeat(38)}${String(i).padStart(2, '0')}`, 'v'.repeat(500)]));
+    const res = await trigger(app, tenant.key, { phone_number: '+14155552671', name: 'n'.repeat(200), metadata });
+    expect(res.statusCode).toBe(200);
+  });
+
+  it('415 for a body that is not JSON, 413 beyond 32 KiB, 400 for malformed, empty and prototype-polluting JSON', async () => {
+    const before = await callCount();
+    const text = await trigger(app, tenant.key, 'phone_number=+14155552671', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect([text.statusCode, text.json()]).toEqual([415, error('Content-Type must be application/json')]);
+    const plain = await trigger(app, tenant.key, '{"phone_number":"+14155552671"}', { 'content-type': 'text/plain' });
+    expect(plain.statusCode).toBe(415);
+    const big = await trigger(app, tenant.key, { phone_number: '+14155552671', name: 'x'.repeat(33 * 1024) });
+    expect([big.statusCode, big.json()]).toEqual([413, error('Request body must not exceed 32768 bytes')]);
+    for (const payload of ['{"phone_number":', '', '{"phone_number":"+14155552671","metadata":{"__proto__":{"admin":true}}}', '{"phone_number":"+14155552671","constructor":{"prototype":{"x":1}}}']) {
+      const res = await trigger(app, tenant.key, payload);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().success).toBe(false);
+    }
+    expect(await callCount()).toBe(before);
+  });
+});
+
+describe('every error is the JSON envelope', () => {
+  it('404 and 405 (with Allow), without a stack', async () => {
+    const notFound = await app.inject({ method: 'GET', url: '/api/v1/calls' });
+    expect([notFound.statusCode, notFound.json()]).toEqual([404, error('Route GET /api/v1/calls not found')]);
+    const wrongMethod = await app.inject({ method: 'DELETE', url: TRIGGER_URL });
+    expect([wrongMethod.statusCode, wrongMethod.json(), wrongMethod.headers.allow]).toEqual([405, error('Method DELETE not allowed on /api/v1/calls/trigger'), 'POST']);
+  });
+
+  it('500 hides the cause', async () => {
+    const { app: broken } = await buildTestApp();
+    const t = await createTenant(broken.prisma);
+    await broken.prisma.$executeRawUnsafe('ALTER TABLE calls RENAME COLUMN from_number TO from_number_gone');
+    const res = await trigger(broken, t.key);
+    expect([res.statusCode, res.json()]).toEqual([500, error('Internal server error')]);
+    expect(res.body).not.toMatch(/from_number|column|prisma|at /i);
+  });
+});
