@@ -11,9 +11,11 @@ import httpsOnly from './plugins/https-only.js';
 import access from './plugins/access.js';
 import auth from './plugins/auth.js';
 import idempotency from './plugins/idempotency.js';
+import jobs, { type JobsOptions } from './plugins/jobs.js';
 import rateLimit from './plugins/rate-limit.js';
 import redis from './plugins/redis.js';
 import triggerRoute from './routes/api/v1/calls/trigger.js';
+import twilioRoutes from './routes/telephony/twilio.js';
 import { validatorCompiler } from './schemas/validation.js';
 
 export const BODY_LIMIT = 32 * 1024;
@@ -23,23 +25,35 @@ export interface AppOptions {
   databaseUrl: string;
   /** The service's clock; tests inject one to reach calling windows and expiries without waiting. */
   clock?: () => Date;
+  /** Test seams for background work: a dialer, dispatcher timings, a hook between claim and dial. */
+  jobs?: Omit<JobsOptions, 'databaseUrl'>;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     now: () => Date;
+    /** Rate-limit store errors since start (each one let a request through unlimited). */
+    rateLimitStoreErrors: () => number;
   }
 }
 
 /** The service: shared plugins first (each owns one concern), then routes. */
-export async function app(fastify: FastifyInstance, { config, databaseUrl, clock }: AppOptions) {
+export async function app(fastify: FastifyInstance, { config, databaseUrl, clock, jobs: jobOptions }: AppOptions) {
   fastify.decorate('config', config);
   fastify.decorate('now', clock ?? (() => new Date()));
+  const counters = { rateLimitStoreErrors: 0 };
+  fastify.decorate('counters', counters);
+  fastify.decorate('rateLimitStoreErrors', () => counters.rateLimitStoreErrors);
   await fastify.register(errors);
   await fastify.register(httpsOnly, { behindProxy: config.TLS_MODE === 'proxy' });
   await fastify.register(db, { databaseUrl });
   await fastify.register(redis, { redisUrl: config.REDIS_URL });
+  await fastify.register(jobs, { databaseUrl, ...jobOptions });
+  if (config.DIALER === 'twilio') {
+    // Twilio's callbacks authenticate by signature, not API key: outside the /api/v1 scope.
+    await fastify.register(twilioRoutes, { authToken: config.TWILIO_AUTH_TOKEN!, publicBaseUrl: config.PUBLIC_BASE_URL!, agentStreamUrl: config.AGENT_STREAM_URL! });
+  }
 
   // The authenticated API. Hook order is the contract's check order: key in URL, key, access, rate limit;
   // then Fastify parses (415, 413, malformed JSON) and validates the body; then idempotency and the handler.
@@ -89,7 +103,8 @@ export async function buildApp(options: BuildOptions) {
     ...(options.logger ? { loggerInstance: options.logger } : { logger: loggerOptions(options.config.LOG_LEVEL) }),
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>();
   instance.setValidatorCompiler(validatorCompiler);
-  await instance.register(fp(app, { name: 'app' }), { config: options.config, databaseUrl: options.databaseUrl, clock: options.clock });
+  const { https: _https, logger: _logger, ...appOptions } = options;
+  await instance.register(fp(app, { name: 'app' }), appOptions);
   await instance.ready();
   return instance;
 }

@@ -39,9 +39,13 @@ export const ConfigSchema = Type.Object({
   MAX_QUEUED_CALLS: Positive('Calls waiting for a slot, per account', 1000),
   QUEUED_CALL_TTL_HOURS: Type.Number({ exclusiveMinimum: 0, default: 24, description: 'A call waiting longer fails with reason expired' }),
   DISPATCH_ENABLED: Flag('Run the call dispatcher in this process', true),
+  DISPATCH_LEASE_MS: Type.Integer({ minimum: 1000, default: 30_000, description: 'How long a claimed, not yet dialled call is reserved for its dispatcher' }),
+  WEBHOOK_DELIVERY_ENABLED: Flag('Run the webhook delivery worker in this process', true),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000, description: 'How long one webhook attempt may take' }),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: Flag('Allow http and loopback/private webhook URLs (development and tests only)', false),
   SIMULATED_RING_MS: NonNegative('How long simulated calls ring', 1000),
   SIMULATED_TALK_MS: NonNegative('How long simulated calls talk', 5000),
+  SIMULATED_DIAL_LOG: Type.Optional(Type.String({ minLength: 1, description: 'File that gets one line per simulated dial (tests count dials across restarts)' })),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info', description: 'pino level' },

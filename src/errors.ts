@@ -8,6 +8,7 @@ export const ERRORS = {
   API_ACCESS_DISABLED: { status: 403, message: 'API access is disabled' },
   PLAN_REQUIRED: { status: 403, message: 'API access requires the agency plan' },
   AGENT_FORBIDDEN: { status: 403, message: 'API key does not have access to this agent' },
+  TWILIO_SIGNATURE_INVALID: { status: 403, message: 'Invalid Twilio signature' },
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded. Retry after {seconds} seconds.' },
   TOO_MANY_WAITING: { status: 429, message: 'Too many calls waiting. Retry after {seconds} seconds.' },
   TOO_MANY_FAILED_AUTH: { status: 429, message: 'Too many failed authentication attempts. Retry after {seconds} seconds.' },

@@ -20,15 +20,19 @@ export async function setWebhook(prisma: PrismaClient, accountId: string, url: s
   return { secret };
 }
 
-/** Sends a delivery again with the same webhook-id: back to pending, due now. */
+/** Sends a delivery again with the same webhook-id and body: back to pending, due now. */
 export async function replayDelivery(prisma: PrismaClient, deliveryId: string) {
-  const delivery = isUuid(deliveryId) ? await prisma.webhookDelivery.findUnique({ where: { id: deliveryId } }) : null;
+  const delivery = isUuid(deliveryId) ? await prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { endpoint: true } }) : null;
   if (!delivery) throw new AdminError(`No delivery ${deliveryId}`);
+  if (!delivery.endpoint.enabled) {
+    throw new AdminError(`The endpoint is disabled (${delivery.endpoint.disabledReason ?? 'by an operator'}); set the webhook again to enable it`);
+  }
   // A pending delivery is already due or being sent: replaying it now could send it twice at once.
   if (delivery.status === 'pending') throw new AdminError(`Delivery ${deliveryId} is still pending; it will be sent without a replay`);
   await prisma.webhookDelivery.update({
     where: { id: delivery.id },
-    data: { status: 'pending', nextAttemptAt: new Date(), completedAt: null, leaseExpiresAt: null },
+    // A fresh retry schedule; the attempts so far stay on record.
+    data: { status: 'pending', nextAttemptAt: new Date(), completedAt: null, leaseExpiresAt: null, attemptCount: 0 },
   });
   return { id: delivery.id, status: 'pending' as const };
 }

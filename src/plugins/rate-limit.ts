@@ -35,8 +35,8 @@ function observedRedisStore(redis: Redis, onError: (error: Error) => void) {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Rate-limit store errors since start (each one let a request through unlimited). */
-    rateLimitStoreErrors: () => number;
+    /** Counters shared by the whole app (decorated at the root so the internal listener and tests can read them). */
+    counters: { rateLimitStoreErrors: number };
   }
 }
 
@@ -59,12 +59,10 @@ function addStandardHeaders(reply: FastifyReply) {
 
 export default fp<RateLimitOptions>(
   async (fastify, { perMinute }) => {
-    let storeErrors = 0;
     let lastLogged = 0;
-    fastify.decorate('rateLimitStoreErrors', () => storeErrors);
 
     const onStoreError = (error: Error) => {
-      storeErrors += 1;
+      const storeErrors = ++fastify.counters.rateLimitStoreErrors;
       if (Date.now() - lastLogged > LOG_EVERY_MS) {
         lastLogged = Date.now();
         fastify.log.error({ err: error, storeErrors }, 'rate-limit store unavailable; failing open');

@@ -1,6 +1,6 @@
 // Builds the real app on a fresh database, as server.ts does, for tests that use inject().
 import { afterAll } from 'vitest';
-import { buildApp, type App } from '../../src/app.js';
+import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { freshDatabase } from './database.js';
 
@@ -15,12 +15,13 @@ export interface TestAppOptions {
   clock?: () => Date;
   /** Share a database with another app instance (two replicas) instead of a fresh one. */
   databaseUrl?: string;
+  jobs?: AppOptions['jobs'];
 }
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const url = options.databaseUrl ?? (await freshDatabase()).url;
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', ...options.env, DATABASE_URL: url });
-  const app = await buildApp({ config, databaseUrl: url, ...(options.clock ? { clock: options.clock } : {}) });
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', ...options.env, DATABASE_URL: url });
+  const app = await buildApp({ config, databaseUrl: url, ...(options.clock ? { clock: options.clock } : {}), ...(options.jobs ? { jobs: options.jobs } : {}) });
   afterAll(async () => {
     await app.close();
   });

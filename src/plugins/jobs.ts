@@ -1,0 +1,88 @@
+// Background work of every process: the call dispatcher (unless DISPATCH_ENABLED=false) and the webhook delivery
+// worker (unless WEBHOOK_DELIVERY_ENABLED=false), each stopped on close after its in-flight work finishes.
+import fp from 'fastify-plugin';
+import type { Dialer } from '../dispatch/dialer.js';
+import { Dispatcher, type DispatcherOptions } from '../dispatch/dispatcher.js';
+import { SimulatedDialer } from '../dispatch/simulated-dialer.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from '../webhooks/delivery-worker.js';
+import { WebhookSender } from '../webhooks/sender.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    dialer: Dialer;
+    dispatcher: Dispatcher | null;
+    deliveryWorker: DeliveryWorker | null;
+  }
+}
+
+export interface JobsOptions {
+  databaseUrl: string;
+  /** Overrides the configured dialer (tests). */
+  dialer?: Dialer;
+  dispatcher?: Partial<Pick<DispatcherOptions, 'leaseMs' | 'pollMs' | 'beforeDial'>>;
+  webhooks?: Partial<Pick<DeliveryWorkerOptions, 'pollMs' | 'random' | 'perEndpoint' | 'onAttempt'>> & { timeoutMs?: number };
+}
+
+export default fp<JobsOptions>(
+  async (fastify, options) => {
+    const { config } = fastify;
+    const dialer = options.dialer ?? (await createDialer(fastify));
+    fastify.decorate('dialer', dialer);
+
+    const dispatcher = config.DISPATCH_ENABLED
+      ? new Dispatcher({
+          prisma: fastify.prisma,
+          databaseUrl: options.databaseUrl,
+          dialer,
+          now: fastify.now,
+          log: fastify.log.child({ component: 'dispatcher' }),
+          maxConcurrentCalls: config.MAX_CONCURRENT_CALLS,
+          simulated: { ringMs: config.SIMULATED_RING_MS, talkMs: config.SIMULATED_TALK_MS },
+          leaseMs: config.DISPATCH_LEASE_MS,
+          ...options.dispatcher,
+        })
+      : null;
+    fastify.decorate('dispatcher', dispatcher);
+
+    const { timeoutMs = config.WEBHOOK_TIMEOUT_MS, ...workerOptions } = options.webhooks ?? {};
+    const sender = new WebhookSender({ allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs });
+    const deliveryWorker = config.WEBHOOK_DELIVERY_ENABLED
+      ? new DeliveryWorker({
+          prisma: fastify.prisma,
+          databaseUrl: options.databaseUrl,
+          sender,
+          now: fastify.now,
+          log: fastify.log.child({ component: 'webhooks' }),
+          // A lease outlives its attempt: no second process sends while the first still waits for an answer.
+          leaseMs: timeoutMs * 2 + 5_000,
+          ...workerOptions,
+        })
+      : null;
+    fastify.decorate('deliveryWorker', deliveryWorker);
+
+    fastify.addHook('onReady', async () => {
+      await dispatcher?.start();
+      await deliveryWorker?.start();
+    });
+    fastify.addHook('onClose', async () => {
+      await dispatcher?.stop();
+      await deliveryWorker?.stop();
+      sender.close();
+    });
+  },
+  { name: 'jobs', fastify: '5.x', dependencies: ['db'] },
+);
+
+async function createDialer(fastify: import('fastify').FastifyInstance): Promise<Dialer> {
+  const { config } = fastify;
+  if (config.DIALER === 'twilio') {
+    const { TwilioDialer } = await import('../dispatch/twilio-dialer.js');
+    return new TwilioDialer({
+      accountSid: config.TWILIO_ACCOUNT_SID!,
+      authToken: config.TWILIO_AUTH_TOKEN!,
+      apiBaseUrl: config.TWILIO_API_BASE_URL,
+      publicBaseUrl: config.PUBLIC_BASE_URL!,
+    });
+  }
+  return new SimulatedDialer(config.SIMULATED_DIAL_LOG);
+}

@@ -1,0 +1,145 @@
+// The dispatcher with the simulated dialer: at most MAX_CONCURRENT_CALLS active per account across replicas, FIFO,
+// every call ends exactly once, a claim whose worker died is dialled exactly once by another, windows and expiry.
+import { describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { createAgent } from '../../src/admin/agents.js';
+import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
+import { buildTestApp } from '../helpers/app.js';
+import { freshDatabase } from '../helpers/database.js';
+import { createTenant } from '../helpers/fixtures.js';
+import { trigger } from '../helpers/trigger.js';
+
+const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
+
+async function waitFor<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting; last value ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The largest number of the account's calls that were dialing or in progress at one instant, from their times. */
+async function peakConcurrency(app: App, accountId: string): Promise<number> {
+  const calls = await app.prisma.call.findMany({ where: { accountId }, select: { startedAt: true, endedAt: true } });
+  const edges = calls.flatMap((c) => [[c.startedAt!.getTime(), 1], [c.endedAt!.getTime(), -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let peak = 0;
+  for (const [, delta] of edges) peak = Math.max(peak, (now += delta));
+  return peak;
+}
+
+describe('dispatcher', () => {
+  it('dials in FIFO order, never more than MAX_CONCURRENT_CALLS at once, and ends every call exactly once', async () => {
+    const { app } = await buildTestApp({ env: { ...FAST, MAX_CONCURRENT_CALLS: '3' } });
+    const tenant = await createTenant(app.prisma);
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) ids.push((await trigger(app, tenant.key, { phone_number: i === 4 ? '+15005550001' : '+14155552671' })).json().call_id);
+
+    let sampledPeak = 0;
+    const calls = await waitFor(async () => {
+      sampledPeak = Math.max(sampledPeak, await app.prisma.call.count({ where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } } }));
+      return app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
+    }, (cs) => cs.every((c) => c.status === 'completed' || c.status === 'failed'));
+
+    expect(sampledPeak).toBeLessThanOrEqual(3);
+    expect(await peakConcurrency(app, tenant.accountId)).toBeLessThanOrEqual(3);
+    const byId = new Map(calls.map((c) => [c.id, c]));
+    expect(byId.get(ids[4]!)).toMatchObject({ status: 'failed', failureReason: 'busy' });
+    for (const id of ids.filter((_, i) => i !== 4)) expect(byId.get(id)).toMatchObject({ status: 'completed', failureReason: null });
+    // FIFO: dialling began in acceptance order.
+    const started = [...calls].sort((a, b) => a.startedAt!.getTime() - b.startedAt!.getTime() || a.createdAt.getTime() - b.createdAt.getTime()).map((c) => c.id);
+    expect(started).toEqual(ids);
+    for (const call of calls) {
+      expect(call.dialAttempts).toBe(1);
+      expect(call.events.filter((e) => e.toStatus === 'completed' || e.toStatus === 'failed')).toHaveLength(1);
+      expect(call.events.filter((e) => e.toStatus === 'dialing')).toHaveLength(1);
+    }
+    expect([...(app.dialer as SimulatedDialer).dials.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('two replicas on one database share the limit: a burst of 30 never has more than 10 active', async () => {
+    const { url } = await freshDatabase();
+    const a = (await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '200' } })).app;
+    const b = (await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '200' } })).app;
+    const tenant = await createTenant(a.prisma);
+    await Promise.all(Array.from({ length: 30 }, (_, i) => trigger(i % 2 ? a : b, tenant.key)));
+    let sampledPeak = 0;
+    await waitFor(async () => {
+      sampledPeak = Math.max(sampledPeak, await a.prisma.call.count({ where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } } }));
+      return a.prisma.call.count({ where: { accountId: tenant.accountId, status: 'completed' } });
+    }, (n) => n === 30, 30_000);
+    expect(sampledPeak).toBeLessThanOrEqual(10);
+    expect(await peakConcurrency(a, tenant.accountId)).toBeLessThanOrEqual(10);
+    const dials = new Map<string, number>();
+    for (const app of [a, b]) for (const [id, n] of (app.dialer as SimulatedDialer).dials) dials.set(id, (dials.get(id) ?? 0) + n);
+    expect(dials.size).toBe(30);
+    expect([...dials.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('a worker that dies between claim and dial: another recovers the call and dials it exactly once', async () => {
+    const { url } = await freshDatabase();
+    let release: () => void = () => {};
+    const dead = new Promise<void>((resolve) => { release = resolve; });
+    const claimed: string[] = [];
+    const a = (await buildTestApp({
+      databaseUrl: url,
+      env: FAST,
+      jobs: { dispatcher: { leaseMs: 400, beforeDial: async (call) => { claimed.push(call.id); await dead; throw new Error('worker died'); } } },
+    })).app;
+    const tenant = await createTenant(a.prisma);
+    const callId = (await trigger(a, tenant.key)).json().call_id;
+    await waitFor(async () => claimed.length, (n) => n === 1);
+    // The worker is dead from here on: its loop stops, and its claim is never dialled.
+    const stopped = a.dispatcher!.stop();
+
+    const b = (await buildTestApp({ databaseUrl: url, env: FAST, jobs: { dispatcher: { leaseMs: 400 } } })).app;
+    const call = await waitFor(() => b.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } }), (c) => c.status === 'completed');
+    release();
+    await stopped;
+
+    expect((a.dialer as SimulatedDialer).dials.get(callId) ?? 0).toBe(0);
+    expect((b.dialer as SimulatedDialer).dials.get(callId)).toBe(1);
+    expect(call.dialAttempts).toBe(1);
+    expect(call.events.map((e) => e.toStatus)).toEqual(['initiated', 'dialing', 'in_progress', 'completed']);
+    expect((await b.prisma.call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('completed');
+  });
+
+  it('a call whose dial was requested but never recorded is failed, not dialled again', async () => {
+    const { app } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
+    const tenant = await createTenant(app.prisma);
+    const callId = (await trigger(app, tenant.key)).json().call_id;
+    // As if a worker recorded its intent to dial and died before the provider answered.
+    await app.prisma.call.update({ where: { id: callId }, data: { status: 'dialing', startedAt: new Date(), dialAttempts: 1, leaseOwner: 'dead', leaseExpiresAt: new Date(Date.now() - 1000) } });
+    const { Dispatcher } = await import('../../src/dispatch/dispatcher.js');
+    const dialer = new SimulatedDialer();
+    const dispatcher = new Dispatcher({ prisma: app.prisma, databaseUrl: '', dialer, now: () => new Date(), log: app.log, maxConcurrentCalls: 10 });
+    await dispatcher.tick();
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
+    expect(call).toMatchObject({ status: 'failed', failureReason: 'provider_error', dialAttempts: 1 });
+    expect(dialer.dials.size).toBe(0);
+  });
+});
+
+describe('queued calls and the clock', () => {
+  it('a call queued for its window is dialled when the window opens, and one that waited past its TTL expires', async () => {
+    let now = new Date('2026-11-27T23:30:00Z'); // Friday 18:30 in New York
+    const { app } = await buildTestApp({ clock: () => now, env: { ...FAST, QUEUED_CALL_TTL_HOURS: '1' } });
+    const tenant = await createTenant(app.prisma);
+    const agentId = (await createAgent(app.prisma, { accountId: tenant.accountId, name: 'office hours', phone: '+14155550111', timezone: 'America/New_York', windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' })).id;
+    const early = (await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: agentId })).json().call_id;
+    const late = (await trigger(app, tenant.key, { phone_number: '+14155552672', agent_id: agentId })).json().call_id;
+    await app.dispatcher!.settle();
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: early } })).status).toBe('initiated');
+
+    now = new Date('2026-11-30T14:00:00Z'); // Monday 09:00: the window opens
+    await app.prisma.call.update({ where: { id: late }, data: { expiresAt: new Date('2026-11-30T13:59:59Z') } }); // as if it had waited too long
+    await app.dispatcher!.settle();
+    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: early } })).toMatchObject({ status: 'dialing' });
+    const expired = await app.prisma.call.findUniqueOrThrow({ where: { id: late }, include: { events: true } });
+    expect(expired).toMatchObject({ status: 'failed', failureReason: 'expired', startedAt: null, dialAttempts: 0 });
+    expect(expired.events.map((e) => e.toStatus)).toEqual(['initiated', 'failed']);
+  });
+});
