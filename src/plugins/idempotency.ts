@@ -73,7 +73,7 @@ export default fp(
     });
 
     // Only accepted requests are remembered: a refused one changed nothing, so the same key may be tried again.
-    fastify.addHook('onResponse', async (request) => {
+    fastify.addHook('onSend', async (request) => {
       const reservation = request.idempotency;
       if (!reservation || reservation.completed) return;
       await fastify.prisma.idempotencyRecord

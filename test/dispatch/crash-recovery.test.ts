@@ -6,7 +6,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createPrisma } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
+import { setWebhook } from '../../src/admin/webhooks.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { httpsRequest, startServer } from '../helpers/server-process.js';
 
 describe('crash recovery of dispatch', () => {
@@ -14,9 +16,11 @@ describe('crash recovery of dispatch', () => {
     const { url } = await freshDatabase();
     const prisma = createPrisma(url, { max: 2 });
     const tenant = await createTenant(prisma);
+    const receiver = await startReceiver();
+    await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-crash-'));
     const dialLog = path.join(dataDir, 'dials.log');
-    const env = { DATA_DIR: dataDir, DATABASE_URL: url, SIMULATED_RING_MS: '200', SIMULATED_TALK_MS: '1500', SIMULATED_DIAL_LOG: dialLog, DISPATCH_LEASE_MS: '2000' };
+    const env = { DATA_DIR: dataDir, DATABASE_URL: url, SIMULATED_RING_MS: '200', SIMULATED_TALK_MS: '1500', SIMULATED_DIAL_LOG: dialLog, DISPATCH_LEASE_MS: '2000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '1000' };
 
     const first = await startServer(env);
     const accepted: string[] = [];
@@ -38,7 +42,8 @@ describe('crash recovery of dispatch', () => {
     let calls;
     for (;;) {
       calls = await prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
-      if (calls.every((c) => c.status === 'completed' || c.status === 'failed') || Date.now() > deadline) break;
+      const terminalHooks = new Set(receiver.received.map((r) => JSON.parse(r.body)).filter((e) => e.type !== 'call.started').map((e) => e.data.call_id));
+      if ((calls.every((c) => c.status === 'completed' || c.status === 'failed') && terminalHooks.size === 25) || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(await second.stop('SIGTERM')).toBe(0);
@@ -49,6 +54,15 @@ describe('crash recovery of dispatch', () => {
       expect(['completed', 'failed']).toContain(call.status);
       expect(call.events.filter((e) => e.toStatus === 'completed' || e.toStatus === 'failed')).toHaveLength(1);
     }
+    // Webhooks: exactly one terminal event per call (by webhook-id; a retry may repeat an id, never add one).
+    const terminal = new Map<string, Set<string>>();
+    for (const r of receiver.received) {
+      const event = JSON.parse(r.body);
+      if (event.type === 'call.started') continue;
+      terminal.set(event.data.call_id, (terminal.get(event.data.call_id) ?? new Set()).add(String(r.headers['webhook-id'])));
+    }
+    expect([...terminal.keys()].sort()).toEqual([...accepted].sort());
+    for (const ids of terminal.values()) expect(ids.size).toBe(1);
     const dials = (await fs.readFile(dialLog, 'utf8')).trim().split('\n');
     expect(new Set(dials).size).toBe(dials.length);
     // Peak concurrency from the calls' own times, across both processes.

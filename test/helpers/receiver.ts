@@ -1,0 +1,57 @@
+// A webhook receiver on 127.0.0.1 for tests: records every request and answers as scripted; stops after the file.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll } from 'vitest';
+
+export interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+
+export interface Receiver {
+  url: string;
+  received: Received[];
+  /** Decides the answer to each request (default 200). */
+  respond: (request: Received, index: number) => Answer;
+  waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
+}
+
+export async function startReceiver(path = '/hooks'): Promise<Receiver> {
+  const sockets = new Set<import('node:net').Socket>();
+  const receiver: Receiver = {
+    url: '',
+    received: [],
+    respond: () => ({ status: 200 }),
+    async waitFor(count, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (receiver.received.length < count) {
+        if (Date.now() > deadline) throw new Error(`receiver got ${receiver.received.length} of ${count} requests`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return receiver.received;
+    },
+  };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => { body += c.toString(); });
+    req.on('end', () => {
+      const request = { headers: req.headers, body, at: Date.now() };
+      const index = receiver.received.push(request) - 1;
+      const answer = receiver.respond(request, index);
+      if (answer === 'hang') return;
+      res.writeHead(answer.status, answer.headers ?? {});
+      res.end();
+    });
+  });
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => server.close(r));
+  });
+  return receiver;
+}
