@@ -1,5 +1,6 @@
 // Authentication: Bearer svc_sk_ keys only, looked up by SHA-256 digest in one indexed query on every request (no
-// cache, so rotation and revocation hold at once on every replica); keys in the URL refused; failures limited per IP.
+// cache, so rotation and revocation hold at once on every replica); keys in the URL refused; beyond
+// AUTH_FAILURES_PER_MINUTE failures from one client IP, further failures are answered 429 instead of 401.
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { apiKeyDigest, isWellFormedApiKey, parseBearerToken } from '../domain/api-key.js';
@@ -70,13 +71,6 @@ export default fp<AuthOptions>(
     fastify.addHook('onRequest', async (request) => {
       if (keyInUrl(request)) throw new AppError('KEY_IN_URL');
 
-      const ip = request.ip;
-      const seen = await safely(failures.peek(ip), { count: 0, resetInMs: 0 });
-      if (seen.count >= failuresPerMinute) {
-        const seconds = Math.max(1, Math.ceil(seen.resetInMs / 1000));
-        throw new AppError('TOO_MANY_FAILED_AUTH', { seconds }, { 'retry-after': String(seconds) });
-      }
-
       const token = parseBearerToken(request.headers.authorization);
       // A malformed key or a failed checksum is refused without touching the database.
       const rows = token && isWellFormedApiKey(token)
@@ -92,7 +86,12 @@ export default fp<AuthOptions>(
         : [];
       const row = rows[0];
       if (!row) {
-        await safely(failures.hit(ip), { count: 0, resetInMs: 0 });
+        // Counted only on failure, so a valid key never waits on the counter (nor on Redis for it).
+        const seen = await safely(failures.hit(request.ip), { count: 0, resetInMs: 0 });
+        if (seen.count > failuresPerMinute) {
+          const seconds = Math.max(1, Math.ceil(seen.resetInMs / 1000));
+          throw new AppError('TOO_MANY_FAILED_AUTH', { seconds }, { 'retry-after': String(seconds) });
+        }
         throw new AppError('INVALID_API_KEY');
       }
       request.principal = {

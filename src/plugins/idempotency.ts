@@ -73,9 +73,11 @@ export default fp(
     });
 
     // Only accepted requests are remembered: a refused one changed nothing, so the same key may be tried again.
-    fastify.addHook('onSend', async (request) => {
+    // Released before the response leaves (onSend), so an immediate retry never sees it in flight. An error after
+    // complete() means its transaction rolled back; the delete only matches a reservation without a response.
+    fastify.addHook('onSend', async (request, reply) => {
       const reservation = request.idempotency;
-      if (!reservation || reservation.completed) return;
+      if (!reservation || (reservation.completed && reply.statusCode < 400)) return;
       await fastify.prisma.idempotencyRecord
         .deleteMany({ where: { id: reservation.recordId, responseStatus: null } })
         .catch((error: Error) => request.log.warn({ err: error }, 'could not release idempotency reservation'));

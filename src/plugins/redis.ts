@@ -17,7 +17,7 @@ export interface RedisPluginOptions {
  * callers such as the rate limiter fail open instead of holding the request.
  */
 export function createRedis(url: string): Redis {
-  return new Redis(url, {
+  const redis = new Redis(url, {
     enableAutoPipelining: true,
     enableOfflineQueue: false,
     connectTimeout: 1_000,
@@ -26,6 +26,17 @@ export function createRedis(url: string): Redis {
     retryStrategy: (times) => Math.min(times * 100, 2_000),
     lazyConnect: true,
   });
+  // A server that stops answering on an open connection would cost every command its full timeout. After one
+  // timeout, drop the connection: until the reconnect succeeds, commands fail at once (no offline queue).
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((command: Parameters<typeof send>[0], stream?: Parameters<typeof send>[1]) => {
+    const result = send(command, stream);
+    command.promise.catch((error: Error) => {
+      if (error.message === 'Command timed out' && redis.status === 'ready') redis.disconnect(true);
+    });
+    return result;
+  }) as typeof redis.sendCommand;
+  return redis;
 }
 
 export default fp<RedisPluginOptions>(

@@ -4,8 +4,6 @@ import type { Redis } from 'ioredis';
 export interface WindowCount { count: number; resetInMs: number }
 
 export interface FailureCounter {
-  /** Current count without adding to it. */
-  peek(key: string): Promise<WindowCount>;
   /** Adds one failure and returns the new count. */
   hit(key: string): Promise<WindowCount>;
 }
@@ -23,11 +21,6 @@ export class MemoryFailureCounter implements FailureCounter {
     return entry;
   }
 
-  async peek(key: string): Promise<WindowCount> {
-    const entry = this.current(key);
-    return entry ? { count: entry.count, resetInMs: entry.resetAt - this.now() } : { count: 0, resetInMs: 0 };
-  }
-
   async hit(key: string): Promise<WindowCount> {
     // Bound memory under a spray of addresses: expired windows are dropped as the map grows.
     if (this.windows.size > 10_000) for (const k of this.windows.keys()) this.current(k);
@@ -40,11 +33,6 @@ export class MemoryFailureCounter implements FailureCounter {
 
 export class RedisFailureCounter implements FailureCounter {
   constructor(private readonly redis: Redis, private readonly windowMs: number, private readonly prefix = 'oct:auth-fail:') {}
-
-  async peek(key: string): Promise<WindowCount> {
-    const [count, ttl] = await Promise.all([this.redis.get(this.prefix + key), this.redis.pttl(this.prefix + key)]);
-    return { count: Number(count ?? 0), resetInMs: Math.max(0, ttl) };
-  }
 
   async hit(key: string): Promise<WindowCount> {
     const k = this.prefix + key;

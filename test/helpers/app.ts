@@ -1,4 +1,5 @@
-// Builds the real app on a fresh database, as server.ts does, for tests that use inject().
+// Builds the real app on a fresh database, as server.ts does, for tests that use inject(). Apps are closed after
+// the file's tests by a hook registered here at import (vitest 4 ignores afterAll registered inside beforeAll or it).
 import { afterAll } from 'vitest';
 import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -18,12 +19,22 @@ export interface TestAppOptions {
   jobs?: AppOptions['jobs'];
 }
 
+const open = new Set<App>();
+afterAll(async () => {
+  for (const app of [...open].reverse()) await app.close();
+  open.clear();
+});
+
+/** Closes an app now (a replica a test stops on purpose); the file's teardown will not close it again. */
+export async function closeTestApp(app: App): Promise<void> {
+  open.delete(app);
+  await app.close();
+}
+
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const url = options.databaseUrl ?? (await freshDatabase()).url;
   const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', ...options.env, DATABASE_URL: url });
   const app = await buildApp({ config, databaseUrl: url, ...(options.clock ? { clock: options.clock } : {}), ...(options.jobs ? { jobs: options.jobs } : {}) });
-  afterAll(async () => {
-    await app.close();
-  });
+  open.add(app);
   return { app, config, databaseUrl: url };
 }

@@ -1,4 +1,5 @@
-// A fresh, migrated database for one test file, cloned from the run's template and dropped afterwards.
+// A fresh, migrated database for one test file, cloned from the run's template and dropped afterwards by a hook
+// registered here at import (vitest 4 ignores afterAll registered inside beforeAll or a test).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, inject } from 'vitest';
@@ -20,7 +21,15 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Creates the database now (migrated, unless `empty`) and registers its removal after the file's tests. */
+const created: string[] = [];
+const clients: PrismaClient[] = [];
+afterAll(async () => {
+  for (const prisma of clients.splice(0)) await prisma.$disconnect();
+  const names = created.splice(0);
+  if (names.length) await admin(async (c) => { for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); });
+});
+
+/** Creates the database now (migrated, unless `empty`); it is dropped after the file's tests. */
 export async function freshDatabase(options: { empty?: boolean } = {}): Promise<{ url: string; name: string }> {
   const name = `oct_test_${randomBytes(6).toString('hex')}`;
   // The template must have no other connections while it is copied: retry briefly if a sibling is cloning.
@@ -34,9 +43,7 @@ export async function freshDatabase(options: { empty?: boolean } = {}): Promise<
       await new Promise((r) => setTimeout(r, 50 + Math.random() * 100));
     }
   }
-  afterAll(async () => {
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-  });
+  created.push(name);
   return { url: databaseUrl(name), name };
 }
 
@@ -44,9 +51,7 @@ export async function freshDatabase(options: { empty?: boolean } = {}): Promise<
 export async function freshPrisma(): Promise<{ url: string; prisma: PrismaClient }> {
   const { url } = await freshDatabase();
   const prisma = createPrisma(url, { max: 4 });
-  afterAll(async () => {
-    await prisma.$disconnect();
-  });
+  clients.push(prisma);
   return { url, prisma };
 }
 

@@ -1,4 +1,5 @@
-// A webhook receiver on 127.0.0.1 for tests: records every request and answers as scripted; stops after the file.
+// A webhook receiver on 127.0.0.1 for tests: records every request and answers as scripted; stopped after the
+// file's tests by a hook registered here at import (vitest 4 ignores afterAll registered inside beforeAll or it).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll } from 'vitest';
@@ -18,6 +19,11 @@ export interface Receiver {
   respond: (request: Received, index: number) => Answer;
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
 }
+
+const running: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const stop of running.splice(0)) await stop();
+});
 
 export async function startReceiver(path = '/hooks'): Promise<Receiver> {
   const sockets = new Set<import('node:net').Socket>();
@@ -49,7 +55,7 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
-  afterAll(async () => {
+  running.push(async () => {
     for (const s of sockets) s.destroy();
     await new Promise((r) => server.close(r));
   });

@@ -198,8 +198,12 @@ describe('isolation and crashes', () => {
 
   it('a delivery claimed by a worker that died is sent once its lease runs out', async () => {
     const s = await setup();
-    const delivery = await event(s);
-    await s.app.prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { leaseExpiresAt: new Date(s.clock.now.getTime() + 60_000) } });
+    // Written directly (no NOTIFY), already claimed by a worker that then died.
+    const { call_id } = (await trigger(s.app, s.key)).json();
+    const call = await s.app.prisma.call.findUniqueOrThrow({ where: { id: call_id }, include: { events: true, account: { include: { webhookEndpoint: true } } } });
+    const delivery = await s.app.prisma.webhookDelivery.create({
+      data: { endpointId: call.account.webhookEndpoint!.id, callId: call_id, callEventId: call.events[0]!.id, eventType: 'call.failed', payload: '{"type":"call.failed"}', nextAttemptAt: s.clock.now, leaseExpiresAt: new Date(s.clock.now.getTime() + 60_000) },
+    });
     await s.app.deliveryWorker!.settle();
     expect(s.receiver.received).toHaveLength(0);
     advance(s, 61_000);
