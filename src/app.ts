@@ -12,6 +12,8 @@ import access from './plugins/access.js';
 import auth from './plugins/auth.js';
 import idempotency from './plugins/idempotency.js';
 import jobs, { type JobsOptions } from './plugins/jobs.js';
+import metrics from './plugins/metrics.js';
+import openapi from './plugins/openapi.js';
 import rateLimit from './plugins/rate-limit.js';
 import redis from './plugins/redis.js';
 import triggerRoute from './routes/api/v1/calls/trigger.js';
@@ -46,10 +48,13 @@ export async function app(fastify: FastifyInstance, { config, databaseUrl, clock
   fastify.decorate('counters', counters);
   fastify.decorate('rateLimitStoreErrors', () => counters.rateLimitStoreErrors);
   await fastify.register(errors);
+  await fastify.register(metrics);
   await fastify.register(httpsOnly, { behindProxy: config.TLS_MODE === 'proxy' });
   await fastify.register(db, { databaseUrl });
   await fastify.register(redis, { redisUrl: config.REDIS_URL });
   await fastify.register(jobs, { databaseUrl, ...jobOptions });
+  // Before the routes: @fastify/swagger learns them as they are added.
+  await fastify.register(openapi);
   if (config.DIALER === 'twilio') {
     // Twilio's callbacks authenticate by signature, not API key: outside the /api/v1 scope.
     await fastify.register(twilioRoutes, { authToken: config.TWILIO_AUTH_TOKEN!, publicBaseUrl: config.PUBLIC_BASE_URL!, agentStreamUrl: config.AGENT_STREAM_URL! });

@@ -25,6 +25,8 @@ export interface DispatcherOptions {
   pollMs?: number;
   /** Test hook: runs after a claim commits and before the dial (a crash there must not lose the call). */
   beforeDial?: (call: Call) => Promise<void> | void;
+  /** Observes each call this dispatcher claimed, after the claim commits (metrics: dispatch latency). */
+  onClaimed?: (call: Call) => void;
 }
 
 const CLAIM_ACCOUNTS_PER_PASS = 50;
@@ -152,7 +154,15 @@ export class Dispatcher {
       }
       return calls;
     });
-    for (const call of claimed) this.track(this.dial(call));
+    for (const call of claimed) {
+      try {
+        this.options.onClaimed?.(call);
+      } catch (error) {
+        // An observer must never keep a claimed call from being dialled.
+        this.options.log.warn({ err: error, callId: call.id }, 'onClaimed observer failed');
+      }
+      this.track(this.dial(call));
+    }
     return claimed.length;
   }
 

@@ -1,4 +1,4 @@
-// The internal listener: liveness, readiness (database, and Redis when configured). No auth; not for the internet.
+// The internal listener: liveness, readiness (database, and Redis when configured), Prometheus metrics. No auth; not for the internet.
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { App } from '../app.js';
 
@@ -29,6 +29,11 @@ export async function buildInternalApp(api: App, logger: FastifyBaseLogger) {
     ]);
     const ready = Object.values(checks).every((c) => c === 'ok');
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ok' : 'unavailable', checks });
+  });
+
+  internal.get('/metrics', async (_request, reply) => {
+    const { register } = api.metrics;
+    return reply.type(register.contentType).send(await register.metrics());
   });
 
   internal.setNotFoundHandler((request, reply) => reply.code(404).send({ success: false, error: `Route ${request.method} ${request.url.split('?')[0]} not found` }));

@@ -14,8 +14,9 @@ export interface DbPluginOptions {
 
 export default fp<DbPluginOptions>(
   async (fastify, { databaseUrl }) => {
+    // Connections open on first use: readiness reports the database, and the app can be built without one
+    // (npm run openapi generates the contract from the routes alone).
     const prisma = createPrisma(databaseUrl);
-    await prisma.$connect();
     fastify.decorate('prisma', prisma);
     fastify.addHook('onClose', async () => {
       await prisma.$disconnect();

@@ -32,13 +32,22 @@ function fromFastify(error: FastifyError, bodyLimit: number): AppError | null {
   return null;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The code of the AppError this request was answered with (metrics read it after the response). */
+    errorCode: ErrorCode | null;
+  }
+}
+
 export function sendError(reply: FastifyReply, error: AppError) {
+  reply.request.errorCode = error.code;
   reply.headers(error.headers);
   return reply.code(error.statusCode).type('application/json; charset=utf-8').send({ success: false, error: error.message });
 }
 
 async function errorsPlugin(fastify: FastifyInstance) {
   const bodyLimit = fastify.initialConfig.bodyLimit ?? 1_048_576;
+  fastify.decorateRequest('errorCode', null);
 
   fastify.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const known = error instanceof AppError ? error : fromFastify(error, bodyLimit);

@@ -39,12 +39,14 @@ export default fp<JobsOptions>(
           maxConcurrentCalls: config.MAX_CONCURRENT_CALLS,
           simulated: { ringMs: config.SIMULATED_RING_MS, talkMs: config.SIMULATED_TALK_MS },
           leaseMs: config.DISPATCH_LEASE_MS,
+          // startedAt is the claim time: dialling began from the caller's point of view.
+          onClaimed: (call) => fastify.metrics.dispatchLatency.observe(Math.max(0, (call.startedAt ?? fastify.now()).getTime() - call.createdAt.getTime()) / 1000),
           ...options.dispatcher,
         })
       : null;
     fastify.decorate('dispatcher', dispatcher);
 
-    const { timeoutMs = config.WEBHOOK_TIMEOUT_MS, ...workerOptions } = options.webhooks ?? {};
+    const { timeoutMs = config.WEBHOOK_TIMEOUT_MS, onAttempt, ...workerOptions } = options.webhooks ?? {};
     const sender = new WebhookSender({ allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs });
     const deliveryWorker = config.WEBHOOK_DELIVERY_ENABLED
       ? new DeliveryWorker({
@@ -56,6 +58,11 @@ export default fp<JobsOptions>(
           // A lease outlives its attempt: no second process sends while the first still waits for an answer.
           leaseMs: timeoutMs * 2 + 5_000,
           ...workerOptions,
+          onAttempt: (outcome, result) => {
+            fastify.metrics.webhookAttempts.inc({ outcome });
+            fastify.metrics.webhookDuration.observe({ outcome }, result.durationMs / 1000);
+            onAttempt?.(outcome, result);
+          },
         })
       : null;
     fastify.decorate('deliveryWorker', deliveryWorker);
@@ -70,7 +77,7 @@ export default fp<JobsOptions>(
       sender.close();
     });
   },
-  { name: 'jobs', fastify: '5.x', dependencies: ['db'] },
+  { name: 'jobs', fastify: '5.x', dependencies: ['db', 'metrics'] },
 );
 
 async function createDialer(fastify: import('fastify').FastifyInstance): Promise<Dialer> {

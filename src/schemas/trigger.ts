@@ -26,6 +26,8 @@ export const TriggerBody = Type.Object(
       Type.Record(Type.String({ pattern: `^[\\s\\S]{1,${METADATA_KEY_MAX}}$` }), MetadataValue, {
         maxProperties: METADATA_MAX_KEYS,
         additionalProperties: false,
+        // The key rule again in standard form: some tools (OpenAPI generators) do not read patternProperties.
+        propertyNames: { minLength: 1, maxLength: METADATA_KEY_MAX },
         keyErrorMessage: `keys must be 1 to ${METADATA_KEY_MAX} characters`,
         description: `Arbitrary key-value pairs passed through to webhooks and call records: at most ${METADATA_MAX_KEYS} keys of 1-${METADATA_KEY_MAX} characters`,
       }),
@@ -47,8 +49,7 @@ export type TriggerResponse = Static<typeof TriggerResponse>;
 
 export const TriggerHeaders = Type.Object(
   {
-    authorization: Type.Optional(Type.String({ description: 'Bearer <API_KEY>' })),
-    'idempotency-key': Type.Optional(Type.String({ description: 'Optional; at most 255 characters; the same request with the same key within 24 h is answered once' })),
+    'idempotency-key': Type.Optional(Type.String({ description: 'Optional; 1 to 255 printable ASCII characters. A repeat with the same body within 24 h gets the first response again (Idempotent-Replayed: true); with another body, 422; while the first is in flight, 409.' })),
   },
   { additionalProperties: true },
 );

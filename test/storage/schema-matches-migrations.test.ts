@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import internals from '@prisma/internals';
 import pg from 'pg';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEMA_FILE } from '../../src/paths.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -22,8 +22,10 @@ beforeAll(async () => {
   const { url } = await freshDatabase();
   db = new pg.Client({ connectionString: url });
   await db.connect();
-  return () => db.end();
 });
+
+// Registered after the database helper's own hook, so it runs first: the client ends before its database is dropped.
+afterAll(() => db.end());
 
 const column = (field: { name: string; dbName?: string | null }) => field.dbName ?? field.name;
 

@@ -1,7 +1,8 @@
 // POST /api/v1/calls/trigger: the one public operation. Checks before the handler live in their plugins.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { acceptCall } from '../../../../calls/accept-call.js';
-import { ErrorResponse } from '../../../../schemas/error.js';
+import { Type } from '@sinclair/typebox';
+import { triggerResponses } from '../../../../schemas/responses.js';
 import { TriggerBody, TriggerHeaders, TriggerResponse } from '../../../../schemas/trigger.js';
 
 const trigger: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -15,19 +16,8 @@ const trigger: FastifyPluginAsyncTypebox = async (fastify) => {
         tags: ['calls'],
         headers: TriggerHeaders,
         body: TriggerBody,
-        response: {
-          200: TriggerResponse,
-          400: ErrorResponse,
-          401: ErrorResponse,
-          403: ErrorResponse,
-          409: ErrorResponse,
-          413: ErrorResponse,
-          415: ErrorResponse,
-          422: ErrorResponse,
-          429: ErrorResponse,
-          500: ErrorResponse,
-          503: ErrorResponse,
-        },
+        security: [{ bearerAuth: [] }],
+        response: triggerResponses(Type.Ref(TriggerResponse)),
       },
     },
     async (request) => {
