@@ -38,7 +38,11 @@ async function main() {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down');
     await internal.close();
+    // close() waits for in-flight requests; a keep-alive connection that finishes one afterwards would hold it
+    // open until the client hangs up, so idle connections are closed as they appear.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
     await app.close();
+    clearInterval(sweep);
     await database.release();
   });
 

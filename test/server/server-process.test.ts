@@ -48,6 +48,41 @@ describe('server process with DATABASE_URL', () => {
     expect(await server.stop()).toBe(0);
   });
 
+  it('TLS_MODE=files serves the given certificate', async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-server-'));
+    const { selfSignedCertificate } = await import('../../src/tls.js');
+    await selfSignedCertificate(path.join(dataDir, 'made-elsewhere'));
+    const tlsDir = path.join(dataDir, 'made-elsewhere', 'tls');
+    const { url } = await freshDatabase();
+    const server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: url, TLS_MODE: 'files', TLS_CERT_FILE: path.join(tlsDir, 'cert.pem'), TLS_KEY_FILE: path.join(tlsDir, 'key.pem') });
+    const { X509Certificate } = await import('node:crypto');
+    const expected = new X509Certificate(await fs.readFile(path.join(tlsDir, 'cert.pem'))).fingerprint256;
+    expect((await httpsRequest(server.port, '/x')).fingerprint).toBe(expected);
+    expect(existsSync(path.join(dataDir, 'tls'))).toBe(false);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it('SIGTERM lets a request in flight finish before exiting 0', async () => {
+    const { url } = await freshDatabase();
+    const server = await startServer({ DATA_DIR: await fs.mkdtemp(path.join(os.tmpdir(), 'oct-server-')), DATABASE_URL: url });
+    const tls = await import('node:tls');
+    const socket = tls.connect({ host: '127.0.0.1', port: server.port, rejectUnauthorized: false });
+    await new Promise((r) => socket.once('secureConnect', r));
+    const body = '{"phone_number":"+14155552671"}';
+    // Headers and half the body now; the request is in flight while the signal arrives.
+    socket.write(`POST /api/v1/calls/trigger HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    let response = '';
+    socket.on('data', (c: Buffer) => { response += c.toString(); });
+    await new Promise((r) => setTimeout(r, 200));
+    const exited = server.stop('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    socket.write(body.slice(10));
+    await new Promise((r) => socket.once('end', r));
+    expect(response).toMatch(/^HTTP\/1.1 401/);
+    expect(response).toContain('{"success":false,"error":"Invalid API key"}');
+    expect(await exited).toBe(0);
+  });
+
   it('refuses to start on bad configuration, naming the variable', async () => {
     const { spawnSync } = await import('node:child_process');
     const result = spawnSync(SERVER_COMMAND[0], SERVER_COMMAND.slice(1), { env: { ...process.env, PORT: 'eighty' }, encoding: 'utf8' });
