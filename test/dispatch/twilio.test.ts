@@ -15,6 +15,7 @@ import { buildTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
 const TOKEN = 'test-token';
@@ -76,15 +77,6 @@ function signLikeTwilio(token: string, url: string, params: Record<string, strin
   return createHmac('sha1', token).update(data).digest('base64');
 }
 
-async function waitFor<T>(probe: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting; last value ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const standIn = new TwilioStandIn();
 let apiBaseUrl: string;

@@ -9,6 +9,7 @@ import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { freePort } from '../helpers/server-process.js';
 import { trigger } from '../helpers/trigger.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TRIGGER = '/api/v1/calls/trigger';
 
@@ -36,15 +37,6 @@ async function scrape(app: App): Promise<Scrape> {
   }
 }
 
-async function waitFor<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting; last value ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('metrics', () => {
   it('counts requests by route pattern, trigger outcomes by code, and live calls by status', async () => {
