@@ -1,4 +1,5 @@
 // The whole API as one Fastify plugin plus the factory that wraps it in an instance; no listening here.
+import { randomUUID } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
@@ -21,6 +22,7 @@ import twilioRoutes from './routes/telephony/twilio.js';
 import { validatorCompiler } from './schemas/validation.js';
 
 export const BODY_LIMIT = 32 * 1024;
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface AppOptions {
   config: Config;
@@ -85,7 +87,12 @@ export function fastifyOptions(config: Config): FastifyServerOptions {
   return {
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
-    requestIdHeader: 'x-request-id',
+    // A client's X-Request-Id is kept only when it is a plain token: it is written on every log line.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !/svc_sk_|whsec_/i.test(given) ? given : randomUUID();
+    },
     logController: new RequestLineLogController(),
     // Requests already on an open connection finish normally during shutdown (nothing half-done).
     return503OnClosing: false,
@@ -108,6 +115,8 @@ export async function buildApp(options: BuildOptions) {
     ...(options.logger ? { loggerInstance: options.logger } : { logger: loggerOptions(options.config.LOG_LEVEL) }),
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>();
   instance.setValidatorCompiler(validatorCompiler);
+  // An unknown Expect header would get Node's bare 417: ignore the expectation (RFC 9110 allows it) and answer.
+  instance.server.on('checkExpectation', (request, response) => instance.server.emit('request', request, response));
   const { https: _https, logger: _logger, ...appOptions } = options;
   await instance.register(fp(app, { name: 'app' }), appOptions);
   await instance.ready();

@@ -2,13 +2,25 @@
 import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 
 const SECRET_PATTERNS = [/svc_sk_[A-Za-z0-9]+/g, /whsec_[A-Za-z0-9+/=]+/g, /(postgres(?:ql)?|redis|rediss):\/\/[^\s@/]*@/g];
-const QUERY_SECRET = /([?&](?:api_key|key|token|access_token|secret|password)=)[^&#]*/gi;
+const QUERY_SECRET = /([?&](?:api_key|apikey|key|token|access_token|secret|password)=)[^&#]*/gi;
 
 /** Replaces anything that looks like an API key, webhook secret or credentialed URL. */
 export function scrub(text: string): string {
   let out = text.replace(QUERY_SECRET, '$1[REDACTED]');
   for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, (match) => (match.includes('://') ? `${match.split('://')[0]}://[REDACTED]@` : '[REDACTED]'));
   return out;
+}
+
+/** A request's path for logs and error messages: decoded (so encoded keys are seen), scrubbed, query dropped. */
+export function safePath(url: string): string {
+  const [path = '/', query] = url.split('?', 2);
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // A malformed escape: scrub what is there.
+  }
+  return `${scrub(decoded).slice(0, 200)}${query === undefined ? '' : '?[REDACTED]'}`;
 }
 
 function scrubDeep(value: unknown, depth = 0): unknown {
@@ -50,7 +62,7 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
       req(request) {
         return {
           method: request.method,
-          url: scrub(request.url),
+          url: safePath(request.url),
           remoteAddress: request.ip,
         };
       },

@@ -2,6 +2,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errorMessage, type ErrorCode } from '../errors.js';
+import { safePath } from '../logger.js';
 import { describeValidationError } from '../schemas/validation.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -71,9 +72,11 @@ async function errorsPlugin(fastify: FastifyInstance) {
   fastify.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = METHODS.filter((method) => fastify.hasRoute({ url: path, method }));
+    // The message echoes the path: never a key that a client put in it.
+    const shown = safePath(path);
     const code: ErrorCode = allowed.length > 0 ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND';
     if (allowed.length > 0) reply.header('allow', allowed.join(', '));
-    return sendError(reply, new AppError(code, { method: request.method, path: path.slice(0, 200) }));
+    return sendError(reply, new AppError(code, { method: request.method, path: shown }));
   });
 }
 

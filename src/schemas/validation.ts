@@ -57,7 +57,7 @@ function sentence(error: ValueError): string {
   }
 }
 
-/** ObjectAdditionalProperties errors point at the object; name the offending key instead (records: the object). */
+/** The first problem, named at the right place: a record's bad key is reported at the record. */
 function firstProblem(errors: ValueError[]): { path: string; error: ValueError } | null {
   const first = errors[0];
   if (!first) return null;
@@ -66,12 +66,23 @@ function firstProblem(errors: ValueError[]): { path: string; error: ValueError }
   if (first.type === ValueErrorType.ObjectAdditionalProperties && schema.keyErrorMessage) {
     return { path: first.path.split('/').slice(0, -1).join('/'), error: first };
   }
-  if (first.type === ValueErrorType.ObjectAdditionalProperties && first.value && typeof first.value === 'object') {
-    const known = new Set(Object.keys(schema.properties ?? {}));
-    const extra = Object.keys(first.value).find((k) => !known.has(k));
-    if (extra !== undefined) return { path: `${first.path}/${extra}`, error: first };
-  }
   return { path: first.path, error: first };
+}
+
+// NUL and unpaired UTF-16 surrogates cannot be stored as PostgreSQL text or jsonb (or would be silently replaced):
+// refuse them like any other invalid value, naming the field.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function unstorable(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return UNSTORABLE.test(value) ? path : null;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [key, inner] of Object.entries(value)) {
+    const here = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (UNSTORABLE.test(key)) return path;
+    const found = unstorable(inner, here);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 export function describeValidationError(errors: FieldError[], part?: string): string {
@@ -86,7 +97,11 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
   const check = TypeCompiler.Compile(schema);
   return (input: unknown) => {
     const value = httpPart === 'body' ? input : Value.Convert(schema, input);
-    if (check.Check(value)) return { value };
+    if (check.Check(value)) {
+      const bad = httpPart === 'body' ? unstorable(value, '') : null;
+      if (bad === null) return { value };
+      return { error: [{ instancePath: bad, message: 'must not contain NUL characters or unpaired surrogates' }] as never };
+    }
     const problem = firstProblem([...check.Errors(value)].slice(0, 10));
     const own = problem && (problem.error.schema as Record<string, unknown>).errorMessage;
     // A schema may carry the contract's exact wording for a failed pattern (the E.164 rule's message).
