@@ -168,7 +168,8 @@ export class Dispatcher {
 
   private track(work: Promise<void>) {
     this.dialing.add(work);
-    void work.finally(() => this.dialing.delete(work));
+    // Never an unobserved rejection: close-with-grace would stop the whole process for one call's bookkeeping.
+    void work.catch((error: Error) => this.options.log.error({ err: error }, 'dial work failed')).finally(() => this.dialing.delete(work));
   }
 
   /** Records the intent to dial before dialling: a call whose intent is recorded is never dialled again. */
@@ -191,11 +192,16 @@ export class Dispatcher {
         setTimeout(() => this.wake(), this.options.simulated.ringMs + this.options.simulated.talkMs + 10).unref();
       }
     } catch (error) {
-      // Only the dispatcher still holding the lease may fail the call: after a takeover it is someone else's.
-      const stillMine = await prisma.call.count({ where: { id: call.id, leaseOwner: this.id, status: 'dialing' } });
-      if (!stillMine) return;
-      log.error({ err: error, callId: call.id }, 'dial failed');
-      await applyCallUpdate(prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now: now(), source: 'dispatcher' });
+      try {
+        // Only the dispatcher still holding the lease may fail the call: after a takeover it is someone else's.
+        const stillMine = await prisma.call.count({ where: { id: call.id, leaseOwner: this.id, status: 'dialing' } });
+        if (!stillMine) return;
+        log.error({ err: error, callId: call.id }, 'dial failed');
+        await applyCallUpdate(prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now: now(), source: 'dispatcher' });
+      } catch (bookkeeping) {
+        // The database is gone too: the lease runs out and recover() settles the call (dial once, or provider_error).
+        log.error({ err: bookkeeping, dialError: error, callId: call.id }, 'dial failed and could not be recorded; left to lease recovery');
+      }
     }
   }
 

@@ -12,7 +12,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; name?: string; message?: string; cause?: unknown } | null;
   if (!e) return false;
   if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
-  if (/ECONNREFUSED|Connection terminated|timeout exceeded when trying to connect|Can't reach database server/i.test(e.message ?? '')) return true;
+  if (/ECONNREFUSED|Connection terminated|timeout exceeded when trying to connect|Can't reach database server|Query read timeout/i.test(e.message ?? '')) return true;
   return e.cause !== undefined && e.cause !== error && isDatabaseUnavailable(e.cause);
 }
 

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { stableStringify } from '../domain/stable-json.js';
 import { AppError } from '../errors.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import type { AcceptTransaction } from '../calls/accept-call.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** A reservation this old without a response belongs to a crashed request: the key may be used again. */
@@ -16,7 +16,7 @@ export interface IdempotencyReservation {
   recordId: string;
   completed: boolean;
   /** Stores the response inside the caller's transaction, so call and record commit together. */
-  complete(tx: Prisma.TransactionClient, status: number, body: unknown): Promise<void>;
+  complete(tx: AcceptTransaction, status: number, body: unknown): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -56,7 +56,8 @@ export default fp(
           recordId: mine.id,
           completed: false,
           async complete(tx, status, body) {
-            await tx.idempotencyRecord.update({ where: { id: mine.id }, data: { responseStatus: status, responseBody: body as object } });
+            // Exactly one row: a reservation taken over meanwhile (abandoned after 60 s) rolls the acceptance back.
+            tx.query('UPDATE idempotency_records SET response_status = $1, response_body = $2::jsonb WHERE id = $3::uuid', [status, JSON.stringify(body), mine.id], 1);
             this.completed = true;
           },
         };

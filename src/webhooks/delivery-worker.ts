@@ -1,9 +1,11 @@
 // The webhook delivery worker, one per process: claims due deliveries (a lease, so two processes never send the same
 // attempt), sends each independently with a per-endpoint cap so one slow endpoint delays nobody else, and records
 // every attempt with its outcome and the next try.
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { sqlPool } from '../storage/database.js';
 import { classifyStatus, MAX_ATTEMPTS, nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
 import type { AttemptResult, WebhookSender } from './sender.js';
 
@@ -27,6 +29,40 @@ export interface DeliveryWorkerOptions {
   onAttempt?: (outcome: string, result: AttemptResult) => void;
 }
 
+/**
+ * Records a batch of attempts in one statement: each attempt's row (numbered after its delivery's earlier attempts),
+ * its delivery's new state, and on 410 Gone its endpoint switched off (the only case with a disabled_reason).
+ */
+const RECORD_ATTEMPTS = `
+  WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::int[], $8::text[],
+                         $9::timestamptz[], $10::timestamptz[], $11::uuid[], $12::text[])
+      AS t(attempt_id, delivery_id, started_at, duration_ms, response_status, error, attempt_count, status, completed_at,
+           next_attempt_at, endpoint_id, disabled_reason)
+  ), attempt AS (
+    INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, response_status, error)
+    SELECT i.attempt_id, i.delivery_id, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = i.delivery_id) + 1,
+           i.started_at, i.duration_ms, i.response_status, i.error
+      FROM input i
+  ), delivery AS (
+    UPDATE webhook_deliveries d
+       SET attempt_count = i.attempt_count, last_attempt_at = i.started_at, lease_expires_at = NULL, status = i.status::delivery_status,
+           completed_at = COALESCE(i.completed_at, d.completed_at), next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at)
+      FROM input i WHERE d.id = i.delivery_id
+  ), endpoint AS (
+    UPDATE webhook_endpoints e SET enabled = false, disabled_reason = i.disabled_reason, updated_at = $13::timestamptz
+      FROM input i WHERE e.id = i.endpoint_id AND i.disabled_reason IS NOT NULL
+  )
+  SELECT 1`;
+/** Attempts recorded by one statement at most. */
+const MAX_BATCH = 500;
+
+interface AttemptRecord {
+  attemptId: string; deliveryId: string; startedAt: Date; durationMs: number; responseStatus: number | null; error: string | null;
+  attemptCount: number; status: 'pending' | 'succeeded' | 'failed'; completedAt: Date | null; nextAttemptAt: Date | null;
+  endpointId: string; disabledReason: string | null;
+}
+
 interface Claimed { id: string; endpoint_id: string; payload: string; attempt_count: number; url: string; secret: string; enabled: boolean }
 
 export class DeliveryWorker {
@@ -37,6 +73,8 @@ export class DeliveryWorker {
   private stopped = false;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpointCount = new Map<string, number>();
+  private readonly unrecorded: { record: AttemptRecord; done: (error?: Error) => void }[] = [];
+  private recording = false;
 
   constructor(private readonly options: DeliveryWorkerOptions) {}
 
@@ -121,7 +159,11 @@ export class DeliveryWorker {
       RETURNING d.id, d.endpoint_id, d.payload, d.attempt_count, e.url, e.secret, e.enabled`;
     for (const delivery of claimed) {
       this.perEndpointCount.set(delivery.endpoint_id, (this.perEndpointCount.get(delivery.endpoint_id) ?? 0) + 1);
-      const work = this.attempt(delivery).finally(() => {
+      // A failure to record the attempt (e.g. no pooled connection in time) must not reject unobserved, which
+      // would stop the process: the lease runs out and the delivery is sent again (at least once).
+      const work = this.attempt(delivery).catch((error: Error) => {
+        this.options.log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded; retried after its lease');
+      }).finally(() => {
         this.inFlight.delete(delivery.id);
         const left = (this.perEndpointCount.get(delivery.endpoint_id) ?? 1) - 1;
         if (left <= 0) this.perEndpointCount.delete(delivery.endpoint_id);
@@ -149,22 +191,61 @@ export class DeliveryWorker {
     const exhausted = outcome === 'retry' && (delay === null || attemptsMade >= MAX_ATTEMPTS);
     this.options.onAttempt?.(exhausted ? 'exhausted' : outcome, result);
 
-    await prisma.$transaction(async (tx) => {
-      const attemptNumber = (await tx.webhookAttempt.count({ where: { deliveryId: delivery.id } })) + 1;
-      await tx.webhookAttempt.create({
-        data: { deliveryId: delivery.id, attemptNumber, startedAt, durationMs: result.durationMs, responseStatus: result.status, error: result.error?.slice(0, 500) ?? null },
-      });
-      const common = { attemptCount: attemptsMade, lastAttemptAt: startedAt, leaseExpiresAt: null };
-      if (outcome === 'succeeded') {
-        await tx.webhookDelivery.update({ where: { id: delivery.id }, data: { ...common, status: 'succeeded', completedAt: finishedAt } });
-      } else if (outcome === 'gone') {
-        await tx.webhookDelivery.update({ where: { id: delivery.id }, data: { ...common, status: 'failed', completedAt: finishedAt } });
-        await tx.webhookEndpoint.update({ where: { id: delivery.endpoint_id }, data: { enabled: false, disabledReason: `answered 410 Gone at ${finishedAt.toISOString()}` } });
-      } else if (exhausted) {
-        await tx.webhookDelivery.update({ where: { id: delivery.id }, data: { ...common, status: 'failed', completedAt: finishedAt } });
-      } else {
-        await tx.webhookDelivery.update({ where: { id: delivery.id }, data: { ...common, nextAttemptAt: new Date(finishedAt.getTime() + delay!) } });
+    // The attempt and the delivery's new state in one statement (atomic), batched with the attempts finishing at the
+    // same time, rather than an interactive transaction of three model queries per attempt: most of the worker's CPU.
+    const status: AttemptRecord['status'] = outcome === 'succeeded' ? 'succeeded' : outcome === 'gone' || exhausted ? 'failed' : 'pending';
+    const nextAttemptAt = status === 'pending' ? new Date(finishedAt.getTime() + delay!) : null;
+    const disabledReason = outcome === 'gone' ? `answered 410 Gone at ${finishedAt.toISOString()}` : null;
+    await this.record({
+      attemptId: randomUUID(), deliveryId: delivery.id, startedAt, durationMs: result.durationMs, responseStatus: result.status,
+      error: result.error?.slice(0, 500) ?? null, attemptCount: attemptsMade, status, completedAt: status === 'pending' ? null : finishedAt,
+      nextAttemptAt, endpointId: delivery.endpoint_id, disabledReason,
+    });
+  }
+
+  /**
+   * Attempts finishing together are recorded together, one statement per batch and one batch at a time: 200
+   * attempts in flight no longer queue 200 statements for the pool (whose 2 s wait they exceeded under load, each
+   * such attempt being sent again after its lease). Resolves once the attempt's batch is committed.
+   */
+  private record(record: AttemptRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.unrecorded.push({ record, done: (error) => (error ? reject(error) : resolve()) });
+      if (!this.recording) {
+        this.recording = true;
+        setImmediate(() => void this.recordPending());
       }
+    });
+  }
+
+  private async recordPending() {
+    while (this.unrecorded.length > 0) {
+      const batch = this.unrecorded.splice(0, MAX_BATCH);
+      try {
+        await this.writeRecords(batch.map((b) => b.record));
+        for (const b of batch) b.done();
+      } catch (error) {
+        // A statement the server refused (e.g. one delivery deleted meanwhile) must not fail the others with it.
+        if (batch.length > 1 && error instanceof pg.DatabaseError) {
+          for (const b of batch) await this.writeRecords([b.record]).then(() => b.done(), (e: Error) => b.done(e));
+        } else {
+          for (const b of batch) b.done(error as Error);
+        }
+      }
+    }
+    this.recording = false;
+  }
+
+  private async writeRecords(records: AttemptRecord[]) {
+    const column = <K extends keyof AttemptRecord>(key: K) => records.map((r) => r[key]);
+    await sqlPool(this.options.prisma).query({
+      name: 'oct_record_webhook_attempts',
+      text: RECORD_ATTEMPTS,
+      values: [
+        column('attemptId'), column('deliveryId'), column('startedAt'), column('durationMs'), column('responseStatus'), column('error'),
+        column('attemptCount'), column('status'), column('completedAt'), column('nextAttemptAt'), column('endpointId'),
+        column('disabledReason'), new Date(),
+      ],
     });
   }
 }

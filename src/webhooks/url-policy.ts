@@ -34,7 +34,7 @@ export function webhookUrlProblem(value: string, allowPrivate: boolean): string 
   }
   if (url.username || url.password) return 'Webhook URLs must not contain credentials';
   if (allowPrivate) return null;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (isPrivateAddress(host) || LOCAL_NAMES.test(host)) {
     return `Webhook URL host ${url.hostname} is a private, loopback or link-local address`;
   }
