@@ -42,14 +42,30 @@ export function inForeground<T>(work: () => T): T {
 
 type Waiter = { foreground?: true };
 
+/**
+ * How long background work may wait for a connection. Requests keep the pool's short limit (fail fast); background
+ * work queued behind them must not fail for waiting: a dial whose bookkeeping timed out failed its call with
+ * provider_error, and an unrecorded webhook attempt was sent again.
+ */
+export const BACKGROUND_WAIT_MS = 15_000;
+
 class ForegroundFirstPool extends pg.Pool {
-  // pg-pool queues a waiter synchronously inside connect() (pool.query() goes through it too): a foreground
-  // waiter is moved from the end to just behind the foreground waiters already queued (first come, first served
-  // among them), ahead of every background one. Nothing else changes: same timeout, same connections.
+  // pg-pool reads its connection timeout and queues a waiter synchronously inside connect() (pool.query() goes
+  // through it too). A foreground waiter is moved from the end to just behind the foreground waiters already queued
+  // (first come, first served among them), ahead of every background one; a background waiter gets the longer wait.
   override connect(...args: unknown[]): never {
-    const result = (pg.Pool.prototype.connect as (...a: unknown[]) => unknown).apply(this, args);
+    const isForeground = foreground.getStore() === true;
+    const options = (this as unknown as { options: { connectionTimeoutMillis?: number } }).options;
+    const limit = options.connectionTimeoutMillis;
+    if (!isForeground && limit) options.connectionTimeoutMillis = Math.max(limit, BACKGROUND_WAIT_MS);
+    let result: unknown;
+    try {
+      result = (pg.Pool.prototype.connect as (...a: unknown[]) => unknown).apply(this, args);
+    } finally {
+      options.connectionTimeoutMillis = limit;
+    }
     const queue = (this as unknown as { _pendingQueue?: Waiter[] })._pendingQueue;
-    if (foreground.getStore() && queue && queue.length > 1) {
+    if (isForeground && queue && queue.length > 1) {
       const waiter = queue.pop()!;
       waiter.foreground = true;
       let at = 0;
@@ -72,6 +88,7 @@ function statementName({ sql }: { sql: string }): string {
   if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(sql, (name = `oct_p${statementNames.size}`));
   return name ?? ''; // pg: an empty name is the unnamed statement
 }
+
 const sessionSetup: string[] = [];
 let sessionSetupRefused = false;
 
@@ -114,7 +131,15 @@ export function createPrisma(url: string, options: PrismaOptions = {}): PrismaCl
   // An idle connection the server closes (restart, DROP DATABASE ... WITH (FORCE)) errors on the pool, which drops
   // it by itself; unobserved, that error would stop the process.
   pool.on('error', () => undefined);
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true, statementNameGenerator: statementName }) });
+  // The same for a connection that is checked out when the server goes away: its query rejects (and is handled
+  // where it was made), but the client also emits 'error', which pg-pool only listens to while it is idle.
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const prisma = new PrismaClient({
+    adapter: new PrismaPg(pool, { disposeExternalPool: true, statementNameGenerator: statementName }),
+    // Prisma's own wait to start an interactive transaction (2 s by default) would cut background waits short; a
+    // request's transaction still fails at the pool's limit, as before.
+    transactionOptions: { maxWait: BACKGROUND_WAIT_MS },
+  });
   pools.set(prisma, pool);
   return prisma;
 }
