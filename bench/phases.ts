@@ -1,0 +1,151 @@
+// The bench's phases: each runs its scenario ROUNDS times against running servers and adds median rows and
+// targets to the report. Runs that leave calls behind wait for the service to go idle before the next one.
+import type pg from 'pg';
+import type { Receiver } from './receiver.js';
+import type { Goal, Row } from './report.js';
+import * as scenario from './scenarios.js';
+import { waitIdle, type Tenant } from './setup.js';
+import { median, medianOf } from './stats.js';
+
+export interface Bench {
+  settings: scenario.Settings;
+  rounds: number;
+  tenants: Tenant[];
+  receiver: Receiver;
+  /** The runner's own connection to the service's database. */
+  db: pg.Client;
+  table: Row[];
+  targets: Goal[];
+  runs: Record<string, unknown[]>;
+  log: (message: string) => void;
+}
+
+const cpuNote = (r: { serverCpuMs: number; databaseCpuMs: number }) => `CPU per request: server ${r.serverCpuMs} ms, PostgreSQL ${r.databaseCpuMs} ms`;
+
+/** (a): our closed-loop peak and the baseline's, back to back in each round; returns our median peak. */
+export async function acceptedVsBaseline(b: Bench, service: scenario.Server, baseline: scenario.Server): Promise<number> {
+  const s = b.settings;
+  b.log('warm-up (2 s each)');
+  await scenario.acceptedPeak(service.port, b.tenants, s, 2);
+  await waitIdle(b.db);
+  await scenario.baselinePeak(baseline.port, s, 2);
+  type Measured = Awaited<ReturnType<typeof scenario.withCpu<scenario.LoadFigures>>>;
+  const ours: Measured[] = [];
+  const base: Measured[] = [];
+  const endToEnd: number[] = [];
+  for (let round = 1; round <= b.rounds; round++) {
+    ours.push(await scenario.withCpu(service, s.peakSeconds, () => scenario.acceptedPeak(service.port, b.tenants, s)));
+    // The run's calls are dialled, answered and completed (with their webhooks) before the baseline's turn.
+    const drained = await waitIdle(b.db);
+    endToEnd.push(Math.round((ours.at(-1)!.throughput * s.peakSeconds) / (s.peakSeconds + drained / 1000)));
+    base.push(await scenario.withCpu(baseline, s.peakSeconds, () => scenario.baselinePeak(baseline.port, s)));
+    b.log(`round ${round}: ours ${ours.at(-1)!.throughput}/s, baseline ${base.at(-1)!.throughput}/s (the run's calls took ${(drained / 1000).toFixed(1)} s more to finish)`);
+  }
+  const o = medianOf(ours);
+  const ratio = median(ours.map((r, i) => r.throughput / base[i]!.throughput));
+  b.runs.accepted = ours;
+  b.runs.baseline = base;
+  b.table.push({ scenario: `(a) accepted triggers, ${s.connections} connections, ${b.tenants.length} keys`, ...o, note: `${Math.round(ratio * 100)}% of baseline; ${cpuNote(o)} (during the run)` });
+  b.runs.endToEnd = endToEnd;
+  b.table.push({
+    scenario: '(a) end to end: those calls accepted, dialled, completed and their 2 webhooks delivered, per second of run + drain',
+    throughput: median(endToEnd), note: 'the dispatcher\'s sustained capacity: accepted calls beyond it wait in the queue',
+  });
+  const m = medianOf(base);
+  b.table.push({ scenario: `baseline: bare Fastify + pg INSERT, ${s.connections} connections`, ...m, note: cpuNote(m) });
+  b.targets.push({ name: '(a) throughput vs baseline', value: ratio * 100, unit: '%', target: '>= 60%', met: ratio >= 0.6 });
+  return o.throughput;
+}
+
+/** (a): a fixed rate at 80% of the measured peak, spread over each second. */
+export async function pacedLatency(b: Bench, service: scenario.Server, peak: number, label = '(a) accepted', withTarget = true) {
+  const rate = Math.round(peak * 0.8);
+  const paced = [];
+  for (let round = 1; round <= b.rounds; round++) {
+    paced.push(await scenario.acceptedPaced(service.port, b.tenants, rate, b.settings));
+    await (withTarget ? waitIdle(b.db) : clearQueues(b.db));
+    b.log(`${label} paced at ${rate}/s, round ${round}: p99 ${paced.at(-1)!.p99} ms (sent ${paced.at(-1)!.achieved}/s)`);
+  }
+  const p = medianOf(paced);
+  b.runs[withTarget ? 'paced' : 'pacedRequestPathOnly'] = paced;
+  b.table.push({ scenario: `${label} at 80% of its peak: ${rate}/s fixed, ${b.settings.pacedConnections} staggered connections`, ...p });
+  if (withTarget) b.targets.push({ name: '(a) p99 at 80% of peak', value: p.p99, unit: 'ms', target: '< 25 ms', met: p.p99 < 25 });
+}
+
+/**
+ * Diagnostic, not a target: the same accepted runs against a second service with DISPATCH_ENABLED=false and
+ * WEBHOOK_DELIVERY_ENABLED=false (on its own database): what the request path costs without the background work.
+ */
+export async function requestPathOnly(b: Bench, service: scenario.Server, baselinePeak: number) {
+  const s = b.settings;
+  await scenario.acceptedPeak(service.port, b.tenants, s, 3);
+  await clearQueues(b.db);
+  const runs = [];
+  for (let round = 1; round <= b.rounds; round++) {
+    runs.push(await scenario.withCpu(service, s.peakSeconds, () => scenario.acceptedPeak(service.port, b.tenants, s)));
+    await clearQueues(b.db);
+    b.log(`request path only, round ${round}: ${runs.at(-1)!.throughput}/s`);
+  }
+  const r = medianOf(runs);
+  b.runs.requestPathOnly = runs;
+  b.table.push({
+    scenario: `diagnostic: (a) with the dispatcher and webhook worker off, ${s.connections} connections`, ...r,
+    note: `${Math.round((r.throughput / baselinePeak) * 100)}% of the baseline's median; ${cpuNote(r)}`,
+  });
+  return r.throughput;
+}
+
+/**
+ * With no dispatcher, accepted calls stay queued and every acceptance counts a longer queue: between runs they are
+ * marked completed so that each run starts where a drained service would.
+ */
+async function clearQueues(db: pg.Client) {
+  await db.query(`UPDATE calls SET status = 'completed', ended_at = now() WHERE status = 'initiated'`);
+}
+
+/** (d): trigger sent -> call.started received, 50/s, ring 0 ms. */
+export async function startedLatency(b: Bench, service: scenario.Server) {
+  const started = [];
+  for (let round = 1; round <= b.rounds; round++) {
+    started.push(await scenario.startedLatency(service.port, b.tenants, b.receiver, b.db, b.settings));
+    b.log(`call.started round ${round}: p50 ${started.at(-1)!.p50} ms, p99 ${started.at(-1)!.p99} ms (${started.at(-1)!.missing} missing)`);
+  }
+  const s = medianOf(started);
+  b.runs.started = started;
+  b.table.push({ scenario: `(d) trigger -> call.started webhook at ${b.settings.latencyRate}/s, ring 0 ms`, p50: s.p50, p90: s.p90, p99: s.p99, note: `${s.calls} calls per run, ${s.missing} missing` });
+  b.targets.push({ name: '(d) trigger-to-call.started p99', value: s.p99, unit: 'ms', target: '< 1000 ms', met: s.p99 < 1000 && s.missing === 0 });
+}
+
+/** (e): pre-created due deliveries drained to the local receiver. */
+export async function webhookDrain(b: Bench) {
+  const drains = [];
+  for (let round = 1; round <= b.rounds; round++) {
+    drains.push(await scenario.webhookDrain(b.receiver, b.db, b.settings));
+    b.log(`webhooks round ${round}: ${drains.at(-1)!.perSecond}/s (${drains.at(-1)!.deliveries} in ${drains.at(-1)!.seconds} s)`);
+  }
+  const w = medianOf(drains);
+  b.runs.webhooks = drains;
+  b.table.push({ scenario: `(e) webhook deliveries to a local receiver (${w.deliveries} pre-created, ${b.tenants.length} endpoints)`, throughput: w.perSecond });
+  b.targets.push({ name: '(e) webhook deliveries per second', value: w.perSecond, unit: '/s', target: '>= 500/s', met: w.perSecond >= 500 });
+}
+
+/** (b) and (c), against a service with the default limit and AUTH_FAILURES_PER_MINUTE raised. */
+export async function refusals(b: Bench, service: scenario.Server, peak: number) {
+  const limited = b.tenants[0]!;
+  await scenario.rateLimited(service.port, limited, { ...b.settings, refusalSeconds: 2 }); // spends this window's 100
+  const r429 = [];
+  const r401 = [];
+  for (let round = 1; round <= b.rounds; round++) {
+    r429.push(await scenario.withCpu(service, b.settings.refusalSeconds, () => scenario.rateLimited(service.port, limited, b.settings)));
+    r401.push(await scenario.withCpu(service, b.settings.refusalSeconds, () => scenario.unauthenticated(service.port, b.settings)));
+    b.log(`refusals round ${round}: 429 ${r429.at(-1)!.throughput}/s, 401 ${r401.at(-1)!.throughput}/s`);
+  }
+  const m429 = medianOf(r429);
+  const m401 = medianOf(r401);
+  b.runs.rateLimited = r429;
+  b.runs.unauthenticated = r401;
+  b.table.push({ scenario: '(b) refused 429, one key over RATE_LIMIT_PER_MINUTE=100', ...m429, note: `${(m429.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m429)}` });
+  b.table.push({ scenario: '(c) refused 401, unknown well-formed keys (AUTH_FAILURES_PER_MINUTE raised)', ...m401, note: `${(m401.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m401)}` });
+  b.targets.push({ name: '(b) 429 throughput vs accepted', value: m429.throughput / peak, unit: 'x', target: '>= 3x', met: m429.throughput / peak >= 3 });
+  b.targets.push({ name: '(c) 401 throughput vs accepted', value: m401.throughput / peak, unit: 'x', target: '>= 3x', met: m401.throughput / peak >= 3 });
+}
