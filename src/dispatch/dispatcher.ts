@@ -3,13 +3,13 @@
 // lease, recovers calls whose claimer died, expires calls that waited too long, and advances simulated calls.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import pg from 'pg';
 import type { Call, PrismaClient } from '../generated/prisma/client.js';
 import { CALLS_CHANNEL } from '../calls/accept-call.js';
 import { applyCallUpdate, applyLocked } from '../calls/transition.js';
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
 import type { Dialer } from './dialer.js';
 import { advanceSimulatedCalls } from './simulated-dialer.js';
+import { WakeableLoop } from '../jobs/wakeable-loop.js';
 
 export interface DispatcherOptions {
   prisma: PrismaClient;
@@ -34,56 +34,33 @@ const CLAIM_ACCOUNTS_PER_PASS = 50;
 export class Dispatcher {
   readonly id = `${process.pid}-${randomUUID().slice(0, 8)}`;
   private readonly leaseMs: number;
-  private readonly pollMs: number;
-  private timer: NodeJS.Timeout | null = null;
-  private listener: pg.Client | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
+  private readonly loop: WakeableLoop;
   private readonly dialing = new Set<Promise<void>>();
 
   constructor(private readonly options: DispatcherOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
-    this.pollMs = options.pollMs ?? 250;
+    this.loop = new WakeableLoop({
+      name: 'dispatcher', databaseUrl: options.databaseUrl, channel: CALLS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log, pass: () => this.tick(),
+    });
   }
 
   async start() {
-    await this.listen();
-    this.timer = setInterval(() => this.wake(), this.pollMs);
-    this.timer.unref();
-    this.wake();
+    await this.loop.start();
   }
 
   async stop() {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.listener?.end().catch(() => undefined);
-    await this.running;
+    await this.loop.stop();
     await Promise.allSettled([...this.dialing]);
   }
 
   /** Runs a pass now, or right after the current one. */
   wake() {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.tick()
-      .catch((error: Error) => this.options.log.error({ err: error }, 'dispatch pass failed'))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.loop.wake();
   }
 
   /** Runs passes until none is pending, and waits for their dials: tests use it after moving an injected clock. */
   async settle() {
-    this.wake();
-    while (this.running) await this.running;
+    await this.loop.settle();
     await Promise.allSettled([...this.dialing]);
   }
 
@@ -91,28 +68,9 @@ export class Dispatcher {
   async tick() {
     await this.expire();
     await this.recover();
-    while ((await this.claim()) > 0 && !this.stopped);
+    while ((await this.claim()) > 0 && !this.loop.stopped);
     if (this.options.simulated && this.options.dialer.kind === 'simulated') {
       await advanceSimulatedCalls(this.options.prisma, this.options.now(), this.options.simulated);
-    }
-  }
-
-  private async listen() {
-    const client = new pg.Client({ connectionString: this.options.databaseUrl });
-    client.on('notification', () => this.wake());
-    client.on('error', (error) => {
-      this.options.log.warn({ err: error }, 'dispatcher lost its LISTEN connection; polling until it is back');
-      this.listener = null;
-      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CALLS_CHANNEL}`);
-      this.listener = client;
-    } catch (error) {
-      this.options.log.warn({ err: error }, 'dispatcher could not LISTEN; polling only');
-      await client.end().catch(() => undefined);
-      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
     }
   }
 

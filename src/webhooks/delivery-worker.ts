@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { sqlPool } from '../storage/database.js';
+import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import { classifyStatus, MAX_ATTEMPTS, nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
 import type { AttemptResult, WebhookSender } from './sender.js';
 
@@ -66,72 +67,35 @@ interface AttemptRecord {
 interface Claimed { id: string; endpoint_id: string; payload: string; attempt_count: number; url: string; secret: string; enabled: boolean }
 
 export class DeliveryWorker {
-  private timer: NodeJS.Timeout | null = null;
-  private listener: pg.Client | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
+  private readonly loop: WakeableLoop;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpointCount = new Map<string, number>();
   private readonly unrecorded: { record: AttemptRecord; done: (error?: Error) => void }[] = [];
   private recording = false;
 
-  constructor(private readonly options: DeliveryWorkerOptions) {}
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    this.loop = new WakeableLoop({
+      name: 'webhook delivery', databaseUrl: options.databaseUrl, channel: WEBHOOKS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log, pass: () => this.claimAndSend(),
+    });
+  }
 
   async start() {
-    await this.listen();
-    this.timer = setInterval(() => this.wake(), this.options.pollMs ?? 250);
-    this.timer.unref();
-    this.wake();
+    await this.loop.start();
   }
 
   async stop() {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    await this.listener?.end().catch(() => undefined);
-    await this.running;
+    await this.loop.stop();
     await Promise.allSettled([...this.inFlight.values()]);
   }
 
   wake() {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.claimAndSend()
-      .catch((error: Error) => this.options.log.error({ err: error }, 'webhook delivery pass failed'))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.loop.wake();
   }
 
   /** Runs passes until none is pending and waits for their attempts (tests, after moving the clock). */
   async settle() {
-    this.wake();
-    while (this.running) await this.running;
+    await this.loop.settle();
     await Promise.allSettled([...this.inFlight.values()]);
-  }
-
-  private async listen() {
-    const client = new pg.Client({ connectionString: this.options.databaseUrl });
-    client.on('notification', () => this.wake());
-    client.on('error', () => {
-      this.listener = null;
-      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${WEBHOOKS_CHANNEL}`);
-      this.listener = client;
-    } catch {
-      await client.end().catch(() => undefined);
-      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
-    }
   }
 
   private async claimAndSend() {
