@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { apiKeyDigest, isWellFormedApiKey, parseBearerToken } from '../domain/api-key.js';
 import { AppError } from '../errors.js';
-import { inForeground } from '../storage/database.js';
+import { inForeground, sqlPool } from '../storage/database.js';
 import { MemoryFailureCounter, RedisFailureCounter, type FailureCounter } from '../rate-limit/failure-counter.js';
 
 export interface Principal {
@@ -60,6 +60,24 @@ interface PrincipalRow {
   d_outside_window_policy: 'queue' | 'reject' | null;
 }
 
+/**
+ * The key lookup, as a named statement on the pool under Prisma: a plain pg statement costs a fraction of a Prisma
+ * $queryRaw's CPU (0.07–0.10 ms against 0.17–0.28 ms), and the key lookup runs on every request, refusals included.
+ * Enums are cast to text; pg returns uuids as strings, booleans as booleans and jsonb parsed, as Prisma did.
+ */
+const KEY_LOOKUP = `
+  SELECT k.id AS key_id, a.id AS account_id, a.kind, COALESCE(a.agency_id, a.id) AS agency_id,
+         COALESCE(a.plan, g.plan)::text AS plan,
+         (a.api_access_enabled AND COALESCE(g.api_access_enabled, true)) AS api_access_enabled,
+         a.default_agent_id, d.account_id AS d_account_id, d.agency_id AS d_agency_id,
+         d.phone_number AS d_phone_number, d.timezone AS d_timezone, d.calling_windows AS d_calling_windows,
+         d.outside_window_policy::text AS d_outside_window_policy
+    FROM api_keys k
+    JOIN accounts a ON a.id = k.account_id
+    LEFT JOIN accounts g ON g.id = a.agency_id
+    LEFT JOIN agents d ON d.id = a.default_agent_id
+   WHERE k.digest = $1 AND k.revoked_at IS NULL`;
+
 function keyInUrl(request: FastifyRequest): boolean {
   const query = request.url.indexOf('?');
   if (query === -1) return false;
@@ -98,18 +116,7 @@ export default fp<AuthOptions>(
       const token = parseBearerToken(request.headers.authorization);
       // A malformed key or a failed checksum is refused without touching the database.
       const rows = token && isWellFormedApiKey(token)
-        ? await fastify.prisma.$queryRaw<PrincipalRow[]>`
-            SELECT k.id AS key_id, a.id AS account_id, a.kind, COALESCE(a.agency_id, a.id) AS agency_id,
-                   COALESCE(a.plan, g.plan)::text AS plan,
-                   (a.api_access_enabled AND COALESCE(g.api_access_enabled, true)) AS api_access_enabled,
-                   a.default_agent_id, d.account_id AS d_account_id, d.agency_id AS d_agency_id,
-                   d.phone_number AS d_phone_number, d.timezone AS d_timezone, d.calling_windows AS d_calling_windows,
-                   d.outside_window_policy::text AS d_outside_window_policy
-              FROM api_keys k
-              JOIN accounts a ON a.id = k.account_id
-              LEFT JOIN accounts g ON g.id = a.agency_id
-              LEFT JOIN agents d ON d.id = a.default_agent_id
-             WHERE k.digest = ${apiKeyDigest(token)} AND k.revoked_at IS NULL`
+        ? (await sqlPool(fastify.prisma).query<PrincipalRow>({ name: 'oct_key_lookup', text: KEY_LOOKUP, values: [apiKeyDigest(token)] })).rows
         : [];
       const row = rows[0];
       if (!row) {

@@ -3,6 +3,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { apiKeyDigest } from '../../src/domain/api-key.js';
+import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, generateKey, setApiAccess } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
@@ -61,13 +62,20 @@ describe('authentication', () => {
 
   it('a malformed or checksum-failing key is refused without a database query; a well-formed one costs exactly one', async () => {
     const tenant = await createTenant(replicaA.prisma);
-    const spy = vi.spyOn(replicaA.prisma, '$queryRaw');
+    // Every statement of the app goes through this pool: Prisma's (pool.query; transactions check a connection out
+    // with pool.connect, which pool.query also calls) and the plain ones of the hot path.
+    const pool = sqlPool(replicaA.prisma);
+    const statements = vi.spyOn(pool, 'query');
+    const checkouts = vi.spyOn(pool, 'connect');
     const typo = tenant.key.slice(0, -1) + (tenant.key.endsWith('A') ? 'B' : 'A');
     for (const key of ['svc_sk_short', typo, 'not-a-key']) expect((await trigger(replicaA, key)).statusCode).toBe(401);
-    expect(spy).not.toHaveBeenCalled();
-    // A valid key with a bad body stops after auth, access and validation: one query, the key lookup.
+    expect(statements).not.toHaveBeenCalled();
+    expect(checkouts).not.toHaveBeenCalled();
+    // A valid key with a bad body stops after auth, access and validation: one statement, the key lookup.
     expect((await trigger(replicaA, tenant.key, { phone_number: 'x' })).statusCode).toBe(400);
-    expect(spy).toHaveBeenCalledTimes(1);
+    expect(statements).toHaveBeenCalledTimes(1);
+    expect(statements.mock.calls[0]![0]).toMatchObject({ name: 'oct_key_lookup' });
+    expect(checkouts).toHaveBeenCalledTimes(1);
   });
 
   it('limits failed attempts per client IP, without touching other clients', async () => {
