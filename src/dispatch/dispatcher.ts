@@ -3,13 +3,16 @@
 // lease, recovers calls whose claimer died, expires calls that waited too long, and advances simulated calls.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import type pg from 'pg';
 import type { Call, PrismaClient } from '../generated/prisma/client.js';
 import { CALLS_CHANNEL } from '../calls/accept-call.js';
-import { applyCallUpdate, applyLocked } from '../calls/transition.js';
+import { CALL_COLUMNS, applyCallUpdate, applyLockedBatch, inTransaction, transitionCalls, type CallChange } from '../calls/transition.js';
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
 import type { Dialer } from './dialer.js';
 import { advanceSimulatedCalls } from './simulated-dialer.js';
+import { Batcher } from '../jobs/batcher.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
+import { sqlPool } from '../storage/database.js';
 
 export interface DispatcherOptions {
   prisma: PrismaClient;
@@ -31,14 +34,75 @@ export interface DispatcherOptions {
 
 const CLAIM_ACCOUNTS_PER_PASS = 50;
 
+// The claim, in plain statements prepared once per connection (see src/calls/transition.ts for why not Prisma).
+/** Accounts with due calls and a free slot (an account at its limit must not hide the ones behind it). */
+const DUE_ACCOUNTS = `
+  SELECT due.account_id FROM (SELECT DISTINCT account_id FROM calls WHERE status = 'initiated' AND not_before <= $1) AS due
+   WHERE (SELECT count(*) FROM calls c WHERE c.account_id = due.account_id AND c.status IN ('dialing', 'in_progress')) < $2
+   LIMIT $3`;
+/** Another replica working on an account holds its lock: skip it rather than wait. */
+const LOCK_ACCOUNTS = `SELECT id FROM accounts WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED`;
+/**
+ * Per locked account, its oldest due calls up to its free slots, locked, with their agent's windows. A statement of
+ * its own after the account locks: under READ COMMITTED its snapshot sees every claim committed by whoever held a
+ * lock before us, so the count of active calls is exact.
+ */
+const CANDIDATES = `
+  SELECT ${CALL_COLUMNS}, ag.timezone AS "agentTimezone", ag.calling_windows AS "agentCallingWindows"
+    FROM unnest($1::uuid[]) AS a(id)
+   CROSS JOIN LATERAL (SELECT $2::int - count(*)::int AS free FROM calls
+                        WHERE account_id = a.id AND status IN ('dialing', 'in_progress')) AS slots
+   CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3
+                        ORDER BY created_at, id LIMIT greatest(slots.free, 0) FOR UPDATE SKIP LOCKED) AS c
+    JOIN agents ag ON ag.id = c.agent_id
+   ORDER BY c.created_at, c.id`;
+/** Calls whose window closed while they waited for a slot wait for its next opening instead. */
+const RESCHEDULE = `
+  UPDATE calls c SET not_before = u.not_before, updated_at = $3
+    FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, not_before) WHERE c.id = u.id`;
+/** The intent to dial, recorded before dialling: a call whose intent is recorded is never dialled again. */
+const RECORD_INTENTS = `
+  UPDATE calls SET dial_attempts = dial_attempts + 1, updated_at = $3
+   WHERE id = ANY($1::uuid[]) AND status = 'dialing' AND lease_owner = $2 AND dial_attempts = 0
+  RETURNING id`;
+const RECORD_DIALLED = `
+  UPDATE calls c SET provider_call_id = u.provider_call_id, lease_owner = NULL, lease_expires_at = NULL, updated_at = $3
+    FROM unnest($1::uuid[], $2::text[]) AS u(id, provider_call_id) WHERE c.id = u.id AND c.lease_owner = $4`;
+const STILL_MINE = `SELECT 1 FROM calls WHERE id = $1 AND lease_owner = $2 AND status = 'dialing'`;
+const STALE = `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.status = 'dialing' AND c.provider_call_id IS NULL AND c.lease_expires_at < $1 LIMIT 100`;
+const TAKE_OVER = `
+  UPDATE calls SET lease_owner = $2, lease_expires_at = $3, updated_at = $4
+   WHERE id = $1 AND status = 'dialing' AND provider_call_id IS NULL AND lease_expires_at < $5`;
+const EXPIRED = `SELECT id FROM calls WHERE status = 'initiated' AND expires_at <= $1 LIMIT 500`;
+/** The same calls, locked, unless a claim took them meanwhile. */
+const LOCK_EXPIRED = `
+  SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($2::uuid[]) AND c.status = 'initiated' AND c.expires_at <= $1
+   ORDER BY c.id FOR UPDATE SKIP LOCKED`;
+
+type Candidate = Call & { agentTimezone: string; agentCallingWindows: unknown };
+
 export class Dispatcher {
   readonly id = `${process.pid}-${randomUUID().slice(0, 8)}`;
   private readonly leaseMs: number;
   private readonly loop: WakeableLoop;
   private readonly dialing = new Set<Promise<void>>();
+  private readonly pool: pg.Pool;
+  /** Intents and provider ids of the calls dialled together are recorded together. */
+  private readonly intents = new Batcher<string, boolean>(async (ids) => {
+    const { rows } = await this.pool.query<{ id: string }>({ name: 'oct_record_intents', text: RECORD_INTENTS, values: [ids, this.id, new Date()] });
+    const recorded = new Set(rows.map((r) => r.id));
+    return ids.map((id) => recorded.has(id));
+  });
+  private readonly dialled = new Batcher<{ id: string; providerCallId: string }, void>(async (calls) => {
+    await this.pool.query({
+      name: 'oct_record_dialled', text: RECORD_DIALLED, values: [calls.map((c) => c.id), calls.map((c) => c.providerCallId), new Date(), this.id],
+    });
+    return calls.map(() => undefined);
+  });
 
   constructor(private readonly options: DispatcherOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
+    this.pool = sqlPool(options.prisma);
     this.loop = new WakeableLoop({
       name: 'dispatcher', databaseUrl: options.databaseUrl, channel: CALLS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log, pass: () => this.tick(),
     });
@@ -76,41 +140,31 @@ export class Dispatcher {
 
   /** Claims due calls of up to 50 accounts in one transaction; returns how many were claimed. */
   private async claim(): Promise<number> {
-    const { prisma, now: clock, maxConcurrentCalls } = this.options;
+    const { now: clock, maxConcurrentCalls } = this.options;
     const now = clock();
-    const claimed = await prisma.$transaction(async (tx) => {
-      const due = await tx.$queryRaw<{ account_id: string }[]>`
-        SELECT DISTINCT account_id FROM calls
-         WHERE status = 'initiated' AND not_before <= ${now} LIMIT ${CLAIM_ACCOUNTS_PER_PASS}`;
-      if (due.length === 0) return [];
-      // Another replica working on an account holds its lock: skip it rather than wait.
-      const accounts = await tx.$queryRaw<{ id: string }[]>`
-        SELECT id FROM accounts WHERE id = ANY(${due.map((d) => d.account_id)}::uuid[]) FOR UPDATE SKIP LOCKED`;
-      const calls: Call[] = [];
-      for (const { id: accountId } of accounts) {
-        const [{ active }] = await tx.$queryRaw<[{ active: number }]>`
-          SELECT count(*)::int AS active FROM calls WHERE account_id = ${accountId}::uuid AND status IN ('dialing', 'in_progress')`;
-        const free = maxConcurrentCalls - active;
-        if (free <= 0) continue;
-        const candidates = await tx.$queryRaw<{ id: string }[]>`
-          SELECT id FROM calls WHERE account_id = ${accountId}::uuid AND status = 'initiated' AND not_before <= ${now}
-           ORDER BY created_at, id LIMIT ${free} FOR UPDATE SKIP LOCKED`;
-        const rows = await tx.call.findMany({ where: { id: { in: candidates.map((c) => c.id) } }, include: { agent: true }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-        for (const { agent, ...call } of rows) {
-          const windows = callingWindowsSchemaCheck(agent.callingWindows);
-          if (!isWithinCallingWindow(windows, agent.timezone, now)) {
-            // Its window closed while it waited for a slot: it waits for the next opening instead.
-            await tx.call.update({ where: { id: call.id }, data: { notBefore: nextWindowOpening(windows, agent.timezone, now) ?? now } });
-            continue;
-          }
-          const { call: updated } = await applyLocked(tx, call, { kind: 'dialing' }, { now, source: 'dispatcher' }, {
-            leaseOwner: this.id,
-            leaseExpiresAt: new Date(now.getTime() + this.leaseMs),
-          });
-          calls.push(updated);
-        }
+    const { rows: due } = await this.pool.query<{ account_id: string }>({
+      name: 'oct_due_accounts', text: DUE_ACCOUNTS, values: [now, maxConcurrentCalls, CLAIM_ACCOUNTS_PER_PASS],
+    });
+    if (due.length === 0) return 0;
+    const claimed = await inTransaction(this.pool, async (client) => {
+      const { rows: locked } = await client.query<{ id: string }>({ name: 'oct_lock_accounts', text: LOCK_ACCOUNTS, values: [due.map((d) => d.account_id)] });
+      if (locked.length === 0) return [];
+      const { rows: candidates } = await client.query<Candidate>({
+        name: 'oct_claim_candidates', text: CANDIDATES, values: [locked.map((a) => a.id), maxConcurrentCalls, now],
+      });
+      const ready: Call[] = [];
+      const waiting: { id: string; notBefore: Date }[] = [];
+      for (const { agentTimezone, agentCallingWindows, ...call } of candidates) {
+        const windows = callingWindowsSchemaCheck(agentCallingWindows);
+        if (isWithinCallingWindow(windows, agentTimezone, now)) ready.push(call);
+        else waiting.push({ id: call.id, notBefore: nextWindowOpening(windows, agentTimezone, now) ?? now });
       }
-      return calls;
+      if (waiting.length > 0) {
+        await client.query({ name: 'oct_reschedule', text: RESCHEDULE, values: [waiting.map((w) => w.id), waiting.map((w) => w.notBefore), new Date()] });
+      }
+      const extra = { leaseOwner: this.id, leaseExpiresAt: new Date(now.getTime() + this.leaseMs) };
+      const applied = await applyLockedBatch(client, ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } })), { now, source: 'dispatcher' });
+      return applied.filter((a) => a.steps.length > 0).map((a) => a.call);
     });
     for (const call of claimed) {
       try {
@@ -120,6 +174,11 @@ export class Dispatcher {
         this.options.log.warn({ err: error, callId: call.id }, 'onClaimed observer failed');
       }
       this.track(this.dial(call));
+    }
+    if (claimed.length > 0 && this.options.simulated) {
+      // Be on time for the end of the ring and of the talk rather than wait for the next poll.
+      setTimeout(() => this.wake(), this.options.simulated.ringMs + 5).unref();
+      setTimeout(() => this.wake(), this.options.simulated.ringMs + this.options.simulated.talkMs + 10).unref();
     }
     return claimed.length;
   }
@@ -132,30 +191,21 @@ export class Dispatcher {
 
   /** Records the intent to dial before dialling: a call whose intent is recorded is never dialled again. */
   private async dial(call: Call) {
-    const { prisma, dialer, now, log } = this.options;
+    const { dialer, now, log } = this.options;
     try {
       await this.options.beforeDial?.(call);
-      const intent = await prisma.call.updateMany({
-        where: { id: call.id, status: 'dialing', leaseOwner: this.id, dialAttempts: 0 },
-        data: { dialAttempts: { increment: 1 } },
-      });
-      if (intent.count !== 1) return; // another dispatcher took it over
+      if (!(await this.intents.add(call.id))) return; // another dispatcher took it over
       const { providerCallId } = await dialer.dial({
         callId: call.id, to: call.phoneNumber, from: call.fromNumber, agentId: call.agentId, name: call.name, email: call.email,
       });
-      await prisma.call.updateMany({ where: { id: call.id, leaseOwner: this.id }, data: { providerCallId, leaseOwner: null, leaseExpiresAt: null } });
-      if (this.options.simulated) {
-        // Be on time for the end of the ring rather than wait for the next poll.
-        setTimeout(() => this.wake(), this.options.simulated.ringMs + 5).unref();
-        setTimeout(() => this.wake(), this.options.simulated.ringMs + this.options.simulated.talkMs + 10).unref();
-      }
+      await this.dialled.add({ id: call.id, providerCallId });
     } catch (error) {
       try {
         // Only the dispatcher still holding the lease may fail the call: after a takeover it is someone else's.
-        const stillMine = await prisma.call.count({ where: { id: call.id, leaseOwner: this.id, status: 'dialing' } });
-        if (!stillMine) return;
+        const { rowCount } = await this.pool.query({ name: 'oct_still_mine', text: STILL_MINE, values: [call.id, this.id] });
+        if (!rowCount) return;
         log.error({ err: error, callId: call.id }, 'dial failed');
-        await applyCallUpdate(prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now: now(), source: 'dispatcher' });
+        await applyCallUpdate(this.options.prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now: now(), source: 'dispatcher' });
       } catch (bookkeeping) {
         // The database is gone too: the lease runs out and recover() settles the call (dial once, or provider_error).
         log.error({ err: bookkeeping, dialError: error, callId: call.id }, 'dial failed and could not be recorded; left to lease recovery');
@@ -168,29 +218,24 @@ export class Dispatcher {
    * provider id -> the outcome is unknown and dialling again could ring the callee twice, so they fail.
    */
   private async recover() {
-    const { prisma, now: clock } = this.options;
-    const now = clock();
-    const stale = await prisma.call.findMany({
-      where: { status: 'dialing', providerCallId: null, leaseExpiresAt: { lt: now } },
-      take: 100,
-    });
+    const now = this.options.now();
+    const { rows: stale } = await this.pool.query<Call>({ name: 'oct_stale_claims', text: STALE, values: [now] });
     for (const call of stale) {
-      const taken = await prisma.call.updateMany({
-        where: { id: call.id, status: 'dialing', providerCallId: null, leaseExpiresAt: { lt: now } },
-        data: { leaseOwner: this.id, leaseExpiresAt: new Date(now.getTime() + this.leaseMs) },
-      });
-      if (taken.count !== 1) continue;
+      const leaseExpiresAt = new Date(now.getTime() + this.leaseMs);
+      const taken = await this.pool.query({ name: 'oct_take_over', text: TAKE_OVER, values: [call.id, this.id, leaseExpiresAt, new Date(), now] });
+      if (taken.rowCount !== 1) continue;
       this.options.log.warn({ callId: call.id, dialAttempts: call.dialAttempts }, 'recovering a call whose dispatcher died');
-      if (call.dialAttempts === 0) this.track(this.dial({ ...call, leaseOwner: this.id }));
-      else await applyCallUpdate(prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now, source: 'dispatcher' });
+      if (call.dialAttempts === 0) this.track(this.dial({ ...call, leaseOwner: this.id, leaseExpiresAt }));
+      else await applyCallUpdate(this.options.prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now, source: 'dispatcher' });
     }
   }
 
   /** Waiting calls past their time to live fail with reason expired. */
   private async expire() {
-    const { prisma, now: clock } = this.options;
-    const now = clock();
-    const expired = await prisma.call.findMany({ where: { status: 'initiated', expiresAt: { lte: now } }, select: { id: true }, take: 500 });
-    for (const { id } of expired) await applyCallUpdate(prisma, id, { kind: 'failed', reason: 'expired' }, { now, source: 'expiry' });
+    const now = this.options.now();
+    const { rows } = await this.pool.query<{ id: string }>({ name: 'oct_expired', text: EXPIRED, values: [now] });
+    if (rows.length === 0) return;
+    const expired: CallChange = { update: { kind: 'failed', reason: 'expired' } };
+    await transitionCalls(this.options.prisma, { name: 'oct_lock_expired', text: LOCK_EXPIRED, values: [now, rows.map((r) => r.id)] }, () => expired, { now, source: 'expiry' });
   }
 }

@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { FailureReason } from '../domain/call-lifecycle.js';
-import { applyCallUpdate } from '../calls/transition.js';
+import { CALL_COLUMNS, transitionCalls, type CallChange } from '../calls/transition.js';
+import { sqlPool } from '../storage/database.js';
 import type { DialRequest, Dialer } from './dialer.js';
 
 export const SIMULATED_PREFIX = 'sim_';
@@ -31,25 +32,35 @@ export class SimulatedDialer implements Dialer {
   }
 }
 
-/** Moves every simulated call whose ring or talk time is over to its next status. Returns how many moved. */
+/** Simulated calls whose ring or talk time is over, oldest first (a cheap read; the move locks them again). */
+const DUE = `
+  SELECT id FROM calls
+   WHERE (status = 'dialing' AND started_at <= $1 OR status = 'in_progress' AND answered_at <= $2)
+     AND starts_with(provider_call_id, '${SIMULATED_PREFIX}')
+   LIMIT 500`;
+/** The same calls, locked; those another process is moving right now are left to it. */
+const LOCK_DUE = `
+  SELECT ${CALL_COLUMNS} FROM calls c
+   WHERE c.id = ANY($3::uuid[])
+     AND (c.status = 'dialing' AND c.started_at <= $1 OR c.status = 'in_progress' AND c.answered_at <= $2)
+     AND starts_with(c.provider_call_id, '${SIMULATED_PREFIX}')
+   ORDER BY c.id FOR UPDATE SKIP LOCKED`;
+
+/** Moves every simulated call whose ring or talk time is over to its next status, in one transaction. Returns how many moved. */
 export async function advanceSimulatedCalls(prisma: PrismaClient, now: Date, timing: { ringMs: number; talkMs: number }): Promise<number> {
-  const rang = await prisma.call.findMany({
-    where: { status: 'dialing', providerCallId: { startsWith: SIMULATED_PREFIX }, startedAt: { lte: new Date(now.getTime() - timing.ringMs) } },
-    select: { id: true, phoneNumber: true },
-    take: 500,
-  });
-  const talked = await prisma.call.findMany({
-    where: { status: 'in_progress', providerCallId: { startsWith: SIMULATED_PREFIX }, answeredAt: { lte: new Date(now.getTime() - timing.talkMs) } },
-    select: { id: true },
-    take: 500,
-  });
-  const context = { now, source: 'provider' };
-  await Promise.all([
-    ...rang.map((call) => {
+  const rangBefore = new Date(now.getTime() - timing.ringMs);
+  const talkedBefore = new Date(now.getTime() - timing.talkMs);
+  const { rows } = await sqlPool(prisma).query<{ id: string }>({ name: 'oct_sim_due', text: DUE, values: [rangBefore, talkedBefore] });
+  if (rows.length === 0) return 0;
+  const moved = await transitionCalls(
+    prisma,
+    { name: 'oct_sim_lock_due', text: LOCK_DUE, values: [rangBefore, talkedBefore, rows.map((r) => r.id)] },
+    (call): CallChange => {
+      if (call.status === 'in_progress') return { update: { kind: 'completed' } };
       const reason = SIMULATED_FAILURES[call.phoneNumber];
-      return applyCallUpdate(prisma, call.id, reason ? { kind: 'failed', reason } : { kind: 'answered' }, context);
-    }),
-    ...talked.map((call) => applyCallUpdate(prisma, call.id, { kind: 'completed' }, context)),
-  ]);
-  return rang.length + talked.length;
+      return { update: reason ? { kind: 'failed', reason } : { kind: 'answered' } };
+    },
+    { now, source: 'provider' },
+  );
+  return moved.length;
 }

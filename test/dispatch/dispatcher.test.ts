@@ -71,6 +71,19 @@ describe('dispatcher', () => {
     expect([...dials.values()].every((n) => n === 1)).toBe(true);
   });
 
+  it('accounts at their limit do not hide others: 60 accounts with queued calls all get a slot at once', async () => {
+    // A claim pass looks at 50 accounts; those at their limit must not be the 50 it keeps looking at.
+    const { app } = await buildTestApp({ env: { ...FAST, MAX_CONCURRENT_CALLS: '1', SIMULATED_TALK_MS: '4000' } });
+    const tenants = [];
+    for (let i = 0; i < 60; i++) tenants.push(await createTenant(app.prisma));
+    for (const tenant of tenants) for (let i = 0; i < 2; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
+    const activeAccounts = () => app.prisma.call.groupBy({ by: ['accountId'], where: { status: { in: ['dialing', 'in_progress'] } } });
+    // Well before the first call ends (4 s of talk), every account has its one call going.
+    const active = await waitFor(activeAccounts, (groups) => groups.length === 60, 2_500);
+    expect(active).toHaveLength(60);
+    expect(await app.prisma.call.count({ where: { status: 'completed' } })).toBe(0);
+  });
+
   it('a worker that dies between claim and dial: another recovers the call and dials it exactly once', async () => {
     const { url } = await freshDatabase();
     let release: () => void = () => {};
