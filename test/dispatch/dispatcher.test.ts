@@ -1,6 +1,8 @@
 // The dispatcher with the simulated dialer: at most MAX_CONCURRENT_CALLS active per account across replicas, FIFO,
 // every call ends exactly once, a claim whose worker died is dialled exactly once by another, windows and expiry.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { CALLS_CHANNEL } from '../../src/calls/accept-call.js';
 import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
@@ -82,6 +84,32 @@ describe('dispatcher', () => {
     const active = await waitFor(activeAccounts, (groups) => groups.length === 60, 2_500);
     expect(active).toHaveLength(60);
     expect(await app.prisma.call.count({ where: { status: 'completed' } })).toBe(0);
+  });
+
+  it('an API-only process (no dispatcher) NOTIFYs the dispatchers; a process with one wakes it without a NOTIFY', async () => {
+    const { url } = await freshDatabase();
+    const heard: string[] = [];
+    const listener = new pg.Client({ connectionString: url });
+    await listener.connect();
+    listener.on('notification', (n) => heard.push(n.payload ?? ''));
+    await listener.query(`LISTEN ${CALLS_CHANNEL}`);
+    try {
+      const apiOnly = (await buildTestApp({ databaseUrl: url, env: { ...FAST, DISPATCH_ENABLED: 'false' } })).app;
+      const tenant = await createTenant(apiOnly.prisma);
+      await trigger(apiOnly, tenant.key);
+      await waitFor(() => heard.length, (n) => n === 1);
+      expect(heard).toEqual([tenant.accountId]);
+
+      // Talk long enough that no call ends (an end NOTIFYs too) while we listen.
+      const worker = (await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '60000' } })).app;
+      const callId = (await trigger(worker, tenant.key)).json().call_id;
+      // Its own dispatcher claims both: the new call at once, the other on its first pass.
+      await waitFor(() => worker.prisma.call.count({ where: { accountId: tenant.accountId, status: 'in_progress' } }), (n) => n === 2);
+      expect((await worker.prisma.call.findUniqueOrThrow({ where: { id: callId } })).dialAttempts).toBe(1);
+      expect(heard).toHaveLength(1);
+    } finally {
+      await listener.end();
+    }
   });
 
   it('a worker that dies between claim and dial: another recovers the call and dials it exactly once', async () => {
