@@ -55,6 +55,26 @@ const RECORD_ATTEMPTS = `
       FROM input i WHERE e.id = i.endpoint_id AND i.disabled_reason IS NOT NULL
   )
   SELECT 1`;
+/**
+ * Due deliveries, at most `perEndpoint` per endpoint, leased to this worker. Two workers may pick the same row: the
+ * second UPDATE re-checks the lease after the first commits and skips it.
+ */
+const CLAIM = `
+  WITH due AS (
+    SELECT id FROM (
+      SELECT d.id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
+        FROM webhook_deliveries d
+       WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+         AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
+         AND NOT (d.endpoint_id = ANY($2::uuid[]))
+       ORDER BY d.next_attempt_at LIMIT 1000
+    ) ranked WHERE rank <= $3 LIMIT $4
+  )
+  UPDATE webhook_deliveries d SET lease_expires_at = $5
+    FROM due, webhook_endpoints e
+   WHERE d.id = due.id AND e.id = d.endpoint_id AND d.status = 'pending'
+     AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
+  RETURNING d.id, d.endpoint_id, d.payload, d.attempt_count, e.url, e.secret, e.enabled`;
 /** Attempts recorded by one statement at most. */
 const MAX_BATCH = 500;
 
@@ -104,23 +124,9 @@ export class DeliveryWorker {
     if (room <= 0) return;
     const busy = [...this.perEndpointCount].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
     const now = this.options.now();
-    // Two workers may pick the same row: the second UPDATE re-checks the lease after the first commits and skips it.
-    const claimed = await this.options.prisma.$queryRaw<Claimed[]>`
-      WITH due AS (
-        SELECT id FROM (
-          SELECT d.id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
-            FROM webhook_deliveries d
-           WHERE d.status = 'pending' AND d.next_attempt_at <= ${now}
-             AND (d.lease_expires_at IS NULL OR d.lease_expires_at < ${now})
-             AND NOT (d.endpoint_id = ANY(${busy}::uuid[]))
-           ORDER BY d.next_attempt_at LIMIT 1000
-        ) ranked WHERE rank <= ${perEndpoint} LIMIT ${room}
-      )
-      UPDATE webhook_deliveries d SET lease_expires_at = ${new Date(now.getTime() + this.options.leaseMs)}
-        FROM due, webhook_endpoints e
-       WHERE d.id = due.id AND e.id = d.endpoint_id AND d.status = 'pending'
-         AND (d.lease_expires_at IS NULL OR d.lease_expires_at < ${now})
-      RETURNING d.id, d.endpoint_id, d.payload, d.attempt_count, e.url, e.secret, e.enabled`;
+    const { rows: claimed } = await sqlPool(this.options.prisma).query<Claimed>({
+      name: 'oct_claim_deliveries', text: CLAIM, values: [now, busy, perEndpoint, room, new Date(now.getTime() + this.options.leaseMs)],
+    });
     for (const delivery of claimed) {
       this.perEndpointCount.set(delivery.endpoint_id, (this.perEndpointCount.get(delivery.endpoint_id) ?? 0) + 1);
       // A failure to record the attempt (e.g. no pooled connection in time) must not reject unobserved, which
