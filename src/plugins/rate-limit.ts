@@ -1,5 +1,7 @@
 // Requests per minute per API key with @fastify/rate-limit: Redis when configured (shared by replicas), else in
-// process. A Redis failure fails open within the client's command timeout, and is logged and counted.
+// process. A Redis failure fails open within the client's command timeout, and is logged and counted. A key this
+// process saw over its limit is refused without Redis until its fixed window ends (the count can only have grown);
+// every other request is counted in Redis.
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyReply } from 'fastify';
@@ -7,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { createRequire } from 'node:module';
 import type { FastifyRateLimitOptions, FastifyRateLimitStore } from '@fastify/rate-limit';
 import { AppError } from '../errors.js';
+import { RefusedKeys } from '../rate-limit/refused-keys.js';
 
 type Callback = (error: Error | null, result?: { current: number; ttl: number }) => void;
 interface InnerStore {
@@ -16,19 +19,43 @@ interface InnerStore {
 const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as new (
   continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, key: string) => InnerStore;
 
-/** The plugin's own Redis store (its Lua script), observed: @fastify/rate-limit swallows store errors (skipOnError). */
+interface StoreFlags {
+  continueExceeding?: boolean;
+  exponentialBackoff?: boolean;
+}
+
+/**
+ * The plugin's own Redis store (its Lua script), observed: @fastify/rate-limit swallows store errors (skipOnError).
+ * A key Redis reported over its limit is refused in process until its window ends (RefusedKeys); a lost connection
+ * (Redis restarted, perhaps empty) forgets them all.
+ */
 function observedRedisStore(redis: Redis, onError: (error: Error) => void) {
-  const wrap = (inner: InnerStore): FastifyRateLimitStore => ({
-    incr: (key, callback, timeWindow, max) =>
-      inner.incr(key, (error, result) => {
-        if (error) onError(error);
-        (callback as Callback)(error, result);
-      }, timeWindow, max),
-    child: (routeOptions) => wrap(inner.child(routeOptions)),
+  const memories = new Set<RefusedKeys>();
+  redis.on('close', () => {
+    for (const memory of memories) memory.clear();
   });
+  const wrap = (inner: InnerStore, { continueExceeding, exponentialBackoff }: StoreFlags): FastifyRateLimitStore => {
+    // Only fixed windows can be remembered: the other modes move the expiry on every refused request.
+    const refused = continueExceeding || exponentialBackoff ? null : new RefusedKeys();
+    if (refused) memories.add(refused);
+    return {
+      incr: (key, callback, timeWindow, max) => {
+        const known = refused?.answer(key, max);
+        if (known) return (callback as Callback)(null, known);
+        const askedAt = refused?.now() ?? 0;
+        inner.incr(key, (error, result) => {
+          if (error) onError(error);
+          else if (result) refused?.observe(key, max, askedAt, result);
+          (callback as Callback)(error, result);
+        }, timeWindow, max);
+      },
+      child: (routeOptions) => wrap(inner.child(routeOptions), routeOptions as StoreFlags),
+    };
+  };
   return class {
-    constructor(options: FastifyRateLimitOptions & { continueExceeding?: boolean; exponentialBackoff?: boolean }) {
-      return wrap(new RedisStore(Boolean(options.continueExceeding), Boolean(options.exponentialBackoff), redis, 'oct:rl:'));
+    constructor(options: FastifyRateLimitOptions & StoreFlags) {
+      const flags = { continueExceeding: Boolean(options.continueExceeding), exponentialBackoff: Boolean(options.exponentialBackoff) };
+      return wrap(new RedisStore(flags.continueExceeding, flags.exponentialBackoff, redis, 'oct:rl:'), flags);
     }
   } as unknown as new (options: FastifyRateLimitOptions) => FastifyRateLimitStore;
 }

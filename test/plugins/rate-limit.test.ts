@@ -1,4 +1,4 @@
-// Rate limiting per API key (issue 3, points 3 and 7): the 429 contract and limit headers with the in-process and the Redis store, one budget shared by replicas through Redis, and failing open fast when Redis is down.
+// Rate limiting per API key (issue 3, points 3 and 7): the 429 contract and limit headers with the in-process and the Redis store, one budget shared by replicas through Redis, refusals of a key over its limit without Redis until its window ends, and failing open fast when Redis is down.
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -10,6 +10,7 @@ import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { freePort } from '../helpers/server-process.js';
 import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { trigger } from '../helpers/trigger.js';
+import { waitFor } from '../helpers/wait.js';
 
 const WINDOW_SECONDS = 60;
 /** The fail-open budget: a request must be answered this fast however Redis is broken. */
@@ -195,6 +196,72 @@ describe.skipIf(!redisUrl())('rate limit with the Redis store (requires Redis: T
     expectLimitHeaders(fresh, 3, 2, 60);
     expect(await probe.get(`oct:rl:${await keyIdOf(small, other)}`)).toBe('1');
   });
+  /**
+   * Redis commands on `key` from the app, seen through MONITOR. `settled()` returns how many have run so far: every
+   * command a finished request sent has run before a marker sent afterwards, and MONITOR reports in execution order.
+   */
+  async function watchKey(key: string) {
+    const monitor = await probe.monitor();
+    let seen = 0;
+    const markers = new Set<string>();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0] === 'echo') markers.add(args[1]!);
+      else if (/^eval(sha)?$/i.test(args[0]!) && args.includes(key)) seen += 1;
+    });
+    return {
+      settled: async () => {
+        const marker = `settled-${Math.random()}`;
+        await probe.echo(marker);
+        await waitFor(() => markers.has(marker), Boolean, 5_000);
+        return seen;
+      },
+      stop: () => monitor.disconnect(),
+    };
+  }
+
+  it('once a key is over its limit, its refusals cost no Redis command until its window ends; then Redis decides again', async () => {
+    const tenant = await createTenant(small.prisma);
+    await accept(small, tenant, 3, 3);
+    const redisKey = `oct:rl:${await keyIdOf(small, tenant)}`;
+    /** A refusal whose Retry-After is the one Redis's own expiry, read just before and after it, gives. */
+    const refusedAsRedisWould = async () => {
+      const before = await probe.pttl(redisKey);
+      const n = expectRateLimited(await trigger(small, tenant.key), 3);
+      const after = await probe.pttl(redisKey);
+      expect(n).toBeLessThanOrEqual(Math.ceil(before / 1000));
+      // (Remembered in process from before the command was sent: a few ms short of Redis's, never more.)
+      expect(n).toBeGreaterThanOrEqual(Math.ceil((after - 50) / 1000));
+      return n;
+    };
+    const commands = await watchKey(redisKey);
+    try {
+      // The window is fixed (its expiry set by the first increment); shortened here so that the test sees it end.
+      await probe.pexpire(redisKey, 2_500);
+      const windowEnds = performance.now() + 2_500;
+      // The first refusal is Redis's answer.
+      const first = await refusedAsRedisWould();
+      expect(await commands.settled()).toBe(1);
+      expect(await probe.get(redisKey)).toBe('4');
+
+      // Further refusals: the same 429, headers and all, with no command, and Retry-After counts down.
+      for (let i = 0; i < 5; i++) await refusedAsRedisWould();
+      await new Promise((r) => setTimeout(r, windowEnds - performance.now() - 1_500));
+      expect(await refusedAsRedisWould()).toBeLessThan(first);
+      expect(await commands.settled()).toBe(1);
+      expect(await probe.get(redisKey)).toBe('4');
+      expect(await callCount(small, tenant)).toBe(3);
+
+      // The window over, the next request goes to Redis again, which opens a new window: accepted.
+      await new Promise((r) => setTimeout(r, windowEnds - performance.now() + 50));
+      const accepted = await trigger(small, tenant.key);
+      expect(accepted.statusCode, accepted.body).toBe(200);
+      expectLimitHeaders(accepted, 3, 2, 60);
+      expect(await commands.settled()).toBe(2);
+      expect(await probe.get(redisKey)).toBe('1');
+    } finally {
+      commands.stop();
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -356,6 +423,32 @@ describe('when Redis is unreachable the limiter fails open within 50 ms and coun
     it('counts each failed store call in app.rateLimitStoreErrors()', async () => {
       proxy.mute();
       await expectOutageCounted(app);
+    });
+  });
+
+  describe.skipIf(!redisUrl())('(d) the connection is lost after a key went over its limit (requires Redis: TEST_REDIS_URL)', () => {
+    let app: App;
+    let proxy: Awaited<ReturnType<typeof mutableProxy>>;
+    beforeAll(async () => {
+      proxy = await mutableProxy(new URL(redisUrl()!));
+      app = (await buildTestApp({ databaseUrl, env: outageEnv(proxy.port) })).app;
+    });
+    afterAll(async () => {
+      if (app) await closeTestApp(app);
+      await proxy?.close();
+    });
+
+    it('forgets the keys it refused without Redis (Redis may come back empty): the key fails open like any other', async () => {
+      const tenant = await createTenant(app.prisma);
+      await accept(app, tenant, 3, 3);
+      expectRateLimited(await trigger(app, tenant.key), 3);
+      expectRateLimited(await trigger(app, tenant.key), 3);
+      await proxy.close();
+      await waitFor(() => app.redis?.status, (status) => status !== 'ready');
+      const before = app.rateLimitStoreErrors();
+      const response = await trigger(app, tenant.key);
+      expect(response.statusCode, response.body).toBe(200);
+      expect(app.rateLimitStoreErrors() - before).toBe(1);
     });
   });
 });
