@@ -1,6 +1,7 @@
-// Authentication: Bearer svc_sk_ keys only, looked up by SHA-256 digest in one indexed query on every request (no
-// cache, so rotation and revocation hold at once on every replica); keys in the URL refused; beyond
-// AUTH_FAILURES_PER_MINUTE failures from one client IP, further failures are answered 429 instead of 401.
+// Authentication: Bearer svc_sk_ keys only, looked up by SHA-256 digest in one indexed query on every request that
+// may authenticate (a working key is never cached, so rotation, revocation and the switch hold at once on every
+// replica; only digests found unknown or revoked are remembered, since those can never work); keys in the URL refused;
+// beyond AUTH_FAILURES_PER_MINUTE failures from one client IP, further failures are answered 429 instead of 401.
 // The same query reads the account's default agent, which most triggers use: it saves them a round trip later.
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
@@ -43,6 +44,8 @@ declare module 'fastify' {
 
 export const KEY_QUERY_PARAMETERS = ['api_key', 'apikey', 'key', 'token', 'access_token'];
 const FAILURE_WINDOW_MS = 60_000;
+/** Digests remembered as invalid at most; when full, the memory starts over. */
+const MAX_INVALID_DIGESTS = 10_000;
 
 interface PrincipalRow {
   key_id: string;
@@ -105,6 +108,22 @@ export default fp<AuthOptions>(
         return fallback;
       });
 
+    // Digests the lookup found unknown or revoked. Keys are 256-bit random values made only by generateKey (never
+    // from a chosen value) and revocation is never undone, so such a digest can never authenticate: refusing it again
+    // needs no query. A digest that matched is never remembered.
+    const invalidDigests = new Set<string>();
+    const lookUp = async (token: string): Promise<PrincipalRow | undefined> => {
+      const digest = apiKeyDigest(token);
+      const remembered = digest.toString('base64');
+      if (invalidDigests.has(remembered)) return undefined;
+      const [row] = (await sqlPool(fastify.prisma).query<PrincipalRow>({ name: 'oct_key_lookup', text: KEY_LOOKUP, values: [digest] })).rows;
+      if (!row) {
+        if (invalidDigests.size >= MAX_INVALID_DIGESTS) invalidDigests.clear();
+        invalidDigests.add(remembered);
+      }
+      return row;
+    };
+
     fastify.decorateRequest('principal', null);
 
     // The rest of the request (key lookup, handler) waits for pooled connections before background work does.
@@ -114,13 +133,10 @@ export default fp<AuthOptions>(
       if (keyInUrl(request)) throw new AppError('KEY_IN_URL');
 
       const token = parseBearerToken(request.headers.authorization);
-      // A malformed key or a failed checksum is refused without touching the database.
-      const rows = token && isWellFormedApiKey(token)
-        ? (await sqlPool(fastify.prisma).query<PrincipalRow>({ name: 'oct_key_lookup', text: KEY_LOOKUP, values: [apiKeyDigest(token)] })).rows
-        : [];
-      const row = rows[0];
+      // A malformed key or a failed checksum is refused without touching the database, as is a remembered digest.
+      const row = token && isWellFormedApiKey(token) ? await lookUp(token) : undefined;
       if (!row) {
-        // Counted only on failure, so a valid key never waits on the counter (nor on Redis for it).
+        // Counted only on failure (remembered or not), so a valid key never waits on the counter (nor on Redis for it).
         const seen = await safely(failures.hit(request.ip), { count: 0, resetInMs: 0 });
         if (seen.count > failuresPerMinute) {
           const seconds = Math.max(1, Math.ceil(seen.resetInMs / 1000));

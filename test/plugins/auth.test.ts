@@ -1,8 +1,9 @@
-// Authentication and access: one indexed lookup per request and no cache, so rotation and the switch hold on the very
-// next request on every replica; malformed keys never reach the database; failures are limited per client IP.
+// Authentication and access: one indexed lookup per request for a key that may work and no cache of working keys, so
+// rotation and the switch hold on the very next request on every replica; malformed keys never reach the database,
+// nor do keys already found unknown or revoked; failures are limited per client IP.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
-import { apiKeyDigest } from '../../src/domain/api-key.js';
+import { apiKeyDigest, generateApiKey } from '../../src/domain/api-key.js';
 import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, generateKey, setApiAccess } from '../helpers/fixtures.js';
@@ -76,6 +77,48 @@ describe('authentication', () => {
     expect(statements).toHaveBeenCalledTimes(1);
     expect(statements.mock.calls[0]![0]).toMatchObject({ name: 'oct_key_lookup' });
     expect(checkouts).toHaveBeenCalledTimes(1);
+  });
+
+  it('a working key costs a lookup every time; once revoked or unknown, it costs one more and then none, each failure still counted', async () => {
+    const { app } = await buildTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '3' } });
+    const tenant = await createTenant(app.prisma);
+    const from = (ip: string, key: string) =>
+      app.inject({ method: 'POST', url: '/api/v1/calls/trigger', remoteAddress: ip, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{"phone_number":"x"}' });
+    const pool = sqlPool(app.prisma);
+    const statements = vi.spyOn(pool, 'query');
+    const checkouts = vi.spyOn(pool, 'connect');
+    const lookups = () => statements.mock.calls.filter(([query]) => (query as { name?: string }).name === 'oct_key_lookup').length;
+
+    // Never remembered while it works: each request looks it up (a bad body stops right after authentication).
+    for (let i = 1; i <= 3; i++) {
+      expect((await from('198.51.100.1', tenant.key)).statusCode).toBe(400);
+      expect(lookups()).toBe(i);
+    }
+    // So a revoked key is refused on the very next request; that lookup is its last.
+    const { key: rotated } = await generateKey(app.prisma, tenant.accountId);
+    statements.mockClear();
+    checkouts.mockClear();
+    expect((await from('198.51.100.1', tenant.key)).json()).toEqual({ success: false, error: 'Invalid API key' });
+    expect(statements).toHaveBeenCalledTimes(1);
+    for (let i = 0; i < 2; i++) expect((await from('198.51.100.1', tenant.key)).json()).toEqual({ success: false, error: 'Invalid API key' });
+    // Three failures from this address so far, one of them looked up: the fourth is the 429, still without a statement.
+    const blocked = await from('198.51.100.1', tenant.key);
+    expect(blocked.statusCode).toBe(429);
+    expect(blocked.json()).toEqual({ success: false, error: `Too many failed authentication attempts. Retry after ${blocked.headers['retry-after']} seconds.` });
+    expect(statements).toHaveBeenCalledTimes(1);
+    expect(checkouts).toHaveBeenCalledTimes(1);
+
+    // An unknown well-formed key: one lookup, then none; its failures count for its own address as before.
+    const unknown = generateApiKey().key;
+    for (let i = 0; i < 3; i++) expect((await from('198.51.100.2', unknown)).statusCode).toBe(401);
+    expect((await from('198.51.100.2', unknown)).statusCode).toBe(429);
+    expect((await from('198.51.100.3', unknown)).statusCode).toBe(401);
+    expect(statements).toHaveBeenCalledTimes(2);
+    expect(checkouts).toHaveBeenCalledTimes(2);
+
+    // The new key works, looked up as always, from an address that has not failed.
+    expect((await from('198.51.100.4', rotated)).statusCode).toBe(400);
+    expect(lookups()).toBe(3);
   });
 
   it('limits failed attempts per client IP, without touching other clients', async () => {
