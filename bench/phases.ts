@@ -135,17 +135,22 @@ export async function refusals(b: Bench, service: scenario.Server, peak: number)
   await scenario.rateLimited(service.port, limited, { ...b.settings, refusalSeconds: 2 }); // spends this window's 100
   const r429 = [];
   const r401 = [];
+  const r401distinct = [];
   for (let round = 1; round <= b.rounds; round++) {
     r429.push(await scenario.withCpu(service, b.settings.refusalSeconds, () => scenario.rateLimited(service.port, limited, b.settings)));
     r401.push(await scenario.withCpu(service, b.settings.refusalSeconds, () => scenario.unauthenticated(service.port, b.settings)));
-    b.log(`refusals round ${round}: 429 ${r429.at(-1)!.throughput}/s, 401 ${r401.at(-1)!.throughput}/s`);
+    r401distinct.push(await scenario.withCpu(service, b.settings.refusalSeconds, () => scenario.unauthenticated(service.port, b.settings, true)));
+    b.log(`refusals round ${round}: 429 ${r429.at(-1)!.throughput}/s, 401 ${r401.at(-1)!.throughput}/s, 401 new keys ${r401distinct.at(-1)!.throughput}/s`);
   }
   const m429 = medianOf(r429);
   const m401 = medianOf(r401);
+  const m401distinct = medianOf(r401distinct);
   b.runs.rateLimited = r429;
   b.runs.unauthenticated = r401;
+  b.runs.unauthenticatedDistinct = r401distinct;
   b.table.push({ scenario: '(b) refused 429, one key over RATE_LIMIT_PER_MINUTE=100', ...m429, note: `${(m429.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m429)}` });
   b.table.push({ scenario: '(c) refused 401, unknown well-formed keys (AUTH_FAILURES_PER_MINUTE raised)', ...m401, note: `${(m401.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m401)}` });
+  b.table.push({ scenario: 'diagnostic: (c) with a new unknown key on every request', ...m401distinct, note: `${(m401distinct.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m401distinct)}` });
   b.targets.push({ name: '(b) 429 throughput vs accepted', value: m429.throughput / peak, unit: 'x', target: '>= 3x', met: m429.throughput / peak >= 3 });
   b.targets.push({ name: '(c) 401 throughput vs accepted', value: m401.throughput / peak, unit: 'x', target: '>= 3x', met: m401.throughput / peak >= 3 });
 }

@@ -85,9 +85,14 @@ export async function rateLimited(port: number, tenant: Tenant, s: Settings): Pr
   return figures(result);
 }
 
-/** Well-formed keys (valid checksum) that no account has: each costs the key lookup and the failure counter. */
-export async function unauthenticated(port: number, s: Settings): Promise<LoadFigures> {
-  const keys = Array.from({ length: 100 }, () => generateApiKey().key);
+/**
+ * Well-formed keys (valid checksum) that no account has, sent again and again (a client retrying wrong keys): the
+ * first use of each costs the key lookup, later ones are answered from the service's memory of invalid keys; every
+ * one costs the failure counter. `distinct`: a new key for every request instead (nothing remembered helps).
+ */
+export async function unauthenticated(port: number, s: Settings, distinct = false): Promise<LoadFigures> {
+  // More distinct keys than requests a run can send: none is seen twice.
+  const keys = Array.from({ length: distinct ? 60_000 : 100 }, () => generateApiKey().key);
   const headers = { ...HEADERS, 'x-forwarded-for': BENCH_CLIENT_IP };
   const result = await runLoadProcess(spec(port, { keys, headers, connections: s.connections, durationSeconds: s.refusalSeconds, expectStatus: 401 }));
   checkStatuses('unauthenticated', result, 401);
