@@ -1,6 +1,6 @@
 // Accepting a trigger: number check, agent selection and tenancy, calling window, queue bound; then one
-// transaction that stores the call, its first event and the idempotent response. The dispatchers hear of it by
-// NOTIFY only when this process has none of its own (see `notifyDispatchers`).
+// transaction that stores the call, its first event and the idempotent response. Waking the dispatchers is the
+// caller's (after commit: see src/plugins/jobs.ts).
 import { randomUUID } from 'node:crypto';
 import { IANAZone } from 'luxon';
 import type { AgentSnapshot, Principal } from '../plugins/auth.js';
@@ -34,13 +34,6 @@ export interface AcceptInput {
   limits: AcceptLimits;
   /** Adds statements to the acceptance transaction (the idempotency record). */
   inTransaction?: (tx: AcceptTransaction, callId: string) => Promise<void>;
-  /**
-   * NOTIFY the dispatchers on commit. A process with its own dispatcher wakes it in process instead (it claims the
-   * call at once; other replicas find it on their poll): a NOTIFY takes a database-wide lock from commit to the end
-   * of the transaction, so notifying transactions cannot share a WAL flush, and on this machine's disk that halved
-   * PostgreSQL's commit rate (pgbench, 10 clients: 7,985 inserts/s plain, 3,417/s with pg_notify).
-   */
-  notifyDispatchers: boolean;
 }
 
 async function selectAgent(prisma: PrismaClient, principal: Principal, requested: string | undefined): Promise<AgentSnapshot & { phoneNumber: string }> {
@@ -66,7 +59,7 @@ const ACCEPT_FUNCTION = `
 CREATE OR REPLACE FUNCTION pg_temp.oct_accept_call(
   p_account uuid, p_call uuid, p_event uuid, p_agent uuid, p_phone text, p_from text, p_name text, p_email text,
   p_metadata jsonb, p_not_before timestamptz, p_expires_at timestamptz, p_now timestamptz, p_updated_at timestamptz,
-  p_max_waiting int, p_channel text
+  p_max_waiting int
 ) RETURNS int LANGUAGE plpgsql AS $fn$
 DECLARE
   waiting int;
@@ -80,16 +73,12 @@ BEGIN
   INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, not_before, expires_at, created_at, updated_at)
   VALUES (p_call, p_account, p_agent, p_phone, p_from, p_name, p_email, p_metadata, 'initiated', p_not_before, p_expires_at, p_now, p_updated_at);
   INSERT INTO call_events (id, call_id, to_status, source, occurred_at) VALUES (p_event, p_call, 'initiated', 'api', p_now);
-  -- Delivered on commit: NOTIFY is transactional. No channel: nobody to notify.
-  IF p_channel IS NOT NULL THEN
-    PERFORM pg_notify(p_channel, p_account::text);
-  END IF;
   RETURN -1;
 END
 $fn$`;
 // The casts pin the one overload whatever types a driver gives the parameters.
 const ACCEPT_CALL = `SELECT pg_temp.oct_accept_call($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::text, $6::text, $7::text, $8::text,
-  $9::jsonb, $10::timestamptz, $11::timestamptz, $12::timestamptz, $13::timestamptz, $14::int, $15::text) AS waiting`;
+  $9::jsonb, $10::timestamptz, $11::timestamptz, $12::timestamptz, $13::timestamptz, $14::int) AS waiting`;
 prepareEverySession(ACCEPT_FUNCTION);
 
 /**
@@ -108,11 +97,8 @@ const ACCEPT_AFTER_LOCK = `
     RETURNING id
   ), event AS (
     INSERT INTO call_events (id, call_id, to_status, source, occurred_at) SELECT $3::uuid, id, 'initiated', 'api', $12::timestamptz FROM call
-  ), wake AS (
-    SELECT pg_notify($15::text, $1::text) FROM call WHERE $15::text IS NOT NULL
   )
-  SELECT CASE WHEN (SELECT count(*) FROM call) > 0 THEN -1 ELSE waiting END AS waiting, (SELECT count(*) FROM wake) AS notified
-    FROM queue`;
+  SELECT CASE WHEN (SELECT count(*) FROM call) > 0 THEN -1 ELSE waiting END AS waiting FROM queue`;
 
 /** Time zones already found valid: a zone's validity does not change while the process runs. */
 const validZones = new Set<string>();
@@ -149,7 +135,6 @@ export async function acceptCall(prisma: PrismaClient, input: AcceptInput): Prom
   const values = [
     principal.accountId, callId, randomUUID(), agent.id, body.phone_number, agent.phoneNumber, body.name ?? null, body.email ?? null,
     JSON.stringify(body.metadata ?? {}), notBefore, expiresAt, now, new Date(), limits.maxQueuedCalls,
-    input.notifyDispatchers ? CALLS_CHANNEL : null,
   ];
 
   // Nothing else to commit with it: the function call is the whole transaction (autocommit), one round trip, on

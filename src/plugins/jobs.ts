@@ -1,9 +1,12 @@
 // Background work of every process: the call dispatcher (unless DISPATCH_ENABLED=false) and the webhook delivery
 // worker (unless WEBHOOK_DELIVERY_ENABLED=false), each stopped on close after its in-flight work finishes.
 import fp from 'fastify-plugin';
+import { CALLS_CHANNEL } from '../calls/accept-call.js';
 import type { Dialer } from '../dispatch/dialer.js';
 import { Dispatcher, type DispatcherOptions } from '../dispatch/dispatcher.js';
 import { SimulatedDialer } from '../dispatch/simulated-dialer.js';
+import { CoalescedNotify } from '../jobs/coalesced-notify.js';
+import { sqlPool } from '../storage/database.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../webhooks/delivery-worker.js';
 import { WebhookSender } from '../webhooks/sender.js';
 
@@ -11,6 +14,12 @@ declare module 'fastify' {
   interface FastifyInstance {
     dialer: Dialer;
     dispatcher: Dispatcher | null;
+    /**
+     * After a call is committed: this process's dispatcher claims it at once; a process without one (an API-only
+     * replica) NOTIFYs the others, one NOTIFY for the calls committed meanwhile. Replicas with their own dispatcher
+     * are not told: they find other replicas' calls on their poll or when a call ends.
+     */
+    wakeDispatchers: () => void;
     deliveryWorker: DeliveryWorker | null;
   }
 }
@@ -45,6 +54,8 @@ export default fp<JobsOptions>(
         })
       : null;
     fastify.decorate('dispatcher', dispatcher);
+    const notifier = dispatcher ? null : new CoalescedNotify(sqlPool(fastify.prisma), CALLS_CHANNEL, fastify.log);
+    fastify.decorate('wakeDispatchers', () => (dispatcher ? dispatcher.wake() : notifier!.notify()));
 
     const { timeoutMs = config.WEBHOOK_TIMEOUT_MS, onAttempt, ...workerOptions } = options.webhooks ?? {};
     const sender = new WebhookSender({ allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs });
@@ -72,6 +83,7 @@ export default fp<JobsOptions>(
       await deliveryWorker?.start();
     });
     fastify.addHook('onClose', async () => {
+      await notifier?.settle();
       await dispatcher?.stop();
       await deliveryWorker?.stop();
       sender.close();

@@ -2,13 +2,11 @@
 // works without it and acceptance takes the lock-then-count transaction, with the same answers and the same bound.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { CALLS_CHANNEL } from '../../src/calls/accept-call.js';
 import { sessionsPrepared } from '../../src/storage/database.js';
 import { buildTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
-import { waitFor } from '../helpers/wait.js';
 
 const ROLE = 'oct_test_no_temporary';
 
@@ -23,7 +21,7 @@ async function asOwner(url: string, sql: string[]) {
 }
 
 describe('acceptance without the temporary function', () => {
-  it('keeps the queue bound exact and still NOTIFYs the dispatchers from an API-only process', async () => {
+  it('keeps the queue bound exact, with one event per accepted call', async () => {
     const { url, name } = await freshDatabase();
     await asOwner(url, [
       // Roles are cluster-wide: another run may have made it already.
@@ -36,28 +34,17 @@ describe('acceptance without the temporary function', () => {
     restricted.username = ROLE;
     restricted.password = '';
 
-    const heard: string[] = [];
-    const listener = new pg.Client({ connectionString: url });
-    await listener.connect();
-    listener.on('notification', (n) => heard.push(n.payload ?? ''));
-    await listener.query(`LISTEN ${CALLS_CHANNEL}`);
-    try {
-      const { app } = await buildTestApp({ databaseUrl: restricted.toString(), env: { MAX_QUEUED_CALLS: '5' } });
-      const tenant = await createTenant(app.prisma);
-      const responses = await Promise.all(Array.from({ length: 30 }, () => trigger(app, tenant.key)));
-      expect(sessionsPrepared()).toBe(false);
+    const { app } = await buildTestApp({ databaseUrl: restricted.toString(), env: { MAX_QUEUED_CALLS: '5' } });
+    const tenant = await createTenant(app.prisma);
+    const responses = await Promise.all(Array.from({ length: 30 }, () => trigger(app, tenant.key)));
+    expect(sessionsPrepared()).toBe(false);
 
-      const accepted = responses.filter((r) => r.statusCode === 200);
-      const refused = responses.filter((r) => r.statusCode === 429);
-      expect(accepted).toHaveLength(5);
-      expect(refused).toHaveLength(25);
-      expect(refused[0]!.json()).toEqual({ success: false, error: 'Too many calls waiting. Retry after 30 seconds.' });
-      expect(await app.prisma.call.count({ where: { accountId: tenant.accountId } })).toBe(5);
-      expect(await app.prisma.callEvent.count({ where: { call: { accountId: tenant.accountId } } })).toBe(5);
-      // One notification per accepted call (DISPATCH_ENABLED=false here: dispatchers elsewhere must hear of it).
-      await waitFor(() => heard.length, (n) => n === 5);
-    } finally {
-      await listener.end();
-    }
+    const accepted = responses.filter((r) => r.statusCode === 200);
+    const refused = responses.filter((r) => r.statusCode === 429);
+    expect(accepted).toHaveLength(5);
+    expect(refused).toHaveLength(25);
+    expect(refused[0]!.json()).toEqual({ success: false, error: 'Too many calls waiting. Retry after 30 seconds.' });
+    expect(await app.prisma.call.count({ where: { accountId: tenant.accountId } })).toBe(5);
+    expect(await app.prisma.callEvent.count({ where: { call: { accountId: tenant.accountId } } })).toBe(5);
   });
 });

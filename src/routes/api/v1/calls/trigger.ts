@@ -30,10 +30,8 @@ const trigger: FastifyPluginAsyncTypebox = async (fastify) => {
         inTransaction: async (tx, id) => {
           await request.idempotency?.complete(tx, 200, { success: true, call_id: id, status: 'initiated' });
         },
-        notifyDispatchers: !fastify.dispatcher,
       });
-      // Committed: this process's dispatcher claims it now (no NOTIFY round through the database).
-      fastify.dispatcher?.wake();
+      fastify.wakeDispatchers();
       return { success: true as const, call_id: callId, status: 'initiated' as const };
     },
   );
