@@ -51,9 +51,11 @@ async function selectAgent(prisma: PrismaClient, principal: Principal, requested
 
 /**
  * The acceptance as one server-side function, so that it costs one round trip. It is a temporary function (created
- * once per pooled connection; no migration, nothing left behind) in PL/pgSQL because there each statement takes a
- * fresh snapshot: the count after the account lock sees every call committed while we waited for it, which keeps
- * the per-account bound exact. Returns the waiting count when the queue is full (nothing stored), else -1.
+ * once per pooled connection; no migration, nothing left behind) in PL/pgSQL. The account's waiting count is kept by
+ * triggers on calls (migration 20261121080000); read with the account's row lock, it includes every call committed
+ * while we waited for the lock (a row locked after a wait is read as last committed), and no other acceptance for
+ * the account can commit until we do: the per-account bound is exact. Returns the waiting count when the queue is
+ * full (nothing stored), else -1.
  */
 const ACCEPT_FUNCTION = `
 CREATE OR REPLACE FUNCTION pg_temp.oct_accept_call(
@@ -65,8 +67,7 @@ DECLARE
   waiting int;
 BEGIN
   -- One acceptance at a time per account, so the queue bound is exact rather than approximate.
-  PERFORM 1 FROM accounts WHERE id = p_account FOR UPDATE;
-  SELECT count(*)::int INTO waiting FROM calls WHERE account_id = p_account AND status = 'initiated';
+  SELECT waiting_calls INTO waiting FROM accounts WHERE id = p_account FOR NO KEY UPDATE;
   IF waiting >= p_max_waiting THEN
     RETURN waiting;
   END IF;
@@ -88,7 +89,7 @@ prepareEverySession(ACCEPT_FUNCTION);
  */
 const ACCEPT_AFTER_LOCK = `
   WITH queue AS (
-    SELECT count(*)::int AS waiting FROM calls WHERE account_id = $1::uuid AND status = 'initiated'
+    SELECT waiting_calls AS waiting FROM accounts WHERE id = $1::uuid
   ), call AS (
     INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, not_before, expires_at, created_at, updated_at)
     SELECT $2::uuid, $1::uuid, $4::uuid, $5::text, $6::text, $7::text, $8::text, $9::jsonb, 'initiated', $10::timestamptz, $11::timestamptz,
@@ -149,7 +150,7 @@ export async function acceptCall(prisma: PrismaClient, input: AcceptInput): Prom
     if (sessionsPrepared()) {
       [{ waiting }] = await tx.$queryRawUnsafe<[{ waiting: number }]>(ACCEPT_CALL, ...values);
     } else {
-      await tx.$executeRawUnsafe('SELECT 1 FROM accounts WHERE id = $1::uuid FOR UPDATE', principal.accountId);
+      await tx.$executeRawUnsafe('SELECT 1 FROM accounts WHERE id = $1::uuid FOR NO KEY UPDATE', principal.accountId);
       [{ waiting }] = await tx.$queryRawUnsafe<[{ waiting: number }]>(ACCEPT_AFTER_LOCK, ...values);
     }
     if (waiting >= 0) throw queueFull();
