@@ -20,7 +20,7 @@ export interface Bench {
   log: (message: string) => void;
 }
 
-const cpuNote = (r: { serverCpuMs: number; databaseCpuMs: number }) => `CPU per request: server ${r.serverCpuMs} ms, PostgreSQL ${r.databaseCpuMs} ms`;
+const cpuNote = (r: { serverCpuMs: number; databaseCpuMs: number }) => `CPU per request: server ${r.serverCpuMs.toFixed(3)} ms, PostgreSQL ${r.databaseCpuMs.toFixed(3)} ms`;
 
 /** (a): our closed-loop peak and the baseline's, back to back in each round; returns our median peak. */
 export async function acceptedVsBaseline(b: Bench, service: scenario.Server, baseline: scenario.Server): Promise<number> {

@@ -10,7 +10,7 @@ import { ROOT, startBaseline, startService, type Child } from './processes.js';
 import { startReceiver } from './receiver.js';
 import { writeResults, type Results } from './report.js';
 import { BENCH_CLIENT_IP, type Server, type Settings } from './scenarios.js';
-import { connect, createTenants, freshDatabase, machineFacts, type BenchDatabase } from './setup.js';
+import { connect, createTenants, freshDatabase, machineFacts, withoutServiceTriggers, type BenchDatabase } from './setup.js';
 
 const env = process.env;
 const ADMIN_URL = env.BENCH_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -92,6 +92,7 @@ async function main() {
     let baselinePeak = Number.NaN;
     if (runs('accepted') || runs('paced') || runs('refusals') || runs('diagnostic')) {
       const baseDb = await fresh('base');
+      await withoutServiceTriggers(baseDb.url);
       await createTenants(baseDb.url, 1); // the agent and account its rows point at
       const baseline = await startBaseline(baseDb.url, path.join(LOG_DIR, 'baseline.log'));
       cleanup.push(() => baseline.stop());
