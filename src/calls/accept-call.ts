@@ -2,7 +2,6 @@
 // transaction that stores the call, its first event and the idempotent response. Waking the dispatchers is the
 // caller's (after commit: see src/plugins/jobs.ts).
 import { randomUUID } from 'node:crypto';
-import { IANAZone } from 'luxon';
 import type { AgentSnapshot, Principal } from '../plugins/auth.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
@@ -101,21 +100,6 @@ const ACCEPT_AFTER_LOCK = `
   )
   SELECT CASE WHEN (SELECT count(*) FROM call) > 0 THEN -1 ELSE waiting END AS waiting FROM queue`;
 
-/** Time zones already found valid: a zone's validity does not change while the process runs. */
-const validZones = new Set<string>();
-
-/**
- * No windows means always open, as isWithinCallingWindow would answer; but it first validates the zone with luxon
- * (a new Intl.DateTimeFormat on every call: 13% of the busy CPU of an accepted trigger). The answer is only taken
- * from here once the zone has passed that check, so an invalid stored zone still fails the same way.
- */
-function alwaysOpen(windows: readonly unknown[], timeZone: string): boolean {
-  if (windows.length > 0) return false;
-  if (validZones.has(timeZone)) return true;
-  if (IANAZone.isValidZone(timeZone)) validZones.add(timeZone);
-  return false;
-}
-
 export async function acceptCall(prisma: PrismaClient, input: AcceptInput): Promise<{ callId: string }> {
   const { principal, body, now, limits } = input;
   if (!isValidE164(body.phone_number)) throw new AppError('INVALID_PHONE_NUMBER');
@@ -123,7 +107,7 @@ export async function acceptCall(prisma: PrismaClient, input: AcceptInput): Prom
 
   const windows = callingWindowsSchemaCheck(agent.callingWindows);
   let notBefore = now;
-  if (!alwaysOpen(windows, agent.timezone) && !isWithinCallingWindow(windows, agent.timezone, now)) {
+  if (!isWithinCallingWindow(windows, agent.timezone, now)) {
     if (agent.outsideWindowPolicy === 'reject') throw new AppError('OUTSIDE_CALLING_WINDOW');
     notBefore = nextWindowOpening(windows, agent.timezone, now) ?? now;
   }

@@ -120,8 +120,17 @@ export function callingWindowsSchemaCheck(value: unknown): CallingWindow[] {
   });
 }
 
+/**
+ * Zones already found valid: a zone's validity does not change while the process runs, and luxon's check builds an
+ * Intl.DateTimeFormat every time (13% of an accepted trigger's busy CPU, 4% of the dispatcher's under load).
+ */
+const validZones = new Set<string>();
+
 function requireZone(timeZone: string): IANAZone {
-  if (!isValidTimeZone(timeZone)) throw new CallingWindowError(`Invalid time zone "${timeZone}"`);
+  if (!validZones.has(timeZone)) {
+    if (!isValidTimeZone(timeZone)) throw new CallingWindowError(`Invalid time zone "${timeZone}"`);
+    validZones.add(timeZone);
+  }
   return IANAZone.create(timeZone);
 }
 

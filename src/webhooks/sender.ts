@@ -1,9 +1,10 @@
 // One HTTP attempt of a webhook: POST the frozen body with Standard Webhooks headers, no redirects, a hard timeout,
 // and (unless private targets are allowed) an agent that refuses private addresses at connect time (DNS rebinding).
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
-import { Webhook } from 'standardwebhooks';
+import { webhookSigningKey } from '../domain/webhook-secret.js';
 
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 const USER_AGENT = 'outbound-call-trigger-webhooks/1';
@@ -25,16 +26,23 @@ export class WebhookSender {
   private readonly timeoutMs: number;
 
   constructor(options: SenderOptions) {
-    const common = { keepAlive: true, maxSockets: 50, maxFreeSockets: 10 };
+    // As many idle connections kept per host as may be open: after a burst, the next one reuses them instead of
+    // reconnecting (connect and close were 2% of a busy service's CPU with 10 kept of 50).
+    const common = { keepAlive: true, maxSockets: 50, maxFreeSockets: 50 };
     this.agents = options.allowPrivateTargets
       ? { http: new http.Agent(common), https: new https.Agent(common) }
       : { http: new RequestFilteringHttpAgent(common), https: new RequestFilteringHttpsAgent(common) };
     this.timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
   }
 
-  /** Standard Webhooks signature (v1, HMAC-SHA256 of id.timestamp.body), made by the reference library. */
+  /**
+   * Standard Webhooks signature: v1, base64 HMAC-SHA256 of "id.timestamp.body" keyed by the secret's bytes (the
+   * base64 after whsec_). node:crypto rather than the reference library's pure-JS SHA-256; a test checks that both
+   * give the same signature, and every delivery test verifies with the reference library.
+   */
   static sign(secret: string, id: string, at: Date, body: string) {
-    return new Webhook(secret).sign(id, at, body);
+    const key = webhookSigningKey(secret);
+    return `v1,${createHmac('sha256', key).update(`${id}.${Math.floor(at.getTime() / 1000)}.${body}`).digest('base64')}`;
   }
 
   async send(target: { url: string; secret: string }, id: string, body: string, at: Date): Promise<AttemptResult> {

@@ -1,7 +1,10 @@
 // Tests for Standard Webhooks secret generation and decoding into the HMAC key.
 import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { WEBHOOK_SECRET_PREFIX, generateWebhookSecret, webhookSigningKey } from '../../src/domain/webhook-secret.js';
+import { WebhookSender } from '../../src/webhooks/sender.js';
 
 describe('generateWebhookSecret', () => {
   it('is whsec_ followed by base64 of 32 bytes', () => {
@@ -66,5 +69,15 @@ describe('webhookSigningKey', () => {
 
   it('throws on a non-string', () => {
     expect(() => webhookSigningKey(undefined as unknown as string)).toThrow(TypeError);
+  });
+});
+
+describe('WebhookSender.sign', () => {
+  it('gives the reference library\'s signature for any id, time and body', () => {
+    fc.assert(fc.property(fc.string(), fc.integer({ min: 0, max: 4_000_000_000 }), fc.string({ unit: 'binary' }), (id, seconds, body) => {
+      const secret = generateWebhookSecret();
+      const at = new Date(seconds * 1000 + 999);
+      expect(WebhookSender.sign(secret, id, at, body)).toBe(new Webhook(secret).sign(id, at, body));
+    }), { numRuns: 300 });
   });
 });
