@@ -70,6 +70,24 @@ export async function pacedLatency(b: Bench, service: scenario.Server, peak: num
   b.runs[withTarget ? 'paced' : 'pacedRequestPathOnly'] = paced;
   b.table.push({ scenario: `${label} at 80% of its peak: ${rate}/s fixed, ${b.settings.pacedConnections} staggered connections`, ...p });
   if (withTarget) b.targets.push({ name: '(a) p99 at 80% of peak', value: p.p99, unit: 'ms', target: '< 25 ms', met: p.p99 < 25 });
+  if (withTarget && Array.isArray(b.runs.endToEnd)) await sustainedLatency(b, service, median(b.runs.endToEnd as number[]));
+}
+
+/**
+ * Diagnostic, not a target: the burst peak is above what the service completes end to end (each accepted call
+ * also costs a claim, three transitions and two webhook deliveries afterwards), so 80% of it saturates the machine.
+ * This is the same fixed-rate run at 80% of the end-to-end rate, where the background keeps up.
+ */
+async function sustainedLatency(b: Bench, service: scenario.Server, endToEnd: number) {
+  const rate = Math.round(endToEnd * 0.8);
+  const runs = [];
+  for (let round = 1; round <= b.rounds; round++) {
+    runs.push(await scenario.acceptedPaced(service.port, b.tenants, rate, b.settings));
+    await waitIdle(b.db);
+    b.log(`(a) accepted at 80% of the end-to-end rate (${rate}/s), round ${round}: p99 ${runs.at(-1)!.p99} ms (sent ${runs.at(-1)!.achieved}/s)`);
+  }
+  b.runs.sustained = runs;
+  b.table.push({ scenario: `diagnostic: (a) at 80% of its end-to-end rate: ${rate}/s fixed, ${b.settings.pacedConnections} staggered connections`, ...medianOf(runs) });
 }
 
 /**
