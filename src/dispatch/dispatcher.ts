@@ -3,7 +3,7 @@
 // lease, recovers calls whose claimer died, expires calls that waited too long, and advances simulated calls.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type pg from 'pg';
+import pg from 'pg';
 import type { Call, PrismaClient } from '../generated/prisma/client.js';
 import { CALLS_CHANNEL } from '../calls/accept-call.js';
 import { CALL_COLUMNS, applyCallUpdate, applyLockedBatch, inTransaction, transitionCalls, type CallChange } from '../calls/transition.js';
@@ -81,6 +81,14 @@ const LOCK_EXPIRED = `
 
 type Candidate = Call & { agentTimezone: string; agentCallingWindows: unknown };
 
+/** The server refused the statement (one bad row): worth retrying item by item. Not a timeout or a lost connection. */
+const refusedByServer = (error: unknown) => error instanceof pg.DatabaseError;
+
+/** Attempts to record a provider id after the provider accepted the dial, and the waits before each retry. */
+const RECORD_DIALLED_RETRIES_MS = [0, 250, 1_000, 4_000];
+/** A call whose agent's stored windows or zone cannot be read waits this long before the next try. */
+const UNREADABLE_WINDOWS_RETRY_MS = 60_000;
+
 export class Dispatcher {
   readonly id = `${process.pid}-${randomUUID().slice(0, 8)}`;
   private readonly leaseMs: number;
@@ -92,13 +100,13 @@ export class Dispatcher {
     const { rows } = await this.pool.query<{ id: string }>({ name: 'oct_record_intents', text: RECORD_INTENTS, values: [ids, this.id, new Date()] });
     const recorded = new Set(rows.map((r) => r.id));
     return ids.map((id) => recorded.has(id));
-  });
+  }, refusedByServer);
   private readonly dialled = new Batcher<{ id: string; providerCallId: string }, void>(async (calls) => {
     await this.pool.query({
       name: 'oct_record_dialled', text: RECORD_DIALLED, values: [calls.map((c) => c.id), calls.map((c) => c.providerCallId), new Date(), this.id],
     });
     return calls.map(() => undefined);
-  });
+  }, refusedByServer);
 
   constructor(private readonly options: DispatcherOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
@@ -155,9 +163,15 @@ export class Dispatcher {
       const ready: Call[] = [];
       const waiting: { id: string; notBefore: Date }[] = [];
       for (const { agentTimezone, agentCallingWindows, ...call } of candidates) {
-        const windows = callingWindowsSchemaCheck(agentCallingWindows);
-        if (isWithinCallingWindow(windows, agentTimezone, now)) ready.push(call);
-        else waiting.push({ id: call.id, notBefore: nextWindowOpening(windows, agentTimezone, now) ?? now });
+        try {
+          const windows = callingWindowsSchemaCheck(agentCallingWindows);
+          if (isWithinCallingWindow(windows, agentTimezone, now)) ready.push(call);
+          else waiting.push({ id: call.id, notBefore: nextWindowOpening(windows, agentTimezone, now) ?? now });
+        } catch (error) {
+          // Stored windows or a zone that no longer validate (edited by hand): this call waits, the others go on.
+          this.options.log.error({ err: error, callId: call.id, agentId: call.agentId }, 'agent calling windows unreadable; call held back');
+          waiting.push({ id: call.id, notBefore: new Date(now.getTime() + UNREADABLE_WINDOWS_RETRY_MS) });
+        }
       }
       if (waiting.length > 0) {
         await client.query({ name: 'oct_reschedule', text: RESCHEDULE, values: [waiting.map((w) => w.id), waiting.map((w) => w.notBefore), new Date()] });
@@ -192,13 +206,13 @@ export class Dispatcher {
   /** Records the intent to dial before dialling: a call whose intent is recorded is never dialled again. */
   private async dial(call: Call) {
     const { dialer, now, log } = this.options;
+    let providerCallId: string;
     try {
       await this.options.beforeDial?.(call);
       if (!(await this.intents.add(call.id))) return; // another dispatcher took it over
-      const { providerCallId } = await dialer.dial({
+      ({ providerCallId } = await dialer.dial({
         callId: call.id, to: call.phoneNumber, from: call.fromNumber, agentId: call.agentId, name: call.name, email: call.email,
-      });
-      await this.dialled.add({ id: call.id, providerCallId });
+      }));
     } catch (error) {
       try {
         // Only the dispatcher still holding the lease may fail the call: after a takeover it is someone else's.
@@ -210,7 +224,29 @@ export class Dispatcher {
         // The database is gone too: the lease runs out and recover() settles the call (dial once, or provider_error).
         log.error({ err: bookkeeping, dialError: error, callId: call.id }, 'dial failed and could not be recorded; left to lease recovery');
       }
+      return;
     }
+    await this.recordDialled(call.id, providerCallId);
+  }
+
+  /**
+   * The provider accepted the dial: the callee's phone may be ringing, so from here on the call is never failed for
+   * our bookkeeping. Its provider id is recorded, retried a few times; if that keeps failing the provider's own
+   * status callbacks record it (Twilio's carry the CallSid), and only a call that never gets one is settled by
+   * lease recovery.
+   */
+  private async recordDialled(callId: string, providerCallId: string) {
+    let lastError: unknown;
+    for (const waitMs of RECORD_DIALLED_RETRIES_MS) {
+      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      try {
+        await this.dialled.add({ id: callId, providerCallId });
+        return;
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    this.options.log.error({ err: lastError, callId, providerCallId }, 'dialled, but the provider id could not be recorded; left to callbacks and lease recovery');
   }
 
   /**

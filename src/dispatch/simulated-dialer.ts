@@ -32,7 +32,7 @@ export class SimulatedDialer implements Dialer {
   }
 }
 
-/** Simulated calls whose ring or talk time is over, oldest first (a cheap read; the move locks them again). */
+/** Simulated calls whose ring or talk time is over, up to 500 (a cheap read; the move locks them again). */
 const DUE = `
   SELECT id FROM calls
    WHERE (status = 'dialing' AND started_at <= $1 OR status = 'in_progress' AND answered_at <= $2)

@@ -2,6 +2,7 @@
 // missed notifications and clock-driven work), never two passes at once, one more if woken during a pass.
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
+import { inBackground } from '../storage/database.js';
 
 export interface WakeableLoopOptions {
   name: string;
@@ -47,8 +48,8 @@ export class WakeableLoop {
       this.again = true;
       return;
     }
-    this.running = this.options
-      .pass()
+    // A pass is background work whoever wakes it (a request's wake would otherwise hand it the request's priority).
+    this.running = inBackground(() => this.options.pass())
       .catch((error: Error) => this.options.log.error({ err: error }, `${this.options.name} pass failed`))
       .finally(() => {
         this.running = null;

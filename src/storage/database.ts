@@ -40,6 +40,19 @@ export function inForeground<T>(work: () => T): T {
   return foreground.run(true, work);
 }
 
+/**
+ * Runs `work` as background even when called from a request: background loops woken by a request (the dispatcher
+ * after an acceptance) must not inherit its place in the pool queue nor its short wait for a connection.
+ */
+export function inBackground<T>(work: () => T): T {
+  return foreground.exit(work);
+}
+
+/** Whether the caller runs as foreground (tests). */
+export function isForeground(): boolean {
+  return foreground.getStore() === true;
+}
+
 type Waiter = { foreground?: true };
 
 /**
@@ -54,10 +67,10 @@ class ForegroundFirstPool extends pg.Pool {
   // through it too). A foreground waiter is moved from the end to just behind the foreground waiters already queued
   // (first come, first served among them), ahead of every background one; a background waiter gets the longer wait.
   override connect(...args: unknown[]): never {
-    const isForeground = foreground.getStore() === true;
+    const asForeground = isForeground();
     const options = (this as unknown as { options: { connectionTimeoutMillis?: number } }).options;
     const limit = options.connectionTimeoutMillis;
-    if (!isForeground && limit) options.connectionTimeoutMillis = Math.max(limit, BACKGROUND_WAIT_MS);
+    if (!asForeground && limit) options.connectionTimeoutMillis = Math.max(limit, BACKGROUND_WAIT_MS);
     let result: unknown;
     try {
       result = (pg.Pool.prototype.connect as (...a: unknown[]) => unknown).apply(this, args);
@@ -65,7 +78,7 @@ class ForegroundFirstPool extends pg.Pool {
       options.connectionTimeoutMillis = limit;
     }
     const queue = (this as unknown as { _pendingQueue?: Waiter[] })._pendingQueue;
-    if (isForeground && queue && queue.length > 1) {
+    if (asForeground && queue && queue.length > 1) {
       const waiter = queue.pop()!;
       waiter.foreground = true;
       let at = 0;

@@ -48,12 +48,20 @@ export class WebhookSender {
   async send(target: { url: string; secret: string }, id: string, body: string, at: Date): Promise<AttemptResult> {
     const started = performance.now();
     const timestamp = Math.floor(at.getTime() / 1000);
+    let signature: string;
+    try {
+      signature = WebhookSender.sign(target.secret, id, new Date(timestamp * 1000), body);
+    } catch (error) {
+      // A stored secret that cannot sign (only hand-edited data can get here): a failed attempt, recorded and
+      // retried on schedule like any other, never a send without a valid signature.
+      return { status: null, retryAfter: undefined, error: `cannot sign: ${(error as Error).message}`, durationMs: 0 };
+    }
     const headers = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       'webhook-id': id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': WebhookSender.sign(target.secret, id, new Date(timestamp * 1000), body),
+      'webhook-signature': signature,
       'content-length': String(Buffer.byteLength(body)),
     };
     return new Promise<AttemptResult>((resolve) => {

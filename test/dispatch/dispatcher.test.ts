@@ -120,6 +120,29 @@ describe('dispatcher', () => {
     }
   });
 
+  it('a dial the provider accepted is never failed for our bookkeeping: a provider id that cannot be recorded leaves the call dialing', async () => {
+    const { app, databaseUrl } = await buildTestApp({
+      env: { ...FAST, DISPATCH_ENABLED: 'true' },
+      // A provider that accepts every dial; the database refuses its ids (below), as a failing write would.
+      jobs: { dialer: { kind: 'twilio', dial: async (request) => ({ providerCallId: `refused-${request.callId}` }) } },
+    });
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER TABLE calls ADD CONSTRAINT test_refuse_ids CHECK (provider_call_id IS NULL OR provider_call_id NOT LIKE 'refused-%')`);
+      const tenant = await createTenant(app.prisma);
+      const callId = (await trigger(app, tenant.key)).json().call_id;
+      await waitFor(() => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }), (c) => c.dialAttempts === 1);
+      // Past the first retries: before, the first failed write failed the call with provider_error at once.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
+      expect(call).toMatchObject({ status: 'dialing', failureReason: null, dialAttempts: 1, providerCallId: null });
+      expect(call.events.map((e) => e.toStatus)).toEqual(['initiated', 'dialing']);
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('a worker that dies between claim and dial: another recovers the call and dials it exactly once', async () => {
     const { url } = await freshDatabase();
     let release: () => void = () => {};
