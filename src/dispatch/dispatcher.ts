@@ -84,8 +84,11 @@ type Candidate = Call & { agentTimezone: string; agentCallingWindows: unknown };
 /** The server refused the statement (one bad row): worth retrying item by item. Not a timeout or a lost connection. */
 const refusedByServer = (error: unknown) => error instanceof pg.DatabaseError;
 
-/** Attempts to record a provider id after the provider accepted the dial, and the waits before each retry. */
-const RECORD_DIALLED_RETRIES_MS = [0, 250, 1_000, 4_000];
+/**
+ * Attempts to record a provider id after the provider accepted the dial, and the waits before each: about the
+ * default lease in all (a database outage of that long is then left to callbacks and lease recovery).
+ */
+const RECORD_DIALLED_RETRIES_MS = [0, 250, 1_000, 4_000, 10_000, 15_000];
 /** A call whose agent's stored windows or zone cannot be read waits this long before the next try. */
 const UNREADABLE_WINDOWS_RETRY_MS = 60_000;
 
@@ -238,7 +241,10 @@ export class Dispatcher {
   private async recordDialled(callId: string, providerCallId: string) {
     let lastError: unknown;
     for (const waitMs of RECORD_DIALLED_RETRIES_MS) {
-      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      if (waitMs > 0) {
+        if (this.loop.stopped) break; // shutting down: callbacks and lease recovery take it from here
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
       try {
         await this.dialled.add({ id: callId, providerCallId });
         return;
