@@ -5,34 +5,27 @@
 // with pg_notify) and, under load, stalled a request past the pool's 1.5 s wait.
 import type { FastifyBaseLogger } from 'fastify';
 import type pg from 'pg';
+import { SingleFlight } from './single-flight.js';
 
 export class CoalescedNotify {
-  private sending = false;
-  private again = false;
+  private readonly sends: SingleFlight;
 
-  constructor(private readonly pool: pg.Pool, private readonly channel: string, private readonly log: FastifyBaseLogger) {}
+  constructor(pool: pg.Pool, channel: string, log: FastifyBaseLogger) {
+    this.sends = new SingleFlight(
+      async () => {
+        await pool.query({ name: 'oct_notify', text: 'SELECT pg_notify($1, NULL)', values: [channel] });
+      },
+      (error) => log.warn({ err: error }, 'could not notify the dispatchers; they find the calls on their poll'),
+    );
+  }
 
   /** Sends a NOTIFY soon: now if none is on its way, else right after it. Never throws (the poll is the fallback). */
   notify() {
-    if (this.sending) {
-      this.again = true;
-      return;
-    }
-    this.sending = true;
-    this.pool
-      .query({ name: 'oct_notify', text: 'SELECT pg_notify($1, NULL)', values: [this.channel] })
-      .catch((error: Error) => this.log.warn({ err: error }, 'could not notify the dispatchers; they find the calls on their poll'))
-      .finally(() => {
-        this.sending = false;
-        if (this.again) {
-          this.again = false;
-          this.notify();
-        }
-      });
+    this.sends.request();
   }
 
   /** Resolves once nothing is on its way (tests, shutdown). */
   async settle() {
-    while (this.sending) await new Promise((resolve) => setTimeout(resolve, 5));
+    await this.sends.settle();
   }
 }

@@ -2,7 +2,7 @@
 // missed notifications and clock-driven work), never two passes at once, one more if woken during a pass.
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
-import { inBackground } from '../storage/database.js';
+import { SingleFlight } from './single-flight.js';
 
 export interface WakeableLoopOptions {
   name: string;
@@ -16,11 +16,17 @@ export interface WakeableLoopOptions {
 export class WakeableLoop {
   private timer: NodeJS.Timeout | null = null;
   private listener: pg.Client | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
   private stoppedFlag = false;
+  private readonly passes: SingleFlight;
 
-  constructor(private readonly options: WakeableLoopOptions) {}
+  constructor(private readonly options: WakeableLoopOptions) {
+    this.passes = new SingleFlight(
+      async () => {
+        if (!this.stoppedFlag) await options.pass();
+      },
+      (error) => options.log.error({ err: error }, `${options.name} pass failed`),
+    );
+  }
 
   get stopped() {
     return this.stoppedFlag;
@@ -38,32 +44,18 @@ export class WakeableLoop {
     this.stoppedFlag = true;
     if (this.timer) clearInterval(this.timer);
     await this.listener?.end().catch(() => undefined);
-    await this.running;
+    await this.passes.settle();
   }
 
   /** Runs a pass now, or right after the current one. */
   wake() {
-    if (this.stoppedFlag) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    // A pass is background work whoever wakes it (a request's wake would otherwise hand it the request's priority).
-    this.running = inBackground(() => this.options.pass())
-      .catch((error: Error) => this.options.log.error({ err: error }, `${this.options.name} pass failed`))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    if (!this.stoppedFlag) this.passes.request();
   }
 
   /** Runs passes until none is pending (tests, after moving an injected clock). */
   async settle() {
     this.wake();
-    while (this.running) await this.running;
+    await this.passes.settle();
   }
 
   private async listen() {

@@ -324,6 +324,23 @@ async function mutableProxy(target: URL) {
  * A warm-up request, then `count` sequential triggers each timed around app.inject. Every one must be accepted,
  * far beyond the limit of 3 (the limiter fails open), within the budget.
  */
+/**
+ * An app whose Redis connection goes through a proxy the test can mute (set up before the block's tests, closed
+ * after them). Read `app` and `proxy` from the returned object inside the tests.
+ */
+function appBehindProxy() {
+  const state = {} as { app: App; proxy: Awaited<ReturnType<typeof mutableProxy>> };
+  beforeAll(async () => {
+    state.proxy = await mutableProxy(new URL(redisUrl()!));
+    state.app = (await buildTestApp({ databaseUrl, env: outageEnv(state.proxy.port) })).app;
+  });
+  afterAll(async () => {
+    if (state.app) await closeTestApp(state.app);
+    await state.proxy?.close();
+  });
+  return state;
+}
+
 async function expectFastFailOpen(app: App, report: (shown: string) => Promise<unknown>, count = 10) {
   const tenant = await createTenant(app.prisma);
   const time = async () => {
@@ -401,54 +418,36 @@ describe('when Redis is unreachable the limiter fails open within 50 ms and coun
   });
 
   describe.skipIf(!redisUrl())('(c) Redis stops answering on an established connection (requires Redis: TEST_REDIS_URL)', () => {
-    let app: App;
-    let proxy: Awaited<ReturnType<typeof mutableProxy>>;
-    beforeAll(async () => {
-      proxy = await mutableProxy(new URL(redisUrl()!));
-      app = (await buildTestApp({ databaseUrl, env: outageEnv(proxy.port) })).app;
-    });
-    afterAll(async () => {
-      if (app) await closeTestApp(app);
-      await proxy?.close();
-    });
+    const s = appBehindProxy();
 
     it('answers every request within 50 ms, unlimited, once commands hang (40 ms command timeout)', async ({ annotate }) => {
-      expect(app.redis?.status).toBe('ready');
-      const tenant = await createTenant(app.prisma);
-      expect((await trigger(app, tenant.key)).statusCode).toBe(200);
-      proxy.mute();
-      await expectFastFailOpen(app, (shown) => annotate(`${shown}; client status ${app.redis?.status}`));
+      expect(s.app.redis?.status).toBe('ready');
+      const tenant = await createTenant(s.app.prisma);
+      expect((await trigger(s.app, tenant.key)).statusCode).toBe(200);
+      s.proxy.mute();
+      await expectFastFailOpen(s.app, (shown) => annotate(`${shown}; client status ${s.app.redis?.status}`));
     });
 
     it('counts each failed store call in app.rateLimitStoreErrors()', async () => {
-      proxy.mute();
-      await expectOutageCounted(app);
+      s.proxy.mute();
+      await expectOutageCounted(s.app);
     });
   });
 
   describe.skipIf(!redisUrl())('(d) the connection is lost after a key went over its limit (requires Redis: TEST_REDIS_URL)', () => {
-    let app: App;
-    let proxy: Awaited<ReturnType<typeof mutableProxy>>;
-    beforeAll(async () => {
-      proxy = await mutableProxy(new URL(redisUrl()!));
-      app = (await buildTestApp({ databaseUrl, env: outageEnv(proxy.port) })).app;
-    });
-    afterAll(async () => {
-      if (app) await closeTestApp(app);
-      await proxy?.close();
-    });
+    const s = appBehindProxy();
 
     it('forgets the keys it refused without Redis (Redis may come back empty): the key fails open like any other', async () => {
-      const tenant = await createTenant(app.prisma);
-      await accept(app, tenant, 3, 3);
-      expectRateLimited(await trigger(app, tenant.key), 3);
-      expectRateLimited(await trigger(app, tenant.key), 3);
-      await proxy.close();
-      await waitFor(() => app.redis?.status, (status) => status !== 'ready');
-      const before = app.rateLimitStoreErrors();
-      const response = await trigger(app, tenant.key);
+      const tenant = await createTenant(s.app.prisma);
+      await accept(s.app, tenant, 3, 3);
+      expectRateLimited(await trigger(s.app, tenant.key), 3);
+      expectRateLimited(await trigger(s.app, tenant.key), 3);
+      await s.proxy.close();
+      await waitFor(() => s.app.redis?.status, (status) => status !== 'ready');
+      const before = s.app.rateLimitStoreErrors();
+      const response = await trigger(s.app, tenant.key);
       expect(response.statusCode, response.body).toBe(200);
-      expect(app.rateLimitStoreErrors() - before).toBe(1);
+      expect(s.app.rateLimitStoreErrors() - before).toBe(1);
     });
   });
 });
