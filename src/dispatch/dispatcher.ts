@@ -241,10 +241,11 @@ export class Dispatcher {
   private async recordDialled(callId: string, providerCallId: string) {
     let lastError: unknown;
     for (const waitMs of RECORD_DIALLED_RETRIES_MS) {
-      if (waitMs > 0) {
-        if (this.loop.stopped) break; // shutting down: callbacks and lease recovery take it from here
-        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      // Shutting down: callbacks and lease recovery take it from here (a stop must not wait out the retries).
+      for (const until = Date.now() + waitMs; Date.now() < until && !this.loop.stopped;) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100, until - Date.now())));
       }
+      if (this.loop.stopped && waitMs > 0) break;
       try {
         await this.dialled.add({ id: callId, providerCallId });
         return;

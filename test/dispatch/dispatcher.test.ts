@@ -6,7 +6,7 @@ import { CALLS_CHANNEL } from '../../src/calls/accept-call.js';
 import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
@@ -138,6 +138,10 @@ describe('dispatcher', () => {
       const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
       expect(call).toMatchObject({ status: 'dialing', failureReason: null, dialAttempts: 1, providerCallId: null });
       expect(call.events.map((e) => e.toStatus)).toEqual(['initiated', 'dialing']);
+      // Shutting down does not wait out the remaining retries (about 30 s).
+      const closing = performance.now();
+      await closeTestApp(app);
+      expect(performance.now() - closing).toBeLessThan(2_000);
     } finally {
       await admin.end();
     }
