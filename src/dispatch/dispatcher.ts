@@ -1,6 +1,7 @@
 // The dispatcher, one per process: claims due calls first-in first-out per account without exceeding the account's
-// concurrency across all replicas (the account row is locked while slots are counted and taken), dials them under a
-// lease, recovers calls whose claimer died, expires calls that waited too long, and advances simulated calls.
+// concurrency across all replicas (one claimer per account at a time, by an advisory lock, while slots are counted
+// and taken), dials them under a lease, recovers calls whose claimer died, expires calls that waited too long, and
+// advances simulated calls.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
@@ -33,6 +34,8 @@ export interface DispatcherOptions {
 }
 
 const CLAIM_ACCOUNTS_PER_PASS = 50;
+/** The first key of the claim's advisory locks (two-key form, so no clash with single-key locks such as Prisma's migrate lock). */
+const CLAIM_LOCK_SPACE = 72707370;
 
 // The claim, in plain statements prepared once per connection (see src/calls/transition.ts for why not Prisma).
 /** Accounts with due calls and a free slot (an account at its limit must not hide the ones behind it). */
@@ -40,8 +43,13 @@ const DUE_ACCOUNTS = `
   SELECT due.account_id FROM (SELECT DISTINCT account_id FROM calls WHERE status = 'initiated' AND not_before <= $1) AS due
    WHERE (SELECT count(*) FROM calls c WHERE c.account_id = due.account_id AND c.status IN ('dialing', 'in_progress')) < $2
    LIMIT $3`;
-/** Another replica working on an account holds its lock: skip it rather than wait. */
-const LOCK_ACCOUNTS = `SELECT id FROM accounts WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED`;
+/**
+ * One claimer per account at a time, across replicas: a transaction-level advisory lock per account (another
+ * replica claiming for the account holds it: skip the account rather than wait). Not the account's row lock, which
+ * every acceptance for the account takes: during a bulk trigger for one account that row is nearly always locked,
+ * and the claim skipped the very account whose queue was growing.
+ */
+const LOCK_ACCOUNTS = `SELECT id FROM unnest($1::uuid[]) AS a(id) WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_SPACE}, hashtext(id::text))`;
 /**
  * Per locked account, its oldest due calls up to its free slots, locked, with their agent's windows. A statement of
  * its own after the account locks: under READ COMMITTED its snapshot sees every claim committed by whoever held a

@@ -147,6 +147,33 @@ describe('dispatcher', () => {
     }
   });
 
+  it('an acceptance holding the account row does not make the claim skip the account (a bulk trigger for one account still dials)', async () => {
+    const { app, databaseUrl } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
+    const tenant = await createTenant(app.prisma);
+    const callId = (await trigger(app, tenant.key)).json().call_id;
+    // As an acceptance in flight for the same account would: its row locked.
+    const acceptance = new pg.Client({ connectionString: databaseUrl });
+    await acceptance.connect();
+    try {
+      await acceptance.query('BEGIN');
+      await acceptance.query('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [tenant.accountId]);
+      const { Dispatcher } = await import('../../src/dispatch/dispatcher.js');
+      const dialer = new SimulatedDialer();
+      const dispatcher = new Dispatcher({ prisma: app.prisma, databaseUrl: '', dialer, now: () => new Date(), log: app.log, maxConcurrentCalls: 10 });
+      const pass = dispatcher.tick();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await acceptance.query('COMMIT');
+      await pass;
+      // That one pass claimed it: it waited for the acceptance's commit (to update the account's waiting count)
+      // instead of skipping the account.
+      expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('dialing');
+      await dispatcher.stop(); // waits for its dials
+      expect(dialer.dials.get(callId)).toBe(1);
+    } finally {
+      await acceptance.end();
+    }
+  });
+
   it('a worker that dies between claim and dial: another recovers the call and dials it exactly once', async () => {
     const { url } = await freshDatabase();
     let release: () => void = () => {};
