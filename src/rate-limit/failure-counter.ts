@@ -31,12 +31,32 @@ export class MemoryFailureCounter implements FailureCounter {
   }
 }
 
+/**
+ * One fixed window per key, in one command (a script runs atomically): the expiry is set by the first failure only.
+ * The MULTI/SET NX/INCR/PTTL/EXEC it replaces sent five commands per failure.
+ */
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}`;
+
+type WithHit = Redis & { octAuthFailureHit(key: string, windowMs: number): Promise<[number, number]> };
+
 export class RedisFailureCounter implements FailureCounter {
-  constructor(private readonly redis: Redis, private readonly windowMs: number, private readonly prefix = 'oct:auth-fail:') {}
+  private readonly redis: WithHit;
+
+  constructor(redis: Redis, private readonly windowMs: number, private readonly prefix = 'oct:auth-fail:') {
+    // EVALSHA, loading the script when the server does not know it yet.
+    if (!('octAuthFailureHit' in redis)) redis.defineCommand('octAuthFailureHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    this.redis = redis as WithHit;
+  }
 
   async hit(key: string): Promise<WindowCount> {
-    const k = this.prefix + key;
-    const result = await this.redis.multi().set(k, 0, 'PX', this.windowMs, 'NX').incr(k).pttl(k).exec();
-    return { count: Number(result?.[1]?.[1] ?? 0), resetInMs: Math.max(0, Number(result?.[2]?.[1] ?? 0)) };
+    const [count, ttl] = await this.redis.octAuthFailureHit(this.prefix + key, this.windowMs);
+    return { count: Number(count), resetInMs: Math.max(0, Number(ttl)) };
   }
 }
