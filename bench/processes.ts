@@ -2,23 +2,12 @@
 // generator per measurement. Each is its own Node process; their output goes to log files, not through us.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import type { LoadResult, LoadSpec } from './load.js';
+import { freePort } from '../src/free-port.js';
 
 const BENCH_DIR = path.dirname(new URL(import.meta.url).pathname);
 export const ROOT = path.dirname(BENCH_DIR);
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Child {
   process: ChildProcess;

@@ -194,7 +194,7 @@ export async function transitionCalls(
 const LOCK_CALLS = `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($1::uuid[]) ORDER BY c.id FOR UPDATE`;
 
 /** Applies one update to each of the given calls (waiting for their locks); calls that do not exist are skipped. */
-export async function applyCallUpdates(prisma: PrismaClient, callIds: string[], change: CallChange, context: UpdateContext): Promise<AppliedUpdate[]> {
+async function applyCallUpdates(prisma: PrismaClient, callIds: string[], change: CallChange, context: UpdateContext): Promise<AppliedUpdate[]> {
   if (callIds.length === 0) return [];
   return transitionCalls(prisma, { name: 'oct_lock_calls', text: LOCK_CALLS, values: [callIds] }, () => change, context);
 }

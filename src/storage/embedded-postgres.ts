@@ -4,11 +4,11 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from '../free-port.js';
 
 const run = promisify(execFile);
 export const EMBEDDED_DATABASE = 'outbound_call_trigger';
@@ -76,18 +76,6 @@ async function runningServer(dataDir: string): Promise<{ pid: number; port: numb
     return null;
   }
   return { pid, port, ready: (lines[7] ?? '').trim() === 'ready' };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,19 +1,8 @@
 // Runs src/server.ts as a real child process (as `npm start` does, without the build step) for end-to-end tests.
 import { spawn, type ChildProcess } from 'node:child_process';
 import https from 'node:https';
-import net from 'node:net';
 import path from 'node:path';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../../src/free-port.js';
 
 export interface ServerProcess {
   child: ChildProcess;

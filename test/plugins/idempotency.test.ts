@@ -1,7 +1,7 @@
 // Idempotency-Key on the trigger (issue 3, point 7): replay, 422 on another body, 409 while in flight, abandoned and expired reservations, per-account scope, key shape, concurrent duplicates, and refusals that release the key.
 import { createHash, randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { stableStringify } from '../../src/domain/stable-json.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';

@@ -7,7 +7,7 @@ import { buildInternalApp } from '../../src/internal/app.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { freePort } from '../helpers/server-process.js';
+import { freePort } from '../../src/free-port.js';
 import { trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { redisUrl } from '../helpers/database.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
-import { freePort } from '../helpers/server-process.js';
+import { freePort } from '../../src/free-port.js';
 import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';

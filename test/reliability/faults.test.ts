@@ -225,16 +225,24 @@ describe('Redis down mid-run (its own redis-server, a real server process)', () 
   });
 });
 
+/**
+ * A PostgreSQL of the test's own (its log printed if the test fails), migrated, with a tenant. The tiny pool is for
+ * setup and checks: it sees errors too while the database is down, and reconnects like the server. Everything is
+ * closed after the test.
+ */
+async function ownPostgresWithTenant() {
+  const pg: OwnPostgres = await startOwnPostgres();
+  onTestFailed(async () => console.error(`PostgreSQL log (tail):\n${await pg.log()}`));
+  cleanups.push(() => pg.close());
+  await migrate(pg.url);
+  const prisma = createPrisma(pg.url, { max: 2 });
+  cleanups.push(() => prisma.$disconnect());
+  return { pg, prisma, tenant: await createTenant(prisma) };
+}
+
 describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', () => {
   it('refuses fast with the envelope, readiness turns red, and it recovers by itself when PostgreSQL returns', async ({ annotate }) => {
-    const pg: OwnPostgres = await startOwnPostgres();
-    onTestFailed(async () => console.error(`PostgreSQL log (tail):\n${await pg.log()}`));
-    cleanups.push(() => pg.close());
-    await migrate(pg.url);
-    // A tiny pool for setup and checks; it will see errors too while the database is down, and reconnect like the server.
-    const prisma = createPrisma(pg.url, { max: 2 });
-    cleanups.push(() => prisma.$disconnect());
-    const tenant = await createTenant(prisma);
+    const { pg, prisma, tenant } = await ownPostgresWithTenant();
     const receiver = await startReceiver();
     await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
     // Calls ring and talk 0 ms and 50 may be active: the dispatcher claims and dials continuously, so dials are in
@@ -352,13 +360,7 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
   });
 
   it('goes down while a dial is in flight (a Twilio stand-in holds the answer): the process rides it out, records the accepted dial when it returns, never fails it nor dials again', async ({ annotate }) => {
-    const pg: OwnPostgres = await startOwnPostgres();
-    onTestFailed(async () => console.error(`PostgreSQL log (tail):\n${await pg.log()}`));
-    cleanups.push(() => pg.close());
-    await migrate(pg.url);
-    const prisma = createPrisma(pg.url, { max: 2 });
-    cleanups.push(() => prisma.$disconnect());
-    const tenant = await createTenant(prisma);
+    const { pg, prisma, tenant } = await ownPostgresWithTenant();
     const receiver = await startReceiver();
     await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
     const twilio = await heldTwilio();
@@ -407,13 +409,7 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
   });
 
   it('frozen (no refusal, no answer: a hung server or a partition): requests still fail fast, readiness turns red, it recovers by itself', async ({ annotate }) => {
-    const pg: OwnPostgres = await startOwnPostgres();
-    onTestFailed(async () => console.error(`PostgreSQL log (tail):\n${await pg.log()}`));
-    cleanups.push(() => pg.close());
-    await migrate(pg.url);
-    const prisma = createPrisma(pg.url, { max: 2 });
-    cleanups.push(() => prisma.$disconnect());
-    const tenant = await createTenant(prisma);
+    const { pg, tenant } = await ownPostgresWithTenant();
     const server = await serverWith({ DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '100000', SIMULATED_RING_MS: '50', SIMULATED_TALK_MS: '100' });
     const agent = keepAliveAgent(20);
     cleanups.push(async () => agent.destroy());

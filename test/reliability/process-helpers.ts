@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { startEmbeddedPostgres } from '../../src/storage/embedded-postgres.js';
-import { freePort } from '../helpers/server-process.js';
+import { freePort } from '../../src/free-port.js';
 
 const run = promisify(execFile);
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

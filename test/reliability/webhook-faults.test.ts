@@ -12,7 +12,7 @@ import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule
 import { isPrivateAddress, webhookUrlProblem } from '../../src/webhooks/url-policy.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
-import { freePort } from '../helpers/server-process.js';
+import { freePort } from '../../src/free-port.js';
 import { trigger } from '../helpers/trigger.js';
 
 const TIMEOUT_MS = 300;
