@@ -503,7 +503,9 @@ describe('hostile input never gets a 5xx, always the envelope, and changes rows 
     const nested = fc.tuple(tenantWithValidBody(), fc.constantFrom('array', 'object', 'mixed') as fc.Arbitrary<keyof typeof opening>, depth, placement)
       .map(([{ tenant }, shape, d, where]): Req => {
         const [open, close] = opening[shape];
-        const inner = `${open.repeat(d)}1${close.repeat(d)}`;
+        // One object level as the metadata itself is a valid body ({"a":1}); it needs two to nest a value.
+        const levels = where === 'metadata' && shape === 'object' ? Math.max(d, 2) : d;
+        const inner = `${open.repeat(levels)}1${close.repeat(levels)}`;
         const payload =
           where === 'body' ? inner
             : where === 'metadata value' ? `{"phone_number":"+14155552671","metadata":{"k":${inner}}}`
