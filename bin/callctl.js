@@ -1,10 +1,20 @@
 #!/usr/bin/env node
-// Entry of the `callctl` bin: the TypeScript source through tsx in a development checkout, else the compiled dist/.
+// Entry of the `callctl` bin: the build (dist/callctl.mjs, the CLI in one file; else dist/src/cli/main.js) whenever it
+// is built from the current sources (or there are no sources, as in the image); the TypeScript source through tsx in
+// a checkout whose build is out of date.
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
 
+// A command lasts a second: optimising Prisma's WebAssembly query compiler (on other threads) costs more CPU than it
+// saves, a third of the call on Node 20. Node 20 still takes V8 flags at run time (set before the client compiles its
+// module); later V8 versions ignore the change, and one without the flag would print an error on stdout.
+if (process.versions.node.startsWith('20.')) v8.setFlagsFromString('--liftoff-only');
+
+const root = fileURLToPath(new URL('..', import.meta.url));
 const source = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-const compiled = new URL('../dist/src/cli/main.js', import.meta.url).href;
+const bundle = new URL('../dist/callctl.mjs', import.meta.url);
+const compiled = existsSync(bundle) ? bundle.href : new URL('../dist/src/cli/main.js', import.meta.url).href;
 const argv = process.argv.slice(2);
 
 function tsxAvailable() {
@@ -17,8 +27,14 @@ function tsxAvailable() {
   }
 }
 
+/** Transpiling src/ through tsx costs seconds a call; a current build costs nothing. */
+async function buildIsCurrent() {
+  const { buildStatus } = await import('../scripts/build-state.js');
+  return !buildStatus(root).stale;
+}
+
 async function load() {
-  if (existsSync(source) && tsxAvailable()) {
+  if (existsSync(source) && !(await buildIsCurrent()) && tsxAvailable()) {
     const { register } = await import('tsx/esm/api');
     const unregister = register();
     try {

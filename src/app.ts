@@ -6,20 +6,27 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { loggerOptions, RequestLineLogController } from './logger.js';
-import db from './plugins/db.js';
-import errors from './plugins/errors.js';
-import httpsOnly from './plugins/https-only.js';
-import access from './plugins/access.js';
-import auth from './plugins/auth.js';
-import idempotency from './plugins/idempotency.js';
-import jobs, { type JobsOptions } from './plugins/jobs.js';
-import metrics from './plugins/metrics.js';
-import openapi from './plugins/openapi.js';
-import rateLimit from './plugins/rate-limit.js';
-import redis from './plugins/redis.js';
+import concurrency from '../plugins/concurrency.js';
+import configPlugin from '../plugins/config.js';
+import db from '../plugins/db.js';
+import errors from '../plugins/errors.js';
+import httpsOnly from '../plugins/https-only.js';
+import access from '../plugins/access.js';
+import bearerAuth from '../plugins/bearer-auth.js';
+import failedAuthThrottle from '../plugins/failed-auth-throttle.js';
+import idempotency from '../plugins/idempotency.js';
+import jobs, { type JobsOptions } from '../plugins/jobs.js';
+import keyInUrl from '../plugins/key-in-url.js';
+import metrics from '../plugins/metrics.js';
+import openapi from '../plugins/openapi.js';
+import rateLimit from '../plugins/rate-limit.js';
+import redis from '../plugins/redis.js';
 import triggerRoute from './routes/api/v1/calls/trigger.js';
+import dashboard from './routes/dashboard/index.js';
+import rootRedirect from './routes/dashboard/root-redirect.js';
 import twilioRoutes from './routes/telephony/twilio.js';
-import { validatorCompiler } from './schemas/validation.js';
+import { validatorCompiler } from '../schemas/validation.js';
+import { apiServerFactory } from './tls-listener.js';
 
 export const BODY_LIMIT = 32 * 1024;
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -33,26 +40,14 @@ export interface AppOptions {
   jobs?: Omit<JobsOptions, 'databaseUrl'>;
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    config: Config;
-    now: () => Date;
-    /** Rate-limit store errors since start (each one let a request through unlimited). */
-    rateLimitStoreErrors: () => number;
-  }
-}
-
 /** The service: shared plugins first (each owns one concern), then routes. */
 export async function app(fastify: FastifyInstance, { config, databaseUrl, clock, jobs: jobOptions }: AppOptions) {
-  fastify.decorate('config', config);
-  fastify.decorate('now', clock ?? (() => new Date()));
-  const counters = { rateLimitStoreErrors: 0 };
-  fastify.decorate('counters', counters);
-  fastify.decorate('rateLimitStoreErrors', () => counters.rateLimitStoreErrors);
+  await fastify.register(configPlugin, { config, clock });
   await fastify.register(errors);
   await fastify.register(metrics);
   await fastify.register(httpsOnly, { behindProxy: config.TLS_MODE === 'proxy' });
   await fastify.register(db, { databaseUrl });
+  await fastify.register(concurrency);
   await fastify.register(redis, { redisUrl: config.REDIS_URL });
   await fastify.register(jobs, { databaseUrl, ...jobOptions });
   // Before the routes: @fastify/swagger learns them as they are added.
@@ -62,13 +57,16 @@ export async function app(fastify: FastifyInstance, { config, databaseUrl, clock
     await fastify.register(twilioRoutes, { authToken: config.TWILIO_AUTH_TOKEN!, publicBaseUrl: config.PUBLIC_BASE_URL!, agentStreamUrl: config.AGENT_STREAM_URL! });
   }
 
-  // The authenticated API. Hook order is the contract's check order: key in URL, key, access, rate limit;
-  // then Fastify parses (415, 413, malformed JSON) and validates the body; then idempotency and the handler.
+  // The authenticated API. Hook order is the contract's check order (after https-only, the root's): key in URL, key
+  // (the failed-authentication throttle answers a key that does not work), access, rate limit; then Fastify parses
+  // (415, 413, malformed JSON) and validates the body; then idempotency and the handler.
   await fastify.register(
     async (api) => {
       // Only JSON bodies: without this, text/plain would be parsed and fail later as a wrong type instead of 415.
       api.removeContentTypeParser('text/plain');
-      await api.register(auth, { failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE });
+      await api.register(keyInUrl);
+      await api.register(failedAuthThrottle, { failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE });
+      await api.register(bearerAuth);
       await api.register(access);
       await api.register(rateLimit, { perMinute: config.RATE_LIMIT_PER_MINUTE });
       await api.register(idempotency);
@@ -76,6 +74,10 @@ export async function app(fastify: FastifyInstance, { config, databaseUrl, clock
     },
     { prefix: '/api/v1' },
   );
+
+  // The dashboard: its sessions, CSRF, helmet, forms and views live in its own scope, never on /api/v1.
+  await fastify.register(dashboard, { prefix: '/dashboard', sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES, sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS });
+  await fastify.register(rootRedirect);
 }
 
 export interface BuildOptions extends AppOptions {
@@ -111,12 +113,12 @@ export async function buildApp(options: BuildOptions) {
   const base = fastifyOptions(options.config);
   const instance = Fastify({
     ...base,
+    // The factory makes the listener (TLS, with its answer to plain HTTP); `https` still tells Fastify's logs the scheme.
+    serverFactory: apiServerFactory(options.https ?? null),
     ...(options.https ? { https: options.https } : {}),
     ...(options.logger ? { loggerInstance: options.logger } : { logger: loggerOptions(options.config.LOG_LEVEL) }),
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>();
   instance.setValidatorCompiler(validatorCompiler);
-  // An unknown Expect header would get Node's bare 417: ignore the expectation (RFC 9110 allows it) and answer.
-  instance.server.on('checkExpectation', (request, response) => instance.server.emit('request', request, response));
   const { https: _https, logger: _logger, ...appOptions } = options;
   await instance.register(fp(app, { name: 'app' }), appOptions);
   await instance.ready();

@@ -17,6 +17,9 @@ export const ConfigSchema = Type.Object({
   PORT: Port('The API listener', 8443),
   HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'Address the API listener binds' }),
   INTERNAL_PORT: Port('Health and metrics listener (no auth, not for the internet)', 9464),
+  // Loopback unless asked: the internal listener has no auth. Docker's HEALTHCHECK runs inside the container and
+  // reaches it there; Kubernetes probes and scrapers from elsewhere need INTERNAL_HOST=0.0.0.0 (README).
+  INTERNAL_HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address the internal (health and metrics) listener binds' }),
   DATA_DIR: Type.String({ minLength: 1, default: '.data', description: 'Embedded database and generated TLS certificate' }),
   DATABASE_URL: Url('PostgreSQL connection string; unset = embedded PostgreSQL under DATA_DIR'),
   REDIS_URL: Url('Redis for rate limits shared across replicas; unset = in-process limits'),
@@ -43,6 +46,8 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_DELIVERY_ENABLED: Flag('Run the webhook delivery worker in this process', true),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000, description: 'How long one webhook attempt may take' }),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: Flag('Allow http and loopback/private webhook URLs (development and tests only)', false),
+  DASHBOARD_SESSION_IDLE_MINUTES: Positive('A dashboard session unused this long ends', 30),
+  DASHBOARD_SESSION_MAX_HOURS: Positive('A dashboard session ends this long after sign-in, however active', 12),
   SIMULATED_RING_MS: NonNegative('How long simulated calls ring', 1000),
   SIMULATED_TALK_MS: NonNegative('How long simulated calls talk', 5000),
   SIMULATED_DIAL_LOG: Type.Optional(Type.String({ minLength: 1, description: 'File that gets one line per simulated dial (tests count dials across restarts)' })),

@@ -15,7 +15,7 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
   BODY_TOO_LARGE: { status: 413, message: 'Request body must not exceed {limit} bytes' },
   MALFORMED_JSON: { status: 400, message: 'Request body is not valid JSON, or contains a forbidden __proto__ or constructor.prototype key' },
-  EMPTY_BODY: { status: 400, message: 'Request body must be a JSON object' },
+  BODY_NOT_OBJECT: { status: 400, message: 'Request body must be a JSON object' },
   VALIDATION: { status: 400, message: '{detail}' },
   INVALID_PHONE_NUMBER: { status: 400, message: 'Invalid phone number format' },
   AGENT_NOT_FOUND: { status: 400, message: 'Agent not found' },

@@ -1,11 +1,11 @@
 // pino options shared by the API and internal listeners: JSON lines, keys and secrets never written.
 import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 
-const SECRET_PATTERNS = [/svc_sk_[A-Za-z0-9]+/g, /whsec_[A-Za-z0-9+/=]+/g, /(postgres(?:ql)?|redis|rediss):\/\/[^\s@/]*@/g];
+const SECRET_PATTERNS = [/svc_sk_[A-Za-z0-9]+/g, /whsec_[A-Za-z0-9+/=]+/g, /(postgres(?:ql)?|redis|rediss):\/\/[^\s@/]*@/g, /(?<=\/set-password\/)[A-Za-z0-9_-]+/g];
 const QUERY_SECRET = /([?&](?:api_key|apikey|key|token|access_token|secret|password)=)[^&#]*/gi;
 
 /** Matches wherever one of the patterns above could: most log strings match none and are returned after one test. */
-const MAYBE_SECRET = /svc_sk_|whsec_|:\/\/|[?&](?:api_key|apikey|key|token|access_token|secret|password)=/i;
+const MAYBE_SECRET = /svc_sk_|whsec_|:\/\/|\/set-password\/|[?&](?:api_key|apikey|key|token|access_token|secret|password)=/i;
 
 /** Replaces anything that looks like an API key, webhook secret or credentialed URL. */
 export function scrub(text: string): string {

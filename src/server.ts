@@ -50,7 +50,7 @@ async function main() {
   });
 
   await app.listen({ port: config.PORT, host: config.HOST });
-  await internal.listen({ port: config.INTERNAL_PORT, host: config.HOST });
+  await internal.listen({ port: config.INTERNAL_PORT, host: config.INTERNAL_HOST });
   logger.info({ tls: config.TLS_MODE, database: database.embedded ? 'embedded' : 'DATABASE_URL', redis: Boolean(config.REDIS_URL) }, 'ready');
 }
 

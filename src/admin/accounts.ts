@@ -3,16 +3,23 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Plan } from '../generated/prisma/enums.js';
 import { generateApiKey } from '../domain/api-key.js';
 import { isUuid } from '../domain/ids.js';
+import { findAccountById, insertAgency, insertClient, replaceApiKey, setAccountApiAccess, setAccountPlan } from '../storage/accounts.js';
 import { AdminError } from './errors.js';
 
 export const PLANS = ['agency', 'starter'] as const satisfies readonly Plan[];
 
+export function isPlan(plan: string): plan is Plan {
+  return (PLANS as readonly string[]).includes(plan);
+}
+
+export const unknownPlan = (plan: string) => `Unknown plan "${plan}" (expected ${PLANS.join(' or ')})`;
+
 function assertPlan(plan: string): asserts plan is Plan {
-  if (!(PLANS as readonly string[]).includes(plan)) throw new AdminError(`Unknown plan "${plan}" (expected ${PLANS.join(' or ')})`);
+  if (!isPlan(plan)) throw new AdminError(unknownPlan(plan));
 }
 
 export async function findAccount(prisma: PrismaClient, accountId: string) {
-  const account = isUuid(accountId) ? await prisma.account.findUnique({ where: { id: accountId } }) : null;
+  const account = isUuid(accountId) ? await findAccountById(prisma, accountId) : null;
   if (!account) throw new AdminError(`No account ${accountId}`);
   return account;
 }
@@ -21,15 +28,14 @@ export async function createAgency(prisma: PrismaClient, input: { name: string; 
   const plan = input.plan ?? 'agency';
   assertPlan(plan);
   if (!input.name.trim()) throw new AdminError('An agency needs a name');
-  const agency = await prisma.account.create({ data: { kind: 'agency', name: input.name.trim(), plan } });
-  return { id: agency.id };
+  return insertAgency(prisma, { name: input.name.trim(), plan });
 }
 
 export async function setPlan(prisma: PrismaClient, agencyId: string, plan: string) {
   assertPlan(plan);
   const account = await findAccount(prisma, agencyId);
   if (account.kind !== 'agency') throw new AdminError('Plans are set on agencies; clients inherit their agency\'s plan');
-  await prisma.account.update({ where: { id: account.id }, data: { plan } });
+  await setAccountPlan(prisma, account.id, plan);
   return { id: account.id, plan };
 }
 
@@ -37,25 +43,19 @@ export async function createClient(prisma: PrismaClient, input: { agencyId: stri
   const agency = await findAccount(prisma, input.agencyId);
   if (agency.kind !== 'agency') throw new AdminError(`${input.agencyId} is a client, not an agency`);
   if (!input.name.trim()) throw new AdminError('A client needs a name');
-  const client = await prisma.account.create({ data: { kind: 'client', name: input.name.trim(), agencyId: agency.id } });
-  return { id: client.id };
+  return insertClient(prisma, { agencyId: agency.id, name: input.name.trim() });
 }
 
 /** Returns the new key once; the previous key stops working in the same transaction. */
 export async function generateKey(prisma: PrismaClient, accountId: string) {
   const account = await findAccount(prisma, accountId);
   const generated = generateApiKey();
-  await prisma.$transaction(async (tx) => {
-    // Serialise rotations of one account so that exactly one key stays active.
-    await tx.$queryRaw`SELECT id FROM accounts WHERE id = ${account.id}::uuid FOR UPDATE`;
-    await tx.apiKey.updateMany({ where: { accountId: account.id, revokedAt: null }, data: { revokedAt: new Date() } });
-    await tx.apiKey.create({ data: { accountId: account.id, digest: new Uint8Array(generated.digest), displayPrefix: generated.displayPrefix } });
-  });
+  await replaceApiKey(prisma, account.id, { digest: generated.digest, displayPrefix: generated.displayPrefix }, new Date());
   return { key: generated.key, prefix: generated.displayPrefix };
 }
 
 export async function setApiAccess(prisma: PrismaClient, accountId: string, enabled: boolean) {
   const account = await findAccount(prisma, accountId);
-  await prisma.account.update({ where: { id: account.id }, data: { apiAccessEnabled: enabled } });
+  await setAccountApiAccess(prisma, account.id, enabled);
   return { id: account.id, api_access: enabled ? 'on' : 'off' };
 }

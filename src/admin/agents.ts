@@ -4,6 +4,7 @@ import { isUuid } from '../domain/ids.js';
 import { isValidE164 } from '../domain/phone-number.js';
 import { CallingWindowError, formatCallingWindow, isValidTimeZone, parseCallingWindow } from '../domain/calling-window.js';
 import { canUseAgent } from '../domain/tenancy.js';
+import { findAgentById, insertAgent, setAccountDefaultAgent } from '../storage/accounts.js';
 import { findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
 
@@ -16,40 +17,49 @@ export interface CreateAgentInput {
   outsideWindow?: string | undefined;
 }
 
+/** What is wrong with an agent's fields, checked without the database (callctl reports it as a usage error), or null. */
+export function agentInputProblem(input: Omit<CreateAgentInput, 'accountId' | 'name'>): string | null {
+  if (input.phone !== undefined && !isValidE164(input.phone)) return `Invalid phone number "${input.phone}": use E.164, e.g. +14155552671`;
+  const timezone = input.timezone ?? 'UTC';
+  if (!isValidTimeZone(timezone)) return `Unknown time zone "${timezone}": use an IANA name such as America/New_York`;
+  const policy = input.outsideWindow ?? 'queue';
+  if (policy !== 'queue' && policy !== 'reject') return `--outside-window must be queue or reject, not "${policy}"`;
+  for (const window of input.windows ?? []) {
+    try {
+      parseCallingWindow(window);
+    } catch (error) {
+      if (error instanceof CallingWindowError) return error.message;
+      throw error;
+    }
+  }
+  return null;
+}
+
 export async function createAgent(prisma: PrismaClient, input: CreateAgentInput) {
   const account = await findAccount(prisma, input.accountId);
   if (!input.name.trim()) throw new AdminError('An agent needs a name');
-  if (input.phone !== undefined && !isValidE164(input.phone)) throw new AdminError(`Invalid phone number "${input.phone}": use E.164, e.g. +14155552671`);
+  const problem = agentInputProblem(input);
+  if (problem) throw new AdminError(problem);
   const timezone = input.timezone ?? 'UTC';
-  if (!isValidTimeZone(timezone)) throw new AdminError(`Unknown time zone "${timezone}": use an IANA name such as America/New_York`);
-  const policy = input.outsideWindow ?? 'queue';
-  if (policy !== 'queue' && policy !== 'reject') throw new AdminError(`--outside-window must be queue or reject, not "${policy}"`);
-  let windows;
-  try {
-    windows = (input.windows ?? []).map(parseCallingWindow);
-  } catch (error) {
-    if (error instanceof CallingWindowError) throw new AdminError(error.message);
-    throw error;
-  }
-  const agent = await prisma.agent.create({
-    data: {
-      accountId: account.id,
-      agencyId: account.kind === 'agency' ? account.id : account.agencyId!,
-      name: input.name.trim(),
-      phoneNumber: input.phone ?? null,
-      timezone,
-      callingWindows: windows as object[],
-      outsideWindowPolicy: policy,
-    },
+  const policy = input.outsideWindow === 'reject' ? 'reject' : 'queue';
+  const windows = (input.windows ?? []).map(parseCallingWindow);
+  const agent = await insertAgent(prisma, {
+    accountId: account.id,
+    agencyId: account.kind === 'agency' ? account.id : account.agencyId!,
+    name: input.name.trim(),
+    phoneNumber: input.phone ?? null,
+    timezone,
+    callingWindows: windows as object[],
+    outsideWindowPolicy: policy,
   });
   return { id: agent.id, windows: windows.map(formatCallingWindow) };
 }
 
 export async function setDefaultAgent(prisma: PrismaClient, accountId: string, agentId: string) {
   const account = await findAccount(prisma, accountId);
-  const agent = isUuid(agentId) ? await prisma.agent.findUnique({ where: { id: agentId } }) : null;
+  const agent = isUuid(agentId) ? await findAgentById(prisma, agentId) : null;
   if (!agent) throw new AdminError(`No agent ${agentId}`);
   if (!canUseAgent(account, agent)) throw new AdminError(`Agent ${agentId} does not belong to account ${accountId} or its clients`);
-  await prisma.account.update({ where: { id: account.id }, data: { defaultAgentId: agent.id } });
+  await setAccountDefaultAgent(prisma, account.id, agent.id);
   return { account_id: account.id, default_agent_id: agent.id };
 }

@@ -1,40 +1,37 @@
 // Calls as operators see them: a list per account, and one call with its events and deliveries.
 import type { PrismaClient } from '../generated/prisma/client.js';
-import type { CallStatus } from '../generated/prisma/enums.js';
+import { CALL_STATUSES, isOneOf, type CallStatus } from '../domain/call-vocabulary.js';
 import { isUuid } from '../domain/ids.js';
-import { callView } from '../schemas/call.js';
+import { RawJson } from '../domain/raw-json.js';
+import { callView } from '../../schemas/call.js';
+import { findCallWithHistory, listCallsOfAccount, type CallWithMetadataText } from '../storage/calls.js';
 import { findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
 
-const STATUSES: CallStatus[] = ['initiated', 'dialing', 'in_progress', 'completed', 'failed'];
+export const isStatus = (status: string): status is CallStatus => isOneOf(CALL_STATUSES, status);
+export const unknownStatus = (status: string) => `Unknown status "${status}" (expected one of ${CALL_STATUSES.join(', ')})`;
 
 export async function listCalls(prisma: PrismaClient, accountId: string, status?: string, limit = 100) {
   const account = await findAccount(prisma, accountId);
-  if (status !== undefined && !(STATUSES as string[]).includes(status)) {
-    throw new AdminError(`Unknown status "${status}" (expected one of ${STATUSES.join(', ')})`);
-  }
-  const calls = await prisma.call.findMany({
-    where: { accountId: account.id, ...(status ? { status: status as CallStatus } : {}) },
-    orderBy: { createdAt: 'desc' },
-    take: limit,
-  });
-  return { calls: calls.map(callView) };
+  if (status !== undefined && !isStatus(status)) throw new AdminError(unknownStatus(status));
+  const calls = await listCallsOfAccount(prisma, { accountId: account.id, status: status ?? null, limit });
+  return { calls: calls.map(operatorView) };
+}
+
+/**
+ * The public view with the metadata's text as the client wrote it (RawJson: callctl writes it as is), so that its
+ * key order survives, integer-like keys included.
+ */
+function operatorView(call: CallWithMetadataText) {
+  return { ...callView({ ...call, metadata: null }), metadata: new RawJson(call.metadata) };
 }
 
 export async function showCall(prisma: PrismaClient, callId: string) {
-  const call = isUuid(callId)
-    ? await prisma.call.findUnique({
-        where: { id: callId },
-        include: {
-          events: { orderBy: { occurredAt: 'asc' } },
-          deliveries: { orderBy: { createdAt: 'asc' }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } },
-        },
-      })
-    : null;
+  const call = isUuid(callId) ? await findCallWithHistory(prisma, callId) : null;
   if (!call) throw new AdminError(`No call ${callId}`);
   return {
     call: {
-      ...callView(call),
+      ...operatorView(call),
       account_id: call.accountId,
       from_number: call.fromNumber,
       not_before: call.notBefore.toISOString(),
@@ -52,7 +49,8 @@ export async function showCall(prisma: PrismaClient, callId: string) {
         event_type: d.eventType,
         status: d.status,
         attempt_count: d.attemptCount,
-        next_attempt_at: d.nextAttemptAt.toISOString(),
+        // A finished delivery has no next attempt (the column keeps the last schedule).
+        next_attempt_at: d.status === 'pending' ? d.nextAttemptAt.toISOString() : null,
         attempts: d.attempts.map((a) => ({
           attempt: a.attemptNumber,
           started_at: a.startedAt.toISOString(),

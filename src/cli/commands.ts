@@ -1,12 +1,14 @@
 // The callctl command table: each command's words, arguments and flags, and the admin function it is a thin layer over.
 import type { ParseArgsConfig } from 'node:util';
-import { createAgency, createClient, generateKey, setApiAccess, setPlan } from '../admin/accounts.js';
-import { createAgent, setDefaultAgent } from '../admin/agents.js';
-import { listCalls, showCall } from '../admin/calls.js';
-import { replayDelivery, setWebhook } from '../admin/webhooks.js';
+import { createAgency, createClient, generateKey, isPlan, setApiAccess, setPlan, unknownPlan } from '../admin/accounts.js';
+import { agentInputProblem, createAgent, setDefaultAgent } from '../admin/agents.js';
+import { isStatus, listCalls, showCall, unknownStatus } from '../admin/calls.js';
+import { enableWebhook, replayDelivery, setWebhook, showWebhook } from '../admin/webhooks.js';
 import type { Config } from '../config.js';
 import type { PrismaClient } from '../storage/database.js';
 import type { MigrateResult } from '../storage/migrate.js';
+import { formatCall } from './call-output.js';
+import { USER_COMMANDS } from './user-commands.js';
 
 /** A mistake in how callctl was called (exit 2), told apart from a refused operation (exit 1). */
 export class UsageError extends Error {
@@ -28,9 +30,48 @@ export const OPTIONS = {
   'outside-window': { type: 'string' },
   url: { type: 'string' },
   status: { type: 'string' },
+  email: { type: 'string' },
+  'agency-name': { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type FlagName = Exclude<keyof typeof OPTIONS, 'json' | 'help'>;
+
+/** Each flag's value and meaning, for help. */
+export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
+  name: { value: '<name>', help: 'A name for people' },
+  plan: { value: 'agency|starter', help: 'agency (has API access) or starter; default agency' },
+  agency: { value: '<agency-id>', help: "The agency's account id" },
+  account: { value: '<account-id>', help: 'The account (agency or client) id' },
+  phone: { value: '<e164>', help: "The agent's caller ID, E.164, e.g. +14155552671" },
+  timezone: { value: '<iana>', help: 'Time zone of the calling windows, e.g. America/New_York; default UTC' },
+  window: { value: '"<days> HH:MM-HH:MM"', help: 'A calling window (days: mon-fri, sat,sun, daily); repeat for more; none: always open' },
+  'outside-window': { value: 'queue|reject', help: 'Outside the windows: queue the call until one opens (default) or reject it' },
+  url: { value: '<url>', help: 'https URL of the endpoint (http and private addresses need WEBHOOK_ALLOW_PRIVATE_TARGETS=true)' },
+  status: { value: '<status>', help: 'Only calls in this status: initiated, dialing, in_progress, completed or failed' },
+  email: { value: '<email>', help: "The user's email address (compared case-insensitively)" },
+  'agency-name': { value: '<name>', help: 'The new agency\'s name' },
+};
+
+/** Flags every command takes. */
+export const COMMON_FLAGS = [
+  { flag: '--json', help: 'Print exactly one JSON object on stdout (errors: {"error": ...} on stderr)' },
+  { flag: '-h, --help', help: 'Show this help' },
+] as const;
+
+/** The command groups (a command's first word) and what they are for. */
+export const GROUPS: Record<string, string> = {
+  migrate: 'Apply database migrations',
+  agency: 'Create agencies and change their plan',
+  client: 'Create clients of an agency',
+  key: "Generate an account's API key",
+  'api-access': "Switch an account's API access on or off",
+  agent: 'Create agents and set the default agent',
+  webhook: "Set, show and re-enable an account's webhook endpoint",
+  calls: "List an account's calls; show one in full",
+  deliveries: 'Send a webhook delivery again',
+  user: 'Create dashboard users (a one-time link sets the password) and disable them',
+  setup: 'Create an agency and its first dashboard user in one step',
+};
 
 export interface Values {
   json?: boolean;
@@ -45,6 +86,8 @@ export interface Values {
   'outside-window'?: string;
   url?: string;
   status?: string;
+  email?: string;
+  'agency-name'?: string;
 }
 
 export interface Context {
@@ -64,7 +107,9 @@ export interface Command {
   usage: string;
   summary: string;
   /** A line for people after the output, e.g. that a secret is not shown again. */
-  notice?: string;
+  notice?: string | ((result: Result, args: string[]) => string | undefined);
+  /** Output for people when the generic `key: value` layout does not serve (a call with its attempts). */
+  human?: (result: Result) => string;
   /** Usage checks that need no database. */
   check?(args: string[], values: Values): void;
   run(ctx: Context, args: string[], values: Values): Promise<Result>;
@@ -75,6 +120,11 @@ const arg = (args: string[], index: number): string => args[index] ?? '';
 const flag = (values: Values, name: 'name' | 'agency' | 'account' | 'url'): string => values[name] ?? '';
 
 const ON_OFF = ['on', 'off'];
+
+/** A value the command line alone shows to be wrong: a usage error (exit 2), found before the database is opened. */
+function usage(problem: string | null): void {
+  if (problem) throw new UsageError(problem);
+}
 
 export const COMMANDS: Command[] = [
   {
@@ -92,6 +142,7 @@ export const COMMANDS: Command[] = [
     required: ['name'],
     usage: 'callctl agency create --name <name> [--plan agency|starter]',
     summary: 'Create an agency (plan defaults to agency)',
+    check: (_args, values) => usage(values.plan !== undefined && !isPlan(values.plan) ? unknownPlan(values.plan) : null),
     run: ({ prisma }, _args, values) => createAgency(prisma, { name: flag(values, 'name'), plan: values.plan }),
   },
   {
@@ -100,6 +151,7 @@ export const COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl agency set-plan <agency-id> <plan>',
     summary: "Change an agency's plan; its clients inherit it",
+    check: (args) => usage(isPlan(arg(args, 1)) ? null : unknownPlan(arg(args, 1))),
     run: ({ prisma }, args) => setPlan(prisma, arg(args, 0), arg(args, 1)),
   },
   {
@@ -140,6 +192,8 @@ export const COMMANDS: Command[] = [
       'callctl agent create --account <account-id> --name <name> [--phone <e164>] [--timezone <iana>]\n' +
       '                     [--window "mon-fri 09:00-17:00"]... [--outside-window queue|reject]',
     summary: 'Create an agent (no --window: always open)',
+    check: (_args, values) =>
+      usage(agentInputProblem({ phone: values.phone, timezone: values.timezone, windows: values.window, outsideWindow: values['outside-window'] })),
     run: ({ prisma }, _args, values) =>
       createAgent(prisma, {
         accountId: flag(values, 'account'),
@@ -170,11 +224,37 @@ export const COMMANDS: Command[] = [
       setWebhook(prisma, arg(args, 0), flag(values, 'url'), { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
   },
   {
+    words: ['webhook', 'show'],
+    args: ['account-id'],
+    flags: [],
+    usage: 'callctl webhook show <account-id>',
+    summary: "The account's endpoint: URL, enabled or why not, deliveries pending and failed (never the secret)",
+    notice: (result, args) => {
+      const webhook = result.webhook as { enabled: boolean } | null;
+      if (!webhook) return `No endpoint: set one with callctl webhook set ${arg(args, 0)} --url <url>`;
+      return webhook.enabled ? undefined : `Enable it again (same URL and secret) with callctl webhook enable ${arg(args, 0)}`;
+    },
+    run: ({ prisma }, args) => showWebhook(prisma, arg(args, 0)),
+  },
+  {
+    words: ['webhook', 'enable'],
+    args: ['account-id'],
+    flags: [],
+    usage: 'callctl webhook enable <account-id>',
+    summary: 'Enable a disabled endpoint again (after a 410 Gone), keeping its URL and signing secret',
+    notice: (result) =>
+      result.changed_at === null
+        ? 'It was already enabled: nothing changed.'
+        : 'Enabled; the signing secret is unchanged. Deliveries that failed while it was disabled stay failed: callctl deliveries replay <delivery-id> sends one again.',
+    run: ({ prisma }, args) => enableWebhook(prisma, arg(args, 0)),
+  },
+  {
     words: ['calls', 'list'],
     args: ['account-id'],
     flags: ['status'],
     usage: 'callctl calls list <account-id> [--status <status>]',
     summary: "An account's most recent calls (up to 100)",
+    check: (_args, values) => usage(values.status !== undefined && !isStatus(values.status) ? unknownStatus(values.status) : null),
     run: ({ prisma }, args, values) => listCalls(prisma, arg(args, 0), values.status),
   },
   {
@@ -182,7 +262,8 @@ export const COMMANDS: Command[] = [
     args: ['call-id'],
     flags: [],
     usage: 'callctl calls show <call-id>',
-    summary: 'One call with its events and webhook deliveries',
+    summary: 'One call with its metadata, events, and webhook deliveries with every attempt',
+    human: (result) => formatCall(result.call as Record<string, unknown>),
     run: ({ prisma }, args) => showCall(prisma, arg(args, 0)),
   },
   {
@@ -193,6 +274,6 @@ export const COMMANDS: Command[] = [
     summary: 'Send a webhook delivery again (same webhook-id)',
     run: ({ prisma }, args) => replayDelivery(prisma, arg(args, 0)),
   },
+  ...USER_COMMANDS,
 ];
 
-export const HELP_USAGE = 'callctl help | --help';

@@ -3,10 +3,12 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { AdminError } from '../admin/errors.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { stringifyWithRaw } from '../domain/raw-json.js';
 import { createPrisma, locateDatabase } from '../storage/database.js';
 import { migrate, MigrationError } from '../storage/migrate.js';
 import { COMMANDS, OPTIONS, UsageError, type Command, type Result, type Values } from './commands.js';
-import { commandName, formatHuman, helpObject, helpText } from './output.js';
+import { commandHelpObject, commandHelpText, commandName, commandsOf, groupHelpObject, groupHelpText, helpObject, helpText } from './help.js';
+import { formatHuman } from './output.js';
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -16,15 +18,16 @@ export interface CliIo {
 
 const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
 
-function findCommand(positionals: string[]): { command: Command; rest: string[] } {
+/** The command the words name, or the group when they name only a group (`callctl agency`). */
+function findCommand(positionals: string[]): { command: Command; rest: string[] } | { group: string } {
   const matches = COMMANDS.filter((c) => c.words.every((word, i) => positionals[i] === word));
   const command = matches.sort((a, b) => b.words.length - a.words.length)[0];
-  if (!command) {
-    const typed = positionals.slice(0, 2).join(' ');
-    const related = COMMANDS.filter((c) => c.words[0] === positionals[0]).map(commandName);
-    throw new UsageError(`Unknown command "${typed}"${related.length ? ` (expected ${related.join(' or ')})` : ''}; see callctl help`);
-  }
-  return { command, rest: positionals.slice(command.words.length) };
+  if (command) return { command, rest: positionals.slice(command.words.length) };
+  const [group = ''] = positionals;
+  const related = commandsOf(group).map(commandName);
+  if (related.length === 0) throw new UsageError(`Unknown command "${group}"; see callctl --help`);
+  if (positionals.length === 1) return { group };
+  throw new UsageError(`Unknown command "${positionals.slice(0, 2).join(' ')}" (expected ${related.join(' or ')}); see callctl ${group} --help`);
 }
 
 function checkUsage(command: Command, args: string[], values: Values): void {
@@ -68,7 +71,13 @@ async function execute(command: Command, args: string[], values: Values, config:
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   // Decided before parsing, so that even a parse error is reported in the form the caller asked for.
   const json = argv.includes('--json');
-  const print = (result: Result, notice?: string) => io.stdout(json ? `${JSON.stringify(result)}\n` : formatHuman(result, notice));
+  const print = (result: Result, command?: Command, args: string[] = []) => {
+    // stringifyWithRaw: a call's metadata is written as the client wrote it (key order kept).
+    if (json) return io.stdout(`${stringifyWithRaw(result)}\n`);
+    const notice = typeof command?.notice === 'function' ? command.notice(result, args) : command?.notice;
+    if (!command?.human) return io.stdout(formatHuman(result, notice));
+    return io.stdout(`${command.human(result)}${notice ? `\n${notice}\n` : ''}`);
+  };
   const fail = (message: string, code: number, usage?: string) => {
     if (json) io.stderr(`${JSON.stringify({ error: message })}\n`);
     else io.stderr(`callctl: ${message}\n${usage ? `usage: ${usage}\n` : ''}`);
@@ -81,7 +90,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     ({ values, positionals } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: true }));
   } catch (error) {
     const message = (error as Error).message.split('\n')[0]?.replace(/\. To specify .*$/, '') ?? 'Invalid arguments';
-    return fail(`${message}; see callctl help`, EXIT.usage);
+    return fail(`${message}; see callctl --help`, EXIT.usage);
   }
 
   const wantsHelp = values.help === true || positionals[0] === 'help';
@@ -93,19 +102,29 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   if (words.length === 0) {
     if (!json) io.stderr(helpText());
-    return fail('Missing command; see callctl help', EXIT.usage);
+    return fail('Missing command; see callctl --help', EXIT.usage);
   }
 
-  let found: { command: Command; rest: string[] };
+  let found: ReturnType<typeof findCommand>;
   try {
     found = findCommand(words);
   } catch (error) {
     return fail((error as Error).message, EXIT.usage);
   }
+  if ('group' in found) {
+    // A group alone lists its commands: on stdout when asked for, with a usage error otherwise.
+    if (wantsHelp) {
+      if (json) print(groupHelpObject(found.group));
+      else io.stdout(groupHelpText(found.group));
+      return EXIT.ok;
+    }
+    if (!json) io.stderr(groupHelpText(found.group));
+    return fail(`Missing command after "${found.group}" (expected ${commandsOf(found.group).map(commandName).join(' or ')})`, EXIT.usage);
+  }
   const { command, rest } = found;
   if (wantsHelp) {
-    if (json) print({ command: commandName(command), usage: command.usage, summary: command.summary });
-    else io.stdout(`usage: ${command.usage}\n${command.summary}\n`);
+    if (json) print(commandHelpObject(command));
+    else io.stdout(commandHelpText(command));
     return EXIT.ok;
   }
   try {
@@ -126,7 +145,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     // Starting an embedded server takes seconds: tell people why; --json callers get nothing but the result.
     const log = json ? undefined : (msg: string) => io.stderr(`callctl: ${msg}\n`);
     const result = await execute(command, rest, values, config, log);
-    print(result, command.notice);
+    print(result, command, rest);
     return EXIT.ok;
   } catch (error) {
     return fail(reason(error), EXIT.failed);

@@ -1,19 +1,19 @@
-// callctl output for people (without --json): aligned `key: value` lines, small tables for lists, and help text.
-import { COMMANDS, HELP_USAGE, type Command } from './commands.js';
+// callctl output for people (without --json): aligned `key: value` lines and small tables for lists.
 
 // A call has a dozen fields; a list of them only stays readable with the few that tell calls apart.
 const TABLE_COLUMNS: Record<string, string[]> = {
   calls: ['call_id', 'status', 'phone_number', 'agent_id', 'created_at', 'failure_reason'],
 };
 
-const label = (key: string) => key.replace(/_/g, ' ');
+export const label = (key: string) => key.replace(/_/g, ' ');
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isRows = (value: unknown): value is Record<string, unknown>[] => Array.isArray(value) && value.length > 0 && value.every(isRecord);
 
-function cell(value: unknown): string {
+/** A value in a line or table cell; `-` is nothing (null, absent or empty). */
+export function cell(value: unknown): string {
   if (value === null || value === undefined || value === '') return '-';
   // Nested lists inside a table row (a delivery's attempts) are summarised by their count.
   if (Array.isArray(value)) return value.every((v) => !isRecord(v)) ? value.map(cell).join(', ') || '-' : String(value.length);
@@ -21,7 +21,7 @@ function cell(value: unknown): string {
   return String(value);
 }
 
-function table(rows: Record<string, unknown>[], columns: string[] | undefined, indent: string): string[] {
+export function table(rows: Record<string, unknown>[], columns: string[] | undefined, indent: string): string[] {
   const names = columns ?? [...new Set(rows.flatMap((row) => Object.keys(row)))];
   const cells = rows.map((row) => names.map((name) => cell(row[name])));
   const widths = names.map((name, i) => Math.max(label(name).length, ...cells.map((r) => (r[i] ?? '').length)));
@@ -29,7 +29,7 @@ function table(rows: Record<string, unknown>[], columns: string[] | undefined, i
   return [line(names.map(label)), ...cells.map(line)];
 }
 
-function block(value: Record<string, unknown>, indent: string): string[] {
+export function block(value: Record<string, unknown>, indent: string): string[] {
   const entries = Object.entries(value);
   const width = Math.max(0, ...entries.map(([key]) => label(key).length + 1));
   const lines: string[] = [];
@@ -49,27 +49,4 @@ export function formatHuman(result: Record<string, unknown>, notice?: string): s
   const lines = block(result, '');
   if (notice) lines.push('', notice);
   return `${lines.join('\n')}\n`;
-}
-
-export function commandName(command: Command): string {
-  return command.words.join(' ');
-}
-
-/** The whole command list, for `callctl help`. */
-export function helpText(): string {
-  const lines = ['callctl: operator commands of the outbound call trigger service', '', 'Commands:'];
-  for (const command of COMMANDS) lines.push(`  ${command.usage.replace(/\n/g, '\n  ')}`, `      ${command.summary}`);
-  lines.push(
-    `  ${HELP_USAGE}`,
-    '',
-    'Every command takes --json: exactly one JSON object on stdout; errors as {"error": ...} on stderr.',
-    'Exit codes: 0 ok, 1 refused or failed, 2 usage error, 78 bad configuration.',
-    'Configuration and database are the server\'s (environment variables; embedded PostgreSQL under DATA_DIR).',
-  );
-  return `${lines.join('\n')}\n`;
-}
-
-/** The same list as data, for `callctl help --json`. */
-export function helpObject(): Record<string, unknown> {
-  return { commands: COMMANDS.map((c) => ({ command: commandName(c), usage: c.usage, summary: c.summary })) };
 }

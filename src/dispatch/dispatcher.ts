@@ -7,15 +7,22 @@ import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { Call, PrismaClient } from '../generated/prisma/client.js';
 import { CALLS_CHANNEL } from '../calls/accept-call.js';
-import { CALL_COLUMNS, applyCallUpdate, applyLockedBatch, inTransaction, transitionCalls, type CallChange } from '../calls/transition.js';
+import { applyCallUpdate, applyLockedBatch, transitionCalls, type CallChange } from '../calls/transition.js';
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
 import type { Dialer } from './dialer.js';
 import { advanceSimulatedCalls } from './simulated-dialer.js';
 import { Batcher } from '../jobs/batcher.js';
+import { ThrottledLog } from '../logging/throttled-log.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
+import {
+  claimCandidates, dueAccounts, expiredCallIds, holdsLease, LOCK_EXPIRED, lockAccountsForClaim, recordDialIntents, recordProviderIds,
+  rescheduleCalls, staleClaims, takeOverClaim,
+} from '../storage/call-claims.js';
 import { sqlPool } from '../storage/database.js';
+import { inTransaction } from '../storage/transaction.js';
 
 export interface DispatcherOptions {
+  /** The background pool's client (fastify.backgroundPrisma): this work waits for connections, requests do not. */
   prisma: PrismaClient;
   databaseUrl: string;
   dialer: Dialer;
@@ -34,60 +41,7 @@ export interface DispatcherOptions {
 }
 
 const CLAIM_ACCOUNTS_PER_PASS = 50;
-/** The first key of the claim's advisory locks (two-key form, so no clash with single-key locks such as Prisma's migrate lock). */
-const CLAIM_LOCK_SPACE = 72707370;
 
-// The claim, in plain statements prepared once per connection (see src/calls/transition.ts for why not Prisma).
-/** Accounts with due calls and a free slot (an account at its limit must not hide the ones behind it). */
-const DUE_ACCOUNTS = `
-  SELECT due.account_id FROM (SELECT DISTINCT account_id FROM calls WHERE status = 'initiated' AND not_before <= $1) AS due
-   WHERE (SELECT count(*) FROM calls c WHERE c.account_id = due.account_id AND c.status IN ('dialing', 'in_progress')) < $2
-   LIMIT $3`;
-/**
- * One claimer per account at a time, across replicas: a transaction-level advisory lock per account (another
- * replica claiming for the account holds it: skip the account rather than wait). Not the account's row lock, which
- * every acceptance for the account takes: during a bulk trigger for one account that row is nearly always locked,
- * and the claim skipped the very account whose queue was growing.
- */
-const LOCK_ACCOUNTS = `SELECT id FROM unnest($1::uuid[]) AS a(id) WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_SPACE}, hashtext(id::text))`;
-/**
- * Per locked account, its oldest due calls up to its free slots, locked, with their agent's windows. A statement of
- * its own after the account locks: under READ COMMITTED its snapshot sees every claim committed by whoever held a
- * lock before us, so the count of active calls is exact.
- */
-const CANDIDATES = `
-  SELECT ${CALL_COLUMNS}, ag.timezone AS "agentTimezone", ag.calling_windows AS "agentCallingWindows"
-    FROM unnest($1::uuid[]) AS a(id)
-   CROSS JOIN LATERAL (SELECT $2::int - count(*)::int AS free FROM calls
-                        WHERE account_id = a.id AND status IN ('dialing', 'in_progress')) AS slots
-   CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3
-                        ORDER BY created_at, id LIMIT greatest(slots.free, 0) FOR UPDATE SKIP LOCKED) AS c
-    JOIN agents ag ON ag.id = c.agent_id
-   ORDER BY c.created_at, c.id`;
-/** Calls whose window closed while they waited for a slot wait for its next opening instead. */
-const RESCHEDULE = `
-  UPDATE calls c SET not_before = u.not_before, updated_at = $3
-    FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, not_before) WHERE c.id = u.id`;
-/** The intent to dial, recorded before dialling: a call whose intent is recorded is never dialled again. */
-const RECORD_INTENTS = `
-  UPDATE calls SET dial_attempts = dial_attempts + 1, updated_at = $3
-   WHERE id = ANY($1::uuid[]) AND status = 'dialing' AND lease_owner = $2 AND dial_attempts = 0
-  RETURNING id`;
-const RECORD_DIALLED = `
-  UPDATE calls c SET provider_call_id = u.provider_call_id, lease_owner = NULL, lease_expires_at = NULL, updated_at = $3
-    FROM unnest($1::uuid[], $2::text[]) AS u(id, provider_call_id) WHERE c.id = u.id AND c.lease_owner = $4`;
-const STILL_MINE = `SELECT 1 FROM calls WHERE id = $1 AND lease_owner = $2 AND status = 'dialing'`;
-const STALE = `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.status = 'dialing' AND c.provider_call_id IS NULL AND c.lease_expires_at < $1 LIMIT 100`;
-const TAKE_OVER = `
-  UPDATE calls SET lease_owner = $2, lease_expires_at = $3, updated_at = $4
-   WHERE id = $1 AND status = 'dialing' AND provider_call_id IS NULL AND lease_expires_at < $5`;
-const EXPIRED = `SELECT id FROM calls WHERE status = 'initiated' AND expires_at <= $1 LIMIT 500`;
-/** The same calls, locked, unless a claim took them meanwhile. */
-const LOCK_EXPIRED = `
-  SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($2::uuid[]) AND c.status = 'initiated' AND c.expires_at <= $1
-   ORDER BY c.id FOR UPDATE SKIP LOCKED`;
-
-type Candidate = Call & { agentTimezone: string; agentCallingWindows: unknown };
 
 /** The server refused the statement (one bad row): worth retrying item by item. Not a timeout or a lost connection. */
 const refusedByServer = (error: unknown) => error instanceof pg.DatabaseError;
@@ -106,22 +60,22 @@ export class Dispatcher {
   private readonly loop: WakeableLoop;
   private readonly dialing = new Set<Promise<void>>();
   private readonly pool: pg.Pool;
+  /** The database going away fails the bookkeeping of every call in flight at once. */
+  private readonly logs: ThrottledLog;
   /** Intents and provider ids of the calls dialled together are recorded together. */
   private readonly intents = new Batcher<string, boolean>(async (ids) => {
-    const { rows } = await this.pool.query<{ id: string }>({ name: 'oct_record_intents', text: RECORD_INTENTS, values: [ids, this.id, new Date()] });
-    const recorded = new Set(rows.map((r) => r.id));
+    const recorded = await recordDialIntents(this.pool, ids, this.id);
     return ids.map((id) => recorded.has(id));
   }, refusedByServer);
   private readonly dialled = new Batcher<{ id: string; providerCallId: string }, void>(async (calls) => {
-    await this.pool.query({
-      name: 'oct_record_dialled', text: RECORD_DIALLED, values: [calls.map((c) => c.id), calls.map((c) => c.providerCallId), new Date(), this.id],
-    });
+    await recordProviderIds(this.pool, calls, this.id);
     return calls.map(() => undefined);
   }, refusedByServer);
 
   constructor(private readonly options: DispatcherOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pool = sqlPool(options.prisma);
+    this.logs = new ThrottledLog(options.log);
     this.loop = new WakeableLoop({
       name: 'dispatcher', databaseUrl: options.databaseUrl, channel: CALLS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log, pass: () => this.tick(),
     });
@@ -161,16 +115,12 @@ export class Dispatcher {
   private async claim(): Promise<number> {
     const { now: clock, maxConcurrentCalls } = this.options;
     const now = clock();
-    const { rows: due } = await this.pool.query<{ account_id: string }>({
-      name: 'oct_due_accounts', text: DUE_ACCOUNTS, values: [now, maxConcurrentCalls, CLAIM_ACCOUNTS_PER_PASS],
-    });
+    const due = await dueAccounts(this.pool, { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS });
     if (due.length === 0) return 0;
     const claimed = await inTransaction(this.pool, async (client) => {
-      const { rows: locked } = await client.query<{ id: string }>({ name: 'oct_lock_accounts', text: LOCK_ACCOUNTS, values: [due.map((d) => d.account_id)] });
+      const locked = await lockAccountsForClaim(client, due);
       if (locked.length === 0) return [];
-      const { rows: candidates } = await client.query<Candidate>({
-        name: 'oct_claim_candidates', text: CANDIDATES, values: [locked.map((a) => a.id), maxConcurrentCalls, now],
-      });
+      const candidates = await claimCandidates(client, { accountIds: locked, maxActive: maxConcurrentCalls, now });
       const ready: Call[] = [];
       const waiting: { id: string; notBefore: Date }[] = [];
       for (const { agentTimezone, agentCallingWindows, ...call } of candidates) {
@@ -185,7 +135,7 @@ export class Dispatcher {
         }
       }
       if (waiting.length > 0) {
-        await client.query({ name: 'oct_reschedule', text: RESCHEDULE, values: [waiting.map((w) => w.id), waiting.map((w) => w.notBefore), new Date()] });
+        await rescheduleCalls(client, waiting);
       }
       const extra = { leaseOwner: this.id, leaseExpiresAt: new Date(now.getTime() + this.leaseMs) };
       const applied = await applyLockedBatch(client, ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } })), { now, source: 'dispatcher' });
@@ -211,7 +161,7 @@ export class Dispatcher {
   private track(work: Promise<void>) {
     this.dialing.add(work);
     // Never an unobserved rejection: close-with-grace would stop the whole process for one call's bookkeeping.
-    void work.catch((error: Error) => this.options.log.error({ err: error }, 'dial work failed')).finally(() => this.dialing.delete(work));
+    void work.catch((error: Error) => this.logs.error('dial work', { err: error }, 'dial work failed')).finally(() => this.dialing.delete(work));
   }
 
   /** Records the intent to dial before dialling: a call whose intent is recorded is never dialled again. */
@@ -227,13 +177,12 @@ export class Dispatcher {
     } catch (error) {
       try {
         // Only the dispatcher still holding the lease may fail the call: after a takeover it is someone else's.
-        const { rowCount } = await this.pool.query({ name: 'oct_still_mine', text: STILL_MINE, values: [call.id, this.id] });
-        if (!rowCount) return;
+        if (!(await holdsLease(this.pool, call.id, this.id))) return;
         log.error({ err: error, callId: call.id }, 'dial failed');
         await applyCallUpdate(this.options.prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now: now(), source: 'dispatcher' });
       } catch (bookkeeping) {
         // The database is gone too: the lease runs out and recover() settles the call (dial once, or provider_error).
-        log.error({ err: bookkeeping, dialError: error, callId: call.id }, 'dial failed and could not be recorded; left to lease recovery');
+        this.logs.error('dial unrecorded', { err: bookkeeping, dialError: error, callId: call.id }, 'dial failed and could not be recorded; left to lease recovery');
       }
       return;
     }
@@ -261,7 +210,7 @@ export class Dispatcher {
         lastError = error;
       }
     }
-    this.options.log.error({ err: lastError, callId, providerCallId }, 'dialled, but the provider id could not be recorded; left to callbacks and lease recovery');
+    this.logs.error('provider id unrecorded', { err: lastError, callId, providerCallId }, 'dialled, but the provider id could not be recorded; left to callbacks and lease recovery');
   }
 
   /**
@@ -270,11 +219,10 @@ export class Dispatcher {
    */
   private async recover() {
     const now = this.options.now();
-    const { rows: stale } = await this.pool.query<Call>({ name: 'oct_stale_claims', text: STALE, values: [now] });
+    const stale = await staleClaims(this.pool, now);
     for (const call of stale) {
       const leaseExpiresAt = new Date(now.getTime() + this.leaseMs);
-      const taken = await this.pool.query({ name: 'oct_take_over', text: TAKE_OVER, values: [call.id, this.id, leaseExpiresAt, new Date(), now] });
-      if (taken.rowCount !== 1) continue;
+      if (!(await takeOverClaim(this.pool, { callId: call.id, owner: this.id, leaseExpiresAt, now }))) continue;
       this.options.log.warn({ callId: call.id, dialAttempts: call.dialAttempts }, 'recovering a call whose dispatcher died');
       if (call.dialAttempts === 0) this.track(this.dial({ ...call, leaseOwner: this.id, leaseExpiresAt }));
       else await applyCallUpdate(this.options.prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now, source: 'dispatcher' });
@@ -284,9 +232,9 @@ export class Dispatcher {
   /** Waiting calls past their time to live fail with reason expired. */
   private async expire() {
     const now = this.options.now();
-    const { rows } = await this.pool.query<{ id: string }>({ name: 'oct_expired', text: EXPIRED, values: [now] });
-    if (rows.length === 0) return;
+    const ids = await expiredCallIds(this.pool, now);
+    if (ids.length === 0) return;
     const expired: CallChange = { update: { kind: 'failed', reason: 'expired' } };
-    await transitionCalls(this.options.prisma, { name: 'oct_lock_expired', text: LOCK_EXPIRED, values: [now, rows.map((r) => r.id)] }, () => expired, { now, source: 'expiry' });
+    await transitionCalls(this.options.prisma, { ...LOCK_EXPIRED, values: [now, ids] }, () => expired, { now, source: 'expiry' });
   }
 }

@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { FailureReason } from '../domain/call-lifecycle.js';
-import { CALL_COLUMNS, transitionCalls, type CallChange } from '../calls/transition.js';
+import { transitionCalls, type CallChange } from '../calls/transition.js';
+import { callsDueToAdvance, lockCallsDueToAdvance, type AdvanceDue } from '../storage/calls.js';
 import { sqlPool } from '../storage/database.js';
 import type { DialRequest, Dialer } from './dialer.js';
 
@@ -19,48 +20,55 @@ export const SIMULATED_FAILURES: Readonly<Record<string, FailureReason>> = {
 
 export class SimulatedDialer implements Dialer {
   readonly kind = 'simulated' as const;
-  /** Dial requests this process made, per call (tests assert "at most once"). */
-  readonly dials = new Map<string, number>();
 
-  /** `dialLog`: a file that gets one line per dial, so tests can count dials across process restarts. */
+  /** `dialLog`: a file that gets one line per dial (SIMULATED_DIAL_LOG), so that dials can be counted across processes. */
   constructor(private readonly dialLog?: string) {}
 
   async dial(request: DialRequest) {
-    this.dials.set(request.callId, (this.dials.get(request.callId) ?? 0) + 1);
     if (this.dialLog) fs.appendFileSync(this.dialLog, `${request.callId}\n`);
     return { providerCallId: `${SIMULATED_PREFIX}${request.callId}` };
   }
 }
 
-/** Simulated calls whose ring or talk time is over, up to 500 (a cheap read; the move locks them again). */
-const DUE = `
-  SELECT id FROM calls
-   WHERE (status = 'dialing' AND started_at <= $1 OR status = 'in_progress' AND answered_at <= $2)
-     AND starts_with(provider_call_id, '${SIMULATED_PREFIX}')
-   LIMIT 500`;
-/** The same calls, locked; those another process is moving right now are left to it. */
-const LOCK_DUE = `
-  SELECT ${CALL_COLUMNS} FROM calls c
-   WHERE c.id = ANY($3::uuid[])
-     AND (c.status = 'dialing' AND c.started_at <= $1 OR c.status = 'in_progress' AND c.answered_at <= $2)
-     AND starts_with(c.provider_call_id, '${SIMULATED_PREFIX}')
-   ORDER BY c.id FOR UPDATE SKIP LOCKED`;
-
-/** Moves every simulated call whose ring or talk time is over to its next status, in one transaction. Returns how many moved. */
+/**
+ * Moves every simulated call whose ring or talk time is over to its next status. Each step is dated when the script
+ * says it happened (dialled + ring, answered + talk), not when this pass runs: a call in progress while no process
+ * ran (a restart, a crash) still lasts its scripted length. Calls due at the same instant (those claimed together)
+ * move in one transaction. Returns how many moved.
+ */
 export async function advanceSimulatedCalls(prisma: PrismaClient, now: Date, timing: { ringMs: number; talkMs: number }): Promise<number> {
-  const rangBefore = new Date(now.getTime() - timing.ringMs);
-  const talkedBefore = new Date(now.getTime() - timing.talkMs);
-  const { rows } = await sqlPool(prisma).query<{ id: string }>({ name: 'oct_sim_due', text: DUE, values: [rangBefore, talkedBefore] });
-  if (rows.length === 0) return 0;
-  const moved = await transitionCalls(
-    prisma,
-    { name: 'oct_sim_lock_due', text: LOCK_DUE, values: [rangBefore, talkedBefore, rows.map((r) => r.id)] },
-    (call): CallChange => {
-      if (call.status === 'in_progress') return { update: { kind: 'completed' } };
-      const reason = SIMULATED_FAILURES[call.phoneNumber];
-      return { update: reason ? { kind: 'failed', reason } : { kind: 'answered' } };
-    },
-    { now, source: 'provider' },
-  );
-  return moved.length;
+  const due: AdvanceDue = {
+    providerPrefix: SIMULATED_PREFIX,
+    rangBefore: new Date(now.getTime() - timing.ringMs),
+    talkedBefore: new Date(now.getTime() - timing.talkMs),
+  };
+  let moved = 0;
+  // A call that rang and talked out while no process ran takes both steps in this pass: answered, then completed.
+  for (let round = 0; round < 2; round++) {
+    const rows = await callsDueToAdvance(sqlPool(prisma), due);
+    if (rows.length === 0) break;
+    const answering = rows.some((call) => call.status === 'dialing');
+    const byInstant = new Map<number, string[]>();
+    for (const call of rows) {
+      const at = call.status === 'dialing' ? call.startedAt.getTime() + timing.ringMs : call.answeredAt!.getTime() + timing.talkMs;
+      const ids = byInstant.get(at);
+      if (ids) ids.push(call.id);
+      else byInstant.set(at, [call.id]);
+    }
+    for (const [at, ids] of [...byInstant].sort(([a], [b]) => a - b)) {
+      const applied = await transitionCalls(
+        prisma,
+        lockCallsDueToAdvance(ids, due),
+        (call): CallChange => {
+          if (call.status === 'in_progress') return { update: { kind: 'completed' } };
+          const reason = SIMULATED_FAILURES[call.phoneNumber];
+          return { update: reason ? { kind: 'failed', reason } : { kind: 'answered' } };
+        },
+        { now: new Date(at), source: 'provider' },
+      );
+      moved += applied.length;
+    }
+    if (!answering) break;
+  }
+  return moved;
 }

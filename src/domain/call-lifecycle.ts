@@ -1,9 +1,9 @@
 // The call lifecycle as a guarded state machine: initiated -> dialing -> in_progress -> completed, or -> failed from
 // any non-terminal status. Pure: given a call's status and an update, says what changes (or that nothing does).
 
-export type CallStatus = 'initiated' | 'dialing' | 'in_progress' | 'completed' | 'failed';
-export type FailureReason = 'busy' | 'no_answer' | 'rejected' | 'provider_error' | 'expired' | 'canceled';
-export type WebhookEventType = 'call.started' | 'call.completed' | 'call.failed';
+import { ACTIVE_STATUSES, TERMINAL_STATUSES, type CallStatus, type FailureReason, type WebhookEventType } from './call-vocabulary.js';
+
+export type { CallStatus, FailureReason, WebhookEventType };
 
 /** What happened to a call, from the dispatcher, a provider or the expiry sweep. */
 export type CallUpdate =
@@ -13,8 +13,8 @@ export type CallUpdate =
   | { kind: 'failed'; reason: FailureReason };
 
 const ORDER: Record<CallStatus, number> = { initiated: 0, dialing: 1, in_progress: 2, completed: 3, failed: 3 };
-export const TERMINAL: ReadonlySet<CallStatus> = new Set(['completed', 'failed']);
-export const ACTIVE: ReadonlySet<CallStatus> = new Set(['dialing', 'in_progress']);
+export const TERMINAL: ReadonlySet<CallStatus> = new Set(TERMINAL_STATUSES);
+export const ACTIVE: ReadonlySet<CallStatus> = new Set(ACTIVE_STATUSES);
 
 export interface Transition {
   from: CallStatus;

@@ -1,11 +1,17 @@
 // The internal listener: liveness, readiness (database, and Redis when configured), Prometheus metrics. No auth; not for the internet.
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { App } from '../app.js';
+import { useHttpErrors } from '../http-errors.js';
+import { withTimeout } from '../jobs/with-timeout.js';
+import { describeError } from '../logging/describe-error.js';
+import { sqlPool } from '../storage/database.js';
+import { ping } from '../storage/health.js';
 
 const READY_TIMEOUT_MS = 1_500;
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms).unref())]);
+function redisProblem(status: string, connectionError: Error | null, commandError: unknown): string {
+  if (status === 'ready') return describeError(commandError);
+  return connectionError ? describeError(connectionError) : `not connected (${status})`;
 }
 
 export async function buildInternalApp(api: App, logger: FastifyBaseLogger) {
@@ -13,17 +19,20 @@ export async function buildInternalApp(api: App, logger: FastifyBaseLogger) {
 
   internal.get('/health/live', async () => ({ status: 'ok' }));
 
+  await useHttpErrors(internal);
+
   internal.get('/health/ready', async (_request, reply) => {
     const checks: Record<string, 'ok' | string> = {};
     await Promise.all([
-      withTimeout(api.prisma.$queryRaw`SELECT 1`, READY_TIMEOUT_MS).then(
+      // The pool the service's queries use, so the reason is the driver's own (a refused connection, a timeout).
+      withTimeout(ping(sqlPool(api.prisma)), READY_TIMEOUT_MS).then(
         () => { checks.database = 'ok'; },
-        (error: Error) => { checks.database = error.message.split('\n')[0] ?? 'error'; },
+        (error: unknown) => { checks.database = describeError(error); },
       ),
       api.redis
         ? withTimeout(api.redis.ping(), READY_TIMEOUT_MS).then(
             () => { checks.redis = 'ok'; },
-            (error: Error) => { checks.redis = error.message; },
+            (error: unknown) => { checks.redis = redisProblem(api.redis!.status, api.redisConnectionError(), error); },
           )
         : Promise.resolve(),
     ]);
@@ -36,7 +45,7 @@ export async function buildInternalApp(api: App, logger: FastifyBaseLogger) {
     return reply.type(register.contentType).send(await register.metrics());
   });
 
-  internal.setNotFoundHandler((request, reply) => reply.code(404).send({ success: false, error: `Route ${request.method} ${request.url.split('?')[0]} not found` }));
+  internal.setNotFoundHandler((request, reply) => reply.notFound(`Route ${request.method} ${request.url.split('?')[0]} not found`));
   await internal.ready();
   return internal;
 }

@@ -5,17 +5,22 @@
 // with pg_notify) and, under load, stalled a request past the pool's 1.5 s wait.
 import type { FastifyBaseLogger } from 'fastify';
 import type pg from 'pg';
+import { ThrottledLog } from '../logging/throttled-log.js';
+import { notify } from '../storage/notifications.js';
 import { SingleFlight } from './single-flight.js';
 
 export class CoalescedNotify {
   private readonly sends: SingleFlight;
 
   constructor(pool: pg.Pool, channel: string, log: FastifyBaseLogger) {
+    // Every acceptance asks for a NOTIFY: with the database down, one line per interval.
+    const logs = new ThrottledLog(log);
     this.sends = new SingleFlight(
       async () => {
-        await pool.query({ name: 'oct_notify', text: 'SELECT pg_notify($1, NULL)', values: [channel] });
+        await notify(pool, channel);
+        logs.recovered('notify', 'the dispatchers are notified again');
       },
-      (error) => log.warn({ err: error }, 'could not notify the dispatchers; they find the calls on their poll'),
+      (error) => logs.warn('notify', { err: error }, 'could not notify the dispatchers; they find the calls on their poll'),
     );
   }
 

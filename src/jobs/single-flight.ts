@@ -1,7 +1,5 @@
 // Background work run on demand: now, or once more right after the run under way. Never two runs at once, and a
-// request made during a run is never lost (it is served by the next one). Runs are background work whoever asks:
-// a request that asks (the dispatcher woken after an acceptance) must not hand its priority in the pool to them.
-import { inBackground } from '../storage/database.js';
+// request made during a run is never lost (it is served by the next one).
 
 export class SingleFlight {
   private running: Promise<void> | null = null;
@@ -15,7 +13,7 @@ export class SingleFlight {
       this.again = true;
       return;
     }
-    this.running = inBackground(() => this.work())
+    this.running = this.work()
       .catch(this.onError)
       .finally(() => {
         this.running = null;

@@ -1,7 +1,8 @@
 // A background pass run on demand: woken by PostgreSQL NOTIFY on a channel and by a poll timer (the fallback for
 // missed notifications and clock-driven work), never two passes at once, one more if woken during a pass.
 import type { FastifyBaseLogger } from 'fastify';
-import pg from 'pg';
+import { ThrottledLog } from '../logging/throttled-log.js';
+import { listen, type Listener } from '../storage/notifications.js';
 import { SingleFlight } from './single-flight.js';
 
 export interface WakeableLoopOptions {
@@ -15,16 +16,22 @@ export interface WakeableLoopOptions {
 
 export class WakeableLoop {
   private timer: NodeJS.Timeout | null = null;
-  private listener: pg.Client | null = null;
+  private listener: Listener | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
   private stoppedFlag = false;
   private readonly passes: SingleFlight;
+  /** While the database is down every pass fails (four times a second) and every LISTEN retry too. */
+  private readonly logs: ThrottledLog;
 
   constructor(private readonly options: WakeableLoopOptions) {
+    this.logs = new ThrottledLog(options.log);
     this.passes = new SingleFlight(
       async () => {
-        if (!this.stoppedFlag) await options.pass();
+        if (this.stoppedFlag) return;
+        await options.pass();
+        this.logs.recovered('pass', `${options.name} passes succeed again`);
       },
-      (error) => options.log.error({ err: error }, `${options.name} pass failed`),
+      (error) => this.logs.error('pass', { err: error }, `${options.name} pass failed`),
     );
   }
 
@@ -43,7 +50,8 @@ export class WakeableLoop {
   async stop() {
     this.stoppedFlag = true;
     if (this.timer) clearInterval(this.timer);
-    await this.listener?.end().catch(() => undefined);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    await this.listener?.close();
     await this.passes.settle();
   }
 
@@ -59,24 +67,41 @@ export class WakeableLoop {
   }
 
   private async listen() {
-    const retry = () => {
-      if (!this.stoppedFlag) setTimeout(() => void this.listen().catch(() => undefined), 1_000).unref();
+    if (this.stoppedFlag) return;
+    let listener: Listener | null = null;
+    // pg may both emit 'error' and reject connect() for one failure: one retry, not two (they used to multiply).
+    let lost = false;
+    const onLost = (error: Error, message: string) => {
+      if (lost) return;
+      lost = true;
+      if (listener && this.listener === listener) this.listener = null;
+      this.logs.warn('listen', { err: error }, `${this.options.name} ${message}; polling until it is back`);
+      void listener?.close();
+      this.retryListen();
     };
-    const client = new pg.Client({ connectionString: this.options.databaseUrl });
-    client.on('notification', () => this.wake());
-    client.on('error', (error) => {
-      this.options.log.warn({ err: error }, `${this.options.name} lost its LISTEN connection; polling until it is back`);
-      this.listener = null;
-      retry();
-    });
     try {
-      await client.connect();
-      await client.query(`LISTEN ${this.options.channel}`);
-      this.listener = client;
+      listener = await listen(this.options.databaseUrl, this.options.channel, {
+        notification: () => this.wake(),
+        error: (error) => onLost(error, 'lost its LISTEN connection'),
+      });
     } catch (error) {
-      this.options.log.warn({ err: error }, `${this.options.name} could not LISTEN; polling only`);
-      await client.end().catch(() => undefined);
-      retry();
+      onLost(error as Error, 'could not LISTEN');
+      return;
     }
+    if (this.stoppedFlag || lost) {
+      await listener.close();
+      return;
+    }
+    this.listener = listener;
+    this.logs.recovered('listen', `${this.options.name} listens again`);
+  }
+
+  private retryListen() {
+    if (this.stoppedFlag || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.listen();
+    }, 1_000);
+    this.retryTimer.unref();
   }
 }

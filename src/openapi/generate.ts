@@ -2,11 +2,11 @@
 // and standalone JSON Schemas for the request, responses and webhook events.
 import { buildApp } from '../app.js';
 import { loadConfig } from '../config.js';
-import { ErrorResponse } from '../schemas/error.js';
-import { CallData } from '../schemas/call.js';
-import { TriggerBody, TriggerResponse } from '../schemas/trigger.js';
-import { CallCompletedEvent, CallFailedEvent, CallStartedEvent, WebhookEvent } from '../schemas/webhook.js';
-import { OPENAPI_PATH, withoutPrivateKeywords } from '../plugins/openapi.js';
+import { ErrorResponse } from '../../schemas/error.js';
+import { CallData } from '../../schemas/call.js';
+import { TriggerBody, TriggerResponse } from '../../schemas/trigger.js';
+import { CallCompletedEvent, CallFailedEvent, CallStartedEvent, WebhookEvent } from '../../schemas/webhook.js';
+import { OPENAPI_PATH, withoutPrivateKeywords } from '../../plugins/openapi.js';
 
 /** A standalone JSON Schema: our validation-only keywords and nested $ids removed, $schema declared. */
 export function standalone(schema: object): object {

@@ -1,10 +1,10 @@
 // Opens the service's PostgreSQL: DATABASE_URL when configured, else the embedded server; and the Prisma client.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { useNamedStatements } from './statements.js';
 
 export interface DatabaseLocation {
   url: string;
@@ -20,74 +20,32 @@ export async function locateDatabase(config: Config, role: 'server' | 'cli', log
 }
 
 export interface PrismaOptions {
-  /** Pool size; small by default because every replica holds its own. */
+  /** Pool size; small because every replica holds its own. */
   max?: number;
-  /** Fail a query that cannot get a connection quickly rather than queue forever. */
+  /**
+   * How long a query may wait for a pooled connection (and for a new one to open) before it fails. Work that is not
+   * a request (the CLI, scripts, tests) waits as long as background work.
+   */
   connectionTimeoutMillis?: number;
 }
 
-const pools = new WeakMap<PrismaClient, pg.Pool>();
-
 /**
- * Requests wait for a pooled connection before background work does. The dispatcher and the webhook worker can
- * queue hundreds of statements at once (every due call, every finished attempt); in a FIFO queue a trigger then
- * waited behind all of them, past the pool's 2 s limit, and was answered 503 while the database was fine.
- */
-const foreground = new AsyncLocalStorage<true>();
-
-/** Runs `work` and everything it starts asynchronously (a request's remaining hooks and handler) as foreground. */
-export function inForeground<T>(work: () => T): T {
-  return foreground.run(true, work);
-}
-
-/**
- * Runs `work` as background even when called from a request: background loops woken by a request (the dispatcher
- * after an acceptance) must not inherit its place in the pool queue nor its short wait for a connection.
- */
-export function inBackground<T>(work: () => T): T {
-  return foreground.exit(work);
-}
-
-/** Whether the caller runs as foreground (tests). */
-export function isForeground(): boolean {
-  return foreground.getStore() === true;
-}
-
-type Waiter = { foreground?: true };
-
-/**
- * How long background work may wait for a connection. Requests keep the pool's short limit (fail fast); background
- * work queued behind them must not fail for waiting: a dial whose bookkeeping timed out failed its call with
- * provider_error, and an unrecorded webhook attempt was sent again.
+ * How long background work may wait for a connection. Requests keep a short limit (fail fast); background work must
+ * not fail for waiting: a dial whose bookkeeping timed out failed its call with provider_error, and an unrecorded
+ * webhook attempt was sent again.
  */
 export const BACKGROUND_WAIT_MS = 15_000;
 
-class ForegroundFirstPool extends pg.Pool {
-  // pg-pool reads its connection timeout and queues a waiter synchronously inside connect() (pool.query() goes
-  // through it too). A foreground waiter is moved from the end to just behind the foreground waiters already queued
-  // (first come, first served among them), ahead of every background one; a background waiter gets the longer wait.
-  override connect(...args: unknown[]): never {
-    const asForeground = isForeground();
-    const options = (this as unknown as { options: { connectionTimeoutMillis?: number } }).options;
-    const limit = options.connectionTimeoutMillis;
-    if (!asForeground && limit) options.connectionTimeoutMillis = Math.max(limit, BACKGROUND_WAIT_MS);
-    let result: unknown;
-    try {
-      result = (pg.Pool.prototype.connect as (...a: unknown[]) => unknown).apply(this, args);
-    } finally {
-      options.connectionTimeoutMillis = limit;
-    }
-    const queue = (this as unknown as { _pendingQueue?: Waiter[] })._pendingQueue;
-    if (asForeground && queue && queue.length > 1) {
-      const waiter = queue.pop()!;
-      waiter.foreground = true;
-      let at = 0;
-      while (at < queue.length && queue[at]!.foreground) at++;
-      queue.splice(at, 0, waiter);
-    }
-    return result as never;
-  }
-}
+/**
+ * Each replica's connections, in two pools so that requests never queue behind background work: the dispatcher and
+ * the webhook worker can queue hundreds of statements at once (every due call, every finished attempt), and a
+ * trigger waiting behind them was answered 503 while the database was fine. Requests fail fast when their pool is
+ * exhausted; background work waits. About as many connections in all as the one pool had (10).
+ */
+export const REQUEST_POOL = { max: 6, connectionTimeoutMillis: 1_500 } as const satisfies PrismaOptions;
+export const BACKGROUND_POOL = { max: 4, connectionTimeoutMillis: BACKGROUND_WAIT_MS } as const satisfies PrismaOptions;
+
+const pools = new WeakMap<PrismaClient, pg.Pool>();
 
 /**
  * Prisma's statements as named (prepared) statements: the server parses and plans each once per connection instead
@@ -102,45 +60,30 @@ function statementName({ sql }: { sql: string }): string {
   return name ?? ''; // pg: an empty name is the unnamed statement
 }
 
-const sessionSetup: string[] = [];
-let sessionSetupRefused = false;
-
 /**
- * A statement every pooled connection runs once, before its first use: creating a session's temporary function.
- * Modules register at import, before any pool connects. Such statements may only be optimisations: if the server
- * refuses one (e.g. TEMPORARY revoked), connections are used without it and sessionsPrepared() turns false.
+ * `?pgbouncer=true` on the URL (Prisma's convention) says a transaction-pooling proxy stands in front of PostgreSQL: a
+ * statement prepared on one server connection would be missing on the next, so every statement goes unnamed (parsed
+ * each time). The parameter is removed before connecting.
  */
-export function prepareEverySession(sql: string) {
-  sessionSetup.push(sql);
+export function behindTransactionPooler(url: string): { url: string; pooler: boolean } {
+  const parsed = new URL(url);
+  if (parsed.searchParams.get('pgbouncer') !== 'true') return { url, pooler: false };
+  parsed.searchParams.delete('pgbouncer');
+  return { url: parsed.toString(), pooler: true };
 }
 
-/** False once the server refused the session setup: its users take their slower path. */
-export function sessionsPrepared(): boolean {
-  return !sessionSetupRefused;
-}
-
-export function createPrisma(url: string, options: PrismaOptions = {}): PrismaClient {
+export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): PrismaClient {
+  const { url, pooler } = behindTransactionPooler(databaseUrl);
+  if (pooler) useNamedStatements(false);
   // The pool is ours (handed to the adapter, which ends it on $disconnect) so that hot paths can share it.
-  const pool = new ForegroundFirstPool({
+  const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 1_500,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? BACKGROUND_WAIT_MS,
     // A database that stops answering (hung, partitioned) must fail a query, not hold its request forever.
     query_timeout: 1_500,
     idleTimeoutMillis: 30_000,
-    // pg-pool runs this on each new connection before handing it out; a failure discards the connection.
-    verify: (client: pg.PoolClient, done: (error?: Error) => void) => {
-      if (sessionSetup.length === 0 || sessionSetupRefused) return done();
-      client.query(sessionSetup.join(';\n')).then(() => done(), (error: Error) => {
-        // Refused by the server: the connection is fine, only the optimisation is off. Anything else: discard it.
-        if (error instanceof pg.DatabaseError) {
-          sessionSetupRefused = true;
-          return done();
-        }
-        done(error);
-      });
-    },
-  } as pg.PoolConfig);
+  });
   // An idle connection the server closes (restart, DROP DATABASE ... WITH (FORCE)) errors on the pool, which drops
   // it by itself; unobserved, that error would stop the process.
   pool.on('error', () => undefined);
@@ -148,18 +91,30 @@ export function createPrisma(url: string, options: PrismaOptions = {}): PrismaCl
   // where it was made), but the client also emits 'error', which pg-pool only listens to while it is idle.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const prisma = new PrismaClient({
-    adapter: new PrismaPg(pool, { disposeExternalPool: true, statementNameGenerator: statementName }),
+    adapter: new PrismaPg(pool, { disposeExternalPool: true, statementNameGenerator: pooler ? () => '' : statementName }),
     // Prisma's own wait to start an interactive transaction (2 s by default) would cut background waits short; a
-    // request's transaction still fails at the pool's limit, as before.
+    // request's transaction still fails at its pool's limit.
     transactionOptions: { maxWait: BACKGROUND_WAIT_MS },
   });
   pools.set(prisma, pool);
   return prisma;
 }
 
+/** The service's two clients, one per pool (see REQUEST_POOL); both are disconnected by whoever made them. */
+export interface Database {
+  /** For requests and whatever answers one: the key lookup, acceptance, callbacks, readiness. */
+  requests: PrismaClient;
+  /** For background work: the dispatcher, the simulated dialer, the webhook worker, NOTIFY after a commit. */
+  background: PrismaClient;
+}
+
+export function createDatabase(url: string): Database {
+  return { requests: createPrisma(url, REQUEST_POOL), background: createPrisma(url, BACKGROUND_POOL) };
+}
+
 /**
- * The pg pool under a client made by createPrisma, for the request hot path: a plain statement there costs a
- * fraction of a Prisma query's CPU, and the connections are the same ones Prisma uses (no second pool).
+ * The pg pool under a client made by createPrisma, for hand-written statements in src/storage/: a plain statement
+ * costs a fraction of a Prisma query's CPU, and the connections are the ones that client uses (no third pool).
  */
 export function sqlPool(prisma: PrismaClient): pg.Pool {
   const pool = pools.get(prisma);

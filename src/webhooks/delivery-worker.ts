@@ -5,14 +5,17 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { ThrottledLog } from '../logging/throttled-log.js';
+import { WEBHOOKS_CHANNEL } from '../storage/channels.js';
 import { sqlPool } from '../storage/database.js';
+import { claimDueDeliveries, failUnsentDelivery, recordAttempts, type AttemptRecord, type ClaimedDelivery } from '../storage/deliveries.js';
+import { accountOfEndpoint } from '../storage/endpoints.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import { classifyStatus, MAX_ATTEMPTS, nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
 import type { AttemptResult, WebhookSender } from './sender.js';
 
-export const WEBHOOKS_CHANNEL = 'oct_webhooks';
-
 export interface DeliveryWorkerOptions {
+  /** The background pool's client (fastify.backgroundPrisma): this work waits for connections, requests do not. */
   prisma: PrismaClient;
   databaseUrl: string;
   sender: WebhookSender;
@@ -30,61 +33,8 @@ export interface DeliveryWorkerOptions {
   onAttempt?: (outcome: string, result: AttemptResult) => void;
 }
 
-/**
- * Records a batch of attempts in one statement: each attempt's row (numbered after its delivery's earlier attempts),
- * its delivery's new state, and on 410 Gone its endpoint switched off (the only case with a disabled_reason).
- */
-const RECORD_ATTEMPTS = `
-  WITH input AS (
-    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::int[], $8::text[],
-                         $9::timestamptz[], $10::timestamptz[], $11::uuid[], $12::text[])
-      AS t(attempt_id, delivery_id, started_at, duration_ms, response_status, error, attempt_count, status, completed_at,
-           next_attempt_at, endpoint_id, disabled_reason)
-  ), attempt AS (
-    INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, response_status, error)
-    SELECT i.attempt_id, i.delivery_id, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = i.delivery_id) + 1,
-           i.started_at, i.duration_ms, i.response_status, i.error
-      FROM input i
-  ), delivery AS (
-    UPDATE webhook_deliveries d
-       SET attempt_count = i.attempt_count, last_attempt_at = i.started_at, lease_expires_at = NULL, status = i.status::delivery_status,
-           completed_at = COALESCE(i.completed_at, d.completed_at), next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at)
-      FROM input i WHERE d.id = i.delivery_id
-  ), endpoint AS (
-    UPDATE webhook_endpoints e SET enabled = false, disabled_reason = i.disabled_reason, updated_at = $13::timestamptz
-      FROM input i WHERE e.id = i.endpoint_id AND i.disabled_reason IS NOT NULL
-  )
-  SELECT 1`;
-/**
- * Due deliveries, at most `perEndpoint` per endpoint, leased to this worker. Two workers may pick the same row: the
- * second UPDATE re-checks the lease after the first commits and skips it.
- */
-const CLAIM = `
-  WITH due AS (
-    SELECT id FROM (
-      SELECT d.id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
-        FROM webhook_deliveries d
-       WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-         AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
-         AND NOT (d.endpoint_id = ANY($2::uuid[]))
-       ORDER BY d.next_attempt_at LIMIT 1000
-    ) ranked WHERE rank <= $3 LIMIT $4
-  )
-  UPDATE webhook_deliveries d SET lease_expires_at = $5
-    FROM due, webhook_endpoints e
-   WHERE d.id = due.id AND e.id = d.endpoint_id AND d.status = 'pending'
-     AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
-  RETURNING d.id, d.endpoint_id, d.payload, d.attempt_count, e.url, e.secret, e.enabled`;
 /** Attempts recorded by one statement at most. */
 const MAX_BATCH = 500;
-
-interface AttemptRecord {
-  attemptId: string; deliveryId: string; startedAt: Date; durationMs: number; responseStatus: number | null; error: string | null;
-  attemptCount: number; status: 'pending' | 'succeeded' | 'failed'; completedAt: Date | null; nextAttemptAt: Date | null;
-  endpointId: string; disabledReason: string | null;
-}
-
-interface Claimed { id: string; endpoint_id: string; payload: string; attempt_count: number; url: string; secret: string; enabled: boolean }
 
 export class DeliveryWorker {
   private readonly loop: WakeableLoop;
@@ -92,8 +42,15 @@ export class DeliveryWorker {
   private readonly perEndpointCount = new Map<string, number>();
   private readonly unrecorded: { record: AttemptRecord; done: (error?: Error) => void }[] = [];
   private recording = false;
+  /** With the database down, every attempt in flight fails to be recorded at once. */
+  private readonly logs: ThrottledLog;
+  /** Endpoint -> account, for log lines (an endpoint never changes account). */
+  private readonly accounts = new Map<string, string>();
+  private readonly pool: pg.Pool;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
+    this.logs = new ThrottledLog(options.log);
+    this.pool = sqlPool(options.prisma);
     this.loop = new WakeableLoop({
       name: 'webhook delivery', databaseUrl: options.databaseUrl, channel: WEBHOOKS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log, pass: () => this.claimAndSend(),
     });
@@ -124,20 +81,18 @@ export class DeliveryWorker {
     if (room <= 0) return;
     const busy = [...this.perEndpointCount].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
     const now = this.options.now();
-    const { rows: claimed } = await sqlPool(this.options.prisma).query<Claimed>({
-      name: 'oct_claim_deliveries', text: CLAIM, values: [now, busy, perEndpoint, room, new Date(now.getTime() + this.options.leaseMs)],
-    });
+    const claimed = await claimDueDeliveries(this.pool, { now, busyEndpoints: busy, perEndpoint, limit: room, leaseUntil: new Date(now.getTime() + this.options.leaseMs) });
     for (const delivery of claimed) {
-      this.perEndpointCount.set(delivery.endpoint_id, (this.perEndpointCount.get(delivery.endpoint_id) ?? 0) + 1);
+      this.perEndpointCount.set(delivery.endpointId, (this.perEndpointCount.get(delivery.endpointId) ?? 0) + 1);
       // A failure to record the attempt (e.g. no pooled connection in time) must not reject unobserved, which
       // would stop the process: the lease runs out and the delivery is sent again (at least once).
-      const work = this.attempt(delivery).catch((error: Error) => {
-        this.options.log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded; retried after its lease');
+      const work = this.attempt(delivery).then(() => this.logs.recovered('record', 'webhook attempts are recorded again'), (error: Error) => {
+        this.logs.error('record', { err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded; retried after its lease');
       }).finally(() => {
         this.inFlight.delete(delivery.id);
-        const left = (this.perEndpointCount.get(delivery.endpoint_id) ?? 1) - 1;
-        if (left <= 0) this.perEndpointCount.delete(delivery.endpoint_id);
-        else this.perEndpointCount.set(delivery.endpoint_id, left);
+        const left = (this.perEndpointCount.get(delivery.endpointId) ?? 1) - 1;
+        if (left <= 0) this.perEndpointCount.delete(delivery.endpointId);
+        else this.perEndpointCount.set(delivery.endpointId, left);
         // A slot is free: there may be more due for this endpoint.
         this.wake();
       });
@@ -145,16 +100,16 @@ export class DeliveryWorker {
     }
   }
 
-  private async attempt(delivery: Claimed) {
+  private async attempt(delivery: ClaimedDelivery) {
     const { prisma, sender, now: clock } = this.options;
     if (!delivery.enabled) {
-      await prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'failed', completedAt: clock(), leaseExpiresAt: null } });
+      await failUnsentDelivery(prisma, delivery.id, clock());
       return;
     }
     const startedAt = clock();
     const result = await sender.send(delivery, delivery.id, delivery.payload, startedAt);
     const finishedAt = clock();
-    const attemptsMade = delivery.attempt_count + 1;
+    const attemptsMade = delivery.attemptCount + 1;
     const outcome = classifyStatus(result.status);
     const retryAfterMs = result.status === 429 || result.status === 503 ? parseRetryAfter(result.retryAfter, finishedAt) : null;
     const delay = outcome === 'retry' ? nextAttemptDelay(attemptsMade, { retryAfterMs, ...(this.options.random ? { random: this.options.random } : {}) }) : null;
@@ -169,8 +124,37 @@ export class DeliveryWorker {
     await this.record({
       attemptId: randomUUID(), deliveryId: delivery.id, startedAt, durationMs: result.durationMs, responseStatus: result.status,
       error: result.error?.slice(0, 500) ?? null, attemptCount: attemptsMade, status, completedAt: status === 'pending' ? null : finishedAt,
-      nextAttemptAt, endpointId: delivery.endpoint_id, disabledReason,
+      nextAttemptAt, endpointId: delivery.endpointId, disabledReason,
     });
+    if (outcome !== 'succeeded') await this.logFailure(delivery, attemptsMade, result, status === 'failed' ? null : nextAttemptAt, outcome === 'gone');
+  }
+
+  /** A warning per failed attempt and per endpoint switched off by a 410: ids and the outcome, never the secret or body. */
+  private async logFailure(delivery: ClaimedDelivery, attempt: number, result: AttemptResult, nextAttemptAt: Date | null, gone: boolean) {
+    const fields = {
+      accountId: await this.accountOf(delivery.endpointId),
+      endpointId: delivery.endpointId,
+      deliveryId: delivery.id,
+      attempt,
+      ...(result.status === null ? { error: result.error } : { status: result.status }),
+      durationMs: result.durationMs,
+    };
+    const { log } = this.options;
+    if (gone) {
+      log.warn(fields, 'webhook endpoint disabled: it answered 410 Gone (callctl webhook enable re-enables it)');
+    } else if (nextAttemptAt) {
+      log.warn({ ...fields, nextAttemptAt: nextAttemptAt.toISOString() }, 'webhook attempt failed; will retry');
+    } else {
+      log.warn(fields, 'webhook attempt failed; no attempts left, the delivery failed (callctl deliveries replay sends it again)');
+    }
+  }
+
+  private async accountOf(endpointId: string): Promise<string | null> {
+    const known = this.accounts.get(endpointId);
+    if (known) return known;
+    const accountId = await accountOfEndpoint(this.options.prisma, endpointId).catch(() => null);
+    if (accountId) this.accounts.set(endpointId, accountId);
+    return accountId;
   }
 
   /**
@@ -207,15 +191,6 @@ export class DeliveryWorker {
   }
 
   private async writeRecords(records: AttemptRecord[]) {
-    const column = <K extends keyof AttemptRecord>(key: K) => records.map((r) => r[key]);
-    await sqlPool(this.options.prisma).query({
-      name: 'oct_record_webhook_attempts',
-      text: RECORD_ATTEMPTS,
-      values: [
-        column('attemptId'), column('deliveryId'), column('startedAt'), column('durationMs'), column('responseStatus'), column('error'),
-        column('attemptCount'), column('status'), column('completedAt'), column('nextAttemptAt'), column('endpointId'),
-        column('disabledReason'), new Date(),
-      ],
-    });
+    await recordAttempts(this.pool, records, new Date());
   }
 }

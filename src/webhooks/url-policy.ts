@@ -21,6 +21,10 @@ export function isPrivateAddress(address: string): boolean {
 
 const LOCAL_NAMES = /^(localhost|.*\.localhost|.*\.local|.*\.internal|metadata\.google\.internal)$/i;
 
+/** How local development gets past the rules, in each refusal: the operator's command and the server must agree. */
+const LOCAL_DEVELOPMENT =
+  'for local development, WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows plain http and private addresses (set it for the server too, or it will not deliver there)';
+
 /** Returns null when acceptable, else the reason, for a person. */
 export function webhookUrlProblem(value: string, allowPrivate: boolean): string | null {
   let url: URL;
@@ -30,13 +34,13 @@ export function webhookUrlProblem(value: string, allowPrivate: boolean): string 
     return `"${value}" is not a valid URL`;
   }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
-    return 'Webhook URLs must use https';
+    return `Webhook URLs must use https; ${LOCAL_DEVELOPMENT}`;
   }
   if (url.username || url.password) return 'Webhook URLs must not contain credentials';
   if (allowPrivate) return null;
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (isPrivateAddress(host) || LOCAL_NAMES.test(host)) {
-    return `Webhook URL host ${url.hostname} is a private, loopback or link-local address`;
+    return `Webhook URL host ${url.hostname} is a private, loopback or link-local address; ${LOCAL_DEVELOPMENT}`;
   }
   return null;
 }

@@ -1,8 +1,9 @@
-// callctl end to end: the operator flow of PRODUCT.md through runCli on a real database, its output contract, and the bin.
+// callctl end to end: the operator flow of the README through runCli on a real database, its output contract, and the bin.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/cli/commands.js';
 import { runCli } from '../../src/cli/main.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -133,7 +134,11 @@ describe('callctl operator flow', () => {
     expect(out.secret).toMatch(/^whsec_/);
     expect((await prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).url).toBe('https://hooks.example.com/calls');
 
-    expect(await fails(['webhook', 'set', agencyId, '--url', 'http://127.0.0.1/x'], 1)).toMatch(/https/);
+    // The refusal says how local development gets plain http, and that the server needs the same setting.
+    const refusal = await fails(['webhook', 'set', agencyId, '--url', 'http://127.0.0.1/x'], 1);
+    expect(refusal).toMatch(/must use https/);
+    expect(refusal).toContain('WEBHOOK_ALLOW_PRIVATE_TARGETS=true');
+    expect(refusal).toMatch(/server/);
     const allowed = await ok(['webhook', 'set', agencyId, '--url', 'http://127.0.0.1/x'], { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     expect(allowed.secret).toMatch(/^whsec_/);
     expect(allowed.secret).not.toBe(out.secret);
@@ -142,7 +147,7 @@ describe('callctl operator flow', () => {
   it('calls list is empty; calls show and deliveries replay of unknown ids fail with exit 1', async () => {
     expect(await ok(['calls', 'list', agencyId])).toEqual({ calls: [] });
     expect(await ok(['calls', 'list', agencyId, '--status', 'completed'])).toEqual({ calls: [] });
-    expect(await fails(['calls', 'list', agencyId, '--status', 'ringing'], 1)).toMatch(/status/i);
+    expect(await fails(['calls', 'list', agencyId, '--status', 'ringing'], 2)).toMatch(/status/i);
     expect(await fails(['calls', 'show', randomUUID()], 1)).toMatch(/No call/);
     expect(await fails(['deliveries', 'replay', randomUUID()], 1)).toMatch(/No delivery/);
   });
@@ -166,6 +171,12 @@ describe('callctl usage, configuration and output', () => {
     [['key', 'generate']],
     [['key', 'generate', randomUUID(), 'extra']],
     [[]],
+    [['agency']],
+    [['agency', 'create', '--name', 'X', '--plan', 'gold']],
+    [['agency', 'set-plan', randomUUID(), 'gold']],
+    [['calls', 'list', randomUUID(), '--status', 'ringing']],
+    [['agent', 'create', '--account', randomUUID(), '--name', 'A', '--outside-window', 'maybe']],
+    [['agent', 'create', '--account', randomUUID(), '--name', 'A', '--window', 'someday 09:00-17:00']],
   ])('%j is a usage error (exit 2)', async (args) => {
     await fails(args, 2);
   });
@@ -180,7 +191,39 @@ describe('callctl usage, configuration and output', () => {
     expect(human.stdout).toContain('callctl agency create --name <name>');
     expect(human.stdout).toContain('callctl deliveries replay <delivery-id>');
     const out = await ok(['help']);
-    expect(out.commands).toHaveLength(12);
+    expect(out.commands).toHaveLength(17);
+  });
+
+  it('every group lists its commands and their options; every command its own options', async () => {
+    const groups = [...new Set(COMMANDS.map((c) => c.words[0]!))];
+    for (const group of groups) {
+      const help = await cli([group, '--help']);
+      expect(help.code, group).toBe(0);
+      expect(help.stderr).toBe('');
+      for (const command of COMMANDS.filter((c) => c.words[0] === group)) {
+        expect(help.stdout, group).toContain(command.usage.split('\n')[0]);
+        for (const flag of command.flags) expect(help.stdout, `${group} --${flag}`).toContain(`--${flag} `);
+        const one = await cli([...command.words, '--help']);
+        expect(one.code).toBe(0);
+        expect(one.stdout).toContain(`usage: ${command.usage}`);
+        for (const flag of command.flags) expect(one.stdout).toContain(`--${flag} `);
+        expect(one.stdout).toContain('--json');
+      }
+    }
+    const agency = await cli(['agency', '--help']);
+    expect(agency.stdout).toMatch(/callctl agency create --name <name>/);
+    expect(agency.stdout).toMatch(/callctl agency set-plan <agency-id> <plan>/);
+    expect(agency.stdout).toMatch(/--plan agency\|starter/);
+    expect(await ok(['agency', '--help'])).toMatchObject({ group: 'agency', commands: [{ command: 'agency create' }, { command: 'agency set-plan' }] });
+    expect(await ok(['help', 'webhook', 'enable'])).toMatchObject({ command: 'webhook enable', usage: 'callctl webhook enable <account-id>' });
+  });
+
+  it('a group without a command is a usage error that lists the group\'s commands', async () => {
+    const { code, stdout, stderr } = await cli(['webhook']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('callctl webhook show <account-id>');
+    expect(stderr).toContain('Missing command after "webhook"');
   });
 
   it('output for people has no JSON', async () => {

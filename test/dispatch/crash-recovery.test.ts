@@ -1,5 +1,6 @@
 // The real process, killed with SIGKILL in the middle of 25 calls and started again: every call still ends exactly
-// once, none is dialled twice, and the account never has more than 10 active calls.
+// once, none is dialled twice, and the account never has more than 10 active calls. Simulated calls that were under
+// way while no process ran keep their scripted length.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,9 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { createPrisma } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
+import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { httpsRequest, startServer } from '../helpers/server-process.js';
+import { trigger } from '../helpers/trigger.js';
 
 describe('crash recovery of dispatch', () => {
   it('SIGKILL during a run of 25 calls: after a restart all end exactly once, each dialled at most once', async () => {
@@ -73,4 +76,52 @@ describe('crash recovery of dispatch', () => {
     expect(peak).toBeLessThanOrEqual(10);
     await prisma.$disconnect();
   }, 120_000);
+});
+
+describe('simulated calls across a restart', () => {
+  it('a call ringing or talking when the process stops ends at its scripted time, whenever the next process advances it', async () => {
+    const RING_MS = 1_000;
+    const TALK_MS = 5_000;
+    const env = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: String(RING_MS), SIMULATED_TALK_MS: String(TALK_MS) };
+    const t0 = new Date('2026-11-21T10:00:00.000Z');
+    let firstClock = t0;
+    const first = await buildTestApp({ env, clock: () => firstClock });
+    const tenant = await createTenant(first.app.prisma);
+    await setWebhook(first.app.prisma, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+
+    const talking = (await trigger(first.app, tenant.key)).json().call_id as string;
+    await first.app.dispatcher!.settle();
+    firstClock = new Date(t0.getTime() + RING_MS);
+    await first.app.dispatcher!.settle();
+    // Dialled while the first call talks: these two are still ringing when the process stops.
+    const t1 = new Date(t0.getTime() + 1_500);
+    firstClock = t1;
+    const ringing = (await trigger(first.app, tenant.key)).json().call_id as string;
+    const busy = (await trigger(first.app, tenant.key, { phone_number: '+15005550001' })).json().call_id as string;
+    await first.app.dispatcher!.settle();
+    const byId = async () => new Map((await first.app.prisma.call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]));
+    const before = await byId();
+    expect(before.get(talking)).toMatchObject({ status: 'in_progress', answeredAt: new Date(t0.getTime() + RING_MS) });
+    expect(before.get(ringing)).toMatchObject({ status: 'dialing', startedAt: t1 });
+    expect(before.get(busy)).toMatchObject({ status: 'dialing', startedAt: t1 });
+    await closeTestApp(first.app);
+
+    // The next process runs 724 s later.
+    const later = await buildTestApp({ env, databaseUrl: first.databaseUrl, clock: () => new Date(t0.getTime() + 724_000) });
+    await later.app.dispatcher!.settle();
+    const calls = new Map((await later.app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { deliveries: true } })).map((c) => [c.id, c]));
+    expect(calls.get(talking)).toMatchObject({
+      status: 'completed', answeredAt: new Date(t0.getTime() + RING_MS), endedAt: new Date(t0.getTime() + RING_MS + TALK_MS), durationSeconds: TALK_MS / 1000,
+    });
+    expect(calls.get(ringing)).toMatchObject({
+      status: 'completed', answeredAt: new Date(t1.getTime() + RING_MS), endedAt: new Date(t1.getTime() + RING_MS + TALK_MS), durationSeconds: TALK_MS / 1000,
+    });
+    expect(calls.get(busy)).toMatchObject({ status: 'failed', failureReason: 'busy', answeredAt: null, endedAt: new Date(t1.getTime() + RING_MS), durationSeconds: null });
+    // The webhooks say the same.
+    const completed = JSON.parse(calls.get(ringing)!.deliveries.find((d) => d.eventType === 'call.completed')!.payload as string);
+    expect(completed).toMatchObject({
+      timestamp: new Date(t1.getTime() + RING_MS + TALK_MS).toISOString(),
+      data: { ended_at: new Date(t1.getTime() + RING_MS + TALK_MS).toISOString(), duration_seconds: TALK_MS / 1000 },
+    });
+  });
 });

@@ -1,6 +1,7 @@
 // The Twilio dialer end to end against a local stand-in of Twilio's REST API: the create-call request, signed status
 // callbacks (in order, duplicated, late, racing the dialer, forged), the TwiML handed to the agent, and refused dials.
 import { createHmac, randomBytes } from 'node:crypto';
+import { DOMParser } from '@xmldom/xmldom';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -193,6 +194,17 @@ describe('Twilio dialer', () => {
     expect(await snapshot(callId)).toMatchObject({ status: 'dialing' });
   });
 
+  it('a callback while the database is down is answered 503 in the envelope, not as one of the routes\' own HTTP errors', async () => {
+    const down = (await buildTestApp({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/nowhere', env: { ...env(), DISPATCH_ENABLED: 'false' } })).app;
+    const path = '/telephony/twilio/status?call_id=00000000-0000-4000-8000-000000000000';
+    const params = statusParams(`CA${'0'.repeat(32)}`, 'busy');
+    const response = await down.inject({
+      method: 'POST', url: path, payload: new URLSearchParams(params).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signLikeTwilio(TOKEN, `${PUBLIC}${path}`, params) },
+    });
+    expect([response.statusCode, response.json()]).toEqual([503, { success: false, error: 'Service temporarily unavailable' }]);
+  });
+
   it('a callback that beats the dialer records the sid with its update; the dialer then finds the call settled', async () => {
     const to = '+14155552673';
     standIn.hold(to);
@@ -291,6 +303,18 @@ describe('X-Twilio-Signature', () => {
     expect(isValidTwilioSignature('12345', 'RSOYDt4T1cUTdK1PDd93/VVr8B8=', `${url}&x=1`, params)).toBe(false);
     expect(isValidTwilioSignature('12345', 'RSOYDt4T1cUTdK1PDd93/VVr8B8=', url, { ...params, Digits: '1235' })).toBe(false);
     expect(twilioSignature('t', 'u', { b: ['2', '1'], a: 'x' })).toBe(createHmac('sha1', 't').update('uaxb1b2').digest('base64'));
+  });
+
+  it('a Parameter value read back by an XML parser is exactly the name given: line breaks, tabs, quotes, markup, Unicode', () => {
+    const parameterValues = (twiml: string) => {
+      const document = new DOMParser({ onError: (level, message) => { throw new Error(`${level}: ${message}`); } }).parseFromString(twiml, 'text/xml');
+      const parameters = document.getElementsByTagName('Parameter');
+      return Object.fromEntries(Array.from({ length: parameters.length }, (_, i) => [parameters.item(i)!.getAttribute('name'), parameters.item(i)!.getAttribute('value')]));
+    };
+    for (const name of ['co\nline2\tTab', 'a\r\nb', '\t lead and trail \n', `"quoted" 'single'`, '<b>&amp; &</b>', 'Zoë 😀 李 \u00a0nbsp', 'x\u2028y\u0085z']) {
+      const twiml = connectTwiml('wss://a.test/s?x=1&y=2', { id: 'c', agentId: 'a', name, email: `e\n${name}@example.com` });
+      expect(parameterValues(twiml), JSON.stringify(name)).toEqual({ agent_id: 'a', call_id: 'c', name, email: `e\n${name}@example.com` });
+    }
   });
 
   it('escapes every parameter of the TwiML', () => {

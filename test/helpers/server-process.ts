@@ -47,9 +47,9 @@ export async function startServer(env: Record<string, string>, options: { uid?: 
 }
 
 /** An HTTPS request that accepts the self-signed certificate; returns status, headers, body and the peer cert. */
-export function httpsRequest(port: number, pathname: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+export function httpsRequest(port: number, pathname: string, init: { method?: string; headers?: Record<string, string>; body?: string; host?: string } = {}) {
   return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string; fingerprint: string }>((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port, path: pathname, method: init.method ?? 'GET', headers: init.headers, rejectUnauthorized: false, agent: false }, (res) => {
+    const req = https.request({ host: init.host ?? '127.0.0.1', port, path: pathname, method: init.method ?? 'GET', headers: init.headers, rejectUnauthorized: false, agent: false }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => { body += c.toString(); });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, fingerprint: (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256 }));

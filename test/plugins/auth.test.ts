@@ -20,6 +20,26 @@ beforeAll(async () => {
 
 afterEach(() => vi.restoreAllMocks());
 
+/**
+ * Every statement of the app goes through its two pools (requests, background): Prisma's (pool.query; transactions
+ * check a connection out with pool.connect, which pool.query also calls) and the plain ones of the hot path. Returns
+ * one mock per method that sees the calls of both pools.
+ */
+function spyOnPools(app: App) {
+  const statements = vi.fn();
+  const checkouts = vi.fn();
+  for (const pool of [sqlPool(app.prisma), sqlPool(app.backgroundPrisma)]) {
+    for (const [method, seen] of [['query', statements], ['connect', checkouts]] as const) {
+      const original = pool[method] as (...args: unknown[]) => unknown;
+      vi.spyOn(pool, method).mockImplementation(((...args: unknown[]) => {
+        seen(...args);
+        return original.apply(pool, args);
+      }) as never);
+    }
+  }
+  return { statements, checkouts };
+}
+
 describe('authentication', () => {
   it('a rotated key stops working on the next request on every replica; the new one works at once', async () => {
     const tenant = await createTenant(replicaA.prisma);
@@ -63,11 +83,7 @@ describe('authentication', () => {
 
   it('a malformed or checksum-failing key is refused without a database query; a well-formed one costs exactly one', async () => {
     const tenant = await createTenant(replicaA.prisma);
-    // Every statement of the app goes through this pool: Prisma's (pool.query; transactions check a connection out
-    // with pool.connect, which pool.query also calls) and the plain ones of the hot path.
-    const pool = sqlPool(replicaA.prisma);
-    const statements = vi.spyOn(pool, 'query');
-    const checkouts = vi.spyOn(pool, 'connect');
+    const { statements, checkouts } = spyOnPools(replicaA);
     const typo = tenant.key.slice(0, -1) + (tenant.key.endsWith('A') ? 'B' : 'A');
     for (const key of ['svc_sk_short', typo, 'not-a-key']) expect((await trigger(replicaA, key)).statusCode).toBe(401);
     expect(statements).not.toHaveBeenCalled();
@@ -84,9 +100,7 @@ describe('authentication', () => {
     const tenant = await createTenant(app.prisma);
     const from = (ip: string, key: string) =>
       app.inject({ method: 'POST', url: '/api/v1/calls/trigger', remoteAddress: ip, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{"phone_number":"x"}' });
-    const pool = sqlPool(app.prisma);
-    const statements = vi.spyOn(pool, 'query');
-    const checkouts = vi.spyOn(pool, 'connect');
+    const { statements, checkouts } = spyOnPools(app);
     const lookups = () => statements.mock.calls.filter(([query]) => (query as { name?: string }).name === 'oct_key_lookup').length;
 
     // Never remembered while it works: each request looks it up (a bad body stops right after authentication).

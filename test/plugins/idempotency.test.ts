@@ -217,13 +217,17 @@ describe('Idempotency-Key', () => {
     it('a failure after the response was staged in the rolled-back transaction (e.g. the commit fails): 500, and the retry is accepted, not 409', async () => {
       const tenant = await createTenant(app.prisma);
       const key = freshKey();
-      const transaction = app.prisma.$transaction.bind(app.prisma) as (work: (tx: unknown) => Promise<unknown>) => Promise<unknown>;
-      vi.spyOn(app.prisma, '$transaction').mockImplementationOnce((async (work: (tx: unknown) => Promise<unknown>) =>
-        transaction(async (tx) => {
-          await work(tx);
-          throw new Error('commit failed');
-        })) as never);
-      expectRefused(await send(app, tenant, key), 500, { success: false, error: 'Internal server error' });
+      // A constraint trigger deferred to commit: the acceptance's statement stores the call and the response, then its
+      // commit fails in PostgreSQL itself.
+      await app.prisma.$executeRawUnsafe(`CREATE FUNCTION test_fail_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'commit failed'; END $$`);
+      await app.prisma.$executeRawUnsafe(`CREATE CONSTRAINT TRIGGER test_fail_at_commit AFTER UPDATE ON idempotency_records DEFERRABLE INITIALLY DEFERRED
+        FOR EACH ROW WHEN (NEW.response_status IS NOT NULL) EXECUTE FUNCTION test_fail_at_commit()`);
+      try {
+        expectRefused(await send(app, tenant, key), 500, { success: false, error: 'Internal server error' });
+      } finally {
+        await app.prisma.$executeRawUnsafe('DROP TRIGGER test_fail_at_commit ON idempotency_records');
+        await app.prisma.$executeRawUnsafe('DROP FUNCTION test_fail_at_commit()');
+      }
       expect(await callsOf(tenant)).toBe(0);
       expect(await recordsOf(tenant)).toHaveLength(0);
       const callId = expectFirst(await send(app, tenant, key));

@@ -83,6 +83,39 @@ describe('metrics', () => {
     expect(text).not.toContain(tenant.key);
   });
 
+  it('one outcome per message: every refusal with the same message counts under the same outcome', async () => {
+    const { app } = await buildTestApp();
+    const tenant = await createTenant(app.prisma);
+    const sent: [string, unknown, Record<string, string>?][] = [
+      ['pattern', { phone_number: 'bad' }],
+      ['possible number', { phone_number: '+1415555' }],
+      ['spaces', { phone_number: '+1 415 555 2671' }],
+      ['array body', []],
+      ['null body', null],
+      ['empty body', ''],
+      ['key with a space', undefined, { 'idempotency-key': 'has space' }],
+      ['key too long', undefined, { 'idempotency-key': 'k'.repeat(256) }],
+      ['a field rule', { phone_number: '+14155552671', name: 'x'.repeat(201) }],
+    ];
+    const outcomesByMessage = new Map<string, Set<string>>();
+    for (const [what, body, headers] of sent) {
+      const before = new Map((await scrape(app)).samples);
+      const res = await trigger(app, tenant.key, body, headers);
+      expect(res.statusCode, what).toBe(400);
+      const after = (await scrape(app)).samples;
+      const counted = [...after].filter(([k, v]) => k.startsWith('oct_trigger_outcomes_total') && v !== (before.get(k) ?? 0)).map(([k]) => k);
+      expect(counted, what).toHaveLength(1);
+      const message = res.json().error as string;
+      outcomesByMessage.set(message, new Set([...(outcomesByMessage.get(message) ?? []), counted[0]!]));
+    }
+    expect(Object.fromEntries([...outcomesByMessage].map(([m, o]) => [m, [...o]]))).toEqual({
+      'Invalid phone number format': ['oct_trigger_outcomes_total{outcome="INVALID_PHONE_NUMBER"}'],
+      'Request body must be a JSON object': ['oct_trigger_outcomes_total{outcome="BODY_NOT_OBJECT"}'],
+      'Idempotency-Key must be 1 to 255 printable ASCII characters': ['oct_trigger_outcomes_total{outcome="IDEMPOTENCY_KEY_INVALID"}'],
+      'name must be at most 200 characters': ['oct_trigger_outcomes_total{outcome="VALIDATION"}'],
+    });
+  });
+
   it('two apps in one process keep separate registries', async () => {
     const a = (await buildTestApp()).app;
     const b = (await buildTestApp()).app;
@@ -163,7 +196,6 @@ describe('metrics', () => {
     const tenant = await createTenant(app.prisma);
     for (let i = 0; i < 3; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
 
-    expect(app.rateLimitStoreErrors()).toBe(3);
     expect((await scrape(app)).samples.get('oct_rate_limit_store_errors_total')).toBe(3);
     // The counter tracks the count on every scrape, not a snapshot from the first one.
     await trigger(app, tenant.key);

@@ -13,7 +13,7 @@ import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { apiKeyDigest, generateApiKey, isWellFormedApiKey } from '../../src/domain/api-key.js';
 import { errorMessage } from '../../src/errors.js';
-import { KEY_QUERY_PARAMETERS } from '../../src/plugins/auth.js';
+import { KEY_QUERY_PARAMETERS } from '../../plugins/key-in-url.js';
 import { buildTestApp } from '../helpers/app.js';
 import { freshPrisma, redisUrl } from '../helpers/database.js';
 import { createClientTenant, createTenant, generateKey, type Tenant } from '../helpers/fixtures.js';

@@ -1,8 +1,8 @@
-// POST /api/v1/calls/trigger against the contract: every row of the spec's error table, PRODUCT.md's check order,
+// POST /api/v1/calls/trigger against the contract: every row of the README's error table, its check order,
 // the exact success body, and the JSON envelope on every path.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { callView } from '../../src/schemas/call.js';
+import { callView } from '../../schemas/call.js';
 import { buildTestApp } from '../helpers/app.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { createTenant, generateKey, type Tenant } from '../helpers/fixtures.js';
@@ -100,7 +100,7 @@ describe("the spec's trigger error table", () => {
   });
 });
 
-describe('check order (PRODUCT.md "The trigger")', () => {
+describe('check order (README, "Errors")', () => {
   it('HTTPS (proxy mode) comes before everything', async () => {
     const { app: proxied } = await buildTestApp({ env: { TLS_MODE: 'proxy' } });
     const t = await createTenant(proxied.prisma);
@@ -149,12 +149,32 @@ describe('body rules', () => {
     ['a long metadata key', { phone_number: '+14155552671', metadata: { ['k'.repeat(41)]: 1 } }, 'metadata keys must be 1 to 40 characters'],
     ['an empty metadata key', { phone_number: '+14155552671', metadata: { '': 1 } }, 'metadata keys must be 1 to 40 characters'],
     ['51 metadata keys', { phone_number: '+14155552671', metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) }, 'metadata must have at most 50 keys'],
-    ['an array body', [], 'request body must be a JSON object'],
+    ['an array body', [], 'Request body must be a JSON object'],
+    ['a null body', null, 'Request body must be a JSON object'],
+    ['a JSON string body', '"x"', 'Request body must be a JSON object'],
+    ['an address without a dotted domain', { phone_number: '+14155552671', email: 'ada@localhost' }, 'email must be a valid email address'],
+    ['a top-level domain alone', { phone_number: '+14155552671', email: '0@com' }, 'email must be a valid email address'],
+    ['201 emoji as a name', { phone_number: '+14155552671', name: '😀'.repeat(201) }, 'name must be at most 200 characters'],
+    ['41 emoji as a metadata key', { phone_number: '+14155552671', metadata: { ['😀'.repeat(41)]: 1 } }, 'metadata keys must be 1 to 40 characters'],
+    ['501 astral characters as a metadata value', { phone_number: '+14155552671', metadata: { v: '𝄞'.repeat(501) } }, 'metadata.v must be a string (at most 500 characters), number, boolean or null'],
+    ['a NUL in the name', { phone_number: '+14155552671', name: 'a\u0000b' }, 'name must not contain NUL characters or unpaired surrogates'],
+    ['an unpaired surrogate in a metadata value', { phone_number: '+14155552671', metadata: { v: 'a\ud800' } }, 'metadata.v must not contain NUL characters or unpaired surrogates'],
+    ['a NUL in a metadata key', { phone_number: '+14155552671', metadata: { 'a\u0000': 1 } }, 'metadata must not contain NUL characters or unpaired surrogates'],
   ])('400 for %s, naming the field', async (_name, body, message) => {
     const before = await callCount();
     const res = await trigger(app, tenant.key, body);
     expect([res.statusCode, res.json()]).toEqual([400, error(message)]);
     expect(await callCount()).toBe(before);
+  });
+
+  it('counts lengths in characters (Unicode code points), not UTF-16 units: emoji and other astral characters at the exact limits', async () => {
+    const at = { phone_number: '+14155552671', name: '😀'.repeat(200), email: 'ada@example.com', metadata: { ['😀'.repeat(40)]: '𝄞'.repeat(500), ['👩‍👩‍👧'.repeat(8)]: 'a😀'.repeat(250) } };
+    const res = await trigger(app, tenant.key, at);
+    expect([res.statusCode, res.body]).toEqual([200, expect.stringContaining('"success":true')]);
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+    expect([call.name, call.metadata]).toEqual([at.name, at.metadata]);
+    // The issue's own examples: 21 emoji as a key and 101 as a name were refused as too long.
+    expect((await trigger(app, tenant.key, { phone_number: '+14155552671', name: '😀'.repeat(101), metadata: { ['😀'.repeat(21)]: 1 } })).statusCode).toBe(200);
   });
 
   it('accepts the metadata limits exactly', async () => {

@@ -56,7 +56,7 @@ describe('migrated database matches schema.prisma', () => {
           expect(col.udt_name, where).toBe(enumDef.dbName ?? enumDef.name);
         } else {
           const native = (field.nativeType as [string, string[]] | null)?.[0];
-          const expectedType = native === 'Uuid' ? 'uuid' : SCALAR_TYPES[field.type];
+          const expectedType = native === 'Uuid' ? 'uuid' : native === 'Json' ? 'json' : SCALAR_TYPES[field.type];
           expect(col.data_type, where).toBe(expectedType);
           if (native === 'Timestamptz') expect(col.datetime_precision, where).toBe(Number((field.nativeType as [string, string[]])[1][0] ?? 6));
         }

@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { WebhookEvent } from '../../src/schemas/webhook.js';
+import { WebhookEvent } from '../../schemas/webhook.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

@@ -1,12 +1,13 @@
 // Twilio's callbacks: signed status callbacks that move calls along, and the TwiML that hands answered calls to the agent.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Call } from '../../generated/prisma/client.js';
 import { applyCallUpdate } from '../../calls/transition.js';
 import { isTerminal } from '../../domain/call-lifecycle.js';
 import { isUuid } from '../../domain/ids.js';
 import { mapTwilioStatus, trimSlash } from '../../dispatch/twilio-dialer.js';
-import { AppError } from '../../errors.js';
+import { useHttpErrors } from '../../http-errors.js';
+import { findCallById, recordProviderCallId } from '../../storage/calls.js';
 
 export interface TwilioRoutesOptions {
   authToken: string;
@@ -39,10 +40,12 @@ export function isValidTwilioSignature(authToken: string, signature: string | un
 }
 
 export function escapeXml(value: string): string {
-  // Control characters are not allowed in XML 1.0 at all: Twilio would reject the whole document.
-  return value.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '').replace(/[&<>"']/g, (c) => XML_ENTITIES[c]!);
+  // Control characters are not allowed in XML 1.0 at all: Twilio would reject the whole document. Tab, LF and CR are,
+  // but a parser turns them into spaces inside an attribute value; as character references they survive (Twilio's SDK
+  // writes them the same way). NEL and LS too: XML 1.1 parsers treat them as line ends.
+  return value.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '').replace(/[&<>"'\t\n\r\u0085\u2028]/g, (c) => XML_ENTITIES[c]!);
 }
-const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\t': '&#x9;', '\n': '&#xA;', '\r': '&#xD;', '\u0085': '&#x85;', '\u2028': '&#x2028;' };
 
 /** The TwiML that connects an answered call to the voice-agent runtime, with what the agent needs to know. */
 export function connectTwiml(agentStreamUrl: string, call: Pick<Call, 'id' | 'agentId' | 'name' | 'email'>): string {
@@ -67,12 +70,10 @@ function paramsOf(form: URLSearchParams): TwilioParams {
   return params;
 }
 
-function callNotFound(reply: FastifyReply) {
-  return reply.code(404).type('application/json; charset=utf-8').send({ success: false, error: 'Call not found' });
-}
-
 export default async function twilioRoutes(fastify: FastifyInstance, options: TwilioRoutesOptions) {
   const publicBaseUrl = trimSlash(options.publicBaseUrl);
+  // Twilio is not an API client: its refusals are HTTP errors, not codes of the /api/v1 table.
+  await useHttpErrors(fastify);
 
   // Only this scope reads forms: the public API stays JSON-only.
   fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
@@ -85,17 +86,15 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
     const signature = Array.isArray(header) ? undefined : header;
     if (!isValidTwilioSignature(options.authToken, signature, `${publicBaseUrl}${request.url}`, paramsOf(formOf(request)))) {
       request.log.warn({ path: request.url.split('?')[0] }, 'rejected a Twilio callback: missing or invalid signature');
-      throw new AppError('TWILIO_SIGNATURE_INVALID');
+      throw fastify.httpErrors.forbidden('Invalid Twilio signature');
     }
   });
 
   /** The call named by call_id, provided it is the one Twilio calls CallSid (once we know its sid). */
-  async function findCall(request: FastifyRequest, callSid: string | null): Promise<Call | null> {
+  async function findCall(request: FastifyRequest, callSid: string | null): Promise<Call> {
     const callId = (request.query as { call_id?: unknown }).call_id;
-    if (typeof callId !== 'string' || !isUuid(callId)) return null;
-    const call = await fastify.prisma.call.findUnique({ where: { id: callId } });
-    if (!call) return null;
-    if (call.providerCallId !== null && callSid !== null && call.providerCallId !== callSid) return null;
+    const call = typeof callId === 'string' && isUuid(callId) ? await findCallById(fastify.prisma, callId) : null;
+    if (!call || (call.providerCallId !== null && callSid !== null && call.providerCallId !== callSid)) throw fastify.httpErrors.notFound('Call not found');
     return call;
   }
 
@@ -103,7 +102,6 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
     const form = formOf(request);
     const callSid = form.get('CallSid') || null;
     const call = await findCall(request, callSid);
-    if (!call) return callNotFound(reply);
     // The callback can beat the dispatcher's own write of the sid (or follow a dial that timed out): record it here.
     const learnsSid = call.providerCallId === null && callSid !== null;
     const update = mapTwilioStatus(form.get('CallStatus') ?? '', form.get('CallDuration') ?? undefined);
@@ -113,14 +111,13 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
       recorded = steps.length > 0;
     }
     if (learnsSid && !recorded) {
-      await fastify.prisma.call.updateMany({ where: { id: call.id, providerCallId: null }, data: { providerCallId: callSid } });
+      await recordProviderCallId(fastify.prisma, call.id, callSid);
     }
     return reply.code(204).send();
   });
 
   fastify.post('/telephony/twilio/twiml', async (request, reply) => {
     const call = await findCall(request, formOf(request).get('CallSid') || null);
-    if (!call) return callNotFound(reply);
     // Already over here (canceled, or its dial was given up on): nobody should be connected to the agent.
     const twiml = isTerminal(call.status) ? HANGUP : connectTwiml(options.agentStreamUrl, call);
     return reply.code(200).type('text/xml; charset=utf-8').send(twiml);

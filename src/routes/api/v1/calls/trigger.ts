@@ -1,11 +1,28 @@
 // POST /api/v1/calls/trigger: the one public operation. Checks before the handler live in their plugins.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { acceptCall } from '../../../../calls/accept-call.js';
+import { acceptCall, acceptedResponse } from '../../../../calls/accept-call.js';
 import { Type } from '@sinclair/typebox';
-import { triggerResponses } from '../../../../schemas/responses.js';
-import { TriggerBody, TriggerHeaders, TriggerResponse } from '../../../../schemas/trigger.js';
+import { hasRepeatedKey, memberText } from '../../../../domain/raw-json.js';
+import { AppError } from '../../../../errors.js';
+import { triggerResponses } from '../../../../../schemas/responses.js';
+import { TriggerBody, TriggerHeaders, TriggerResponse } from '../../../../../schemas/trigger.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The JSON body's text as received (this route's metadata is stored as written, key order included). */
+    rawJsonBody?: string;
+  }
+}
 
 const trigger: FastifyPluginAsyncTypebox = async (fastify) => {
+  // Fastify's own JSON parser (same limits, same __proto__ refusal), keeping the text it parsed.
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
+    request.rawJsonBody = text as string;
+    parseJson(request, text as string, done);
+  });
+
   fastify.post(
     '/calls/trigger',
     {
@@ -21,18 +38,20 @@ const trigger: FastifyPluginAsyncTypebox = async (fastify) => {
       },
     },
     async (request) => {
-      const { config } = fastify;
+      const metadataJson = request.body.metadata && request.rawJsonBody ? memberText(request.rawJsonBody, 'metadata')! : '{}';
+      // JSON.parse keeps the last of a repeated key, so only that one was validated: the text would carry the others.
+      if (metadataJson !== '{}' && hasRepeatedKey(metadataJson)) throw new AppError('VALIDATION', { detail: 'metadata must not repeat a key' });
       const { callId } = await acceptCall(fastify.prisma, {
         principal: request.principal!,
         body: request.body,
+        metadataJson,
         now: fastify.now(),
-        limits: { maxQueuedCalls: config.MAX_QUEUED_CALLS, queuedCallTtlHours: config.QUEUED_CALL_TTL_HOURS },
-        inTransaction: async (tx, id) => {
-          await request.idempotency?.complete(tx, 200, { success: true, call_id: id, status: 'initiated' });
-        },
+        limits: fastify.concurrency.limits,
+        idempotencyRecordId: request.idempotency?.recordId,
       });
+      if (request.idempotency) request.idempotency.completed = true;
       fastify.wakeDispatchers();
-      return { success: true as const, call_id: callId, status: 'initiated' as const };
+      return acceptedResponse(callId);
     },
   );
 };

@@ -1,0 +1,28 @@
+// The dashboard's navigation, in one place: a page that does not exist yet has no link and says "coming".
+import type { ActiveUser } from '../../src/storage/users.js';
+
+export interface NavItem {
+  label: string;
+  /** Absent: the page is not built yet (shown as coming, never a broken link). */
+  href?: string;
+  agencyOnly?: boolean;
+}
+
+export const NAVIGATION: NavItem[] = [
+  { label: 'Overview', href: '/dashboard' },
+  { label: 'Calls' },
+  { label: 'Agents' },
+  { label: 'Clients', agencyOnly: true },
+  { label: 'Settings → API & Webhooks' },
+  { label: 'Users' },
+  { label: 'Audit log', href: '/dashboard/audit-log' },
+  { label: 'Account', href: '/dashboard/account' },
+];
+
+/** What `viewer` sees, with the current page marked. */
+export function navigationFor(viewer: ActiveUser, currentPath: string) {
+  return NAVIGATION.filter((item) => !item.agencyOnly || viewer.accountKind === 'agency').map((item) => ({
+    ...item,
+    current: item.href !== undefined && item.href === currentPath,
+  }));
+}

@@ -1,0 +1,107 @@
+// Background work of every process: the call dispatcher (unless DISPATCH_ENABLED=false) and the webhook delivery
+// worker (unless WEBHOOK_DELIVERY_ENABLED=false), each stopped on close after its in-flight work finishes.
+import fp from 'fastify-plugin';
+import { CALLS_CHANNEL } from '../src/calls/accept-call.js';
+import type { Dialer } from '../src/dispatch/dialer.js';
+import { Dispatcher, type DispatcherOptions } from '../src/dispatch/dispatcher.js';
+import { SimulatedDialer } from '../src/dispatch/simulated-dialer.js';
+import { CoalescedNotify } from '../src/jobs/coalesced-notify.js';
+import { sqlPool } from '../src/storage/database.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from '../src/webhooks/delivery-worker.js';
+import { WebhookSender } from '../src/webhooks/sender.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    dialer: Dialer;
+    dispatcher: Dispatcher | null;
+    /**
+     * After a call is committed: this process's dispatcher claims it at once; a process without one (an API-only
+     * replica) NOTIFYs the others, one NOTIFY for the calls committed meanwhile. Replicas with their own dispatcher
+     * are not told: they find other replicas' calls on their poll or when a call ends.
+     */
+    wakeDispatchers: () => void;
+    deliveryWorker: DeliveryWorker | null;
+  }
+}
+
+export interface JobsOptions {
+  databaseUrl: string;
+  /** Overrides the configured dialer (tests). */
+  dialer?: Dialer;
+  dispatcher?: Partial<Pick<DispatcherOptions, 'leaseMs' | 'pollMs' | 'beforeDial'>>;
+  webhooks?: Partial<Pick<DeliveryWorkerOptions, 'pollMs' | 'random' | 'perEndpoint' | 'onAttempt'>> & { timeoutMs?: number };
+}
+
+export default fp<JobsOptions>(
+  async (fastify, options) => {
+    const { config } = fastify;
+    const dialer = options.dialer ?? (await createDialer(fastify));
+    fastify.decorate('dialer', dialer);
+
+    const dispatcher = config.DISPATCH_ENABLED
+      ? new Dispatcher({
+          prisma: fastify.backgroundPrisma,
+          databaseUrl: options.databaseUrl,
+          dialer,
+          now: fastify.now,
+          log: fastify.log.child({ component: 'dispatcher' }),
+          maxConcurrentCalls: config.MAX_CONCURRENT_CALLS,
+          simulated: { ringMs: config.SIMULATED_RING_MS, talkMs: config.SIMULATED_TALK_MS },
+          leaseMs: config.DISPATCH_LEASE_MS,
+          // startedAt is the claim time: dialling began from the caller's point of view.
+          onClaimed: (call) => fastify.metrics.dispatchLatency.observe(Math.max(0, (call.startedAt ?? fastify.now()).getTime() - call.createdAt.getTime()) / 1000),
+          ...options.dispatcher,
+        })
+      : null;
+    fastify.decorate('dispatcher', dispatcher);
+    const notifier = dispatcher ? null : new CoalescedNotify(sqlPool(fastify.backgroundPrisma), CALLS_CHANNEL, fastify.log);
+    fastify.decorate('wakeDispatchers', () => (dispatcher ? dispatcher.wake() : notifier!.notify()));
+
+    const { timeoutMs = config.WEBHOOK_TIMEOUT_MS, onAttempt, ...workerOptions } = options.webhooks ?? {};
+    const sender = new WebhookSender({ allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs });
+    const deliveryWorker = config.WEBHOOK_DELIVERY_ENABLED
+      ? new DeliveryWorker({
+          prisma: fastify.backgroundPrisma,
+          databaseUrl: options.databaseUrl,
+          sender,
+          now: fastify.now,
+          log: fastify.log.child({ component: 'webhooks' }),
+          // A lease outlives its attempt: no second process sends while the first still waits for an answer.
+          leaseMs: timeoutMs * 2 + 5_000,
+          ...workerOptions,
+          onAttempt: (outcome, result) => {
+            fastify.metrics.webhookAttempts.inc({ outcome });
+            fastify.metrics.webhookDuration.observe({ outcome }, result.durationMs / 1000);
+            onAttempt?.(outcome, result);
+          },
+        })
+      : null;
+    fastify.decorate('deliveryWorker', deliveryWorker);
+
+    fastify.addHook('onReady', async () => {
+      await dispatcher?.start();
+      await deliveryWorker?.start();
+    });
+    fastify.addHook('onClose', async () => {
+      await notifier?.settle();
+      await dispatcher?.stop();
+      await deliveryWorker?.stop();
+      sender.close();
+    });
+  },
+  { name: 'jobs', fastify: '5.x', dependencies: ['config', 'db', 'metrics'] },
+);
+
+async function createDialer(fastify: import('fastify').FastifyInstance): Promise<Dialer> {
+  const { config } = fastify;
+  if (config.DIALER === 'twilio') {
+    const { TwilioDialer } = await import('../src/dispatch/twilio-dialer.js');
+    return new TwilioDialer({
+      accountSid: config.TWILIO_ACCOUNT_SID!,
+      authToken: config.TWILIO_AUTH_TOKEN!,
+      apiBaseUrl: config.TWILIO_API_BASE_URL,
+      publicBaseUrl: config.PUBLIC_BASE_URL!,
+    });
+  }
+  return new SimulatedDialer(config.SIMULATED_DIAL_LOG);
+}

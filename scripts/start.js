@@ -1,0 +1,28 @@
+// npm start: builds only when the sources changed since the last build, checks the configuration before loading
+// the server (a mistake is reported at once, not after a second of loading), then runs the server here: its one-file
+// bundle (dist/server.mjs), or the compiled modules of a build without one.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildStatus } from './build-state.js';
+
+const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
+const compiled = (file) => pathToFileURL(path.join(root, 'dist', 'src', file)).href;
+
+if (buildStatus(root).stale) {
+  const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.js'), '--if-stale'], { stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
+
+// The same check and exit code (78, EX_CONFIG) as src/server.ts, which checks again.
+const { ConfigError, loadConfig } = await import(compiled('config.js'));
+try {
+  loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(78);
+}
+const bundle = path.join(root, 'dist', 'server.mjs');
+await import(existsSync(bundle) ? pathToFileURL(bundle).href : compiled('server.js'));

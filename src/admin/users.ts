@@ -1,0 +1,218 @@
+// Dashboard people: creating users with a one-time link, signing in, setting and changing passwords, disabling, and
+// ending sessions. callctl and the dashboard both call these, so each change is made (and audited) one way only.
+import type { Config } from '../config.js';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { AuditActor, TokenPurpose } from '../generated/prisma/enums.js';
+import { isUuid } from '../domain/ids.js';
+import { generateOneTimeToken, ONE_TIME_TOKEN_TTL_MS, oneTimeTokenDigest, isWellFormedToken } from '../domain/one-time-token.js';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../domain/password.js';
+import { passwordProblem } from '../domain/password-policy.js';
+import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
+import type { AuditAction } from '../domain/audit-actions.js';
+import { insertAuditEntry } from '../storage/audit.js';
+import { deleteUserSessions } from '../storage/sessions.js';
+import { consumeToken, expireUserTokens, findUsableToken, insertToken } from '../storage/tokens.js';
+import { findUserByEmail, findUserById, insertUser, isUniqueViolation, markDisabled, recordSignIn, setPasswordHash, type Db } from '../storage/users.js';
+import { AdminError } from './errors.js';
+
+/** Who acts: the operator (callctl), a signed-in user (with the request's IP), or the service itself. */
+export type Actor = { kind: Extract<AuditActor, 'operator' | 'service'> } | { kind: 'user'; userId: string; ip: string | null };
+
+export const SET_PASSWORD_PATH = '/dashboard/set-password/';
+
+/** Where people reach the dashboard: PUBLIC_BASE_URL when set, else this machine's listener. */
+export function dashboardBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>): string {
+  return (config.PUBLIC_BASE_URL ?? `https://localhost:${config.PORT}`).replace(/\/+$/, '');
+}
+
+export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>, token: string): string {
+  return `${dashboardBaseUrl(config)}${SET_PASSWORD_PATH}${token}`;
+}
+
+async function accountScope(db: Db, accountId: string) {
+  const account = isUuid(accountId) ? await db.account.findUnique({ where: { id: accountId }, select: { id: true, agencyId: true } }) : null;
+  if (!account) throw new AdminError(`No account ${accountId}`);
+  return { accountId: account.id, agencyId: account.agencyId ?? account.id };
+}
+
+/** Writes one audit entry for `accountId` (its agency is looked up). */
+export async function audit(db: Db, accountId: string, actor: Actor, action: AuditAction, at: Date, detail: Record<string, unknown> = {}) {
+  const scope = await accountScope(db, accountId);
+  await insertAuditEntry(db, {
+    ...scope,
+    actorKind: actor.kind,
+    actorUserId: actor.kind === 'user' ? actor.userId : null,
+    ip: actor.kind === 'user' ? actor.ip : null,
+    action,
+    detail,
+    at,
+  });
+}
+
+/**
+ * Creates a user of `accountId` and a one-time link to set their password (24 h). The token is returned once and
+ * only its digest is stored. An operator's link sets a password; a user's is an invitation.
+ */
+export async function createUser(
+  prisma: PrismaClient,
+  input: { accountId: string; email: string; actor: Actor; now?: Date },
+): Promise<{ id: string; token: string; expiresAt: Date }> {
+  const now = input.now ?? new Date();
+  const email = normalizeEmail(input.email);
+  if (!isPlausibleEmail(email)) throw new AdminError(`"${input.email}" is not an email address`);
+  const generated = generateOneTimeToken();
+  const expiresAt = new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS);
+  const purpose: TokenPurpose = input.actor.kind === 'user' ? 'invitation' : 'set_password';
+  try {
+    const id = await prisma.$transaction(async (tx) => {
+      await accountScope(tx, input.accountId);
+      const { id } = await insertUser(tx, { accountId: input.accountId, email, createdAt: now });
+      const createdById = input.actor.kind === 'user' ? input.actor.userId : null;
+      await insertToken(tx, { userId: id, digest: generated.digest, purpose, createdById, createdAt: now, expiresAt });
+      await audit(tx, input.accountId, input.actor, 'user_created', now, { user_id: id, email });
+      return id;
+    });
+    return { id, token: generated.token, expiresAt };
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AdminError(`A user with the email ${email} already exists`);
+    throw error;
+  }
+}
+
+/** Disables the user: they cannot sign in, their sessions end at once and their unused links stop working. */
+export async function disableUser(prisma: PrismaClient, userId: string, actor: Actor, now = new Date()) {
+  const user = isUuid(userId) ? await findUserById(prisma, userId) : null;
+  if (!user) throw new AdminError(`No user ${userId}`);
+  const ended = await prisma.$transaction(async (tx) => {
+    const changed = await markDisabled(tx, user.id, now);
+    const sessions = await deleteUserSessions(tx, user.id);
+    await expireUserTokens(tx, user.id, now);
+    if (changed) await audit(tx, user.accountId, actor, 'user_disabled', now, { user_id: user.id, email: user.email, sessions_ended: sessions });
+    return { changed, sessions };
+  });
+  return { id: user.id, disabled: true, already_disabled: !ended.changed, sessions_ended: ended.sessions };
+}
+
+export type SignInResult = { ok: true; userId: string; accountId: string } | { ok: false };
+
+/**
+ * Checks an email and password. Unknown emails, users without a password yet and disabled users verify against a
+ * dummy hash, so every refusal takes the time of a wrong password and says the same thing. A wrong password of a
+ * known user is audited on their account (with the IP); success records the sign-in time and is audited too.
+ */
+export async function authenticate(prisma: PrismaClient, input: { email: string; password: string; ip: string | null; now: Date }): Promise<SignInResult> {
+  const email = normalizeEmail(input.email);
+  const user = isPlausibleEmail(email) ? await findUserByEmail(prisma, email) : null;
+  const usable = user && !user.disabled && user.passwordHash !== null;
+  const matches = await verifyPassword(input.password, usable ? user.passwordHash! : await dummyPasswordHash());
+  if (!user) return { ok: false };
+  const actor: Actor = { kind: 'user', userId: user.id, ip: input.ip };
+  if (!usable || !matches) {
+    await audit(prisma, user.accountId, actor, 'sign_in_failed', input.now, usable ? {} : { reason: user.disabled ? 'disabled' : 'no password set' });
+    return { ok: false };
+  }
+  await prisma.$transaction(async (tx) => {
+    await recordSignIn(tx, user.id, input.now);
+    await audit(tx, user.accountId, actor, 'sign_in', input.now);
+  });
+  return { ok: true, userId: user.id, accountId: user.accountId };
+}
+
+/** Whether `password` is the user's (re-entering it for a sensitive action). */
+export async function checkPassword(prisma: PrismaClient, userId: string, password: string): Promise<boolean> {
+  const user = await findUserById(prisma, userId);
+  const usable = user && !user.disabledAt && user.passwordHash !== null;
+  const matches = await verifyPassword(password, usable ? user.passwordHash! : await dummyPasswordHash());
+  return Boolean(usable && matches);
+}
+
+/** What the set-password page shows before the form is sent: whose link it is, or null (unknown, used, expired). */
+export async function usableLink(prisma: PrismaClient, token: string, now: Date) {
+  if (!isWellFormedToken(token)) return null;
+  const found = await findUsableToken(prisma, oneTimeTokenDigest(token), now);
+  if (!found || found.user.disabledAt) return null;
+  return { userId: found.userId, email: found.user.email, purpose: found.purpose };
+}
+
+export type SetPasswordResult = { ok: true; userId: string } | { ok: false; problem: string };
+
+export const LINK_UNUSABLE = 'This link has expired or was already used. Ask for a new one.';
+
+/** Sets the password from a one-time link; the link is used up, and any session the user had ends. */
+export async function setPasswordWithLink(
+  prisma: PrismaClient,
+  input: { token: string; password: string; ip: string | null; now: Date },
+): Promise<SetPasswordResult> {
+  const link = await usableLink(prisma, input.token, input.now);
+  if (!link) return { ok: false, problem: LINK_UNUSABLE };
+  const problem = passwordProblem(input.password, { email: link.email });
+  if (problem) return { ok: false, problem };
+  // Hashed before the transaction: it takes most of a second, and no row needs to stay locked for it.
+  const hash = await hashPassword(input.password);
+  return prisma.$transaction(async (tx) => {
+    const used = await consumeToken(tx, oneTimeTokenDigest(input.token), input.now);
+    if (!used || used.userId !== link.userId) return { ok: false as const, problem: LINK_UNUSABLE };
+    await setPasswordHash(tx, used.userId, hash);
+    await deleteUserSessions(tx, used.userId);
+    const user = await findUserById(tx, used.userId);
+    await audit(tx, user!.accountId, { kind: 'user', userId: used.userId, ip: input.ip }, 'password_set', input.now, { link: used.purpose });
+    return { ok: true as const, userId: used.userId };
+  });
+}
+
+/**
+ * Changes a signed-in user's password (the current one is required). Every other session of the user ends; the
+ * caller's own session (digest `keep`) is kept.
+ */
+export async function changePassword(
+  prisma: PrismaClient,
+  input: { userId: string; current: string; next: string; keep: Buffer; ip: string | null; now: Date },
+): Promise<{ ok: true; sessionsEnded: number } | { ok: false; problem: string }> {
+  const user = await findUserById(prisma, input.userId);
+  if (!user || user.disabledAt) return { ok: false, problem: 'Your account is disabled.' };
+  if (!(await checkPassword(prisma, input.userId, input.current))) return { ok: false, problem: 'The current password is not right.' };
+  const problem = passwordProblem(input.next, { email: user.email });
+  if (problem) return { ok: false, problem };
+  const hash = await hashPassword(input.next);
+  const sessionsEnded = await prisma.$transaction(async (tx) => {
+    await setPasswordHash(tx, user.id, hash);
+    const ended = await deleteUserSessions(tx, user.id, input.keep);
+    await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'password_changed', input.now, { other_sessions_ended: ended });
+    return ended;
+  });
+  return { ok: true, sessionsEnded };
+}
+
+/** Ends every session of the user (sign out everywhere), the caller's included. */
+export async function endAllSessions(prisma: PrismaClient, input: { userId: string; ip: string | null; now: Date }): Promise<number> {
+  return prisma.$transaction(async (tx) => {
+    const user = await findUserById(tx, input.userId);
+    if (!user) return 0;
+    const ended = await deleteUserSessions(tx, user.id);
+    await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sessions_ended', input.now, { sessions_ended: ended });
+    return ended;
+  });
+}
+
+/** Records a sign-out (the session itself is destroyed by the session plugin). */
+export async function recordSignOut(prisma: PrismaClient, input: { userId: string; ip: string | null; now: Date }): Promise<void> {
+  const user = await findUserById(prisma, input.userId);
+  if (user) await audit(prisma, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_out', input.now);
+}
+
+/** A new agency on the agency plan and its first user, with the user's set-password link: the one-command start. */
+export async function setupAgency(prisma: PrismaClient, input: { agencyName: string; email: string; now?: Date }) {
+  const name = input.agencyName.trim();
+  if (!name) throw new AdminError('An agency needs a name');
+  if (!isPlausibleEmail(input.email)) throw new AdminError(`"${input.email}" is not an email address`);
+  if (await findUserByEmail(prisma, normalizeEmail(input.email))) throw new AdminError(`A user with the email ${normalizeEmail(input.email)} already exists`);
+  const agency = await prisma.account.create({ data: { kind: 'agency', name, plan: 'agency' }, select: { id: true } });
+  try {
+    const user = await createUser(prisma, { accountId: agency.id, email: input.email, actor: { kind: 'operator' }, now: input.now });
+    return { agencyId: agency.id, ...user };
+  } catch (error) {
+    // Nothing half-made: the agency goes when its first user could not be created.
+    await prisma.account.delete({ where: { id: agency.id } }).catch(() => undefined);
+    throw error;
+  }
+}

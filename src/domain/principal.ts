@@ -1,0 +1,27 @@
+// Who a request acts for, as a valid API key resolves it: the account, its agency and plan, and its default agent.
+
+export interface Principal {
+  keyId: string;
+  accountId: string;
+  accountKind: 'agency' | 'client';
+  /** The agency at the top: the account itself for agencies. */
+  agencyId: string;
+  /** The agency's plan (clients inherit it). */
+  plan: string;
+  /** The account's switch and, for a client, its agency's switch too. */
+  apiAccessEnabled: boolean;
+  defaultAgentId: string | null;
+  /** The default agent as read with the key (null when there is none); only checked when the trigger is accepted. */
+  defaultAgent: AgentSnapshot | null;
+}
+
+/** What accepting a call needs to know about an agent. */
+export interface AgentSnapshot {
+  id: string;
+  accountId: string;
+  agencyId: string;
+  phoneNumber: string | null;
+  timezone: string;
+  callingWindows: unknown;
+  outsideWindowPolicy: 'queue' | 'reject';
+}

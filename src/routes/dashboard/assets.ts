@@ -1,0 +1,11 @@
+// The dashboard's one stylesheet, from src/views/assets/ (read once; no build step). Cacheable for a day.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { VIEWS_DIR } from '../../../plugins/dashboard/options.js';
+
+export default async function assets(fastify: FastifyInstance) {
+  const css = await readFile(path.join(VIEWS_DIR, 'assets', 'style.css'));
+  fastify.get('/assets/style.css', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=86400').type('text/css; charset=utf-8').send(css));
+}

@@ -1,0 +1,36 @@
+// Re-enter the password: what requireRecentSignIn sends to before a sensitive action (generating a key or a webhook
+// secret) when the last password entry is older than 10 minutes. Throttled like sign-in.
+import type { FastifyInstance } from 'fastify';
+import { checkPassword } from '../../admin/users.js';
+import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
+import { isDashboardPath } from '../../../plugins/dashboard/pages.js';
+import { ConfirmPasswordForm, ConfirmPasswordQuery } from '../../../schemas/dashboard/forms.js';
+import { clientIp, formProblem } from './form-problem.js';
+
+export default async function confirmPassword(fastify: FastifyInstance) {
+  fastify.get<{ Querystring: ConfirmPasswordQuery }>(
+    '/confirm-password',
+    { schema: { hide: true, querystring: ConfirmPasswordQuery }, attachValidation: true, preHandler: requireUser },
+    async (request, reply) => {
+      const next = isDashboardPath(request.query?.next) ? request.query.next : '/dashboard';
+      return reply.page('confirm-password', { title: 'Confirm your password', next, problem: null });
+    },
+  );
+
+  fastify.post<{ Body: ConfirmPasswordForm }>(
+    '/confirm-password',
+    { schema: { hide: true, body: ConfirmPasswordForm }, attachValidation: true, preHandler: requireUser },
+    async (request, reply) => {
+      const viewer = viewerOf(request);
+      const next = isDashboardPath(request.body?.next) ? request.body.next : '/dashboard';
+      const render = (status: number, problem: string) => reply.code(status).page('confirm-password', { title: 'Confirm your password', next, problem });
+      const problem = formProblem(request);
+      if (problem) return render(400, problem);
+      const verdict = await fastify.signInAttempt(clientIp(request), viewer.email);
+      if (!verdict.allowed) return render(429, `Too many attempts. Try again in ${Math.ceil(verdict.retryAfterSeconds / 60)} minutes.`);
+      if (!(await checkPassword(fastify.prisma, viewer.id, request.body.password))) return render(401, 'That is not your password.');
+      request.session.authenticatedAt = fastify.now().getTime();
+      return reply.redirect(next, 303);
+    },
+  );
+}

@@ -1,0 +1,128 @@
+// The calls table as the dispatcher uses it: due accounts, the per-account claim lock, the oldest due calls up to
+// the free slots, leases, dial intents and provider ids, stale claims and expiries. Hand-written throughout: the
+// claim's locks (advisory, FOR UPDATE SKIP LOCKED inside LATERAL) have no Prisma form, and the rest runs once per
+// batch of calls on the background path, where Prisma's per-statement client cost was most of the dispatcher's CPU.
+import type pg from 'pg';
+import type { Call } from '../generated/prisma/client.js';
+import { ACTIVE_STATUSES } from '../domain/call-vocabulary.js';
+import { CALL_COLUMNS } from './calls.js';
+import { statement } from './statements.js';
+
+/** The first key of the claim's advisory locks (two-key form, so no clash with single-key locks such as Prisma's migrate lock). */
+const CLAIM_LOCK_SPACE = 72707370;
+
+/** Accounts with due calls and a free slot (an account at its limit must not hide the ones behind it). */
+const DUE_ACCOUNTS = statement('oct_due_accounts', `
+  SELECT due.account_id FROM (SELECT DISTINCT account_id FROM calls WHERE status = 'initiated' AND not_before <= $1) AS due
+   WHERE (SELECT count(*) FROM calls c WHERE c.account_id = due.account_id AND c.status = ANY($4::call_status[])) < $2
+   LIMIT $3`);
+
+export async function dueAccounts(pool: pg.Pool, { now, maxActive, limit }: { now: Date; maxActive: number; limit: number }): Promise<string[]> {
+  const { rows } = await pool.query<{ account_id: string }>({ ...DUE_ACCOUNTS, values: [now, maxActive, limit, ACTIVE_STATUSES] });
+  return rows.map((r) => r.account_id);
+}
+
+/**
+ * One claimer per account at a time, across replicas: a transaction-level advisory lock per account (another
+ * replica claiming for the account holds it: skip the account rather than wait). Not the account's row lock, which
+ * every acceptance for the account takes: during a bulk trigger for one account that row is nearly always locked,
+ * and the claim skipped the very account whose queue was growing.
+ */
+const LOCK_ACCOUNTS = statement('oct_lock_accounts',
+  `SELECT id FROM unnest($1::uuid[]) AS a(id) WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_SPACE}, hashtext(id::text))`);
+
+/** Within the claim's transaction: the accounts of `accountIds` this claimer now holds. */
+export async function lockAccountsForClaim(client: pg.ClientBase, accountIds: string[]): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>({ ...LOCK_ACCOUNTS, values: [accountIds] });
+  return rows.map((r) => r.id);
+}
+
+export type ClaimCandidate = Call & { agentTimezone: string; agentCallingWindows: unknown };
+
+/**
+ * Per locked account, its oldest due calls up to its free slots, locked, with their agent's windows. A statement of
+ * its own after the account locks: under READ COMMITTED its snapshot sees every claim committed by whoever held a
+ * lock before us, so the count of active calls is exact.
+ */
+const CANDIDATES = statement('oct_claim_candidates', `
+  SELECT ${CALL_COLUMNS}, ag.timezone AS "agentTimezone", ag.calling_windows AS "agentCallingWindows"
+    FROM unnest($1::uuid[]) AS a(id)
+   CROSS JOIN LATERAL (SELECT $2::int - count(*)::int AS free FROM calls
+                        WHERE account_id = a.id AND status = ANY($4::call_status[])) AS slots
+   CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3
+                        ORDER BY created_at, id LIMIT greatest(slots.free, 0) FOR UPDATE SKIP LOCKED) AS c
+    JOIN agents ag ON ag.id = c.agent_id
+   ORDER BY c.created_at, c.id`);
+
+export async function claimCandidates(client: pg.ClientBase, { accountIds, maxActive, now }: { accountIds: string[]; maxActive: number; now: Date }): Promise<ClaimCandidate[]> {
+  const { rows } = await client.query<ClaimCandidate>({ ...CANDIDATES, values: [accountIds, maxActive, now, ACTIVE_STATUSES] });
+  return rows;
+}
+
+/** Calls whose window closed while they waited for a slot wait for its next opening instead. */
+const RESCHEDULE = statement('oct_reschedule', `
+  UPDATE calls c SET not_before = u.not_before, updated_at = $3
+    FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, not_before) WHERE c.id = u.id`);
+
+export async function rescheduleCalls(client: pg.ClientBase, calls: { id: string; notBefore: Date }[]): Promise<void> {
+  await client.query({ ...RESCHEDULE, values: [calls.map((c) => c.id), calls.map((c) => c.notBefore), new Date()] });
+}
+
+/** The intent to dial, recorded before dialling: a call whose intent is recorded is never dialled again. */
+const RECORD_INTENTS = statement('oct_record_intents', `
+  UPDATE calls SET dial_attempts = dial_attempts + 1, updated_at = $3
+   WHERE id = ANY($1::uuid[]) AND status = 'dialing' AND lease_owner = $2 AND dial_attempts = 0
+  RETURNING id`);
+
+/** Records the intent to dial each call `owner` still holds; returns the ids recorded (the others were taken over). */
+export async function recordDialIntents(pool: pg.Pool, callIds: string[], owner: string): Promise<Set<string>> {
+  const { rows } = await pool.query<{ id: string }>({ ...RECORD_INTENTS, values: [callIds, owner, new Date()] });
+  return new Set(rows.map((r) => r.id));
+}
+
+const RECORD_DIALLED = statement('oct_record_dialled', `
+  UPDATE calls c SET provider_call_id = u.provider_call_id, lease_owner = NULL, lease_expires_at = NULL, updated_at = $3
+    FROM unnest($1::uuid[], $2::text[]) AS u(id, provider_call_id) WHERE c.id = u.id AND c.lease_owner = $4`);
+
+/** The provider accepted these dials: their ids are recorded and the leases released. */
+export async function recordProviderIds(pool: pg.Pool, calls: { id: string; providerCallId: string }[], owner: string): Promise<void> {
+  await pool.query({ ...RECORD_DIALLED, values: [calls.map((c) => c.id), calls.map((c) => c.providerCallId), new Date(), owner] });
+}
+
+const STILL_MINE = statement('oct_still_mine', `SELECT 1 FROM calls WHERE id = $1 AND lease_owner = $2 AND status = 'dialing'`);
+
+/** Whether `owner` still holds the call's lease (after a takeover it is someone else's). */
+export async function holdsLease(pool: pg.Pool, callId: string, owner: string): Promise<boolean> {
+  const { rowCount } = await pool.query({ ...STILL_MINE, values: [callId, owner] });
+  return Boolean(rowCount);
+}
+
+const STALE = statement('oct_stale_claims',
+  `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.status = 'dialing' AND c.provider_call_id IS NULL AND c.lease_expires_at < $1 LIMIT 100`);
+
+/** Calls claimed by a dispatcher whose lease ran out before a provider id was recorded. */
+export async function staleClaims(pool: pg.Pool, now: Date): Promise<Call[]> {
+  return (await pool.query<Call>({ ...STALE, values: [now] })).rows;
+}
+
+const TAKE_OVER = statement('oct_take_over', `
+  UPDATE calls SET lease_owner = $2, lease_expires_at = $3, updated_at = $4
+   WHERE id = $1 AND status = 'dialing' AND provider_call_id IS NULL AND lease_expires_at < $5`);
+
+/** Takes a stale claim over; false when another dispatcher got there first. */
+export async function takeOverClaim(pool: pg.Pool, { callId, owner, leaseExpiresAt, now }: { callId: string; owner: string; leaseExpiresAt: Date; now: Date }): Promise<boolean> {
+  const { rowCount } = await pool.query({ ...TAKE_OVER, values: [callId, owner, leaseExpiresAt, new Date(), now] });
+  return rowCount === 1;
+}
+
+const EXPIRED = statement('oct_expired', `SELECT id FROM calls WHERE status = 'initiated' AND expires_at <= $1 LIMIT 500`);
+
+/** Waiting calls past their time to live (a batch). */
+export async function expiredCallIds(pool: pg.Pool, now: Date): Promise<string[]> {
+  return (await pool.query<{ id: string }>({ ...EXPIRED, values: [now] })).rows.map((r) => r.id);
+}
+
+/** The same calls, locked, unless a claim took them meanwhile ($1 now, $2 the ids). */
+export const LOCK_EXPIRED = statement('oct_lock_expired', `
+  SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($2::uuid[]) AND c.status = 'initiated' AND c.expires_at <= $1
+   ORDER BY c.id FOR UPDATE SKIP LOCKED`);

@@ -1,0 +1,251 @@
+// The calls and call_events tables: acceptance (one statement for every trigger), the counts of an account's live
+// calls, the transition batch write, the simulated dialer's advance, and the reads of callbacks and operators.
+import type pg from 'pg';
+import { ACTIVE_STATUSES, type CallStatus, type LIVE_STATUSES } from '../domain/call-vocabulary.js';
+
+type LiveStatus = (typeof LIVE_STATUSES)[number];
+import type { Call, PrismaClient } from '../generated/prisma/client.js';
+import type { Transition } from '../domain/call-lifecycle.js';
+import { CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
+import { sqlPool } from './database.js';
+import { statement } from './statements.js';
+
+export interface AcceptedCallRow {
+  accountId: string;
+  callId: string;
+  eventId: string;
+  agentId: string;
+  phoneNumber: string;
+  fromNumber: string;
+  name: string | null;
+  email: string | null;
+  /** The metadata's JSON text as the client wrote it (stored in a `json` column, so key order is kept). */
+  metadataJson: string;
+  notBefore: Date;
+  expiresAt: Date;
+  now: Date;
+  maxWaiting: number;
+  /** The Idempotency-Key reservation this acceptance answers, with the response it stores. */
+  idempotency: { recordId: string; status: number; body: unknown } | null;
+}
+
+// Hand-written: the function (migration 20261123000000) takes the account's row lock and writes call, event and
+// idempotency response in one round trip; Prisma would need an interactive transaction of four. The casts pin the
+// one overload whatever types the driver gives the parameters.
+const ACCEPT_CALL = statement('oct_accept_call_v1', `SELECT oct_accept_call_v1($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::text, $6::text, $7::text, $8::text,
+  $9::json, $10::timestamptz, $11::timestamptz, $12::timestamptz, $13::timestamptz, $14::int, $15::uuid, $16::int, $17::jsonb) AS waiting`);
+
+/** Stores an accepted call unless the account's queue is full. Returns the waiting count when full, else null. */
+export async function insertAcceptedCall(pool: pg.Pool, row: AcceptedCallRow): Promise<number | null> {
+  const { idempotency } = row;
+  const { rows } = await pool.query<{ waiting: number }>({
+    ...ACCEPT_CALL,
+    values: [
+      row.accountId, row.callId, row.eventId, row.agentId, row.phoneNumber, row.fromNumber, row.name, row.email, row.metadataJson,
+      row.notBefore, row.expiresAt, row.now, new Date(), row.maxWaiting,
+      idempotency?.recordId ?? null, idempotency?.status ?? null, idempotency ? JSON.stringify(idempotency.body) : null,
+    ],
+  });
+  const waiting = rows[0]!.waiting;
+  return waiting >= 0 ? waiting : null;
+}
+
+export interface LiveCallCounts {
+  /** Dialling or connected: what the concurrency limit bounds. */
+  active: number;
+  /** Accepted and not yet dialled (for a window or a slot). */
+  waiting: number;
+  /** Of those waiting, how many wait for their agent's calling window to open. */
+  waitingForWindow: number;
+}
+
+// Hand-written: per account, active calls counted on the (account_id, status, created_at) index (at most the
+// concurrency limit of them) and the waiting count read from the counter the triggers keep, not counted.
+const LIVE_COUNTS = statement('oct_live_call_counts', `
+  SELECT a.id AS account_id, a.waiting_calls AS waiting,
+         (SELECT count(*)::int FROM calls c WHERE c.account_id = a.id AND c.status = ANY($3::call_status[])) AS active,
+         (SELECT count(*)::int FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated' AND c.not_before > $2::timestamptz) AS waiting_for_window
+    FROM accounts a WHERE a.id = ANY($1::uuid[])`);
+
+/** Live call counts of each account given (accounts that do not exist are absent). */
+export async function liveCallCounts(pool: pg.Pool, accountIds: string[], now: Date): Promise<Map<string, LiveCallCounts>> {
+  const { rows } = await pool.query<{ account_id: string; waiting: number; active: number; waiting_for_window: number }>({
+    ...LIVE_COUNTS,
+    values: [accountIds, now, ACTIVE_STATUSES],
+  });
+  return new Map(rows.map((r) => [r.account_id, { active: r.active, waiting: r.waiting, waitingForWindow: r.waiting_for_window }]));
+}
+
+/**
+ * Every column of calls under the names of Prisma's Call model, for `FROM calls c`. `metadata` is its JSON text as
+ * stored (as the client wrote it): parsed into an object, integer-like keys would move first.
+ */
+export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "agentId", c.phone_number AS "phoneNumber",
+  c.from_number AS "fromNumber", c.name, c.email, c.metadata::text AS metadata, c.status::text AS status, c.failure_reason::text AS "failureReason",
+  c.not_before AS "notBefore", c.expires_at AS "expiresAt", c.created_at AS "createdAt", c.updated_at AS "updatedAt",
+  c.started_at AS "startedAt", c.answered_at AS "answeredAt", c.ended_at AS "endedAt", c.duration_seconds AS "durationSeconds",
+  c.provider_call_id AS "providerCallId", c.dial_attempts AS "dialAttempts", c.lease_owner AS "leaseOwner",
+  c.lease_expires_at AS "leaseExpiresAt"`;
+
+/** Locks the given calls in id order (concurrent batches take their locks in one order). */
+export const LOCK_CALLS = statement('oct_lock_calls', `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($1::uuid[]) ORDER BY c.id FOR UPDATE`);
+
+export interface CallBatchEvent { id: string; callId: string; step: Transition }
+export interface CallBatchDelivery { id: string; accountId: string; callId: string; eventId: string; type: string; payload: string }
+
+/**
+ * One statement writes a batch: each call's final row, every step's event, the deliveries of the events the
+ * account's enabled endpoint should hear (their bodies frozen here), and the notifications (webhook workers; the
+ * dispatchers when a slot freed). NOTIFY is transactional: delivered on commit.
+ */
+const WRITE_BATCH = statement('oct_transition_batch', `
+WITH calls_written AS (
+  UPDATE calls c SET status = u.status::call_status, failure_reason = u.failure_reason::failure_reason,
+         started_at = u.started_at, answered_at = u.answered_at, ended_at = u.ended_at, duration_seconds = u.duration_seconds,
+         provider_call_id = u.provider_call_id, lease_owner = u.lease_owner, lease_expires_at = u.lease_expires_at,
+         updated_at = u.updated_at
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[], $7::int[],
+                $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
+         AS u(id, status, failure_reason, started_at, answered_at, ended_at, duration_seconds, provider_call_id, lease_owner,
+              lease_expires_at, updated_at)
+   WHERE c.id = u.id
+), events_written AS (
+  INSERT INTO call_events (id, call_id, from_status, to_status, failure_reason, source, occurred_at)
+  SELECT e.id, e.call_id, e.from_status::call_status, e.to_status::call_status, e.failure_reason::failure_reason, $12::text, $13::timestamptz
+    FROM unnest($14::uuid[], $15::uuid[], $16::text[], $17::text[], $18::text[]) AS e(id, call_id, from_status, to_status, failure_reason)
+), deliveries_written AS (
+  INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at)
+  SELECT d.id, w.id, d.call_id, d.event_id, d.event_type, d.payload, $13::timestamptz
+    FROM unnest($19::uuid[], $20::uuid[], $21::uuid[], $22::uuid[], $23::text[], $24::text[])
+         AS d(id, account_id, call_id, event_id, event_type, payload)
+    JOIN webhook_endpoints w ON w.account_id = d.account_id AND w.enabled
+  RETURNING endpoint_id
+)
+SELECT pg_notify($25::text, endpoint_id::text) FROM (SELECT DISTINCT endpoint_id FROM deliveries_written) AS endpoints
+UNION ALL
+SELECT pg_notify($26::text, account_id::text) FROM unnest($27::uuid[]) AS freed(account_id)`);
+
+/**
+ * Writes a batch in one statement (hand-written: Prisma would send a statement per row and table): each call's final
+ * row, every step's event, the deliveries (to the account's enabled endpoint) and the notifications.
+ */
+export async function writeCallBatch(
+  client: pg.ClientBase,
+  batch: { calls: Call[]; events: CallBatchEvent[]; deliveries: CallBatchDelivery[]; freedAccounts: string[]; source: string; now: Date },
+): Promise<void> {
+  const { calls: rows, events, deliveries, source, now } = batch;
+  const column = <T>(pick: (call: Call) => T) => rows.map(pick);
+  await client.query({
+    ...WRITE_BATCH,
+    values: [
+      column((c) => c.id), column((c) => c.status), column((c) => c.failureReason), column((c) => c.startedAt),
+      column((c) => c.answeredAt), column((c) => c.endedAt), column((c) => c.durationSeconds), column((c) => c.providerCallId),
+      column((c) => c.leaseOwner), column((c) => c.leaseExpiresAt), column((c) => c.updatedAt),
+      source, now,
+      events.map((e) => e.id), events.map((e) => e.callId), events.map((e) => e.step.from), events.map((e) => e.step.to),
+      events.map((e) => e.step.failureReason),
+      deliveries.map((d) => d.id), deliveries.map((d) => d.accountId), deliveries.map((d) => d.callId), deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.type), deliveries.map((d) => d.payload),
+      WEBHOOKS_CHANNEL, CALLS_CHANNEL, batch.freedAccounts,
+    ],
+  });
+}
+
+/** A call as read for people: `metadata` is its JSON text as the client wrote it. */
+export type CallWithMetadataText = Omit<Call, 'metadata'> & { metadata: string };
+
+// Hand-written: the metadata's text as stored (`json` keeps the client's key order); Prisma Client parses it into an
+// object, which moves integer-like keys ("2", "10") first.
+const METADATA_TEXTS = statement('oct_call_metadata_texts', 'SELECT id, metadata::text AS metadata FROM calls WHERE id = ANY($1::uuid[])');
+
+async function withMetadataTexts<C extends { id: string }>(prisma: PrismaClient, calls: C[]): Promise<(C & { metadata: string })[]> {
+  if (calls.length === 0) return [];
+  const { rows } = await sqlPool(prisma).query<{ id: string; metadata: string }>({ ...METADATA_TEXTS, values: [calls.map((c) => c.id)] });
+  const texts = new Map(rows.map((r) => [r.id, r.metadata]));
+  return calls.map((call) => ({ ...call, metadata: texts.get(call.id) ?? '{}' }));
+}
+
+/** The account's most recent calls (of one status, when given), newest first. */
+export async function listCallsOfAccount(
+  prisma: PrismaClient,
+  query: { accountId: string; status: CallStatus | null; limit: number },
+): Promise<CallWithMetadataText[]> {
+  const calls = await prisma.call.findMany({
+    where: { accountId: query.accountId, ...(query.status ? { status: query.status } : {}) },
+    orderBy: { createdAt: 'desc' },
+    take: query.limit,
+    omit: { metadata: true },
+  });
+  return withMetadataTexts(prisma, calls);
+}
+
+/** One call with its events and its webhook deliveries (each with its attempts), in order; null when none. */
+export async function findCallWithHistory(prisma: PrismaClient, callId: string) {
+  const call = await prisma.call.findUnique({
+    where: { id: callId },
+    omit: { metadata: true },
+    include: {
+      events: { orderBy: { occurredAt: 'asc' } },
+      deliveries: { orderBy: { createdAt: 'asc' }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } },
+    },
+  });
+  return call && (await withMetadataTexts(prisma, [call]))[0]!;
+}
+
+export async function findCallById(prisma: PrismaClient, callId: string): Promise<Call | null> {
+  return prisma.call.findUnique({ where: { id: callId } });
+}
+
+/** Records the provider's id for a call that has none yet (a callback that beat the dialer's own write). */
+export async function recordProviderCallId(prisma: PrismaClient, callId: string, providerCallId: string): Promise<void> {
+  await prisma.call.updateMany({ where: { id: callId, providerCallId: null }, data: { providerCallId } });
+}
+
+/** A call whose scripted ring or talk time is over, with the times its script counts from. */
+export interface CallDueToAdvance { id: string; status: 'dialing' | 'in_progress'; startedAt: Date; answeredAt: Date | null }
+
+/** Which calls are due: those of the provider whose ids start with `providerPrefix` that rang or talked long enough. */
+export interface AdvanceDue { providerPrefix: string; rangBefore: Date; talkedBefore: Date }
+
+const RINGING = 'dialing' satisfies CallStatus;
+const TALKING = 'in_progress' satisfies CallStatus;
+
+// Hand-written: the simulated dialer's every pass (a named statement; Prisma cannot compare a column with a prefix
+// parameter, nor express the lock below).
+const DUE_TO_ADVANCE = statement('oct_sim_due', `
+  SELECT id, status::text AS status, started_at AS "startedAt", answered_at AS "answeredAt" FROM calls
+   WHERE (status = $3::call_status AND started_at <= $1 OR status = $4::call_status AND answered_at <= $2)
+     AND starts_with(provider_call_id, $5)
+   LIMIT 500`);
+
+/** Up to 500 calls due to take their next scripted step. */
+export async function callsDueToAdvance(pool: pg.Pool, due: AdvanceDue): Promise<CallDueToAdvance[]> {
+  const { rows } = await pool.query<CallDueToAdvance>({ ...DUE_TO_ADVANCE, values: [due.rangBefore, due.talkedBefore, RINGING, TALKING, due.providerPrefix] });
+  return rows;
+}
+
+/** The same calls, locked in id order; those another process is moving right now are left to it. */
+const LOCK_DUE_TO_ADVANCE = statement('oct_sim_lock_due', `
+  SELECT ${CALL_COLUMNS} FROM calls c
+   WHERE c.id = ANY($6::uuid[])
+     AND (c.status = $3::call_status AND c.started_at <= $1 OR c.status = $4::call_status AND c.answered_at <= $2)
+     AND starts_with(c.provider_call_id, $5)
+   ORDER BY c.id FOR UPDATE SKIP LOCKED`);
+
+/** The locking select of `ids` (those still due) for transitionCalls. */
+export function lockCallsDueToAdvance(ids: string[], due: AdvanceDue) {
+  return { ...LOCK_DUE_TO_ADVANCE, values: [due.rangBefore, due.talkedBefore, RINGING, TALKING, due.providerPrefix, ids] };
+}
+
+// Hand-written: the waiting total is the sum of the counters the triggers keep (counting waiting calls would read
+// every one of them); active calls are counted on the status index (at most the limit per account).
+const LIVE_TOTALS = statement('oct_live_totals', `
+  SELECT (SELECT coalesce(sum(waiting_calls), 0)::int FROM accounts) AS initiated,
+         (SELECT count(*)::int FROM calls WHERE status = 'dialing') AS dialing,
+         (SELECT count(*)::int FROM calls WHERE status = 'in_progress') AS in_progress`);
+
+/** Calls in each live status, across all accounts (metrics). */
+export async function liveCallTotals(pool: pg.Pool): Promise<Record<LiveStatus, number>> {
+  const { rows } = await pool.query<Record<LiveStatus, number>>({ ...LIVE_TOTALS });
+  return rows[0]!;
+}

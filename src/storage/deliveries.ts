@@ -1,0 +1,133 @@
+// The webhook_deliveries and webhook_attempts tables: the worker's claim and attempt records (hand-written, its hot
+// path), a delivery given up with its endpoint, and the operator's replay and counts (Prisma Client).
+import type pg from 'pg';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { DeliveryStatus } from '../generated/prisma/enums.js';
+import { statement } from './statements.js';
+
+/** A due delivery leased to one worker, with where and how to send it. */
+export interface ClaimedDelivery {
+  id: string;
+  endpointId: string;
+  /** The body frozen when the event happened. */
+  payload: string;
+  attemptCount: number;
+  url: string;
+  secret: string;
+  enabled: boolean;
+}
+
+// Hand-written: the worker's every pass; one statement ranks, caps per endpoint and leases (Prisma would need a read
+// and an update per row). Two workers may pick the same row: the second UPDATE re-checks the lease after the first
+// commits and skips it.
+const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
+  WITH due AS (
+    SELECT id FROM (
+      SELECT d.id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
+        FROM webhook_deliveries d
+       WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+         AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
+         AND NOT (d.endpoint_id = ANY($2::uuid[]))
+       ORDER BY d.next_attempt_at LIMIT 1000
+    ) ranked WHERE rank <= $3 LIMIT $4
+  )
+  UPDATE webhook_deliveries d SET lease_expires_at = $5
+    FROM due, webhook_endpoints e
+   WHERE d.id = due.id AND e.id = d.endpoint_id AND d.status = 'pending'
+     AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
+  RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`);
+
+/**
+ * Leases up to `limit` due deliveries until `leaseUntil`, at most `perEndpoint` per endpoint and none of the
+ * `busyEndpoints` (those already at their cap in this process).
+ */
+export async function claimDueDeliveries(
+  pool: pg.Pool,
+  claim: { now: Date; busyEndpoints: string[]; perEndpoint: number; limit: number; leaseUntil: Date },
+): Promise<ClaimedDelivery[]> {
+  const { rows } = await pool.query<ClaimedDelivery>({
+    ...CLAIM_DELIVERIES,
+    values: [claim.now, claim.busyEndpoints, claim.perEndpoint, claim.limit, claim.leaseUntil],
+  });
+  return rows;
+}
+
+/** One attempt and the state its delivery is left in. */
+export interface AttemptRecord {
+  attemptId: string;
+  deliveryId: string;
+  startedAt: Date;
+  durationMs: number;
+  responseStatus: number | null;
+  error: string | null;
+  attemptCount: number;
+  status: DeliveryStatus;
+  completedAt: Date | null;
+  nextAttemptAt: Date | null;
+  endpointId: string;
+  /** Set only when the endpoint answered 410 Gone: it is switched off with this reason. */
+  disabledReason: string | null;
+}
+
+// Hand-written: every finished attempt, batched; one statement writes each attempt's row (numbered after its
+// delivery's earlier attempts), its delivery's new state and, on 410 Gone, its endpoint switched off, where Prisma
+// would need an interactive transaction of three queries per attempt (most of the worker's CPU).
+const RECORD_ATTEMPTS = statement('oct_record_webhook_attempts', `
+  WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::int[], $8::text[],
+                         $9::timestamptz[], $10::timestamptz[], $11::uuid[], $12::text[])
+      AS t(attempt_id, delivery_id, started_at, duration_ms, response_status, error, attempt_count, status, completed_at,
+           next_attempt_at, endpoint_id, disabled_reason)
+  ), attempt AS (
+    INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, response_status, error)
+    SELECT i.attempt_id, i.delivery_id, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = i.delivery_id) + 1,
+           i.started_at, i.duration_ms, i.response_status, i.error
+      FROM input i
+  ), delivery AS (
+    UPDATE webhook_deliveries d
+       SET attempt_count = i.attempt_count, last_attempt_at = i.started_at, lease_expires_at = NULL, status = i.status::delivery_status,
+           completed_at = COALESCE(i.completed_at, d.completed_at), next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at)
+      FROM input i WHERE d.id = i.delivery_id
+  ), endpoint AS (
+    UPDATE webhook_endpoints e SET enabled = false, disabled_reason = i.disabled_reason, updated_at = $13::timestamptz
+      FROM input i WHERE e.id = i.endpoint_id AND i.disabled_reason IS NOT NULL
+  )
+  SELECT 1`);
+
+/** Records the attempts in one statement (atomic: all or none). */
+export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], now: Date): Promise<void> {
+  const column = <K extends keyof AttemptRecord>(key: K) => records.map((r) => r[key]);
+  await pool.query({
+    ...RECORD_ATTEMPTS,
+    values: [
+      column('attemptId'), column('deliveryId'), column('startedAt'), column('durationMs'), column('responseStatus'), column('error'),
+      column('attemptCount'), column('status'), column('completedAt'), column('nextAttemptAt'), column('endpointId'),
+      column('disabledReason'), now,
+    ],
+  });
+}
+
+/** Gives up a claimed delivery unsent (its endpoint was switched off meanwhile). */
+export async function failUnsentDelivery(prisma: PrismaClient, deliveryId: string, now: Date): Promise<void> {
+  await prisma.webhookDelivery.update({ where: { id: deliveryId }, data: { status: 'failed', completedAt: now, leaseExpiresAt: null } });
+}
+
+/** A delivery with its endpoint, or null. */
+export async function findDeliveryWithEndpoint(prisma: PrismaClient, deliveryId: string) {
+  return prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { endpoint: true } });
+}
+
+/** Back to pending, due at `now`, with a fresh retry schedule; the attempts so far stay on record. */
+export async function requeueDelivery(prisma: PrismaClient, deliveryId: string, now: Date): Promise<void> {
+  await prisma.webhookDelivery.update({
+    where: { id: deliveryId },
+    data: { status: 'pending', nextAttemptAt: now, completedAt: null, leaseExpiresAt: null, attemptCount: 0 },
+  });
+}
+
+/** How many of the endpoint's deliveries are still to send and how many were given up on. */
+export async function countOpenDeliveries(prisma: PrismaClient, endpointId: string): Promise<{ pending: number; failed: number }> {
+  const counts = await prisma.webhookDelivery.groupBy({ by: ['status'], where: { endpointId, status: { in: ['pending', 'failed'] } }, _count: true });
+  const count = (status: DeliveryStatus) => counts.find((c) => c.status === status)?._count ?? 0;
+  return { pending: count('pending'), failed: count('failed') };
+}

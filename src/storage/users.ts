@@ -1,0 +1,87 @@
+// The users table: dashboard people, their password hashes, disabling. Prisma Client only.
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+
+/** A client or a transaction: the admin layer composes these functions inside its transactions. */
+export type Db = PrismaClient | Prisma.TransactionClient;
+
+/** A user as a signed-in request needs them: who, and the account that scopes everything they see. */
+export interface ActiveUser {
+  id: string;
+  email: string;
+  accountId: string;
+  accountKind: 'agency' | 'client';
+  accountName: string;
+  /** The agency at the top: the account itself for agency users. */
+  agencyId: string;
+}
+
+export interface SignInCandidate {
+  id: string;
+  email: string;
+  accountId: string;
+  passwordHash: string | null;
+  disabled: boolean;
+}
+
+/** A unique violation (P2002): e.g. an email already taken. */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === 'P2002';
+}
+
+/** `email` must be normalized (src/domain/user-email.ts); a taken email throws a unique violation. */
+export async function insertUser(db: Db, input: { accountId: string; email: string; createdAt: Date }): Promise<{ id: string }> {
+  return db.user.create({ data: { accountId: input.accountId, email: input.email, createdAt: input.createdAt }, select: { id: true } });
+}
+
+export async function findUserByEmail(db: Db, email: string): Promise<SignInCandidate | null> {
+  const user = await db.user.findUnique({ where: { email }, select: { id: true, email: true, accountId: true, passwordHash: true, disabledAt: true } });
+  return user && { id: user.id, email: user.email, accountId: user.accountId, passwordHash: user.passwordHash, disabled: user.disabledAt !== null };
+}
+
+/** The user with their account, or null when there is none or they are disabled. */
+export async function findActiveUser(db: Db, userId: string): Promise<ActiveUser | null> {
+  const user = await db.user.findUnique({
+    where: { id: userId },
+    select: { id: true, email: true, disabledAt: true, account: { select: { id: true, kind: true, name: true, agencyId: true } } },
+  });
+  if (!user || user.disabledAt) return null;
+  return {
+    id: user.id,
+    email: user.email,
+    accountId: user.account.id,
+    accountKind: user.account.kind,
+    accountName: user.account.name,
+    agencyId: user.account.agencyId ?? user.account.id,
+  };
+}
+
+/** Any user by id (disabled too), with their password hash: for re-entering or changing a password. */
+export async function findUserById(db: Db, userId: string) {
+  return db.user.findUnique({
+    where: { id: userId },
+    select: { id: true, email: true, accountId: true, passwordHash: true, disabledAt: true, createdAt: true, lastSignInAt: true },
+  });
+}
+
+export async function setPasswordHash(db: Db, userId: string, passwordHash: string): Promise<void> {
+  await db.user.update({ where: { id: userId }, data: { passwordHash } });
+}
+
+export async function recordSignIn(db: Db, userId: string, at: Date): Promise<void> {
+  await db.user.update({ where: { id: userId }, data: { lastSignInAt: at } });
+}
+
+/** Marks the user disabled; returns false when there is no such user or they already were. */
+export async function markDisabled(db: Db, userId: string, at: Date): Promise<boolean> {
+  const { count } = await db.user.updateMany({ where: { id: userId, disabledAt: null }, data: { disabledAt: at } });
+  return count === 1;
+}
+
+/** The users of the given accounts, oldest first (the Users page). */
+export async function listUsers(db: Db, accountIds: string[]) {
+  return db.user.findMany({
+    where: { accountId: { in: accountIds } },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    select: { id: true, email: true, accountId: true, disabledAt: true, createdAt: true, lastSignInAt: true, passwordHash: true },
+  }).then((users) => users.map(({ passwordHash, ...user }) => ({ ...user, passwordSet: passwordHash !== null })));
+}

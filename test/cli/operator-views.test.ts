@@ -1,0 +1,156 @@
+// What callctl shows an operator about real deliveries: `calls show` for people (every attempt, metadata as JSON
+// values, no next attempt once finished), and `webhook show` / `webhook enable` after a 410 (secret kept).
+import { describe, expect, it } from 'vitest';
+import { setWebhook } from '../../src/admin/webhooks.js';
+import { applyCallUpdate } from '../../src/calls/transition.js';
+import { runCli } from '../../src/cli/main.js';
+import { buildTestApp } from '../helpers/app.js';
+import { createTenant } from '../helpers/fixtures.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { trigger } from '../helpers/trigger.js';
+
+async function cli(url: string, args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, { env: { DATABASE_URL: url, LOG_LEVEL: 'silent' }, stdout: (s) => { stdout += s; }, stderr: (s) => { stderr += s; } });
+  return { code, stdout, stderr };
+}
+
+async function setup() {
+  const clock = { now: new Date('2026-12-01T10:00:00Z') };
+  const { app, databaseUrl } = await buildTestApp({
+    clock: () => clock.now,
+    env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
+  });
+  const tenant = await createTenant(app.prisma);
+  const receiver = await startReceiver();
+  await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+  /** A call that ends at once (canceled): one call.failed delivery. */
+  const event = async (metadata: Record<string, unknown> = {}) => {
+    const { call_id } = (await trigger(app, tenant.key, { phone_number: '+14155552671', name: '-', metadata })).json();
+    await applyCallUpdate(app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: clock.now, source: 'operator' });
+    return call_id as string;
+  };
+  return { app, databaseUrl, clock, tenant, receiver, event };
+}
+
+describe('calls show for people', () => {
+  it('lists every attempt (time, status, latency, error), keeps null apart from "-", and has no next attempt once finished', async () => {
+    const s = await setup();
+    s.receiver.respond = (_r, i) => ({ status: i === 0 ? 503 : 200 });
+    const callId = await s.event({ empty: null, dash: '-', number: 42, text: '42' });
+    await s.app.deliveryWorker!.settle();
+
+    const pending = await cli(s.databaseUrl, ['calls', 'show', callId]);
+    expect(pending.code).toBe(0);
+    expect(pending.stdout).toMatch(/call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2026-12-01T10:00:05\.000Z/);
+    const json = JSON.parse((await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).stdout);
+    expect(json.call.deliveries[0].next_attempt_at).toBe('2026-12-01T10:00:05.000Z');
+
+    s.clock.now = new Date('2026-12-01T10:00:05Z');
+    await s.app.deliveryWorker!.settle();
+    const { code, stdout } = await cli(s.databaseUrl, ['calls', 'show', callId]);
+    expect(code).toBe(0);
+    // Metadata as JSON values: null, the string "-", the number 42 and the string "42" all differ.
+    expect(stdout).toMatch(/^ {2}"empty": +null$/m);
+    expect(stdout).toMatch(/^ {2}"dash": +"-"$/m);
+    expect(stdout).toMatch(/^ {2}"number": +42$/m);
+    expect(stdout).toMatch(/^ {2}"text": +"42"$/m);
+    // The caller's name "-" is not the absence of an email.
+    expect(stdout).toMatch(/^name: +"-"$/m);
+    expect(stdout).toMatch(/^email: +null$/m);
+    // The finished delivery: no next attempt; both attempts with time, status, latency and error.
+    expect(stdout).toMatch(/call\.failed, succeeded, webhook-id [0-9a-f-]{36}, 2 attempts$/m);
+    expect(stdout).not.toContain('next attempt');
+    expect(stdout).toMatch(/^ {4}attempt +time +status +latency +error$/m);
+    expect(stdout).toMatch(/^ {4}1 +2026-12-01T10:00:00\.000Z +503 +\d+ ms +-$/m);
+    expect(stdout).toMatch(/^ {4}2 +2026-12-01T10:00:05\.000Z +200 +\d+ ms +-$/m);
+    const finished = JSON.parse((await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).stdout);
+    expect(finished.call.deliveries[0]).toMatchObject({ status: 'succeeded', next_attempt_at: null, attempts: [{ response_status: 503 }, { response_status: 200 }] });
+    expect(finished.call.metadata).toEqual({ empty: null, dash: '-', number: 42, text: '42' });
+  });
+
+  it('an attempt without an answer shows its error', async () => {
+    const s = await setup();
+    await s.app.prisma.webhookEndpoint.update({ where: { accountId: s.tenant.accountId }, data: { url: 'http://127.0.0.1:1/hooks' } });
+    const callId = await s.event();
+    await s.app.deliveryWorker!.settle();
+    const { stdout } = await cli(s.databaseUrl, ['calls', 'show', callId]);
+    expect(stdout).toMatch(/^ {4}1 +2026-12-01T10:00:00\.000Z +- +\d+ ms +connect ECONNREFUSED 127\.0\.0\.1:1$/m);
+  });
+});
+
+describe('metadata as the client wrote it', () => {
+  // Issue 12 item 7: a JavaScript object would move the integer-like keys ("2", "10") first.
+  const METADATA = '{"crm_id":"L-42","score":9.5,"vip":true,"note":null,"10":"ten","2":"two"}';
+
+  it('calls show and calls list keep its key order, integer-like keys included, in --json and for people', async () => {
+    const { app, databaseUrl, tenant } = await setup();
+    const response = await trigger(app, tenant.key, `{"phone_number":"+14155552671","metadata":${METADATA}}`);
+    expect(response.statusCode, response.body).toBe(200);
+    const callId = response.json().call_id as string;
+
+    const shown = await cli(databaseUrl, ['calls', 'show', callId, '--json']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`"metadata":${METADATA}`);
+    const listed = await cli(databaseUrl, ['calls', 'list', tenant.accountId, '--json']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`"metadata":${METADATA}`);
+    expect(JSON.parse(listed.stdout).calls[0]).toMatchObject({ call_id: callId, metadata: JSON.parse(METADATA) });
+
+    const { code, stdout } = await cli(databaseUrl, ['calls', 'show', callId]);
+    expect(code).toBe(0);
+    const lines = stdout.split('\n');
+    const first = lines.indexOf('metadata (JSON, as given):');
+    expect(first).toBeGreaterThan(-1);
+    expect(lines.slice(first + 1, first + 7).map((line) => line.trim().replace(/: +/, ': '))).toEqual([
+      '"crm_id": "L-42"', '"score": 9.5', '"vip": true', '"note": null', '"10": "ten"', '"2": "two"',
+    ]);
+  });
+});
+
+describe('webhook show and webhook enable', () => {
+  it('after a 410: show says why it is off and what waits; enable turns it on with the same secret, once', async () => {
+    const s = await setup();
+    const before = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
+    s.receiver.respond = () => ({ status: 410 });
+    await s.event();
+    await s.app.deliveryWorker!.settle();
+
+    const shown = JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout);
+    expect(shown).toEqual({ webhook: { url: s.receiver.url, enabled: false, disabled_reason: expect.stringMatching(/410 Gone/), pending: 0, failed: 1 } });
+    const human = await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId]);
+    expect(human.stdout).toMatch(/^ {2}enabled: +false$/m);
+    expect(human.stdout).toContain(`callctl webhook enable ${s.tenant.accountId}`);
+    expect(human.stdout).not.toContain('whsec_');
+
+    const enabled = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
+    expect(enabled.code).toBe(0);
+    expect(JSON.parse(enabled.stdout)).toEqual({
+      account_id: s.tenant.accountId, url: s.receiver.url, enabled: true,
+      previously: { enabled: false, disabled_reason: shown.webhook.disabled_reason }, changed_at: expect.any(String),
+    });
+    const after = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
+    expect(after).toMatchObject({ enabled: true, disabledReason: null, secret: before.secret, url: before.url });
+    const again = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^changed at: +-$/m);
+    expect(again.stdout).toContain('already enabled');
+
+    // Events flow again.
+    s.receiver.respond = () => ({ status: 200 });
+    await s.event();
+    await s.app.deliveryWorker!.settle();
+    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout).webhook).toMatchObject({ enabled: true, pending: 0, failed: 1 });
+  });
+
+  it('an account without an endpoint: show says none, enable is refused (exit 1)', async () => {
+    const s = await setup();
+    const other = await createTenant(s.app.prisma);
+    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', other.accountId, '--json'])).stdout)).toEqual({ webhook: null });
+    const refused = await cli(s.databaseUrl, ['webhook', 'enable', other.accountId, '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stderr).error).toMatch(/no webhook endpoint/);
+  });
+});

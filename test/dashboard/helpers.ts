@@ -1,0 +1,93 @@
+// A dashboard visitor for inject() tests: keeps the session cookie like a browser, sends the Origin a browser sends
+// with a form, reads each page's CSRF token, and posts forms. Users with a known password, made fast.
+import type { App } from '../../src/app.js';
+import { createUser } from '../../src/admin/users.js';
+import { hashPassword } from '../../src/domain/password.js';
+import { SESSION_COOKIE } from '../../plugins/dashboard/options.js';
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import { setPasswordHash } from '../../src/storage/users.js';
+
+/** The app is built with TLS_MODE=proxy: a request is https when it says so, as behind a TLS-terminating proxy. */
+export const DASHBOARD_ENV = { TLS_MODE: 'proxy' } as const;
+export const HOST = 'dash.example.test';
+export const ORIGIN = `https://${HOST}`;
+export const PASSWORD = 'correct horse battery staple';
+
+/** A cheap hash for tests (verifying it takes a millisecond); `realCost` gives the service's own cost (timing tests). */
+const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
+const hashes = new Map<boolean, Promise<string>>();
+
+/** A user of `accountId` whose password is PASSWORD (one hash per test file, shared). */
+export async function createUserWithPassword(prisma: PrismaClient, accountId: string, email: string, options: { realCost?: boolean } = {}): Promise<string> {
+  const { id } = await createUser(prisma, { accountId, email, actor: { kind: 'operator' } });
+  const real = options.realCost ?? false;
+  if (!hashes.has(real)) hashes.set(real, real ? hashPassword(PASSWORD) : hashPassword(PASSWORD, CHEAP));
+  await setPasswordHash(prisma, id, await hashes.get(real)!);
+  return id;
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+  location: string | undefined;
+}
+
+function decode(value: string): string {
+  return value.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+export class Visitor {
+  cookie: string | null = null;
+  ip = '203.0.113.7';
+  lastCsrf: string | null = null;
+
+  constructor(private readonly app: App) {}
+
+  private remember(headers: Answer['headers']) {
+    const setCookies = ([] as unknown[]).concat(headers['set-cookie'] ?? []) as string[];
+    for (const line of setCookies) {
+      const [pair = ''] = line.split(';');
+      const [name, value = ''] = pair.split('=');
+      if (name !== SESSION_COOKIE) continue;
+      this.cookie = /Expires=Thu, 01 Jan 1970/i.test(line) || value === '' ? null : value;
+    }
+  }
+
+  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>, extraHeaders: Record<string, string> = {}): Promise<Answer> {
+    const headers: Record<string, string> = {
+      host: HOST,
+      'x-forwarded-proto': 'https',
+      'x-forwarded-for': this.ip,
+      ...(this.cookie ? { cookie: `${SESSION_COOKIE}=${this.cookie}` } : {}),
+      ...(method === 'POST' ? { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      ...extraHeaders,
+    };
+    const res = await this.app.inject({ method, url, headers, ...(form ? { payload: new URLSearchParams(form).toString() } : {}) });
+    this.remember(res.headers);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1];
+    if (csrf) this.lastCsrf = csrf;
+    return { status: res.statusCode, headers: res.headers, body: res.body, location: res.headers.location as string | undefined };
+  }
+
+  get(url: string) {
+    return this.request('GET', url);
+  }
+
+  /**
+   * GETs `page`, then posts `form` to `action` with what a browser would send besides: the named hidden fields of
+   * that page's form for `action` (the CSRF token among them).
+   */
+  async submit(page: string, action: string, form: Record<string, string> = {}): Promise<Answer> {
+    const { body } = await this.get(page);
+    const forms = [...body.matchAll(/<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)];
+    const target = forms.find((f) => f[1] === action.replace(/&/g, '&amp;')) ?? forms[0];
+    const hidden: Record<string, string> = {};
+    for (const input of (target?.[2] ?? '').matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) hidden[input[1]!] = decode(input[2]!);
+    return this.request('POST', action, { _csrf: this.lastCsrf ?? '', ...hidden, ...form });
+  }
+
+  async signIn(email: string, password = PASSWORD): Promise<Answer> {
+    return this.submit('/dashboard/sign-in', '/dashboard/sign-in', { email, password });
+  }
+}

@@ -1,0 +1,44 @@
+// The real app plus a second dashboard scope at /probe with test routes behind a guard: for the guards and lookups no
+// page of this issue uses yet (requireRecentSignIn, managedAccount: the settings and clients pages of the next issue).
+import Fastify, { type FastifyInstance, type preHandlerAsyncHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import { afterAll } from 'vitest';
+import { app, fastifyOptions } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import dashboard from '../../src/routes/dashboard/index.js';
+import { validatorCompiler } from '../../schemas/validation.js';
+import { freshDatabase } from '../helpers/database.js';
+
+const open: FastifyInstance[] = [];
+afterAll(async () => {
+  for (const instance of open.splice(0)) await instance.close();
+});
+
+/** `GET /probe/guarded` and `POST /probe/guarded` answer 200 "passed" once `guard` lets them through. */
+export async function buildProbeApp(
+  guard: preHandlerAsyncHookHandler,
+  env: Record<string, string>,
+  clock: () => Date,
+  moreRoutes?: (scope: FastifyInstance) => void,
+) {
+  const { url } = await freshDatabase();
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', ...env, DATABASE_URL: url });
+  const instance = Fastify(fastifyOptions(config));
+  instance.setValidatorCompiler(validatorCompiler);
+  // Every route as "METHOD /path" (HEAD left out), for the tenancy test's check that each one is classified.
+  const routes: string[] = [];
+  instance.addHook('onRoute', (route) => {
+    for (const method of ([] as string[]).concat(route.method)) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
+  });
+  await instance.register(fp(app, { name: 'app' }), { config, databaseUrl: url, clock });
+  await instance.register(async (scope) => {
+    await dashboard(scope, { sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES, sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS });
+    scope.get('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
+    scope.post('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
+    moreRoutes?.(scope);
+  }, { prefix: '/probe' });
+  await instance.ready();
+  open.push(instance);
+  // Not the instance itself: it is thenable, and `await` would unwrap it.
+  return { probe: instance, routes };
+}

@@ -1,0 +1,131 @@
+// Tenancy, proven: every dashboard route is classified below, and each route that names another account's object
+// answers 404 (never 403) and changes nothing for a user of another agency and for a user of a sibling client;
+// agency-only pages are 404 for client users. EXTEND THE TABLES with every route you add (the first test fails
+// until a new route is classified).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createAgency, createClient } from '../../src/admin/accounts.js';
+import { audit } from '../../src/admin/users.js';
+import type { App } from '../../src/app.js';
+import { managedAccount, requireUser } from '../../plugins/dashboard/guards.js';
+import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { buildProbeApp } from './probe-app.js';
+
+/** Agency A with clients A1 and A2, agency B; one user in each. */
+interface World { A: string; A1: string; A2: string; B: string }
+type Tenant = keyof World;
+
+/** A route that names an object of `target` (URL or form), and how to see that it did not change it. */
+interface ObjectRoute {
+  route: string;
+  request(world: World, target: Tenant): { method: 'GET' | 'POST'; url: string; form?: Record<string, string> };
+  /** A snapshot of what the request could change; compared before and after. */
+  snapshot?(app: App, world: World, target: Tenant): Promise<unknown>;
+}
+
+/** Routes that name another account's object. (The probe stands in until the clients and settings pages exist.) */
+const OBJECT_ROUTES: ObjectRoute[] = [
+  {
+    route: 'GET /probe/accounts/:id',
+    request: (world, target) => ({ method: 'GET', url: `/probe/accounts/${world[target]}` }),
+  },
+];
+
+/** Pages only agency users have: 404 for client users. */
+const AGENCY_ONLY_ROUTES: { route: string; url: string }[] = [];
+
+/** Routes that name no object but the viewer's own (why tenancy cannot apply to them). */
+const SELF_ROUTES: Record<string, string> = {
+  'GET /dashboard': 'the viewer\'s own account',
+  'GET /dashboard/sign-in': 'public',
+  'POST /dashboard/sign-in': 'public; the email names a user, answered the same whoever owns it',
+  'POST /dashboard/sign-out': 'the viewer\'s own session',
+  'GET /dashboard/set-password/:token': 'the token is the authority (256 random bits)',
+  'POST /dashboard/set-password/:token': 'the token is the authority',
+  'GET /dashboard/confirm-password': 'the viewer\'s own password',
+  'POST /dashboard/confirm-password': 'the viewer\'s own password',
+  'GET /dashboard/account': 'the viewer\'s own user',
+  'POST /dashboard/account/password': 'the viewer\'s own user',
+  'POST /dashboard/account/sign-out-everywhere': 'the viewer\'s own sessions',
+  'GET /dashboard/audit-log': 'scoped to the viewer\'s agency or client (tested below)',
+  'GET /dashboard/assets/style.css': 'public',
+};
+
+/** Who may reach whose objects: the rule of src/domain/people-tenancy.ts, written out. */
+const MAY_MANAGE: Record<Tenant, Tenant[]> = { A: ['A', 'A1', 'A2'], A1: ['A1'], A2: ['A2'], B: ['B'] };
+const TENANTS: Tenant[] = ['A', 'A1', 'A2', 'B'];
+
+let app: App;
+let dashboardRoutes: string[];
+const world = {} as World;
+const visitors = {} as Record<Tenant, Visitor>;
+
+beforeAll(async () => {
+  const { probe, routes } = await buildProbeApp(requireUser, DASHBOARD_ENV, () => new Date(), (scope) => {
+    scope.get<{ Params: { id: string } }>('/accounts/:id', { schema: { hide: true }, preHandler: requireUser }, async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) =>
+      (await managedAccount(request, reply, request.params.id)).name);
+  });
+  app = probe as unknown as App;
+  dashboardRoutes = routes;
+  world.A = (await createAgency(app.prisma, { name: 'Agency A' })).id;
+  world.B = (await createAgency(app.prisma, { name: 'Agency B' })).id;
+  world.A1 = (await createClient(app.prisma, { agencyId: world.A, name: 'Client A1' })).id;
+  world.A2 = (await createClient(app.prisma, { agencyId: world.A, name: 'Client A2' })).id;
+  for (const [i, tenant] of TENANTS.entries()) {
+    await createUserWithPassword(app.prisma, world[tenant], `${tenant.toLowerCase()}@tenancy.example`);
+    visitors[tenant] = new Visitor(app);
+    visitors[tenant].ip = `10.7.0.${i + 1}`;
+    expect((await visitors[tenant].signIn(`${tenant.toLowerCase()}@tenancy.example`)).status).toBe(303);
+  }
+});
+
+describe('tenancy of the dashboard', () => {
+  it('classifies every dashboard route (add yours to OBJECT_ROUTES, AGENCY_ONLY_ROUTES or SELF_ROUTES)', () => {
+    const classified = new Set([...OBJECT_ROUTES.map((r) => r.route), ...AGENCY_ONLY_ROUTES.map((r) => r.route), ...Object.keys(SELF_ROUTES)]);
+    const routes = dashboardRoutes.filter((r) => / \/dashboard/.test(r));
+    expect(routes.length).toBeGreaterThan(10);
+    expect(routes.filter((r) => !classified.has(r))).toEqual([]);
+  });
+
+  for (const route of OBJECT_ROUTES) {
+    for (const viewer of TENANTS) {
+      for (const target of TENANTS) {
+        const allowed = MAY_MANAGE[viewer].includes(target);
+        it(`${route.route}: a user of ${viewer} on ${target}'s object gets ${allowed ? 'it' : '404 and changes nothing'}`, async () => {
+          const before = await route.snapshot?.(app, world, target);
+          const { method, url, form } = route.request(world, target);
+          const res = method === 'GET' ? await visitors[viewer].get(url) : await visitors[viewer].submit('/dashboard/account', url, form);
+          if (allowed) {
+            expect(res.status).toBeLessThan(400);
+            return;
+          }
+          expect(res.status).toBe(404);
+          expect(res.body).toContain('There is no such page.');
+          expect(await route.snapshot?.(app, world, target)).toEqual(before);
+        });
+      }
+    }
+  }
+
+  it('answers an id that is no account the same 404 as another tenant\'s', async () => {
+    expect((await visitors.A.get('/probe/accounts/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await visitors.A.get('/probe/accounts/not-a-uuid')).status).toBe(404);
+  });
+
+  for (const { route, url } of AGENCY_ONLY_ROUTES) {
+    it(`${route} is 404 for client users`, async () => {
+      expect((await visitors.A1.get(url)).status).toBe(404);
+    });
+  }
+
+  it('shows each user the audit entries of the accounts they manage, and no others', async () => {
+    const at = new Date();
+    for (const tenant of TENANTS) await audit(app.prisma, world[tenant], { kind: 'operator' }, 'user_created', at, { marker: `entry-of-${tenant}-end` });
+    for (const viewer of TENANTS) {
+      const page = (await visitors[viewer].get('/dashboard/audit-log')).body;
+      for (const target of TENANTS) {
+        expect(page.includes(`entry-of-${target}-end`), `${viewer} sees ${target}'s entry`).toBe(MAY_MANAGE[viewer].includes(target));
+      }
+    }
+  });
+});

@@ -1,0 +1,67 @@
+// metadata passes through unchanged (issue 12, item 7): the order of its keys as written, integer-like keys included,
+// in the call record and in every webhook event; a repeated key is refused, since only its last value was validated.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { setWebhook } from '../../src/admin/webhooks.js';
+import { objectEntries } from '../../src/domain/raw-json.js';
+import { buildTestApp } from '../helpers/app.js';
+import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { trigger } from '../helpers/trigger.js';
+
+let app: App;
+let tenant: Tenant;
+let receiver: Receiver;
+
+// The issue's example (jsonb gave back vip, note, score, crm_id), then keys a JavaScript object would move first.
+const METADATA = '{"crm_id":"L-42","score":9.5,"vip":true,"note":null,"10":"ten","2":"two","x":"\\u00e9 \\"q\\""}';
+const WRITTEN_KEYS = ['crm_id', 'score', 'vip', 'note', '10', '2', 'x'];
+
+beforeAll(async () => {
+  ({ app } = await buildTestApp({ env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '20', SIMULATED_TALK_MS: '40' } }));
+  tenant = await createTenant(app.prisma);
+  receiver = await startReceiver();
+  await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+});
+
+/** The text of `data.metadata` in a webhook body, as written on the wire. */
+function metadataOnTheWire(body: string): string {
+  const data = objectEntries(body).find(([key]) => key === 'data')![1];
+  return objectEntries(data).find(([key]) => key === 'metadata')![1];
+}
+
+describe('metadata', () => {
+  it('keeps its key order, integer-like keys included, in the call record and in every webhook event', async () => {
+    const body = `{ "phone_number": "+14155552671",\n  "metadata": ${METADATA.replace(/,"/g, ', "')} }`;
+    const response = await trigger(app, tenant.key, body);
+    expect(response.statusCode, response.body).toBe(200);
+    const callId = response.json().call_id as string;
+
+    const [stored] = await app.prisma.$queryRaw<{ metadata: string }[]>`SELECT metadata::text AS metadata FROM calls WHERE id = ${callId}::uuid`;
+    expect(stored!.metadata).toBe(METADATA);
+
+    const deadline = Date.now() + 10_000;
+    const mine = () => receiver.received.filter((r) => r.body.includes(callId));
+    while (mine().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(mine()).toHaveLength(2);
+    for (const { body: sent } of mine()) {
+      expect(metadataOnTheWire(sent)).toBe(METADATA);
+      expect(objectEntries(metadataOnTheWire(sent)).map(([key]) => key)).toEqual(WRITTEN_KEYS);
+      expect(JSON.parse(sent).data.metadata).toEqual(JSON.parse(METADATA));
+    }
+  });
+
+  it('without metadata, events carry {}', async () => {
+    const response = await trigger(app, tenant.key, { phone_number: '+14155552671' });
+    const [stored] = await app.prisma.$queryRaw<{ metadata: string }[]>`SELECT metadata::text AS metadata FROM calls WHERE id = ${response.json().call_id}::uuid`;
+    expect(stored!.metadata).toBe('{}');
+  });
+
+  it('a repeated key is refused (only its last value was checked) and nothing is stored', async () => {
+    const before = await app.prisma.call.count();
+    const response = await trigger(app, tenant.key, `{"phone_number":"+14155552671","metadata":{"a":"${'x'.repeat(600)}","a":"short"}}`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ success: false, error: 'metadata must not repeat a key' });
+    expect(await app.prisma.call.count()).toBe(before);
+  });
+});
