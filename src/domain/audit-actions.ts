@@ -8,6 +8,17 @@ export const AUDIT_ACTIONS = {
   password_changed: 'Changed password',
   user_created: 'User created',
   user_disabled: 'User disabled',
+  user_invited: 'User invited',
+  client_created: 'Client created',
+  key_generated: 'API key generated (the previous key stopped working)',
+  api_access_switched: 'API access switched',
+  default_agent_changed: 'Default agent changed',
+  webhook_set: 'Webhook URL set (new signing secret)',
+  webhook_enabled: 'Webhook endpoint enabled again',
+  webhook_disabled: 'Webhook endpoint disabled (it answered 410 Gone)',
+  deliveries_resent: 'Webhook deliveries resent',
+  agent_created: 'Agent created',
+  agent_changed: 'Agent changed',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;
