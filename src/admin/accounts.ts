@@ -5,6 +5,7 @@ import { generateApiKey } from '../domain/api-key.js';
 import { isUuid } from '../domain/ids.js';
 import { findAccountById, insertAgency, insertClient, replaceApiKey, setAccountApiAccess, setAccountPlan } from '../storage/accounts.js';
 import { AdminError } from './errors.js';
+import { audit, type Actor } from './users.js';
 
 export const PLANS = ['agency', 'starter'] as const satisfies readonly Plan[];
 
@@ -39,11 +40,21 @@ export async function setPlan(prisma: PrismaClient, agencyId: string, plan: stri
   return { id: account.id, plan };
 }
 
-export async function createClient(prisma: PrismaClient, input: { agencyId: string; name: string }) {
+export const CLIENT_NAME_MAX_LENGTH = 200;
+
+/** A client of the agency, audited as client_created when an actor is given (callctl and the dashboard give one). */
+export async function createClient(prisma: PrismaClient, input: { agencyId: string; name: string; now?: Date }, actor?: Actor) {
   const agency = await findAccount(prisma, input.agencyId);
   if (agency.kind !== 'agency') throw new AdminError(`${input.agencyId} is a client, not an agency`);
-  if (!input.name.trim()) throw new AdminError('A client needs a name');
-  return insertClient(prisma, { agencyId: agency.id, name: input.name.trim() });
+  const name = input.name.trim();
+  if (!name) throw new AdminError('A client needs a name');
+  if (name.length > CLIENT_NAME_MAX_LENGTH) throw new AdminError(`A client's name has at most ${CLIENT_NAME_MAX_LENGTH} characters`);
+  if (!actor) return insertClient(prisma, { agencyId: agency.id, name });
+  return prisma.$transaction(async (tx) => {
+    const client = await insertClient(tx, { agencyId: agency.id, name });
+    await audit(tx, client.id, actor, 'client_created', input.now ?? new Date(), { client_id: client.id, name });
+    return client;
+  });
 }
 
 /** Returns the new key once; the previous key stops working in the same transaction. */

@@ -51,7 +51,8 @@ export async function audit(db: Db, accountId: string, actor: Actor, action: Aud
 
 /**
  * Creates a user of `accountId` and a one-time link to set their password (24 h). The token is returned once and
- * only its digest is stored. An operator's link sets a password; a user's is an invitation.
+ * only its digest is stored. An operator's link sets a password (audited as user_created); a user's is an invitation
+ * (audited as user_invited). A taken email changes nothing.
  */
 export async function createUser(
   prisma: PrismaClient,
@@ -69,7 +70,7 @@ export async function createUser(
       const { id } = await insertUser(tx, { accountId: input.accountId, email, createdAt: now });
       const createdById = input.actor.kind === 'user' ? input.actor.userId : null;
       await insertToken(tx, { userId: id, digest: generated.digest, purpose, createdById, createdAt: now, expiresAt });
-      await audit(tx, input.accountId, input.actor, 'user_created', now, { user_id: id, email });
+      await audit(tx, input.accountId, input.actor, input.actor.kind === 'user' ? 'user_invited' : 'user_created', now, { user_id: id, email });
       return id;
     });
     return { id, token: generated.token, expiresAt };
@@ -79,10 +80,24 @@ export async function createUser(
   }
 }
 
+/**
+ * A signed-in user invites someone to `accountId` (the caller has checked that they manage it): the new user gets a
+ * one-time invitation link (24 h, single use, only its digest stored), returned here once.
+ */
+export async function inviteUser(
+  prisma: PrismaClient,
+  input: { accountId: string; email: string; invitedBy: { userId: string; ip: string | null }; now?: Date },
+): Promise<{ id: string; token: string; expiresAt: Date }> {
+  return createUser(prisma, { accountId: input.accountId, email: input.email, actor: { kind: 'user', ...input.invitedBy }, now: input.now });
+}
+
+export const CANNOT_DISABLE_SELF = 'You cannot disable yourself. Another agency user can, or an operator with callctl.';
+
 /** Disables the user: they cannot sign in, their sessions end at once and their unused links stop working. */
 export async function disableUser(prisma: PrismaClient, userId: string, actor: Actor, now = new Date()) {
   const user = isUuid(userId) ? await findUserById(prisma, userId) : null;
   if (!user) throw new AdminError(`No user ${userId}`);
+  if (actor.kind === 'user' && actor.userId === user.id) throw new AdminError(CANNOT_DISABLE_SELF);
   const ended = await prisma.$transaction(async (tx) => {
     const changed = await markDisabled(tx, user.id, now);
     const sessions = await deleteUserSessions(tx, user.id);

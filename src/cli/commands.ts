@@ -161,7 +161,7 @@ export const COMMANDS: Command[] = [
     required: ['agency', 'name'],
     usage: 'callctl client create --agency <agency-id> --name <name>',
     summary: 'Create a client of an agency',
-    run: ({ prisma }, _args, values) => createClient(prisma, { agencyId: flag(values, 'agency'), name: flag(values, 'name') }),
+    run: ({ prisma }, _args, values) => createClient(prisma, { agencyId: flag(values, 'agency'), name: flag(values, 'name') }, { kind: 'operator' }),
   },
   {
     words: ['key', 'generate'],

@@ -13,8 +13,8 @@ export async function insertAgency(prisma: PrismaClient, agency: { name: string;
   return prisma.account.create({ data: { kind: 'agency', name: agency.name, plan: agency.plan }, select: { id: true } });
 }
 
-export async function insertClient(prisma: PrismaClient, client: { agencyId: string; name: string }): Promise<{ id: string }> {
-  return prisma.account.create({ data: { kind: 'client', name: client.name, agencyId: client.agencyId }, select: { id: true } });
+export async function insertClient(db: PrismaClient | Prisma.TransactionClient, client: { agencyId: string; name: string }): Promise<{ id: string }> {
+  return db.account.create({ data: { kind: 'client', name: client.name, agencyId: client.agencyId }, select: { id: true } });
 }
 
 export async function setAccountPlan(prisma: PrismaClient, accountId: string, plan: Plan): Promise<void> {
