@@ -1,0 +1,95 @@
+// What the dashboard's Overview reads besides the live counts (plugins/concurrency.ts): the accounts it covers, the
+// outcomes of calls that ended in a time range, and each webhook endpoint's health. Each is an index range over the
+// recent rows only (calls by (account_id, ended_at); deliveries by (endpoint_id, status, last_attempt_at)), never
+// a count of an account's history. Prisma Client only.
+import { FAILURE_REASONS, TERMINAL_STATUSES, type FailureReason } from '../domain/call-vocabulary.js';
+import type { DeliveryStatus } from '../generated/prisma/enums.js';
+import type { Db } from './users.js';
+
+export interface OverviewAccount {
+  id: string;
+  name: string;
+  kind: 'agency' | 'client';
+}
+
+/** The agency, then its clients by name. */
+export async function agencyAndClients(db: Db, agencyId: string): Promise<OverviewAccount[]> {
+  const [agency, clients] = await Promise.all([
+    db.account.findUnique({ where: { id: agencyId }, select: { id: true, name: true, kind: true } }),
+    db.account.findMany({ where: { agencyId }, orderBy: [{ name: 'asc' }, { id: 'asc' }], select: { id: true, name: true, kind: true } }),
+  ]);
+  return agency ? [agency, ...clients] : clients;
+}
+
+export interface Outcomes {
+  completed: number;
+  /** Every failure reason, zero included. */
+  failed: Record<FailureReason, number>;
+}
+
+export function noOutcomes(): Outcomes {
+  return { completed: 0, failed: Object.fromEntries(FAILURE_REASONS.map((r) => [r, 0])) as Record<FailureReason, number> };
+}
+
+/** Per account, the calls that ended in [from, to): completed, and failed by reason. Accounts with none are absent. */
+export async function outcomesBetween(db: Db, accountIds: string[], from: Date, to: Date): Promise<Map<string, Outcomes>> {
+  const groups = await db.call.groupBy({
+    by: ['accountId', 'status', 'failureReason'],
+    where: { accountId: { in: accountIds }, endedAt: { gte: from, lt: to }, status: { in: [...TERMINAL_STATUSES] } },
+    _count: { _all: true },
+  });
+  const result = new Map<string, Outcomes>();
+  for (const group of groups) {
+    const outcomes = result.get(group.accountId) ?? noOutcomes();
+    if (group.status === 'completed') outcomes.completed += group._count._all;
+    else if (group.failureReason) outcomes.failed[group.failureReason] += group._count._all;
+    result.set(group.accountId, outcomes);
+  }
+  return result;
+}
+
+export interface EndpointHealth {
+  url: string;
+  enabled: boolean;
+  disabledReason: string | null;
+  /** When a delivery last succeeded (its successful attempt began); null: never. */
+  lastSuccessAt: Date | null;
+  /** Attempts since `since` that got no 2xx (an error, a timeout or another status). */
+  failuresSince: number;
+}
+
+const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
+
+/** Per account with a webhook endpoint, its health; accounts without one are absent. */
+export async function endpointHealth(db: Db, accountIds: string[], since: Date): Promise<Map<string, EndpointHealth>> {
+  const endpoints = await db.webhookEndpoint.findMany({
+    where: { accountId: { in: accountIds } },
+    select: { id: true, accountId: true, url: true, enabled: true, disabledReason: true },
+  });
+  const health = await Promise.all(
+    endpoints.map(async (endpoint) => {
+      const [lastSuccess, failures] = await Promise.all([
+        // max() over (endpoint_id, status = succeeded): the last entry of the index range.
+        db.webhookDelivery.aggregate({ where: { endpointId: endpoint.id, status: 'succeeded' }, _max: { lastAttemptAt: true } }),
+        // Every delivery attempted since `since` has its last attempt since then: the index range of each status
+        // (all three, so that the range is on last_attempt_at), then their attempts since then.
+        db.webhookAttempt.count({
+          where: {
+            startedAt: { gte: since },
+            OR: [{ responseStatus: null }, { responseStatus: { lt: 200 } }, { responseStatus: { gte: 300 } }],
+            delivery: { endpointId: endpoint.id, status: { in: DELIVERY_STATUSES }, lastAttemptAt: { gte: since } },
+          },
+        }),
+      ]);
+      const entry: EndpointHealth = {
+        url: endpoint.url,
+        enabled: endpoint.enabled,
+        disabledReason: endpoint.disabledReason,
+        lastSuccessAt: lastSuccess._max.lastAttemptAt,
+        failuresSince: failures,
+      };
+      return [endpoint.accountId, entry] as const;
+    }),
+  );
+  return new Map(health);
+}
