@@ -61,3 +61,58 @@ export async function insertAgent(prisma: PrismaClient, agent: NewAgent): Promis
 export async function findAgentById(prisma: PrismaClient, agentId: string): Promise<Agent | null> {
   return prisma.agent.findUnique({ where: { id: agentId } });
 }
+
+/** A client as the Clients page lists it. */
+export interface ClientSummary {
+  id: string;
+  name: string;
+  createdAt: Date;
+  apiAccessEnabled: boolean;
+  /** The active API key's display prefix; null when the client has none. */
+  keyPrefix: string | null;
+  webhookSet: boolean;
+  /** Users who are not disabled. */
+  activeUsers: number;
+}
+
+const CLIENT_SUMMARY = {
+  id: true,
+  name: true,
+  createdAt: true,
+  apiAccessEnabled: true,
+  apiKeys: { where: { revokedAt: null }, select: { displayPrefix: true }, orderBy: { createdAt: 'desc' }, take: 1 },
+  webhookEndpoint: { select: { id: true } },
+  _count: { select: { users: { where: { disabledAt: null } } } },
+} satisfies Prisma.AccountSelect;
+
+function clientSummary(row: Prisma.AccountGetPayload<{ select: typeof CLIENT_SUMMARY }>): ClientSummary {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.createdAt,
+    apiAccessEnabled: row.apiAccessEnabled,
+    keyPrefix: row.apiKeys[0]?.displayPrefix ?? null,
+    webhookSet: row.webhookEndpoint !== null,
+    activeUsers: row._count.users,
+  };
+}
+
+/** An agency's clients by name (the Clients page). */
+export async function listClients(prisma: PrismaClient, agencyId: string): Promise<ClientSummary[]> {
+  const rows = await prisma.account.findMany({ where: { agencyId, kind: 'client' }, orderBy: [{ name: 'asc' }, { id: 'asc' }], select: CLIENT_SUMMARY });
+  return rows.map(clientSummary);
+}
+
+/** One client with its agency's name and plan (a client inherits it), or null when `clientId` is not a client. */
+export async function findClientSummary(prisma: PrismaClient, clientId: string): Promise<(ClientSummary & { agencyName: string; plan: Plan | null }) | null> {
+  const row = await prisma.account.findFirst({
+    where: { id: clientId, kind: 'client' },
+    select: { ...CLIENT_SUMMARY, agency: { select: { name: true, plan: true } } },
+  });
+  return row && { ...clientSummary(row), agencyName: row.agency?.name ?? '', plan: row.agency?.plan ?? null };
+}
+
+/** The ids and names of an agency's clients by name (whom an agency user can invite people to). */
+export async function listClientNames(prisma: PrismaClient, agencyId: string): Promise<{ id: string; name: string }[]> {
+  return prisma.account.findMany({ where: { agencyId, kind: 'client' }, orderBy: [{ name: 'asc' }, { id: 'asc' }], select: { id: true, name: true } });
+}

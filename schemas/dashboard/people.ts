@@ -1,0 +1,34 @@
+// The Clients and Users pages' forms: create a client, invite a user, disable a user. Lengths only bound the input;
+// the rules (a client's name, an email address, a taken email) are checked by src/admin with their own words.
+import { Type, type Static } from '@sinclair/typebox';
+import { Form } from './forms.js';
+
+/** The page a people form was on, to go back to (or re-render) afterwards. */
+const FromField = Type.Optional(
+  Type.Union([Type.Literal('users'), Type.Literal('client')], { description: 'The page the form was on: the Users page or the client detail page' }),
+);
+
+export const CreateClientForm = Form(
+  { name: Type.String({ maxLength: 1000, description: "The client's name (1 to 200 characters once trimmed)" }) },
+  'Create a client of the signed-in agency',
+);
+export type CreateClientForm = Static<typeof CreateClientForm>;
+
+export const ClientParams = Type.Object({ id: Type.String({ description: "The client's account id (404 unless the viewer's agency owns it)" }) });
+export type ClientParams = Static<typeof ClientParams>;
+
+export const InviteUserForm = Form(
+  {
+    email: Type.String({ maxLength: 320, description: "The new user's email address (any case; must not be taken)" }),
+    account: Type.String({ maxLength: 64, description: 'The account the new user belongs to: the agency or one of its clients' }),
+    from: FromField,
+  },
+  'Invite a user: they get a one-time link (24 h) to choose their password, shown once to the inviting user',
+);
+export type InviteUserForm = Static<typeof InviteUserForm>;
+
+export const UserParams = Type.Object({ id: Type.String({ description: "The user's id (404 unless the viewer manages the user's account)" }) });
+export type UserParams = Static<typeof UserParams>;
+
+export const DisableUserForm = Form({ from: FromField }, 'Disable a user: they cannot sign in, and their sessions end at once');
+export type DisableUserForm = Static<typeof DisableUserForm>;

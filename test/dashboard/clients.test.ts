@@ -1,0 +1,118 @@
+// The Clients pages: the list (the agency's own clients only, with API access, key, webhook and users), "Create
+// client" (a name is required; audited with the user, as callctl's is with the operator), and the client detail page
+// (plan inherited, link to its API & Webhooks, its users, invite from there; 404 for anything not the agency's client).
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createAgency, createClient } from '../../src/admin/accounts.js';
+import type { App } from '../../src/app.js';
+import { runCli } from '../../src/cli/main.js';
+import { NAVIGATION } from '../../plugins/dashboard/navigation.js';
+import { buildTestApp } from '../helpers/app.js';
+import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+
+let app: App;
+let databaseUrl: string;
+let agencyId: string;
+let otherClientId: string;
+let ownerId: string;
+let owner: Visitor;
+
+beforeAll(async () => {
+  ({ app, databaseUrl } = await buildTestApp({ env: DASHBOARD_ENV }));
+  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme' }));
+  const { id: otherAgency } = await createAgency(app.prisma, { name: 'Other agency', plan: 'starter' });
+  ({ id: otherClientId } = await createClient(app.prisma, { agencyId: otherAgency, name: 'Not yours' }));
+  ownerId = await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
+  owner = new Visitor(app);
+  expect((await owner.signIn('owner@acme.example')).status).toBe(303);
+});
+
+describe('clients pages', () => {
+  it('refuses an empty name with a message and creates nothing', async () => {
+    const accounts = await app.prisma.account.count();
+    for (const name of ['', '   ', 'x'.repeat(201)]) {
+      const res = await owner.submit('/dashboard/clients', '/dashboard/clients', { name });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatch(/A client needs a name|at most 200 characters/);
+      expect(res.body).toContain('action="/dashboard/clients"');
+    }
+    expect(await app.prisma.account.count()).toBe(accounts);
+    expect(await app.prisma.auditEntry.count({ where: { action: 'client_created' } })).toBe(0);
+  });
+
+  it('creates a client (audited with the user and IP) and shows its detail page, the name escaped', async () => {
+    const name = '<script>alert(1)</script> Beta';
+    const res = await owner.submit('/dashboard/clients', '/dashboard/clients', { name: `  ${name} ` });
+    expect(res.status).toBe(303);
+    const id = /^\/dashboard\/clients\/([0-9a-f-]{36})$/.exec(res.location ?? '')?.[1];
+    expect(id).toBeDefined();
+    expect(await app.prisma.account.findUniqueOrThrow({ where: { id: id! } })).toMatchObject({ kind: 'client', agencyId, name });
+    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created' } });
+    expect(entry).toMatchObject({ accountId: id, agencyId, actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
+
+    const page = await owner.get(res.location!);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('&lt;script&gt;alert(1)&lt;/script&gt; Beta');
+    expect(page.body).not.toContain('<script>');
+    expect(page.body).toContain('is created.');
+    expect(page.body).toContain('agency (inherited from the agency)');
+    expect(page.body).toContain(`href="/dashboard/clients/${id}/api-webhooks"`);
+    // Calls and Agents: linked when those pages exist (the calls narrowed to this client), "coming" until then.
+    for (const [nav, link] of [['Calls', `/dashboard/calls?client=${id}`], ['Agents', '/dashboard/agents']] as const) {
+      const exists = NAVIGATION.find((item) => item.label === nav)?.href !== undefined;
+      expect(page.body.includes(`<a href="${link}">`), nav).toBe(exists);
+      if (!exists) expect(page.body).toMatch(new RegExp(`${nav}[^<]* <small>\\(coming\\)</small>`));
+    }
+    // Its users, with the invite form for this client only.
+    expect(page.body).toContain('No users yet.');
+    expect(page.body).toContain(`<input type="hidden" name="account" value="${id}">`);
+  });
+
+  it('lists only the agency\'s clients, with API access, key prefix, webhook and active users', async () => {
+    const { id } = await createClient(app.prisma, { agencyId, name: 'Gamma' });
+    await app.prisma.apiKey.create({ data: { accountId: id, digest: new Uint8Array(randomBytes(32)), displayPrefix: 'svc_sk_Gamma' } });
+    await app.prisma.webhookEndpoint.create({ data: { accountId: id, url: 'https://hooks.example.com/in', secret: 'whsec_x' } });
+    await app.prisma.account.update({ where: { id }, data: { apiAccessEnabled: false } });
+    await createUserWithPassword(app.prisma, id, 'one@gamma.example');
+    const page = await owner.get('/dashboard/clients');
+    expect(page.status).toBe(200);
+    expect(page.body).not.toContain('Not yours');
+    const row = new RegExp(`<a href="/dashboard/clients/${id}">Gamma</a></td>\\s*<td>[^<]+</td>\\s*<td>off</td>\\s*<td><code>svc_sk_Gamma…</code></td>\\s*<td>set</td>\\s*<td>1</td>`);
+    expect(page.body).toMatch(row);
+    expect(page.body).toMatch(/Beta<\/a><\/td>\s*<td>[^<]+<\/td>\s*<td>on<\/td>\s*<td>none<\/td>\s*<td>not set<\/td>\s*<td>0<\/td>/);
+  });
+
+  it('invites from the client page to that client and links back to it', async () => {
+    const { id } = await createClient(app.prisma, { agencyId, name: 'Delta' });
+    const res = await owner.submit(`/dashboard/clients/${id}`, '/dashboard/users/invite', { email: 'dee@delta.example' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatch(/\/dashboard\/set-password\/[A-Za-z0-9_-]{43}/);
+    expect(res.body).toContain(`<a href="/dashboard/clients/${id}">Done</a>`);
+    expect((await app.prisma.user.findUniqueOrThrow({ where: { email: 'dee@delta.example' } })).accountId).toBe(id);
+    expect((await owner.get(`/dashboard/clients/${id}`)).body).toContain('dee@delta.example');
+  });
+
+  it("answers 404 for another agency's client, the agency itself, an unknown id and a malformed one", async () => {
+    for (const id of [otherClientId, agencyId, '00000000-0000-4000-8000-000000000000', 'nope']) {
+      const res = await owner.get(`/dashboard/clients/${id}`);
+      expect(res.status).toBe(404);
+      expect(res.body).toContain('There is no such page.');
+    }
+  });
+
+  it('links Clients in the navigation for agency users', async () => {
+    expect((await owner.get('/dashboard')).body).toContain('<a href="/dashboard/clients">Clients</a>');
+  });
+
+  it('callctl client create writes the same audit entry, with the operator as actor', async () => {
+    let stdout = '';
+    const code = await runCli(['client', 'create', '--agency', agencyId, '--name', 'Via callctl', '--json'], {
+      env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+      stdout: (s) => { stdout += s; },
+      stderr: () => undefined,
+    });
+    expect(code).toBe(0);
+    const { id } = JSON.parse(stdout) as { id: string };
+    expect(await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created', accountId: id } })).toMatchObject({ actorKind: 'operator', actorUserId: null });
+  });
+});

@@ -1,0 +1,189 @@
+// The Users page: invitations (the link shown once, working once, for a user who then sees only their account),
+// a taken email refused, disabling (their session ends at their next request; never oneself), what client users
+// see and cannot do, and the audit entries of each.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createAgency, createClient } from '../../src/admin/accounts.js';
+import { CANNOT_DISABLE_SELF } from '../../src/admin/users.js';
+import type { App } from '../../src/app.js';
+import { oneTimeTokenDigest } from '../../src/domain/one-time-token.js';
+import { buildTestApp } from '../helpers/app.js';
+import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+
+let app: App;
+let agencyId: string;
+let betaId: string;
+let gammaId: string;
+let ownerId: string;
+let bobId: string;
+let owner: Visitor;
+
+const LINK = /https:\/\/[^"<\s]+\/dashboard\/set-password\/([A-Za-z0-9_-]{43})/;
+
+beforeAll(async () => {
+  ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
+  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme' }));
+  ({ id: betaId } = await createClient(app.prisma, { agencyId, name: 'Beta' }));
+  ({ id: gammaId } = await createClient(app.prisma, { agencyId, name: 'Gamma' }));
+  ownerId = await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
+  bobId = await createUserWithPassword(app.prisma, betaId, 'bob@beta.example');
+  await createUserWithPassword(app.prisma, gammaId, 'gina@gamma.example');
+  owner = new Visitor(app);
+  expect((await owner.signIn('owner@acme.example')).status).toBe(303);
+});
+
+const invite = (visitor: Visitor, email: string, account: string, page = '/dashboard/users') =>
+  visitor.submit(page, '/dashboard/users/invite', { email, account });
+
+describe('users page', () => {
+  it("lists an agency user's people with their accounts, and offers to invite to the agency or any client", async () => {
+    const page = await owner.get('/dashboard/users');
+    expect(page.status).toBe(200);
+    for (const email of ['owner@acme.example', 'bob@beta.example', 'gina@gamma.example']) expect(page.body).toContain(email);
+    expect(page.body).toContain('action="/dashboard/users/invite"');
+    for (const id of [agencyId, betaId, gammaId]) expect(page.body).toContain(`<option value="${id}"`);
+    // A Disable button for others, never for oneself.
+    expect(page.body).toContain(`action="/dashboard/users/${bobId}/disable"`);
+    expect(page.body).not.toContain(`action="/dashboard/users/${ownerId}/disable"`);
+  });
+
+  it('invites: the link is shown once (no-store, not in the session, not on reload), works once, and its user sees only their account', async () => {
+    const res = await invite(owner, 'New.Person@Beta.example', betaId);
+    expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const token = LINK.exec(res.body)?.[1];
+    expect(token).toBeDefined();
+    expect(res.body).toContain('new.person@beta.example');
+
+    // Stored as a digest only, an invitation for 24 hours; neither the session nor any later page has the token.
+    const user = await app.prisma.user.findUniqueOrThrow({ where: { email: 'new.person@beta.example' }, include: { tokens: true } });
+    expect(user).toMatchObject({ accountId: betaId, passwordHash: null, disabledAt: null });
+    expect(user.tokens).toHaveLength(1);
+    expect(Buffer.from(user.tokens[0]!.digest).equals(oneTimeTokenDigest(token!))).toBe(true);
+    expect(user.tokens[0]!.purpose).toBe('invitation');
+    expect(user.tokens[0]!.createdById).toBe(ownerId);
+    expect(user.tokens[0]!.expiresAt.getTime() - user.tokens[0]!.createdAt.getTime()).toBe(24 * 3_600_000);
+    const sessions = await app.prisma.session.findMany({ select: { data: true } });
+    expect(JSON.stringify(sessions)).not.toContain(token);
+    const again = await owner.get('/dashboard/users');
+    expect(again.body).not.toContain(token);
+    expect(again.body).toContain('new.person@beta.example');
+    expect(again.body).toContain('invited (no password yet)');
+
+    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'user_invited' } });
+    expect(entry).toMatchObject({ accountId: betaId, agencyId, actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
+    expect(entry.detail).toMatchObject({ user_id: user.id, email: 'new.person@beta.example' });
+
+    // The invited person sets a password with the link (once), signs in, and sees only Beta.
+    const invited = new Visitor(app);
+    invited.ip = '198.51.100.20';
+    const path = `/dashboard/set-password/${token}`;
+    expect((await invited.get(path)).status).toBe(200);
+    const password = 'a quiet orchard in late October';
+    const set = await invited.submit(path, path, { password, confirm: password });
+    expect(set.status).toBe(303);
+    expect((await invited.get(path)).status).toBe(410);
+    expect((await invited.signIn('new.person@beta.example', password)).status).toBe(303);
+    const theirs = await invited.get('/dashboard/users');
+    expect(theirs.status).toBe(200);
+    expect(theirs.body).toContain('bob@beta.example');
+    expect(theirs.body).not.toContain('owner@acme.example');
+    expect(theirs.body).not.toContain('gina@gamma.example');
+    expect(theirs.body).not.toContain('action="/dashboard/users/invite"');
+    expect(theirs.body).not.toContain('/disable"');
+    expect((await invited.get('/dashboard/clients')).status).toBe(404);
+    expect((await invited.get(`/dashboard/clients/${betaId}`)).status).toBe(404);
+  });
+
+  it('refuses a taken email (any case) and a malformed one with a message, and changes nothing', async () => {
+    const count = await app.prisma.user.count();
+    const audits = await app.prisma.auditEntry.count();
+    const taken = await invite(owner, 'BOB@beta.example', gammaId);
+    expect(taken.status).toBe(400);
+    expect(taken.body).toContain('A user with the email bob@beta.example already exists');
+    expect(taken.body).toContain('value="BOB@beta.example"');
+    expect(taken.body).not.toMatch(LINK);
+    const malformed = await invite(owner, 'not an email', betaId);
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toContain('is not an email address');
+    expect(await app.prisma.user.count()).toBe(count);
+    expect(await app.prisma.auditEntry.count()).toBe(audits);
+  });
+
+  it("answers 404 for an account that is not the viewer's, and invites nobody", async () => {
+    const { id: otherAgency } = await createAgency(app.prisma, { name: 'Other' });
+    const count = await app.prisma.user.count();
+    for (const account of [otherAgency, '00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
+      expect((await invite(owner, `someone-${account}@x.example`, account)).status).toBe(404);
+    }
+    expect(await app.prisma.user.count()).toBe(count);
+  });
+
+  it("disables a user: their session ends at their next request, the audit says who; the page says so once", async () => {
+    const victimId = await createUserWithPassword(app.prisma, betaId, 'victim@beta.example');
+    const victim = new Visitor(app);
+    victim.ip = '198.51.100.21';
+    expect((await victim.signIn('victim@beta.example')).status).toBe(303);
+    expect((await victim.get('/dashboard')).status).toBe(200);
+
+    const res = await owner.submit('/dashboard/users', `/dashboard/users/${victimId}/disable`);
+    expect(res.status).toBe(303);
+    expect(res.location).toBe('/dashboard/users');
+    const page = await owner.get('/dashboard/users');
+    expect(page.body).toContain('victim@beta.example is disabled; 1 session ended.');
+    expect(page.body).not.toContain(`action="/dashboard/users/${victimId}/disable"`);
+    expect((await owner.get('/dashboard/users')).body).not.toContain('is disabled; 1 session ended.');
+
+    const next = await victim.get('/dashboard');
+    expect(next.status).toBe(303);
+    expect(next.location).toMatch(/^\/dashboard\/sign-in/);
+    expect(await app.prisma.session.count({ where: { userId: victimId } })).toBe(0);
+    expect((await app.prisma.user.findUniqueOrThrow({ where: { id: victimId } })).disabledAt).not.toBeNull();
+    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'user_disabled', accountId: betaId } });
+    expect(entry).toMatchObject({ actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
+    expect(entry.detail).toMatchObject({ user_id: victimId, sessions_ended: 1 });
+  });
+
+  it("from a client's page, goes back to that page", async () => {
+    const userId = await createUserWithPassword(app.prisma, gammaId, 'leaving@gamma.example');
+    const res = await owner.submit(`/dashboard/clients/${gammaId}`, `/dashboard/users/${userId}/disable`);
+    expect(res.status).toBe(303);
+    expect(res.location).toBe(`/dashboard/clients/${gammaId}`);
+  });
+
+  it('refuses to disable oneself, with a message, and changes nothing', async () => {
+    const res = await owner.submit('/dashboard/users', `/dashboard/users/${ownerId}/disable`);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain(CANNOT_DISABLE_SELF.replace(/'/g, '&#39;'));
+    expect((await app.prisma.user.findUniqueOrThrow({ where: { id: ownerId } })).disabledAt).toBeNull();
+    expect((await owner.get('/dashboard/users')).status).toBe(200);
+  });
+
+  it("answers 404 for a user who is not the viewer's to disable", async () => {
+    const { id: otherAgency } = await createAgency(app.prisma, { name: 'Elsewhere' });
+    const strangerId = await createUserWithPassword(app.prisma, otherAgency, 'stranger@elsewhere.example');
+    for (const id of [strangerId, '00000000-0000-4000-8000-000000000000', 'nope']) {
+      expect((await owner.submit('/dashboard/users', `/dashboard/users/${id}/disable`)).status).toBe(404);
+    }
+    expect((await app.prisma.user.findUniqueOrThrow({ where: { id: strangerId } })).disabledAt).toBeNull();
+  });
+
+  it('shows a client user their client\'s users, without invite or disable; those actions are 404 for them', async () => {
+    const bob = new Visitor(app);
+    bob.ip = '198.51.100.22';
+    expect((await bob.signIn('bob@beta.example')).status).toBe(303);
+    const page = await bob.get('/dashboard/users');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('bob@beta.example');
+    expect(page.body).not.toContain('owner@acme.example');
+    expect(page.body).not.toContain('gina@gamma.example');
+    expect(page.body).not.toContain('action="/dashboard/users/invite"');
+    expect(page.body).not.toContain('/disable"');
+    expect(page.body).not.toContain('href="/dashboard/clients"');
+    const count = await app.prisma.user.count();
+    expect((await invite(bob, 'friend@beta.example', betaId)).status).toBe(404);
+    const colleague = await createUserWithPassword(app.prisma, betaId, 'colleague@beta.example');
+    expect((await bob.submit('/dashboard/users', `/dashboard/users/${colleague}/disable`)).status).toBe(404);
+    expect(await app.prisma.user.count()).toBe(count + 1);
+    expect((await app.prisma.user.findUniqueOrThrow({ where: { id: colleague } })).disabledAt).toBeNull();
+  });
+});
