@@ -69,8 +69,13 @@ export async function endpointHealth(db: Db, accountIds: string[], since: Date):
   const health = await Promise.all(
     endpoints.map(async (endpoint) => {
       const [lastSuccess, failures] = await Promise.all([
-        // max() over (endpoint_id, status = succeeded): the last entry of the index range.
-        db.webhookDelivery.aggregate({ where: { endpointId: endpoint.id, status: 'succeeded' }, _max: { lastAttemptAt: true } }),
+        // The last entry of the (endpoint_id, succeeded) index range. (Prisma's aggregate() wraps max() in a subquery
+        // that PostgreSQL cannot answer from the index: it would read every success.)
+        db.webhookDelivery.findFirst({
+          where: { endpointId: endpoint.id, status: 'succeeded', lastAttemptAt: { not: null } },
+          orderBy: { lastAttemptAt: 'desc' },
+          select: { lastAttemptAt: true },
+        }),
         // Every delivery attempted since `since` has its last attempt since then: the index range of each status
         // (all three, so that the range is on last_attempt_at), then their attempts since then.
         db.webhookAttempt.count({
@@ -85,7 +90,7 @@ export async function endpointHealth(db: Db, accountIds: string[], since: Date):
         url: endpoint.url,
         enabled: endpoint.enabled,
         disabledReason: endpoint.disabledReason,
-        lastSuccessAt: lastSuccess._max.lastAttemptAt,
+        lastSuccessAt: lastSuccess?.lastAttemptAt ?? null,
         failuresSince: failures,
       };
       return [endpoint.accountId, entry] as const;
