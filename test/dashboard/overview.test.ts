@@ -142,4 +142,12 @@ describe('overview', () => {
     expect([...table(page, 'endpoints').keys()]).toEqual(['Test Client']);
     expect(page).not.toContain('Test Agency<');
   });
+
+  it("shows a client's name with markup, quotes and Unicode as text", async () => {
+    await createClient(app.prisma, { agencyId: agency.accountId, name: `<img src=x onerror="alert(1)"> Zoë's` });
+    const visitor = await signedIn('agency@overview.example', '203.0.113.25');
+    const page = (await visitor.get('/dashboard')).body;
+    expect(page).toContain('&lt;img src=x onerror=&quot;alert(1)&quot;&gt; Zoë&#39;s');
+    expect(page).not.toContain('<img');
+  });
 });
