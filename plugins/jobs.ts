@@ -1,12 +1,15 @@
-// Background work of every process: the call dispatcher (unless DISPATCH_ENABLED=false) and the webhook delivery
-// worker (unless WEBHOOK_DELIVERY_ENABLED=false), each stopped on close after its in-flight work finishes.
+// Background work of every process: the call dispatcher (unless DISPATCH_ENABLED=false), the webhook delivery
+// worker (unless WEBHOOK_DELIVERY_ENABLED=false) and the retention job (unless RETENTION_ENABLED=false), each stopped
+// on close after its in-flight work finishes.
 import fp from 'fastify-plugin';
 import { CALLS_CHANNEL } from '../src/calls/accept-call.js';
 import type { Dialer } from '../src/dispatch/dialer.js';
 import { Dispatcher, type DispatcherOptions } from '../src/dispatch/dispatcher.js';
 import { SimulatedDialer } from '../src/dispatch/simulated-dialer.js';
 import { CoalescedNotify } from '../src/jobs/coalesced-notify.js';
+import { RetentionJob, retentionPolicy, type RetentionJobOptions } from '../src/jobs/retention.js';
 import { sqlPool } from '../src/storage/database.js';
+import { createRetentionPool, RETENTION_TABLES } from '../src/storage/retention.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../src/webhooks/delivery-worker.js';
 import { WebhookSender } from '../src/webhooks/sender.js';
 
@@ -21,6 +24,8 @@ declare module 'fastify' {
      */
     wakeDispatchers: () => void;
     deliveryWorker: DeliveryWorker | null;
+    /** Deletes rows past their retention, a pass every RETENTION_INTERVAL_SECONDS; null when RETENTION_ENABLED=false. */
+    retention: RetentionJob | null;
   }
 }
 
@@ -30,6 +35,7 @@ export interface JobsOptions {
   dialer?: Dialer;
   dispatcher?: Partial<Pick<DispatcherOptions, 'leaseMs' | 'pollMs' | 'beforeDial'>>;
   webhooks?: Partial<Pick<DeliveryWorkerOptions, 'pollMs' | 'random' | 'perEndpoint' | 'onAttempt'>> & { timeoutMs?: number };
+  retention?: Partial<Pick<RetentionJobOptions, 'batchSize' | 'pauseMs'>>;
 }
 
 export default fp<JobsOptions>(
@@ -78,14 +84,39 @@ export default fp<JobsOptions>(
       : null;
     fastify.decorate('deliveryWorker', deliveryWorker);
 
+    // Its own two connections (src/storage/retention.ts says why), opened only while a pass runs.
+    const retentionPool = config.RETENTION_ENABLED ? createRetentionPool(options.databaseUrl) : null;
+    const retention = retentionPool
+      ? new RetentionJob({
+          pool: retentionPool,
+          now: fastify.now,
+          policy: retentionPolicy(config),
+          intervalMs: config.RETENTION_INTERVAL_SECONDS * 1000,
+          batchSize: config.RETENTION_BATCH_SIZE,
+          pauseMs: config.RETENTION_PAUSE_MS,
+          log: fastify.log.child({ component: 'retention' }),
+          ...options.retention,
+          onBatch: (deleted) => {
+            for (const [table, rows] of Object.entries(deleted)) if (rows) fastify.metrics.retentionRowsDeleted.inc({ table }, rows);
+          },
+          onPass: (outcome) => fastify.metrics.retentionPasses.inc({ outcome }),
+        })
+      : null;
+    // Every table's series from the start, so a rate over it exists before the first deletion.
+    if (retention) for (const table of RETENTION_TABLES) fastify.metrics.retentionRowsDeleted.inc({ table }, 0);
+    fastify.decorate('retention', retention);
+
     fastify.addHook('onReady', async () => {
       await dispatcher?.start();
       await deliveryWorker?.start();
+      retention?.start();
     });
     fastify.addHook('onClose', async () => {
       await notifier?.settle();
       await dispatcher?.stop();
       await deliveryWorker?.stop();
+      await retention?.stop();
+      await retentionPool?.end();
       sender.close();
     });
   },

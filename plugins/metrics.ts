@@ -1,4 +1,5 @@
-// Prometheus metrics for the internal listener's /metrics: HTTP, trigger outcomes, calls by status, dispatch latency, webhook attempts.
+// Prometheus metrics for the internal listener's /metrics: HTTP, trigger outcomes, calls by status, dispatch latency, webhook attempts,
+// rows deleted by the retention job.
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -66,6 +67,20 @@ function createMetrics(fastify: FastifyInstance) {
     registers: [register],
   });
 
+  // The retention job's (plugins/jobs.ts): rows deleted by table, cascades included, and its passes.
+  const retentionRowsDeleted = new Counter({
+    name: 'oct_retention_rows_deleted_total',
+    help: 'Rows deleted past their retention, by table (a call\'s events, deliveries and attempts counted in their own tables).',
+    labelNames: ['table'] as const,
+    registers: [register],
+  });
+  const retentionPasses = new Counter({
+    name: 'oct_retention_passes_total',
+    help: 'Retention passes by outcome: completed, skipped (another process was deleting), stopped (closing), failed.',
+    labelNames: ['outcome'] as const,
+    registers: [register],
+  });
+
   const callCounts = liveCallCounts(fastify);
   const calls = new Gauge({
     name: 'oct_calls',
@@ -95,7 +110,7 @@ function createMetrics(fastify: FastifyInstance) {
     },
   });
 
-  return { register, httpRequests, httpDuration, triggerOutcomes, dispatchLatency, webhookAttempts, webhookDuration, rateLimitStoreErrors, calls, callsQueued, callsActive };
+  return { register, httpRequests, httpDuration, triggerOutcomes, dispatchLatency, webhookAttempts, webhookDuration, rateLimitStoreErrors, retentionRowsDeleted, retentionPasses, calls, callsQueued, callsActive };
 }
 
 type LiveCounts = Record<(typeof LIVE_STATUSES)[number], number>;

@@ -1,0 +1,172 @@
+// The data lifecycle in the background of every process: every few minutes one pass deletes, in small batches with a
+// pause between them, each kind of row past its retention; one process at a time across replicas (the others skip).
+// `callctl retention run` runs the same pass once.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyBaseLogger } from 'fastify';
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import { ThrottledLog } from '../logging/throttled-log.js';
+import {
+  deleteBatch, noRowsDeleted, RETENTION_STEPS, tryRetentionLock, type DeletedRows, type RetentionCutoffs,
+} from '../storage/retention.js';
+import { SingleFlight } from './single-flight.js';
+import { withTimeout } from './with-timeout.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** How long each kind of row is kept once it is over (expiries are the rows' own: sessions, links, idempotency). */
+export interface RetentionPolicy {
+  webhookLogDays: number;
+  callDays: number;
+  auditDays: number;
+  sessionIdleMinutes: number;
+}
+
+export function retentionPolicy(config: Config): RetentionPolicy {
+  return {
+    webhookLogDays: config.WEBHOOK_LOG_RETENTION_DAYS,
+    callDays: config.CALL_RETENTION_DAYS,
+    auditDays: config.AUDIT_RETENTION_DAYS,
+    sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES,
+  };
+}
+
+export function retentionCutoffs(now: Date, policy: RetentionPolicy): RetentionCutoffs {
+  const ago = (ms: number) => new Date(now.getTime() - ms);
+  return {
+    now,
+    sessionsIdleSince: ago(policy.sessionIdleMinutes * 60_000),
+    deliveriesBefore: ago(policy.webhookLogDays * DAY_MS),
+    callsBefore: ago(policy.callDays * DAY_MS),
+    auditBefore: ago(policy.auditDays * DAY_MS),
+  };
+}
+
+/** completed: nothing past its retention is left; skipped: another process holds the lock; stopped: the process is closing. */
+export type PassOutcome = 'completed' | 'skipped' | 'stopped';
+
+export interface RetentionPassResult {
+  outcome: PassOutcome;
+  deleted: DeletedRows;
+}
+
+export interface RetentionPassOptions {
+  /** The retention's own pool (createRetentionPool): one connection holds the lock, one runs the batches. */
+  pool: pg.Pool;
+  /** The moment the retentions are measured from (the service's clock). */
+  now: Date;
+  policy: RetentionPolicy;
+  /** Rows per statement. */
+  batchSize: number;
+  /** Pause after a full batch, so that the dispatcher and the webhook worker get the database between batches. */
+  pauseMs: number;
+  /** Checked before each batch: the pass ends early when it returns true. */
+  stopping?: () => boolean;
+  /** After each batch commits, with the rows it deleted (metrics count them then, so a failed pass still counts). */
+  onBatch?: (deleted: Partial<DeletedRows>) => void | Promise<void>;
+}
+
+/**
+ * One pass: for each kind of row, batches until its range is empty. Returns at once ('skipped') when another process
+ * holds the lock.
+ */
+export async function runRetentionPass(options: RetentionPassOptions): Promise<RetentionPassResult> {
+  const { pool, batchSize, pauseMs, stopping = () => false, onBatch } = options;
+  const deleted = noRowsDeleted();
+  const lock = await tryRetentionLock(pool);
+  if (!lock) return { outcome: 'skipped', deleted };
+  try {
+    const cutoffs = retentionCutoffs(options.now, options.policy);
+    for (const step of RETENTION_STEPS) {
+      for (;;) {
+        if (stopping()) return { outcome: 'stopped', deleted };
+        await lock.confirm();
+        const batch = await deleteBatch(pool, step, cutoffs, batchSize);
+        for (const [table, rows] of Object.entries(batch.deleted) as [keyof DeletedRows, number][]) deleted[table] += rows;
+        await onBatch?.(batch.deleted);
+        if (batch.taken < batchSize) break;
+        if (pauseMs > 0) await sleep(pauseMs);
+      }
+    }
+    return { outcome: 'completed', deleted };
+  } finally {
+    await lock.release();
+  }
+}
+
+export interface RetentionJobOptions {
+  pool: pg.Pool;
+  now: () => Date;
+  policy: RetentionPolicy;
+  intervalMs: number;
+  batchSize: number;
+  pauseMs: number;
+  log: FastifyBaseLogger;
+  onBatch?: (deleted: Partial<DeletedRows>) => void;
+  onPass?: (outcome: PassOutcome | 'failed') => void;
+}
+
+/** How long closing waits for a pass under way (it stops before its next batch; one batch may still be running). */
+const STOP_WAIT_MS = 10_000;
+
+export class RetentionJob {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly passes: SingleFlight;
+  /** While the database is down every pass fails: a line per 10 s, not one per pass. */
+  private readonly logs: ThrottledLog;
+
+  constructor(private readonly options: RetentionJobOptions) {
+    this.logs = new ThrottledLog(options.log);
+    // Failures are logged and counted by runNow.
+    this.passes = new SingleFlight(async () => { await this.runNow(); }, () => undefined);
+  }
+
+  /** The first pass one interval after start: a restart does not add work to the start. */
+  start() {
+    this.timer = setInterval(() => this.wake(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop() {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await withTimeout(this.passes.settle(), STOP_WAIT_MS).catch((error: Error) =>
+      this.options.log.warn({ err: error }, 'retention: closing without waiting for the pass under way'));
+  }
+
+  /** A pass now, or right after the one under way (never two at once in this process). */
+  wake() {
+    if (!this.stopped) this.passes.request();
+  }
+
+  /** Waits for the pass under way and the one asked for meanwhile, if any. */
+  async settle() {
+    await this.passes.settle();
+  }
+
+  /** One pass now, measured from the service's clock (tests, and the timer through wake). */
+  async runNow(): Promise<RetentionPassResult> {
+    const { options } = this;
+    try {
+      const result = await runRetentionPass({
+        pool: options.pool,
+        now: options.now(),
+        policy: options.policy,
+        batchSize: options.batchSize,
+        pauseMs: options.pauseMs,
+        stopping: () => this.stopped,
+        onBatch: options.onBatch,
+      });
+      options.onPass?.(result.outcome);
+      this.logs.recovered('pass', 'retention passes succeed again');
+      const total = Object.values(result.deleted).reduce((a, b) => a + b, 0);
+      if (total > 0) options.log.info({ deleted: result.deleted, outcome: result.outcome }, `retention: deleted ${total} rows past their retention`);
+      return result;
+    } catch (error) {
+      options.onPass?.('failed');
+      this.logs.warn('pass', { err: error }, 'retention pass failed; the next one continues where it stopped');
+      throw error;
+    }
+  }
+}

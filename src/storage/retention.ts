@@ -1,0 +1,232 @@
+// The data lifecycle's SQL: the lock that makes one process at a time the deleter, and one batched DELETE per kind
+// of row past its retention. Hand-written throughout: a DELETE of at most n rows taken oldest first from an index
+// range, skipping rows a request holds, has no Prisma form (deleteMany takes no LIMIT, ORDER BY or SKIP LOCKED).
+import pg from 'pg';
+import { TERMINAL_STATUSES } from '../domain/call-vocabulary.js';
+import { BACKGROUND_WAIT_MS, behindTransactionPooler } from './database.js';
+import { statement } from './statements.js';
+import { inTransaction } from './transaction.js';
+
+/** The tables rows are deleted from, as the metric labels them. */
+export const RETENTION_TABLES = [
+  'idempotency_records', 'sessions', 'one_time_tokens', 'webhook_deliveries', 'webhook_attempts', 'calls', 'call_events', 'audit_log',
+] as const;
+export type RetentionTable = (typeof RETENTION_TABLES)[number];
+export type DeletedRows = Record<RetentionTable, number>;
+
+export const noRowsDeleted = (): DeletedRows => Object.fromEntries(RETENTION_TABLES.map((t) => [t, 0])) as DeletedRows;
+
+/** What is past its retention: rows at or before these moments go (see each step). */
+export interface RetentionCutoffs {
+  /** Idempotency records, sessions and one-time links whose expiry is at or before it; links used at or before it. */
+  now: Date;
+  /** Sessions last seen at or before it are idle (DASHBOARD_SESSION_IDLE_MINUTES). */
+  sessionsIdleSince: Date;
+  /** Finished webhook deliveries (and their attempts) completed before it. */
+  deliveriesBefore: Date;
+  /** Finished calls (and their events, deliveries and attempts) ended before it. */
+  callsBefore: Date;
+  auditBefore: Date;
+}
+
+/**
+ * How long one batch may run (server side, SET LOCAL): long enough for a batch of calls with their cascades on a busy
+ * machine, short enough that a stuck one gives its locks back.
+ */
+export const BATCH_TIMEOUT_MS = 30_000;
+
+/**
+ * The pass lock's two-key advisory lock (first key: a space of its own, clear of the claim's 72707370 and Prisma's
+ * single-key migrate lock).
+ */
+const RETENTION_LOCK = [72707371, 0] as const;
+
+const TRY_LOCK = statement('oct_retention_try_lock', `SELECT pg_try_advisory_xact_lock(${RETENTION_LOCK[0]}, ${RETENTION_LOCK[1]}) AS locked`);
+
+/**
+ * The retention's own connections, apart from the service's two pools: one holds the pass lock for the whole pass,
+ * one runs the batches. A batch may take longer than the pools' 1.5 s query limit (made for requests and hot
+ * background work), and a pass must not hold a connection the dispatcher is waiting for. Both close when idle.
+ */
+export function createRetentionPool(databaseUrl: string): pg.Pool {
+  const { url } = behindTransactionPooler(databaseUrl);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 2,
+    connectionTimeoutMillis: BACKGROUND_WAIT_MS,
+    // The server cancels a batch at BATCH_TIMEOUT_MS; this only catches a server that stopped answering.
+    query_timeout: BATCH_TIMEOUT_MS + 5_000,
+    idleTimeoutMillis: 5_000,
+  });
+  // As in createPrisma: a connection the server closes must not stop the process.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}
+
+export interface RetentionLock {
+  /** Fails when the lock's connection is gone (the lock went with it): the pass must stop. */
+  confirm(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/**
+ * The pass lock, or null when another process holds it. A transaction-level advisory lock held by a transaction left
+ * open on a connection of its own for the whole pass (the batches commit on another connection). Not a session lock:
+ * behind a transaction pooler (?pgbouncer=true) a session lock stays on whichever server connection ran the statement,
+ * outlives the pass there and cannot be unlocked from the next one; a transaction keeps its server connection until
+ * it ends. The open transaction wrote nothing and holds no snapshot between statements, so it keeps no row from
+ * vacuum.
+ */
+export async function tryRetentionLock(pool: pg.Pool): Promise<RetentionLock | null> {
+  const client = await pool.connect();
+  let broken = false;
+  const end = async () => {
+    await client.query('ROLLBACK').catch(() => { broken = true; });
+    client.release(broken);
+  };
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ locked: boolean }>({ ...TRY_LOCK });
+    if (!rows[0]?.locked) {
+      await end();
+      return null;
+    }
+  } catch (error) {
+    client.release(true);
+    throw error;
+  }
+  return {
+    // Taking it again within the transaction succeeds at once; it also keeps the transaction from looking idle.
+    async confirm() {
+      const { rows } = await client.query<{ locked: boolean }>({ ...TRY_LOCK });
+      if (!rows[0]?.locked) throw new Error('the retention lock was lost');
+    },
+    release: end,
+  };
+}
+
+const SET_BATCH_TIMEOUT = statement('oct_retention_batch_timeout', `SELECT set_config('statement_timeout', $1, true)`);
+
+/** One batch: the rows deleted, and the rows of the step's own range (fewer than the limit: the range is empty). */
+export interface RetentionBatch {
+  taken: number;
+  deleted: Partial<DeletedRows>;
+}
+
+/** A kind of row past its retention, deleted a batch at a time. */
+export interface RetentionStep {
+  name: string;
+  table: RetentionTable;
+  run(client: pg.ClientBase, cutoffs: RetentionCutoffs, limit: number): Promise<RetentionBatch>;
+}
+
+/** Runs one batch of a step in a transaction of its own, under the batch timeout. */
+export async function deleteBatch(pool: pg.Pool, step: RetentionStep, cutoffs: RetentionCutoffs, limit: number): Promise<RetentionBatch> {
+  return inTransaction(pool, async (client) => {
+    await client.query({ ...SET_BATCH_TIMEOUT, values: [`${BATCH_TIMEOUT_MS}ms`] });
+    return step.run(client, cutoffs, limit);
+  });
+}
+
+/**
+ * A step over one table whose rows go when `column` is at or before (or before) the step's cutoff: the oldest first,
+ * read from the column's index (ORDER BY keeps the planner on it, whatever it guesses of the range's size); rows a
+ * request holds are skipped (found again next pass); a row changed meanwhile is re-checked under its lock. The ids
+ * are handed over as an array: `id IN (subquery)` let the generic plan (which cannot see the LIMIT) hash-join the
+ * subquery against a sequential scan of the whole table.
+ */
+function simpleStep(name: string, table: RetentionTable, column: string, operator: '<=' | '<', cutoff: (c: RetentionCutoffs) => Date): RetentionStep {
+  const sql = statement(`oct_retention_${name}`, `
+    DELETE FROM ${table} WHERE id = ANY(ARRAY(
+      SELECT id FROM ${table} WHERE ${column} ${operator} $1 ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED))`);
+  return {
+    name,
+    table,
+    async run(client, cutoffs, limit) {
+      const { rowCount } = await client.query({ ...sql, values: [cutoff(cutoffs), limit] });
+      return { taken: rowCount ?? 0, deleted: { [table]: rowCount ?? 0 } };
+    },
+  };
+}
+
+interface CascadeCounts { calls?: number; call_events?: number; webhook_deliveries: number; webhook_attempts: number }
+
+/**
+ * Finished deliveries (succeeded or failed, never pending) completed before the cutoff, with their attempts (ON DELETE
+ * CASCADE; counted in the same statement, before the cascade runs at its end). A delivery sent again (pending, its
+ * completed_at cleared) meanwhile is re-checked under its lock and kept.
+ */
+const DELETE_DELIVERIES = statement('oct_retention_webhook_deliveries', `
+  WITH doomed AS (
+    SELECT id FROM webhook_deliveries WHERE completed_at < $1 AND status <> 'pending'
+     ORDER BY completed_at LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), gone AS (
+    DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING id
+  )
+  SELECT (SELECT count(*) FROM gone)::int AS webhook_deliveries,
+         (SELECT count(*) FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM gone))::int AS webhook_attempts`);
+
+const deliveriesStep: RetentionStep = {
+  name: 'webhook_deliveries',
+  table: 'webhook_deliveries',
+  async run(client, cutoffs, limit) {
+    const { rows } = await client.query<CascadeCounts>({ ...DELETE_DELIVERIES, values: [cutoffs.deliveriesBefore, limit] });
+    const counts = rows[0] ?? { webhook_deliveries: 0, webhook_attempts: 0 };
+    return { taken: counts.webhook_deliveries, deleted: counts };
+  },
+};
+
+/**
+ * Finished calls (completed, or failed for any reason, expired included) ended before the cutoff, with their events,
+ * deliveries and attempts (all ON DELETE CASCADE, counted before the cascade runs). Never a call that is not finished
+ * (its ended_at is null), nor one with a delivery still pending: the deliveries of the chosen calls are locked, so
+ * one sent again meanwhile is seen pending and keeps its call (a replay waiting on the lock then finds it gone).
+ */
+const DELETE_CALLS = statement('oct_retention_calls', `
+  WITH candidates AS (
+    SELECT c.id FROM calls c
+     WHERE c.ended_at < $1 AND c.status = ANY($3::call_status[])
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.call_id = c.id AND d.status = 'pending')
+     ORDER BY c.ended_at LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), deliveries AS (
+    SELECT d.id, d.call_id, d.status FROM webhook_deliveries d WHERE d.call_id IN (SELECT id FROM candidates) FOR UPDATE
+  ), gone AS (
+    DELETE FROM calls WHERE id = ANY(ARRAY(
+      SELECT id FROM candidates WHERE id NOT IN (SELECT call_id FROM deliveries WHERE status = 'pending')))
+    RETURNING id
+  )
+  SELECT (SELECT count(*) FROM candidates)::int AS taken,
+         (SELECT count(*) FROM gone)::int AS calls,
+         (SELECT count(*) FROM call_events WHERE call_id IN (SELECT id FROM gone))::int AS call_events,
+         (SELECT count(*) FROM deliveries WHERE call_id IN (SELECT id FROM gone))::int AS webhook_deliveries,
+         (SELECT count(*) FROM webhook_attempts WHERE delivery_id IN
+            (SELECT id FROM deliveries WHERE call_id IN (SELECT id FROM gone)))::int AS webhook_attempts`);
+
+const callsStep: RetentionStep = {
+  name: 'calls',
+  table: 'calls',
+  async run(client, cutoffs, limit) {
+    const { rows } = await client.query<CascadeCounts & { taken: number }>({ ...DELETE_CALLS, values: [cutoffs.callsBefore, limit, TERMINAL_STATUSES] });
+    const { taken, ...deleted } = rows[0] ?? { taken: 0, calls: 0, call_events: 0, webhook_deliveries: 0, webhook_attempts: 0 };
+    return { taken, deleted };
+  },
+};
+
+/**
+ * Every kind of row past its retention, in the order a pass deletes them. Each range is served by an index: expires_at
+ * (idempotency records, sessions, links), last_seen_at and used_at (sessions, links), completed_at (deliveries),
+ * ended_at (calls) and created_at (audit log); cascades follow call_events(call_id), webhook_deliveries(call_id) and
+ * (call_event_id), webhook_attempts(delivery_id).
+ */
+export const RETENTION_STEPS: readonly RetentionStep[] = [
+  // Expired at expires_at (24 h after the first request): a replay after it is a new request anyway.
+  simpleStep('idempotency_records', 'idempotency_records', 'expires_at', '<=', (c) => c.now),
+  simpleStep('sessions_expired', 'sessions', 'expires_at', '<=', (c) => c.now),
+  simpleStep('sessions_idle', 'sessions', 'last_seen_at', '<=', (c) => c.sessionsIdleSince),
+  simpleStep('tokens_used', 'one_time_tokens', 'used_at', '<=', (c) => c.now),
+  simpleStep('tokens_expired', 'one_time_tokens', 'expires_at', '<=', (c) => c.now),
+  deliveriesStep,
+  callsStep,
+  simpleStep('audit_log', 'audit_log', 'created_at', '<', (c) => c.auditBefore),
+];
