@@ -13,7 +13,7 @@ export const NAVIGATION: NavItem[] = [
   { label: 'Calls' },
   { label: 'Agents' },
   { label: 'Clients', agencyOnly: true },
-  { label: 'Settings → API & Webhooks' },
+  { label: 'Settings → API & Webhooks', href: '/dashboard/settings/api-webhooks' },
   { label: 'Users' },
   { label: 'Audit log', href: '/dashboard/audit-log' },
   { label: 'Account', href: '/dashboard/account' },

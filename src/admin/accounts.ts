@@ -3,9 +3,21 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Plan } from '../generated/prisma/enums.js';
 import { generateApiKey } from '../domain/api-key.js';
 import { isUuid } from '../domain/ids.js';
-import { findAccountById, insertAgency, insertClient, replaceApiKey, setAccountApiAccess, setAccountPlan } from '../storage/accounts.js';
+import { findAccountById, insertAgency, insertClient, setAccountPlan } from '../storage/accounts.js';
+import { rotateApiKey, setApiAccessSwitch } from '../storage/keys.js';
 import { AdminError } from './errors.js';
 import { audit, type Actor } from './users.js';
+
+/** callctl's actor in the audit log. (Without an actor, a change is not audited: test fixtures, the bench.) */
+export const OPERATOR: Actor = { kind: 'operator' };
+
+/**
+ * Nothing changed: the form was made for a key or endpoint that is no longer the current one (it was sent already,
+ * or someone else changed it meanwhile). What a reload of a page that showed a secret once gets.
+ */
+export class ChangedMeanwhile extends AdminError {
+  override name = 'ChangedMeanwhile';
+}
 
 export const PLANS = ['agency', 'starter'] as const satisfies readonly Plan[];
 
@@ -57,16 +69,31 @@ export async function createClient(prisma: PrismaClient, input: { agencyId: stri
   });
 }
 
-/** Returns the new key once; the previous key stops working in the same transaction. */
-export async function generateKey(prisma: PrismaClient, accountId: string) {
+/**
+ * Returns the new key once; the previous key stops working in the same transaction, which writes the audit entry
+ * (when an actor is given).
+ * With `replaces` (the id of the key the caller saw, null for none), only when that is still the active key; else
+ * ChangedMeanwhile and nothing changes.
+ */
+export async function generateKey(prisma: PrismaClient, accountId: string, actor?: Actor, options: { replaces?: string | null; now?: Date } = {}) {
   const account = await findAccount(prisma, accountId);
   const generated = generateApiKey();
-  await replaceApiKey(prisma, account.id, { digest: generated.digest, displayPrefix: generated.displayPrefix }, new Date());
+  const now = options.now ?? new Date();
+  const rotated = await prisma.$transaction(async (tx) => {
+    const result = await rotateApiKey(tx, account.id, { digest: generated.digest, displayPrefix: generated.displayPrefix }, now, options.replaces);
+    if (result && actor) await audit(tx, account.id, actor, 'key_generated', now, { prefix: generated.displayPrefix, previous_prefix: result.previousPrefix });
+    return result;
+  });
+  if (!rotated) throw new ChangedMeanwhile(`The API key of account ${account.id} changed since this was asked; no key was generated`);
   return { key: generated.key, prefix: generated.displayPrefix };
 }
 
-export async function setApiAccess(prisma: PrismaClient, accountId: string, enabled: boolean) {
+/** The account's own switch, audited when an actor is given; an agency's also covers its clients' keys (the lookup reads both). */
+export async function setApiAccess(prisma: PrismaClient, accountId: string, enabled: boolean, actor?: Actor, now = new Date()) {
   const account = await findAccount(prisma, accountId);
-  await setAccountApiAccess(prisma, account.id, enabled);
+  await prisma.$transaction(async (tx) => {
+    await setApiAccessSwitch(tx, account.id, enabled, now);
+    if (actor) await audit(tx, account.id, actor, 'api_access_switched', now, { api_access: enabled ? 'on' : 'off' });
+  });
   return { id: account.id, api_access: enabled ? 'on' : 'off' };
 }

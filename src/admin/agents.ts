@@ -4,9 +4,11 @@ import { isUuid } from '../domain/ids.js';
 import { isValidE164 } from '../domain/phone-number.js';
 import { CallingWindowError, formatCallingWindow, isValidTimeZone, parseCallingWindow } from '../domain/calling-window.js';
 import { canUseAgent } from '../domain/tenancy.js';
-import { findAgentById, insertAgent, setAccountDefaultAgent } from '../storage/accounts.js';
+import { findAgentById, insertAgent } from '../storage/accounts.js';
+import { setDefaultAgentOf } from '../storage/keys.js';
 import { findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
+import { audit, type Actor } from './users.js';
 
 export interface CreateAgentInput {
   accountId: string;
@@ -55,11 +57,15 @@ export async function createAgent(prisma: PrismaClient, input: CreateAgentInput)
   return { id: agent.id, windows: windows.map(formatCallingWindow) };
 }
 
-export async function setDefaultAgent(prisma: PrismaClient, accountId: string, agentId: string) {
+/** The agent a trigger without agent_id uses: one the account's key may use (canUseAgent); audited when an actor is given. */
+export async function setDefaultAgent(prisma: PrismaClient, accountId: string, agentId: string, actor?: Actor, now = new Date()) {
   const account = await findAccount(prisma, accountId);
   const agent = isUuid(agentId) ? await findAgentById(prisma, agentId) : null;
   if (!agent) throw new AdminError(`No agent ${agentId}`);
   if (!canUseAgent(account, agent)) throw new AdminError(`Agent ${agentId} does not belong to account ${accountId} or its clients`);
-  await setAccountDefaultAgent(prisma, account.id, agent.id);
+  await prisma.$transaction(async (tx) => {
+    await setDefaultAgentOf(tx, account.id, agent.id, now);
+    if (actor) await audit(tx, account.id, actor, 'default_agent_changed', now, { agent_id: agent.id, agent_name: agent.name, previous_agent_id: account.defaultAgentId });
+  });
   return { account_id: account.id, default_agent_id: agent.id };
 }

@@ -1,36 +1,80 @@
-// An account's webhook endpoint (set, show, enable again after a 410), and replaying a delivery.
+// An account's webhook endpoint (set, show, enable again after a 410), and sending deliveries again (one, or every
+// failed one since a time). Each change is audited in its transaction when an actor is given (callctl and the
+// dashboard always give one).
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../domain/ids.js';
 import { generateWebhookSecret } from '../domain/webhook-secret.js';
-import { countOpenDeliveries, findDeliveryWithEndpoint, requeueDelivery } from '../storage/deliveries.js';
+import { countOpenDeliveries, findDeliveryWithEndpoint, requeueDelivery, requeueFailedDeliveriesSince } from '../storage/deliveries.js';
 import { enableEndpoint, findEndpointOfAccount, upsertEndpoint } from '../storage/endpoints.js';
 import { webhookUrlProblem } from '../webhooks/url-policy.js';
-import { findAccount } from './accounts.js';
+import { ChangedMeanwhile, findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
+import { audit, type Actor } from './users.js';
 
-/** Sets (or replaces) the endpoint; the signing secret is new and returned once. */
-export async function setWebhook(prisma: PrismaClient, accountId: string, url: string, options: { allowPrivate: boolean }) {
+/** No such delivery (or, when asked within an account, not one of its endpoint's). */
+export class NoSuchDelivery extends AdminError {
+  override name = 'NoSuchDelivery';
+}
+
+/**
+ * Sets (or replaces) the endpoint; the signing secret is new and returned once. With `replaces` (the `updatedAt` of
+ * the endpoint the caller saw, null for none), only when the endpoint is still that one; else ChangedMeanwhile.
+ */
+export async function setWebhook(
+  prisma: PrismaClient,
+  accountId: string,
+  url: string,
+  options: { allowPrivate: boolean; replaces?: Date | null; now?: Date },
+  actor?: Actor,
+) {
   const account = await findAccount(prisma, accountId);
   const problem = webhookUrlProblem(url, options.allowPrivate);
   if (problem) throw new AdminError(problem);
   const secret = generateWebhookSecret();
-  await upsertEndpoint(prisma, account.id, { url, secret });
+  const now = options.now ?? new Date();
+  const changed = await prisma.$transaction(async (tx) => {
+    const done = await upsertEndpoint(tx, account.id, { url, secret }, { now, ...(options.replaces !== undefined ? { replaces: options.replaces } : {}) });
+    if (done && actor) await audit(tx, account.id, actor, 'webhook_set', now, { url });
+    return done;
+  });
+  if (!changed) throw new ChangedMeanwhile(`The webhook endpoint of account ${account.id} changed since this was asked; nothing was set`);
   return { secret };
 }
 
-/** Sends a delivery again with the same webhook-id and body: back to pending, due now. */
-export async function replayDelivery(prisma: PrismaClient, deliveryId: string) {
+function disabledProblem(endpoint: { disabledReason: string | null; accountId: string }): string {
+  return `The endpoint is disabled (${endpoint.disabledReason ?? 'by an operator'}): enable it again first ("Enable again" in the dashboard, or callctl webhook enable ${endpoint.accountId})`;
+}
+
+/**
+ * Sends a delivery again with the same webhook-id and body: back to pending, due now. Not while it is pending (it
+ * could be sent twice at once) nor while its endpoint is disabled. With `accountId`, only a delivery of that
+ * account's endpoint (any other is NoSuchDelivery).
+ */
+export async function replayDelivery(prisma: PrismaClient, deliveryId: string, actor?: Actor, options: { accountId?: string; now?: Date } = {}) {
   const delivery = isUuid(deliveryId) ? await findDeliveryWithEndpoint(prisma, deliveryId) : null;
-  if (!delivery) throw new AdminError(`No delivery ${deliveryId}`);
-  if (!delivery.endpoint.enabled) {
-    throw new AdminError(
-      `The endpoint is disabled (${delivery.endpoint.disabledReason ?? 'by an operator'}); callctl webhook enable ${delivery.endpoint.accountId} enables it again`,
-    );
-  }
-  // A pending delivery is already due or being sent: replaying it now could send it twice at once.
+  if (!delivery || (options.accountId !== undefined && delivery.endpoint.accountId !== options.accountId)) throw new NoSuchDelivery(`No delivery ${deliveryId}`);
+  if (!delivery.endpoint.enabled) throw new AdminError(disabledProblem(delivery.endpoint));
   if (delivery.status === 'pending') throw new AdminError(`Delivery ${deliveryId} is still pending; it will be sent without a replay`);
-  await requeueDelivery(prisma, delivery.id, new Date());
+  const now = options.now ?? new Date();
+  await prisma.$transaction(async (tx) => {
+    await requeueDelivery(tx, delivery.id, now);
+    if (actor) await audit(tx, delivery.endpoint.accountId, actor, 'deliveries_resent', now, { delivery_id: delivery.id, event_type: delivery.eventType, call_id: delivery.callId });
+  });
   return { id: delivery.id, status: 'pending' as const };
+}
+
+/** Sends again every failed delivery of the account's endpoint created at or after `since`, in one statement. */
+export async function resendFailedDeliveries(prisma: PrismaClient, accountId: string, since: Date, actor?: Actor, now = new Date()) {
+  const account = await findAccount(prisma, accountId);
+  const endpoint = await findEndpointOfAccount(prisma, account.id);
+  if (!endpoint) throw new AdminError(`Account ${account.id} has no webhook endpoint`);
+  if (!endpoint.enabled) throw new AdminError(disabledProblem(endpoint));
+  const resent = await prisma.$transaction(async (tx) => {
+    const count = await requeueFailedDeliveriesSince(tx, endpoint.id, since, now);
+    if (count > 0 && actor) await audit(tx, account.id, actor, 'deliveries_resent', now, { failed_since: since.toISOString(), count });
+    return count;
+  });
+  return { account_id: account.id, since: since.toISOString(), resent };
 }
 
 /** The endpoint, whether it is on (and why not), and its deliveries still to send and given up on; null when none is set. */
@@ -47,12 +91,16 @@ export async function showWebhook(prisma: PrismaClient, accountId: string) {
  * told a new one. Says what it was before and when it changed, for the operator's record. Deliveries that failed
  * while it was off stay failed (replay sends them).
  */
-export async function enableWebhook(prisma: PrismaClient, accountId: string, now = new Date()) {
+export async function enableWebhook(prisma: PrismaClient, accountId: string, actor?: Actor, now = new Date()) {
   const account = await findAccount(prisma, accountId);
   const endpoint = await findEndpointOfAccount(prisma, account.id);
   if (!endpoint) throw new AdminError(`Account ${account.id} has no webhook endpoint; set one with callctl webhook set ${account.id} --url <url>`);
   // Only a disabled endpoint changes: enabling twice at once records one change.
-  const changed = await enableEndpoint(prisma, endpoint.id, now);
+  const changed = await prisma.$transaction(async (tx) => {
+    const done = await enableEndpoint(tx, endpoint.id, now);
+    if (done && actor) await audit(tx, account.id, actor, 'webhook_enabled', now, { url: endpoint.url, previously_disabled: endpoint.disabledReason });
+    return done;
+  });
   return {
     account_id: account.id,
     url: endpoint.url,

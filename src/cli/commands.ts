@@ -1,6 +1,6 @@
 // The callctl command table: each command's words, arguments and flags, and the admin function it is a thin layer over.
 import type { ParseArgsConfig } from 'node:util';
-import { createAgency, createClient, generateKey, isPlan, setApiAccess, setPlan, unknownPlan } from '../admin/accounts.js';
+import { createAgency, createClient, generateKey, isPlan, OPERATOR, setApiAccess, setPlan, unknownPlan } from '../admin/accounts.js';
 import { agentInputProblem, createAgent, setDefaultAgent } from '../admin/agents.js';
 import { isStatus, listCalls, showCall, unknownStatus } from '../admin/calls.js';
 import { enableWebhook, replayDelivery, setWebhook, showWebhook } from '../admin/webhooks.js';
@@ -170,7 +170,7 @@ export const COMMANDS: Command[] = [
     usage: 'callctl key generate <account-id>',
     summary: "Generate the account's API key, revoking the previous one",
     notice: 'This key is shown only once: store it now. The previous key of this account no longer works.',
-    run: ({ prisma }, args) => generateKey(prisma, arg(args, 0)),
+    run: ({ prisma }, args) => generateKey(prisma, arg(args, 0), OPERATOR),
   },
   {
     words: ['api-access'],
@@ -181,7 +181,7 @@ export const COMMANDS: Command[] = [
     check(args) {
       if (!ON_OFF.includes(arg(args, 1))) throw new UsageError(`Expected on or off, not "${arg(args, 1)}"`);
     },
-    run: ({ prisma }, args) => setApiAccess(prisma, arg(args, 0), arg(args, 1) === 'on'),
+    run: ({ prisma }, args) => setApiAccess(prisma, arg(args, 0), arg(args, 1) === 'on', OPERATOR),
   },
   {
     words: ['agent', 'create'],
@@ -210,7 +210,7 @@ export const COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl agent set-default <account-id> <agent-id>',
     summary: 'Set the agent used when a trigger names none',
-    run: ({ prisma }, args) => setDefaultAgent(prisma, arg(args, 0), arg(args, 1)),
+    run: ({ prisma }, args) => setDefaultAgent(prisma, arg(args, 0), arg(args, 1), OPERATOR),
   },
   {
     words: ['webhook', 'set'],
@@ -221,7 +221,7 @@ export const COMMANDS: Command[] = [
     summary: "Set the account's webhook endpoint; returns a new signing secret",
     notice: 'This signing secret is shown only once: store it now.',
     run: ({ prisma, config }, args, values) =>
-      setWebhook(prisma, arg(args, 0), flag(values, 'url'), { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }),
+      setWebhook(prisma, arg(args, 0), flag(values, 'url'), { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }, OPERATOR),
   },
   {
     words: ['webhook', 'show'],
@@ -246,7 +246,7 @@ export const COMMANDS: Command[] = [
       result.changed_at === null
         ? 'It was already enabled: nothing changed.'
         : 'Enabled; the signing secret is unchanged. Deliveries that failed while it was disabled stay failed: callctl deliveries replay <delivery-id> sends one again.',
-    run: ({ prisma }, args) => enableWebhook(prisma, arg(args, 0)),
+    run: ({ prisma }, args) => enableWebhook(prisma, arg(args, 0), OPERATOR),
   },
   {
     words: ['calls', 'list'],
@@ -272,7 +272,7 @@ export const COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl deliveries replay <delivery-id>',
     summary: 'Send a webhook delivery again (same webhook-id)',
-    run: ({ prisma }, args) => replayDelivery(prisma, arg(args, 0)),
+    run: ({ prisma }, args) => replayDelivery(prisma, arg(args, 0), OPERATOR),
   },
   ...USER_COMMANDS,
 ];

@@ -1,9 +1,12 @@
 // The webhook_deliveries and webhook_attempts tables: the worker's claim and attempt records (hand-written, its hot
-// path), a delivery given up with its endpoint, and the operator's replay and counts (Prisma Client).
+// path), a delivery given up with its endpoint, and the operator's replay, resend and counts and an endpoint's delivery
+// log (Prisma Client).
 import type pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { DeliveryStatus } from '../generated/prisma/enums.js';
+import type { AuditAction } from '../domain/audit-actions.js';
 import { statement } from './statements.js';
+import type { Db } from './users.js';
 
 /** A due delivery leased to one worker, with where and how to send it. */
 export interface ClaimedDelivery {
@@ -19,17 +22,20 @@ export interface ClaimedDelivery {
 
 // Hand-written: the worker's every pass; one statement ranks, caps per endpoint and leases (Prisma would need a read
 // and an update per row). Two workers may pick the same row: the second UPDATE re-checks the lease after the first
-// commits and skips it.
+// commits and skips it. An endpoint with attempts in flight here gets only the rest of its cap ($6, $7), so two
+// events written between passes cannot take it over the cap.
 const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
   WITH due AS (
     SELECT id FROM (
-      SELECT d.id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
+      SELECT d.id, d.endpoint_id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
         FROM webhook_deliveries d
        WHERE d.status = 'pending' AND d.next_attempt_at <= $1
          AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
          AND NOT (d.endpoint_id = ANY($2::uuid[]))
        ORDER BY d.next_attempt_at LIMIT 1000
-    ) ranked WHERE rank <= $3 LIMIT $4
+    ) ranked
+     WHERE rank <= $3 - COALESCE((SELECT f.n FROM unnest($6::uuid[], $7::int[]) AS f(endpoint_id, n) WHERE f.endpoint_id = ranked.endpoint_id), 0)
+     LIMIT $4
   )
   UPDATE webhook_deliveries d SET lease_expires_at = $5
     FROM due, webhook_endpoints e
@@ -38,16 +44,23 @@ const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
   RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`);
 
 /**
- * Leases up to `limit` due deliveries until `leaseUntil`, at most `perEndpoint` per endpoint and none of the
- * `busyEndpoints` (those already at their cap in this process).
+ * Leases up to `limit` due deliveries until `leaseUntil`, at most `perEndpoint` per endpoint counting the attempts
+ * this process has in flight (`inFlight`, by endpoint): none for an endpoint already at its cap.
  */
 export async function claimDueDeliveries(
   pool: pg.Pool,
-  claim: { now: Date; busyEndpoints: string[]; perEndpoint: number; limit: number; leaseUntil: Date },
+  claim: { now: Date; inFlight: ReadonlyMap<string, number>; perEndpoint: number; limit: number; leaseUntil: Date },
 ): Promise<ClaimedDelivery[]> {
+  const full: string[] = [];
+  const partIds: string[] = [];
+  const partCounts: number[] = [];
+  for (const [endpointId, n] of claim.inFlight) {
+    if (n >= claim.perEndpoint) full.push(endpointId);
+    else if (n > 0) { partIds.push(endpointId); partCounts.push(n); }
+  }
   const { rows } = await pool.query<ClaimedDelivery>({
     ...CLAIM_DELIVERIES,
-    values: [claim.now, claim.busyEndpoints, claim.perEndpoint, claim.limit, claim.leaseUntil],
+    values: [claim.now, full, claim.perEndpoint, claim.limit, claim.leaseUntil, partIds, partCounts],
   });
   return rows;
 }
@@ -71,7 +84,8 @@ export interface AttemptRecord {
 
 // Hand-written: every finished attempt, batched; one statement writes each attempt's row (numbered after its
 // delivery's earlier attempts), its delivery's new state and, on 410 Gone, its endpoint switched off, where Prisma
-// would need an interactive transaction of three queries per attempt (most of the worker's CPU).
+// would need an interactive transaction of three queries per attempt (most of the worker's CPU). An endpoint it
+// switches off is audited in the same statement.
 const RECORD_ATTEMPTS = statement('oct_record_webhook_attempts', `
   WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::int[], $8::text[],
@@ -90,11 +104,22 @@ const RECORD_ATTEMPTS = statement('oct_record_webhook_attempts', `
       FROM input i WHERE d.id = i.delivery_id
   ), endpoint AS (
     UPDATE webhook_endpoints e SET enabled = false, disabled_reason = i.disabled_reason, updated_at = $13::timestamptz
-      FROM input i WHERE e.id = i.endpoint_id AND i.disabled_reason IS NOT NULL
+      FROM input i WHERE e.id = i.endpoint_id AND i.disabled_reason IS NOT NULL AND e.enabled
+    RETURNING e.id, e.account_id, e.url, e.disabled_reason
+  ), disabled AS (
+    INSERT INTO audit_log (id, account_id, agency_id, actor_kind, action, detail, created_at)
+    SELECT gen_random_uuid(), x.account_id, COALESCE(a.agency_id, a.id), 'service', $14::text,
+           jsonb_build_object('endpoint_id', x.id, 'url', x.url, 'reason', x.disabled_reason), $13::timestamptz
+      FROM endpoint x JOIN accounts a ON a.id = x.account_id
   )
   SELECT 1`);
 
-/** Records the attempts in one statement (atomic: all or none). */
+const ENDPOINT_DISABLED: AuditAction = 'webhook_disabled';
+
+/**
+ * Records the attempts in one statement (atomic: all or none). An endpoint switched off by a 410 gets its audit
+ * entry (actor: the service) in the same statement; one already off is left as it was.
+ */
 export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], now: Date): Promise<void> {
   const column = <K extends keyof AttemptRecord>(key: K) => records.map((r) => r[key]);
   await pool.query({
@@ -102,7 +127,7 @@ export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], no
     values: [
       column('attemptId'), column('deliveryId'), column('startedAt'), column('durationMs'), column('responseStatus'), column('error'),
       column('attemptCount'), column('status'), column('completedAt'), column('nextAttemptAt'), column('endpointId'),
-      column('disabledReason'), now,
+      column('disabledReason'), now, ENDPOINT_DISABLED,
     ],
   });
 }
@@ -117,12 +142,64 @@ export async function findDeliveryWithEndpoint(prisma: PrismaClient, deliveryId:
   return prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { endpoint: true } });
 }
 
-/** Back to pending, due at `now`, with a fresh retry schedule; the attempts so far stay on record. */
-export async function requeueDelivery(prisma: PrismaClient, deliveryId: string, now: Date): Promise<void> {
-  await prisma.webhookDelivery.update({
-    where: { id: deliveryId },
-    data: { status: 'pending', nextAttemptAt: now, completedAt: null, leaseExpiresAt: null, attemptCount: 0 },
+/** A delivery sent again: pending, due at `now`, with a fresh retry schedule; the attempts so far stay on record. */
+const REQUEUED = (now: Date) => ({ status: 'pending' as const, nextAttemptAt: now, completedAt: null, leaseExpiresAt: null, attemptCount: 0 });
+
+export async function requeueDelivery(db: Db, deliveryId: string, now: Date): Promise<void> {
+  await db.webhookDelivery.update({ where: { id: deliveryId }, data: REQUEUED(now) });
+}
+
+/**
+ * Sends again every failed delivery of the endpoint created at or after `since`, in one statement (served by the
+ * (endpoint_id, status) index); returns how many.
+ */
+export async function requeueFailedDeliveriesSince(db: Db, endpointId: string, since: Date, now: Date): Promise<number> {
+  const { count } = await db.webhookDelivery.updateMany({ where: { endpointId, status: 'failed', createdAt: { gte: since } }, data: REQUEUED(now) });
+  return count;
+}
+
+/** Where a page of the delivery log starts: the delivery before which (newest first) it begins. */
+export interface DeliveryCursor { createdAt: Date; id: string }
+
+export interface LoggedAttempt { attemptNumber: number; startedAt: Date; durationMs: number; responseStatus: number | null; error: string | null }
+
+export interface LoggedDelivery {
+  id: string;
+  eventType: string;
+  callId: string;
+  status: DeliveryStatus;
+  createdAt: Date;
+  nextAttemptAt: Date;
+  attempts: LoggedAttempt[];
+}
+
+/** Attempts shown per delivery (the newest; replays add to a delivery's record). */
+const ATTEMPTS_SHOWN = 30;
+
+/**
+ * One page of an endpoint's deliveries, newest first, each with its attempts (oldest first), and the cursor of the
+ * next page (null at the end). Keyset on (created_at, id): the cost does not grow with the page number.
+ */
+export async function listEndpointDeliveries(
+  db: Db,
+  endpointId: string,
+  page: { failedOnly: boolean; before?: DeliveryCursor | undefined; limit: number },
+): Promise<{ deliveries: LoggedDelivery[]; next: DeliveryCursor | null }> {
+  const before = page.before
+    ? { OR: [{ createdAt: { lt: page.before.createdAt } }, { createdAt: page.before.createdAt, id: { lt: page.before.id } }] }
+    : {};
+  const rows = await db.webhookDelivery.findMany({
+    where: { endpointId, ...(page.failedOnly ? { status: 'failed' as const } : {}), ...before },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: page.limit + 1,
+    select: {
+      id: true, eventType: true, callId: true, status: true, createdAt: true, nextAttemptAt: true,
+      attempts: { orderBy: { attemptNumber: 'desc' }, take: ATTEMPTS_SHOWN, select: { attemptNumber: true, startedAt: true, durationMs: true, responseStatus: true, error: true } },
+    },
   });
+  const deliveries = rows.slice(0, page.limit).map((row) => ({ ...row, attempts: row.attempts.reverse() }));
+  const last = deliveries.at(-1);
+  return { deliveries, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
 }
 
 /** How many of the endpoint's deliveries are still to send and how many were given up on. */

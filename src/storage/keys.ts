@@ -1,7 +1,11 @@
-// The api_keys table's SQL: the key lookup every authenticated request makes.
+// What a key may do: the lookup every authenticated request makes (hand-written SQL), and for the dashboard and
+// callctl (Prisma Client) the account's active key and its rotation, its API access as the lookup sees it, and the
+// agents its key may use.
 import type pg from 'pg';
+import type { Prisma } from '../generated/prisma/client.js';
 import type { Principal } from '../domain/principal.js';
 import { statement } from './statements.js';
+import type { Db } from './users.js';
 
 interface PrincipalRow {
   key_id: string;
@@ -59,4 +63,98 @@ export async function findPrincipalByKeyDigest(pool: pg.Pool, digest: Buffer): P
         }
       : null,
   };
+}
+
+/** The account's active key as people see it (never the key: its display prefix). */
+export interface ActiveKey { id: string; displayPrefix: string; createdAt: Date }
+
+export async function findActiveKey(db: Db, accountId: string): Promise<ActiveKey | null> {
+  return db.apiKey.findFirst({ where: { accountId, revokedAt: null }, select: { id: true, displayPrefix: true, createdAt: true } });
+}
+
+/**
+ * When the account's last call was accepted since `since` (its key's creation): what "last used" can say without a
+ * write on every request. Served by the calls (account_id, created_at) index.
+ */
+export async function lastCallAcceptedSince(db: Db, accountId: string, since: Date): Promise<Date | null> {
+  const call = await db.call.findFirst({ where: { accountId, createdAt: { gte: since } }, orderBy: { createdAt: 'desc' }, select: { createdAt: true } });
+  return call?.createdAt ?? null;
+}
+
+// Hand-written: a row lock (SELECT ... FOR UPDATE), which Prisma Client cannot express. The same text as
+// storage/accounts.ts's, so one prepared statement name serves both.
+const LOCK_ACCOUNT = statement('oct_lock_account', 'SELECT id FROM accounts WHERE id = $1::uuid FOR UPDATE');
+
+/**
+ * Revokes the account's active key and stores a new one (its digest only), inside the caller's transaction:
+ * rotations of one account are serialised on its row, so exactly one key stays active. With `replaces` (the id of
+ * the key the caller saw, or null for none) nothing changes unless that is still the active key: a form sent twice
+ * (a reload, a double click) rotates once. Returns the replaced key's prefix, or null when nothing changed.
+ */
+export async function rotateApiKey(
+  tx: Prisma.TransactionClient,
+  accountId: string,
+  key: { digest: Uint8Array; displayPrefix: string },
+  now: Date,
+  replaces?: string | null,
+): Promise<{ previousPrefix: string | null } | null> {
+  await tx.$queryRawUnsafe(LOCK_ACCOUNT.text, accountId);
+  const active = await findActiveKey(tx, accountId);
+  if (replaces !== undefined && (active?.id ?? null) !== replaces) return null;
+  if (active) await tx.apiKey.update({ where: { id: active.id }, data: { revokedAt: now } });
+  await tx.apiKey.create({ data: { accountId, digest: new Uint8Array(key.digest), displayPrefix: key.displayPrefix, createdAt: now } });
+  return { previousPrefix: active?.displayPrefix ?? null };
+}
+
+/** An account's API access as the key lookup decides it: its own switch, its agency's, and the plan (the agency's). */
+export interface ApiAccessState {
+  kind: 'agency' | 'client';
+  plan: string | null;
+  accountSwitch: boolean;
+  /** The agency's switch, for a client (null for an agency). */
+  agencySwitch: boolean | null;
+  agencyName: string | null;
+  defaultAgentId: string | null;
+}
+
+export async function findApiAccessState(db: Db, accountId: string): Promise<ApiAccessState | null> {
+  const account = await db.account.findUnique({
+    where: { id: accountId },
+    select: { kind: true, plan: true, apiAccessEnabled: true, defaultAgentId: true, agency: { select: { plan: true, apiAccessEnabled: true, name: true } } },
+  });
+  if (!account) return null;
+  return {
+    kind: account.kind,
+    plan: account.agency?.plan ?? account.plan,
+    accountSwitch: account.apiAccessEnabled,
+    agencySwitch: account.agency?.apiAccessEnabled ?? null,
+    agencyName: account.agency?.name ?? null,
+    defaultAgentId: account.defaultAgentId,
+  };
+}
+
+export interface UsableAgent { id: string; name: string; phoneNumber: string | null; accountId: string; accountName: string }
+
+/**
+ * The agents a key of `account` may use (src/domain/tenancy.ts canUseAgent as a query): its own and, for an agency,
+ * its clients'. Ordered by owner then name; at most `limit`.
+ */
+export async function listUsableAgents(db: Db, account: { id: string; kind: 'agency' | 'client' }, limit: number): Promise<UsableAgent[]> {
+  const rows = await db.agent.findMany({
+    where: account.kind === 'agency' ? { agencyId: account.id } : { accountId: account.id },
+    orderBy: [{ name: 'asc' }, { id: 'asc' }],
+    take: limit,
+    select: { id: true, name: true, phoneNumber: true, accountId: true, account: { select: { name: true } } },
+  });
+  return rows.map((r) => ({ id: r.id, name: r.name, phoneNumber: r.phoneNumber, accountId: r.accountId, accountName: r.account.name }));
+}
+
+/** The account's own API-access switch (its clients' keys follow an agency's too: see the lookup). */
+export async function setApiAccessSwitch(db: Db, accountId: string, enabled: boolean, now: Date): Promise<void> {
+  await db.account.update({ where: { id: accountId }, data: { apiAccessEnabled: enabled, updatedAt: now } });
+}
+
+/** The agent a trigger without agent_id uses (read by the lookup with the key). */
+export async function setDefaultAgentOf(db: Db, accountId: string, agentId: string, now: Date): Promise<void> {
+  await db.account.update({ where: { id: accountId }, data: { defaultAgentId: agentId, updatedAt: now } });
 }

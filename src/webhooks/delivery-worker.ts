@@ -1,6 +1,7 @@
 // The webhook delivery worker, one per process: claims due deliveries (a lease, so two processes never send the same
 // attempt), sends each independently with a per-endpoint cap so one slow endpoint delays nobody else, and records
-// every attempt with its outcome and the next try.
+// every attempt with its outcome and the next try. An endpoint that answers 410 Gone is switched off, and audited as
+// the service's doing, in the statement that records the attempt.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
@@ -79,9 +80,8 @@ export class DeliveryWorker {
     const perEndpoint = this.options.perEndpoint ?? 10;
     const room = (this.options.maxInFlight ?? 200) - this.inFlight.size;
     if (room <= 0) return;
-    const busy = [...this.perEndpointCount].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
     const now = this.options.now();
-    const claimed = await claimDueDeliveries(this.pool, { now, busyEndpoints: busy, perEndpoint, limit: room, leaseUntil: new Date(now.getTime() + this.options.leaseMs) });
+    const claimed = await claimDueDeliveries(this.pool, { now, inFlight: this.perEndpointCount, perEndpoint, limit: room, leaseUntil: new Date(now.getTime() + this.options.leaseMs) });
     for (const delivery of claimed) {
       this.perEndpointCount.set(delivery.endpointId, (this.perEndpointCount.get(delivery.endpointId) ?? 0) + 1);
       // A failure to record the attempt (e.g. no pooled connection in time) must not reject unobserved, which
@@ -141,7 +141,7 @@ export class DeliveryWorker {
     };
     const { log } = this.options;
     if (gone) {
-      log.warn(fields, 'webhook endpoint disabled: it answered 410 Gone (callctl webhook enable re-enables it)');
+      log.warn(fields, 'webhook endpoint disabled: it answered 410 Gone (re-enabled from the dashboard or with callctl webhook enable)');
     } else if (nextAttemptAt) {
       log.warn({ ...fields, nextAttemptAt: nextAttemptAt.toISOString() }, 'webhook attempt failed; will retry');
     } else {
@@ -190,7 +190,8 @@ export class DeliveryWorker {
     this.recording = false;
   }
 
+  /** With the service's clock: an endpoint switched off is audited at the time of the 410 it answered. */
   private async writeRecords(records: AttemptRecord[]) {
-    await recordAttempts(this.pool, records, new Date());
+    await recordAttempts(this.pool, records, this.options.now());
   }
 }

@@ -22,6 +22,7 @@ import { PostgresSessionStore } from '../../../plugins/dashboard/session-store.j
 import signInLimiter from '../../../plugins/dashboard/sign-in-limiter.js';
 import viewer from '../../../plugins/dashboard/viewer.js';
 import account from './account.js';
+import apiWebhooks from './api-webhooks.js';
 import assets from './assets.js';
 import auditLog from './audit-log.js';
 import confirmPassword from './confirm-password.js';
@@ -81,4 +82,5 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
   await fastify.register(overview);
   await fastify.register(account);
   await fastify.register(auditLog);
+  await fastify.register(apiWebhooks);
 }

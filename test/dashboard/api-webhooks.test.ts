@@ -1,0 +1,437 @@
+// Settings → API & Webhooks through the real app: a key shown once and working at once (the old one refused), a
+// second send of the same form making nothing, recent sign-in, the API-access switch as the API sees it, plans,
+// the default agent, the webhook URL under callctl's rules, the secret shown once, an endpoint disabled by a 410 and
+// enabled again, the delivery log and resends, and an audit entry for every change.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createAgency, createClient } from '../../src/admin/accounts.js';
+import { createAgent } from '../../src/admin/agents.js';
+import type { App } from '../../src/app.js';
+import { applyCallUpdate } from '../../src/calls/transition.js';
+import { webhookUrlProblem } from '../../src/webhooks/url-policy.js';
+import { buildTestApp } from '../helpers/app.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { trigger as triggerDirect } from '../helpers/trigger.js';
+import { createUserWithPassword, DASHBOARD_ENV, Visitor, type Answer } from './helpers.js';
+
+const OWN = '/dashboard/settings/api-webhooks';
+/** The service's clock runs with real time, `offset` ahead (a sign-in grown old). */
+let offset = 0;
+let app: App;
+let databaseUrl: string;
+let agencyId: string;
+let clientId: string;
+let agentId: string;
+let visitor: Visitor;
+
+/** The trigger as a client sends it: the app runs behind a TLS-terminating proxy (TLS_MODE=proxy). */
+const trigger = (target: App, key: string, body: unknown = { phone_number: '+14155552671' }) => triggerDirect(target, key, body, { 'x-forwarded-proto': 'https' });
+
+/** The named fields of the form posting to `action` on a page (what a browser would send, before the user's input). */
+function formFields(body: string, action: string): Record<string, string> {
+  const form = [...body.matchAll(/<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)].find((f) => f[1] === action);
+  if (!form) throw new Error(`no form for ${action}`);
+  const fields: Record<string, string> = {};
+  for (const input of form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) fields[input[1]!] = input[2]!.replace(/&amp;/g, '&');
+  return fields;
+}
+
+const shownKey = (res: Answer) => /value="(svc_sk_[0-9A-Za-z]+)"/.exec(res.body)?.[1];
+const shownSecret = (res: Answer) => /value="(whsec_[^"]+)"/.exec(res.body)?.[1];
+const flashOf = async (v: Visitor, res: Answer) => {
+  expect(res.status).toBe(303);
+  return /<p class="notice (?:ok|error)" role="status">([^<]*)<\/p>/.exec((await v.get(res.location!)).body)?.[1];
+};
+const auditActions = async (accountId: string) =>
+  (await app.prisma.auditEntry.findMany({ where: { accountId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select: { action: true, actorKind: true, actorUserId: true, detail: true } }));
+
+async function signedIn(email: string): Promise<Visitor> {
+  const v = new Visitor(app);
+  v.ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
+  expect((await v.signIn(email)).status).toBe(303);
+  return v;
+}
+
+beforeAll(async () => {
+  ({ app, databaseUrl } = await buildTestApp({
+    env: { ...DASHBOARD_ENV, WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    clock: () => new Date(Date.now() + offset),
+    jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
+  }));
+  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme Agency' }));
+  ({ id: clientId } = await createClient(app.prisma, { agencyId, name: 'Client <One>' }));
+  ({ id: agentId } = await createAgent(app.prisma, { accountId: agencyId, name: 'Front desk', phone: '+14155550100' }));
+  await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
+  visitor = await signedIn('owner@acme.example');
+});
+
+describe('the API key', () => {
+  let firstKey: string;
+
+  it('has none at first; the first key is shown once, with no-store, and works at once', async () => {
+    expect((await visitor.get(OWN)).body).toContain('No key yet.');
+    // The default agent first, so that a trigger without agent_id is accepted.
+    await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id: agentId });
+    const page = await visitor.get(`${OWN}/key`);
+    expect(page.status).toBe(200);
+    const res = await visitor.request('POST', `${OWN}/key`, formFields(page.body, `${OWN}/key`));
+    expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toContain('shown only this once');
+    expect(res.body).toMatch(/<input id="secret-value" class="secret-value" type="text" readonly value="svc_sk_/);
+    expect(res.body).toContain('<script src="/dashboard/assets/copy.js" defer></script>');
+    firstKey = shownKey(res)!;
+    expect((await trigger(app, firstKey)).statusCode).toBe(200);
+    // The settings show its prefix and when it was created and last used, never the key.
+    const settings = (await visitor.get(OWN)).body;
+    expect(settings).toContain(`${firstKey.slice(0, 12)}…`);
+    expect(settings).not.toContain(firstKey);
+    expect(settings).toContain('(its last accepted call)');
+  });
+
+  it('a new key needs the confirmation; then the old key is refused at once and the new one accepted', async () => {
+    const page = await visitor.get(`${OWN}/key`);
+    expect(page.body).toContain('stops working at once');
+    const fields = formFields(page.body, `${OWN}/key`);
+    const unconfirmed = await visitor.request('POST', `${OWN}/key`, fields);
+    expect(unconfirmed.status).toBe(400);
+    expect(unconfirmed.body).toContain('Tick the box to confirm that the current key stops working at once.');
+    expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(1);
+
+    const res = await visitor.request('POST', `${OWN}/key`, { ...fields, confirm: 'on' });
+    expect(res.status).toBe(200);
+    const newKey = shownKey(res)!;
+    expect(newKey).not.toBe(firstKey);
+    const refused = await trigger(app, firstKey);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json()).toEqual({ success: false, error: 'Invalid API key' });
+    expect((await trigger(app, newKey)).statusCode).toBe(200);
+
+    // A reload sends the same form again: nothing is generated, and the page says why.
+    const again = await visitor.request('POST', `${OWN}/key`, { ...fields, confirm: 'on' });
+    expect(again.status).toBe(200);
+    expect(again.headers['cache-control']).toBe('no-store');
+    expect(again.body).toContain('This key was already shown; generate a new one if you did not copy it.');
+    expect(shownKey(again)).toBeUndefined();
+    expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(2);
+    expect((await trigger(app, newKey)).statusCode).toBe(200);
+    // Back to the settings (a GET): the key is not there.
+    expect((await visitor.get(OWN)).body).not.toContain(newKey);
+
+    const generated = (await auditActions(agencyId)).filter((e) => e.action === 'key_generated');
+    expect(generated).toHaveLength(2);
+    expect(generated[1]).toMatchObject({ actorKind: 'user', detail: { prefix: newKey.slice(0, 12), previous_prefix: firstKey.slice(0, 12) } });
+  });
+
+  it('two sends of one form at once generate one key', async () => {
+    const page = await visitor.get(`${OWN}/key`);
+    const fields = { ...formFields(page.body, `${OWN}/key`), confirm: 'on' };
+    const before = await app.prisma.apiKey.count({ where: { accountId: agencyId } });
+    const answers = await Promise.all([visitor.request('POST', `${OWN}/key`, fields), visitor.request('POST', `${OWN}/key`, fields)]);
+    expect(answers.map(shownKey).filter(Boolean)).toHaveLength(1);
+    expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(before + 1);
+  });
+
+  it('needs a recent sign-in: an older one re-enters the password first, then comes back to the key page', async () => {
+    const v = await signedIn('owner@acme.example');
+    const page = await v.get(`${OWN}/key`);
+    const fields = { ...formFields(page.body, `${OWN}/key`), confirm: 'on' };
+    offset = 11 * 60_000;
+    try {
+      const shown = await v.get(`${OWN}/key`);
+      expect(shown.status).toBe(303);
+      expect(shown.location).toBe(`/dashboard/confirm-password?next=${encodeURIComponent(`${OWN}/key`)}`);
+      const keys = await app.prisma.apiKey.count({ where: { accountId: agencyId } });
+      const posted = await v.request('POST', `${OWN}/key`, fields);
+      expect(posted.status).toBe(303);
+      expect(posted.location).toBe(`/dashboard/confirm-password?next=${encodeURIComponent(`${OWN}/key`)}`);
+      expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(keys);
+      // The webhook form too.
+      expect((await v.get(`${OWN}/webhook`)).location).toBe(`/dashboard/confirm-password?next=${encodeURIComponent(`${OWN}/webhook`)}`);
+      const confirmed = await v.submit(shown.location!, '/dashboard/confirm-password', { password: 'correct horse battery staple' });
+      expect(confirmed.location).toBe(`${OWN}/key`);
+      expect((await v.get(`${OWN}/key`)).status).toBe(200);
+    } finally {
+      offset = 0;
+    }
+  });
+});
+
+describe('API access', () => {
+  it('off: the API answers 403 API access is disabled at the next request; on again: accepted', async () => {
+    const page = await visitor.get(`${OWN}/key`);
+    const key = shownKey(await visitor.request('POST', `${OWN}/key`, { ...formFields(page.body, `${OWN}/key`), confirm: 'on' }))!;
+    const off = await visitor.submit(OWN, `${OWN}/api-access`);
+    expect(await flashOf(visitor, off)).toContain('API access is off');
+    const refused = await trigger(app, key);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toEqual({ success: false, error: 'API access is disabled' });
+    expect((await visitor.get(OWN)).body).toContain('Switch API access on');
+    expect(await flashOf(visitor, await visitor.submit(OWN, `${OWN}/api-access`))).toBe('API access is on.');
+    expect((await trigger(app, key)).statusCode).toBe(200);
+    const switched = (await auditActions(agencyId)).filter((e) => e.action === 'api_access_switched').map((e) => e.detail);
+    expect(switched).toEqual([{ api_access: 'off' }, { api_access: 'on' }]);
+  });
+
+  it("a client's page says when the agency's switch overrides it, and its key follows the agency's", async () => {
+    const clientPage = `/dashboard/clients/${clientId}/api-webhooks`;
+    const page = await visitor.get(`${clientPage}/key`);
+    expect(page.status).toBe(200);
+    const clientKey = shownKey(await visitor.request('POST', `${clientPage}/key`, formFields(page.body, `${clientPage}/key`)))!;
+    const { id: clientAgent } = await createAgent(app.prisma, { accountId: clientId, name: 'Client agent', phone: '+14155550101' });
+    await visitor.submit(clientPage, `${clientPage}/default-agent`, { agent_id: clientAgent });
+    expect((await trigger(app, clientKey)).statusCode).toBe(200);
+    expect((await visitor.get(clientPage)).body).not.toContain('overrides this switch');
+
+    await visitor.submit(OWN, `${OWN}/api-access`); // the agency off
+    const shown = (await visitor.get(clientPage)).body;
+    expect(shown).toContain("The agency's API access is off, which overrides this switch");
+    expect(shown).toContain('API access is <strong>on</strong>');
+    expect(shown).toContain(`href="/dashboard/clients/${clientId}"`);
+    expect(shown).toContain('Client &lt;One&gt;');
+    expect((await trigger(app, clientKey)).statusCode).toBe(403);
+    await visitor.submit(OWN, `${OWN}/api-access`); // on again
+    expect((await trigger(app, clientKey)).statusCode).toBe(200);
+    // The client's own changes are audited on the client.
+    expect((await auditActions(clientId)).map((e) => e.action)).toEqual(expect.arrayContaining(['key_generated', 'default_agent_changed']));
+  });
+
+  it("the agency's own id is no client page, and a client user has no client pages but their own settings", async () => {
+    expect((await visitor.get(`/dashboard/clients/${agencyId}/api-webhooks`)).status).toBe(404);
+    await createUserWithPassword(app.prisma, clientId, 'someone@client.example');
+    const clientUser = await signedIn('someone@client.example');
+    expect((await clientUser.get(`/dashboard/clients/${clientId}/api-webhooks`)).status).toBe(404);
+    const own = await clientUser.get(OWN);
+    expect(own.status).toBe(200);
+    expect(own.body).not.toContain(`href="/dashboard/clients/${clientId}"`);
+    expect(own.body).toContain('Client agent');
+  });
+
+  it('a plan other than agency sees the section with "API access requires the agency plan", and cannot generate or switch', async () => {
+    const { id: starter } = await createAgency(app.prisma, { name: 'Starter Co', plan: 'starter' });
+    await createUserWithPassword(app.prisma, starter, 'owner@starter.example');
+    const v = await signedIn('owner@starter.example');
+    const page = await v.get(OWN);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('API access requires the agency plan');
+    expect(page.body).not.toContain(`href="${OWN}/key"`);
+    expect(page.body).toMatch(/<button type="submit"[^>]* disabled>Switch API access off<\/button>/);
+    const keyPage = await v.get(`${OWN}/key`);
+    expect(keyPage.body).toContain('API access requires the agency plan');
+    expect(keyPage.body).not.toContain(`action="${OWN}/key"`);
+    const posted = await v.request('POST', `${OWN}/key`, { _csrf: v.lastCsrf!, replaces: 'none' });
+    expect(posted.status).toBe(400);
+    expect(posted.body).toContain('API access requires the agency plan');
+    const switched = await v.submit(OWN, `${OWN}/api-access`);
+    expect(switched.status).toBe(400);
+    expect(await app.prisma.apiKey.count({ where: { accountId: starter } })).toBe(0);
+    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: starter } })).apiAccessEnabled).toBe(true);
+  });
+});
+
+describe('the default agent', () => {
+  it("offers the agency's and its clients' agents, sets one that a trigger without agent_id then uses, and refuses another agency's", async () => {
+    const { id: second } = await createAgent(app.prisma, { accountId: agencyId, name: 'Night shift', phone: '+14155550102' });
+    const page = (await visitor.get(OWN)).body;
+    expect(page).toContain('Night shift');
+    expect(page).toContain('Client agent (Client &lt;One&gt;)');
+    const res = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id: second });
+    expect(await flashOf(visitor, res)).toContain('The default agent is set');
+    const keyPage = await visitor.get(`${OWN}/key`);
+    const key = shownKey(await visitor.request('POST', `${OWN}/key`, { ...formFields(keyPage.body, `${OWN}/key`), confirm: 'on' }))!;
+    const accepted = await trigger(app, key, { phone_number: '+14155552671' });
+    expect(accepted.statusCode).toBe(200);
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: accepted.json().call_id } })).agentId).toBe(second);
+
+    const { id: otherAgency } = await createAgency(app.prisma, { name: 'Other' });
+    const { id: foreign } = await createAgent(app.prisma, { accountId: otherAgency, name: 'Foreign', phone: '+14155550103' });
+    const refused = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id: foreign });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('That agent is not one this account may use.');
+    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).defaultAgentId).toBe(second);
+    const changes = (await auditActions(agencyId)).filter((e) => e.action === 'default_agent_changed');
+    expect(changes.at(-1)).toMatchObject({ actorKind: 'user', detail: { agent_id: second, agent_name: 'Night shift', previous_agent_id: agentId } });
+  });
+});
+
+describe('the webhook endpoint', () => {
+  let receiver: Receiver;
+  let key: string;
+
+  /** A call that fails at once (canceled): one call.failed delivery to the endpoint. */
+  async function failedCall(): Promise<string> {
+    const { call_id } = (await trigger(app, key, { phone_number: '+14155552671' })).json();
+    await applyCallUpdate(app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: app.now(), source: 'operator' });
+    return call_id as string;
+  }
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    const keyPage = await visitor.get(`${OWN}/key`);
+    key = shownKey(await visitor.request('POST', `${OWN}/key`, { ...formFields(keyPage.body, `${OWN}/key`), confirm: 'on' }))!;
+  });
+
+  it('shows the secret once when set; a second send of the form sets nothing', async () => {
+    expect((await visitor.get(OWN)).body).toContain('No webhook endpoint yet');
+    const page = await visitor.get(`${OWN}/webhook`);
+    const fields = { ...formFields(page.body, `${OWN}/webhook`), url: receiver.url };
+    const res = await visitor.request('POST', `${OWN}/webhook`, fields);
+    expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const secret = shownSecret(res)!;
+    expect(secret).toMatch(/^whsec_/);
+    const again = await visitor.request('POST', `${OWN}/webhook`, fields);
+    expect(again.status).toBe(200);
+    expect(again.body).toContain('This signing secret was already shown');
+    expect(shownSecret(again)).toBeUndefined();
+    const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
+    expect(endpoint.secret).toBe(secret);
+    const settings = (await visitor.get(OWN)).body;
+    expect(settings).toContain(receiver.url);
+    expect(settings).not.toContain(secret);
+    expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_set').map((e) => e.detail)).toEqual([{ url: receiver.url }]);
+  });
+
+  it('a new URL makes a new secret, shown once again', async () => {
+    const before = (await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret;
+    const page = await visitor.get(`${OWN}/webhook`);
+    expect(page.body).toContain('A new signing secret is made');
+    const res = await visitor.request('POST', `${OWN}/webhook`, { ...formFields(page.body, `${OWN}/webhook`), url: receiver.url });
+    const secret = shownSecret(res)!;
+    expect(secret).not.toBe(before);
+    expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret).toBe(secret);
+  });
+
+  it('disabled by a 410 (audited as the service), shown with its reason, resend refused until enabled again', async () => {
+    receiver.respond = () => ({ status: 410 });
+    const callId = await failedCall();
+    await app.deliveryWorker!.settle();
+    const settings = (await visitor.get(OWN)).body;
+    expect(settings).toMatch(/Disabled: answered 410 Gone at /);
+    expect(settings).toContain('Enable again');
+    const disabled = (await auditActions(agencyId)).filter((e) => e.action === 'webhook_disabled');
+    expect(disabled).toEqual([{ action: 'webhook_disabled', actorKind: 'service', actorUserId: null, detail: expect.objectContaining({ url: receiver.url, reason: expect.stringMatching(/410 Gone/) }) }]);
+
+    const log = await visitor.get(`${OWN}/deliveries`);
+    expect(log.body).toContain(callId);
+    expect(log.body).toMatch(/HTTP 410 · \d+ ms/);
+    expect(log.body).toContain('Deliveries cannot be resent while the endpoint is disabled');
+    const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } });
+    const refused = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/${delivery.id}/resend`);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('The endpoint is disabled (answered 410 Gone at');
+    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('failed');
+
+    const enabled = await visitor.submit(OWN, `${OWN}/webhook/enable`);
+    expect(await flashOf(visitor, enabled)).toContain('The endpoint is enabled again, with the same signing secret.');
+    expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).enabled).toBe(true);
+    expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_enabled')).toHaveLength(1);
+
+    receiver.respond = () => ({ status: 200 });
+    const resent = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/${delivery.id}/resend`);
+    expect(await flashOf(visitor, resent)).toContain('will be sent again');
+    await app.deliveryWorker!.settle();
+    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('succeeded');
+    const audited = (await auditActions(agencyId)).filter((e) => e.action === 'deliveries_resent');
+    expect(audited.at(-1)).toMatchObject({ actorKind: 'user', detail: { delivery_id: delivery.id, call_id: callId, event_type: 'call.failed' } });
+    // Pending (due in an hour): no Resend button, and a resend is refused with the reason.
+    await app.prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'pending', nextAttemptAt: new Date(Date.now() + 3_600_000) } });
+    expect((await visitor.get(`${OWN}/deliveries`)).body).not.toContain(`/deliveries/${delivery.id}/resend`);
+    const refusedPending = await visitor.request('POST', `${OWN}/deliveries/${delivery.id}/resend`, { _csrf: visitor.lastCsrf! });
+    expect(refusedPending.status).toBe(400);
+    expect(refusedPending.body).toContain('is still pending');
+    await app.prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'succeeded' } });
+  });
+
+  it('the log: newest first, failed only, every attempt; resend every failed delivery since a time (only those)', async () => {
+    receiver.respond = () => ({ status: 410 });
+    const old = await failedCall();
+    await app.deliveryWorker!.settle();
+    await visitor.submit(OWN, `${OWN}/webhook/enable`);
+    receiver.respond = () => ({ status: 500 });
+    const recent = [await failedCall(), await failedCall()];
+    await app.deliveryWorker!.settle();
+    // Their first attempt failed (500): made failed as if their retries had run out.
+    await app.prisma.webhookDelivery.updateMany({ where: { callId: { in: recent } }, data: { status: 'failed', completedAt: new Date() } });
+    // The old one two hours earlier.
+    await app.prisma.webhookDelivery.updateMany({ where: { callId: old }, data: { createdAt: new Date(Date.now() - 2 * 3_600_000) } });
+
+    const failed = (await visitor.get(`${OWN}/deliveries?failed=1`)).body;
+    const order = [...failed.matchAll(/<td><code>([0-9a-f-]{36})<\/code><\/td>/g)].map((m) => m[1]);
+    expect(new Set(order.slice(0, 2))).toEqual(new Set(recent));
+    expect(order[2]).toBe(old);
+    expect(failed).toMatch(/HTTP 500 · \d+ ms/);
+    const all = (await visitor.get(`${OWN}/deliveries`)).body;
+    expect(all).toMatch(/<td>succeeded<\/td>/);
+    expect(failed).not.toMatch(/<td>succeeded<\/td>/);
+
+    const since = new Date(Date.now() - 3_600_000).toISOString().slice(0, 16);
+    const bad = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since: 'yesterday' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toContain('Enter the date and time as YYYY-MM-DD HH:MM (UTC).');
+    receiver.respond = () => ({ status: 200 });
+    const res = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since });
+    expect(await flashOf(visitor, res)).toMatch(/^\d+ failed deliveries since .* will be sent again in a moment\.$/);
+    const statuses = async (callIds: string[]) => (await app.prisma.webhookDelivery.findMany({ where: { callId: { in: callIds } } })).map((d) => d.status);
+    expect(await statuses([old])).toEqual(['failed']);
+    expect(await statuses(recent)).not.toContain('failed');
+    await app.deliveryWorker!.settle();
+    expect(await statuses(recent)).toEqual(['succeeded', 'succeeded']);
+    expect((await auditActions(agencyId)).filter((e) => e.action === 'deliveries_resent').at(-1)).toMatchObject({
+      actorKind: 'user', detail: { failed_since: `${since}:00.000Z`, count: expect.any(Number) },
+    });
+  });
+
+  it('pages the log with a cursor that neither loses nor repeats a delivery', async () => {
+    const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
+    const total = await app.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } });
+    // Enough for two pages of 25, at one instant (ties broken by id).
+    const calls = await app.prisma.call.findMany({ where: { accountId: agencyId }, take: 1, select: { id: true } });
+    const event = await app.prisma.callEvent.findFirstOrThrow({ where: { callId: calls[0]!.id } });
+    const at = new Date();
+    await app.prisma.webhookDelivery.createMany({
+      data: Array.from({ length: 30 }, () => ({ endpointId: endpoint.id, callId: calls[0]!.id, callEventId: event.id, eventType: 'call.started', payload: '{}', status: 'succeeded' as const, createdAt: at })),
+    });
+    const seen: string[] = [];
+    let url: string | undefined = `${OWN}/deliveries`;
+    while (url) {
+      const body: string = (await visitor.get(url)).body;
+      seen.push(...[...body.matchAll(/action="[^"]*\/deliveries\/([0-9a-f-]{36})\/resend"/g)].map((m) => m[1]!));
+      url = /<a href="([^"]+)">Older<\/a>/.exec(body)?.[1]?.replace(/&amp;/g, '&');
+    }
+    expect(seen).toHaveLength(total + 30);
+    expect(new Set(seen).size).toBe(total + 30);
+  });
+});
+
+describe('webhook URLs under the rules of callctl', () => {
+  it('refuses http and private addresses with the same messages (private targets not allowed)', async () => {
+    const strict = await buildTestApp({ env: DASHBOARD_ENV });
+    const { id } = await createAgency(strict.app.prisma, { name: 'Strict' });
+    await createUserWithPassword(strict.app.prisma, id, 'owner@strict.example');
+    const v = new Visitor(strict.app);
+    await v.signIn('owner@strict.example');
+    for (const url of ['http://hooks.example.com/in', 'https://127.0.0.1/in', 'https://10.1.2.3/in', 'https://metadata.google.internal/x']) {
+      const res = await v.submit(`${OWN}/webhook`, `${OWN}/webhook`, { url });
+      expect(res.status, url).toBe(400);
+      const message = webhookUrlProblem(url, false)!;
+      expect(message).toBeTruthy();
+      expect(res.body.replace(/&#39;/g, "'").replace(/&quot;/g, '"')).toContain(message);
+      expect(res.body).toContain(`value="${url}"`);
+    }
+    expect(await strict.app.prisma.webhookEndpoint.count()).toBe(0);
+    expect(await strict.app.prisma.auditEntry.count({ where: { action: 'webhook_set' } })).toBe(0);
+  });
+});
+
+describe('callctl is audited too', () => {
+  it('writes its changes as the operator', async () => {
+    const { runCli } = await import('../../src/cli/main.js');
+    const url = databaseUrl;
+    const out = { stdout: '', stderr: '' };
+    const code = await runCli(['api-access', clientId, 'off', '--json'], {
+      env: { DATABASE_URL: url, LOG_LEVEL: 'silent' }, stdout: (s) => { out.stdout += s; }, stderr: (s) => { out.stderr += s; },
+    });
+    expect(code).toBe(0);
+    expect((await auditActions(clientId)).at(-1)).toMatchObject({ action: 'api_access_switched', actorKind: 'operator', actorUserId: null, detail: { api_access: 'off' } });
+  });
+});
