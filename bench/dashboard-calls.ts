@@ -21,7 +21,7 @@ const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const CALLS = Number(process.env.BENCH_CALLS || 1_000_000);
 const CLIENT_CALLS = 10_000;
 const REQUESTS = 50;
-const WARM_UP = 5;
+const WARM_UP = 20;
 const TARGET_MS = 50;
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -159,6 +159,7 @@ async function main() {
     if ((await visitor.signIn('bench@dashboard.example')).status !== 303) throw new Error('sign-in failed');
 
     const cases: Case[] = [
+      { name: 'baseline: Account page (reads no calls)', url: '/dashboard/account' },
       { name: 'first page', url: '/dashboard/calls' },
       { name: 'deep keyset page (90% down)', url: `/dashboard/calls?before=${encodeURIComponent(before)}` },
       { name: 'filtered: status=failed', url: '/dashboard/calls?status=failed' },
@@ -202,7 +203,7 @@ async function main() {
       '',
       '| Request | Rows | Median | p99 | Target |',
       '|---|---:|---:|---:|---|',
-      ...results.map((r) => `| ${r.name} | ${r.name === 'detail view' ? '-' : r.rows} | ${r.p50} | ${r.p99} | ${r.p99 < TARGET_MS ? `met (< ${TARGET_MS})` : `missed (< ${TARGET_MS})`} |`),
+      ...results.map((r) => `| ${r.name} | ${r.url.startsWith('/dashboard/calls?') || r.url === '/dashboard/calls' ? r.rows : '-'} | ${r.p50} | ${r.p99} | ${r.p99 < TARGET_MS ? `met (< ${TARGET_MS})` : `missed (< ${TARGET_MS})`} |`),
       '',
       `Sizes: ${sizes.rows.map((r) => `${r.relation} ${r.size}`).join(', ')}.`,
       `Machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, PostgreSQL ${machine.postgres}, Node ${machine.node}; ` +

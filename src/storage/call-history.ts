@@ -132,10 +132,11 @@ export async function accountsOfViewer(db: Db, viewer: { accountId: string; acco
   return [...accounts.filter((a) => a.id === viewer.accountId), ...accounts.filter((a) => a.id !== viewer.accountId)];
 }
 
-/** The agents owned by the given accounts, by name (every agent their calls can use). */
-export async function agentsOfAccounts(db: Db, accountIds: string[]) {
+/** The agents of the accounts a viewer manages (every agent their calls can use), by name. */
+export async function agentsOfViewer(db: Db, viewer: { accountId: string; accountKind: 'agency' | 'client' }) {
   return db.agent.findMany({
-    where: { accountId: { in: accountIds } },
+    // An agent's agency_id is the agency at the top of its owner: an agency's and all its clients' agents.
+    where: viewer.accountKind === 'agency' ? { agencyId: viewer.accountId } : { accountId: viewer.accountId },
     select: { id: true, name: true, accountId: true },
     orderBy: [{ name: 'asc' }, { id: 'asc' }],
   });

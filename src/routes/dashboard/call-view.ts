@@ -44,8 +44,8 @@ const SOURCE_WORDS: Record<string, string> = {
 
 export interface TimelineEntry { at: string; what: string; detail: string }
 
-/** A wait this long or longer before dialling is shown as a queue. */
-const QUEUE_SHOWN_MS = 1_000;
+/** A wait this long or longer before dialling is shown as a queue (shorter ones are the dispatcher's own pace). */
+const QUEUE_SHOWN_MS = 2_000;
 
 /** The call's events in words, oldest first; a wait for the window or a slot shows as a step of its own. */
 export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
@@ -67,7 +67,7 @@ export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
           at,
           what: forWindow ? 'Queued until the calling window opens' : 'Queued for a free slot',
           detail: [
-            forWindow ? `the window opens ${formatTime(call.notBefore)}` : "the account's calls in progress were at the limit",
+            ...(forWindow ? [`the window ${still ? 'opens' : 'opened'} ${formatTime(call.notBefore)}`] : []),
             still ? `still waiting; expires ${formatTime(call.expiresAt)}` : `waited ${formatDuration(Math.round((waitedUntil.getTime() - event.occurredAt.getTime()) / 1000))}`,
           ].join('; '),
         });

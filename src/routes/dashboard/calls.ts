@@ -9,7 +9,7 @@ import { canManageAccount } from '../../domain/people-tenancy.js';
 import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
 import { CallParams, CallsQuery } from '../../../schemas/dashboard/calls.js';
 import {
-  accountsOfViewer, agentsOfAccounts, findCallDetail, findCallInHistory, listCallHistory,
+  accountsOfViewer, agentsOfViewer, findCallDetail, findCallInHistory, listCallHistory,
   type CallCursor, type CallDetail, type CallHistoryFilters, type CallListRow,
 } from '../../storage/call-history.js';
 import { formatDuration, formatTime, metadataRows, REASON_WORDS, reindent, STATUS_WORDS, timeline } from './call-view.js';
@@ -59,8 +59,7 @@ function typedFilters(query: CallsQuery | undefined): Partial<Record<(typeof FIL
 async function listPage(fastify: FastifyInstance, request: FastifyRequest<{ Querystring: CallsQuery }>, reply: FastifyReply) {
   const viewer: Viewer = viewerOf(request);
   const isAgency = viewer.accountKind === 'agency';
-  const accounts = await accountsOfViewer(fastify.prisma, viewer);
-  const agents = await agentsOfAccounts(fastify.prisma, accounts.map((a) => a.id));
+  const [accounts, agents] = await Promise.all([accountsOfViewer(fastify.prisma, viewer), agentsOfViewer(fastify.prisma, viewer)]);
   const accountNames = new Map(accounts.map((a) => [a.id, a.name]));
   const agentNames = new Map(agents.map((a) => [a.id, a.name]));
   const typed = request.validationError ? {} : typedFilters(request.query);
