@@ -10,11 +10,11 @@ export interface NavItem {
 
 export const NAVIGATION: NavItem[] = [
   { label: 'Overview', href: '/dashboard' },
-  { label: 'Calls' },
-  { label: 'Agents' },
-  { label: 'Clients', agencyOnly: true },
+  { label: 'Calls', href: '/dashboard/calls' },
+  { label: 'Agents', href: '/dashboard/agents' },
+  { label: 'Clients', href: '/dashboard/clients', agencyOnly: true },
   { label: 'Settings → API & Webhooks', href: '/dashboard/settings/api-webhooks' },
-  { label: 'Users' },
+  { label: 'Users', href: '/dashboard/users' },
   { label: 'Audit log', href: '/dashboard/audit-log' },
   { label: 'Account', href: '/dashboard/account' },
 ];
