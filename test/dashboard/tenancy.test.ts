@@ -10,6 +10,8 @@ import type { App } from '../../src/app.js';
 import { managedAccount, requireUser } from '../../plugins/dashboard/guards.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 import { buildProbeApp } from './probe-app.js';
+import { agentOf, insertCalls } from './call-fixtures.js';
+import { insertFailedDelivery } from './call-fixtures.js';
 
 /** Agency A with clients A1 and A2, agency B; one user in each. */
 interface World { A: string; A1: string; A2: string; B: string }
@@ -21,7 +23,93 @@ interface ObjectRoute {
   request(world: World, target: Tenant): { method: 'GET' | 'POST'; url: string; form?: Record<string, string> };
   /** A snapshot of what the request could change; compared before and after. */
   snapshot?(app: App, world: World, target: Tenant): Promise<unknown>;
+  /** Whose objects each viewer reaches through this route, when fewer than MAY_MANAGE (agency-only, clients-only). */
+  reach?: Record<Tenant, Tenant[]>;
 }
+
+/** API & Webhooks of a client: the agency's pages (its own id is no client; client users have no Clients pages). */
+const CLIENT_PAGES_REACH: Record<Tenant, Tenant[]> = { A: ['A1', 'A2'], A1: [], A2: [], B: [] };
+const settingsOf = (world: World, target: Tenant) => `/dashboard/clients/${world[target]}/api-webhooks`;
+/** A failed delivery per route and tenant (a resend makes it pending, so no two routes share one), made on first use. */
+const resendable: Record<string, string> = {};
+async function resendableDelivery(app: App, world: World, target: Tenant, route: string): Promise<string> {
+  const key = `${route} ${target}`;
+  if (!resendable[key]) {
+    const [callId] = await insertCalls(app.prisma, { accountId: world[target], agentId: await agentOf(app.prisma, world[target]), count: 1, createdAt: new Date() });
+    resendable[key] = await insertFailedDelivery(app.prisma, world[target], callId!);
+  }
+  return resendable[key];
+}
+/** An agent of each tenant (the one its calls use), for the default-agent route. */
+const usableAgent: Partial<Record<Tenant, string>> = {};
+const deliveryState = async (app: App, id: string) =>
+  app.prisma.webhookDelivery.findUnique({ where: { id }, select: { status: true, attemptCount: true, nextAttemptAt: true, completedAt: true } });
+const endpointState = (app: App, world: World, target: Tenant) =>
+  app.prisma.webhookEndpoint.findUnique({ where: { accountId: world[target] }, select: { url: true, secret: true, enabled: true, updatedAt: true } });
+const API_WEBHOOKS_ROUTES: ObjectRoute[] = [
+  { route: 'GET /dashboard/clients/:id/api-webhooks', request: (world, target) => ({ method: 'GET', url: settingsOf(world, target) }), reach: CLIENT_PAGES_REACH },
+  { route: 'GET /dashboard/clients/:id/api-webhooks/key', request: (world, target) => ({ method: 'GET', url: `${settingsOf(world, target)}/key` }), reach: CLIENT_PAGES_REACH },
+  {
+    route: 'POST /dashboard/clients/:id/api-webhooks/key',
+    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/key`, form: { replaces: 'none', confirm: 'on' } }),
+    snapshot: (app, world, target) => app.prisma.apiKey.findMany({ where: { accountId: world[target] }, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true } }),
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/api-webhooks/api-access',
+    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/api-access`, form: { api_access: 'on' } }),
+    snapshot: (app, world, target) => app.prisma.account.findUnique({ where: { id: world[target] }, select: { apiAccessEnabled: true, updatedAt: true } }),
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/api-webhooks/default-agent',
+    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/default-agent`, form: { agent_id: usableAgent[target]! } }),
+    snapshot: async (app, world, target) => {
+      usableAgent[target] = await agentOf(app.prisma, world[target]);
+      return app.prisma.account.findUnique({ where: { id: world[target] }, select: { defaultAgentId: true, updatedAt: true } });
+    },
+    reach: CLIENT_PAGES_REACH,
+  },
+  { route: 'GET /dashboard/clients/:id/api-webhooks/webhook', request: (world, target) => ({ method: 'GET', url: `${settingsOf(world, target)}/webhook` }), reach: CLIENT_PAGES_REACH },
+  {
+    route: 'POST /dashboard/clients/:id/api-webhooks/webhook',
+    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/webhook`, form: { url: 'https://hooks.example.com/tenancy', replaces: 'none' } }),
+    snapshot: endpointState,
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/api-webhooks/webhook/enable',
+    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/webhook/enable`, form: {} }),
+    snapshot: async (app, world, target) => {
+      await resendableDelivery(app, world, target, 'enable');
+      return endpointState(app, world, target);
+    },
+    reach: CLIENT_PAGES_REACH,
+  },
+  { route: 'GET /dashboard/clients/:id/api-webhooks/deliveries', request: (world, target) => ({ method: 'GET', url: `${settingsOf(world, target)}/deliveries` }), reach: CLIENT_PAGES_REACH },
+  {
+    route: 'POST /dashboard/clients/:id/api-webhooks/deliveries/:deliveryId/resend',
+    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/deliveries/${resendable[`client ${target}`]}/resend`, form: {} }),
+    snapshot: async (app, world, target) => deliveryState(app, await resendableDelivery(app, world, target, 'client')),
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    // Through the viewer's own settings: only the viewer's own account's deliveries (an agency resends a client's on the client's page).
+    route: 'POST /dashboard/settings/api-webhooks/deliveries/:deliveryId/resend',
+    request: (_world, target) => ({ method: 'POST', url: `/dashboard/settings/api-webhooks/deliveries/${resendable[`own ${target}`]}/resend`, form: {} }),
+    snapshot: async (app, world, target) => deliveryState(app, await resendableDelivery(app, world, target, 'own')),
+    reach: { A: ['A'], A1: ['A1'], A2: ['A2'], B: ['B'] },
+  },
+  {
+    route: 'POST /dashboard/clients/:id/api-webhooks/deliveries/resend-failed',
+    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/deliveries/resend-failed`, form: { since: '2000-01-01T00:00' } }),
+    snapshot: async (app, world, target) => {
+      await resendableDelivery(app, world, target, 'since');
+      return app.prisma.webhookDelivery.findMany({ where: { endpoint: { accountId: world[target] } }, orderBy: { id: 'asc' }, select: { id: true, status: true, nextAttemptAt: true } });
+    },
+    reach: CLIENT_PAGES_REACH,
+  },
+];
 
 /** Routes that name another account's object. (The probe stands in until the clients and settings pages exist.) */
 const OBJECT_ROUTES: ObjectRoute[] = [
@@ -29,6 +117,7 @@ const OBJECT_ROUTES: ObjectRoute[] = [
     route: 'GET /probe/accounts/:id',
     request: (world, target) => ({ method: 'GET', url: `/probe/accounts/${world[target]}` }),
   },
+  ...API_WEBHOOKS_ROUTES,
 ];
 
 /** Pages only agency users have: 404 for client users. */
@@ -49,6 +138,17 @@ const SELF_ROUTES: Record<string, string> = {
   'POST /dashboard/account/sign-out-everywhere': 'the viewer\'s own sessions',
   'GET /dashboard/audit-log': 'scoped to the viewer\'s agency or client (tested below)',
   'GET /dashboard/assets/style.css': 'public',
+  'GET /dashboard/assets/copy.js': 'public',
+  'GET /dashboard/settings/api-webhooks': 'the viewer\'s own account (clients\' through /dashboard/clients/:id/api-webhooks)',
+  'GET /dashboard/settings/api-webhooks/key': 'the viewer\'s own account',
+  'POST /dashboard/settings/api-webhooks/key': 'the viewer\'s own account',
+  'POST /dashboard/settings/api-webhooks/api-access': 'the viewer\'s own account',
+  'POST /dashboard/settings/api-webhooks/default-agent': 'the viewer\'s own account; the agent is checked by canUseAgent (test/dashboard/api-webhooks.test.ts)',
+  'GET /dashboard/settings/api-webhooks/webhook': 'the viewer\'s own account',
+  'POST /dashboard/settings/api-webhooks/webhook': 'the viewer\'s own account',
+  'POST /dashboard/settings/api-webhooks/webhook/enable': 'the viewer\'s own account',
+  'GET /dashboard/settings/api-webhooks/deliveries': 'the viewer\'s own account\'s endpoint',
+  'POST /dashboard/settings/api-webhooks/deliveries/resend-failed': 'the viewer\'s own account\'s endpoint',
 };
 
 /** Who may reach whose objects: the rule of src/domain/people-tenancy.ts, written out. */
@@ -90,7 +190,7 @@ describe('tenancy of the dashboard', () => {
   for (const route of OBJECT_ROUTES) {
     for (const viewer of TENANTS) {
       for (const target of TENANTS) {
-        const allowed = MAY_MANAGE[viewer].includes(target);
+        const allowed = (route.reach ?? MAY_MANAGE)[viewer].includes(target);
         it(`${route.route}: a user of ${viewer} on ${target}'s object gets ${allowed ? 'it' : '404 and changes nothing'}`, async () => {
           const before = await route.snapshot?.(app, world, target);
           const { method, url, form } = route.request(world, target);
