@@ -23,12 +23,16 @@ import signInLimiter from '../../../plugins/dashboard/sign-in-limiter.js';
 import viewer from '../../../plugins/dashboard/viewer.js';
 import account from './account.js';
 import apiWebhooks from './api-webhooks.js';
+import agents from './agents.js';
 import assets from './assets.js';
 import auditLog from './audit-log.js';
+import calls from './calls.js';
+import clients from './clients.js';
 import confirmPassword from './confirm-password.js';
 import overview from './overview.js';
 import setPassword from './set-password.js';
 import signIn from './sign-in.js';
+import users from './users.js';
 
 export interface DashboardOptions {
   sessionIdleMinutes: number;
@@ -83,4 +87,8 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
   await fastify.register(account);
   await fastify.register(auditLog);
   await fastify.register(apiWebhooks);
+  await fastify.register(agents);
+  await fastify.register(calls);
+  await fastify.register(clients);
+  await fastify.register(users);
 }
