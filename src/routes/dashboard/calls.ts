@@ -6,6 +6,7 @@ import { isStatus, unknownStatus } from '../../admin/calls.js';
 import { CALL_STATUSES } from '../../domain/call-vocabulary.js';
 import { isUuid } from '../../domain/ids.js';
 import { canManageAccount } from '../../domain/people-tenancy.js';
+import { E164_PATTERN } from '../../domain/phone-number.js';
 import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
 import { CallParams, CallsQuery } from '../../../schemas/dashboard/calls.js';
 import {
@@ -15,7 +16,6 @@ import {
 import { formatDuration, formatTime, metadataRows, REASON_WORDS, reindent, STATUS_WORDS, timeline } from './call-view.js';
 
 const PAGE_SIZE = 50;
-const E164 = /^\+[1-9]\d{1,14}$/;
 const FILTER_NAMES = ['status', 'agent', 'client', 'from', 'to', 'number', 'call'] as const;
 
 export function encodeCursor(cursor: CallCursor): string {
@@ -35,7 +35,7 @@ function decodeCursor(value: string): CallCursor | null {
 export function parseDateBound(value: string, end: boolean): Date | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(value);
   if (!m) return undefined;
-  const [y, mo, d, h = '0', mi = '0', s = '0'] = m.slice(1).map((part) => part ?? undefined) as string[];
+  const [, y, mo, d, h = '0', mi = '0', s = '0'] = m;
   const at = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)));
   const fields = [at.getUTCFullYear(), at.getUTCMonth() + 1, at.getUTCDate(), at.getUTCHours(), at.getUTCMinutes(), at.getUTCSeconds()];
   if (fields.join() !== [y, mo, d, h, mi, s].map(Number).join()) return undefined;
@@ -89,7 +89,7 @@ async function listPage(fastify: FastifyInstance, request: FastifyRequest<{ Quer
   if (filters.from && filters.to && filters.from >= filters.to) problems.push('The date range ends before it starts.');
   if (typed.number) {
     const number = typed.number.replace(/[\s\-().]/g, '');
-    if (E164.test(number)) filters.phoneNumber = number;
+    if (E164_PATTERN.test(number)) filters.phoneNumber = number;
     else problems.push(`"${typed.number}" is not a phone number in E.164 form (like +14155552671).`);
   }
   let callId: string | null = null;
