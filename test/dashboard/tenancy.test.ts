@@ -5,7 +5,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
-import { audit } from '../../src/admin/users.js';
+import { createAgent } from '../../src/admin/agents.js';
+import { audit, createUser } from '../../src/admin/users.js';
 import type { App } from '../../src/app.js';
 import { managedAccount, requireUser } from '../../plugins/dashboard/guards.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
@@ -13,19 +14,44 @@ import { buildProbeApp } from './probe-app.js';
 import { agentOf, insertCalls } from './call-fixtures.js';
 import { insertFailedDelivery } from './call-fixtures.js';
 
-/** Agency A with clients A1 and A2, agency B; one user in each. */
-interface World { A: string; A1: string; A2: string; B: string }
-type Tenant = keyof World;
+type Tenant = 'A' | 'A1' | 'A2' | 'B';
+/**
+ * Agency A with clients A1 and A2, agency B; one signed-in user in each. `users[target][viewer]`: a user of `target`
+ * that only `viewer`'s requests act on (so an allowed action by one viewer cannot hide another's forbidden one).
+ */
+type World = Record<Tenant, string> & { users: Record<Tenant, Record<Tenant, string>> };
 
 /** A route that names an object of `target` (URL or form), and how to see that it did not change it. */
 interface ObjectRoute {
   route: string;
-  request(world: World, target: Tenant): { method: 'GET' | 'POST'; url: string; form?: Record<string, string> };
+  request(world: World, target: Tenant, viewer: Tenant): { method: 'GET' | 'POST'; url: string; form?: Record<string, string> };
   /** A snapshot of what the request could change; compared before and after. */
   snapshot?(app: App, world: World, target: Tenant): Promise<unknown>;
   /** Whose objects each viewer reaches through this route, when fewer than MAY_MANAGE (agency-only, clients-only). */
   reach?: Record<Tenant, Tenant[]>;
 }
+
+/** The users of `target`'s account and whether each is disabled (what inviting or disabling would change). */
+const usersOf = (app: App, world: World, target: Tenant) =>
+  app.prisma.user.findMany({ where: { accountId: world[target] }, orderBy: { email: 'asc' }, select: { id: true, email: true, disabledAt: true } });
+
+/** Agency users act on users of the agency and its clients; client users invite and disable nobody. */
+const AGENCY_USERS_REACH: Record<Tenant, Tenant[]> = { A: ['A', 'A1', 'A2'], A1: [], A2: [], B: ['B'] };
+
+/** A finished call of each tenant, made on first use, for the call detail route. */
+const callsOf: Partial<Record<Tenant, string>> = {};
+async function callOfTenant(app: App, world: World, target: Tenant): Promise<string> {
+  callsOf[target] ??= (await insertCalls(app.prisma, { accountId: world[target], agentId: await agentOf(app.prisma, world[target]), count: 1, createdAt: new Date() }))[0]!;
+  return callsOf[target];
+}
+
+/** An agent of each tenant, made on first use, for the agent routes; and a valid agent form. */
+const agentsOf: Partial<Record<Tenant, string>> = {};
+async function agentOfTenant(app: App, world: World, target: Tenant): Promise<string> {
+  agentsOf[target] ??= (await createAgent(app.prisma, { accountId: world[target], name: `Agent of ${target}`, phone: '+14155550100' })).id;
+  return agentsOf[target]!;
+}
+const AGENT_FORM = { phone: '+14155550123', timezone: 'Europe/Paris', policy: 'reject', window_days: 'daily', window_from: '08:00', window_to: '20:00' };
 
 /** API & Webhooks of a client: the agency's pages (its own id is no client; client users have no Clients pages). */
 const CLIENT_PAGES_REACH: Record<Tenant, Tenant[]> = { A: ['A1', 'A2'], A1: [], A2: [], B: [] };
@@ -118,10 +144,82 @@ const OBJECT_ROUTES: ObjectRoute[] = [
     request: (world, target) => ({ method: 'GET', url: `/probe/accounts/${world[target]}` }),
   },
   ...API_WEBHOOKS_ROUTES,
+  {
+    route: 'GET /dashboard/clients/:id',
+    request: (world, target) => ({ method: 'GET', url: `/dashboard/clients/${world[target]}` }),
+    // Client pages are the agency's: its own account is no client (404), and a client user has no Clients pages.
+    reach: { A: ['A1', 'A2'], A1: [], A2: [], B: [] },
+  },
+  {
+    route: 'POST /dashboard/users/invite',
+    request: (world, target, viewer) => ({ method: 'POST', url: '/dashboard/users/invite', form: { email: `invitee-of-${target}-by-${viewer}@tenancy.example`, account: world[target] } }),
+    snapshot: usersOf,
+    reach: AGENCY_USERS_REACH,
+  },
+  {
+    route: 'POST /dashboard/users/:id/disable',
+    request: (world, target, viewer) => ({ method: 'POST', url: `/dashboard/users/${world.users[target][viewer]}/disable`, form: {} }),
+    snapshot: usersOf,
+    reach: AGENCY_USERS_REACH,
+  },
+  {
+    route: 'GET /dashboard/calls/:id',
+    request: (_world, target) => ({ method: 'GET', url: `/dashboard/calls/${callsOf[target]!}` }),
+    // A GET changes nothing; the snapshot is where the target's call is made.
+    snapshot: (app, world, target) => callOfTenant(app, world, target),
+  },
+  {
+    route: 'GET /dashboard/agents/:id',
+    request: (_world, target) => ({ method: 'GET', url: `/dashboard/agents/${agentsOf[target]}` }),
+    // Nothing to change; the snapshot makes the target's agent.
+    snapshot: (app, world, target) => agentOfTenant(app, world, target),
+  },
+  {
+    route: 'POST /dashboard/agents/:id',
+    request: (_world, target, viewer) => ({ method: 'POST', url: `/dashboard/agents/${agentsOf[target]}`, form: { ...AGENT_FORM, name: `Renamed by ${viewer}` } }),
+    snapshot: async (app, world, target) => app.prisma.agent.findUnique({ where: { id: await agentOfTenant(app, world, target) } }),
+  },
+  {
+    route: 'POST /dashboard/agents/:id/default',
+    request: (_world, target) => ({ method: 'POST', url: `/dashboard/agents/${agentsOf[target]}/default`, form: {} }),
+    snapshot: async (app, world, target) => {
+      await agentOfTenant(app, world, target);
+      return app.prisma.account.findUnique({ where: { id: world[target] }, select: { defaultAgentId: true } });
+    },
+  },
+  {
+    route: 'POST /dashboard/agents',
+    request: (world, target, viewer) => ({ method: 'POST', url: '/dashboard/agents', form: { ...AGENT_FORM, name: `Made by ${viewer}`, account: world[target] } }),
+    snapshot: (app, world, target) => app.prisma.agent.count({ where: { accountId: world[target] } }),
+  },
 ];
 
-/** Pages only agency users have: 404 for client users. */
-const AGENCY_ONLY_ROUTES: { route: string; url: string }[] = [];
+/** Pages only agency users have: 404 for client users (a GET of `url`, or `request` with what must not change). */
+interface AgencyOnlyRoute {
+  route: string;
+  url?: string;
+  request?(world: World): { method: 'GET' | 'POST'; url: string; form?: Record<string, string> };
+  snapshot?(app: App, world: World): Promise<unknown>;
+}
+const AGENCY_ONLY_ROUTES: AgencyOnlyRoute[] = [
+  { route: 'GET /dashboard/clients', url: '/dashboard/clients' },
+  {
+    route: 'POST /dashboard/clients',
+    request: () => ({ method: 'POST', url: '/dashboard/clients', form: { name: 'Made by a client user' } }),
+    snapshot: (app) => app.prisma.account.count(),
+  },
+  { route: 'GET /dashboard/clients/:id', request: (world) => ({ method: 'GET', url: `/dashboard/clients/${world.A1}` }) },
+  {
+    route: 'POST /dashboard/users/invite',
+    request: (world) => ({ method: 'POST', url: '/dashboard/users/invite', form: { email: 'by-a-client-user@tenancy.example', account: world.A1 } }),
+    snapshot: (app, world) => usersOf(app, world, 'A1'),
+  },
+  {
+    route: 'POST /dashboard/users/:id/disable',
+    request: (world) => ({ method: 'POST', url: `/dashboard/users/${world.users.A1.A1}/disable`, form: {} }),
+    snapshot: (app, world) => usersOf(app, world, 'A1'),
+  },
+];
 
 /** Routes that name no object but the viewer's own (why tenancy cannot apply to them). */
 const SELF_ROUTES: Record<string, string> = {
@@ -149,6 +247,10 @@ const SELF_ROUTES: Record<string, string> = {
   'POST /dashboard/settings/api-webhooks/webhook/enable': 'the viewer\'s own account',
   'GET /dashboard/settings/api-webhooks/deliveries': 'the viewer\'s own account\'s endpoint',
   'POST /dashboard/settings/api-webhooks/deliveries/resend-failed': 'the viewer\'s own account\'s endpoint',
+  'GET /dashboard/agents': 'scoped to the accounts the viewer manages (tested below)',
+  'GET /dashboard/agents/new': 'a blank form; the accounts it offers are the viewer\'s (test/dashboard/agents.test.ts)',
+  'GET /dashboard/calls': 'scoped to the accounts the viewer manages (test/dashboard/calls.test.ts)',
+  'GET /dashboard/users': 'scoped to the accounts the viewer manages (tested below)',
 };
 
 /** Who may reach whose objects: the rule of src/domain/people-tenancy.ts, written out. */
@@ -177,6 +279,14 @@ beforeAll(async () => {
     visitors[tenant].ip = `10.7.0.${i + 1}`;
     expect((await visitors[tenant].signIn(`${tenant.toLowerCase()}@tenancy.example`)).status).toBe(303);
   }
+  world.users = {} as World['users'];
+  for (const target of TENANTS) {
+    world.users[target] = {} as Record<Tenant, string>;
+    for (const viewer of TENANTS) {
+      const email = `user-of-${target}-for-${viewer}@tenancy.example`;
+      world.users[target][viewer] = (await createUser(app.prisma, { accountId: world[target], email, actor: { kind: 'operator' } })).id;
+    }
+  }
 });
 
 describe('tenancy of the dashboard', () => {
@@ -193,7 +303,7 @@ describe('tenancy of the dashboard', () => {
         const allowed = (route.reach ?? MAY_MANAGE)[viewer].includes(target);
         it(`${route.route}: a user of ${viewer} on ${target}'s object gets ${allowed ? 'it' : '404 and changes nothing'}`, async () => {
           const before = await route.snapshot?.(app, world, target);
-          const { method, url, form } = route.request(world, target);
+          const { method, url, form } = route.request(world, target, viewer);
           const res = method === 'GET' ? await visitors[viewer].get(url) : await visitors[viewer].submit('/dashboard/account', url, form);
           if (allowed) {
             expect(res.status).toBeLessThan(400);
@@ -212,11 +322,34 @@ describe('tenancy of the dashboard', () => {
     expect((await visitors.A.get('/probe/accounts/not-a-uuid')).status).toBe(404);
   });
 
-  for (const { route, url } of AGENCY_ONLY_ROUTES) {
-    it(`${route} is 404 for client users`, async () => {
-      expect((await visitors.A1.get(url)).status).toBe(404);
+  for (const entry of AGENCY_ONLY_ROUTES) {
+    it(`${entry.route} is 404 for client users`, async () => {
+      const { method, url, form } = entry.request?.(world) ?? { method: 'GET' as const, url: entry.url! };
+      const before = await entry.snapshot?.(app, world);
+      const res = method === 'GET' ? await visitors.A1.get(url) : await visitors.A1.submit('/dashboard/account', url, form);
+      expect(res.status).toBe(404);
+      expect(await entry.snapshot?.(app, world)).toEqual(before);
     });
   }
+
+  it('lists on the Users page the users of the accounts the viewer manages, and no others', async () => {
+    for (const viewer of TENANTS) {
+      const page = (await visitors[viewer].get('/dashboard/users')).body;
+      for (const target of TENANTS) {
+        expect(page.includes(`user-of-${target.toLowerCase()}-for-`), `${viewer} sees ${target}'s users`).toBe(MAY_MANAGE[viewer].includes(target));
+      }
+    }
+  });
+
+  it('lists on the Agents page the agents of the accounts the viewer manages, and no others', async () => {
+    for (const target of TENANTS) await createAgent(app.prisma, { accountId: world[target], name: `listed-agent-of-${target}-end` });
+    for (const viewer of TENANTS) {
+      const page = (await visitors[viewer].get('/dashboard/agents')).body;
+      for (const target of TENANTS) {
+        expect(page.includes(`listed-agent-of-${target}-end`), `${viewer} sees ${target}'s agent`).toBe(MAY_MANAGE[viewer].includes(target));
+      }
+    }
+  });
 
   it('shows each user the audit entries of the accounts they manage, and no others', async () => {
     const at = new Date();
