@@ -26,6 +26,8 @@ export type CallExtra = Partial<Pick<Call, 'leaseOwner' | 'leaseExpiresAt' | 'pr
 export interface CallChange {
   update: CallUpdate;
   extra?: CallExtra;
+  /** When it happened, if not the context's `now` (the simulated dialer's scripted times). */
+  at?: Date;
 }
 
 export interface AppliedUpdate {
@@ -75,14 +77,15 @@ export async function applyLockedBatch(client: pg.ClientBase, items: { call: Cal
 
   for (const { call: locked, change } of items) {
     let call = current.get(locked.id) ?? locked;
+    const at = change.at ?? now;
     const steps = plan(call.status, change.update);
     for (const [i, step] of steps.entries()) {
-      call = { ...call, ...fieldsFor(call, step, change.update, now), ...(i === steps.length - 1 ? change.extra : {}), updatedAt };
+      call = { ...call, ...fieldsFor(call, step, change.update, at), ...(i === steps.length - 1 ? change.extra : {}), updatedAt };
       const eventId = randomUUID();
-      events.push({ id: eventId, callId: call.id, step });
+      events.push({ id: eventId, callId: call.id, step, at });
       if (step.event) {
         const data = { ...callView(call), metadata: new RawJson(call.metadata as string) };
-        const body = { type: step.event, timestamp: now.toISOString(), data } satisfies Omit<WebhookEvent, 'data'> & { data: { metadata: RawJson } };
+        const body = { type: step.event, timestamp: at.toISOString(), data } satisfies Omit<WebhookEvent, 'data'> & { data: { metadata: RawJson } };
         deliveries.push({ id: randomUUID(), accountId: call.accountId, callId: call.id, eventId, type: step.event, payload: stringifyWithRaw(body) });
       }
       // A slot is free: wake the dispatchers.

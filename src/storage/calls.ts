@@ -90,7 +90,8 @@ export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "a
 /** Locks the given calls in id order (concurrent batches take their locks in one order). */
 export const LOCK_CALLS = statement('oct_lock_calls', `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($1::uuid[]) ORDER BY c.id FOR UPDATE`);
 
-export interface CallBatchEvent { id: string; callId: string; step: Transition }
+/** `at`: when the step happened (the time its event records). */
+export interface CallBatchEvent { id: string; callId: string; step: Transition; at: Date }
 export interface CallBatchDelivery { id: string; accountId: string; callId: string; eventId: string; type: string; payload: string }
 
 /**
@@ -111,8 +112,9 @@ WITH calls_written AS (
    WHERE c.id = u.id
 ), events_written AS (
   INSERT INTO call_events (id, call_id, from_status, to_status, failure_reason, source, occurred_at)
-  SELECT e.id, e.call_id, e.from_status::call_status, e.to_status::call_status, e.failure_reason::failure_reason, $12::text, $13::timestamptz
-    FROM unnest($14::uuid[], $15::uuid[], $16::text[], $17::text[], $18::text[]) AS e(id, call_id, from_status, to_status, failure_reason)
+  SELECT e.id, e.call_id, e.from_status::call_status, e.to_status::call_status, e.failure_reason::failure_reason, $12::text, e.occurred_at
+    FROM unnest($14::uuid[], $15::uuid[], $16::text[], $17::text[], $18::text[], $28::timestamptz[])
+         AS e(id, call_id, from_status, to_status, failure_reason, occurred_at)
 ), deliveries_written AS (
   INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at)
   SELECT d.id, w.id, d.call_id, d.event_id, d.event_type, d.payload, $13::timestamptz
@@ -147,6 +149,7 @@ export async function writeCallBatch(
       deliveries.map((d) => d.id), deliveries.map((d) => d.accountId), deliveries.map((d) => d.callId), deliveries.map((d) => d.eventId),
       deliveries.map((d) => d.type), deliveries.map((d) => d.payload),
       WEBHOOKS_CHANNEL, CALLS_CHANNEL, batch.freedAccounts,
+      events.map((e) => e.at),
     ],
   });
 }
