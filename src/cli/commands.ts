@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import type { PrismaClient } from '../storage/database.js';
 import type { MigrateResult } from '../storage/migrate.js';
 import { formatCall } from './call-output.js';
+import { RETENTION_COMMANDS } from './retention-commands.js';
 import { USER_COMMANDS } from './user-commands.js';
 
 /** A mistake in how callctl was called (exit 2), told apart from a refused operation (exit 1). */
@@ -71,6 +72,7 @@ export const GROUPS: Record<string, string> = {
   deliveries: 'Send a webhook delivery again',
   user: 'Create dashboard users (a one-time link sets the password) and disable them',
   setup: 'Create an agency and its first dashboard user in one step',
+  retention: 'Delete the rows past their retention now (the servers do it every few minutes)',
 };
 
 export interface Values {
@@ -95,6 +97,8 @@ export interface Context {
   config: Config;
   /** What the migration that runs before every command did; `callctl migrate` reports it. */
   migrations: MigrateResult;
+  /** The database the command works on (DATABASE_URL, or the embedded server's). */
+  databaseUrl: string;
 }
 
 export type Result = Record<string, unknown>;
@@ -202,7 +206,7 @@ export const COMMANDS: Command[] = [
         timezone: values.timezone,
         windows: values.window,
         outsideWindow: values['outside-window'],
-      }),
+      }, OPERATOR),
   },
   {
     words: ['agent', 'set-default'],
@@ -275,5 +279,6 @@ export const COMMANDS: Command[] = [
     run: ({ prisma }, args) => replayDelivery(prisma, arg(args, 0), OPERATOR),
   },
   ...USER_COMMANDS,
+  ...RETENTION_COMMANDS,
 ];
 

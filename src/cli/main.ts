@@ -59,7 +59,7 @@ async function execute(command: Command, args: string[], values: Values, config:
     const migrations = await migrate(location.url);
     const prisma = createPrisma(location.url, { max: 2 });
     try {
-      return await command.run({ prisma, config, migrations }, args, values);
+      return await command.run({ prisma, config, migrations, databaseUrl: location.url }, args, values);
     } finally {
       await prisma.$disconnect();
     }

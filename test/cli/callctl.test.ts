@@ -191,7 +191,7 @@ describe('callctl usage, configuration and output', () => {
     expect(human.stdout).toContain('callctl agency create --name <name>');
     expect(human.stdout).toContain('callctl deliveries replay <delivery-id>');
     const out = await ok(['help']);
-    expect(out.commands).toHaveLength(17);
+    expect(out.commands).toHaveLength(18);
   });
 
   it('every group lists its commands and their options; every command its own options', async () => {
