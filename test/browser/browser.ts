@@ -3,10 +3,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll } from 'vitest';
+import { createAgency } from '../../src/admin/accounts.js';
+import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
+import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
-import { startServer, type ServerProcess } from '../helpers/server-process.js';
+import { httpsRequest, startServer, type ServerProcess } from '../helpers/server-process.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -24,6 +27,8 @@ export interface BrowserWorld {
   databaseUrl: string;
   baseUrl: string;
   browser: Browser;
+  /** A small pool on the server's database, for the src/admin functions callctl uses (disconnected afterwards). */
+  prisma: PrismaClient;
   /** A fresh context (its own cookies) that accepts the self-signed certificate. */
   context(): Promise<BrowserContext>;
 }
@@ -46,12 +51,75 @@ export async function startBrowserWorld(env: Record<string, string> = {}): Promi
     args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
   });
   cleanups.push(() => browser.close());
+  const prisma = createPrisma(databaseUrl, { max: 2 });
+  cleanups.push(() => prisma.$disconnect());
   const baseUrl = `https://127.0.0.1:${server.port}`;
   return {
     server,
     databaseUrl,
     baseUrl,
     browser,
+    prisma,
     context: () => browser.newContext({ ignoreHTTPSErrors: true, baseURL: baseUrl }),
   };
+}
+
+export const PASSWORD = 'a long and happy passphrase';
+
+/**
+ * A new agency (agency plan) and its first user with a password set, through the src/admin functions callctl uses:
+ * what an operator's `callctl setup` and the set-password link do.
+ */
+export async function agencyWithUser(world: BrowserWorld, name: string, email: string): Promise<{ accountId: string; userId: string; email: string }> {
+  const { id: accountId } = await createAgency(world.prisma, { name });
+  const { id: userId, token } = await createUser(world.prisma, { accountId, email, actor: { kind: 'operator' } });
+  const set = await setPasswordWithLink(world.prisma, { token, password: PASSWORD, ip: null, now: new Date() });
+  if (!set.ok) throw new Error(set.problem);
+  return { accountId, userId, email };
+}
+
+export interface SignedIn {
+  page: Page;
+  /** Every dialog the page opened (each dismissed): markup that ran would show here. */
+  dialogs: string[];
+}
+
+/** A fresh context signed in through the sign-in form, on the Overview. */
+export async function signIn(world: BrowserWorld, email: string, password = PASSWORD): Promise<SignedIn> {
+  const context = await world.context();
+  const page = await context.newPage();
+  const dialogs: string[] = [];
+  page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
+  await page.goto('/dashboard/sign-in');
+  await page.fill('input[name=email]', email);
+  await page.fill('input[name=password]', password);
+  await Promise.all([page.waitForURL(/\/dashboard$/), page.click('main button[type=submit]')]);
+  return { page, dialogs };
+}
+
+/** POST /api/v1/calls/trigger on the server's HTTPS port (its self-signed certificate accepted), as an integrator would. */
+export async function apiTrigger(world: BrowserWorld, key: string, body: Record<string, unknown> = { phone_number: '+14155552671' }) {
+  const res = await httpsRequest(world.server.port, '/api/v1/calls/trigger', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: JSON.parse(res.body) as Record<string, unknown> };
+}
+
+/** Reloads `page` until `done` holds for the text of `selector` (background work finishes on its own schedule). */
+export async function reloadUntil(page: Page, selector: string, done: (text: string) => boolean, timeoutMs = 15_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = (await page.textContent(selector)) ?? '';
+    if (done(text)) return text;
+    if (Date.now() > deadline) throw new Error(`${page.url()}: ${selector} never became as expected; last text:\n${text}`);
+    await new Promise((r) => setTimeout(r, 250));
+    await page.reload();
+  }
+}
+
+/** Clicks what submits a form (or follows a link) and waits for the page it leads to (the 303's GET included). */
+export async function submit(page: Page, selector: string): Promise<void> {
+  await Promise.all([page.waitForNavigation(), page.click(selector)]);
 }

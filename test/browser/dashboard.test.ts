@@ -94,7 +94,7 @@ describe.skipIf(!available)('dashboard in chromium', { timeout: 60_000 }, () => 
     await page.fill('input[name=email]', 'owner@acme.example');
     await page.fill('input[name=password]', PASSWORD);
     await Promise.all([page.waitForURL(/\/dashboard$/), page.click('main button[type=submit]')]);
-    expect(await page.textContent('main strong')).toBe(HOSTILE_NAME);
+    expect(await page.textContent('#calls-now tbody th')).toBe(`${HOSTILE_NAME} (agency)`);
     expect(await page.textContent('header .who')).toContain(HOSTILE_NAME);
     expect(await page.locator('img').count()).toBe(0);
     expect(dialogs).toEqual([]);

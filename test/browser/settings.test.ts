@@ -1,0 +1,163 @@
+// Settings → API & Webhooks in a real browser (issue 14, point 7): a key generated and shown once (gone on reload and
+// on Back) that then triggers a call on the real HTTPS port; the API-access switch refusing and accepting that key; a
+// webhook URL with its signing secret shown once (and proven to be the one that signs); a delivery that failed, sent
+// again from the delivery log with the same webhook-id; and a client's name with markup shown as text.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { createAgent } from '../../src/admin/agents.js';
+import { errorMessage } from '../../src/errors.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { agencyWithUser, apiTrigger, chromiumAvailable, reloadUntil, signIn, startBrowserWorld, submit, type BrowserWorld, type SignedIn } from './browser.js';
+
+const available = chromiumAvailable();
+const SETTINGS = '/dashboard/settings/api-webhooks';
+const WEBHOOK_SECTION = 'section[aria-labelledby=webhook-heading]';
+
+let world: BrowserWorld;
+let receiver: Receiver;
+let owner: SignedIn;
+let key = '';
+
+// A real browser and a real server on a busy 2-core machine: each test gets a minute.
+describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout: 60_000 }, () => {
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    world = await startBrowserWorld({
+      DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '50', SIMULATED_TALK_MS: '100',
+      WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '2000',
+    });
+    const { accountId } = await agencyWithUser(world, 'Keys & Hooks Agency', 'owner@keys.example');
+    await createAgent(world.prisma, { accountId, name: 'Front desk', phone: '+14155550100' });
+    owner = await signIn(world, 'owner@keys.example');
+  }, 90_000);
+
+  it('generates a key shown once: not on reload, not on Back', async () => {
+    const page = await owner.page.context().newPage();
+    await page.goto(SETTINGS);
+    expect(await page.textContent('section[aria-labelledby=key-heading]')).toContain('No key yet.');
+    await page.click('section[aria-labelledby=key-heading] a.button');
+    await page.waitForURL(`**${SETTINGS}/key`);
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`${SETTINGS}/key`) && r.request().method() === 'POST'),
+      page.click('main button[type=submit]'),
+    ]);
+    expect(answer.status()).toBe(200);
+    expect(answer.headers()['cache-control']).toContain('no-store');
+    expect(await page.textContent('[role=status]')).toContain('A new API key is generated.');
+    key = await page.inputValue('#secret-value');
+    expect(key.length).toBeGreaterThan(30);
+
+    // Reload of the POST's answer: the same form sent again makes no second key and shows none.
+    await page.reload();
+    expect(await page.content()).not.toContain(key);
+    expect(await page.textContent('main')).toContain('This key was already shown');
+
+    // The settings page shows the prefix only; Back to the answer shows no key either.
+    await page.goto(SETTINGS);
+    const prefix = (await page.textContent('section[aria-labelledby=key-heading] dd code'))!.replace('…', '');
+    expect(key.startsWith(prefix)).toBe(true);
+    expect(await page.content()).not.toContain(key);
+    // Chromium does not show a no-store answer to a POST from its cache: it would have to send the form again.
+    const back = await page.goBack().then(() => 'shown from history', (error: Error) => error.message);
+    expect(back).toContain('net::ERR_CACHE_MISS');
+    await page.waitForURL(/^chrome-error:/);
+    await page.waitForLoadState();
+    expect(await page.textContent('body')).not.toContain(key);
+    await page.close();
+  });
+
+  it('the key triggers a call over HTTPS; API access off refuses it with 403, on again accepts it', async () => {
+    expect(key).not.toBe('');
+    const { page } = owner;
+    await page.goto(SETTINGS);
+    await page.selectOption('select[name=agent_id]', { label: 'Front desk · +14155550100' });
+    await Promise.all([page.waitForURL(`**${SETTINGS}`), page.click('section[aria-labelledby=agent-heading] button[type=submit]')]);
+    expect(await page.textContent('[role=status]')).toContain('The default agent is set');
+
+    expect(await apiTrigger(world, key)).toMatchObject({ status: 200, body: { success: true } });
+
+    await submit(page, 'button:has-text("Switch API access off")');
+    expect(await page.textContent('[role=status]')).toContain('API access is off');
+    expect(await page.textContent('section[aria-labelledby=access-heading] strong')).toBe('off');
+    expect(await apiTrigger(world, key)).toEqual({ status: 403, body: { success: false, error: errorMessage('API_ACCESS_DISABLED') } });
+
+    await submit(page, 'button:has-text("Switch API access on")');
+    expect(await page.textContent('[role=status]')).toBe('API access is on.');
+    expect(await apiTrigger(world, key)).toMatchObject({ status: 200, body: { success: true } });
+  });
+
+  it('sets a webhook with its secret shown once; a failed delivery is resent from the log with the same webhook-id', async () => {
+    expect(key).not.toBe('');
+    const { page } = owner;
+    // The receiver answers 410 Gone: the delivery fails at once and the endpoint is switched off.
+    receiver.respond = () => ({ status: 410 });
+    await page.goto(SETTINGS);
+    await page.click('a:has-text("Set a webhook URL")');
+    await page.waitForURL(`**${SETTINGS}/webhook`);
+    await page.fill('input[name=url]', receiver.url);
+    await submit(page, 'button:has-text("Set URL")');
+    expect(await page.textContent('[role=status]')).toContain(`The webhook URL is set to ${receiver.url}, with a new signing secret.`);
+    const secret = await page.inputValue('#secret-value');
+    expect(secret).toMatch(/^whsec_/);
+    await page.reload();
+    expect(await page.content()).not.toContain(secret);
+    expect(await page.textContent('main')).toContain('This signing secret was already shown');
+
+    const { body } = await apiTrigger(world, key, { phone_number: '+14155552671', metadata: { lead: 7 } });
+    const callId = body.call_id as string;
+    const [first] = await receiver.waitFor(1, 15_000);
+    // The secret shown is the one the events are signed with.
+    expect(() => new Webhook(secret).verify(first!.body, first!.headers as Record<string, string>)).not.toThrow();
+    // Every delivery of the call is over (the call ended; none waits to be sent) before the endpoint is on again.
+    await page.goto(`/dashboard/calls/${callId}`);
+    await reloadUntil(page, 'dl.facts', (text) => text.includes('Completed'));
+    await page.goto(SETTINGS);
+    const section = await reloadUntil(page, WEBHOOK_SECTION, (text) => text.includes('0 waiting to be sent'));
+    expect(section).toContain('Disabled: answered 410 Gone');
+
+    receiver.respond = () => ({ status: 200 });
+    await submit(page, 'button:has-text("Enable again")');
+    expect(await page.textContent('[role=status]')).toContain('The endpoint is enabled again');
+    await submit(page, 'a:has-text("Delivery log")');
+    await page.click('a:has-text("Failed only")');
+    await page.waitForURL(`**${SETTINGS}/deliveries?failed=1`);
+    const row = page.locator('table.log tbody tr', { hasText: 'call.started' });
+    expect(await row.textContent()).toContain('HTTP 410');
+    const action = (await row.locator('form').getAttribute('action'))!;
+    const deliveryId = /\/deliveries\/([0-9a-f-]{36})\/resend$/.exec(action)![1]!;
+    expect(first!.headers['webhook-id']).toBe(deliveryId);
+
+    const before = receiver.received.length;
+    await Promise.all([page.waitForNavigation(), row.locator('button:has-text("Resend")').click()]);
+    expect(await page.textContent('[role=status]')).toBe('The delivery will be sent again in a moment, with the same webhook-id.');
+    const again = (await receiver.waitFor(before + 1, 15_000))[before]!;
+    expect(again.headers['webhook-id']).toBe(deliveryId);
+    expect(again.body).toBe(first!.body);
+    expect(() => new Webhook(secret).verify(again.body, again.headers as Record<string, string>)).not.toThrow();
+
+    // The log shows the second attempt; the delivery is no longer among the failed ones.
+    await submit(page, 'a:has-text("All deliveries")');
+    const shown = await reloadUntil(page, 'table.log tbody', (text) => text.includes('HTTP 200'));
+    expect(shown).toContain('HTTP 410');
+    await page.goto(`${SETTINGS}/deliveries?failed=1`);
+    expect(await page.locator('table.log tbody tr', { hasText: 'call.started' }).count()).toBe(0);
+  });
+
+  it("shows markup in a client's name, made in the Clients page, as text", async () => {
+    const hostile = '<script>alert("client")</script><img src=x onerror=alert(2)> Smile & "Co" Zoë';
+    const { page, dialogs } = owner;
+    await page.goto('/dashboard/clients');
+    await page.fill('input[name=name]', hostile);
+    await page.click('button:has-text("Create client")');
+    await page.waitForURL(/\/dashboard\/clients\/[0-9a-f-]{36}$/);
+    expect(await page.textContent('[role=status]')).toBe(`The client ${hostile} is created.`);
+    expect(await page.textContent('h1')).toBe(`Client: ${hostile}`);
+    expect(await page.textContent('dl.facts dd')).toBe(hostile);
+    await page.goto('/dashboard/clients');
+    expect(await page.textContent('table.log tbody td a')).toBe(hostile);
+    await page.goto('/dashboard');
+    expect(await page.textContent('#calls-now tbody')).toContain(hostile);
+    expect(await page.locator('img').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+  });
+});
