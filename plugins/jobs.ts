@@ -7,6 +7,7 @@ import type { Dialer } from '../src/dispatch/dialer.js';
 import { Dispatcher, type DispatcherOptions } from '../src/dispatch/dispatcher.js';
 import { SimulatedDialer } from '../src/dispatch/simulated-dialer.js';
 import { CoalescedNotify } from '../src/jobs/coalesced-notify.js';
+import { requestsFirst } from '../src/jobs/requests-first.js';
 import { RetentionJob, retentionPolicy, type RetentionJobOptions } from '../src/jobs/retention.js';
 import { sqlPool } from '../src/storage/database.js';
 import { createRetentionPool, RETENTION_TABLES } from '../src/storage/retention.js';
@@ -42,6 +43,8 @@ export default fp<JobsOptions>(
   async (fastify, options) => {
     const { config } = fastify;
     const dialer = options.dialer ?? (await createDialer(fastify));
+    // Background passes give way to requests waiting for a database connection (up to 100 ms at a time).
+    const giveWay = requestsFirst(sqlPool(fastify.prisma));
     fastify.decorate('dialer', dialer);
 
     const dispatcher = config.DISPATCH_ENABLED
@@ -54,6 +57,7 @@ export default fp<JobsOptions>(
           maxConcurrentCalls: config.MAX_CONCURRENT_CALLS,
           simulated: { ringMs: config.SIMULATED_RING_MS, talkMs: config.SIMULATED_TALK_MS },
           leaseMs: config.DISPATCH_LEASE_MS,
+          requestsFirst: giveWay,
           // startedAt is the claim time: dialling began from the caller's point of view.
           onClaimed: (call) => fastify.metrics.dispatchLatency.observe(Math.max(0, (call.startedAt ?? fastify.now()).getTime() - call.createdAt.getTime()) / 1000),
           ...options.dispatcher,
@@ -74,6 +78,7 @@ export default fp<JobsOptions>(
           log: fastify.log.child({ component: 'webhooks' }),
           // A lease outlives its attempt: no second process sends while the first still waits for an answer.
           leaseMs: timeoutMs * 2 + 5_000,
+          requestsFirst: giveWay,
           ...workerOptions,
           onAttempt: (outcome, result) => {
             fastify.metrics.webhookAttempts.inc({ outcome });

@@ -25,6 +25,8 @@ export interface DispatcherOptions {
   /** The background pool's client (fastify.backgroundPrisma): this work waits for connections, requests do not. */
   prisma: PrismaClient;
   databaseUrl: string;
+  /** Awaited between the statements of a pass: background work gives way to waiting requests (src/jobs/requests-first.ts). */
+  requestsFirst?: () => Promise<void>;
   dialer: Dialer;
   now: () => Date;
   log: FastifyBaseLogger;
@@ -103,10 +105,14 @@ export class Dispatcher {
 
   /** One full pass. */
   async tick() {
+    const giveWay = this.options.requestsFirst ?? (async () => undefined);
+    await giveWay();
     await this.expire();
     await this.recover();
+    do await giveWay();
     while ((await this.claim()) > 0 && !this.loop.stopped);
     if (this.options.simulated && this.options.dialer.kind === 'simulated') {
+      await giveWay();
       await advanceSimulatedCalls(this.options.prisma, this.options.now(), this.options.simulated);
     }
   }

@@ -19,6 +19,8 @@ export interface DeliveryWorkerOptions {
   /** The background pool's client (fastify.backgroundPrisma): this work waits for connections, requests do not. */
   prisma: PrismaClient;
   databaseUrl: string;
+  /** Awaited before a claim: background work gives way to waiting requests (src/jobs/requests-first.ts). */
+  requestsFirst?: () => Promise<void>;
   sender: WebhookSender;
   now: () => Date;
   log: FastifyBaseLogger;
@@ -80,6 +82,7 @@ export class DeliveryWorker {
     const perEndpoint = this.options.perEndpoint ?? 10;
     const room = (this.options.maxInFlight ?? 200) - this.inFlight.size;
     if (room <= 0) return;
+    await this.options.requestsFirst?.();
     const now = this.options.now();
     const claimed = await claimDueDeliveries(this.pool, { now, inFlight: this.perEndpointCount, perEndpoint, limit: room, leaseUntil: new Date(now.getTime() + this.options.leaseMs) });
     for (const delivery of claimed) {
