@@ -56,7 +56,9 @@ const Before = Type.Optional(Type.String({ maxLength: 100, description: 'Cursor:
 export const DeliveryLogQuery = Type.Object({ failed: FailedOnly, before: Before }, { description: "One page of the endpoint's deliveries, newest first" });
 export type DeliveryLogQuery = Static<typeof DeliveryLogQuery>;
 
-export const ResendForm = Form({ failed: FailedOnly, before: Before }, 'Send one delivery again (the log page to come back to)');
+const FromCall = Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: "The call whose detail view the button is on: back there afterwards" }));
+
+export const ResendForm = Form({ failed: FailedOnly, before: Before, call: FromCall }, 'Send one delivery again (the page to come back to)');
 export type ResendForm = Static<typeof ResendForm>;
 
 export const ResendFailedForm = Form(

@@ -313,6 +313,8 @@ describe('the webhook endpoint', () => {
 
     const log = await visitor.get(`${OWN}/deliveries`);
     expect(log.body).toContain(callId);
+    // Each delivery links to its call's detail view.
+    expect(log.body).toContain(`href="/dashboard/calls/${callId}"`);
     expect(log.body).toMatch(/HTTP 410 · \d+ ms/);
     expect(log.body).toContain('Deliveries cannot be resent while the endpoint is disabled');
     const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } });
@@ -356,7 +358,7 @@ describe('the webhook endpoint', () => {
     await app.prisma.webhookDelivery.updateMany({ where: { callId: old }, data: { createdAt: new Date(Date.now() - 2 * 3_600_000) } });
 
     const failed = (await visitor.get(`${OWN}/deliveries?failed=1`)).body;
-    const order = [...failed.matchAll(/<td><code>([0-9a-f-]{36})<\/code><\/td>/g)].map((m) => m[1]);
+    const order = [...failed.matchAll(/<td><a href="\/dashboard\/calls\/[0-9a-f-]{36}"><code>([0-9a-f-]{36})<\/code><\/a><\/td>/g)].map((m) => m[1]);
     expect(new Set(order.slice(0, 2))).toEqual(new Set(recent));
     expect(order[2]).toBe(old);
     expect(failed).toMatch(/HTTP 500 · \d+ ms/);

@@ -309,6 +309,9 @@ describe('the call detail view', () => {
     const before = receiver.received.length;
     const res = await visitors.A.submit(page, action);
     expect(res.status).toBe(303);
+    // Back to the call it was resent from, saying so.
+    expect(res.location).toBe(page);
+    expect((await visitors.A.get(page)).body).toContain('The delivery will be sent again in a moment');
     const again = await receiver.waitFor(before + 1);
     expect(again.at(-1)!.headers['webhook-id']).toBe(delivery.id);
     expect(await app.prisma.auditEntry.count({ where: { accountId: tenants.A.accountId, action: 'deliveries_resent' } })).toBe(1);
@@ -322,8 +325,9 @@ describe('the call detail view', () => {
     // The endpoint switched off (a 410): nothing changes, and the answer says why.
     await app.prisma.webhookEndpoint.update({ where: { accountId: tenants.A1.accountId }, data: { enabled: false, disabledReason: 'it answered 410 Gone' } });
     const refused = await visitors.A1.submit(`/dashboard/calls/${call}`, `/dashboard/settings/api-webhooks/deliveries/${failedId}/resend`);
-    expect(refused.status).toBe(400);
-    expect(refused.body).toContain('it answered 410 Gone');
+    expect(refused.status).toBe(303);
+    expect(refused.location).toBe(`/dashboard/calls/${call}`);
+    expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain('it answered 410 Gone');
     expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: failedId } })).status).toBe('failed');
     expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain('href="/dashboard/settings/api-webhooks/deliveries"');
   });

@@ -310,15 +310,19 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
         const account = await place.account(request, reply);
         if (request.validationError?.validationContext === 'body') return logPage(reply, account, {}, 400, formProblem(request));
         const query = { failed: request.body.failed, before: request.body.before };
+        // From a call's detail view: back to it (the call page checks its own tenancy).
+        const callPage = request.body.call ? `/dashboard/calls/${request.body.call.toLowerCase()}` : null;
         try {
           // A delivery of another account's endpoint is NoSuchDelivery, answered as any unknown id.
           await replayDelivery(prisma, request.params.deliveryId.toLowerCase(), actorOf(request), { accountId: account.id, now: fastify.now() });
         } catch (error) {
           if (error instanceof NoSuchDelivery) throw fastify.httpErrors.notFound();
           if (!(error instanceof AdminError)) throw error;
+          if (callPage) return reply.seeOther(callPage, { kind: 'error', text: error.message });
           return logPage(reply, account, query, 400, error.message);
         }
-        return reply.seeOther(logHref(place.base(account.id), query), { kind: 'ok', text: 'The delivery will be sent again in a moment, with the same webhook-id.' });
+        const done = { kind: 'ok' as const, text: 'The delivery will be sent again in a moment, with the same webhook-id.' };
+        return reply.seeOther(callPage ?? logHref(place.base(account.id), query), done);
       },
     );
 
