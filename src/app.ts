@@ -13,6 +13,7 @@ import errors from '../plugins/errors.js';
 import httpsOnly from '../plugins/https-only.js';
 import access from '../plugins/access.js';
 import bearerAuth from '../plugins/bearer-auth.js';
+import keyUsage from '../plugins/key-usage.js';
 import failedAuthThrottle from '../plugins/failed-auth-throttle.js';
 import idempotency from '../plugins/idempotency.js';
 import jobs, { type JobsOptions } from '../plugins/jobs.js';
@@ -67,6 +68,7 @@ export async function app(fastify: FastifyInstance, { config, databaseUrl, clock
       await api.register(keyInUrl);
       await api.register(failedAuthThrottle, { failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE });
       await api.register(bearerAuth);
+      await api.register(keyUsage);
       await api.register(access);
       await api.register(rateLimit, { perMinute: config.RATE_LIMIT_PER_MINUTE });
       await api.register(idempotency);

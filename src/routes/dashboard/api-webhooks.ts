@@ -18,7 +18,7 @@ import {
 } from '../../../schemas/dashboard/api-webhooks.js';
 import { countOpenDeliveries, listEndpointDeliveries, type DeliveryCursor } from '../../storage/deliveries.js';
 import { findEndpointOfAccount } from '../../storage/endpoints.js';
-import { findActiveKey, findApiAccessState, lastCallAcceptedSince, listUsableAgents } from '../../storage/keys.js';
+import { findActiveKey, findApiAccessState, listUsableAgents } from '../../storage/keys.js';
 import { clientIp, formProblem } from './form-problem.js';
 
 type Account = Awaited<ReturnType<typeof managedAccount>>;
@@ -109,10 +109,7 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
       listUsableAgents(prisma, account, AGENTS_LISTED),
       findEndpointOfAccount(prisma, account.id),
     ]);
-    const [lastUsed, counts] = await Promise.all([
-      key ? lastCallAcceptedSince(prisma, account.id, key.createdAt) : null,
-      endpoint ? countOpenDeliveries(prisma, endpoint.id) : null,
-    ]);
+    const counts = endpoint ? await countOpenDeliveries(prisma, endpoint.id) : null;
     const planAllows = access?.plan === REQUIRED_PLAN;
     return {
       title: account.kind === 'client' ? `API & Webhooks · ${account.name}` : 'Settings → API & Webhooks',
@@ -122,7 +119,7 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
       clientHref: place === CLIENT ? `/dashboard/clients/${account.id}` : null,
       planAllows,
       planMessage: planAllows ? null : 'API access requires the agency plan',
-      key: key && { prefix: key.displayPrefix, createdAt: when(key.createdAt), lastUsed: when(lastUsed) },
+      key: key && { prefix: key.displayPrefix, createdAt: when(key.createdAt), lastUsed: when(key.lastUsedAt) },
       access: {
         on: access?.accountSwitch ?? false,
         agencyOff: access?.agencySwitch === false,

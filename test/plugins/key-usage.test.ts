@@ -1,0 +1,42 @@
+// When a key was last used: written after the response, at most once a minute per key and process, never for a
+// request the key did not authenticate, and never moved back.
+import { describe, expect, it } from 'vitest';
+import { buildTestApp } from '../helpers/app.js';
+import { createTenant } from '../helpers/fixtures.js';
+import { waitFor } from '../helpers/wait.js';
+
+const TRIGGER = { phone_number: '+14155552671' };
+
+describe('key usage', () => {
+  it('records when a key authenticated a request, to the minute, and only for that key', async () => {
+    let now = new Date('2026-11-23T10:00:00.000Z');
+    const { app } = await buildTestApp({ clock: () => now, env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false' } });
+    const used = await createTenant(app.prisma);
+    const unused = await createTenant(app.prisma);
+    const lastUsed = async (accountId: string) => (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
+    const send = (key: string, body: object = TRIGGER) =>
+      app.inject({ method: 'POST', url: '/api/v1/calls/trigger', headers: { authorization: `Bearer ${key}`, 'x-forwarded-proto': 'https' }, payload: body });
+
+    expect(await lastUsed(used.accountId)).toBeNull();
+    // A refused body still used the key: it authenticated the request.
+    expect((await send(used.key, { phone_number: 'not a number' })).statusCode).toBe(400);
+    expect(await waitFor(() => lastUsed(used.accountId), (at) => at !== null)).toEqual(now);
+
+    // Within the minute: no write.
+    const first = now;
+    now = new Date(first.getTime() + 30_000);
+    expect((await send(used.key)).statusCode).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await lastUsed(used.accountId)).toEqual(first);
+
+    // A minute later: written again.
+    now = new Date(first.getTime() + 61_000);
+    expect((await send(used.key)).statusCode).toBe(200);
+    expect(await waitFor(() => lastUsed(used.accountId), (at) => at?.getTime() === now.getTime())).toEqual(now);
+
+    // A key that does not work touches nothing; the other account's key was never used.
+    expect((await send(`${unused.key.slice(0, -8)}AAAAAAAA`)).statusCode).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await lastUsed(unused.accountId)).toBeNull();
+  });
+});
