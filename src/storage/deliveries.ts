@@ -25,8 +25,10 @@ export interface ClaimedDelivery {
 // commits and skips it. An endpoint with attempts in flight here gets only the rest of its cap ($6, $7), so two
 // events written between passes cannot take it over the cap.
 const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
-  WITH due AS (
-    SELECT id FROM (
+  WITH in_flight AS (
+    SELECT * FROM unnest($6::uuid[], $7::int[]) AS f(endpoint_id, n)
+  ), due AS (
+    SELECT ranked.id FROM (
       SELECT d.id, d.endpoint_id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
         FROM webhook_deliveries d
        WHERE d.status = 'pending' AND d.next_attempt_at <= $1
@@ -34,14 +36,15 @@ const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
          AND NOT (d.endpoint_id = ANY($2::uuid[]))
        ORDER BY d.next_attempt_at LIMIT 1000
     ) ranked
-     WHERE rank <= $3 - COALESCE((SELECT f.n FROM unnest($6::uuid[], $7::int[]) AS f(endpoint_id, n) WHERE f.endpoint_id = ranked.endpoint_id), 0)
+    LEFT JOIN in_flight f ON f.endpoint_id = ranked.endpoint_id
+     WHERE ranked.rank <= $3 - COALESCE(f.n, 0)
      LIMIT $4
   )
   UPDATE webhook_deliveries d SET lease_expires_at = $5
     FROM due, webhook_endpoints e
    WHERE d.id = due.id AND e.id = d.endpoint_id AND d.status = 'pending'
      AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
-  RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`);
+  RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`, { planEachTime: true });
 
 /**
  * Leases up to `limit` due deliveries until `leaseUntil`, at most `perEndpoint` per endpoint counting the attempts

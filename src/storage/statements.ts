@@ -22,8 +22,13 @@ export function namedStatementsInUse(): boolean {
   return named;
 }
 
-/** Declares a statement at module load. Spread it into a query config: `pool.query({ ...STATEMENT, values })`. */
-export function statement(name: string, text: string): Statement {
+/**
+ * Declares a statement at module load. Spread it into a query config: `pool.query({ ...STATEMENT, values })`.
+ * `planEachTime`: never prepared (sent unnamed, so PostgreSQL plans it with the values of each execution). For a
+ * statement whose best plan depends on how many rows its values select, where a cached generic plan can be orders
+ * of magnitude slower than a plan made for the values at hand; worth it only off the request path.
+ */
+export function statement(name: string, text: string, options: { planEachTime?: boolean } = {}): Statement {
   const existing = registry.get(name);
   if (existing !== undefined && existing !== text) throw new Error(`statement ${name} declared twice with different texts`);
   registry.set(name, text);
@@ -31,7 +36,7 @@ export function statement(name: string, text: string): Statement {
   return {
     text,
     get name() {
-      return named ? name : undefined;
+      return named && !options.planEachTime ? name : undefined;
     },
   };
 }
