@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import * as phase from './phases.js';
 import { ROOT, startBaseline, startService, type Child } from './processes.js';
 import { startReceiver } from './receiver.js';
+import { stalledStartedLatency } from './stalled.js';
 import { writeResults, type Results } from './report.js';
 import { BENCH_CLIENT_IP, type Server, type Settings } from './scenarios.js';
 import { connect, createTenants, freshDatabase, machineFacts, withoutServiceTriggers, type BenchDatabase } from './setup.js';
@@ -16,7 +17,7 @@ const env = process.env;
 const ADMIN_URL = env.BENCH_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const ROUNDS = Number(env.BENCH_ROUNDS || 3);
-/** A subset of accepted,paced,diagnostic,started,webhooks,refusals (to iterate on one figure); default: all. */
+/** A subset of accepted,paced,diagnostic,started,stalled,webhooks,refusals (to iterate on one figure); default: all. */
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : null;
 const runs = (name: string) => !ONLY || ONLY.has(name);
 // Experiments only (e.g. BENCH_SERVICE_ENV=LOG_LEVEL=warn,SIMULATED_TALK_MS=5000): overrides for the service.
@@ -104,6 +105,7 @@ async function main() {
     if (runs('started')) await phase.startedLatency(bench, service);
     if (runs('webhooks')) await phase.webhookDrain(bench);
     await service.stop();
+    if (runs('stalled')) await stalledStartedLatency(bench, { env: ACCEPTING_ENV, fresh, serve });
 
     if (runs('diagnostic') && Number.isFinite(baselinePeak)) {
       // Its own database: with no dispatcher its calls stay queued and must not reach the other service.

@@ -7,6 +7,7 @@ import { cpuSince, cpuSnapshot } from './cpu.js';
 import { runLoadProcess } from './processes.js';
 import type { Receiver } from './receiver.js';
 import { createPendingDeliveries, waitIdle, type Tenant } from './setup.js';
+import { startedBreakdown, type Breakdown } from './started-breakdown.js';
 import { percentiles, type Percentiles } from './stats.js';
 
 export const TRIGGER_PATH = '/api/v1/calls/trigger';
@@ -100,7 +101,9 @@ export async function unauthenticated(port: number, s: Settings, distinct = fals
 }
 
 /** Trigger sent -> its call.started received, at a fixed rate with zero ring time. */
-export async function startedLatency(port: number, tenants: Tenant[], receiver: Receiver, db: pg.Client, s: Settings): Promise<Percentiles & { calls: number; missing: number }> {
+export async function startedLatency(
+  port: number, tenants: Tenant[], receiver: Receiver, db: pg.Client, s: Settings, options = { waitIdle: true },
+): Promise<{ latency: Percentiles & { calls: number; missing: number }; breakdown: Breakdown }> {
   receiver.started.clear();
   receiver.watchStarted = true;
   try {
@@ -112,8 +115,9 @@ export async function startedLatency(port: number, tenants: Tenant[], receiver: 
     const deadline = Date.now() + 15_000;
     while (calls.some(([id]) => !receiver.started.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const latencies = calls.filter(([id]) => receiver.started.has(id)).map(([id, sentAt]) => receiver.started.get(id)! - sentAt);
-    await waitIdle(db);
-    return { ...percentiles(latencies), calls: calls.length, missing: calls.length - latencies.length };
+    if (options.waitIdle) await waitIdle(db);
+    const breakdown = await startedBreakdown(db, calls, receiver.started);
+    return { latency: { ...percentiles(latencies), calls: calls.length, missing: calls.length - latencies.length }, breakdown };
   } finally {
     receiver.watchStarted = false;
   }
