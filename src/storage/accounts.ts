@@ -1,9 +1,8 @@
-// The accounts, agents and api_keys tables as operators change them: agencies and clients, plans, API access, agents,
-// the default agent, and replacing an account's key. Prisma Client, except the row lock of a key rotation. (The
-// key lookup of every request is storage/keys.ts.)
+// The accounts and agents tables as operators change them and the dashboard lists them: agencies and clients, plans,
+// agents. Prisma Client throughout. (Keys, the API-access switch and the default agent, changed inside the audited
+// transactions of src/admin, are storage/keys.ts; the key lookup of every request too.)
 import type { Account, Agent, Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, Plan } from '../generated/prisma/enums.js';
-import { statement } from './statements.js';
 
 export async function findAccountById(prisma: PrismaClient, accountId: string): Promise<Account | null> {
   return prisma.account.findUnique({ where: { id: accountId } });
@@ -21,29 +20,6 @@ export async function setAccountPlan(prisma: PrismaClient, accountId: string, pl
   await prisma.account.update({ where: { id: accountId }, data: { plan } });
 }
 
-export async function setAccountApiAccess(prisma: PrismaClient, accountId: string, enabled: boolean): Promise<void> {
-  await prisma.account.update({ where: { id: accountId }, data: { apiAccessEnabled: enabled } });
-}
-
-export async function setAccountDefaultAgent(prisma: PrismaClient, accountId: string, agentId: string): Promise<void> {
-  await prisma.account.update({ where: { id: accountId }, data: { defaultAgentId: agentId } });
-}
-
-// Hand-written: a row lock (SELECT ... FOR UPDATE), which Prisma Client cannot express.
-const LOCK_ACCOUNT = statement('oct_lock_account', 'SELECT id FROM accounts WHERE id = $1::uuid FOR UPDATE');
-
-/**
- * Revokes the account's active key and stores a new one (its digest only), in one transaction: rotations of one
- * account are serialised on its row, so that exactly one key stays active.
- */
-export async function replaceApiKey(prisma: PrismaClient, accountId: string, key: { digest: Uint8Array; displayPrefix: string }, now: Date): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    await tx.$queryRawUnsafe(LOCK_ACCOUNT.text, accountId);
-    await tx.apiKey.updateMany({ where: { accountId, revokedAt: null }, data: { revokedAt: now } });
-    await tx.apiKey.create({ data: { accountId, digest: new Uint8Array(key.digest), displayPrefix: key.displayPrefix } });
-  });
-}
-
 export interface NewAgent {
   accountId: string;
   agencyId: string;
@@ -52,10 +28,6 @@ export interface NewAgent {
   timezone: string;
   callingWindows: Prisma.InputJsonValue;
   outsideWindowPolicy: OutsideWindowPolicy;
-}
-
-export async function insertAgent(prisma: PrismaClient, agent: NewAgent): Promise<{ id: string }> {
-  return prisma.agent.create({ data: agent, select: { id: true } });
 }
 
 export async function findAgentById(prisma: PrismaClient, agentId: string): Promise<Agent | null> {
