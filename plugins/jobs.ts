@@ -47,26 +47,6 @@ export default fp<JobsOptions>(
     const giveWay = requestsFirst(sqlPool(fastify.prisma));
     fastify.decorate('dialer', dialer);
 
-    const dispatcher = config.DISPATCH_ENABLED
-      ? new Dispatcher({
-          prisma: fastify.backgroundPrisma,
-          databaseUrl: options.databaseUrl,
-          dialer,
-          now: fastify.now,
-          log: fastify.log.child({ component: 'dispatcher' }),
-          maxConcurrentCalls: config.MAX_CONCURRENT_CALLS,
-          simulated: { ringMs: config.SIMULATED_RING_MS, talkMs: config.SIMULATED_TALK_MS },
-          leaseMs: config.DISPATCH_LEASE_MS,
-          requestsFirst: giveWay,
-          // startedAt is the claim time: dialling began from the caller's point of view.
-          onClaimed: (call) => fastify.metrics.dispatchLatency.observe(Math.max(0, (call.startedAt ?? fastify.now()).getTime() - call.createdAt.getTime()) / 1000),
-          ...options.dispatcher,
-        })
-      : null;
-    fastify.decorate('dispatcher', dispatcher);
-    const notifier = dispatcher ? null : new CoalescedNotify(sqlPool(fastify.backgroundPrisma), CALLS_CHANNEL, fastify.log);
-    fastify.decorate('wakeDispatchers', () => (dispatcher ? dispatcher.wake() : notifier!.notify()));
-
     const { timeoutMs = config.WEBHOOK_TIMEOUT_MS, onAttempt, ...workerOptions } = options.webhooks ?? {};
     const sender = new WebhookSender({ allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs });
     const deliveryWorker = config.WEBHOOK_DELIVERY_ENABLED
@@ -88,6 +68,28 @@ export default fp<JobsOptions>(
         })
       : null;
     fastify.decorate('deliveryWorker', deliveryWorker);
+
+    const dispatcher = config.DISPATCH_ENABLED
+      ? new Dispatcher({
+          prisma: fastify.backgroundPrisma,
+          databaseUrl: options.databaseUrl,
+          dialer,
+          now: fastify.now,
+          log: fastify.log.child({ component: 'dispatcher' }),
+          maxConcurrentCalls: config.MAX_CONCURRENT_CALLS,
+          simulated: { ringMs: config.SIMULATED_RING_MS, talkMs: config.SIMULATED_TALK_MS },
+          leaseMs: config.DISPATCH_LEASE_MS,
+          requestsFirst: giveWay,
+          // startedAt is the claim time: dialling began from the caller's point of view.
+          onClaimed: (call) => fastify.metrics.dispatchLatency.observe(Math.max(0, (call.startedAt ?? fastify.now()).getTime() - call.createdAt.getTime()) / 1000),
+          // This process's worker sends a claim's call.started deliveries as soon as the claim commits.
+          ...(deliveryWorker ? { webhooks: deliveryWorker } : {}),
+          ...options.dispatcher,
+        })
+      : null;
+    fastify.decorate('dispatcher', dispatcher);
+    const notifier = dispatcher ? null : new CoalescedNotify(sqlPool(fastify.backgroundPrisma), CALLS_CHANNEL, fastify.log);
+    fastify.decorate('wakeDispatchers', () => (dispatcher ? dispatcher.wake() : notifier!.notify()));
 
     // Its own two connections (src/storage/retention.ts says why), opened only while a pass runs.
     const retentionPool = config.RETENTION_ENABLED ? createRetentionPool(options.databaseUrl) : null;
@@ -112,8 +114,9 @@ export default fp<JobsOptions>(
     fastify.decorate('retention', retention);
 
     fastify.addHook('onReady', async () => {
-      await dispatcher?.start();
+      // The worker first: the dispatcher hands it the deliveries of its first claims.
       await deliveryWorker?.start();
+      await dispatcher?.start();
       retention?.start();
     });
     fastify.addHook('onClose', async () => {

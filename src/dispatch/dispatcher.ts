@@ -2,6 +2,10 @@
 // concurrency across all replicas (one claimer per account at a time, by an advisory lock, while slots are counted
 // and taken), dials them under a lease, recovers calls whose claimer died, expires calls that waited too long, and
 // advances simulated calls.
+//
+// Two kinds of pass, each never twice at once: claims, woken by every acceptance (in process), by freed slots
+// (NOTIFY) and by the poll; and housekeeping (expiry and recovery sweeps on the poll, simulated calls advanced on
+// their scripted times), which runs beside the claims so that a new call never waits for it (issue 16.3).
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
@@ -12,6 +16,7 @@ import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } f
 import type { Dialer } from './dialer.js';
 import { advanceSimulatedCalls } from './simulated-dialer.js';
 import { Batcher } from '../jobs/batcher.js';
+import { SingleFlight } from '../jobs/single-flight.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import {
@@ -19,6 +24,7 @@ import {
   rescheduleCalls, staleClaims, takeOverClaim,
 } from '../storage/call-claims.js';
 import { sqlPool } from '../storage/database.js';
+import { leaseDeliveriesOfCalls, type ClaimedDelivery } from '../storage/deliveries.js';
 import { inTransaction } from '../storage/transaction.js';
 
 export interface DispatcherOptions {
@@ -40,6 +46,19 @@ export interface DispatcherOptions {
   beforeDial?: (call: Call) => Promise<void> | void;
   /** Observes each call this dispatcher claimed, after the claim commits (metrics: dispatch latency). */
   onClaimed?: (call: Call) => void;
+  /**
+   * This process's webhook worker, if it has one: the call.started deliveries a claim writes are leased to it in the
+   * claim's transaction and handed over after the commit, so a call's first webhook goes out without waiting for the
+   * worker to be woken and to claim it.
+   */
+  webhooks?: WebhookHandOff;
+}
+
+export interface WebhookHandOff {
+  /** How long a delivery handed over stays leased to the worker. */
+  readonly leaseMs: number;
+  /** Sends deliveries leased to it (or gives them back); called after the transaction that leased them commits. */
+  take(deliveries: ClaimedDelivery[]): void;
 }
 
 const CLAIM_ACCOUNTS_PER_PASS = 50;
@@ -60,6 +79,9 @@ export class Dispatcher {
   readonly id = `${process.pid}-${randomUUID().slice(0, 8)}`;
   private readonly leaseMs: number;
   private readonly loop: WakeableLoop;
+  /** Housekeeping: the sweeps (when due: on the poll) and the simulated calls' next steps. */
+  private readonly housekeeping: SingleFlight;
+  private sweepDue = true;
   private readonly dialing = new Set<Promise<void>>();
   private readonly pool: pg.Pool;
   /** The database going away fails the bookkeeping of every call in flight at once. */
@@ -79,50 +101,105 @@ export class Dispatcher {
     this.pool = sqlPool(options.prisma);
     this.logs = new ThrottledLog(options.log);
     this.loop = new WakeableLoop({
-      name: 'dispatcher', databaseUrl: options.databaseUrl, channel: CALLS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log, pass: () => this.tick(),
+      name: 'dispatcher', databaseUrl: options.databaseUrl, channel: CALLS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log,
+      pass: () => this.claims(),
+      onPoll: () => this.sweep(),
     });
+    this.housekeeping = new SingleFlight(
+      async () => {
+        if (this.loop.stopped) return;
+        await this.housekeep();
+        this.logs.recovered('housekeeping', 'dispatcher housekeeping succeeds again');
+      },
+      (error) => this.logs.error('housekeeping', { err: error }, 'dispatcher housekeeping failed'),
+    );
   }
 
   async start() {
     await this.loop.start();
+    this.sweep();
   }
 
   async stop() {
     await this.loop.stop();
+    await this.housekeeping.settle();
     await Promise.allSettled([...this.dialing]);
   }
 
-  /** Runs a pass now, or right after the current one. */
+  /** Runs a claim pass now, or right after the current one. */
   wake() {
     this.loop.wake();
   }
 
-  /** Runs passes until none is pending, and waits for their dials: tests use it after moving an injected clock. */
+  /**
+   * Runs housekeeping (sweeps included) and then claims until none is pending, and waits for their dials: tests use
+   * it after moving an injected clock.
+   */
   async settle() {
+    this.sweep();
+    await this.housekeeping.settle();
     await this.loop.settle();
     await Promise.allSettled([...this.dialing]);
   }
 
-  /** One full pass. */
+  /** One full pass in this order: the sweeps, the claims, the simulated calls' next steps. */
   async tick() {
-    const giveWay = this.options.requestsFirst ?? (async () => undefined);
-    await giveWay();
+    await this.giveWay();
     await this.expire();
     await this.recover();
-    do await giveWay();
-    while ((await this.claim()) > 0 && !this.loop.stopped);
-    if (this.options.simulated && this.options.dialer.kind === 'simulated') {
-      await giveWay();
-      await advanceSimulatedCalls(this.options.prisma, this.options.now(), this.options.simulated);
-    }
+    await this.claims();
+    await this.advance();
   }
 
-  /** Claims due calls of up to 50 accounts in one transaction; returns how many were claimed. */
-  private async claim(): Promise<number> {
+  private giveWay() {
+    return this.options.requestsFirst?.() ?? Promise.resolve();
+  }
+
+  /** Asks for the expiry and recovery sweeps in the next housekeeping pass. */
+  private sweep() {
+    this.sweepDue = true;
+    if (!this.loop.stopped) this.housekeeping.request();
+  }
+
+  /** Asks for the simulated calls' next steps. */
+  private advanceSoon() {
+    if (!this.loop.stopped) this.housekeeping.request();
+  }
+
+  private async housekeep() {
+    if (this.sweepDue) {
+      this.sweepDue = false;
+      await this.giveWay();
+      await this.expire();
+      await this.recover();
+    }
+    await this.advance();
+  }
+
+  /** Claims until nothing more is due (the usual pass: one claim transaction and done). */
+  private async claims() {
+    do await this.giveWay();
+    while ((await this.claim()) && !this.loop.stopped);
+  }
+
+  private async advance() {
+    if (!this.options.simulated || this.options.dialer.kind !== 'simulated') return;
+    await this.giveWay();
+    await advanceSimulatedCalls(this.options.prisma, this.options.now(), this.options.simulated);
+  }
+
+  /**
+   * Claims due calls of up to 50 accounts in one transaction. Returns whether another claim may find more at once:
+   * more accounts were due than one claim takes, or calls were put back to wait for their window (the calls behind
+   * them may be dialable). A call accepted meanwhile wakes the claims itself.
+   */
+  private async claim(): Promise<boolean> {
     const { now: clock, maxConcurrentCalls } = this.options;
     const now = clock();
     const due = await dueAccounts(this.pool, { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS });
-    if (due.length === 0) return 0;
+    if (due.length === 0) return false;
+    let rescheduled = false;
+    let handOver: ClaimedDelivery[] = [];
     const claimed = await inTransaction(this.pool, async (client) => {
       const locked = await lockAccountsForClaim(client, due);
       if (locked.length === 0) return [];
@@ -142,11 +219,18 @@ export class Dispatcher {
       }
       if (waiting.length > 0) {
         await rescheduleCalls(client, waiting);
+        rescheduled = true;
       }
       const extra = { leaseOwner: this.id, leaseExpiresAt: new Date(now.getTime() + this.leaseMs) };
       const applied = await applyLockedBatch(client, ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } })), { now, source: 'dispatcher' });
-      return applied.filter((a) => a.steps.length > 0).map((a) => a.call);
+      const started = applied.filter((a) => a.steps.length > 0).map((a) => a.call);
+      const { webhooks } = this.options;
+      if (webhooks && started.length > 0) {
+        handOver = await leaseDeliveriesOfCalls(client, started.map((c) => c.id), 'call.started', new Date(now.getTime() + webhooks.leaseMs));
+      }
+      return started;
     });
+    if (handOver.length > 0) this.options.webhooks!.take(handOver);
     for (const call of claimed) {
       try {
         this.options.onClaimed?.(call);
@@ -158,10 +242,10 @@ export class Dispatcher {
     }
     if (claimed.length > 0 && this.options.simulated) {
       // Be on time for the end of the ring and of the talk rather than wait for the next poll.
-      setTimeout(() => this.wake(), this.options.simulated.ringMs + 5).unref();
-      setTimeout(() => this.wake(), this.options.simulated.ringMs + this.options.simulated.talkMs + 10).unref();
+      setTimeout(() => this.advanceSoon(), this.options.simulated.ringMs + 5).unref();
+      setTimeout(() => this.advanceSoon(), this.options.simulated.ringMs + this.options.simulated.talkMs + 10).unref();
     }
-    return claimed.length;
+    return due.length === CLAIM_ACCOUNTS_PER_PASS || rescheduled;
   }
 
   private track(work: Promise<void>) {

@@ -1,5 +1,5 @@
-// A background pass run on demand: woken by PostgreSQL NOTIFY on a channel and by a poll timer (the fallback for
-// missed notifications and clock-driven work), never two passes at once, one more if woken during a pass.
+// A background pass run on demand: woken in process, by PostgreSQL NOTIFY on a channel and by a poll timer (the
+// fallback for missed notifications and clock-driven work), never two passes at once, one more if woken during a pass.
 import type { FastifyBaseLogger } from 'fastify';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { listen, type Listener } from '../storage/notifications.js';
@@ -12,6 +12,11 @@ export interface WakeableLoopOptions {
   pollMs: number;
   log: FastifyBaseLogger;
   pass: () => Promise<void>;
+  /**
+   * Also called on every poll tick: clock-driven work of the owner's that the woken pass must not wait for (the
+   * dispatcher's expiry and recovery sweeps run on the poll, not before every claim).
+   */
+  onPoll?: () => void;
 }
 
 export class WakeableLoop {
@@ -41,7 +46,10 @@ export class WakeableLoop {
 
   async start() {
     await this.listen();
-    this.timer = setInterval(() => this.wake(), this.options.pollMs);
+    this.timer = setInterval(() => {
+      this.options.onPoll?.();
+      this.wake();
+    }, this.options.pollMs);
     this.timer.unref();
     this.wake();
   }

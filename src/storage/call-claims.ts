@@ -12,7 +12,8 @@ import { statement } from './statements.js';
 const CLAIM_LOCK_SPACE = 72707370;
 
 /**
- * Accounts with due calls and a free slot (an account at its limit must not hide the ones behind it). It starts from
+ * Accounts with due calls and a free slot (an account at its limit must not hide the ones behind it). A call past its
+ * time to live is never due: the expiry sweep (on the dispatcher's poll) fails it. It starts from
  * the accounts whose waiting_calls counter (kept by triggers) is positive, and probes each one's calls by index: its
  * cost follows the number of accounts with a queue, not the number of calls waiting (a DISTINCT over every waiting
  * call cost milliseconds a pass with a few thousand queued, and a pass runs after every acceptance).
@@ -20,7 +21,7 @@ const CLAIM_LOCK_SPACE = 72707370;
 const DUE_ACCOUNTS = statement('oct_due_accounts', `
   SELECT a.id AS account_id FROM accounts a
    WHERE a.waiting_calls > 0
-     AND EXISTS (SELECT 1 FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated' AND c.not_before <= $1)
+     AND EXISTS (SELECT 1 FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated' AND c.not_before <= $1 AND c.expires_at > $1)
      AND (SELECT count(*) FROM calls c WHERE c.account_id = a.id AND c.status = ANY($4::call_status[])) < $2
    LIMIT $3`);
 
@@ -56,7 +57,7 @@ const CANDIDATES = statement('oct_claim_candidates', `
     FROM unnest($1::uuid[]) AS a(id)
    CROSS JOIN LATERAL (SELECT $2::int - count(*)::int AS free FROM calls
                         WHERE account_id = a.id AND status = ANY($4::call_status[])) AS slots
-   CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3
+   CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3 AND expires_at > $3
                         ORDER BY created_at, id LIMIT greatest(slots.free, 0) FOR UPDATE SKIP LOCKED) AS c
     JOIN agents ag ON ag.id = c.agent_id
    ORDER BY c.created_at, c.id`);

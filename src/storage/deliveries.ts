@@ -23,7 +23,9 @@ export interface ClaimedDelivery {
 // Hand-written: the worker's every pass; one statement ranks, caps per endpoint and leases (Prisma would need a read
 // and an update per row). Two workers may pick the same row: the second UPDATE re-checks the lease after the first
 // commits and skips it. An endpoint with attempts in flight here gets only the rest of its cap ($6, $7), so two
-// events written between passes cannot take it over the cap.
+// events written between passes cannot take it over the cap. $8 bounds the index range from below: every delivery
+// sent leaves a dead entry at the low end of the pending part of (status, next_attempt_at) until vacuum, so a claim
+// woken for new deliveries reads only the recent end.
 const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
   WITH in_flight AS (
     SELECT * FROM unnest($6::uuid[], $7::int[]) AS f(endpoint_id, n)
@@ -31,7 +33,7 @@ const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
     SELECT ranked.id FROM (
       SELECT d.id, d.endpoint_id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
         FROM webhook_deliveries d
-       WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+       WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.next_attempt_at >= $8
          AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
          AND NOT (d.endpoint_id = ANY($2::uuid[]))
        ORDER BY d.next_attempt_at LIMIT 1000
@@ -48,11 +50,12 @@ const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
 
 /**
  * Leases up to `limit` due deliveries until `leaseUntil`, at most `perEndpoint` per endpoint counting the attempts
- * this process has in flight (`inFlight`, by endpoint): none for an endpoint already at its cap.
+ * this process has in flight (`inFlight`, by endpoint): none for an endpoint already at its cap. With `dueSince`, only
+ * deliveries due at or after it (those written or come due lately); without, all.
  */
 export async function claimDueDeliveries(
   pool: pg.Pool,
-  claim: { now: Date; inFlight: ReadonlyMap<string, number>; perEndpoint: number; limit: number; leaseUntil: Date },
+  claim: { now: Date; inFlight: ReadonlyMap<string, number>; perEndpoint: number; limit: number; leaseUntil: Date; dueSince?: Date | undefined },
 ): Promise<ClaimedDelivery[]> {
   const full: string[] = [];
   const partIds: string[] = [];
@@ -63,9 +66,31 @@ export async function claimDueDeliveries(
   }
   const { rows } = await pool.query<ClaimedDelivery>({
     ...CLAIM_DELIVERIES,
-    values: [claim.now, full, claim.perEndpoint, claim.limit, claim.leaseUntil, partIds, partCounts],
+    values: [claim.now, full, claim.perEndpoint, claim.limit, claim.leaseUntil, partIds, partCounts, claim.dueSince ?? new Date(0)],
   });
   return rows;
+}
+
+// Hand-written: in the dispatcher's claim transaction, the call.started deliveries it has just written for the calls it
+// claimed are leased to this process's worker (found by the call_id index), which sends them once the claim commits
+// instead of finding them with its own claim (issue 16.3). Nobody else claims them while the lease holds.
+const LEASE_OF_CALLS = statement('oct_lease_deliveries_of_calls', `
+  UPDATE webhook_deliveries d SET lease_expires_at = $3
+    FROM webhook_endpoints e
+   WHERE d.call_id = ANY($1::uuid[]) AND d.event_type = $2 AND d.status = 'pending' AND d.lease_expires_at IS NULL AND e.id = d.endpoint_id
+  RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`);
+
+/** Within a transaction: leases the pending, unleased `eventType` deliveries of `callIds` until `leaseUntil`. */
+export async function leaseDeliveriesOfCalls(client: pg.ClientBase, callIds: string[], eventType: string, leaseUntil: Date): Promise<ClaimedDelivery[]> {
+  const { rows } = await client.query<ClaimedDelivery>({ ...LEASE_OF_CALLS, values: [callIds, eventType, leaseUntil] });
+  return rows;
+}
+
+const RELEASE = statement('oct_release_deliveries', `UPDATE webhook_deliveries SET lease_expires_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`);
+
+/** Gives leased deliveries back unsent: any worker's next claim takes them. */
+export async function releaseDeliveries(pool: pg.Pool, deliveryIds: string[]): Promise<void> {
+  await pool.query({ ...RELEASE, values: [deliveryIds] });
 }
 
 /** One attempt and the state its delivery is left in. */

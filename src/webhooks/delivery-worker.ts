@@ -9,7 +9,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WEBHOOKS_CHANNEL } from '../storage/channels.js';
 import { sqlPool } from '../storage/database.js';
-import { claimDueDeliveries, failUnsentDelivery, recordAttempts, type AttemptRecord, type ClaimedDelivery } from '../storage/deliveries.js';
+import { claimDueDeliveries, failUnsentDelivery, recordAttempts, releaseDeliveries, type AttemptRecord, type ClaimedDelivery } from '../storage/deliveries.js';
 import { accountOfEndpoint } from '../storage/endpoints.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import { classifyStatus, MAX_ATTEMPTS, nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
@@ -38,6 +38,15 @@ export interface DeliveryWorkerOptions {
 
 /** Attempts recorded by one statement at most. */
 const MAX_BATCH = 500;
+/** The claim ranks at most this many due deliveries (CLAIM_DELIVERIES in src/storage/deliveries.ts). */
+const CLAIM_WINDOW = 1000;
+/**
+ * A claim reads every due delivery at least this often; in between (woken for new deliveries) it reads those due
+ * since the last full claim, less RECENT_MARGIN_MS (a delivery is due from its writer's clock, taken before its
+ * commit, on whichever replica wrote it).
+ */
+const FULL_CLAIM_EVERY_MS = 1_000;
+const RECENT_MARGIN_MS = 5_000;
 
 export class DeliveryWorker {
   private readonly loop: WakeableLoop;
@@ -50,6 +59,16 @@ export class DeliveryWorker {
   /** Endpoint -> account, for log lines (an endpoint never changes account). */
   private readonly accounts = new Map<string, string>();
   private readonly pool: pg.Pool;
+  /**
+   * The last claim may have left due deliveries behind (it took all it was allowed to, or an endpoint reached its
+   * cap): a finished attempt then asks for another pass. Otherwise everything due was claimed, and what becomes due
+   * later wakes the worker itself (NOTIFY, poll): a pass per finished attempt only kept the worker busy with empty
+   * claims.
+   */
+  private backlog = false;
+  /** When the last claim that read every due delivery began: the service's clock (null: the next one must) and performance.now(). */
+  private lastFullClaim: number | null = null;
+  private lastFullClaimAt = 0;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.logs = new ThrottledLog(options.log);
@@ -74,33 +93,86 @@ export class DeliveryWorker {
 
   /** Runs passes until none is pending and waits for their attempts (tests, after moving the clock). */
   async settle() {
+    this.lastFullClaim = null;
     await this.loop.settle();
     await Promise.allSettled([...this.inFlight.values()]);
   }
 
+  /** How long a claimed or handed-over delivery is reserved for this worker. */
+  get leaseMs() {
+    return this.options.leaseMs;
+  }
+
+  /**
+   * Deliveries leased to this worker by another part of this process (the dispatcher's claim, in its transaction):
+   * sent at once, as if this worker had claimed them, within its limits; those beyond them are given back for the
+   * next claim.
+   */
+  take(deliveries: ClaimedDelivery[]) {
+    const perEndpoint = this.options.perEndpoint ?? 10;
+    let room = this.loop.stopped ? 0 : this.room();
+    const refused: string[] = [];
+    for (const delivery of deliveries) {
+      if (room > 0 && (this.perEndpointCount.get(delivery.endpointId) ?? 0) < perEndpoint) {
+        this.launch(delivery, perEndpoint);
+        room--;
+      } else {
+        refused.push(delivery.id);
+      }
+    }
+    if (refused.length === 0) return;
+    // Given back with their old due times: the next claim reads everything.
+    this.backlog = true;
+    // Not given back (the database is gone): their lease runs out and a claim takes them then.
+    void releaseDeliveries(this.pool, refused).then(() => this.wake(), (error: Error) => {
+      this.logs.error('release', { err: error }, 'webhook deliveries handed over could not be given back; sent after their lease');
+    });
+  }
+
   private async claimAndSend() {
     const perEndpoint = this.options.perEndpoint ?? 10;
-    const room = (this.options.maxInFlight ?? 200) - this.inFlight.size;
+    const room = this.room();
     if (room <= 0) return;
     await this.options.requestsFirst?.();
     const now = this.options.now();
-    const claimed = await claimDueDeliveries(this.pool, { now, inFlight: this.perEndpointCount, perEndpoint, limit: room, leaseUntil: new Date(now.getTime() + this.options.leaseMs) });
-    for (const delivery of claimed) {
-      this.perEndpointCount.set(delivery.endpointId, (this.perEndpointCount.get(delivery.endpointId) ?? 0) + 1);
-      // A failure to record the attempt (e.g. no pooled connection in time) must not reject unobserved, which
-      // would stop the process: the lease runs out and the delivery is sent again (at least once).
-      const work = this.attempt(delivery).then(() => this.logs.recovered('record', 'webhook attempts are recorded again'), (error: Error) => {
-        this.logs.error('record', { err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded; retried after its lease');
-      }).finally(() => {
-        this.inFlight.delete(delivery.id);
-        const left = (this.perEndpointCount.get(delivery.endpointId) ?? 1) - 1;
-        if (left <= 0) this.perEndpointCount.delete(delivery.endpointId);
-        else this.perEndpointCount.set(delivery.endpointId, left);
-        // A slot is free: there may be more due for this endpoint.
-        this.wake();
-      });
-      this.inFlight.set(delivery.id, work);
+    const since = this.lastFullClaim;
+    const full = this.backlog || since === null || performance.now() - this.lastFullClaimAt >= FULL_CLAIM_EVERY_MS || now.getTime() < since;
+    if (full) {
+      this.lastFullClaim = now.getTime();
+      this.lastFullClaimAt = performance.now();
     }
+    const claimed = await claimDueDeliveries(this.pool, {
+      now, inFlight: this.perEndpointCount, perEndpoint, limit: room, leaseUntil: new Date(now.getTime() + this.options.leaseMs),
+      dueSince: full ? undefined : new Date(since! - RECENT_MARGIN_MS),
+    });
+    let capped = false;
+    for (const delivery of claimed) if (this.launch(delivery, perEndpoint) >= perEndpoint) capped = true;
+    this.backlog = capped || claimed.length >= Math.min(room, CLAIM_WINDOW);
+  }
+
+  /** How many more attempts may start now. */
+  private room(): number {
+    return (this.options.maxInFlight ?? 200) - this.inFlight.size;
+  }
+
+  /** Sends a delivery leased to this worker; returns the attempts now in flight for its endpoint. */
+  private launch(delivery: ClaimedDelivery, perEndpoint: number): number {
+    const count = (this.perEndpointCount.get(delivery.endpointId) ?? 0) + 1;
+    this.perEndpointCount.set(delivery.endpointId, count);
+    // A failure to record the attempt (e.g. no pooled connection in time) must not reject unobserved, which
+    // would stop the process: the lease runs out and the delivery is sent again (at least once).
+    const work = this.attempt(delivery).then(() => this.logs.recovered('record', 'webhook attempts are recorded again'), (error: Error) => {
+      this.logs.error('record', { err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded; retried after its lease');
+    }).finally(() => {
+      this.inFlight.delete(delivery.id);
+      const left = (this.perEndpointCount.get(delivery.endpointId) ?? 1) - 1;
+      if (left <= 0) this.perEndpointCount.delete(delivery.endpointId);
+      else this.perEndpointCount.set(delivery.endpointId, left);
+      // A slot is free: there may be more due for this endpoint, or for any when the last claim was full.
+      if (this.backlog || left + 1 >= perEndpoint) this.wake();
+    });
+    this.inFlight.set(delivery.id, work);
+    return count;
   }
 
   private async attempt(delivery: ClaimedDelivery) {
