@@ -35,7 +35,7 @@ export interface JobsOptions {
   /** Overrides the configured dialer (tests). */
   dialer?: Dialer;
   dispatcher?: Partial<Pick<DispatcherOptions, 'leaseMs' | 'pollMs' | 'beforeDial'>>;
-  webhooks?: Partial<Pick<DeliveryWorkerOptions, 'pollMs' | 'random' | 'perEndpoint' | 'onAttempt'>> & { timeoutMs?: number };
+  webhooks?: Partial<Pick<DeliveryWorkerOptions, 'pollMs' | 'random' | 'perEndpoint' | 'maxInFlight' | 'onAttempt'>> & { timeoutMs?: number };
   retention?: Partial<Pick<RetentionJobOptions, 'batchSize' | 'pauseMs'>>;
 }
 

@@ -27,8 +27,10 @@ export interface DeliveryWorkerOptions {
   pollMs?: number;
   /** In-flight attempts per endpoint in this process. */
   perEndpoint?: number;
-  /** In-flight attempts in this process. */
+  /** In-flight attempts in this process, not counting those stalled (unanswered after STALLED_AFTER_MS). */
   maxInFlight?: number;
+  /** Stalled attempts this process may wait on besides: beyond them, they hold places of maxInFlight again. */
+  maxStalled?: number;
   random?: () => number;
   /** How long a claimed delivery is reserved for this worker; must exceed the send timeout. */
   leaseMs: number;
@@ -46,6 +48,12 @@ const CLAIM_WINDOW = 1000;
  * commit, on whichever replica wrote it).
  */
 const FULL_CLAIM_EVERY_MS = 1_000;
+/**
+ * An attempt unanswered after this long is stalled (an endpoint timing out): it no longer takes one of the worker's
+ * maxInFlight places, so that endpoints that time out (each up to its per-endpoint cap, for WEBHOOK_TIMEOUT_MS) do
+ * not hold back everyone else's webhooks (issue 16.5). Waiting on a socket costs little; maxStalled bounds them.
+ */
+const STALLED_AFTER_MS = 1_000;
 const RECENT_MARGIN_MS = 5_000;
 
 export class DeliveryWorker {
@@ -69,6 +77,10 @@ export class DeliveryWorker {
   /** When the last claim that read every due delivery began: the service's clock (null: the next one must) and performance.now(). */
   private lastFullClaim: number | null = null;
   private lastFullClaimAt = 0;
+  /** Attempts in flight for longer than STALLED_AFTER_MS, and those to an endpoint known to stall. */
+  private readonly stalled = new Set<string>();
+  /** Endpoints whose last attempt stalled: their next ones count as stalled from the start (until one is answered in time). */
+  private readonly stalling = new Set<string>();
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.logs = new ThrottledLog(options.log);
@@ -152,7 +164,9 @@ export class DeliveryWorker {
 
   /** How many more attempts may start now. */
   private room(): number {
-    return (this.options.maxInFlight ?? 200) - this.inFlight.size;
+    const max = this.options.maxInFlight ?? 200;
+    const working = this.inFlight.size - this.stalled.size;
+    return Math.min(max - working, max + (this.options.maxStalled ?? 2_000) - this.inFlight.size);
   }
 
   /** Sends a delivery leased to this worker; returns the attempts now in flight for its endpoint. */
@@ -161,9 +175,21 @@ export class DeliveryWorker {
     this.perEndpointCount.set(delivery.endpointId, count);
     // A failure to record the attempt (e.g. no pooled connection in time) must not reject unobserved, which
     // would stop the process: the lease runs out and the delivery is sent again (at least once).
+    const startedAt = performance.now();
+    if (this.stalling.has(delivery.endpointId)) this.stalled.add(delivery.id);
+    const stalling = setTimeout(() => {
+      this.stalled.add(delivery.id);
+      this.stalling.add(delivery.endpointId);
+      // Its place is free for the others.
+      if (this.backlog) this.wake();
+    }, STALLED_AFTER_MS);
+    stalling.unref();
     const work = this.attempt(delivery).then(() => this.logs.recovered('record', 'webhook attempts are recorded again'), (error: Error) => {
       this.logs.error('record', { err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded; retried after its lease');
     }).finally(() => {
+      clearTimeout(stalling);
+      this.stalled.delete(delivery.id);
+      if (performance.now() - startedAt < STALLED_AFTER_MS) this.stalling.delete(delivery.endpointId);
       this.inFlight.delete(delivery.id);
       const left = (this.perEndpointCount.get(delivery.endpointId) ?? 1) - 1;
       if (left <= 0) this.perEndpointCount.delete(delivery.endpointId);

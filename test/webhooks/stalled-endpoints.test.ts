@@ -1,0 +1,42 @@
+// Endpoints that time out do not hold back everyone else's webhooks (issue 16.5): an attempt unanswered after a
+// second no longer takes one of the worker's places in flight.
+import { describe, expect, it } from 'vitest';
+import { setWebhook } from '../../src/admin/webhooks.js';
+import { applyCallUpdate } from '../../src/calls/transition.js';
+import { buildTestApp } from '../helpers/app.js';
+import { createTenant } from '../helpers/fixtures.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { trigger } from '../helpers/trigger.js';
+
+describe('stalled endpoints', () => {
+  it('with every place in flight held by an endpoint that never answers, another endpoint still gets its webhook within seconds', async () => {
+    const { app } = await buildTestApp({
+      env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+      jobs: { webhooks: { pollMs: 3_600_000, maxInFlight: 2, perEndpoint: 2, timeoutMs: 20_000 } },
+    });
+    const hanging = await startReceiver();
+    hanging.respond = () => 'hang';
+    const healthy = await startReceiver();
+    const slow = await createTenant(app.prisma);
+    const other = await createTenant(app.prisma);
+    await setWebhook(app.prisma, slow.accountId, hanging.url, { allowPrivate: true });
+    await setWebhook(app.prisma, other.accountId, healthy.url, { allowPrivate: true });
+    const event = async (tenant: { key: string }) => {
+      const { call_id } = (await trigger(app, tenant.key)).json();
+      await applyCallUpdate(app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: new Date(), source: 'operator' });
+      return call_id as string;
+    };
+    await event(slow);
+    await event(slow);
+    await event(slow);
+    await hanging.waitFor(2);
+    const started = Date.now();
+    const callId = await event(other);
+    const [received] = await healthy.waitFor(1, 10_000);
+    expect(JSON.parse(received!.body).data.call_id).toBe(callId);
+    // Within the second after which the hanging attempts stop counting, not after their 20 s timeout.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // The hanging endpoint still has its cap of 2 in flight, never a third.
+    expect(hanging.received).toHaveLength(2);
+  });
+});
