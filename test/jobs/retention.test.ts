@@ -1,26 +1,21 @@
 // The data lifecycle: with an injected clock, each kind of row goes just after its retention and not a moment before;
 // calls still waiting or in progress and deliveries still pending stay whatever their age; a pass deletes in batches;
 // one process at a time deletes (the others skip); rows deleted are counted by table; a failed pass is a warning.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { RetentionJob, retentionPolicy, runRetentionPass } from '../../src/jobs/retention.js';
 import { loadConfig } from '../../src/config.js';
-import { freePort } from '../../src/free-port.js';
 import { sqlPool } from '../../src/storage/database.js';
 import { createRetentionPool, tryRetentionLock, type DeletedRows } from '../../src/storage/retention.js';
 import { useNamedStatements } from '../../src/storage/statements.js';
 import { buildTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
+import { PGBOUNCER, transactionPooler } from '../helpers/pgbouncer.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 
 const SECOND = 1000;
@@ -326,52 +321,18 @@ describe('retention', () => {
   });
 });
 
-const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => fs.existsSync(p));
-let bouncer: ChildProcess | undefined;
-afterAll(() => {
-  if (bouncer?.pid) process.kill(-bouncer.pid, 'SIGTERM');
-});
-
-/** PgBouncer in transaction mode with two server connections in front of `url`; its URL, with ?pgbouncer=true. */
-async function transactionPooler(url: string, name: string): Promise<string> {
-  const target = new URL(url);
-  const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oct-pgbouncer-'));
-  fs.chmodSync(dir, 0o777);
-  const password = target.password ? ` password=${decodeURIComponent(target.password)}` : '';
-  fs.writeFileSync(path.join(dir, 'pgbouncer.ini'), [
-    '[databases]',
-    `${name} = host=${target.hostname} port=${target.port || 5432} dbname=${name} user=${decodeURIComponent(target.username)}${password}`,
-    '[pgbouncer]',
-    'listen_addr = 127.0.0.1', `listen_port = ${port}`, 'unix_socket_dir =', 'auth_type = any', 'pool_mode = transaction',
-    'default_pool_size = 2', 'max_client_conn = 100', 'ignore_startup_parameters = extra_float_digits,options',
-    `logfile = ${path.join(dir, 'pgbouncer.log')}`, `pidfile = ${path.join(dir, 'pgbouncer.pid')}`,
-  ].join('\n'));
-  // PgBouncer refuses to run as root: -u switches to an unprivileged user.
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot) spawnSync('chown', ['-R', 'nobody', dir]);
-  bouncer = spawn(PGBOUNCER!, [...(asRoot ? ['-u', 'nobody'] : []), path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore', detached: true });
-  for (let i = 0; i < 100; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => { socket.end(); resolve(true); });
-      socket.on('error', () => resolve(false));
-    });
-    if (ok) {
-      const pooled = new URL(url);
-      pooled.host = `127.0.0.1:${port}`;
-      pooled.searchParams.set('pgbouncer', 'true');
-      return pooled.toString();
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('pgbouncer did not start');
+/** The pooler's URL with ?pgbouncer=true: the service's switch to unnamed statements. */
+async function pooledWithSwitch(url: string, name: string): Promise<string> {
+  const pooled = new URL(await transactionPooler(url, name));
+  pooled.searchParams.set('pgbouncer', 'true');
+  return pooled.toString();
 }
 
 // Last in the file: unnamed statements (as behind a pooler) are a switch for the whole process.
 describe.skipIf(!PGBOUNCER)('retention behind a transaction pooler', () => {
   it('holds the lock for the whole pass through PgBouncer (transaction mode): a second pass skips; the batches run', async () => {
     const { url, name } = await freshDatabase();
-    const pooledUrl = await transactionPooler(url, name);
+    const pooledUrl = await pooledWithSwitch(url, name);
     useNamedStatements(false);
     const direct = new pg.Pool({ connectionString: url, max: 1 });
     const first = createRetentionPool(pooledUrl);
