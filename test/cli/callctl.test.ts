@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands.js';
-import { runCli } from '../../src/cli/main.js';
+import { callctl } from '../helpers/cli.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -22,19 +22,8 @@ afterAll(async () => {
   await prisma.$disconnect();
 });
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    env: { DATABASE_URL: url, LOG_LEVEL: 'silent', ...env },
-    stdout: (s) => {
-      stdout += s;
-    },
-    stderr: (s) => {
-      stderr += s;
-    },
-  });
-  return { code, stdout, stderr };
+function cli(args: string[], env: Record<string, string> = {}) {
+  return callctl(url, args, env);
 }
 
 /** One JSON object, newline-terminated, and nothing else. */

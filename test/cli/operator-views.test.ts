@@ -3,18 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import { runCli } from '../../src/cli/main.js';
+import { callctl } from '../helpers/cli.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { trigger } from '../helpers/trigger.js';
 
-async function cli(url: string, args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { env: { DATABASE_URL: url, LOG_LEVEL: 'silent' }, stdout: (s) => { stdout += s; }, stderr: (s) => { stderr += s; } });
-  return { code, stdout, stderr };
-}
+const cli = callctl;
 
 async function setup() {
   const clock = { now: new Date('2026-12-01T10:00:00Z') };

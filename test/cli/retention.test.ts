@@ -2,7 +2,7 @@
 // deletes nothing while another process holds the retention lock, and says so.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
+import { callctl } from '../helpers/cli.js';
 import { createPrisma, sqlPool, type PrismaClient } from '../../src/storage/database.js';
 import { createRetentionPool, tryRetentionLock } from '../../src/storage/retention.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -23,15 +23,8 @@ afterAll(async () => {
   await prisma.$disconnect();
 });
 
-async function cli(args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    env: { DATABASE_URL: url, LOG_LEVEL: 'silent' },
-    stdout: (s) => { stdout += s; },
-    stderr: (s) => { stderr += s; },
-  });
-  return { code, stdout, stderr };
+function cli(args: string[]) {
+  return callctl(url, args);
 }
 
 /** An expired idempotency record and an old finished call with two events, and their live counterparts. */

@@ -11,6 +11,7 @@ import { webhookUrlProblem } from '../../src/webhooks/url-policy.js';
 import { buildTestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { trigger as triggerDirect } from '../helpers/trigger.js';
+import { callctl } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, type Answer } from './helpers.js';
 
@@ -428,12 +429,7 @@ describe('webhook URLs under the rules of callctl', () => {
 
 describe('callctl is audited too', () => {
   it('writes its changes as the operator', async () => {
-    const { runCli } = await import('../../src/cli/main.js');
-    const url = databaseUrl;
-    const out = { stdout: '', stderr: '' };
-    const code = await runCli(['api-access', clientId, 'off', '--json'], {
-      env: { DATABASE_URL: url, LOG_LEVEL: 'silent' }, stdout: (s) => { out.stdout += s; }, stderr: (s) => { out.stderr += s; },
-    });
+    const { code } = await callctl(databaseUrl, ['api-access', clientId, 'off', '--json']);
     expect(code).toBe(0);
     expect((await auditActions(clientId)).at(-1)).toMatchObject({ action: 'api_access_switched', actorKind: 'operator', actorUserId: null, detail: { api_access: 'off' } });
   });

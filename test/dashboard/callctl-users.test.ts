@@ -1,6 +1,6 @@
 // callctl user create / user disable / setup through runCli on a real database: output contract, usage errors.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
+import { callctl } from '../helpers/cli.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
 import { afterAll } from 'vitest';
@@ -16,11 +16,8 @@ afterAll(async () => {
   await prisma.$disconnect();
 });
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { env: { DATABASE_URL: url, LOG_LEVEL: 'silent', ...env }, stdout: (s) => { stdout += s; }, stderr: (s) => { stderr += s; } });
-  return { code, stdout, stderr, json: () => JSON.parse(stdout) as Record<string, unknown> };
+function cli(args: string[], env: Record<string, string> = {}) {
+  return callctl(url, args, env);
 }
 
 const LINK = /^https:\/\/localhost:8443\/dashboard\/set-password\/[A-Za-z0-9_-]{43}$/;

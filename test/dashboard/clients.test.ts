@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
-import { runCli } from '../../src/cli/main.js';
+import { callctl } from '../helpers/cli.js';
 import { NAVIGATION } from '../../plugins/dashboard/navigation.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
@@ -105,14 +105,9 @@ describe('clients pages', () => {
   });
 
   it('callctl client create writes the same audit entry, with the operator as actor', async () => {
-    let stdout = '';
-    const code = await runCli(['client', 'create', '--agency', agencyId, '--name', 'Via callctl', '--json'], {
-      env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
-      stdout: (s) => { stdout += s; },
-      stderr: () => undefined,
-    });
-    expect(code).toBe(0);
-    const { id } = JSON.parse(stdout) as { id: string };
+    const run = await callctl(databaseUrl, ['client', 'create', '--agency', agencyId, '--name', 'Via callctl', '--json']);
+    expect(run.code).toBe(0);
+    const { id } = run.json() as { id: string };
     expect(await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created', accountId: id } })).toMatchObject({ actorKind: 'operator', actorUserId: null });
   });
 });
