@@ -66,6 +66,30 @@ function rowsOfAgent(stored: unknown): WindowRow[] {
 
 const emptyRows = (): WindowRow[] => Array.from({ length: EMPTY_ROWS }, () => ({ days: 'mon-fri', from: '', to: '' }));
 
+/** The edit form of a stored agent, with room for more windows. */
+function valuesOfAgent(agent: { name: string; phoneNumber: string | null; timezone: string; outsideWindowPolicy: string; accountId: string; callingWindows: unknown }): FormValues {
+  return {
+    name: agent.name,
+    phone: agent.phoneNumber ?? '',
+    timezone: agent.timezone,
+    policy: agent.outsideWindowPolicy,
+    account: agent.accountId,
+    rows: [...rowsOfAgent(agent.callingWindows), ...emptyRows()],
+  };
+}
+
+/** What the form asks of createAgent or updateAgent, in callctl's terms. */
+function agentEdit(body: AgentForm, rows: WindowRow[], now: Date) {
+  return {
+    name: body.name,
+    phone: body.phone.trim() || undefined,
+    timezone: body.timezone.trim(),
+    windows: windowTexts(rows),
+    outsideWindow: body.policy,
+    now,
+  };
+}
+
 /** "mon-fri 09:00-17:00", and "(into the next day)" when it ends after midnight. */
 function windowWords(stored: unknown): string[] {
   try {
@@ -167,19 +191,7 @@ export default async function agents(fastify: FastifyInstance) {
       const rows = rowsOfForm(body);
       const values: FormValues = { name: body.name, phone: body.phone, timezone: body.timezone, policy: body.policy, account: account.id, rows };
       try {
-        await createAgent(
-          fastify.prisma,
-          {
-            accountId: account.id,
-            name: body.name,
-            phone: body.phone.trim() || undefined,
-            timezone: body.timezone.trim(),
-            windows: windowTexts(rows),
-            outsideWindow: body.policy,
-            now: fastify.now(),
-          },
-          actorOf(request),
-        );
+        await createAgent(fastify.prisma, { accountId: account.id, ...agentEdit(body, rows, fastify.now()) }, actorOf(request));
         return reply.seeOther(LIST_PATH, { kind: 'ok', text: `Agent ${body.name.trim()} created.` });
       } catch (error) {
         if (error instanceof AdminError) return renderForm(request, reply, { agent: null, values, problem: error.message });
@@ -190,15 +202,7 @@ export default async function agents(fastify: FastifyInstance) {
 
   fastify.get<{ Params: AgentParams }>('/agents/:id', { schema: { hide: true, params: AgentParams }, preHandler: requireUser }, async (request, reply) => {
     const agent = await managedAgent(request, reply, request.params.id);
-    const values: FormValues = {
-      name: agent.name,
-      phone: agent.phoneNumber ?? '',
-      timezone: agent.timezone,
-      policy: agent.outsideWindowPolicy,
-      account: agent.accountId,
-      rows: [...rowsOfAgent(agent.callingWindows), ...emptyRows()],
-    };
-    return renderForm(request, reply, { agent, values, problem: null });
+    return renderForm(request, reply, { agent, values: valuesOfAgent(agent), problem: null });
   });
 
   fastify.post<{ Params: AgentParams; Body: AgentForm }>(
@@ -208,29 +212,11 @@ export default async function agents(fastify: FastifyInstance) {
       const agent = await managedAgent(request, reply, request.params.id);
       const problem = formProblem(request);
       const body = request.body;
-      if (problem) {
-        const values: FormValues = {
-          name: agent.name, phone: agent.phoneNumber ?? '', timezone: agent.timezone, policy: agent.outsideWindowPolicy, account: agent.accountId,
-          rows: [...rowsOfAgent(agent.callingWindows), ...emptyRows()],
-        };
-        return renderForm(request, reply, { agent, values, problem });
-      }
+      if (problem) return renderForm(request, reply, { agent, values: valuesOfAgent(agent), problem });
       const rows = rowsOfForm(body);
       const values: FormValues = { name: body.name, phone: body.phone, timezone: body.timezone, policy: body.policy, account: agent.accountId, rows };
       try {
-        const result = await updateAgent(
-          fastify.prisma,
-          agent.id,
-          {
-            name: body.name,
-            phone: body.phone.trim() || undefined,
-            timezone: body.timezone.trim(),
-            windows: windowTexts(rows),
-            outsideWindow: body.policy,
-            now: fastify.now(),
-          },
-          actorOf(request),
-        );
+        const result = await updateAgent(fastify.prisma, agent.id, agentEdit(body, rows, fastify.now()), actorOf(request));
         const text = result.changed.length === 0 ? 'Nothing changed.' : `Agent ${body.name.trim()} saved.`;
         return reply.seeOther(LIST_PATH, { kind: 'ok', text });
       } catch (error) {
