@@ -1,9 +1,8 @@
 // callctl user create / user disable / setup through runCli on a real database: output contract, usage errors.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callctl } from '../helpers/cli.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
-import { afterAll } from 'vitest';
 
 let url: string;
 let prisma: PrismaClient;
