@@ -9,7 +9,7 @@ declare module 'autocannon' {
       setupRequest?: (request: Request, context: Record<string, unknown>) => Request | null;
     }
     interface Options {
-      url: string;
+      url: string | string[];
       connections?: number;
       duration?: number;
       overallRate?: number;

@@ -4,7 +4,8 @@ import autocannon from 'autocannon';
 import { percentiles, type Percentiles } from './stats.js';
 
 export interface LoadSpec {
-  url: string;
+  /** Several targets (replicas): autocannon gives connection i to url[i % n]. */
+  url: string | string[];
   path: string;
   /** Headers on every request; Authorization is added from `keys` when given. */
   headers: Record<string, string>;

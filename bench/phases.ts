@@ -1,5 +1,6 @@
 // The bench's phases: each runs its scenario ROUNDS times against running servers and adds median rows and
 // targets to the report. Runs that leave calls behind wait for the service to go idle before the next one.
+import fs from 'node:fs';
 import type pg from 'pg';
 import type { Receiver } from './receiver.js';
 import type { Goal, Row } from './report.js';
@@ -122,16 +123,25 @@ async function clearQueues(db: pg.Client) {
   await db.query(`UPDATE calls SET status = 'completed', ended_at = now() WHERE status = 'initiated'`);
 }
 
-/** (d): trigger sent -> call.started received, 50/s, ring 0 ms. */
+/**
+ * (d): trigger sent -> call.started received, 50/s, ring 0 ms. (a)'s runs have just grown a fresh database from
+ * nothing to some 40,000 calls in two minutes, and nothing has analyzed it (the CI machine's PostgreSQL runs with
+ * autovacuum off; a default one would have visited within a minute or two): the service's prepared statements
+ * still run the generic plans they made when the tables held a few hundred rows (hash joins over sequential scans of
+ * `calls`), until an ANALYZE or VACUUM invalidates them, and their bitmap scans visit the dead index entries of
+ * every status a call passed through. One round is measured in that state (a diagnostic); then the bench runs the
+ * VACUUM ANALYZE autovacuum would have run, and (d)'s rounds follow (bench/results/call-start-plans.md).
+ */
 export async function startedLatency(b: Bench, service: scenario.Server) {
-  const started = [];
-  const breakdowns = [];
-  for (let round = 1; round <= b.rounds; round++) {
-    const { latency, breakdown } = await scenario.startedLatency(service.port, b.tenants, b.receiver, b.db, b.settings);
-    started.push(latency);
-    breakdowns.push(breakdown);
-    b.log(`call.started round ${round}: p50 ${latency.p50} ms, p99 ${latency.p99} ms (${latency.missing} missing); p50/p90/p99 by segment: ${describeBreakdown(breakdown)}`);
-  }
+  const before = await startedRounds(b, service, 1, 'before VACUUM ANALYZE');
+  b.runs.startedBeforeVacuum = before.latencies;
+  const stale = medianOf(before.latencies);
+  b.table.push({
+    scenario: 'diagnostic: (d) right after (a), one round before the VACUUM ANALYZE (plans made on near-empty tables)', p50: stale.p50, p90: stale.p90, p99: stale.p99,
+    note: `${stale.calls} calls, ${stale.missing} missing`,
+  });
+  await b.db.query('VACUUM ANALYZE');
+  const { latencies: started, breakdowns } = await startedRounds(b, service, b.rounds, 'call.started');
   const s = medianOf(started);
   b.runs.started = started;
   b.runs.startedBreakdown = breakdowns;
@@ -140,6 +150,35 @@ export async function startedLatency(b: Bench, service: scenario.Server) {
   // Issue 16.3: the start of a call close to its cost.
   b.targets.push({ name: '(d) trigger-to-call.started p50 (issue 16.3)', value: s.p50, unit: 'ms', target: '< 10 ms', met: s.p50 < 10 && s.missing === 0 });
   b.targets.push({ name: '(d) trigger-to-call.started p99 (issue 16.3)', value: s.p99, unit: 'ms', target: '< 30 ms', met: s.p99 < 30 && s.missing === 0 });
+}
+
+async function startedRounds(b: Bench, service: scenario.Server, rounds: number, label: string) {
+  const latencies = [];
+  const breakdowns = [];
+  // Diagnostic (BENCH_PGSS=<file>, on a server with pg_stat_statements preloaded): these rounds' statements alone.
+  if (process.env.BENCH_PGSS) await resetStatements(b.db);
+  for (let round = 1; round <= rounds; round++) {
+    const { latency, breakdown } = await scenario.startedLatency(service.port, b.tenants, b.receiver, b.db, b.settings);
+    latencies.push(latency);
+    breakdowns.push(breakdown);
+    b.log(`${label} round ${round}: p50 ${latency.p50} ms, p99 ${latency.p99} ms (${latency.missing} missing); p50/p90/p99 by segment: ${describeBreakdown(breakdown)}`);
+  }
+  if (process.env.BENCH_PGSS) await writeStatements(b.db, `${process.env.BENCH_PGSS}.${label.replace(/\W+/g, '-')}`);
+  return { latencies, breakdowns };
+}
+
+async function resetStatements(db: pg.Client) {
+  await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  await db.query('SELECT pg_stat_statements_reset()');
+}
+
+/** The top statements of this database since the reset, one JSON line each (executions, times, buffers, text). */
+async function writeStatements(db: pg.Client, file: string) {
+  const { rows } = await db.query(`
+    SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms, shared_blks_hit AS hit,
+           shared_blks_read AS read, left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS query
+      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY total_exec_time DESC LIMIT 25`);
+  fs.writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
 }
 
 /** (e): pre-created due deliveries drained to the local receiver. */

@@ -24,7 +24,7 @@ const runs = (name: string) => !ONLY || ONLY.has(name);
 const EXTRA_ENV = Object.fromEntries((env.BENCH_SERVICE_ENV ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
 const LOG_DIR = path.join(os.tmpdir(), 'oct-bench');
 /** Partial, profiled or modified runs must not overwrite the committed results. */
-const OUT_DIR = env.BENCH_OUT || (ONLY || env.BENCH_PROFILE || env.BENCH_SERVICE_ENV || env.BENCH_SERVICE_ROOT ? path.join(LOG_DIR, 'results') : path.join(ROOT, 'bench', 'results'));
+const OUT_DIR = env.BENCH_OUT || (ONLY || env.BENCH_PROFILE || env.BENCH_NODE_FLAGS || env.BENCH_SERVICE_ENV || env.BENCH_SERVICE_ROOT ? path.join(LOG_DIR, 'results') : path.join(ROOT, 'bench', 'results'));
 const TENANTS = 200;
 
 const settings: Settings = {
@@ -68,7 +68,11 @@ async function main() {
       })();
     });
   }
-  const profile = env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PROFILE}`] : [];
+  // Diagnostics: BENCH_PROFILE=<dir> writes a CPU profile per service; BENCH_NODE_FLAGS adds node flags (e.g. --trace-gc).
+  const profile = [
+    ...(env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PROFILE}`] : []),
+    ...(env.BENCH_NODE_FLAGS ? env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : []),
+  ];
   const serve = async (name: string, serviceEnv: Record<string, string>, database: BenchDatabase): Promise<Child & Server> => {
     const child = await startService({ env: { ...serviceEnv, DATABASE_URL: database.url }, logFile: path.join(LOG_DIR, `${name}.log`), nodeFlags: profile });
     cleanup.push(() => child.stop());

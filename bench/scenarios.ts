@@ -1,5 +1,7 @@
 // The measured scenarios: accepted triggers against the baseline, a fixed-rate latency run, refusals (429, 401),
 // trigger-to-call.started latency, and the webhook drain rate. Each returns one run's numbers.
+import fs from 'node:fs';
+import path from 'node:path';
 import type pg from 'pg';
 import { generateApiKey } from '../src/domain/api-key.js';
 import type { LoadResult, LoadSpec } from './load.js';
@@ -114,7 +116,13 @@ export async function startedLatency(
     const calls = result.calls ?? [];
     const deadline = Date.now() + 15_000;
     while (calls.some(([id]) => !receiver.started.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const latencies = calls.filter(([id]) => receiver.started.has(id)).map(([id, sentAt]) => receiver.started.get(id)! - sentAt);
+    const arrived = calls.filter(([id]) => receiver.started.has(id)).map(([id, sentAt]) => [sentAt, receiver.started.get(id)! - sentAt] as const);
+    const latencies = arrived.map(([, latency]) => latency);
+    // Diagnostic (BENCH_SAMPLES_DIR): each call's send time and latency, to see whether the slow ones come together.
+    if (process.env.BENCH_SAMPLES_DIR) {
+      const samples = arrived.map(([sentAt, latency]) => [Math.round(sentAt), Math.round(latency * 10) / 10]);
+      fs.writeFileSync(path.join(process.env.BENCH_SAMPLES_DIR, `started-${Date.now()}.json`), JSON.stringify(samples));
+    }
     if (options.waitIdle) await waitIdle(db);
     const breakdown = await startedBreakdown(db, calls, receiver.started);
     return { latency: { ...percentiles(latencies), calls: calls.length, missing: calls.length - latencies.length }, breakdown };

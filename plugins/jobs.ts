@@ -19,11 +19,12 @@ declare module 'fastify' {
     dialer: Dialer;
     dispatcher: Dispatcher | null;
     /**
-     * After a call is committed: this process's dispatcher claims it at once; a process without one (an API-only
+     * After a call of `accountId` is committed: this process's dispatcher claims it at once (for that account, without
+     * asking which accounts are due); a process without one (an API-only
      * replica) NOTIFYs the others, one NOTIFY for the calls committed meanwhile. Replicas with their own dispatcher
      * are not told: they find other replicas' calls on their poll or when a call ends.
      */
-    wakeDispatchers: () => void;
+    wakeDispatchers: (accountId?: string) => void;
     deliveryWorker: DeliveryWorker | null;
     /** Deletes rows past their retention, a pass every RETENTION_INTERVAL_SECONDS; null when RETENTION_ENABLED=false. */
     retention: RetentionJob | null;
@@ -82,6 +83,7 @@ export default fp<JobsOptions>(
           requestsFirst: giveWay,
           // startedAt is the claim time: dialling began from the caller's point of view.
           onClaimed: (call) => fastify.metrics.dispatchLatency.observe(Math.max(0, (call.startedAt ?? fastify.now()).getTime() - call.createdAt.getTime()) / 1000),
+          onClaimPass: (seconds) => fastify.metrics.dispatchPassDuration.observe(seconds),
           // This process's worker sends a claim's call.started deliveries as soon as the claim commits.
           ...(deliveryWorker ? { webhooks: deliveryWorker } : {}),
           ...options.dispatcher,
@@ -89,7 +91,7 @@ export default fp<JobsOptions>(
       : null;
     fastify.decorate('dispatcher', dispatcher);
     const notifier = dispatcher ? null : new CoalescedNotify(sqlPool(fastify.backgroundPrisma), CALLS_CHANNEL, fastify.log);
-    fastify.decorate('wakeDispatchers', () => (dispatcher ? dispatcher.wake() : notifier!.notify()));
+    fastify.decorate('wakeDispatchers', (accountId?: string) => (dispatcher ? dispatcher.wake(accountId) : notifier!.notify()));
 
     // Its own two connections (src/storage/retention.ts says why), opened only while a pass runs.
     const retentionPool = config.RETENTION_ENABLED ? createRetentionPool(options.databaseUrl) : null;

@@ -1,11 +1,11 @@
 // Accepting a trigger: number check, agent selection and tenancy, calling window; then one statement that, under the
 // account's lock, checks the queue bound and stores the call, its first event and the idempotent response together.
 // Waking the dispatchers is the caller's (after commit: see plugins/jobs.ts).
-import { randomUUID } from 'node:crypto';
 import type { AgentSnapshot, Principal } from '../domain/principal.js';
 import type { ConcurrencyLimits } from '../../plugins/concurrency.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
+import { newRowId } from '../domain/ids.js';
 import { isValidE164 } from '../domain/phone-number.js';
 import { canUseAgent } from '../domain/tenancy.js';
 import { AppError } from '../errors.js';
@@ -62,11 +62,11 @@ export async function acceptCall(prisma: PrismaClient, input: AcceptInput): Prom
   // The time to live counts from when the call may first be dialled: a call queued for tomorrow's window is not stale.
   const expiresAt = new Date(notBefore.getTime() + limits.queuedCallTtlHours * 3600_000);
 
-  const callId = randomUUID();
+  const callId = newRowId();
   const waiting = await insertAcceptedCall(sqlPool(prisma), {
     accountId: principal.accountId,
     callId,
-    eventId: randomUUID(),
+    eventId: newRowId(),
     agentId: agent.id,
     phoneNumber: body.phone_number,
     fromNumber: agent.phoneNumber,

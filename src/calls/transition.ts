@@ -3,14 +3,15 @@
 //
 // Set-based: a batch of calls (the dispatcher's claim, the simulated dialer's advance, the expiry sweep) costs the
 // same four round trips as a single call: BEGIN, the locking SELECT, one write statement (storage/calls.ts), COMMIT.
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Call, PrismaClient } from '../generated/prisma/client.js';
 import { plan, type CallUpdate, type Transition } from '../domain/call-lifecycle.js';
+import { newRowId } from '../domain/ids.js';
 import { RawJson, stringifyWithRaw } from '../domain/raw-json.js';
 import { callView } from '../../schemas/call.js';
 import type { WebhookEvent } from '../../schemas/webhook.js';
-import { CALL_COLUMNS, LOCK_CALLS, writeCallBatch, type CallBatchDelivery, type CallBatchEvent } from '../storage/calls.js';
+import { CALL_COLUMNS, LOCK_CALLS, writeCallBatch, type CallBatchDelivery, type CallBatchEvent, type DeliveryLease } from '../storage/calls.js';
+import type { ClaimedDelivery } from '../storage/deliveries.js';
 import { sqlPool } from '../storage/database.js';
 import { inTransaction } from '../storage/transaction.js';
 
@@ -63,10 +64,16 @@ function fieldsFor(call: Call, step: Transition, update: CallUpdate, now: Date):
 
 /**
  * Within a transaction on `client` that holds the row locks of `calls` (as read under them). Returns, per call in
- * the order given, the steps taken and the call as it is now. A call may appear more than once: its changes apply
- * in order.
+ * the order given, the steps taken and the call as it is now (`applied`). A call may appear more than once: its
+ * changes apply in order. With a `lease`, the deliveries of its event type are written leased, for the caller's
+ * worker to send once the transaction commits (`leased`), and the webhook workers are not NOTIFYed of them: they
+ * would only wake to find them leased.
  */
-export async function applyLockedBatch(client: pg.ClientBase, items: { call: Call; change: CallChange }[], context: UpdateContext): Promise<AppliedUpdate[]> {
+export async function applyLockedBatch(
+  client: pg.ClientBase,
+  items: { call: Call; change: CallChange }[],
+  context: UpdateContext & { lease?: DeliveryLease | undefined },
+): Promise<{ applied: AppliedUpdate[]; leased: ClaimedDelivery[] }> {
   const { now, source } = context;
   const updatedAt = new Date();
   const current = new Map<string, Call>();
@@ -81,12 +88,12 @@ export async function applyLockedBatch(client: pg.ClientBase, items: { call: Cal
     const steps = plan(call.status, change.update);
     for (const [i, step] of steps.entries()) {
       call = { ...call, ...fieldsFor(call, step, change.update, at), ...(i === steps.length - 1 ? change.extra : {}), updatedAt };
-      const eventId = randomUUID();
+      const eventId = newRowId();
       events.push({ id: eventId, callId: call.id, step, at });
       if (step.event) {
         const data = { ...callView(call), metadata: new RawJson(call.metadata as string) };
         const body = { type: step.event, timestamp: at.toISOString(), data } satisfies Omit<WebhookEvent, 'data'> & { data: { metadata: RawJson } };
-        deliveries.push({ id: randomUUID(), accountId: call.accountId, callId: call.id, eventId, type: step.event, payload: stringifyWithRaw(body) });
+        deliveries.push({ id: newRowId(), accountId: call.accountId, callId: call.id, eventId, type: step.event, payload: stringifyWithRaw(body) });
       }
       // A slot is free: wake the dispatchers.
       if (step.to === 'completed' || step.to === 'failed') freed.add(call.accountId);
@@ -94,10 +101,10 @@ export async function applyLockedBatch(client: pg.ClientBase, items: { call: Cal
     if (steps.length > 0) current.set(call.id, call);
     results.push({ steps, call });
   }
-  if (current.size === 0) return results;
+  if (current.size === 0) return { applied: results, leased: [] };
 
-  await writeCallBatch(client, { calls: [...current.values()], events, deliveries, freedAccounts: [...freed], source, now });
-  return results;
+  const leased = await writeCallBatch(client, { calls: [...current.values()], events, deliveries, freedAccounts: [...freed], source, now, lease: context.lease });
+  return { applied: results, leased };
 }
 
 /**
@@ -116,7 +123,7 @@ export async function transitionCalls(
       const change = changeFor(call);
       return change ? [{ call, change }] : [];
     });
-    return applyLockedBatch(client, items, context);
+    return (await applyLockedBatch(client, items, context)).applied;
   });
 }
 

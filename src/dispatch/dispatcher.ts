@@ -20,11 +20,11 @@ import { SingleFlight } from '../jobs/single-flight.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import {
-  claimCandidates, dueAccounts, expiredCallIds, holdsLease, LOCK_EXPIRED, lockAccountsForClaim, recordDialIntents, recordProviderIds,
+  claimCandidates, expiredCallIds, holdsLease, LOCK_EXPIRED, lockAccountsForClaim, lockDueAccounts, recordDialIntents, recordProviderIds,
   rescheduleCalls, staleClaims, takeOverClaim,
 } from '../storage/call-claims.js';
 import { sqlPool } from '../storage/database.js';
-import { leaseDeliveriesOfCalls, type ClaimedDelivery } from '../storage/deliveries.js';
+import type { ClaimedDelivery } from '../storage/deliveries.js';
 import { inTransaction } from '../storage/transaction.js';
 
 export interface DispatcherOptions {
@@ -46,6 +46,8 @@ export interface DispatcherOptions {
   beforeDial?: (call: Call) => Promise<void> | void;
   /** Observes each call this dispatcher claimed, after the claim commits (metrics: dispatch latency). */
   onClaimed?: (call: Call) => void;
+  /** Observes the seconds of each claim pass that had accounts to claim for, from its start to after its commit (metrics). */
+  onClaimPass?: (seconds: number) => void;
   /**
    * This process's webhook worker, if it has one: the call.started deliveries a claim writes are leased to it in the
    * claim's transaction and handed over after the commit, so a call's first webhook goes out without waiting for the
@@ -82,6 +84,13 @@ export class Dispatcher {
   /** Housekeeping: the sweeps (when due: on the poll) and the simulated calls' next steps. */
   private readonly housekeeping: SingleFlight;
   private sweepDue = true;
+  /**
+   * Accounts whose calls this process just accepted: the next claim goes straight to them, without the due-accounts
+   * query (a round trip on every new call's path). Any other wake (poll, NOTIFY, start, settle) asks for that query,
+   * so calls of other accounts, and what a hinted claim left, are found within a poll.
+   */
+  private readonly hinted = new Set<string>();
+  private dueQueryWanted = true;
   private readonly dialing = new Set<Promise<void>>();
   private readonly pool: pg.Pool;
   /** The database going away fails the bookkeeping of every call in flight at once. */
@@ -103,7 +112,13 @@ export class Dispatcher {
     this.loop = new WakeableLoop({
       name: 'dispatcher', databaseUrl: options.databaseUrl, channel: CALLS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log,
       pass: () => this.claims(),
-      onPoll: () => this.sweep(),
+      onPoll: () => {
+        this.dueQueryWanted = true;
+        this.sweep();
+      },
+      onNotification: () => {
+        this.dueQueryWanted = true;
+      },
     });
     this.housekeeping = new SingleFlight(
       async () => {
@@ -126,8 +141,13 @@ export class Dispatcher {
     await Promise.allSettled([...this.dialing]);
   }
 
-  /** Runs a claim pass now, or right after the current one. */
-  wake() {
+  /**
+   * Runs a claim pass now, or right after the current one. `accountId`: the account whose call this process just
+   * accepted; the pass claims for it without first asking which accounts are due.
+   */
+  wake(accountId?: string) {
+    if (accountId === undefined) this.dueQueryWanted = true;
+    else this.hinted.add(accountId);
     this.loop.wake();
   }
 
@@ -136,6 +156,7 @@ export class Dispatcher {
    * it after moving an injected clock.
    */
   async settle() {
+    this.dueQueryWanted = true;
     this.sweep();
     await this.housekeeping.settle();
     await this.loop.settle();
@@ -189,19 +210,23 @@ export class Dispatcher {
   }
 
   /**
-   * Claims due calls of up to 50 accounts in one transaction. Returns whether another claim may find more at once:
-   * more accounts were due than one claim takes, or calls were put back to wait for their window (the calls behind
-   * them may be dialable). A call accepted meanwhile wakes the claims itself.
+   * Claims due calls of up to 50 accounts in one transaction: the hinted ones, or those the due-accounts query finds.
+   * Returns whether another claim may find more at once: more accounts were due than one claim takes, accounts were
+   * hinted meanwhile or the query was asked for, or calls were put back to wait for their window (the calls behind
+   * them may be dialable).
    */
   private async claim(): Promise<boolean> {
     const { now: clock, maxConcurrentCalls } = this.options;
+    const passStarted = performance.now();
     const now = clock();
-    const due = await dueAccounts(this.pool, { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS });
-    if (due.length === 0) return false;
+    const hinted = this.nextAccounts();
+    let locked: string[] = [];
     let rescheduled = false;
     let handOver: ClaimedDelivery[] = [];
     const claimed = await inTransaction(this.pool, async (client) => {
-      const locked = await lockAccountsForClaim(client, due);
+      locked = hinted.length > 0
+        ? await lockAccountsForClaim(client, hinted)
+        : await lockDueAccounts(client, { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS });
       if (locked.length === 0) return [];
       const candidates = await claimCandidates(client, { accountIds: locked, maxActive: maxConcurrentCalls, now });
       const ready: Call[] = [];
@@ -222,15 +247,20 @@ export class Dispatcher {
         rescheduled = true;
       }
       const extra = { leaseOwner: this.id, leaseExpiresAt: new Date(now.getTime() + this.leaseMs) };
-      const applied = await applyLockedBatch(client, ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } })), { now, source: 'dispatcher' });
-      const started = applied.filter((a) => a.steps.length > 0).map((a) => a.call);
       const { webhooks } = this.options;
-      if (webhooks && started.length > 0) {
-        handOver = await leaseDeliveriesOfCalls(client, started.map((c) => c.id), 'call.started', new Date(now.getTime() + webhooks.leaseMs));
-      }
-      return started;
+      // The call.started deliveries are written leased to this process's worker, which sends them once this commits.
+      const lease = webhooks ? { eventType: 'call.started', until: new Date(now.getTime() + webhooks.leaseMs) } : undefined;
+      const { applied, leased } = await applyLockedBatch(client, ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } })), { now, source: 'dispatcher', lease });
+      handOver = leased;
+      return applied.filter((a) => a.steps.length > 0).map((a) => a.call);
     });
+    // Asked: more accounts may be due than one claim takes. Hinted: the accounts hinted meanwhile, and the query
+    // the hints skipped if it was wanted.
+    const more = hinted.length === 0 ? locked.length === CLAIM_ACCOUNTS_PER_PASS : this.hinted.size > 0 || this.dueQueryWanted;
+    if (locked.length === 0) return more;
     if (handOver.length > 0) this.options.webhooks!.take(handOver);
+    this.options.onClaimPass?.((performance.now() - passStarted) / 1000);
+    const dials: Promise<void>[] = [];
     for (const call of claimed) {
       try {
         this.options.onClaimed?.(call);
@@ -238,20 +268,41 @@ export class Dispatcher {
         // An observer must never keep a claimed call from being dialled.
         this.options.log.warn({ err: error, callId: call.id }, 'onClaimed observer failed');
       }
-      this.track(this.dial(call));
+      dials.push(this.track(this.dial(call)));
     }
-    if (claimed.length > 0 && this.options.simulated) {
-      // Be on time for the end of the ring and of the talk rather than wait for the next poll.
-      setTimeout(() => this.advanceSoon(), this.options.simulated.ringMs + 5).unref();
-      setTimeout(() => this.advanceSoon(), this.options.simulated.ringMs + this.options.simulated.talkMs + 10).unref();
+    const { simulated } = this.options;
+    if (dials.length > 0 && simulated) {
+      // Be on time for the end of the ring and of the talk rather than wait for the next poll. Counted from when the
+      // dials are recorded: a simulated call advances only once its provider id is stored, which under load can
+      // take longer than the ring.
+      void Promise.allSettled(dials).then(() => {
+        setTimeout(() => this.advanceSoon(), simulated.ringMs + 5).unref();
+        setTimeout(() => this.advanceSoon(), simulated.ringMs + simulated.talkMs + 10).unref();
+      });
     }
-    return due.length === CLAIM_ACCOUNTS_PER_PASS || rescheduled;
+    return more || rescheduled;
   }
 
-  private track(work: Promise<void>) {
+  /**
+   * The hinted accounts (up to a claim's worth) when no wake asked for the due-accounts query; otherwise none, and
+   * the query answers for the hinted ones too (an account with due calls is in its answer).
+   */
+  private nextAccounts(): string[] {
+    if (this.dueQueryWanted || this.hinted.size === 0) {
+      this.dueQueryWanted = false;
+      this.hinted.clear();
+      return [];
+    }
+    const accounts = [...this.hinted].slice(0, CLAIM_ACCOUNTS_PER_PASS);
+    for (const id of accounts) this.hinted.delete(id);
+    return accounts;
+  }
+
+  /** Keeps `work` until it ends; the returned promise ends with it and never rejects. */
+  private track(work: Promise<void>): Promise<void> {
     this.dialing.add(work);
     // Never an unobserved rejection: close-with-grace would stop the whole process for one call's bookkeeping.
-    void work.catch((error: Error) => this.logs.error('dial work', { err: error }, 'dial work failed')).finally(() => this.dialing.delete(work));
+    return work.catch((error: Error) => this.logs.error('dial work', { err: error }, 'dial work failed')).finally(() => this.dialing.delete(work));
   }
 
   /** Records the intent to dial before dialling: a call whose intent is recorded is never dialled again. */
@@ -314,7 +365,7 @@ export class Dispatcher {
       const leaseExpiresAt = new Date(now.getTime() + this.leaseMs);
       if (!(await takeOverClaim(this.pool, { callId: call.id, owner: this.id, leaseExpiresAt, now }))) continue;
       this.options.log.warn({ callId: call.id, dialAttempts: call.dialAttempts }, 'recovering a call whose dispatcher died');
-      if (call.dialAttempts === 0) this.track(this.dial({ ...call, leaseOwner: this.id, leaseExpiresAt }));
+      if (call.dialAttempts === 0) void this.track(this.dial({ ...call, leaseOwner: this.id, leaseExpiresAt }));
       else await applyCallUpdate(this.options.prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now, source: 'dispatcher' });
     }
   }

@@ -17,6 +17,8 @@ export interface WakeableLoopOptions {
    * dispatcher's expiry and recovery sweeps run on the poll, not before every claim).
    */
   onPoll?: () => void;
+  /** Called on every notification on the channel, before the pass it wakes (the owner learns the wake came from outside). */
+  onNotification?: () => void;
 }
 
 export class WakeableLoop {
@@ -89,7 +91,10 @@ export class WakeableLoop {
     };
     try {
       listener = await listen(this.options.databaseUrl, this.options.channel, {
-        notification: () => this.wake(),
+        notification: () => {
+          this.options.onNotification?.();
+          this.wake();
+        },
         error: (error) => onLost(error, 'lost its LISTEN connection'),
       });
     } catch (error) {

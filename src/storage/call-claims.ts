@@ -12,21 +12,27 @@ import { statement } from './statements.js';
 const CLAIM_LOCK_SPACE = 72707370;
 
 /**
- * Accounts with due calls and a free slot (an account at its limit must not hide the ones behind it). A call past its
- * time to live is never due: the expiry sweep (on the dispatcher's poll) fails it. It starts from
- * the accounts whose waiting_calls counter (kept by triggers) is positive, and probes each one's calls by index: its
- * cost follows the number of accounts with a queue, not the number of calls waiting (a DISTINCT over every waiting
- * call cost milliseconds a pass with a few thousand queued, and a pass runs after every acceptance).
+ * Within the claim's transaction: up to `limit` accounts with due calls and a free slot (an account at its limit must
+ * not hide the ones behind it), each locked for this claimer (below). An account another replica is claiming for is
+ * passed over, not returned: each replica's claim gets accounts of its own, rather than every replica getting the
+ * same first ones and all but one locking none of them. A call past its time to live is never due: the expiry sweep
+ * (on the dispatcher's poll) fails it. It starts from the accounts whose waiting_calls counter (kept by triggers) is
+ * positive, and probes each one's calls by index: its cost follows the number of accounts with a queue, not the
+ * number of calls waiting. OFFSET 0 keeps the lock out of the inner filter: only due accounts are locked, and no
+ * more than the LIMIT.
  */
-const DUE_ACCOUNTS = statement('oct_due_accounts', `
-  SELECT a.id AS account_id FROM accounts a
-   WHERE a.waiting_calls > 0
-     AND EXISTS (SELECT 1 FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated' AND c.not_before <= $1 AND c.expires_at > $1)
-     AND (SELECT count(*) FROM calls c WHERE c.account_id = a.id AND c.status = ANY($4::call_status[])) < $2
+const LOCK_DUE_ACCOUNTS = statement('oct_lock_due_accounts', `
+  SELECT due.id AS account_id FROM (
+    SELECT a.id FROM accounts a
+     WHERE a.waiting_calls > 0
+       AND EXISTS (SELECT 1 FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated' AND c.not_before <= $1 AND c.expires_at > $1)
+       AND (SELECT count(*) FROM calls c WHERE c.account_id = a.id AND c.status = ANY($4::call_status[])) < $2
+    OFFSET 0) AS due
+   WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_SPACE}, hashtext(due.id::text))
    LIMIT $3`);
 
-export async function dueAccounts(pool: pg.Pool, { now, maxActive, limit }: { now: Date; maxActive: number; limit: number }): Promise<string[]> {
-  const { rows } = await pool.query<{ account_id: string }>({ ...DUE_ACCOUNTS, values: [now, maxActive, limit, ACTIVE_STATUSES] });
+export async function lockDueAccounts(client: pg.ClientBase, { now, maxActive, limit }: { now: Date; maxActive: number; limit: number }): Promise<string[]> {
+  const { rows } = await client.query<{ account_id: string }>({ ...LOCK_DUE_ACCOUNTS, values: [now, maxActive, limit, ACTIVE_STATUSES] });
   return rows.map((r) => r.account_id);
 }
 

@@ -8,6 +8,7 @@ import type { Call, PrismaClient } from '../generated/prisma/client.js';
 import type { Transition } from '../domain/call-lifecycle.js';
 import { CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
 import { sqlPool } from './database.js';
+import type { ClaimedDelivery } from './deliveries.js';
 import { statement } from './statements.js';
 
 export interface AcceptedCallRow {
@@ -97,7 +98,10 @@ export interface CallBatchDelivery { id: string; accountId: string; callId: stri
 /**
  * One statement writes a batch: each call's final row, every step's event, the deliveries of the events the
  * account's enabled endpoint should hear (their bodies frozen here), and the notifications (webhook workers; the
- * dispatchers when a slot freed). NOTIFY is transactional: delivered on commit.
+ * dispatchers when a slot freed). NOTIFY is transactional: delivered on commit. Deliveries of the event type `$29`
+ * are written leased until `$30` and returned (the caller's worker sends them): no NOTIFY for them. The notifications
+ * are the preserved side of the final LEFT JOIN, so they are sent whether or not any delivery is leased; the rows are
+ * the leased deliveries, or one row of NULLs when there are none.
  */
 const WRITE_BATCH = statement('oct_transition_batch', `
 WITH calls_written AS (
@@ -116,28 +120,39 @@ WITH calls_written AS (
     FROM unnest($14::uuid[], $15::uuid[], $16::text[], $17::text[], $18::text[], $28::timestamptz[])
          AS e(id, call_id, from_status, to_status, failure_reason, occurred_at)
 ), deliveries_written AS (
-  INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at)
-  SELECT d.id, w.id, d.call_id, d.event_id, d.event_type, d.payload, $13::timestamptz
+  INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at, lease_expires_at)
+  SELECT d.id, w.id, d.call_id, d.event_id, d.event_type, d.payload, $13::timestamptz,
+         CASE WHEN d.event_type = $29::text THEN $30::timestamptz END
     FROM unnest($19::uuid[], $20::uuid[], $21::uuid[], $22::uuid[], $23::text[], $24::text[])
          AS d(id, account_id, call_id, event_id, event_type, payload)
     JOIN webhook_endpoints w ON w.account_id = d.account_id AND w.enabled
-  RETURNING endpoint_id
+  RETURNING id, endpoint_id, payload, attempt_count, lease_expires_at
+), notified AS (
+  SELECT pg_notify($25::text, endpoint_id::text) FROM (SELECT DISTINCT endpoint_id FROM deliveries_written WHERE lease_expires_at IS NULL) AS endpoints
+  UNION ALL
+  SELECT pg_notify($26::text, account_id::text) FROM unnest($27::uuid[]) AS freed(account_id)
 )
-SELECT pg_notify($25::text, endpoint_id::text) FROM (SELECT DISTINCT endpoint_id FROM deliveries_written) AS endpoints
-UNION ALL
-SELECT pg_notify($26::text, account_id::text) FROM unnest($27::uuid[]) AS freed(account_id)`);
+SELECT leased.* FROM (SELECT count(*) FROM notified) AS sent
+  LEFT JOIN (SELECT d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount",
+                    w.url, w.secret, w.enabled
+               FROM deliveries_written d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+              WHERE d.lease_expires_at IS NOT NULL) AS leased ON true`);
+
+/** Deliveries a batch writes leased to the caller's worker: those of one event type, until a moment. */
+export interface DeliveryLease { eventType: string; until: Date }
 
 /**
  * Writes a batch in one statement (hand-written: Prisma would send a statement per row and table): each call's final
- * row, every step's event, the deliveries (to the account's enabled endpoint) and the notifications.
+ * row, every step's event, the deliveries (to the account's enabled endpoint) and the notifications. Returns the
+ * deliveries written under `lease`.
  */
 export async function writeCallBatch(
   client: pg.ClientBase,
-  batch: { calls: Call[]; events: CallBatchEvent[]; deliveries: CallBatchDelivery[]; freedAccounts: string[]; source: string; now: Date },
-): Promise<void> {
-  const { calls: rows, events, deliveries, source, now } = batch;
+  batch: { calls: Call[]; events: CallBatchEvent[]; deliveries: CallBatchDelivery[]; freedAccounts: string[]; source: string; now: Date; lease?: DeliveryLease | undefined },
+): Promise<ClaimedDelivery[]> {
+  const { calls: rows, events, deliveries, source, now, lease } = batch;
   const column = <T>(pick: (call: Call) => T) => rows.map(pick);
-  await client.query({
+  const { rows: leased } = await client.query<ClaimedDelivery | { [K in keyof ClaimedDelivery]: null }>({
     ...WRITE_BATCH,
     values: [
       column((c) => c.id), column((c) => c.status), column((c) => c.failureReason), column((c) => c.startedAt),
@@ -150,8 +165,10 @@ export async function writeCallBatch(
       deliveries.map((d) => d.type), deliveries.map((d) => d.payload),
       WEBHOOKS_CHANNEL, CALLS_CHANNEL, batch.freedAccounts,
       events.map((e) => e.at),
+      lease?.eventType ?? null, lease?.until ?? null,
     ],
   });
+  return leased.filter((d): d is ClaimedDelivery => d.id !== null);
 }
 
 /** A call as read for people: `metadata` is its JSON text as the client wrote it. */
@@ -214,30 +231,31 @@ const RINGING = 'dialing' satisfies CallStatus;
 const TALKING = 'in_progress' satisfies CallStatus;
 
 // Hand-written: the simulated dialer's every pass (a named statement; Prisma cannot compare a column with a prefix
-// parameter, nor express the lock below).
+// parameter, nor express the lock below). The statuses are literals, not parameters: a prepared statement's generic
+// plan, blind to parameter values, read the whole calls table (test/storage/no-sequential-scans.test.ts).
 const DUE_TO_ADVANCE = statement('oct_sim_due', `
   SELECT id, status::text AS status, started_at AS "startedAt", answered_at AS "answeredAt" FROM calls
-   WHERE (status = $3::call_status AND started_at <= $1 OR status = $4::call_status AND answered_at <= $2)
-     AND starts_with(provider_call_id, $5)
+   WHERE (status = '${RINGING}' AND started_at <= $1 OR status = '${TALKING}' AND answered_at <= $2)
+     AND starts_with(provider_call_id, $3)
    LIMIT 500`);
 
 /** Up to 500 calls due to take their next scripted step. */
 export async function callsDueToAdvance(pool: pg.Pool, due: AdvanceDue): Promise<CallDueToAdvance[]> {
-  const { rows } = await pool.query<CallDueToAdvance>({ ...DUE_TO_ADVANCE, values: [due.rangBefore, due.talkedBefore, RINGING, TALKING, due.providerPrefix] });
+  const { rows } = await pool.query<CallDueToAdvance>({ ...DUE_TO_ADVANCE, values: [due.rangBefore, due.talkedBefore, due.providerPrefix] });
   return rows;
 }
 
 /** The same calls, locked in id order; those another process is moving right now are left to it. */
 const LOCK_DUE_TO_ADVANCE = statement('oct_sim_lock_due', `
   SELECT ${CALL_COLUMNS} FROM calls c
-   WHERE c.id = ANY($6::uuid[])
-     AND (c.status = $3::call_status AND c.started_at <= $1 OR c.status = $4::call_status AND c.answered_at <= $2)
-     AND starts_with(c.provider_call_id, $5)
+   WHERE c.id = ANY($4::uuid[])
+     AND (c.status = '${RINGING}' AND c.started_at <= $1 OR c.status = '${TALKING}' AND c.answered_at <= $2)
+     AND starts_with(c.provider_call_id, $3)
    ORDER BY c.id FOR UPDATE SKIP LOCKED`);
 
 /** The locking select of `ids` (those still due) for transitionCalls. */
 export function lockCallsDueToAdvance(ids: string[], due: AdvanceDue) {
-  return { ...LOCK_DUE_TO_ADVANCE, values: [due.rangBefore, due.talkedBefore, RINGING, TALKING, due.providerPrefix, ids] };
+  return { ...LOCK_DUE_TO_ADVANCE, values: [due.rangBefore, due.talkedBefore, due.providerPrefix, ids] };
 }
 
 // Hand-written: the waiting total is the sum of the counters the triggers keep (counting waiting calls would read

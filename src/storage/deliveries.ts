@@ -21,9 +21,11 @@ export interface ClaimedDelivery {
 }
 
 // Hand-written: the worker's every pass; one statement ranks, caps per endpoint and leases (Prisma would need a read
-// and an update per row). Two workers may pick the same row: the second UPDATE re-checks the lease after the first
-// commits and skips it. An endpoint with attempts in flight here gets only the rest of its cap ($6, $7), so two
-// events written between passes cannot take it over the cap. $8 bounds the index range from below: every delivery
+// and an update per row). Two workers may pick the same rows: the second skips those the first has locked (SKIP
+// LOCKED in a step of its own, as the ranking's window function cannot lock) instead of waiting for its commit, and
+// the UPDATE re-checks the lease of any the first leased and committed meanwhile. An endpoint with attempts in
+// flight here gets only the rest of its cap ($6, $7), so two events written between passes cannot take it over the
+// cap. $8 bounds the index range from below: every delivery
 // sent leaves a dead entry at the low end of the pending part of (status, next_attempt_at) until vacuum, so a claim
 // woken for new deliveries reads only the recent end.
 const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
@@ -41,10 +43,12 @@ const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
     LEFT JOIN in_flight f ON f.endpoint_id = ranked.endpoint_id
      WHERE ranked.rank <= $3 - COALESCE(f.n, 0)
      LIMIT $4
+  ), locked AS (
+    SELECT d.id FROM webhook_deliveries d WHERE d.id = ANY(ARRAY(SELECT id FROM due)) FOR UPDATE SKIP LOCKED
   )
   UPDATE webhook_deliveries d SET lease_expires_at = $5
-    FROM due, webhook_endpoints e
-   WHERE d.id = due.id AND e.id = d.endpoint_id AND d.status = 'pending'
+    FROM locked, webhook_endpoints e
+   WHERE d.id = locked.id AND e.id = d.endpoint_id AND d.status = 'pending'
      AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
   RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`, { planEachTime: true });
 
@@ -68,21 +72,6 @@ export async function claimDueDeliveries(
     ...CLAIM_DELIVERIES,
     values: [claim.now, full, claim.perEndpoint, claim.limit, claim.leaseUntil, partIds, partCounts, claim.dueSince ?? new Date(0)],
   });
-  return rows;
-}
-
-// Hand-written: in the dispatcher's claim transaction, the call.started deliveries it has just written for the calls it
-// claimed are leased to this process's worker (found by the call_id index), which sends them once the claim commits
-// instead of finding them with its own claim (issue 16.3). Nobody else claims them while the lease holds.
-const LEASE_OF_CALLS = statement('oct_lease_deliveries_of_calls', `
-  UPDATE webhook_deliveries d SET lease_expires_at = $3
-    FROM webhook_endpoints e
-   WHERE d.call_id = ANY($1::uuid[]) AND d.event_type = $2 AND d.status = 'pending' AND d.lease_expires_at IS NULL AND e.id = d.endpoint_id
-  RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`);
-
-/** Within a transaction: leases the pending, unleased `eventType` deliveries of `callIds` until `leaseUntil`. */
-export async function leaseDeliveriesOfCalls(client: pg.ClientBase, callIds: string[], eventType: string, leaseUntil: Date): Promise<ClaimedDelivery[]> {
-  const { rows } = await client.query<ClaimedDelivery>({ ...LEASE_OF_CALLS, values: [callIds, eventType, leaseUntil] });
   return rows;
 }
 
@@ -213,8 +202,9 @@ export async function listEndpointDeliveries(
   endpointId: string,
   page: { failedOnly: boolean; before?: DeliveryCursor | undefined; limit: number },
 ): Promise<{ deliveries: LoggedDelivery[]; next: DeliveryCursor | null }> {
+  // The `lte` bounds the (endpoint_id, created_at, id) index range; Prisma has no row comparison for the rest.
   const before = page.before
-    ? { OR: [{ createdAt: { lt: page.before.createdAt } }, { createdAt: page.before.createdAt, id: { lt: page.before.id } }] }
+    ? { createdAt: { lte: page.before.createdAt }, OR: [{ createdAt: { lt: page.before.createdAt } }, { createdAt: page.before.createdAt, id: { lt: page.before.id } }] }
     : {};
   const rows = await db.webhookDelivery.findMany({
     where: { endpointId, ...(page.failedOnly ? { status: 'failed' as const } : {}), ...before },

@@ -152,6 +152,9 @@ function simpleStep(name: string, table: RetentionTable, column: string, operato
 
 interface CascadeCounts { calls?: number; call_events?: number; webhook_deliveries: number; webhook_attempts: number }
 
+// The two deletions below are planned with each batch's values (planEachTime): prepared, their generic plan (blind to
+// the LIMIT) counted the attempts by reading all of webhook_attempts (test/storage/no-sequential-scans.test.ts).
+
 /**
  * Finished deliveries (succeeded or failed, never pending) completed before the cutoff, with their attempts (ON DELETE
  * CASCADE; counted in the same statement, before the cascade runs at its end). A delivery sent again (pending, its
@@ -165,7 +168,7 @@ const DELETE_DELIVERIES = statement('oct_retention_webhook_deliveries', `
     DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING id
   )
   SELECT (SELECT count(*) FROM gone)::int AS webhook_deliveries,
-         (SELECT count(*) FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM gone))::int AS webhook_attempts`);
+         (SELECT count(*) FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM gone))::int AS webhook_attempts`, { planEachTime: true });
 
 const deliveriesStep: RetentionStep = {
   name: 'webhook_deliveries',
@@ -201,7 +204,7 @@ const DELETE_CALLS = statement('oct_retention_calls', `
          (SELECT count(*) FROM call_events WHERE call_id IN (SELECT id FROM gone))::int AS call_events,
          (SELECT count(*) FROM deliveries WHERE call_id IN (SELECT id FROM gone))::int AS webhook_deliveries,
          (SELECT count(*) FROM webhook_attempts WHERE delivery_id IN
-            (SELECT id FROM deliveries WHERE call_id IN (SELECT id FROM gone)))::int AS webhook_attempts`);
+            (SELECT id FROM deliveries WHERE call_id IN (SELECT id FROM gone)))::int AS webhook_attempts`, { planEachTime: true });
 
 const callsStep: RetentionStep = {
   name: 'calls',

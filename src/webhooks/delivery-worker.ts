@@ -2,9 +2,9 @@
 // attempt), sends each independently with a per-endpoint cap so one slow endpoint delays nobody else, and records
 // every attempt with its outcome and the next try. An endpoint that answers 410 Gone is switched off, and audited as
 // the service's doing, in the statement that records the attempt.
-import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
+import { newRowId } from '../domain/ids.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WEBHOOKS_CHANNEL } from '../storage/channels.js';
@@ -223,7 +223,7 @@ export class DeliveryWorker {
     const nextAttemptAt = status === 'pending' ? new Date(finishedAt.getTime() + delay!) : null;
     const disabledReason = outcome === 'gone' ? `answered 410 Gone at ${finishedAt.toISOString()}` : null;
     await this.record({
-      attemptId: randomUUID(), deliveryId: delivery.id, startedAt, durationMs: result.durationMs, responseStatus: result.status,
+      attemptId: newRowId(), deliveryId: delivery.id, startedAt, durationMs: result.durationMs, responseStatus: result.status,
       error: result.error?.slice(0, 500) ?? null, attemptCount: attemptsMade, status, completedAt: status === 'pending' ? null : finishedAt,
       nextAttemptAt, endpointId: delivery.endpointId, disabledReason,
     });

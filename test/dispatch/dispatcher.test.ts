@@ -6,11 +6,16 @@ import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { CALLS_CHANNEL } from '../../src/calls/accept-call.js';
+import { WEBHOOKS_CHANNEL } from '../../src/storage/channels.js';
+import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
+import { lockDueAccounts } from '../../src/storage/call-claims.js';
+import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
@@ -40,6 +45,14 @@ async function peakConcurrency(app: App, accountId: string): Promise<number> {
   let peak = 0;
   for (const [, delta] of edges) peak = Math.max(peak, (now += delta));
   return peak;
+}
+
+/** A due call of `tenant` written without waking any dispatcher (as if another replica had accepted it without a NOTIFY). */
+function waitingCallNobodyAnnounced(app: App, tenant: { accountId: string; agentId: string }) {
+  const now = new Date();
+  return app.prisma.call.create({
+    data: { accountId: tenant.accountId, agentId: tenant.agentId, phoneNumber: '+14155552671', fromNumber: '+14155550100', notBefore: now, expiresAt: new Date(now.getTime() + 3_600_000) },
+  });
 }
 
 describe('dispatcher', () => {
@@ -137,6 +150,95 @@ describe('dispatcher', () => {
       expect(call.dialAttempts).toBe(1);
       expect(await worker.prisma.call.count({ where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } } })).toBe(10);
       expect(heard).toHaveLength(0);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('an acceptance wakes a claim for its own account, without the due-accounts query; any other wake asks which accounts are due', async () => {
+    // The poll is an hour away and no call ends (an end NOTIFYs): only the wakes of this test run claims.
+    const { app } = await buildTestApp({ env: { ...FAST, SIMULATED_TALK_MS: '60000' }, jobs: { dispatcher: { pollMs: 3_600_000 } } });
+    const [a, b] = [await createTenant(app.prisma), await createTenant(app.prisma)];
+    await app.dispatcher!.settle();
+    // A call of b's nobody woke the dispatcher for.
+    const unannounced = await waitingCallNobodyAnnounced(app, b);
+    const callId = (await trigger(app, a.key)).json().call_id;
+    await waitFor(() => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }), (c) => c.status === 'in_progress');
+    // The acceptance's claim went straight to a's account: b's call was not looked for.
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } })).status).toBe('initiated');
+    app.dispatcher!.wake();
+    const found = await waitFor(() => app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } }), (c) => c.status === 'in_progress');
+    expect(found.dialAttempts).toBe(1);
+  });
+
+  it('a simulated call whose dial is recorded after its ring is over still advances at once, not on the next poll', async () => {
+    // The dial takes three rings: the answer is due before the provider id is stored (what a loaded machine does).
+    const { app } = await buildTestApp({
+      env: { ...FAST, SIMULATED_TALK_MS: '60000' },
+      jobs: { dispatcher: { pollMs: 3_600_000, beforeDial: () => new Promise((resolve) => setTimeout(resolve, 100)) } },
+    });
+    const tenant = await createTenant(app.prisma);
+    await app.dispatcher!.settle();
+    const callId = (await trigger(app, tenant.key)).json().call_id;
+    const call = await waitFor(() => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }), (c) => c.status === 'in_progress', 3_000);
+    expect(call.providerCallId).toBe(`sim_${callId}`);
+  });
+
+  it('a claim passes over the accounts another replica is claiming for and locks no more than it takes', async () => {
+    const { app, databaseUrl } = await buildTestApp({ env: { ...FAST, SIMULATED_TALK_MS: '60000' }, jobs: { dispatcher: { pollMs: 3_600_000 } } });
+    const tenants = [];
+    for (let i = 0; i < 55; i++) tenants.push(await createTenant(app.prisma));
+    await app.dispatcher!.settle();
+    for (const t of tenants) await waitingCallNobodyAnnounced(app, t);
+    // Another replica's claim holds 50 of the accounts: its transaction-level locks, here session-level ones (they conflict).
+    const other = new pg.Client({ connectionString: databaseUrl });
+    await other.connect();
+    const claimer = await sqlPool(app.prisma).connect();
+    try {
+      for (const t of tenants.slice(0, 50)) await other.query('SELECT pg_advisory_lock(72707370, hashtext($1))', [t.accountId]);
+      const free = tenants.slice(50).map((t) => t.accountId).sort();
+      const advisoryLocksHeld = async () => (await claimer.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")).rows[0]!.n;
+      await claimer.query('BEGIN');
+      expect((await lockDueAccounts(claimer, { now: new Date(), maxActive: 10, limit: 50 })).sort()).toEqual(free);
+      expect(await advisoryLocksHeld()).toBe(5);
+      await claimer.query('ROLLBACK');
+      await claimer.query('BEGIN');
+      const some = await lockDueAccounts(claimer, { now: new Date(), maxActive: 10, limit: 3 });
+      expect(some).toHaveLength(3);
+      expect(some.every((id) => free.includes(id))).toBe(true);
+      expect(await advisoryLocksHeld()).toBe(3);
+      await claimer.query('ROLLBACK');
+      // The dispatcher itself: the 5 free accounts' calls are dialled; the others wait for their holder.
+      app.dispatcher!.wake();
+      const active = () => app.prisma.call.findMany({ where: { status: { in: ['dialing', 'in_progress'] } }, select: { accountId: true } });
+      const dialled = await waitFor(active, (calls) => calls.length >= 5, 10_000);
+      expect(dialled.map((c) => c.accountId).sort()).toEqual(free);
+    } finally {
+      claimer.release();
+      await other.end();
+    }
+  });
+
+  it('a claim hands its call.started deliveries to its own worker without a NOTIFY; a call\'s end still NOTIFYs the workers', async () => {
+    const { app, databaseUrl } = await buildTestApp({ env: { ...FAST, WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_TALK_MS: '1000' } });
+    const tenant = await createTenant(app.prisma);
+    const receiver = await startReceiver();
+    await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+    const heard: number[] = [];
+    const listener = new pg.Client({ connectionString: databaseUrl });
+    await listener.connect();
+    listener.on('notification', () => heard.push(Date.now()));
+    await listener.query(`LISTEN ${WEBHOOKS_CHANNEL}`);
+    try {
+      const callId = (await trigger(app, tenant.key)).json().call_id;
+      const [started] = await receiver.waitFor(1);
+      expect(JSON.parse(started!.body)).toMatchObject({ type: 'call.started', data: { call_id: callId } });
+      expect(heard).toHaveLength(0);
+      // The end's delivery is for any worker: announced.
+      await receiver.waitFor(2);
+      expect(JSON.parse(receiver.received[1]!.body)).toMatchObject({ type: 'call.completed', data: { call_id: callId } });
+      expect(heard.length).toBeGreaterThanOrEqual(1);
     } finally {
       await listener.end();
     }

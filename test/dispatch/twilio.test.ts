@@ -213,7 +213,9 @@ describe('Twilio dialer', () => {
     expect((await callback('status', callId, statusParams(sid, 'no-answer'))).statusCode).toBe(204);
     expect(await snapshot(callId)).toMatchObject({ status: 'failed', failureReason: 'no_answer', providerCallId: sid });
     standIn.release(to);
-    await new Promise((r) => setTimeout(r, 300));
+    // The dialer now gets the sid and records it: settle() waits for that dial's work to end (a fixed wait was a
+    // guess at how long that takes under load).
+    await app.dispatcher!.settle();
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
     expect(call).toMatchObject({ status: 'failed', failureReason: 'no_answer', providerCallId: sid, dialAttempts: 1, leaseOwner: null });
   });

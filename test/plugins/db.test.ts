@@ -75,7 +75,8 @@ describe('connection pools', () => {
     // The woken pass, and any it chains, are over once settle() returns (it waits for their dials too).
     await app.dispatcher!.settle();
     expect(onRequests).toEqual(['oct_key_lookup', 'oct_accept_call_v1']);
-    expect(onBackground).toContain('oct_due_accounts');
+    // The claim runs in a transaction on a client of the background pool; the dial's intent after it, on the pool.
+    expect(onBackground).toContain('oct_record_intents');
     vi.restoreAllMocks();
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: response.json().call_id } });
     expect(call.dialAttempts).toBe(1);

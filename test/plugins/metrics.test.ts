@@ -75,6 +75,7 @@ describe('metrics', () => {
     expect(samples.get('oct_calls_active')).toBe(0);
     expect(samples.get('oct_rate_limit_store_errors_total')).toBe(0);
     expect(samples.get('oct_dispatch_latency_seconds_count')).toBe(0);
+    expect(samples.get('oct_dispatch_pass_duration_seconds_count')).toBe(0);
     // Default process metrics come from the app's own registry.
     expect(samples.get('process_cpu_user_seconds_total')).toBeGreaterThan(0);
 
@@ -160,7 +161,7 @@ describe('metrics', () => {
     }
   });
 
-  it('observes dispatch latency once per dialled call', async () => {
+  it('observes dispatch latency once per dialled call, and the claim pass that dialled it', async () => {
     const { app } = await buildTestApp({ env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '10', SIMULATED_TALK_MS: '10' } });
     const tenant = await createTenant(app.prisma);
     const { call_id } = (await trigger(app, tenant.key)).json();
@@ -170,6 +171,9 @@ describe('metrics', () => {
     expect(samples.get('oct_dispatch_latency_seconds_count')).toBe(1);
     expect(samples.get('oct_dispatch_latency_seconds_sum')).toBeGreaterThanOrEqual(0);
     expect(samples.get('oct_dispatch_latency_seconds_bucket{le="+Inf"}')).toBe(1);
+    // Passes that found no account due are not observed: at least the one that claimed the call.
+    expect(samples.get('oct_dispatch_pass_duration_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(samples.get('oct_dispatch_pass_duration_seconds_sum')).toBeGreaterThan(0);
     expect(samples.get('oct_calls_active')).toBe(0);
     expect(samples.get('oct_calls_queued')).toBe(0);
   });

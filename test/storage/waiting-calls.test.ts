@@ -1,5 +1,6 @@
 // accounts.waiting_calls is kept by triggers on calls: exact after acceptances, transitions, batches over several
 // accounts, hand-written SQL, deletes and truncation. Acceptance trusts it for the queue bound.
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import type { App } from '../../src/app.js';
@@ -60,5 +61,33 @@ describe('accounts.waiting_calls', () => {
 
     await sql.query('TRUNCATE calls CASCADE');
     await expectExact(app, { [a.accountId]: 0, [b.accountId]: 0 });
+  });
+
+  it('is kept by primary-key lookups of the accounts touched, not by reading the accounts table, however many accounts there are', async () => {
+    const { app, databaseUrl } = await buildTestApp();
+    const tenant = await createTenant(app.prisma);
+    const sql = sqlPool(app.prisma);
+    // Enough accounts that a plan reading the table is a real cost (with 10,000 it took 11 ms of every acceptance).
+    await sql.query(`INSERT INTO accounts (id, kind, name, plan, updated_at) SELECT gen_random_uuid(), 'agency', 'Other ' || g, 'agency', now() FROM generate_series(1, 5000) g`);
+    await sql.query('ANALYZE accounts');
+    // Every plan the acceptance runs, nested ones (the function, its trigger, the counter's update) included, as notices.
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const plans: string[] = [];
+    client.on('notice', (notice) => plans.push(notice.message ?? ''));
+    try {
+      await client.query(`LOAD 'auto_explain'`);
+      for (const setting of ['auto_explain.log_min_duration = 0', 'auto_explain.log_nested_statements = on', `auto_explain.log_level = 'notice'`]) {
+        await client.query(`SET ${setting}`);
+      }
+      await client.query(`INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, not_before, expires_at, updated_at)
+                          VALUES (gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', now(), now() + interval '1 day', now())`, [tenant.accountId, tenant.agentId]);
+    } finally {
+      await client.end();
+    }
+    const counterPlans = plans.filter((p) => p.includes('accounts'));
+    expect(counterPlans.length).toBeGreaterThanOrEqual(2);
+    expect(counterPlans.filter((p) => /Seq Scan on accounts/.test(p))).toEqual([]);
+    await expectExact(app, { [tenant.accountId]: 1 });
   });
 });

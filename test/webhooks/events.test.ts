@@ -10,6 +10,7 @@ import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { trigger } from '../helpers/trigger.js';
+import { waitFor } from '../helpers/wait.js';
 
 let app: App;
 let tenant: Tenant;
@@ -80,8 +81,12 @@ describe('webhook events', () => {
   it('every delivery and attempt is recorded and visible in the call record', async () => {
     const { call_id } = (await trigger(app, tenant.key)).json();
     await waitForEvents(call_id, 2);
-    await new Promise((r) => setTimeout(r, 100));
-    const deliveries = await app.prisma.webhookDelivery.findMany({ where: { callId: call_id }, include: { attempts: true }, orderBy: { createdAt: 'asc' } });
+    // The receiver answers before the worker records the attempt (its batch commits after the response): wait for
+    // both deliveries to leave pending, then check what was recorded.
+    const deliveries = await waitFor(
+      () => app.prisma.webhookDelivery.findMany({ where: { callId: call_id }, include: { attempts: true }, orderBy: { createdAt: 'asc' } }),
+      (rows) => rows.length === 2 && rows.every((d) => d.status !== 'pending'),
+    );
     expect(deliveries.map((d) => [d.eventType, d.status, d.attemptCount])).toEqual([['call.started', 'succeeded', 1], ['call.completed', 'succeeded', 1]]);
     for (const d of deliveries) expect(d.attempts).toMatchObject([{ attemptNumber: 1, responseStatus: 200, error: null }]);
   });

@@ -50,7 +50,7 @@ const trigger: FastifyPluginAsyncTypebox = async (fastify) => {
         idempotencyRecordId: request.idempotency?.recordId,
       });
       if (request.idempotency) request.idempotency.completed = true;
-      fastify.wakeDispatchers();
+      fastify.wakeDispatchers(request.principal!.accountId);
       return acceptedResponse(callId);
     },
   );

@@ -1,0 +1,186 @@
+// The scale bench's history (bench/scale/data.ts): finished calls with their events, and the webhook deliveries of
+// the last 32 days with their attempts, written a time window at a time by one INSERT ... SELECT chain per window.
+import type pg from 'pg';
+import { ROW_ID, TTL, type Layout } from './data-tenants.js';
+
+const DAY = 86_400;
+/** Calls end from 370 days ago (5 past CALL_RETENTION_DAYS = 365) until a minute ago. */
+const HISTORY_DAYS = 370;
+/** Deliveries are kept for the calls of the last 32 days (2 past WEBHOOK_LOG_RETENTION_DAYS = 30). */
+const DELIVERY_DAYS = 32;
+const NEWEST_AGE = 60;
+
+export interface HistoryShape { finishedCalls: number; bigAccountCalls: number; deliveries: number }
+
+/**
+ * Two streams of calls, each spread evenly in time: the base stream (all accounts, the big one holding bigAccountCalls)
+ * over 370 days, and a recent stream over the last 32 days on the endpoint accounts other than the big one. Every call
+ * of an account with an endpoint that ended within 32 days has its deliveries (started, and completed or failed), so
+ * the recent stream is sized for the deliveries asked for (an even spread alone leaves too few calls in 32 days).
+ */
+export interface HistoryPlan {
+  base: number;
+  big: number;
+  recent: number;
+  chunks: { g0: number; g1: number; h0: number; h1: number }[];
+}
+
+export function planHistory(shape: HistoryShape, accounts: number, endpointAccounts: number, chunkCalls: number): HistoryPlan {
+  const total = shape.finishedCalls;
+  const big = Math.min(shape.bigAccountCalls, total);
+  const f = DELIVERY_DAYS / HISTORY_DAYS;
+  const r = accounts > 1 ? Math.max(0, endpointAccounts - 1) / (accounts - 1) : 0;
+  const bigShare = endpointAccounts > 0 ? big : 0;
+  const recent = endpointAccounts > 1
+    ? Math.max(0, Math.min(total - big, Math.round((shape.deliveries / 2 - f * (bigShare + (total - big) * r)) / (1 - f * r))))
+    : 0;
+  const base = total - recent;
+  const step = (HISTORY_DAYS * DAY - NEWEST_AGE) / Math.max(1, base);
+  const firstRecent = Math.max(0, Math.min(base, Math.ceil(base - 1 - (DELIVERY_DAYS * DAY - NEWEST_AGE) / step)));
+  const chunks: HistoryPlan['chunks'] = [];
+  const old = Math.ceil(firstRecent / chunkCalls);
+  for (let j = 0; j < old; j++) chunks.push({ g0: Math.floor((j * firstRecent) / old), g1: Math.floor(((j + 1) * firstRecent) / old), h0: 0, h1: 0 });
+  const windows = Math.max(1, Math.ceil((base - firstRecent + recent) / chunkCalls));
+  for (let j = 0; j < windows; j++) {
+    const part = (from: number, count: number, k: number) => from + Math.floor((k * count) / windows);
+    chunks.push({
+      g0: part(firstRecent, base - firstRecent, j), g1: part(firstRecent, base - firstRecent, j + 1),
+      h0: part(0, recent, j), h1: part(0, recent, j + 1),
+    });
+  }
+  return { base, big, recent, chunks: chunks.filter((c) => c.g1 > c.g0 || c.h1 > c.h0) };
+}
+
+const iso = (x: string) => `to_char(${x} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const quoted = (x: string) => `coalesce('"' || ${iso(x)} || '"', 'null')`;
+
+/**
+ * One window: its calls (5% failed, busy or no answer), their events (initiated, dialing, then in_progress and
+ * completed, or failed), the deliveries of those events the account's endpoint heard (call.started, call.completed,
+ * call.failed; the body the service would have frozen), and their attempts: one 200, or for 2% a 500 and then a 200
+ * about 5 s later. Numbers are inlined; the arrays and times are parameters.
+ */
+function chunkSql(plan: HistoryPlan, others: number, recentAccounts: number, chunk: HistoryPlan['chunks'][number]): string {
+  const stepB = (HISTORY_DAYS * DAY - NEWEST_AGE) / Math.max(1, plan.base);
+  const stepE = (DELIVERY_DAYS * DAY - NEWEST_AGE) / Math.max(1, plan.recent);
+  const ms = (x: string) => `date_trunc('milliseconds', ${x})`;
+  // Every consumer reads \`calls_made\` (materialized once: it is referenced several times), so the ids and times of a
+  // call, its events and its deliveries agree without joining the rows just written. Times are cut to the millisecond,
+  // as the timestamptz(3) columns store them, so the bodies show what the rows hold.
+  return `
+WITH src AS (
+  SELECT g::bigint AS k,
+         CASE WHEN x.big THEN $8::uuid ELSE ($1::uuid[])[1 + (g - x.before) % ${others}] END AS account,
+         CASE WHEN x.big THEN $9::uuid ELSE ($2::uuid[])[1 + (g - x.before) % ${others}] END AS agent,
+         CASE WHEN x.big THEN $10::text ELSE ($3::text[])[1 + (g - x.before) % ${others}] END AS from_number,
+         CASE WHEN x.big THEN $12::uuid ELSE ($11::uuid[])[1 + (g - x.before) % ${others}] END AS endpoint,
+         ${ms(`$7::timestamptz - (${NEWEST_AGE} + (${plan.base - 1} - g) * ${stepB}) * interval '1 second'`)} AS ended
+    FROM generate_series(${chunk.g0}, ${chunk.g1 - 1}) AS g,
+         LATERAL (SELECT g::bigint * ${plan.big} / ${Math.max(1, plan.base)} AS before,
+                         (g::bigint + 1) * ${plan.big} / ${Math.max(1, plan.base)} > g::bigint * ${plan.big} / ${Math.max(1, plan.base)} AS big) AS x
+  UNION ALL
+  SELECT ${plan.base} + h, ($4::uuid[])[1 + h % ${Math.max(1, recentAccounts)}], ($5::uuid[])[1 + h % ${Math.max(1, recentAccounts)}],
+         ($6::text[])[1 + h % ${Math.max(1, recentAccounts)}], ($13::uuid[])[1 + h % ${Math.max(1, recentAccounts)}],
+         ${ms(`$7::timestamptz - (${NEWEST_AGE} + (${Math.max(0, plan.recent - 1)} - h) * ${stepE}) * interval '1 second'`)}
+    FROM generate_series(${chunk.h0}, ${chunk.h1 - 1}) AS h
+), calls_made AS MATERIALIZED (
+  SELECT s.*, ${ROW_ID}(t.started - (200 + (s.k % 7) * 300) * interval '1 millisecond') AS id, ${ROW_ID}(t.started) AS started_event,
+         ${ROW_ID}(s.ended) AS end_event, t.*,
+         CASE WHEN o.failure IS NULL THEN s.ended - o.talk * interval '1 second' END AS answered,
+         ${ms(`t.started - (200 + (s.k % 7) * 300) * interval '1 millisecond'`)} AS created,
+         CASE WHEN o.failure IS NULL THEN o.talk END AS duration, o.failure,
+         CASE WHEN o.failure IS NULL THEN 'completed' ELSE 'failed' END AS status,
+         '+1' || (201 + s.k % 700) || lpad(((s.k * 104729) % 10000000)::text, 7, '0') AS phone,
+         'Lead ' || s.k AS name, CASE WHEN s.k % 3 <> 0 THEN 'lead' || s.k || '@example.com' END AS email,
+         '{"crm_id":"L-' || s.k || '","campaign":"' || (ARRAY['spring', 'summer', 'autumn', 'winter'])[1 + s.k % 4] || '-' || (s.k % 12)
+           || '","attempt":' || (1 + s.k % 3) || ',"vip":' || (s.k % 10 = 0) || '}' AS metadata
+    FROM src s,
+         LATERAL (SELECT CASE WHEN s.k % 40 = 3 THEN 'busy' WHEN s.k % 40 = 23 THEN 'no_answer' END AS failure, 20 + (s.k * 37) % 281 AS talk) AS o,
+         LATERAL (SELECT s.ended - (CASE WHEN o.failure IS NULL THEN o.talk + 3 + s.k % 9 WHEN o.failure = 'busy' THEN 4 ELSE 30 END)
+                          * interval '1 second' AS started) AS t
+), calls_written AS (
+  INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, failure_reason, not_before,
+                     expires_at, created_at, updated_at, started_at, answered_at, ended_at, duration_seconds, provider_call_id, dial_attempts)
+  SELECT c.id, c.account, c.agent, c.phone, c.from_number, c.name, c.email, c.metadata::json, c.status::call_status, c.failure::failure_reason,
+         c.created, c.created + ${TTL}, c.created, c.ended, c.started, c.answered, c.ended, c.duration, 'sim_' || c.id, 1
+    FROM calls_made c
+  RETURNING 1
+), events_written AS (
+  INSERT INTO call_events (id, call_id, from_status, to_status, failure_reason, source, occurred_at)
+  SELECT CASE e.to_status WHEN 'dialing' THEN c.started_event WHEN 'initiated' THEN ${ROW_ID}(c.created) WHEN 'in_progress' THEN ${ROW_ID}(c.answered)
+              ELSE c.end_event END,
+         c.id, e.from_status::call_status, e.to_status::call_status, CASE WHEN e.to_status = 'failed' THEN c.failure::failure_reason END, e.source,
+         CASE e.to_status WHEN 'initiated' THEN c.created WHEN 'dialing' THEN c.started WHEN 'in_progress' THEN c.answered ELSE c.ended END
+    FROM calls_made c CROSS JOIN LATERAL (VALUES
+      (NULL, 'initiated', 'api'), ('initiated', 'dialing', 'dispatcher'), ('dialing', 'in_progress', 'provider'),
+      ('in_progress', 'completed', 'provider'), ('dialing', 'failed', 'provider')) AS e(from_status, to_status, source)
+   WHERE e.to_status IN ('initiated', 'dialing')
+      OR (c.status = 'completed' AND e.to_status IN ('in_progress', 'completed'))
+      OR (c.status = 'failed' AND e.to_status = 'failed')
+  RETURNING 1
+), deliveries_written AS (
+  INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, status, attempt_count, next_attempt_at,
+                                  last_attempt_at, completed_at, created_at)
+  SELECT ${ROW_ID}(d.at), c.endpoint, c.id, d.event, d.type,
+         '{"type":"' || d.type || '","timestamp":"' || ${iso('d.at')} || '","data":{"call_id":"' || c.id || '","status":"'
+           || d.status || '","agent_id":"' || c.agent || '","phone_number":"' || c.phone || '","name":'
+           || coalesce(to_json(c.name)::text, 'null') || ',"email":' || coalesce(to_json(c.email)::text, 'null')
+           || ',"metadata":' || c.metadata || ',"created_at":"' || ${iso('c.created')} || '","started_at":' || ${quoted('c.started')}
+           || ',"answered_at":' || ${quoted('d.answered')} || ',"ended_at":' || ${quoted('d.ended')}
+           || ',"duration_seconds":' || coalesce(d.duration::text, 'null') || ',"failure_reason":'
+           || coalesce('"' || d.failure || '"', 'null') || '}}',
+         'succeeded', a.attempts, a.last_at, a.last_at, a.last_at + a.took * interval '1 millisecond', d.at
+    FROM calls_made c
+   CROSS JOIN LATERAL (VALUES
+      (c.started_event, 'call.started', 'dialing', c.started, NULL::timestamptz, NULL::timestamptz, NULL::int, NULL::text),
+      (c.end_event, 'call.' || c.status, c.status, c.ended, c.answered, c.ended, c.duration, c.failure))
+      AS d(event, type, status, at, answered, ended, duration, failure)
+   CROSS JOIN LATERAL (SELECT abs(hashtext(d.event::text)) AS hash) AS h
+   CROSS JOIN LATERAL (SELECT CASE WHEN h.hash % 50 = 0 THEN 2 ELSE 1 END AS attempts,
+                              d.at + (CASE WHEN h.hash % 50 = 0 THEN 5000 + h.hash % 1000 ELSE 15 END) * interval '1 millisecond' AS last_at,
+                              20 + h.hash % 180 AS took) AS a
+   WHERE c.endpoint IS NOT NULL AND c.ended >= $7::timestamptz - interval '${DELIVERY_DAYS} days'
+  RETURNING id, attempt_count, created_at, last_attempt_at, completed_at
+), attempts_written AS (
+  INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, response_status)
+  SELECT ${ROW_ID}(d.created_at), d.id, n,
+         CASE WHEN n < d.attempt_count THEN d.created_at + interval '15 milliseconds' ELSE d.last_attempt_at END,
+         CASE WHEN n < d.attempt_count THEN 30 ELSE round(extract(epoch FROM d.completed_at - d.last_attempt_at) * 1000)::int END,
+         CASE WHEN n < d.attempt_count THEN 500 ELSE 200 END
+    FROM deliveries_written d CROSS JOIN generate_series(1, d.attempt_count) AS n
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM calls_written)::int AS calls, (SELECT count(*) FROM events_written)::int AS events,
+       (SELECT count(*) FROM deliveries_written)::int AS deliveries, (SELECT count(*) FROM attempts_written)::int AS attempts`;
+}
+
+export interface HistoryInput {
+  layout: Layout;
+  endpoints: { accountId: string; endpointId: string }[];
+  now: Date;
+}
+
+export type ChunkCounts = { calls: number; events: number; deliveries: number; attempts: number };
+
+/** The statement and values of each window, in time order (oldest first). */
+export function historyStatements(plan: HistoryPlan, input: HistoryInput): { text: string; values: unknown[] }[] {
+  const { layout } = input;
+  const others = layout.accountIds.map((_, n) => n).filter((n) => n !== layout.big);
+  const recent = [...layout.healthy, ...layout.timingOut].filter((n) => n !== layout.big).sort((a, b) => a - b);
+  const pick = (ns: number[], of: string[]) => ns.map((n) => of[n]!);
+  const endpointOf = new Map(input.endpoints.map((e) => [e.accountId, e.endpointId]));
+  const values = [
+    pick(others, layout.accountIds), pick(others, layout.agentIds), pick(others, layout.agentPhones),
+    pick(recent, layout.accountIds), pick(recent, layout.agentIds), pick(recent, layout.agentPhones),
+    input.now,
+    layout.accountIds[layout.big], layout.agentIds[layout.big], layout.agentPhones[layout.big],
+    others.map((n) => endpointOf.get(layout.accountIds[n]!) ?? null), endpointOf.get(layout.accountIds[layout.big]!) ?? null,
+    recent.map((n) => endpointOf.get(layout.accountIds[n]!) ?? null),
+  ];
+  return plan.chunks.map((chunk) => ({ text: chunkSql(plan, Math.max(1, others.length), recent.length, chunk), values }));
+}
+
+export async function runChunk(db: pg.ClientBase, statement: { text: string; values: unknown[] }): Promise<ChunkCounts> {
+  const { rows } = await db.query<ChunkCounts>(statement);
+  return rows[0]!;
+}

@@ -1,0 +1,143 @@
+// bench:scale (a): the waiting calls drained by the service as it starts. Dialled per second from the calls' own
+// started_at, the claim pass time from the service's oct_dispatch_pass_duration_seconds histogram, and two checks
+// from the rows: no account above its concurrency limit at any instant, no windowed call dialled before its window.
+import type pg from 'pg';
+
+/** The calls waiting before the service starts, remembered (runner's connection, temporary) to measure them after. */
+export async function rememberWaiting(db: pg.Client): Promise<number> {
+  await db.query('DROP TABLE IF EXISTS scale_waiting');
+  const { rowCount } = await db.query(`CREATE TEMP TABLE scale_waiting AS SELECT id, account_id, agent_id FROM calls WHERE status = 'initiated'`);
+  await db.query('ALTER TABLE scale_waiting ADD PRIMARY KEY (id)');
+  return rowCount ?? 0;
+}
+
+/** A histogram's cumulative buckets (upper bound in seconds -> count), its sum and count, as /metrics exposes them. */
+export interface Histogram { buckets: [number, number][]; sum: number; count: number }
+
+export async function scrapeHistogram(internalPort: number, name: string): Promise<Histogram> {
+  const text = await fetch(`http://127.0.0.1:${internalPort}/metrics`).then((r) => r.text());
+  const buckets: [number, number][] = [];
+  let sum = 0;
+  let count = 0;
+  for (const line of text.split('\n')) {
+    const bucket = new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\S+)$`).exec(line);
+    if (bucket) buckets.push([bucket[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(bucket[1]), Number(bucket[2])]);
+    else if (line.startsWith(`${name}_sum `)) sum = Number(line.split(' ')[1]);
+    else if (line.startsWith(`${name}_count `)) count = Number(line.split(' ')[1]);
+  }
+  if (buckets.length === 0) throw new Error(`${name} is not on /metrics: is the service built from a checkout that has it?`);
+  return { buckets, sum, count };
+}
+
+export function histogramSince(after: Histogram, before: Histogram): Histogram {
+  return {
+    buckets: after.buckets.map(([le, n], i) => [le, n - (before.buckets[i]?.[1] ?? 0)]),
+    sum: after.sum - before.sum,
+    count: after.count - before.count,
+  };
+}
+
+/** Prometheus' histogram_quantile: linear within the bucket the rank falls in; milliseconds. */
+export function quantileMs(h: Histogram, q: number): number {
+  if (h.count === 0) return Number.NaN;
+  const rank = q * h.count;
+  let lower = 0;
+  let below = 0;
+  for (const [le, n] of h.buckets) {
+    if (n >= rank) {
+      if (!Number.isFinite(le)) return lower * 1000; // beyond the last finite bound: its bound, as Prometheus does
+      return (lower + ((le - lower) * (rank - below)) / Math.max(1, n - below)) * 1000;
+    }
+    lower = le;
+    below = n;
+  }
+  return lower * 1000;
+}
+
+export interface DrainFigures {
+  calls: number;
+  failed: number;
+  /** Seconds from the first dial to the last, and that less the wait for the window when nothing else was left to dial. */
+  spanSeconds: number;
+  busySeconds: number;
+  /** Calls dialled per busy second. */
+  perSecond: number;
+  claimPasses: { count: number; meanMs: number; p50Ms: number; p99Ms: number };
+  /** The most calls of one account whose [started_at, ended_at) overlap (an end and a start at one instant: the end first). */
+  maxActivePerAccount: number;
+  windowed: { calls: number; dialledBeforeOpening: number; firstDialAfterOpeningMs: number };
+  /** From the service being ready to the last waiting call dialled. */
+  secondsAfterReady: number;
+}
+
+export interface DrainContext {
+  db: pg.Client;
+  internalPort: number;
+  readyAt: Date;
+  opensAt: Date;
+  windowedAgentIds: string[];
+  timeoutMs: number;
+  log(line: string): void;
+}
+
+async function waitUntilDialled(ctx: DrainContext) {
+  const deadline = Date.now() + ctx.timeoutMs;
+  let lastLog = 0;
+  for (;;) {
+    const { rows: [row] } = await ctx.db.query<{ waiting: number }>(`SELECT count(*)::int AS waiting FROM calls WHERE status = 'initiated'`);
+    if (row!.waiting === 0) return;
+    if (Date.now() > deadline) throw new Error(`drain: ${row!.waiting} calls still waiting after ${ctx.timeoutMs / 1000} s`);
+    if (Date.now() - lastLog > 15_000) {
+      lastLog = Date.now();
+      ctx.log(`drain: ${row!.waiting} calls waiting`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Waits until no call waits (the windowed ones included), then reads the figures; `before` is scraped at ready. */
+export async function measureDrain(ctx: DrainContext, before: Histogram): Promise<DrainFigures> {
+  await waitUntilDialled(ctx);
+  const passes = histogramSince(await scrapeHistogram(ctx.internalPort, 'oct_dispatch_pass_duration_seconds'), before);
+  // Busy time: from the first dial to the last, less the wait between the last due call's dial and the first windowed
+  // one when the due calls were all dialled before the window opened (nothing could be dialled meanwhile).
+  const { rows: [timing] } = await ctx.db.query<{ calls: number; failed: number; span: number; idle: number; last: Date }>(`
+    WITH s AS (SELECT c.started_at AS at, c.status, w.agent_id = ANY($1::uuid[]) AS windowed FROM scale_waiting w JOIN calls c USING (id)),
+         t AS (SELECT count(at)::int AS calls, count(*) FILTER (WHERE status = 'failed')::int AS failed, min(at) AS first, max(at) AS last,
+                      max(at) FILTER (WHERE NOT windowed) AS due_last, min(at) FILTER (WHERE windowed) AS windowed_first FROM s)
+    SELECT calls, failed, coalesce(extract(epoch FROM last - first), 0)::float8 AS span,
+           greatest(0, coalesce(extract(epoch FROM windowed_first - due_last), 0))::float8 AS idle, last
+      FROM t`, [ctx.windowedAgentIds]);
+  const { rows: [overlap] } = await ctx.db.query<{ max: number }>(`
+    WITH c AS (SELECT c.account_id, c.started_at, coalesce(c.ended_at, 'infinity') AS ended_at
+                 FROM scale_waiting w JOIN calls c USING (id) WHERE c.started_at IS NOT NULL),
+         ev AS (SELECT account_id, started_at AS at, 1 AS delta FROM c UNION ALL SELECT account_id, ended_at, -1 FROM c)
+    SELECT coalesce(max(active), 0)::int AS max
+      FROM (SELECT sum(delta) OVER (PARTITION BY account_id ORDER BY at, delta ROWS UNBOUNDED PRECEDING) AS active FROM ev) r`);
+  const { rows: [windowed] } = await ctx.db.query<{ calls: number; early: number; first: Date | null }>(`
+    SELECT count(*)::int AS calls, count(*) FILTER (WHERE c.started_at < $2)::int AS early, min(c.started_at) AS first
+      FROM scale_waiting w JOIN calls c USING (id) WHERE w.agent_id = ANY($1::uuid[])`, [ctx.windowedAgentIds, ctx.opensAt]);
+  const t = timing!;
+  return {
+    calls: t.calls,
+    failed: t.failed,
+    spanSeconds: round(t.span, 2),
+    busySeconds: round(t.span - t.idle, 2),
+    perSecond: t.span - t.idle > 0 ? Math.round(t.calls / (t.span - t.idle)) : Number.NaN,
+    claimPasses: {
+      count: passes.count,
+      meanMs: round(passes.count ? (passes.sum / passes.count) * 1000 : Number.NaN, 2),
+      p50Ms: round(quantileMs(passes, 0.5), 2),
+      p99Ms: round(quantileMs(passes, 0.99), 2),
+    },
+    maxActivePerAccount: overlap!.max,
+    windowed: {
+      calls: windowed!.calls,
+      dialledBeforeOpening: windowed!.early,
+      firstDialAfterOpeningMs: windowed!.first ? windowed!.first.getTime() - ctx.opensAt.getTime() : Number.NaN,
+    },
+    secondsAfterReady: round((t.last.getTime() - ctx.readyAt.getTime()) / 1000, 2),
+  };
+}
+
+export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
