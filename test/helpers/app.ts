@@ -1,6 +1,7 @@
-// Builds the real app on a fresh database, as server.ts does, for tests that use inject(). Apps are closed after
-// the file's tests by a hook registered here at import (vitest 4 ignores afterAll registered inside beforeAll or it).
-import { afterAll } from 'vitest';
+// Builds the real app on a fresh database, as server.ts does, for tests that use inject(). An app built inside a test
+// (or its beforeEach) is closed when that test ends; one built in beforeAll, after the file's tests, by a hook
+// registered here at import (vitest 4 ignores afterAll registered inside beforeAll or it).
+import { afterAll, onTestFinished } from 'vitest';
 import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { freshDatabase } from './database.js';
@@ -27,8 +28,20 @@ afterAll(async () => {
 
 /** Closes an app now (a replica a test stops on purpose); the file's teardown will not close it again. */
 export async function closeTestApp(app: App): Promise<void> {
-  open.delete(app);
+  if (!open.delete(app)) return;
   await app.close();
+}
+
+/**
+ * Closes the app when the current test ends, if there is one. Each app holds up to two pools and its listeners:
+ * kept until the file ended, a file of sixteen apps beside three other files went past PostgreSQL's 100 connections.
+ */
+function closeAfterCurrentTest(app: App): void {
+  try {
+    onTestFinished(() => closeTestApp(app));
+  } catch {
+    // Not inside a test (beforeAll, or the file's top level): the afterAll above closes it.
+  }
 }
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -36,5 +49,6 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', ...options.env, DATABASE_URL: url });
   const app = await buildApp({ config, databaseUrl: url, ...(options.clock ? { clock: options.clock } : {}), ...(options.jobs ? { jobs: options.jobs } : {}) });
   open.add(app);
+  closeAfterCurrentTest(app);
   return { app, config, databaseUrl: url };
 }
