@@ -103,11 +103,18 @@ export class DeliveryWorker {
     this.loop.wake();
   }
 
-  /** Runs passes until none is pending and waits for their attempts (tests, after moving the clock). */
+  /**
+   * Runs passes until none is pending and no attempt is in flight (tests, before and after moving the clock). A pass
+   * woken (by a NOTIFY) while the attempts are awaited may launch more: those are awaited too, or one could start at
+   * the old time and finish, and schedule its retry, at the new one.
+   */
   async settle() {
     this.lastFullClaim = null;
-    await this.loop.settle();
-    await Promise.allSettled([...this.inFlight.values()]);
+    for (;;) {
+      await this.loop.settle();
+      if (this.inFlight.size === 0) return;
+      await Promise.allSettled([...this.inFlight.values()]);
+    }
   }
 
   /** How long a claimed or handed-over delivery is reserved for this worker. */

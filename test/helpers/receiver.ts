@@ -15,8 +15,8 @@ export type Answer = { status: number; headers?: Record<string, string> } | 'han
 export interface Receiver {
   url: string;
   received: Received[];
-  /** Decides the answer to each request (default 200). */
-  respond: (request: Received, index: number) => Answer;
+  /** Decides the answer to each request (default 200); a promise holds the answer back until it settles. */
+  respond: (request: Received, index: number) => Answer | Promise<Answer>;
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
 }
 
@@ -43,10 +43,10 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => { body += c.toString(); });
-    req.on('end', () => {
+    req.on('end', async () => {
       const request = { headers: req.headers, body, at: Date.now() };
       const index = receiver.received.push(request) - 1;
-      const answer = receiver.respond(request, index);
+      const answer = await receiver.respond(request, index);
       if (answer === 'hang') return;
       res.writeHead(answer.status, answer.headers ?? {});
       res.end();

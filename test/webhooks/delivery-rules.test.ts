@@ -213,3 +213,31 @@ describe('isolation and crashes', () => {
     expect(await reload(s, delivery.id)).toMatchObject({ status: 'succeeded', attemptCount: 1 });
   });
 });
+
+describe('settle (what tests that move the clock rely on)', () => {
+  it('waits for the attempts of a pass woken while it waited, not only for those in flight when it began', async () => {
+    const s = await setup();
+    // The first delivery is answered only once the second has arrived; the second, 300 ms after it arrived.
+    let secondArrived!: () => void;
+    const second = new Promise<void>((resolve) => { secondArrived = resolve; });
+    s.receiver.respond = async (_r, i) => {
+      if (i === 0) {
+        await second;
+        return { status: 204 };
+      }
+      secondArrived();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { status: 204 };
+    };
+    const first = await event(s);
+    const settling = s.app.deliveryWorker!.settle();
+    await s.receiver.waitFor(1);
+    // Written while settle() waits for the first: its NOTIFY (and this wake) start a pass that sends it.
+    const later = await event(s);
+    s.app.deliveryWorker!.wake();
+    await settling;
+    expect(s.receiver.received).toHaveLength(2);
+    expect(await reload(s, first.id)).toMatchObject({ status: 'succeeded', attemptCount: 1 });
+    expect(await reload(s, later.id)).toMatchObject({ status: 'succeeded', attemptCount: 1 });
+  });
+});
