@@ -19,6 +19,14 @@ export interface TenantOptions {
   apiAccess?: boolean;
 }
 
+/**
+ * `key` with the character at `at` (default: the last) replaced by another, always a different one: a key that fails
+ * its checksum (or, in the checksum itself, matches no key).
+ */
+export function keyWithTypo(key: string, at = key.length - 1): string {
+  return key.slice(0, at) + (key[at] === 'a' ? 'b' : 'a') + key.slice(at + 1);
+}
+
 /** An agency with a key and one agent (with a phone number, set as default unless told otherwise). */
 export async function createTenant(prisma: PrismaClient, options: TenantOptions = {}): Promise<Tenant> {
   const { id: accountId } = await createAgency(prisma, { name: 'Test Agency', plan: options.plan ?? 'agency' });

@@ -5,7 +5,7 @@ import type { App } from '../../src/app.js';
 import { callView } from '../../schemas/call.js';
 import { buildTestApp } from '../helpers/app.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
-import { createTenant, generateKey, type Tenant } from '../helpers/fixtures.js';
+import { createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
 import { TRIGGER_URL, trigger } from '../helpers/trigger.js';
 
 let app: App;
@@ -66,7 +66,7 @@ describe("the spec's trigger error table", () => {
 
   it('401 Invalid API key: missing, malformed, wrong scheme, unknown, revoked', async () => {
     const unknown = generateApiKey().key; // well-formed, never stored
-    const typo = tenant.key.slice(0, 10) + (tenant.key[10] === 'a' ? 'b' : 'a') + tenant.key.slice(11); // fails the checksum
+    const typo = keyWithTypo(tenant.key, 10); // fails the checksum
     const revoked = await createTenant(app.prisma);
     await generateKey(app.prisma, revoked.accountId);
     for (const authorization of [undefined, '', 'Bearer', `Basic ${tenant.key}`, `Bearer ${tenant.key}x`, 'Bearer svc_sk_short', `Bearer ${unknown}`, `Bearer ${typo}`, `Bearer ${revoked.key}`, tenant.key]) {
