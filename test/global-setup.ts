@@ -31,10 +31,17 @@ export default async function setup(project: TestProject) {
     release = () => embedded.close();
   }
   const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
-  await migrate(withDatabase(adminUrl, TEMPLATE_DATABASE));
+  try {
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
+    await migrate(withDatabase(adminUrl, TEMPLATE_DATABASE));
+  } catch (error) {
+    // No teardown runs for a setup that failed: the embedded server it started must not outlive the run.
+    await admin.end().catch(() => undefined);
+    await release();
+    throw error;
+  }
 
   project.provide('adminDatabaseUrl', adminUrl);
   project.provide('templateDatabase', TEMPLATE_DATABASE);

@@ -1,9 +1,9 @@
 // callctl end to end: the operator flow of the README through runCli on a real database, its output contract, and the bin.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands.js';
+import { spawnChild } from '../helpers/child-processes.js';
 import { callctl } from '../helpers/cli.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -234,14 +234,14 @@ describe('callctl usage, configuration and output', () => {
 
 describe('bin/callctl.js', () => {
   it('runs as a process and exits 0 with one JSON object', async () => {
-    const child = spawn(process.execPath, [BIN, 'agency', 'create', '--name', 'X', '--json'], {
+    const child = spawnChild(process.execPath, [BIN, 'agency', 'create', '--name', 'X', '--json'], {
       env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(stderr).toBe('');
     expect(code).toBe(0);

@@ -1,21 +1,16 @@
 // PgBouncer in transaction mode (pool_mode=transaction) with two server connections in front of a test database:
 // fewer than the service's pools, so consecutive statements of one client land on different server connections.
 // Needs the `pgbouncer` binary (Debian's package; .ci/run installs it); under CI=true its absence is an error.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll } from 'vitest';
 import { freePort } from '../../src/free-port.js';
+import { spawnChild, stopChild } from './child-processes.js';
 
 export const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => fs.existsSync(p));
 if (!PGBOUNCER && process.env.CI === 'true') throw new Error('pgbouncer is not installed (apt-get install pgbouncer); CI must run this test');
-
-const started: ChildProcess[] = [];
-afterAll(() => {
-  for (const bouncer of started.splice(0)) if (bouncer.pid) process.kill(-bouncer.pid, 'SIGTERM');
-});
 
 /** Starts PgBouncer in front of `url` (database `name`) and returns its URL (without ?pgbouncer=true). */
 export async function transactionPooler(url: string, name: string): Promise<string> {
@@ -36,7 +31,7 @@ export async function transactionPooler(url: string, name: string): Promise<stri
   // PgBouncer refuses to run as root: -u switches to an unprivileged user.
   const asRoot = process.getuid?.() === 0;
   if (asRoot) spawnSync('chown', ['-R', 'nobody', dir]);
-  started.push(spawn(PGBOUNCER, [...(asRoot ? ['-u', 'nobody'] : []), path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore', detached: true }));
+  const bouncer = spawnChild(PGBOUNCER, [...(asRoot ? ['-u', 'nobody'] : []), path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
   for (let i = 0; i < 100; i++) {
     const ok = await new Promise<boolean>((resolve) => {
       const socket = net.connect(port, '127.0.0.1', () => { socket.end(); resolve(true); });
@@ -49,5 +44,7 @@ export async function transactionPooler(url: string, name: string): Promise<stri
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error('pgbouncer did not start');
+  await stopChild(bouncer, 'SIGKILL');
+  const log = path.join(dir, 'pgbouncer.log');
+  throw new Error(`pgbouncer did not start: ${fs.existsSync(log) ? fs.readFileSync(log, 'utf8').slice(-2000) : 'no log'}`);
 }

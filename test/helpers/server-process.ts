@@ -1,8 +1,9 @@
 // Runs src/server.ts as a real child process (as `npm start` does, without the build step) for end-to-end tests.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import path from 'node:path';
 import { freePort } from '../../src/free-port.js';
+import { spawnChild, stopChild } from './child-processes.js';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -16,31 +17,45 @@ export interface ServerProcess {
 /** One process (not the tsx wrapper, which forks): signals, SIGKILL included, reach the server itself. */
 export const SERVER_COMMAND = [process.execPath, '--import', 'tsx', path.resolve('src/server.ts')] as const;
 
-export async function startServer(env: Record<string, string>, options: { uid?: number; gid?: number } = {}): Promise<ServerProcess> {
+export interface StartOptions {
+  uid?: number;
+  gid?: number;
+  /** How long it may take to log "ready" before it is killed and the start fails. */
+  readyTimeoutMs?: number;
+}
+
+export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
+  const { readyTimeoutMs = 45_000, ...ids } = options;
   const port = await freePort();
   const internalPort = await freePort();
-  const child = spawn(SERVER_COMMAND[0], SERVER_COMMAND.slice(1), {
+  const child = spawnChild(SERVER_COMMAND[0], SERVER_COMMAND.slice(1), {
     env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), INTERNAL_PORT: String(internalPort), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-    ...options,
+    ...ids,
   });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 45_000);
-    const check = () => {
-      if (output.includes('"msg":"ready"')) { clearTimeout(timer); resolve(); }
-    };
-    child.stdout!.on('data', check);
-    void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited (${code}) before ready:\n${output}`)); });
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start in ${readyTimeoutMs} ms:\n${output}`)), readyTimeoutMs);
+      const check = () => {
+        if (output.includes('"msg":"ready"')) { clearTimeout(timer); resolve(); }
+      };
+      child.stdout!.on('data', check);
+      void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited (${code}) before ready:\n${output}`)); });
+    });
+  } catch (error) {
+    // Not ready in time (a loaded machine) or failed: it must not outlive the test that gave up on it.
+    await stopChild(child, 'SIGKILL');
+    throw error;
+  }
   return {
     child, port, internalPort,
     output: () => output,
     async stop(signal = 'SIGTERM') {
-      child.kill(signal);
+      await stopChild(child, signal);
       return exited;
     },
   };

@@ -1,6 +1,6 @@
 // Fault injection for the reliability suite: a PostgreSQL and a Redis of our own that a scenario can stop, freeze and
 // start again on the same port, and a keep-alive HTTPS client that times each request.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import https from 'node:https';
 import { createRequire } from 'node:module';
@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { startEmbeddedPostgres } from '../../src/storage/embedded-postgres.js';
 import { freePort } from '../../src/free-port.js';
+import { spawnChild, stopChild } from '../helpers/child-processes.js';
 
 const run = promisify(execFile);
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -141,20 +142,20 @@ async function accepts(port: number): Promise<boolean> {
 export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
   let child: ChildProcess | null = null;
-  let exited: Promise<unknown> = Promise.resolve();
   const self: OwnRedis = {
     url: `redis://127.0.0.1:${port}`,
     port,
     async start() {
       // No persistence: a restarted Redis has forgotten every counter, as a replacement instance would.
-      const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const started = spawnChild('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       child = started;
-      exited = new Promise((resolve) => started.once('exit', resolve));
-      await waitUntil(`redis-server on port ${port}`, () => accepts(port), 10_000, 20);
+      await waitUntil(`redis-server on port ${port}`, () => accepts(port), 10_000, 20).catch(async (error: unknown) => {
+        await stopChild(started, 'SIGKILL');
+        throw error;
+      });
     },
     async kill() {
-      child?.kill('SIGKILL');
-      await exited;
+      if (child) await stopChild(child, 'SIGKILL');
       child = null;
     },
     freeze() { child?.kill('SIGSTOP'); },
@@ -162,8 +163,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     async close() {
       if (!child) return;
       child.kill('SIGCONT');
-      child.kill('SIGKILL');
-      await exited;
+      await stopChild(child, 'SIGKILL');
       child = null;
     },
   };

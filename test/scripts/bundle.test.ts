@@ -1,7 +1,7 @@
 // The one-file builds (scripts/bundle.js) work as the modules do: bundled here from the sources with the build's
 // settings, callctl migrates a real database, creates an agency and lists its calls; the server starts, takes a
 // trigger, serves a dashboard page and its health and metrics, and stops with grace.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,6 +12,7 @@ import { bundle } from '../../scripts/bundle.js';
 import { freePort } from '../../src/free-port.js';
 import { freshDatabase, freshPrisma } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { spawnChild, stopChild } from '../helpers/child-processes.js';
 import { httpsRequest } from '../helpers/server-process.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -70,7 +71,7 @@ describe('the server in one file', () => {
     const { url, prisma } = await freshPrisma();
     const tenant = await createTenant(prisma);
     const [port, internalPort] = [await freePort(), await freePort()];
-    const child = spawn(process.execPath, [server], {
+    const child = spawnChild(process.execPath, [server], {
       env: {
         ...process.env, DATABASE_URL: url, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'oct-bundle-')), HOST: '127.0.0.1',
         PORT: String(port), INTERNAL_PORT: String(internalPort), LOG_LEVEL: 'info', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false',
@@ -78,9 +79,9 @@ describe('the server in one file', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    let exitCode: number | string = -1;
     try {
       await waitFor(() => output, (o) => o.includes('"msg":"ready"') || child.exitCode !== null, 60_000);
       expect(output).toContain('"msg":"ready"');
@@ -96,8 +97,8 @@ describe('the server in one file', () => {
       expect(await ready.json()).toMatchObject({ status: 'ok' });
       expect(await (await fetch(`http://127.0.0.1:${internalPort}/metrics`)).text()).toMatch(/^oct_trigger_outcomes_total\{outcome="accepted"\} 1$/m);
     } finally {
-      child.kill('SIGTERM');
+      exitCode = await stopChild(child, 'SIGTERM');
     }
-    expect(await exited, output).toBe(0);
+    expect(exitCode, output).toBe(0);
   });
 });

@@ -1,10 +1,12 @@
 // With no DATABASE_URL the server runs its own PostgreSQL under DATA_DIR: it reuses it, survives a SIGKILL of the
 // server, stops it on a graceful exit, and works as root and as an ordinary user.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { waitFor } from '../helpers/wait.js';
 import { httpGet, httpsRequest, startServer } from '../helpers/server-process.js';
 
 function postgresRunningOn(dataDir: string): boolean {
@@ -15,7 +17,26 @@ function postgresRunningOn(dataDir: string): boolean {
   }
 }
 
+/** A scenario that fails after the SIGKILL leaves the server's PostgreSQL running: stop it (fast shutdown). */
+async function stopPostgresIn(dataDir: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(pid, 'SIGINT');
+  } catch {
+    return;
+  }
+  await waitFor(() => postgresRunningOn(dataDir), (running) => !running, 30_000).catch(() => {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  });
+}
+
 async function scenario(dataDir: string, ids: { uid?: number; gid?: number } = {}) {
+  onTestFinished(() => stopPostgresIn(dataDir));
   const first = await startServer({ DATA_DIR: dataDir, DATABASE_URL: '' }, ids);
   expect((await httpGet(first.internalPort, '/health/ready')).status).toBe(200);
   expect(first.output()).toContain('started embedded PostgreSQL');

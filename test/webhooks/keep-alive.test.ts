@@ -1,6 +1,6 @@
 // Kept-alive connections to a receiver: none is kept idle past the receiver's Keep-Alive hint, and a receiver that
 // closes one just as an event is written on it (its keep-alive timeout crossing our reuse) costs no failed attempt.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { WebhookSender, type AttemptResult } from '../../src/webhooks/sender.js';
 import { buildTestApp } from '../helpers/app.js';
+import { forkChild, stopChild } from '../helpers/child-processes.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
@@ -55,11 +56,9 @@ interface PausingReceiver { port: number; requests: string[]; pauses: number; ch
 
 /** The receiver of pausing-receiver.ts in its own process, stopped after the file's tests. */
 async function startPausingReceiver(): Promise<PausingReceiver> {
-  const child = fork(RECEIVER, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, PAUSE_MS: '6000', KEEP_ALIVE_TIMEOUT_MS: '4000' }, stdio: 'ignore' });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const child = forkChild(RECEIVER, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, PAUSE_MS: '6000', KEEP_ALIVE_TIMEOUT_MS: '4000' }, stdio: 'ignore' });
   stops.push(async () => {
-    child.kill('SIGKILL');
-    await exited;
+    await stopChild(child, 'SIGKILL');
   });
   const receiver: PausingReceiver = { port: 0, requests: [], pauses: 0, child };
   child.on('message', (message: { port?: number; request?: string; paused?: number }) => {
