@@ -2,11 +2,14 @@
 // process (HTTPS, simulated dialer, webhook delivery on), makes a small agency through the src/admin functions callctl
 // uses (a client, agents, keys, webhooks to a receiver on 127.0.0.1 that fails its first request), triggers calls
 // through the API, waits for them and their deliveries to end, signs in with chromium (playwright-core, Debian's
-// /usr/bin/chromium, no browser download) and saves docs/screenshots/call-detail.png and api-webhooks.png.
+// /usr/bin/chromium, no browser download) and saves call-detail.png and api-webhooks.png into a new temporary folder,
+// or into docs/screenshots/ (tracked files) only when asked with --update.
 // test/browser/screenshots.test.ts runs the same makeShowcase and captureScreenshots (into docs/ only with SCREENSHOTS=1).
 //
 // The database: DATABASE_URL, a PostgreSQL server on which a fresh database is made and dropped afterwards; unset,
-// the embedded PostgreSQL in a temporary DATA_DIR, as `npm start` does. Usage: npm run screenshots [-- --out <dir>]
+// the embedded PostgreSQL in a temporary DATA_DIR, as `npm start` does.
+// Needs Debian's chromium (apt-get install -y --no-install-recommends chromium).
+// Usage: npm run screenshots [-- --out <dir> | --update]
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -197,8 +200,12 @@ export async function captureScreenshots(browser: Browser, options: { baseUrl: s
 
 async function main() {
   const outIndex = process.argv.indexOf('--out');
-  const outDir = outIndex > 0 ? path.resolve(process.argv[outIndex + 1] ?? '') : SCREENSHOTS_DIR;
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is not installed: apt-get install -y --no-install-recommends chromium`);
+  const outDir = outIndex > 0
+    ? path.resolve(process.argv[outIndex + 1] ?? '')
+    : process.argv.includes('--update') ? SCREENSHOTS_DIR : mkdtempSync(path.join(os.tmpdir(), 'oct-screenshots-out-'));
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`npm run screenshots needs Chromium at ${CHROMIUM}: apt-get install -y --no-install-recommends chromium`);
+  }
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'oct-screenshots-'));
