@@ -1,4 +1,5 @@
 // Central error handling: every error, Fastify's own included, becomes { success: false, error }; 5xx hide details.
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errorMessage, type ErrorCode } from '../src/errors.js';
@@ -50,11 +51,28 @@ export function sendError(reply: FastifyReply, error: AppError) {
   return reply.code(error.statusCode).type('application/json; charset=utf-8').send({ success: false, error: error.message });
 }
 
+/**
+ * Before an error answer: it goes nowhere (no Location), and it must not carry a header the failed answer set that
+ * `writeHead` refuses (a value with a control or non-Latin-1 character), or writing it would fail again.
+ */
+export function clearHeadersForError(reply: FastifyReply): void {
+  reply.removeHeader('location');
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    try {
+      validateHeaderName(name);
+      for (const one of ([] as unknown[]).concat(value)) validateHeaderValue(name, one as string);
+    } catch {
+      reply.removeHeader(name);
+    }
+  }
+}
+
 async function errorsPlugin(fastify: FastifyInstance) {
   const bodyLimit = fastify.initialConfig.bodyLimit ?? 1_048_576;
   fastify.decorateRequest('errorCode', null);
 
   fastify.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    clearHeadersForError(reply);
     const known = error instanceof AppError ? error : fromFastify(error, bodyLimit);
     if (known) {
       if (known.statusCode >= 500) request.log.error({ err: error }, known.message);

@@ -37,15 +37,25 @@ export function sessionOptions(store: SessionStore): FastifySessionOptions {
     idGenerator: () => randomBytes(32).toString('base64url'),
     store,
     // Every response of a session moves its last-seen time (the idle timeout); a visitor's session is stored only
-    // once it holds something (the sign-in form's CSRF secret).
+    // once it holds something (a signed-in user; a notice for the next page).
     rolling: true,
     saveUninitialized: false,
   };
 }
 
-/** Tokens bound to the session's secret, read from the form's `_csrf` field. */
+/** The CSRF secret's cookie: `__Host-` and HttpOnly like the session's, for the same reasons. */
+export const CSRF_COOKIE = '__Host-oct_csrf';
+
+/**
+ * Tokens bound to a secret kept in its own cookie, not in the session: the sign-in form needs a token before anyone
+ * is signed in, and a visitor who only looks at it must not make a row in `sessions`. Unsigned: `__Host-` keeps a
+ * sibling subdomain (or plain http) from planting a secret, and a forged one gives nothing away; signing would need
+ * a secret shared by every replica. Each form still needs the token and a same-site Origin (request-checks.ts).
+ */
 export const csrfOptions: FastifyCsrfProtectionOptions = {
-  sessionPlugin: '@fastify/session',
+  sessionPlugin: '@fastify/cookie',
+  cookieKey: CSRF_COOKIE,
+  cookieOpts: { path: '/', secure: true, httpOnly: true, sameSite: 'lax' },
   getToken: (request) => (request.body as { _csrf?: string } | undefined)?._csrf,
 };
 

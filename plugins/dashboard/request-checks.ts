@@ -1,5 +1,5 @@
 // State changes only by POST from our own pages: an unsafe method needs an Origin (or, lacking it, a Referer) of
-// this site, and the form's CSRF token bound to the session (@fastify/csrf-protection).
+// this site, and the form's CSRF token bound to the secret in the CSRF cookie (@fastify/csrf-protection).
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import type {} from '@fastify/sensible';

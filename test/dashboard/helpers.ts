@@ -3,7 +3,7 @@
 import type { App } from '../../src/app.js';
 import { createUser } from '../../src/admin/users.js';
 import { hashPassword } from '../../src/domain/password.js';
-import { SESSION_COOKIE } from '../../plugins/dashboard/options.js';
+import { CSRF_COOKIE, SESSION_COOKIE } from '../../plugins/dashboard/options.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { setPasswordHash } from '../../src/storage/users.js';
 
@@ -39,6 +39,8 @@ function decode(value: string): string {
 
 export class Visitor {
   cookie: string | null = null;
+  /** The CSRF secret's cookie, set by the first page with a form. */
+  csrfCookie: string | null = null;
   ip = '203.0.113.7';
   lastCsrf: string | null = null;
 
@@ -49,8 +51,9 @@ export class Visitor {
     for (const line of setCookies) {
       const [pair = ''] = line.split(';');
       const [name, value = ''] = pair.split('=');
-      if (name !== SESSION_COOKIE) continue;
-      this.cookie = /Expires=Thu, 01 Jan 1970/i.test(line) || value === '' ? null : value;
+      const kept = /Expires=Thu, 01 Jan 1970/i.test(line) || value === '' ? null : value;
+      if (name === SESSION_COOKIE) this.cookie = kept;
+      if (name === CSRF_COOKIE) this.csrfCookie = kept;
     }
   }
 
@@ -59,7 +62,7 @@ export class Visitor {
       host: HOST,
       'x-forwarded-proto': 'https',
       'x-forwarded-for': this.ip,
-      ...(this.cookie ? { cookie: `${SESSION_COOKIE}=${this.cookie}` } : {}),
+      ...(this.cookieHeader() ? { cookie: this.cookieHeader() } : {}),
       ...(method === 'POST' ? { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' } : {}),
       ...extraHeaders,
     };
@@ -68,6 +71,11 @@ export class Visitor {
     const csrf = /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1];
     if (csrf) this.lastCsrf = csrf;
     return { status: res.statusCode, headers: res.headers, body: res.body, location: res.headers.location as string | undefined };
+  }
+
+  /** The Cookie header a browser would send (empty when it has none). */
+  cookieHeader(): string {
+    return [this.cookie && `${SESSION_COOKIE}=${this.cookie}`, this.csrfCookie && `${CSRF_COOKIE}=${this.csrfCookie}`].filter(Boolean).join('; ');
   }
 
   get(url: string) {

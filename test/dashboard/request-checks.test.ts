@@ -57,7 +57,7 @@ describe('CSRF and Origin checks', () => {
   it('refuse a POST with neither Origin nor Referer; accept a same-site Referer when Origin is missing', async () => {
     const visitor = await signedIn();
     await visitor.get('/dashboard/account');
-    const headers = { host: 'dash.example.test', 'x-forwarded-proto': 'https', cookie: `__Host-oct_session=${visitor.cookie}`, 'content-type': 'application/x-www-form-urlencoded' };
+    const headers = { host: 'dash.example.test', 'x-forwarded-proto': 'https', cookie: visitor.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' };
     const payload = new URLSearchParams({ _csrf: visitor.lastCsrf! }).toString();
     const bare = await app.inject({ method: 'POST', url: '/dashboard/account/sign-out-everywhere', headers, payload });
     expect(bare.statusCode).toBe(403);

@@ -70,7 +70,7 @@ describe('the dashboard scope', () => {
     expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
   });
 
-  it('stores no session for a visitor shown a page without a form (a 404, an unusable link), one for the sign-in form', async () => {
+  it('stores no session for a visitor shown a page without a form (a 404, an unusable link), nor for the sign-in form', async () => {
     const sessions = () => app.prisma.session.count();
     const before = await sessions();
     for (const path of ['/dashboard/no-such-page', `/dashboard/set-password/${'x'.repeat(43)}`, '/dashboard/assets/style.css']) {
@@ -79,7 +79,7 @@ describe('the dashboard scope', () => {
     }
     expect(await sessions()).toBe(before);
     await new Visitor(app).get('/dashboard/sign-in');
-    expect(await sessions()).toBe(before + 1);
+    expect(await sessions()).toBe(before);
   });
 
   it('serves the stylesheet under /dashboard/assets/', async () => {
@@ -107,14 +107,19 @@ describe('the dashboard scope', () => {
     }
   });
 
-  it('sets the session cookie __Host- prefixed, Secure, HttpOnly, SameSite=Lax, Path=/', async () => {
-    const res = await new Visitor(app).get('/dashboard/sign-in');
-    const cookie = String(res.headers['set-cookie']);
-    expect(cookie).toMatch(/^__Host-oct_session=[A-Za-z0-9_-]{43};/);
-    expect(cookie).toContain('Path=/;');
-    expect(cookie).toContain('Secure');
-    expect(cookie).toContain('HttpOnly');
-    expect(cookie).toContain('SameSite=Lax');
-    expect(cookie).not.toMatch(/Domain=/i);
+  it('sets the session and CSRF cookies __Host- prefixed, Secure, HttpOnly, SameSite=Lax, Path=/', async () => {
+    const visitor = new Visitor(app);
+    const form = await visitor.get('/dashboard/sign-in');
+    const signedIn = await visitor.signIn('ada@example.com');
+    const cookies = [String(form.headers['set-cookie']), ([] as string[]).concat(signedIn.headers['set-cookie'] as string | string[]).find((c) => c.startsWith('__Host-oct_session='))!];
+    expect(cookies[0]).toMatch(/^__Host-oct_csrf=[A-Za-z0-9_-]+;/);
+    expect(cookies[1]).toMatch(/^__Host-oct_session=[A-Za-z0-9_-]{43};/);
+    for (const cookie of cookies) {
+      expect(cookie).toContain('Path=/;');
+      expect(cookie).toContain('Secure');
+      expect(cookie).toContain('HttpOnly');
+      expect(cookie).toContain('SameSite=Lax');
+      expect(cookie).not.toMatch(/Domain=/i);
+    }
   });
 });

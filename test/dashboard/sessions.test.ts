@@ -101,7 +101,7 @@ describe('ending sessions', () => {
 
   it('a request still in flight when the sessions ended does not bring its session back when it saves', async () => {
     const { visitor, userId } = await signedIn();
-    const store = new PostgresSessionStore(app.prisma, { idleMs: 30 * MINUTE, maxMs: 12 * 60 * MINUTE }, () => now);
+    const store = new PostgresSessionStore(app.prisma, { idleMs: 30 * MINUTE, maxMs: 12 * 60 * MINUTE }, () => now, (error) => { throw error; });
     // The in-flight request read its session before the user signed out everywhere elsewhere...
     const session = await new Promise<Session>((resolve, reject) => store.get(visitor.cookie!, (error: unknown, found?: Session | null) => (error ? reject(error) : resolve(found!))));
     expect(session.userId).toBe(userId);

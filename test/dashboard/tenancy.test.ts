@@ -224,6 +224,7 @@ const AGENCY_ONLY_ROUTES: AgencyOnlyRoute[] = [
 /** Routes that name no object but the viewer's own (why tenancy cannot apply to them). */
 const SELF_ROUTES: Record<string, string> = {
   'GET /dashboard': 'the viewer\'s own account',
+  'GET /dashboard/': 'a redirect to /dashboard',
   'GET /dashboard/sign-in': 'public',
   'POST /dashboard/sign-in': 'public; the email names a user, answered the same whoever owns it',
   'POST /dashboard/sign-out': 'the viewer\'s own session',

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { checkPassword } from '../../admin/users.js';
 import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
-import { isDashboardPath } from '../../../plugins/dashboard/pages.js';
+import { dashboardTarget } from '../../../plugins/dashboard/pages.js';
 import { ConfirmPasswordForm, ConfirmPasswordQuery } from '../../../schemas/dashboard/forms.js';
 import { clientIp, formProblem } from './form-problem.js';
 
@@ -12,7 +12,7 @@ export default async function confirmPassword(fastify: FastifyInstance) {
     '/confirm-password',
     { schema: { hide: true, querystring: ConfirmPasswordQuery }, attachValidation: true, preHandler: requireUser },
     async (request, reply) => {
-      const next = isDashboardPath(request.query?.next) ? request.query.next : '/dashboard';
+      const next = dashboardTarget(request.query?.next) ?? '/dashboard';
       return reply.page('confirm-password', { title: 'Confirm your password', next, problem: null });
     },
   );
@@ -22,7 +22,7 @@ export default async function confirmPassword(fastify: FastifyInstance) {
     { schema: { hide: true, body: ConfirmPasswordForm }, attachValidation: true, preHandler: requireUser },
     async (request, reply) => {
       const viewer = viewerOf(request);
-      const next = isDashboardPath(request.body?.next) ? request.body.next : '/dashboard';
+      const next = dashboardTarget(request.body?.next) ?? '/dashboard';
       const render = (status: number, problem: string) => reply.code(status).page('confirm-password', { title: 'Confirm your password', next, problem });
       const problem = formProblem(request);
       if (problem) return render(400, problem);

@@ -18,9 +18,11 @@ import view from '@fastify/view';
 import { csrfOptions, helmetOptions, sessionOptions, viewOptions } from '../../../plugins/dashboard/options.js';
 import pages from '../../../plugins/dashboard/pages.js';
 import requestChecks from '../../../plugins/dashboard/request-checks.js';
+import responseGuard from '../../../plugins/dashboard/response-guard.js';
 import { PostgresSessionStore } from '../../../plugins/dashboard/session-store.js';
 import signInLimiter from '../../../plugins/dashboard/sign-in-limiter.js';
 import viewer from '../../../plugins/dashboard/viewer.js';
+import { clearHeadersForError } from '../../../plugins/errors.js';
 import account from './account.js';
 import apiWebhooks from './api-webhooks.js';
 import agents from './agents.js';
@@ -54,6 +56,7 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
     fastify.prisma,
     { idleMs: options.sessionIdleMinutes * 60_000, maxMs: options.sessionMaxHours * 3_600_000 },
     () => fastify.now(),
+    (error) => fastify.log.error({ err: error }, 'a session store callback threw twice'),
   );
   await fastify.register(sensible);
   await fastify.register(helmet, helmetOptions);
@@ -66,6 +69,8 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
   await fastify.register(requestChecks);
   await fastify.register(signInLimiter);
   await fastify.register(pages);
+  // After every plugin with an onSend hook (@fastify/session's above all).
+  await fastify.register(responseGuard);
 
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
@@ -75,9 +80,13 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
       ? 'This form has expired. Go back, reload the page and try again.'
       : status >= 500 ? 'Something went wrong on our side. Try again in a moment.' : status === 404 ? 'There is no such page.' : error.message;
     if (status >= 500 && request.session) (request as { session: unknown }).session = null;
+    clearHeadersForError(reply);
     return reply.code(status).page('error', { title: ERROR_TITLES[status] ?? 'Error', message });
   });
   fastify.setNotFoundHandler(async (_request, reply) => reply.code(404).page('error', { title: ERROR_TITLES[404]!, message: 'There is no such page.' }));
+
+  // `/dashboard/` is the same page as `/dashboard`: one address for it (the trailing slash is not ignored elsewhere).
+  fastify.get('/', { schema: { hide: true }, prefixTrailingSlash: 'slash' }, async (_request, reply) => reply.redirect('/dashboard', 302));
 
   await fastify.register(assets);
   await fastify.register(signIn);

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { authenticate, recordSignOut } from '../../admin/users.js';
 import { SESSION_COOKIE, sessionOptions } from '../../../plugins/dashboard/options.js';
-import { isDashboardPath } from '../../../plugins/dashboard/pages.js';
+import { dashboardTarget } from '../../../plugins/dashboard/pages.js';
 import { CsrfOnlyForm, SignInForm, SignInQuery } from '../../../schemas/dashboard/forms.js';
 import { clientIp, formProblem } from './form-problem.js';
 
@@ -16,13 +16,13 @@ function tooMany(seconds: number): string {
 
 export default async function signIn(fastify: FastifyInstance) {
   fastify.get<{ Querystring: SignInQuery }>('/sign-in', { schema: { hide: true, querystring: SignInQuery }, attachValidation: true }, async (request, reply) => {
-    const next = isDashboardPath(request.query?.next) ? request.query.next : '/dashboard';
+    const next = dashboardTarget(request.query?.next) ?? '/dashboard';
     if (request.viewer) return reply.redirect(next, 303);
     return reply.page('sign-in', { title: 'Sign in', email: '', next, problem: null });
   });
 
   fastify.post<{ Body: SignInForm }>('/sign-in', { schema: { hide: true, body: SignInForm }, attachValidation: true }, async (request, reply) => {
-    const next = isDashboardPath(request.body?.next) ? request.body.next : '/dashboard';
+    const next = dashboardTarget(request.body?.next) ?? '/dashboard';
     const problem = formProblem(request);
     if (problem) return reply.code(400).page('sign-in', { title: 'Sign in', email: '', next, problem });
     const { email, password } = request.body;
