@@ -20,6 +20,8 @@ import pages from '../../../plugins/dashboard/pages.js';
 import requestChecks from '../../../plugins/dashboard/request-checks.js';
 import { PostgresSessionStore } from '../../../plugins/dashboard/session-store.js';
 import signInLimiter from '../../../plugins/dashboard/sign-in-limiter.js';
+import forgotPasswordLimiter from '../../../plugins/dashboard/forgot-password-limiter.js';
+import { mailEnabledLocals } from '../../../plugins/mailer.js';
 import viewer from '../../../plugins/dashboard/viewer.js';
 import account from './account.js';
 import apiWebhooks from './api-webhooks.js';
@@ -29,6 +31,7 @@ import auditLog from './audit-log.js';
 import calls from './calls.js';
 import clients from './clients.js';
 import confirmPassword from './confirm-password.js';
+import forgotPassword from './forgot-password.js';
 import overview from './overview.js';
 import setPassword from './set-password.js';
 import signIn from './sign-in.js';
@@ -65,6 +68,8 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
   await fastify.register(viewer);
   await fastify.register(requestChecks);
   await fastify.register(signInLimiter);
+  await fastify.register(forgotPasswordLimiter);
+  await fastify.register(mailEnabledLocals);
   await fastify.register(pages);
 
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
@@ -82,6 +87,7 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
   await fastify.register(assets);
   await fastify.register(signIn);
   await fastify.register(setPassword);
+  await fastify.register(forgotPassword);
   await fastify.register(confirmPassword);
   await fastify.register(overview);
   await fastify.register(account);
