@@ -18,6 +18,7 @@ import failedAuthThrottle from '../plugins/failed-auth-throttle.js';
 import idempotency from '../plugins/idempotency.js';
 import jobs, { type JobsOptions } from '../plugins/jobs.js';
 import keyInUrl from '../plugins/key-in-url.js';
+import mailer from '../plugins/mailer.js';
 import metrics from '../plugins/metrics.js';
 import openapi from '../plugins/openapi.js';
 import rateLimit from '../plugins/rate-limit.js';
@@ -51,6 +52,7 @@ export async function app(fastify: FastifyInstance, { config, databaseUrl, clock
   await fastify.register(concurrency);
   await fastify.register(redis, { redisUrl: config.REDIS_URL });
   await fastify.register(jobs, { databaseUrl, ...jobOptions });
+  await fastify.register(mailer);
   // Before the routes: @fastify/swagger learns them as they are added.
   await fastify.register(openapi);
   if (config.DIALER === 'twilio') {

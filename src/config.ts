@@ -48,6 +48,8 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: Flag('Allow http and loopback/private webhook URLs (development and tests only)', false),
   DASHBOARD_SESSION_IDLE_MINUTES: Positive('A dashboard session unused this long ends', 30),
   DASHBOARD_SESSION_MAX_HOURS: Positive('A dashboard session ends this long after sign-in, however active', 12),
+  SMTP_URL: Url('SMTP server for e-mailing invitations and sign-in links (smtp://user:pass@host:587 or smtps://…:465); unset = no e-mail'),
+  SMTP_FROM: Type.Optional(Type.String({ minLength: 3, description: 'From address of those e-mails; default no-reply@ the host of PUBLIC_BASE_URL (else localhost)' })),
   RETENTION_ENABLED: Flag('Run the retention job (deletes rows past their retention) in this process', true),
   RETENTION_INTERVAL_SECONDS: Positive('Seconds between two retention passes', 300),
   RETENTION_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000, description: 'Rows one retention statement deletes at most' }),
@@ -69,6 +71,8 @@ export type Config = RawConfig & {
   /** DATA_DIR made absolute. */
   dataDir: string;
   trustProxy: boolean;
+  /** SMTP_FROM, or no-reply@ the host of PUBLIC_BASE_URL (else localhost). */
+  smtpFrom: string;
 };
 
 export class ConfigError extends Error {
@@ -128,9 +132,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         if (!config[name]) problems.push(`${name}: is required when DIALER=twilio`);
       }
     }
-    for (const name of ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'AGENT_STREAM_URL', 'TWILIO_API_BASE_URL'] as const) {
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'AGENT_STREAM_URL', 'TWILIO_API_BASE_URL', 'SMTP_URL'] as const) {
       const value = config[name];
       if (value !== undefined && !URL.canParse(value)) problems.push(`${name}: is not a valid URL`);
+    }
+    // An e-mailed link is built on PUBLIC_BASE_URL, never on a request's Host header (which a stranger asking for a
+    // reset link could set to their own site).
+    if (config.SMTP_URL && !config.PUBLIC_BASE_URL) problems.push('PUBLIC_BASE_URL: is required when SMTP_URL is set (e-mailed links are built on it)');
+    if (config.SMTP_URL && URL.canParse(config.SMTP_URL) && !['smtp:', 'smtps:'].includes(new URL(config.SMTP_URL).protocol)) {
+      problems.push('SMTP_URL: must start with smtp:// or smtps://');
     }
   }
   if (problems.length > 0) {
@@ -140,5 +150,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...config,
     dataDir: path.resolve(config.DATA_DIR),
     trustProxy: config.TRUST_PROXY || config.TLS_MODE === 'proxy',
+    smtpFrom: config.SMTP_FROM ?? `no-reply@${config.PUBLIC_BASE_URL ? new URL(config.PUBLIC_BASE_URL).hostname : 'localhost'}`,
   };
 }

@@ -41,6 +41,12 @@ export type SetPasswordForm = Static<typeof SetPasswordForm>;
 export const SetPasswordParams = Type.Object({ token: Type.String({ maxLength: 64, description: 'The one-time token of the link' }) });
 export type SetPasswordParams = Static<typeof SetPasswordParams>;
 
+export const ForgotPasswordForm = Form(
+  { email: Type.String({ maxLength: 320, description: 'The email of the dashboard user (any case); the answer is the same for any address' }) },
+  'Ask for a password-reset link by e-mail (only when SMTP_URL is configured)',
+);
+export type ForgotPasswordForm = Static<typeof ForgotPasswordForm>;
+
 export const ChangePasswordForm = Form(
   {
     current: PasswordField('The current password'),

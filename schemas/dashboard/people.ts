@@ -1,4 +1,4 @@
-// The Clients and Users pages' forms: create a client, invite a user, disable a user. Lengths only bound the input;
+// The Clients and Users pages' forms: create a client, invite a user, disable or enable a user, make a new link. Lengths only bound the input;
 // the rules (a client's name, an email address, a taken email) are checked by src/admin with their own words.
 import { Type, type Static } from '@sinclair/typebox';
 import { Form } from './forms.js';
@@ -32,3 +32,12 @@ export type UserParams = Static<typeof UserParams>;
 
 export const DisableUserForm = Form({ from: FromField }, 'Disable a user: they cannot sign in, and their sessions end at once');
 export type DisableUserForm = Static<typeof DisableUserForm>;
+
+export const EnableUserForm = Form({ from: FromField }, 'Enable a disabled user again: they can sign in with their password');
+export type EnableUserForm = Static<typeof EnableUserForm>;
+
+export const UserLinkForm = Form(
+  { from: FromField },
+  "Make a new one-time link (24 h) for the user to set their password, shown once; the user's earlier links stop working",
+);
+export type UserLinkForm = Static<typeof UserLinkForm>;

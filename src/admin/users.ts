@@ -12,7 +12,7 @@ import type { AuditAction } from '../domain/audit-actions.js';
 import { insertAuditEntry } from '../storage/audit.js';
 import { deleteUserSessions } from '../storage/sessions.js';
 import { consumeToken, expireUserTokens, findUsableToken, insertToken } from '../storage/tokens.js';
-import { findUserByEmail, findUserById, insertUser, isUniqueViolation, markDisabled, recordSignIn, setPasswordHash, type Db } from '../storage/users.js';
+import { findUserById, findUsersByEmail, insertUser, isUniqueViolation, markDisabled, markEnabled, recordSignIn, setPasswordHash, type Db } from '../storage/users.js';
 import { AdminError } from './errors.js';
 
 /** Who acts: the operator (callctl), a signed-in user (with the request's IP), or the service itself. */
@@ -29,7 +29,7 @@ export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>,
   return `${dashboardBaseUrl(config)}${SET_PASSWORD_PATH}${token}`;
 }
 
-async function accountScope(db: Db, accountId: string) {
+export async function accountScope(db: Db, accountId: string) {
   const account = isUuid(accountId) ? await db.account.findUnique({ where: { id: accountId }, select: { id: true, agencyId: true } }) : null;
   if (!account) throw new AdminError(`No account ${accountId}`);
   return { accountId: account.id, agencyId: account.agencyId ?? account.id };
@@ -52,7 +52,8 @@ export async function audit(db: Db, accountId: string, actor: Actor, action: Aud
 /**
  * Creates a user of `accountId` and a one-time link to set their password (24 h). The token is returned once and
  * only its digest is stored. An operator's link sets a password (audited as user_created); a user's is an invitation
- * (audited as user_invited). A taken email changes nothing.
+ * (audited as user_invited). An email taken within the account's agency changes nothing; other agencies' users do not
+ * count (emails are unique per agency), so the answer never says whether another tenant uses the address.
  */
 export async function createUser(
   prisma: PrismaClient,
@@ -66,8 +67,8 @@ export async function createUser(
   const purpose: TokenPurpose = input.actor.kind === 'user' ? 'invitation' : 'set_password';
   try {
     const id = await prisma.$transaction(async (tx) => {
-      await accountScope(tx, input.accountId);
-      const { id } = await insertUser(tx, { accountId: input.accountId, email, createdAt: now });
+      const scope = await accountScope(tx, input.accountId);
+      const { id } = await insertUser(tx, { accountId: input.accountId, agencyId: scope.agencyId, email, createdAt: now });
       const createdById = input.actor.kind === 'user' ? input.actor.userId : null;
       await insertToken(tx, { userId: id, digest: generated.digest, purpose, createdById, createdAt: now, expiresAt });
       await audit(tx, input.accountId, input.actor, input.actor.kind === 'user' ? 'user_invited' : 'user_created', now, { user_id: id, email });
@@ -108,27 +109,44 @@ export async function disableUser(prisma: PrismaClient, userId: string, actor: A
   return { id: user.id, disabled: true, already_disabled: !ended.changed, sessions_ended: ended.sessions };
 }
 
+/** Enables a disabled user again: they can sign in with their password; their old links stay void (send a new one). */
+export async function enableUser(prisma: PrismaClient, userId: string, actor: Actor, now = new Date()) {
+  const user = isUuid(userId) ? await findUserById(prisma, userId) : null;
+  if (!user) throw new AdminError(`No user ${userId}`);
+  const changed = await prisma.$transaction(async (tx) => {
+    const changed = await markEnabled(tx, user.id);
+    if (changed) await audit(tx, user.accountId, actor, 'user_enabled', now, { user_id: user.id, email: user.email });
+    return changed;
+  });
+  return { id: user.id, enabled: true, already_enabled: !changed };
+}
+
 export type SignInResult = { ok: true; userId: string; accountId: string } | { ok: false };
 
 /**
- * Checks an email and password. Unknown emails, users without a password yet and disabled users verify against a
- * dummy hash, so every refusal takes the time of a wrong password and says the same thing. A wrong password of a
- * known user is audited on their account (with the IP); success records the sign-in time and is audited too.
+ * Checks an email and password. An address may belong to users of several agencies: the password is checked against
+ * each usable one (at once, so the time hardly depends on how many there are) and signs in to the one it opens (the
+ * most recently signed-in when it opens several). Unknown emails, users without a password yet and disabled users
+ * verify against a dummy hash, so every refusal takes the time of a wrong password and says the same thing. A failed
+ * attempt is audited on each known user's account (with the IP); success records the sign-in time and is audited too.
  */
 export async function authenticate(prisma: PrismaClient, input: { email: string; password: string; ip: string | null; now: Date }): Promise<SignInResult> {
   const email = normalizeEmail(input.email);
-  const user = isPlausibleEmail(email) ? await findUserByEmail(prisma, email) : null;
-  const usable = user && !user.disabled && user.passwordHash !== null;
-  const matches = await verifyPassword(input.password, usable ? user.passwordHash! : await dummyPasswordHash());
-  if (!user) return { ok: false };
-  const actor: Actor = { kind: 'user', userId: user.id, ip: input.ip };
-  if (!usable || !matches) {
-    await audit(prisma, user.accountId, actor, 'sign_in_failed', input.now, usable ? {} : { reason: user.disabled ? 'disabled' : 'no password set' });
+  const users = isPlausibleEmail(email) ? await findUsersByEmail(prisma, email) : [];
+  const usable = users.filter((user) => !user.disabled && user.passwordHash !== null);
+  const checks = usable.length > 0 ? usable.map((user) => verifyPassword(input.password, user.passwordHash!)) : [dummyPasswordHash().then((hash) => verifyPassword(input.password, hash))];
+  const matches = await Promise.all(checks);
+  const user = usable.find((_user, i) => matches[i]);
+  if (!user) {
+    for (const known of users) {
+      const reason = known.disabled ? { reason: 'disabled' } : known.passwordHash === null ? { reason: 'no password set' } : {};
+      await audit(prisma, known.accountId, { kind: 'user', userId: known.id, ip: input.ip }, 'sign_in_failed', input.now, reason);
+    }
     return { ok: false };
   }
   await prisma.$transaction(async (tx) => {
     await recordSignIn(tx, user.id, input.now);
-    await audit(tx, user.accountId, actor, 'sign_in', input.now);
+    await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_in', input.now);
   });
   return { ok: true, userId: user.id, accountId: user.accountId };
 }
@@ -151,7 +169,7 @@ export async function usableLink(prisma: PrismaClient, token: string, now: Date)
 
 export type SetPasswordResult = { ok: true; userId: string } | { ok: false; problem: string };
 
-export const LINK_UNUSABLE = 'This link has expired or was already used. Ask for a new one.';
+export const LINK_UNUSABLE = 'This link has expired or was already used, or a newer link replaced it. Ask for a new one.';
 
 /** Sets the password from a one-time link; the link is used up, and any session the user had ends. */
 export async function setPasswordWithLink(
@@ -220,7 +238,7 @@ export async function setupAgency(prisma: PrismaClient, input: { agencyName: str
   const name = input.agencyName.trim();
   if (!name) throw new AdminError('An agency needs a name');
   if (!isPlausibleEmail(input.email)) throw new AdminError(`"${input.email}" is not an email address`);
-  if (await findUserByEmail(prisma, normalizeEmail(input.email))) throw new AdminError(`A user with the email ${normalizeEmail(input.email)} already exists`);
+  // No check of the email: it is unique per agency, and this agency is new (the same person may run two agencies).
   const agency = await prisma.account.create({ data: { kind: 'agency', name, plan: 'agency' }, select: { id: true } });
   try {
     const user = await createUser(prisma, { accountId: agency.id, email: input.email, actor: { kind: 'operator' }, now: input.now });

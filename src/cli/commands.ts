@@ -70,7 +70,7 @@ export const GROUPS: Record<string, string> = {
   webhook: "Set, show and re-enable an account's webhook endpoint",
   calls: "List an account's calls; show one in full",
   deliveries: 'Send a webhook delivery again',
-  user: 'Create dashboard users (a one-time link sets the password) and disable them',
+  user: 'Create dashboard users (a one-time link sets the password), make new links, disable and enable them',
   setup: 'Create an agency and its first dashboard user in one step',
   retention: 'Delete the rows past their retention now (the servers do it every few minutes)',
 };

@@ -1,8 +1,35 @@
-// callctl's dashboard-people commands: create a user (with a one-time set-password link, shown once), disable one,
-// and `setup`, the one-command start (an agency on the agency plan and its first user).
-import { createUser, disableUser, setPasswordUrl, setupAgency } from '../admin/users.js';
-import { isPlausibleEmail } from '../domain/user-email.js';
+// callctl's dashboard-people commands: create a user (with a one-time set-password link, shown once), make a new
+// link for an existing user (voiding earlier ones), disable and enable one, and `setup`, the one-command start (an
+// agency on the agency plan and its first user). With SMTP_URL set, the links are e-mailed too ("emailed" says
+// whether the SMTP server took the message).
+import { newSignInLink, resolveUser } from '../admin/user-links.js';
+import { createUser, disableUser, enableUser, setPasswordUrl, setupAgency } from '../admin/users.js';
+import type { Config } from '../config.js';
+import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
+import { Mailer } from '../mail/mailer.js';
+import { invitationMail, signInLinkMail } from '../mail/messages.js';
+import type { MailMessage } from '../mail/mailer.js';
+import type { PrismaClient } from '../storage/database.js';
 import type { Command, Values } from './commands.js';
+
+/** E-mails `message` when SMTP_URL is set: {} without it, else whether it was sent and, if not, why. */
+async function emailed(config: Config, message: MailMessage): Promise<{ emailed?: boolean; email_error?: string }> {
+  if (!config.SMTP_URL) return {};
+  let problem = 'not sent';
+  const mailer = new Mailer(config.SMTP_URL, config.smtpFrom, { warn: (fields) => { problem = (fields as { err?: { message?: string } }).err?.message ?? problem; } });
+  try {
+    return (await mailer.send(message)) ? { emailed: true } : { emailed: false, email_error: problem };
+  } finally {
+    await mailer.close();
+  }
+}
+
+const expiry = (at: Date) => at.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+
+async function accountName(prisma: PrismaClient, userId: string): Promise<string> {
+  const user = await prisma.user.findUnique({ where: { id: userId }, select: { account: { select: { name: true } } } });
+  return user?.account.name ?? '';
+}
 
 const LINK_NOTICE = 'This link is shown only once and works once, for 24 hours: open it in a browser to choose the password.';
 
@@ -28,7 +55,9 @@ export const USER_COMMANDS: Command[] = [
     check: (_args, values) => checkEmail(values),
     run: async ({ prisma, config }, _args, values) => {
       const user = await createUser(prisma, { accountId: values.account ?? '', email: values.email ?? '', actor: { kind: 'operator' } });
-      return { id: user.id, set_password_url: setPasswordUrl(config, user.token) };
+      const link = setPasswordUrl(config, user.token);
+      const mail = config.SMTP_URL ? invitationMail({ to: normalizeEmail(values.email ?? ''), accountName: await accountName(prisma, user.id), link, expires: expiry(user.expiresAt) }) : null;
+      return { id: user.id, set_password_url: link, ...(mail ? await emailed(config, mail) : {}) };
     },
   },
   {
@@ -38,6 +67,28 @@ export const USER_COMMANDS: Command[] = [
     usage: 'callctl user disable <user-id>',
     summary: "Disable a dashboard user: they cannot sign in, their sessions end at once, their links stop working",
     run: ({ prisma }, args) => disableUser(prisma, args[0] ?? '', { kind: 'operator' }),
+  },
+  {
+    words: ['user', 'enable'],
+    args: ['user-id'],
+    flags: [],
+    usage: 'callctl user enable <user-id>',
+    summary: 'Enable a disabled dashboard user again: they can sign in with their password (their old links stay void)',
+    run: ({ prisma }, args) => enableUser(prisma, args[0] ?? '', { kind: 'operator' }),
+  },
+  {
+    words: ['user', 'link'],
+    args: ['user-id|email'],
+    flags: [],
+    usage: 'callctl user link <user-id|email>',
+    summary: "Make a new one-time link (24 h) for an existing user to set their password; their earlier links stop working",
+    notice: `${LINK_NOTICE} Their earlier links no longer work.`,
+    run: async ({ prisma, config }, args) => {
+      const made = await newSignInLink(prisma, { userId: await resolveUser(prisma, args[0] ?? ''), actor: { kind: 'operator' } });
+      const link = setPasswordUrl(config, made.token);
+      const mail = config.SMTP_URL ? signInLinkMail({ to: made.email, accountName: await accountName(prisma, made.userId), link, expires: expiry(made.expiresAt) }) : null;
+      return { set_password_url: link, ...(mail ? await emailed(config, mail) : {}) };
+    },
   },
   {
     words: ['setup'],

@@ -1,4 +1,4 @@
-// The one_time_tokens table: set-password and invitation links, by digest; single use, until they expire.
+// The one_time_tokens table: set-password, invitation and password-reset links, by digest; single use, until they expire.
 import type { TokenPurpose } from '../generated/prisma/enums.js';
 import type { Db } from './users.js';
 
@@ -30,7 +30,8 @@ export async function consumeToken(db: Db, digest: Buffer, now: Date): Promise<{
   return used ?? null;
 }
 
-/** Ends the user's links that were not used yet (a new link replaces them; a disabled user's stop working). */
-export async function expireUserTokens(db: Db, userId: string, now: Date): Promise<void> {
-  await db.oneTimeToken.updateMany({ where: { userId, usedAt: null, expiresAt: { gt: now } }, data: { expiresAt: now } });
+/** Ends the user's links that were not used yet (a new link replaces them; a disabled user's stop working); how many. */
+export async function expireUserTokens(db: Db, userId: string, now: Date): Promise<number> {
+  const { count } = await db.oneTimeToken.updateMany({ where: { userId, usedAt: null, expiresAt: { gt: now } }, data: { expiresAt: now } });
+  return count;
 }

@@ -1,4 +1,4 @@
-// The users table: dashboard people, their password hashes, disabling. Prisma Client only.
+// The users table: dashboard people, their password hashes, disabling and enabling. Prisma Client only.
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 
 /** A client or a transaction: the admin layer composes these functions inside its transactions. */
@@ -28,14 +28,27 @@ export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === 'P2002';
 }
 
-/** `email` must be normalized (src/domain/user-email.ts); a taken email throws a unique violation. */
-export async function insertUser(db: Db, input: { accountId: string; email: string; createdAt: Date }): Promise<{ id: string }> {
-  return db.user.create({ data: { accountId: input.accountId, email: input.email, createdAt: input.createdAt }, select: { id: true } });
+/**
+ * `email` must be normalized (src/domain/user-email.ts); `agencyId` is the agency at the top of `accountId`. An email
+ * taken within the same agency throws a unique violation; other agencies' users do not count.
+ */
+export async function insertUser(db: Db, input: { accountId: string; agencyId: string; email: string; createdAt: Date }): Promise<{ id: string }> {
+  return db.user.create({ data: { accountId: input.accountId, agencyId: input.agencyId, email: input.email, createdAt: input.createdAt }, select: { id: true } });
 }
 
-export async function findUserByEmail(db: Db, email: string): Promise<SignInCandidate | null> {
-  const user = await db.user.findUnique({ where: { email }, select: { id: true, email: true, accountId: true, passwordHash: true, disabledAt: true } });
-  return user && { id: user.id, email: user.email, accountId: user.accountId, passwordHash: user.passwordHash, disabled: user.disabledAt !== null };
+/**
+ * Every user with this (normalized) email, in any agency: an address is unique per agency only. Most recently signed
+ * in first, so that a password that opens several of them signs in where the person was last.
+ */
+export async function findUsersByEmail(db: Db, email: string): Promise<(SignInCandidate & { accountName: string })[]> {
+  const users = await db.user.findMany({
+    where: { email },
+    orderBy: [{ lastSignInAt: { sort: 'desc', nulls: 'last' } }, { createdAt: 'asc' }, { id: 'asc' }],
+    select: { id: true, email: true, accountId: true, passwordHash: true, disabledAt: true, account: { select: { name: true } } },
+  });
+  return users.map((user) => ({
+    id: user.id, email: user.email, accountId: user.accountId, passwordHash: user.passwordHash, disabled: user.disabledAt !== null, accountName: user.account.name,
+  }));
 }
 
 /** The user with their account, or null when there is none or they are disabled. */
@@ -74,6 +87,12 @@ export async function recordSignIn(db: Db, userId: string, at: Date): Promise<vo
 /** Marks the user disabled; returns false when there is no such user or they already were. */
 export async function markDisabled(db: Db, userId: string, at: Date): Promise<boolean> {
   const { count } = await db.user.updateMany({ where: { id: userId, disabledAt: null }, data: { disabledAt: at } });
+  return count === 1;
+}
+
+/** Enables a disabled user again; returns false when there is no such user or they were not disabled. */
+export async function markEnabled(db: Db, userId: string): Promise<boolean> {
+  const { count } = await db.user.updateMany({ where: { id: userId, disabledAt: { not: null } }, data: { disabledAt: null } });
   return count === 1;
 }
 

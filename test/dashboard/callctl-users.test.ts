@@ -1,6 +1,9 @@
-// callctl user create / user disable / setup through runCli on a real database: output contract, usage errors.
+// callctl user create / link / disable / enable / setup through runCli on a real database: output contract, usage
+// errors, a new link voiding the earlier ones, enabling again, and e-mail through a real SMTP server when configured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticate, setPasswordWithLink, usableLink } from '../../src/admin/users.js';
 import { callctl } from '../helpers/cli.js';
+import { startSmtp } from '../helpers/smtp.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -19,6 +22,8 @@ function cli(args: string[], env: Record<string, string> = {}) {
   return callctl(url, args, env);
 }
 
+const tokenOf = (url: string) => url.split('/').at(-1)!;
+
 const LINK = /^https:\/\/localhost:8443\/dashboard\/set-password\/[A-Za-z0-9_-]{43}$/;
 
 describe('callctl user and setup', () => {
@@ -31,12 +36,20 @@ describe('callctl user and setup', () => {
     const agency = await prisma.account.findUniqueOrThrow({ where: { id: out.agency_id as string } });
     expect(agency).toMatchObject({ kind: 'agency', plan: 'agency', name: 'Acme Agency' });
     expect(await prisma.user.findUniqueOrThrow({ where: { id: out.user_id as string } })).toMatchObject({ email: 'owner@acme.example', passwordHash: null });
-    // A second setup with the same email (any case) is refused and leaves no agency behind.
-    const count = await prisma.account.count();
+    // Emails are unique per agency: the same person may own a second agency, with a user of its own.
     const again = await cli(['setup', '--agency-name', 'Other', '--email', 'OWNER@acme.example', '--json']);
-    expect(again.code).toBe(1);
-    expect(JSON.parse(again.stderr).error).toBe('A user with the email owner@acme.example already exists');
-    expect(await prisma.account.count()).toBe(count);
+    expect(again.code).toBe(0);
+    expect(again.json().user_id).not.toBe(out.user_id);
+    // In one agency the address stays unique.
+    const taken = await cli(['user', 'create', '--account', out.agency_id as string, '--email', 'owner@ACME.example', '--json']);
+    expect(taken.code).toBe(1);
+    expect(JSON.parse(taken.stderr).error).toBe('A user with the email owner@acme.example already exists');
+    // Two users with this address: `user link` wants the id, and names both.
+    const ambiguous = await cli(['user', 'link', 'owner@acme.example', '--json']);
+    expect(ambiguous.code).toBe(1);
+    expect(JSON.parse(ambiguous.stderr).error).toContain('2 users have the email owner@acme.example');
+    expect(JSON.parse(ambiguous.stderr).error).toContain(out.user_id as string);
+    expect(JSON.parse(ambiguous.stderr).error).toContain(again.json().user_id as string);
   });
 
   it('user create prints {id, set_password_url} using PUBLIC_BASE_URL; for people, with a notice that it is shown once', async () => {
@@ -66,8 +79,83 @@ describe('callctl user and setup', () => {
     expect((await cli(['user', 'disable', 'nope', '--json'])).code).toBe(1);
   });
 
+  it('user link makes a new link (by id or email) that voids the earlier ones and sets the password; audited', async () => {
+    const made = (await cli(['setup', '--agency-name', 'D', '--email', 'd@d.example', '--json'])).json();
+    const first = tokenOf(made.set_password_url as string);
+    const byEmail = await cli(['user', 'link', 'D@d.example', '--json']);
+    expect(byEmail.code).toBe(0);
+    expect(Object.keys(byEmail.json())).toEqual(['set_password_url']);
+    const second = tokenOf(byEmail.json().set_password_url as string);
+    const now = new Date();
+    expect(await usableLink(prisma, first, now)).toBeNull();
+    expect(await usableLink(prisma, second, now)).not.toBeNull();
+    const byId = await cli(['user', 'link', made.user_id as string]);
+    expect(byId.stdout).toContain('shown only once');
+    const third = tokenOf(/https:\S+/.exec(byId.stdout)![0]);
+    expect(await usableLink(prisma, second, new Date())).toBeNull();
+
+    const password = 'lantern over the quiet harbour';
+    expect(await setPasswordWithLink(prisma, { token: third, password, ip: null, now: new Date() })).toMatchObject({ ok: true });
+    expect(await authenticate(prisma, { email: 'd@d.example', password, ip: null, now: new Date() })).toMatchObject({ ok: true, userId: made.user_id });
+    const entries = await prisma.auditEntry.findMany({ where: { action: 'sign_in_link_created', accountId: made.agency_id as string }, orderBy: { createdAt: 'asc' } });
+    expect(entries).toHaveLength(2);
+    expect(entries[0]).toMatchObject({ actorKind: 'operator', actorUserId: null });
+    expect(entries[0]!.detail).toMatchObject({ user_id: made.user_id, earlier_links_ended: 1 });
+
+    expect((await cli(['user', 'link', 'nobody@d.example', '--json'])).code).toBe(1);
+    expect((await cli(['user', 'link', '00000000-0000-4000-8000-000000000000', '--json'])).code).toBe(1);
+  });
+
+  it('user enable lets a disabled user sign in again; a disabled user gets no link until then', async () => {
+    const made = (await cli(['setup', '--agency-name', 'E', '--email', 'e@e.example', '--json'])).json();
+    const password = 'seven swans beside the mill';
+    await setPasswordWithLink(prisma, { token: tokenOf(made.set_password_url as string), password, ip: null, now: new Date() });
+    await cli(['user', 'disable', made.user_id as string, '--json']);
+    expect(await authenticate(prisma, { email: 'e@e.example', password, ip: null, now: new Date() })).toEqual({ ok: false });
+    const refused = await cli(['user', 'link', made.user_id as string, '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stderr).error).toBe('e@e.example is disabled: enable them first, then make a new sign-in link.');
+
+    const enabled = await cli(['user', 'enable', made.user_id as string, '--json']);
+    expect(enabled.code).toBe(0);
+    expect(enabled.json()).toEqual({ id: made.user_id, enabled: true, already_enabled: false });
+    expect(await authenticate(prisma, { email: 'e@e.example', password, ip: null, now: new Date() })).toMatchObject({ ok: true });
+    expect((await cli(['user', 'enable', made.user_id as string, '--json'])).json().already_enabled).toBe(true);
+    expect(await prisma.auditEntry.count({ where: { action: 'user_enabled', actorKind: 'operator', accountId: made.agency_id as string } })).toBe(1);
+    expect((await cli(['user', 'enable', 'nope', '--json'])).code).toBe(1);
+  });
+
+  it('with SMTP_URL, user link and user create also e-mail the link (a real SMTP server); a failed send is reported, not fatal', async () => {
+    const smtp = await startSmtp({ user: 'mailer', pass: 's3cret' });
+    try {
+      const env = { SMTP_URL: smtp.url, PUBLIC_BASE_URL: 'https://calls.example.com' };
+      const made = (await cli(['setup', '--agency-name', 'Mail Agency', '--email', 'm@m.example', '--json'])).json();
+      const linked = await cli(['user', 'link', 'm@m.example', '--json'], env);
+      expect(linked.json()).toMatchObject({ emailed: true });
+      const created = await cli(['user', 'create', '--account', made.agency_id as string, '--email', 'N@m.example', '--json'], env);
+      expect(created.json()).toMatchObject({ emailed: true });
+      const [first, second] = await smtp.waitFor(2);
+      expect(first!.to).toEqual(['m@m.example']);
+      expect(first!.from).toBe('no-reply@calls.example.com');
+      expect(first!.subject).toBe('Your new sign-in link for Mail Agency');
+      expect(first!.text).toContain(linked.json().set_password_url as string);
+      expect(second!.to).toEqual(['n@m.example']);
+      expect(second!.text).toContain(created.json().set_password_url as string);
+    } finally {
+      await smtp.stop();
+    }
+    // Nobody listens there any more: the link is still made and printed; the send failure is said, exit 0.
+    const failed = await cli(['user', 'link', 'm@m.example', '--json'], { SMTP_URL: smtp.url, PUBLIC_BASE_URL: 'https://calls.example.com' });
+    expect(failed.code).toBe(0);
+    expect(failed.json()).toMatchObject({ emailed: false });
+    expect(failed.json().set_password_url).toMatch(/^https:\/\/calls\.example\.com\/dashboard\/set-password\//);
+    expect(failed.json().email_error).toEqual(expect.any(String));
+  });
+
   it('lists the user and setup commands in help', async () => {
     const help = await cli(['--help']);
+    expect(help.stdout).toContain('callctl user link <user-id|email>');
+    expect(help.stdout).toContain('callctl user enable <user-id>');
     expect(help.stdout).toContain('callctl user create --account <account-id> --email <email>');
     expect(help.stdout).toContain('callctl setup --agency-name <name> --email <email>');
   });

@@ -88,7 +88,7 @@ describe('clients pages', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatch(/\/dashboard\/set-password\/[A-Za-z0-9_-]{43}/);
     expect(res.body).toContain(`<a href="/dashboard/clients/${id}">Done</a>`);
-    expect((await app.prisma.user.findUniqueOrThrow({ where: { email: 'dee@delta.example' } })).accountId).toBe(id);
+    expect((await app.prisma.user.findFirstOrThrow({ where: { email: 'dee@delta.example' } })).accountId).toBe(id);
     expect((await owner.get(`/dashboard/clients/${id}`)).body).toContain('dee@delta.example');
   });
 

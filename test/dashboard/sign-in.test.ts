@@ -97,7 +97,7 @@ describe('sign in', () => {
 
   it('refuses a user who has not set a password yet with the same message', async () => {
     const { id } = await createAgency(app.prisma, { name: 'Other' });
-    await app.prisma.user.create({ data: { accountId: id, email: 'nopass@example.com' } });
+    await app.prisma.user.create({ data: { accountId: id, agencyId: id, email: 'nopass@example.com' } });
     const res = await new Visitor(app).submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'nopass@example.com', password: 'anything at all' });
     expect(res.status).toBe(401);
     expect(res.body).toContain('The email or password is not right.');

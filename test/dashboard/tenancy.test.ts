@@ -35,6 +35,16 @@ interface ObjectRoute {
 const usersOf = (app: App, world: World, target: Tenant) =>
   app.prisma.user.findMany({ where: { accountId: world[target] }, orderBy: { email: 'asc' }, select: { id: true, email: true, disabledAt: true } });
 
+/** The one-time links of `target`'s users (what a new sign-in link would add and void). */
+const linksOf = (app: App, world: World, target: Tenant) =>
+  app.prisma.oneTimeToken.findMany({ where: { user: { accountId: world[target] } }, orderBy: { id: 'asc' }, select: { id: true, expiresAt: true, usedAt: true } });
+
+/** `target`'s made-up users, disabled first (so that enabling one would show), and their state. */
+async function disabledUsersOf(app: App, world: World, target: Tenant) {
+  await app.prisma.user.updateMany({ where: { accountId: world[target], email: { startsWith: 'user-of-' }, disabledAt: null }, data: { disabledAt: new Date() } });
+  return usersOf(app, world, target);
+}
+
 /** Agency users act on users of the agency and its clients; client users invite and disable nobody. */
 const AGENCY_USERS_REACH: Record<Tenant, Tenant[]> = { A: ['A', 'A1', 'A2'], A1: [], A2: [], B: ['B'] };
 
@@ -157,9 +167,22 @@ const OBJECT_ROUTES: ObjectRoute[] = [
     reach: AGENCY_USERS_REACH,
   },
   {
+    // Before disable (a disabled user gets no link): the link the allowed viewer makes is for a user only it acts on.
+    route: 'POST /dashboard/users/:id/link',
+    request: (world, target, viewer) => ({ method: 'POST', url: `/dashboard/users/${world.users[target][viewer]}/link`, form: {} }),
+    snapshot: linksOf,
+    reach: AGENCY_USERS_REACH,
+  },
+  {
     route: 'POST /dashboard/users/:id/disable',
     request: (world, target, viewer) => ({ method: 'POST', url: `/dashboard/users/${world.users[target][viewer]}/disable`, form: {} }),
     snapshot: usersOf,
+    reach: AGENCY_USERS_REACH,
+  },
+  {
+    route: 'POST /dashboard/users/:id/enable',
+    request: (world, target, viewer) => ({ method: 'POST', url: `/dashboard/users/${world.users[target][viewer]}/enable`, form: {} }),
+    snapshot: disabledUsersOf,
     reach: AGENCY_USERS_REACH,
   },
   {
@@ -219,6 +242,16 @@ const AGENCY_ONLY_ROUTES: AgencyOnlyRoute[] = [
     request: (world) => ({ method: 'POST', url: `/dashboard/users/${world.users.A1.A1}/disable`, form: {} }),
     snapshot: (app, world) => usersOf(app, world, 'A1'),
   },
+  {
+    route: 'POST /dashboard/users/:id/link',
+    request: (world) => ({ method: 'POST', url: `/dashboard/users/${world.users.A1.A1}/link`, form: {} }),
+    snapshot: (app, world) => linksOf(app, world, 'A1'),
+  },
+  {
+    route: 'POST /dashboard/users/:id/enable',
+    request: (world) => ({ method: 'POST', url: `/dashboard/users/${world.users.A1.A1}/enable`, form: {} }),
+    snapshot: (app, world) => disabledUsersOf(app, world, 'A1'),
+  },
 ];
 
 /** Routes that name no object but the viewer's own (why tenancy cannot apply to them). */
@@ -228,6 +261,8 @@ const SELF_ROUTES: Record<string, string> = {
   'GET /dashboard/sign-in': 'public',
   'POST /dashboard/sign-in': 'public; the email names a user, answered the same whoever owns it',
   'POST /dashboard/sign-out': 'the viewer\'s own session',
+  'GET /dashboard/forgot-password': 'public (404 without SMTP_URL)',
+  'POST /dashboard/forgot-password': 'public; the email names users, answered the same whoever owns it (test/dashboard/forgot-password.test.ts)',
   'GET /dashboard/set-password/:token': 'the token is the authority (256 random bits)',
   'POST /dashboard/set-password/:token': 'the token is the authority',
   'GET /dashboard/confirm-password': 'the viewer\'s own password',

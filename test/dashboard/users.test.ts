@@ -1,13 +1,14 @@
 // The Users page: invitations (the link shown once, working once, for a user who then sees only their account),
 // a taken email refused, disabling (their session ends at their next request; never oneself), what client users
-// see and cannot do, and the audit entries of each.
+// see and cannot do, and the audit entries of each; new sign-in links (voiding the earlier ones), enabling again,
+// an address another agency uses (answered as a fresh one), and the recent password entry both links need.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
 import { CANNOT_DISABLE_SELF } from '../../src/admin/users.js';
 import type { App } from '../../src/app.js';
 import { oneTimeTokenDigest } from '../../src/domain/one-time-token.js';
 import { buildTestApp } from '../helpers/app.js';
-import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
 
 let app: App;
 let agencyId: string;
@@ -55,7 +56,7 @@ describe('users page', () => {
     expect(res.body).toContain('new.person@beta.example');
 
     // Stored as a digest only, an invitation for 24 hours; neither the session nor any later page has the token.
-    const user = await app.prisma.user.findUniqueOrThrow({ where: { email: 'new.person@beta.example' }, include: { tokens: true } });
+    const user = await app.prisma.user.findFirstOrThrow({ where: { email: 'new.person@beta.example' }, include: { tokens: true } });
     expect(user).toMatchObject({ accountId: betaId, passwordHash: null, disabledAt: null });
     expect(user.tokens).toHaveLength(1);
     expect(Buffer.from(user.tokens[0]!.digest).equals(oneTimeTokenDigest(token!))).toBe(true);
@@ -185,5 +186,158 @@ describe('users page', () => {
     expect((await bob.submit('/dashboard/users', `/dashboard/users/${colleague}/disable`)).status).toBe(404);
     expect(await app.prisma.user.count()).toBe(count + 1);
     expect((await app.prisma.user.findUniqueOrThrow({ where: { id: colleague } })).disabledAt).toBeNull();
+  });
+});
+
+describe('new sign-in links and enabling', () => {
+  const linkFor = (visitor: Visitor, userId: string, page = '/dashboard/users') => visitor.submit(page, `/dashboard/users/${userId}/link`);
+
+  it('"New sign-in link" voids the earlier link (it shows the unusable page), is shown once, sets the password; audited', async () => {
+    const invited = await invite(owner, 'lost.invitation@beta.example', betaId);
+    const firstToken = LINK.exec(invited.body)![1]!;
+    const user = await app.prisma.user.findFirstOrThrow({ where: { email: 'lost.invitation@beta.example' } });
+    expect((await owner.get('/dashboard/users')).body).toContain(`action="/dashboard/users/${user.id}/link"`);
+
+    const res = await linkFor(owner, user.id);
+    expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const token = LINK.exec(res.body)?.[1];
+    expect(token).toBeDefined();
+    expect(token).not.toBe(firstToken);
+    expect(res.body).toContain('lost.invitation@beta.example');
+    expect((await owner.get('/dashboard/users')).body).not.toContain(token);
+
+    const person = new Visitor(app);
+    person.ip = '198.51.100.30';
+    const old = await person.get(`/dashboard/set-password/${firstToken}`);
+    expect(old.status).toBe(410);
+    expect(old.body).toContain('a newer link replaced it');
+
+    // A second new link voids the first new one too.
+    const again = await linkFor(owner, user.id);
+    const latest = LINK.exec(again.body)![1]!;
+    expect((await person.get(`/dashboard/set-password/${token}`)).status).toBe(410);
+
+    const path = `/dashboard/set-password/${latest}`;
+    const password = 'a ladder leaning on the pear tree';
+    expect((await person.submit(path, path, { password, confirm: password })).status).toBe(303);
+    expect((await person.signIn('lost.invitation@beta.example', password)).status).toBe(303);
+    expect((await person.get('/dashboard')).status).toBe(200);
+
+    const entries = await app.prisma.auditEntry.findMany({ where: { action: 'sign_in_link_created', accountId: betaId }, orderBy: { createdAt: 'asc' } });
+    expect(entries).toHaveLength(2);
+    expect(entries[0]).toMatchObject({ agencyId, actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
+    expect(entries[0]!.detail).toMatchObject({ user_id: user.id, email: 'lost.invitation@beta.example', earlier_links_ended: 1 });
+    const stored = await app.prisma.oneTimeToken.findMany({ where: { userId: user.id }, orderBy: { createdAt: 'asc' } });
+    expect(stored.map((t) => t.purpose)).toEqual(['invitation', 'set_password', 'set_password']);
+    expect(stored[1]!.createdById).toBe(ownerId);
+  });
+
+  it('gives a disabled user no link; Enable lets them sign in again with their password; audited', async () => {
+    const userId = await createUserWithPassword(app.prisma, gammaId, 'returning@gamma.example');
+    expect((await owner.submit('/dashboard/users', `/dashboard/users/${userId}/disable`)).status).toBe(303);
+    const page = await owner.get('/dashboard/users');
+    expect(page.body).toContain(`action="/dashboard/users/${userId}/enable"`);
+    expect(page.body).not.toContain(`action="/dashboard/users/${userId}/link"`);
+    const tokens = await app.prisma.oneTimeToken.count({ where: { userId } });
+    const refused = await linkFor(owner, userId);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('returning@gamma.example is disabled: enable them first');
+    expect(refused.body).not.toMatch(LINK);
+    expect(await app.prisma.oneTimeToken.count({ where: { userId } })).toBe(tokens);
+
+    const person = new Visitor(app);
+    person.ip = '198.51.100.31';
+    expect((await person.signIn('returning@gamma.example')).status).toBe(401);
+    const enabled = await owner.submit(`/dashboard/clients/${gammaId}`, `/dashboard/users/${userId}/enable`);
+    expect(enabled.status).toBe(303);
+    expect(enabled.location).toBe(`/dashboard/clients/${gammaId}`);
+    expect((await owner.get(`/dashboard/clients/${gammaId}`)).body).toContain('returning@gamma.example is enabled again. They can sign in with their password.');
+    expect((await person.signIn('returning@gamma.example')).status).toBe(303);
+    expect((await person.get('/dashboard')).status).toBe(200);
+    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'user_enabled', accountId: gammaId } });
+    expect(entry).toMatchObject({ actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
+    expect(entry.detail).toMatchObject({ user_id: userId });
+    expect((await owner.get('/dashboard/users')).body).toContain(`action="/dashboard/users/${userId}/link"`);
+  });
+});
+
+describe('inviting an address another agency uses (emails are unique per agency)', () => {
+  /** The invitation page with what differs between any two invitations (address, link, expiry) taken out. */
+  const shape = (body: string, email: string) =>
+    body.replaceAll(email, '<email>').replace(LINK, '<link>').replace(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/g, '<time>').replace(/name="_csrf" value="[^"]*"/g, '');
+
+  it('answers exactly as for a fresh address, makes a user of the inviter, and leaves the other tenant\'s user unchanged', async () => {
+    const { id: otherAgency } = await createAgency(app.prisma, { name: 'Rival' });
+    const theirsId = await createUserWithPassword(app.prisma, otherAgency, 'shared.person@rival.example');
+    const before = await app.prisma.user.findUniqueOrThrow({ where: { id: theirsId }, include: { tokens: true, sessions: true } });
+    const theirAudit = await app.prisma.auditEntry.findMany({ where: { agencyId: otherAgency } });
+
+    const fresh = await invite(owner, 'fresh.person@fresh.example', betaId);
+    const taken = await invite(owner, 'shared.person@rival.example', betaId);
+    expect(taken.status).toBe(fresh.status);
+    expect(taken.status).toBe(200);
+    expect(taken.body).not.toContain('already exists');
+    expect(shape(taken.body, 'shared.person@rival.example')).toBe(shape(fresh.body, 'fresh.person@fresh.example'));
+    const invitedAudit = (email: string) => app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'user_invited', detail: { path: ['email'], equals: email } } });
+    const [takenAudit, freshAudit] = [await invitedAudit('shared.person@rival.example'), await invitedAudit('fresh.person@fresh.example')];
+    expect(takenAudit).toMatchObject({ actorKind: 'user', actorUserId: ownerId, ip: owner.ip, accountId: betaId });
+    expect({ ...freshAudit, id: 0, createdAt: 0, detail: Object.keys(freshAudit!.detail as object) }).toEqual({ ...takenAudit, id: 0, createdAt: 0, detail: Object.keys(takenAudit!.detail as object) });
+
+    // The other agency's user: not a field, link or session changed, and nothing in their audit log.
+    expect(await app.prisma.user.findUniqueOrThrow({ where: { id: theirsId }, include: { tokens: true, sessions: true } })).toEqual(before);
+    expect(await app.prisma.auditEntry.findMany({ where: { agencyId: otherAgency } })).toEqual(theirAudit);
+
+    // The link works like any other: a user of Beta, who signs in to Beta with the password chosen there.
+    const path = `/dashboard/set-password/${LINK.exec(taken.body)![1]}`;
+    const person = new Visitor(app);
+    person.ip = '198.51.100.32';
+    const password = 'beta has its own password here';
+    expect((await person.submit(path, path, { password, confirm: password })).status).toBe(303);
+    expect((await person.signIn('shared.person@rival.example', password)).status).toBe(303);
+    const users = await person.get('/dashboard/users');
+    expect(users.body).toContain('bob@beta.example');
+    // And the other agency's user still signs in to their own agency with theirs.
+    const theirs = new Visitor(app);
+    theirs.ip = '198.51.100.33';
+    expect((await theirs.signIn('shared.person@rival.example')).status).toBe(303);
+    expect((await theirs.get('/dashboard/users')).body).not.toContain('bob@beta.example');
+  });
+
+  it('still says so when the address is taken within the inviter\'s own agency', async () => {
+    const res = await invite(owner, 'gina@gamma.example', betaId);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain('A user with the email gina@gamma.example already exists');
+  });
+});
+
+describe('inviting and new sign-in links need a recent password entry', () => {
+  it('after 10 minutes, sends to the re-enter-password page and back to the Users page; nothing is made until then', async () => {
+    let now = new Date('2026-11-23T09:00:00Z');
+    const { app: timed } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now });
+    const { id: agency } = await createAgency(timed.prisma, { name: 'Clockwork' });
+    await createUserWithPassword(timed.prisma, agency, 'keeper@clockwork.example');
+    const staleId = await createUserWithPassword(timed.prisma, agency, 'stale@clockwork.example');
+    const keeper = new Visitor(timed);
+    expect((await keeper.signIn('keeper@clockwork.example')).status).toBe(303);
+    now = new Date(now.getTime() + 11 * 60_000);
+
+    const users = await timed.prisma.user.count();
+    const tokens = await timed.prisma.oneTimeToken.count();
+    const confirm = `/dashboard/confirm-password?next=${encodeURIComponent('/dashboard/users')}`;
+    const invited = await keeper.submit('/dashboard/users', '/dashboard/users/invite', { email: 'late@clockwork.example', account: agency });
+    expect(invited.status).toBe(303);
+    expect(invited.location).toBe(confirm);
+    const linked = await keeper.submit('/dashboard/users', `/dashboard/users/${staleId}/link`);
+    expect(linked.status).toBe(303);
+    expect(linked.location).toBe(confirm);
+    expect(await timed.prisma.user.count()).toBe(users);
+    expect(await timed.prisma.oneTimeToken.count()).toBe(tokens);
+
+    const confirmed = await keeper.submit(confirm, '/dashboard/confirm-password', { password: PASSWORD });
+    expect(confirmed.status).toBe(303);
+    expect(confirmed.location).toBe('/dashboard/users');
+    expect((await keeper.submit('/dashboard/users', '/dashboard/users/invite', { email: 'late@clockwork.example', account: agency })).status).toBe(200);
+    expect((await keeper.submit('/dashboard/users', `/dashboard/users/${staleId}/link`)).status).toBe(200);
   });
 });

@@ -65,7 +65,7 @@ function rows(sql: pg.Pool) {
       }
       return id;
     },
-    user: (tenant: Tenant) => insert('users', { account_id: tenant.accountId, email: `${randomUUID()}@example.com` }),
+    user: (tenant: Tenant) => insert('users', { account_id: tenant.accountId, agency_id: tenant.accountId, email: `${randomUUID()}@example.com` }),
     session: (userId: string | null, times: { lastSeenAt: Date; expiresAt: Date }) =>
       insert('sessions', { digest: randomBytes(32), user_id: userId, created_at: ago(HOUR), last_seen_at: times.lastSeenAt, expires_at: times.expiresAt }),
     token: (userId: string, times: { expiresAt: Date; usedAt?: Date }) =>

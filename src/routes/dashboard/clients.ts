@@ -70,7 +70,7 @@ export default async function clients(fastify: FastifyInstance) {
       showAccount: false,
       canManage: true,
       from: 'client',
-      invite: { accounts: [{ id: client.id, name: client.name }], account: client.id, email: '', problem: null },
+      invite: { accounts: [{ id: client.id, name: client.name }], account: client.id, email: '', problem: null, mailEnabled: fastify.mailer !== null },
     });
   });
 }

@@ -21,6 +21,8 @@ import requestChecks from '../../../plugins/dashboard/request-checks.js';
 import responseGuard from '../../../plugins/dashboard/response-guard.js';
 import { PostgresSessionStore } from '../../../plugins/dashboard/session-store.js';
 import signInLimiter from '../../../plugins/dashboard/sign-in-limiter.js';
+import forgotPasswordLimiter from '../../../plugins/dashboard/forgot-password-limiter.js';
+import { mailEnabledLocals } from '../../../plugins/mailer.js';
 import viewer from '../../../plugins/dashboard/viewer.js';
 import { clearHeadersForError } from '../../../plugins/errors.js';
 import account from './account.js';
@@ -31,6 +33,7 @@ import auditLog from './audit-log.js';
 import calls from './calls.js';
 import clients from './clients.js';
 import confirmPassword from './confirm-password.js';
+import forgotPassword from './forgot-password.js';
 import overview from './overview.js';
 import setPassword from './set-password.js';
 import signIn from './sign-in.js';
@@ -68,6 +71,8 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
   await fastify.register(viewer);
   await fastify.register(requestChecks);
   await fastify.register(signInLimiter);
+  await fastify.register(forgotPasswordLimiter);
+  await fastify.register(mailEnabledLocals);
   await fastify.register(pages);
   // After every plugin with an onSend hook (@fastify/session's above all).
   await fastify.register(responseGuard);
@@ -91,6 +96,7 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
   await fastify.register(assets);
   await fastify.register(signIn);
   await fastify.register(setPassword);
+  await fastify.register(forgotPassword);
   await fastify.register(confirmPassword);
   await fastify.register(overview);
   await fastify.register(account);

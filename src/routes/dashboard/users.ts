@@ -1,15 +1,19 @@
 // Users: the people of the accounts the viewer manages (an agency user: the agency's and every client's; a client
-// user: their client's). Agency users invite (a one-time link, shown once in the answer to the POST) and disable;
-// for client users those actions do not exist (404).
+// user: their client's). Agency users invite and make new sign-in links (a one-time link, shown once in the answer
+// to the POST, also e-mailed when SMTP_URL is set; both need a recent password entry), disable and enable; for
+// client users those actions do not exist (404).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AdminError } from '../../admin/errors.js';
-import { disableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
+import { newSignInLink } from '../../admin/user-links.js';
+import { disableUser, enableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
 import { isUuid } from '../../domain/ids.js';
 import { normalizeEmail } from '../../domain/user-email.js';
-import { managedAccount, requireAgencyUser, requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
+import type { MailMessage } from '../../mail/mailer.js';
+import { invitationMail, signInLinkMail } from '../../mail/messages.js';
+import { managedAccount, requireAgencyUser, requireRecentSignIn, requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
 import { listClientNames } from '../../storage/accounts.js';
 import { findUserById, listUsers, type ActiveUser } from '../../storage/users.js';
-import { DisableUserForm, InviteUserForm, UserParams } from '../../../schemas/dashboard/people.js';
+import { DisableUserForm, EnableUserForm, InviteUserForm, UserLinkForm, UserParams } from '../../../schemas/dashboard/people.js';
 import { clientIp, formProblem } from './form-problem.js';
 
 /** A time as the pages show it: minutes, UTC. */
@@ -26,6 +30,10 @@ export interface PersonRow {
   lastSignIn: string;
   /** Whether the viewer gets a Disable button for this user (an agency user; not themselves; not disabled yet). */
   canDisable: boolean;
+  /** "New sign-in link": the same users as Disable (a disabled user is enabled first). */
+  canLink: boolean;
+  /** "Enable": an agency user, for a disabled user. */
+  canEnable: boolean;
   isViewer: boolean;
 }
 
@@ -41,6 +49,8 @@ export async function peopleOf(fastify: FastifyInstance, viewer: ActiveUser, acc
     created: shownTime(user.createdAt),
     lastSignIn: shownTime(user.lastSignInAt),
     canDisable: viewer.accountKind === 'agency' && !user.disabledAt && user.id !== viewer.id,
+    canLink: viewer.accountKind === 'agency' && !user.disabledAt && user.id !== viewer.id,
+    canEnable: viewer.accountKind === 'agency' && user.disabledAt !== null,
     isViewer: user.id === viewer.id,
   }));
 }
@@ -56,7 +66,29 @@ function invitationLink(fastify: FastifyInstance, request: FastifyRequest, token
   return setPasswordUrl({ PUBLIC_BASE_URL: fastify.config.PUBLIC_BASE_URL ?? `https://${request.host}`, PORT: fastify.config.PORT }, token);
 }
 
+/** A people form's page to go back to: the client's page when it was sent from there, else the Users page. */
+function pageOf(account: { id: string; kind: string } | null, from: string | undefined): string {
+  return account?.kind === 'client' && from === 'client' ? `/dashboard/clients/${account.id}` : '/dashboard/users';
+}
+
+/**
+ * After re-entering the password, back to the page with the form (a POST cannot be repeated by a redirect). Only a
+ * well-formed id makes a client path; the client page itself checks that the viewer manages it.
+ */
+const recentSignIn = requireRecentSignIn((request) => {
+  const body = request.body as { from?: unknown; account?: unknown } | undefined;
+  const account = typeof body?.account === 'string' && isUuid(body.account) ? body.account : null;
+  return body?.from === 'client' && account ? `/dashboard/clients/${account}` : '/dashboard/users';
+});
+
 export default async function users(fastify: FastifyInstance) {
+  /** E-mails a one-time link when SMTP_URL is set (after the answer; a failure is logged, never shown). */
+  const mailLater = (message: MailMessage): string | null => {
+    const mailer = fastify.mailer;
+    mailer?.later(() => mailer.send(message));
+    return mailer ? message.to : null;
+  };
+
   const usersPage = async (request: FastifyRequest, problem: string | null) => {
     const viewer = viewerOf(request);
     const accounts = await accountsOf(fastify, viewer);
@@ -66,7 +98,7 @@ export default async function users(fastify: FastifyInstance) {
       showAccount: viewer.accountKind === 'agency',
       canManage: viewer.accountKind === 'agency',
       from: 'users',
-      invite: { accounts, account: viewer.accountId, email: '', problem: null },
+      invite: { accounts, account: viewer.accountId, email: '', problem: null, mailEnabled: fastify.mailer !== null },
       problem,
     };
   };
@@ -75,19 +107,18 @@ export default async function users(fastify: FastifyInstance) {
 
   fastify.post<{ Body: InviteUserForm }>(
     '/users/invite',
-    { schema: { hide: true, body: InviteUserForm }, attachValidation: true, preHandler: requireAgencyUser },
+    { schema: { hide: true, body: InviteUserForm }, attachValidation: true, preHandler: [requireAgencyUser, recentSignIn] },
     async (request, reply) => {
       const viewer = viewerOf(request);
       const accounts = await accountsOf(fastify, viewer);
       const body = request.validationError ? null : request.body;
-      const backTo = (account: { id: string; kind: string } | null) =>
-        account?.kind === 'client' && body?.from === 'client' ? `/dashboard/clients/${account.id}` : '/dashboard/users';
+      const backTo = (account: { id: string; kind: string } | null) => pageOf(account, body?.from);
       const render = (status: number, problem: string, account: { id: string; kind: string } | null) =>
         reply.code(status).page('users-invite', {
           title: 'Invite a user',
           invited: null,
           back: backTo(account),
-          invite: { accounts, account: account?.id ?? viewer.accountId, email: body?.email ?? '', problem },
+          invite: { accounts, account: account?.id ?? viewer.accountId, email: body?.email ?? '', problem, mailEnabled: fastify.mailer !== null },
           from: body?.from ?? 'users',
         });
       if (!body) return render(400, formProblem(request)!, null);
@@ -101,9 +132,12 @@ export default async function users(fastify: FastifyInstance) {
         });
         // Shown in this answer only (never cached, never kept in the session): reloading would send the form again,
         // which is refused as a taken email.
+        const email = normalizeEmail(body.email);
+        const expires = shownTime(invited.expiresAt);
+        const emailedTo = mailLater(invitationMail({ to: email, accountName: account.name, link: setPasswordUrl(fastify.config, invited.token), expires }));
         return reply.page('users-invite', {
           title: 'Invitation link',
-          invited: { email: normalizeEmail(body.email), accountName: account.name, link: invitationLink(fastify, request, invited.token), expires: shownTime(invited.expiresAt) },
+          invited: { email, accountName: account.name, link: invitationLink(fastify, request, invited.token), expires, emailedTo },
           back: backTo(account),
         });
       } catch (error) {
@@ -125,7 +159,7 @@ export default async function users(fastify: FastifyInstance) {
       if (problem) return reply.code(400).page('users', await usersPage(request, problem));
       try {
         const result = await disableUser(fastify.prisma, user.id, { kind: 'user', userId: viewer.id, ip: clientIp(request) }, fastify.now());
-        const back = account.kind === 'client' && request.body.from === 'client' ? `/dashboard/clients/${account.id}` : '/dashboard/users';
+        const back = pageOf(account, request.body.from);
         const sessions = result.sessions_ended === 1 ? '1 session' : `${result.sessions_ended} sessions`;
         const text = result.already_disabled ? `${user.email} was already disabled.` : `${user.email} is disabled; ${sessions} ended.`;
         return reply.seeOther(back, { kind: 'ok', text });
@@ -133,6 +167,50 @@ export default async function users(fastify: FastifyInstance) {
         if (error instanceof AdminError) return reply.code(400).page('users', await usersPage(request, error.message));
         throw error;
       }
+    },
+  );
+
+  fastify.post<{ Params: UserParams; Body: UserLinkForm }>(
+    '/users/:id/link',
+    { schema: { hide: true, params: UserParams, body: UserLinkForm }, attachValidation: true, preHandler: [requireAgencyUser, recentSignIn] },
+    async (request, reply) => {
+      const viewer = viewerOf(request);
+      const user = isUuid(request.params.id) ? await findUserById(fastify.prisma, request.params.id) : null;
+      if (!user) throw fastify.httpErrors.notFound();
+      const account = await managedAccount(request, reply, user.accountId);
+      const problem = formProblem(request);
+      if (problem) return reply.code(400).page('users', await usersPage(request, problem));
+      try {
+        const made = await newSignInLink(fastify.prisma, { userId: user.id, actor: { kind: 'user', userId: viewer.id, ip: clientIp(request) }, now: fastify.now() });
+        const expires = shownTime(made.expiresAt);
+        const emailedTo = mailLater(signInLinkMail({ to: made.email, accountName: account.name, link: setPasswordUrl(fastify.config, made.token), expires }));
+        // Like an invitation: in this answer only, never cached; a reload sends the form again and voids this link.
+        return reply.page('users-link', {
+          title: 'New sign-in link',
+          made: { email: made.email, accountName: account.name, link: invitationLink(fastify, request, made.token), expires, emailedTo },
+          back: pageOf(account, request.body.from),
+        });
+      } catch (error) {
+        if (error instanceof AdminError) return reply.code(400).page('users', await usersPage(request, error.message));
+        throw error;
+      }
+    },
+  );
+
+  fastify.post<{ Params: UserParams; Body: EnableUserForm }>(
+    '/users/:id/enable',
+    { schema: { hide: true, params: UserParams, body: EnableUserForm }, attachValidation: true, preHandler: requireAgencyUser },
+    async (request, reply) => {
+      const viewer = viewerOf(request);
+      const user = isUuid(request.params.id) ? await findUserById(fastify.prisma, request.params.id) : null;
+      if (!user) throw fastify.httpErrors.notFound();
+      const account = await managedAccount(request, reply, user.accountId);
+      const problem = formProblem(request);
+      if (problem) return reply.code(400).page('users', await usersPage(request, problem));
+      const result = await enableUser(fastify.prisma, user.id, { kind: 'user', userId: viewer.id, ip: clientIp(request) }, fastify.now());
+      const next = user.passwordHash ? 'They can sign in with their password.' : 'They have no password yet: make them a new sign-in link.';
+      const text = result.already_enabled ? `${user.email} was not disabled.` : `${user.email} is enabled again. ${next}`;
+      return reply.seeOther(pageOf(account, request.body.from), { kind: 'ok', text });
     },
   );
 }
