@@ -365,8 +365,10 @@ describe('the webhook endpoint', () => {
     expect(order[2]).toBe(old);
     expect(failed).toMatch(/HTTP 500 · \d+ ms/);
     const all = (await visitor.get(`${OWN}/deliveries`)).body;
-    expect(all).toMatch(/<td>succeeded<\/td>/);
-    expect(failed).not.toMatch(/<td>succeeded<\/td>/);
+    // "delivered", not the stored "succeeded" (issue 21, point 11).
+    expect(all).toMatch(/<td>delivered<\/td>/);
+    expect(all).not.toMatch(/>succeeded</);
+    expect(failed).not.toMatch(/<td>delivered<\/td>/);
 
     const since = new Date(Date.now() - 3_600_000).toISOString().slice(0, 16);
     const bad = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since: 'yesterday' });
