@@ -109,7 +109,7 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
   async function resendProblem(accountId: string, error: AdminError): Promise<string> {
     const endpoint = await findEndpointOfAccount(prisma, accountId);
     if (!endpoint) return NO_ENDPOINT;
-    return endpoint.enabled ? error.message : ENDPOINT_DISABLED;
+    return endpoint.enabled ? error.message : ENDPOINT_DISABLED(endpoint.disabledReason);
   }
 
   /** Everything the section shows about `account`; `problem` goes next to the form it is about. */

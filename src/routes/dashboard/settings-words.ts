@@ -21,5 +21,6 @@ export const NO_PHONE_DEFAULT = (name: string) =>
   `${name} is the default agent now, but it has no phone number: every trigger without agent_id gets 400 "Agent has no phone number assigned" until it has one.`;
 
 /** Resending while the endpoint is off, or without one (src/admin's words name callctl, an operator's tool). */
-export const ENDPOINT_DISABLED = 'The webhook endpoint is disabled: enable it again on the API & Webhooks page first, then resend.';
+export const ENDPOINT_DISABLED = (reason: string | null) =>
+  `The webhook endpoint is disabled (${disabledReasonWords(reason) ?? 'switched off'}): enable it again on the API & Webhooks page first, then resend.`;
 export const NO_ENDPOINT = 'There is no webhook endpoint: set a URL first.';
