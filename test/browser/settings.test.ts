@@ -98,7 +98,7 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     const button = page.locator(`button[data-copy="agent-id-${frontDesk}"]`);
     expect(await button.isVisible()).toBe(true);
     await button.click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(frontDesk);
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(frontDesk);
     expect(await button.textContent()).toBe('Copied');
     // No script reached the page inline: the strict CSP would have refused it, and the button works.
     expect(owner.dialogs).toEqual([]);
