@@ -1,13 +1,25 @@
-// When each API key was last used, for the dashboard: after the response of a request the key authenticated (so never
-// on the request's own time), at most once a minute per key in this process, in one statement for the keys used
-// meanwhile, on the background pool. A failed write is logged (throttled) and the next use tries again.
+// When each API key was last used, for the dashboard: after the response of a request the key authenticated and its
+// account was allowed to make (so never on the request's own time), at most once a minute per key in this process, in
+// one statement for the keys used meanwhile, on the background pool. A failed write is logged (throttled) and the next
+// use tries again.
 import fp from 'fastify-plugin';
+import type { Principal } from '../src/domain/principal.js';
+import { REQUIRED_PLAN } from './access.js';
 import { ThrottledLog } from '../src/logging/throttled-log.js';
 import { sqlPool } from '../src/storage/database.js';
 import { touchApiKeys } from '../src/storage/keys.js';
 
 /** How stale "last used" may be. */
 export const KEY_USAGE_RESOLUTION_MS = 60_000;
+
+/**
+ * A use is a request the access plugin let through. Refused by the switch or the plan (403): not a use, or "last used"
+ * would say a switched-off key still works. Refused by the rate limit (429), the body or the agent (400, 403 for
+ * another tenant's agent): a use, since the key was good and its account allowed to call.
+ */
+export function countsAsUse(principal: Pick<Principal, 'apiAccessEnabled' | 'plan'>): boolean {
+  return principal.apiAccessEnabled && principal.plan === REQUIRED_PLAN;
+}
 
 export default fp(
   async (fastify) => {
@@ -31,8 +43,9 @@ export default fp(
     };
 
     fastify.addHook('onResponse', async (request) => {
-      const keyId = request.principal?.keyId;
-      if (!keyId) return;
+      const principal = request.principal;
+      if (!principal?.keyId || !countsAsUse(principal)) return;
+      const keyId = principal.keyId;
       const now = fastify.now();
       const last = recorded.get(keyId);
       if (last !== undefined && now.getTime() - last < KEY_USAGE_RESOLUTION_MS) return;

@@ -96,6 +96,8 @@ export default fp(
             + 'HTTPS only: a request in plain HTTP gets 400 "HTTPS is required" (on the TLS port, with Connection: close; behind a TLS-terminating proxy, when it was not forwarded as https).',
           // The package is private: no open-source licence. An SPDX LicenseRef- names a licence of one's own (OpenAPI 3.1 takes an SPDX expression).
           license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+          // Every deployment is run by its own operator, who issues the accounts: no address of ours would reach them.
+          contact: { name: 'The operator of your deployment (accounts, API keys, plans and support)' },
         },
         // Every deployment has its own address: a client fills it in (the paths carry /api/v1).
         servers: [{

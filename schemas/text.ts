@@ -8,8 +8,23 @@ import { isUuid } from '../src/domain/ids.js';
 export const STORABLE_TEXT = '^[^\\u0000\\ud800-\\udfff]*$';
 export const STORABLE_TEXT_RULE = 'must not contain NUL characters or unpaired surrogates';
 
-// WHATWG's input type=email rule with a dotted domain: one @, no spaces, domain labels of letters, digits and hyphens.
-export const EMAIL_PATTERN = "^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$";
+/**
+ * The trigger's name: what PostgreSQL stores unchanged and no control character but tab, LF and CR (C0, DEL and C1
+ * would be dropped from the TwiML while the webhook kept them: the agent would hear another name than was sent).
+ */
+export const NAME_TEXT = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$';
+export const NAME_TEXT_RULE = 'must not contain control characters other than tab, line feed and carriage return, nor unpaired surrogates';
+
+/**
+ * One address rule for the schema and the server: a dot-atom local part (RFC 5322 atext, dots only between atoms, no
+ * quoted strings or comments) of at most 64 characters, "@", then a domain of LDH labels (1 to 63 letters, digits and
+ * hyphens, no hyphen at either end) with at least one dot, the last label (the TLD) at least two characters and starting with a letter. ASCII only.
+ */
+export const EMAIL_PATTERN = "^(?=[^@]{1,64}@)[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+  + '@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z][A-Za-z0-9-]{0,61}[A-Za-z0-9]$';
+export const EMAIL_RULE = 'an address local@domain: the local part (at most 64 characters) is letters, digits and !#$%&\'*+/=?^_`{|}~- '
+  + 'in dot-separated runs (no leading, trailing or doubled dot, no quotes); the domain is dot-separated labels of letters, digits and '
+  + 'hyphens (1 to 63, no hyphen at either end) ending in a top-level domain of at least two characters that starts with a letter; ASCII only';
 const EMAIL = new RegExp(EMAIL_PATTERN, 'u');
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -17,6 +32,28 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2
 if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', isUuid);
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => EMAIL.test(v));
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
+
+/**
+ * What shows nothing on a page or a terminal: white space, control and format characters, default-ignorable code
+ * points (zero-width space and joiners, the BOM, variation selectors, Hangul fillers) and the Braille blank.
+ */
+const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]/gu;
+/** Embeddings and overrides (U+202A-U+202E), isolates (U+2066-U+2069): they reorder what is shown around them. */
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/u;
+/** Control characters (line breaks and tabs included: a name is one line) and UTF-16 halves without their partner. */
+const UNREADABLE = /[\p{Cc}\p{Cs}]/u;
+
+/**
+ * Why a name people give to a client, an agent, an agency or a user is not one others can read, as the end of a
+ * sentence about the name ("A client's name " + problem), or null. Empty (after trimming) is the caller's own
+ * message. Checked by src/admin, so the dashboard and callctl refuse the same names with the same words.
+ */
+export function readableNameProblem(name: string): string | null {
+  if (name.replace(INVISIBLE, '') === '' && name !== '') return 'must have a visible character (it has only spaces or invisible characters)';
+  if (UNREADABLE.test(name)) return 'must not contain control characters such as line breaks or tabs';
+  if (BIDI_CONTROLS.test(name)) return 'must not contain characters that change the direction of the text (U+202A to U+202E, U+2066 to U+2069)';
+  return null;
+}
 
 export interface TextOptions {
   minLength?: number;

@@ -1,6 +1,6 @@
 // POST /api/v1/calls/trigger: request body, success response and the headers it reads, as TypeBox schemas.
 import { Type, type Static } from '@sinclair/typebox';
-import { EMAIL_PATTERN, FreeText, STORABLE_TEXT, Text } from './text.js';
+import { EMAIL_PATTERN, EMAIL_RULE, FreeText, NAME_TEXT, STORABLE_TEXT, Text } from './text.js';
 
 export const METADATA_MAX_KEYS = 50;
 export const METADATA_KEY_MAX = 40;
@@ -29,12 +29,18 @@ export const TriggerBody = Type.Object(
       examples: ['+14155552671'],
     }),
     agent_id: Type.Optional(Type.String({ format: 'uuid', description: 'Agent to use; when omitted, the default agent is used' })),
-    name: Type.Optional(FreeText({ maxLength: 200, description: `Caller name, passed to the agent's prompt as context: at most 200 characters (Unicode code points), ${NO_NUL}` })),
+    name: Type.Optional(Text({
+      maxLength: 200,
+      pattern: NAME_TEXT,
+      description: "Caller name, passed to the agent's prompt as context: at most 200 characters (Unicode code points). "
+        + 'Tab, line feed and carriage return are kept exactly; any other control character (C0, DEL, C1) and unpaired surrogates are refused (400 naming the field).',
+    })),
     email: Type.Optional(Text({
       format: 'email',
       pattern: EMAIL_PATTERN,
       maxLength: 254,
-      description: "Caller email, passed to the agent's prompt as context: an address as HTML's input type=email accepts it, with a dotted domain (the pattern; ada@localhost is refused)",
+      description: `Caller email, passed to the agent's prompt as context: at most 254 characters, ${EMAIL_RULE} (the pattern states it; `
+        + 'ada@localhost, .ada@example.com, ada.@example.com and a..b@example.com are refused). Anything else is 400 "email must be a valid email address".',
     })),
     metadata: Type.Optional(
       Type.Record(Type.String({ pattern: METADATA_KEY }), MetadataValue, {

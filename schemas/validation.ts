@@ -5,7 +5,7 @@ import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import type { ErrorCode } from '../src/errors.js';
-import { STORABLE_TEXT, STORABLE_TEXT_RULE, textProblem, type TextOptions } from './text.js';
+import { NAME_TEXT, NAME_TEXT_RULE, STORABLE_TEXT, STORABLE_TEXT_RULE, textProblem, type TextOptions } from './text.js';
 
 export interface FieldError { instancePath: string; message?: string | undefined; params?: { code?: ErrorCode } & Record<string, unknown> }
 
@@ -67,6 +67,7 @@ function textSentence(schema: TextOptions, value: unknown): string {
       return `must be at most ${schema.maxLength} characters`;
     case 'pattern':
       if (schema.pattern === STORABLE_TEXT) return STORABLE_TEXT_RULE;
+      if (schema.pattern === NAME_TEXT) return NAME_TEXT_RULE;
       return schema.format ? formatSentence(schema.format) : `must match ${schema.pattern}`;
     default:
       return formatSentence(schema.format);

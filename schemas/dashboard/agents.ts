@@ -9,7 +9,7 @@ const Rows = (description: string, maxLength: number) =>
 
 export const AgentForm = Form(
   {
-    name: Type.String({ maxLength: 1000, description: "The agent's name (1 to 200 characters)" }),
+    name: Type.String({ maxLength: 1000, description: "The agent's name (1 to 200 characters; a visible character, no control or text-direction characters)" }),
     phone: Type.String({ maxLength: 100, description: 'Caller ID in E.164, e.g. +14155552671; empty: none (the agent cannot place calls)' }),
     timezone: Type.String({ maxLength: 100, description: 'IANA time zone the calling windows are read in' }),
     policy: Type.Union([Type.Literal('queue'), Type.Literal('reject')], {

@@ -28,8 +28,11 @@ export const GenerateKeyForm = Form(
 export type GenerateKeyForm = Static<typeof GenerateKeyForm>;
 
 export const ApiAccessForm = Form(
-  { api_access: Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'Switch API access on or off' }) },
-  "Switch the account's API access",
+  {
+    api_access: Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'Switch API access on or off' }),
+    confirm: Type.Optional(Type.Literal('on', { description: 'Sent by the confirmation page: switching off happens only with it (without it, that page is shown)' })),
+  },
+  "Switch the account's API access (off: after a confirmation page that names what stops)",
 );
 export type ApiAccessForm = Static<typeof ApiAccessForm>;
 

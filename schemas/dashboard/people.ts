@@ -9,7 +9,7 @@ const FromField = Type.Optional(
 );
 
 export const CreateClientForm = Form(
-  { name: Type.String({ maxLength: 1000, description: "The client's name (1 to 200 characters once trimmed)" }) },
+  { name: Type.String({ maxLength: 1000, description: "The client's name (1 to 200 characters once trimmed; a visible character, no control or text-direction characters)" }) },
   'Create a client of the signed-in agency',
 );
 export type CreateClientForm = Static<typeof CreateClientForm>;

@@ -3,6 +3,7 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Plan } from '../generated/prisma/enums.js';
 import { generateApiKey } from '../domain/api-key.js';
 import { isUuid } from '../domain/ids.js';
+import { readableNameProblem } from '../../schemas/text.js';
 import { findAccountById, insertAgency, insertClient, setAccountPlan } from '../storage/accounts.js';
 import { rotateApiKey, setApiAccessSwitch } from '../storage/keys.js';
 import { AdminError } from './errors.js';
@@ -41,6 +42,8 @@ export async function createAgency(prisma: PrismaClient, input: { name: string; 
   const plan = input.plan ?? 'agency';
   assertPlan(plan);
   if (!input.name.trim()) throw new AdminError('An agency needs a name');
+  const problem = readableNameProblem(input.name.trim());
+  if (problem) throw new AdminError(`An agency's name ${problem}`);
   return insertAgency(prisma, { name: input.name.trim(), plan });
 }
 
@@ -61,6 +64,8 @@ export async function createClient(prisma: PrismaClient, input: { agencyId: stri
   const name = input.name.trim();
   if (!name) throw new AdminError('A client needs a name');
   if (name.length > CLIENT_NAME_MAX_LENGTH) throw new AdminError(`A client's name has at most ${CLIENT_NAME_MAX_LENGTH} characters`);
+  const problem = readableNameProblem(name);
+  if (problem) throw new AdminError(`A client's name ${problem}`);
   if (!actor) return insertClient(prisma, { agencyId: agency.id, name });
   return prisma.$transaction(async (tx) => {
     const client = await insertClient(tx, { agencyId: agency.id, name });

@@ -2,6 +2,7 @@
 // the dashboard alike.
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../domain/ids.js';
+import { readableNameProblem } from '../../schemas/text.js';
 import { isValidE164 } from '../domain/phone-number.js';
 import { CallingWindowError, callingWindowsSchemaCheck, formatCallingWindow, isValidTimeZone, parseCallingWindow, type CallingWindow } from '../domain/calling-window.js';
 import { canUseAgent } from '../domain/tenancy.js';
@@ -44,7 +45,8 @@ export const AGENT_NAME_MAX_LENGTH = 200;
 function agentNameProblem(name: string): string | null {
   if (!name) return 'An agent needs a name';
   if (name.length > AGENT_NAME_MAX_LENGTH) return `An agent's name has at most ${AGENT_NAME_MAX_LENGTH} characters`;
-  return null;
+  const problem = readableNameProblem(name);
+  return problem && `An agent's name ${problem}`;
 }
 
 const windowsOf = (fields: AgentFields) => (fields.callingWindows as unknown as CallingWindow[]).map(formatCallingWindow);

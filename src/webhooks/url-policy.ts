@@ -25,8 +25,12 @@ const LOCAL_NAMES = /^(localhost|.*\.localhost|.*\.local|.*\.internal|metadata\.
 const LOCAL_DEVELOPMENT =
   'for local development, WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows plain http and private addresses (set it for the server too, or it will not deliver there)';
 
-/** Returns null when acceptable, else the reason, for a person. */
-export function webhookUrlProblem(value: string, allowPrivate: boolean): string | null {
+/**
+ * Returns null when acceptable, else the reason, for a person: the operator (callctl) is told how local development
+ * gets past the rules; a tenant (the dashboard) only what is wrong with the address.
+ */
+export function webhookUrlProblem(value: string, allowPrivate: boolean, audience: 'operator' | 'tenant' = 'operator'): string | null {
+  const tenant = audience === 'tenant';
   let url: URL;
   try {
     url = new URL(value);
@@ -34,12 +38,13 @@ export function webhookUrlProblem(value: string, allowPrivate: boolean): string 
     return `"${value}" is not a valid URL`;
   }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
-    return `Webhook URLs must use https; ${LOCAL_DEVELOPMENT}`;
+    return tenant ? 'This address is not allowed: webhook URLs must use https.' : `Webhook URLs must use https; ${LOCAL_DEVELOPMENT}`;
   }
   if (url.username || url.password) return 'Webhook URLs must not contain credentials';
   if (allowPrivate) return null;
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
   if (isPrivateAddress(host) || LOCAL_NAMES.test(host)) {
+    if (tenant) return `This address is not allowed: ${url.hostname} is a private, loopback or link-local address, which events are never sent to. Use an address reachable on the internet.`;
     return `Webhook URL host ${url.hostname} is a private, loopback or link-local address; ${LOCAL_DEVELOPMENT}`;
   }
   return null;

@@ -79,9 +79,9 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
     // Its deliveries: started and completed, each delivered on its first attempt, with the ids the receiver got.
     const deliveries = page.locator('article.delivery');
-    await reloadUntil(page, 'main', (text) => (text.match(/succeeded/g) ?? []).length >= 2);
+    await reloadUntil(page, 'main', (text) => (text.match(/delivered/g) ?? []).length >= 2);
     expect(await deliveries.locator('h3 code').allTextContents()).toEqual(['call.started', 'call.completed']);
-    expect(await deliveries.locator('h3 .status').allTextContents()).toEqual(['succeeded', 'succeeded']);
+    expect(await deliveries.locator('h3 .status').allTextContents()).toEqual(['delivered', 'delivered']);
     expect(await deliveries.locator('table.attempts tbody td:nth-child(3)').allTextContents()).toEqual(['200', '200']);
     const shownIds = await deliveries.locator('p.hint code').allTextContents();
     const receivedIds = receiver.received.filter((r) => r.body.includes(callId)).map((r) => r.headers['webhook-id']);

@@ -17,6 +17,7 @@ let world: BrowserWorld;
 let receiver: Receiver;
 let owner: SignedIn;
 let key = '';
+let frontDesk = '';
 
 // A real browser and a real server on a busy 2-core machine: each test gets a minute.
 describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout: 60_000 }, () => {
@@ -27,7 +28,7 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
       WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '2000',
     });
     const { accountId } = await agencyWithUser(world, 'Keys & Hooks Agency', 'owner@keys.example');
-    await createAgent(world.prisma, { accountId, name: 'Front desk', phone: '+14155550100' });
+    ({ id: frontDesk } = await createAgent(world.prisma, { accountId, name: 'Front desk', phone: '+14155550100' }));
     owner = await signIn(world, 'owner@keys.example');
   }, 90_000);
 
@@ -70,13 +71,16 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     expect(key).not.toBe('');
     const { page } = owner;
     await page.goto(SETTINGS);
-    await page.selectOption('select[name=agent_id]', { label: 'Front desk · +14155550100' });
+    await page.selectOption('select[name=agent_id]', { label: `Front desk · +14155550100 · id ${frontDesk}` });
     await Promise.all([page.waitForURL(`**${SETTINGS}`), page.click('section[aria-labelledby=agent-heading] button[type=submit]')]);
     expect(await page.textContent('[role=status]')).toContain('The default agent is set');
 
     expect(await apiTrigger(world, key)).toMatchObject({ status: 200, body: { success: true } });
 
+    // Asked first, on a page of its own (issue 21, point 10).
     await submit(page, 'button:has-text("Switch API access off")');
+    expect(await page.textContent('h1')).toBe('Switch API access off?');
+    await submit(page, 'button:has-text("Yes, switch API access off")');
     expect(await page.textContent('[role=status]')).toContain('API access is off');
     expect(await page.textContent('section[aria-labelledby=access-heading] strong')).toBe('off');
     expect(await apiTrigger(world, key)).toEqual({ status: 403, body: { success: false, error: errorMessage('API_ACCESS_DISABLED') } });
@@ -84,6 +88,20 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     await submit(page, 'button:has-text("Switch API access on")');
     expect(await page.textContent('[role=status]')).toBe('API access is on.');
     expect(await apiTrigger(world, key)).toMatchObject({ status: 200, body: { success: true } });
+  });
+
+  it("shows each agent's id as selectable text, and its Copy button puts the id on the clipboard (issue 21, point 9)", async () => {
+    const { page } = owner;
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.goto('/dashboard/agents');
+    expect(await page.textContent(`#agent-id-${frontDesk}`)).toBe(frontDesk);
+    const button = page.locator(`button[data-copy="agent-id-${frontDesk}"]`);
+    expect(await button.isVisible()).toBe(true);
+    await button.click();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(frontDesk);
+    expect(await button.textContent()).toBe('Copied');
+    // No script reached the page inline: the strict CSP would have refused it, and the button works.
+    expect(owner.dialogs).toEqual([]);
   });
 
   it('sets a webhook with its secret shown once; a failed delivery is resent from the log with the same webhook-id', async () => {

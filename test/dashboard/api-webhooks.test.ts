@@ -3,7 +3,7 @@
 // the default agent, the webhook URL under callctl's rules, the secret shown once, an endpoint disabled by a 410 and
 // enabled again, the delivery log and resends, and an audit entry for every change.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAgency, createClient } from '../../src/admin/accounts.js';
+import { createAgency, createClient, setApiAccess } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
@@ -158,11 +158,41 @@ describe('the API key', () => {
   });
 });
 
+/** "Switch API access off" on `base`, then "Yes, switch API access off" on the confirmation page it answers with. */
+async function switchOff(base: string) {
+  const asked = await visitor.submit(base, `${base}/api-access`);
+  expect(asked.status).toBe(200);
+  return visitor.request('POST', `${base}/api-access`, formFields(asked.body, `${base}/api-access`));
+}
+
 describe('API access', () => {
+  it('off asks first, naming the clients whose keys stop too; nothing changes until confirmed (issue 21, point 10)', async () => {
+    const { id: quiet } = await createClient(app.prisma, { agencyId, name: 'Quiet <Two>' });
+    await setApiAccess(app.prisma, quiet, false);
+    const asked = await visitor.submit(OWN, `${OWN}/api-access`);
+    expect(asked.status).toBe(200);
+    expect(asked.body).toContain('<title>Switch API access off? · Outbound calls</title>');
+    // The client whose own switch is on is named; the one already off is not affected.
+    expect(asked.body).toMatch(/It also stops the API for <strong>this client<\/strong>[^<]*:\s*<\/p>\s*<ul class="affected">\s*<li>Client &lt;One&gt;<\/li>\s*<\/ul>/);
+    expect(asked.body).not.toContain('Quiet &lt;Two&gt;');
+    expect(asked.body).toContain('>Yes, switch API access off</button>');
+    expect(asked.body).toContain(`<a href="${OWN}">Cancel: keep API access on</a>`);
+    // Nothing switched, nothing audited yet.
+    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).apiAccessEnabled).toBe(true);
+    expect((await auditActions(agencyId)).filter((e) => e.action === 'api_access_switched')).toEqual([]);
+    // A client's own switch asks too, naming no clients.
+    const clientPage = `/dashboard/clients/${clientId}/api-webhooks`;
+    const clientAsked = await visitor.submit(clientPage, `${clientPage}/api-access`);
+    expect(clientAsked.status).toBe(200);
+    expect(clientAsked.body).toContain("every request made with Client &lt;One&gt;'s API key");
+    expect(clientAsked.body).not.toContain('It also stops');
+    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: clientId } })).apiAccessEnabled).toBe(true);
+  });
+
   it('off: the API answers 403 API access is disabled at the next request; on again: accepted', async () => {
     const page = await visitor.get(`${OWN}/key`);
     const key = shownKey(await visitor.request('POST', `${OWN}/key`, { ...formFields(page.body, `${OWN}/key`), confirm: 'on' }))!;
-    const off = await visitor.submit(OWN, `${OWN}/api-access`);
+    const off = await switchOff(OWN);
     expect(await flashOf(visitor, off)).toContain('API access is off');
     const refused = await trigger(app, key);
     expect(refused.statusCode).toBe(403);
@@ -184,15 +214,22 @@ describe('API access', () => {
     expect((await trigger(app, clientKey)).statusCode).toBe(200);
     expect((await visitor.get(clientPage)).body).not.toContain('overrides this switch');
 
-    await visitor.submit(OWN, `${OWN}/api-access`); // the agency off
+    await switchOff(OWN); // the agency off
     const shown = (await visitor.get(clientPage)).body;
     expect(shown).toContain("The agency's API access is off, which overrides this switch");
     expect(shown).toContain('API access is <strong>on</strong>');
     expect(shown).toContain(`href="/dashboard/clients/${clientId}"`);
     expect(shown).toContain('Client &lt;One&gt;');
+    // The client's detail page and the clients list say what works, not only the client's own switch (issue 21, point 11).
+    const detail = (await visitor.get(`/dashboard/clients/${clientId}`)).body;
+    expect(detail).toContain("<dt>API access</dt><dd>off: the agency&#39;s API access is off, which overrides this client&#39;s switch (on)</dd>");
+    const list = (await visitor.get('/dashboard/clients')).body;
+    expect(list).toContain("The agency's API access is off: every client's key is refused");
+    expect(list).toContain("<td>off: the agency&#39;s API access is off, which overrides this client&#39;s switch (on)</td>");
     expect((await trigger(app, clientKey)).statusCode).toBe(403);
     await visitor.submit(OWN, `${OWN}/api-access`); // on again
     expect((await trigger(app, clientKey)).statusCode).toBe(200);
+    expect((await visitor.get(`/dashboard/clients/${clientId}`)).body).toContain('<dt>API access</dt><dd>on</dd>');
     // The client's own changes are audited on the client.
     expect((await auditActions(clientId)).map((e) => e.action)).toEqual(expect.arrayContaining(['key_generated', 'default_agent_changed']));
   });
@@ -308,7 +345,8 @@ describe('the webhook endpoint', () => {
     const callId = await failedCall();
     await app.deliveryWorker!.settle();
     const settings = (await visitor.get(OWN)).body;
-    expect(settings).toMatch(/Disabled: answered 410 Gone at /);
+    // In the pages' one time format, not raw ISO (issue 21, point 11).
+    expect(settings).toMatch(/Disabled: answered 410 Gone at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</);
     expect(settings).toContain('Enable again');
     const disabled = (await auditActions(agencyId)).filter((e) => e.action === 'webhook_disabled');
     expect(disabled).toEqual([{ action: 'webhook_disabled', actorKind: 'service', actorUserId: null, detail: expect.objectContaining({ url: receiver.url, reason: expect.stringMatching(/410 Gone/) }) }]);
@@ -322,7 +360,9 @@ describe('the webhook endpoint', () => {
     const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } });
     const refused = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/${delivery.id}/resend`);
     expect(refused.status).toBe(400);
-    expect(refused.body).toContain('The endpoint is disabled (answered 410 Gone at');
+    // In tenant words: no operator command, no raw ISO time.
+    expect(refused.body).toMatch(/The webhook endpoint is disabled \(answered 410 Gone at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\): enable it again on the API &amp; Webhooks page first/);
+    expect(refused.body).not.toContain('callctl');
     expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('failed');
 
     const enabled = await visitor.submit(OWN, `${OWN}/webhook/enable`);
@@ -365,8 +405,10 @@ describe('the webhook endpoint', () => {
     expect(order[2]).toBe(old);
     expect(failed).toMatch(/HTTP 500 · \d+ ms/);
     const all = (await visitor.get(`${OWN}/deliveries`)).body;
-    expect(all).toMatch(/<td>succeeded<\/td>/);
-    expect(failed).not.toMatch(/<td>succeeded<\/td>/);
+    // "delivered", not the stored "succeeded" (issue 21, point 11).
+    expect(all).toMatch(/<td>delivered<\/td>/);
+    expect(all).not.toMatch(/>succeeded</);
+    expect(failed).not.toMatch(/<td>delivered<\/td>/);
 
     const since = new Date(Date.now() - 3_600_000).toISOString().slice(0, 16);
     const bad = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since: 'yesterday' });
@@ -408,7 +450,7 @@ describe('the webhook endpoint', () => {
 });
 
 describe('webhook URLs under the rules of callctl', () => {
-  it('refuses http and private addresses with the same messages (private targets not allowed)', async () => {
+  it('refuses http and private addresses with the same rules, in tenant words (no environment variable)', async () => {
     const strict = await buildTestApp({ env: DASHBOARD_ENV });
     const { id } = await createAgency(strict.app.prisma, { name: 'Strict' });
     await createUserWithPassword(strict.app.prisma, id, 'owner@strict.example');
@@ -417,9 +459,12 @@ describe('webhook URLs under the rules of callctl', () => {
     for (const url of ['http://hooks.example.com/in', 'https://127.0.0.1/in', 'https://10.1.2.3/in', 'https://metadata.google.internal/x']) {
       const res = await v.submit(`${OWN}/webhook`, `${OWN}/webhook`, { url });
       expect(res.status, url).toBe(400);
-      const message = webhookUrlProblem(url, false)!;
-      expect(message).toBeTruthy();
+      const message = webhookUrlProblem(url, false, 'tenant')!;
+      expect(message).toMatch(/^This address is not allowed: /);
       expect(res.body.replace(/&#39;/g, "'").replace(/&quot;/g, '"')).toContain(message);
+      // callctl's operator hint stays out of a tenant's page (issue 21, point 11).
+      expect(webhookUrlProblem(url, false)).toContain('WEBHOOK_ALLOW_PRIVATE_TARGETS');
+      expect(res.body).not.toMatch(/WEBHOOK_ALLOW_PRIVATE_TARGETS|set it for the server|[A-Z]{3,}_[A-Z_]{3,}/);
       expect(res.body).toContain(`value="${url}"`);
     }
     expect(await strict.app.prisma.webhookEndpoint.count()).toBe(0);

@@ -270,6 +270,9 @@ describe('the call detail view', () => {
     expect(busy.indexOf('<strong>Dialling</strong>')).toBeLessThan(busy.indexOf('<strong>Failed: Busy</strong>'));
     expect(busy).toMatch(/<dt>Failure reason<\/dt><dd>Busy<\/dd>/);
     expect(busy).not.toContain('<strong>Answered</strong>');
+    // A completed call has no failure reason, not "Failure reason -" (issue 21, point 11).
+    expect(body).toContain('<dt>Status</dt>');
+    expect(body).not.toContain('Failure reason');
   });
 
   it('shows a call queued until its window opens as waiting, with the time it opens', async () => {
@@ -280,7 +283,9 @@ describe('the call detail view', () => {
     await app.prisma.$executeRawUnsafe(`UPDATE call_events SET occurred_at = now() - interval '5 seconds' WHERE call_id = $1::uuid`, queued);
     const { body } = await visitors.A2.get(`/dashboard/calls/${queued}`);
     expect(body).toContain('<strong>Queued until the calling window opens</strong>');
-    expect(body).toContain(`the window opens ${opens.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`);
+    // One sentence, not "Queued until the calling window opens the window opens ..." (issue 21, point 11).
+    expect(body).toContain(`<strong>Queued until the calling window opens</strong> <span class="hint">at ${opens.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}; still waiting`);
+    expect(body).not.toContain('the window opens');
     expect(body).toContain('still waiting');
     expect(body).toContain('<span class="status initiated">Waiting</span>');
     // Not dialled: it is still waiting, and must not be picked up by the dispatcher during this test.
@@ -293,6 +298,9 @@ describe('the call detail view', () => {
     expect(body.indexOf('<code>call.completed</code>')).toBeGreaterThan(body.indexOf('<code>call.started</code>'));
     expect(body).toMatch(/<tr><td>1<\/td><td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td><td>200<\/td><td>\d+ ms<\/td><td><\/td><\/tr>/);
     expect(body.match(/>Resend<\/button>/g)).toHaveLength(2);
+    // A delivered event reads "delivered", not "call.completed succeeded" (issue 21, point 11).
+    expect(body).toContain('<code>call.completed</code> <span class="status succeeded">delivered</span>');
+    expect(body).not.toMatch(/>succeeded</);
 
     const [failedCall] = await insertCalls(app.prisma, { accountId: tenants.A1.accountId, agentId: tenants.A1.agentId, count: 1, createdAt: new Date() });
     await insertFailedDelivery(app.prisma, tenants.A1.accountId, failedCall!);

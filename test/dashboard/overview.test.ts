@@ -120,7 +120,10 @@ describe('overview', () => {
     expect(disabled.enabled).toBe(false);
     // Four call.failed deliveries got a 503 (yesterday's expiry among them: it was sent now).
     expect(endpoints.get('Test Agency')).toEqual([agencyUrl, 'Enabled', '2030-03-11 12:00:00 UTC', '4']);
-    expect(endpoints.get('Test Client')).toEqual([disabled.url, `Disabled : ${disabled.disabledReason}`, 'never', '1']);
+    // The stored reason holds an ISO time; the page writes it as every page writes times (issue 21, point 11).
+    expect(disabled.disabledReason).toMatch(/^answered 410 Gone at \d{4}-\d\d-\d\dT/);
+    const shownAt = new Date(/at (\S+)$/.exec(disabled.disabledReason!)![1]!).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+    expect(endpoints.get('Test Client')).toEqual([disabled.url, `Disabled : answered 410 Gone at ${shownAt}`, 'never', '1']);
     expect(endpoints.get('Quiet Client')).toEqual(['No webhook endpoint set']);
 
     // Two hours on: the failures are older than an hour; the last success stays.

@@ -2,7 +2,7 @@
 // request the key did not authenticate, and never moved back.
 import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '../helpers/app.js';
-import { createTenant } from '../helpers/fixtures.js';
+import { createClientTenant, createTenant, setApiAccess } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait.js';
 
 const TRIGGER = { phone_number: '+14155552671' };
@@ -38,5 +38,37 @@ describe('key usage', () => {
     expect((await send(`${unused.key.slice(0, -8)}AAAAAAAA`)).statusCode).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await lastUsed(unused.accountId)).toBeNull();
+  });
+
+  it('a request refused by the access switch or the plan (403) is not a use; one refused by the rate limit (429) is', async () => {
+    const now = new Date('2026-11-23T10:00:00.000Z');
+    const clock = { now };
+    const { app } = await buildTestApp({ clock: () => clock.now, env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '1' } });
+    const lastUsed = async (accountId: string) => (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
+    const send = (key: string) =>
+      app.inject({ method: 'POST', url: '/api/v1/calls/trigger', headers: { authorization: `Bearer ${key}`, 'x-forwarded-proto': 'https' }, payload: TRIGGER });
+    const settled = () => new Promise((resolve) => setTimeout(resolve, 150));
+
+    const off = await createTenant(app.prisma, { apiAccess: false });
+    const starter = await createTenant(app.prisma, { plan: 'starter' });
+    const agencyOff = await createTenant(app.prisma);
+    const clientOfOff = await createClientTenant(app.prisma, agencyOff.accountId);
+    await setApiAccess(app.prisma, agencyOff.accountId, false);
+    for (const [tenant, error] of [[off, 'API access is disabled'], [starter, 'API access requires the agency plan'], [clientOfOff, 'API access is disabled']] as const) {
+      const res = await send(tenant.key);
+      expect([res.statusCode, res.json().error]).toEqual([403, error]);
+    }
+    await settled();
+    for (const tenant of [off, starter, clientOfOff]) expect(await lastUsed(tenant.accountId)).toBeNull();
+
+    // Switched on again, the key is used. A minute later on the service's clock (the rate limit's window is real time,
+    // so still the same one), the next request is rate limited, and it is a use: the key was good and allowed.
+    await setApiAccess(app.prisma, off.accountId, true);
+    expect((await send(off.key)).statusCode).toBe(200);
+    expect(await waitFor(() => lastUsed(off.accountId), (at) => at !== null)).toEqual(now);
+    const later = new Date(now.getTime() + 61_000);
+    clock.now = later;
+    expect((await send(off.key)).statusCode).toBe(429);
+    expect(await waitFor(() => lastUsed(off.accountId), (at) => at?.getTime() === later.getTime())).toEqual(later);
   });
 });

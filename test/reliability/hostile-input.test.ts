@@ -549,6 +549,8 @@ describe('hostile input never gets a 5xx, always the envelope, and changes rows 
       switch (where) {
         case 'name':
           b.name = clip(s, 200);
+          // C0 controls but tab, LF and CR, DEL and C1 controls are refused, naming the field (issue 21, point 7).
+          if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/.test(b.name as string)) expectation = { status: 400, error: /^name must not contain control characters / };
           break;
         case 'metadata key':
           if (s.length >= 1 && s.length <= 40 && !PROTO_KEYS.includes(s)) (b.metadata as Record<string, unknown>)[s] = 'v';

@@ -157,7 +157,7 @@ describe('body rules', () => {
     ['201 emoji as a name', { phone_number: '+14155552671', name: '😀'.repeat(201) }, 'name must be at most 200 characters'],
     ['41 emoji as a metadata key', { phone_number: '+14155552671', metadata: { ['😀'.repeat(41)]: 1 } }, 'metadata keys must be 1 to 40 characters'],
     ['501 astral characters as a metadata value', { phone_number: '+14155552671', metadata: { v: '𝄞'.repeat(501) } }, 'metadata.v must be a string (at most 500 characters), number, boolean or null'],
-    ['a NUL in the name', { phone_number: '+14155552671', name: 'a\u0000b' }, 'name must not contain NUL characters or unpaired surrogates'],
+    ['a NUL in the name', { phone_number: '+14155552671', name: 'a\u0000b' }, 'name must not contain control characters other than tab, line feed and carriage return, nor unpaired surrogates'],
     ['an unpaired surrogate in a metadata value', { phone_number: '+14155552671', metadata: { v: 'a\ud800' } }, 'metadata.v must not contain NUL characters or unpaired surrogates'],
     ['a NUL in a metadata key', { phone_number: '+14155552671', metadata: { 'a\u0000': 1 } }, 'metadata must not contain NUL characters or unpaired surrogates'],
   ])('400 for %s, naming the field', async (_name, body, message) => {

@@ -13,6 +13,7 @@ import { AgentForm, AgentParams } from '../../../schemas/dashboard/agents.js';
 import { CsrfOnlyForm } from '../../../schemas/dashboard/forms.js';
 import { findListedAgent, listAgentsOfAccounts, type ListedAgent } from '../../storage/agents.js';
 import { agencyAndClients } from '../../storage/overview.js';
+import { NO_PHONE_DEFAULT } from './settings-words.js';
 import { clientIp, formProblem } from './form-problem.js';
 
 const LIST_PATH = '/dashboard/agents';
@@ -129,6 +130,10 @@ export default async function agents(fastify: FastifyInstance) {
     page: { agent: ListedAgent | null; values: FormValues; problem: string | null },
   ) => {
     const { agent, values, problem } = page;
+    // The accounts (among the viewer's) whose trigger without agent_id uses this agent: without a phone number, each gets 400.
+    // A client user sees only their own account (an agency user manages every account an agent can be the default of).
+    const viewer = viewerOf(request);
+    const defaultOf = (agent?.defaultFor ?? []).filter((a) => viewer.accountKind === 'agency' || a.id === viewer.accountId).map((a) => a.name);
     const days = (row: WindowRow) => ((DAY_CHOICES as readonly string[]).includes(row.days) || !row.days ? [...DAY_CHOICES] : [row.days, ...DAY_CHOICES]);
     return reply.code(problem ? 400 : 200).page('agent-form', {
       title: agent ? `Agent: ${agent.name}` : 'New agent',
@@ -137,6 +142,8 @@ export default async function agents(fastify: FastifyInstance) {
         id: agent.id,
         accountName: agent.account.name,
         isDefault: agent.defaultFor.some((a) => a.id === agent.accountId),
+        defaultWithoutPhone: agent.phoneNumber === null && defaultOf.length > 0,
+        defaultOf: defaultOf.join(', '),
       },
       values: { ...values, rows: values.rows.map((row) => ({ ...row, choices: days(row) })) },
       zones: timeZoneChoices(values.timezone),
@@ -232,6 +239,7 @@ export default async function agents(fastify: FastifyInstance) {
     async (request, reply) => {
       const agent = await managedAgent(request, reply, request.params.id);
       await setDefaultAgent(fastify.prisma, agent.accountId, agent.id, actorOf(request), fastify.now());
+      if (agent.phoneNumber === null) return reply.seeOther(LIST_PATH, { kind: 'error', text: NO_PHONE_DEFAULT(agent.name) });
       return reply.seeOther(LIST_PATH, { kind: 'ok', text: `${agent.name} is now the default agent of ${agent.account.name}.` });
     },
   );

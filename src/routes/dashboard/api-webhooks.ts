@@ -16,10 +16,14 @@ import { CsrfOnlyForm } from '../../../schemas/dashboard/forms.js';
 import {
   ApiAccessForm, DefaultAgentForm, DeliveryLogQuery, DeliveryParams, GenerateKeyForm, ResendFailedForm, ResendForm, WEBHOOK_URL_MAX_LENGTH, WebhookForm,
 } from '../../../schemas/dashboard/api-webhooks.js';
+import { findAgentById, listClients } from '../../storage/accounts.js';
 import { countOpenDeliveries, listEndpointDeliveries, type DeliveryCursor } from '../../storage/deliveries.js';
 import { findEndpointOfAccount } from '../../storage/endpoints.js';
 import { findActiveKey, findApiAccessState, listUsableAgents } from '../../storage/keys.js';
+import { webhookUrlProblem } from '../../webhooks/url-policy.js';
+import { formatTime } from './call-view.js';
 import { clientIp, formProblem } from './form-problem.js';
+import { deliveryStatusWords, disabledReasonWords, ENDPOINT_DISABLED, NO_ENDPOINT, NO_PHONE_DEFAULT } from './settings-words.js';
 
 type Account = Awaited<ReturnType<typeof managedAccount>>;
 type Req = FastifyRequest<{ Params: { id?: string } }>;
@@ -58,7 +62,7 @@ const ALREADY_SHOWN = {
   secret: 'This signing secret was already shown; set the URL again to make a new one if you did not copy it.',
 };
 
-const when = (at: Date | null | undefined) => (at ? at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : null);
+const when = (at: Date | null | undefined) => (at ? formatTime(at) : null);
 
 function actorOf(request: FastifyRequest): Actor {
   return { kind: 'user', userId: viewerOf(request).id, ip: clientIp(request) };
@@ -101,6 +105,13 @@ function logHref(base: string, query: { failed?: string | undefined; before?: st
 export default async function apiWebhooks(fastify: FastifyInstance) {
   const { prisma } = fastify;
 
+  /** Why a resend was refused, in the tenant's words when it is the endpoint's state. */
+  async function resendProblem(accountId: string, error: AdminError): Promise<string> {
+    const endpoint = await findEndpointOfAccount(prisma, accountId);
+    if (!endpoint) return NO_ENDPOINT;
+    return endpoint.enabled ? error.message : ENDPOINT_DISABLED(endpoint.disabledReason);
+  }
+
   /** Everything the section shows about `account`; `problem` goes next to the form it is about. */
   async function settings(place: Place, account: Account, problem: { section: string; text: string } | null = null) {
     const [access, key, agents, endpoint] = await Promise.all([
@@ -110,6 +121,7 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
       findEndpointOfAccount(prisma, account.id),
     ]);
     const counts = endpoint ? await countOpenDeliveries(prisma, endpoint.id) : null;
+    const defaultAgent = access?.defaultAgentId ? await findAgentById(prisma, access.defaultAgentId) : null;
     const planAllows = access?.plan === REQUIRED_PLAN;
     return {
       title: account.kind === 'client' ? `API & Webhooks · ${account.name}` : 'Settings → API & Webhooks',
@@ -128,8 +140,10 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
       agents: agents.map((a) => ({ id: a.id, label: a.accountId === account.id ? a.name : `${a.name} (${a.accountName})`, phone: a.phoneNumber })),
       agentsCapped: agents.length >= AGENTS_LISTED,
       defaultAgentId: access?.defaultAgentId ?? null,
+      // Accepted silently before: every trigger without agent_id then gets 400 "Agent has no phone number assigned".
+      defaultAgentWithoutPhone: defaultAgent !== null && defaultAgent.phoneNumber === null,
       endpoint: endpoint && {
-        url: endpoint.url, enabled: endpoint.enabled, disabledReason: endpoint.disabledReason, updatedAt: when(endpoint.updatedAt),
+        url: endpoint.url, enabled: endpoint.enabled, disabledReason: disabledReasonWords(endpoint.disabledReason), updatedAt: when(endpoint.updatedAt),
         pending: counts?.pending ?? 0, failed: counts?.failed ?? 0,
       },
       problem,
@@ -190,6 +204,14 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
         const access = await findApiAccessState(prisma, account.id);
         if (access?.plan !== REQUIRED_PLAN) return showSettings(reply, account, 400, { section: 'access', text: 'API access requires the agency plan' });
         const on = request.body.api_access === 'on';
+        if (!on && request.body.confirm !== 'on') {
+          // One click would stop every integration of the account (an agency's: its clients' too): ask first, naming them.
+          const clients = account.kind === 'agency' ? await listClients(prisma, account.id) : [];
+          return reply.page('api-webhooks-access', {
+            title: 'Switch API access off?', account, base: place.base(account.id),
+            affected: clients.filter((c) => c.apiAccessEnabled).map((c) => c.name),
+          });
+        }
         await setApiAccess(prisma, account.id, on, actorOf(request), fastify.now());
         const text = on ? 'API access is on.' : 'API access is off: requests with this account\'s key are refused from now on.';
         return reply.seeOther(place.base(account.id), { kind: 'ok', text });
@@ -209,6 +231,8 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
           if (!(error instanceof AdminError)) throw error;
           return showSettings(reply, account, 400, { section: 'agent', text: 'That agent is not one this account may use. Choose one from the list.' });
         }
+        const chosen = await findAgentById(prisma, request.body.agent_id.toLowerCase());
+        if (chosen && chosen.phoneNumber === null) return reply.seeOther(place.base(account.id), { kind: 'error', text: NO_PHONE_DEFAULT(chosen.name) });
         return reply.seeOther(place.base(account.id), { kind: 'ok', text: 'The default agent is set: triggers without agent_id use it from now on.' });
       },
     );
@@ -235,6 +259,9 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
         if (replaces === undefined) return webhookPage(reply, account, 400, problem ?? 'The form was not filled in as expected. Reload the page and try again.');
         const url = request.body.url.trim();
         const page = { title: 'Your webhook signing secret', base: place.base(account.id), account, what: 'secret' };
+        // The same rules as setWebhook's, in the tenant's words (its own name the operator's switch for local development).
+        const refused = webhookUrlProblem(url, fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, 'tenant');
+        if (refused) return webhookPage(reply, account, 400, refused, url);
         try {
           const { secret } = await setWebhook(prisma, account.id, url, { allowPrivate: fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, replaces, now: fastify.now() }, actorOf(request));
           return reply.page('api-webhooks-secret', { ...page, value: secret, already: null, url });
@@ -276,9 +303,10 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
       return reply.code(status).page('api-webhooks-deliveries', {
         title: account.kind === 'client' ? `Webhook deliveries · ${account.name}` : 'Webhook deliveries',
         account, base: b, problem, failedOnly, before: before ? encodeCursor(before) : null,
-        endpoint: endpoint && { url: endpoint.url, enabled: endpoint.enabled, disabledReason: endpoint.disabledReason },
+        endpoint: endpoint && { url: endpoint.url, enabled: endpoint.enabled, disabledReason: disabledReasonWords(endpoint.disabledReason) },
         deliveries: deliveries.map((d) => ({
           ...d,
+          statusWords: deliveryStatusWords(d.status),
           at: when(d.createdAt),
           nextAt: d.status === 'pending' ? when(d.nextAttemptAt) : null,
           attempts: d.attempts.map((a) => ({ ...a, at: when(a.startedAt) })),
@@ -315,8 +343,9 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
         } catch (error) {
           if (error instanceof NoSuchDelivery) throw fastify.httpErrors.notFound();
           if (!(error instanceof AdminError)) throw error;
-          if (callPage) return reply.seeOther(callPage, { kind: 'error', text: error.message });
-          return logPage(reply, account, query, 400, error.message);
+          const text = await resendProblem(account.id, error);
+          if (callPage) return reply.seeOther(callPage, { kind: 'error', text });
+          return logPage(reply, account, query, 400, text);
         }
         const done = { kind: 'ok' as const, text: 'The delivery will be sent again in a moment, with the same webhook-id.' };
         return reply.seeOther(callPage ?? logHref(place.base(account.id), query), done);
@@ -338,7 +367,7 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
           return reply.seeOther(logHref(place.base(account.id), {}), { kind: 'ok', text });
         } catch (error) {
           if (!(error instanceof AdminError)) throw error;
-          return logPage(reply, account, { failed: '1' }, 400, error.message);
+          return logPage(reply, account, { failed: '1' }, 400, await resendProblem(account.id, error));
         }
       },
     );

@@ -67,7 +67,8 @@ export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
           at,
           what: forWindow ? 'Queued until the calling window opens' : 'Queued for a free slot',
           detail: [
-            ...(forWindow ? [`the window ${still ? 'opens' : 'opened'} ${formatTime(call.notBefore)}`] : []),
+            // The step already says "until the calling window opens": the detail only adds when.
+            ...(forWindow ? [`at ${formatTime(call.notBefore)}`] : []),
             still ? `still waiting; expires ${formatTime(call.expiresAt)}` : `waited ${formatDuration(Math.round((waitedUntil.getTime() - event.occurredAt.getTime()) / 1000))}`,
           ].join('; '),
         });

@@ -13,6 +13,7 @@ import {
   accountsOfViewer, agentsOfViewer, findCallDetail, findCallInHistory, listCallHistory,
   type CallCursor, type CallDetail, type CallHistoryFilters, type CallListRow,
 } from '../../storage/call-history.js';
+import { deliveryStatusWords } from './settings-words.js';
 import { formatDuration, formatTime, metadataRows, REASON_WORDS, reindent, STATUS_WORDS, timeline } from './call-view.js';
 
 const PAGE_SIZE = 50;
@@ -180,6 +181,7 @@ function detailPage(viewer: Viewer, call: CallDetail, now: Date) {
       id: d.id,
       eventType: d.eventType,
       status: d.status,
+      statusWords: deliveryStatusWords(d.status),
       next: d.status === 'pending' ? formatTime(d.nextAttemptAt) : null,
       resendAction: `${log}/deliveries/${d.id}/resend`,
       attempts: d.attempts.map((a) => ({

@@ -6,6 +6,7 @@ import { AdminError } from '../../admin/errors.js';
 import { managedAccount, requireAgencyUser, viewerOf } from '../../../plugins/dashboard/guards.js';
 import { NAVIGATION } from '../../../plugins/dashboard/navigation.js';
 import { findClientSummary, listClients } from '../../storage/accounts.js';
+import { findApiAccessState } from '../../storage/keys.js';
 import { ClientParams, CreateClientForm } from '../../../schemas/dashboard/people.js';
 import { clientIp, formProblem } from './form-problem.js';
 import { peopleOf, shownTime } from './users.js';
@@ -19,12 +20,21 @@ function clientSection(navLabel: string, label: string, query: string) {
   return href ? { label, href: `${href}${query}` } : { label: navLabel, href: null };
 }
 
+/** A client's API access as it works: its own switch, unless the agency's is off (which overrides it). */
+function accessWords(own: boolean, agencyOff: boolean): string {
+  if (!agencyOff) return own ? 'on' : 'off';
+  return own ? "off: the agency's API access is off, which overrides this client's switch (on)" : "off (this client's switch, and the agency's too)";
+}
+
 export default async function clients(fastify: FastifyInstance) {
   const listPage = async (request: FastifyRequest, form: { name: string; problem: string | null }) => {
-    const rows = await listClients(fastify.prisma, viewerOf(request).accountId);
+    const agencyId = viewerOf(request).accountId;
+    const [rows, agency] = await Promise.all([listClients(fastify.prisma, agencyId), findApiAccessState(fastify.prisma, agencyId)]);
+    const agencyOff = agency?.accountSwitch === false;
     return {
       title: 'Clients',
-      clients: rows.map((c) => ({ ...c, created: shownTime(c.createdAt), href: `/dashboard/clients/${c.id}` })),
+      agencyOff,
+      clients: rows.map((c) => ({ ...c, access: accessWords(c.apiAccessEnabled, agencyOff), created: shownTime(c.createdAt), href: `/dashboard/clients/${c.id}` })),
       form: { ...form, maxLength: CLIENT_NAME_MAX_LENGTH },
     };
   };
@@ -58,9 +68,10 @@ export default async function clients(fastify: FastifyInstance) {
     const account = await managedAccount(request, reply, request.params.id);
     const client = account.kind === 'client' ? await findClientSummary(fastify.prisma, account.id) : null;
     if (!client) throw fastify.httpErrors.notFound();
+    const access = await findApiAccessState(fastify.prisma, client.id);
     return reply.page('client', {
       title: `Client: ${client.name}`,
-      client: { ...client, created: shownTime(client.createdAt) },
+      client: { ...client, access: accessWords(client.apiAccessEnabled, access?.agencySwitch === false), created: shownTime(client.createdAt) },
       apiWebhooksHref: `/dashboard/clients/${client.id}/api-webhooks`,
       sections: [
         clientSection('Calls', "This client's calls", `?client=${encodeURIComponent(client.id)}`),

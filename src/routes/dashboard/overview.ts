@@ -5,6 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import { FAILURE_REASONS } from '../../domain/call-vocabulary.js';
 import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
+import { formatTime } from './call-view.js';
+import { disabledReasonWords } from './settings-words.js';
 import { agencyAndClients, endpointHealth, noOutcomes, outcomesBetween, type OverviewAccount } from '../../storage/overview.js';
 
 const DAY_MS = 86_400_000;
@@ -20,7 +22,7 @@ const REASON_WORDS: Record<(typeof FAILURE_REASONS)[number], string> = {
   canceled: 'canceled',
 };
 
-const utcTime = (at: Date) => at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+const utcTime = formatTime;
 
 export default async function overview(fastify: FastifyInstance) {
   fastify.get('', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => {
@@ -53,7 +55,7 @@ export default async function overview(fastify: FastifyInstance) {
         endpoint: endpoint && {
           url: endpoint.url,
           enabled: endpoint.enabled,
-          disabledReason: endpoint.disabledReason,
+          disabledReason: disabledReasonWords(endpoint.disabledReason),
           lastSuccess: endpoint.lastSuccessAt ? utcTime(endpoint.lastSuccessAt) : null,
           failuresLastHour: endpoint.failuresSince,
         },

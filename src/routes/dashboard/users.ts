@@ -14,11 +14,12 @@ import { managedAccount, requireAgencyUser, requireRecentSignIn, requireUser, vi
 import { listClientNames } from '../../storage/accounts.js';
 import { findUserById, listUsers, type ActiveUser } from '../../storage/users.js';
 import { DisableUserForm, EnableUserForm, InviteUserForm, UserLinkForm, UserParams } from '../../../schemas/dashboard/people.js';
+import { formatTime } from './call-view.js';
 import { clientIp, formProblem } from './form-problem.js';
 
 /** A time as the pages show it: minutes, UTC. */
 export function shownTime(at: Date | null): string {
-  return at ? at.toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '-';
+  return at ? formatTime(at) : '-';
 }
 
 export interface PersonRow {

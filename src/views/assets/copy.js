@@ -1,16 +1,28 @@
-// Copy buttons for a value shown once: a button with data-copy="<input id>" copies that field. Without this script
-// the buttons stay hidden and the readonly field is selected and copied by hand.
+// Copy buttons: a button with data-copy="<element id>" copies that element's text (a readonly field's value: a key or
+// secret shown once; any other element's text: an agent id). Without this script the buttons stay hidden and the
+// value is selected and copied by hand.
 'use strict';
 document.querySelectorAll('button[data-copy]').forEach(function (button) {
   var field = document.getElementById(button.getAttribute('data-copy'));
   if (!field) return;
+  var isField = 'value' in field && typeof field.select === 'function';
+  var select = function () {
+    if (isField) return field.select();
+    var range = document.createRange();
+    range.selectNodeContents(field);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  };
+  var label = button.textContent;
   button.hidden = false;
-  field.addEventListener('focus', function () { field.select(); });
+  if (isField) field.addEventListener('focus', select);
   button.addEventListener('click', function () {
-    field.select();
-    var done = function () { button.textContent = 'Copied'; };
+    select();
+    var done = function () { button.textContent = 'Copied'; setTimeout(function () { button.textContent = label; }, 2000); };
+    var text = isField ? field.value : field.textContent.trim();
     if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(field.value).then(done, function () { button.textContent = 'Press Ctrl+C to copy'; });
+      navigator.clipboard.writeText(text).then(done, function () { button.textContent = 'Press Ctrl+C to copy'; });
     } else {
       button.textContent = 'Press Ctrl+C to copy';
     }
