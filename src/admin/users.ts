@@ -14,6 +14,7 @@ import { deleteUserSessions } from '../storage/sessions.js';
 import { consumeToken, expireUserTokens, findUsableToken, insertToken } from '../storage/tokens.js';
 import { findUserById, findUsersByEmail, insertUser, isUniqueViolation, markDisabled, markEnabled, recordSignIn, setPasswordHash, type Db } from '../storage/users.js';
 import { AdminError } from './errors.js';
+import { readableNameProblem } from '../../schemas/text.js';
 
 /** Who acts: the operator (callctl), a signed-in user (with the request's IP), or the service itself. */
 export type Actor = { kind: Extract<AuditActor, 'operator' | 'service'> } | { kind: 'user'; userId: string; ip: string | null };
@@ -237,6 +238,8 @@ export async function recordSignOut(prisma: PrismaClient, input: { userId: strin
 export async function setupAgency(prisma: PrismaClient, input: { agencyName: string; email: string; now?: Date }) {
   const name = input.agencyName.trim();
   if (!name) throw new AdminError('An agency needs a name');
+  const problem = readableNameProblem(name);
+  if (problem) throw new AdminError(`An agency's name ${problem}`);
   if (!isPlausibleEmail(input.email)) throw new AdminError(`"${input.email}" is not an email address`);
   // No check of the email: it is unique per agency, and this agency is new (the same person may run two agencies).
   const agency = await prisma.account.create({ data: { kind: 'agency', name, plan: 'agency' }, select: { id: true } });

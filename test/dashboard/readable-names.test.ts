@@ -90,12 +90,13 @@ describe('the dashboard', () => {
 });
 
 describe('callctl', () => {
-  it('refuses the same names for agencies, clients and agents with the same words', async () => {
+  it('refuses the same names for agencies (create and setup), clients and agents with the same words', async () => {
     const accounts = await app.prisma.account.count();
     const agents = await app.prisma.agent.count();
     for (const [name, words] of [UNREADABLE[0]!, UNREADABLE[6]!]) {
       const runs = [
         [await callctl(databaseUrl, ['agency', 'create', '--name', name, '--json']), "An agency's name"],
+        [await callctl(databaseUrl, ['setup', '--agency-name', name, '--email', 'first@example.com', '--json']), "An agency's name"],
         [await callctl(databaseUrl, ['client', 'create', '--agency', agencyId, '--name', name, '--json']), "A client's name"],
         [await callctl(databaseUrl, ['agent', 'create', '--account', agencyId, '--name', name, '--json']), "An agent's name"],
       ] as const;
