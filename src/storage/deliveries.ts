@@ -196,9 +196,10 @@ export async function releaseHeldDeliveries(db: Db, endpointId: string, now: Dat
   return count;
 }
 
-// The safety net of the worker (storage/deliveries.ts holds and releases under the endpoint's lock; the only way
-// left to a held delivery of an enabled endpoint is an attempt answered 410 while the endpoint, already disabled by
-// another, is being enabled again). Reads the held part of (status, next_attempt_at): held deliveries only.
+// The worker's safety net. The transition's batch (storage/calls.ts) and holdUnsentDelivery hold deliveries under a
+// lock on the endpoint that "Enable again" (storage/endpoints.ts) waits for; the way left to a held delivery of an
+// enabled endpoint is an attempt answered 410, recorded while the endpoint (disabled by an earlier one) is enabled
+// again. Reads the held range of (status, next_attempt_at): held deliveries only, those of disabled endpoints.
 const RELEASE_STRANDED = statement('oct_release_stranded_held', `
   UPDATE webhook_deliveries d SET status = 'pending', held_reason = NULL, next_attempt_at = $1, completed_at = NULL, attempt_count = 0
     FROM webhook_endpoints e
@@ -216,7 +217,7 @@ export async function findDeliveryWithEndpoint(prisma: PrismaClient, deliveryId:
 }
 
 /** A delivery sent again: pending, due at `now`, with a fresh retry schedule; the attempts so far stay on record. */
-const REQUEUED = (now: Date) => ({ status: 'pending' as const, nextAttemptAt: now, completedAt: null, leaseExpiresAt: null, attemptCount: 0 });
+const REQUEUED = (now: Date) => ({ status: 'pending' as const, heldReason: null, nextAttemptAt: now, completedAt: null, leaseExpiresAt: null, attemptCount: 0 });
 
 export async function requeueDelivery(db: Db, deliveryId: string, now: Date): Promise<void> {
   await db.webhookDelivery.update({ where: { id: deliveryId }, data: REQUEUED(now) });

@@ -221,7 +221,7 @@ export class DeliveryWorker {
   }
 
   private async attempt(delivery: ClaimedDelivery) {
-    const { prisma, sender, now: clock } = this.options;
+    const { sender, now: clock } = this.options;
     if (!delivery.enabled) {
       await holdUnsentDelivery(this.pool, delivery);
       return;
