@@ -1,6 +1,6 @@
 // An account's webhook endpoint (set, show, enable again after a 410, which sends the deliveries held while it was
-// off), and sending deliveries again (one, or every failed one since a time). Each change is audited in its transaction when an actor is given (callctl and the
-// dashboard always give one).
+// off), and sending deliveries again (one, or every failed one since a time). Each change is audited in its
+// transaction when an actor is given (callctl and the dashboard always give one).
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../domain/ids.js';
 import { generateWebhookSecret } from '../domain/webhook-secret.js';
@@ -19,8 +19,9 @@ export class NoSuchDelivery extends AdminError {
 /**
  * Sets (or replaces) the endpoint; the signing secret is new and returned once. A disabled endpoint stays disabled
  * (`enabled` says so): its held deliveries wait for "Enable again", once the receiver knows the new secret. Pending
- * deliveries go to the new URL, signed with the new secret, with their webhook-ids unchanged. With `replaces` (the `updatedAt` of
- * the endpoint the caller saw, null for none), only when the endpoint is still that one; else ChangedMeanwhile.
+ * deliveries go to the new URL, signed with the new secret, with their webhook-ids unchanged. With `replaces` (the
+ * `updatedAt` of the endpoint the caller saw, null for none), only when the endpoint is still that one; else
+ * ChangedMeanwhile.
  */
 export async function setWebhook(
   prisma: PrismaClient,

@@ -101,10 +101,10 @@ export interface CallBatchDelivery { id: string; accountId: string; callId: stri
  * and the notifications (webhook workers; the dispatchers when a slot freed). NOTIFY is transactional: delivered on
  * commit. The endpoint rows are read FOR KEY SHARE (the lock the deliveries' foreign key takes anyway): an "Enable
  * again" (storage/endpoints.ts) locks the endpoint FOR UPDATE, so it waits for a batch that wrote held deliveries
- * and then releases them, and a batch that starts meanwhile waits and reads the endpoint enabled. Deliveries of the event type `$29`
- * are written leased until `$30` and returned (the caller's worker sends them): no NOTIFY for them. The notifications
- * are the preserved side of the final LEFT JOIN, so they are sent whether or not any delivery is leased; the rows are
- * the leased deliveries, or one row of NULLs when there are none.
+ * and then releases them, and a batch that starts meanwhile waits and reads the endpoint enabled. Deliveries of the
+ * event type `$29` (to an enabled endpoint) are written leased until `$30` and returned (the caller's worker sends
+ * them): no NOTIFY for them. The notifications are the preserved side of the final LEFT JOIN, so they are sent whether
+ * or not any delivery is leased; the rows are the leased deliveries, or one row of NULLs when there are none.
  */
 const WRITE_BATCH = statement('oct_transition_batch', `
 WITH calls_written AS (
@@ -152,8 +152,8 @@ export interface DeliveryLease { eventType: string; until: Date }
 
 /**
  * Writes a batch in one statement (hand-written: Prisma would send a statement per row and table): each call's final
- * row, every step's event, the deliveries (to the account's endpoint; held while it is disabled) and the notifications. Returns the
- * deliveries written under `lease`.
+ * row, every step's event, the deliveries (to the account's endpoint; held while it is disabled) and the
+ * notifications. Returns the deliveries written under `lease`.
  */
 export async function writeCallBatch(
   client: pg.ClientBase,

@@ -167,8 +167,8 @@ export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], no
   });
 }
 
-// The endpoint is read FOR KEY SHARE, as the transition's batch does (storage/calls.ts): an "Enable again" under way
-// (FOR UPDATE) is waited for, and this then sees the endpoint enabled and holds nothing.
+// Hand-written for its lock: the endpoint is read FOR KEY SHARE, as the transition's batch does (storage/calls.ts):
+// an "Enable again" under way (FOR UPDATE) is waited for, and this then sees the endpoint enabled and holds nothing.
 const HOLD_UNSENT = statement('oct_hold_unsent_delivery', `
   UPDATE webhook_deliveries d SET status = 'held', held_reason = ${heldReason('e.disabled_reason')}, lease_expires_at = NULL
     FROM (SELECT id, disabled_reason FROM webhook_endpoints WHERE id = $2 AND NOT enabled FOR KEY SHARE) e
@@ -192,14 +192,16 @@ const RELEASED = (now: Date) => ({ status: 'pending' as const, heldReason: null,
  */
 export async function releaseHeldDeliveries(db: Db, endpointId: string, now: Date): Promise<number> {
   const { count } = await db.webhookDelivery.updateMany({ where: { endpointId, status: 'held' }, data: RELEASED(now) });
+  // Hand-written: NOTIFY has no Prisma form; sent on commit.
   if (count > 0) await db.$executeRaw`SELECT pg_notify(${WEBHOOKS_CHANNEL}, ${endpointId})`;
   return count;
 }
 
-// The worker's safety net. The transition's batch (storage/calls.ts) and holdUnsentDelivery hold deliveries under a
-// lock on the endpoint that "Enable again" (storage/endpoints.ts) waits for; the way left to a held delivery of an
-// enabled endpoint is an attempt answered 410, recorded while the endpoint (disabled by an earlier one) is enabled
-// again. Reads the held range of (status, next_attempt_at): held deliveries only, those of disabled endpoints.
+// The worker's safety net (hand-written: one statement, where Prisma's relation filter reads the ids first). The
+// transition's batch (storage/calls.ts) and holdUnsentDelivery hold deliveries under a lock on the endpoint that
+// "Enable again" (storage/endpoints.ts) waits for; the way left to a held delivery of an enabled endpoint is an
+// attempt answered 410, recorded while the endpoint (disabled by an earlier one) is enabled again. Reads the held
+// range of (status, next_attempt_at): held deliveries only, those of disabled endpoints.
 const RELEASE_STRANDED = statement('oct_release_stranded_held', `
   UPDATE webhook_deliveries d SET status = 'pending', held_reason = NULL, next_attempt_at = $1, completed_at = NULL, attempt_count = 0
     FROM webhook_endpoints e

@@ -9,9 +9,9 @@ import type { Db } from './users.js';
  * Sets the account's endpoint, or replaces it: the new URL and secret. A new endpoint is enabled; a replaced one keeps
  * its state (a disabled one stays disabled, its deliveries held, until it is enabled again: the receiver must first
  * learn the new secret). Its deliveries stay its own: each goes to the URL, signed with the secret, of the moment it
- * is sent. With `replaces` (the `updatedAt` of
- * the endpoint the caller saw, or null for none) nothing changes unless the endpoint is still that one: a form sent
- * twice (a reload, a double click) sets it once. Returns whether it changed.
+ * is sent. With `replaces` (the `updatedAt` of the endpoint the caller saw, or null for none) nothing changes unless
+ * the endpoint is still that one: a form sent twice (a reload, a double click) sets it once. Returns whether it
+ * changed.
  */
 export async function upsertEndpoint(
   db: Db,
@@ -59,6 +59,7 @@ export async function accountOfEndpoint(db: Db, endpointId: string): Promise<str
  * pending.
  */
 export async function enableEndpoint(db: Db, endpointId: string, now: Date): Promise<{ changed: boolean; released: number }> {
+  // Hand-written: a row lock Prisma cannot express.
   await db.$queryRaw`SELECT id FROM webhook_endpoints WHERE id = ${endpointId}::uuid FOR UPDATE`;
   const { count } = await db.webhookEndpoint.updateMany({ where: { id: endpointId, enabled: false }, data: { enabled: true, disabledReason: null, updatedAt: now } });
   const released = await releaseHeldDeliveries(db, endpointId, now);

@@ -238,7 +238,7 @@ export class DeliveryWorker {
 
     // The attempt and the delivery's new state in one statement (atomic), batched with the attempts finishing at the
     // same time, rather than an interactive transaction of three model queries per attempt: most of the worker's CPU.
-    // 410 Gone switches the endpoint off: this delivery did not reach anyone and waits, held, for it to be enabled again.
+    // 410 Gone switches the endpoint off: this delivery reached no one and waits, held, for it to be enabled again.
     const status: AttemptRecord['status'] = outcome === 'succeeded' ? 'succeeded' : outcome === 'gone' ? 'held' : exhausted ? 'failed' : 'pending';
     const nextAttemptAt = status === 'pending' ? new Date(finishedAt.getTime() + delay!) : null;
     const disabledReason = outcome === 'gone' ? `answered 410 Gone at ${finishedAt.toISOString()}` : null;
