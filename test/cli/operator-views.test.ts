@@ -121,6 +121,8 @@ describe('webhook show and webhook enable', () => {
     expect(human.stdout).toContain(`callctl webhook enable ${s.tenant.accountId}`);
     expect(human.stdout).not.toContain('whsec_');
 
+    // The receiver is fixed first: enabling sends the held delivery at once.
+    s.receiver.respond = () => ({ status: 200 });
     const enabled = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
     expect(enabled.code).toBe(0);
     expect(JSON.parse(enabled.stdout)).toEqual({
@@ -135,7 +137,6 @@ describe('webhook show and webhook enable', () => {
     expect(again.stdout).toContain('already enabled');
 
     // Events flow again, the one held among them.
-    s.receiver.respond = () => ({ status: 200 });
     await s.event();
     await s.app.deliveryWorker!.settle();
     expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout).webhook).toMatchObject({ enabled: true, pending: 0, held: 0, failed: 0 });
