@@ -1,6 +1,6 @@
-// An account's webhook endpoint (set, show, enable again after a 410), and sending deliveries again (one, or every
-// failed one since a time). Each change is audited in its transaction when an actor is given (callctl and the
-// dashboard always give one).
+// An account's webhook endpoint (set, show, enable again after a 410, which sends the deliveries held while it was
+// off), and sending deliveries again (one, or every failed one since a time). Each change is audited in its
+// transaction when an actor is given (callctl and the dashboard always give one).
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../domain/ids.js';
 import { generateWebhookSecret } from '../domain/webhook-secret.js';
@@ -17,8 +17,11 @@ export class NoSuchDelivery extends AdminError {
 }
 
 /**
- * Sets (or replaces) the endpoint; the signing secret is new and returned once. With `replaces` (the `updatedAt` of
- * the endpoint the caller saw, null for none), only when the endpoint is still that one; else ChangedMeanwhile.
+ * Sets (or replaces) the endpoint; the signing secret is new and returned once. A disabled endpoint stays disabled
+ * (`enabled` says so): its held deliveries wait for "Enable again", once the receiver knows the new secret. Pending
+ * deliveries go to the new URL, signed with the new secret, with their webhook-ids unchanged. With `replaces` (the
+ * `updatedAt` of the endpoint the caller saw, null for none), only when the endpoint is still that one; else
+ * ChangedMeanwhile.
  */
 export async function setWebhook(
   prisma: PrismaClient,
@@ -35,10 +38,10 @@ export async function setWebhook(
   const changed = await prisma.$transaction(async (tx) => {
     const done = await upsertEndpoint(tx, account.id, { url, secret }, { now, ...(options.replaces !== undefined ? { replaces: options.replaces } : {}) });
     if (done && actor) await audit(tx, account.id, actor, 'webhook_set', now, { url });
-    return done;
+    return done && (await findEndpointOfAccount(tx, account.id));
   });
   if (!changed) throw new ChangedMeanwhile(`The webhook endpoint of account ${account.id} changed since this was asked; nothing was set`);
-  return { secret };
+  return { secret, enabled: changed.enabled };
 }
 
 function disabledProblem(endpoint: { disabledReason: string | null; accountId: string }): string {
@@ -82,23 +85,32 @@ export async function showWebhook(prisma: PrismaClient, accountId: string) {
   const account = await findAccount(prisma, accountId);
   const endpoint = await findEndpointOfAccount(prisma, account.id);
   if (!endpoint) return { webhook: null };
-  const { pending, failed } = await countOpenDeliveries(prisma, endpoint.id);
-  return { webhook: { url: endpoint.url, enabled: endpoint.enabled, disabled_reason: endpoint.disabledReason, pending, failed } };
+  const { pending, held, heldSince, failed } = await countOpenDeliveries(prisma, endpoint.id);
+  return {
+    webhook: {
+      url: endpoint.url, enabled: endpoint.enabled, disabled_reason: endpoint.disabledReason, pending, held,
+      held_since: heldSince?.toISOString() ?? null, failed,
+    },
+  };
 }
 
 /**
  * Switches a disabled endpoint (a 410 Gone) back on, keeping its URL and signing secret: the receiver need not be
- * told a new one. Says what it was before and when it changed, for the operator's record. Deliveries that failed
- * while it was off stay failed (replay sends them).
+ * told a new one. The deliveries held while it was off (`released`: the events that happened meanwhile and those
+ * pending when it was switched off, the one answered 410 included) are sent, with their webhook-ids, in the same
+ * transaction. Says what it was before and when it changed, for the operator's record. Deliveries whose attempts ran
+ * out (failed) stay failed (replay or resend sends them).
  */
 export async function enableWebhook(prisma: PrismaClient, accountId: string, actor?: Actor, now = new Date()) {
   const account = await findAccount(prisma, accountId);
   const endpoint = await findEndpointOfAccount(prisma, account.id);
   if (!endpoint) throw new AdminError(`Account ${account.id} has no webhook endpoint; set one with callctl webhook set ${account.id} --url <url>`);
   // Only a disabled endpoint changes: enabling twice at once records one change.
-  const changed = await prisma.$transaction(async (tx) => {
+  const { changed, released } = await prisma.$transaction(async (tx) => {
     const done = await enableEndpoint(tx, endpoint.id, now);
-    if (done && actor) await audit(tx, account.id, actor, 'webhook_enabled', now, { url: endpoint.url, previously_disabled: endpoint.disabledReason });
+    if ((done.changed || done.released > 0) && actor) {
+      await audit(tx, account.id, actor, 'webhook_enabled', now, { url: endpoint.url, previously_disabled: endpoint.disabledReason, released: done.released });
+    }
     return done;
   });
   return {
@@ -107,5 +119,6 @@ export async function enableWebhook(prisma: PrismaClient, accountId: string, act
     enabled: true,
     previously: { enabled: endpoint.enabled, disabled_reason: endpoint.disabledReason },
     changed_at: changed ? now.toISOString() : null,
+    released,
   };
 }

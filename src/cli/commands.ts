@@ -222,8 +222,10 @@ export const COMMANDS: Command[] = [
     flags: ['url'],
     required: ['url'],
     usage: 'callctl webhook set <account-id> --url <url>',
-    summary: "Set the account's webhook endpoint; returns a new signing secret",
-    notice: 'This signing secret is shown only once: store it now.',
+    summary: "Set the account's webhook endpoint; returns a new signing secret (a disabled endpoint stays disabled)",
+    notice: (result, args) => result.enabled === false
+      ? `This signing secret is shown only once: store it now. The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${arg(args, 0)} sends the events held meanwhile.`
+      : 'This signing secret is shown only once: store it now.',
     run: ({ prisma, config }, args, values) =>
       setWebhook(prisma, arg(args, 0), flag(values, 'url'), { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }, OPERATOR),
   },
@@ -232,11 +234,13 @@ export const COMMANDS: Command[] = [
     args: ['account-id'],
     flags: [],
     usage: 'callctl webhook show <account-id>',
-    summary: "The account's endpoint: URL, enabled or why not, deliveries pending and failed (never the secret)",
+    summary: "The account's endpoint: URL, enabled or why not, deliveries pending, held (since when) and failed (never the secret)",
     notice: (result, args) => {
-      const webhook = result.webhook as { enabled: boolean } | null;
+      const webhook = result.webhook as { enabled: boolean; held: number; held_since: string | null } | null;
       if (!webhook) return `No endpoint: set one with callctl webhook set ${arg(args, 0)} --url <url>`;
-      return webhook.enabled ? undefined : `Enable it again (same URL and secret) with callctl webhook enable ${arg(args, 0)}`;
+      if (webhook.enabled) return undefined;
+      const held = webhook.held > 0 ? `, which sends the ${webhook.held === 1 ? 'event' : `${webhook.held} events`} held since ${webhook.held_since}` : '';
+      return `Enable it again (same URL and secret) with callctl webhook enable ${arg(args, 0)}${held}`;
     },
     run: ({ prisma }, args) => showWebhook(prisma, arg(args, 0)),
   },
@@ -245,11 +249,14 @@ export const COMMANDS: Command[] = [
     args: ['account-id'],
     flags: [],
     usage: 'callctl webhook enable <account-id>',
-    summary: 'Enable a disabled endpoint again (after a 410 Gone), keeping its URL and signing secret',
-    notice: (result) =>
-      result.changed_at === null
-        ? 'It was already enabled: nothing changed.'
-        : 'Enabled; the signing secret is unchanged. Deliveries that failed while it was disabled stay failed: callctl deliveries replay <delivery-id> sends one again.',
+    summary: 'Enable a disabled endpoint again (after a 410 Gone), keeping its URL and signing secret, and send the events held meanwhile',
+    notice: (result) => {
+      const released = result.released as number;
+      const held = released === 1 ? '1 held event is' : `${released} held events are`;
+      if (result.changed_at === null) return released > 0 ? `It was already enabled; ${held} sent now.` : 'It was already enabled: nothing changed.';
+      return `Enabled; the signing secret is unchanged. ${released > 0 ? `${held} being sent now.` : 'No events were held.'}`
+        + ' Deliveries whose attempts had run out stay failed: callctl deliveries replay <delivery-id> sends one again.';
+    },
     run: ({ prisma }, args) => enableWebhook(prisma, arg(args, 0), OPERATOR),
   },
   {

@@ -2,7 +2,7 @@
 // (created_at, id), filtered), one call with its events and its webhook deliveries and their attempts, and the
 // accounts and agents the filters offer. Read-only.
 import type { Call, PrismaClient } from '../generated/prisma/client.js';
-import type { CallStatus, FailureReason } from '../domain/call-vocabulary.js';
+import type { CallStatus, DeliveryStatus, FailureReason } from '../domain/call-vocabulary.js';
 import { sqlPool } from './database.js';
 import { statement, type Statement } from './statements.js';
 import type { Db } from './users.js';
@@ -156,7 +156,9 @@ export type CallDetail = Omit<Call, 'metadata'> & {
     id: string;
     callEventId: string;
     eventType: string;
-    status: 'pending' | 'succeeded' | 'failed';
+    status: DeliveryStatus;
+    /** Why it is held (status held), else null. */
+    heldReason: string | null;
     attemptCount: number;
     nextAttemptAt: Date;
     createdAt: Date;
@@ -178,7 +180,7 @@ export async function findCallDetail(prisma: PrismaClient, callId: string): Prom
         deliveries: {
           orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
           select: {
-            id: true, callEventId: true, eventType: true, status: true, attemptCount: true, nextAttemptAt: true, createdAt: true, endpointId: true,
+            id: true, callEventId: true, eventType: true, status: true, heldReason: true, attemptCount: true, nextAttemptAt: true, createdAt: true, endpointId: true,
             attempts: { orderBy: { attemptNumber: 'asc' }, select: { id: true, attemptNumber: true, startedAt: true, durationMs: true, responseStatus: true, error: true } },
           },
         },

@@ -8,7 +8,7 @@ import type { Call, PrismaClient } from '../generated/prisma/client.js';
 import type { Transition } from '../domain/call-lifecycle.js';
 import { CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
 import { sqlPool } from './database.js';
-import type { ClaimedDelivery } from './deliveries.js';
+import { heldReason, type ClaimedDelivery } from './deliveries.js';
 import { statement } from './statements.js';
 
 export interface AcceptedCallRow {
@@ -97,11 +97,14 @@ export interface CallBatchDelivery { id: string; accountId: string; callId: stri
 
 /**
  * One statement writes a batch: each call's final row, every step's event, the deliveries of the events the
- * account's enabled endpoint should hear (their bodies frozen here), and the notifications (webhook workers; the
- * dispatchers when a slot freed). NOTIFY is transactional: delivered on commit. Deliveries of the event type `$29`
- * are written leased until `$30` and returned (the caller's worker sends them): no NOTIFY for them. The notifications
- * are the preserved side of the final LEFT JOIN, so they are sent whether or not any delivery is leased; the rows are
- * the leased deliveries, or one row of NULLs when there are none.
+ * account's endpoint should hear (their bodies frozen here; held, with the reason, while the endpoint is disabled),
+ * and the notifications (webhook workers; the dispatchers when a slot freed). NOTIFY is transactional: delivered on
+ * commit. The endpoint rows are read FOR KEY SHARE (the lock the deliveries' foreign key takes anyway): an "Enable
+ * again" (storage/endpoints.ts) locks the endpoint FOR UPDATE, so it waits for a batch that wrote held deliveries
+ * and then releases them, and a batch that starts meanwhile waits and reads the endpoint enabled. Deliveries of the
+ * event type `$29` (to an enabled endpoint) are written leased until `$30` and returned (the caller's worker sends
+ * them): no NOTIFY for them. The notifications are the preserved side of the final LEFT JOIN, so they are sent whether
+ * or not any delivery is leased; the rows are the leased deliveries, or one row of NULLs when there are none.
  */
 const WRITE_BATCH = statement('oct_transition_batch', `
 WITH calls_written AS (
@@ -119,16 +122,22 @@ WITH calls_written AS (
   SELECT e.id, e.call_id, e.from_status::call_status, e.to_status::call_status, e.failure_reason::failure_reason, $12::text, e.occurred_at
     FROM unnest($14::uuid[], $15::uuid[], $16::text[], $17::text[], $18::text[], $28::timestamptz[])
          AS e(id, call_id, from_status, to_status, failure_reason, occurred_at)
+), endpoints AS MATERIALIZED (
+  SELECT w.id, w.account_id, w.enabled, w.disabled_reason FROM webhook_endpoints w WHERE w.account_id = ANY($20::uuid[])
+     FOR KEY SHARE
 ), deliveries_written AS (
-  INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at, lease_expires_at)
+  INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at, lease_expires_at, status, held_reason)
   SELECT d.id, w.id, d.call_id, d.event_id, d.event_type, d.payload, $13::timestamptz,
-         CASE WHEN d.event_type = $29::text THEN $30::timestamptz END
+         CASE WHEN d.event_type = $29::text AND w.enabled THEN $30::timestamptz END,
+         CASE WHEN w.enabled THEN 'pending' ELSE 'held' END::delivery_status,
+         CASE WHEN NOT w.enabled THEN ${heldReason('w.disabled_reason')} END
     FROM unnest($19::uuid[], $20::uuid[], $21::uuid[], $22::uuid[], $23::text[], $24::text[])
          AS d(id, account_id, call_id, event_id, event_type, payload)
-    JOIN webhook_endpoints w ON w.account_id = d.account_id AND w.enabled
-  RETURNING id, endpoint_id, payload, attempt_count, lease_expires_at
+    JOIN endpoints w ON w.account_id = d.account_id
+  RETURNING id, endpoint_id, payload, attempt_count, lease_expires_at, status
 ), notified AS (
-  SELECT pg_notify($25::text, endpoint_id::text) FROM (SELECT DISTINCT endpoint_id FROM deliveries_written WHERE lease_expires_at IS NULL) AS endpoints
+  SELECT pg_notify($25::text, endpoint_id::text) FROM (
+    SELECT DISTINCT endpoint_id FROM deliveries_written WHERE lease_expires_at IS NULL AND status = 'pending') AS endpoints
   UNION ALL
   SELECT pg_notify($26::text, account_id::text) FROM unnest($27::uuid[]) AS freed(account_id)
 )
@@ -143,8 +152,8 @@ export interface DeliveryLease { eventType: string; until: Date }
 
 /**
  * Writes a batch in one statement (hand-written: Prisma would send a statement per row and table): each call's final
- * row, every step's event, the deliveries (to the account's enabled endpoint) and the notifications. Returns the
- * deliveries written under `lease`.
+ * row, every step's event, the deliveries (to the account's endpoint; held while it is disabled) and the
+ * notifications. Returns the deliveries written under `lease`.
  */
 export async function writeCallBatch(
   client: pg.ClientBase,

@@ -1,12 +1,21 @@
 // The webhook_deliveries and webhook_attempts tables: the worker's claim and attempt records (hand-written, its hot
-// path), a delivery given up with its endpoint, and the operator's replay, resend and counts and an endpoint's delivery
-// log (Prisma Client).
+// path), deliveries held while their endpoint is disabled and released when it is enabled again, and the operator's
+// replay, resend and counts and an endpoint's delivery log (Prisma Client).
 import type pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import type { DeliveryStatus } from '../generated/prisma/enums.js';
 import type { AuditAction } from '../domain/audit-actions.js';
+import type { DeliveryStatus } from '../domain/call-vocabulary.js';
+import { WEBHOOKS_CHANNEL } from './channels.js';
 import { statement } from './statements.js';
 import type { Db } from './users.js';
+
+/**
+ * The SQL of a held delivery's reason, from the SQL of its endpoint's disabled_reason: every statement that holds a
+ * delivery words it the same way.
+ */
+export function heldReason(disabledReason: string): string {
+  return `format('endpoint disabled (%s)', coalesce(${disabledReason}, 'switched off'))`;
+}
 
 /** A due delivery leased to one worker, with where and how to send it. */
 export interface ClaimedDelivery {
@@ -95,14 +104,19 @@ export interface AttemptRecord {
   completedAt: Date | null;
   nextAttemptAt: Date | null;
   endpointId: string;
-  /** Set only when the endpoint answered 410 Gone: it is switched off with this reason. */
+  /**
+   * Set only when the endpoint answered 410 Gone: it is switched off with this reason, this delivery is held (status
+   * held) and so are its other pending deliveries.
+   */
   disabledReason: string | null;
 }
 
 // Hand-written: every finished attempt, batched; one statement writes each attempt's row (numbered after its
 // delivery's earlier attempts), its delivery's new state and, on 410 Gone, its endpoint switched off, where Prisma
 // would need an interactive transaction of three queries per attempt (most of the worker's CPU). An endpoint it
-// switches off is audited in the same statement.
+// switches off is audited in the same statement, and its other pending deliveries are held (not those of this batch,
+// which their own rows set; those in flight elsewhere keep their lease, so none is sent twice if it is enabled again
+// before they finish: their own record then sets their state).
 const RECORD_ATTEMPTS = statement('oct_record_webhook_attempts', `
   WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::int[], $8::text[],
@@ -117,12 +131,16 @@ const RECORD_ATTEMPTS = statement('oct_record_webhook_attempts', `
   ), delivery AS (
     UPDATE webhook_deliveries d
        SET attempt_count = i.attempt_count, last_attempt_at = i.started_at, lease_expires_at = NULL, status = i.status::delivery_status,
-           completed_at = COALESCE(i.completed_at, d.completed_at), next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at)
+           completed_at = COALESCE(i.completed_at, d.completed_at), next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at),
+           held_reason = CASE WHEN i.status = 'held' THEN ${heldReason('i.disabled_reason')} END
       FROM input i WHERE d.id = i.delivery_id
   ), endpoint AS (
     UPDATE webhook_endpoints e SET enabled = false, disabled_reason = i.disabled_reason, updated_at = $13::timestamptz
       FROM input i WHERE e.id = i.endpoint_id AND i.disabled_reason IS NOT NULL AND e.enabled
     RETURNING e.id, e.account_id, e.url, e.disabled_reason
+  ), held AS (
+    UPDATE webhook_deliveries d SET status = 'held', held_reason = ${heldReason('x.disabled_reason')}
+      FROM endpoint x WHERE d.endpoint_id = x.id AND d.status = 'pending' AND NOT (d.id = ANY($2::uuid[]))
   ), disabled AS (
     INSERT INTO audit_log (id, account_id, agency_id, actor_kind, action, detail, created_at)
     SELECT gen_random_uuid(), x.account_id, COALESCE(a.agency_id, a.id), 'service', $14::text,
@@ -149,9 +167,50 @@ export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], no
   });
 }
 
-/** Gives up a claimed delivery unsent (its endpoint was switched off meanwhile). */
-export async function failUnsentDelivery(prisma: PrismaClient, deliveryId: string, now: Date): Promise<void> {
-  await prisma.webhookDelivery.update({ where: { id: deliveryId }, data: { status: 'failed', completedAt: now, leaseExpiresAt: null } });
+// Hand-written for its lock: the endpoint is read FOR KEY SHARE, as the transition's batch does (storage/calls.ts):
+// an "Enable again" under way (FOR UPDATE) is waited for, and this then sees the endpoint enabled and holds nothing.
+const HOLD_UNSENT = statement('oct_hold_unsent_delivery', `
+  UPDATE webhook_deliveries d SET status = 'held', held_reason = ${heldReason('e.disabled_reason')}, lease_expires_at = NULL
+    FROM (SELECT id, disabled_reason FROM webhook_endpoints WHERE id = $2 AND NOT enabled FOR KEY SHARE) e
+   WHERE d.id = $1 AND d.endpoint_id = e.id AND d.status = 'pending'`);
+
+/**
+ * A claimed delivery whose endpoint was disabled when it was claimed is held, unsent. If the endpoint is enabled
+ * again meanwhile, its lease is given back instead: the next claim sends it.
+ */
+export async function holdUnsentDelivery(pool: pg.Pool, delivery: { id: string; endpointId: string }): Promise<void> {
+  const { rowCount } = await pool.query({ ...HOLD_UNSENT, values: [delivery.id, delivery.endpointId] });
+  if (!rowCount) await releaseDeliveries(pool, [delivery.id]);
+}
+
+/** A held delivery released: pending, due at `now`, with a fresh retry schedule (its attempts so far stay on record). */
+const RELEASED = (now: Date) => ({ status: 'pending' as const, heldReason: null, nextAttemptAt: now, completedAt: null, attemptCount: 0 });
+
+/**
+ * Within the transaction that enables the endpoint (after locking it, storage/endpoints.ts): every held delivery of
+ * the endpoint becomes pending, due now, and the workers are woken. Returns how many.
+ */
+export async function releaseHeldDeliveries(db: Db, endpointId: string, now: Date): Promise<number> {
+  const { count } = await db.webhookDelivery.updateMany({ where: { endpointId, status: 'held' }, data: RELEASED(now) });
+  // Hand-written: NOTIFY has no Prisma form; sent on commit.
+  if (count > 0) await db.$executeRaw`SELECT pg_notify(${WEBHOOKS_CHANNEL}, ${endpointId})`;
+  return count;
+}
+
+// The worker's safety net (hand-written: one statement, where Prisma's relation filter reads the ids first). The
+// transition's batch (storage/calls.ts) and holdUnsentDelivery hold deliveries under a lock on the endpoint that
+// "Enable again" (storage/endpoints.ts) waits for; the way left to a held delivery of an enabled endpoint is an
+// attempt answered 410, recorded while the endpoint (disabled by an earlier one) is enabled again. Reads the held
+// range of (status, next_attempt_at): held deliveries only, those of disabled endpoints.
+const RELEASE_STRANDED = statement('oct_release_stranded_held', `
+  UPDATE webhook_deliveries d SET status = 'pending', held_reason = NULL, next_attempt_at = $1, completed_at = NULL, attempt_count = 0
+    FROM webhook_endpoints e
+   WHERE d.status = 'held' AND e.id = d.endpoint_id AND e.enabled`);
+
+/** Releases held deliveries whose endpoint is enabled (none, unless a race left one behind); returns how many. */
+export async function releaseStrandedDeliveries(pool: pg.Pool, now: Date): Promise<number> {
+  const { rowCount } = await pool.query({ ...RELEASE_STRANDED, values: [now] });
+  return rowCount ?? 0;
 }
 
 /** A delivery with its endpoint, or null. */
@@ -160,7 +219,7 @@ export async function findDeliveryWithEndpoint(prisma: PrismaClient, deliveryId:
 }
 
 /** A delivery sent again: pending, due at `now`, with a fresh retry schedule; the attempts so far stay on record. */
-const REQUEUED = (now: Date) => ({ status: 'pending' as const, nextAttemptAt: now, completedAt: null, leaseExpiresAt: null, attemptCount: 0 });
+const REQUEUED = (now: Date) => ({ status: 'pending' as const, heldReason: null, nextAttemptAt: now, completedAt: null, leaseExpiresAt: null, attemptCount: 0 });
 
 export async function requeueDelivery(db: Db, deliveryId: string, now: Date): Promise<void> {
   await db.webhookDelivery.update({ where: { id: deliveryId }, data: REQUEUED(now) });
@@ -185,6 +244,8 @@ export interface LoggedDelivery {
   eventType: string;
   callId: string;
   status: DeliveryStatus;
+  /** Why it is held (status held), else null. */
+  heldReason: string | null;
   createdAt: Date;
   nextAttemptAt: Date;
   attempts: LoggedAttempt[];
@@ -211,7 +272,7 @@ export async function listEndpointDeliveries(
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: page.limit + 1,
     select: {
-      id: true, eventType: true, callId: true, status: true, createdAt: true, nextAttemptAt: true,
+      id: true, eventType: true, callId: true, status: true, heldReason: true, createdAt: true, nextAttemptAt: true,
       attempts: { orderBy: { attemptNumber: 'desc' }, take: ATTEMPTS_SHOWN, select: { attemptNumber: true, startedAt: true, durationMs: true, responseStatus: true, error: true } },
     },
   });
@@ -220,9 +281,14 @@ export async function listEndpointDeliveries(
   return { deliveries, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
 }
 
-/** How many of the endpoint's deliveries are still to send and how many were given up on. */
-export async function countOpenDeliveries(prisma: PrismaClient, endpointId: string): Promise<{ pending: number; failed: number }> {
-  const counts = await prisma.webhookDelivery.groupBy({ by: ['status'], where: { endpointId, status: { in: ['pending', 'failed'] } }, _count: true });
-  const count = (status: DeliveryStatus) => counts.find((c) => c.status === status)?._count ?? 0;
-  return { pending: count('pending'), failed: count('failed') };
+/** The endpoint's deliveries still to send, held (since the oldest was made), and given up on. */
+export interface OpenDeliveries { pending: number; held: number; heldSince: Date | null; failed: number }
+
+/** How many of the endpoint's deliveries are still to send, held while it is disabled, and given up on. */
+export async function countOpenDeliveries(prisma: PrismaClient, endpointId: string): Promise<OpenDeliveries> {
+  const counts = await prisma.webhookDelivery.groupBy({
+    by: ['status'], where: { endpointId, status: { in: ['pending', 'held', 'failed'] } }, _count: true, _min: { createdAt: true },
+  });
+  const of = (status: DeliveryStatus) => counts.find((c) => c.status === status);
+  return { pending: of('pending')?._count ?? 0, held: of('held')?._count ?? 0, heldSince: of('held')?._min.createdAt ?? null, failed: of('failed')?._count ?? 0 };
 }

@@ -1,12 +1,17 @@
-// The webhook_endpoints table (one endpoint per account): setting, reading and re-enabling it. Prisma Client only; the
-// worker switches an endpoint off inside its attempt records (storage/deliveries.ts), in the same statement.
+// The webhook_endpoints table (one endpoint per account): setting, reading and re-enabling it (which releases the
+// deliveries held while it was disabled). The worker switches an endpoint off inside its attempt records
+// (storage/deliveries.ts), in the same statement.
 import type { WebhookEndpoint } from '../generated/prisma/client.js';
+import { releaseHeldDeliveries } from './deliveries.js';
 import type { Db } from './users.js';
 
 /**
- * Sets the account's endpoint, or replaces it: the new URL and secret, enabled. With `replaces` (the `updatedAt` of
- * the endpoint the caller saw, or null for none) nothing changes unless the endpoint is still that one: a form sent
- * twice (a reload, a double click) sets it once. Returns whether it changed.
+ * Sets the account's endpoint, or replaces it: the new URL and secret. A new endpoint is enabled; a replaced one keeps
+ * its state (a disabled one stays disabled, its deliveries held, until it is enabled again: the receiver must first
+ * learn the new secret). Its deliveries stay its own: each goes to the URL, signed with the secret, of the moment it
+ * is sent. With `replaces` (the `updatedAt` of the endpoint the caller saw, or null for none) nothing changes unless
+ * the endpoint is still that one: a form sent twice (a reload, a double click) sets it once. Returns whether it
+ * changed.
  */
 export async function upsertEndpoint(
   db: Db,
@@ -20,7 +25,7 @@ export async function upsertEndpoint(
     await db.webhookEndpoint.upsert({
       where: { accountId },
       create: { accountId, url, secret, createdAt: now, updatedAt: now },
-      update: { url, secret, enabled: true, disabledReason: null, updatedAt: now },
+      update: { url, secret, updatedAt: now },
     });
     return true;
   }
@@ -31,7 +36,7 @@ export async function upsertEndpoint(
   }
   const { count } = await db.webhookEndpoint.updateMany({
     where: { accountId, updatedAt: options.replaces },
-    data: { url, secret, enabled: true, disabledReason: null, updatedAt: now },
+    data: { url, secret, updatedAt: now },
   });
   return count === 1;
 }
@@ -46,8 +51,17 @@ export async function accountOfEndpoint(db: Db, endpointId: string): Promise<str
   return endpoint?.accountId ?? null;
 }
 
-/** Switches a disabled endpoint back on; false when it was already on (two at once: one changes it). */
-export async function enableEndpoint(db: Db, endpointId: string, now: Date): Promise<boolean> {
+/**
+ * Within a transaction: switches a disabled endpoint back on and releases the deliveries held while it was off (due
+ * now). `changed` is false when it was already on (two at once: one changes it); held deliveries are released either
+ * way. The endpoint is locked FOR UPDATE first: a call transition writing deliveries for it (which reads it FOR KEY
+ * SHARE, storage/calls.ts) either commits before, and what it held is released here, or waits and writes them
+ * pending.
+ */
+export async function enableEndpoint(db: Db, endpointId: string, now: Date): Promise<{ changed: boolean; released: number }> {
+  // Hand-written: a row lock Prisma cannot express.
+  await db.$queryRaw`SELECT id FROM webhook_endpoints WHERE id = ${endpointId}::uuid FOR UPDATE`;
   const { count } = await db.webhookEndpoint.updateMany({ where: { id: endpointId, enabled: false }, data: { enabled: true, disabledReason: null, updatedAt: now } });
-  return count === 1;
+  const released = await releaseHeldDeliveries(db, endpointId, now);
+  return { changed: count === 1, released };
 }

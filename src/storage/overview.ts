@@ -2,8 +2,7 @@
 // outcomes of calls that ended in a time range, and each webhook endpoint's health. Each is an index range over the
 // recent rows only (calls by (account_id, ended_at); deliveries by (endpoint_id, status, last_attempt_at)), never
 // a count of an account's history. Prisma Client only.
-import { FAILURE_REASONS, TERMINAL_STATUSES, type FailureReason } from '../domain/call-vocabulary.js';
-import type { DeliveryStatus } from '../generated/prisma/enums.js';
+import { DELIVERY_STATUSES, FAILURE_REASONS, TERMINAL_STATUSES, type FailureReason } from '../domain/call-vocabulary.js';
 import type { Db } from './users.js';
 import { sqlPool, type PrismaClient } from './database.js';
 import { statement } from './statements.js';
@@ -59,8 +58,6 @@ export interface EndpointHealth {
   /** Attempts since `since` that got no 2xx (an error, a timeout or another status). */
   failuresSince: number;
 }
-
-const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed'];
 
 /**
  * Attempts since `since` that got no 2xx. Every delivery attempted since `since` has its last attempt since then: the

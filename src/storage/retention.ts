@@ -156,13 +156,14 @@ interface CascadeCounts { calls?: number; call_events?: number; webhook_deliveri
 // the LIMIT) counted the attempts by reading all of webhook_attempts (test/storage/no-sequential-scans.test.ts).
 
 /**
- * Finished deliveries (succeeded or failed, never pending) completed before the cutoff, with their attempts (ON DELETE
- * CASCADE; counted in the same statement, before the cascade runs at its end). A delivery sent again (pending, its
- * completed_at cleared) meanwhile is re-checked under its lock and kept.
+ * Finished deliveries (succeeded or failed, never pending or held) completed before the cutoff, with their attempts
+ * (ON DELETE CASCADE; counted in the same statement, before the cascade runs at its end). A delivery sent again
+ * (pending, its completed_at cleared) meanwhile is re-checked under its lock and kept. A held delivery (its endpoint is
+ * disabled) is kept however old, until it is sent: it is an event the receiver has not had.
  */
 const DELETE_DELIVERIES = statement('oct_retention_webhook_deliveries', `
   WITH doomed AS (
-    SELECT id FROM webhook_deliveries WHERE completed_at < $1 AND status <> 'pending'
+    SELECT id FROM webhook_deliveries WHERE completed_at < $1 AND status IN ('succeeded', 'failed')
      ORDER BY completed_at LIMIT $2 FOR UPDATE SKIP LOCKED
   ), gone AS (
     DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING id
@@ -183,20 +184,21 @@ const deliveriesStep: RetentionStep = {
 /**
  * Finished calls (completed, or failed for any reason, expired included) ended before the cutoff, with their events,
  * deliveries and attempts (all ON DELETE CASCADE, counted before the cascade runs). Never a call that is not finished
- * (its ended_at is null), nor one with a delivery still pending: the deliveries of the chosen calls are locked, so
- * one sent again meanwhile is seen pending and keeps its call (a replay waiting on the lock then finds it gone).
+ * (its ended_at is null), nor one with a delivery still pending or held: the deliveries of the chosen calls are
+ * locked, so one sent again meanwhile is seen pending and keeps its call (a replay waiting on the lock then finds it
+ * gone).
  */
 const DELETE_CALLS = statement('oct_retention_calls', `
   WITH candidates AS (
     SELECT c.id FROM calls c
      WHERE c.ended_at < $1 AND c.status = ANY($3::call_status[])
-       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.call_id = c.id AND d.status = 'pending')
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.call_id = c.id AND d.status IN ('pending', 'held'))
      ORDER BY c.ended_at LIMIT $2 FOR UPDATE SKIP LOCKED
   ), deliveries AS (
     SELECT d.id, d.call_id, d.status FROM webhook_deliveries d WHERE d.call_id IN (SELECT id FROM candidates) FOR UPDATE
   ), gone AS (
     DELETE FROM calls WHERE id = ANY(ARRAY(
-      SELECT id FROM candidates WHERE id NOT IN (SELECT call_id FROM deliveries WHERE status = 'pending')))
+      SELECT id FROM candidates WHERE id NOT IN (SELECT call_id FROM deliveries WHERE status IN ('pending', 'held'))))
     RETURNING id
   )
   SELECT (SELECT count(*) FROM candidates)::int AS taken,

@@ -1,7 +1,8 @@
 // The webhook delivery worker, one per process: claims due deliveries (a lease, so two processes never send the same
 // attempt), sends each independently with a per-endpoint cap so one slow endpoint delays nobody else, and records
 // every attempt with its outcome and the next try. An endpoint that answers 410 Gone is switched off, and audited as
-// the service's doing, in the statement that records the attempt.
+// the service's doing, in the statement that records the attempt; that delivery and the endpoint's other pending ones
+// are held (sent when it is enabled again), as is one claimed for an endpoint that was off.
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { newRowId } from '../domain/ids.js';
@@ -9,7 +10,9 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WEBHOOKS_CHANNEL } from '../storage/channels.js';
 import { sqlPool } from '../storage/database.js';
-import { claimDueDeliveries, failUnsentDelivery, recordAttempts, releaseDeliveries, type AttemptRecord, type ClaimedDelivery } from '../storage/deliveries.js';
+import {
+  claimDueDeliveries, holdUnsentDelivery, recordAttempts, releaseDeliveries, releaseStrandedDeliveries, type AttemptRecord, type ClaimedDelivery,
+} from '../storage/deliveries.js';
 import { accountOfEndpoint } from '../storage/endpoints.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import { classifyStatus, MAX_ATTEMPTS, nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
@@ -55,6 +58,8 @@ const FULL_CLAIM_EVERY_MS = 1_000;
  */
 const STALLED_AFTER_MS = 1_000;
 const RECENT_MARGIN_MS = 5_000;
+/** How often a worker releases held deliveries whose endpoint is enabled (a race's leftovers; see releaseStrandedDeliveries). */
+const STRANDED_EVERY_MS = 60_000;
 
 export class DeliveryWorker {
   private readonly loop: WakeableLoop;
@@ -81,6 +86,8 @@ export class DeliveryWorker {
   private readonly stalled = new Set<string>();
   /** Endpoints whose last attempt stalled: their next ones count as stalled from the start (until one is answered in time). */
   private readonly stalling = new Set<string>();
+  /** When held deliveries of enabled endpoints were last looked for (performance.now()); null: at the next pass. */
+  private lastStrandedSweep: number | null = null;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.logs = new ThrottledLog(options.log);
@@ -154,6 +161,11 @@ export class DeliveryWorker {
     if (room <= 0) return;
     await this.options.requestsFirst?.();
     const now = this.options.now();
+    if (this.lastStrandedSweep === null || performance.now() - this.lastStrandedSweep >= STRANDED_EVERY_MS) {
+      this.lastStrandedSweep = performance.now();
+      const released = await releaseStrandedDeliveries(this.pool, now);
+      if (released > 0) this.options.log.warn({ released }, 'held webhook deliveries of enabled endpoints released');
+    }
     const since = this.lastFullClaim;
     const full = this.backlog || since === null || performance.now() - this.lastFullClaimAt >= FULL_CLAIM_EVERY_MS || now.getTime() < since;
     if (full) {
@@ -209,9 +221,9 @@ export class DeliveryWorker {
   }
 
   private async attempt(delivery: ClaimedDelivery) {
-    const { prisma, sender, now: clock } = this.options;
+    const { sender, now: clock } = this.options;
     if (!delivery.enabled) {
-      await failUnsentDelivery(prisma, delivery.id, clock());
+      await holdUnsentDelivery(this.pool, delivery);
       return;
     }
     const startedAt = clock();
@@ -226,15 +238,16 @@ export class DeliveryWorker {
 
     // The attempt and the delivery's new state in one statement (atomic), batched with the attempts finishing at the
     // same time, rather than an interactive transaction of three model queries per attempt: most of the worker's CPU.
-    const status: AttemptRecord['status'] = outcome === 'succeeded' ? 'succeeded' : outcome === 'gone' || exhausted ? 'failed' : 'pending';
+    // 410 Gone switches the endpoint off: this delivery reached no one and waits, held, for it to be enabled again.
+    const status: AttemptRecord['status'] = outcome === 'succeeded' ? 'succeeded' : outcome === 'gone' ? 'held' : exhausted ? 'failed' : 'pending';
     const nextAttemptAt = status === 'pending' ? new Date(finishedAt.getTime() + delay!) : null;
     const disabledReason = outcome === 'gone' ? `answered 410 Gone at ${finishedAt.toISOString()}` : null;
     await this.record({
       attemptId: newRowId(), deliveryId: delivery.id, startedAt, durationMs: result.durationMs, responseStatus: result.status,
-      error: result.error?.slice(0, 500) ?? null, attemptCount: attemptsMade, status, completedAt: status === 'pending' ? null : finishedAt,
+      error: result.error?.slice(0, 500) ?? null, attemptCount: attemptsMade, status, completedAt: status === 'succeeded' || status === 'failed' ? finishedAt : null,
       nextAttemptAt, endpointId: delivery.endpointId, disabledReason,
     });
-    if (outcome !== 'succeeded') await this.logFailure(delivery, attemptsMade, result, status === 'failed' ? null : nextAttemptAt, outcome === 'gone');
+    if (outcome !== 'succeeded') await this.logFailure(delivery, attemptsMade, result, nextAttemptAt, outcome === 'gone');
   }
 
   /** A warning per failed attempt and per endpoint switched off by a 410: ids and the outcome, never the secret or body. */
@@ -249,7 +262,7 @@ export class DeliveryWorker {
     };
     const { log } = this.options;
     if (gone) {
-      log.warn(fields, 'webhook endpoint disabled: it answered 410 Gone (re-enabled from the dashboard or with callctl webhook enable)');
+      log.warn(fields, 'webhook endpoint disabled: it answered 410 Gone (its deliveries are held until it is enabled again from the dashboard or with callctl webhook enable)');
     } else if (nextAttemptAt) {
       log.warn({ ...fields, nextAttemptAt: nextAttemptAt.toISOString() }, 'webhook attempt failed; will retry');
     } else {

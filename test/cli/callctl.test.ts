@@ -119,7 +119,8 @@ describe('callctl operator flow', () => {
 
   it('webhook set returns a whsec_ secret once and refuses private targets unless allowed', async () => {
     const out = await ok(['webhook', 'set', agencyId, '--url', 'https://hooks.example.com/calls']);
-    expect(Object.keys(out)).toEqual(['secret']);
+    expect(Object.keys(out)).toEqual(['secret', 'enabled']);
+    expect(out.enabled).toBe(true);
     expect(out.secret).toMatch(/^whsec_/);
     expect((await prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).url).toBe('https://hooks.example.com/calls');
 

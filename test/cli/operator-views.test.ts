@@ -114,17 +114,20 @@ describe('webhook show and webhook enable', () => {
     await s.app.deliveryWorker!.settle();
 
     const shown = JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout);
-    expect(shown).toEqual({ webhook: { url: s.receiver.url, enabled: false, disabled_reason: expect.stringMatching(/410 Gone/), pending: 0, failed: 1 } });
+    // The delivery answered 410 reached no one: held until the endpoint is enabled again.
+    expect(shown).toEqual({ webhook: { url: s.receiver.url, enabled: false, disabled_reason: expect.stringMatching(/410 Gone/), pending: 0, held: 1, held_since: expect.any(String), failed: 0 } });
     const human = await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId]);
     expect(human.stdout).toMatch(/^ {2}enabled: +false$/m);
     expect(human.stdout).toContain(`callctl webhook enable ${s.tenant.accountId}`);
     expect(human.stdout).not.toContain('whsec_');
 
+    // The receiver is fixed first: enabling sends the held delivery at once.
+    s.receiver.respond = () => ({ status: 200 });
     const enabled = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
     expect(enabled.code).toBe(0);
     expect(JSON.parse(enabled.stdout)).toEqual({
       account_id: s.tenant.accountId, url: s.receiver.url, enabled: true,
-      previously: { enabled: false, disabled_reason: shown.webhook.disabled_reason }, changed_at: expect.any(String),
+      previously: { enabled: false, disabled_reason: shown.webhook.disabled_reason }, changed_at: expect.any(String), released: 1,
     });
     const after = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
     expect(after).toMatchObject({ enabled: true, disabledReason: null, secret: before.secret, url: before.url });
@@ -133,11 +136,11 @@ describe('webhook show and webhook enable', () => {
     expect(again.stdout).toMatch(/^changed at: +-$/m);
     expect(again.stdout).toContain('already enabled');
 
-    // Events flow again.
-    s.receiver.respond = () => ({ status: 200 });
+    // Events flow again, the one held among them.
     await s.event();
     await s.app.deliveryWorker!.settle();
-    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout).webhook).toMatchObject({ enabled: true, pending: 0, failed: 1 });
+    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout).webhook).toMatchObject({ enabled: true, pending: 0, held: 0, failed: 0 });
+    expect(s.receiver.received.map((r) => r.headers['webhook-id'])).toHaveLength(3);
   });
 
   it('an account without an endpoint: show says none, enable is refused (exit 1)', async () => {

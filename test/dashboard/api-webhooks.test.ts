@@ -340,14 +340,14 @@ describe('the webhook endpoint', () => {
     expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret).toBe(secret);
   });
 
-  it('disabled by a 410 (audited as the service), shown with its reason, resend refused until enabled again', async () => {
+  it('disabled by a 410 (audited as the service), shown with its reason, its delivery held until enabled again', async () => {
     receiver.respond = () => ({ status: 410 });
     const callId = await failedCall();
     await app.deliveryWorker!.settle();
     const settings = (await visitor.get(OWN)).body;
     // In the pages' one time format, not raw ISO (issue 21, point 11).
     expect(settings).toMatch(/Disabled: answered 410 Gone at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</);
-    expect(settings).toContain('Enable again');
+    expect(settings).toContain('Enable again and send the held event');
     const disabled = (await auditActions(agencyId)).filter((e) => e.action === 'webhook_disabled');
     expect(disabled).toEqual([{ action: 'webhook_disabled', actorKind: 'service', actorUserId: null, detail: expect.objectContaining({ url: receiver.url, reason: expect.stringMatching(/410 Gone/) }) }]);
 
@@ -358,19 +358,25 @@ describe('the webhook endpoint', () => {
     expect(log.body).toMatch(/HTTP 410 · \d+ ms/);
     expect(log.body).toContain('Deliveries cannot be resent while the endpoint is disabled');
     const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } });
-    const refused = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/${delivery.id}/resend`);
+    // Held (the 410 reached no one), not failed: no Resend; one sent by hand is refused with the reason.
+    expect(log.body).not.toContain(`/deliveries/${delivery.id}/resend`);
+    const refused = await visitor.request('POST', `${OWN}/deliveries/${delivery.id}/resend`, { _csrf: visitor.lastCsrf! });
     expect(refused.status).toBe(400);
     // In tenant words: no operator command, no raw ISO time.
     expect(refused.body).toMatch(/The webhook endpoint is disabled \(answered 410 Gone at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\): enable it again on the API &amp; Webhooks page first/);
     expect(refused.body).not.toContain('callctl');
-    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('failed');
-
-    const enabled = await visitor.submit(OWN, `${OWN}/webhook/enable`);
-    expect(await flashOf(visitor, enabled)).toContain('The endpoint is enabled again, with the same signing secret.');
-    expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).enabled).toBe(true);
-    expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_enabled')).toHaveLength(1);
+    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('held');
 
     receiver.respond = () => ({ status: 200 });
+    const before = receiver.received.length;
+    const enabled = await visitor.submit(OWN, `${OWN}/webhook/enable`);
+    expect(await flashOf(visitor, enabled)).toContain('The endpoint is enabled again, with the same signing secret. 1 held event is being sent now.');
+    expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).enabled).toBe(true);
+    expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_enabled')).toHaveLength(1);
+    await app.deliveryWorker!.settle();
+    expect(receiver.received.slice(before).map((r) => r.headers['webhook-id'])).toEqual([delivery.id]);
+    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('succeeded');
+
     const resent = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/${delivery.id}/resend`);
     expect(await flashOf(visitor, resent)).toContain('will be sent again');
     await app.deliveryWorker!.settle();
@@ -387,15 +393,12 @@ describe('the webhook endpoint', () => {
   });
 
   it('the log: newest first, failed only, every attempt; resend every failed delivery since a time (only those)', async () => {
-    receiver.respond = () => ({ status: 410 });
-    const old = await failedCall();
-    await app.deliveryWorker!.settle();
-    await visitor.submit(OWN, `${OWN}/webhook/enable`);
     receiver.respond = () => ({ status: 500 });
+    const old = await failedCall();
     const recent = [await failedCall(), await failedCall()];
     await app.deliveryWorker!.settle();
     // Their first attempt failed (500): made failed as if their retries had run out.
-    await app.prisma.webhookDelivery.updateMany({ where: { callId: { in: recent } }, data: { status: 'failed', completedAt: new Date() } });
+    await app.prisma.webhookDelivery.updateMany({ where: { callId: { in: [old, ...recent] } }, data: { status: 'failed', completedAt: new Date() } });
     // The old one two hours earlier.
     await app.prisma.webhookDelivery.updateMany({ where: { callId: old }, data: { createdAt: new Date(Date.now() - 2 * 3_600_000) } });
 

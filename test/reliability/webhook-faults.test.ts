@@ -5,7 +5,7 @@ import os from 'node:os';
 import dns from 'node:dns/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { replayDelivery, setWebhook } from '../../src/admin/webhooks.js';
+import { enableWebhook, replayDelivery, setWebhook } from '../../src/admin/webhooks.js';
 import { AdminError } from '../../src/admin/errors.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.js';
@@ -277,7 +277,7 @@ describe('receivers that are down or slow, many events, several endpoints at onc
 });
 
 describe('410 Gone from a receiver that was down', () => {
-  it('disables the endpoint: queued deliveries fail unsent, new events are not queued; after webhook set, replay delivers the same ids once', async () => {
+  it('disables the endpoint: queued deliveries and new events are held, unsent; enabled again, the same ids arrive once each', async () => {
     const s = await setup({ perEndpoint: 1 });
     const gone = await switchableReceiver(false);
     const neighbour = await switchableReceiver();
@@ -298,33 +298,39 @@ describe('410 Gone from a receiver that was down', () => {
     await drain(s);
     const afterGone = await deliveriesOf(s, tenant);
     expect(gone.received).toHaveLength(1);
-    expect(afterGone.every((d) => d.status === 'failed')).toBe(true);
+    // None reached the receiver: all held (the one answered 410 too), none failed.
+    expect(afterGone.every((d) => d.status === 'held')).toBe(true);
     expect(afterGone.filter((d) => d.attempts.length === 2).map((d) => d.attempts[1]!.responseStatus)).toEqual([410]);
     expect(afterGone.filter((d) => d.attempts.length === 1)).toHaveLength(5);
     const endpoint = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
     expect(endpoint.enabled).toBe(false);
     expect(endpoint.disabledReason).toMatch(/410/);
 
-    // New events of the disabled endpoint are not queued; the neighbour's still are, and arrive.
+    // New events of the disabled endpoint are held, not sent; the neighbour's still arrive.
     await callsFor(s, tenant, 1);
     await callsFor(s, other, 1);
     await drain(s);
-    expect(await deliveriesOf(s, tenant)).toHaveLength(6);
+    s.clock.now = new Date(s.clock.now.getTime() + MIN_SCHEDULE_MS);
+    await drain(s);
+    const held = await deliveriesOf(s, tenant);
+    expect(held).toHaveLength(8);
+    expect(held.every((d) => d.status === 'held')).toBe(true);
+    expect(gone.received).toHaveLength(1);
     expect(countsById(neighbour).size).toBe(8);
     await expect(replayDelivery(s.app.prisma, afterGone[0]!.id)).rejects.toThrow(AdminError);
 
-    // The receiver is fixed and the webhook set again: replays deliver the same ids, once each; new events flow.
+    // The receiver is fixed and the endpoint enabled again: every held delivery arrives, once, with its id; new
+    // events flow.
     gone.respond = () => ({ status: 204 });
-    await setWebhook(s.app.prisma, tenant.accountId, gone.url, { allowPrivate: true });
-    for (const d of afterGone) await replayDelivery(s.app.prisma, d.id);
+    expect(await enableWebhook(s.app.prisma, tenant.accountId)).toMatchObject({ released: 8 });
     await callsFor(s, tenant, 1);
     await drain(s);
     const final = await deliveriesOf(s, tenant);
-    expect(final).toHaveLength(8);
+    expect(final).toHaveLength(10);
     expect(final.every((d) => d.status === 'succeeded')).toBe(true);
     const counts = countsById(gone);
     for (const d of afterGone) expect(counts.get(d.id), d.id).toBe(d.attempts.some((a) => a.responseStatus === 410) ? 2 : 1);
-    expect(counts.size).toBe(8);
+    expect(counts.size).toBe(10);
     expect([...countsById(neighbour).values()].every((n) => n === 1)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 // Delivery rules with an injected clock: only 2xx succeeds, the retry schedule with jitter, Retry-After, 410 disables
-// the endpoint, redirects are not followed, the timeout, replay with the same webhook-id, SSRF refusals, isolation
-// between endpoints, and a claim whose worker died is sent by another.
+// the endpoint (and holds its deliveries), redirects are not followed, the timeout, replay with the same webhook-id,
+// SSRF refusals, isolation between endpoints, and a claim whose worker died is sent by another.
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -119,17 +119,19 @@ describe('retries', () => {
 });
 
 describe('answers that are not success', () => {
-  it('410 Gone: the delivery fails, the endpoint is disabled, later events are not queued, replay is refused', async () => {
+  it('410 Gone: the endpoint is disabled, the delivery and later events are held (not sent), replay is refused', async () => {
     const s = await setup();
     s.receiver.respond = () => ({ status: 410 });
     const delivery = await event(s);
     await s.app.deliveryWorker!.settle();
     const d = await reload(s, delivery.id);
-    expect(d.status).toBe('failed');
+    expect(d).toMatchObject({ status: 'held', completedAt: null, heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone/) });
     expect(d.endpoint).toMatchObject({ enabled: false });
     expect(d.endpoint.disabledReason).toMatch(/410/);
-    const later = await event(s).catch(() => null);
-    expect(later).toBeNull();
+    const later = await event(s);
+    expect(later).toMatchObject({ status: 'held', heldReason: d.heldReason });
+    await s.app.deliveryWorker!.settle();
+    expect(s.receiver.received).toHaveLength(1);
     await expect(replayDelivery(s.app.prisma, delivery.id)).rejects.toThrow(AdminError);
   });
 

@@ -144,7 +144,7 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
       defaultAgentWithoutPhone: defaultAgent !== null && defaultAgent.phoneNumber === null,
       endpoint: endpoint && {
         url: endpoint.url, enabled: endpoint.enabled, disabledReason: disabledReasonWords(endpoint.disabledReason), updatedAt: when(endpoint.updatedAt),
-        pending: counts?.pending ?? 0, failed: counts?.failed ?? 0,
+        pending: counts?.pending ?? 0, failed: counts?.failed ?? 0, held: counts?.held ?? 0, heldSince: when(counts?.heldSince),
       },
       problem,
     };
@@ -280,9 +280,11 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
         const account = await place.account(request, reply);
         try {
           const result = await enableWebhook(prisma, account.id, actorOf(request), fastify.now());
+          const held = result.released === 1 ? '1 held event is' : `${result.released} held events are`;
           const text = result.changed_at === null
-            ? 'The endpoint was already enabled: nothing changed.'
-            : 'The endpoint is enabled again, with the same signing secret. Deliveries that failed while it was disabled stay failed: resend them from the delivery log.';
+            ? `The endpoint was already enabled: nothing changed${result.released > 0 ? `, but ${held} sent now` : ''}.`
+            : `The endpoint is enabled again, with the same signing secret. ${result.released > 0 ? `${held} being sent now.` : 'No events were held.'}`
+              + ' Deliveries whose attempts had run out stay failed: resend them from the delivery log.';
           return reply.seeOther(place.base(account.id), { kind: 'ok', text });
         } catch (error) {
           if (!(error instanceof AdminError)) throw error;
@@ -309,6 +311,7 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
           statusWords: deliveryStatusWords(d.status),
           at: when(d.createdAt),
           nextAt: d.status === 'pending' ? when(d.nextAttemptAt) : null,
+          heldReason: d.status === 'held' ? d.heldReason : null,
           attempts: d.attempts.map((a) => ({ ...a, at: when(a.startedAt) })),
         })),
         allHref: logHref(b, {}),

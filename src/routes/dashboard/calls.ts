@@ -183,6 +183,7 @@ function detailPage(viewer: Viewer, call: CallDetail, now: Date) {
       status: d.status,
       statusWords: deliveryStatusWords(d.status),
       next: d.status === 'pending' ? formatTime(d.nextAttemptAt) : null,
+      heldReason: d.status === 'held' ? d.heldReason : null,
       resendAction: `${log}/deliveries/${d.id}/resend`,
       attempts: d.attempts.map((a) => ({
         number: a.attemptNumber,
