@@ -311,7 +311,7 @@ export default async function apiWebhooks(fastify: FastifyInstance) {
           statusWords: deliveryStatusWords(d.status),
           at: when(d.createdAt),
           nextAt: d.status === 'pending' ? when(d.nextAttemptAt) : null,
-          heldReason: d.status === 'held' ? d.heldReason : null,
+          heldReason: d.status === 'held' ? disabledReasonWords(d.heldReason) : null,
           attempts: d.attempts.map((a) => ({ ...a, at: when(a.startedAt) })),
         })),
         allHref: logHref(b, {}),

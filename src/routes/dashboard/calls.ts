@@ -13,7 +13,7 @@ import {
   accountsOfViewer, agentsOfViewer, findCallDetail, findCallInHistory, listCallHistory,
   type CallCursor, type CallDetail, type CallHistoryFilters, type CallListRow,
 } from '../../storage/call-history.js';
-import { deliveryStatusWords } from './settings-words.js';
+import { deliveryStatusWords, disabledReasonWords } from './settings-words.js';
 import { formatDuration, formatTime, metadataRows, REASON_WORDS, reindent, STATUS_WORDS, timeline } from './call-view.js';
 
 const PAGE_SIZE = 50;
@@ -183,7 +183,7 @@ function detailPage(viewer: Viewer, call: CallDetail, now: Date) {
       status: d.status,
       statusWords: deliveryStatusWords(d.status),
       next: d.status === 'pending' ? formatTime(d.nextAttemptAt) : null,
-      heldReason: d.status === 'held' ? d.heldReason : null,
+      heldReason: d.status === 'held' ? disabledReasonWords(d.heldReason) : null,
       resendAction: `${log}/deliveries/${d.id}/resend`,
       attempts: d.attempts.map((a) => ({
         number: a.attemptNumber,
