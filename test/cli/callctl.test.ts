@@ -180,8 +180,11 @@ describe('callctl usage, configuration and output', () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toContain('callctl agency create --name <name>');
     expect(human.stdout).toContain('callctl deliveries replay <delivery-id>');
+    expect(human.stdout).toContain('callctl user link <user-id|email>');
+    expect(human.stdout).toContain('callctl user enable <user-id>');
     const out = await ok(['help']);
-    expect(out.commands).toHaveLength(18);
+    expect(out.commands).toHaveLength(COMMANDS.length);
+    expect(out.commands).toHaveLength(20);
   });
 
   it('every group lists its commands and their options; every command its own options', async () => {
