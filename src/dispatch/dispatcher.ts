@@ -74,6 +74,11 @@ const refusedByServer = (error: unknown) => error instanceof pg.DatabaseError;
  * default lease in all (a database outage of that long is then left to callbacks and lease recovery).
  */
 const RECORD_DIALLED_RETRIES_MS = [0, 250, 1_000, 4_000, 10_000, 15_000];
+/**
+ * How long after its lease ran out a dialled call (intent recorded, no provider id) is left to its owner: the owner
+ * may be alive and still retrying the write of the provider id (a database outage longer than the lease).
+ */
+const RECORD_DIALLED_WINDOW_MS = RECORD_DIALLED_RETRIES_MS.reduce((sum, ms) => sum + ms, 0);
 /** A call whose agent's stored windows or zone cannot be read waits this long before the next try. */
 const UNREADABLE_WINDOWS_RETRY_MS = 60_000;
 
@@ -92,6 +97,8 @@ export class Dispatcher {
   private readonly hinted = new Set<string>();
   private dueQueryWanted = true;
   private readonly dialing = new Set<Promise<void>>();
+  /** Calls this dispatcher is dialling or recording: its own, whatever their lease says, never "recovered" by it. */
+  private readonly ownDials = new Set<string>();
   private readonly pool: pg.Pool;
   /** The database going away fails the bookkeeping of every call in flight at once. */
   private readonly logs: ThrottledLog;
@@ -307,6 +314,15 @@ export class Dispatcher {
 
   /** Records the intent to dial before dialling: a call whose intent is recorded is never dialled again. */
   private async dial(call: Call) {
+    this.ownDials.add(call.id);
+    try {
+      await this.dialOnce(call);
+    } finally {
+      this.ownDials.delete(call.id);
+    }
+  }
+
+  private async dialOnce(call: Call) {
     const { dialer, now, log } = this.options;
     let providerCallId: string;
     try {
@@ -356,12 +372,17 @@ export class Dispatcher {
 
   /**
    * Calls claimed by a dispatcher that died: never dialled (no intent) -> dial them now, once; intent recorded but no
-   * provider id -> the outcome is unknown and dialling again could ring the callee twice, so they fail.
+   * provider id -> the outcome is unknown and dialling again could ring the callee twice, so they fail, once their
+   * owner's window for recording the provider id has passed too (it may be alive, waiting out a database outage).
+   * This dispatcher's own dials are never taken for a dead one's.
    */
   private async recover() {
     const now = this.options.now();
     const stale = await staleClaims(this.pool, now);
+    const ownerMayBeRecording = now.getTime() - RECORD_DIALLED_WINDOW_MS;
     for (const call of stale) {
+      if (this.ownDials.has(call.id)) continue;
+      if (call.dialAttempts > 0 && call.leaseExpiresAt && call.leaseExpiresAt.getTime() > ownerMayBeRecording) continue;
       const leaseExpiresAt = new Date(now.getTime() + this.leaseMs);
       if (!(await takeOverClaim(this.pool, { callId: call.id, owner: this.id, leaseExpiresAt, now }))) continue;
       this.options.log.warn({ callId: call.id, dialAttempts: call.dialAttempts }, 'recovering a call whose dispatcher died');

@@ -328,16 +328,21 @@ describe('dispatcher', () => {
     expect((await b.prisma.call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('completed');
   });
 
-  it('a call whose dial was requested but never recorded is failed, not dialled again', async () => {
+  it('a call whose dial was requested but never recorded is failed once its owner stopped retrying, not dialled again', async () => {
     const { app } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
     const tenant = await createTenant(app.prisma);
     const callId = (await trigger(app, tenant.key)).json().call_id;
-    // As if a worker recorded its intent to dial and died before the provider answered.
+    // As if a worker recorded its intent to dial and its lease ran out a second ago: it may be alive, retrying the
+    // write of the provider id through a database outage, so the call is left to it.
     await app.prisma.call.update({ where: { id: callId }, data: { status: 'dialing', startedAt: new Date(), dialAttempts: 1, leaseOwner: 'dead', leaseExpiresAt: new Date(Date.now() - 1000) } });
     const { Dispatcher } = await import('../../src/dispatch/dispatcher.js');
     const log = dialLog();
     const dialer = new SimulatedDialer(log);
     const dispatcher = new Dispatcher({ prisma: app.prisma, databaseUrl: '', dialer, now: () => new Date(), log: app.log, maxConcurrentCalls: 10 });
+    await dispatcher.tick();
+    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({ status: 'dialing', leaseOwner: 'dead' });
+    // Past the owner's retries (about 30 s after its lease): it died, and the outcome is unknown.
+    await app.prisma.call.update({ where: { id: callId }, data: { leaseExpiresAt: new Date(Date.now() - 31_000) } });
     await dispatcher.tick();
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
     expect(call).toMatchObject({ status: 'failed', failureReason: 'provider_error', dialAttempts: 1 });
