@@ -2,7 +2,7 @@
 // user: their client's). Agency users invite and make new sign-in links (a one-time link, shown once in the answer
 // to the POST, also e-mailed when SMTP_URL is set; both need a recent password entry), disable and enable; for
 // client users those actions do not exist (404).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError } from '../../admin/errors.js';
 import { newSignInLink } from '../../admin/user-links.js';
 import { disableUser, enableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
@@ -104,6 +104,13 @@ export default async function users(fastify: FastifyInstance) {
     };
   };
 
+  /** The user named by `:id` and their account, when the viewer manages it: anyone else's user is a 404. */
+  const managedUser = async (request: FastifyRequest<{ Params: UserParams }>, reply: FastifyReply) => {
+    const user = isUuid(request.params.id) ? await findUserById(fastify.prisma, request.params.id) : null;
+    if (!user) throw fastify.httpErrors.notFound();
+    return { user, account: await managedAccount(request, reply, user.accountId) };
+  };
+
   fastify.get('/users', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => reply.page('users', await usersPage(request, null)));
 
   fastify.post<{ Body: InviteUserForm }>(
@@ -153,9 +160,7 @@ export default async function users(fastify: FastifyInstance) {
     { schema: { hide: true, params: UserParams, body: DisableUserForm }, attachValidation: true, preHandler: requireAgencyUser },
     async (request, reply) => {
       const viewer = viewerOf(request);
-      const user = isUuid(request.params.id) ? await findUserById(fastify.prisma, request.params.id) : null;
-      if (!user) throw fastify.httpErrors.notFound();
-      const account = await managedAccount(request, reply, user.accountId);
+      const { user, account } = await managedUser(request, reply);
       const problem = formProblem(request);
       if (problem) return reply.code(400).page('users', await usersPage(request, problem));
       try {
@@ -176,9 +181,7 @@ export default async function users(fastify: FastifyInstance) {
     { schema: { hide: true, params: UserParams, body: UserLinkForm }, attachValidation: true, preHandler: [requireAgencyUser, recentSignIn] },
     async (request, reply) => {
       const viewer = viewerOf(request);
-      const user = isUuid(request.params.id) ? await findUserById(fastify.prisma, request.params.id) : null;
-      if (!user) throw fastify.httpErrors.notFound();
-      const account = await managedAccount(request, reply, user.accountId);
+      const { user, account } = await managedUser(request, reply);
       const problem = formProblem(request);
       if (problem) return reply.code(400).page('users', await usersPage(request, problem));
       try {
@@ -203,9 +206,7 @@ export default async function users(fastify: FastifyInstance) {
     { schema: { hide: true, params: UserParams, body: EnableUserForm }, attachValidation: true, preHandler: requireAgencyUser },
     async (request, reply) => {
       const viewer = viewerOf(request);
-      const user = isUuid(request.params.id) ? await findUserById(fastify.prisma, request.params.id) : null;
-      if (!user) throw fastify.httpErrors.notFound();
-      const account = await managedAccount(request, reply, user.accountId);
+      const { user, account } = await managedUser(request, reply);
       const problem = formProblem(request);
       if (problem) return reply.code(400).page('users', await usersPage(request, problem));
       const result = await enableUser(fastify.prisma, user.id, { kind: 'user', userId: viewer.id, ip: clientIp(request) }, fastify.now());
