@@ -10,7 +10,7 @@ const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 
 pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
   const first = args[0] as string | { text?: string } | undefined;
-  const text = typeof first === 'string' ? first : first?.text ?? '?';
+  const text = typeof first === 'string' ? first : (first?.text ?? '?');
   const key = text.replace(/\s+/g, ' ').trim().slice(0, 90);
   counts.set(key, (counts.get(key) ?? 0) + 1);
   return original.apply(this, args);

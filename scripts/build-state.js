@@ -14,7 +14,9 @@ export const GENERATED_CLIENT = path.join('src', 'generated');
 
 /** tsconfig files may hold comments and trailing commas; strings are kept as they are. */
 export function parseJsonc(text) {
-  const withoutComments = text.replace(/"(?:\\.|[^"\\])*"|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (m) => (m.startsWith('"') ? m : ''));
+  const withoutComments = text.replace(/"(?:\\.|[^"\\])*"|\/\/[^\n]*|\/\*[\s\S]*?\*\//g, (m) =>
+    m.startsWith('"') ? m : '',
+  );
   return JSON.parse(withoutComments.replace(/,(\s*[}\]])/g, '$1'));
 }
 
@@ -37,15 +39,16 @@ function patternRoot(pattern) {
 export function buildInputs(root) {
   const configs = [];
   let include;
-  for (let file = 'tsconfig.build.json'; file; ) {
+  for (let file = 'tsconfig.build.json'; file;) {
     configs.push(file);
     const config = parseJsonc(fs.readFileSync(path.join(root, file), 'utf8'));
     include ??= config.include || config.files ? [...(config.include ?? []), ...(config.files ?? [])] : undefined;
     const parent = config.extends;
     // A package's base config (no leading dot) changes only with an install, and installing builds.
-    file = typeof parent === 'string' && parent.startsWith('.')
-      ? path.normalize(path.join(path.dirname(file), parent.endsWith('.json') ? parent : `${parent}.json`))
-      : undefined;
+    file =
+      typeof parent === 'string' && parent.startsWith('.')
+        ? path.normalize(path.join(path.dirname(file), parent.endsWith('.json') ? parent : `${parent}.json`))
+        : undefined;
   }
   const sources = (include ?? []).map(patternRoot).filter(Boolean);
   return [...new Set([...sources, ...configs, 'package.json', 'prisma/schema.prisma', 'prisma.config.ts'])];

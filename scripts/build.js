@@ -37,7 +37,8 @@ if (args.has('--if-stale')) {
 const started = beginBuild(root);
 // The bundles of an earlier build must not outlive this one's compiled files (npm start and callctl prefer them).
 const BUNDLES = { server: path.join('dist', 'server.mjs'), callctl: path.join('dist', 'callctl.mjs') };
-for (const file of Object.values(BUNDLES)) for (const f of [file, `${file}.map`]) fs.rmSync(path.join(root, f), { force: true });
+for (const file of Object.values(BUNDLES))
+  for (const f of [file, `${file}.map`]) fs.rmSync(path.join(root, f), { force: true });
 const generated = run(path.join(root, 'scripts', 'prisma-generate.js'), []);
 if (generated !== 0) process.exit(generated);
 const tsc = tscPath();

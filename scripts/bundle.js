@@ -30,7 +30,9 @@ export async function bundle(root, entry, outfile, { sourcemap = false } = {}) {
     // Mappings only: stack traces need no copy of the sources, and a map 4x larger cost the start half a second.
     sourcesContent: false,
     // Bundled CommonJS modules require() Node's built-ins; an ES module has no require of its own.
-    banner: { js: "import { createRequire as __octCreateRequire } from 'node:module'; const require = __octCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __octCreateRequire } from 'node:module'; const require = __octCreateRequire(import.meta.url);",
+    },
     logLevel: 'warning',
   });
 }

@@ -11,7 +11,9 @@ const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const compiled = (file) => pathToFileURL(path.join(root, 'dist', 'src', file)).href;
 
 if (buildStatus(root).stale) {
-  const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.js'), '--if-stale'], { stdio: 'inherit' });
+  const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.js'), '--if-stale'], {
+    stdio: 'inherit',
+  });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 

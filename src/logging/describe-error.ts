@@ -17,7 +17,11 @@ export function describeError(error: unknown, depth = 0): string {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && BY_CODE[code]) return BY_CODE[code];
   // Prisma's message starts with the invocation and ends with the reason.
-  const message = error.message.split('\n').map((line) => line.trim()).filter(Boolean).at(-1);
+  const message = error.message
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .at(-1);
   if (message) return message;
   if (depth < 3) {
     const inner = error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error.cause;

@@ -24,7 +24,12 @@ async function setup() {
   /** A call that ends at once (canceled): one call.failed delivery. */
   const event = async (metadata: Record<string, unknown> = {}) => {
     const { call_id } = (await trigger(app, tenant.key, { phone_number: '+14155552671', name: '-', metadata })).json();
-    await applyCallUpdate(app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: clock.now, source: 'operator' });
+    await applyCallUpdate(
+      app.prisma,
+      call_id,
+      { kind: 'failed', reason: 'canceled' },
+      { now: clock.now, source: 'operator' },
+    );
     return call_id as string;
   };
   return { app, databaseUrl, clock, tenant, receiver, event };
@@ -39,7 +44,9 @@ describe('calls show for people', () => {
 
     const pending = await cli(s.databaseUrl, ['calls', 'show', callId]);
     expect(pending.code).toBe(0);
-    expect(pending.stdout).toMatch(/call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2026-12-01T10:00:05\.000Z/);
+    expect(pending.stdout).toMatch(
+      /call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2026-12-01T10:00:05\.000Z/,
+    );
     const json = JSON.parse((await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).stdout);
     expect(json.call.deliveries[0].next_attempt_at).toBe('2026-12-01T10:00:05.000Z');
 
@@ -62,13 +69,20 @@ describe('calls show for people', () => {
     expect(stdout).toMatch(/^ {4}1 +2026-12-01T10:00:00\.000Z +503 +\d+ ms +-$/m);
     expect(stdout).toMatch(/^ {4}2 +2026-12-01T10:00:05\.000Z +200 +\d+ ms +-$/m);
     const finished = JSON.parse((await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).stdout);
-    expect(finished.call.deliveries[0]).toMatchObject({ status: 'succeeded', next_attempt_at: null, attempts: [{ response_status: 503 }, { response_status: 200 }] });
+    expect(finished.call.deliveries[0]).toMatchObject({
+      status: 'succeeded',
+      next_attempt_at: null,
+      attempts: [{ response_status: 503 }, { response_status: 200 }],
+    });
     expect(finished.call.metadata).toEqual({ empty: null, dash: '-', number: 42, text: '42' });
   });
 
   it('an attempt without an answer shows its error', async () => {
     const s = await setup();
-    await s.app.prisma.webhookEndpoint.update({ where: { accountId: s.tenant.accountId }, data: { url: 'http://127.0.0.1:1/hooks' } });
+    await s.app.prisma.webhookEndpoint.update({
+      where: { accountId: s.tenant.accountId },
+      data: { url: 'http://127.0.0.1:1/hooks' },
+    });
     const callId = await s.event();
     await s.app.deliveryWorker!.settle();
     const { stdout } = await cli(s.databaseUrl, ['calls', 'show', callId]);
@@ -100,7 +114,12 @@ describe('metadata as the client wrote it', () => {
     const first = lines.indexOf('metadata (JSON, as given):');
     expect(first).toBeGreaterThan(-1);
     expect(lines.slice(first + 1, first + 7).map((line) => line.trim().replace(/: +/, ': '))).toEqual([
-      '"crm_id": "L-42"', '"score": 9.5', '"vip": true', '"note": null', '"10": "ten"', '"2": "two"',
+      '"crm_id": "L-42"',
+      '"score": 9.5',
+      '"vip": true',
+      '"note": null',
+      '"10": "ten"',
+      '"2": "two"',
     ]);
   });
 });
@@ -115,7 +134,17 @@ describe('webhook show and webhook enable', () => {
 
     const shown = JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout);
     // The delivery answered 410 reached no one: held until the endpoint is enabled again.
-    expect(shown).toEqual({ webhook: { url: s.receiver.url, enabled: false, disabled_reason: expect.stringMatching(/410 Gone/), pending: 0, held: 1, held_since: expect.any(String), failed: 0 } });
+    expect(shown).toEqual({
+      webhook: {
+        url: s.receiver.url,
+        enabled: false,
+        disabled_reason: expect.stringMatching(/410 Gone/),
+        pending: 0,
+        held: 1,
+        held_since: expect.any(String),
+        failed: 0,
+      },
+    });
     const human = await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId]);
     expect(human.stdout).toMatch(/^ {2}enabled: +false$/m);
     expect(human.stdout).toContain(`callctl webhook enable ${s.tenant.accountId}`);
@@ -126,8 +155,12 @@ describe('webhook show and webhook enable', () => {
     const enabled = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
     expect(enabled.code).toBe(0);
     expect(JSON.parse(enabled.stdout)).toEqual({
-      account_id: s.tenant.accountId, url: s.receiver.url, enabled: true,
-      previously: { enabled: false, disabled_reason: shown.webhook.disabled_reason }, changed_at: expect.any(String), released: 1,
+      account_id: s.tenant.accountId,
+      url: s.receiver.url,
+      enabled: true,
+      previously: { enabled: false, disabled_reason: shown.webhook.disabled_reason },
+      changed_at: expect.any(String),
+      released: 1,
     });
     const after = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
     expect(after).toMatchObject({ enabled: true, disabledReason: null, secret: before.secret, url: before.url });
@@ -139,14 +172,18 @@ describe('webhook show and webhook enable', () => {
     // Events flow again, the one held among them.
     await s.event();
     await s.app.deliveryWorker!.settle();
-    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout).webhook).toMatchObject({ enabled: true, pending: 0, held: 0, failed: 0 });
+    expect(
+      JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout).webhook,
+    ).toMatchObject({ enabled: true, pending: 0, held: 0, failed: 0 });
     expect(s.receiver.received.map((r) => r.headers['webhook-id'])).toHaveLength(3);
   });
 
   it('an account without an endpoint: show says none, enable is refused (exit 1)', async () => {
     const s = await setup();
     const other = await createTenant(s.app.prisma);
-    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', other.accountId, '--json'])).stdout)).toEqual({ webhook: null });
+    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', other.accountId, '--json'])).stdout)).toEqual({
+      webhook: null,
+    });
     const refused = await cli(s.databaseUrl, ['webhook', 'enable', other.accountId, '--json']);
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stderr).error).toMatch(/no webhook endpoint/);

@@ -23,7 +23,16 @@ describe('crash recovery of dispatch', () => {
     await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-crash-'));
     const dialLog = path.join(dataDir, 'dials.log');
-    const env = { DATA_DIR: dataDir, DATABASE_URL: url, SIMULATED_RING_MS: '200', SIMULATED_TALK_MS: '1500', SIMULATED_DIAL_LOG: dialLog, DISPATCH_LEASE_MS: '2000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '1000' };
+    const env = {
+      DATA_DIR: dataDir,
+      DATABASE_URL: url,
+      SIMULATED_RING_MS: '200',
+      SIMULATED_TALK_MS: '1500',
+      SIMULATED_DIAL_LOG: dialLog,
+      DISPATCH_LEASE_MS: '2000',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_TIMEOUT_MS: '1000',
+    };
 
     const first = await startServer(env);
     const accepted: string[] = [];
@@ -45,13 +54,24 @@ describe('crash recovery of dispatch', () => {
     let calls;
     for (;;) {
       calls = await prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
-      const terminalHooks = new Set(receiver.received.map((r) => JSON.parse(r.body)).filter((e) => e.type !== 'call.started').map((e) => e.data.call_id));
-      if ((calls.every((c) => c.status === 'completed' || c.status === 'failed') && terminalHooks.size === 25) || Date.now() > deadline) break;
+      const terminalHooks = new Set(
+        receiver.received
+          .map((r) => JSON.parse(r.body))
+          .filter((e) => e.type !== 'call.started')
+          .map((e) => e.data.call_id),
+      );
+      if (
+        (calls.every((c) => c.status === 'completed' || c.status === 'failed') && terminalHooks.size === 25) ||
+        Date.now() > deadline
+      )
+        break;
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(await second.stop('SIGTERM')).toBe(0);
 
-    expect(midway.some((g) => g.status === 'initiated' || g.status === 'dialing' || g.status === 'in_progress')).toBe(true);
+    expect(midway.some((g) => g.status === 'initiated' || g.status === 'dialing' || g.status === 'in_progress')).toBe(
+      true,
+    );
     expect(calls.map((c) => c.id).sort()).toEqual([...accepted].sort());
     for (const call of calls) {
       expect(['completed', 'failed']).toContain(call.status);
@@ -62,14 +82,26 @@ describe('crash recovery of dispatch', () => {
     for (const r of receiver.received) {
       const event = JSON.parse(r.body);
       if (event.type === 'call.started') continue;
-      terminal.set(event.data.call_id, (terminal.get(event.data.call_id) ?? new Set()).add(String(r.headers['webhook-id'])));
+      terminal.set(
+        event.data.call_id,
+        (terminal.get(event.data.call_id) ?? new Set()).add(String(r.headers['webhook-id'])),
+      );
     }
     expect([...terminal.keys()].sort()).toEqual([...accepted].sort());
     for (const ids of terminal.values()) expect(ids.size).toBe(1);
     const dials = (await fs.readFile(dialLog, 'utf8')).trim().split('\n');
     expect(new Set(dials).size).toBe(dials.length);
     // Peak concurrency from the calls' own times, across both processes.
-    const edges = calls.flatMap((c) => (c.startedAt ? [[c.startedAt.getTime(), 1], [c.endedAt!.getTime(), -1]] : [])).sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+    const edges = calls
+      .flatMap((c) =>
+        c.startedAt
+          ? [
+              [c.startedAt.getTime(), 1],
+              [c.endedAt!.getTime(), -1],
+            ]
+          : [],
+      )
+      .sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
     let active = 0;
     let peak = 0;
     for (const [, delta] of edges) peak = Math.max(peak, (active += delta!));
@@ -99,7 +131,8 @@ describe('simulated calls across a restart', () => {
     const ringing = (await trigger(first.app, tenant.key)).json().call_id as string;
     const busy = (await trigger(first.app, tenant.key, { phone_number: '+15005550001' })).json().call_id as string;
     await first.app.dispatcher!.settle();
-    const byId = async () => new Map((await first.app.prisma.call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]));
+    const byId = async () =>
+      new Map((await first.app.prisma.call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]));
     const before = await byId();
     expect(before.get(talking)).toMatchObject({ status: 'in_progress', answeredAt: new Date(t0.getTime() + RING_MS) });
     expect(before.get(ringing)).toMatchObject({ status: 'dialing', startedAt: t1 });
@@ -107,18 +140,40 @@ describe('simulated calls across a restart', () => {
     await closeTestApp(first.app);
 
     // The next process runs 724 s later.
-    const later = await buildTestApp({ env, databaseUrl: first.databaseUrl, clock: () => new Date(t0.getTime() + 724_000) });
+    const later = await buildTestApp({
+      env,
+      databaseUrl: first.databaseUrl,
+      clock: () => new Date(t0.getTime() + 724_000),
+    });
     await later.app.dispatcher!.settle();
-    const calls = new Map((await later.app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { deliveries: true } })).map((c) => [c.id, c]));
+    const calls = new Map(
+      (
+        await later.app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { deliveries: true } })
+      ).map((c) => [c.id, c]),
+    );
     expect(calls.get(talking)).toMatchObject({
-      status: 'completed', answeredAt: new Date(t0.getTime() + RING_MS), endedAt: new Date(t0.getTime() + RING_MS + TALK_MS), durationSeconds: TALK_MS / 1000,
+      status: 'completed',
+      answeredAt: new Date(t0.getTime() + RING_MS),
+      endedAt: new Date(t0.getTime() + RING_MS + TALK_MS),
+      durationSeconds: TALK_MS / 1000,
     });
     expect(calls.get(ringing)).toMatchObject({
-      status: 'completed', answeredAt: new Date(t1.getTime() + RING_MS), endedAt: new Date(t1.getTime() + RING_MS + TALK_MS), durationSeconds: TALK_MS / 1000,
+      status: 'completed',
+      answeredAt: new Date(t1.getTime() + RING_MS),
+      endedAt: new Date(t1.getTime() + RING_MS + TALK_MS),
+      durationSeconds: TALK_MS / 1000,
     });
-    expect(calls.get(busy)).toMatchObject({ status: 'failed', failureReason: 'busy', answeredAt: null, endedAt: new Date(t1.getTime() + RING_MS), durationSeconds: null });
+    expect(calls.get(busy)).toMatchObject({
+      status: 'failed',
+      failureReason: 'busy',
+      answeredAt: null,
+      endedAt: new Date(t1.getTime() + RING_MS),
+      durationSeconds: null,
+    });
     // The webhooks say the same.
-    const completed = JSON.parse(calls.get(ringing)!.deliveries.find((d) => d.eventType === 'call.completed')!.payload as string);
+    const completed = JSON.parse(
+      calls.get(ringing)!.deliveries.find((d) => d.eventType === 'call.completed')!.payload as string,
+    );
     expect(completed).toMatchObject({
       timestamp: new Date(t1.getTime() + RING_MS + TALK_MS).toISOString(),
       data: { ended_at: new Date(t1.getTime() + RING_MS + TALK_MS).toISOString(), duration_seconds: TALK_MS / 1000 },

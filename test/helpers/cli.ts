@@ -14,8 +14,12 @@ export async function callctl(databaseUrl: string, args: string[], env: Record<s
   let stderr = '';
   const code = await runCli(args, {
     env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env },
-    stdout: (s) => { stdout += s; },
-    stderr: (s) => { stderr += s; },
+    stdout: (s) => {
+      stdout += s;
+    },
+    stderr: (s) => {
+      stderr += s;
+    },
   });
   return { code, stdout, stderr, json: () => JSON.parse(stdout) as Record<string, unknown> };
 }

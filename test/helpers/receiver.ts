@@ -42,7 +42,9 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
   };
   const server = http.createServer((req, res) => {
     let body = '';
-    req.on('data', (c: Buffer) => { body += c.toString(); });
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
     req.on('end', async () => {
       const request = { headers: req.headers, body, at: Date.now() };
       const index = receiver.received.push(request) - 1;
@@ -52,7 +54,10 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
       res.end();
     });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
   running.push(async () => {

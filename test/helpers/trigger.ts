@@ -3,7 +3,12 @@ import type { App } from '../../src/app.js';
 
 export const TRIGGER_URL = '/api/v1/calls/trigger';
 
-export function trigger(app: App, key: string | null, body: unknown = { phone_number: '+14155552671' }, headers: Record<string, string> = {}) {
+export function trigger(
+  app: App,
+  key: string | null,
+  body: unknown = { phone_number: '+14155552671' },
+  headers: Record<string, string> = {},
+) {
   return app.inject({
     method: 'POST',
     url: TRIGGER_URL,

@@ -15,23 +15,48 @@ import { trigger } from '../helpers/trigger.js';
 describe('logs', () => {
   it('carry request ids and outcomes, and no key, secret or metadata value', async () => {
     const lines: string[] = [];
-    const sink = new Writable({ write(chunk, _enc, done) { lines.push(...chunk.toString().split('\n').filter(Boolean)); done(); } });
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(...chunk.toString().split('\n').filter(Boolean));
+        done();
+      },
+    });
     const { url } = await freshDatabase();
-    const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'debug', DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '10', SIMULATED_TALK_MS: '10' });
-    const app = await buildApp({ config, databaseUrl: url, logger: pino(loggerOptions('debug') as pino.LoggerOptions, sink) });
+    const config = loadConfig({
+      DATABASE_URL: url,
+      LOG_LEVEL: 'debug',
+      DISPATCH_ENABLED: 'true',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      SIMULATED_RING_MS: '10',
+      SIMULATED_TALK_MS: '10',
+    });
+    const app = await buildApp({
+      config,
+      databaseUrl: url,
+      logger: pino(loggerOptions('debug') as pino.LoggerOptions, sink),
+    });
     try {
       const tenant = await createTenant(app.prisma);
       const receiver = await startReceiver();
       const { secret } = await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
       const metadataValue = 'do-not-log-this-7f3a';
 
-      const ok = await trigger(app, tenant.key, { phone_number: '+14155552671', metadata: { crm: metadataValue } }, { 'x-request-id': 'req-visible-1' });
+      const ok = await trigger(
+        app,
+        tenant.key,
+        { phone_number: '+14155552671', metadata: { crm: metadataValue } },
+        { 'x-request-id': 'req-visible-1' },
+      );
       expect(ok.statusCode).toBe(200);
       await trigger(app, tenant.key, { phone_number: 'bad', metadata: { crm: metadataValue } });
       await app.inject({ method: 'POST', url: `/api/v1/calls/trigger?api_key=${tenant.key}&token=${secret}` });
       await trigger(app, keyWithTypo(tenant.key));
       await app.inject({ method: 'GET', url: `/nope/${tenant.key}` });
-      app.log.info({ note: `a careless line with ${tenant.key} and ${secret}`, metadata: { crm: metadataValue } }, `key ${tenant.key}`);
+      app.log.info(
+        { note: `a careless line with ${tenant.key} and ${secret}`, metadata: { crm: metadataValue } },
+        `key ${tenant.key}`,
+      );
       await receiver.waitFor(2);
       await new Promise((r) => setTimeout(r, 100));
     } finally {
@@ -53,7 +78,11 @@ describe('logs', () => {
       expect(typeof r.statusCode).toBe('number');
       expect(typeof r.responseTimeMs).toBe('number');
     }
-    expect(requests.find((r) => r.reqId === 'req-visible-1')).toMatchObject({ statusCode: 200, route: '/api/v1/calls/trigger', req: { method: 'POST' } });
+    expect(requests.find((r) => r.reqId === 'req-visible-1')).toMatchObject({
+      statusCode: 200,
+      route: '/api/v1/calls/trigger',
+      req: { method: 'POST' },
+    });
     expect(requests.map((r) => r.statusCode).sort()).toEqual([200, 400, 400, 401, 404]);
   });
 });

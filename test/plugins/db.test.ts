@@ -88,7 +88,10 @@ describe('connection pools', () => {
     const onRequests = statementNames(sqlPool(app.prisma));
     const onBackground = statementNames(sqlPool(app.backgroundPrisma));
     expect((await trigger(app, tenant.key)).statusCode).toBe(200);
-    await waitFor(() => onBackground, (names) => names.includes('oct_notify'));
+    await waitFor(
+      () => onBackground,
+      (names) => names.includes('oct_notify'),
+    );
     expect(onRequests).toEqual(['oct_key_lookup', 'oct_accept_call_v1']);
   });
 });

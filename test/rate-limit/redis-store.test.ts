@@ -9,7 +9,8 @@ import { redisUrl } from '../helpers/database.js';
 
 const incr = (store: FastifyRateLimitStore, key: string, max = 3) =>
   new Promise<{ current: number; ttl: number }>((resolve, reject) =>
-    store.incr(key, (error, result) => (error ? reject(error) : resolve(result!)), 60_000, max));
+    store.incr(key, (error, result) => (error ? reject(error) : resolve(result!)), 60_000, max),
+  );
 
 describe.skipIf(!redisUrl())('redisRateLimitStore (requires Redis: TEST_REDIS_URL)', () => {
   const redis = new Redis(redisUrl() ?? '');

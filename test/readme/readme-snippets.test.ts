@@ -31,19 +31,36 @@ beforeAll(async () => {
 
 describe('README snippets', () => {
   it('Integrating: triggers a call, and throws on a refusal without retrying', async () => {
-    const { triggerCall } = (await import(await snippet('### Integrating', 'integrating'))) as { triggerCall: (b: string, k: string, body: object) => Promise<string> };
-    const callId = await triggerCall(baseUrl, tenant.key, { phone_number: '+14155552671', metadata: { crm_id: 'L-1' } });
+    const { triggerCall } = (await import(await snippet('### Integrating', 'integrating'))) as {
+      triggerCall: (b: string, k: string, body: object) => Promise<string>;
+    };
+    const callId = await triggerCall(baseUrl, tenant.key, {
+      phone_number: '+14155552671',
+      metadata: { crm_id: 'L-1' },
+    });
     expect(await app.prisma.call.count({ where: { id: callId } })).toBe(1);
-    await expect(triggerCall(baseUrl, tenant.key, { phone_number: '555' })).rejects.toThrow(/refused \(400\): Invalid phone number format/);
+    await expect(triggerCall(baseUrl, tenant.key, { phone_number: '555' })).rejects.toThrow(
+      /refused \(400\): Invalid phone number format/,
+    );
   });
 
   it('Verifying a delivery: accepts a real signature and rejects a tampered body', async () => {
     const secret = generateWebhookSecret();
     process.env.WEBHOOK_SECRET = secret;
-    const { verify } = (await import(await snippet('### Verifying a delivery', 'verify'))) as { verify: (body: string, headers: Record<string, string>) => { type: string } };
-    const body = JSON.stringify({ type: 'call.completed', timestamp: new Date().toISOString(), data: { call_id: 'x', status: 'completed', metadata: {} } });
+    const { verify } = (await import(await snippet('### Verifying a delivery', 'verify'))) as {
+      verify: (body: string, headers: Record<string, string>) => { type: string };
+    };
+    const body = JSON.stringify({
+      type: 'call.completed',
+      timestamp: new Date().toISOString(),
+      data: { call_id: 'x', status: 'completed', metadata: {} },
+    });
     const now = new Date();
-    const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': WebhookSender.sign(secret, 'msg_1', new Date(Math.floor(now.getTime() / 1000) * 1000), body) };
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': WebhookSender.sign(secret, 'msg_1', new Date(Math.floor(now.getTime() / 1000) * 1000), body),
+    };
     expect(verify(body, headers).type).toBe('call.completed');
     expect(() => verify(body.replace('completed', 'failed'), headers)).toThrow();
   });

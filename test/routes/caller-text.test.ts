@@ -19,7 +19,14 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({
-    env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '20', SIMULATED_TALK_MS: '20', RATE_LIMIT_PER_MINUTE: '1000' },
+    env: {
+      DISPATCH_ENABLED: 'true',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      SIMULATED_RING_MS: '20',
+      SIMULATED_TALK_MS: '20',
+      RATE_LIMIT_PER_MINUTE: '1000',
+    },
   }));
   tenant = await createTenant(app.prisma);
   receiver = await startReceiver();
@@ -27,7 +34,8 @@ beforeAll(async () => {
 });
 
 const PHONE = '+14155552671';
-const NAME_RULE = 'name must not contain control characters other than tab, line feed and carriage return, nor unpaired surrogates';
+const NAME_RULE =
+  'name must not contain control characters other than tab, line feed and carriage return, nor unpaired surrogates';
 const callCount = () => app.prisma.call.count();
 
 /** Every C0 control but tab, LF and CR, DEL and every C1 control. */
@@ -42,13 +50,20 @@ describe('name', () => {
     const before = await callCount();
     for (const c of FORBIDDEN) {
       const res = await trigger(app, tenant.key, { phone_number: PHONE, name: `Ada${c}Lovelace` });
-      expect({ c: c.charCodeAt(0), status: res.statusCode, body: res.json() }).toEqual({ c: c.charCodeAt(0), status: 400, body: { success: false, error: NAME_RULE } });
+      expect({ c: c.charCodeAt(0), status: res.statusCode, body: res.json() }).toEqual({
+        c: c.charCodeAt(0),
+        status: 400,
+        body: { success: false, error: NAME_RULE },
+      });
     }
     expect(await callCount()).toBe(before);
   });
 
   it('generated names: refused exactly when they hold a forbidden control character', async () => {
-    const unit = fc.oneof(fc.constantFrom(...FORBIDDEN), fc.constantFrom('\t', '\n', '\r', 'a', 'é', '😀', ' ', '\u200b'));
+    const unit = fc.oneof(
+      fc.constantFrom(...FORBIDDEN),
+      fc.constantFrom('\t', '\n', '\r', 'a', 'é', '😀', ' ', '\u200b'),
+    );
     const before = await callCount();
     let accepted = 0;
     for (const name of fc.sample(fc.string({ unit, minLength: 1, maxLength: 12 }), { numRuns: 40, seed: 21 })) {
@@ -84,20 +99,57 @@ describe('name', () => {
 
 describe('email', () => {
   const refused = [
-    'a..b.@b.com', '.a@b.com', 'a.@b.com', 'a..b@b.com', '.@b.com', 'ada@localhost', '0@com', 'a@b.c', 'a@b.123', 'a@1.2.3.4',
-    'a@-b.com', 'a@b-.com', 'a@b..com', 'a@.b.com', 'a@b.com.', '"a b"@x.com', '"a"@x.com', 'a@[127.0.0.1]', 'a(c)@x.com',
-    'ada@example.com\n', 'a\u0000@b.com', 'a\u0085@b.com', 'a\t@b.com', 'caf\u00e9@example.com', 'ada@exämple.com',
-    `${'a'.repeat(65)}@example.com`, `a@${'b'.repeat(64)}.com`, 'a@b@c.com', '@b.com', 'a@',
+    'a..b.@b.com',
+    '.a@b.com',
+    'a.@b.com',
+    'a..b@b.com',
+    '.@b.com',
+    'ada@localhost',
+    '0@com',
+    'a@b.c',
+    'a@b.123',
+    'a@1.2.3.4',
+    'a@-b.com',
+    'a@b-.com',
+    'a@b..com',
+    'a@.b.com',
+    'a@b.com.',
+    '"a b"@x.com',
+    '"a"@x.com',
+    'a@[127.0.0.1]',
+    'a(c)@x.com',
+    'ada@example.com\n',
+    'a\u0000@b.com',
+    'a\u0085@b.com',
+    'a\t@b.com',
+    'caf\u00e9@example.com',
+    'ada@exämple.com',
+    `${'a'.repeat(65)}@example.com`,
+    `a@${'b'.repeat(64)}.com`,
+    'a@b@c.com',
+    '@b.com',
+    'a@',
   ];
   const accepted = [
-    'ada@example.com', 'a.b@b.com', "o'brien+tag@mail.example.co.uk", 'x@b.io', 'A_B-c@Example.COM', '!#$%&\'*+/=?^_`{|}~-@x.org',
-    'a@b.xn--p1ai', 'a@b1-2.c3', `${'a'.repeat(64)}@example.com`, `a@${'b'.repeat(63)}.com`,
+    'ada@example.com',
+    'a.b@b.com',
+    "o'brien+tag@mail.example.co.uk",
+    'x@b.io',
+    'A_B-c@Example.COM',
+    "!#$%&'*+/=?^_`{|}~-@x.org",
+    'a@b.xn--p1ai',
+    'a@b1-2.c3',
+    `${'a'.repeat(64)}@example.com`,
+    `a@${'b'.repeat(63)}.com`,
   ];
 
   it.each(refused)('refuses %j with 400 "email must be a valid email address", storing nothing', async (email) => {
     const before = await callCount();
     const res = await trigger(app, tenant.key, { phone_number: PHONE, email });
-    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: 'email must be a valid email address' }]);
+    expect([res.statusCode, res.json()]).toEqual([
+      400,
+      { success: false, error: 'email must be a valid email address' },
+    ]);
     expect(await callCount()).toBe(before);
   });
 

@@ -63,7 +63,16 @@ describe('tenancy: every combination of key and agent', () => {
 
 describe('calling windows', () => {
   const windowed = async (outsideWindow: 'queue' | 'reject') =>
-    (await createAgent(app.prisma, { accountId: agency.accountId, name: `${outsideWindow} agent`, phone: '+14155550111', timezone: 'America/New_York', windows: ['mon-fri 09:00-17:00'], outsideWindow })).id;
+    (
+      await createAgent(app.prisma, {
+        accountId: agency.accountId,
+        name: `${outsideWindow} agent`,
+        phone: '+14155550111',
+        timezone: 'America/New_York',
+        windows: ['mon-fri 09:00-17:00'],
+        outsideWindow,
+      })
+    ).id;
 
   it('inside the window the call may start at once', async () => {
     now = new Date('2026-11-23T15:00:00Z');
@@ -76,7 +85,10 @@ describe('calling windows', () => {
     now = new Date('2026-11-23T23:30:00Z'); // 18:30 in New York
     const before = await app.prisma.call.count();
     const res = await trigger(app, agency.key, withAgent(await windowed('reject')));
-    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: "Outside the agent's calling window" }]);
+    expect([res.statusCode, res.json()]).toEqual([
+      400,
+      { success: false, error: "Outside the agent's calling window" },
+    ]);
     expect(await app.prisma.call.count()).toBe(before);
   });
 
@@ -100,7 +112,10 @@ describe('the waiting queue is bounded per account', () => {
     const refused = results.filter((r) => r.statusCode === 429);
     expect(refused).toHaveLength(3);
     for (const r of refused) {
-      expect(r.json()).toEqual({ success: false, error: `Too many calls waiting. Retry after ${r.headers['retry-after']} seconds.` });
+      expect(r.json()).toEqual({
+        success: false,
+        error: `Too many calls waiting. Retry after ${r.headers['retry-after']} seconds.`,
+      });
     }
     expect(await small.prisma.call.count({ where: { accountId: full.accountId } })).toBe(3);
     expect((await trigger(small, other.key)).statusCode).toBe(200);

@@ -20,7 +20,14 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
-interface Setup { app: App; databaseUrl: string; clock: { now: Date }; receiver: Receiver; secret: string; tenant: Tenant }
+interface Setup {
+  app: App;
+  databaseUrl: string;
+  clock: { now: Date };
+  receiver: Receiver;
+  secret: string;
+  tenant: Tenant;
+}
 
 async function setup(): Promise<Setup> {
   const clock = { now: new Date('2026-12-01T10:00:00Z') };
@@ -36,7 +43,9 @@ async function setup(): Promise<Setup> {
 }
 
 const context = (s: Setup) => ({ now: s.clock.now, source: 'provider' });
-const advance = (s: Setup, ms: number) => { s.clock.now = new Date(s.clock.now.getTime() + ms); };
+const advance = (s: Setup, ms: number) => {
+  s.clock.now = new Date(s.clock.now.getTime() + ms);
+};
 const settle = (s: Setup) => s.app.deliveryWorker!.settle();
 
 /** A call dialled: its call.started delivery is written. */
@@ -59,8 +68,13 @@ async function canceledCall(s: Setup): Promise<string> {
 }
 
 const deliveriesOf = (s: Setup, callId: string) =>
-  s.app.prisma.webhookDelivery.findMany({ where: { callId }, orderBy: { createdAt: 'asc' }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } });
-const endpointOf = (s: Setup) => s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
+  s.app.prisma.webhookDelivery.findMany({
+    where: { callId },
+    orderBy: { createdAt: 'asc' },
+    include: { attempts: { orderBy: { attemptNumber: 'asc' } } },
+  });
+const endpointOf = (s: Setup) =>
+  s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
 
 /**
  * Whether `received` is signed with `secret` (the signature itself: the injected clock is days ahead, so verify()
@@ -68,15 +82,20 @@ const endpointOf = (s: Setup) => s.app.prisma.webhookEndpoint.findUniqueOrThrow(
  */
 function signedWith(secret: string, received: Receiver['received'][number]): boolean {
   const id = received.headers['webhook-id'] as string;
-  const signed = new Webhook(secret).sign(id, new Date(Number(received.headers['webhook-timestamp']) * 1000), received.body);
+  const signed = new Webhook(secret).sign(
+    id,
+    new Date(Number(received.headers['webhook-timestamp']) * 1000),
+    received.body,
+  );
   return received.headers['webhook-signature'] === signed;
 }
 
 /** What a receiver got: event type, call id and webhook-id of each request, in order. */
-const got = (receiver: Receiver) => receiver.received.map((r) => {
-  const event = JSON.parse(r.body) as WebhookEvent;
-  return { type: event.type, callId: event.data.call_id, id: r.headers['webhook-id'] };
-});
+const got = (receiver: Receiver) =>
+  receiver.received.map((r) => {
+    const event = JSON.parse(r.body) as WebhookEvent;
+    return { type: event.type, callId: event.data.call_id, id: r.headers['webhook-id'] };
+  });
 
 describe('an endpoint disabled by a 410', () => {
   it('holds the call.completed that follows, shows it in callctl webhook show, and callctl webhook enable sends it once', async () => {
@@ -89,9 +108,18 @@ describe('an endpoint disabled by a 410', () => {
 
     const [started, completed] = await deliveriesOf(s, callId);
     // The one answered 410 did not reach anyone: held too, its attempt on record.
-    expect(started).toMatchObject({ eventType: 'call.started', status: 'held', heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone at /) });
+    expect(started).toMatchObject({
+      eventType: 'call.started',
+      status: 'held',
+      heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone at /),
+    });
     expect(started!.attempts.map((a) => a.responseStatus)).toEqual([410]);
-    expect(completed).toMatchObject({ eventType: 'call.completed', status: 'held', heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone at /), attempts: [] });
+    expect(completed).toMatchObject({
+      eventType: 'call.completed',
+      status: 'held',
+      heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone at /),
+      attempts: [],
+    });
 
     // Never sent while the endpoint stays disabled, however long.
     s.receiver.respond = () => ({ status: 200 });
@@ -103,12 +131,19 @@ describe('an endpoint disabled by a 410', () => {
     const shown = (await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json();
     expect(shown).toEqual({
       webhook: {
-        url: s.receiver.url, enabled: false, disabled_reason: expect.stringMatching(/410 Gone/), pending: 0, held: 2,
-        held_since: started!.createdAt.toISOString(), failed: 0,
+        url: s.receiver.url,
+        enabled: false,
+        disabled_reason: expect.stringMatching(/410 Gone/),
+        pending: 0,
+        held: 2,
+        held_since: started!.createdAt.toISOString(),
+        failed: 0,
       },
     });
     const human = await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId]);
-    expect(human.stdout).toContain(`callctl webhook enable ${s.tenant.accountId}, which sends the 2 events held since ${started!.createdAt.toISOString()}`);
+    expect(human.stdout).toContain(
+      `callctl webhook enable ${s.tenant.accountId}, which sends the 2 events held since ${started!.createdAt.toISOString()}`,
+    );
 
     const enabled = await callctl(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
     expect(enabled.code).toBe(0);
@@ -119,14 +154,19 @@ describe('an endpoint disabled by a 410', () => {
       { type: 'call.completed', callId, id: completed!.id },
     ]);
     for (const r of s.receiver.received) expect(signedWith(s.secret, r)).toBe(true);
-    expect((await deliveriesOf(s, callId)).map((d) => [d.status, d.heldReason])).toEqual([['succeeded', null], ['succeeded', null]]);
+    expect((await deliveriesOf(s, callId)).map((d) => [d.status, d.heldReason])).toEqual([
+      ['succeeded', null],
+      ['succeeded', null],
+    ]);
 
     // Exactly once: nothing more, however long.
     advance(s, 3 * 24 * 3600_000);
     s.app.deliveryWorker!.wake();
     await settle(s);
     expect(s.receiver.received).toHaveLength(3);
-    expect((await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json()).toMatchObject({ webhook: { enabled: true, held: 0, held_since: null } });
+    expect((await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json()).toMatchObject({
+      webhook: { enabled: true, held: 0, held_since: null },
+    });
   });
 
   it('holds the deliveries that were retrying when it was switched off, and sends them once enabled again (src/admin)', async () => {
@@ -140,7 +180,10 @@ describe('an endpoint disabled by a 410', () => {
     s.receiver.respond = () => ({ status: 410 });
     const gone = await canceledCall(s);
     await settle(s);
-    expect((await deliveriesOf(s, retrying))[0]).toMatchObject({ status: 'held', heldReason: expect.stringMatching(/answered 410 Gone/) });
+    expect((await deliveriesOf(s, retrying))[0]).toMatchObject({
+      status: 'held',
+      heldReason: expect.stringMatching(/answered 410 Gone/),
+    });
     expect((await deliveriesOf(s, gone))[0]).toMatchObject({ status: 'held' });
 
     s.receiver.respond = () => ({ status: 204 });
@@ -155,7 +198,9 @@ describe('an endpoint disabled by a 410', () => {
     const sent = got(s.receiver).slice(2);
     expect(sent.map((e) => e.callId).sort()).toEqual([retrying, gone].sort());
     expect(new Set(sent.map((e) => e.id)).size).toBe(2);
-    const audited = await s.app.prisma.auditEntry.findMany({ where: { accountId: s.tenant.accountId, action: 'webhook_enabled' } });
+    const audited = await s.app.prisma.auditEntry.findMany({
+      where: { accountId: s.tenant.accountId, action: 'webhook_enabled' },
+    });
     expect(audited.map((e) => e.detail)).toEqual([expect.objectContaining({ released: 2 })]);
   });
 
@@ -166,14 +211,29 @@ describe('an endpoint disabled by a 410', () => {
     const { call_id: callId } = (await trigger(s.app, s.tenant.key)).json();
     const call = await s.app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
     await s.app.prisma.webhookDelivery.create({
-      data: { endpointId: (await endpointOf(s)).id, callId, callEventId: call.events[0]!.id, eventType: 'call.failed', payload: '{"type":"call.failed","data":{"call_id":"' + callId + '"}}', nextAttemptAt: new Date(s.clock.now.getTime() + 60_000) },
+      data: {
+        endpointId: (await endpointOf(s)).id,
+        callId,
+        callEventId: call.events[0]!.id,
+        eventType: 'call.failed',
+        payload: '{"type":"call.failed","data":{"call_id":"' + callId + '"}}',
+        nextAttemptAt: new Date(s.clock.now.getTime() + 60_000),
+      },
     });
-    await s.app.prisma.webhookEndpoint.update({ where: { accountId: s.tenant.accountId }, data: { enabled: false, disabledReason: 'answered 410 Gone at then' } });
+    await s.app.prisma.webhookEndpoint.update({
+      where: { accountId: s.tenant.accountId },
+      data: { enabled: false, disabledReason: 'answered 410 Gone at then' },
+    });
     advance(s, 61_000);
     s.app.deliveryWorker!.wake();
     await settle(s);
     expect(s.receiver.received).toHaveLength(0);
-    expect((await deliveriesOf(s, callId))[0]).toMatchObject({ status: 'held', heldReason: 'endpoint disabled (answered 410 Gone at then)', completedAt: null, leaseExpiresAt: null });
+    expect((await deliveriesOf(s, callId))[0]).toMatchObject({
+      status: 'held',
+      heldReason: 'endpoint disabled (answered 410 Gone at then)',
+      completedAt: null,
+      leaseExpiresAt: null,
+    });
     await enableWebhook(s.app.prisma, s.tenant.accountId);
     await settle(s);
     expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: expect.any(String) }]);
@@ -183,17 +243,29 @@ describe('an endpoint disabled by a 410', () => {
 describe('enabling again while a transition writes held deliveries', () => {
   it('waits for the transition: what it held is released, not left behind', async () => {
     const s = await setup();
-    await s.app.prisma.webhookEndpoint.update({ where: { accountId: s.tenant.accountId }, data: { enabled: false, disabledReason: 'switched off by a test' } });
+    await s.app.prisma.webhookEndpoint.update({
+      where: { accountId: s.tenant.accountId },
+      data: { enabled: false, disabledReason: 'switched off by a test' },
+    });
     const { call_id: callId } = (await trigger(s.app, s.tenant.key)).json();
     const pool = sqlPool(s.app.prisma);
     let enabling: Promise<unknown> | null = null;
     await inTransaction(pool, async (client) => {
       const { rows } = await client.query<Call>({ ...LOCK_CALLS, values: [[callId]] });
-      await applyLockedBatch(client, [{ call: rows[0]!, change: { update: { kind: 'failed', reason: 'canceled' } } }], context(s));
+      await applyLockedBatch(
+        client,
+        [{ call: rows[0]!, change: { update: { kind: 'failed', reason: 'canceled' } } }],
+        context(s),
+      );
       // The held delivery is written, not committed: "Enable again" now must wait for this transaction.
       enabling = enableWebhook(s.app.prisma, s.tenant.accountId);
       await waitFor(
-        async () => (await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)).rows[0].n as number,
+        async () =>
+          (
+            await pool.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+            )
+          ).rows[0].n as number,
         (n) => n > 0,
       ).catch(() => undefined);
     });
@@ -237,13 +309,21 @@ describe('the endpoint URL changed', () => {
     await settle(s);
     expect(third.received).toHaveLength(0);
     expect((await endpointOf(s)).enabled).toBe(false);
-    const set = await callctl(s.databaseUrl, ['webhook', 'set', s.tenant.accountId, '--url', third.url], { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
-    expect(set.stdout).toContain(`The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${s.tenant.accountId} sends the events held meanwhile.`);
+    const set = await callctl(s.databaseUrl, ['webhook', 'set', s.tenant.accountId, '--url', third.url], {
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    expect(set.stdout).toContain(
+      `The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${s.tenant.accountId} sends the events held meanwhile.`,
+    );
     const newest = /whsec_[A-Za-z0-9+/=]+/.exec(set.stdout)![0];
 
     await enableWebhook(s.app.prisma, s.tenant.accountId);
     await settle(s);
-    expect(got(third).map((e) => e.callId).sort()).toEqual([gone, later].sort());
+    expect(
+      got(third)
+        .map((e) => e.callId)
+        .sort(),
+    ).toEqual([gone, later].sort());
     for (const r of third.received) expect(signedWith(newest, r)).toBe(true);
   });
 });
@@ -268,9 +348,18 @@ describe('retention', () => {
     await settle(s);
     expect((await deliveriesOf(s, callId))[0]).toMatchObject({ status: 'held' });
     // As if the retention periods had long passed; a succeeded delivery of that age would go.
-    await s.app.prisma.webhookDelivery.updateMany({ where: { callId }, data: { completedAt: new Date('2020-01-01T00:00:00Z') } });
+    await s.app.prisma.webhookDelivery.updateMany({
+      where: { callId },
+      data: { completedAt: new Date('2020-01-01T00:00:00Z') },
+    });
     const future = new Date('2030-01-01T00:00:00Z');
-    const cutoffs = { now: future, sessionsIdleSince: future, deliveriesBefore: future, callsBefore: future, auditBefore: new Date(0) };
+    const cutoffs = {
+      now: future,
+      sessionsIdleSince: future,
+      deliveriesBefore: future,
+      callsBefore: future,
+      auditBefore: new Date(0),
+    };
     for (const step of RETENTION_STEPS.filter((r) => r.table === 'webhook_deliveries' || r.table === 'calls')) {
       await deleteBatch(sqlPool(s.app.prisma), step, cutoffs, 100);
     }

@@ -23,7 +23,12 @@ describe('stalled endpoints', () => {
     await setWebhook(app.prisma, other.accountId, healthy.url, { allowPrivate: true });
     const event = async (tenant: { key: string }) => {
       const { call_id } = (await trigger(app, tenant.key)).json();
-      await applyCallUpdate(app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: new Date(), source: 'operator' });
+      await applyCallUpdate(
+        app.prisma,
+        call_id,
+        { kind: 'failed', reason: 'canceled' },
+        { now: new Date(), source: 'operator' },
+      );
       return call_id as string;
     };
     await event(slow);

@@ -19,10 +19,17 @@ document.querySelectorAll('button[data-copy]').forEach(function (button) {
   if (isField) field.addEventListener('focus', select);
   button.addEventListener('click', function () {
     select();
-    var done = function () { button.textContent = 'Copied'; setTimeout(function () { button.textContent = label; }, 2000); };
+    var done = function () {
+      button.textContent = 'Copied';
+      setTimeout(function () {
+        button.textContent = label;
+      }, 2000);
+    };
     var text = isField ? field.value : field.textContent.trim();
     if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(text).then(done, function () { button.textContent = 'Press Ctrl+C to copy'; });
+      navigator.clipboard.writeText(text).then(done, function () {
+        button.textContent = 'Press Ctrl+C to copy';
+      });
     } else {
       button.textContent = 'Press Ctrl+C to copy';
     }
