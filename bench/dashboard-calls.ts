@@ -219,11 +219,11 @@ async function main() {
     }
 
     // The plans PostgreSQL keeps for the prepared statements after a few executions (generic plans), for the record.
-    const explain = async (name: string, values: unknown[]) => {
+    const explain = async (name: string, values: (string | number | Date | string[] | null)[]) => {
       const text = declaredStatements().find((s) => s.name === name)!.text;
       await db.query('SET plan_cache_mode = force_generic_plan');
       await db.query(`PREPARE explained AS ${text}`);
-      const literal = (v: unknown) =>
+      const literal = (v: string | number | Date | string[] | null) =>
         v === null
           ? 'NULL'
           : `'${(Array.isArray(v) ? `{${v.join(',')}}` : v instanceof Date ? v.toISOString() : String(v)).replace(/'/g, "''")}'`;

@@ -48,7 +48,7 @@ interface AcClient {
   rateInterval?: NodeJS.Timeout;
   requestIterator: { recordBody(req: unknown, status: number, body: string, headers: unknown): void };
   _doRequest(): void;
-  on(event: string, listener: (...args: any[]) => void): void;
+  on(event: string, listener: (...args: never[]) => void): void;
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {

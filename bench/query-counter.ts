@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 
 const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
 const counts = new Map<string, number>();
+// eslint-disable-next-line @typescript-eslint/unbound-method -- applied below with the client as its `this`
 const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 
 pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {

@@ -94,7 +94,8 @@ export function referenceComponents(
 
 function withoutId(schema: unknown): unknown {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
-  const { $id: _id, ...rest } = schema as Record<string, unknown>;
+  const rest = { ...schema } as Record<string, unknown>;
+  delete rest.$id;
   return rest;
 }
 
@@ -168,7 +169,9 @@ export default fp(
       transformObject: (documentObject) =>
         publishable((documentObject as unknown as { openapiObject: Record<string, unknown> }).openapiObject) as never,
       // Name components after the schemas' $id rather than def-0, def-1...
-      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+      refResolver: {
+        buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+      },
     });
 
     fastify.get(OPENAPI_PATH, { schema: { hide: true } }, async () => fastify.swagger());

@@ -9,8 +9,13 @@ const envelope = (message: string) => ({ success: false, error: message });
 
 const SAMPLE = { seconds: 30, limit: 32768, method: 'GET', path: '/api/v1/calls/trigger' };
 
+interface Example {
+  summary: string;
+  value: object;
+}
+
 /** The exact messages each status can carry, as OpenAPI example objects (added to the document by the openapi plugin). */
-export const TRIGGER_ERROR_EXAMPLES: Record<string, Record<string, { summary: string; value: object }>> = {};
+export const TRIGGER_ERROR_EXAMPLES: Record<string, Record<string, Example>> = {};
 
 function errorResponse(
   status: number,
@@ -20,8 +25,11 @@ function errorResponse(
   extra: string[] = [],
 ): TSchema {
   TRIGGER_ERROR_EXAMPLES[status] = Object.fromEntries([
-    ...codes.map((code) => [code, { summary: code, value: envelope(errorMessage(code, SAMPLE)) }]),
-    ...extra.map((message, i) => [`VALIDATION_${i + 1}`, { summary: 'VALIDATION', value: envelope(message) }]),
+    ...codes.map((code): [string, Example] => [code, { summary: code, value: envelope(errorMessage(code, SAMPLE)) }]),
+    ...extra.map((message, i): [string, Example] => [
+      `VALIDATION_${i + 1}`,
+      { summary: 'VALIDATION', value: envelope(message) },
+    ]),
   ]);
   return Type.Unsafe({ ...Type.Ref(ErrorResponse), description, ...(Object.keys(headers).length ? { headers } : {}) });
 }

@@ -80,7 +80,8 @@ const compiled = (pattern: string) =>
 
 export function codePoints(value: string): number {
   let count = 0;
-  for (const _ of value) count++;
+  const characters = value[Symbol.iterator]();
+  while (!characters.next().done) count++;
   return count;
 }
 

@@ -55,7 +55,7 @@ function sentence(error: ValueError): string {
         ? `must be ${schema.description.replace(/\.$/, '')}`
         : 'has an unsupported type';
     case ValueErrorType.Kind:
-      if (schema[Kind] === 'Text') return textSentence(schema as TextOptions, error.value);
+      if (schema[Kind] === 'Text') return textSentence(schema, error.value);
       return 'is invalid';
     default:
       return error.message.charAt(0).toLowerCase() + error.message.slice(1);
@@ -112,6 +112,7 @@ function firstProblem(errors: ValueError[]): { path: string; error: ValueError }
 // NUL and unpaired UTF-16 surrogates cannot be stored as PostgreSQL text or jsonb (or would be silently replaced):
 // refuse them like any other invalid value, naming the field. The schema states it (STORABLE_TEXT) for free text;
 // this walk also covers metadata keys, which TypeBox checks with its own regex.
+// eslint-disable-next-line no-control-regex -- NUL is what this refuses
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 function unstorable(value: unknown, path: string): string | null {

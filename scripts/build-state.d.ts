@@ -1,7 +1,7 @@
 // Types of scripts/build-state.js (plain JavaScript: npm start and callctl run it before anything is compiled).
 export const STAMP: string;
 export const GENERATED_CLIENT: string;
-export function parseJsonc(text: string): any;
+export function parseJsonc(text: string): unknown;
 export function buildInputs(root: string): string[];
 export function newestMtime(
   root: string,

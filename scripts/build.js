@@ -15,6 +15,10 @@ import { bundle } from './bundle.js';
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const args = new Set(process.argv.slice(2));
 
+/**
+ * @param {string} script
+ * @param {string[]} scriptArgs
+ */
 function run(script, scriptArgs) {
   return spawnSync(process.execPath, [script, ...scriptArgs], { cwd: root, stdio: 'inherit' }).status ?? 1;
 }

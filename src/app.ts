@@ -126,16 +126,16 @@ export function fastifyOptions(config: Config): FastifyServerOptions {
 }
 
 export async function buildApp(options: BuildOptions) {
+  const { https, logger, ...appOptions } = options;
   const base = fastifyOptions(options.config);
   const instance = Fastify({
     ...base,
     // The factory makes the listener (TLS, with its answer to plain HTTP); `https` still tells Fastify's logs the scheme.
-    serverFactory: apiServerFactory(options.https ?? null),
-    ...(options.https ? { https: options.https } : {}),
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: loggerOptions(options.config.LOG_LEVEL) }),
+    serverFactory: apiServerFactory(https ?? null),
+    ...(https ? { https } : {}),
+    ...(logger ? { loggerInstance: logger } : { logger: loggerOptions(options.config.LOG_LEVEL) }),
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>();
   instance.setValidatorCompiler(validatorCompiler);
-  const { https: _https, logger: _logger, ...appOptions } = options;
   await instance.register(fp(app, { name: 'app' }), appOptions);
   await instance.ready();
   return instance;

@@ -1,6 +1,6 @@
 // Environment -> typed, validated configuration. Fails fast with a message naming each bad variable.
 import path from 'node:path';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { KindGuard, Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 const Port = (description: string, fallback: number) =>
@@ -130,7 +130,11 @@ export class ConfigError extends Error {
 }
 
 function describeProblem(schema: TSchema, value: unknown): string {
-  if (schema.anyOf) return `must be one of ${schema.anyOf.map((s: TSchema) => s.const).join(', ')}`;
+  if (KindGuard.IsUnion(schema))
+    return `must be one of ${schema.anyOf
+      .filter(KindGuard.IsLiteral)
+      .map((s) => s.const)
+      .join(', ')}`;
   if (schema.type === 'integer' || schema.type === 'number') {
     const bounds = [
       schema.minimum !== undefined ? `>= ${schema.minimum}` : '',

@@ -41,7 +41,7 @@ function scrubDeep(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
   // pino runs formatters before serializers: leave class instances (Fastify's request, reply) to their serializers.
-  const proto = Object.getPrototypeOf(value);
+  const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, depth + 1);

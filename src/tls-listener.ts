@@ -93,6 +93,6 @@ export function apiServerFactory(tls: TlsMaterial | null): FastifyServerFactory 
     server.setTimeout(options.connectionTimeout as number);
     if ((options.maxRequestsPerSocket as number) > 0)
       server.maxRequestsPerSocket = options.maxRequestsPerSocket as number;
-    return server as http.Server;
+    return server;
   };
 }

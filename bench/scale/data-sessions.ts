@@ -44,7 +44,7 @@ export async function spread<T, R>(
   tasks: T[],
   run: (db: pg.Client, task: T, index: number) => Promise<R>,
 ): Promise<R[]> {
-  const results: R[] = new Array(tasks.length);
+  const results = new Array<R>(tasks.length);
   let next = 0;
   await Promise.all(
     sessions.map(async (db) => {

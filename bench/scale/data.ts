@@ -103,7 +103,7 @@ const SESSIONS = 2;
  */
 export async function buildScaleData(
   databaseUrl: string,
-  options: { shape: ScaleShape; history: boolean; receiverUrl: string; stallUrl: string; log(line: string): void },
+  options: { shape: ScaleShape; history: boolean; receiverUrl: string; stallUrl: string; log: (line: string) => void },
 ): Promise<ScaleData> {
   const { shape, log } = options;
   const started = performance.now();

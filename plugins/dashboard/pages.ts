@@ -33,6 +33,7 @@ const MAX_TARGET_LENGTH = 2048;
  */
 export function dashboardTarget(value: unknown): string | null {
   if (typeof value !== 'string' || value.length > MAX_TARGET_LENGTH || !value.startsWith('/')) return null;
+  // eslint-disable-next-line no-control-regex -- the control characters are what this refuses
   if (/[\\\u0000-\u001f\u007f]/.test(value)) return null;
   let url: URL;
   try {

@@ -31,14 +31,11 @@ export function sessionDigest(sessionId: string): Buffer {
   return createHash('sha256').update(sessionId, 'utf8').digest();
 }
 
+const IN_COLUMNS_OR_COOKIE = new Set(['cookie', 'userId', 'createdAt']);
+
 /** Everything but what lives in columns or in the cookie. */
 function dataOf(session: Session): Record<string, unknown> {
-  const {
-    cookie: _cookie,
-    userId: _userId,
-    createdAt: _createdAt,
-    ...data
-  } = session as unknown as Record<string, unknown>;
+  const data = Object.fromEntries(Object.entries(session).filter(([key]) => !IN_COLUMNS_OR_COOKIE.has(key)));
   return JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
 }
 

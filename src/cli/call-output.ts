@@ -35,7 +35,7 @@ function deliveryLines(delivery: Row): string[] {
     attempt: a.attempt,
     time: a.started_at,
     status: a.response_status,
-    latency: a.duration_ms === null || a.duration_ms === undefined ? null : `${String(a.duration_ms)} ms`,
+    latency: typeof a.duration_ms === 'number' ? `${a.duration_ms} ms` : null,
     error: a.error,
   }));
   return [head, ...table(rows, undefined, '    ')];

@@ -25,6 +25,7 @@ export function cell(value: unknown): string {
         .map(([k, v]) => `${k}=${cell(v)}`)
         .join(' ') || '-'
     );
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are records or arrays, handled above
   return String(value);
 }
 

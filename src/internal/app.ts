@@ -25,7 +25,7 @@ export async function buildInternalApp(api: App, logger: FastifyBaseLogger) {
   await useHttpErrors(internal);
 
   internal.get('/health/ready', async (_request, reply) => {
-    const checks: Record<string, 'ok' | string> = {};
+    const checks: Record<string, string> = {}; // 'ok' or the reason
     await Promise.all([
       // The pool the service's queries use, so the reason is the driver's own (a refused connection, a timeout).
       withTimeout(ping(sqlPool(api.prisma)), READY_TIMEOUT_MS).then(

@@ -13,6 +13,7 @@ const BY_CODE: Readonly<Record<string, string>> = {
 };
 
 export function describeError(error: unknown, depth = 0): string {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a thrown non-Error can be anything at all
   if (!(error instanceof Error)) return String(error ?? 'unknown error') || 'unknown error';
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && BY_CODE[code]) return BY_CODE[code];
@@ -24,7 +25,7 @@ export function describeError(error: unknown, depth = 0): string {
     .at(-1);
   if (message) return message;
   if (depth < 3) {
-    const inner = error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error.cause;
+    const inner: unknown = error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error.cause;
     if (inner !== undefined) return describeError(inner, depth + 1);
   }
   return typeof code === 'string' && code ? code : error.name;

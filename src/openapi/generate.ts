@@ -22,7 +22,7 @@ export async function generateContract(): Promise<Map<string, string>> {
   const config = loadConfig({ DATABASE_URL: 'postgresql://unused@127.0.0.1:1/unused', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', LOG_LEVEL: 'silent' });
   const app = await buildApp({ config, databaseUrl: config.DATABASE_URL! });
   try {
-    const document = (await app.inject(OPENAPI_PATH)).json();
+    const document = (await app.inject(OPENAPI_PATH)).json<unknown>();
     const files = new Map<string, string>([['openapi/openapi.json', json(document)]]);
     for (const [name, schema] of Object.entries(PUBLISHED_SCHEMAS)) files.set(`openapi/schemas/${name}.json`, json(standalone(schema)));
     return files;

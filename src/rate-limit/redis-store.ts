@@ -65,10 +65,7 @@ export function redisRateLimitStore(
     child(routeOptions: Parameters<FastifyRateLimitStore['child']>[0]): FastifyRateLimitStore {
       // routeInfo: documented in the README's custom-store section, missing from the types.
       const { routeInfo } = routeOptions as unknown as { routeInfo: { method: string; url: string } };
-      return new FixedWindowRedisStore(
-        routeOptions as FastifyRateLimitOptions,
-        `${this.routeKey}${routeInfo.method}${routeInfo.url}-`,
-      );
+      return new FixedWindowRedisStore(routeOptions, `${this.routeKey}${routeInfo.method}${routeInfo.url}-`);
     }
   }
   return FixedWindowRedisStore;

@@ -212,7 +212,9 @@ export async function startEmbeddedPostgres(
     } catch (error) {
       // Another process may have started it at the same moment: look again before giving up.
       if (attempt === 4)
-        throw new Error(`could not start embedded PostgreSQL in ${dataDir}: ${(error as Error).message}`);
+        throw new Error(`could not start embedded PostgreSQL in ${dataDir}: ${(error as Error).message}`, {
+          cause: error,
+        });
       await sleep(200 + Math.random() * 300);
     }
   }

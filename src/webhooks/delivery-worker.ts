@@ -200,7 +200,7 @@ export class DeliveryWorker {
       perEndpoint,
       limit: room,
       leaseUntil: new Date(now.getTime() + this.options.leaseMs),
-      dueSince: full ? undefined : new Date(since! - RECENT_MARGIN_MS),
+      dueSince: full ? undefined : new Date(since - RECENT_MARGIN_MS),
     });
     let capped = false;
     for (const delivery of claimed) if (this.launch(delivery, perEndpoint) >= perEndpoint) capped = true;
