@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 const PAGES = [
   'README.md',
+  'CONTRIBUTING.md',
   'bench/README.md',
   ...fs
     .readdirSync('docs')
