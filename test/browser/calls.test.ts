@@ -7,6 +7,7 @@ import { generateKey } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { errorMessage } from '../../src/errors.js';
+import { json } from '../helpers/json.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import {
   agencyWithUser,
@@ -110,7 +111,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       ['ratio', '-0.5', 'number'],
     ]);
     expect(JSON.parse((await page.textContent('pre.json code'))!)).toEqual(METADATA);
-    expect(Object.keys(JSON.parse((await page.textContent('pre.json code'))!))).toEqual(Object.keys(METADATA));
+    expect(Object.keys(json<object>((await page.textContent('pre.json code'))!))).toEqual(Object.keys(METADATA));
 
     // Its deliveries: started and completed, each delivered on its first attempt, with the ids the receiver got.
     const deliveries = page.locator('article.delivery');

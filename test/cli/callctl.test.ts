@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { spawnChild } from '../helpers/child-processes.js';
 import { callctl } from '../helpers/cli.js';
+import { match } from '../helpers/matchers.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -60,7 +61,7 @@ describe('callctl operator flow', () => {
 
   it('migrate reports what it did (the template is already migrated)', async () => {
     const out = await ok(['migrate']);
-    expect(out).toEqual({ applied: [], already_applied: expect.arrayContaining([expect.stringMatching(/_init$/)]) });
+    expect(out).toEqual({ applied: [], already_applied: match.arrayContaining([match.stringMatching(/_init$/)]) });
   });
 
   it('agency create and client create return ids', async () => {

@@ -3,13 +3,20 @@
 import { describe, expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import { callctl } from '../helpers/cli.js';
+import { callctl, type CliError } from '../helpers/cli.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { json } from '../helpers/json.js';
+import { match } from '../helpers/matchers.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const cli = callctl;
+
+/** What `calls show --json` prints, as far as these tests read it. */
+interface ShownCall {
+  call: { metadata: unknown; deliveries: Record<string, unknown>[] };
+}
 
 async function setup() {
   const clock = { now: new Date('2026-12-01T10:00:00Z') };
@@ -23,14 +30,14 @@ async function setup() {
   await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
   /** A call that ends at once (canceled): one call.failed delivery. */
   const event = async (metadata: Record<string, unknown> = {}) => {
-    const { call_id } = (await trigger(app, tenant.key, { phone_number: '+14155552671', name: '-', metadata })).json();
+    const callId = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', name: '-', metadata }));
     await applyCallUpdate(
       app.prisma,
-      call_id,
+      callId,
       { kind: 'failed', reason: 'canceled' },
       { now: clock.now, source: 'operator' },
     );
-    return call_id as string;
+    return callId;
   };
   return { app, databaseUrl, clock, tenant, receiver, event };
 }
@@ -47,8 +54,8 @@ describe('calls show for people', () => {
     expect(pending.stdout).toMatch(
       /call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2026-12-01T10:00:05\.000Z/,
     );
-    const json = JSON.parse((await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).stdout);
-    expect(json.call.deliveries[0].next_attempt_at).toBe('2026-12-01T10:00:05.000Z');
+    const shown = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).json<ShownCall>();
+    expect(shown.call.deliveries[0]?.next_attempt_at).toBe('2026-12-01T10:00:05.000Z');
 
     s.clock.now = new Date('2026-12-01T10:00:05Z');
     await s.app.deliveryWorker!.settle();
@@ -68,7 +75,7 @@ describe('calls show for people', () => {
     expect(stdout).toMatch(/^ {4}attempt +time +status +latency +error$/m);
     expect(stdout).toMatch(/^ {4}1 +2026-12-01T10:00:00\.000Z +503 +\d+ ms +-$/m);
     expect(stdout).toMatch(/^ {4}2 +2026-12-01T10:00:05\.000Z +200 +\d+ ms +-$/m);
-    const finished = JSON.parse((await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).stdout);
+    const finished = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).json<ShownCall>();
     expect(finished.call.deliveries[0]).toMatchObject({
       status: 'succeeded',
       next_attempt_at: null,
@@ -98,7 +105,7 @@ describe('metadata as the client wrote it', () => {
     const { app, databaseUrl, tenant } = await setup();
     const response = await trigger(app, tenant.key, `{"phone_number":"+14155552671","metadata":${METADATA}}`);
     expect(response.statusCode, response.body).toBe(200);
-    const callId = response.json().call_id as string;
+    const callId = callIdOf(response);
 
     const shown = await cli(databaseUrl, ['calls', 'show', callId, '--json']);
     expect(shown.code).toBe(0);
@@ -106,7 +113,10 @@ describe('metadata as the client wrote it', () => {
     const listed = await cli(databaseUrl, ['calls', 'list', tenant.accountId, '--json']);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(`"metadata":${METADATA}`);
-    expect(JSON.parse(listed.stdout).calls[0]).toMatchObject({ call_id: callId, metadata: JSON.parse(METADATA) });
+    expect(listed.json<{ calls: unknown[] }>().calls[0]).toMatchObject({
+      call_id: callId,
+      metadata: json<unknown>(METADATA),
+    });
 
     const { code, stdout } = await cli(databaseUrl, ['calls', 'show', callId]);
     expect(code).toBe(0);
@@ -132,16 +142,18 @@ describe('webhook show and webhook enable', () => {
     await s.event();
     await s.app.deliveryWorker!.settle();
 
-    const shown = JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout);
+    const shown = (await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json<{
+      webhook: Record<string, unknown>;
+    }>();
     // The delivery answered 410 reached no one: held until the endpoint is enabled again.
     expect(shown).toEqual({
       webhook: {
         url: s.receiver.url,
         enabled: false,
-        disabled_reason: expect.stringMatching(/410 Gone/),
+        disabled_reason: match.stringMatching(/410 Gone/),
         pending: 0,
         held: 1,
-        held_since: expect.any(String),
+        held_since: match.any(String),
         failed: 0,
       },
     });
@@ -154,12 +166,12 @@ describe('webhook show and webhook enable', () => {
     s.receiver.respond = () => ({ status: 200 });
     const enabled = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
     expect(enabled.code).toBe(0);
-    expect(JSON.parse(enabled.stdout)).toEqual({
+    expect(enabled.json()).toEqual({
       account_id: s.tenant.accountId,
       url: s.receiver.url,
       enabled: true,
       previously: { enabled: false, disabled_reason: shown.webhook.disabled_reason },
-      changed_at: expect.any(String),
+      changed_at: match.any(String),
       released: 1,
     });
     const after = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
@@ -173,7 +185,8 @@ describe('webhook show and webhook enable', () => {
     await s.event();
     await s.app.deliveryWorker!.settle();
     expect(
-      JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout).webhook,
+      (await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json<{ webhook: unknown }>()
+        .webhook,
     ).toMatchObject({ enabled: true, pending: 0, held: 0, failed: 0 });
     expect(s.receiver.received.map((r) => r.headers['webhook-id'])).toHaveLength(3);
   });
@@ -186,6 +199,6 @@ describe('webhook show and webhook enable', () => {
     });
     const refused = await cli(s.databaseUrl, ['webhook', 'enable', other.accountId, '--json']);
     expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.stderr).error).toMatch(/no webhook endpoint/);
+    expect(json<CliError>(refused.stderr).error).toMatch(/no webhook endpoint/);
   });
 });

@@ -2,7 +2,8 @@
 // deletes nothing while another process holds the retention lock, and says so.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callctl } from '../helpers/cli.js';
+import { callctl, type CliError } from '../helpers/cli.js';
+import { json } from '../helpers/json.js';
 import { createPrisma, sqlPool, type PrismaClient } from '../../src/storage/database.js';
 import { createRetentionPool, tryRetentionLock } from '../../src/storage/retention.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -72,8 +73,8 @@ describe('callctl retention run', () => {
       total: 4,
     });
     const sql = sqlPool(prisma);
-    expect((await sql.query('SELECT count(*)::int AS n FROM calls')).rows[0].n).toBe(1);
-    expect((await sql.query('SELECT count(*)::int AS n FROM idempotency_records')).rows[0].n).toBe(1);
+    expect((await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM calls')).rows[0]?.n).toBe(1);
+    expect((await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM idempotency_records')).rows[0]?.n).toBe(1);
   });
 
   it('for people: a line per table', async () => {
@@ -114,6 +115,6 @@ describe('callctl retention run', () => {
     expect(help.stdout).toContain('callctl retention run');
     const wrong = await cli(['retention', 'run', 'now', '--json']);
     expect(wrong.code).toBe(2);
-    expect(JSON.parse(wrong.stderr).error).toMatch(/Unexpected argument "now"/);
+    expect(json<CliError>(wrong.stderr).error).toMatch(/Unexpected argument "now"/);
   });
 });

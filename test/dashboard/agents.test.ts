@@ -9,7 +9,7 @@ import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { trigger as triggerWithHeaders } from '../helpers/trigger.js';
+import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 let app: App;
@@ -195,7 +195,7 @@ describe('agents pages', () => {
   });
 
   it('edits an agent in use: its past call keeps its agent and caller ID and stays readable; only what changed is audited', async () => {
-    const { call_id: callId } = (await trigger(app, agency.key)).json();
+    const callId = callIdOf(await trigger(app, agency.key));
     await applyCallUpdate(app.prisma, callId, { kind: 'dialing' }, { now: clock.now, source: 'dispatcher' });
     await applyCallUpdate(
       app.prisma,
@@ -271,7 +271,7 @@ describe('agents pages', () => {
 
     const answer = await trigger(app, agency.key);
     expect(answer.statusCode).toBe(200);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: answer.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(answer) } });
     expect(call.agentId).toBe(second.id);
     expect(call.fromNumber).toBe('+14155550155');
     expect(
@@ -305,7 +305,7 @@ describe('agents pages', () => {
     expect((await editAs(visitor, agent.id, { ...weekdays, policy: 'queue' })).status).toBe(303);
     const accepted = await trigger(app, tenant.key);
     expect(accepted.statusCode).toBe(200);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: accepted.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } });
     expect(call.status).toBe('initiated');
     expect(call.notBefore.toISOString()).toBe('2030-03-11T09:00:00.000Z');
 
@@ -317,7 +317,7 @@ describe('agents pages', () => {
 
   it('hands calls waiting for an old window back to the dispatcher when the windows change', async () => {
     const tenant = await createTenant(app.prisma, { windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' });
-    const { call_id: callId } = (await trigger(app, tenant.key)).json();
+    const callId = callIdOf(await trigger(app, tenant.key));
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe(
       '2030-03-11T09:00:00.000Z',
     );

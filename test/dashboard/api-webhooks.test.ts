@@ -10,8 +10,9 @@ import { applyCallUpdate } from '../../src/calls/transition.js';
 import { webhookUrlProblem } from '../../src/webhooks/url-policy.js';
 import { buildTestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger as triggerDirect } from '../helpers/trigger.js';
+import { callIdOf, trigger as triggerDirect } from '../helpers/trigger.js';
 import { callctl } from '../helpers/cli.js';
+import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, type Answer } from './helpers.js';
 
@@ -322,7 +323,7 @@ describe('the default agent', () => {
     )!;
     const accepted = await trigger(app, key, { phone_number: '+14155552671' });
     expect(accepted.statusCode).toBe(200);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: accepted.json().call_id } })).agentId).toBe(second);
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } })).agentId).toBe(second);
 
     const { id: otherAgency } = await createAgency(app.prisma, { name: 'Other' });
     const { id: foreign } = await createAgent(app.prisma, {
@@ -348,14 +349,14 @@ describe('the webhook endpoint', () => {
 
   /** A call that fails at once (canceled): one call.failed delivery to the endpoint. */
   async function failedCall(): Promise<string> {
-    const { call_id } = (await trigger(app, key, { phone_number: '+14155552671' })).json();
+    const callId = callIdOf(await trigger(app, key, { phone_number: '+14155552671' }));
     await applyCallUpdate(
       app.prisma,
-      call_id,
+      callId,
       { kind: 'failed', reason: 'canceled' },
       { now: app.now(), source: 'operator' },
     );
-    return call_id as string;
+    return callId;
   }
 
   beforeAll(async () => {
@@ -418,7 +419,7 @@ describe('the webhook endpoint', () => {
         action: 'webhook_disabled',
         actorKind: 'service',
         actorUserId: null,
-        detail: expect.objectContaining({ url: receiver.url, reason: expect.stringMatching(/410 Gone/) }),
+        detail: match.objectContaining({ url: receiver.url, reason: match.stringMatching(/410 Gone/) }),
       },
     ]);
 
@@ -525,7 +526,7 @@ describe('the webhook endpoint', () => {
     expect(await statuses(recent)).toEqual(['succeeded', 'succeeded']);
     expect((await auditActions(agencyId)).filter((e) => e.action === 'deliveries_resent').at(-1)).toMatchObject({
       actorKind: 'user',
-      detail: { failed_since: `${since}:00.000Z`, count: expect.any(Number) },
+      detail: { failed_since: `${since}:00.000Z`, count: match.any(Number) },
     });
   });
 

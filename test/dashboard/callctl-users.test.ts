@@ -2,7 +2,8 @@
 // errors, a new link voiding the earlier ones, enabling again, and e-mail through a real SMTP server when configured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, setPasswordWithLink, usableLink } from '../../src/admin/users.js';
-import { callctl } from '../helpers/cli.js';
+import { callctl, type CliError } from '../helpers/cli.js';
+import { json } from '../helpers/json.js';
 import { startSmtp } from '../helpers/smtp.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -54,13 +55,13 @@ describe('callctl user and setup', () => {
       '--json',
     ]);
     expect(taken.code).toBe(1);
-    expect(JSON.parse(taken.stderr).error).toBe('A user with the email owner@acme.example already exists');
+    expect(json<CliError>(taken.stderr).error).toBe('A user with the email owner@acme.example already exists');
     // Two users with this address: `user link` wants the id, and names both.
     const ambiguous = await cli(['user', 'link', 'owner@acme.example', '--json']);
     expect(ambiguous.code).toBe(1);
-    expect(JSON.parse(ambiguous.stderr).error).toContain('2 users have the email owner@acme.example');
-    expect(JSON.parse(ambiguous.stderr).error).toContain(out.user_id as string);
-    expect(JSON.parse(ambiguous.stderr).error).toContain(again.json().user_id as string);
+    expect(json<CliError>(ambiguous.stderr).error).toContain('2 users have the email owner@acme.example');
+    expect(json<CliError>(ambiguous.stderr).error).toContain(out.user_id as string);
+    expect(json<CliError>(ambiguous.stderr).error).toContain(again.json().user_id as string);
   });
 
   it('user create prints {id, set_password_url} using PUBLIC_BASE_URL; for people, with a notice that it is shown once', async () => {
@@ -96,7 +97,7 @@ describe('callctl user and setup', () => {
       '--json',
     ]);
     expect(unknown.code).toBe(1);
-    expect(JSON.parse(unknown.stderr).error).toBe('No account 00000000-0000-4000-8000-000000000000');
+    expect(json<CliError>(unknown.stderr).error).toBe('No account 00000000-0000-4000-8000-000000000000');
   });
 
   it('user disable disables the user and ends their sessions; a second time says it already was', async () => {
@@ -158,7 +159,7 @@ describe('callctl user and setup', () => {
     });
     const refused = await cli(['user', 'link', made.user_id as string, '--json']);
     expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.stderr).error).toBe(
+    expect(json<CliError>(refused.stderr).error).toBe(
       'e@e.example is disabled: enable them first, then make a new sign-in link.',
     );
 

@@ -9,7 +9,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 import { insertCalls, insertFailedDelivery } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
@@ -60,7 +60,7 @@ async function triggered(key: string, body: unknown): Promise<string> {
   // TLS_MODE=proxy (the dashboard's tests): the API too is reached as if through a TLS-terminating proxy.
   const res = await trigger(app, key, body, { 'x-forwarded-proto': 'https' });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json().call_id as string;
+  return callIdOf(res);
 }
 
 beforeAll(async () => {

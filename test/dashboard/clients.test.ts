@@ -132,7 +132,7 @@ describe('clients pages', () => {
       '--json',
     ]);
     expect(run.code).toBe(0);
-    const { id } = run.json() as { id: string };
+    const { id } = run.json<{ id: string }>();
     expect(
       await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created', accountId: id } }),
     ).toMatchObject({ actorKind: 'operator', actorUserId: null });

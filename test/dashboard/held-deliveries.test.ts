@@ -5,11 +5,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import type { WebhookEvent } from '../../schemas/webhook.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { json, type WebhookEvent } from '../helpers/json.js';
+import { match } from '../helpers/matchers.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, type Answer } from './helpers.js';
 
 const OWN = '/dashboard/settings/api-webhooks';
@@ -41,9 +42,9 @@ const step = (callId: string, update: Parameters<typeof applyCallUpdate>[2]) =>
 describe('a call that completes while its endpoint is disabled', () => {
   it('shows its held call.completed with the reason, and "Enable again" sends it once with its webhook-id', async () => {
     receiver.respond = () => ({ status: 410 });
-    const { call_id: callId } = (
-      await trigger(app, tenant.key, { phone_number: '+14155552671' }, { 'x-forwarded-proto': 'https' })
-    ).json();
+    const callId = callIdOf(
+      await trigger(app, tenant.key, { phone_number: '+14155552671' }, { 'x-forwarded-proto': 'https' }),
+    );
     await step(callId, { kind: 'dialing' });
     await app.deliveryWorker!.settle();
     await step(callId, { kind: 'answered' });
@@ -88,13 +89,13 @@ describe('a call that completes while its endpoint is disabled', () => {
     await app.deliveryWorker!.settle();
     const sent = receiver.received
       .slice(1)
-      .map((r) => ({ id: r.headers['webhook-id'], event: JSON.parse(r.body) as WebhookEvent }));
+      .map((r) => ({ id: r.headers['webhook-id'], event: json<WebhookEvent>(r.body) }));
     expect(sent.filter((e) => e.event.type === 'call.completed')).toEqual([
       {
         id: completed.id,
-        event: expect.objectContaining({
+        event: match.objectContaining({
           type: 'call.completed',
-          data: expect.objectContaining({ call_id: callId, status: 'completed' }),
+          data: match.objectContaining({ call_id: callId, status: 'completed' }),
         }),
       },
     ]);

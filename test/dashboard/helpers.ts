@@ -94,7 +94,7 @@ export class Visitor {
       status: res.statusCode,
       headers: res.headers,
       body: res.body,
-      location: res.headers.location as string | undefined,
+      location: res.headers.location,
     };
   }
 

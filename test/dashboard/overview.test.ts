@@ -12,7 +12,7 @@ import { applyCallUpdate } from '../../src/calls/transition.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { trigger as triggerWithHeaders } from '../helpers/trigger.js';
+import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 // A Monday, noon UTC: a weekend window is closed.
@@ -65,7 +65,7 @@ async function call(
       ...(options.agentId ? { agent_id: options.agentId } : {}),
     });
     expect(answer.statusCode).toBe(200);
-    const callId = answer.json().call_id as string;
+    const callId = callIdOf(answer);
     for (const update of updates)
       await applyCallUpdate(app.prisma, callId, update, { now: clock.now, source: 'provider' });
     return callId;

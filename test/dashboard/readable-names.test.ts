@@ -6,7 +6,8 @@ import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
 import { readableNameProblem } from '../../schemas/text.js';
 import { buildTestApp } from '../helpers/app.js';
-import { callctl } from '../helpers/cli.js';
+import { callctl, type CliError } from '../helpers/cli.js';
+import { json } from '../helpers/json.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 let app: App;
@@ -124,7 +125,7 @@ describe('callctl', () => {
       ] as const;
       for (const [run, subject] of runs) {
         expect(run.code, run.stderr).not.toBe(0);
-        expect(JSON.parse(run.stderr).error).toBe(`${subject} ${readableNameProblem(name)}`);
+        expect(json<CliError>(run.stderr).error).toBe(`${subject} ${readableNameProblem(name)}`);
         expect(run.stderr).toContain(words);
       }
     }

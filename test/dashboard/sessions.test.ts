@@ -1,8 +1,8 @@
 // Sessions: idle and absolute timeouts (an injected clock), password change and "sign out everywhere" end sessions
 // server-side, disabling a user ends theirs at once, and the recent-sign-in guard with its re-enter-password page.
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
-import type { Session } from 'fastify';
 import { disableUser, endAllSessions } from '../../src/admin/users.js';
 import { PostgresSessionStore } from '../../plugins/dashboard/session-store.js';
 import type { App } from '../../src/app.js';
@@ -131,15 +131,11 @@ describe('ending sessions', () => {
       },
     );
     // The in-flight request read its session before the user signed out everywhere elsewhere...
-    const session = await new Promise<Session>((resolve, reject) =>
-      store.get(visitor.cookie!, (error: unknown, found?: Session | null) => (error ? reject(error) : resolve(found!))),
-    );
+    const session = (await promisify(store.get.bind(store))(visitor.cookie!))!;
     expect(session.userId).toBe(userId);
     await endAllSessions(app.prisma, { userId, ip: null, now });
     // ...and saves it (rolling sessions save on every response) after.
-    await new Promise<void>((resolve, reject) =>
-      store.set(visitor.cookie!, session, (error?: unknown) => (error ? reject(error) : resolve())),
-    );
+    await promisify(store.set.bind(store))(visitor.cookie!, session);
     expect(await app.prisma.session.count({ where: { userId } })).toBe(0);
     expect(await isSignedIn(visitor)).toBe(false);
   });
@@ -165,7 +161,7 @@ describe('recent sign-in (requireRecentSignIn)', () => {
     const { probe } = await buildProbeApp(requireRecentSignIn(), DASHBOARD_ENV, () => clock);
     const { id } = await createAgency(probe.prisma, { name: 'Probe' });
     await createUserWithPassword(probe.prisma, id, 'probe@example.com');
-    const visitor = new Visitor(probe as unknown as App);
+    const visitor = new Visitor(probe);
     await visitor.signIn('probe@example.com');
     expect((await visitor.get('/probe/guarded')).body).toBe('passed');
     clock = new Date(clock.getTime() + 9 * MINUTE);
@@ -197,7 +193,7 @@ describe('recent sign-in (requireRecentSignIn)', () => {
 
   it('sends a signed-out visitor to sign in instead', async () => {
     const { probe } = await buildProbeApp(requireRecentSignIn(), DASHBOARD_ENV, () => new Date());
-    const res = await new Visitor(probe as unknown as App).get('/probe/guarded');
+    const res = await new Visitor(probe).get('/probe/guarded');
     expect(res.location).toBe('/dashboard/sign-in?next=%2Fprobe%2Fguarded');
   });
 });

@@ -316,11 +316,11 @@ describe('inviting an address another agency uses (emails are unique per agency)
       await invitedAudit('fresh.person@fresh.example'),
     ];
     expect(takenAudit).toMatchObject({ actorKind: 'user', actorUserId: ownerId, ip: owner.ip, accountId: betaId });
-    expect({ ...freshAudit, id: 0, createdAt: 0, detail: Object.keys(freshAudit!.detail as object) }).toEqual({
+    expect({ ...freshAudit, id: 0, createdAt: 0, detail: Object.keys(freshAudit.detail as object) }).toEqual({
       ...takenAudit,
       id: 0,
       createdAt: 0,
-      detail: Object.keys(takenAudit!.detail as object),
+      detail: Object.keys(takenAudit.detail as object),
     });
 
     // The other agency's user: not a field, link or session changed, and nothing in their audit log.

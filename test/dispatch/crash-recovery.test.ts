@@ -12,7 +12,8 @@ import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { httpsRequest, startServer } from '../helpers/server-process.js';
-import { trigger } from '../helpers/trigger.js';
+import { json, type TriggerResponse, type WebhookEvent } from '../helpers/json.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 describe('crash recovery of dispatch', () => {
   it('SIGKILL during a run of 25 calls: after a restart all end exactly once, each dialled at most once', async () => {
@@ -43,7 +44,7 @@ describe('crash recovery of dispatch', () => {
         body: JSON.stringify({ phone_number: '+14155552671', metadata: { n: i } }),
       });
       expect(res.status).toBe(200);
-      accepted.push(JSON.parse(res.body).call_id);
+      accepted.push(json<TriggerResponse>(res.body).call_id);
     }
     await new Promise((r) => setTimeout(r, 700));
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
@@ -56,7 +57,7 @@ describe('crash recovery of dispatch', () => {
       calls = await prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
       const terminalHooks = new Set(
         receiver.received
-          .map((r) => JSON.parse(r.body))
+          .map((r) => json<WebhookEvent>(r.body))
           .filter((e) => e.type !== 'call.started')
           .map((e) => e.data.call_id),
       );
@@ -80,7 +81,7 @@ describe('crash recovery of dispatch', () => {
     // Webhooks: exactly one terminal event per call (by webhook-id; a retry may repeat an id, never add one).
     const terminal = new Map<string, Set<string>>();
     for (const r of receiver.received) {
-      const event = JSON.parse(r.body);
+      const event = json<WebhookEvent>(r.body);
       if (event.type === 'call.started') continue;
       terminal.set(
         event.data.call_id,
@@ -121,15 +122,15 @@ describe('simulated calls across a restart', () => {
     const tenant = await createTenant(first.app.prisma);
     await setWebhook(first.app.prisma, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
 
-    const talking = (await trigger(first.app, tenant.key)).json().call_id as string;
+    const talking = callIdOf(await trigger(first.app, tenant.key));
     await first.app.dispatcher!.settle();
     firstClock = new Date(t0.getTime() + RING_MS);
     await first.app.dispatcher!.settle();
     // Dialled while the first call talks: these two are still ringing when the process stops.
     const t1 = new Date(t0.getTime() + 1_500);
     firstClock = t1;
-    const ringing = (await trigger(first.app, tenant.key)).json().call_id as string;
-    const busy = (await trigger(first.app, tenant.key, { phone_number: '+15005550001' })).json().call_id as string;
+    const ringing = callIdOf(await trigger(first.app, tenant.key));
+    const busy = callIdOf(await trigger(first.app, tenant.key, { phone_number: '+15005550001' }));
     await first.app.dispatcher!.settle();
     const byId = async () =>
       new Map((await first.app.prisma.call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]));
@@ -171,8 +172,8 @@ describe('simulated calls across a restart', () => {
       durationSeconds: null,
     });
     // The webhooks say the same.
-    const completed = JSON.parse(
-      calls.get(ringing)!.deliveries.find((d) => d.eventType === 'call.completed')!.payload as string,
+    const completed = json<WebhookEvent>(
+      calls.get(ringing)!.deliveries.find((d) => d.eventType === 'call.completed')!.payload,
     );
     expect(completed).toMatchObject({
       timestamp: new Date(t1.getTime() + RING_MS + TALK_MS).toISOString(),

@@ -17,7 +17,7 @@ import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
@@ -77,9 +77,7 @@ describe('dispatcher', () => {
     const tenant = await createTenant(app.prisma);
     const ids: string[] = [];
     for (let i = 0; i < 9; i++)
-      ids.push(
-        (await trigger(app, tenant.key, { phone_number: i === 4 ? '+15005550001' : '+14155552671' })).json().call_id,
-      );
+      ids.push(callIdOf(await trigger(app, tenant.key, { phone_number: i === 4 ? '+15005550001' : '+14155552671' })));
 
     let sampledPeak = 0;
     const calls = await waitFor(
@@ -194,7 +192,7 @@ describe('dispatcher', () => {
       // Talk long enough that no call ends (an end NOTIFYs too) while we listen.
       const worker = (await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '60000' } })).app;
       const other = await createTenant(worker.prisma);
-      const callId = (await trigger(worker, other.key)).json().call_id;
+      const callId = callIdOf(await trigger(worker, other.key));
       // Its own dispatcher claims it at once (and the first 10 of the other account's calls on its first pass).
       const call = await waitFor(
         () => worker.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
@@ -222,7 +220,7 @@ describe('dispatcher', () => {
     await app.dispatcher!.settle();
     // A call of b's nobody woke the dispatcher for.
     const unannounced = await waitingCallNobodyAnnounced(app, b);
-    const callId = (await trigger(app, a.key)).json().call_id;
+    const callId = callIdOf(await trigger(app, a.key));
     await waitFor(
       () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
       (c) => c.status === 'in_progress',
@@ -245,7 +243,7 @@ describe('dispatcher', () => {
     });
     const tenant = await createTenant(app.prisma);
     await app.dispatcher!.settle();
-    const callId = (await trigger(app, tenant.key)).json().call_id;
+    const callId = callIdOf(await trigger(app, tenant.key));
     const call = await waitFor(
       () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
       (c) => c.status === 'in_progress',
@@ -323,7 +321,7 @@ describe('dispatcher', () => {
     listener.on('notification', () => heard.push(Date.now()));
     await listener.query(`LISTEN ${WEBHOOKS_CHANNEL}`);
     try {
-      const callId = (await trigger(app, tenant.key)).json().call_id;
+      const callId = callIdOf(await trigger(app, tenant.key));
       const [started] = await receiver.waitFor(1);
       expect(JSON.parse(started!.body)).toMatchObject({ type: 'call.started', data: { call_id: callId } });
       expect(heard).toHaveLength(0);
@@ -352,7 +350,7 @@ describe('dispatcher', () => {
         `ALTER TABLE calls ADD CONSTRAINT test_refuse_ids CHECK (provider_call_id IS NULL OR provider_call_id NOT LIKE 'refused-%')`,
       );
       const tenant = await createTenant(app.prisma);
-      const callId = (await trigger(app, tenant.key)).json().call_id;
+      const callId = callIdOf(await trigger(app, tenant.key));
       await waitFor(
         () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
         (c) => c.dialAttempts === 1,
@@ -374,7 +372,7 @@ describe('dispatcher', () => {
   it('an acceptance holding the account row does not make the claim skip the account (a bulk trigger for one account still dials)', async () => {
     const { app, databaseUrl } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
     const tenant = await createTenant(app.prisma);
-    const callId = (await trigger(app, tenant.key)).json().call_id;
+    const callId = callIdOf(await trigger(app, tenant.key));
     // As an acceptance in flight for the same account would: its row locked.
     const acceptance = new pg.Client({ connectionString: databaseUrl });
     await acceptance.connect();
@@ -431,7 +429,7 @@ describe('dispatcher', () => {
       })
     ).app;
     const tenant = await createTenant(a.prisma);
-    const callId = (await trigger(a, tenant.key)).json().call_id;
+    const callId = callIdOf(await trigger(a, tenant.key));
     await waitFor(
       async () => claimed.length,
       (n) => n === 1,
@@ -463,7 +461,7 @@ describe('dispatcher', () => {
   it('a call whose dial was requested but never recorded is failed, not dialled again', async () => {
     const { app } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
     const tenant = await createTenant(app.prisma);
-    const callId = (await trigger(app, tenant.key)).json().call_id;
+    const callId = callIdOf(await trigger(app, tenant.key));
     // As if a worker recorded its intent to dial and died before the provider answered.
     await app.prisma.call.update({
       where: { id: callId },
@@ -508,8 +506,8 @@ describe('queued calls and the clock', () => {
         outsideWindow: 'queue',
       })
     ).id;
-    const early = (await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: agentId })).json().call_id;
-    const late = (await trigger(app, tenant.key, { phone_number: '+14155552672', agent_id: agentId })).json().call_id;
+    const early = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: agentId }));
+    const late = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552672', agent_id: agentId }));
     await app.dispatcher!.settle();
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: early } })).status).toBe('initiated');
 

@@ -15,7 +15,7 @@ import { connectTwiml, isValidTwilioSignature, twilioSignature } from '../../src
 import { buildTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
@@ -124,7 +124,7 @@ async function place(
   extra: Record<string, string> = {},
   options: { waitForSid?: boolean } = {},
 ) {
-  const callId = (await trigger(app, key, { phone_number: phone, ...extra })).json().call_id as string;
+  const callId = callIdOf(await trigger(app, key, { phone_number: phone, ...extra }));
   const create = await waitFor(() => standIn.creates.find((c) => c.form.get('Url')!.endsWith(callId)), Boolean);
   if (options.waitForSid !== false)
     await waitFor(
@@ -396,7 +396,7 @@ describe('Twilio dialer', () => {
     });
     afterAll(() => logged.close());
     const tenant = await createTenant(logged.prisma);
-    const callId = (await trigger(logged, tenant.key, { phone_number: REFUSED_TO })).json().call_id as string;
+    const callId = callIdOf(await trigger(logged, tenant.key, { phone_number: REFUSED_TO }));
     const call = await waitFor(
       () => logged.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
       (c) => c.status === 'failed',
@@ -498,7 +498,7 @@ describe('X-Twilio-Signature', () => {
       const parameters = document.getElementsByTagName('Parameter');
       return Object.fromEntries(
         Array.from({ length: parameters.length }, (_, i) => [
-          parameters.item(i)!.getAttribute('name'),
+          String(parameters.item(i)!.getAttribute('name')),
           parameters.item(i)!.getAttribute('value'),
         ]),
       );

@@ -7,11 +7,17 @@ import pg from 'pg';
 /** The tables that grow without bound: no path may read one of them from end to end. */
 export const GROWING_TABLES = ['calls', 'call_events', 'webhook_deliveries', 'webhook_attempts'] as const;
 
-export interface PlanNode {
+/** The conditions EXPLAIN shows under a node, in the order it shows them. */
+const CONDITIONS = ['Index Cond', 'Recheck Cond', 'Filter', 'Join Filter', 'Hash Cond', 'Subplan Name'] as const;
+
+export interface PlanNode extends Partial<Record<(typeof CONDITIONS)[number], string>> {
   'Node Type': string;
   'Relation Name'?: string;
   Alias?: string;
   'Index Name'?: string;
+  'Startup Cost': number;
+  'Total Cost': number;
+  'Plan Rows': number;
   Plans?: PlanNode[];
   [field: string]: unknown;
 }
@@ -47,9 +53,9 @@ export class PlanCapture {
     const proto = pg.Client.prototype as unknown as { query: Query };
     const original = proto.query;
     this.original = original;
-    const capture = this;
+    const record = (client: pg.Client, args: unknown[]) => this.record(client, args);
     proto.query = function (this: pg.Client, ...args: unknown[]) {
-      capture.record(this, args);
+      record(this, args);
       return original.apply(this, args);
     };
   }
@@ -88,7 +94,7 @@ export class PlanCapture {
       values?: unknown[];
     };
     if (typeof query?.text !== 'string') return;
-    const values = Array.isArray(second) ? second : (query.values ?? []);
+    const values: unknown[] = Array.isArray(second) ? second : (query.values ?? []);
     this.statements.push({ phase: this.phase, name: query.name || undefined, text: query.text, values: [...values] });
   }
 
@@ -151,8 +157,8 @@ export function renderPlan(plan: PlanNode): string[] {
     lines.push(
       `${pad}-> ${node['Node Type']}${using}${on} (cost=${node['Startup Cost']}..${node['Total Cost']} rows=${node['Plan Rows']})`,
     );
-    for (const field of ['Index Cond', 'Recheck Cond', 'Filter', 'Join Filter', 'Hash Cond', 'Subplan Name']) {
-      if (node[field] !== undefined) lines.push(`${pad}     ${field}: ${String(node[field])}`);
+    for (const field of CONDITIONS) {
+      if (node[field] !== undefined) lines.push(`${pad}     ${field}: ${node[field]}`);
     }
   });
   return lines;
@@ -252,9 +258,7 @@ export async function checkStatements(
     const label = options.label(entry);
     if (touchesGrowingTables(plan)) for (const phase of entry.phases) report.perPhase.get(phase)!.growing.add(label);
     if (seqScansOfGrowingTables(plan).length > 0) {
-      const costs = custom
-        ? { generic: plan['Total Cost'] as number, custom: custom['Total Cost'] as number }
-        : undefined;
+      const costs = custom ? { generic: plan['Total Cost'], custom: custom['Total Cost'] } : undefined;
       report.findings.push({
         mode,
         phases: [...entry.phases],

@@ -25,6 +25,13 @@ afterAll(async () => {
   for (const stop of running.splice(0)) await stop();
 });
 
+async function reply(res: http.ServerResponse, answering: Answer | Promise<Answer>): Promise<void> {
+  const answer = await answering;
+  if (answer === 'hang') return;
+  res.writeHead(answer.status, answer.headers ?? {});
+  res.end();
+}
+
 export async function startReceiver(path = '/hooks'): Promise<Receiver> {
   const sockets = new Set<import('node:net').Socket>();
   const receiver: Receiver = {
@@ -45,13 +52,10 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
     req.on('data', (c: Buffer) => {
       body += c.toString();
     });
-    req.on('end', async () => {
+    req.on('end', () => {
       const request = { headers: req.headers, body, at: Date.now() };
       const index = receiver.received.push(request) - 1;
-      const answer = await receiver.respond(request, index);
-      if (answer === 'hang') return;
-      res.writeHead(answer.status, answer.headers ?? {});
-      res.end();
+      void reply(res, receiver.respond(request, index));
     });
   });
   server.on('connection', (s) => {

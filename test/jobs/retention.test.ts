@@ -3,7 +3,6 @@
 // one process at a time deletes (the others skip); rows deleted are counted by table; a failed pass is a warning.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { createRetentionPool, tryRetentionLock, type DeletedRows } from '../../s
 import { useNamedStatements } from '../../src/storage/statements.js';
 import { buildTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
+import { logLines, type LogLine } from '../helpers/json.js';
 import { PGBOUNCER, transactionPooler } from '../helpers/pgbouncer.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 
@@ -364,7 +364,7 @@ describe('retention', () => {
     }
     // 10 full batches and the rest; 2 full batches of calls and the rest; never more than a batch at once.
     expect(batches.filter((b) => 'idempotency_records' in b).map((b) => b.idempotency_records)).toEqual([
-      ...Array(10).fill(100),
+      ...Array<number>(10).fill(100),
       50,
     ]);
     expect(batches.filter((b) => 'calls' in b).map((b) => b.calls)).toEqual([100, 100, 50]);
@@ -451,15 +451,10 @@ describe('retention', () => {
   });
 
   it('a failed pass is a warning (throttled) and counted; the job keeps its schedule', async () => {
-    const lines: { level: number; msg: string }[] = [];
+    const lines: LogLine[] = [];
     const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(
-          ...String(chunk)
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => JSON.parse(l)),
-        );
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...logLines(String(chunk)));
         done();
       },
     });
@@ -474,7 +469,7 @@ describe('retention', () => {
       intervalMs: 60_000,
       batchSize: 10,
       pauseMs: 0,
-      log: log as unknown as FastifyBaseLogger,
+      log,
       onPass: (outcome) => outcomes.push(outcome),
     });
     try {

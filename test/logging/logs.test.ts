@@ -8,6 +8,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { loadConfig } from '../../src/config.js';
 import { loggerOptions } from '../../src/logger.js';
 import { freshDatabase } from '../helpers/database.js';
+import { json, type LogLine } from '../helpers/json.js';
 import { createTenant, keyWithTypo } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { trigger } from '../helpers/trigger.js';
@@ -16,7 +17,7 @@ describe('logs', () => {
   it('carry request ids and outcomes, and no key, secret or metadata value', async () => {
     const lines: string[] = [];
     const sink = new Writable({
-      write(chunk, _enc, done) {
+      write(chunk: Buffer, _enc, done) {
         lines.push(...chunk.toString().split('\n').filter(Boolean));
         done();
       },
@@ -65,13 +66,13 @@ describe('logs', () => {
 
     const text = lines.join('\n');
     expect(lines.length).toBeGreaterThan(5);
-    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    for (const line of lines) expect(() => json<LogLine>(line)).not.toThrow();
     expect(text).not.toContain('svc_sk_');
     expect(text).not.toContain('whsec_');
     expect(text).not.toContain('do-not-log-this-7f3a');
     expect(text).not.toMatch(/authorization/i);
 
-    const requests = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request completed');
+    const requests = lines.map((l) => json<LogLine>(l)).filter((l) => l.msg === 'request completed');
     expect(requests).toHaveLength(5);
     for (const r of requests) {
       expect(r.reqId).toBeTruthy();

@@ -5,18 +5,13 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { describeError } from '../../src/logging/describe-error.js';
 import { ThrottledLog } from '../../src/logging/throttled-log.js';
+import { logLines, type LogLine } from '../helpers/json.js';
 
 function capture() {
-  const lines: Record<string, unknown>[] = [];
+  const lines: LogLine[] = [];
   const sink = new Writable({
-    write(chunk, _enc, done) {
-      lines.push(
-        ...chunk
-          .toString()
-          .split('\n')
-          .filter(Boolean)
-          .map((l: string) => JSON.parse(l)),
-      );
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...logLines(chunk.toString()));
       done();
     },
   });

@@ -9,9 +9,11 @@ import { applyCallUpdate } from '../../src/calls/transition.js';
 import { loadConfig } from '../../src/config.js';
 import { loggerOptions } from '../../src/logger.js';
 import { freshDatabase } from '../helpers/database.js';
+import { logLines, type LogLine } from '../helpers/json.js';
+import { match } from '../helpers/matchers.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const apps: App[] = [];
 afterAll(async () => {
@@ -20,16 +22,10 @@ afterAll(async () => {
 
 describe('webhook failure logs', () => {
   it('warn on each failed attempt (status or error) and on an endpoint disabled by 410, without secret or body', async () => {
-    const lines: Record<string, unknown>[] = [];
+    const lines: LogLine[] = [];
     const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(
-          ...chunk
-            .toString()
-            .split('\n')
-            .filter(Boolean)
-            .map((l: string) => JSON.parse(l)),
-        );
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...logLines(chunk.toString()));
         done();
       },
     });
@@ -56,9 +52,9 @@ describe('webhook failure logs', () => {
     const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
     const metadataValue = 'body-must-not-be-logged-41';
     const event = async () => {
-      const { call_id } = (
-        await trigger(app, tenant.key, { phone_number: '+14155552671', metadata: { crm: metadataValue } })
-      ).json();
+      const call_id = callIdOf(
+        await trigger(app, tenant.key, { phone_number: '+14155552671', metadata: { crm: metadataValue } }),
+      );
       await applyCallUpdate(
         app.prisma,
         call_id,
@@ -93,7 +89,7 @@ describe('webhook failure logs', () => {
       accountId: tenant.accountId,
       deliveryId: first.id,
       attempt: 2,
-      error: expect.stringContaining('ECONNREFUSED'),
+      error: match.stringContaining('ECONNREFUSED'),
     });
     expect(warnings()[1]).not.toHaveProperty('status');
 
@@ -102,7 +98,7 @@ describe('webhook failure logs', () => {
     const gone = await event();
     await app.deliveryWorker!.settle();
     expect(warnings()[2]).toMatchObject({
-      msg: expect.stringMatching(/^webhook endpoint disabled: it answered 410 Gone/),
+      msg: match.stringMatching(/^webhook endpoint disabled: it answered 410 Gone/),
       accountId: tenant.accountId,
       endpointId: endpoint.id,
       deliveryId: gone.id,

@@ -13,6 +13,8 @@ import { generateContract } from '../../src/openapi/generate.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { json, type ErrorResponse } from '../helpers/json.js';
+import { match } from '../helpers/matchers.js';
 import { trigger } from '../helpers/trigger.js';
 
 interface Doc {
@@ -47,9 +49,9 @@ function conforms(res: LightMyRequestResponse, options: { expectHeaders?: boolea
   const documented = operation().responses[String(res.statusCode)];
   expect(documented, `status ${res.statusCode} is documented`).toBeDefined();
   const media = documented!.content!['application/json']!;
-  const schema = JSON.parse(JSON.stringify(media.schema).replaceAll('"#/components', '"doc#/components'));
+  const schema = json<Record<string, unknown>>(JSON.stringify(media.schema).replaceAll('"#/components', '"doc#/components'));
   const validate = ajv.compile(schema);
-  const body = res.json();
+  const body = res.json<unknown>();
   expect(validate(body), `${res.statusCode} ${res.body}: ${ajv.errorsText(validate.errors)}`).toBe(true);
   if (options.expectHeaders !== false) {
     for (const header of Object.keys(documented!.headers ?? {})) {
@@ -61,8 +63,9 @@ function conforms(res: LightMyRequestResponse, options: { expectHeaders?: boolea
     // Examples show sample numbers (seconds, limits): compare with every number masked.
     const mask = (m: string) => m.replace(/\d+/g, '#');
     const messages = Object.values(media.examples).map((e) => mask(e.value.error));
-    const isValidation = /^(\w[\w.[\]]*) (is |must )/.test(body.error);
-    if (!isValidation) expect(messages, `"${body.error}" is one of the documented ${res.statusCode} messages`).toContain(mask(body.error));
+    const { error } = res.json<ErrorResponse>();
+    const isValidation = /^(\w[\w.[\]]*) (is |must )/.test(error);
+    if (!isValidation) expect(messages, `"${error}" is one of the documented ${res.statusCode} messages`).toContain(mask(error));
   }
 }
 
@@ -210,13 +213,13 @@ describe('the document states what the server enforces', () => {
 
   it('Idempotency-Key\'s rules are in its parameter schema, and the schema refuses exactly what the server refuses', async () => {
     const parameter = operation().parameters!.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key')!;
-    expect(parameter.schema).toMatchObject({ type: 'string', minLength: 1, maxLength: 255, pattern: expect.any(String) });
+    expect(parameter.schema).toMatchObject({ type: 'string', minLength: 1, maxLength: 255, pattern: match.any(String) });
     const validate = ajv.compile(parameter.schema);
     const keys = ['k', 'k'.repeat(255), 'k'.repeat(256), '', 'has space', 'tab\there', 'caf\u00e9', '~!@#$%^&*()_+{}|:"<>?', '\u007f'];
     for (const key of keys) {
       const res = await trigger(app, tenant.key, { phone_number: '+14155552671' }, { 'idempotency-key': key });
       expect({ key, schema: validate(key), server: res.statusCode }).toEqual({ key, schema: res.statusCode === 200, server: res.statusCode });
-      if (res.statusCode !== 200) expect(res.json().error).toBe('Idempotency-Key must be 1 to 255 printable ASCII characters');
+      if (res.statusCode !== 200) expect(res.json<ErrorResponse>().error).toBe('Idempotency-Key must be 1 to 255 printable ASCII characters');
     }
   });
 
@@ -259,7 +262,7 @@ describe('the document states what the server enforces', () => {
       const schema = validate(body) === true;
       const server = res.statusCode === 200;
       // The one rule no JSON Schema can state: a possible number for its country (the field's description says so).
-      const possibleNumberRule = schema && !server && res.json().error === 'Invalid phone number format';
+      const possibleNumberRule = schema && !server && res.json<ErrorResponse>().error === 'Invalid phone number format';
       verdicts[server ? 'accepted' : 'refused']++;
       if (schema !== server && !possibleNumberRule) disagreements.push(`${JSON.stringify(body).slice(0, 120)}: schema ${schema}, server ${res.statusCode} ${res.body.slice(0, 100)}`);
     }
@@ -268,6 +271,6 @@ describe('the document states what the server enforces', () => {
     expect(verdicts.refused).toBeGreaterThan(40);
     const phoneSchema = (doc.components.schemas.TriggerRequest as { properties: Record<string, { description: string }> }).properties.phone_number!;
     expect(phoneSchema.description).toMatch(/possible number/);
-    expect((await trigger(app, tenant.key, { phone_number: '+1415555' })).json().error).toBe('Invalid phone number format');
+    expect((await trigger(app, tenant.key, { phone_number: '+1415555' })).json<ErrorResponse>().error).toBe('Invalid phone number format');
   });
 });

@@ -33,10 +33,10 @@ function spyOnPools(app: App) {
       ['query', statements],
       ['connect', checkouts],
     ] as const) {
-      const original = pool[method] as (...args: unknown[]) => unknown;
+      const original = pool[method].bind(pool) as (...args: unknown[]) => unknown;
       vi.spyOn(pool, method).mockImplementation(((...args: unknown[]) => {
         seen(...args);
-        return original.apply(pool, args);
+        return original(...args);
       }) as never);
     }
   }

@@ -6,7 +6,7 @@ import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 // A Saturday: the weekday window below is closed, so its calls wait for Monday.
@@ -38,7 +38,7 @@ describe('concurrency counters', () => {
       })
     ).id;
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await trigger(app, tenant.key)).json().call_id);
+    for (let i = 0; i < 3; i++) ids.push(callIdOf(await trigger(app, tenant.key)));
     for (let i = 0; i < 2; i++)
       expect((await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: weekdays })).statusCode).toBe(
         200,

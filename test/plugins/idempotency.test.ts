@@ -6,6 +6,7 @@ import type { App } from '../../src/app.js';
 import { stableStringify } from '../../src/domain/stable-json.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { buildTestApp } from '../helpers/app.js';
+import { match } from '../helpers/matchers.js';
 import { trigger } from '../helpers/trigger.js';
 
 const BODY = { phone_number: '+14155552671' };
@@ -39,8 +40,8 @@ const hashOf = (body: unknown) => createHash('sha256').update(stableStringify(bo
 
 function expectAccepted(response: LightMyRequestResponse): string {
   expect(response.statusCode, response.body).toBe(200);
-  const body = response.json() as { success: boolean; call_id: string; status: string };
-  expect(body).toEqual({ success: true, call_id: expect.any(String), status: 'initiated' });
+  const body = response.json<{ success: boolean; call_id: string; status: string }>();
+  expect(body).toEqual({ success: true, call_id: match.any(String), status: 'initiated' });
   return body.call_id;
 }
 

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, setApiAccess } from '../helpers/fixtures.js';
+import type { ErrorResponse } from '../helpers/json.js';
 import { waitFor } from '../helpers/wait.js';
 
 const TRIGGER = { phone_number: '+14155552671' };
@@ -88,7 +89,7 @@ describe('key usage', () => {
       [clientOfOff, 'API access is disabled'],
     ] as const) {
       const res = await send(tenant.key);
-      expect([res.statusCode, res.json().error]).toEqual([403, error]);
+      expect([res.statusCode, res.json<ErrorResponse>().error]).toEqual([403, error]);
     }
     await settled();
     for (const tenant of [off, starter, clientOfOff]) expect(await lastUsed(tenant.accountId)).toBeNull();

@@ -6,9 +6,10 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { buildInternalApp } from '../../src/internal/app.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
+import type { ErrorResponse } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { freePort } from '../../src/free-port.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 const TRIGGER = '/api/v1/calls/trigger';
@@ -110,7 +111,7 @@ describe('metrics', () => {
         .filter(([k, v]) => k.startsWith('oct_trigger_outcomes_total') && v !== (before.get(k) ?? 0))
         .map(([k]) => k);
       expect(counted, what).toHaveLength(1);
-      const message = res.json().error as string;
+      const message = res.json<ErrorResponse>().error;
       outcomesByMessage.set(message, new Set([...(outcomesByMessage.get(message) ?? []), counted[0]!]));
     }
     expect(Object.fromEntries([...outcomesByMessage].map(([m, o]) => [m, [...o]]))).toEqual({
@@ -179,7 +180,7 @@ describe('metrics', () => {
       env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '10', SIMULATED_TALK_MS: '10' },
     });
     const tenant = await createTenant(app.prisma);
-    const { call_id } = (await trigger(app, tenant.key)).json();
+    const call_id = callIdOf(await trigger(app, tenant.key));
     await waitFor(
       () => app.prisma.call.findUniqueOrThrow({ where: { id: call_id } }),
       (c) => c.status === 'completed',

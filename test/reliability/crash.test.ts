@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { createPrisma } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
+import { json, type TriggerResponse } from '../helpers/json.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
@@ -106,7 +107,7 @@ describe('SIGKILL twice during 2,000 triggers', () => {
     let networkErrors = 0;
     let inFlight = 0;
     let sent = 0;
-    let restarting: Promise<void> | null = null;
+    let restarting: Promise<void> | undefined;
     const kills: { acceptedBefore: number; statuses: Record<string, number>; restartMs: number }[] = [];
 
     const killAndRestart = async () => {
@@ -145,7 +146,7 @@ describe('SIGKILL twice during 2,000 triggers', () => {
             metadata: { n },
           });
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-          if (res.status === 200) accepted.set(JSON.parse(res.body).call_id as string, n);
+          if (res.status === 200) accepted.set(json<TriggerResponse>(res.body).call_id, n);
           else refusals.add(res.body);
         } catch {
           networkErrors++;
@@ -155,7 +156,7 @@ describe('SIGKILL twice during 2,000 triggers', () => {
         }
         if (kills.length < KILL_AT.length && !restarting && accepted.size >= KILL_AT[kills.length]!) {
           restarting = killAndRestart().finally(() => {
-            restarting = null;
+            restarting = undefined;
           });
         }
       }

@@ -12,6 +12,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { freshDatabase } from '../helpers/database.js';
+import { json, type TriggerResponse } from '../helpers/json.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
@@ -67,6 +68,12 @@ async function serverWith(env: Record<string, string>): Promise<ServerProcess> {
     server.child.exitCode === null && server.child.signalCode === null ? server.stop('SIGKILL') : Promise.resolve(),
   );
   return server;
+}
+
+/** What the internal /health/ready answers. */
+interface Readiness {
+  status: string;
+  checks: Record<string, string>;
 }
 
 interface Outcome {
@@ -239,7 +246,7 @@ describe('Redis down mid-run (its own redis-server, a real server process)', () 
     const readyWhileKilled = await internalGet(server.internalPort, '/health/ready');
     expect(readyWhileKilled.status, readyWhileKilled.body).toBe(503);
     expect(JSON.parse(readyWhileKilled.body)).toMatchObject({ status: 'unavailable', checks: { database: 'ok' } });
-    expect(JSON.parse(readyWhileKilled.body).checks.redis).not.toBe('ok');
+    expect(json<Readiness>(readyWhileKilled.body).checks.redis).not.toBe('ok');
     expect(await storeErrors()).toBeGreaterThanOrEqual(SAMPLES + 1);
     report.push(`killed: first (noticing) ${fmt(killed.noticingMs)}; next ${SAMPLES}: ${describeRuns(killed.runs)}`);
 
@@ -331,11 +338,11 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
     const acceptOne = async () => {
       const res = await triggerOver(agent, server.port, tenant.key, PHONE);
       expect(res.status, res.body).toBe(200);
-      accepted.push(JSON.parse(res.body).call_id as string);
+      accepted.push(json<TriggerResponse>(res.body).call_id);
     };
     const attempt = async (key = tenant.key) => {
       const outcome = await outcomeOf(agent, server.port, key);
-      if (outcome.status === 200) accepted.push(JSON.parse(outcome.body).call_id as string);
+      if (outcome.status === 200) accepted.push(json<TriggerResponse>(outcome.body).call_id);
       return outcome;
     };
 
@@ -408,7 +415,7 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
     expect(badKey.status).toBe(401);
     expect(envelope(badKey).error).toBe('Invalid API key');
     expect(readyDown.status, readyDown.body).toBe(503);
-    expect(JSON.parse(readyDown.body).checks.database).not.toBe('ok');
+    expect(json<Readiness>(readyDown.body).checks.database).not.toBe('ok');
     expect(readyDown.ms).toBeLessThan(FAIL_FAST_BUDGET_MS);
     expect(liveDown.status).toBe(200);
 
@@ -496,7 +503,7 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
 
     const res = await triggerOver(agent, server.port, tenant.key, PHONE);
     expect(res.status, res.body).toBe(200);
-    const callId = JSON.parse(res.body).call_id as string;
+    const callId = json<TriggerResponse>(res.body).call_id;
     // The dispatcher has recorded its intent and asked the provider; the provider's answer is held.
     await waitUntil('the create-call request at the provider', () => twilio.creates.length === 1, 10_000, 10);
 

@@ -86,7 +86,7 @@ export function envelopeProblem(status: number, contentType: string | undefined,
 export function expectEnvelope(res: LightMyRequestResponse): Envelope {
   const problem = envelopeProblem(res.statusCode, res.headers['content-type'] as string | undefined, res.body);
   expect(problem, `${res.statusCode} ${res.body.slice(0, 300)}`).toBeNull();
-  return res.json() as Envelope;
+  return res.json<Envelope>();
 }
 
 export interface RawResponse {
@@ -157,7 +157,7 @@ export function show(value: unknown, max = 400): string {
   const text =
     typeof value === 'string'
       ? JSON.stringify(value)
-      : JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+      : JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
   const escaped = (text ?? String(value)).replace(
     /[\u007f-\uffff]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,

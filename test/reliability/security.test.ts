@@ -16,6 +16,7 @@ import { errorMessage } from '../../src/errors.js';
 import { KEY_QUERY_PARAMETERS } from '../../plugins/key-in-url.js';
 import { buildTestApp } from '../helpers/app.js';
 import { freshPrisma, redisUrl } from '../helpers/database.js';
+import { json } from '../helpers/json.js';
 import { createClientTenant, createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { httpGet, httpsRequest, startServer, type ServerProcess } from '../helpers/server-process.js';
@@ -268,7 +269,7 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
         for (const headers of [bearer(tenant.key), {}]) {
           const res = await post(target, headers);
           if (target.includes('svc_sk_') || /[?&](api_?key|key|token|access_token)=/i.test(target)) {
-            expect({ target, status: res.status, body: JSON.parse(res.body) }).toEqual({
+            expect({ target, status: res.status, body: json<unknown>(res.body) }).toEqual({
               target,
               status: 400,
               body: { success: false, error: KEY_IN_URL },
@@ -295,7 +296,7 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
     const text = await outputOf(async () => {
       for (const target of targets) {
         const res = await post(target, bearer(tenant.key));
-        expect({ target, status: res.status, body: JSON.parse(res.body) }).toEqual({
+        expect({ target, status: res.status, body: json<unknown>(res.body) }).toEqual({
           target,
           status: 400,
           body: { success: false, error: KEY_IN_URL },
@@ -651,7 +652,7 @@ describe('timing: answers for keys that do not work do not reveal which keys exi
     }
     const medians = Object.fromEntries(names.map((n) => [n, median(samples[n]!)]));
     console.log(
-      `timing medians (ms, ${ROUNDS} each): ${JSON.stringify(medians, (_k, v) => (typeof v === 'number' ? Number(v.toFixed(3)) : v))}`,
+      `timing medians (ms, ${ROUNDS} each): ${JSON.stringify(medians, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(3)) : v))}`,
     );
 
     // The three classes that reach the database answer after the same single indexed lookup of a digest that

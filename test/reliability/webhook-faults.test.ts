@@ -13,7 +13,7 @@ import { isPrivateAddress, webhookUrlProblem } from '../../src/webhooks/url-poli
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { freePort } from '../../src/free-port.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const TIMEOUT_MS = 300;
 /** A slow receiver answers this late: an attempt that ends before it did not wait for the answer, however busy the machine. */
@@ -149,7 +149,7 @@ async function callsFor(s: Setup, tenant: Tenant, calls: number): Promise<string
   for (let i = 0; i < calls; i++) {
     const res = await trigger(s.app, tenant.key, { phone_number: '+14155552671', metadata: { i } });
     expect(res.statusCode, res.body).toBe(200);
-    const callId = res.json().call_id as string;
+    const callId = callIdOf(res);
     await applyCallUpdate(s.app.prisma, callId, { kind: 'dialing' }, { now: s.clock.now, source: 'dispatcher' });
     await applyCallUpdate(s.app.prisma, callId, { kind: 'completed' }, { now: s.clock.now, source: 'provider' });
     ids.push(callId);

@@ -10,8 +10,9 @@ import { connectTwiml } from '../../src/routes/telephony/twilio.js';
 import { EMAIL_PATTERN } from '../../schemas/text.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { json, type ErrorResponse, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 let tenant: Tenant;
@@ -50,7 +51,7 @@ describe('name', () => {
     const before = await callCount();
     for (const c of FORBIDDEN) {
       const res = await trigger(app, tenant.key, { phone_number: PHONE, name: `Ada${c}Lovelace` });
-      expect({ c: c.charCodeAt(0), status: res.statusCode, body: res.json() }).toEqual({
+      expect({ c: c.charCodeAt(0), status: res.statusCode, body: res.json<unknown>() }).toEqual({
         c: c.charCodeAt(0),
         status: 400,
         body: { success: false, error: NAME_RULE },
@@ -70,7 +71,7 @@ describe('name', () => {
       const res = await trigger(app, tenant.key, { phone_number: PHONE, name });
       const bad = [...name].some((c) => FORBIDDEN.includes(c));
       expect({ name, status: res.statusCode }).toEqual({ name, status: bad ? 400 : 200 });
-      if (bad) expect(res.json().error).toBe(NAME_RULE);
+      if (bad) expect(res.json<ErrorResponse>().error).toBe(NAME_RULE);
       else accepted++;
     }
     expect(await callCount()).toBe(before + accepted);
@@ -80,7 +81,7 @@ describe('name', () => {
     const name = 'Ada\tLovelace\r\nCountess\nof Lovelace\r';
     const res = await trigger(app, tenant.key, { phone_number: PHONE, name, email: 'ada@example.com' });
     expect(res.statusCode, res.body).toBe(200);
-    const callId = res.json().call_id as string;
+    const callId = callIdOf(res);
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
     expect(call.name).toBe(name);
 
@@ -88,7 +89,7 @@ describe('name', () => {
     const mine = () => receiver.received.filter((r) => r.body.includes(callId));
     while (mine().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(mine().length).toBeGreaterThanOrEqual(2);
-    for (const { body } of mine()) expect(JSON.parse(body).data.name).toBe(name);
+    for (const { body } of mine()) expect(json<WebhookEvent>(body).data.name).toBe(name);
 
     const twiml = new DOMParser().parseFromString(connectTwiml('wss://agents.example/stream', call), 'text/xml');
     const parameters = Array.from(twiml.getElementsByTagName('Parameter'));
@@ -156,7 +157,7 @@ describe('email', () => {
   it.each(accepted)('accepts %j and stores it as given', async (email) => {
     const res = await trigger(app, tenant.key, { phone_number: PHONE, email });
     expect(res.statusCode, res.body).toBe(200);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } })).email).toBe(email);
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } })).email).toBe(email);
   });
 
   it('the published pattern says the same as the server (with and without the u flag)', () => {

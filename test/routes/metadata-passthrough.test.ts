@@ -6,8 +6,9 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { objectEntries } from '../../src/domain/raw-json.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { json, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 let tenant: Tenant;
@@ -43,7 +44,7 @@ describe('metadata', () => {
     const body = `{ "phone_number": "+14155552671",\n  "metadata": ${METADATA.replace(/,"/g, ', "')} }`;
     const response = await trigger(app, tenant.key, body);
     expect(response.statusCode, response.body).toBe(200);
-    const callId = response.json().call_id as string;
+    const callId = callIdOf(response);
 
     const [stored] = await app.prisma.$queryRaw<
       { metadata: string }[]
@@ -57,7 +58,7 @@ describe('metadata', () => {
     for (const { body: sent } of mine()) {
       expect(metadataOnTheWire(sent)).toBe(METADATA);
       expect(objectEntries(metadataOnTheWire(sent)).map(([key]) => key)).toEqual(WRITTEN_KEYS);
-      expect(JSON.parse(sent).data.metadata).toEqual(JSON.parse(METADATA));
+      expect(json<WebhookEvent>(sent).data.metadata).toEqual(json<unknown>(METADATA));
     }
   });
 
@@ -65,7 +66,7 @@ describe('metadata', () => {
     const response = await trigger(app, tenant.key, { phone_number: '+14155552671' });
     const [stored] = await app.prisma.$queryRaw<
       { metadata: string }[]
-    >`SELECT metadata::text AS metadata FROM calls WHERE id = ${response.json().call_id}::uuid`;
+    >`SELECT metadata::text AS metadata FROM calls WHERE id = ${callIdOf(response)}::uuid`;
     expect(stored!.metadata).toBe('{}');
   });
 

@@ -4,7 +4,7 @@ import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 let now = new Date('2026-11-23T15:00:00Z'); // a Monday: 10:00 in New York
@@ -42,7 +42,7 @@ describe('tenancy: every combination of key and agent', () => {
       expect(res.json()).toEqual(forbidden);
       expect(await app.prisma.call.count()).toBe(before);
     } else {
-      const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+      const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
       expect([call.accountId, call.agentId]).toEqual([key().accountId, agent()]);
     }
   });
@@ -56,7 +56,7 @@ describe('tenancy: every combination of key and agent', () => {
 
   it('without agent_id the default agent is used', async () => {
     const res = await trigger(app, clientA.key);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.agentId).toBe(clientA.agentId);
   });
 });
@@ -77,7 +77,7 @@ describe('calling windows', () => {
   it('inside the window the call may start at once', async () => {
     now = new Date('2026-11-23T15:00:00Z');
     const res = await trigger(app, agency.key, withAgent(await windowed('reject')));
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.notBefore.toISOString()).toBe(now.toISOString());
   });
 
@@ -96,7 +96,7 @@ describe('calling windows', () => {
     now = new Date('2026-11-27T23:30:00Z'); // Friday 18:30 in New York
     const res = await trigger(app, agency.key, withAgent(await windowed('queue')));
     expect(res.json()).toMatchObject({ success: true, status: 'initiated' });
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.notBefore.toISOString()).toBe('2026-11-30T14:00:00.000Z'); // Monday 09:00 EST
     expect(call.expiresAt.getTime() - call.notBefore.getTime()).toBe(24 * 3600_000);
   });

@@ -6,7 +6,8 @@ import { callView } from '../../schemas/call.js';
 import { buildTestApp } from '../helpers/app.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
-import { TRIGGER_URL, trigger } from '../helpers/trigger.js';
+import type { ErrorResponse, TriggerResponse } from '../helpers/json.js';
+import { callIdOf, TRIGGER_URL, trigger } from '../helpers/trigger.js';
 
 let app: App;
 let tenant: Tenant;
@@ -30,7 +31,7 @@ describe('success', () => {
     const res = await trigger(app, tenant.key, body);
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    const json = res.json();
+    const json = res.json<TriggerResponse>();
     expect(Object.keys(json).sort()).toEqual(['call_id', 'status', 'success']);
     expect(json).toMatchObject({ success: true, status: 'initiated' });
 
@@ -62,7 +63,7 @@ describe("the spec's trigger error table", () => {
       '+4402071838750',
     ]) {
       const res = await trigger(app, tenant.key, { phone_number: phone });
-      expect({ phone, status: res.statusCode, body: res.json() }).toEqual({
+      expect({ phone, status: res.statusCode, body: res.json<unknown>() }).toEqual({
         phone,
         status: 400,
         body: error('Invalid phone number format'),
@@ -115,7 +116,7 @@ describe("the spec's trigger error table", () => {
         headers: { 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) },
         payload: '{"phone_number":"+14155552671"}',
       });
-      expect({ authorization, status: res.statusCode, body: res.json() }).toEqual({
+      expect({ authorization, status: res.statusCode, body: res.json<unknown>() }).toEqual({
         authorization,
         status: 401,
         body: error('Invalid API key'),
@@ -176,7 +177,7 @@ describe('check order (README, "Errors")', () => {
     expect((await trigger(app, null, 'garbage')).statusCode).toBe(401);
     expect((await trigger(app, off.key, 'garbage')).json()).toEqual(error('API access is disabled'));
     const noPhone = await createTenant(app.prisma, { phone: null });
-    expect((await trigger(app, noPhone.key, 'garbage')).json().error).toMatch(/not valid JSON/);
+    expect((await trigger(app, noPhone.key, 'garbage')).json<ErrorResponse>().error).toMatch(/not valid JSON/);
     expect((await trigger(app, noPhone.key, { phone_number: 'nope' })).json()).toEqual(
       error('Invalid phone number format'),
     );
@@ -291,7 +292,7 @@ describe('body rules', () => {
     };
     const res = await trigger(app, tenant.key, at);
     expect([res.statusCode, res.body]).toEqual([200, expect.stringContaining('"success":true')]);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect([call.name, call.metadata]).toEqual([at.name, at.metadata]);
     // The issue's own examples: 21 emoji as a key and 101 as a name were refused as too long.
     expect(
@@ -331,7 +332,7 @@ describe('body rules', () => {
     ]) {
       const res = await trigger(app, tenant.key, payload);
       expect(res.statusCode).toBe(400);
-      expect(res.json().success).toBe(false);
+      expect(res.json<ErrorResponse>().success).toBe(false);
     }
     expect(await callCount()).toBe(before);
   });

@@ -12,6 +12,7 @@ import { bundle } from '../../scripts/bundle.js';
 import { freePort } from '../../src/free-port.js';
 import { freshDatabase, freshPrisma } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { json } from '../helpers/json.js';
 import { spawnChild, stopChild } from '../helpers/child-processes.js';
 import { httpsRequest } from '../helpers/server-process.js';
 import { waitFor } from '../helpers/wait.js';
@@ -62,7 +63,7 @@ describe('callctl in one file', () => {
   });
 
   it('migrates a database, creates an agency and lists its calls', async () => {
-    expect(JSON.parse(await callctl('migrate', '--json')).applied.length).toBeGreaterThan(0);
+    expect(json<{ applied: string[] }>(await callctl('migrate', '--json')).applied.length).toBeGreaterThan(0);
     const { id } = JSON.parse(await callctl('agency', 'create', '--name', 'Bundled Agency', '--json')) as {
       id: string;
     };
@@ -96,7 +97,7 @@ describe('the server in one file', () => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    let exitCode: number | string = -1;
+    let exitCode: number | string;
     try {
       await waitFor(
         () => output,

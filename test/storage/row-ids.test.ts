@@ -6,7 +6,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -35,7 +35,7 @@ it('a call, its events, its webhook deliveries and their attempts get UUIDv7 ids
   await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
   const before = Date.now();
   const callIds: string[] = [];
-  for (let i = 0; i < 5; i++) callIds.push((await trigger(app, tenant.key)).json().call_id);
+  for (let i = 0; i < 5; i++) callIds.push(callIdOf(await trigger(app, tenant.key)));
   const after = Date.now();
 
   // Issued in order, each carrying the moment of its acceptance.

@@ -7,7 +7,7 @@ import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { PGBOUNCER, transactionPooler } from '../helpers/pgbouncer.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let directUrl: string;
 let pooledUrl: string;
@@ -54,7 +54,7 @@ describe.skipIf(!PGBOUNCER)('behind a transaction-pooling proxy', () => {
       { 'idempotency-key': 'key-1' },
     );
     expect(replay.headers['idempotent-replayed']).toBe('true');
-    expect(replay.json().call_id).toBe(responses[1]!.json().call_id);
+    expect(callIdOf(replay)).toBe(callIdOf(responses[1]!));
     expect(await app.prisma.call.count({ where: { accountId: tenant.accountId } })).toBe(40);
     await closeTestApp(app);
   });

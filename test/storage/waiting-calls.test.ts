@@ -7,7 +7,7 @@ import type { App } from '../../src/app.js';
 import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 async function counters(app: App) {
   const { rows } = await sqlPool(app.prisma).query<{ id: string; kept: number; counted: number }>(`
@@ -30,8 +30,8 @@ describe('accounts.waiting_calls', () => {
     const a = await createTenant(app.prisma);
     const b = await createTenant(app.prisma);
     const ids: Record<string, string[]> = { a: [], b: [] };
-    for (let i = 0; i < 5; i++) ids.a!.push((await trigger(app, a.key)).json().call_id);
-    await Promise.all(Array.from({ length: 3 }, async () => ids.b!.push((await trigger(app, b.key)).json().call_id)));
+    for (let i = 0; i < 5; i++) ids.a!.push(callIdOf(await trigger(app, a.key)));
+    await Promise.all(Array.from({ length: 3 }, async () => ids.b!.push(callIdOf(await trigger(app, b.key)))));
     await expectExact(app, { [a.accountId]: 5, [b.accountId]: 3 });
 
     // An operator cancels one; a second cancel changes nothing.

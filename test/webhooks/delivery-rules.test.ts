@@ -10,8 +10,9 @@ import { applyCallUpdate } from '../../src/calls/transition.js';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { match } from '../helpers/matchers.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 interface Setup {
   app: App;
@@ -46,7 +47,7 @@ async function setup(
 
 /** A call.failed event (canceled before dialling): one pending delivery. */
 async function event(s: Setup) {
-  const { call_id } = (await trigger(s.app, s.key)).json();
+  const call_id = callIdOf(await trigger(s.app, s.key));
   await applyCallUpdate(
     s.app.prisma,
     call_id,
@@ -162,7 +163,7 @@ describe('answers that are not success', () => {
     expect(d).toMatchObject({
       status: 'held',
       completedAt: null,
-      heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone/),
+      heldReason: match.stringMatching(/^endpoint disabled \(answered 410 Gone/),
     });
     expect(d.endpoint).toMatchObject({ enabled: false });
     expect(d.endpoint.disabledReason).toMatch(/410/);
@@ -214,7 +215,7 @@ describe('SSRF', () => {
     }
     await expect(
       setWebhook(s.app.prisma, s.accountId, 'https://hooks.example.com/x', { allowPrivate: false }),
-    ).resolves.toMatchObject({ secret: expect.stringMatching(/^whsec_/) });
+    ).resolves.toMatchObject({ secret: match.stringMatching(/^whsec_/) });
   });
 
   it('checks the address actually connected to, so a name that resolves to a private address is refused (DNS rebinding)', async () => {
@@ -244,7 +245,7 @@ describe('isolation and crashes', () => {
     s.app.deliveryWorker!.wake();
     await s.receiver.waitFor(2);
     const started = Date.now();
-    const { call_id } = (await trigger(s.app, other.key)).json();
+    const call_id = callIdOf(await trigger(s.app, other.key));
     await applyCallUpdate(
       s.app.prisma,
       call_id,
@@ -261,7 +262,7 @@ describe('isolation and crashes', () => {
   it('a delivery claimed by a worker that died is sent once its lease runs out', async () => {
     const s = await setup();
     // Written directly (no NOTIFY), already claimed by a worker that then died.
-    const { call_id } = (await trigger(s.app, s.key)).json();
+    const call_id = callIdOf(await trigger(s.app, s.key));
     const call = await s.app.prisma.call.findUniqueOrThrow({
       where: { id: call_id },
       include: { events: true, account: { include: { webhookEndpoint: true } } },

@@ -9,7 +9,7 @@ import { WebhookEvent } from '../../schemas/webhook.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 let app: App;
@@ -50,9 +50,9 @@ async function waitForEvents(callId: string, count: number) {
 describe('webhook events', () => {
   it('a completed call: call.started then call.completed, signed, with the metadata unchanged in both', async () => {
     const metadata = { crm_id: 'L-42', score: 9.5, vip: true, note: null, emoji: 'häppy 😀' };
-    const { call_id } = (
-      await trigger(app, tenant.key, { phone_number: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata })
-    ).json();
+    const call_id = callIdOf(
+      await trigger(app, tenant.key, { phone_number: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata }),
+    );
     const events = await waitForEvents(call_id, 2);
     await new Promise((r) => setTimeout(r, 200));
     expect(eventsFor(call_id)).toHaveLength(2);
@@ -86,14 +86,14 @@ describe('webhook events', () => {
   });
 
   it('a busy number: call.started then call.failed with the reason, and no call.completed', async () => {
-    const { call_id } = (await trigger(app, tenant.key, { phone_number: '+15005550001' })).json();
+    const call_id = callIdOf(await trigger(app, tenant.key, { phone_number: '+15005550001' }));
     const events = await waitForEvents(call_id, 2);
     expect(events.map((e) => e.event.type)).toEqual(['call.started', 'call.failed']);
     expect(events[1]!.event.data).toMatchObject({ status: 'failed', failure_reason: 'busy', answered_at: null });
   });
 
   it('a signature made with another secret, or over another body, does not verify', async () => {
-    const { call_id } = (await trigger(app, tenant.key)).json();
+    const call_id = callIdOf(await trigger(app, tenant.key));
     const { r } = (await waitForEvents(call_id, 1))[0]!;
     const headers = r.headers as Record<string, string>;
     expect(() => new Webhook(secret).verify(r.body, headers)).not.toThrow();
@@ -102,7 +102,7 @@ describe('webhook events', () => {
   });
 
   it('every delivery and attempt is recorded and visible in the call record', async () => {
-    const { call_id } = (await trigger(app, tenant.key)).json();
+    const call_id = callIdOf(await trigger(app, tenant.key));
     await waitForEvents(call_id, 2);
     // The receiver answers before the worker records the attempt (its batch commits after the response): wait for
     // both deliveries to leave pending, then check what was recorded.

@@ -17,7 +17,8 @@ import { buildTestApp } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
+import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
 
 interface Setup {
@@ -50,9 +51,9 @@ const settle = (s: Setup) => s.app.deliveryWorker!.settle();
 
 /** A call dialled: its call.started delivery is written. */
 async function dialledCall(s: Setup): Promise<string> {
-  const { call_id } = (await trigger(s.app, s.tenant.key)).json();
-  await applyCallUpdate(s.app.prisma, call_id, { kind: 'dialing' }, context(s));
-  return call_id as string;
+  const callId = callIdOf(await trigger(s.app, s.tenant.key));
+  await applyCallUpdate(s.app.prisma, callId, { kind: 'dialing' }, context(s));
+  return callId;
 }
 
 async function complete(s: Setup, callId: string) {
@@ -62,9 +63,9 @@ async function complete(s: Setup, callId: string) {
 
 /** A call canceled before dialling: one call.failed delivery. */
 async function canceledCall(s: Setup): Promise<string> {
-  const { call_id } = (await trigger(s.app, s.tenant.key)).json();
-  await applyCallUpdate(s.app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, context(s));
-  return call_id as string;
+  const callId = callIdOf(await trigger(s.app, s.tenant.key));
+  await applyCallUpdate(s.app.prisma, callId, { kind: 'failed', reason: 'canceled' }, context(s));
+  return callId;
 }
 
 const deliveriesOf = (s: Setup, callId: string) =>
@@ -111,13 +112,13 @@ describe('an endpoint disabled by a 410', () => {
     expect(started).toMatchObject({
       eventType: 'call.started',
       status: 'held',
-      heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone at /),
+      heldReason: match.stringMatching(/^endpoint disabled \(answered 410 Gone at /),
     });
     expect(started!.attempts.map((a) => a.responseStatus)).toEqual([410]);
     expect(completed).toMatchObject({
       eventType: 'call.completed',
       status: 'held',
-      heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone at /),
+      heldReason: match.stringMatching(/^endpoint disabled \(answered 410 Gone at /),
       attempts: [],
     });
 
@@ -133,7 +134,7 @@ describe('an endpoint disabled by a 410', () => {
       webhook: {
         url: s.receiver.url,
         enabled: false,
-        disabled_reason: expect.stringMatching(/410 Gone/),
+        disabled_reason: match.stringMatching(/410 Gone/),
         pending: 0,
         held: 2,
         held_since: started!.createdAt.toISOString(),
@@ -147,7 +148,7 @@ describe('an endpoint disabled by a 410', () => {
 
     const enabled = await callctl(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
     expect(enabled.code).toBe(0);
-    expect(enabled.json()).toMatchObject({ enabled: true, released: 2, changed_at: expect.any(String) });
+    expect(enabled.json()).toMatchObject({ enabled: true, released: 2, changed_at: match.any(String) });
     await settle(s);
     expect(got(s.receiver).slice(1)).toEqual([
       { type: 'call.started', callId, id: started!.id },
@@ -182,7 +183,7 @@ describe('an endpoint disabled by a 410', () => {
     await settle(s);
     expect((await deliveriesOf(s, retrying))[0]).toMatchObject({
       status: 'held',
-      heldReason: expect.stringMatching(/answered 410 Gone/),
+      heldReason: match.stringMatching(/answered 410 Gone/),
     });
     expect((await deliveriesOf(s, gone))[0]).toMatchObject({ status: 'held' });
 
@@ -208,7 +209,7 @@ describe('an endpoint disabled by a 410', () => {
     const s = await setup();
     // Written pending (directly: no NOTIFY) before the endpoint was switched off, as a transition racing the 410
     // leaves it.
-    const { call_id: callId } = (await trigger(s.app, s.tenant.key)).json();
+    const callId = callIdOf(await trigger(s.app, s.tenant.key));
     const call = await s.app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
     await s.app.prisma.webhookDelivery.create({
       data: {
@@ -236,7 +237,7 @@ describe('an endpoint disabled by a 410', () => {
     });
     await enableWebhook(s.app.prisma, s.tenant.accountId);
     await settle(s);
-    expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: expect.any(String) }]);
+    expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: match.any(String) }]);
   });
 });
 
@@ -247,10 +248,9 @@ describe('enabling again while a transition writes held deliveries', () => {
       where: { accountId: s.tenant.accountId },
       data: { enabled: false, disabledReason: 'switched off by a test' },
     });
-    const { call_id: callId } = (await trigger(s.app, s.tenant.key)).json();
+    const callId = callIdOf(await trigger(s.app, s.tenant.key));
     const pool = sqlPool(s.app.prisma);
-    let enabling: Promise<unknown> | null = null;
-    await inTransaction(pool, async (client) => {
+    const { enabling } = await inTransaction(pool, async (client) => {
       const { rows } = await client.query<Call>({ ...LOCK_CALLS, values: [[callId]] });
       await applyLockedBatch(
         client,
@@ -258,21 +258,22 @@ describe('enabling again while a transition writes held deliveries', () => {
         context(s),
       );
       // The held delivery is written, not committed: "Enable again" now must wait for this transaction.
-      enabling = enableWebhook(s.app.prisma, s.tenant.accountId);
+      const enabling = enableWebhook(s.app.prisma, s.tenant.accountId);
       await waitFor(
         async () =>
           (
-            await pool.query(
+            await pool.query<{ n: number }>(
               `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
             )
-          ).rows[0].n as number,
+          ).rows[0]!.n,
         (n) => n > 0,
       ).catch(() => undefined);
+      return { enabling };
     });
     expect(await enabling).toMatchObject({ released: 1 });
     expect((await deliveriesOf(s, callId))[0]).toMatchObject({ status: 'pending', heldReason: null });
     await settle(s);
-    expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: expect.any(String) }]);
+    expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: match.any(String) }]);
   });
 });
 
