@@ -6,8 +6,11 @@ import pg from 'pg';
 
 const pool = new pg.Pool({ connectionString: process.env.BASELINE_DATABASE_URL, max: 10 });
 // The agent and account the rows point at (foreign keys), read once at start.
-const { rows: [agent] } = await pool.query<{ id: string; account_id: string; phone_number: string }>(
-  'SELECT id, account_id, phone_number FROM agents ORDER BY created_at LIMIT 1');
+const {
+  rows: [agent],
+} = await pool.query<{ id: string; account_id: string; phone_number: string }>(
+  'SELECT id, account_id, phone_number FROM agents ORDER BY created_at LIMIT 1',
+);
 if (!agent) throw new Error('the baseline database needs one agent');
 
 const DAY_MS = 24 * 3600_000;
@@ -23,7 +26,18 @@ app.post('/api/v1/calls/trigger', async (request) => {
   await pool.query(
     `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, not_before, expires_at, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'initiated', $9, $10, $9, $9)`,
-    [id, agent.account_id, agent.id, body.phone_number, agent.phone_number, body.name ?? null, body.email ?? null, JSON.stringify(body.metadata ?? {}), now, new Date(now.getTime() + DAY_MS)],
+    [
+      id,
+      agent.account_id,
+      agent.id,
+      body.phone_number,
+      agent.phone_number,
+      body.name ?? null,
+      body.email ?? null,
+      JSON.stringify(body.metadata ?? {}),
+      now,
+      new Date(now.getTime() + DAY_MS),
+    ],
   );
   return { success: true, call_id: id, status: 'initiated' };
 });

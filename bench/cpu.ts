@@ -31,14 +31,24 @@ export function backendPids(database: string): number[] {
   return pids;
 }
 
-export interface CpuSnapshot { service: number; database: Map<number, number> }
+export interface CpuSnapshot {
+  service: number;
+  database: Map<number, number>;
+}
 
 export function cpuSnapshot(servicePid: number, database: string): CpuSnapshot {
-  return { service: processCpuSeconds(servicePid), database: new Map(backendPids(database).map((pid) => [pid, processCpuSeconds(pid)])) };
+  return {
+    service: processCpuSeconds(servicePid),
+    database: new Map(backendPids(database).map((pid) => [pid, processCpuSeconds(pid)])),
+  };
 }
 
 /** CPU seconds used since `before` by the service and by the database's backends (new backends count in full). */
-export function cpuSince(before: CpuSnapshot, servicePid: number, database: string): { service: number; database: number } {
+export function cpuSince(
+  before: CpuSnapshot,
+  servicePid: number,
+  database: string,
+): { service: number; database: number } {
   let db = 0;
   for (const pid of backendPids(database)) db += processCpuSeconds(pid) - (before.database.get(pid) ?? 0);
   return { service: processCpuSeconds(servicePid) - before.service, database: db };

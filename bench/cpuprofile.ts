@@ -3,8 +3,18 @@
 // Usage: npx tsx bench/cpuprofile.ts <file.cpuprofile> [top=25]
 import fs from 'node:fs';
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
 
 const [file, topArg] = process.argv.slice(2);
 if (!file) {
@@ -21,7 +31,9 @@ for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n
 const self = new Map<number, number>();
 profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
 // Percentages are of the time the thread was busy: (idle) and (program) samples are left out of the total.
-const idle = new Set(profile.nodes.filter((n) => ['(idle)', '(program)'].includes(n.callFrame.functionName)).map((n) => n.id));
+const idle = new Set(
+  profile.nodes.filter((n) => ['(idle)', '(program)'].includes(n.callFrame.functionName)).map((n) => n.id),
+);
 for (const id of idle) self.delete(id);
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 
@@ -39,7 +51,8 @@ function area(url: string, name: string): string {
 }
 
 const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%`;
-const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${area(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
+const label = (n: Node) =>
+  `${n.callFrame.functionName || '(anonymous)'} ${area(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
 
 const selfByFrame = new Map<string, number>();
 for (const [id, us] of self) {
@@ -47,7 +60,8 @@ for (const [id, us] of self) {
   selfByFrame.set(key, (selfByFrame.get(key) ?? 0) + us);
 }
 process.stdout.write(`${file}: ${(total / 1e6).toFixed(2)} s busy\n\nTop ${top} functions by self time:\n`);
-for (const [key, us] of [...selfByFrame].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`${pct(us)}  ${key}\n`);
+for (const [key, us] of [...selfByFrame].sort((a, b) => b[1] - a[1]).slice(0, top))
+  process.stdout.write(`${pct(us)}  ${key}\n`);
 
 // Inclusive time per area: a sample counts once for every distinct area on its stack.
 const inclusive = new Map<string, number>();
@@ -60,4 +74,5 @@ for (const [id, us] of self) {
   for (const a of seen) inclusive.set(a, (inclusive.get(a) ?? 0) + us);
 }
 process.stdout.write(`\nTop ${top} areas by total time (a sample counts for every area on its stack):\n`);
-for (const [key, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`${pct(us)}  ${key}\n`);
+for (const [key, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top))
+  process.stdout.write(`${pct(us)}  ${key}\n`);

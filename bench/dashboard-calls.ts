@@ -31,11 +31,15 @@ const log = (line: string) => process.stderr.write(`${new Date().toISOString().s
  * ties): every 20th failed (busy or no answer), the rest completed; 200,000 destination numbers (5 calls each);
  * agents alternating, except every 1,000th call, which has the rare agent; each call with its 3 or 4 events.
  */
-async function generateCalls(db: Awaited<ReturnType<typeof connect>>, input: { accountId: string; agents: string[]; rareAgent: string; count: number; newest: Date }) {
+async function generateCalls(
+  db: Awaited<ReturnType<typeof connect>>,
+  input: { accountId: string; agents: string[]; rareAgent: string; count: number; newest: Date },
+) {
   const chunk = 100_000;
   for (let start = 0; start < input.count; start += chunk) {
     const end = Math.min(input.count, start + chunk) - 1;
-    await db.query(`
+    await db.query(
+      `
       WITH made AS (
         INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, failure_reason, not_before,
                            expires_at, created_at, updated_at, started_at, answered_at, ended_at, duration_seconds)
@@ -63,14 +67,16 @@ async function generateCalls(db: Awaited<ReturnType<typeof connect>>, input: { a
        WHERE e.to_status IN ('initiated', 'dialing')
           OR (m.status = 'completed' AND e.to_status IN ('in_progress', 'completed'))
           OR (m.status = 'failed' AND e.to_status = 'failed')`,
-      [input.accountId, input.agents, input.rareAgent, start, end, input.newest]);
+      [input.accountId, input.agents, input.rareAgent, start, end, input.newest],
+    );
     log(`  ${end + 1} of ${input.count} calls`);
   }
 }
 
 /** A call.started and a call.completed delivery for every 100th call of the account, each with one attempt. */
 async function generateDeliveries(db: Awaited<ReturnType<typeof connect>>, accountId: string) {
-  await db.query(`
+  await db.query(
+    `
     WITH picked AS (
       SELECT c.id, c.created_at, e.id AS endpoint_id FROM calls c JOIN webhook_endpoints e ON e.account_id = c.account_id
        WHERE c.account_id = $1::uuid AND c.status = 'completed' AND abs(hashtext(c.id::text)) % 100 = 0
@@ -83,10 +89,15 @@ async function generateDeliveries(db: Awaited<ReturnType<typeof connect>>, accou
       RETURNING id, created_at
     )
     INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, response_status)
-    SELECT gen_random_uuid(), id, 1, created_at, 40, 200 FROM made`, [accountId]);
+    SELECT gen_random_uuid(), id, 1, created_at, 40, 200 FROM made`,
+    [accountId],
+  );
 }
 
-interface Case { name: string; url: string }
+interface Case {
+  name: string;
+  url: string;
+}
 
 async function measure(visitor: Visitor, scenario: Case) {
   for (let i = 0; i < WARM_UP; i++) await visitor.get(scenario.url);
@@ -117,7 +128,8 @@ async function main() {
       (await createClient(prisma, { agencyId, name: 'Client One' })).id,
       (await createClient(prisma, { agencyId, name: 'Client Two' })).id,
     ];
-    const agent = async (accountId: string, name: string) => (await createAgent(prisma, { accountId, name, phone: '+14155550100' })).id;
+    const agent = async (accountId: string, name: string) =>
+      (await createAgent(prisma, { accountId, name, phone: '+14155550100' })).id;
     const agents = [await agent(agencyId, 'Agent A'), await agent(agencyId, 'Agent B')];
     const rareAgent = await agent(agencyId, 'Rare Agent');
     await setWebhook(prisma, agencyId, 'https://hooks.example.com/calls', { allowPrivate: false });
@@ -128,7 +140,13 @@ async function main() {
     log(`generating ${CALLS} calls in the agency and ${CLIENT_CALLS} in each client`);
     await generateCalls(db, { accountId: agencyId, agents, rareAgent, count: CALLS, newest });
     for (const [i, clientId] of clients.entries()) {
-      await generateCalls(db, { accountId: clientId, agents: [await agent(clientId, `Client Agent ${i + 1}`)], rareAgent: agents[0]!, count: CLIENT_CALLS, newest });
+      await generateCalls(db, {
+        accountId: clientId,
+        agents: [await agent(clientId, `Client Agent ${i + 1}`)],
+        rareAgent: agents[0]!,
+        count: CLIENT_CALLS,
+        newest,
+      });
     }
     await generateDeliveries(db, agencyId);
     log(`generated in ${((performance.now() - started) / 1000).toFixed(0)} s; VACUUM ANALYZE`);
@@ -140,19 +158,37 @@ async function main() {
       SELECT c.relname AS relation, pg_size_pretty(pg_relation_size(c.oid)) AS size FROM pg_class c
        WHERE c.relname IN ('calls', 'call_events', 'calls_account_id_created_at_id_idx', 'calls_account_id_status_created_at_idx',
                            'calls_account_id_agent_id_created_at_id_idx', 'calls_account_id_phone_number_created_at_id_idx') ORDER BY 1`);
-    const counts = (await db.query<{ agency: number; all: number }>('SELECT count(*) FILTER (WHERE account_id = $1)::int AS agency, count(*)::int AS "all" FROM calls', [agencyId])).rows[0]!;
+    const counts = (
+      await db.query<{ agency: number; all: number }>(
+        'SELECT count(*) FILTER (WHERE account_id = $1)::int AS agency, count(*)::int AS "all" FROM calls',
+        [agencyId],
+      )
+    ).rows[0]!;
     // The cursor of a page near the end of the agency's calls (90% of the way down), and a call to look at.
-    const deep = (await db.query<{ created_at: Date; id: string }>(
-      'SELECT created_at, id FROM calls WHERE account_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1', [agencyId, Math.floor(CALLS * 0.9)])).rows[0]!;
-    const detailId = (await db.query<{ id: string }>(
-      'SELECT d.call_id AS id FROM webhook_deliveries d JOIN calls c ON c.id = d.call_id WHERE c.account_id = $1 LIMIT 1', [agencyId])).rows[0]!.id;
+    const deep = (
+      await db.query<{ created_at: Date; id: string }>(
+        'SELECT created_at, id FROM calls WHERE account_id = $1 ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1',
+        [agencyId, Math.floor(CALLS * 0.9)],
+      )
+    ).rows[0]!;
+    const detailId = (
+      await db.query<{ id: string }>(
+        'SELECT d.call_id AS id FROM webhook_deliveries d JOIN calls c ON c.id = d.call_id WHERE c.account_id = $1 LIMIT 1',
+        [agencyId],
+      )
+    ).rows[0]!.id;
     const middle = new Date(newest.getTime() - (CALLS / 2) * 15.5 * 1000);
     const day = (at: Date) => at.toISOString().slice(0, 10);
     const before = `${deep.created_at.toISOString()}_${deep.id}`;
 
     const config = loadConfig({
-      ...DASHBOARD_ENV, LOG_LEVEL: 'silent', DATA_DIR: '.data/bench', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false',
-      REDIS_URL, DATABASE_URL: database.url,
+      ...DASHBOARD_ENV,
+      LOG_LEVEL: 'silent',
+      DATA_DIR: '.data/bench',
+      DISPATCH_ENABLED: 'false',
+      WEBHOOK_DELIVERY_ENABLED: 'false',
+      REDIS_URL,
+      DATABASE_URL: database.url,
     });
     app = await buildApp({ config, databaseUrl: database.url });
     const visitor = new Visitor(app);
@@ -163,7 +199,10 @@ async function main() {
       { name: 'first page', url: '/dashboard/calls' },
       { name: 'deep keyset page (90% down)', url: `/dashboard/calls?before=${encodeURIComponent(before)}` },
       { name: 'filtered: status=failed', url: '/dashboard/calls?status=failed' },
-      { name: 'filtered: status=failed, deep', url: `/dashboard/calls?status=failed&before=${encodeURIComponent(before)}` },
+      {
+        name: 'filtered: status=failed, deep',
+        url: `/dashboard/calls?status=failed&before=${encodeURIComponent(before)}`,
+      },
       { name: 'filtered: rare agent (0.1%)', url: `/dashboard/calls?agent=${rareAgent}` },
       { name: 'filtered: number (5 calls)', url: `/dashboard/calls?number=${encodeURIComponent('+14150012345')}` },
       { name: 'filtered: one day, mid-history', url: `/dashboard/calls?from=${day(middle)}&to=${day(middle)}` },
@@ -180,12 +219,17 @@ async function main() {
     }
 
     // The plans PostgreSQL keeps for the prepared statements after a few executions (generic plans), for the record.
-    const explain = async (name: string, values: unknown[]) => {
+    const explain = async (name: string, values: (string | number | Date | string[] | null)[]) => {
       const text = declaredStatements().find((s) => s.name === name)!.text;
       await db.query('SET plan_cache_mode = force_generic_plan');
       await db.query(`PREPARE explained AS ${text}`);
-      const literal = (v: unknown) => (v === null ? 'NULL' : `'${(Array.isArray(v) ? `{${v.join(',')}}` : v instanceof Date ? v.toISOString() : String(v)).replace(/'/g, "''")}'`);
-      const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) EXECUTE explained(${values.map(literal).join(', ')})`);
+      const literal = (v: string | number | Date | string[] | null) =>
+        v === null
+          ? 'NULL'
+          : `'${(Array.isArray(v) ? `{${v.join(',')}}` : v instanceof Date ? v.toISOString() : String(v)).replace(/'/g, "''")}'`;
+      const plan = await db.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) EXECUTE explained(${values.map(literal).join(', ')})`,
+      );
       await db.query('DEALLOCATE explained');
       await db.query('RESET plan_cache_mode');
       log(`generic plan of ${name}:\n${plan.rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
@@ -194,8 +238,22 @@ async function main() {
     await explain('oct_call_history', [all, 'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '-infinity', 51]);
     await explain('oct_call_history', [all, deep.created_at, deep.id, '-infinity', 51]);
     await explain('oct_call_history_status', [all, deep.created_at, deep.id, '-infinity', 'failed', 51]);
-    await explain('oct_call_history_agent_id', [all, 'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '-infinity', rareAgent, 51]);
-    await explain('oct_call_history_phone_number', [all, 'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '-infinity', '+14150012345', 51]);
+    await explain('oct_call_history_agent_id', [
+      all,
+      'infinity',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+      '-infinity',
+      rareAgent,
+      51,
+    ]);
+    await explain('oct_call_history_phone_number', [
+      all,
+      'infinity',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+      '-infinity',
+      '+14150012345',
+      51,
+    ]);
 
     const lines = [
       `Dashboard Calls pages, ${counts.agency.toLocaleString('en')} calls in the agency (${counts.all.toLocaleString('en')} in its three accounts), ` +
@@ -203,11 +261,17 @@ async function main() {
       '',
       '| Request | Rows | Median | p99 | Target |',
       '|---|---:|---:|---:|---|',
-      ...results.map((r) => `| ${r.name} | ${r.url.startsWith('/dashboard/calls?') || r.url === '/dashboard/calls' ? r.rows : '-'} | ${r.p50} | ${r.p99} | ${r.p99 < TARGET_MS ? `met (< ${TARGET_MS})` : `missed (< ${TARGET_MS})`} |`),
+      ...results.map(
+        (r) =>
+          `| ${r.name} | ${r.url.startsWith('/dashboard/calls?') || r.url === '/dashboard/calls' ? r.rows : '-'} | ${r.p50} | ${r.p99} | ${r.p99 < TARGET_MS ? `met (< ${TARGET_MS})` : `missed (< ${TARGET_MS})`} |`,
+      ),
       '',
       `Sizes: ${sizes.rows.map((r) => `${r.relation} ${r.size}`).join(', ')}.`,
       `Machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, PostgreSQL ${machine.postgres}, Node ${machine.node}; ` +
-        `load average before the measurements: ${(await import('node:os')).loadavg().map((n) => n.toFixed(2)).join(' ')}.`,
+        `load average before the measurements: ${(await import('node:os'))
+          .loadavg()
+          .map((n) => n.toFixed(2))
+          .join(' ')}.`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

@@ -48,7 +48,7 @@ interface AcClient {
   rateInterval?: NodeJS.Timeout;
   requestIterator: { recordBody(req: unknown, status: number, body: string, headers: unknown): void };
   _doRequest(): void;
-  on(event: string, listener: (...args: any[]) => void): void;
+  on(event: string, listener: (...args: never[]) => void): void;
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
@@ -65,7 +65,9 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     });
     if (spec.recordCalls) {
       let sentAt = 0;
-      client.on('request', () => { sentAt = wallNow(); });
+      client.on('request', () => {
+        sentAt = wallNow();
+      });
       const iterator = client.requestIterator;
       const recordBody = iterator.recordBody.bind(iterator);
       iterator.recordBody = (req, status, body, headers) => {
@@ -78,19 +80,22 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
       // burst at the top of each second and the run is really "flat out for 80% of each second". Offsetting
       // each connection's refill by i/connections of a second spreads the sends evenly over the second.
       client.reqsMadeThisSecond = Number.POSITIVE_INFINITY; // no sends before its first refill
-      setTimeout(() => {
-        if (client.destroyed) return;
-        clearInterval(client.rateInterval);
-        const refill = () => {
-          client.reqsMadeThisSecond = 0;
-          if (client.paused) {
-            client.paused = false;
-            client._doRequest();
-          }
-        };
-        refill();
-        client.rateInterval = setInterval(refill, 1000);
-      }, Math.round((i / connections) * 1000)).unref();
+      setTimeout(
+        () => {
+          if (client.destroyed) return;
+          clearInterval(client.rateInterval);
+          const refill = () => {
+            client.reqsMadeThisSecond = 0;
+            if (client.paused) {
+              client.paused = false;
+              client._doRequest();
+            }
+          };
+          refill();
+          client.rateInterval = setInterval(refill, 1000);
+        },
+        Math.round((i / connections) * 1000),
+      ).unref();
     }
   };
 
@@ -102,24 +107,27 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     ...(spec.rate ? { overallRate: spec.rate, ignoreCoordinatedOmission: true } : {}),
     timeout: 10,
     setupClient: setupClient as unknown as autocannon.Options['setupClient'],
-    requests: [{
-      method: 'POST',
-      path: spec.path,
-      headers: spec.headers,
-      body: spec.body,
-      ...(spec.keys?.length
-        ? {
-            setupRequest: (request: autocannon.Request) => {
-              const key = spec.keys![next++ % spec.keys!.length];
-              return { ...request, headers: { ...request.headers, authorization: `Bearer ${key}` } };
-            },
-          }
-        : {}),
-    }],
+    requests: [
+      {
+        method: 'POST',
+        path: spec.path,
+        headers: spec.headers,
+        body: spec.body,
+        ...(spec.keys?.length
+          ? {
+              setupRequest: (request: autocannon.Request) => {
+                const key = spec.keys![next++ % spec.keys!.length];
+                return { ...request, headers: { ...request.headers, authorization: `Bearer ${key}` } };
+              },
+            }
+          : {}),
+      },
+    ],
   });
   const seconds = (wallNow() - started) / 1000;
   const statuses: Record<string, number> = {};
-  for (const [code, { count }] of Object.entries(result.statusCodeStats as Record<string, { count: number }>)) statuses[code] = count;
+  for (const [code, { count }] of Object.entries(result.statusCodeStats as Record<string, { count: number }>))
+    statuses[code] = count;
   return {
     durationSeconds: seconds,
     throughput: (statuses[String(spec.expectStatus)] ?? 0) / seconds,

@@ -22,10 +22,15 @@ export interface Bench {
   log: (message: string) => void;
 }
 
-const cpuNote = (r: { serverCpuMs: number; databaseCpuMs: number }) => `CPU per request: server ${r.serverCpuMs.toFixed(3)} ms, PostgreSQL ${r.databaseCpuMs.toFixed(3)} ms`;
+const cpuNote = (r: { serverCpuMs: number; databaseCpuMs: number }) =>
+  `CPU per request: server ${r.serverCpuMs.toFixed(3)} ms, PostgreSQL ${r.databaseCpuMs.toFixed(3)} ms`;
 
 /** (a): our closed-loop peak and the baseline's, back to back in each round; returns our median peak. */
-export async function acceptedVsBaseline(b: Bench, service: scenario.Server, baseline: scenario.Server): Promise<number> {
+export async function acceptedVsBaseline(
+  b: Bench,
+  service: scenario.Server,
+  baseline: scenario.Server,
+): Promise<number> {
   const s = b.settings;
   b.log('warm-up (2 s each)');
   await scenario.acceptedPeak(service.port, b.tenants, s, 2);
@@ -41,38 +46,69 @@ export async function acceptedVsBaseline(b: Bench, service: scenario.Server, bas
     const drained = await waitIdle(b.db);
     endToEnd.push(Math.round((ours.at(-1)!.throughput * s.peakSeconds) / (s.peakSeconds + drained / 1000)));
     base.push(await scenario.withCpu(baseline, s.peakSeconds, () => scenario.baselinePeak(baseline.port, s)));
-    b.log(`round ${round}: ours ${ours.at(-1)!.throughput}/s, baseline ${base.at(-1)!.throughput}/s (the run's calls took ${(drained / 1000).toFixed(1)} s more to finish)`);
+    b.log(
+      `round ${round}: ours ${ours.at(-1)!.throughput}/s, baseline ${base.at(-1)!.throughput}/s (the run's calls took ${(drained / 1000).toFixed(1)} s more to finish)`,
+    );
   }
   const o = medianOf(ours);
   const ratio = median(ours.map((r, i) => r.throughput / base[i]!.throughput));
   b.runs.accepted = ours;
   b.runs.baseline = base;
-  b.table.push({ scenario: `(a) accepted triggers, ${s.connections} connections, ${b.tenants.length} keys`, ...o, note: `${Math.round(ratio * 100)}% of baseline; ${cpuNote(o)} (during the run)` });
+  b.table.push({
+    scenario: `(a) accepted triggers, ${s.connections} connections, ${b.tenants.length} keys`,
+    ...o,
+    note: `${Math.round(ratio * 100)}% of baseline; ${cpuNote(o)} (during the run)`,
+  });
   b.runs.endToEnd = endToEnd;
   b.table.push({
-    scenario: '(a) end to end: those calls accepted, dialled, completed and their 2 webhooks delivered, per second of run + drain',
-    throughput: median(endToEnd), note: 'the dispatcher\'s sustained capacity: accepted calls beyond it wait in the queue',
+    scenario:
+      '(a) end to end: those calls accepted, dialled, completed and their 2 webhooks delivered, per second of run + drain',
+    throughput: median(endToEnd),
+    note: "the dispatcher's sustained capacity: accepted calls beyond it wait in the queue",
   });
   const m = medianOf(base);
-  b.table.push({ scenario: `baseline: bare Fastify + pg INSERT, ${s.connections} connections`, ...m, note: cpuNote(m) });
-  b.targets.push({ name: '(a) throughput vs baseline', value: ratio * 100, unit: '%', target: '>= 60%', met: ratio >= 0.6 });
+  b.table.push({
+    scenario: `baseline: bare Fastify + pg INSERT, ${s.connections} connections`,
+    ...m,
+    note: cpuNote(m),
+  });
+  b.targets.push({
+    name: '(a) throughput vs baseline',
+    value: ratio * 100,
+    unit: '%',
+    target: '>= 60%',
+    met: ratio >= 0.6,
+  });
   return o.throughput;
 }
 
 /** (a): a fixed rate at 80% of the measured peak, spread over each second. */
-export async function pacedLatency(b: Bench, service: scenario.Server, peak: number, label = '(a) accepted', withTarget = true) {
+export async function pacedLatency(
+  b: Bench,
+  service: scenario.Server,
+  peak: number,
+  label = '(a) accepted',
+  withTarget = true,
+) {
   const rate = Math.round(peak * 0.8);
   const paced = [];
   for (let round = 1; round <= b.rounds; round++) {
     paced.push(await scenario.acceptedPaced(service.port, b.tenants, rate, b.settings));
     await (withTarget ? waitIdle(b.db) : clearQueues(b.db));
-    b.log(`${label} paced at ${rate}/s, round ${round}: p99 ${paced.at(-1)!.p99} ms (sent ${paced.at(-1)!.achieved}/s)`);
+    b.log(
+      `${label} paced at ${rate}/s, round ${round}: p99 ${paced.at(-1)!.p99} ms (sent ${paced.at(-1)!.achieved}/s)`,
+    );
   }
   const p = medianOf(paced);
   b.runs[withTarget ? 'paced' : 'pacedRequestPathOnly'] = paced;
-  b.table.push({ scenario: `${label} at 80% of its peak: ${rate}/s fixed, ${b.settings.pacedConnections} staggered connections`, ...p });
-  if (withTarget) b.targets.push({ name: '(a) p99 at 80% of peak', value: p.p99, unit: 'ms', target: '< 25 ms', met: p.p99 < 25 });
-  if (withTarget && Array.isArray(b.runs.endToEnd)) await sustainedLatency(b, service, median(b.runs.endToEnd as number[]));
+  b.table.push({
+    scenario: `${label} at 80% of its peak: ${rate}/s fixed, ${b.settings.pacedConnections} staggered connections`,
+    ...p,
+  });
+  if (withTarget)
+    b.targets.push({ name: '(a) p99 at 80% of peak', value: p.p99, unit: 'ms', target: '< 25 ms', met: p.p99 < 25 });
+  if (withTarget && Array.isArray(b.runs.endToEnd))
+    await sustainedLatency(b, service, median(b.runs.endToEnd as number[]));
 }
 
 /**
@@ -86,10 +122,15 @@ async function sustainedLatency(b: Bench, service: scenario.Server, endToEnd: nu
   for (let round = 1; round <= b.rounds; round++) {
     runs.push(await scenario.acceptedPaced(service.port, b.tenants, rate, b.settings));
     await waitIdle(b.db);
-    b.log(`(a) accepted at 80% of the end-to-end rate (${rate}/s), round ${round}: p99 ${runs.at(-1)!.p99} ms (sent ${runs.at(-1)!.achieved}/s)`);
+    b.log(
+      `(a) accepted at 80% of the end-to-end rate (${rate}/s), round ${round}: p99 ${runs.at(-1)!.p99} ms (sent ${runs.at(-1)!.achieved}/s)`,
+    );
   }
   b.runs.sustained = runs;
-  b.table.push({ scenario: `diagnostic: (a) at 80% of its end-to-end rate: ${rate}/s fixed, ${b.settings.pacedConnections} staggered connections`, ...medianOf(runs) });
+  b.table.push({
+    scenario: `diagnostic: (a) at 80% of its end-to-end rate: ${rate}/s fixed, ${b.settings.pacedConnections} staggered connections`,
+    ...medianOf(runs),
+  });
 }
 
 /**
@@ -109,7 +150,8 @@ export async function requestPathOnly(b: Bench, service: scenario.Server, baseli
   const r = medianOf(runs);
   b.runs.requestPathOnly = runs;
   b.table.push({
-    scenario: `diagnostic: (a) with the dispatcher and webhook worker off, ${s.connections} connections`, ...r,
+    scenario: `diagnostic: (a) with the dispatcher and webhook worker off, ${s.connections} connections`,
+    ...r,
     note: `${Math.round((r.throughput / baselinePeak) * 100)}% of the baseline's median; ${cpuNote(r)}`,
   });
   return r.throughput;
@@ -137,7 +179,10 @@ export async function startedLatency(b: Bench, service: scenario.Server) {
   b.runs.startedBeforeVacuum = before.latencies;
   const stale = medianOf(before.latencies);
   b.table.push({
-    scenario: 'diagnostic: (d) right after (a), one round before the VACUUM ANALYZE (plans made on near-empty tables)', p50: stale.p50, p90: stale.p90, p99: stale.p99,
+    scenario: 'diagnostic: (d) right after (a), one round before the VACUUM ANALYZE (plans made on near-empty tables)',
+    p50: stale.p50,
+    p90: stale.p90,
+    p99: stale.p99,
     note: `${stale.calls} calls, ${stale.missing} missing`,
   });
   await b.db.query('VACUUM ANALYZE');
@@ -145,11 +190,35 @@ export async function startedLatency(b: Bench, service: scenario.Server) {
   const s = medianOf(started);
   b.runs.started = started;
   b.runs.startedBreakdown = breakdowns;
-  b.table.push({ scenario: `(d) trigger -> call.started webhook at ${b.settings.latencyRate}/s, ring 0 ms`, p50: s.p50, p90: s.p90, p99: s.p99, note: `${s.calls} calls per run, ${s.missing} missing` });
-  b.targets.push({ name: '(d) trigger-to-call.started p99', value: s.p99, unit: 'ms', target: '< 1000 ms', met: s.p99 < 1000 && s.missing === 0 });
+  b.table.push({
+    scenario: `(d) trigger -> call.started webhook at ${b.settings.latencyRate}/s, ring 0 ms`,
+    p50: s.p50,
+    p90: s.p90,
+    p99: s.p99,
+    note: `${s.calls} calls per run, ${s.missing} missing`,
+  });
+  b.targets.push({
+    name: '(d) trigger-to-call.started p99',
+    value: s.p99,
+    unit: 'ms',
+    target: '< 1000 ms',
+    met: s.p99 < 1000 && s.missing === 0,
+  });
   // Issue 16.3: the start of a call close to its cost.
-  b.targets.push({ name: '(d) trigger-to-call.started p50 (issue 16.3)', value: s.p50, unit: 'ms', target: '< 10 ms', met: s.p50 < 10 && s.missing === 0 });
-  b.targets.push({ name: '(d) trigger-to-call.started p99 (issue 16.3)', value: s.p99, unit: 'ms', target: '< 30 ms', met: s.p99 < 30 && s.missing === 0 });
+  b.targets.push({
+    name: '(d) trigger-to-call.started p50 (issue 16.3)',
+    value: s.p50,
+    unit: 'ms',
+    target: '< 10 ms',
+    met: s.p50 < 10 && s.missing === 0,
+  });
+  b.targets.push({
+    name: '(d) trigger-to-call.started p99 (issue 16.3)',
+    value: s.p99,
+    unit: 'ms',
+    target: '< 30 ms',
+    met: s.p99 < 30 && s.missing === 0,
+  });
 }
 
 async function startedRounds(b: Bench, service: scenario.Server, rounds: number, label: string) {
@@ -161,7 +230,9 @@ async function startedRounds(b: Bench, service: scenario.Server, rounds: number,
     const { latency, breakdown } = await scenario.startedLatency(service.port, b.tenants, b.receiver, b.db, b.settings);
     latencies.push(latency);
     breakdowns.push(breakdown);
-    b.log(`${label} round ${round}: p50 ${latency.p50} ms, p99 ${latency.p99} ms (${latency.missing} missing); p50/p90/p99 by segment: ${describeBreakdown(breakdown)}`);
+    b.log(
+      `${label} round ${round}: p50 ${latency.p50} ms, p99 ${latency.p99} ms (${latency.missing} missing); p50/p90/p99 by segment: ${describeBreakdown(breakdown)}`,
+    );
   }
   if (process.env.BENCH_PGSS) await writeStatements(b.db, `${process.env.BENCH_PGSS}.${label.replace(/\W+/g, '-')}`);
   return { latencies, breakdowns };
@@ -186,12 +257,23 @@ export async function webhookDrain(b: Bench) {
   const drains = [];
   for (let round = 1; round <= b.rounds; round++) {
     drains.push(await scenario.webhookDrain(b.receiver, b.db, b.settings));
-    b.log(`webhooks round ${round}: ${drains.at(-1)!.perSecond}/s (${drains.at(-1)!.deliveries} in ${drains.at(-1)!.seconds} s)`);
+    b.log(
+      `webhooks round ${round}: ${drains.at(-1)!.perSecond}/s (${drains.at(-1)!.deliveries} in ${drains.at(-1)!.seconds} s)`,
+    );
   }
   const w = medianOf(drains);
   b.runs.webhooks = drains;
-  b.table.push({ scenario: `(e) webhook deliveries to a local receiver (${w.deliveries} pre-created, ${b.tenants.length} endpoints)`, throughput: w.perSecond });
-  b.targets.push({ name: '(e) webhook deliveries per second', value: w.perSecond, unit: '/s', target: '>= 500/s', met: w.perSecond >= 500 });
+  b.table.push({
+    scenario: `(e) webhook deliveries to a local receiver (${w.deliveries} pre-created, ${b.tenants.length} endpoints)`,
+    throughput: w.perSecond,
+  });
+  b.targets.push({
+    name: '(e) webhook deliveries per second',
+    value: w.perSecond,
+    unit: '/s',
+    target: '>= 500/s',
+    met: w.perSecond >= 500,
+  });
 }
 
 /** (b) and (c), against a service with the default limit and AUTH_FAILURES_PER_MINUTE raised. */
@@ -202,10 +284,24 @@ export async function refusals(b: Bench, service: scenario.Server, peak: number)
   const r401 = [];
   const r401distinct = [];
   for (let round = 1; round <= b.rounds; round++) {
-    r429.push(await scenario.withCpu(service, b.settings.refusalSeconds, () => scenario.rateLimited(service.port, limited, b.settings)));
-    r401.push(await scenario.withCpu(service, b.settings.refusalSeconds, () => scenario.unauthenticated(service.port, b.settings)));
-    r401distinct.push(await scenario.withCpu(service, b.settings.refusalSeconds, () => scenario.unauthenticated(service.port, b.settings, true)));
-    b.log(`refusals round ${round}: 429 ${r429.at(-1)!.throughput}/s, 401 ${r401.at(-1)!.throughput}/s, 401 new keys ${r401distinct.at(-1)!.throughput}/s`);
+    r429.push(
+      await scenario.withCpu(service, b.settings.refusalSeconds, () =>
+        scenario.rateLimited(service.port, limited, b.settings),
+      ),
+    );
+    r401.push(
+      await scenario.withCpu(service, b.settings.refusalSeconds, () =>
+        scenario.unauthenticated(service.port, b.settings),
+      ),
+    );
+    r401distinct.push(
+      await scenario.withCpu(service, b.settings.refusalSeconds, () =>
+        scenario.unauthenticated(service.port, b.settings, true),
+      ),
+    );
+    b.log(
+      `refusals round ${round}: 429 ${r429.at(-1)!.throughput}/s, 401 ${r401.at(-1)!.throughput}/s, 401 new keys ${r401distinct.at(-1)!.throughput}/s`,
+    );
   }
   const m429 = medianOf(r429);
   const m401 = medianOf(r401);
@@ -213,9 +309,33 @@ export async function refusals(b: Bench, service: scenario.Server, peak: number)
   b.runs.rateLimited = r429;
   b.runs.unauthenticated = r401;
   b.runs.unauthenticatedDistinct = r401distinct;
-  b.table.push({ scenario: '(b) refused 429, one key over RATE_LIMIT_PER_MINUTE=100', ...m429, note: `${(m429.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m429)}` });
-  b.table.push({ scenario: '(c) refused 401, unknown well-formed keys (AUTH_FAILURES_PER_MINUTE raised)', ...m401, note: `${(m401.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m401)}` });
-  b.table.push({ scenario: 'diagnostic: (c) with a new unknown key on every request', ...m401distinct, note: `${(m401distinct.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m401distinct)}` });
-  b.targets.push({ name: '(b) 429 throughput vs accepted', value: m429.throughput / peak, unit: 'x', target: '>= 3x', met: m429.throughput / peak >= 3 });
-  b.targets.push({ name: '(c) 401 throughput vs accepted', value: m401.throughput / peak, unit: 'x', target: '>= 3x', met: m401.throughput / peak >= 3 });
+  b.table.push({
+    scenario: '(b) refused 429, one key over RATE_LIMIT_PER_MINUTE=100',
+    ...m429,
+    note: `${(m429.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m429)}`,
+  });
+  b.table.push({
+    scenario: '(c) refused 401, unknown well-formed keys (AUTH_FAILURES_PER_MINUTE raised)',
+    ...m401,
+    note: `${(m401.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m401)}`,
+  });
+  b.table.push({
+    scenario: 'diagnostic: (c) with a new unknown key on every request',
+    ...m401distinct,
+    note: `${(m401distinct.throughput / peak).toFixed(1)}x accepted; ${cpuNote(m401distinct)}`,
+  });
+  b.targets.push({
+    name: '(b) 429 throughput vs accepted',
+    value: m429.throughput / peak,
+    unit: 'x',
+    target: '>= 3x',
+    met: m429.throughput / peak >= 3,
+  });
+  b.targets.push({
+    name: '(c) 401 throughput vs accepted',
+    value: m401.throughput / peak,
+    unit: 'x',
+    target: '>= 3x',
+    met: m401.throughput / peak >= 3,
+  });
 }

@@ -16,14 +16,19 @@ export interface Child {
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+  return new Promise((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+  );
 }
 
 async function waitForHttp(url: string, child: ChildProcess, logFile: string, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${url}: process exited (${child.exitCode}); see ${logFile}`);
-    const ok = await fetch(url).then((r) => r.ok, () => false);
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -53,14 +58,27 @@ export interface ServiceOptions {
 }
 
 /** `node --enable-source-maps dist/src/server.js`, plain HTTP (TLS_MODE=proxy); ready when /health/ready says so. */
-export async function startService({ env, logFile, nodeFlags = [] }: ServiceOptions): Promise<Child & { internalPort: number }> {
+export async function startService({
+  env,
+  logFile,
+  nodeFlags = [],
+}: ServiceOptions): Promise<Child & { internalPort: number }> {
   const port = await freePort();
   const internalPort = await freePort();
   // BENCH_SERVICE_ROOT: another built checkout (e.g. the last commit) to compare before and after a change.
   const server = path.join(process.env.BENCH_SERVICE_ROOT || ROOT, 'dist/src/server.js');
-  const child = spawnLogged([...nodeFlags, '--enable-source-maps', server], {
-    ...process.env, HOST: '127.0.0.1', PORT: String(port), INTERNAL_PORT: String(internalPort), TLS_MODE: 'proxy', ...env,
-  }, logFile);
+  const child = spawnLogged(
+    [...nodeFlags, '--enable-source-maps', server],
+    {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      INTERNAL_PORT: String(internalPort),
+      TLS_MODE: 'proxy',
+      ...env,
+    },
+    logFile,
+  );
   await waitForHttp(`http://127.0.0.1:${internalPort}/health/ready`, child, logFile);
   return { process: child, port, internalPort, stop: () => stopChild(child) };
 }
@@ -68,16 +86,26 @@ export async function startService({ env, logFile, nodeFlags = [] }: ServiceOpti
 /** The baseline: bench/baseline-server.ts under the same Node (tsx only loads it; the hot path is plain JS). */
 export async function startBaseline(databaseUrl: string, logFile: string): Promise<Child> {
   const port = await freePort();
-  const child = spawnLogged(['--import', 'tsx', path.join(BENCH_DIR, 'baseline-server.ts')], {
-    ...process.env, BASELINE_DATABASE_URL: databaseUrl, PORT: String(port),
-  }, logFile);
+  const child = spawnLogged(
+    ['--import', 'tsx', path.join(BENCH_DIR, 'baseline-server.ts')],
+    {
+      ...process.env,
+      BASELINE_DATABASE_URL: databaseUrl,
+      PORT: String(port),
+    },
+    logFile,
+  );
   await waitForHttp(`http://127.0.0.1:${port}/health`, child, logFile);
   return { process: child, port, stop: () => stopChild(child) };
 }
 
 /** Runs one autocannon job in a fresh child process and returns its result. */
 export async function runLoadProcess(spec: LoadSpec): Promise<LoadResult> {
-  const child = fork(path.join(BENCH_DIR, 'load.ts'), [], { cwd: ROOT, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.join(BENCH_DIR, 'load.ts'), [], {
+    cwd: ROOT,
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const done = exited(child);
   try {
     const reply = await new Promise<{ ok: boolean; result?: LoadResult; error?: string }>((resolve, reject) => {

@@ -6,11 +6,12 @@ import { createRequire } from 'node:module';
 
 const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
 const counts = new Map<string, number>();
+// eslint-disable-next-line @typescript-eslint/unbound-method -- applied below with the client as its `this`
 const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
 
 pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
   const first = args[0] as string | { text?: string } | undefined;
-  const text = typeof first === 'string' ? first : first?.text ?? '?';
+  const text = typeof first === 'string' ? first : (first?.text ?? '?');
   const key = text.replace(/\s+/g, ' ').trim().slice(0, 90);
   counts.set(key, (counts.get(key) ?? 0) + 1);
   return original.apply(this, args);

@@ -28,14 +28,18 @@ export async function startReceiver(): Promise<Receiver> {
       if (receiver.awaited && typeof id === 'string' && receiver.awaited.delete(id)) receiver.arrivals.push(at);
       if (receiver.watchStarted) {
         const event = JSON.parse(Buffer.concat(chunks).toString()) as { type: string; data: { call_id: string } };
-        if (event.type === 'call.started' && !receiver.started.has(event.data.call_id)) receiver.started.set(event.data.call_id, at);
+        if (event.type === 'call.started' && !receiver.started.has(event.data.call_id))
+          receiver.started.set(event.data.call_id, at);
       }
       res.writeHead(200, { 'content-length': '0' });
       res.end();
     });
   });
   server.keepAliveTimeout = 60_000;
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const receiver: Receiver = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,

@@ -3,9 +3,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { MachineFacts } from './setup.js';
 
-export interface Goal { name: string; value: number; unit: string; target: string; met: boolean }
+export interface Goal {
+  name: string;
+  value: number;
+  unit: string;
+  target: string;
+  met: boolean;
+}
 
-export interface Row { scenario: string; throughput?: number; p50?: number; p90?: number; p99?: number; note?: string }
+export interface Row {
+  scenario: string;
+  throughput?: number;
+  p50?: number;
+  p90?: number;
+  p99?: number;
+  note?: string;
+}
 
 export interface Results {
   generatedAt: string;
@@ -20,7 +33,8 @@ export interface Results {
   runs: Record<string, unknown[]>;
 }
 
-const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '–' : Number.isInteger(n) ? String(n) : n.toFixed(digits));
+const fmt = (n: number | undefined, digits = 1) =>
+  n === undefined ? '–' : Number.isInteger(n) ? String(n) : n.toFixed(digits);
 
 export function markdown(results: Results): string {
   const m = results.machine;
@@ -35,11 +49,16 @@ export function markdown(results: Results): string {
     '',
     '| Scenario | Throughput (/s) | p50 (ms) | p90 (ms) | p99 (ms) | Note |',
     '|---|---:|---:|---:|---:|---|',
-    ...results.table.map((r) => `| ${r.scenario} | ${fmt(r.throughput, 0)} | ${fmt(r.p50)} | ${fmt(r.p90)} | ${fmt(r.p99)} | ${r.note ?? ''} |`),
+    ...results.table.map(
+      (r) =>
+        `| ${r.scenario} | ${fmt(r.throughput, 0)} | ${fmt(r.p50)} | ${fmt(r.p90)} | ${fmt(r.p99)} | ${r.note ?? ''} |`,
+    ),
     '',
     '| Target | Measured | Required | Met |',
     '|---|---:|---|---|',
-    ...results.targets.map((t) => `| ${t.name} | ${fmt(t.value, 2)} ${t.unit} | ${t.target} | ${t.met ? 'yes' : '**no**'} |`),
+    ...results.targets.map(
+      (t) => `| ${t.name} | ${fmt(t.value, 2)} ${t.unit} | ${t.target} | ${t.met ? 'yes' : '**no**'} |`,
+    ),
     '',
   ];
   return lines.join('\n');

@@ -11,7 +11,14 @@ import { startReceiver } from './receiver.js';
 import { stalledStartedLatency } from './stalled.js';
 import { writeResults, type Results } from './report.js';
 import { BENCH_CLIENT_IP, type Server, type Settings } from './scenarios.js';
-import { connect, createTenants, freshDatabase, machineFacts, withoutServiceTriggers, type BenchDatabase } from './setup.js';
+import {
+  connect,
+  createTenants,
+  freshDatabase,
+  machineFacts,
+  withoutServiceTriggers,
+  type BenchDatabase,
+} from './setup.js';
 
 const env = process.env;
 const ADMIN_URL = env.BENCH_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -21,21 +28,44 @@ const ROUNDS = Number(env.BENCH_ROUNDS || 3);
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : null;
 const runs = (name: string) => !ONLY || ONLY.has(name);
 // Experiments only (e.g. BENCH_SERVICE_ENV=LOG_LEVEL=warn,SIMULATED_TALK_MS=5000): overrides for the service.
-const EXTRA_ENV = Object.fromEntries((env.BENCH_SERVICE_ENV ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
+const EXTRA_ENV = Object.fromEntries(
+  (env.BENCH_SERVICE_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => kv.split('=') as [string, string]),
+);
 const LOG_DIR = path.join(os.tmpdir(), 'oct-bench');
 /** Partial, profiled or modified runs must not overwrite the committed results. */
-const OUT_DIR = env.BENCH_OUT || (ONLY || env.BENCH_PROFILE || env.BENCH_NODE_FLAGS || env.BENCH_SERVICE_ENV || env.BENCH_SERVICE_ROOT ? path.join(LOG_DIR, 'results') : path.join(ROOT, 'bench', 'results'));
+const OUT_DIR =
+  env.BENCH_OUT ||
+  (ONLY || env.BENCH_PROFILE || env.BENCH_NODE_FLAGS || env.BENCH_SERVICE_ENV || env.BENCH_SERVICE_ROOT
+    ? path.join(LOG_DIR, 'results')
+    : path.join(ROOT, 'bench', 'results'));
 const TENANTS = 200;
 
 const settings: Settings = {
-  connections: 32, pacedConnections: 64, peakSeconds: 5, pacedSeconds: 5, refusalSeconds: 5, latencyRate: 50, latencySeconds: 10, deliveries: 6000,
+  connections: 32,
+  pacedConnections: 64,
+  peakSeconds: 5,
+  pacedSeconds: 5,
+  refusalSeconds: 5,
+  latencyRate: 50,
+  latencySeconds: 10,
+  deliveries: 6000,
 };
 const ACCEPTING_ENV = {
-  REDIS_URL, LOG_LEVEL: 'info', DIALER: 'simulated', DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  REDIS_URL,
+  LOG_LEVEL: 'info',
+  DIALER: 'simulated',
+  DISPATCH_ENABLED: 'true',
+  WEBHOOK_DELIVERY_ENABLED: 'true',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   // The limiter still runs (through Redis) on every request, but never refuses; queues never fill.
-  RATE_LIMIT_PER_MINUTE: '1000000000', MAX_QUEUED_CALLS: '1000000',
+  RATE_LIMIT_PER_MINUTE: '1000000000',
+  MAX_QUEUED_CALLS: '1000000',
   // Calls start as soon as they are claimed and end half a second later, so the queues drain between runs.
-  SIMULATED_RING_MS: '0', SIMULATED_TALK_MS: '500',
+  SIMULATED_RING_MS: '0',
+  SIMULATED_TALK_MS: '500',
   ...EXTRA_ENV,
 };
 // For the refusals: the documented default limit, and failed keys never turned into 429 by the per-IP counter.
@@ -43,7 +73,11 @@ const REFUSING_ENV = { ...ACCEPTING_ENV, RATE_LIMIT_PER_MINUTE: '100', AUTH_FAIL
 const REQUEST_PATH_ONLY_ENV = { ...ACCEPTING_ENV, DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false' };
 
 const log = (message: string) => process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-const loadAverage = () => os.loadavg().map((n) => n.toFixed(2)).join(' ');
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
 
 async function main() {
   const startedAt = Date.now();
@@ -56,7 +90,9 @@ async function main() {
   }
   const machine = await machineFacts(ADMIN_URL, REDIS_URL);
   const loadBefore = loadAverage();
-  log(`${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres}, Redis ${machine.redis}; load average ${loadBefore}; logs in ${LOG_DIR}`);
+  log(
+    `${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres}, Redis ${machine.redis}; load average ${loadBefore}; logs in ${LOG_DIR}`,
+  );
   const cleanup: (() => Promise<void>)[] = [];
   // Interrupted (Ctrl-C): stop the child processes and drop the databases before leaving.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -73,8 +109,16 @@ async function main() {
     ...(env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PROFILE}`] : []),
     ...(env.BENCH_NODE_FLAGS ? env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : []),
   ];
-  const serve = async (name: string, serviceEnv: Record<string, string>, database: BenchDatabase): Promise<Child & Server> => {
-    const child = await startService({ env: { ...serviceEnv, DATABASE_URL: database.url }, logFile: path.join(LOG_DIR, `${name}.log`), nodeFlags: profile });
+  const serve = async (
+    name: string,
+    serviceEnv: Record<string, string>,
+    database: BenchDatabase,
+  ): Promise<Child & Server> => {
+    const child = await startService({
+      env: { ...serviceEnv, DATABASE_URL: database.url },
+      logFile: path.join(LOG_DIR, `${name}.log`),
+      nodeFlags: profile,
+    });
     cleanup.push(() => child.stop());
     return { ...child, pid: child.process.pid!, database: database.name };
   };
@@ -83,13 +127,21 @@ async function main() {
     const receiver = await startReceiver();
     cleanup.push(() => receiver.close());
     const databases: BenchDatabase[] = [];
-    cleanup.push(async () => { for (const d of databases) await d.drop(); });
-    const fresh = async (label: string) => { const d = await freshDatabase(ADMIN_URL, label); databases.push(d); return d; };
+    cleanup.push(async () => {
+      for (const d of databases) await d.drop();
+    });
+    const fresh = async (label: string) => {
+      const d = await freshDatabase(ADMIN_URL, label);
+      databases.push(d);
+      return d;
+    };
     const svcDb = await fresh('svc');
     const tenants = await createTenants(svcDb.url, TENANTS, receiver.url);
     const db = await connect(svcDb.url);
     cleanup.push(() => db.end());
-    log(`database ${svcDb.name}: ${tenants.length} tenants, each with a key, a default agent and a webhook to ${receiver.url}`);
+    log(
+      `database ${svcDb.name}: ${tenants.length} tenants, each with a key, a default agent and a webhook to ${receiver.url}`,
+    );
     bench = { settings, rounds: ROUNDS, tenants, receiver, db, table: [], targets: [], runs: {}, log };
 
     const service = await serve('service', ACCEPTING_ENV, svcDb);
@@ -101,7 +153,11 @@ async function main() {
       await createTenants(baseDb.url, 1); // the agent and account its rows point at
       const baseline = await startBaseline(baseDb.url, path.join(LOG_DIR, 'baseline.log'));
       cleanup.push(() => baseline.stop());
-      peak = await phase.acceptedVsBaseline(bench, service, { port: baseline.port, pid: baseline.process.pid!, database: baseDb.name });
+      peak = await phase.acceptedVsBaseline(bench, service, {
+        port: baseline.port,
+        pid: baseline.process.pid!,
+        database: baseDb.name,
+      });
       baselinePeak = bench.table.find((r) => r.scenario.startsWith('baseline'))!.throughput!;
       await baseline.stop();
     }
@@ -131,7 +187,10 @@ async function main() {
     for (const step of cleanup.reverse()) await step().catch((error: Error) => log(`cleanup: ${error.message}`));
     // The 401 scenario's failure counter (its own client address) would otherwise linger for a minute.
     const redis = new Redis(REDIS_URL, { lazyConnect: true });
-    await redis.connect().then(() => redis.del(`oct:auth-fail:${BENCH_CLIENT_IP}`)).catch(() => undefined);
+    await redis
+      .connect()
+      .then(() => redis.del(`oct:auth-fail:${BENCH_CLIENT_IP}`))
+      .catch(() => undefined);
     redis.disconnect();
   }
 
@@ -148,7 +207,14 @@ async function main() {
       'CPU per request: user + system CPU of the server process and of the PostgreSQL backends serving its database, per counted response, during the run (background work for those calls that happens after the run is not included).',
       `Each figure is the median of ${ROUNDS} runs; ratios are taken within a round (ours vs baseline run back to back). Load average before: ${loadBefore}; after: ${loadAverage()} (other processes on the machine add noise).`,
     ],
-    settings: { ...settings, tenants: TENANTS, rounds: ROUNDS, accepting: ACCEPTING_ENV, refusing: REFUSING_ENV, requestPathOnly: REQUEST_PATH_ONLY_ENV },
+    settings: {
+      ...settings,
+      tenants: TENANTS,
+      rounds: ROUNDS,
+      accepting: ACCEPTING_ENV,
+      refusing: REFUSING_ENV,
+      requestPathOnly: REQUEST_PATH_ONLY_ENV,
+    },
     table: bench?.table ?? [],
     targets: bench?.targets ?? [],
     runs: bench?.runs ?? {},

@@ -26,7 +26,11 @@ async function admin<T>(adminUrl: string, work: (client: pg.Client) => Promise<T
   }
 }
 
-export interface BenchDatabase { name: string; url: string; drop(): Promise<void> }
+export interface BenchDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
 
 /** CREATE DATABASE bench_<random>_<label>, migrated with the service's own runner. */
 export async function freshDatabase(adminUrl: string, label: string): Promise<BenchDatabase> {
@@ -34,7 +38,11 @@ export async function freshDatabase(adminUrl: string, label: string): Promise<Be
   await admin(adminUrl, (c) => c.query(`CREATE DATABASE ${name}`));
   const url = withDatabase(adminUrl, name);
   await migrate(url);
-  return { name, url, drop: () => admin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) };
+  return {
+    name,
+    url,
+    drop: () => admin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
 }
 
 /**
@@ -46,14 +54,20 @@ export async function freshDatabase(adminUrl: string, label: string): Promise<Be
 export async function withoutServiceTriggers(databaseUrl: string) {
   const client = await connect(databaseUrl);
   try {
-    const { rows } = await client.query<{ name: string }>(`SELECT tgname AS name FROM pg_trigger WHERE tgrelid = 'calls'::regclass AND NOT tgisinternal`);
+    const { rows } = await client.query<{ name: string }>(
+      `SELECT tgname AS name FROM pg_trigger WHERE tgrelid = 'calls'::regclass AND NOT tgisinternal`,
+    );
     for (const { name } of rows) await client.query(`DROP TRIGGER "${name}" ON calls`);
   } finally {
     await client.end();
   }
 }
 
-export interface Tenant { accountId: string; agentId: string; key: string }
+export interface Tenant {
+  accountId: string;
+  agentId: string;
+  key: string;
+}
 
 /** Agencies on the agency plan, each with a default agent, a key and (optionally) a webhook endpoint. */
 export async function createTenants(databaseUrl: string, count: number, webhookUrl?: string): Promise<Tenant[]> {
@@ -68,17 +82,28 @@ export async function createTenants(databaseUrl: string, count: number, webhookU
       return { accountId, agentId, key };
     };
     const tenants: Tenant[] = [];
-    for (let i = 0; i < count; i += 8) tenants.push(...(await Promise.all(Array.from({ length: Math.min(8, count - i) }, (_, j) => make(i + j)))));
+    for (let i = 0; i < count; i += 8)
+      tenants.push(...(await Promise.all(Array.from({ length: Math.min(8, count - i) }, (_, j) => make(i + j)))));
     return tenants;
   } finally {
     await prisma.$disconnect();
   }
 }
 
-export interface MachineFacts { cores: number; cpuModel: string; memoryGiB: number; node: string; postgres: string; redis: string; platform: string }
+export interface MachineFacts {
+  cores: number;
+  cpuModel: string;
+  memoryGiB: number;
+  node: string;
+  postgres: string;
+  redis: string;
+  platform: string;
+}
 
 export async function machineFacts(databaseUrl: string, redisUrl: string): Promise<MachineFacts> {
-  const postgres = await admin(databaseUrl, (c) => c.query<{ server_version: string }>('SHOW server_version')).then((r) => r.rows[0]!.server_version);
+  const postgres = await admin(databaseUrl, (c) => c.query<{ server_version: string }>('SHOW server_version')).then(
+    (r) => r.rows[0]!.server_version,
+  );
   const redis = new Redis(redisUrl, { lazyConnect: true });
   await redis.connect();
   const info = await redis.info('server');
@@ -108,11 +133,16 @@ export async function connect(databaseUrl: string): Promise<pg.Client> {
 export async function waitIdle(db: pg.Client, timeoutMs = 180_000): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const { rows: [row] } = await db.query<{ live: number; pending: number }>(`
+    const {
+      rows: [row],
+    } = await db.query<{ live: number; pending: number }>(`
       SELECT (SELECT count(*)::int FROM calls WHERE status IN ('dialing', 'in_progress') OR status = 'initiated' AND not_before <= now()) AS live,
              (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending`);
     if (row!.live === 0 && row!.pending === 0) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`service not idle after ${timeoutMs} ms: ${row!.live} live calls, ${row!.pending} pending deliveries`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(
+        `service not idle after ${timeoutMs} ms: ${row!.live} live calls, ${row!.pending} pending deliveries`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -131,8 +161,12 @@ export function v7IdSql(at: string): string {
  * Inserts `count` completed calls (spread over every account with an endpoint, each with its event), then their
  * due call.completed deliveries in one transaction, and wakes the workers; returns the delivery ids and the commit time.
  */
-export async function createPendingDeliveries(db: pg.Client, count: number): Promise<{ ids: Set<string>; committedAt: number }> {
-  await db.query(`
+export async function createPendingDeliveries(
+  db: pg.Client,
+  count: number,
+): Promise<{ ids: Set<string>; committedAt: number }> {
+  await db.query(
+    `
     WITH endpoints AS (SELECT e.account_id, a.default_agent_id AS agent_id, row_number() OVER (ORDER BY e.id) - 1 AS i, count(*) OVER () AS n
                          FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id),
          made AS (
@@ -143,7 +177,9 @@ export async function createPendingDeliveries(db: pg.Client, count: number): Pro
              FROM generate_series(0, $1 - 1) g JOIN endpoints e ON e.i = g % e.n
            RETURNING id)
     INSERT INTO call_events (id, call_id, from_status, to_status, source, occurred_at)
-    SELECT ${v7IdSql('now()')}, id, 'in_progress', 'completed', 'bench', now() FROM made`, [count]);
+    SELECT ${v7IdSql('now()')}, id, 'in_progress', 'completed', 'bench', now() FROM made`,
+    [count],
+  );
   await db.query('BEGIN');
   const { rows } = await db.query<{ id: string }>(`
     INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at)

@@ -31,11 +31,19 @@ const ACCOUNT_SID = `AC${randomBytes(16).toString('hex')}`;
 const AUTH_TOKEN = randomBytes(16).toString('hex');
 const PUBLIC_BASE_URL = 'https://bench.example.com';
 
-interface Closable { url: string; close(): Promise<void> }
+interface Closable {
+  url: string;
+  close(): Promise<void>;
+}
 
 function listen(server: http.Server, sockets: Set<Socket>): Promise<string> {
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 async function closeAll(server: http.Server, sockets: Set<Socket>) {
@@ -61,23 +69,34 @@ async function startTwilioStandIn(): Promise<Closable & { servicePort: number; c
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, work: () => void) => {
-    const timer = setTimeout(() => { timers.delete(timer); work(); }, ms);
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      work();
+    }, ms);
     timers.add(timer);
   };
   const callback = (statusUrl: string, sid: string) => {
     const params = { AccountSid: ACCOUNT_SID, CallSid: sid, CallStatus: 'completed', CallDuration: '1' };
     const body = new URLSearchParams(params).toString();
     const url = new URL(statusUrl);
-    const request = http.request({
-      host: '127.0.0.1', port: standIn.servicePort, path: `${url.pathname}${url.search}`, method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body), 'x-forwarded-proto': 'https',
-        'x-twilio-signature': twilioSignature(AUTH_TOKEN, statusUrl, params),
+    const request = http.request(
+      {
+        host: '127.0.0.1',
+        port: standIn.servicePort,
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+          'x-forwarded-proto': 'https',
+          'x-twilio-signature': twilioSignature(AUTH_TOKEN, statusUrl, params),
+        },
       },
-    }, (response) => {
-      response.resume();
-      if (response.statusCode === 204) standIn.callbacks++;
-    });
+      (response) => {
+        response.resume();
+        if (response.statusCode === 204) standIn.callbacks++;
+      },
+    );
     request.on('error', () => undefined);
     request.end(body);
   };
@@ -90,7 +109,15 @@ async function startTwilioStandIn(): Promise<Closable & { servicePort: number; c
       standIn.creates++;
       later(ANSWER_MS, () => {
         res.writeHead(201, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ sid, account_sid: ACCOUNT_SID, to: form.get('To'), from: form.get('From'), status: 'queued' }));
+        res.end(
+          JSON.stringify({
+            sid,
+            account_sid: ACCOUNT_SID,
+            to: form.get('To'),
+            from: form.get('From'),
+            status: 'queued',
+          }),
+        );
         const status = form.get('StatusCallback');
         if (status) later(TALK_MS, () => callback(status, sid));
       });
@@ -98,7 +125,10 @@ async function startTwilioStandIn(): Promise<Closable & { servicePort: number; c
   });
   const url = await listen(server, sockets);
   const standIn = {
-    url, servicePort: 0, creates: 0, callbacks: 0,
+    url,
+    servicePort: 0,
+    creates: 0,
+    callbacks: 0,
     async close() {
       for (const t of timers) clearTimeout(t);
       await closeAll(server, sockets);
@@ -109,7 +139,8 @@ async function startTwilioStandIn(): Promise<Closable & { servicePort: number; c
 
 /** Due call.completed deliveries for the given accounts' endpoints (finished calls made for them), committed at once. */
 async function createBacklog(db: pg.Client, accountIds: string[], perEndpoint: number) {
-  await db.query(`
+  await db.query(
+    `
     WITH made AS (
       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at, created_at, updated_at,
                          started_at, answered_at, ended_at, duration_seconds)
@@ -123,11 +154,17 @@ async function createBacklog(db: pg.Client, accountIds: string[], perEndpoint: n
       RETURNING id, call_id)
     INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at)
     SELECT gen_random_uuid(), e.id, m.id, ev.id, 'call.completed', json_build_object('type', 'call.completed', 'data', json_build_object('call_id', m.id))::text, now()
-      FROM made m JOIN events ev ON ev.call_id = m.id JOIN webhook_endpoints e ON e.account_id = m.account_id`, [accountIds, perEndpoint]);
+      FROM made m JOIN events ev ON ev.call_id = m.id JOIN webhook_endpoints e ON e.account_id = m.account_id`,
+    [accountIds, perEndpoint],
+  );
 }
 
 async function liveCalls(db: pg.Client): Promise<number> {
-  const { rows: [row] } = await db.query<{ live: number }>(`SELECT count(*)::int AS live FROM calls WHERE status IN ('initiated', 'dialing', 'in_progress')`);
+  const {
+    rows: [row],
+  } = await db.query<{ live: number }>(
+    `SELECT count(*)::int AS live FROM calls WHERE status IN ('initiated', 'dialing', 'in_progress')`,
+  );
   return row!.live;
 }
 
@@ -158,39 +195,79 @@ export async function stalledStartedLatency(b: Bench, deps: StalledDeps) {
   try {
     const slow = tenants.slice(0, SLOW_ENDPOINTS);
     const healthy = tenants.slice(SLOW_ENDPOINTS);
-    for (const [i, tenant] of slow.entries()) await db.query('UPDATE webhook_endpoints SET url = $1 WHERE account_id = $2', [blackHoles[i]!.url, tenant.accountId]);
-    service = await deps.serve('service-stalled', {
-      ...deps.env, DIALER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID, TWILIO_AUTH_TOKEN: AUTH_TOKEN, TWILIO_API_BASE_URL: standIn.url,
-      PUBLIC_BASE_URL, AGENT_STREAM_URL: 'wss://agent.bench.example.com/stream',
-    }, database);
+    for (const [i, tenant] of slow.entries())
+      await db.query('UPDATE webhook_endpoints SET url = $1 WHERE account_id = $2', [
+        blackHoles[i]!.url,
+        tenant.accountId,
+      ]);
+    service = await deps.serve(
+      'service-stalled',
+      {
+        ...deps.env,
+        DIALER: 'twilio',
+        TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+        TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+        TWILIO_API_BASE_URL: standIn.url,
+        PUBLIC_BASE_URL,
+        AGENT_STREAM_URL: 'wss://agent.bench.example.com/stream',
+      },
+      database,
+    );
     standIn.servicePort = service.port;
-    await createBacklog(db, slow.map((t) => t.accountId), BACKLOG_PER_SLOW_ENDPOINT);
+    await createBacklog(
+      db,
+      slow.map((t) => t.accountId),
+      BACKLOG_PER_SLOW_ENDPOINT,
+    );
     // Every slow endpoint at its cap of attempts in flight before the first trigger.
     await until('20 endpoints x 10 attempts held', () => held() >= SLOW_ENDPOINTS * 10, 30_000);
-    b.log(`stalled: ${held()} webhook attempts held by ${SLOW_ENDPOINTS} endpoints that never answer; dials answered after ${ANSWER_MS} ms`);
+    b.log(
+      `stalled: ${held()} webhook attempts held by ${SLOW_ENDPOINTS} endpoints that never answer; dials answered after ${ANSWER_MS} ms`,
+    );
     // A round not counted: (d) measures a service warmed by (a)'s runs, and this one is freshly started (its first
     // seconds, JIT and connections, are not what this scenario is about).
-    const warmUp = await scenario.startedLatency(service.port, healthy, b.receiver, db, b.settings, { waitIdle: false });
+    const warmUp = await scenario.startedLatency(service.port, healthy, b.receiver, db, b.settings, {
+      waitIdle: false,
+    });
     await until('no live calls', async () => (await liveCalls(db)) === 0, 60_000);
     b.log(`stalled warm-up round (not counted): p50 ${warmUp.latency.p50} ms, p99 ${warmUp.latency.p99} ms`);
     // As for (d) (bench/phases.ts): what autovacuum would have done by now, so the plans made on near-empty tables go.
     await db.query('VACUUM ANALYZE');
     const runs = [];
     for (let round = 1; round <= b.rounds; round++) {
-      const { latency, breakdown } = await scenario.startedLatency(service.port, healthy, b.receiver, db, b.settings, { waitIdle: false });
+      const { latency, breakdown } = await scenario.startedLatency(service.port, healthy, b.receiver, db, b.settings, {
+        waitIdle: false,
+      });
       runs.push(latency);
       // Calls end through the stand-in's callbacks (dial 2 s + talk 0.5 s): the next round starts with none live.
       await until('no live calls', async () => (await liveCalls(db)) === 0, 60_000);
-      b.log(`stalled round ${round}: p50 ${latency.p50} ms, p99 ${latency.p99} ms (${latency.missing} missing; ${held()} attempts held); by segment: ${describeBreakdown(breakdown)}`);
+      b.log(
+        `stalled round ${round}: p50 ${latency.p50} ms, p99 ${latency.p99} ms (${latency.missing} missing; ${held()} attempts held); by segment: ${describeBreakdown(breakdown)}`,
+      );
     }
     const s = medianOf(runs);
     b.runs.stalled = runs;
     b.table.push({
-      scenario: `(f) (d) with ${SLOW_ENDPOINTS} webhook endpoints timing out and dials answered in ${ANSWER_MS / 1000} s`, p50: s.p50, p90: s.p90, p99: s.p99,
+      scenario: `(f) (d) with ${SLOW_ENDPOINTS} webhook endpoints timing out and dials answered in ${ANSWER_MS / 1000} s`,
+      p50: s.p50,
+      p90: s.p90,
+      p99: s.p99,
       note: `${s.calls} calls per run to the other ${healthy.length} accounts, ${s.missing} missing; dials ${standIn.creates}, completed callbacks ${standIn.callbacks}`,
     });
-    b.targets.push({ name: '(f) call.started p50 with stalled endpoints and dials', value: s.p50, unit: 'ms', target: '< 10 ms', met: s.p50 < 10 && s.missing === 0 });
-    b.targets.push({ name: '(f) call.started p99 with stalled endpoints and dials', value: s.p99, unit: 'ms', target: '< 30 ms', met: s.p99 < 30 && s.missing === 0 });
+    b.targets.push({
+      name: '(f) call.started p50 with stalled endpoints and dials',
+      value: s.p50,
+      unit: 'ms',
+      target: '< 10 ms',
+      met: s.p50 < 10 && s.missing === 0,
+    });
+    b.targets.push({
+      name: '(f) call.started p99 with stalled endpoints and dials',
+      value: s.p99,
+      unit: 'ms',
+      target: '< 30 ms',
+      met: s.p99 < 30 && s.missing === 0,
+    });
   } finally {
     // Attempts held by the black hole fail at once, so the service stops without waiting out its timeouts.
     await Promise.all(blackHoles.map((h) => h.close()));

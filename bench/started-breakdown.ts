@@ -10,24 +10,47 @@
 import type pg from 'pg';
 import { percentiles, type Percentiles } from './stats.js';
 
-export const SEGMENTS = ['request', 'dispatcher wake', 'due accounts', 'claim tx + worker wake + claim', 'send'] as const;
+export const SEGMENTS = [
+  'request',
+  'dispatcher wake',
+  'due accounts',
+  'claim tx + worker wake + claim',
+  'send',
+] as const;
 export type Segment = (typeof SEGMENTS)[number];
 export type Breakdown = Record<Segment, Percentiles>;
 
-export async function startedBreakdown(db: pg.Client, calls: [callId: string, sentAtMs: number][], arrivals: Map<string, number>): Promise<Breakdown> {
+export async function startedBreakdown(
+  db: pg.Client,
+  calls: [callId: string, sentAtMs: number][],
+  arrivals: Map<string, number>,
+): Promise<Breakdown> {
   const ids = calls.map(([id]) => id).filter((id) => arrivals.has(id));
-  const { rows } = await db.query<{ id: string; accepted: number; claimed: number; tx: number; attempt: number }>(`
+  const { rows } = await db.query<{ id: string; accepted: number; claimed: number; tx: number; attempt: number }>(
+    `
     SELECT c.id, extract(epoch FROM c.created_at) * 1000 AS accepted, extract(epoch FROM c.started_at) * 1000 AS claimed,
            extract(epoch FROM d.created_at) * 1000 AS tx, extract(epoch FROM min(a.started_at)) * 1000 AS attempt
       FROM calls c
       JOIN webhook_deliveries d ON d.call_id = c.id AND d.event_type = 'call.started'
       JOIN webhook_attempts a ON a.delivery_id = d.id
      WHERE c.id = ANY($1::uuid[])
-     GROUP BY c.id, d.created_at`, [ids]);
+     GROUP BY c.id, d.created_at`,
+    [ids],
+  );
   const sent = new Map(calls);
-  const samples: Record<Segment, number[]> = Object.fromEntries(SEGMENTS.map((s) => [s, []])) as unknown as Record<Segment, number[]>;
+  const samples: Record<Segment, number[]> = Object.fromEntries(SEGMENTS.map((s) => [s, []])) as unknown as Record<
+    Segment,
+    number[]
+  >;
   for (const r of rows) {
-    const times = [sent.get(r.id)!, Number(r.accepted), Number(r.claimed), Number(r.tx), Number(r.attempt), arrivals.get(r.id)!];
+    const times = [
+      sent.get(r.id)!,
+      Number(r.accepted),
+      Number(r.claimed),
+      Number(r.tx),
+      Number(r.attempt),
+      arrivals.get(r.id)!,
+    ];
     SEGMENTS.forEach((segment, i) => samples[segment].push(times[i + 1]! - times[i]!));
   }
   return Object.fromEntries(SEGMENTS.map((s) => [s, percentiles(samples[s])])) as Breakdown;

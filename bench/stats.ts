@@ -1,13 +1,26 @@
 // Small statistics for the bench: latency percentiles (nearest rank) and the median of repeated runs.
 
-export interface Percentiles { count: number; p50: number; p90: number; p99: number; max: number }
+export interface Percentiles {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
 
 /** Nearest-rank percentiles of raw samples (milliseconds), rounded to 0.1 ms. */
 export function percentiles(samples: number[]): Percentiles {
   const sorted = Float64Array.from(samples).sort();
-  const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : 0);
+  const at = (p: number) =>
+    sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : 0;
   const round = (n: number) => Math.round(n * 10) / 10;
-  return { count: sorted.length, p50: round(at(50)), p90: round(at(90)), p99: round(at(99)), max: round(sorted.at(-1) ?? 0) };
+  return {
+    count: sorted.length,
+    p50: round(at(50)),
+    p90: round(at(90)),
+    p99: round(at(99)),
+    max: round(sorted.at(-1) ?? 0),
+  };
 }
 
 export function median(values: number[]): number {

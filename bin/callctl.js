@@ -33,18 +33,32 @@ async function buildIsCurrent() {
   return !buildStatus(root).stale;
 }
 
+/** @typedef {typeof import('../src/cli/main.js')} CliModule */
+
+/**
+ * A module imported by its URL is of no type; this one is src/cli/main.ts (the source, its bundle or its compiled
+ * module). Through `unknown`: the lint rules do not see a JSDoc cast.
+ * @param {string} url
+ * @returns {Promise<CliModule>}
+ */
+async function importCli(url) {
+  /** @type {unknown} */
+  const cli = await import(url);
+  return /** @type {CliModule} */ (cli);
+}
+
 async function load() {
   if (existsSync(source) && !(await buildIsCurrent()) && tsxAvailable()) {
     const { register } = await import('tsx/esm/api');
     const unregister = register();
     try {
-      return await import(pathToFileURL(source).href);
+      return await importCli(pathToFileURL(source).href);
     } finally {
       // Every module the CLI needs is loaded by now; the loader's worker must not keep the process alive.
       await unregister();
     }
   }
-  return import(compiled);
+  return importCli(compiled);
 }
 
 try {

@@ -7,13 +7,28 @@ import { safePath } from '../src/logger.js';
 import { describeValidationError, validationErrorCode } from '../schemas/validation.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03']);
+const UNAVAILABLE_CODES = new Set([
+  'P1001',
+  'P1002',
+  'P1017',
+  'P2024',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  '57P01',
+  '57P03',
+]);
 
 function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; name?: string; message?: string; cause?: unknown } | null;
   if (!e) return false;
   if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
-  if (/ECONNREFUSED|Connection terminated|timeout exceeded when trying to connect|Can't reach database server|Query read timeout/i.test(e.message ?? '')) return true;
+  if (
+    /ECONNREFUSED|Connection terminated|timeout exceeded when trying to connect|Can't reach database server|Query read timeout/i.test(
+      e.message ?? '',
+    )
+  )
+    return true;
   return e.cause !== undefined && e.cause !== error && isDatabaseUnavailable(e.cause);
 }
 
@@ -22,7 +37,9 @@ function fromFastify(error: FastifyError, bodyLimit: number): AppError | null {
   if (error.validation) {
     // A rule with a code in the table answers with that code (and so counts under it), whichever check found it.
     const code = validationErrorCode(error.validation);
-    return code ? new AppError(code) : new AppError('VALIDATION', { detail: describeValidationError(error.validation, error.validationContext) });
+    return code
+      ? new AppError(code)
+      : new AppError('VALIDATION', { detail: describeValidationError(error.validation, error.validationContext) });
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -34,7 +51,8 @@ function fromFastify(error: FastifyError, bodyLimit: number): AppError | null {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('MALFORMED_JSON');
   }
-  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) return new AppError('MALFORMED_JSON');
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message)))
+    return new AppError('MALFORMED_JSON');
   return null;
 }
 
@@ -48,7 +66,10 @@ declare module 'fastify' {
 export function sendError(reply: FastifyReply, error: AppError) {
   reply.request.errorCode = error.code;
   reply.headers(error.headers);
-  return reply.code(error.statusCode).type('application/json; charset=utf-8').send({ success: false, error: error.message });
+  return reply
+    .code(error.statusCode)
+    .type('application/json; charset=utf-8')
+    .send({ success: false, error: error.message });
 }
 
 /**

@@ -24,7 +24,9 @@ const WINDOW_MS = 60_000;
 
 export default fp<FailedAuthThrottleOptions>(
   async (fastify, { failuresPerMinute }) => {
-    const failures: FixedWindowCounter = fastify.redis ? new RedisFixedWindow(fastify.redis, 'oct:auth-fail:') : new MemoryFixedWindow();
+    const failures: FixedWindowCounter = fastify.redis
+      ? new RedisFixedWindow(fastify.redis, 'oct:auth-fail:')
+      : new MemoryFixedWindow();
     // While Redis is down every failed attempt meets the error: one line per 10 s, and one when it answers again.
     const logs = new ThrottledLog(fastify.log);
     const count = (ip: string) =>

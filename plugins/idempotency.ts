@@ -5,7 +5,11 @@ import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { stableStringify } from '../src/domain/stable-json.js';
 import { AppError } from '../src/errors.js';
-import { findIdempotencyRecord, releaseIdempotencyReservation, reserveIdempotencyKey } from '../src/storage/idempotency.js';
+import {
+  findIdempotencyRecord,
+  releaseIdempotencyReservation,
+  reserveIdempotencyKey,
+} from '../src/storage/idempotency.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** A reservation this old without a response belongs to a crashed request: the key may be used again. */
@@ -32,14 +36,19 @@ export default fp(
     fastify.addHook('preHandler', async (request, reply) => {
       const header = request.headers['idempotency-key'];
       if (header === undefined || !request.principal) return;
-      const key = Array.isArray(header) ? header[0] ?? '' : header;
+      const key = Array.isArray(header) ? (header[0] ?? '') : header;
       if (!KEY_SHAPE.test(key)) throw new AppError('IDEMPOTENCY_KEY_INVALID');
 
       const accountId = request.principal.accountId;
-      const hash = createHash('sha256').update(stableStringify(request.body ?? null)).digest('hex');
+      const hash = createHash('sha256')
+        .update(stableStringify(request.body ?? null))
+        .digest('hex');
       const now = fastify.now();
       const recordId = await reserveIdempotencyKey(fastify.prisma, {
-        accountId, key, requestHash: hash, now,
+        accountId,
+        key,
+        requestHash: hash,
+        now,
         expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
         abandonedBefore: new Date(now.getTime() - ABANDONED_AFTER_MS),
       });
@@ -61,7 +70,9 @@ export default fp(
     fastify.addHook('onSend', async (request, reply) => {
       const reservation = request.idempotency;
       if (!reservation || (reservation.completed && reply.statusCode < 400)) return;
-      await releaseIdempotencyReservation(fastify.prisma, reservation.recordId).catch((error: Error) => request.log.warn({ err: error }, 'could not release idempotency reservation'));
+      await releaseIdempotencyReservation(fastify.prisma, reservation.recordId).catch((error: Error) =>
+        request.log.warn({ err: error }, 'could not release idempotency reservation'),
+      );
     });
   },
   { name: 'idempotency', fastify: '5.x', dependencies: ['config', 'db', 'bearer-auth'] },

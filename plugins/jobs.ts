@@ -36,7 +36,9 @@ export interface JobsOptions {
   /** Overrides the configured dialer (tests). */
   dialer?: Dialer;
   dispatcher?: Partial<Pick<DispatcherOptions, 'leaseMs' | 'pollMs' | 'beforeDial'>>;
-  webhooks?: Partial<Pick<DeliveryWorkerOptions, 'pollMs' | 'random' | 'perEndpoint' | 'maxInFlight' | 'onAttempt'>> & { timeoutMs?: number };
+  webhooks?: Partial<Pick<DeliveryWorkerOptions, 'pollMs' | 'random' | 'perEndpoint' | 'maxInFlight' | 'onAttempt'>> & {
+    timeoutMs?: number;
+  };
   retention?: Partial<Pick<RetentionJobOptions, 'batchSize' | 'pauseMs'>>;
 }
 
@@ -82,7 +84,10 @@ export default fp<JobsOptions>(
           leaseMs: config.DISPATCH_LEASE_MS,
           requestsFirst: giveWay,
           // startedAt is the claim time: dialling began from the caller's point of view.
-          onClaimed: (call) => fastify.metrics.dispatchLatency.observe(Math.max(0, (call.startedAt ?? fastify.now()).getTime() - call.createdAt.getTime()) / 1000),
+          onClaimed: (call) =>
+            fastify.metrics.dispatchLatency.observe(
+              Math.max(0, (call.startedAt ?? fastify.now()).getTime() - call.createdAt.getTime()) / 1000,
+            ),
           onClaimPass: (seconds) => fastify.metrics.dispatchPassDuration.observe(seconds),
           // This process's worker sends a claim's call.started deliveries as soon as the claim commits.
           ...(deliveryWorker ? { webhooks: deliveryWorker } : {}),
@@ -90,8 +95,12 @@ export default fp<JobsOptions>(
         })
       : null;
     fastify.decorate('dispatcher', dispatcher);
-    const notifier = dispatcher ? null : new CoalescedNotify(sqlPool(fastify.backgroundPrisma), CALLS_CHANNEL, fastify.log);
-    fastify.decorate('wakeDispatchers', (accountId?: string) => (dispatcher ? dispatcher.wake(accountId) : notifier!.notify()));
+    const notifier = dispatcher
+      ? null
+      : new CoalescedNotify(sqlPool(fastify.backgroundPrisma), CALLS_CHANNEL, fastify.log);
+    fastify.decorate('wakeDispatchers', (accountId?: string) =>
+      dispatcher ? dispatcher.wake(accountId) : notifier!.notify(),
+    );
 
     // Its own two connections (src/storage/retention.ts says why), opened only while a pass runs.
     const retentionPool = config.RETENTION_ENABLED ? createRetentionPool(options.databaseUrl) : null;
@@ -106,7 +115,8 @@ export default fp<JobsOptions>(
           log: fastify.log.child({ component: 'retention' }),
           ...options.retention,
           onBatch: (deleted) => {
-            for (const [table, rows] of Object.entries(deleted)) if (rows) fastify.metrics.retentionRowsDeleted.inc({ table }, rows);
+            for (const [table, rows] of Object.entries(deleted))
+              if (rows) fastify.metrics.retentionRowsDeleted.inc({ table }, rows);
           },
           onPass: (outcome) => fastify.metrics.retentionPasses.inc({ outcome }),
         })

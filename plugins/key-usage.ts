@@ -51,9 +51,12 @@ export default fp(
       if (last !== undefined && now.getTime() - last < KEY_USAGE_RESOLUTION_MS) return;
       recorded.set(keyId, now.getTime());
       // Bounded: entries older than the resolution would be written again anyway.
-      if (recorded.size > 100_000) for (const [id, at] of recorded) if (now.getTime() - at >= KEY_USAGE_RESOLUTION_MS) recorded.delete(id);
+      if (recorded.size > 100_000)
+        for (const [id, at] of recorded) if (now.getTime() - at >= KEY_USAGE_RESOLUTION_MS) recorded.delete(id);
       pending.set(keyId, now);
-      flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(flush).finally(() => { flushing = null; });
+      flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(flush).finally(() => {
+        flushing = null;
+      });
     });
 
     fastify.addHook('onClose', async () => {

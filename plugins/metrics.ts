@@ -76,7 +76,7 @@ function createMetrics(fastify: FastifyInstance) {
   // The retention job's (plugins/jobs.ts): rows deleted by table, cascades included, and its passes.
   const retentionRowsDeleted = new Counter({
     name: 'oct_retention_rows_deleted_total',
-    help: 'Rows deleted past their retention, by table (a call\'s events, deliveries and attempts counted in their own tables).',
+    help: "Rows deleted past their retention, by table (a call's events, deliveries and attempts counted in their own tables).",
     labelNames: ['table'] as const,
     registers: [register],
   });
@@ -116,7 +116,22 @@ function createMetrics(fastify: FastifyInstance) {
     },
   });
 
-  return { register, httpRequests, httpDuration, triggerOutcomes, dispatchLatency, dispatchPassDuration, webhookAttempts, webhookDuration, rateLimitStoreErrors, retentionRowsDeleted, retentionPasses, calls, callsQueued, callsActive };
+  return {
+    register,
+    httpRequests,
+    httpDuration,
+    triggerOutcomes,
+    dispatchLatency,
+    dispatchPassDuration,
+    webhookAttempts,
+    webhookDuration,
+    rateLimitStoreErrors,
+    retentionRowsDeleted,
+    retentionPasses,
+    calls,
+    callsQueued,
+    callsActive,
+  };
 }
 
 type LiveCounts = Record<(typeof LIVE_STATUSES)[number], number>;
@@ -137,7 +152,9 @@ function liveCallCounts(fastify: FastifyInstance): () => Promise<LiveCounts> {
 
   return async () => {
     // A query still running from an earlier timed-out scrape is awaited, not joined by another one.
-    inFlight ??= query().finally(() => { inFlight = null; });
+    inFlight ??= query().finally(() => {
+      inFlight = null;
+    });
     try {
       await withTimeout(inFlight, CALLS_QUERY_TIMEOUT_MS);
     } catch (error) {
@@ -157,9 +174,12 @@ function record(metrics: Metrics, request: FastifyRequest, reply: FastifyReply) 
   metrics.httpRequests.inc(labels);
   metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
   if (route === TRIGGER_ROUTE && request.method === 'POST') {
-    const outcome = reply.getHeader('idempotent-replayed') === 'true'
-      ? 'replayed'
-      : reply.statusCode === 200 ? 'accepted' : (request.errorCode ?? `http_${reply.statusCode}`);
+    const outcome =
+      reply.getHeader('idempotent-replayed') === 'true'
+        ? 'replayed'
+        : reply.statusCode === 200
+          ? 'accepted'
+          : (request.errorCode ?? `http_${reply.statusCode}`);
     metrics.triggerOutcomes.inc({ outcome });
   }
 }

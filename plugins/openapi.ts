@@ -10,12 +10,23 @@ import { CallCompletedEvent, CallFailedEvent, CallStartedEvent } from '../schema
 import { stableStringify } from '../src/domain/stable-json.js';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
-export const SHARED_SCHEMAS = [ErrorResponse, CallData, TriggerBody, TriggerResponse, CallStartedEvent, CallCompletedEvent, CallFailedEvent];
+export const SHARED_SCHEMAS = [
+  ErrorResponse,
+  CallData,
+  TriggerBody,
+  TriggerResponse,
+  CallStartedEvent,
+  CallCompletedEvent,
+  CallFailedEvent,
+];
 
 const WEBHOOK_HEADERS = [
   ['webhook-id', 'Identifies the event; the same on every retry of it (use it to drop duplicates)'],
   ['webhook-timestamp', 'Seconds since the epoch when this attempt was signed'],
-  ['webhook-signature', 'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> keyed with the whsec_ secret'],
+  [
+    'webhook-signature',
+    'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> keyed with the whsec_ secret',
+  ],
 ] as const;
 
 function webhook(event: { $id?: string; description?: string }, operationId: string, summary: string) {
@@ -24,8 +35,17 @@ function webhook(event: { $id?: string; description?: string }, operationId: str
       operationId,
       summary,
       description: `${event.description}. Delivered per Standard Webhooks, at least once; answer 2xx within 15 s.`,
-      parameters: WEBHOOK_HEADERS.map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } })),
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${event.$id}` } } } },
+      parameters: WEBHOOK_HEADERS.map(([name, description]) => ({
+        name,
+        in: 'header',
+        required: true,
+        description,
+        schema: { type: 'string' },
+      })),
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${event.$id}` } } },
+      },
       responses: {
         '2XX': { description: 'Received. Anything else is retried (410 Gone disables the endpoint).' },
       },
@@ -51,9 +71,12 @@ export function withoutPrivateKeywords(value: unknown, dropNestedIds = false, to
  * inlines a route's body and a nested TypeBox schema (the events' data), which left TriggerRequest and CallData as
  * unused copies. Compared without $id and key order, so only the very same schema is replaced.
  */
-export function referenceComponents(doc: { components?: { schemas?: Record<string, unknown> } } & Record<string, unknown>) {
+export function referenceComponents(
+  doc: { components?: { schemas?: Record<string, unknown> } } & Record<string, unknown>,
+) {
   const byShape = new Map<string, string>();
-  for (const [name, schema] of Object.entries(doc.components?.schemas ?? {})) byShape.set(stableStringify(withoutId(schema)), name);
+  for (const [name, schema] of Object.entries(doc.components?.schemas ?? {}))
+    byShape.set(stableStringify(withoutId(schema)), name);
   const visit = (value: unknown, isComponent: boolean): unknown => {
     if (Array.isArray(value)) return value.map((v) => visit(v, false));
     if (value === null || typeof value !== 'object') return value;
@@ -62,19 +85,31 @@ export function referenceComponents(doc: { components?: { schemas?: Record<strin
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, visit(v, false)]));
   };
   const schemas = doc.components?.schemas ?? {};
-  const components = { ...doc.components, schemas: Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, visit(schema, true)])) };
+  const components = {
+    ...doc.components,
+    schemas: Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, visit(schema, true)])),
+  };
   return { ...(visit({ ...doc, components: undefined }, false) as object), components } as typeof doc;
 }
 
 function withoutId(schema: unknown): unknown {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
-  const { $id: _id, ...rest } = schema as Record<string, unknown>;
+  const rest = { ...schema } as Record<string, unknown>;
+  delete rest.$id;
   return rest;
 }
 
 /** Adds the exact error messages as examples of each response (a $ref'd schema cannot carry them itself). */
 export function publishable(document: Record<string, unknown>) {
-  const doc = referenceComponents(withoutPrivateKeywords(document) as Record<string, unknown>) as { paths?: Record<string, Record<string, { operationId?: string; responses?: Record<string, { content?: Record<string, { examples?: unknown }> }> }>> };
+  const doc = referenceComponents(withoutPrivateKeywords(document) as Record<string, unknown>) as {
+    paths?: Record<
+      string,
+      Record<
+        string,
+        { operationId?: string; responses?: Record<string, { content?: Record<string, { examples?: unknown }> }> }
+      >
+    >;
+  };
   const trigger = doc.paths?.['/api/v1/calls/trigger']?.post;
   for (const [status, examples] of Object.entries(TRIGGER_ERROR_EXAMPLES)) {
     const media = trigger?.responses?.[status]?.content?.['application/json'];
@@ -92,23 +127,36 @@ export default fp(
         info: {
           title: 'Outbound Call Trigger API',
           version: '1.0.0',
-          description: 'Trigger outbound voice-agent calls and receive signed webhook events when calls start, complete or fail. '
-            + 'HTTPS only: a request in plain HTTP gets 400 "HTTPS is required" (on the TLS port, with Connection: close; behind a TLS-terminating proxy, when it was not forwarded as https).',
+          description:
+            'Trigger outbound voice-agent calls and receive signed webhook events when calls start, complete or fail. ' +
+            'HTTPS only: a request in plain HTTP gets 400 "HTTPS is required" (on the TLS port, with Connection: close; behind a TLS-terminating proxy, when it was not forwarded as https).',
           // The package is private: no open-source licence. An SPDX LicenseRef- names a licence of one's own (OpenAPI 3.1 takes an SPDX expression).
           license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
           // Every deployment is run by its own operator, who issues the accounts: no address of ours would reach them.
           contact: { name: 'The operator of your deployment (accounts, API keys, plans and support)' },
         },
         // Every deployment has its own address: a client fills it in (the paths carry /api/v1).
-        servers: [{
-          url: 'https://{host}',
-          description: 'Your deployment of the service',
-          variables: { host: { default: 'localhost:8443', description: 'Host name and port (npm start listens on localhost:8443)' } },
-        }],
+        servers: [
+          {
+            url: 'https://{host}',
+            description: 'Your deployment of the service',
+            variables: {
+              host: {
+                default: 'localhost:8443',
+                description: 'Host name and port (npm start listens on localhost:8443)',
+              },
+            },
+          },
+        ],
         tags: [{ name: 'calls', description: 'Triggering calls' }],
         components: {
           securitySchemes: {
-            bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_sk_<43 base62 characters><6-character checksum>', description: 'The account API key, in the Authorization header only' },
+            bearerAuth: {
+              type: 'http',
+              scheme: 'bearer',
+              bearerFormat: 'svc_sk_<43 base62 characters><6-character checksum>',
+              description: 'The account API key, in the Authorization header only',
+            },
           },
         },
         security: [{ bearerAuth: [] }],
@@ -118,9 +166,12 @@ export default fp(
           'call.failed': webhook(CallFailedEvent, 'callFailed', 'The call ended without completing'),
         },
       } as never,
-      transformObject: (documentObject) => publishable((documentObject as unknown as { openapiObject: Record<string, unknown> }).openapiObject) as never,
+      transformObject: (documentObject) =>
+        publishable((documentObject as unknown as { openapiObject: Record<string, unknown> }).openapiObject) as never,
       // Name components after the schemas' $id rather than def-0, def-1...
-      refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+      refResolver: {
+        buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+      },
     });
 
     fastify.get(OPENAPI_PATH, { schema: { hide: true } }, async () => fastify.swagger());

@@ -20,8 +20,8 @@ function addStandardHeaders(reply: FastifyReply) {
   if (limit === undefined) return;
   const remaining = reply.getHeader('x-ratelimit-remaining') ?? 0;
   const reset = reply.getHeader('x-ratelimit-reset') ?? 0;
-  reply.header('ratelimit-policy', `"per-key";q=${limit};w=${WINDOW_MS / 1000}`);
-  reply.header('ratelimit', `"per-key";r=${remaining};t=${reset}`);
+  reply.header('ratelimit-policy', `"per-key";q=${String(limit)};w=${WINDOW_MS / 1000}`);
+  reply.header('ratelimit', `"per-key";r=${String(remaining)};t=${String(reset)}`);
 }
 
 export default fp<RateLimitOptions>(

@@ -3,7 +3,8 @@ import { Type, type Static, type TLiteral } from '@sinclair/typebox';
 import { CALL_STATUSES, FAILURE_REASONS } from '../src/domain/call-vocabulary.js';
 import type { Call } from '../src/generated/prisma/client.js';
 
-const Timestamp = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
+const Timestamp = (description: string) =>
+  Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
 
 /** A literal union from a vocabulary tuple, literal member by member (a `.map` would widen it to string). */
 function literals<const T extends readonly string[]>(values: T): { -readonly [K in keyof T]: TLiteral<T[K]> } {
@@ -17,9 +18,13 @@ export const FailureReasonSchema = Type.Union([...literals(FAILURE_REASONS), Typ
   description: 'Why the call failed; null unless status is failed',
 });
 
-export const Metadata = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), {
-  description: 'Arbitrary key-value pairs given at trigger time, unchanged',
-});
+export const Metadata = Type.Record(
+  Type.String(),
+  Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]),
+  {
+    description: 'Arbitrary key-value pairs given at trigger time, unchanged',
+  },
+);
 
 export const CallData = Type.Object(
   {
@@ -34,7 +39,9 @@ export const CallData = Type.Object(
     started_at: Timestamp('When dialling began'),
     answered_at: Timestamp('When the callee answered'),
     ended_at: Timestamp('When the call ended'),
-    duration_seconds: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Talk time, answered to ended' }),
+    duration_seconds: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description: 'Talk time, answered to ended',
+    }),
     failure_reason: FailureReasonSchema,
   },
   { $id: 'CallData', additionalProperties: false, description: 'A call as webhooks and operators see it' },

@@ -11,6 +11,12 @@ export const RATE_LIMIT_HEADERS = {
   ratelimit: string('IETF draft: "per-key";r=<remaining>;t=<seconds to reset>'),
 } as const;
 
-export const RETRY_AFTER_HEADER = { 'retry-after': integer('Seconds to wait before retrying; the same number as in the error message') } as const;
+export const RETRY_AFTER_HEADER = {
+  'retry-after': integer('Seconds to wait before retrying; the same number as in the error message'),
+} as const;
 
-export const REPLAYED_HEADER = { 'idempotent-replayed': string('"true" when this is the stored response to an earlier request with the same Idempotency-Key') } as const;
+export const REPLAYED_HEADER = {
+  'idempotent-replayed': string(
+    '"true" when this is the stored response to an earlier request with the same Idempotency-Key',
+  ),
+} as const;

@@ -13,25 +13,29 @@ export const STORABLE_TEXT_RULE = 'must not contain NUL characters or unpaired s
  * would be dropped from the TwiML while the webhook kept them: the agent would hear another name than was sent).
  */
 export const NAME_TEXT = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f\\ud800-\\udfff]*$';
-export const NAME_TEXT_RULE = 'must not contain control characters other than tab, line feed and carriage return, nor unpaired surrogates';
+export const NAME_TEXT_RULE =
+  'must not contain control characters other than tab, line feed and carriage return, nor unpaired surrogates';
 
 /**
  * One address rule for the schema and the server: a dot-atom local part (RFC 5322 atext, dots only between atoms, no
  * quoted strings or comments) of at most 64 characters, "@", then a domain of LDH labels (1 to 63 letters, digits and
  * hyphens, no hyphen at either end) with at least one dot, the last label (the TLD) at least two characters and starting with a letter. ASCII only.
  */
-export const EMAIL_PATTERN = "^(?=[^@]{1,64}@)[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
-  + '@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z][A-Za-z0-9-]{0,61}[A-Za-z0-9]$';
-export const EMAIL_RULE = 'an address local@domain: the local part (at most 64 characters) is letters, digits and !#$%&\'*+/=?^_`{|}~- '
-  + 'in dot-separated runs (no leading, trailing or doubled dot, no quotes); the domain is dot-separated labels of letters, digits and '
-  + 'hyphens (1 to 63, no hyphen at either end) ending in a top-level domain of at least two characters that starts with a letter; ASCII only';
+export const EMAIL_PATTERN =
+  "^(?=[^@]{1,64}@)[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*" +
+  '@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z][A-Za-z0-9-]{0,61}[A-Za-z0-9]$';
+export const EMAIL_RULE =
+  "an address local@domain: the local part (at most 64 characters) is letters, digits and !#$%&'*+/=?^_`{|}~- " +
+  'in dot-separated runs (no leading, trailing or doubled dot, no quotes); the domain is dot-separated labels of letters, digits and ' +
+  'hyphens (1 to 63, no hyphen at either end) ending in a top-level domain of at least two characters that starts with a letter; ASCII only';
 const EMAIL = new RegExp(EMAIL_PATTERN, 'u');
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 // TypeBox ships no string formats: register the ones our schemas use.
 if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', isUuid);
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => EMAIL.test(v));
-if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
+if (!FormatRegistry.Has('date-time'))
+  FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
 
 /**
  * What shows nothing on a page or a terminal: white space, control and format characters, default-ignorable code
@@ -49,9 +53,11 @@ const UNREADABLE = /[\p{Cc}\p{Cs}]/u;
  * message. Checked by src/admin, so the dashboard and callctl refuse the same names with the same words.
  */
 export function readableNameProblem(name: string): string | null {
-  if (name.replace(INVISIBLE, '') === '' && name !== '') return 'must have a visible character (it has only spaces or invisible characters)';
+  if (name.replace(INVISIBLE, '') === '' && name !== '')
+    return 'must have a visible character (it has only spaces or invisible characters)';
   if (UNREADABLE.test(name)) return 'must not contain control characters such as line breaks or tabs';
-  if (BIDI_CONTROLS.test(name)) return 'must not contain characters that change the direction of the text (U+202A to U+202E, U+2066 to U+2069)';
+  if (BIDI_CONTROLS.test(name))
+    return 'must not contain characters that change the direction of the text (U+202A to U+202E, U+2066 to U+2069)';
   return null;
 }
 
@@ -69,11 +75,13 @@ export interface TextOptions {
 export type TextProblem = 'type' | 'minLength' | 'maxLength' | 'pattern' | 'format';
 
 const patterns = new Map<string, RegExp>();
-const compiled = (pattern: string) => patterns.get(pattern) ?? patterns.set(pattern, new RegExp(pattern, 'u')).get(pattern)!;
+const compiled = (pattern: string) =>
+  patterns.get(pattern) ?? patterns.set(pattern, new RegExp(pattern, 'u')).get(pattern)!;
 
 export function codePoints(value: string): number {
   let count = 0;
-  for (const _ of value) count++;
+  const characters = value[Symbol.iterator]();
+  while (!characters.next().done) count++;
   return count;
 }
 
@@ -81,8 +89,10 @@ export function codePoints(value: string): number {
 export function textProblem(schema: TextOptions, value: unknown): TextProblem | null {
   if (typeof value !== 'string') return 'type';
   // Code points are never more than UTF-16 units: count them only when the units alone do not decide.
-  if (schema.minLength !== undefined && (value.length < schema.minLength || codePoints(value) < schema.minLength)) return 'minLength';
-  if (schema.maxLength !== undefined && value.length > schema.maxLength && codePoints(value) > schema.maxLength) return 'maxLength';
+  if (schema.minLength !== undefined && (value.length < schema.minLength || codePoints(value) < schema.minLength))
+    return 'minLength';
+  if (schema.maxLength !== undefined && value.length > schema.maxLength && codePoints(value) > schema.maxLength)
+    return 'maxLength';
   if (schema.pattern !== undefined && !compiled(schema.pattern).test(value)) return 'pattern';
   if (schema.format !== undefined && !FormatRegistry.Get(schema.format)?.(value)) return 'format';
   return null;

@@ -23,25 +23,34 @@ export const TriggerBody = Type.Object(
     phone_number: Text({
       pattern: '^\\+[1-9]\\d{1,14}$',
       errorCode: 'INVALID_PHONE_NUMBER',
-      description: 'Destination number in E.164 format: "+", country code, digits; no spaces, dashes or parentheses. Not normalized. '
-        + 'It must also be a possible number for its country (a length the numbering plan allows, per libphonenumber): +1415555 matches the pattern and is refused. '
-        + 'Either failure is 400 "Invalid phone number format".',
+      description:
+        'Destination number in E.164 format: "+", country code, digits; no spaces, dashes or parentheses. Not normalized. ' +
+        'It must also be a possible number for its country (a length the numbering plan allows, per libphonenumber): +1415555 matches the pattern and is refused. ' +
+        'Either failure is 400 "Invalid phone number format".',
       examples: ['+14155552671'],
     }),
-    agent_id: Type.Optional(Type.String({ format: 'uuid', description: 'Agent to use; when omitted, the default agent is used' })),
-    name: Type.Optional(Text({
-      maxLength: 200,
-      pattern: NAME_TEXT,
-      description: "Caller name, passed to the agent's prompt as context: at most 200 characters (Unicode code points). "
-        + 'Tab, line feed and carriage return are kept exactly; any other control character (C0, DEL, C1) and unpaired surrogates are refused (400 naming the field).',
-    })),
-    email: Type.Optional(Text({
-      format: 'email',
-      pattern: EMAIL_PATTERN,
-      maxLength: 254,
-      description: `Caller email, passed to the agent's prompt as context: at most 254 characters, ${EMAIL_RULE} (the pattern states it; `
-        + 'ada@localhost, .ada@example.com, ada.@example.com and a..b@example.com are refused). Anything else is 400 "email must be a valid email address".',
-    })),
+    agent_id: Type.Optional(
+      Type.String({ format: 'uuid', description: 'Agent to use; when omitted, the default agent is used' }),
+    ),
+    name: Type.Optional(
+      Text({
+        maxLength: 200,
+        pattern: NAME_TEXT,
+        description:
+          "Caller name, passed to the agent's prompt as context: at most 200 characters (Unicode code points). " +
+          'Tab, line feed and carriage return are kept exactly; any other control character (C0, DEL, C1) and unpaired surrogates are refused (400 naming the field).',
+      }),
+    ),
+    email: Type.Optional(
+      Text({
+        format: 'email',
+        pattern: EMAIL_PATTERN,
+        maxLength: 254,
+        description:
+          `Caller email, passed to the agent's prompt as context: at most 254 characters, ${EMAIL_RULE} (the pattern states it; ` +
+          'ada@localhost, .ada@example.com, ada.@example.com and a..b@example.com are refused). Anything else is 400 "email must be a valid email address".',
+      }),
+    ),
     metadata: Type.Optional(
       Type.Record(Type.String({ pattern: METADATA_KEY }), MetadataValue, {
         maxProperties: METADATA_MAX_KEYS,
@@ -49,8 +58,9 @@ export const TriggerBody = Type.Object(
         // The key rule again in standard form: some tools (OpenAPI generators) do not read patternProperties.
         propertyNames: { minLength: 1, maxLength: METADATA_KEY_MAX, pattern: STORABLE_TEXT },
         keyErrorMessage: `keys must be 1 to ${METADATA_KEY_MAX} characters`,
-        description: `Arbitrary key-value pairs passed through to webhooks and call records: at most ${METADATA_MAX_KEYS} keys of 1-${METADATA_KEY_MAX} characters; `
-          + `values a string (at most ${METADATA_STRING_MAX} characters), number, boolean or null. Lengths are Unicode code points; keys and strings have ${NO_NUL}.`,
+        description:
+          `Arbitrary key-value pairs passed through to webhooks and call records: at most ${METADATA_MAX_KEYS} keys of 1-${METADATA_KEY_MAX} characters; ` +
+          `values a string (at most ${METADATA_STRING_MAX} characters), number, boolean or null. Lengths are Unicode code points; keys and strings have ${NO_NUL}.`,
       }),
     ),
   },
@@ -70,13 +80,16 @@ export type TriggerResponse = Static<typeof TriggerResponse>;
 
 export const TriggerHeaders = Type.Object(
   {
-    'idempotency-key': Type.Optional(Text({
-      minLength: 1,
-      maxLength: 255,
-      pattern: '^[\\x21-\\x7e]+$',
-      errorCode: 'IDEMPOTENCY_KEY_INVALID',
-      description: 'Optional; 1 to 255 printable ASCII characters. A repeat with the same body within 24 h gets the first response again (Idempotent-Replayed: true); with another body, 422; while the first is in flight, 409.',
-    })),
+    'idempotency-key': Type.Optional(
+      Text({
+        minLength: 1,
+        maxLength: 255,
+        pattern: '^[\\x21-\\x7e]+$',
+        errorCode: 'IDEMPOTENCY_KEY_INVALID',
+        description:
+          'Optional; 1 to 255 printable ASCII characters. A repeat with the same body within 24 h gets the first response again (Idempotent-Replayed: true); with another body, 422; while the first is in flight, 409.',
+      }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -7,10 +7,17 @@ import { Value } from '@sinclair/typebox/value';
 import type { ErrorCode } from '../src/errors.js';
 import { NAME_TEXT, NAME_TEXT_RULE, STORABLE_TEXT, STORABLE_TEXT_RULE, textProblem, type TextOptions } from './text.js';
 
-export interface FieldError { instancePath: string; message?: string | undefined; params?: { code?: ErrorCode } & Record<string, unknown> }
+export interface FieldError {
+  instancePath: string;
+  message?: string | undefined;
+  params?: { code?: ErrorCode } & Record<string, unknown>;
+}
 
 function fieldName(path: string, part: string | undefined): string {
-  const segments = path.split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = path
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (segments.length === 0) return part === 'body' || part === undefined ? 'Request body' : part;
   return segments.map((s, i) => (/^\d+$/.test(s) ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
 }
@@ -44,9 +51,11 @@ function sentence(error: ValueError): string {
       return `must match ${schema.pattern}`;
     case ValueErrorType.Union:
       if (typeof error.value === 'string' && UNSTORABLE.test(error.value)) return STORABLE_TEXT_RULE;
-      return typeof schema.description === 'string' ? `must be ${schema.description.replace(/\.$/, '')}` : 'has an unsupported type';
+      return typeof schema.description === 'string'
+        ? `must be ${schema.description.replace(/\.$/, '')}`
+        : 'has an unsupported type';
     case ValueErrorType.Kind:
-      if (schema[Kind] === 'Text') return textSentence(schema as TextOptions, error.value);
+      if (schema[Kind] === 'Text') return textSentence(schema, error.value);
       return 'is invalid';
     default:
       return error.message.charAt(0).toLowerCase() + error.message.slice(1);
@@ -54,7 +63,11 @@ function sentence(error: ValueError): string {
 }
 
 function formatSentence(format: string | undefined): string {
-  return format === 'uuid' ? 'must be a UUID' : format === 'email' ? 'must be a valid email address' : `must be a valid ${format}`;
+  return format === 'uuid'
+    ? 'must be a UUID'
+    : format === 'email'
+      ? 'must be a valid email address'
+      : `must be a valid ${format}`;
 }
 
 function textSentence(schema: TextOptions, value: unknown): string {
@@ -77,7 +90,8 @@ function textSentence(schema: TextOptions, value: unknown): string {
 /** The error table's code a failed rule answers with, when its schema names one (a wrong type is not one of them). */
 function codeOf(error: ValueError, httpPart: string | undefined): ErrorCode | undefined {
   const schema = error.schema as TextOptions & TSchema;
-  if (error.type === ValueErrorType.Kind && schema.errorCode && textProblem(schema, error.value) !== 'type') return schema.errorCode;
+  if (error.type === ValueErrorType.Kind && schema.errorCode && textProblem(schema, error.value) !== 'type')
+    return schema.errorCode;
   // The body is always one JSON object: anything else at the top is the same answer as an empty body.
   if (httpPart === 'body' && error.path === '' && error.type === ValueErrorType.Object) return 'BODY_NOT_OBJECT';
   return undefined;
@@ -98,6 +112,7 @@ function firstProblem(errors: ValueError[]): { path: string; error: ValueError }
 // NUL and unpaired UTF-16 surrogates cannot be stored as PostgreSQL text or jsonb (or would be silently replaced):
 // refuse them like any other invalid value, naming the field. The schema states it (STORABLE_TEXT) for free text;
 // this walk also covers metadata keys, which TypeBox checks with its own regex.
+// eslint-disable-next-line no-control-regex -- NUL is what this refuses
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 function unstorable(value: unknown, path: string): string | null {

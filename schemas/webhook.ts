@@ -15,5 +15,7 @@ const event = (type: string, description: string) =>
 export const CallStartedEvent = event('call.started', 'Dialling began');
 export const CallCompletedEvent = event('call.completed', 'The call was answered and has ended');
 export const CallFailedEvent = event('call.failed', 'The call ended without completing; data.failure_reason says why');
-export const WebhookEvent = Type.Union([CallStartedEvent, CallCompletedEvent, CallFailedEvent], { $id: 'WebhookEvent' });
+export const WebhookEvent = Type.Union([CallStartedEvent, CallCompletedEvent, CallFailedEvent], {
+  $id: 'WebhookEvent',
+});
 export type WebhookEvent = Static<typeof WebhookEvent>;

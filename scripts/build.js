@@ -15,6 +15,10 @@ import { bundle } from './bundle.js';
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 const args = new Set(process.argv.slice(2));
 
+/**
+ * @param {string} script
+ * @param {string[]} scriptArgs
+ */
 function run(script, scriptArgs) {
   return spawnSync(process.execPath, [script, ...scriptArgs], { cwd: root, stdio: 'inherit' }).status ?? 1;
 }
@@ -37,7 +41,8 @@ if (args.has('--if-stale')) {
 const started = beginBuild(root);
 // The bundles of an earlier build must not outlive this one's compiled files (npm start and callctl prefer them).
 const BUNDLES = { server: path.join('dist', 'server.mjs'), callctl: path.join('dist', 'callctl.mjs') };
-for (const file of Object.values(BUNDLES)) for (const f of [file, `${file}.map`]) fs.rmSync(path.join(root, f), { force: true });
+for (const file of Object.values(BUNDLES))
+  for (const f of [file, `${file}.map`]) fs.rmSync(path.join(root, f), { force: true });
 const generated = run(path.join(root, 'scripts', 'prisma-generate.js'), []);
 if (generated !== 0) process.exit(generated);
 const tsc = tscPath();

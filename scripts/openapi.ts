@@ -22,4 +22,6 @@ if (check && stale.length) {
   process.stderr.write(`openapi/ is out of date; run npm run openapi. Differs: ${stale.join(', ')}\n`);
   process.exit(1);
 }
-process.stdout.write(check ? 'openapi/ is up to date\n' : `wrote ${files.size} files${stale.length ? ` (${stale.length} changed)` : ''}\n`);
+process.stdout.write(
+  check ? 'openapi/ is up to date\n' : `wrote ${files.size} files${stale.length ? ` (${stale.length} changed)` : ''}\n`,
+);

@@ -67,7 +67,11 @@ export async function startShowcaseReceiver(): Promise<ShowcaseReceiver> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/calls`,
     count: () => received,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -94,7 +98,10 @@ async function until<T>(what: string, probe: () => Promise<T | null>, timeoutMs:
  * An agency as a person would set it up, made on the server's database with the functions callctl uses, and calls
  * triggered through the server's API (`port`); returns once every call has ended and no delivery is left to send.
  */
-export async function makeShowcase(prisma: PrismaClient, options: { port: number; receiver: ShowcaseReceiver }): Promise<Showcase> {
+export async function makeShowcase(
+  prisma: PrismaClient,
+  options: { port: number; receiver: ShowcaseReceiver },
+): Promise<Showcase> {
   const operator = { kind: 'operator' } as const;
   const email = 'maria.ortega@northwind-growth.example';
   const password = `showcase ${randomBytes(9).toString('base64url')}`;
@@ -103,19 +110,38 @@ export async function makeShowcase(prisma: PrismaClient, options: { port: number
   const { token } = await createUser(prisma, { accountId: agencyId, email, actor: operator });
   const set = await setPasswordWithLink(prisma, { token, password, ip: null, now: new Date() });
   if (!set.ok) throw new Error(set.problem);
-  const riley = await createAgent(prisma, { accountId: agencyId, name: 'Riley (new leads)', phone: '+15125550142', timezone: 'America/Chicago' }, operator);
-  await createAgent(prisma, {
-    accountId: agencyId, name: 'Sam (renewals)', phone: '+15125550177', timezone: 'America/Chicago',
-    windows: ['mon-fri 09:00-17:30', 'sat 10:00-14:00'], outsideWindow: 'queue',
-  }, operator);
+  const riley = await createAgent(
+    prisma,
+    { accountId: agencyId, name: 'Riley (new leads)', phone: '+15125550142', timezone: 'America/Chicago' },
+    operator,
+  );
+  await createAgent(
+    prisma,
+    {
+      accountId: agencyId,
+      name: 'Sam (renewals)',
+      phone: '+15125550177',
+      timezone: 'America/Chicago',
+      windows: ['mon-fri 09:00-17:30', 'sat 10:00-14:00'],
+      outsideWindow: 'queue',
+    },
+    operator,
+  );
   await setDefaultAgent(prisma, agencyId, riley.id, operator);
   const agencyKey = (await generateKey(prisma, agencyId, operator)).key;
   await setWebhook(prisma, agencyId, options.receiver.url, { allowPrivate: true }, operator);
 
   const { id: clientId } = await createClient(prisma, { agencyId, name: 'Bayside Dental' }, operator);
-  const frontDesk = await createAgent(prisma, {
-    accountId: clientId, name: 'Bayside front desk', phone: '+14155550123', timezone: 'America/Los_Angeles',
-  }, operator);
+  const frontDesk = await createAgent(
+    prisma,
+    {
+      accountId: clientId,
+      name: 'Bayside front desk',
+      phone: '+14155550123',
+      timezone: 'America/Los_Angeles',
+    },
+    operator,
+  );
   await setDefaultAgent(prisma, clientId, frontDesk.id, operator);
   const clientKey = (await generateKey(prisma, clientId, operator)).key;
   await setWebhook(prisma, clientId, `${options.receiver.url}?client=bayside`, { allowPrivate: true }, operator);
@@ -147,31 +173,71 @@ export async function makeShowcase(prisma: PrismaClient, options: { port: number
   });
   await until('the first webhook request', async () => (options.receiver.count() > 0 ? true : null), 30_000);
   const callIds = [callId];
-  callIds.push(await trigger(agencyKey, { phone_number: '+15125550133', name: 'Marcus Lee', metadata: { lead_id: 'LD-20932', source: 'facebook_lead_form', lead_score: 64 } }));
-  callIds.push(await trigger(agencyKey, { phone_number: '+15005550001', name: 'Priya Natarajan', metadata: { lead_id: 'LD-20933', source: 'website_chat' } }));
-  callIds.push(await trigger(clientKey, { phone_number: '+14155550188', name: 'Tom Becker', email: 'tom.becker@example.com', metadata: { appointment: 'cleaning', reminder: true } }));
-  callIds.push(await trigger(clientKey, { phone_number: '+15005550002', name: 'Alicia Gomez', metadata: { appointment: 'consultation', reminder: true } }));
+  callIds.push(
+    await trigger(agencyKey, {
+      phone_number: '+15125550133',
+      name: 'Marcus Lee',
+      metadata: { lead_id: 'LD-20932', source: 'facebook_lead_form', lead_score: 64 },
+    }),
+  );
+  callIds.push(
+    await trigger(agencyKey, {
+      phone_number: '+15005550001',
+      name: 'Priya Natarajan',
+      metadata: { lead_id: 'LD-20933', source: 'website_chat' },
+    }),
+  );
+  callIds.push(
+    await trigger(clientKey, {
+      phone_number: '+14155550188',
+      name: 'Tom Becker',
+      email: 'tom.becker@example.com',
+      metadata: { appointment: 'cleaning', reminder: true },
+    }),
+  );
+  callIds.push(
+    await trigger(clientKey, {
+      phone_number: '+15005550002',
+      name: 'Alicia Gomez',
+      metadata: { appointment: 'consultation', reminder: true },
+    }),
+  );
 
-  await until('every call and delivery to end', async () => {
-    for (const id of callIds) {
-      const call = await findCallDetail(prisma, id);
-      if (!call || !['completed', 'failed'].includes(call.status)) return null;
-      if (call.deliveries.length < 2 || call.deliveries.some((d) => d.status === 'pending')) return null;
-    }
-    return true;
-  }, 60_000);
+  await until(
+    'every call and delivery to end',
+    async () => {
+      for (const id of callIds) {
+        const call = await findCallDetail(prisma, id);
+        if (!call || !['completed', 'failed'].includes(call.status)) return null;
+        if (call.deliveries.length < 2 || call.deliveries.some((d) => d.status === 'pending')) return null;
+      }
+      return true;
+    },
+    60_000,
+  );
   return { email, password, callId, callIds };
 }
 
-export interface Shot { file: string; path: string; title: string }
+export interface Shot {
+  file: string;
+  path: string;
+  title: string;
+}
 
 /**
  * Signs in as the showcase's user and saves full-page PNGs of the call detail view and Settings → API & Webhooks
  * into `outDir`; throws when a page is not the one expected (a sign-in page is never saved as a picture).
  */
-export async function captureScreenshots(browser: Browser, options: { baseUrl: string; showcase: Showcase; outDir: string }): Promise<Shot[]> {
+export async function captureScreenshots(
+  browser: Browser,
+  options: { baseUrl: string; showcase: Showcase; outDir: string },
+): Promise<Shot[]> {
   const context = await browser.newContext({
-    ignoreHTTPSErrors: true, baseURL: options.baseUrl, viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1, colorScheme: 'light',
+    ignoreHTTPSErrors: true,
+    baseURL: options.baseUrl,
+    viewport: { width: 1280, height: 800 },
+    deviceScaleFactor: 1,
+    colorScheme: 'light',
   });
   try {
     const page = await context.newPage();
@@ -187,7 +253,8 @@ export async function captureScreenshots(browser: Browser, options: { baseUrl: s
     ] as const) {
       const response = await page.goto(url);
       const shown = await page.textContent('h1');
-      if (response?.status() !== 200 || shown !== title) throw new Error(`${url} answered ${response?.status()} with "${shown}", not "${title}"`);
+      if (response?.status() !== 200 || shown !== title)
+        throw new Error(`${url} answered ${response?.status()} with "${shown}", not "${title}"`);
       const target = path.join(options.outDir, file);
       await page.screenshot({ path: target, fullPage: true });
       shots.push({ file, path: target, title });
@@ -200,11 +267,16 @@ export async function captureScreenshots(browser: Browser, options: { baseUrl: s
 
 async function main() {
   const outIndex = process.argv.indexOf('--out');
-  const outDir = outIndex > 0
-    ? path.resolve(process.argv[outIndex + 1] ?? '')
-    : process.argv.includes('--update') ? SCREENSHOTS_DIR : mkdtempSync(path.join(os.tmpdir(), 'oct-screenshots-out-'));
+  const outDir =
+    outIndex > 0
+      ? path.resolve(process.argv[outIndex + 1] ?? '')
+      : process.argv.includes('--update')
+        ? SCREENSHOTS_DIR
+        : mkdtempSync(path.join(os.tmpdir(), 'oct-screenshots-out-'));
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`npm run screenshots needs Chromium at ${CHROMIUM}: apt-get install -y --no-install-recommends chromium`);
+    throw new Error(
+      `npm run screenshots needs Chromium at ${CHROMIUM}: apt-get install -y --no-install-recommends chromium`,
+    );
   }
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
@@ -217,7 +289,10 @@ async function main() {
       const admin = new pg.Client({ connectionString: adminUrl });
       await admin.connect();
       await admin.query(`CREATE DATABASE ${name}`);
-      cleanups.push(async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end(); });
+      cleanups.push(async () => {
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.end();
+      });
       const url = new URL(adminUrl);
       url.pathname = `/${name}`;
       env.DATABASE_URL = url.toString();
@@ -230,17 +305,25 @@ async function main() {
     const server = await startServer({ ...env, LOG_LEVEL: 'info' });
     cleanups.push(() => server.stop());
     // The server migrated the database (and, without DATABASE_URL, started the embedded PostgreSQL it shares).
-    const { url: databaseUrl } = env.DATABASE_URL ? { url: env.DATABASE_URL } : await locateDatabase(loadConfig({ DATA_DIR: dataDir }), 'cli');
+    const { url: databaseUrl } = env.DATABASE_URL
+      ? { url: env.DATABASE_URL }
+      : await locateDatabase(loadConfig({ DATA_DIR: dataDir }), 'cli');
     const prisma = createPrisma(databaseUrl, { max: 2 });
     cleanups.push(() => prisma.$disconnect());
     process.stdout.write('making the agency and its calls...\n');
     const showcase = await makeShowcase(prisma, { port: server.port, receiver });
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+    });
     cleanups.push(() => browser.close());
     const shots = await captureScreenshots(browser, { baseUrl: `https://127.0.0.1:${server.port}`, showcase, outDir });
-    for (const shot of shots) process.stdout.write(`wrote ${path.relative(process.cwd(), shot.path)} (${shot.title})\n`);
+    for (const shot of shots)
+      process.stdout.write(`wrote ${path.relative(process.cwd(), shot.path)} (${shot.title})\n`);
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: Error) => process.stderr.write(`cleanup: ${error.message}\n`));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((error: Error) => process.stderr.write(`cleanup: ${error.message}\n`));
   }
 }
 

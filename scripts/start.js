@@ -8,15 +8,22 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildStatus } from './build-state.js';
 
 const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
+/** @param {string} file */
 const compiled = (file) => pathToFileURL(path.join(root, 'dist', 'src', file)).href;
 
 if (buildStatus(root).stale) {
-  const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.js'), '--if-stale'], { stdio: 'inherit' });
+  const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.js'), '--if-stale'], {
+    stdio: 'inherit',
+  });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 
 // The same check and exit code (78, EX_CONFIG) as src/server.ts, which checks again.
-const { ConfigError, loadConfig } = await import(compiled('config.js'));
+// A module imported by its URL is of no type; this one is the compiled src/config.ts. (Through `unknown`: the lint
+// rules do not see a JSDoc cast.)
+/** @type {unknown} */
+const configModule = await import(compiled('config.js'));
+const { ConfigError, loadConfig } = /** @type {typeof import('../src/config.js')} */ (configModule);
 try {
   loadConfig();
 } catch (error) {

@@ -57,7 +57,11 @@ export async function app(fastify: FastifyInstance, { config, databaseUrl, clock
   await fastify.register(openapi);
   if (config.DIALER === 'twilio') {
     // Twilio's callbacks authenticate by signature, not API key: outside the /api/v1 scope.
-    await fastify.register(twilioRoutes, { authToken: config.TWILIO_AUTH_TOKEN!, publicBaseUrl: config.PUBLIC_BASE_URL!, agentStreamUrl: config.AGENT_STREAM_URL! });
+    await fastify.register(twilioRoutes, {
+      authToken: config.TWILIO_AUTH_TOKEN!,
+      publicBaseUrl: config.PUBLIC_BASE_URL!,
+      agentStreamUrl: config.AGENT_STREAM_URL!,
+    });
   }
 
   // The authenticated API. Hook order is the contract's check order (after https-only, the root's): key in URL, key
@@ -80,7 +84,11 @@ export async function app(fastify: FastifyInstance, { config, databaseUrl, clock
   );
 
   // The dashboard: its sessions, CSRF, helmet, forms and views live in its own scope, never on /api/v1.
-  await fastify.register(dashboard, { prefix: '/dashboard', sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES, sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS });
+  await fastify.register(dashboard, {
+    prefix: '/dashboard',
+    sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES,
+    sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS,
+  });
   await fastify.register(rootRedirect);
 }
 
@@ -97,7 +105,9 @@ export function fastifyOptions(config: Config): FastifyServerOptions {
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
-      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !/svc_sk_|whsec_/i.test(given) ? given : randomUUID();
+      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !/svc_sk_|whsec_/i.test(given)
+        ? given
+        : randomUUID();
     },
     logController: new RequestLineLogController(),
     // Requests already on an open connection finish normally during shutdown (nothing half-done).
@@ -106,7 +116,9 @@ export function fastifyOptions(config: Config): FastifyServerOptions {
     clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
       if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();
       const body = JSON.stringify({ success: false, error: 'Malformed HTTP request' });
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     },
     ajv: { customOptions: { removeAdditional: false } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
@@ -114,16 +126,16 @@ export function fastifyOptions(config: Config): FastifyServerOptions {
 }
 
 export async function buildApp(options: BuildOptions) {
+  const { https, logger, ...appOptions } = options;
   const base = fastifyOptions(options.config);
   const instance = Fastify({
     ...base,
     // The factory makes the listener (TLS, with its answer to plain HTTP); `https` still tells Fastify's logs the scheme.
-    serverFactory: apiServerFactory(options.https ?? null),
-    ...(options.https ? { https: options.https } : {}),
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: loggerOptions(options.config.LOG_LEVEL) }),
+    serverFactory: apiServerFactory(https ?? null),
+    ...(https ? { https } : {}),
+    ...(logger ? { loggerInstance: logger } : { logger: loggerOptions(options.config.LOG_LEVEL) }),
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>();
   instance.setValidatorCompiler(validatorCompiler);
-  const { https: _https, logger: _logger, ...appOptions } = options;
   await instance.register(fp(app, { name: 'app' }), appOptions);
   await instance.ready();
   return instance;

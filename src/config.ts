@@ -1,6 +1,6 @@
 // Environment -> typed, validated configuration. Fails fast with a message naming each bad variable.
 import path from 'node:path';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { KindGuard, Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 const Port = (description: string, fallback: number) =>
@@ -19,8 +19,16 @@ export const ConfigSchema = Type.Object({
   INTERNAL_PORT: Port('Health and metrics listener (no auth, not for the internet)', 9464),
   // Loopback unless asked: the internal listener has no auth. Docker's HEALTHCHECK runs inside the container and
   // reaches it there; Kubernetes probes and scrapers from elsewhere need INTERNAL_HOST=0.0.0.0 (README).
-  INTERNAL_HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address the internal (health and metrics) listener binds' }),
-  DATA_DIR: Type.String({ minLength: 1, default: '.data', description: 'Embedded database and generated TLS certificate' }),
+  INTERNAL_HOST: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    description: 'Address the internal (health and metrics) listener binds',
+  }),
+  DATA_DIR: Type.String({
+    minLength: 1,
+    default: '.data',
+    description: 'Embedded database and generated TLS certificate',
+  }),
   DATABASE_URL: Url('PostgreSQL connection string; unset = embedded PostgreSQL under DATA_DIR'),
   REDIS_URL: Url('Redis for rate limits shared across replicas; unset = in-process limits'),
   TLS_MODE: Type.Union([Type.Literal('self-signed'), Type.Literal('files'), Type.Literal('proxy')], {
@@ -30,36 +38,78 @@ export const ConfigSchema = Type.Object({
   TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM certificate (TLS_MODE=files)' })),
   TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key (TLS_MODE=files)' })),
   TRUST_PROXY: Flag('Honour X-Forwarded-For; implied by TLS_MODE=proxy', false),
-  DIALER: Type.Union([Type.Literal('simulated'), Type.Literal('twilio')], { default: 'simulated', description: 'simulated | twilio' }),
+  DIALER: Type.Union([Type.Literal('simulated'), Type.Literal('twilio')], {
+    default: 'simulated',
+    description: 'simulated | twilio',
+  }),
   TWILIO_ACCOUNT_SID: Type.Optional(Type.String({ pattern: '^AC[0-9a-fA-F]{32}$', description: 'Twilio account SID' })),
   TWILIO_AUTH_TOKEN: Type.Optional(Type.String({ minLength: 1, description: 'Twilio auth token' })),
-  TWILIO_API_BASE_URL: Type.String({ default: 'https://api.twilio.com', description: "Twilio's REST API (overridden in tests)" }),
+  TWILIO_API_BASE_URL: Type.String({
+    default: 'https://api.twilio.com',
+    description: "Twilio's REST API (overridden in tests)",
+  }),
   PUBLIC_BASE_URL: Url('Public https address of this service, for provider callbacks'),
   AGENT_STREAM_URL: Url('wss:// media-stream address of the voice-agent runtime'),
   RATE_LIMIT_PER_MINUTE: Positive('Requests per minute per API key', 100),
   AUTH_FAILURES_PER_MINUTE: Positive('Failed authentications per client IP per minute before 429', 30),
   MAX_CONCURRENT_CALLS: Positive('Calls dialling or connected at once, per account', 10),
   MAX_QUEUED_CALLS: Positive('Calls waiting for a slot, per account', 1000),
-  QUEUED_CALL_TTL_HOURS: Type.Number({ exclusiveMinimum: 0, default: 24, description: 'A call waiting longer fails with reason expired' }),
+  QUEUED_CALL_TTL_HOURS: Type.Number({
+    exclusiveMinimum: 0,
+    default: 24,
+    description: 'A call waiting longer fails with reason expired',
+  }),
   DISPATCH_ENABLED: Flag('Run the call dispatcher in this process', true),
-  DISPATCH_LEASE_MS: Type.Integer({ minimum: 1000, default: 30_000, description: 'How long a claimed, not yet dialled call is reserved for its dispatcher' }),
+  DISPATCH_LEASE_MS: Type.Integer({
+    minimum: 1000,
+    default: 30_000,
+    description: 'How long a claimed, not yet dialled call is reserved for its dispatcher',
+  }),
   WEBHOOK_DELIVERY_ENABLED: Flag('Run the webhook delivery worker in this process', true),
-  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000, description: 'How long one webhook attempt may take' }),
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: Flag('Allow http and loopback/private webhook URLs (development and tests only)', false),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 60_000,
+    default: 15_000,
+    description: 'How long one webhook attempt may take',
+  }),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: Flag(
+    'Allow http and loopback/private webhook URLs (development and tests only)',
+    false,
+  ),
   DASHBOARD_SESSION_IDLE_MINUTES: Positive('A dashboard session unused this long ends', 30),
   DASHBOARD_SESSION_MAX_HOURS: Positive('A dashboard session ends this long after sign-in, however active', 12),
-  SMTP_URL: Url('SMTP server for e-mailing invitations and sign-in links (smtp://user:pass@host:587 or smtps://…:465); unset = no e-mail'),
-  SMTP_FROM: Type.Optional(Type.String({ minLength: 3, description: 'From address of those e-mails; default no-reply@ the host of PUBLIC_BASE_URL (else localhost)' })),
+  SMTP_URL: Url(
+    'SMTP server for e-mailing invitations and sign-in links (smtp://user:pass@host:587 or smtps://…:465); unset = no e-mail',
+  ),
+  SMTP_FROM: Type.Optional(
+    Type.String({
+      minLength: 3,
+      description: 'From address of those e-mails; default no-reply@ the host of PUBLIC_BASE_URL (else localhost)',
+    }),
+  ),
   RETENTION_ENABLED: Flag('Run the retention job (deletes rows past their retention) in this process', true),
   RETENTION_INTERVAL_SECONDS: Positive('Seconds between two retention passes', 300),
-  RETENTION_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000, description: 'Rows one retention statement deletes at most' }),
+  RETENTION_BATCH_SIZE: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 1000,
+    description: 'Rows one retention statement deletes at most',
+  }),
   RETENTION_PAUSE_MS: NonNegative('Pause between two full batches of a retention pass', 100),
-  WEBHOOK_LOG_RETENTION_DAYS: Positive('Days a finished webhook delivery and its attempts are kept after it finished', 30),
+  WEBHOOK_LOG_RETENTION_DAYS: Positive(
+    'Days a finished webhook delivery and its attempts are kept after it finished',
+    30,
+  ),
   CALL_RETENTION_DAYS: Positive('Days a finished call and its events are kept after it ended', 365),
   AUDIT_RETENTION_DAYS: Positive('Days an audit log entry is kept', 365),
   SIMULATED_RING_MS: NonNegative('How long simulated calls ring', 1000),
   SIMULATED_TALK_MS: NonNegative('How long simulated calls talk', 5000),
-  SIMULATED_DIAL_LOG: Type.Optional(Type.String({ minLength: 1, description: 'File that gets one line per simulated dial (tests count dials across restarts)' })),
+  SIMULATED_DIAL_LOG: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: 'File that gets one line per simulated dial (tests count dials across restarts)',
+    }),
+  ),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info', description: 'pino level' },
@@ -80,7 +130,11 @@ export class ConfigError extends Error {
 }
 
 function describeProblem(schema: TSchema, value: unknown): string {
-  if (schema.anyOf) return `must be one of ${schema.anyOf.map((s: TSchema) => s.const).join(', ')}`;
+  if (KindGuard.IsUnion(schema))
+    return `must be one of ${schema.anyOf
+      .filter(KindGuard.IsLiteral)
+      .map((s) => s.const)
+      .join(', ')}`;
   if (schema.type === 'integer' || schema.type === 'number') {
     const bounds = [
       schema.minimum !== undefined ? `>= ${schema.minimum}` : '',
@@ -109,7 +163,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // An empty variable means unset, as shells and .env files usually intend.
     if (value === undefined || value === '') continue;
     if (schema.type === 'boolean') raw[name] = parseBoolean(value);
-    else if (schema.type === 'integer' || schema.type === 'number') raw[name] = /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
+    else if (schema.type === 'integer' || schema.type === 'number')
+      raw[name] = /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
     else raw[name] = value;
   }
   const withDefaults = Value.Default(ConfigSchema, raw) as Record<string, unknown>;
@@ -132,14 +187,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         if (!config[name]) problems.push(`${name}: is required when DIALER=twilio`);
       }
     }
-    for (const name of ['DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'AGENT_STREAM_URL', 'TWILIO_API_BASE_URL', 'SMTP_URL'] as const) {
+    for (const name of [
+      'DATABASE_URL',
+      'REDIS_URL',
+      'PUBLIC_BASE_URL',
+      'AGENT_STREAM_URL',
+      'TWILIO_API_BASE_URL',
+      'SMTP_URL',
+    ] as const) {
       const value = config[name];
       if (value !== undefined && !URL.canParse(value)) problems.push(`${name}: is not a valid URL`);
     }
     // An e-mailed link is built on PUBLIC_BASE_URL, never on a request's Host header (which a stranger asking for a
     // reset link could set to their own site).
-    if (config.SMTP_URL && !config.PUBLIC_BASE_URL) problems.push('PUBLIC_BASE_URL: is required when SMTP_URL is set (e-mailed links are built on it)');
-    if (config.SMTP_URL && URL.canParse(config.SMTP_URL) && !['smtp:', 'smtps:'].includes(new URL(config.SMTP_URL).protocol)) {
+    if (config.SMTP_URL && !config.PUBLIC_BASE_URL)
+      problems.push('PUBLIC_BASE_URL: is required when SMTP_URL is set (e-mailed links are built on it)');
+    if (
+      config.SMTP_URL &&
+      URL.canParse(config.SMTP_URL) &&
+      !['smtp:', 'smtps:'].includes(new URL(config.SMTP_URL).protocol)
+    ) {
       problems.push('SMTP_URL: must start with smtp:// or smtps://');
     }
   }
@@ -150,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...config,
     dataDir: path.resolve(config.DATA_DIR),
     trustProxy: config.TRUST_PROXY || config.TLS_MODE === 'proxy',
-    smtpFrom: config.SMTP_FROM ?? `no-reply@${config.PUBLIC_BASE_URL ? new URL(config.PUBLIC_BASE_URL).hostname : 'localhost'}`,
+    smtpFrom:
+      config.SMTP_FROM ?? `no-reply@${config.PUBLIC_BASE_URL ? new URL(config.PUBLIC_BASE_URL).hostname : 'localhost'}`,
   };
 }

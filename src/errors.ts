@@ -11,10 +11,16 @@ export const ERRORS = {
   TWILIO_SIGNATURE_INVALID: { status: 403, message: 'Invalid Twilio signature' },
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded. Retry after {seconds} seconds.' },
   TOO_MANY_WAITING: { status: 429, message: 'Too many calls waiting. Retry after {seconds} seconds.' },
-  TOO_MANY_FAILED_AUTH: { status: 429, message: 'Too many failed authentication attempts. Retry after {seconds} seconds.' },
+  TOO_MANY_FAILED_AUTH: {
+    status: 429,
+    message: 'Too many failed authentication attempts. Retry after {seconds} seconds.',
+  },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
   BODY_TOO_LARGE: { status: 413, message: 'Request body must not exceed {limit} bytes' },
-  MALFORMED_JSON: { status: 400, message: 'Request body is not valid JSON, or contains a forbidden __proto__ or constructor.prototype key' },
+  MALFORMED_JSON: {
+    status: 400,
+    message: 'Request body is not valid JSON, or contains a forbidden __proto__ or constructor.prototype key',
+  },
   BODY_NOT_OBJECT: { status: 400, message: 'Request body must be a JSON object' },
   VALIDATION: { status: 400, message: '{detail}' },
   INVALID_PHONE_NUMBER: { status: 400, message: 'Invalid phone number format' },

@@ -12,6 +12,9 @@ export async function useHttpErrors(scope: FastifyInstance): Promise<void> {
   if (!scope.hasDecorator('httpErrors')) await scope.register(sensible);
   scope.setErrorHandler((error, _request, reply) => {
     if (!(error instanceof scope.httpErrors.HttpError) || !error.expose) throw error;
-    return reply.code(error.statusCode).type('application/json; charset=utf-8').send({ success: false, error: error.message });
+    return reply
+      .code(error.statusCode)
+      .type('application/json; charset=utf-8')
+      .send({ success: false, error: error.message });
   });
 }

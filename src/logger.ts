@@ -1,17 +1,26 @@
 // pino options shared by the API and internal listeners: JSON lines, keys and secrets never written.
 import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 
-const SECRET_PATTERNS = [/svc_sk_[A-Za-z0-9]+/g, /whsec_[A-Za-z0-9+/=]+/g, /(postgres(?:ql)?|redis|rediss):\/\/[^\s@/]*@/g, /(?<=\/set-password\/)[A-Za-z0-9_-]+/g];
+const SECRET_PATTERNS = [
+  /svc_sk_[A-Za-z0-9]+/g,
+  /whsec_[A-Za-z0-9+/=]+/g,
+  /(postgres(?:ql)?|redis|rediss):\/\/[^\s@/]*@/g,
+  /(?<=\/set-password\/)[A-Za-z0-9_-]+/g,
+];
 const QUERY_SECRET = /([?&](?:api_key|apikey|key|token|access_token|secret|password)=)[^&#]*/gi;
 
 /** Matches wherever one of the patterns above could: most log strings match none and are returned after one test. */
-const MAYBE_SECRET = /svc_sk_|whsec_|:\/\/|\/set-password\/|[?&](?:api_key|apikey|key|token|access_token|secret|password)=/i;
+const MAYBE_SECRET =
+  /svc_sk_|whsec_|:\/\/|\/set-password\/|[?&](?:api_key|apikey|key|token|access_token|secret|password)=/i;
 
 /** Replaces anything that looks like an API key, webhook secret or credentialed URL. */
 export function scrub(text: string): string {
   if (!MAYBE_SECRET.test(text)) return text;
   let out = text.replace(QUERY_SECRET, '$1[REDACTED]');
-  for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, (match) => (match.includes('://') ? `${match.split('://')[0]}://[REDACTED]@` : '[REDACTED]'));
+  for (const pattern of SECRET_PATTERNS)
+    out = out.replace(pattern, (match) =>
+      match.includes('://') ? `${match.split('://')[0]}://[REDACTED]@` : '[REDACTED]',
+    );
   return out;
 }
 
@@ -32,7 +41,7 @@ function scrubDeep(value: unknown, depth = 0): unknown {
   if (depth > 6 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
   // pino runs formatters before serializers: leave class instances (Fastify's request, reply) to their serializers.
-  const proto = Object.getPrototypeOf(value);
+  const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = scrubDeep(v, depth + 1);
@@ -61,7 +70,12 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
     },
     serializers: {
       err(error: Error & { code?: string }) {
-        return { type: error.name, code: error.code, message: scrub(String(error.message)), stack: scrub(error.stack ?? '') };
+        return {
+          type: error.name,
+          code: error.code,
+          message: scrub(String(error.message)),
+          stack: scrub(error.stack ?? ''),
+        };
       },
       req(request) {
         return {

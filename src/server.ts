@@ -24,7 +24,10 @@ async function main() {
   // Asynchronous writes: lines logged while a write is under way go out together in the next one (under load, one
   // write for many requests instead of a write per request: 6% of the request path's CPU was this write). pino
   // flushes what is left synchronously when the process exits; only a SIGKILL can lose the lines of that moment.
-  const logger = pino(loggerOptions(config.LOG_LEVEL) as pino.LoggerOptions, pino.destination({ dest: 1, sync: false }));
+  const logger = pino(
+    loggerOptions(config.LOG_LEVEL) as pino.LoggerOptions,
+    pino.destination({ dest: 1, sync: false }),
+  );
   const database = await locateDatabase(config, 'server', (msg) => logger.info(msg));
   let app, internal;
   try {
@@ -51,7 +54,14 @@ async function main() {
 
   await app.listen({ port: config.PORT, host: config.HOST });
   await internal.listen({ port: config.INTERNAL_PORT, host: config.INTERNAL_HOST });
-  logger.info({ tls: config.TLS_MODE, database: database.embedded ? 'embedded' : 'DATABASE_URL', redis: Boolean(config.REDIS_URL) }, 'ready');
+  logger.info(
+    {
+      tls: config.TLS_MODE,
+      database: database.embedded ? 'embedded' : 'DATABASE_URL',
+      redis: Boolean(config.REDIS_URL),
+    },
+    'ready',
+  );
 }
 
 main().catch((error: unknown) => {

@@ -18,8 +18,9 @@ const PLAIN_TIMEOUT_MS = 10_000;
 const PLAIN_HEAD_LIMIT = 16 * 1024;
 
 const REFUSAL_BODY = JSON.stringify({ success: false, error: errorMessage('HTTPS_REQUIRED') });
-export const PLAIN_HTTP_REFUSAL = 'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n'
-  + `Content-Length: ${Buffer.byteLength(REFUSAL_BODY)}\r\nConnection: close\r\n\r\n${REFUSAL_BODY}`;
+export const PLAIN_HTTP_REFUSAL =
+  'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n' +
+  `Content-Length: ${Buffer.byteLength(REFUSAL_BODY)}\r\nConnection: close\r\n\r\n${REFUSAL_BODY}`;
 
 /** Answers once the request's head is in (or too long, or too slow), then reads on until the client closes. */
 function refusePlainHttp(socket: Socket) {
@@ -90,7 +91,8 @@ export function apiServerFactory(tls: TlsMaterial | null): FastifyServerFactory 
     server.keepAliveTimeout = options.keepAliveTimeout as number;
     server.requestTimeout = options.requestTimeout as number;
     server.setTimeout(options.connectionTimeout as number);
-    if ((options.maxRequestsPerSocket as number) > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket as number;
-    return server as http.Server;
+    if ((options.maxRequestsPerSocket as number) > 0)
+      server.maxRequestsPerSocket = options.maxRequestsPerSocket as number;
+    return server;
   };
 }

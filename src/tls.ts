@@ -5,7 +5,10 @@ import path from 'node:path';
 import selfsigned from 'selfsigned';
 import type { Config } from './config.js';
 
-export interface TlsMaterial { key: string; cert: string }
+export interface TlsMaterial {
+  key: string;
+  cert: string;
+}
 
 async function readPair(keyFile: string, certFile: string): Promise<TlsMaterial | null> {
   try {
@@ -57,7 +60,8 @@ export async function tlsMaterial(config: Config): Promise<TlsMaterial | null> {
       return null;
     case 'files': {
       const pair = await readPair(config.TLS_KEY_FILE!, config.TLS_CERT_FILE!);
-      if (!pair) throw new Error(`cannot read TLS_KEY_FILE (${config.TLS_KEY_FILE}) or TLS_CERT_FILE (${config.TLS_CERT_FILE})`);
+      if (!pair)
+        throw new Error(`cannot read TLS_KEY_FILE (${config.TLS_KEY_FILE}) or TLS_CERT_FILE (${config.TLS_CERT_FILE})`);
       return pair;
     }
     case 'self-signed':

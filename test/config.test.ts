@@ -6,10 +6,23 @@ describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
-      PORT: 8443, HOST: '0.0.0.0', INTERNAL_PORT: 9464, INTERNAL_HOST: '127.0.0.1', DATA_DIR: '.data', TLS_MODE: 'self-signed', TRUST_PROXY: false,
-      DIALER: 'simulated', RATE_LIMIT_PER_MINUTE: 100, MAX_CONCURRENT_CALLS: 10, MAX_QUEUED_CALLS: 1000,
-      QUEUED_CALL_TTL_HOURS: 24, WEBHOOK_ALLOW_PRIVATE_TARGETS: false, SIMULATED_RING_MS: 1000, SIMULATED_TALK_MS: 5000,
-      LOG_LEVEL: 'info', trustProxy: false,
+      PORT: 8443,
+      HOST: '0.0.0.0',
+      INTERNAL_PORT: 9464,
+      INTERNAL_HOST: '127.0.0.1',
+      DATA_DIR: '.data',
+      TLS_MODE: 'self-signed',
+      TRUST_PROXY: false,
+      DIALER: 'simulated',
+      RATE_LIMIT_PER_MINUTE: 100,
+      MAX_CONCURRENT_CALLS: 10,
+      MAX_QUEUED_CALLS: 1000,
+      QUEUED_CALL_TTL_HOURS: 24,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: false,
+      SIMULATED_RING_MS: 1000,
+      SIMULATED_TALK_MS: 5000,
+      LOG_LEVEL: 'info',
+      trustProxy: false,
     });
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.REDIS_URL).toBeUndefined();
@@ -17,15 +30,50 @@ describe('loadConfig', () => {
 
   it('reads every variable of the configuration table', () => {
     const names = Object.keys(ConfigSchema.properties);
-    for (const name of ['PORT', 'HOST', 'INTERNAL_PORT', 'INTERNAL_HOST', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'TLS_MODE', 'TLS_CERT_FILE', 'TLS_KEY_FILE',
-      'TRUST_PROXY', 'DIALER', 'TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'PUBLIC_BASE_URL', 'AGENT_STREAM_URL', 'RATE_LIMIT_PER_MINUTE',
-      'MAX_CONCURRENT_CALLS', 'MAX_QUEUED_CALLS', 'QUEUED_CALL_TTL_HOURS', 'WEBHOOK_ALLOW_PRIVATE_TARGETS', 'SIMULATED_RING_MS',
-      'SIMULATED_TALK_MS', 'LOG_LEVEL']) expect(names).toContain(name);
+    for (const name of [
+      'PORT',
+      'HOST',
+      'INTERNAL_PORT',
+      'INTERNAL_HOST',
+      'DATA_DIR',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'TLS_MODE',
+      'TLS_CERT_FILE',
+      'TLS_KEY_FILE',
+      'TRUST_PROXY',
+      'DIALER',
+      'TWILIO_ACCOUNT_SID',
+      'TWILIO_AUTH_TOKEN',
+      'PUBLIC_BASE_URL',
+      'AGENT_STREAM_URL',
+      'RATE_LIMIT_PER_MINUTE',
+      'MAX_CONCURRENT_CALLS',
+      'MAX_QUEUED_CALLS',
+      'QUEUED_CALL_TTL_HOURS',
+      'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+      'SIMULATED_RING_MS',
+      'SIMULATED_TALK_MS',
+      'LOG_LEVEL',
+    ])
+      expect(names).toContain(name);
   });
 
   it('converts numbers and booleans', () => {
-    const config = loadConfig({ PORT: '9000', TRUST_PROXY: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', QUEUED_CALL_TTL_HOURS: '0.5', REDIS_URL: 'redis://127.0.0.1:6379' });
-    expect(config).toMatchObject({ PORT: 9000, TRUST_PROXY: true, WEBHOOK_ALLOW_PRIVATE_TARGETS: true, QUEUED_CALL_TTL_HOURS: 0.5, REDIS_URL: 'redis://127.0.0.1:6379' });
+    const config = loadConfig({
+      PORT: '9000',
+      TRUST_PROXY: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+      QUEUED_CALL_TTL_HOURS: '0.5',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+    });
+    expect(config).toMatchObject({
+      PORT: 9000,
+      TRUST_PROXY: true,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: true,
+      QUEUED_CALL_TTL_HOURS: 0.5,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+    });
   });
 
   it('binds the internal listener to INTERNAL_HOST, loopback unless set, whatever HOST is', () => {
@@ -58,7 +106,12 @@ describe('loadConfig', () => {
   it('reports every bad variable at once, and never echoes a secret', () => {
     let error: Error | undefined;
     try {
-      loadConfig({ PORT: 'x', MAX_QUEUED_CALLS: '-1', TWILIO_ACCOUNT_SID: 'secret-sid', DATABASE_URL: 'postgres://u:hunter2@' });
+      loadConfig({
+        PORT: 'x',
+        MAX_QUEUED_CALLS: '-1',
+        TWILIO_ACCOUNT_SID: 'secret-sid',
+        DATABASE_URL: 'postgres://u:hunter2@',
+      });
     } catch (e) {
       error = e as Error;
     }

@@ -10,7 +10,11 @@ const HISTORY_DAYS = 370;
 const DELIVERY_DAYS = 32;
 const NEWEST_AGE = 60;
 
-export interface HistoryShape { finishedCalls: number; bigAccountCalls: number; deliveries: number }
+export interface HistoryShape {
+  finishedCalls: number;
+  bigAccountCalls: number;
+  deliveries: number;
+}
 
 /**
  * Two streams of calls, each spread evenly in time: the base stream (all accounts, the big one holding bigAccountCalls)
@@ -25,27 +29,44 @@ export interface HistoryPlan {
   chunks: { g0: number; g1: number; h0: number; h1: number }[];
 }
 
-export function planHistory(shape: HistoryShape, accounts: number, endpointAccounts: number, chunkCalls: number): HistoryPlan {
+export function planHistory(
+  shape: HistoryShape,
+  accounts: number,
+  endpointAccounts: number,
+  chunkCalls: number,
+): HistoryPlan {
   const total = shape.finishedCalls;
   const big = Math.min(shape.bigAccountCalls, total);
   const f = DELIVERY_DAYS / HISTORY_DAYS;
   const r = accounts > 1 ? Math.max(0, endpointAccounts - 1) / (accounts - 1) : 0;
   const bigShare = endpointAccounts > 0 ? big : 0;
-  const recent = endpointAccounts > 1
-    ? Math.max(0, Math.min(total - big, Math.round((shape.deliveries / 2 - f * (bigShare + (total - big) * r)) / (1 - f * r))))
-    : 0;
+  const recent =
+    endpointAccounts > 1
+      ? Math.max(
+          0,
+          Math.min(total - big, Math.round((shape.deliveries / 2 - f * (bigShare + (total - big) * r)) / (1 - f * r))),
+        )
+      : 0;
   const base = total - recent;
   const step = (HISTORY_DAYS * DAY - NEWEST_AGE) / Math.max(1, base);
   const firstRecent = Math.max(0, Math.min(base, Math.ceil(base - 1 - (DELIVERY_DAYS * DAY - NEWEST_AGE) / step)));
   const chunks: HistoryPlan['chunks'] = [];
   const old = Math.ceil(firstRecent / chunkCalls);
-  for (let j = 0; j < old; j++) chunks.push({ g0: Math.floor((j * firstRecent) / old), g1: Math.floor(((j + 1) * firstRecent) / old), h0: 0, h1: 0 });
+  for (let j = 0; j < old; j++)
+    chunks.push({
+      g0: Math.floor((j * firstRecent) / old),
+      g1: Math.floor(((j + 1) * firstRecent) / old),
+      h0: 0,
+      h1: 0,
+    });
   const windows = Math.max(1, Math.ceil((base - firstRecent + recent) / chunkCalls));
   for (let j = 0; j < windows; j++) {
     const part = (from: number, count: number, k: number) => from + Math.floor((k * count) / windows);
     chunks.push({
-      g0: part(firstRecent, base - firstRecent, j), g1: part(firstRecent, base - firstRecent, j + 1),
-      h0: part(0, recent, j), h1: part(0, recent, j + 1),
+      g0: part(firstRecent, base - firstRecent, j),
+      g1: part(firstRecent, base - firstRecent, j + 1),
+      h0: part(0, recent, j),
+      h1: part(0, recent, j + 1),
     });
   }
   return { base, big, recent, chunks: chunks.filter((c) => c.g1 > c.g0 || c.h1 > c.h0) };
@@ -60,7 +81,12 @@ const quoted = (x: string) => `coalesce('"' || ${iso(x)} || '"', 'null')`;
  * call.failed; the body the service would have frozen), and their attempts: one 200, or for 2% a 500 and then a 200
  * about 5 s later. Numbers are inlined; the arrays and times are parameters.
  */
-function chunkSql(plan: HistoryPlan, others: number, recentAccounts: number, chunk: HistoryPlan['chunks'][number]): string {
+function chunkSql(
+  plan: HistoryPlan,
+  others: number,
+  recentAccounts: number,
+  chunk: HistoryPlan['chunks'][number],
+): string {
   const stepB = (HISTORY_DAYS * DAY - NEWEST_AGE) / Math.max(1, plan.base);
   const stepE = (DELIVERY_DAYS * DAY - NEWEST_AGE) / Math.max(1, plan.recent);
   const ms = (x: string) => `date_trunc('milliseconds', ${x})`;
@@ -170,17 +196,30 @@ export function historyStatements(plan: HistoryPlan, input: HistoryInput): { tex
   const pick = (ns: number[], of: string[]) => ns.map((n) => of[n]!);
   const endpointOf = new Map(input.endpoints.map((e) => [e.accountId, e.endpointId]));
   const values = [
-    pick(others, layout.accountIds), pick(others, layout.agentIds), pick(others, layout.agentPhones),
-    pick(recent, layout.accountIds), pick(recent, layout.agentIds), pick(recent, layout.agentPhones),
+    pick(others, layout.accountIds),
+    pick(others, layout.agentIds),
+    pick(others, layout.agentPhones),
+    pick(recent, layout.accountIds),
+    pick(recent, layout.agentIds),
+    pick(recent, layout.agentPhones),
     input.now,
-    layout.accountIds[layout.big], layout.agentIds[layout.big], layout.agentPhones[layout.big],
-    others.map((n) => endpointOf.get(layout.accountIds[n]!) ?? null), endpointOf.get(layout.accountIds[layout.big]!) ?? null,
+    layout.accountIds[layout.big],
+    layout.agentIds[layout.big],
+    layout.agentPhones[layout.big],
+    others.map((n) => endpointOf.get(layout.accountIds[n]!) ?? null),
+    endpointOf.get(layout.accountIds[layout.big]!) ?? null,
     recent.map((n) => endpointOf.get(layout.accountIds[n]!) ?? null),
   ];
-  return plan.chunks.map((chunk) => ({ text: chunkSql(plan, Math.max(1, others.length), recent.length, chunk), values }));
+  return plan.chunks.map((chunk) => ({
+    text: chunkSql(plan, Math.max(1, others.length), recent.length, chunk),
+    values,
+  }));
 }
 
-export async function runChunk(db: pg.ClientBase, statement: { text: string; values: unknown[] }): Promise<ChunkCounts> {
+export async function runChunk(
+  db: pg.ClientBase,
+  statement: { text: string; values: unknown[] },
+): Promise<ChunkCounts> {
   const { rows } = await db.query<ChunkCounts>(statement);
   return rows[0]!;
 }

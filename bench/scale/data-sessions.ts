@@ -39,15 +39,21 @@ export async function backendCpuSeconds(sessions: pg.Client[]): Promise<number> 
 }
 
 /** Runs the tasks in order over the sessions, each session taking the next task when it is free. */
-export async function spread<T, R>(sessions: pg.Client[], tasks: T[], run: (db: pg.Client, task: T, index: number) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(tasks.length);
+export async function spread<T, R>(
+  sessions: pg.Client[],
+  tasks: T[],
+  run: (db: pg.Client, task: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(tasks.length);
   let next = 0;
-  await Promise.all(sessions.map(async (db) => {
-    while (next < tasks.length) {
-      const i = next++;
-      results[i] = await run(db, tasks[i]!, i);
-    }
-  }));
+  await Promise.all(
+    sessions.map(async (db) => {
+      while (next < tasks.length) {
+        const i = next++;
+        results[i] = await run(db, tasks[i]!, i);
+      }
+    }),
+  );
   return results;
 }
 
@@ -60,24 +66,41 @@ export interface DroppedSchema {
 
 /** Drops every index, primary key and foreign key of the bulk tables (and foreign keys pointing at them); returns their definitions. */
 export async function dropBulkSchema(db: pg.ClientBase): Promise<DroppedSchema> {
-  const { rows: indexes } = await db.query<{ table: string; name: string; definition: string; primary_key: boolean }>(`
+  const { rows: indexes } = await db.query<{ table: string; name: string; definition: string; primary_key: boolean }>(
+    `
     SELECT i.tablename AS table, i.indexname AS name, i.indexdef AS definition,
            EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname AND c.contype = 'p') AS primary_key
-      FROM pg_indexes i WHERE i.schemaname = current_schema() AND i.tablename = ANY($1::text[])`, [BULK_TABLES]);
-  const { rows: foreignKeys } = await db.query<{ table: string; name: string; definition: string }>(`
+      FROM pg_indexes i WHERE i.schemaname = current_schema() AND i.tablename = ANY($1::text[])`,
+    [BULK_TABLES],
+  );
+  const { rows: foreignKeys } = await db.query<{ table: string; name: string; definition: string }>(
+    `
     SELECT c.conrelid::regclass::text AS table, c.conname AS name, pg_get_constraintdef(c.oid) AS definition
       FROM pg_constraint c
-     WHERE c.contype = 'f' AND (c.conrelid = ANY($1::regclass[]) OR c.confrelid = ANY($1::regclass[]))`, [BULK_TABLES]);
-  const { rows: others } = await db.query<{ name: string }>(`
-    SELECT conname AS name FROM pg_constraint WHERE contype IN ('u', 'x') AND conrelid = ANY($1::regclass[])`, [BULK_TABLES]);
-  if (others.length > 0) throw new Error(`unexpected unique or exclusion constraints on the bulk tables: ${others.map((o) => o.name).join(', ')}`);
+     WHERE c.contype = 'f' AND (c.conrelid = ANY($1::regclass[]) OR c.confrelid = ANY($1::regclass[]))`,
+    [BULK_TABLES],
+  );
+  const { rows: others } = await db.query<{ name: string }>(
+    `
+    SELECT conname AS name FROM pg_constraint WHERE contype IN ('u', 'x') AND conrelid = ANY($1::regclass[])`,
+    [BULK_TABLES],
+  );
+  if (others.length > 0)
+    throw new Error(
+      `unexpected unique or exclusion constraints on the bulk tables: ${others.map((o) => o.name).join(', ')}`,
+    );
   for (const fk of foreignKeys) await db.query(`ALTER TABLE ${fk.table} DROP CONSTRAINT "${fk.name}"`);
   for (const index of indexes) {
     if (index.primary_key) await db.query(`ALTER TABLE ${index.table} DROP CONSTRAINT "${index.name}"`);
     else await db.query(`DROP INDEX "${index.name}"`);
   }
   return {
-    indexes: indexes.map((i) => ({ table: i.table, name: i.name, definition: i.definition, primaryKey: i.primary_key })),
+    indexes: indexes.map((i) => ({
+      table: i.table,
+      name: i.name,
+      definition: i.definition,
+      primaryKey: i.primary_key,
+    })),
     foreignKeys,
   };
 }
@@ -89,7 +112,11 @@ const TABLE_WEIGHT: Record<string, number> = { call_events: 4, calls: 3, webhook
  * Makes the indexes dropBulkSchema dropped, as they were (the longest first, spread over the sessions), and the primary
  * keys on theirs; restoreForeignKeys does the rest.
  */
-export async function rebuildBulkSchema(sessions: pg.Client[], dropped: DroppedSchema, log: (line: string) => void): Promise<void> {
+export async function rebuildBulkSchema(
+  sessions: pg.Client[],
+  dropped: DroppedSchema,
+  log: (line: string) => void,
+): Promise<void> {
   const builds = [...dropped.indexes].sort((a, b) => (TABLE_WEIGHT[b.table] ?? 0) - (TABLE_WEIGHT[a.table] ?? 0));
   await spread(sessions, builds, async (db, index) => {
     const started = performance.now();
@@ -107,9 +134,14 @@ export async function rebuildBulkSchema(sessions: pg.Client[], dropped: DroppedS
  * and one table's constraints go in one session since VALIDATE locks its table against itself). After VACUUM ANALYZE,
  * so that the validating anti-joins can read the indexes alone.
  */
-export async function restoreForeignKeys(sessions: pg.Client[], dropped: DroppedSchema, log: (line: string) => void): Promise<void> {
+export async function restoreForeignKeys(
+  sessions: pg.Client[],
+  dropped: DroppedSchema,
+  log: (line: string) => void,
+): Promise<void> {
   const db = sessions[0]!;
-  for (const fk of dropped.foreignKeys) await db.query(`ALTER TABLE ${fk.table} ADD CONSTRAINT "${fk.name}" ${fk.definition} NOT VALID`);
+  for (const fk of dropped.foreignKeys)
+    await db.query(`ALTER TABLE ${fk.table} ADD CONSTRAINT "${fk.name}" ${fk.definition} NOT VALID`);
   const byTable = [...new Set(dropped.foreignKeys.map((fk) => fk.table))]
     .sort((a, b) => (TABLE_WEIGHT[b] ?? 0) - (TABLE_WEIGHT[a] ?? 0))
     .map((table) => dropped.foreignKeys.filter((fk) => fk.table === table));

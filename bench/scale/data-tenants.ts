@@ -54,7 +54,8 @@ const range = (from: number, to: number) => Array.from({ length: Math.max(0, to 
 export function planLayout(shape: LayoutShape): Layout {
   const perAgency = 1 + shape.clientsPerAgency;
   const total = shape.agencies * perAgency;
-  if (total < 1 + shape.keys + shape.waitingAccounts) throw new Error(`${total} accounts cannot hold ${shape.keys} keyed and ${shape.waitingAccounts} waiting ones`);
+  if (total < 1 + shape.keys + shape.waitingAccounts)
+    throw new Error(`${total} accounts cannot hold ${shape.keys} keyed and ${shape.waitingAccounts} waiting ones`);
   const accountIds = range(0, total).map(() => randomUUID());
   const agentIds = range(0, total).map(() => randomUUID());
   const agentPhones = range(0, total).map((n) => `+1415${String(5_000_000 + n).padStart(7, '0')}`);
@@ -70,7 +71,13 @@ export function planLayout(shape: LayoutShape): Layout {
   const stalled = new Set(spread(withEndpoint, shape.timingOut));
   const windowOwners = spread(waitingOthers.length > 0 ? waitingOthers : [0], shape.windowedAgents);
   return {
-    accountIds, agentIds, agentPhones, agencyOf, perAgency, big: 0, keyed,
+    accountIds,
+    agentIds,
+    agentPhones,
+    agencyOf,
+    perAgency,
+    big: 0,
+    keyed,
     waiting: [0, ...waitingOthers],
     healthy: [0, ...withEndpoint.filter((n) => !stalled.has(n))],
     timingOut: [...stalled],
@@ -83,49 +90,84 @@ const ZONES = ['America/New_York', 'America/Chicago', 'America/Los_Angeles', 'Eu
 export const WINDOWED_ZONE = ZONES[0]!;
 
 /** Accounts, their default agents, the windowed agents, keys and endpoints. Returns the plaintext keys by account number. */
-export async function insertTenants(db: pg.ClientBase, layout: Layout, urls: { receiverUrl: string; stallUrl: string }, now: Date): Promise<Map<number, string>> {
+export async function insertTenants(
+  db: pg.ClientBase,
+  layout: Layout,
+  urls: { receiverUrl: string; stallUrl: string },
+  now: Date,
+): Promise<Map<number, string>> {
   const all = layout.accountIds.map((_, n) => n);
   const since = new Date(now.getTime() - 400 * 86_400_000);
-  await db.query(`
+  await db.query(
+    `
     INSERT INTO accounts (id, kind, name, agency_id, plan, api_access_enabled, created_at, updated_at)
     SELECT a.id, CASE WHEN a.agency IS NULL THEN 'agency' ELSE 'client' END::account_kind, a.name, a.agency,
            CASE WHEN a.agency IS NULL THEN 'agency' END::plan, true, $4, $4
-      FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS a(id, name, agency)`, [
-    layout.accountIds,
-    all.map((n) => (layout.agencyOf[n] === n ? `Scale Agency ${n / layout.perAgency}` : `Scale Client ${n}`)),
-    all.map((n) => (layout.agencyOf[n] === n ? null : layout.accountIds[layout.agencyOf[n]!])),
-    since,
-  ]);
-  await db.query(`
+      FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS a(id, name, agency)`,
+    [
+      layout.accountIds,
+      all.map((n) => (layout.agencyOf[n] === n ? `Scale Agency ${n / layout.perAgency}` : `Scale Client ${n}`)),
+      all.map((n) => (layout.agencyOf[n] === n ? null : layout.accountIds[layout.agencyOf[n]!])),
+      since,
+    ],
+  );
+  await db.query(
+    `
     INSERT INTO agents (id, account_id, agency_id, name, phone_number, timezone, calling_windows, outside_window_policy, created_at, updated_at)
     SELECT a.id, a.account, a.agency, a.name, a.phone, a.zone, '[]', 'queue', $7, $7
-      FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[]) AS a(id, account, agency, name, phone, zone)`, [
-    layout.agentIds, layout.accountIds, all.map((n) => layout.accountIds[layout.agencyOf[n]!]), all.map((n) => `Agent ${n}`),
-    layout.agentPhones, all.map((n) => ZONES[n % ZONES.length]), since,
-  ]);
-  await db.query(`UPDATE accounts a SET default_agent_id = d.agent FROM unnest($1::uuid[], $2::uuid[]) AS d(account, agent) WHERE a.id = d.account`,
-    [layout.accountIds, layout.agentIds]);
+      FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[]) AS a(id, account, agency, name, phone, zone)`,
+    [
+      layout.agentIds,
+      layout.accountIds,
+      all.map((n) => layout.accountIds[layout.agencyOf[n]!]),
+      all.map((n) => `Agent ${n}`),
+      layout.agentPhones,
+      all.map((n) => ZONES[n % ZONES.length]),
+      since,
+    ],
+  );
+  await db.query(
+    `UPDATE accounts a SET default_agent_id = d.agent FROM unnest($1::uuid[], $2::uuid[]) AS d(account, agent) WHERE a.id = d.account`,
+    [layout.accountIds, layout.agentIds],
+  );
   const w = layout.windowed;
-  await db.query(`
+  await db.query(
+    `
     INSERT INTO agents (id, account_id, agency_id, name, phone_number, timezone, calling_windows, outside_window_policy, created_at, updated_at)
     SELECT a.id, a.account, a.agency, 'Evening Agent', a.phone, $5, '[]', 'queue', $6, $6
-      FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[]) AS a(id, account, agency, phone)`, [
-    w.map((x) => x.agentId), w.map((x) => layout.accountIds[x.owner]), w.map((x) => layout.accountIds[layout.agencyOf[x.owner]!]),
-    w.map((x) => layout.agentPhones[x.owner]), WINDOWED_ZONE, since,
-  ]);
+      FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[]) AS a(id, account, agency, phone)`,
+    [
+      w.map((x) => x.agentId),
+      w.map((x) => layout.accountIds[x.owner]),
+      w.map((x) => layout.accountIds[layout.agencyOf[x.owner]!]),
+      w.map((x) => layout.agentPhones[x.owner]),
+      WINDOWED_ZONE,
+      since,
+    ],
+  );
 
   const keys = layout.keyed.map((n) => ({ n, ...generateApiKey() }));
-  await db.query(`
+  await db.query(
+    `
     INSERT INTO api_keys (id, account_id, digest, display_prefix, created_at)
-    SELECT gen_random_uuid(), k.account, k.digest, k.prefix, $4 FROM unnest($1::uuid[], $2::bytea[], $3::text[]) AS k(account, digest, prefix)`, [
-    keys.map((k) => layout.accountIds[k.n]), keys.map((k) => k.digest), keys.map((k) => k.displayPrefix), since,
-  ]);
-  const endpoints = [...layout.healthy.map((n) => ({ n, url: urls.receiverUrl })), ...layout.timingOut.map((n) => ({ n, url: urls.stallUrl }))];
-  await db.query(`
+    SELECT gen_random_uuid(), k.account, k.digest, k.prefix, $4 FROM unnest($1::uuid[], $2::bytea[], $3::text[]) AS k(account, digest, prefix)`,
+    [keys.map((k) => layout.accountIds[k.n]), keys.map((k) => k.digest), keys.map((k) => k.displayPrefix), since],
+  );
+  const endpoints = [
+    ...layout.healthy.map((n) => ({ n, url: urls.receiverUrl })),
+    ...layout.timingOut.map((n) => ({ n, url: urls.stallUrl })),
+  ];
+  await db.query(
+    `
     INSERT INTO webhook_endpoints (id, account_id, url, secret, enabled, created_at, updated_at)
-    SELECT gen_random_uuid(), e.account, e.url, e.secret, true, $4, $4 FROM unnest($1::uuid[], $2::text[], $3::text[]) AS e(account, url, secret)`, [
-    endpoints.map((e) => layout.accountIds[e.n]), endpoints.map((e) => e.url), endpoints.map(() => generateWebhookSecret()), since,
-  ]);
+    SELECT gen_random_uuid(), e.account, e.url, e.secret, true, $4, $4 FROM unnest($1::uuid[], $2::text[], $3::text[]) AS e(account, url, secret)`,
+    [
+      endpoints.map((e) => layout.accountIds[e.n]),
+      endpoints.map((e) => e.url),
+      endpoints.map(() => generateWebhookSecret()),
+      since,
+    ],
+  );
   return new Map(keys.map((k) => [k.n, k.key]));
 }
 
@@ -174,10 +216,24 @@ export async function dropRowIdFunction(db: pg.ClientBase): Promise<void> {
  * that accounts.waiting_calls counts them. Due calls go to the waiting accounts' default agents, accepted over the last
  * ten minutes; windowed ones to the windowed agents, waiting for `distant`'s window.
  */
-export async function insertWaitingCalls(db: pg.ClientBase, layout: Layout, counts: { due: number; windowed: number }, now: Date): Promise<void> {
+export async function insertWaitingCalls(
+  db: pg.ClientBase,
+  layout: Layout,
+  counts: { due: number; windowed: number },
+  now: Date,
+): Promise<void> {
   const { windows, opensAt } = distantWindow(now);
-  await db.query(`UPDATE agents SET calling_windows = $2::jsonb WHERE id = ANY($1::uuid[])`, [layout.windowed.map((w) => w.agentId), JSON.stringify(windows)]);
-  const insert = (targets: { account: string; agent: string; phone: string }[], count: number, notBefore: Date | null) => db.query(`
+  await db.query(`UPDATE agents SET calling_windows = $2::jsonb WHERE id = ANY($1::uuid[])`, [
+    layout.windowed.map((w) => w.agentId),
+    JSON.stringify(windows),
+  ]);
+  const insert = (
+    targets: { account: string; agent: string; phone: string }[],
+    count: number,
+    notBefore: Date | null,
+  ) =>
+    db.query(
+      `
     WITH target AS (
       SELECT row_number() OVER () - 1 AS i, account, agent, phone FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(account, agent, phone)
     ), made AS (
@@ -192,11 +248,36 @@ export async function insertWaitingCalls(db: pg.ClientBase, layout: Layout, coun
       RETURNING id, created_at
     )
     INSERT INTO call_events (id, call_id, to_status, source, occurred_at) SELECT ${ROW_ID}(created_at), id, 'initiated', 'api', created_at FROM made`,
-  [targets.map((t) => t.account), targets.map((t) => t.agent), targets.map((t) => t.phone), count, targets.length, now, notBefore]);
+      [
+        targets.map((t) => t.account),
+        targets.map((t) => t.agent),
+        targets.map((t) => t.phone),
+        count,
+        targets.length,
+        now,
+        notBefore,
+      ],
+    );
   if (counts.due > 0) {
-    await insert(layout.waiting.map((n) => ({ account: layout.accountIds[n]!, agent: layout.agentIds[n]!, phone: layout.agentPhones[n]! })), counts.due, null);
+    await insert(
+      layout.waiting.map((n) => ({
+        account: layout.accountIds[n]!,
+        agent: layout.agentIds[n]!,
+        phone: layout.agentPhones[n]!,
+      })),
+      counts.due,
+      null,
+    );
   }
   if (counts.windowed > 0 && layout.windowed.length > 0) {
-    await insert(layout.windowed.map((w) => ({ account: layout.accountIds[w.owner]!, agent: w.agentId, phone: layout.agentPhones[w.owner]! })), counts.windowed, opensAt);
+    await insert(
+      layout.windowed.map((w) => ({
+        account: layout.accountIds[w.owner]!,
+        agent: w.agentId,
+        phone: layout.agentPhones[w.owner]!,
+      })),
+      counts.windowed,
+      opensAt,
+    );
   }
 }

@@ -11,7 +11,11 @@ const REQUESTS = 50;
 /** A cursor id above every uuid: the deep page starts with the calls at or before the cursor's instant. */
 const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
-interface Answer { status: number; body: string; location: string | undefined }
+interface Answer {
+  status: number;
+  body: string;
+  location: string | undefined;
+}
 
 /** A browser on one keep-alive connection: remembers the session cookie and the last CSRF token it saw. */
 class HttpVisitor {
@@ -27,26 +31,38 @@ class HttpVisitor {
   request(method: 'GET' | 'POST', path: string, form?: Record<string, string>): Promise<Answer> {
     const body = form ? new URLSearchParams(form).toString() : undefined;
     const headers: Record<string, string> = {
-      host: this.host, 'x-forwarded-proto': 'https',
+      host: this.host,
+      'x-forwarded-proto': 'https',
       ...(this.cookie ? { cookie: `${SESSION_COOKIE}=${this.cookie}` } : {}),
-      ...(body !== undefined ? { origin: `https://${this.host}`, 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) } : {}),
+      ...(body !== undefined
+        ? {
+            origin: `https://${this.host}`,
+            'content-type': 'application/x-www-form-urlencoded',
+            'content-length': String(Buffer.byteLength(body)),
+          }
+        : {}),
     };
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port: this.port, method, path, headers, agent: this.agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          for (const line of res.headers['set-cookie'] ?? []) {
-            const [pair = ''] = line.split(';');
-            const at = pair.indexOf('=');
-            if (pair.slice(0, at) === SESSION_COOKIE) this.cookie = /Expires=Thu, 01 Jan 1970/i.test(line) || at === pair.length - 1 ? null : pair.slice(at + 1);
-          }
-          const text = Buffer.concat(chunks).toString();
-          this.csrf = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? this.csrf;
-          resolve({ status: res.statusCode ?? 0, body: text, location: res.headers.location });
-        });
-        res.on('error', reject);
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port: this.port, method, path, headers, agent: this.agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            for (const line of res.headers['set-cookie'] ?? []) {
+              const [pair = ''] = line.split(';');
+              const at = pair.indexOf('=');
+              if (pair.slice(0, at) === SESSION_COOKIE)
+                this.cookie =
+                  /Expires=Thu, 01 Jan 1970/i.test(line) || at === pair.length - 1 ? null : pair.slice(at + 1);
+            }
+            const text = Buffer.concat(chunks).toString();
+            this.csrf = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? this.csrf;
+            resolve({ status: res.statusCode ?? 0, body: text, location: res.headers.location });
+          });
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -54,7 +70,12 @@ class HttpVisitor {
 
   async signIn(email: string, password: string) {
     await this.request('GET', '/dashboard/sign-in');
-    const answer = await this.request('POST', '/dashboard/sign-in', { _csrf: this.csrf ?? '', next: '/dashboard', email, password });
+    const answer = await this.request('POST', '/dashboard/sign-in', {
+      _csrf: this.csrf ?? '',
+      next: '/dashboard',
+      email,
+      password,
+    });
     if (answer.status !== 303) throw new Error(`dashboard sign-in: HTTP ${answer.status}`);
   }
 
@@ -63,7 +84,13 @@ class HttpVisitor {
   }
 }
 
-export interface PageFigures extends Percentiles { name: string; path: string; status: number; rows: number; bytes: number }
+export interface PageFigures extends Percentiles {
+  name: string;
+  path: string;
+  status: number;
+  rows: number;
+  bytes: number;
+}
 export type DashboardFigures = Record<'firstPage' | 'deepPage' | 'detail', PageFigures>;
 
 async function measure(visitor: HttpVisitor, name: string, path: string): Promise<PageFigures> {
@@ -80,7 +107,12 @@ async function measure(visitor: HttpVisitor, name: string, path: string): Promis
   return { name, path, status: last.status, rows, bytes: Buffer.byteLength(last.body), ...percentiles(samples) };
 }
 
-export interface DashboardTarget { email: string; password: string; callId: string; deepCursorCreatedAt: string }
+export interface DashboardTarget {
+  email: string;
+  password: string;
+  callId: string;
+  deepCursorCreatedAt: string;
+}
 
 /** Signs in, then the first page, the deep keyset page and the detail view, each WARM_UP + REQUESTS times. */
 export async function measureDashboard(port: number, target: DashboardTarget): Promise<DashboardFigures> {

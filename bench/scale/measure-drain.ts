@@ -6,13 +6,19 @@ import type pg from 'pg';
 /** The calls waiting before the service starts, remembered (runner's connection, temporary) to measure them after. */
 export async function rememberWaiting(db: pg.Client): Promise<number> {
   await db.query('DROP TABLE IF EXISTS scale_waiting');
-  const { rowCount } = await db.query(`CREATE TEMP TABLE scale_waiting AS SELECT id, account_id, agent_id FROM calls WHERE status = 'initiated'`);
+  const { rowCount } = await db.query(
+    `CREATE TEMP TABLE scale_waiting AS SELECT id, account_id, agent_id FROM calls WHERE status = 'initiated'`,
+  );
   await db.query('ALTER TABLE scale_waiting ADD PRIMARY KEY (id)');
   return rowCount ?? 0;
 }
 
 /** A histogram's cumulative buckets (upper bound in seconds -> count), its sum and count, as /metrics exposes them. */
-export interface Histogram { buckets: [number, number][]; sum: number; count: number }
+export interface Histogram {
+  buckets: [number, number][];
+  sum: number;
+  count: number;
+}
 
 export async function scrapeHistogram(internalPort: number, name: string): Promise<Histogram> {
   const text = await fetch(`http://127.0.0.1:${internalPort}/metrics`).then((r) => r.text());
@@ -25,7 +31,8 @@ export async function scrapeHistogram(internalPort: number, name: string): Promi
     else if (line.startsWith(`${name}_sum `)) sum = Number(line.split(' ')[1]);
     else if (line.startsWith(`${name}_count `)) count = Number(line.split(' ')[1]);
   }
-  if (buckets.length === 0) throw new Error(`${name} is not on /metrics: is the service built from a checkout that has it?`);
+  if (buckets.length === 0)
+    throw new Error(`${name} is not on /metrics: is the service built from a checkout that has it?`);
   return { buckets, sum, count };
 }
 
@@ -84,9 +91,14 @@ async function waitUntilDialled(ctx: DrainContext) {
   const deadline = Date.now() + ctx.timeoutMs;
   let lastLog = 0;
   for (;;) {
-    const { rows: [row] } = await ctx.db.query<{ waiting: number }>(`SELECT count(*)::int AS waiting FROM calls WHERE status = 'initiated'`);
+    const {
+      rows: [row],
+    } = await ctx.db.query<{ waiting: number }>(
+      `SELECT count(*)::int AS waiting FROM calls WHERE status = 'initiated'`,
+    );
     if (row!.waiting === 0) return;
-    if (Date.now() > deadline) throw new Error(`drain: ${row!.waiting} calls still waiting after ${ctx.timeoutMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`drain: ${row!.waiting} calls still waiting after ${ctx.timeoutMs / 1000} s`);
     if (Date.now() - lastLog > 15_000) {
       lastLog = Date.now();
       ctx.log(`drain: ${row!.waiting} calls waiting`);
@@ -101,22 +113,34 @@ export async function measureDrain(ctx: DrainContext, before: Histogram): Promis
   const passes = histogramSince(await scrapeHistogram(ctx.internalPort, 'oct_dispatch_pass_duration_seconds'), before);
   // Busy time: from the first dial to the last, less the wait between the last due call's dial and the first windowed
   // one when the due calls were all dialled before the window opened (nothing could be dialled meanwhile).
-  const { rows: [timing] } = await ctx.db.query<{ calls: number; failed: number; span: number; idle: number; last: Date }>(`
+  const {
+    rows: [timing],
+  } = await ctx.db.query<{ calls: number; failed: number; span: number; idle: number; last: Date }>(
+    `
     WITH s AS (SELECT c.started_at AS at, c.status, w.agent_id = ANY($1::uuid[]) AS windowed FROM scale_waiting w JOIN calls c USING (id)),
          t AS (SELECT count(at)::int AS calls, count(*) FILTER (WHERE status = 'failed')::int AS failed, min(at) AS first, max(at) AS last,
                       max(at) FILTER (WHERE NOT windowed) AS due_last, min(at) FILTER (WHERE windowed) AS windowed_first FROM s)
     SELECT calls, failed, coalesce(extract(epoch FROM last - first), 0)::float8 AS span,
            greatest(0, coalesce(extract(epoch FROM windowed_first - due_last), 0))::float8 AS idle, last
-      FROM t`, [ctx.windowedAgentIds]);
-  const { rows: [overlap] } = await ctx.db.query<{ max: number }>(`
+      FROM t`,
+    [ctx.windowedAgentIds],
+  );
+  const {
+    rows: [overlap],
+  } = await ctx.db.query<{ max: number }>(`
     WITH c AS (SELECT c.account_id, c.started_at, coalesce(c.ended_at, 'infinity') AS ended_at
                  FROM scale_waiting w JOIN calls c USING (id) WHERE c.started_at IS NOT NULL),
          ev AS (SELECT account_id, started_at AS at, 1 AS delta FROM c UNION ALL SELECT account_id, ended_at, -1 FROM c)
     SELECT coalesce(max(active), 0)::int AS max
       FROM (SELECT sum(delta) OVER (PARTITION BY account_id ORDER BY at, delta ROWS UNBOUNDED PRECEDING) AS active FROM ev) r`);
-  const { rows: [windowed] } = await ctx.db.query<{ calls: number; early: number; first: Date | null }>(`
+  const {
+    rows: [windowed],
+  } = await ctx.db.query<{ calls: number; early: number; first: Date | null }>(
+    `
     SELECT count(*)::int AS calls, count(*) FILTER (WHERE c.started_at < $2)::int AS early, min(c.started_at) AS first
-      FROM scale_waiting w JOIN calls c USING (id) WHERE w.agent_id = ANY($1::uuid[])`, [ctx.windowedAgentIds, ctx.opensAt]);
+      FROM scale_waiting w JOIN calls c USING (id) WHERE w.agent_id = ANY($1::uuid[])`,
+    [ctx.windowedAgentIds, ctx.opensAt],
+  );
   const t = timing!;
   return {
     calls: t.calls,

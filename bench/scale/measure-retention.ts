@@ -44,7 +44,10 @@ export interface RetentionContext {
 
 export async function measureRetention(ctx: RetentionContext): Promise<RetentionFigures> {
   const before = await accepted(ctx.internalPort);
-  const load = fixedRateTriggers(ctx.port, ctx.keys, ctx.rate, ctx.loadSeconds).then((result) => ({ result, endedAt: performance.now() }));
+  const load = fixedRateTriggers(ctx.port, ctx.keys, ctx.rate, ctx.loadSeconds).then((result) => ({
+    result,
+    endedAt: performance.now(),
+  }));
   // The load process takes a second or more to start (tsx, autocannon).
   for (const deadline = performance.now() + 15_000; performance.now() < deadline;) {
     if ((await accepted(ctx.internalPort)) - before >= UNDER_LOAD_AFTER) break;
@@ -57,7 +60,11 @@ export async function measureRetention(ctx: RetentionContext): Promise<Retention
   let pass;
   try {
     pass = await runRetentionPass({
-      pool, now: new Date(), policy: retentionPolicy(ctx.config), batchSize: ctx.config.RETENTION_BATCH_SIZE, pauseMs: ctx.config.RETENTION_PAUSE_MS,
+      pool,
+      now: new Date(),
+      policy: retentionPolicy(ctx.config),
+      batchSize: ctx.config.RETENTION_BATCH_SIZE,
+      pauseMs: ctx.config.RETENTION_PAUSE_MS,
       stopping: () => performance.now() - started > ctx.maxSeconds * 1000,
       onBatch: () => {
         batches++;
@@ -77,7 +84,13 @@ export async function measureRetention(ctx: RetentionContext): Promise<Retention
   const seconds = (ended - started) / 1000;
   const total = Object.values(pass.deleted).reduce((a, b) => a + b, 0);
   return {
-    outcome: pass.outcome, seconds: round(seconds, 2), deleted: pass.deleted, total, rowsPerSecond: Math.round(total / seconds), batches,
-    triggers: triggerFigures(result, ctx.rate), overlapSeconds: round(overlap, 1),
+    outcome: pass.outcome,
+    seconds: round(seconds, 2),
+    deleted: pass.deleted,
+    total,
+    rowsPerSecond: Math.round(total / seconds),
+    batches,
+    triggers: triggerFigures(result, ctx.rate),
+    overlapSeconds: round(overlap, 1),
   };
 }

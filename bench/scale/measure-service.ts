@@ -15,7 +15,10 @@ const HEADERS = { 'content-type': 'application/json', 'x-forwarded-proto': 'http
 
 /** The endpoints of the accounts whose webhooks time out. */
 export async function endpointsOf(db: pg.Client, accountIds: string[]): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>('SELECT id FROM webhook_endpoints WHERE account_id = ANY($1::uuid[])', [accountIds]);
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM webhook_endpoints WHERE account_id = ANY($1::uuid[])',
+    [accountIds],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -23,27 +26,60 @@ export async function endpointsOf(db: pg.Client, accountIds: string[]): Promise<
 export async function waitQuiet(db: pg.Client, stalledEndpoints: string[], timeoutMs = 120_000): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const { rows: [row] } = await db.query<{ live: number; pending: number }>(`
+    const {
+      rows: [row],
+    } = await db.query<{ live: number; pending: number }>(
+      `
       SELECT (SELECT count(*)::int FROM calls WHERE status IN ('initiated', 'dialing', 'in_progress')) AS live,
-             (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND endpoint_id <> ALL($1::uuid[])) AS pending`, [stalledEndpoints]);
+             (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND endpoint_id <> ALL($1::uuid[])) AS pending`,
+      [stalledEndpoints],
+    );
     if (row!.live === 0 && row!.pending === 0) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`service not quiet after ${timeoutMs} ms: ${row!.live} live calls, ${row!.pending} pending deliveries`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(
+        `service not quiet after ${timeoutMs} ms: ${row!.live} live calls, ${row!.pending} pending deliveries`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
-export interface TriggerFigures extends Percentiles { rate: number; sentPerSecond: number; statuses: Record<string, number>; errors: number; seconds: number }
+export interface TriggerFigures extends Percentiles {
+  rate: number;
+  sentPerSecond: number;
+  statuses: Record<string, number>;
+  errors: number;
+  seconds: number;
+}
 
 export function triggerFigures(result: LoadResult, rate: number): TriggerFigures {
-  return { ...result.latency, rate, sentPerSecond: round(result.sentPerSecond), statuses: result.statuses, errors: result.errors, seconds: round(result.durationSeconds, 2) };
+  return {
+    ...result.latency,
+    rate,
+    sentPerSecond: round(result.sentPerSecond),
+    statuses: result.statuses,
+    errors: result.errors,
+    seconds: round(result.durationSeconds, 2),
+  };
 }
 
 /** A fixed rate spread evenly over each second (staggered connections), rotating over every key. */
-export async function fixedRateTriggers(port: number, keys: string[], rate: number, seconds: number): Promise<LoadResult> {
+export async function fixedRateTriggers(
+  port: number,
+  keys: string[],
+  rate: number,
+  seconds: number,
+): Promise<LoadResult> {
   return runLoadProcess({
-    url: `http://127.0.0.1:${port}`, path: TRIGGER_PATH, headers: HEADERS, body: TRIGGER_BODY, keys,
+    url: `http://127.0.0.1:${port}`,
+    path: TRIGGER_PATH,
+    headers: HEADERS,
+    body: TRIGGER_BODY,
+    keys,
     // One request a second per connection (as (d) of npm run bench): the rate holds while answers take up to a second.
-    connections: rate, durationSeconds: seconds, rate, expectStatus: 200,
+    connections: rate,
+    durationSeconds: seconds,
+    rate,
+    expectStatus: 200,
   });
 }
 
@@ -58,20 +94,37 @@ export interface WebhookFigures {
 }
 
 /** Due deliveries over every endpoint, committed at once; arrivals of the healthy ones at the receiver. */
-export async function webhookDrain(db: pg.Client, receiver: Receiver, stalledEndpoints: string[], count: number, held: () => number): Promise<WebhookFigures> {
+export async function webhookDrain(
+  db: pg.Client,
+  receiver: Receiver,
+  stalledEndpoints: string[],
+  count: number,
+  held: () => number,
+): Promise<WebhookFigures> {
   receiver.arrivals = [];
   const { ids, committedAt } = await createPendingDeliveries(db, count);
   // Set in the same tick as the commit's answer: no arrival is missed. The stalled ones never arrive.
   receiver.awaited = new Set(ids);
   try {
-    const { rows: [row] } = await db.query<{ stalled: number }>(
-      'SELECT count(*)::int AS stalled FROM webhook_deliveries WHERE id = ANY($1::uuid[]) AND endpoint_id = ANY($2::uuid[])', [[...ids], stalledEndpoints]);
+    const {
+      rows: [row],
+    } = await db.query<{ stalled: number }>(
+      'SELECT count(*)::int AS stalled FROM webhook_deliveries WHERE id = ANY($1::uuid[]) AND endpoint_id = ANY($2::uuid[])',
+      [[...ids], stalledEndpoints],
+    );
     const healthy = ids.size - row!.stalled;
     const deadline = Date.now() + 120_000;
     while (receiver.arrivals.length < healthy && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    if (receiver.arrivals.length < healthy) throw new Error(`webhooks: ${receiver.arrivals.length} of ${healthy} healthy deliveries arrived`);
+    if (receiver.arrivals.length < healthy)
+      throw new Error(`webhooks: ${receiver.arrivals.length} of ${healthy} healthy deliveries arrived`);
     const seconds = (Math.max(...receiver.arrivals) - committedAt) / 1000;
-    return { inserted: ids.size, healthy, perSecond: Math.round(healthy / seconds), seconds: round(seconds, 2), heldAtEnd: held() };
+    return {
+      inserted: ids.size,
+      healthy,
+      perSecond: Math.round(healthy / seconds),
+      seconds: round(seconds, 2),
+      heldAtEnd: held(),
+    };
   } finally {
     receiver.awaited = null;
   }

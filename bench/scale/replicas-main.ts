@@ -19,21 +19,37 @@ async function main() {
   fs.rmSync(LOG_DIR, { recursive: true, force: true });
   fs.mkdirSync(LOG_DIR, { recursive: true });
   const machine = await machineFacts(ADMIN_URL, REDIS_URL);
-  log(`${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres}; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}; logs in ${LOG_DIR}`);
+  log(
+    `${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres}; load average ${os
+      .loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}; logs in ${LOG_DIR}`,
+  );
   const receiver = await startReceiver();
   const database = await freshDatabase(ADMIN_URL, 'replicas');
   // Interrupted: drop the database (its services share our process group and get the same signal).
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void database.drop().finally(() => process.exit(130)));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void database.drop().finally(() => process.exit(130)));
   try {
     const tenants = await createTenants(database.url, 200, receiver.url);
     const started = Date.now();
     const runs = await runReplicaScaling({
-      databaseUrl: database.url, redisUrl: REDIS_URL, serviceEnv: acceptingEnv(REDIS_URL), keys: tenants, logDir: LOG_DIR, log,
+      databaseUrl: database.url,
+      redisUrl: REDIS_URL,
+      serviceEnv: acceptingEnv(REDIS_URL),
+      keys: tenants,
+      logDir: LOG_DIR,
+      log,
       ...(env.BENCH_ROUNDS ? { rounds: Number(env.BENCH_ROUNDS) } : {}),
       ...(env.BENCH_DRAIN_CALLS ? { drainCalls: Number(env.BENCH_DRAIN_CALLS) } : {}),
       ...(env.BENCH_BUDGET_SECONDS ? { budgetSeconds: Number(env.BENCH_BUDGET_SECONDS) } : {}),
     });
-    process.stdout.write(`\n${replicaTable(runs)}\n\nReplica runs took ${Math.round((Date.now() - started) / 1000)} s; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}\n`);
+    process.stdout.write(
+      `\n${replicaTable(runs)}\n\nReplica runs took ${Math.round((Date.now() - started) / 1000)} s; load average ${os
+        .loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}\n`,
+    );
   } finally {
     await database.drop();
     await receiver.close();

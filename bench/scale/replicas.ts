@@ -106,8 +106,19 @@ const TRIGGER = {
 const now = () => performance.timeOrigin + performance.now();
 
 interface RoundResult {
-  accepted: number; latency: Percentiles; drain: number; drainXacts: number; acceptCpu: { service: number; database: number }; drainCpu: { service: number; database: number };
-  calls: number; dials: number; dialled: number; dialledTwice: number; notCompleted: number; maxActive: number; waits: { burst: string; drain: string };
+  accepted: number;
+  latency: Percentiles;
+  drain: number;
+  drainXacts: number;
+  acceptCpu: { service: number; database: number };
+  drainCpu: { service: number; database: number };
+  calls: number;
+  dials: number;
+  dialled: number;
+  dialledTwice: number;
+  notCompleted: number;
+  maxActive: number;
+  waits: { burst: string; drain: string };
 }
 
 export async function runReplicaScaling(ctx: ReplicaContext): Promise<ReplicaRun[]> {
@@ -117,16 +128,23 @@ export async function runReplicaScaling(ctx: ReplicaContext): Promise<ReplicaRun
   // A connection ended under us (another session's test terminating backends) fails its next query, not the process.
   db.on('error', (error) => ctx.log(`replicas: connection lost: ${error.message}`));
   try {
-    const drainAccounts = await pickDrainAccounts(db, ctx.keys.map((k) => k.accountId));
+    const drainAccounts = await pickDrainAccounts(
+      db,
+      ctx.keys.map((k) => k.accountId),
+    );
     const perAccount = Math.ceil((ctx.drainCalls ?? 3_000) / drainAccounts.length);
-    ctx.log(`replicas: ${rounds} rounds of ${COUNTS.join(', ')}; drain ${perAccount * drainAccounts.length} calls over ${drainAccounts.length} accounts (${perAccount} each, limit ${limit})`);
+    ctx.log(
+      `replicas: ${rounds} rounds of ${COUNTS.join(', ')}; drain ${perAccount * drainAccounts.length} calls over ${drainAccounts.length} accounts (${perAccount} each, limit ${limit})`,
+    );
     const results = new Map<number, RoundResult[]>(COUNTS.map((n) => [n, []]));
     const seconds = new Map<number, number>(COUNTS.map((n) => [n, 0]));
     const begun = now();
     for (let round = 1; round <= rounds; round++) {
       const elapsed = (now() - begun) / 1000;
-      if (round > 1 && elapsed * round / (round - 1) > (ctx.budgetSeconds ?? 180)) {
-        ctx.log(`replicas: round ${round} skipped (${Math.round(elapsed)} s so far, budget ${ctx.budgetSeconds ?? 180} s)`);
+      if (round > 1 && (elapsed * round) / (round - 1) > (ctx.budgetSeconds ?? 180)) {
+        ctx.log(
+          `replicas: round ${round} skipped (${Math.round(elapsed)} s so far, budget ${ctx.budgetSeconds ?? 180} s)`,
+        );
         break;
       }
       for (const n of round % 2 ? COUNTS : [...COUNTS].reverse()) {
@@ -134,7 +152,9 @@ export async function runReplicaScaling(ctx: ReplicaContext): Promise<ReplicaRun
         const r = await runOnce(ctx, db, { n, round, drainAccounts, perAccount, limit });
         seconds.set(n, seconds.get(n)! + (now() - started) / 1000);
         results.get(n)!.push(r);
-        ctx.log(`replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`);
+        ctx.log(
+          `replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`,
+        );
       }
     }
     return COUNTS.map((n) => summarize(n, results.get(n)!, limit, seconds.get(n)!));
@@ -146,46 +166,81 @@ export async function runReplicaScaling(ctx: ReplicaContext): Promise<ReplicaRun
 function summarize(replicas: number, rs: RoundResult[], limit: number, seconds: number): ReplicaRun {
   const med = (f: (r: RoundResult) => number) => Math.round(median(rs.map(f)) * 1000) / 1000;
   const sum = (f: (r: RoundResult) => number) => rs.reduce((n, r) => n + f(r), 0);
-  const cpu = (f: (r: RoundResult) => { service: number; database: number }) => ({ service: med((r) => f(r).service), database: med((r) => f(r).database) });
+  const cpu = (f: (r: RoundResult) => { service: number; database: number }) => ({
+    service: med((r) => f(r).service),
+    database: med((r) => f(r).database),
+  });
   return {
     replicas,
-    acceptedPerSecond: med((r) => r.accepted), p50Ms: med((r) => r.latency.p50), p99Ms: med((r) => r.latency.p99), drainCallsPerSecond: med((r) => r.drain),
-    acceptedRounds: rs.map((r) => r.accepted), drainRounds: rs.map((r) => r.drain),
-    acceptCpuMs: cpu((r) => r.acceptCpu), drainCpuMs: cpu((r) => r.drainCpu), drainTransactionsPerCall: med((r) => r.drainXacts),
-    calls: sum((r) => r.calls), dials: sum((r) => r.dials), dialledTwice: sum((r) => r.dialledTwice), notCompleted: sum((r) => r.notCompleted),
-    maxActivePerAccount: Math.max(...rs.map((r) => r.maxActive)), limit,
-    waits: rs.at(-1)!.waits, seconds: Math.round(seconds),
+    acceptedPerSecond: med((r) => r.accepted),
+    p50Ms: med((r) => r.latency.p50),
+    p99Ms: med((r) => r.latency.p99),
+    drainCallsPerSecond: med((r) => r.drain),
+    acceptedRounds: rs.map((r) => r.accepted),
+    drainRounds: rs.map((r) => r.drain),
+    acceptCpuMs: cpu((r) => r.acceptCpu),
+    drainCpuMs: cpu((r) => r.drainCpu),
+    drainTransactionsPerCall: med((r) => r.drainXacts),
+    calls: sum((r) => r.calls),
+    dials: sum((r) => r.dials),
+    dialledTwice: sum((r) => r.dialledTwice),
+    notCompleted: sum((r) => r.notCompleted),
+    maxActivePerAccount: Math.max(...rs.map((r) => r.maxActive)),
+    limit,
+    waits: rs.at(-1)!.waits,
+    seconds: Math.round(seconds),
   };
 }
 
 /** Accounts of the keys with no call waiting and a default agent that can call now (a number, no windows): the drain is theirs alone. */
 async function pickDrainAccounts(db: pg.Client, accountIds: string[]): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(`
+  const { rows } = await db.query<{ id: string }>(
+    `
     SELECT a.id FROM accounts a JOIN agents ag ON ag.id = a.default_agent_id
      WHERE a.id = ANY($1::uuid[]) AND a.waiting_calls = 0 AND ag.phone_number IS NOT NULL AND ag.calling_windows = '[]'::jsonb
-     ORDER BY a.id LIMIT ${DRAIN_ACCOUNTS}`, [accountIds]);
-  if (rows.length === 0) throw new Error('replicas: no account among the keys has a default agent with a number and no calling windows');
+     ORDER BY a.id LIMIT ${DRAIN_ACCOUNTS}`,
+    [accountIds],
+  );
+  if (rows.length === 0)
+    throw new Error('replicas: no account among the keys has a default agent with a number and no calling windows');
   return rows.map((r) => r.id);
 }
 
-interface RunPlan { n: number; round: number; drainAccounts: string[]; perAccount: number; limit: number }
+interface RunPlan {
+  n: number;
+  round: number;
+  drainAccounts: string[];
+  perAccount: number;
+  limit: number;
+}
 
 async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promise<RoundResult> {
   const since = new Date();
-  const dialLogs = Array.from({ length: plan.n }, (_, i) => path.join(ctx.logDir, `replicas-${plan.n}-r${plan.round}-${i + 1}.dials`));
+  const dialLogs = Array.from({ length: plan.n }, (_, i) =>
+    path.join(ctx.logDir, `replicas-${plan.n}-r${plan.round}-${i + 1}.dials`),
+  );
   for (const f of dialLogs) fs.rmSync(f, { force: true });
-  const services = await Promise.all(dialLogs.map((dialLog, i) => startService({
-    env: { ...ctx.serviceEnv, DATABASE_URL: ctx.databaseUrl, REDIS_URL: ctx.redisUrl, SIMULATED_DIAL_LOG: dialLog },
-    logFile: path.join(ctx.logDir, `replicas-${plan.n}-r${plan.round}-${i + 1}.log`),
-  })));
+  const services = await Promise.all(
+    dialLogs.map((dialLog, i) =>
+      startService({
+        env: { ...ctx.serviceEnv, DATABASE_URL: ctx.databaseUrl, REDIS_URL: ctx.redisUrl, SIMULATED_DIAL_LOG: dialLog },
+        logFile: path.join(ctx.logDir, `replicas-${plan.n}-r${plan.round}-${i + 1}.log`),
+      }),
+    ),
+  );
   let measured: Omit<RoundResult, keyof Awaited<ReturnType<typeof checkCalls>>>;
   try {
     const pids = services.map((s) => s.process.pid!);
     const database = new URL(ctx.databaseUrl).pathname.slice(1);
-    const load = (seconds: number) => runLoadProcess({
-      url: services.map((s) => `http://127.0.0.1:${s.port}`), ...TRIGGER, keys: ctx.keys.map((k) => k.key),
-      connections: CONNECTIONS, durationSeconds: seconds, expectStatus: 200,
-    });
+    const load = (seconds: number) =>
+      runLoadProcess({
+        url: services.map((s) => `http://127.0.0.1:${s.port}`),
+        ...TRIGGER,
+        keys: ctx.keys.map((k) => k.key),
+        connections: CONNECTIONS,
+        durationSeconds: seconds,
+        expectStatus: 200,
+      });
     await load(WARM_UP_SECONDS_PER_REPLICA * plan.n);
     await waitIdle(db);
 
@@ -195,7 +250,10 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     const acceptCpu = cpu.perCall(burst.statuses['200'] ?? 0);
     const burstWaits = await waits.stop();
     const refused = Object.entries(burst.statuses).filter(([code]) => code !== '200');
-    if (refused.length > 0 || burst.errors > 0) ctx.log(`replicas ${plan.n}: the burst also got ${JSON.stringify(Object.fromEntries(refused))}, ${burst.errors} errors`);
+    if (refused.length > 0 || burst.errors > 0)
+      ctx.log(
+        `replicas ${plan.n}: the burst also got ${JSON.stringify(Object.fromEntries(refused))}, ${burst.errors} errors`,
+      );
     await waitIdle(db);
 
     waits = await startSampling(ctx.databaseUrl);
@@ -205,23 +263,37 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     const drainCpu = cpu.perCall(drain.calls);
     const drainWaits = await waits.stop();
     await waitIdle(db);
-    const drainXacts = Math.round(((await transactions(db)) - xactsBefore) / drain.calls * 100) / 100;
+    const drainXacts = Math.round((((await transactions(db)) - xactsBefore) / drain.calls) * 100) / 100;
     measured = {
-      accepted: Math.round(burst.throughput), latency: burst.latency, drain: drain.perSecond, acceptCpu, drainCpu, drainXacts,
+      accepted: Math.round(burst.throughput),
+      latency: burst.latency,
+      drain: drain.perSecond,
+      acceptCpu,
+      drainCpu,
+      drainXacts,
       waits: { burst: burstWaits, drain: drainWaits },
     };
   } finally {
     await Promise.all(services.map((s) => s.stop()));
   }
   const checked = await checkCalls(db, since, dialLogs);
-  if (checked.dials !== checked.dialled) ctx.log(`replicas ${plan.n}: ${checked.dials} dials in the dialer's logs but ${checked.dialled} calls with a dial attempt`);
+  if (checked.dials !== checked.dialled)
+    ctx.log(
+      `replicas ${plan.n}: ${checked.dials} dials in the dialer's logs but ${checked.dialled} calls with a dial attempt`,
+    );
   return { ...measured, ...checked };
 }
 
 /** Inserts the drain's calls (and their first event) in one transaction, wakes the dispatchers, and times the claims. */
-async function drainOnce(db: pg.Client, { drainAccounts, perAccount }: RunPlan): Promise<{ calls: number; perSecond: number }> {
+async function drainOnce(
+  db: pg.Client,
+  { drainAccounts, perAccount }: RunPlan,
+): Promise<{ calls: number; perSecond: number }> {
   await db.query('BEGIN');
-  const { rows: [made] } = await db.query<{ n: number; at: Date }>(`
+  const {
+    rows: [made],
+  } = await db.query<{ n: number; at: Date }>(
+    `
     WITH acc AS (SELECT a.id, ag.id AS agent_id, ag.phone_number FROM accounts a JOIN agents ag ON ag.id = a.default_agent_id WHERE a.id = ANY($1::uuid[])),
          made AS (
            INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at, created_at, updated_at)
@@ -230,19 +302,31 @@ async function drainOnce(db: pg.Client, { drainAccounts, perAccount }: RunPlan):
              FROM acc CROSS JOIN generate_series(1, $2) g
            RETURNING id, created_at),
          events AS (INSERT INTO call_events (id, call_id, to_status, source, occurred_at) SELECT gen_random_uuid(), id, 'initiated', 'bench', created_at FROM made)
-    SELECT count(*)::int AS n, min(created_at) AS at FROM made`, [drainAccounts, perAccount]);
+    SELECT count(*)::int AS n, min(created_at) AS at FROM made`,
+    [drainAccounts, perAccount],
+  );
   await db.query(`SELECT pg_notify('oct_calls', NULL)`);
   await db.query('COMMIT');
   const committedAt = now();
   const deadline = committedAt + 180_000;
   for (;;) {
-    const { rows: [w] } = await db.query<{ waiting: number }>('SELECT coalesce(sum(waiting_calls), 0)::int AS waiting FROM accounts WHERE id = ANY($1::uuid[])', [drainAccounts]);
+    const {
+      rows: [w],
+    } = await db.query<{ waiting: number }>(
+      'SELECT coalesce(sum(waiting_calls), 0)::int AS waiting FROM accounts WHERE id = ANY($1::uuid[])',
+      [drainAccounts],
+    );
     if (w!.waiting === 0) break;
     if (now() > deadline) throw new Error(`replicas: ${w!.waiting} drain calls still waiting after 180 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const { rows: [last] } = await db.query<{ at: Date }>(`
-    SELECT max(started_at) AS at FROM calls WHERE account_id = ANY($1::uuid[]) AND created_at >= $2`, [drainAccounts, made!.at]);
+  const {
+    rows: [last],
+  } = await db.query<{ at: Date }>(
+    `
+    SELECT max(started_at) AS at FROM calls WHERE account_id = ANY($1::uuid[]) AND created_at >= $2`,
+    [drainAccounts, made!.at],
+  );
   const seconds = (last!.at.getTime() - committedAt) / 1000;
   return { calls: made!.n, perSecond: Math.round(made!.n / seconds) };
 }
@@ -253,25 +337,46 @@ async function drainOnce(db: pg.Client, { drainAccounts, perAccount }: RunPlan):
  * from the dialer's own logs.
  */
 async function checkCalls(db: pg.Client, since: Date, dialLogs: string[]) {
-  const { rows: [c] } = await db.query<{ calls: number; twice: number; dialled: number; not_completed: number }>(`
+  const {
+    rows: [c],
+  } = await db.query<{ calls: number; twice: number; dialled: number; not_completed: number }>(
+    `
     SELECT count(*)::int AS calls, count(*) FILTER (WHERE dial_attempts > 1)::int AS twice, count(*) FILTER (WHERE dial_attempts > 0)::int AS dialled,
            count(*) FILTER (WHERE status <> 'completed')::int AS not_completed
-      FROM calls WHERE ended_at >= $1`, [since]);
+      FROM calls WHERE ended_at >= $1`,
+    [since],
+  );
   // Half-open [started_at, ended_at): at equal instants the end counts first (d = -1 sorts before +1).
-  const { rows: [s] } = await db.query<{ max_active: number }>(`
+  const {
+    rows: [s],
+  } = await db.query<{ max_active: number }>(
+    `
     WITH run AS (SELECT account_id, started_at, ended_at FROM calls WHERE ended_at >= $1 AND started_at IS NOT NULL),
          moves AS (SELECT account_id, started_at AS at, 1 AS d FROM run
                    UNION ALL SELECT account_id, ended_at, -1 FROM run WHERE ended_at IS NOT NULL)
     SELECT coalesce(max(active), 0)::int AS max_active
-      FROM (SELECT sum(d) OVER (PARTITION BY account_id ORDER BY at, d ROWS UNBOUNDED PRECEDING) AS active FROM moves) sweep`, [since]);
+      FROM (SELECT sum(d) OVER (PARTITION BY account_id ORDER BY at, d ROWS UNBOUNDED PRECEDING) AS active FROM moves) sweep`,
+    [since],
+  );
   const ids = dialLogs.flatMap((f) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').filter(Boolean) : []));
   const logTwice = ids.length - new Set(ids).size;
-  return { calls: c!.calls, dials: ids.length, dialled: c!.dialled, dialledTwice: Math.max(c!.twice, logTwice), notCompleted: c!.not_completed, maxActive: s!.max_active };
+  return {
+    calls: c!.calls,
+    dials: ids.length,
+    dialled: c!.dialled,
+    dialledTwice: Math.max(c!.twice, logTwice),
+    notCompleted: c!.not_completed,
+    maxActive: s!.max_active,
+  };
 }
 
 /** Transactions committed or rolled back in the database so far (as its backends have reported them, within a second). */
 async function transactions(db: pg.Client): Promise<number> {
-  const { rows: [t] } = await db.query<{ n: string }>('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()');
+  const {
+    rows: [t],
+  } = await db.query<{ n: string }>(
+    'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()',
+  );
   return Number(t!.n);
 }
 
@@ -282,15 +387,20 @@ function cpuMeter(pids: number[], databaseName: string) {
   return {
     perCall(calls: number) {
       const service = pids.reduce((n, pid, i) => n + processCpuSeconds(pid) - services[i]!, 0);
-      const database = backendPids(databaseName).reduce((n, pid) => n + processCpuSeconds(pid) - (backends.get(pid) ?? 0), 0);
-      const ms = (s: number) => Math.round((s * 1000 / Math.max(1, calls)) * 1000) / 1000;
+      const database = backendPids(databaseName).reduce(
+        (n, pid) => n + processCpuSeconds(pid) - (backends.get(pid) ?? 0),
+        0,
+      );
+      const ms = (s: number) => Math.round(((s * 1000) / Math.max(1, calls)) * 1000) / 1000;
       return { service: ms(service), database: ms(database) };
     },
   };
 }
 
-const TAG = (query: string) => `coalesce(${['(oct_\\w+)\\(', 'UPDATE +"?(\\w+)', 'INSERT INTO +"?(\\w+)', 'DELETE FROM +"?(\\w+)', 'FROM +"?(\\w+)']
-  .map((re) => `substring(regexp_replace(${query}, 'FOR (NO KEY )?UPDATE', '', 'g') from '${re}')`).join(', ')}, 'statement')`;
+const TAG = (query: string) =>
+  `coalesce(${['(oct_\\w+)\\(', 'UPDATE +"?(\\w+)', 'INSERT INTO +"?(\\w+)', 'DELETE FROM +"?(\\w+)', 'FROM +"?(\\w+)']
+    .map((re) => `substring(regexp_replace(${query}, 'FOR (NO KEY )?UPDATE', '', 'g') from '${re}')`)
+    .join(', ')}, 'statement')`;
 
 /** Samples the wait events of the database's active backends every 200 ms; stop() gives the most frequent. */
 async function startSampling(databaseUrl: string) {
@@ -315,7 +425,9 @@ async function startSampling(databaseUrl: string) {
       for (const r of rows) counts.set(r.wait, (counts.get(r.wait) ?? 0) + r.n);
       await new Promise((r) => setTimeout(r, 200));
     }
-  })().catch((error: Error) => { lost = `; sampling stopped: ${error.message}`; });
+  })().catch((error: Error) => {
+    lost = `; sampling stopped: ${error.message}`;
+  });
   return {
     async stop() {
       stopped = true;
@@ -347,9 +459,11 @@ export function replicaTable(runs: ReplicaRun[]): string {
       ...(r.maxActivePerAccount > r.limit ? [`${r.maxActivePerAccount} active > ${r.limit}`] : []),
     ];
     const target = `${r.replicas > 1 ? '>= 85% of 1 replica, ' : ''}0 dialled twice, max active <= ${r.limit}`;
-    lines.push(`| ${r.replicas} | ${Math.round(r.acceptedPerSecond)} (${r.acceptedRounds.join(', ')}) | ${r.p50Ms.toFixed(1)} / ${r.p99Ms.toFixed(1)} | ${r.replicas > 1 ? pct(accepted) : '-'} `
-      + `| ${Math.round(r.drainCallsPerSecond)} (${r.drainRounds.join(', ')}) | ${r.replicas > 1 ? pct(drain) : '-'} | ${cpuCell(r.acceptCpuMs)} / ${cpuCell(r.drainCpuMs)} `
-      + `| ${r.drainTransactionsPerCall.toFixed(2)} | ${r.calls} | ${r.dialledTwice} | ${r.maxActivePerAccount} | ${target}: ${missed.length ? `**not met** (${missed.join(', ')})` : 'met'} |`);
+    lines.push(
+      `| ${r.replicas} | ${Math.round(r.acceptedPerSecond)} (${r.acceptedRounds.join(', ')}) | ${r.p50Ms.toFixed(1)} / ${r.p99Ms.toFixed(1)} | ${r.replicas > 1 ? pct(accepted) : '-'} ` +
+        `| ${Math.round(r.drainCallsPerSecond)} (${r.drainRounds.join(', ')}) | ${r.replicas > 1 ? pct(drain) : '-'} | ${cpuCell(r.acceptCpuMs)} / ${cpuCell(r.drainCpuMs)} ` +
+        `| ${r.drainTransactionsPerCall.toFixed(2)} | ${r.calls} | ${r.dialledTwice} | ${r.maxActivePerAccount} | ${target}: ${missed.length ? `**not met** (${missed.join(', ')})` : 'met'} |`,
+    );
   }
   return lines.join('\n');
 }

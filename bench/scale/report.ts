@@ -42,7 +42,12 @@ export interface ScaleResults {
 }
 
 type Better = 'lower' | 'higher';
-interface Figure { name: string; unit: string; better: Better | null; value: (run: DatabaseRun) => number | undefined }
+interface Figure {
+  name: string;
+  unit: string;
+  better: Better | null;
+  value: (run: DatabaseRun) => number | undefined;
+}
 
 const FIGURES: Figure[] = [
   { name: 'trigger p50 at a fixed rate', unit: 'ms', better: 'lower', value: (r) => r.triggers?.p50 },
@@ -50,21 +55,69 @@ const FIGURES: Figure[] = [
   { name: 'dispatcher: one claim pass, p50', unit: 'ms', better: 'lower', value: (r) => r.drain?.claimPasses.p50Ms },
   { name: 'dispatcher: one claim pass, p99', unit: 'ms', better: 'lower', value: (r) => r.drain?.claimPasses.p99Ms },
   { name: 'dispatcher: one claim pass, mean', unit: 'ms', better: null, value: (r) => r.drain?.claimPasses.meanMs },
-  { name: 'dispatcher: calls dialled per second (waiting calls drained)', unit: '/s', better: 'higher', value: (r) => r.drain?.perSecond },
-  { name: 'webhook deliveries per second to healthy endpoints, others timing out', unit: '/s', better: 'higher', value: (r) => r.webhooks?.perSecond },
-  { name: 'dashboard calls list, first page, median', unit: 'ms', better: 'lower', value: (r) => r.dashboard?.firstPage.p50 },
-  { name: 'dashboard calls list, first page, p99', unit: 'ms', better: 'lower', value: (r) => r.dashboard?.firstPage.p99 },
-  { name: 'dashboard calls list, deep keyset page, median', unit: 'ms', better: 'lower', value: (r) => r.dashboard?.deepPage.p50 },
-  { name: 'dashboard calls list, deep keyset page, p99', unit: 'ms', better: 'lower', value: (r) => r.dashboard?.deepPage.p99 },
+  {
+    name: 'dispatcher: calls dialled per second (waiting calls drained)',
+    unit: '/s',
+    better: 'higher',
+    value: (r) => r.drain?.perSecond,
+  },
+  {
+    name: 'webhook deliveries per second to healthy endpoints, others timing out',
+    unit: '/s',
+    better: 'higher',
+    value: (r) => r.webhooks?.perSecond,
+  },
+  {
+    name: 'dashboard calls list, first page, median',
+    unit: 'ms',
+    better: 'lower',
+    value: (r) => r.dashboard?.firstPage.p50,
+  },
+  {
+    name: 'dashboard calls list, first page, p99',
+    unit: 'ms',
+    better: 'lower',
+    value: (r) => r.dashboard?.firstPage.p99,
+  },
+  {
+    name: 'dashboard calls list, deep keyset page, median',
+    unit: 'ms',
+    better: 'lower',
+    value: (r) => r.dashboard?.deepPage.p50,
+  },
+  {
+    name: 'dashboard calls list, deep keyset page, p99',
+    unit: 'ms',
+    better: 'lower',
+    value: (r) => r.dashboard?.deepPage.p99,
+  },
   { name: 'dashboard call detail, median', unit: 'ms', better: 'lower', value: (r) => r.dashboard?.detail.p50 },
   { name: 'dashboard call detail, p99', unit: 'ms', better: 'lower', value: (r) => r.dashboard?.detail.p99 },
   { name: 'retention pass', unit: 's', better: null, value: (r) => r.retention?.seconds },
   { name: 'retention: rows deleted per second', unit: '/s', better: null, value: (r) => r.retention?.rowsPerSecond },
-  { name: 'trigger p50 during the retention pass', unit: 'ms', better: 'lower', value: (r) => r.retention?.triggers.p50 },
-  { name: 'trigger p99 during the retention pass', unit: 'ms', better: 'lower', value: (r) => r.retention?.triggers.p99 },
+  {
+    name: 'trigger p50 during the retention pass',
+    unit: 'ms',
+    better: 'lower',
+    value: (r) => r.retention?.triggers.p50,
+  },
+  {
+    name: 'trigger p99 during the retention pass',
+    unit: 'ms',
+    better: 'lower',
+    value: (r) => r.retention?.triggers.p99,
+  },
 ];
 
-export interface FigureRow { name: string; unit: string; empty?: number; large?: number; ratio?: number; target: string; met?: boolean }
+export interface FigureRow {
+  name: string;
+  unit: string;
+  empty?: number;
+  large?: number;
+  ratio?: number;
+  target: string;
+  met?: boolean;
+}
 
 export function figureRows(runs: DatabaseRun[]): FigureRow[] {
   const empty = runs.find((r) => r.label === 'empty');
@@ -73,37 +126,107 @@ export function figureRows(runs: DatabaseRun[]): FigureRow[] {
     const e = empty && f.value(empty);
     const l = large && f.value(large);
     const ratio = e !== undefined && l !== undefined && e > 0 ? l / e : undefined;
-    const target = f.better === 'lower' ? `<= ${TARGET_FACTOR}x` : f.better === 'higher' ? `>= 1/${TARGET_FACTOR}` : '–';
-    const met = ratio === undefined || f.better === null ? undefined : f.better === 'lower' ? ratio <= TARGET_FACTOR : ratio >= 1 / TARGET_FACTOR;
+    const target =
+      f.better === 'lower' ? `<= ${TARGET_FACTOR}x` : f.better === 'higher' ? `>= 1/${TARGET_FACTOR}` : '–';
+    const met =
+      ratio === undefined || f.better === null
+        ? undefined
+        : f.better === 'lower'
+          ? ratio <= TARGET_FACTOR
+          : ratio >= 1 / TARGET_FACTOR;
     return { name: f.name, unit: f.unit, empty: e, large: l, ratio, target, met };
   });
 }
 
-interface Check { name: string; value: (run: DatabaseRun) => string | undefined; ok: (run: DatabaseRun) => boolean | undefined }
+interface Check {
+  name: string;
+  value: (run: DatabaseRun) => string | undefined;
+  ok: (run: DatabaseRun) => boolean | undefined;
+}
 
 const CHECKS: Check[] = [
-  { name: 'waiting calls dialled (failed)', value: (r) => r.drain && `${r.drain.calls} (${r.drain.failed})`, ok: (r) => r.drain && r.drain.failed === 0 },
-  { name: 'most calls of one account active at once (limit 10)', value: (r) => r.drain && String(r.drain.maxActivePerAccount), ok: (r) => r.drain && r.drain.maxActivePerAccount <= 10 },
-  { name: 'windowed calls dialled before their window opened', value: (r) => r.drain && `${r.drain.windowed.dialledBeforeOpening} of ${r.drain.windowed.calls}`, ok: (r) => r.drain && r.drain.windowed.dialledBeforeOpening === 0 },
-  { name: 'first windowed dial after the opening', value: (r) => r.drain && `${Math.round(r.drain.windowed.firstDialAfterOpeningMs)} ms`, ok: () => undefined },
-  { name: 'triggers sent per second (fixed rate)', value: (r) => r.triggers && `${r.triggers.sentPerSecond} of ${r.triggers.rate}`, ok: (r) => r.triggers && r.triggers.sentPerSecond >= r.triggers.rate * 0.95 },
-  { name: 'triggers answered 200 (all statuses)', value: (r) => r.triggers && JSON.stringify(r.triggers.statuses), ok: (r) => r.triggers && Object.keys(r.triggers.statuses).every((s) => s === '200') && r.triggers.errors === 0 },
-  { name: 'triggers sent per second during retention', value: (r) => r.retention && `${r.retention.triggers.sentPerSecond} of ${r.retention.triggers.rate}`, ok: (r) => r.retention && r.retention.triggers.sentPerSecond >= r.retention.triggers.rate * 0.95 },
-  { name: 'triggers during retention answered 200', value: (r) => r.retention && JSON.stringify(r.retention.triggers.statuses), ok: (r) => r.retention && Object.keys(r.retention.triggers.statuses).every((s) => s === '200') },
-  { name: 'trigger run overlapped by the retention pass', value: (r) => r.retention && `${r.retention.overlapSeconds} of ${r.retention.triggers.seconds} s`, ok: () => undefined },
-  { name: 'retention pass outcome, batches', value: (r) => r.retention && `${r.retention.outcome}, ${r.retention.batches}`, ok: (r) => r.retention && r.retention.outcome === 'completed' },
-  { name: 'webhook attempts held by the timing-out endpoints', value: (r) => r.webhooks && String(r.webhooks.heldAtEnd), ok: () => undefined },
-  { name: 'dashboard rows on the first / deep page', value: (r) => r.dashboard && `${r.dashboard.firstPage.rows} / ${r.dashboard.deepPage.rows}`, ok: () => undefined },
+  {
+    name: 'waiting calls dialled (failed)',
+    value: (r) => r.drain && `${r.drain.calls} (${r.drain.failed})`,
+    ok: (r) => r.drain && r.drain.failed === 0,
+  },
+  {
+    name: 'most calls of one account active at once (limit 10)',
+    value: (r) => r.drain && String(r.drain.maxActivePerAccount),
+    ok: (r) => r.drain && r.drain.maxActivePerAccount <= 10,
+  },
+  {
+    name: 'windowed calls dialled before their window opened',
+    value: (r) => r.drain && `${r.drain.windowed.dialledBeforeOpening} of ${r.drain.windowed.calls}`,
+    ok: (r) => r.drain && r.drain.windowed.dialledBeforeOpening === 0,
+  },
+  {
+    name: 'first windowed dial after the opening',
+    value: (r) => r.drain && `${Math.round(r.drain.windowed.firstDialAfterOpeningMs)} ms`,
+    ok: () => undefined,
+  },
+  {
+    name: 'triggers sent per second (fixed rate)',
+    value: (r) => r.triggers && `${r.triggers.sentPerSecond} of ${r.triggers.rate}`,
+    ok: (r) => r.triggers && r.triggers.sentPerSecond >= r.triggers.rate * 0.95,
+  },
+  {
+    name: 'triggers answered 200 (all statuses)',
+    value: (r) => r.triggers && JSON.stringify(r.triggers.statuses),
+    ok: (r) => r.triggers && Object.keys(r.triggers.statuses).every((s) => s === '200') && r.triggers.errors === 0,
+  },
+  {
+    name: 'triggers sent per second during retention',
+    value: (r) => r.retention && `${r.retention.triggers.sentPerSecond} of ${r.retention.triggers.rate}`,
+    ok: (r) => r.retention && r.retention.triggers.sentPerSecond >= r.retention.triggers.rate * 0.95,
+  },
+  {
+    name: 'triggers during retention answered 200',
+    value: (r) => r.retention && JSON.stringify(r.retention.triggers.statuses),
+    ok: (r) => r.retention && Object.keys(r.retention.triggers.statuses).every((s) => s === '200'),
+  },
+  {
+    name: 'trigger run overlapped by the retention pass',
+    value: (r) => r.retention && `${r.retention.overlapSeconds} of ${r.retention.triggers.seconds} s`,
+    ok: () => undefined,
+  },
+  {
+    name: 'retention pass outcome, batches',
+    value: (r) => r.retention && `${r.retention.outcome}, ${r.retention.batches}`,
+    ok: (r) => r.retention && r.retention.outcome === 'completed',
+  },
+  {
+    name: 'webhook attempts held by the timing-out endpoints',
+    value: (r) => r.webhooks && String(r.webhooks.heldAtEnd),
+    ok: () => undefined,
+  },
+  {
+    name: 'dashboard rows on the first / deep page',
+    value: (r) => r.dashboard && `${r.dashboard.firstPage.rows} / ${r.dashboard.deepPage.rows}`,
+    ok: () => undefined,
+  },
 ];
 
-const fmt = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '–' : Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en') : String(Math.round(n * 100) / 100));
+const fmt = (n: number | undefined) =>
+  n === undefined || Number.isNaN(n)
+    ? '–'
+    : Math.abs(n) >= 100
+      ? Math.round(n).toLocaleString('en')
+      : String(Math.round(n * 100) / 100);
 
 export function markdown(results: ScaleResults): string {
   const m = results.machine;
   const rows = figureRows(results.runs);
   const byLabel = (label: string) => results.runs.find((r) => r.label === label);
-  const cell = (label: string, f: (r: DatabaseRun) => string | undefined) => { const r = byLabel(label); return (r && f(r)) ?? '–'; };
-  const okCell = (label: string, c: Check) => { const r = byLabel(label); const ok = r && c.ok(r); return ok === undefined ? '' : ok ? ' (ok)' : ' (**not ok**)'; };
+  const cell = (label: string, f: (r: DatabaseRun) => string | undefined) => {
+    const r = byLabel(label);
+    return (r && f(r)) ?? '–';
+  };
+  const okCell = (label: string, c: Check) => {
+    const r = byLabel(label);
+    const ok = r && c.ok(r);
+    return ok === undefined ? '' : ok ? ' (ok)' : ' (**not ok**)';
+  };
   const lines = [
     '# Scale benchmark results',
     '',
@@ -113,21 +236,48 @@ export function markdown(results: ScaleResults): string {
     '',
     '| Figure | Empty | Large | Ratio | Target | Met |',
     '|---|---:|---:|---:|---|---|',
-    ...rows.map((r) => `| ${r.name} (${r.unit}) | ${fmt(r.empty)} | ${fmt(r.large)} | ${r.ratio === undefined ? '–' : `${r.ratio.toFixed(2)}x`} | ${r.target} | ${r.met === undefined ? '–' : r.met ? 'yes' : '**no**'} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.name} (${r.unit}) | ${fmt(r.empty)} | ${fmt(r.large)} | ${r.ratio === undefined ? '–' : `${r.ratio.toFixed(2)}x`} | ${r.target} | ${r.met === undefined ? '–' : r.met ? 'yes' : '**no**'} |`,
+    ),
     '',
     '| Check | Empty | Large |',
     '|---|---|---|',
-    ...CHECKS.map((c) => `| ${c.name} | ${cell('empty', c.value)}${okCell('empty', c)} | ${cell('large', c.value)}${okCell('large', c)} |`),
+    ...CHECKS.map(
+      (c) =>
+        `| ${c.name} | ${cell('empty', c.value)}${okCell('empty', c)} | ${cell('large', c.value)}${okCell('large', c)} |`,
+    ),
     '',
     '| Database | Build (s) | Rows | Sizes | Load average at each phase |',
     '|---|---:|---|---|---|',
-    ...results.runs.map((r) => `| ${r.label} | ${Math.round(r.buildSeconds)} | ${Object.entries(r.counts).map(([k, v]) => `${k} ${v.toLocaleString('en')}`).join(', ')} | ${Object.entries(r.sizes).map(([k, v]) => `${k} ${v}`).join(', ')} | ${Object.entries(r.loadAverage).map(([k, v]) => `${k} ${v}`).join('; ')} |`),
+    ...results.runs.map(
+      (r) =>
+        `| ${r.label} | ${Math.round(r.buildSeconds)} | ${Object.entries(r.counts)
+          .map(([k, v]) => `${k} ${v.toLocaleString('en')}`)
+          .join(', ')} | ${Object.entries(r.sizes)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')} | ${Object.entries(r.loadAverage)
+          .map(([k, v]) => `${k} ${v}`)
+          .join('; ')} |`,
+    ),
     '',
   ];
-  for (const run of results.runs) for (const [phase, error] of Object.entries(run.errors)) lines.push(`**${run.label}: ${phase} failed**: ${error}`, '');
+  for (const run of results.runs)
+    for (const [phase, error] of Object.entries(run.errors))
+      lines.push(`**${run.label}: ${phase} failed**: ${error}`, '');
   const retention = byLabel('large')?.retention;
-  if (retention) lines.push(`Rows deleted by the large database's retention pass: ${Object.entries(retention.deleted).filter(([, n]) => n > 0).map(([t, n]) => `${t} ${n.toLocaleString('en')}`).join(', ') || 'none'}.`, '');
-  if (results.replicas && 'markdown' in results.replicas) lines.push('## Replicas (large database)', '', results.replicas.markdown, '');
+  if (retention)
+    lines.push(
+      `Rows deleted by the large database's retention pass: ${
+        Object.entries(retention.deleted)
+          .filter(([, n]) => n > 0)
+          .map(([t, n]) => `${t} ${n.toLocaleString('en')}`)
+          .join(', ') || 'none'
+      }.`,
+      '',
+    );
+  if (results.replicas && 'markdown' in results.replicas)
+    lines.push('## Replicas (large database)', '', results.replicas.markdown, '');
   else if (results.replicas) lines.push(`Replicas: ${results.replicas.skipped}`, '');
   lines.push('Steps: ' + results.steps.map((s) => `${s.name} ${Math.round(s.seconds)} s`).join(', ') + '.', '');
   return lines.join('\n');
@@ -135,7 +285,10 @@ export function markdown(results: ScaleResults): string {
 
 export function writeScaleResults(dir: string, results: ScaleResults): string {
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'scale.json'), `${JSON.stringify({ ...results, figures: figureRows(results.runs) }, null, 2)}\n`);
+  fs.writeFileSync(
+    path.join(dir, 'scale.json'),
+    `${JSON.stringify({ ...results, figures: figureRows(results.runs) }, null, 2)}\n`,
+  );
   const md = markdown(results);
   fs.writeFileSync(path.join(dir, 'scale.md'), md);
   return md;

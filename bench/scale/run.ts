@@ -38,8 +38,14 @@ const PARTIAL = FACTOR !== 1 || ONLY !== null;
 const OUT_DIR = env.BENCH_OUT || (PARTIAL ? path.join(LOG_DIR, 'results') : path.join(ROOT, 'bench', 'results'));
 
 const SETTINGS = {
-  triggerRate: 200, triggerSeconds: 20, deliveriesPerEndpoint: 30, windowOpensAfterSeconds: 20, drainTimeoutSeconds: 600,
-  retentionLoadSeconds: 20, retentionMaxSeconds: Number(env.BENCH_SCALE_RETENTION_MAX_SECONDS || 240), warmUpSeconds: 3,
+  triggerRate: 200,
+  triggerSeconds: 20,
+  deliveriesPerEndpoint: 30,
+  windowOpensAfterSeconds: 20,
+  drainTimeoutSeconds: 600,
+  retentionLoadSeconds: 20,
+  retentionMaxSeconds: Number(env.BENCH_SCALE_RETENTION_MAX_SECONDS || 240),
+  warmUpSeconds: 3,
   // One round of each replica count keeps the whole run within its 20 minutes (replicas.ts defaults to 2).
   replicaRounds: Number(env.BENCH_SCALE_REPLICA_ROUNDS || 2),
 };
@@ -47,8 +53,15 @@ const SETTINGS = {
 const SERVICE_ENV = acceptingEnv(REDIS_URL, { RETENTION_ENABLED: 'false' });
 
 const started = performance.now();
-const log = (line: string) => process.stdout.write(`[scale ${new Date().toISOString().slice(11, 19)} +${Math.round((performance.now() - started) / 1000)}s] ${line}\n`);
-const loadAverage = () => os.loadavg().map((n) => n.toFixed(2)).join(' ');
+const log = (line: string) =>
+  process.stdout.write(
+    `[scale ${new Date().toISOString().slice(11, 19)} +${Math.round((performance.now() - started) / 1000)}s] ${line}\n`,
+  );
+const loadAverage = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
 const steps: ScaleResults['steps'] = [];
 async function step<T>(name: string, work: () => Promise<T>): Promise<T> {
   const at = performance.now();
@@ -77,17 +90,26 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 function sizes(bytes: Record<string, number>): Record<string, string> {
   const mb = (n: number) => `${Math.round(n / 2 ** 20).toLocaleString('en')} MB`;
   const shown = ['calls', 'call_events', 'webhook_deliveries', 'webhook_attempts'].filter((t) => t in bytes);
-  return { ...Object.fromEntries(shown.map((t) => [t, mb(bytes[t]!)])), 'all tables': mb(Object.values(bytes).reduce((a, b) => a + b, 0)) };
+  return {
+    ...Object.fromEntries(shown.map((t) => [t, mb(bytes[t]!)])),
+    'all tables': mb(Object.values(bytes).reduce((a, b) => a + b, 0)),
+  };
 }
 
 /**
  * The stall servers: one per timing-out endpoint, as in bench/stalled.ts. The sender keeps at most 50 sockets per
  * host, so 20 endpoints on one server would hold 50 attempts in all instead of theirs each.
  */
-interface Shared { receiver: Awaited<ReturnType<typeof startReceiver>>; stall: { url: string; urls: string[]; open: () => number } }
+interface Shared {
+  receiver: Awaited<ReturnType<typeof startReceiver>>;
+  stall: { url: string; urls: string[]; open: () => number };
+}
 
 async function serve(name: string, database: BenchDatabase): Promise<Child & { internalPort: number }> {
-  const child = await startService({ env: { ...SERVICE_ENV, DATABASE_URL: database.url }, logFile: path.join(LOG_DIR, `${name}.log`) });
+  const child = await startService({
+    env: { ...SERVICE_ENV, DATABASE_URL: database.url },
+    logFile: path.join(LOG_DIR, `${name}.log`),
+  });
   cleanup.push(() => child.stop());
   return child;
 }
@@ -103,22 +125,41 @@ async function scoped<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** One database: build, then (a) to (e) against its service, and (f) the replicas on the large one. */
-async function measureDatabase(label: 'empty' | 'large', shared: Shared): Promise<{ run: DatabaseRun; replicas?: ScaleResults['replicas'] }> {
+async function measureDatabase(
+  label: 'empty' | 'large',
+  shared: Shared,
+): Promise<{ run: DatabaseRun; replicas?: ScaleResults['replicas'] }> {
   const at = performance.now();
   const database = await freshDatabase(ADMIN_URL, `scale_${label}`);
   cleanup.push(async () => {
     if (env.BENCH_KEEP === '1') log(`kept ${database.name}`);
     else await database.drop();
   });
-  const data: ScaleData = await step(`${label}: build`, () => buildScaleData(database.url, {
-    shape: SHAPE, history: label === 'large', receiverUrl: shared.receiver.url, stallUrl: shared.stall.url, log: (line) => log(`${label}: ${line}`),
-  }));
+  const data: ScaleData = await step(`${label}: build`, () =>
+    buildScaleData(database.url, {
+      shape: SHAPE,
+      history: label === 'large',
+      receiverUrl: shared.receiver.url,
+      stallUrl: shared.stall.url,
+      log: (line) => log(`${label}: ${line}`),
+    }),
+  );
   const db = await connect(database.url);
   cleanup.push(() => db.end());
-  const run: DatabaseRun = { label, buildSeconds: data.buildSeconds, counts: data.counts, sizes: sizes(data.sizes), loadAverage: {}, errors: {}, seconds: 0 };
+  const run: DatabaseRun = {
+    label,
+    buildSeconds: data.buildSeconds,
+    counts: data.counts,
+    sizes: sizes(data.sizes),
+    loadAverage: {},
+    errors: {},
+    seconds: 0,
+  };
   const stalledEndpoints = await endpointsOf(db, data.endpointAccounts.timingOut);
-  await db.query(`UPDATE webhook_endpoints e SET url = u.url FROM unnest($1::uuid[], $2::text[]) AS u(id, url) WHERE e.id = u.id`,
-    [stalledEndpoints, stalledEndpoints.map((_, i) => shared.stall.urls[i % shared.stall.urls.length]!)]);
+  await db.query(
+    `UPDATE webhook_endpoints e SET url = u.url FROM unnest($1::uuid[], $2::text[]) AS u(id, url) WHERE e.id = u.id`,
+    [stalledEndpoints, stalledEndpoints.map((_, i) => shared.stall.urls[i % shared.stall.urls.length]!)],
+  );
   const keys = data.keyed.map((k) => k.key);
   const waiting = await rememberWaiting(db);
 
@@ -141,16 +182,30 @@ async function measureDatabase(label: 'empty' | 'large', shared: Shared): Promis
   // Its histogram starts at zero with the process: every pass of the drain is in it.
   const noPasses: Histogram = { buckets: [], sum: 0, count: 0 };
   run.drain = await measure(`(a) drain of ${waiting} waiting calls`, async () => {
-    const drain = await measureDrain({
-      db, internalPort: service.internalPort, readyAt, opensAt, windowedAgentIds: data.windowedAgentIds, timeoutMs: SETTINGS.drainTimeoutSeconds * 1000, log,
-    }, noPasses);
-    log(`${label}: drain ${drain.perSecond}/s, claim pass p50 ${drain.claimPasses.p50Ms} ms p99 ${drain.claimPasses.p99Ms} ms (${drain.claimPasses.count}), max active per account ${drain.maxActivePerAccount}`);
+    const drain = await measureDrain(
+      {
+        db,
+        internalPort: service.internalPort,
+        readyAt,
+        opensAt,
+        windowedAgentIds: data.windowedAgentIds,
+        timeoutMs: SETTINGS.drainTimeoutSeconds * 1000,
+        log,
+      },
+      noPasses,
+    );
+    log(
+      `${label}: drain ${drain.perSecond}/s, claim pass p50 ${drain.claimPasses.p50Ms} ms p99 ${drain.claimPasses.p99Ms} ms (${drain.claimPasses.count}), max active per account ${drain.maxActivePerAccount}`,
+    );
     await waitQuiet(db, stalledEndpoints);
     return drain;
   });
   if (runs('triggers')) {
     run.triggers = await measure('(b) triggers', async () => {
-      const triggers = triggerFigures(await fixedRateTriggers(service.port, keys, SETTINGS.triggerRate, SETTINGS.triggerSeconds), SETTINGS.triggerRate);
+      const triggers = triggerFigures(
+        await fixedRateTriggers(service.port, keys, SETTINGS.triggerRate, SETTINGS.triggerSeconds),
+        SETTINGS.triggerRate,
+      );
       log(`${label}: triggers p50 ${triggers.p50} ms p99 ${triggers.p99} ms ${JSON.stringify(triggers.statuses)}`);
       await waitQuiet(db, stalledEndpoints);
       return triggers;
@@ -158,8 +213,16 @@ async function measureDatabase(label: 'empty' | 'large', shared: Shared): Promis
   }
   if (runs('webhooks')) {
     run.webhooks = await measure('(c) webhooks', async () => {
-      const webhooks = await webhookDrain(db, shared.receiver, stalledEndpoints, SETTINGS.deliveriesPerEndpoint * SHAPE.endpoints, shared.stall.open);
-      log(`${label}: webhooks ${webhooks.perSecond}/s (${webhooks.healthy} healthy in ${webhooks.seconds} s; ${webhooks.heldAtEnd} held by the stall server)`);
+      const webhooks = await webhookDrain(
+        db,
+        shared.receiver,
+        stalledEndpoints,
+        SETTINGS.deliveriesPerEndpoint * SHAPE.endpoints,
+        shared.stall.open,
+      );
+      log(
+        `${label}: webhooks ${webhooks.perSecond}/s (${webhooks.healthy} healthy in ${webhooks.seconds} s; ${webhooks.heldAtEnd} held by the stall server)`,
+      );
       await waitQuiet(db, stalledEndpoints);
       return webhooks;
     });
@@ -167,7 +230,8 @@ async function measureDatabase(label: 'empty' | 'large', shared: Shared): Promis
   if (runs('dashboard')) {
     run.dashboard = await measure('(d) dashboard', async () => {
       const dashboard = await measureDashboard(service.port, data.bigAccount);
-      for (const page of Object.values(dashboard)) log(`${label}: ${page.name}: median ${page.p50} ms, p99 ${page.p99} ms (${page.rows} rows)`);
+      for (const page of Object.values(dashboard))
+        log(`${label}: ${page.name}: median ${page.p50} ms, p99 ${page.p99} ms (${page.rows} rows)`);
       return dashboard;
     });
   }
@@ -179,10 +243,19 @@ async function measureDatabase(label: 'empty' | 'large', shared: Shared): Promis
       await fixedRateTriggers(service.port, keys, SETTINGS.triggerRate, SETTINGS.warmUpSeconds);
       await waitQuiet(db, stalledEndpoints);
       const retention = await measureRetention({
-        databaseUrl: database.url, config: loadConfig({ ...SERVICE_ENV, DATABASE_URL: database.url }), port: service.port, internalPort: service.internalPort, keys,
-        rate: SETTINGS.triggerRate, loadSeconds: SETTINGS.retentionLoadSeconds, maxSeconds: SETTINGS.retentionMaxSeconds, log,
+        databaseUrl: database.url,
+        config: loadConfig({ ...SERVICE_ENV, DATABASE_URL: database.url }),
+        port: service.port,
+        internalPort: service.internalPort,
+        keys,
+        rate: SETTINGS.triggerRate,
+        loadSeconds: SETTINGS.retentionLoadSeconds,
+        maxSeconds: SETTINGS.retentionMaxSeconds,
+        log,
       });
-      log(`${label}: retention ${retention.outcome} in ${retention.seconds} s, ${retention.total} rows (${retention.rowsPerSecond}/s); triggers p99 ${retention.triggers.p99} ms`);
+      log(
+        `${label}: retention ${retention.outcome} in ${retention.seconds} s, ${retention.total} rows (${retention.rowsPerSecond}/s); triggers p99 ${retention.triggers.p99} ms`,
+      );
       return retention;
     });
   }
@@ -193,12 +266,32 @@ async function measureDatabase(label: 'empty' | 'large', shared: Shared): Promis
 }
 
 /** The replicas on the large database, their own service processes; the timing-out endpoints' webhooks settled first. */
-async function replicas(database: BenchDatabase, data: ScaleData, db: pg.Client, stalledEndpoints: string[], shared: Shared): Promise<ScaleResults['replicas']> {
+async function replicas(
+  database: BenchDatabase,
+  data: ScaleData,
+  db: pg.Client,
+  stalledEndpoints: string[],
+  shared: Shared,
+): Promise<ScaleResults['replicas']> {
   // Their deliveries never finish and would keep the replicas' wait for an idle service waiting: marked failed, and
   // the endpoints pointed at the receiver for the calls the replicas make.
-  await db.query(`UPDATE webhook_deliveries SET status = 'failed', completed_at = now(), lease_expires_at = NULL WHERE status = 'pending' AND endpoint_id = ANY($1::uuid[])`, [stalledEndpoints]);
-  await db.query('UPDATE webhook_endpoints SET url = $1 WHERE id = ANY($2::uuid[])', [shared.receiver.url, stalledEndpoints]);
-  const result = await runReplicaScaling({ databaseUrl: database.url, redisUrl: REDIS_URL, serviceEnv: SERVICE_ENV, keys: data.keyed, logDir: LOG_DIR, log, rounds: SETTINGS.replicaRounds });
+  await db.query(
+    `UPDATE webhook_deliveries SET status = 'failed', completed_at = now(), lease_expires_at = NULL WHERE status = 'pending' AND endpoint_id = ANY($1::uuid[])`,
+    [stalledEndpoints],
+  );
+  await db.query('UPDATE webhook_endpoints SET url = $1 WHERE id = ANY($2::uuid[])', [
+    shared.receiver.url,
+    stalledEndpoints,
+  ]);
+  const result = await runReplicaScaling({
+    databaseUrl: database.url,
+    redisUrl: REDIS_URL,
+    serviceEnv: SERVICE_ENV,
+    keys: data.keyed,
+    logDir: LOG_DIR,
+    log,
+    rounds: SETTINGS.replicaRounds,
+  });
   return { markdown: replicaTable(result), runs: result };
 }
 
@@ -212,7 +305,9 @@ async function main() {
     });
   }
   const machine = await machineFacts(ADMIN_URL, REDIS_URL);
-  log(`${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres}; scale factor ${FACTOR}; databases ${databases.join(', ')}; logs in ${LOG_DIR}`);
+  log(
+    `${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres}; scale factor ${FACTOR}; databases ${databases.join(', ')}; logs in ${LOG_DIR}`,
+  );
   const results: DatabaseRun[] = [];
   let replicaResults: ScaleResults['replicas'];
   try {
@@ -220,7 +315,11 @@ async function main() {
     cleanup.push(() => receiver.close());
     const holes = await Promise.all(Array.from({ length: SHAPE.timingOut }, () => startBlackHole()));
     for (const hole of holes) cleanup.push(() => hole.close());
-    const stall = { url: holes[0]!.url, urls: holes.map((h) => h.url), open: () => holes.reduce((n, h) => n + h.open(), 0) };
+    const stall = {
+      url: holes[0]!.url,
+      urls: holes.map((h) => h.url),
+      open: () => holes.reduce((n, h) => n + h.open(), 0),
+    };
     const shared: Shared = { receiver, stall };
     for (const label of databases) {
       // Each database is dropped before the next is built.

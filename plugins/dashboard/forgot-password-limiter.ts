@@ -25,7 +25,9 @@ declare module 'fastify' {
 
 export default fp(
   async (fastify) => {
-    const counter: FixedWindowCounter = fastify.redis ? new RedisFixedWindow(fastify.redis, 'oct:forgot-password:') : new MemoryFixedWindow();
+    const counter: FixedWindowCounter = fastify.redis
+      ? new RedisFixedWindow(fastify.redis, 'oct:forgot-password:')
+      : new MemoryFixedWindow();
     const logs = new ThrottledLog(fastify.log);
     // A store outage refuses: unlike sign-in, nobody is locked out by a reset e-mail not being sent.
     const hit = (key: string) =>

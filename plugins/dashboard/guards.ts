@@ -59,7 +59,10 @@ export function hasRecentSignIn(request: FastifyRequest): boolean {
 export async function managedAccount(request: FastifyRequest, reply: FastifyReply, accountId: string) {
   const viewer: Viewer = viewerOf(request);
   const account = isUuid(accountId)
-    ? await request.server.prisma.account.findUnique({ where: { id: accountId }, select: { id: true, kind: true, name: true, agencyId: true, plan: true, apiAccessEnabled: true } })
+    ? await request.server.prisma.account.findUnique({
+        where: { id: accountId },
+        select: { id: true, kind: true, name: true, agencyId: true, plan: true, apiAccessEnabled: true },
+      })
     : null;
   if (!account || !canManageAccount(viewer, account)) throw reply.server.httpErrors.notFound();
   return account;
@@ -69,6 +72,9 @@ export async function managedAccount(request: FastifyRequest, reply: FastifyRepl
 export async function managedAccountIds(request: FastifyRequest): Promise<string[]> {
   const viewer = viewerOf(request);
   if (viewer.accountKind === 'client') return [viewer.accountId];
-  const clients = await request.server.prisma.account.findMany({ where: { agencyId: viewer.accountId }, select: { id: true } });
+  const clients = await request.server.prisma.account.findMany({
+    where: { agencyId: viewer.accountId },
+    select: { id: true },
+  });
   return [viewer.accountId, ...clients.map((c) => c.id)];
 }

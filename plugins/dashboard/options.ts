@@ -26,7 +26,8 @@ const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
  */
 const unsignedIds = {
   sign: (value: string) => value,
-  unsign: (value: string) => (SESSION_ID.test(value) ? { valid: true, renew: false, value } : { valid: false, renew: false, value: null }),
+  unsign: (value: string) =>
+    SESSION_ID.test(value) ? { valid: true, renew: false, value } : { valid: false, renew: false, value: null },
 };
 
 export function sessionOptions(store: SessionStore): FastifySessionOptions {

@@ -33,6 +33,7 @@ const MAX_TARGET_LENGTH = 2048;
  */
 export function dashboardTarget(value: unknown): string | null {
   if (typeof value !== 'string' || value.length > MAX_TARGET_LENGTH || !value.startsWith('/')) return null;
+  // eslint-disable-next-line no-control-regex -- the control characters are what this refuses
   if (/[\\\u0000-\u001f\u007f]/.test(value)) return null;
   let url: URL;
   try {
@@ -40,7 +41,8 @@ export function dashboardTarget(value: unknown): string | null {
   } catch {
     return null;
   }
-  if (url.origin !== PARSE_BASE || !(url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/'))) return null;
+  if (url.origin !== PARSE_BASE || !(url.pathname === '/dashboard' || url.pathname.startsWith('/dashboard/')))
+    return null;
   const target = `${url.pathname}${url.search}`;
   return /^[\x21-\x7e]+$/.test(target) && target.length <= MAX_TARGET_LENGTH ? target : null;
 }
@@ -70,10 +72,17 @@ export default fp(
         flash: flash ?? null,
       });
     });
-    fastify.decorateReply('seeOther', function seeOther(this: FastifyReply, path: string, notice?: { kind: 'ok' | 'error'; text: string }) {
-      if (notice && this.request.session) this.request.session.flash = notice;
-      return this.redirect(dashboardTarget(path) ?? '/dashboard', 303);
-    });
+    fastify.decorateReply(
+      'seeOther',
+      function seeOther(this: FastifyReply, path: string, notice?: { kind: 'ok' | 'error'; text: string }) {
+        if (notice && this.request.session) this.request.session.flash = notice;
+        return this.redirect(dashboardTarget(path) ?? '/dashboard', 303);
+      },
+    );
   },
-  { name: 'dashboard-pages', fastify: '5.x', dependencies: ['@fastify/view', '@fastify/csrf-protection', 'dashboard-viewer'] },
+  {
+    name: 'dashboard-pages',
+    fastify: '5.x',
+    dependencies: ['@fastify/view', '@fastify/csrf-protection', 'dashboard-viewer'],
+  },
 );

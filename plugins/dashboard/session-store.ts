@@ -31,9 +31,11 @@ export function sessionDigest(sessionId: string): Buffer {
   return createHash('sha256').update(sessionId, 'utf8').digest();
 }
 
+const IN_COLUMNS_OR_COOKIE = new Set(['cookie', 'userId', 'createdAt']);
+
 /** Everything but what lives in columns or in the cookie. */
 function dataOf(session: Session): Record<string, unknown> {
-  const { cookie: _cookie, userId: _userId, createdAt: _createdAt, ...data } = session as unknown as Record<string, unknown>;
+  const data = Object.fromEntries(Object.entries(session).filter(([key]) => !IN_COLUMNS_OR_COOKIE.has(key)));
   return JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
 }
 
@@ -43,7 +45,10 @@ function dataOf(session: Session): Record<string, unknown> {
  * a throw is handed back to the same callback as the error of the call (@fastify/session then passes it to Fastify
  * as the request's error: a 500 page and a log line); should that throw as well, `lost` logs it.
  */
-function guarded<A extends unknown[]>(callback: (...args: A) => void, lost: (error: unknown) => void): (...args: A) => void {
+function guarded<A extends unknown[]>(
+  callback: (...args: A) => void,
+  lost: (error: unknown) => void,
+): (...args: A) => void {
   return (...args: A) => {
     try {
       callback(...args);
@@ -72,7 +77,11 @@ export class PostgresSessionStore implements SessionStore {
     findLiveSession(this.prisma, sessionDigest(sessionId), now, new Date(now.getTime() - this.timeouts.idleMs)).then(
       (stored) => {
         if (!stored) return done(null, null);
-        const session = { ...stored.data, createdAt: stored.createdAt.toISOString(), ...(stored.userId ? { userId: stored.userId } : {}) };
+        const session = {
+          ...stored.data,
+          createdAt: stored.createdAt.toISOString(),
+          ...(stored.userId ? { userId: stored.userId } : {}),
+        };
         done(null, session as unknown as Session);
       },
       (error: unknown) => done(error),
@@ -87,13 +96,26 @@ export class PostgresSessionStore implements SessionStore {
     // A stored session is only ever updated: one ended meanwhile (signed out everywhere) stays ended.
     const saved = session.createdAt
       ? updateSession(this.prisma, digest, { userId, data: dataOf(session), now })
-      : insertSession(this.prisma, { digest, userId, data: dataOf(session), now, expiresAt: new Date(now.getTime() + this.timeouts.maxMs) })
-          .then(() => { session.createdAt = now.toISOString(); });
-    saved.then(() => done(), (error: unknown) => done(error));
+      : insertSession(this.prisma, {
+          digest,
+          userId,
+          data: dataOf(session),
+          now,
+          expiresAt: new Date(now.getTime() + this.timeouts.maxMs),
+        }).then(() => {
+          session.createdAt = now.toISOString();
+        });
+    saved.then(
+      () => done(),
+      (error: unknown) => done(error),
+    );
   }
 
   destroy(sessionId: string, callback: (error?: unknown) => void): void {
     const done = guarded(callback, this.lost);
-    deleteSession(this.prisma, sessionDigest(sessionId)).then(() => done(), (error: unknown) => done(error));
+    deleteSession(this.prisma, sessionDigest(sessionId)).then(
+      () => done(),
+      (error: unknown) => done(error),
+    );
   }
 }

@@ -31,7 +31,9 @@ declare module 'fastify' {
 
 export default fp(
   async (fastify) => {
-    const counter: FixedWindowCounter = fastify.redis ? new RedisFixedWindow(fastify.redis, 'oct:sign-in:') : new MemoryFixedWindow();
+    const counter: FixedWindowCounter = fastify.redis
+      ? new RedisFixedWindow(fastify.redis, 'oct:sign-in:')
+      : new MemoryFixedWindow();
     const logs = new ThrottledLog(fastify.log);
     // The limiter must not turn a Redis outage into refusals: on a store error, the attempt goes on unthrottled.
     const hit = (key: string) =>
@@ -47,9 +49,15 @@ export default fp(
       );
     fastify.decorate('signInAttempt', async (ip: string, email: string): Promise<SignInVerdict> => {
       const [byIp, byEmail] = await Promise.all([hit(`ip:${ip}`), hit(`email:${emailKey(email)}`)]);
-      const over = [byIp.count > SIGN_IN_LIMITS.perIp ? byIp : null, byEmail.count > SIGN_IN_LIMITS.perEmail ? byEmail : null].filter((w) => w !== null);
+      const over = [
+        byIp.count > SIGN_IN_LIMITS.perIp ? byIp : null,
+        byEmail.count > SIGN_IN_LIMITS.perEmail ? byEmail : null,
+      ].filter((w) => w !== null);
       if (over.length === 0) return { allowed: true };
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(Math.max(...over.map((w) => w.resetInMs)) / 1000)) };
+      return {
+        allowed: false,
+        retryAfterSeconds: Math.max(1, Math.ceil(Math.max(...over.map((w) => w.resetInMs)) / 1000)),
+      };
     });
   },
   { name: 'dashboard-sign-in-limiter', fastify: '5.x', dependencies: ['redis'] },

@@ -4,9 +4,15 @@ import { Form } from './forms.js';
 
 /** What a form that replaces a secret was made for: a key's or endpoint's version, or "none". */
 const Replaces = (what: string) =>
-  Type.String({ maxLength: 64, description: `The ${what} this form was shown for ("none" when there was none): a second send of the same form changes nothing` });
+  Type.String({
+    maxLength: 64,
+    description: `The ${what} this form was shown for ("none" when there was none): a second send of the same form changes nothing`,
+  });
 
-export const ClientParams = Type.Object({ id: Type.String({ maxLength: 64, description: "The client's account id" }) }, { description: 'A client of the agency' });
+export const ClientParams = Type.Object(
+  { id: Type.String({ maxLength: 64, description: "The client's account id" }) },
+  { description: 'A client of the agency' },
+);
 export type ClientParams = Static<typeof ClientParams>;
 
 export const DeliveryParams = Type.Object(
@@ -30,7 +36,12 @@ export type GenerateKeyForm = Static<typeof GenerateKeyForm>;
 export const ApiAccessForm = Form(
   {
     api_access: Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'Switch API access on or off' }),
-    confirm: Type.Optional(Type.Literal('on', { description: 'Sent by the confirmation page: switching off happens only with it (without it, that page is shown)' })),
+    confirm: Type.Optional(
+      Type.Literal('on', {
+        description:
+          'Sent by the confirmation page: switching off happens only with it (without it, that page is shown)',
+      }),
+    ),
   },
   "Switch the account's API access (off: after a confirmation page that names what stops)",
 );
@@ -54,18 +65,36 @@ export const WebhookForm = Form(
 export type WebhookForm = Static<typeof WebhookForm>;
 
 const FailedOnly = Type.Optional(Type.Literal('1', { description: 'Only deliveries that failed' }));
-const Before = Type.Optional(Type.String({ maxLength: 100, description: 'Cursor: the page starts after this delivery (from "Older")' }));
+const Before = Type.Optional(
+  Type.String({ maxLength: 100, description: 'Cursor: the page starts after this delivery (from "Older")' }),
+);
 
-export const DeliveryLogQuery = Type.Object({ failed: FailedOnly, before: Before }, { description: "One page of the endpoint's deliveries, newest first" });
+export const DeliveryLogQuery = Type.Object(
+  { failed: FailedOnly, before: Before },
+  { description: "One page of the endpoint's deliveries, newest first" },
+);
 export type DeliveryLogQuery = Static<typeof DeliveryLogQuery>;
 
-const FromCall = Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: "The call whose detail view the button is on: back there afterwards" }));
+const FromCall = Type.Optional(
+  Type.String({
+    pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+    description: 'The call whose detail view the button is on: back there afterwards',
+  }),
+);
 
-export const ResendForm = Form({ failed: FailedOnly, before: Before, call: FromCall }, 'Send one delivery again (the page to come back to)');
+export const ResendForm = Form(
+  { failed: FailedOnly, before: Before, call: FromCall },
+  'Send one delivery again (the page to come back to)',
+);
 export type ResendForm = Static<typeof ResendForm>;
 
 export const ResendFailedForm = Form(
-  { since: Type.String({ maxLength: 40, description: 'UTC date and time, YYYY-MM-DDTHH:MM: failed deliveries made since then are sent again' }) },
+  {
+    since: Type.String({
+      maxLength: 40,
+      description: 'UTC date and time, YYYY-MM-DDTHH:MM: failed deliveries made since then are sent again',
+    }),
+  },
   'Send every failed delivery since a time again',
 );
 export type ResendFailedForm = Static<typeof ResendFailedForm>;

@@ -10,7 +10,9 @@ export const CallsQuery = Type.Object(
     agent: Filter("An agent's id; empty: any"),
     client: Filter("An account's id, the agency's own or one of its clients' (agency users); empty: all of them"),
     from: Filter('Created on or after: YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM, in UTC; empty: no bound'),
-    to: Filter('Created on or before: YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM (before that minute), in UTC; empty: no bound'),
+    to: Filter(
+      'Created on or before: YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM (before that minute), in UTC; empty: no bound',
+    ),
     number: Filter('The destination number, E.164 (spaces, dashes and parentheses are ignored); empty: any'),
     call: Filter("A call's id: that call alone, if the viewer may see it"),
     before: Filter('Cursor: the page starts after this call (from "Older")'),
@@ -19,5 +21,8 @@ export const CallsQuery = Type.Object(
 );
 export type CallsQuery = Static<typeof CallsQuery>;
 
-export const CallParams = Type.Object({ id: Type.String({ maxLength: 100, description: "The call's id" }) }, { description: 'A call' });
+export const CallParams = Type.Object(
+  { id: Type.String({ maxLength: 100, description: "The call's id" }) },
+  { description: 'A call' },
+);
 export type CallParams = Static<typeof CallParams>;

@@ -6,7 +6,9 @@ import { Type, type Static, type TProperties } from '@sinclair/typebox';
 const CsrfField = Type.String({ maxLength: 512, description: "The form's CSRF token (checked before validation)" });
 /** Long enough for any policy message to be the one shown; short enough to bound hashing work. */
 const PasswordField = (description: string) => Type.String({ maxLength: 1024, description });
-const NextField = Type.Optional(Type.String({ maxLength: 2048, description: 'A /dashboard path to go back to afterwards' }));
+const NextField = Type.Optional(
+  Type.String({ maxLength: 2048, description: 'A /dashboard path to go back to afterwards' }),
+);
 
 /** A form: its fields plus `_csrf`; nothing else is accepted. */
 export function Form<T extends TProperties>(properties: T, description: string) {
@@ -38,11 +40,18 @@ export const SetPasswordForm = Form(
 );
 export type SetPasswordForm = Static<typeof SetPasswordForm>;
 
-export const SetPasswordParams = Type.Object({ token: Type.String({ maxLength: 64, description: 'The one-time token of the link' }) });
+export const SetPasswordParams = Type.Object({
+  token: Type.String({ maxLength: 64, description: 'The one-time token of the link' }),
+});
 export type SetPasswordParams = Static<typeof SetPasswordParams>;
 
 export const ForgotPasswordForm = Form(
-  { email: Type.String({ maxLength: 320, description: 'The email of the dashboard user (any case); the answer is the same for any address' }) },
+  {
+    email: Type.String({
+      maxLength: 320,
+      description: 'The email of the dashboard user (any case); the answer is the same for any address',
+    }),
+  },
   'Ask for a password-reset link by e-mail (only when SMTP_URL is configured)',
 );
 export type ForgotPasswordForm = Static<typeof ForgotPasswordForm>;
@@ -57,14 +66,21 @@ export const ChangePasswordForm = Form(
 );
 export type ChangePasswordForm = Static<typeof ChangePasswordForm>;
 
-export const ConfirmPasswordForm = Form({ password: PasswordField('The current password'), next: NextField }, 'Re-enter the password');
+export const ConfirmPasswordForm = Form(
+  { password: PasswordField('The current password'), next: NextField },
+  'Re-enter the password',
+);
 export type ConfirmPasswordForm = Static<typeof ConfirmPasswordForm>;
 
 export const ConfirmPasswordQuery = Type.Object({ next: NextField }, { description: 'Where to go after confirming' });
 export type ConfirmPasswordQuery = Static<typeof ConfirmPasswordQuery>;
 
 export const AuditLogQuery = Type.Object(
-  { before: Type.Optional(Type.String({ maxLength: 100, description: 'Cursor: the page starts after this entry (from "Older")' })) },
+  {
+    before: Type.Optional(
+      Type.String({ maxLength: 100, description: 'Cursor: the page starts after this entry (from "Older")' }),
+    ),
+  },
   { description: 'One page of the audit log, newest first' },
 );
 export type AuditLogQuery = Static<typeof AuditLogQuery>;

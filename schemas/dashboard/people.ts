@@ -5,35 +5,56 @@ import { Form } from './forms.js';
 
 /** The page a people form was on, to go back to (or re-render) afterwards. */
 const FromField = Type.Optional(
-  Type.Union([Type.Literal('users'), Type.Literal('client')], { description: 'The page the form was on: the Users page or the client detail page' }),
+  Type.Union([Type.Literal('users'), Type.Literal('client')], {
+    description: 'The page the form was on: the Users page or the client detail page',
+  }),
 );
 
 export const CreateClientForm = Form(
-  { name: Type.String({ maxLength: 1000, description: "The client's name (1 to 200 characters once trimmed; a visible character, no control or text-direction characters)" }) },
+  {
+    name: Type.String({
+      maxLength: 1000,
+      description:
+        "The client's name (1 to 200 characters once trimmed; a visible character, no control or text-direction characters)",
+    }),
+  },
   'Create a client of the signed-in agency',
 );
 export type CreateClientForm = Static<typeof CreateClientForm>;
 
-export const ClientParams = Type.Object({ id: Type.String({ description: "The client's account id (404 unless the viewer's agency owns it)" }) });
+export const ClientParams = Type.Object({
+  id: Type.String({ description: "The client's account id (404 unless the viewer's agency owns it)" }),
+});
 export type ClientParams = Static<typeof ClientParams>;
 
 export const InviteUserForm = Form(
   {
     email: Type.String({ maxLength: 320, description: "The new user's email address (any case; must not be taken)" }),
-    account: Type.String({ maxLength: 64, description: 'The account the new user belongs to: the agency or one of its clients' }),
+    account: Type.String({
+      maxLength: 64,
+      description: 'The account the new user belongs to: the agency or one of its clients',
+    }),
     from: FromField,
   },
   'Invite a user: they get a one-time link (24 h) to choose their password, shown once to the inviting user',
 );
 export type InviteUserForm = Static<typeof InviteUserForm>;
 
-export const UserParams = Type.Object({ id: Type.String({ description: "The user's id (404 unless the viewer manages the user's account)" }) });
+export const UserParams = Type.Object({
+  id: Type.String({ description: "The user's id (404 unless the viewer manages the user's account)" }),
+});
 export type UserParams = Static<typeof UserParams>;
 
-export const DisableUserForm = Form({ from: FromField }, 'Disable a user: they cannot sign in, and their sessions end at once');
+export const DisableUserForm = Form(
+  { from: FromField },
+  'Disable a user: they cannot sign in, and their sessions end at once',
+);
 export type DisableUserForm = Static<typeof DisableUserForm>;
 
-export const EnableUserForm = Form({ from: FromField }, 'Enable a disabled user again: they can sign in with their password');
+export const EnableUserForm = Form(
+  { from: FromField },
+  'Enable a disabled user again: they can sign in with their password',
+);
 export type EnableUserForm = Static<typeof EnableUserForm>;
 
 export const UserLinkForm = Form(

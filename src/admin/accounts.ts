@@ -50,7 +50,7 @@ export async function createAgency(prisma: PrismaClient, input: { name: string; 
 export async function setPlan(prisma: PrismaClient, agencyId: string, plan: string) {
   assertPlan(plan);
   const account = await findAccount(prisma, agencyId);
-  if (account.kind !== 'agency') throw new AdminError('Plans are set on agencies; clients inherit their agency\'s plan');
+  if (account.kind !== 'agency') throw new AdminError("Plans are set on agencies; clients inherit their agency's plan");
   await setAccountPlan(prisma, account.id, plan);
   return { id: account.id, plan };
 }
@@ -58,12 +58,17 @@ export async function setPlan(prisma: PrismaClient, agencyId: string, plan: stri
 export const CLIENT_NAME_MAX_LENGTH = 200;
 
 /** A client of the agency, audited as client_created when an actor is given (callctl and the dashboard give one). */
-export async function createClient(prisma: PrismaClient, input: { agencyId: string; name: string; now?: Date }, actor?: Actor) {
+export async function createClient(
+  prisma: PrismaClient,
+  input: { agencyId: string; name: string; now?: Date },
+  actor?: Actor,
+) {
   const agency = await findAccount(prisma, input.agencyId);
   if (agency.kind !== 'agency') throw new AdminError(`${input.agencyId} is a client, not an agency`);
   const name = input.name.trim();
   if (!name) throw new AdminError('A client needs a name');
-  if (name.length > CLIENT_NAME_MAX_LENGTH) throw new AdminError(`A client's name has at most ${CLIENT_NAME_MAX_LENGTH} characters`);
+  if (name.length > CLIENT_NAME_MAX_LENGTH)
+    throw new AdminError(`A client's name has at most ${CLIENT_NAME_MAX_LENGTH} characters`);
   const problem = readableNameProblem(name);
   if (problem) throw new AdminError(`A client's name ${problem}`);
   if (!actor) return insertClient(prisma, { agencyId: agency.id, name });
@@ -80,21 +85,45 @@ export async function createClient(prisma: PrismaClient, input: { agencyId: stri
  * With `replaces` (the id of the key the caller saw, null for none), only when that is still the active key; else
  * ChangedMeanwhile and nothing changes.
  */
-export async function generateKey(prisma: PrismaClient, accountId: string, actor?: Actor, options: { replaces?: string | null; now?: Date } = {}) {
+export async function generateKey(
+  prisma: PrismaClient,
+  accountId: string,
+  actor?: Actor,
+  options: { replaces?: string | null; now?: Date } = {},
+) {
   const account = await findAccount(prisma, accountId);
   const generated = generateApiKey();
   const now = options.now ?? new Date();
   const rotated = await prisma.$transaction(async (tx) => {
-    const result = await rotateApiKey(tx, account.id, { digest: generated.digest, displayPrefix: generated.displayPrefix }, now, options.replaces);
-    if (result && actor) await audit(tx, account.id, actor, 'key_generated', now, { prefix: generated.displayPrefix, previous_prefix: result.previousPrefix });
+    const result = await rotateApiKey(
+      tx,
+      account.id,
+      { digest: generated.digest, displayPrefix: generated.displayPrefix },
+      now,
+      options.replaces,
+    );
+    if (result && actor)
+      await audit(tx, account.id, actor, 'key_generated', now, {
+        prefix: generated.displayPrefix,
+        previous_prefix: result.previousPrefix,
+      });
     return result;
   });
-  if (!rotated) throw new ChangedMeanwhile(`The API key of account ${account.id} changed since this was asked; no key was generated`);
+  if (!rotated)
+    throw new ChangedMeanwhile(
+      `The API key of account ${account.id} changed since this was asked; no key was generated`,
+    );
   return { key: generated.key, prefix: generated.displayPrefix };
 }
 
 /** The account's own switch, audited when an actor is given; an agency's also covers its clients' keys (the lookup reads both). */
-export async function setApiAccess(prisma: PrismaClient, accountId: string, enabled: boolean, actor?: Actor, now = new Date()) {
+export async function setApiAccess(
+  prisma: PrismaClient,
+  accountId: string,
+  enabled: boolean,
+  actor?: Actor,
+  now = new Date(),
+) {
   const account = await findAccount(prisma, accountId);
   await prisma.$transaction(async (tx) => {
     await setApiAccessSwitch(tx, account.id, enabled, now);

@@ -4,7 +4,14 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../domain/ids.js';
 import { readableNameProblem } from '../../schemas/text.js';
 import { isValidE164 } from '../domain/phone-number.js';
-import { CallingWindowError, callingWindowsSchemaCheck, formatCallingWindow, isValidTimeZone, parseCallingWindow, type CallingWindow } from '../domain/calling-window.js';
+import {
+  CallingWindowError,
+  callingWindowsSchemaCheck,
+  formatCallingWindow,
+  isValidTimeZone,
+  parseCallingWindow,
+  type CallingWindow,
+} from '../domain/calling-window.js';
 import { canUseAgent } from '../domain/tenancy.js';
 import { findAgentById } from '../storage/accounts.js';
 import { insertAgentRow, rescheduleWaitingCalls, updateAgentRow, type AgentFields } from '../storage/agents.js';
@@ -24,7 +31,8 @@ export interface CreateAgentInput {
 
 /** What is wrong with an agent's fields, checked without the database (callctl reports it as a usage error), or null. */
 export function agentInputProblem(input: Omit<CreateAgentInput, 'accountId' | 'name'>): string | null {
-  if (input.phone !== undefined && !isValidE164(input.phone)) return `Invalid phone number "${input.phone}": use E.164, e.g. +14155552671`;
+  if (input.phone !== undefined && !isValidE164(input.phone))
+    return `Invalid phone number "${input.phone}": use E.164, e.g. +14155552671`;
   const timezone = input.timezone ?? 'UTC';
   if (!isValidTimeZone(timezone)) return `Unknown time zone "${timezone}": use an IANA name such as America/New_York`;
   const policy = input.outsideWindow ?? 'queue';
@@ -49,7 +57,8 @@ function agentNameProblem(name: string): string | null {
   return problem && `An agent's name ${problem}`;
 }
 
-const windowsOf = (fields: AgentFields) => (fields.callingWindows as unknown as CallingWindow[]).map(formatCallingWindow);
+const windowsOf = (fields: AgentFields) =>
+  (fields.callingWindows as unknown as CallingWindow[]).map(formatCallingWindow);
 
 /** An agent's fields as the audit log records them (windows in callctl's words). */
 function auditedFields(fields: AgentFields): Record<string, unknown> {
@@ -77,12 +86,20 @@ function agentFields(input: Omit<CreateAgentInput, 'accountId'>): AgentFields {
 }
 
 /** A new agent of the account, audited as agent_created when an actor is given (callctl and the dashboard give one). */
-export async function createAgent(prisma: PrismaClient, input: CreateAgentInput & { now?: Date | undefined }, actor?: Actor) {
+export async function createAgent(
+  prisma: PrismaClient,
+  input: CreateAgentInput & { now?: Date | undefined },
+  actor?: Actor,
+) {
   const account = await findAccount(prisma, input.accountId);
   const fields = agentFields(input);
   const now = input.now ?? new Date();
   const agent = await prisma.$transaction(async (tx) => {
-    const row = await insertAgentRow(tx, { accountId: account.id, agencyId: account.kind === 'agency' ? account.id : account.agencyId!, ...fields });
+    const row = await insertAgentRow(tx, {
+      accountId: account.id,
+      agencyId: account.kind === 'agency' ? account.id : account.agencyId!,
+      ...fields,
+    });
     if (actor) await audit(tx, account.id, actor, 'agent_created', now, { agent_id: row.id, ...auditedFields(fields) });
     return row;
   });
@@ -90,14 +107,26 @@ export async function createAgent(prisma: PrismaClient, input: CreateAgentInput 
 }
 
 /** The agent a trigger without agent_id uses: one the account's key may use (canUseAgent); audited when an actor is given. */
-export async function setDefaultAgent(prisma: PrismaClient, accountId: string, agentId: string, actor?: Actor, now = new Date()) {
+export async function setDefaultAgent(
+  prisma: PrismaClient,
+  accountId: string,
+  agentId: string,
+  actor?: Actor,
+  now = new Date(),
+) {
   const account = await findAccount(prisma, accountId);
   const agent = isUuid(agentId) ? await findAgentById(prisma, agentId) : null;
   if (!agent) throw new AdminError(`No agent ${agentId}`);
-  if (!canUseAgent(account, agent)) throw new AdminError(`Agent ${agentId} does not belong to account ${accountId} or its clients`);
+  if (!canUseAgent(account, agent))
+    throw new AdminError(`Agent ${agentId} does not belong to account ${accountId} or its clients`);
   await prisma.$transaction(async (tx) => {
     await setDefaultAgentOf(tx, account.id, agent.id, now);
-    if (actor) await audit(tx, account.id, actor, 'default_agent_changed', now, { agent_id: agent.id, agent_name: agent.name, previous_agent_id: account.defaultAgentId });
+    if (actor)
+      await audit(tx, account.id, actor, 'default_agent_changed', now, {
+        agent_id: agent.id,
+        agent_name: agent.name,
+        previous_agent_id: account.defaultAgentId,
+      });
   });
   return { account_id: account.id, default_agent_id: agent.id };
 }
@@ -140,13 +169,16 @@ export async function updateAgent(prisma: PrismaClient, agentId: string, input: 
     outside_window_policy: agent.outsideWindowPolicy,
   };
   const after = auditedFields(fields);
-  const changes = Object.fromEntries(Object.entries(after).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(before[key])));
+  const changes = Object.fromEntries(
+    Object.entries(after).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(before[key])),
+  );
   const changed = Object.keys(changes);
   if (changed.length === 0) return { id: agent.id, changed, windows: windowsOf(fields) };
   const now = input.now ?? new Date();
   await prisma.$transaction(async (tx) => {
     await updateAgentRow(tx, agent.id, fields, now);
-    if (changes.calling_windows !== undefined || changes.timezone !== undefined) await rescheduleWaitingCalls(tx, agent.id, now);
+    if (changes.calling_windows !== undefined || changes.timezone !== undefined)
+      await rescheduleWaitingCalls(tx, agent.id, now);
     if (actor) await audit(tx, agent.accountId, actor, 'agent_changed', now, { agent_id: agent.id, ...changes });
   });
   return { id: agent.id, changed, windows: windowsOf(fields) };

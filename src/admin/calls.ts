@@ -9,7 +9,8 @@ import { findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
 
 export const isStatus = (status: string): status is CallStatus => isOneOf(CALL_STATUSES, status);
-export const unknownStatus = (status: string) => `Unknown status "${status}" (expected one of ${CALL_STATUSES.join(', ')})`;
+export const unknownStatus = (status: string) =>
+  `Unknown status "${status}" (expected one of ${CALL_STATUSES.join(', ')})`;
 
 export async function listCalls(prisma: PrismaClient, accountId: string, status?: string, limit = 100) {
   const account = await findAccount(prisma, accountId);

@@ -18,7 +18,8 @@ export interface NewLink {
   expiresAt: Date;
 }
 
-export const disabledNoLink = (email: string) => `${email} is disabled: enable them first, then make a new sign-in link.`;
+export const disabledNoLink = (email: string) =>
+  `${email} is disabled: enable them first, then make a new sign-in link.`;
 
 /**
  * What `callctl user link` names: a user id, or an email that belongs to exactly one user (an address is unique per
@@ -34,7 +35,9 @@ export async function resolveUser(prisma: PrismaClient, idOrEmail: string): Prom
   if (users.length === 0) throw new AdminError(`No user ${idOrEmail}`);
   if (users.length > 1) {
     const list = users.map((u) => `${u.id} (${u.accountName})`).join(', ');
-    throw new AdminError(`${users.length} users have the email ${email}, in different agencies; give the user id: ${list}`);
+    throw new AdminError(
+      `${users.length} users have the email ${email}, in different agencies; give the user id: ${list}`,
+    );
   }
   return users[0]!.id;
 }
@@ -42,15 +45,32 @@ export async function resolveUser(prisma: PrismaClient, idOrEmail: string): Prom
 async function replaceLinks(
   prisma: PrismaClient,
   user: { id: string; accountId: string; email: string },
-  input: { purpose: TokenPurpose; actor: Actor; action: 'sign_in_link_created' | 'password_reset_requested'; now: Date },
+  input: {
+    purpose: TokenPurpose;
+    actor: Actor;
+    action: 'sign_in_link_created' | 'password_reset_requested';
+    now: Date;
+  },
 ): Promise<NewLink> {
   const generated = generateOneTimeToken();
   const expiresAt = new Date(input.now.getTime() + ONE_TIME_TOKEN_TTL_MS);
   await prisma.$transaction(async (tx) => {
     const voided = await expireUserTokens(tx, user.id, input.now);
-    const createdById = input.actor.kind === 'user' && input.action === 'sign_in_link_created' ? input.actor.userId : null;
-    await insertToken(tx, { userId: user.id, digest: generated.digest, purpose: input.purpose, createdById, createdAt: input.now, expiresAt });
-    await audit(tx, user.accountId, input.actor, input.action, input.now, { user_id: user.id, email: user.email, earlier_links_ended: voided });
+    const createdById =
+      input.actor.kind === 'user' && input.action === 'sign_in_link_created' ? input.actor.userId : null;
+    await insertToken(tx, {
+      userId: user.id,
+      digest: generated.digest,
+      purpose: input.purpose,
+      createdById,
+      createdAt: input.now,
+      expiresAt,
+    });
+    await audit(tx, user.accountId, input.actor, input.action, input.now, {
+      user_id: user.id,
+      email: user.email,
+      earlier_links_ended: voided,
+    });
   });
   return { userId: user.id, email: user.email, token: generated.token, expiresAt };
 }
@@ -59,11 +79,19 @@ async function replaceLinks(
  * A new one-time link (24 h) to set the password of an existing user, shown once to whoever made it; earlier unused
  * links stop working. Refused for a disabled user. The caller has checked that the actor manages the user.
  */
-export async function newSignInLink(prisma: PrismaClient, input: { userId: string; actor: Actor; now?: Date }): Promise<NewLink> {
+export async function newSignInLink(
+  prisma: PrismaClient,
+  input: { userId: string; actor: Actor; now?: Date },
+): Promise<NewLink> {
   const user = isUuid(input.userId) ? await findUserById(prisma, input.userId) : null;
   if (!user) throw new AdminError(`No user ${input.userId}`);
   if (user.disabledAt) throw new AdminError(disabledNoLink(user.email));
-  return replaceLinks(prisma, user, { purpose: 'set_password', actor: input.actor, action: 'sign_in_link_created', now: input.now ?? new Date() });
+  return replaceLinks(prisma, user, {
+    purpose: 'set_password',
+    actor: input.actor,
+    action: 'sign_in_link_created',
+    now: input.now ?? new Date(),
+  });
 }
 
 /**
@@ -81,7 +109,15 @@ export async function requestPasswordReset(
   const links = [];
   for (const user of users) {
     const actor: Actor = { kind: 'user', userId: user.id, ip: input.ip };
-    links.push({ ...(await replaceLinks(prisma, user, { purpose: 'password_reset', actor, action: 'password_reset_requested', now: input.now })), accountName: user.accountName });
+    links.push({
+      ...(await replaceLinks(prisma, user, {
+        purpose: 'password_reset',
+        actor,
+        action: 'password_reset_requested',
+        now: input.now,
+      })),
+      accountName: user.accountName,
+    });
   }
   return links;
 }

@@ -4,7 +4,12 @@ import type { Config } from '../config.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { AuditActor, TokenPurpose } from '../generated/prisma/enums.js';
 import { isUuid } from '../domain/ids.js';
-import { generateOneTimeToken, ONE_TIME_TOKEN_TTL_MS, oneTimeTokenDigest, isWellFormedToken } from '../domain/one-time-token.js';
+import {
+  generateOneTimeToken,
+  ONE_TIME_TOKEN_TTL_MS,
+  oneTimeTokenDigest,
+  isWellFormedToken,
+} from '../domain/one-time-token.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../domain/password.js';
 import { passwordProblem } from '../domain/password-policy.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
@@ -12,12 +17,23 @@ import type { AuditAction } from '../domain/audit-actions.js';
 import { insertAuditEntry } from '../storage/audit.js';
 import { deleteUserSessions } from '../storage/sessions.js';
 import { consumeToken, expireUserTokens, findUsableToken, insertToken } from '../storage/tokens.js';
-import { findUserById, findUsersByEmail, insertUser, isUniqueViolation, markDisabled, markEnabled, recordSignIn, setPasswordHash, type Db } from '../storage/users.js';
+import {
+  findUserById,
+  findUsersByEmail,
+  insertUser,
+  isUniqueViolation,
+  markDisabled,
+  markEnabled,
+  recordSignIn,
+  setPasswordHash,
+  type Db,
+} from '../storage/users.js';
 import { AdminError } from './errors.js';
 import { readableNameProblem } from '../../schemas/text.js';
 
 /** Who acts: the operator (callctl), a signed-in user (with the request's IP), or the service itself. */
-export type Actor = { kind: Extract<AuditActor, 'operator' | 'service'> } | { kind: 'user'; userId: string; ip: string | null };
+export type Actor =
+  { kind: Extract<AuditActor, 'operator' | 'service'> } | { kind: 'user'; userId: string; ip: string | null };
 
 export const SET_PASSWORD_PATH = '/dashboard/set-password/';
 
@@ -31,13 +47,22 @@ export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>,
 }
 
 export async function accountScope(db: Db, accountId: string) {
-  const account = isUuid(accountId) ? await db.account.findUnique({ where: { id: accountId }, select: { id: true, agencyId: true } }) : null;
+  const account = isUuid(accountId)
+    ? await db.account.findUnique({ where: { id: accountId }, select: { id: true, agencyId: true } })
+    : null;
   if (!account) throw new AdminError(`No account ${accountId}`);
   return { accountId: account.id, agencyId: account.agencyId ?? account.id };
 }
 
 /** Writes one audit entry for `accountId` (its agency is looked up). */
-export async function audit(db: Db, accountId: string, actor: Actor, action: AuditAction, at: Date, detail: Record<string, unknown> = {}) {
+export async function audit(
+  db: Db,
+  accountId: string,
+  actor: Actor,
+  action: AuditAction,
+  at: Date,
+  detail: Record<string, unknown> = {},
+) {
   const scope = await accountScope(db, accountId);
   await insertAuditEntry(db, {
     ...scope,
@@ -69,10 +94,22 @@ export async function createUser(
   try {
     const id = await prisma.$transaction(async (tx) => {
       const scope = await accountScope(tx, input.accountId);
-      const { id } = await insertUser(tx, { accountId: input.accountId, agencyId: scope.agencyId, email, createdAt: now });
+      const { id } = await insertUser(tx, {
+        accountId: input.accountId,
+        agencyId: scope.agencyId,
+        email,
+        createdAt: now,
+      });
       const createdById = input.actor.kind === 'user' ? input.actor.userId : null;
       await insertToken(tx, { userId: id, digest: generated.digest, purpose, createdById, createdAt: now, expiresAt });
-      await audit(tx, input.accountId, input.actor, input.actor.kind === 'user' ? 'user_invited' : 'user_created', now, { user_id: id, email });
+      await audit(
+        tx,
+        input.accountId,
+        input.actor,
+        input.actor.kind === 'user' ? 'user_invited' : 'user_created',
+        now,
+        { user_id: id, email },
+      );
       return id;
     });
     return { id, token: generated.token, expiresAt };
@@ -90,7 +127,12 @@ export async function inviteUser(
   prisma: PrismaClient,
   input: { accountId: string; email: string; invitedBy: { userId: string; ip: string | null }; now?: Date },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
-  return createUser(prisma, { accountId: input.accountId, email: input.email, actor: { kind: 'user', ...input.invitedBy }, now: input.now });
+  return createUser(prisma, {
+    accountId: input.accountId,
+    email: input.email,
+    actor: { kind: 'user', ...input.invitedBy },
+    now: input.now,
+  });
 }
 
 export const CANNOT_DISABLE_SELF = 'You cannot disable yourself. Another agency user can, or an operator with callctl.';
@@ -104,7 +146,12 @@ export async function disableUser(prisma: PrismaClient, userId: string, actor: A
     const changed = await markDisabled(tx, user.id, now);
     const sessions = await deleteUserSessions(tx, user.id);
     await expireUserTokens(tx, user.id, now);
-    if (changed) await audit(tx, user.accountId, actor, 'user_disabled', now, { user_id: user.id, email: user.email, sessions_ended: sessions });
+    if (changed)
+      await audit(tx, user.accountId, actor, 'user_disabled', now, {
+        user_id: user.id,
+        email: user.email,
+        sessions_ended: sessions,
+      });
     return { changed, sessions };
   });
   return { id: user.id, disabled: true, already_disabled: !ended.changed, sessions_ended: ended.sessions };
@@ -131,17 +178,34 @@ export type SignInResult = { ok: true; userId: string; accountId: string } | { o
  * verify against a dummy hash, so every refusal takes the time of a wrong password and says the same thing. A failed
  * attempt is audited on each known user's account (with the IP); success records the sign-in time and is audited too.
  */
-export async function authenticate(prisma: PrismaClient, input: { email: string; password: string; ip: string | null; now: Date }): Promise<SignInResult> {
+export async function authenticate(
+  prisma: PrismaClient,
+  input: { email: string; password: string; ip: string | null; now: Date },
+): Promise<SignInResult> {
   const email = normalizeEmail(input.email);
   const users = isPlausibleEmail(email) ? await findUsersByEmail(prisma, email) : [];
   const usable = users.filter((user) => !user.disabled && user.passwordHash !== null);
-  const checks = usable.length > 0 ? usable.map((user) => verifyPassword(input.password, user.passwordHash!)) : [dummyPasswordHash().then((hash) => verifyPassword(input.password, hash))];
+  const checks =
+    usable.length > 0
+      ? usable.map((user) => verifyPassword(input.password, user.passwordHash!))
+      : [dummyPasswordHash().then((hash) => verifyPassword(input.password, hash))];
   const matches = await Promise.all(checks);
   const user = usable.find((_user, i) => matches[i]);
   if (!user) {
     for (const known of users) {
-      const reason = known.disabled ? { reason: 'disabled' } : known.passwordHash === null ? { reason: 'no password set' } : {};
-      await audit(prisma, known.accountId, { kind: 'user', userId: known.id, ip: input.ip }, 'sign_in_failed', input.now, reason);
+      const reason = known.disabled
+        ? { reason: 'disabled' }
+        : known.passwordHash === null
+          ? { reason: 'no password set' }
+          : {};
+      await audit(
+        prisma,
+        known.accountId,
+        { kind: 'user', userId: known.id, ip: input.ip },
+        'sign_in_failed',
+        input.now,
+        reason,
+      );
     }
     return { ok: false };
   }
@@ -170,7 +234,8 @@ export async function usableLink(prisma: PrismaClient, token: string, now: Date)
 
 export type SetPasswordResult = { ok: true; userId: string } | { ok: false; problem: string };
 
-export const LINK_UNUSABLE = 'This link has expired or was already used, or a newer link replaced it. Ask for a new one.';
+export const LINK_UNUSABLE =
+  'This link has expired or was already used, or a newer link replaced it. Ask for a new one.';
 
 /** Sets the password from a one-time link; the link is used up, and any session the user had ends. */
 export async function setPasswordWithLink(
@@ -189,7 +254,9 @@ export async function setPasswordWithLink(
     await setPasswordHash(tx, used.userId, hash);
     await deleteUserSessions(tx, used.userId);
     const user = await findUserById(tx, used.userId);
-    await audit(tx, user!.accountId, { kind: 'user', userId: used.userId, ip: input.ip }, 'password_set', input.now, { link: used.purpose });
+    await audit(tx, user!.accountId, { kind: 'user', userId: used.userId, ip: input.ip }, 'password_set', input.now, {
+      link: used.purpose,
+    });
     return { ok: true as const, userId: used.userId };
   });
 }
@@ -204,32 +271,43 @@ export async function changePassword(
 ): Promise<{ ok: true; sessionsEnded: number } | { ok: false; problem: string }> {
   const user = await findUserById(prisma, input.userId);
   if (!user || user.disabledAt) return { ok: false, problem: 'Your account is disabled.' };
-  if (!(await checkPassword(prisma, input.userId, input.current))) return { ok: false, problem: 'The current password is not right.' };
+  if (!(await checkPassword(prisma, input.userId, input.current)))
+    return { ok: false, problem: 'The current password is not right.' };
   const problem = passwordProblem(input.next, { email: user.email });
   if (problem) return { ok: false, problem };
   const hash = await hashPassword(input.next);
   const sessionsEnded = await prisma.$transaction(async (tx) => {
     await setPasswordHash(tx, user.id, hash);
     const ended = await deleteUserSessions(tx, user.id, input.keep);
-    await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'password_changed', input.now, { other_sessions_ended: ended });
+    await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'password_changed', input.now, {
+      other_sessions_ended: ended,
+    });
     return ended;
   });
   return { ok: true, sessionsEnded };
 }
 
 /** Ends every session of the user (sign out everywhere), the caller's included. */
-export async function endAllSessions(prisma: PrismaClient, input: { userId: string; ip: string | null; now: Date }): Promise<number> {
+export async function endAllSessions(
+  prisma: PrismaClient,
+  input: { userId: string; ip: string | null; now: Date },
+): Promise<number> {
   return prisma.$transaction(async (tx) => {
     const user = await findUserById(tx, input.userId);
     if (!user) return 0;
     const ended = await deleteUserSessions(tx, user.id);
-    await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sessions_ended', input.now, { sessions_ended: ended });
+    await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sessions_ended', input.now, {
+      sessions_ended: ended,
+    });
     return ended;
   });
 }
 
 /** Records a sign-out (the session itself is destroyed by the session plugin). */
-export async function recordSignOut(prisma: PrismaClient, input: { userId: string; ip: string | null; now: Date }): Promise<void> {
+export async function recordSignOut(
+  prisma: PrismaClient,
+  input: { userId: string; ip: string | null; now: Date },
+): Promise<void> {
   const user = await findUserById(prisma, input.userId);
   if (user) await audit(prisma, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_out', input.now);
 }
@@ -244,7 +322,12 @@ export async function setupAgency(prisma: PrismaClient, input: { agencyName: str
   // No check of the email: it is unique per agency, and this agency is new (the same person may run two agencies).
   const agency = await prisma.account.create({ data: { kind: 'agency', name, plan: 'agency' }, select: { id: true } });
   try {
-    const user = await createUser(prisma, { accountId: agency.id, email: input.email, actor: { kind: 'operator' }, now: input.now });
+    const user = await createUser(prisma, {
+      accountId: agency.id,
+      email: input.email,
+      actor: { kind: 'operator' },
+      now: input.now,
+    });
     return { agencyId: agency.id, ...user };
   } catch (error) {
     // Nothing half-made: the agency goes when its first user could not be created.

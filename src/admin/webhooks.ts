@@ -4,7 +4,12 @@
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { isUuid } from '../domain/ids.js';
 import { generateWebhookSecret } from '../domain/webhook-secret.js';
-import { countOpenDeliveries, findDeliveryWithEndpoint, requeueDelivery, requeueFailedDeliveriesSince } from '../storage/deliveries.js';
+import {
+  countOpenDeliveries,
+  findDeliveryWithEndpoint,
+  requeueDelivery,
+  requeueFailedDeliveriesSince,
+} from '../storage/deliveries.js';
 import { enableEndpoint, findEndpointOfAccount, upsertEndpoint } from '../storage/endpoints.js';
 import { webhookUrlProblem } from '../webhooks/url-policy.js';
 import { ChangedMeanwhile, findAccount } from './accounts.js';
@@ -36,11 +41,19 @@ export async function setWebhook(
   const secret = generateWebhookSecret();
   const now = options.now ?? new Date();
   const changed = await prisma.$transaction(async (tx) => {
-    const done = await upsertEndpoint(tx, account.id, { url, secret }, { now, ...(options.replaces !== undefined ? { replaces: options.replaces } : {}) });
+    const done = await upsertEndpoint(
+      tx,
+      account.id,
+      { url, secret },
+      { now, ...(options.replaces !== undefined ? { replaces: options.replaces } : {}) },
+    );
     if (done && actor) await audit(tx, account.id, actor, 'webhook_set', now, { url });
     return done && (await findEndpointOfAccount(tx, account.id));
   });
-  if (!changed) throw new ChangedMeanwhile(`The webhook endpoint of account ${account.id} changed since this was asked; nothing was set`);
+  if (!changed)
+    throw new ChangedMeanwhile(
+      `The webhook endpoint of account ${account.id} changed since this was asked; nothing was set`,
+    );
   return { secret, enabled: changed.enabled };
 }
 
@@ -53,28 +66,47 @@ function disabledProblem(endpoint: { disabledReason: string | null; accountId: s
  * could be sent twice at once) nor while its endpoint is disabled. With `accountId`, only a delivery of that
  * account's endpoint (any other is NoSuchDelivery).
  */
-export async function replayDelivery(prisma: PrismaClient, deliveryId: string, actor?: Actor, options: { accountId?: string; now?: Date } = {}) {
+export async function replayDelivery(
+  prisma: PrismaClient,
+  deliveryId: string,
+  actor?: Actor,
+  options: { accountId?: string; now?: Date } = {},
+) {
   const delivery = isUuid(deliveryId) ? await findDeliveryWithEndpoint(prisma, deliveryId) : null;
-  if (!delivery || (options.accountId !== undefined && delivery.endpoint.accountId !== options.accountId)) throw new NoSuchDelivery(`No delivery ${deliveryId}`);
+  if (!delivery || (options.accountId !== undefined && delivery.endpoint.accountId !== options.accountId))
+    throw new NoSuchDelivery(`No delivery ${deliveryId}`);
   if (!delivery.endpoint.enabled) throw new AdminError(disabledProblem(delivery.endpoint));
-  if (delivery.status === 'pending') throw new AdminError(`Delivery ${deliveryId} is still pending; it will be sent without a replay`);
+  if (delivery.status === 'pending')
+    throw new AdminError(`Delivery ${deliveryId} is still pending; it will be sent without a replay`);
   const now = options.now ?? new Date();
   await prisma.$transaction(async (tx) => {
     await requeueDelivery(tx, delivery.id, now);
-    if (actor) await audit(tx, delivery.endpoint.accountId, actor, 'deliveries_resent', now, { delivery_id: delivery.id, event_type: delivery.eventType, call_id: delivery.callId });
+    if (actor)
+      await audit(tx, delivery.endpoint.accountId, actor, 'deliveries_resent', now, {
+        delivery_id: delivery.id,
+        event_type: delivery.eventType,
+        call_id: delivery.callId,
+      });
   });
   return { id: delivery.id, status: 'pending' as const };
 }
 
 /** Sends again every failed delivery of the account's endpoint created at or after `since`, in one statement. */
-export async function resendFailedDeliveries(prisma: PrismaClient, accountId: string, since: Date, actor?: Actor, now = new Date()) {
+export async function resendFailedDeliveries(
+  prisma: PrismaClient,
+  accountId: string,
+  since: Date,
+  actor?: Actor,
+  now = new Date(),
+) {
   const account = await findAccount(prisma, accountId);
   const endpoint = await findEndpointOfAccount(prisma, account.id);
   if (!endpoint) throw new AdminError(`Account ${account.id} has no webhook endpoint`);
   if (!endpoint.enabled) throw new AdminError(disabledProblem(endpoint));
   const resent = await prisma.$transaction(async (tx) => {
     const count = await requeueFailedDeliveriesSince(tx, endpoint.id, since, now);
-    if (count > 0 && actor) await audit(tx, account.id, actor, 'deliveries_resent', now, { failed_since: since.toISOString(), count });
+    if (count > 0 && actor)
+      await audit(tx, account.id, actor, 'deliveries_resent', now, { failed_since: since.toISOString(), count });
     return count;
   });
   return { account_id: account.id, since: since.toISOString(), resent };
@@ -88,8 +120,13 @@ export async function showWebhook(prisma: PrismaClient, accountId: string) {
   const { pending, held, heldSince, failed } = await countOpenDeliveries(prisma, endpoint.id);
   return {
     webhook: {
-      url: endpoint.url, enabled: endpoint.enabled, disabled_reason: endpoint.disabledReason, pending, held,
-      held_since: heldSince?.toISOString() ?? null, failed,
+      url: endpoint.url,
+      enabled: endpoint.enabled,
+      disabled_reason: endpoint.disabledReason,
+      pending,
+      held,
+      held_since: heldSince?.toISOString() ?? null,
+      failed,
     },
   };
 }
@@ -104,12 +141,19 @@ export async function showWebhook(prisma: PrismaClient, accountId: string) {
 export async function enableWebhook(prisma: PrismaClient, accountId: string, actor?: Actor, now = new Date()) {
   const account = await findAccount(prisma, accountId);
   const endpoint = await findEndpointOfAccount(prisma, account.id);
-  if (!endpoint) throw new AdminError(`Account ${account.id} has no webhook endpoint; set one with callctl webhook set ${account.id} --url <url>`);
+  if (!endpoint)
+    throw new AdminError(
+      `Account ${account.id} has no webhook endpoint; set one with callctl webhook set ${account.id} --url <url>`,
+    );
   // Only a disabled endpoint changes: enabling twice at once records one change.
   const { changed, released } = await prisma.$transaction(async (tx) => {
     const done = await enableEndpoint(tx, endpoint.id, now);
     if ((done.changed || done.released > 0) && actor) {
-      await audit(tx, account.id, actor, 'webhook_enabled', now, { url: endpoint.url, previously_disabled: endpoint.disabledReason, released: done.released });
+      await audit(tx, account.id, actor, 'webhook_enabled', now, {
+        url: endpoint.url,
+        previously_disabled: endpoint.disabledReason,
+        released: done.released,
+      });
     }
     return done;
   });

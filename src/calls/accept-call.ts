@@ -35,15 +35,21 @@ export function acceptedResponse(callId: string) {
   return { success: true as const, call_id: callId, status: 'initiated' as const };
 }
 
-async function selectAgent(prisma: PrismaClient, principal: Principal, requested: string | undefined): Promise<AgentSnapshot & { phoneNumber: string }> {
+async function selectAgent(
+  prisma: PrismaClient,
+  principal: Principal,
+  requested: string | undefined,
+): Promise<AgentSnapshot & { phoneNumber: string }> {
   const agentId = requested ?? principal.defaultAgentId;
   if (!agentId) throw new AppError('NO_DEFAULT_AGENT');
   // The default agent came with the key (one query fewer); any other agent is read now.
-  const agent: AgentSnapshot | null = agentId === principal.defaultAgentId && principal.defaultAgent
-    ? principal.defaultAgent
-    : await findAgentById(prisma, agentId);
+  const agent: AgentSnapshot | null =
+    agentId === principal.defaultAgentId && principal.defaultAgent
+      ? principal.defaultAgent
+      : await findAgentById(prisma, agentId);
   if (!agent) throw new AppError(requested ? 'AGENT_NOT_FOUND' : 'NO_DEFAULT_AGENT');
-  if (!canUseAgent({ id: principal.accountId, kind: principal.accountKind }, agent)) throw new AppError('AGENT_FORBIDDEN');
+  if (!canUseAgent({ id: principal.accountId, kind: principal.accountKind }, agent))
+    throw new AppError('AGENT_FORBIDDEN');
   if (!agent.phoneNumber) throw new AppError('AGENT_HAS_NO_PHONE');
   return { ...agent, phoneNumber: agent.phoneNumber };
 }
@@ -77,10 +83,16 @@ export async function acceptCall(prisma: PrismaClient, input: AcceptInput): Prom
     expiresAt,
     now,
     maxWaiting: limits.maxWaiting,
-    idempotency: input.idempotencyRecordId ? { recordId: input.idempotencyRecordId, status: 200, body: acceptedResponse(callId) } : null,
+    idempotency: input.idempotencyRecordId
+      ? { recordId: input.idempotencyRecordId, status: 200, body: acceptedResponse(callId) }
+      : null,
   });
   if (waiting !== null) {
-    throw new AppError('TOO_MANY_WAITING', { seconds: QUEUE_FULL_RETRY_SECONDS }, { 'retry-after': String(QUEUE_FULL_RETRY_SECONDS) });
+    throw new AppError(
+      'TOO_MANY_WAITING',
+      { seconds: QUEUE_FULL_RETRY_SECONDS },
+      { 'retry-after': String(QUEUE_FULL_RETRY_SECONDS) },
+    );
   }
   return { callId };
 }

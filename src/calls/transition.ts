@@ -10,7 +10,14 @@ import { newRowId } from '../domain/ids.js';
 import { RawJson, stringifyWithRaw } from '../domain/raw-json.js';
 import { callView } from '../../schemas/call.js';
 import type { WebhookEvent } from '../../schemas/webhook.js';
-import { CALL_COLUMNS, LOCK_CALLS, writeCallBatch, type CallBatchDelivery, type CallBatchEvent, type DeliveryLease } from '../storage/calls.js';
+import {
+  CALL_COLUMNS,
+  LOCK_CALLS,
+  writeCallBatch,
+  type CallBatchDelivery,
+  type CallBatchEvent,
+  type DeliveryLease,
+} from '../storage/calls.js';
 import type { ClaimedDelivery } from '../storage/deliveries.js';
 import { sqlPool } from '../storage/database.js';
 import { inTransaction } from '../storage/transaction.js';
@@ -46,7 +53,13 @@ function fieldsFor(call: Call, step: Transition, update: CallUpdate, now: Date):
       return { status: 'in_progress', answeredAt: now };
     case 'completed': {
       const reported = update.kind === 'completed' ? update.durationSeconds : undefined;
-      return { status: 'completed', endedAt: now, durationSeconds: reported ?? seconds(call.answeredAt ?? now, now), leaseOwner: null, leaseExpiresAt: null };
+      return {
+        status: 'completed',
+        endedAt: now,
+        durationSeconds: reported ?? seconds(call.answeredAt ?? now, now),
+        leaseOwner: null,
+        leaseExpiresAt: null,
+      };
     }
     case 'failed':
       return {
@@ -87,13 +100,27 @@ export async function applyLockedBatch(
     const at = change.at ?? now;
     const steps = plan(call.status, change.update);
     for (const [i, step] of steps.entries()) {
-      call = { ...call, ...fieldsFor(call, step, change.update, at), ...(i === steps.length - 1 ? change.extra : {}), updatedAt };
+      call = {
+        ...call,
+        ...fieldsFor(call, step, change.update, at),
+        ...(i === steps.length - 1 ? change.extra : {}),
+        updatedAt,
+      };
       const eventId = newRowId();
       events.push({ id: eventId, callId: call.id, step, at });
       if (step.event) {
         const data = { ...callView(call), metadata: new RawJson(call.metadata as string) };
-        const body = { type: step.event, timestamp: at.toISOString(), data } satisfies Omit<WebhookEvent, 'data'> & { data: { metadata: RawJson } };
-        deliveries.push({ id: newRowId(), accountId: call.accountId, callId: call.id, eventId, type: step.event, payload: stringifyWithRaw(body) });
+        const body = { type: step.event, timestamp: at.toISOString(), data } satisfies Omit<WebhookEvent, 'data'> & {
+          data: { metadata: RawJson };
+        };
+        deliveries.push({
+          id: newRowId(),
+          accountId: call.accountId,
+          callId: call.id,
+          eventId,
+          type: step.event,
+          payload: stringifyWithRaw(body),
+        });
       }
       // A slot is free: wake the dispatchers.
       if (step.to === 'completed' || step.to === 'failed') freed.add(call.accountId);
@@ -103,7 +130,15 @@ export async function applyLockedBatch(
   }
   if (current.size === 0) return { applied: results, leased: [] };
 
-  const leased = await writeCallBatch(client, { calls: [...current.values()], events, deliveries, freedAccounts: [...freed], source, now, lease: context.lease });
+  const leased = await writeCallBatch(client, {
+    calls: [...current.values()],
+    events,
+    deliveries,
+    freedAccounts: [...freed],
+    source,
+    now,
+    lease: context.lease,
+  });
   return { applied: results, leased };
 }
 
@@ -128,13 +163,24 @@ export async function transitionCalls(
 }
 
 /** Applies one update to each of the given calls (waiting for their locks); calls that do not exist are skipped. */
-async function applyCallUpdates(prisma: PrismaClient, callIds: string[], change: CallChange, context: UpdateContext): Promise<AppliedUpdate[]> {
+async function applyCallUpdates(
+  prisma: PrismaClient,
+  callIds: string[],
+  change: CallChange,
+  context: UpdateContext,
+): Promise<AppliedUpdate[]> {
   if (callIds.length === 0) return [];
   return transitionCalls(prisma, { ...LOCK_CALLS, values: [callIds] }, () => change, context);
 }
 
 /** Applies one update to one call. `call` is null when there is no such call. */
-export async function applyCallUpdate(prisma: PrismaClient, callId: string, update: CallUpdate, context: UpdateContext, extra: CallExtra = {}) {
+export async function applyCallUpdate(
+  prisma: PrismaClient,
+  callId: string,
+  update: CallUpdate,
+  context: UpdateContext,
+  extra: CallExtra = {},
+) {
   const [applied] = await applyCallUpdates(prisma, [callId], { update, extra }, context);
   return applied ?? { steps: [] as Transition[], call: null };
 }

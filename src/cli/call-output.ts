@@ -14,7 +14,10 @@ function metadataLines(metadata: unknown): string[] {
   const entries = objectEntries(metadata.text);
   if (entries.length === 0) return ['metadata: {}'];
   const width = Math.max(...entries.map(([key]) => JSON.stringify(key).length + 1));
-  return ['metadata (JSON, as given):', ...entries.map(([key, value]) => `  ${`${JSON.stringify(key)}:`.padEnd(width)} ${value}`)];
+  return [
+    'metadata (JSON, as given):',
+    ...entries.map(([key, value]) => `  ${`${JSON.stringify(key)}:`.padEnd(width)} ${value}`),
+  ];
 }
 
 function deliveryLines(delivery: Row): string[] {
@@ -32,7 +35,7 @@ function deliveryLines(delivery: Row): string[] {
     attempt: a.attempt,
     time: a.started_at,
     status: a.response_status,
-    latency: a.duration_ms === null || a.duration_ms === undefined ? null : `${String(a.duration_ms)} ms`,
+    latency: typeof a.duration_ms === 'number' ? `${a.duration_ms} ms` : null,
     error: a.error,
   }));
   return [head, ...table(rows, undefined, '    ')];
@@ -40,12 +43,25 @@ function deliveryLines(delivery: Row): string[] {
 
 export function formatCall(call: Row): string {
   const { metadata, events, deliveries, ...fields } = call;
-  const lines = block(Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, key === 'name' || key === 'email' ? given(value) : value])), '');
+  const lines = block(
+    Object.fromEntries(
+      Object.entries(fields).map(([key, value]) => [key, key === 'name' || key === 'email' ? given(value) : value]),
+    ),
+    '',
+  );
   lines.push(...metadataLines(metadata));
-  const timeline = ((events ?? []) as Row[]).map((e) => ({ occurred_at: e.occurred_at, from: e.from_status, to: e.to_status, failure_reason: e.failure_reason, source: e.source }));
+  const timeline = ((events ?? []) as Row[]).map((e) => ({
+    occurred_at: e.occurred_at,
+    from: e.from_status,
+    to: e.to_status,
+    failure_reason: e.failure_reason,
+    source: e.source,
+  }));
   lines.push(...(timeline.length ? ['events:', ...table(timeline, undefined, '  ')] : ['events: (none)']));
   const sent = (deliveries ?? []) as Row[];
-  lines.push(...(sent.length ? ['webhook deliveries:', ...sent.flatMap(deliveryLines)] : ['webhook deliveries: (none)']));
+  lines.push(
+    ...(sent.length ? ['webhook deliveries:', ...sent.flatMap(deliveryLines)] : ['webhook deliveries: (none)']),
+  );
   lines.push('', '(- is none; name, email and metadata values are shown as JSON)');
   return `${lines.join('\n')}\n`;
 }

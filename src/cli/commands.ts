@@ -1,6 +1,15 @@
 // The callctl command table: each command's words, arguments and flags, and the admin function it is a thin layer over.
 import type { ParseArgsConfig } from 'node:util';
-import { createAgency, createClient, generateKey, isPlan, OPERATOR, setApiAccess, setPlan, unknownPlan } from '../admin/accounts.js';
+import {
+  createAgency,
+  createClient,
+  generateKey,
+  isPlan,
+  OPERATOR,
+  setApiAccess,
+  setPlan,
+  unknownPlan,
+} from '../admin/accounts.js';
 import { agentInputProblem, createAgent, setDefaultAgent } from '../admin/agents.js';
 import { isStatus, listCalls, showCall, unknownStatus } from '../admin/calls.js';
 import { enableWebhook, replayDelivery, setWebhook, showWebhook } from '../admin/webhooks.js';
@@ -45,12 +54,24 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
   account: { value: '<account-id>', help: 'The account (agency or client) id' },
   phone: { value: '<e164>', help: "The agent's caller ID, E.164, e.g. +14155552671" },
   timezone: { value: '<iana>', help: 'Time zone of the calling windows, e.g. America/New_York; default UTC' },
-  window: { value: '"<days> HH:MM-HH:MM"', help: 'A calling window (days: mon-fri, sat,sun, daily); repeat for more; none: always open' },
-  'outside-window': { value: 'queue|reject', help: 'Outside the windows: queue the call until one opens (default) or reject it' },
-  url: { value: '<url>', help: 'https URL of the endpoint (http and private addresses need WEBHOOK_ALLOW_PRIVATE_TARGETS=true)' },
-  status: { value: '<status>', help: 'Only calls in this status: initiated, dialing, in_progress, completed or failed' },
+  window: {
+    value: '"<days> HH:MM-HH:MM"',
+    help: 'A calling window (days: mon-fri, sat,sun, daily); repeat for more; none: always open',
+  },
+  'outside-window': {
+    value: 'queue|reject',
+    help: 'Outside the windows: queue the call until one opens (default) or reject it',
+  },
+  url: {
+    value: '<url>',
+    help: 'https URL of the endpoint (http and private addresses need WEBHOOK_ALLOW_PRIVATE_TARGETS=true)',
+  },
+  status: {
+    value: '<status>',
+    help: 'Only calls in this status: initiated, dialing, in_progress, completed or failed',
+  },
   email: { value: '<email>', help: "The user's email address (compared case-insensitively)" },
-  'agency-name': { value: '<name>', help: 'The new agency\'s name' },
+  'agency-name': { value: '<name>', help: "The new agency's name" },
 };
 
 /** Flags every command takes. */
@@ -146,7 +167,8 @@ export const COMMANDS: Command[] = [
     required: ['name'],
     usage: 'callctl agency create --name <name> [--plan agency|starter]',
     summary: 'Create an agency (plan defaults to agency)',
-    check: (_args, values) => usage(values.plan !== undefined && !isPlan(values.plan) ? unknownPlan(values.plan) : null),
+    check: (_args, values) =>
+      usage(values.plan !== undefined && !isPlan(values.plan) ? unknownPlan(values.plan) : null),
     run: ({ prisma }, _args, values) => createAgency(prisma, { name: flag(values, 'name'), plan: values.plan }),
   },
   {
@@ -165,7 +187,8 @@ export const COMMANDS: Command[] = [
     required: ['agency', 'name'],
     usage: 'callctl client create --agency <agency-id> --name <name>',
     summary: 'Create a client of an agency',
-    run: ({ prisma }, _args, values) => createClient(prisma, { agencyId: flag(values, 'agency'), name: flag(values, 'name') }, { kind: 'operator' }),
+    run: ({ prisma }, _args, values) =>
+      createClient(prisma, { agencyId: flag(values, 'agency'), name: flag(values, 'name') }, { kind: 'operator' }),
   },
   {
     words: ['key', 'generate'],
@@ -197,16 +220,27 @@ export const COMMANDS: Command[] = [
       '                     [--window "mon-fri 09:00-17:00"]... [--outside-window queue|reject]',
     summary: 'Create an agent (no --window: always open)',
     check: (_args, values) =>
-      usage(agentInputProblem({ phone: values.phone, timezone: values.timezone, windows: values.window, outsideWindow: values['outside-window'] })),
+      usage(
+        agentInputProblem({
+          phone: values.phone,
+          timezone: values.timezone,
+          windows: values.window,
+          outsideWindow: values['outside-window'],
+        }),
+      ),
     run: ({ prisma }, _args, values) =>
-      createAgent(prisma, {
-        accountId: flag(values, 'account'),
-        name: flag(values, 'name'),
-        phone: values.phone,
-        timezone: values.timezone,
-        windows: values.window,
-        outsideWindow: values['outside-window'],
-      }, OPERATOR),
+      createAgent(
+        prisma,
+        {
+          accountId: flag(values, 'account'),
+          name: flag(values, 'name'),
+          phone: values.phone,
+          timezone: values.timezone,
+          windows: values.window,
+          outsideWindow: values['outside-window'],
+        },
+        OPERATOR,
+      ),
   },
   {
     words: ['agent', 'set-default'],
@@ -223,23 +257,34 @@ export const COMMANDS: Command[] = [
     required: ['url'],
     usage: 'callctl webhook set <account-id> --url <url>',
     summary: "Set the account's webhook endpoint; returns a new signing secret (a disabled endpoint stays disabled)",
-    notice: (result, args) => result.enabled === false
-      ? `This signing secret is shown only once: store it now. The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${arg(args, 0)} sends the events held meanwhile.`
-      : 'This signing secret is shown only once: store it now.',
+    notice: (result, args) =>
+      result.enabled === false
+        ? `This signing secret is shown only once: store it now. The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${arg(args, 0)} sends the events held meanwhile.`
+        : 'This signing secret is shown only once: store it now.',
     run: ({ prisma, config }, args, values) =>
-      setWebhook(prisma, arg(args, 0), flag(values, 'url'), { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS }, OPERATOR),
+      setWebhook(
+        prisma,
+        arg(args, 0),
+        flag(values, 'url'),
+        { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS },
+        OPERATOR,
+      ),
   },
   {
     words: ['webhook', 'show'],
     args: ['account-id'],
     flags: [],
     usage: 'callctl webhook show <account-id>',
-    summary: "The account's endpoint: URL, enabled or why not, deliveries pending, held (since when) and failed (never the secret)",
+    summary:
+      "The account's endpoint: URL, enabled or why not, deliveries pending, held (since when) and failed (never the secret)",
     notice: (result, args) => {
       const webhook = result.webhook as { enabled: boolean; held: number; held_since: string | null } | null;
       if (!webhook) return `No endpoint: set one with callctl webhook set ${arg(args, 0)} --url <url>`;
       if (webhook.enabled) return undefined;
-      const held = webhook.held > 0 ? `, which sends the ${webhook.held === 1 ? 'event' : `${webhook.held} events`} held since ${webhook.held_since}` : '';
+      const held =
+        webhook.held > 0
+          ? `, which sends the ${webhook.held === 1 ? 'event' : `${webhook.held} events`} held since ${webhook.held_since}`
+          : '';
       return `Enable it again (same URL and secret) with callctl webhook enable ${arg(args, 0)}${held}`;
     },
     run: ({ prisma }, args) => showWebhook(prisma, arg(args, 0)),
@@ -249,13 +294,17 @@ export const COMMANDS: Command[] = [
     args: ['account-id'],
     flags: [],
     usage: 'callctl webhook enable <account-id>',
-    summary: 'Enable a disabled endpoint again (after a 410 Gone), keeping its URL and signing secret, and send the events held meanwhile',
+    summary:
+      'Enable a disabled endpoint again (after a 410 Gone), keeping its URL and signing secret, and send the events held meanwhile',
     notice: (result) => {
       const released = result.released as number;
       const held = released === 1 ? '1 held event is' : `${released} held events are`;
-      if (result.changed_at === null) return released > 0 ? `It was already enabled; ${held} sent now.` : 'It was already enabled: nothing changed.';
-      return `Enabled; the signing secret is unchanged. ${released > 0 ? `${held} being sent now.` : 'No events were held.'}`
-        + ' Deliveries whose attempts had run out stay failed: callctl deliveries replay <delivery-id> sends one again.';
+      if (result.changed_at === null)
+        return released > 0 ? `It was already enabled; ${held} sent now.` : 'It was already enabled: nothing changed.';
+      return (
+        `Enabled; the signing secret is unchanged. ${released > 0 ? `${held} being sent now.` : 'No events were held.'}` +
+        ' Deliveries whose attempts had run out stay failed: callctl deliveries replay <delivery-id> sends one again.'
+      );
     },
     run: ({ prisma }, args) => enableWebhook(prisma, arg(args, 0), OPERATOR),
   },
@@ -265,7 +314,8 @@ export const COMMANDS: Command[] = [
     flags: ['status'],
     usage: 'callctl calls list <account-id> [--status <status>]',
     summary: "An account's most recent calls (up to 100)",
-    check: (_args, values) => usage(values.status !== undefined && !isStatus(values.status) ? unknownStatus(values.status) : null),
+    check: (_args, values) =>
+      usage(values.status !== undefined && !isStatus(values.status) ? unknownStatus(values.status) : null),
     run: ({ prisma }, args, values) => listCalls(prisma, arg(args, 0), values.status),
   },
   {
@@ -288,4 +338,3 @@ export const COMMANDS: Command[] = [
   ...USER_COMMANDS,
   ...RETENTION_COMMANDS,
 ];
-

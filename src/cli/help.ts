@@ -25,7 +25,8 @@ function optionLines(commands: Command[]): string[] {
   return ['Options:', ...list.map((o) => `  ${o.flag.padEnd(width)}  ${o.help}`)];
 }
 
-const commandLines = (commands: Command[]) => commands.flatMap((c) => [`  ${c.usage.replace(/\n/g, '\n  ')}`, `      ${c.summary}`]);
+const commandLines = (commands: Command[]) =>
+  commands.flatMap((c) => [`  ${c.usage.replace(/\n/g, '\n  ')}`, `      ${c.summary}`]);
 
 const FOOTER = [
   'Exit codes: 0 done, 1 refused or failed (e.g. no such account), 2 usage error (the command line is wrong), 78 bad configuration.',
@@ -35,7 +36,14 @@ const FOOTER = [
 /** Every command, for `callctl --help`. */
 export function helpText(): string {
   const groups = [...new Set(COMMANDS.map(groupOf))];
-  const lines = ['callctl: operator commands of the outbound call trigger service', '', 'Commands:', ...commandLines(COMMANDS), '', 'Groups:'];
+  const lines = [
+    'callctl: operator commands of the outbound call trigger service',
+    '',
+    'Commands:',
+    ...commandLines(COMMANDS),
+    '',
+    'Groups:',
+  ];
   const width = Math.max(...groups.map((g) => g.length));
   lines.push(...groups.map((g) => `  ${g.padEnd(width)}  ${GROUPS[g] ?? ''}`), '', ...optionLines(COMMANDS), '');
   lines.push(`Help on a group or a command: ${HELP_USAGE}`, ...FOOTER);
@@ -45,7 +53,14 @@ export function helpText(): string {
 /** One group's commands and their options, for `callctl <group> --help`. */
 export function groupHelpText(group: string): string {
   const commands = commandsOf(group);
-  const lines = [`callctl ${group} - ${GROUPS[group] ?? ''}`, '', 'Commands:', ...commandLines(commands), '', ...optionLines(commands)];
+  const lines = [
+    `callctl ${group} - ${GROUPS[group] ?? ''}`,
+    '',
+    'Commands:',
+    ...commandLines(commands),
+    '',
+    ...optionLines(commands),
+  ];
   if (commands.length > 1) lines.push('', `Help on one: callctl ${group} <command> --help`);
   return `${lines.join('\n')}\n`;
 }
@@ -55,7 +70,12 @@ export function commandHelpText(command: Command): string {
   return `${[`usage: ${command.usage}`, '', command.summary, '', ...optionLines([command])].join('\n')}\n`;
 }
 
-const describeCommand = (c: Command) => ({ command: commandName(c), usage: c.usage, summary: c.summary, options: options([c]) });
+const describeCommand = (c: Command) => ({
+  command: commandName(c),
+  usage: c.usage,
+  summary: c.summary,
+  options: options([c]),
+});
 
 /** The same as data, for `--json`. */
 export function helpObject(): Record<string, unknown> {

@@ -7,7 +7,16 @@ import { stringifyWithRaw } from '../domain/raw-json.js';
 import { createPrisma, locateDatabase } from '../storage/database.js';
 import { migrate, MigrationError } from '../storage/migrate.js';
 import { COMMANDS, OPTIONS, UsageError, type Command, type Result, type Values } from './commands.js';
-import { commandHelpObject, commandHelpText, commandName, commandsOf, groupHelpObject, groupHelpText, helpObject, helpText } from './help.js';
+import {
+  commandHelpObject,
+  commandHelpText,
+  commandName,
+  commandsOf,
+  groupHelpObject,
+  groupHelpText,
+  helpObject,
+  helpText,
+} from './help.js';
 import { formatHuman } from './output.js';
 
 export interface CliIo {
@@ -27,13 +36,16 @@ function findCommand(positionals: string[]): { command: Command; rest: string[] 
   const related = commandsOf(group).map(commandName);
   if (related.length === 0) throw new UsageError(`Unknown command "${group}"; see callctl --help`);
   if (positionals.length === 1) return { group };
-  throw new UsageError(`Unknown command "${positionals.slice(0, 2).join(' ')}" (expected ${related.join(' or ')}); see callctl ${group} --help`);
+  throw new UsageError(
+    `Unknown command "${positionals.slice(0, 2).join(' ')}" (expected ${related.join(' or ')}); see callctl ${group} --help`,
+  );
 }
 
 function checkUsage(command: Command, args: string[], values: Values): void {
   const name = commandName(command);
   if (args.length < command.args.length) throw new UsageError(`Missing <${command.args[args.length]}> for "${name}"`);
-  if (args.length > command.args.length) throw new UsageError(`Unexpected argument "${args[command.args.length]}" for "${name}"`);
+  if (args.length > command.args.length)
+    throw new UsageError(`Unexpected argument "${args[command.args.length]}" for "${name}"`);
   for (const [flag, value] of Object.entries(values)) {
     if (value === undefined || flag === 'json' || flag === 'help') continue;
     if (!(command.flags as string[]).includes(flag)) throw new UsageError(`Unknown flag --${flag} for "${name}"`);
@@ -47,12 +59,22 @@ function checkUsage(command: Command, args: string[], values: Values): void {
 /** Prisma puts the invocation and code frame first; the last line is the reason a person needs. */
 function reason(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  if (error instanceof AdminError || error instanceof MigrationError || error instanceof ConfigError) return error.message;
-  const lines = error.message.split('\n').map((l) => l.trim()).filter(Boolean);
+  if (error instanceof AdminError || error instanceof MigrationError || error instanceof ConfigError)
+    return error.message;
+  const lines = error.message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines.at(-1) ?? error.name;
 }
 
-async function execute(command: Command, args: string[], values: Values, config: Config, log?: (msg: string) => void): Promise<Result> {
+async function execute(
+  command: Command,
+  args: string[],
+  values: Values,
+  config: Config,
+  log?: (msg: string) => void,
+): Promise<Result> {
   const location = await locateDatabase(config, 'cli', log);
   try {
     // A fresh DATA_DIR works with any command: the schema is brought up to date first, as the server does.
@@ -119,7 +141,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       return EXIT.ok;
     }
     if (!json) io.stderr(groupHelpText(found.group));
-    return fail(`Missing command after "${found.group}" (expected ${commandsOf(found.group).map(commandName).join(' or ')})`, EXIT.usage);
+    return fail(
+      `Missing command after "${found.group}" (expected ${commandsOf(found.group).map(commandName).join(' or ')})`,
+      EXIT.usage,
+    );
   }
   const { command, rest } = found;
   if (wantsHelp) {

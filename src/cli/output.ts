@@ -10,14 +10,22 @@ export const label = (key: string) => key.replace(/_/g, ' ');
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const isRows = (value: unknown): value is Record<string, unknown>[] => Array.isArray(value) && value.length > 0 && value.every(isRecord);
+const isRows = (value: unknown): value is Record<string, unknown>[] =>
+  Array.isArray(value) && value.length > 0 && value.every(isRecord);
 
 /** A value in a line or table cell; `-` is nothing (null, absent or empty). */
 export function cell(value: unknown): string {
   if (value === null || value === undefined || value === '') return '-';
   // Nested lists inside a table row (a delivery's attempts) are summarised by their count.
-  if (Array.isArray(value)) return value.every((v) => !isRecord(v)) ? value.map(cell).join(', ') || '-' : String(value.length);
-  if (isRecord(value)) return Object.entries(value).map(([k, v]) => `${k}=${cell(v)}`).join(' ') || '-';
+  if (Array.isArray(value))
+    return value.every((v) => !isRecord(v)) ? value.map(cell).join(', ') || '-' : String(value.length);
+  if (isRecord(value))
+    return (
+      Object.entries(value)
+        .map(([k, v]) => `${k}=${cell(v)}`)
+        .join(' ') || '-'
+    );
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are records or arrays, handled above
   return String(value);
 }
 
@@ -36,7 +44,8 @@ export function block(value: Record<string, unknown>, indent: string): string[] 
   for (const [key, item] of entries) {
     const head = `${indent}${`${label(key)}:`.padEnd(width)}`;
     if (isRows(item)) lines.push(`${indent}${label(key)}:`, ...table(item, TABLE_COLUMNS[key], `${indent}  `));
-    else if (isRecord(item) && Object.keys(item).length > 0) lines.push(`${indent}${label(key)}:`, ...block(item, `${indent}  `));
+    else if (isRecord(item) && Object.keys(item).length > 0)
+      lines.push(`${indent}${label(key)}:`, ...block(item, `${indent}  `));
     else if (Array.isArray(item) && item.length === 0) lines.push(`${head} (none)`);
     else if (isRecord(item)) lines.push(`${head} (none)`);
     else lines.push(`${head} ${cell(item)}`);

@@ -10,7 +10,8 @@ export const RETENTION_COMMANDS: Command[] = [
     args: [],
     flags: [],
     usage: 'callctl retention run',
-    summary: 'Delete now every row past its retention (as the servers do every RETENTION_INTERVAL_SECONDS); rows deleted per table',
+    summary:
+      'Delete now every row past its retention (as the servers do every RETENTION_INTERVAL_SECONDS); rows deleted per table',
     notice: (result) =>
       result.outcome === 'skipped'
         ? 'Another process is deleting right now (it holds the retention lock): nothing was deleted by this command.'

@@ -16,7 +16,11 @@ import type { Command, Values } from './commands.js';
 async function emailed(config: Config, message: MailMessage): Promise<{ emailed?: boolean; email_error?: string }> {
   if (!config.SMTP_URL) return {};
   let problem = 'not sent';
-  const mailer = new Mailer(config.SMTP_URL, config.smtpFrom, { warn: (fields) => { problem = (fields as { err?: { message?: string } }).err?.message ?? problem; } });
+  const mailer = new Mailer(config.SMTP_URL, config.smtpFrom, {
+    warn: (fields) => {
+      problem = (fields as { err?: { message?: string } }).err?.message ?? problem;
+    },
+  });
   try {
     return (await mailer.send(message)) ? { emailed: true } : { emailed: false, email_error: problem };
   } finally {
@@ -31,7 +35,8 @@ async function accountName(prisma: PrismaClient, userId: string): Promise<string
   return user?.account.name ?? '';
 }
 
-const LINK_NOTICE = 'This link is shown only once and works once, for 24 hours: open it in a browser to choose the password.';
+const LINK_NOTICE =
+  'This link is shown only once and works once, for 24 hours: open it in a browser to choose the password.';
 
 // Command-line mistakes found before the database is opened are usage errors (exit 2); UsageError is not imported
 // from commands.ts (which imports this file), so the check throws its own.
@@ -40,7 +45,8 @@ class EmailUsageError extends Error {
 }
 
 function checkEmail(values: Values): void {
-  if (values.email !== undefined && !isPlausibleEmail(values.email)) throw new EmailUsageError(`"${values.email}" is not an email address`);
+  if (values.email !== undefined && !isPlausibleEmail(values.email))
+    throw new EmailUsageError(`"${values.email}" is not an email address`);
 }
 
 export const USER_COMMANDS: Command[] = [
@@ -54,9 +60,20 @@ export const USER_COMMANDS: Command[] = [
     notice: LINK_NOTICE,
     check: (_args, values) => checkEmail(values),
     run: async ({ prisma, config }, _args, values) => {
-      const user = await createUser(prisma, { accountId: values.account ?? '', email: values.email ?? '', actor: { kind: 'operator' } });
+      const user = await createUser(prisma, {
+        accountId: values.account ?? '',
+        email: values.email ?? '',
+        actor: { kind: 'operator' },
+      });
       const link = setPasswordUrl(config, user.token);
-      const mail = config.SMTP_URL ? invitationMail({ to: normalizeEmail(values.email ?? ''), accountName: await accountName(prisma, user.id), link, expires: expiry(user.expiresAt) }) : null;
+      const mail = config.SMTP_URL
+        ? invitationMail({
+            to: normalizeEmail(values.email ?? ''),
+            accountName: await accountName(prisma, user.id),
+            link,
+            expires: expiry(user.expiresAt),
+          })
+        : null;
       return { id: user.id, set_password_url: link, ...(mail ? await emailed(config, mail) : {}) };
     },
   },
@@ -65,7 +82,7 @@ export const USER_COMMANDS: Command[] = [
     args: ['user-id'],
     flags: [],
     usage: 'callctl user disable <user-id>',
-    summary: "Disable a dashboard user: they cannot sign in, their sessions end at once, their links stop working",
+    summary: 'Disable a dashboard user: they cannot sign in, their sessions end at once, their links stop working',
     run: ({ prisma }, args) => disableUser(prisma, args[0] ?? '', { kind: 'operator' }),
   },
   {
@@ -81,12 +98,23 @@ export const USER_COMMANDS: Command[] = [
     args: ['user-id|email'],
     flags: [],
     usage: 'callctl user link <user-id|email>',
-    summary: "Make a new one-time link (24 h) for an existing user to set their password; their earlier links stop working",
+    summary:
+      'Make a new one-time link (24 h) for an existing user to set their password; their earlier links stop working',
     notice: `${LINK_NOTICE} Their earlier links no longer work.`,
     run: async ({ prisma, config }, args) => {
-      const made = await newSignInLink(prisma, { userId: await resolveUser(prisma, args[0] ?? ''), actor: { kind: 'operator' } });
+      const made = await newSignInLink(prisma, {
+        userId: await resolveUser(prisma, args[0] ?? ''),
+        actor: { kind: 'operator' },
+      });
       const link = setPasswordUrl(config, made.token);
-      const mail = config.SMTP_URL ? signInLinkMail({ to: made.email, accountName: await accountName(prisma, made.userId), link, expires: expiry(made.expiresAt) }) : null;
+      const mail = config.SMTP_URL
+        ? signInLinkMail({
+            to: made.email,
+            accountName: await accountName(prisma, made.userId),
+            link,
+            expires: expiry(made.expiresAt),
+          })
+        : null;
       return { set_password_url: link, ...(mail ? await emailed(config, mail) : {}) };
     },
   },
@@ -96,7 +124,8 @@ export const USER_COMMANDS: Command[] = [
     flags: ['agency-name', 'email'],
     required: ['agency-name', 'email'],
     usage: 'callctl setup --agency-name <name> --email <email>',
-    summary: 'Create an agency (agency plan) and its first dashboard user; prints the one-time link to set the password',
+    summary:
+      'Create an agency (agency plan) and its first dashboard user; prints the one-time link to set the password',
     notice: `${LINK_NOTICE} Then sign in at /dashboard.`,
     check: (_args, values) => checkEmail(values),
     run: async ({ prisma, config }, _args, values) => {

@@ -20,8 +20,17 @@ import { SingleFlight } from '../jobs/single-flight.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import {
-  claimCandidates, expiredCallIds, holdsLease, LOCK_EXPIRED, lockAccountsForClaim, lockDueAccounts, recordDialIntents, recordProviderIds,
-  rescheduleCalls, staleClaims, takeOverClaim,
+  claimCandidates,
+  expiredCallIds,
+  holdsLease,
+  LOCK_EXPIRED,
+  lockAccountsForClaim,
+  lockDueAccounts,
+  recordDialIntents,
+  recordProviderIds,
+  rescheduleCalls,
+  staleClaims,
+  takeOverClaim,
 } from '../storage/call-claims.js';
 import { sqlPool } from '../storage/database.js';
 import type { ClaimedDelivery } from '../storage/deliveries.js';
@@ -64,7 +73,6 @@ export interface WebhookHandOff {
 }
 
 const CLAIM_ACCOUNTS_PER_PASS = 50;
-
 
 /** The server refused the statement (one bad row): worth retrying item by item. Not a timeout or a lost connection. */
 const refusedByServer = (error: unknown) => error instanceof pg.DatabaseError;
@@ -117,7 +125,11 @@ export class Dispatcher {
     this.pool = sqlPool(options.prisma);
     this.logs = new ThrottledLog(options.log);
     this.loop = new WakeableLoop({
-      name: 'dispatcher', databaseUrl: options.databaseUrl, channel: CALLS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log,
+      name: 'dispatcher',
+      databaseUrl: options.databaseUrl,
+      channel: CALLS_CHANNEL,
+      pollMs: options.pollMs ?? 250,
+      log: options.log,
       pass: () => this.claims(),
       onPoll: () => {
         this.dueQueryWanted = true;
@@ -231,9 +243,10 @@ export class Dispatcher {
     let rescheduled = false;
     let handOver: ClaimedDelivery[] = [];
     const claimed = await inTransaction(this.pool, async (client) => {
-      locked = hinted.length > 0
-        ? await lockAccountsForClaim(client, hinted)
-        : await lockDueAccounts(client, { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS });
+      locked =
+        hinted.length > 0
+          ? await lockAccountsForClaim(client, hinted)
+          : await lockDueAccounts(client, { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS });
       if (locked.length === 0) return [];
       const candidates = await claimCandidates(client, { accountIds: locked, maxActive: maxConcurrentCalls, now });
       const ready: Call[] = [];
@@ -245,7 +258,10 @@ export class Dispatcher {
           else waiting.push({ id: call.id, notBefore: nextWindowOpening(windows, agentTimezone, now) ?? now });
         } catch (error) {
           // Stored windows or a zone that no longer validate (edited by hand): this call waits, the others go on.
-          this.options.log.error({ err: error, callId: call.id, agentId: call.agentId }, 'agent calling windows unreadable; call held back');
+          this.options.log.error(
+            { err: error, callId: call.id, agentId: call.agentId },
+            'agent calling windows unreadable; call held back',
+          );
           waiting.push({ id: call.id, notBefore: new Date(now.getTime() + UNREADABLE_WINDOWS_RETRY_MS) });
         }
       }
@@ -256,14 +272,21 @@ export class Dispatcher {
       const extra = { leaseOwner: this.id, leaseExpiresAt: new Date(now.getTime() + this.leaseMs) };
       const { webhooks } = this.options;
       // The call.started deliveries are written leased to this process's worker, which sends them once this commits.
-      const lease = webhooks ? { eventType: 'call.started', until: new Date(now.getTime() + webhooks.leaseMs) } : undefined;
-      const { applied, leased } = await applyLockedBatch(client, ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } })), { now, source: 'dispatcher', lease });
+      const lease = webhooks
+        ? { eventType: 'call.started', until: new Date(now.getTime() + webhooks.leaseMs) }
+        : undefined;
+      const { applied, leased } = await applyLockedBatch(
+        client,
+        ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } })),
+        { now, source: 'dispatcher', lease },
+      );
       handOver = leased;
       return applied.filter((a) => a.steps.length > 0).map((a) => a.call);
     });
     // Asked: more accounts may be due than one claim takes. Hinted: the accounts hinted meanwhile, and the query
     // the hints skipped if it was wanted.
-    const more = hinted.length === 0 ? locked.length === CLAIM_ACCOUNTS_PER_PASS : this.hinted.size > 0 || this.dueQueryWanted;
+    const more =
+      hinted.length === 0 ? locked.length === CLAIM_ACCOUNTS_PER_PASS : this.hinted.size > 0 || this.dueQueryWanted;
     if (locked.length === 0) return more;
     if (handOver.length > 0) this.options.webhooks!.take(handOver);
     this.options.onClaimPass?.((performance.now() - passStarted) / 1000);
@@ -309,7 +332,9 @@ export class Dispatcher {
   private track(work: Promise<void>): Promise<void> {
     this.dialing.add(work);
     // Never an unobserved rejection: close-with-grace would stop the whole process for one call's bookkeeping.
-    return work.catch((error: Error) => this.logs.error('dial work', { err: error }, 'dial work failed')).finally(() => this.dialing.delete(work));
+    return work
+      .catch((error: Error) => this.logs.error('dial work', { err: error }, 'dial work failed'))
+      .finally(() => this.dialing.delete(work));
   }
 
   /** Records the intent to dial before dialling: a call whose intent is recorded is never dialled again. */
@@ -329,17 +354,31 @@ export class Dispatcher {
       await this.options.beforeDial?.(call);
       if (!(await this.intents.add(call.id))) return; // another dispatcher took it over
       ({ providerCallId } = await dialer.dial({
-        callId: call.id, to: call.phoneNumber, from: call.fromNumber, agentId: call.agentId, name: call.name, email: call.email,
+        callId: call.id,
+        to: call.phoneNumber,
+        from: call.fromNumber,
+        agentId: call.agentId,
+        name: call.name,
+        email: call.email,
       }));
     } catch (error) {
       try {
         // Only the dispatcher still holding the lease may fail the call: after a takeover it is someone else's.
         if (!(await holdsLease(this.pool, call.id, this.id))) return;
         log.error({ err: error, callId: call.id }, 'dial failed');
-        await applyCallUpdate(this.options.prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now: now(), source: 'dispatcher' });
+        await applyCallUpdate(
+          this.options.prisma,
+          call.id,
+          { kind: 'failed', reason: 'provider_error' },
+          { now: now(), source: 'dispatcher' },
+        );
       } catch (bookkeeping) {
         // The database is gone too: the lease runs out and recover() settles the call (dial once, or provider_error).
-        this.logs.error('dial unrecorded', { err: bookkeeping, dialError: error, callId: call.id }, 'dial failed and could not be recorded; left to lease recovery');
+        this.logs.error(
+          'dial unrecorded',
+          { err: bookkeeping, dialError: error, callId: call.id },
+          'dial failed and could not be recorded; left to lease recovery',
+        );
       }
       return;
     }
@@ -367,7 +406,11 @@ export class Dispatcher {
         lastError = error;
       }
     }
-    this.logs.error('provider id unrecorded', { err: lastError, callId, providerCallId }, 'dialled, but the provider id could not be recorded; left to callbacks and lease recovery');
+    this.logs.error(
+      'provider id unrecorded',
+      { err: lastError, callId, providerCallId },
+      'dialled, but the provider id could not be recorded; left to callbacks and lease recovery',
+    );
   }
 
   /**
@@ -385,9 +428,18 @@ export class Dispatcher {
       if (call.dialAttempts > 0 && call.leaseExpiresAt && call.leaseExpiresAt.getTime() > ownerMayBeRecording) continue;
       const leaseExpiresAt = new Date(now.getTime() + this.leaseMs);
       if (!(await takeOverClaim(this.pool, { callId: call.id, owner: this.id, leaseExpiresAt, now }))) continue;
-      this.options.log.warn({ callId: call.id, dialAttempts: call.dialAttempts }, 'recovering a call whose dispatcher died');
+      this.options.log.warn(
+        { callId: call.id, dialAttempts: call.dialAttempts },
+        'recovering a call whose dispatcher died',
+      );
       if (call.dialAttempts === 0) void this.track(this.dial({ ...call, leaseOwner: this.id, leaseExpiresAt }));
-      else await applyCallUpdate(this.options.prisma, call.id, { kind: 'failed', reason: 'provider_error' }, { now, source: 'dispatcher' });
+      else
+        await applyCallUpdate(
+          this.options.prisma,
+          call.id,
+          { kind: 'failed', reason: 'provider_error' },
+          { now, source: 'dispatcher' },
+        );
     }
   }
 
@@ -397,6 +449,9 @@ export class Dispatcher {
     const ids = await expiredCallIds(this.pool, now);
     if (ids.length === 0) return;
     const expired: CallChange = { update: { kind: 'failed', reason: 'expired' } };
-    await transitionCalls(this.options.prisma, { ...LOCK_EXPIRED, values: [now, ids] }, () => expired, { now, source: 'expiry' });
+    await transitionCalls(this.options.prisma, { ...LOCK_EXPIRED, values: [now, ids] }, () => expired, {
+      now,
+      source: 'expiry',
+    });
   }
 }

@@ -36,7 +36,11 @@ export class SimulatedDialer implements Dialer {
  * ran (a restart, a crash) still lasts its scripted length. All the calls due move in one transaction (one per
  * transaction per call cost the bench's end-to-end rate a third). Returns how many moved.
  */
-export async function advanceSimulatedCalls(prisma: PrismaClient, now: Date, timing: { ringMs: number; talkMs: number }): Promise<number> {
+export async function advanceSimulatedCalls(
+  prisma: PrismaClient,
+  now: Date,
+  timing: { ringMs: number; talkMs: number },
+): Promise<number> {
   const due: AdvanceDue = {
     providerPrefix: SIMULATED_PREFIX,
     rangBefore: new Date(now.getTime() - timing.ringMs),
@@ -51,9 +55,13 @@ export async function advanceSimulatedCalls(prisma: PrismaClient, now: Date, tim
     // One transaction for all of them, each step dated at its own scripted instant.
     const applied = await transitionCalls(
       prisma,
-      lockCallsDueToAdvance(rows.map((call) => call.id), due),
+      lockCallsDueToAdvance(
+        rows.map((call) => call.id),
+        due,
+      ),
       (call): CallChange => {
-        if (call.status === 'in_progress') return { update: { kind: 'completed' }, at: new Date(call.answeredAt!.getTime() + timing.talkMs) };
+        if (call.status === 'in_progress')
+          return { update: { kind: 'completed' }, at: new Date(call.answeredAt!.getTime() + timing.talkMs) };
         const at = new Date(call.startedAt!.getTime() + timing.ringMs);
         const reason = SIMULATED_FAILURES[call.phoneNumber];
         return { update: reason ? { kind: 'failed', reason } : { kind: 'answered' }, at };

@@ -54,12 +54,17 @@ export class TwilioDialer implements Dialer {
     try {
       response = await fetch(this.endpoint, {
         method: 'POST',
-        headers: { authorization: this.authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        headers: {
+          authorization: this.authorization,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
         body: form,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
-      const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (error as Error).message;
+      const reason =
+        (error as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (error as Error).message;
       throw new Error(`Twilio call create failed: ${this.redact(reason)}`, { cause: error });
     }
     const text = await response.text().catch(() => '');
@@ -70,7 +75,10 @@ export class TwilioDialer implements Dialer {
       // Not JSON (a proxy's error page, say): the HTTP status alone has to do.
     }
     if (!response.ok) {
-      const detail = body.code !== undefined || body.message !== undefined ? `code ${String(body.code)}: ${String(body.message)}` : 'no error details';
+      const detail =
+        body.code !== undefined || body.message !== undefined
+          ? `code ${String(body.code)}: ${String(body.message)}`
+          : 'no error details';
       throw new Error(this.redact(`Twilio refused the call (HTTP ${response.status}, ${detail})`));
     }
     if (typeof body.sid !== 'string' || body.sid === '') {
@@ -95,7 +103,8 @@ export function mapTwilioStatus(callStatus: string, callDuration?: string): Call
     case 'in-progress':
       return { kind: 'answered' };
     case 'completed': {
-      const seconds = callDuration !== undefined && /^\d+$/.test(callDuration.trim()) ? Number(callDuration) : undefined;
+      const seconds =
+        callDuration !== undefined && /^\d+$/.test(callDuration.trim()) ? Number(callDuration) : undefined;
       return seconds === undefined ? { kind: 'completed' } : { kind: 'completed', durationSeconds: seconds };
     }
     case 'busy':

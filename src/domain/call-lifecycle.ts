@@ -1,7 +1,13 @@
 // The call lifecycle as a guarded state machine: initiated -> dialing -> in_progress -> completed, or -> failed from
 // any non-terminal status. Pure: given a call's status and an update, says what changes (or that nothing does).
 
-import { ACTIVE_STATUSES, TERMINAL_STATUSES, type CallStatus, type FailureReason, type WebhookEventType } from './call-vocabulary.js';
+import {
+  ACTIVE_STATUSES,
+  TERMINAL_STATUSES,
+  type CallStatus,
+  type FailureReason,
+  type WebhookEventType,
+} from './call-vocabulary.js';
 
 export type { CallStatus, FailureReason, WebhookEventType };
 
@@ -32,10 +38,14 @@ const EVENT_OF: Partial<Record<CallStatus, WebhookEventType>> = {
 
 function targetOf(update: CallUpdate): CallStatus {
   switch (update.kind) {
-    case 'dialing': return 'dialing';
-    case 'answered': return 'in_progress';
-    case 'completed': return 'completed';
-    case 'failed': return 'failed';
+    case 'dialing':
+      return 'dialing';
+    case 'answered':
+      return 'in_progress';
+    case 'completed':
+      return 'completed';
+    case 'failed':
+      return 'failed';
   }
 }
 

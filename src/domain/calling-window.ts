@@ -167,7 +167,9 @@ export function isWithinCallingWindow(windows: readonly CallingWindow[], timeZon
 // because luxon resolves ambiguous times using the offset in effect *now*, which is not stable.
 function instantsForWallTime(zone: IANAZone, naiveLocal: number): number[] {
   const offsets = new Set([-DAY_MS, 0, DAY_MS].map((d) => zone.offset(naiveLocal + d)));
-  const out = [...offsets].map((o) => naiveLocal - o * MINUTE_MS).filter((t) => zone.offset(t) === (naiveLocal - t) / MINUTE_MS);
+  const out = [...offsets]
+    .map((o) => naiveLocal - o * MINUTE_MS)
+    .filter((t) => zone.offset(t) === (naiveLocal - t) / MINUTE_MS);
   return out.sort((a, b) => a - b);
 }
 

@@ -5,7 +5,10 @@ import { createHash, randomBytes } from 'node:crypto';
 export const ONE_TIME_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-export interface GeneratedToken { token: string; digest: Buffer }
+export interface GeneratedToken {
+  token: string;
+  digest: Buffer;
+}
 
 export function generateOneTimeToken(): GeneratedToken {
   const token = randomBytes(32).toString('base64url');

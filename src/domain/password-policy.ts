@@ -9,7 +9,9 @@ let common: Set<string> | undefined;
 
 // Built on first use: the list is decompressed when the module loads, the set only when a password is checked.
 function commonPasswords(): Set<string> {
-  common ??= new Set(dictionary['passwords-common'].filter((p) => p.length >= PASSWORD_MIN_LENGTH).map((p) => p.toLowerCase()));
+  common ??= new Set(
+    dictionary['passwords-common'].filter((p) => p.length >= PASSWORD_MIN_LENGTH).map((p) => p.toLowerCase()),
+  );
   return common;
 }
 
@@ -25,7 +27,10 @@ export function passwordProblem(password: string, context: { email?: string } = 
   if (n > PASSWORD_MAX_LENGTH) return `Use at most ${PASSWORD_MAX_LENGTH} characters.`;
   const lowered = password.toLowerCase();
   if (commonPasswords().has(lowered)) return 'This password is one of the most common ones; choose another.';
-  if (context.email && (lowered === context.email.toLowerCase() || lowered === context.email.split('@')[0]?.toLowerCase())) {
+  if (
+    context.email &&
+    (lowered === context.email.toLowerCase() || lowered === context.email.split('@')[0]?.toLowerCase())
+  ) {
     return 'Do not use your email address as your password.';
   }
   return null;

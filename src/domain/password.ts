@@ -2,7 +2,11 @@
 // hashes still verify. Asynchronous (libuv's thread pool): a hash never blocks the event loop.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-export interface ScryptParams { N: number; r: number; p: number }
+export interface ScryptParams {
+  N: number;
+  r: number;
+  p: number;
+}
 
 /** OWASP's scrypt recommendation for N=2^17 (ASVS 5 level 2). */
 export const SCRYPT_PARAMS: ScryptParams = { N: 2 ** 17, r: 8, p: 1 };

@@ -8,7 +8,10 @@ export interface Viewer {
 }
 
 /** An account as tenancy needs it: its id and its agency (null for an agency). */
-export interface ManagedAccount { id: string; agencyId: string | null }
+export interface ManagedAccount {
+  id: string;
+  agencyId: string | null;
+}
 
 export function canManageAccount(viewer: Viewer, account: ManagedAccount): boolean {
   if (account.id === viewer.accountId) return true;

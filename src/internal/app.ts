@@ -15,24 +15,35 @@ function redisProblem(status: string, connectionError: Error | null, commandErro
 }
 
 export async function buildInternalApp(api: App, logger: FastifyBaseLogger) {
-  const internal = Fastify({ loggerInstance: logger.child({ listener: 'internal' }), logController: new LogController({ disableRequestLogging: true }) });
+  const internal = Fastify({
+    loggerInstance: logger.child({ listener: 'internal' }),
+    logController: new LogController({ disableRequestLogging: true }),
+  });
 
   internal.get('/health/live', async () => ({ status: 'ok' }));
 
   await useHttpErrors(internal);
 
   internal.get('/health/ready', async (_request, reply) => {
-    const checks: Record<string, 'ok' | string> = {};
+    const checks: Record<string, string> = {}; // 'ok' or the reason
     await Promise.all([
       // The pool the service's queries use, so the reason is the driver's own (a refused connection, a timeout).
       withTimeout(ping(sqlPool(api.prisma)), READY_TIMEOUT_MS).then(
-        () => { checks.database = 'ok'; },
-        (error: unknown) => { checks.database = describeError(error); },
+        () => {
+          checks.database = 'ok';
+        },
+        (error: unknown) => {
+          checks.database = describeError(error);
+        },
       ),
       api.redis
         ? withTimeout(api.redis.ping(), READY_TIMEOUT_MS).then(
-            () => { checks.redis = 'ok'; },
-            (error: unknown) => { checks.redis = redisProblem(api.redis!.status, api.redisConnectionError(), error); },
+            () => {
+              checks.redis = 'ok';
+            },
+            (error: unknown) => {
+              checks.redis = redisProblem(api.redis!.status, api.redisConnectionError(), error);
+            },
           )
         : Promise.resolve(),
     ]);
@@ -45,7 +56,9 @@ export async function buildInternalApp(api: App, logger: FastifyBaseLogger) {
     return reply.type(register.contentType).send(await register.metrics());
   });
 
-  internal.setNotFoundHandler((request, reply) => reply.notFound(`Route ${request.method} ${request.url.split('?')[0]} not found`));
+  internal.setNotFoundHandler((request, reply) =>
+    reply.notFound(`Route ${request.method} ${request.url.split('?')[0]} not found`),
+  );
   await internal.ready();
   return internal;
 }

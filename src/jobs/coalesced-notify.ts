@@ -20,7 +20,8 @@ export class CoalescedNotify {
         await notify(pool, channel);
         logs.recovered('notify', 'the dispatchers are notified again');
       },
-      (error) => logs.warn('notify', { err: error }, 'could not notify the dispatchers; they find the calls on their poll'),
+      (error) =>
+        logs.warn('notify', { err: error }, 'could not notify the dispatchers; they find the calls on their poll'),
     );
   }
 

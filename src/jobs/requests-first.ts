@@ -7,6 +7,7 @@ export function requestsFirst(requestPool: { waitingCount: number }, maxWaitMs =
   return async () => {
     if (requestPool.waitingCount === 0) return;
     const until = performance.now() + maxWaitMs;
-    while (requestPool.waitingCount > 0 && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 1));
+    while (requestPool.waitingCount > 0 && performance.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 1));
   };
 }

@@ -7,7 +7,12 @@ import type pg from 'pg';
 import type { Config } from '../config.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import {
-  deleteBatch, noRowsDeleted, RETENTION_STEPS, tryRetentionLock, type DeletedRows, type RetentionCutoffs,
+  deleteBatch,
+  noRowsDeleted,
+  RETENTION_STEPS,
+  tryRetentionLock,
+  type DeletedRows,
+  type RetentionCutoffs,
 } from '../storage/retention.js';
 import { SingleFlight } from './single-flight.js';
 import { withTimeout } from './with-timeout.js';
@@ -82,7 +87,8 @@ export async function runRetentionPass(options: RetentionPassOptions): Promise<R
         if (stopping()) return { outcome: 'stopped', deleted };
         await lock.confirm();
         const batch = await deleteBatch(pool, step, cutoffs, batchSize);
-        for (const [table, rows] of Object.entries(batch.deleted) as [keyof DeletedRows, number][]) deleted[table] += rows;
+        for (const [table, rows] of Object.entries(batch.deleted) as [keyof DeletedRows, number][])
+          deleted[table] += rows;
         await onBatch?.(batch.deleted);
         if (batch.taken < batchSize) break;
         if (pauseMs > 0) await sleep(pauseMs);
@@ -119,7 +125,12 @@ export class RetentionJob {
   constructor(private readonly options: RetentionJobOptions) {
     this.logs = new ThrottledLog(options.log);
     // Failures are logged and counted by runNow.
-    this.passes = new SingleFlight(async () => { await this.runNow(); }, () => undefined);
+    this.passes = new SingleFlight(
+      async () => {
+        await this.runNow();
+      },
+      () => undefined,
+    );
   }
 
   /** The first pass one interval after start: a restart does not add work to the start. */
@@ -132,7 +143,8 @@ export class RetentionJob {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await withTimeout(this.passes.settle(), STOP_WAIT_MS).catch((error: Error) =>
-      this.options.log.warn({ err: error }, 'retention: closing without waiting for the pass under way'));
+      this.options.log.warn({ err: error }, 'retention: closing without waiting for the pass under way'),
+    );
   }
 
   /** A pass now, or right after the one under way (never two at once in this process). */
@@ -161,7 +173,11 @@ export class RetentionJob {
       options.onPass?.(result.outcome);
       this.logs.recovered('pass', 'retention passes succeed again');
       const total = Object.values(result.deleted).reduce((a, b) => a + b, 0);
-      if (total > 0) options.log.info({ deleted: result.deleted, outcome: result.outcome }, `retention: deleted ${total} rows past their retention`);
+      if (total > 0)
+        options.log.info(
+          { deleted: result.deleted, outcome: result.outcome },
+          `retention: deleted ${total} rows past their retention`,
+        );
       return result;
     } catch (error) {
       options.onPass?.('failed');

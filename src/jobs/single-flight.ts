@@ -5,7 +5,10 @@ export class SingleFlight {
   private running: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly work: () => Promise<void>, private readonly onError: (error: Error) => void) {}
+  constructor(
+    private readonly work: () => Promise<void>,
+    private readonly onError: (error: Error) => void,
+  ) {}
 
   /** Starts a run now, or right after the current one. */
   request() {

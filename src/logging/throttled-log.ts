@@ -20,7 +20,10 @@ export class ThrottledLog {
   private readonly intervalMs: number;
   private readonly now: () => number;
 
-  constructor(private readonly log: FastifyBaseLogger, options: { intervalMs?: number; now?: () => number } = {}) {
+  constructor(
+    private readonly log: FastifyBaseLogger,
+    options: { intervalMs?: number; now?: () => number } = {},
+  ) {
     this.intervalMs = options.intervalMs ?? THROTTLE_INTERVAL_MS;
     this.now = options.now ?? Date.now;
   }
@@ -54,7 +57,10 @@ export class ThrottledLog {
       streak.suppressed++;
       return;
     }
-    this.log[level]({ ...fields, suppressed: streak.suppressed, failures: streak.total, failingForMs: now - streak.since }, message);
+    this.log[level](
+      { ...fields, suppressed: streak.suppressed, failures: streak.total, failingForMs: now - streak.since },
+      message,
+    );
     streak.loggedAt = now;
     streak.suppressed = 0;
   }

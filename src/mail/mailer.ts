@@ -16,9 +16,18 @@ export class Mailer {
   private readonly transport: Transporter;
   private readonly pending = new Set<Promise<void>>();
 
-  constructor(smtpUrl: string, private readonly from: string, private readonly log: MailLog) {
+  constructor(
+    smtpUrl: string,
+    private readonly from: string,
+    private readonly log: MailLog,
+  ) {
     // Bounded waits: a server that never answers must not keep a send (or the shutdown waiting for it) forever.
-    this.transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 30_000 });
+    this.transport = nodemailer.createTransport({
+      url: smtpUrl,
+      connectionTimeout: 15_000,
+      greetingTimeout: 15_000,
+      socketTimeout: 30_000,
+    });
   }
 
   /** Sends now and says whether the server accepted it (callctl waits for this). */
@@ -28,7 +37,13 @@ export class Mailer {
       return true;
     } catch (error) {
       // The address is the user's own; the error names the SMTP server's answer, never the link.
-      this.log.warn({ err: { message: (error as Error).message, code: (error as { code?: string }).code }, subject: message.subject }, 'e-mail not sent');
+      this.log.warn(
+        {
+          err: { message: (error as Error).message, code: (error as { code?: string }).code },
+          subject: message.subject,
+        },
+        'e-mail not sent',
+      );
       return false;
     }
   }

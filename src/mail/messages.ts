@@ -19,7 +19,12 @@ export function signInLinkMail(input: { to: string; accountName: string; link: s
   };
 }
 
-export function passwordResetMail(input: { to: string; accountName: string; link: string; expires: string }): MailMessage {
+export function passwordResetMail(input: {
+  to: string;
+  accountName: string;
+  link: string;
+  expires: string;
+}): MailMessage {
   return {
     to: input.to,
     subject: `Reset your password for ${input.accountName}`,

@@ -15,16 +15,31 @@ export function standalone(schema: object): object {
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
-export const PUBLISHED_SCHEMAS = { TriggerRequest: TriggerBody, TriggerResponse, ErrorResponse, CallData, CallStartedEvent, CallCompletedEvent, CallFailedEvent, WebhookEvent };
+export const PUBLISHED_SCHEMAS = {
+  TriggerRequest: TriggerBody,
+  TriggerResponse,
+  ErrorResponse,
+  CallData,
+  CallStartedEvent,
+  CallCompletedEvent,
+  CallFailedEvent,
+  WebhookEvent,
+};
 
 /** Relative path -> file content. */
 export async function generateContract(): Promise<Map<string, string>> {
-  const config = loadConfig({ DATABASE_URL: 'postgresql://unused@127.0.0.1:1/unused', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    DATABASE_URL: 'postgresql://unused@127.0.0.1:1/unused',
+    DISPATCH_ENABLED: 'false',
+    WEBHOOK_DELIVERY_ENABLED: 'false',
+    LOG_LEVEL: 'silent',
+  });
   const app = await buildApp({ config, databaseUrl: config.DATABASE_URL! });
   try {
-    const document = (await app.inject(OPENAPI_PATH)).json();
+    const document = (await app.inject(OPENAPI_PATH)).json<unknown>();
     const files = new Map<string, string>([['openapi/openapi.json', json(document)]]);
-    for (const [name, schema] of Object.entries(PUBLISHED_SCHEMAS)) files.set(`openapi/schemas/${name}.json`, json(standalone(schema)));
+    for (const [name, schema] of Object.entries(PUBLISHED_SCHEMAS))
+      files.set(`openapi/schemas/${name}.json`, json(standalone(schema)));
     return files;
   } finally {
     await app.close();

@@ -2,7 +2,10 @@
 // the per-key rate limit (src/rate-limit/redis-store.ts) and the failed-authentication throttle; or in process.
 import type { Redis } from 'ioredis';
 
-export interface WindowCount { count: number; resetInMs: number }
+export interface WindowCount {
+  count: number;
+  resetInMs: number;
+}
 
 export interface FixedWindowCounter {
   /** Adds one hit to `key`'s current window (opening a `windowMs` one if there is none) and returns its count. */
@@ -54,7 +57,10 @@ type WithHit = Redis & { octFixedWindowHit(key: string, windowMs: number): Promi
 export class RedisFixedWindow implements FixedWindowCounter {
   private readonly redis: WithHit;
 
-  constructor(redis: Redis, private readonly prefix: string) {
+  constructor(
+    redis: Redis,
+    private readonly prefix: string,
+  ) {
     // EVALSHA, loading the script when the server does not know it yet (ioredis' defineCommand).
     if (!('octFixedWindowHit' in redis)) redis.defineCommand('octFixedWindowHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.redis = redis as WithHit;

@@ -1,7 +1,10 @@
 // Rate-limit keys this process saw over their limit, until their fixed window ends: refusals without a store call.
 import { performance } from 'node:perf_hooks';
 
-export interface StoreAnswer { current: number; ttl: number }
+export interface StoreAnswer {
+  current: number;
+  ttl: number;
+}
 
 /**
  * Within a fixed window (the expiry set by the first increment only) the count only grows, so once the store said
@@ -15,7 +18,10 @@ export class RefusedKeys {
   private readonly entries = new Map<string, { until: number; max: number }>();
 
   /** `now`: a monotonic clock in ms; the caller reads it for `askedAt` too. */
-  constructor(private readonly capacity = 10_000, readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly capacity = 10_000,
+    readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** The store's answer for a key remembered over `max`, or null: ask the store. */
   answer(key: string, max: number): StoreAnswer | null {

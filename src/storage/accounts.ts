@@ -8,12 +8,24 @@ export async function findAccountById(prisma: PrismaClient, accountId: string): 
   return prisma.account.findUnique({ where: { id: accountId } });
 }
 
-export async function insertAgency(prisma: PrismaClient, agency: { name: string; plan: Plan }): Promise<{ id: string }> {
-  return prisma.account.create({ data: { kind: 'agency', name: agency.name, plan: agency.plan }, select: { id: true } });
+export async function insertAgency(
+  prisma: PrismaClient,
+  agency: { name: string; plan: Plan },
+): Promise<{ id: string }> {
+  return prisma.account.create({
+    data: { kind: 'agency', name: agency.name, plan: agency.plan },
+    select: { id: true },
+  });
 }
 
-export async function insertClient(db: PrismaClient | Prisma.TransactionClient, client: { agencyId: string; name: string }): Promise<{ id: string }> {
-  return db.account.create({ data: { kind: 'client', name: client.name, agencyId: client.agencyId }, select: { id: true } });
+export async function insertClient(
+  db: PrismaClient | Prisma.TransactionClient,
+  client: { agencyId: string; name: string },
+): Promise<{ id: string }> {
+  return db.account.create({
+    data: { kind: 'client', name: client.name, agencyId: client.agencyId },
+    select: { id: true },
+  });
 }
 
 export async function setAccountPlan(prisma: PrismaClient, accountId: string, plan: Plan): Promise<void> {
@@ -71,12 +83,19 @@ function clientSummary(row: Prisma.AccountGetPayload<{ select: typeof CLIENT_SUM
 
 /** An agency's clients by name (the Clients page). */
 export async function listClients(prisma: PrismaClient, agencyId: string): Promise<ClientSummary[]> {
-  const rows = await prisma.account.findMany({ where: { agencyId, kind: 'client' }, orderBy: [{ name: 'asc' }, { id: 'asc' }], select: CLIENT_SUMMARY });
+  const rows = await prisma.account.findMany({
+    where: { agencyId, kind: 'client' },
+    orderBy: [{ name: 'asc' }, { id: 'asc' }],
+    select: CLIENT_SUMMARY,
+  });
   return rows.map(clientSummary);
 }
 
 /** One client with its agency's name and plan (a client inherits it), or null when `clientId` is not a client. */
-export async function findClientSummary(prisma: PrismaClient, clientId: string): Promise<(ClientSummary & { agencyName: string; plan: Plan | null }) | null> {
+export async function findClientSummary(
+  prisma: PrismaClient,
+  clientId: string,
+): Promise<(ClientSummary & { agencyName: string; plan: Plan | null }) | null> {
   const row = await prisma.account.findFirst({
     where: { id: clientId, kind: 'client' },
     select: { ...CLIENT_SUMMARY, agency: { select: { name: true, plan: true } } },
@@ -86,5 +105,9 @@ export async function findClientSummary(prisma: PrismaClient, clientId: string):
 
 /** The ids and names of an agency's clients by name (whom an agency user can invite people to). */
 export async function listClientNames(prisma: PrismaClient, agencyId: string): Promise<{ id: string; name: string }[]> {
-  return prisma.account.findMany({ where: { agencyId, kind: 'client' }, orderBy: [{ name: 'asc' }, { id: 'asc' }], select: { id: true, name: true } });
+  return prisma.account.findMany({
+    where: { agencyId, kind: 'client' },
+    orderBy: [{ name: 'asc' }, { id: 'asc' }],
+    select: { id: true, name: true },
+  });
 }

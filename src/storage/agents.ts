@@ -29,7 +29,10 @@ export async function updateAgentRow(db: Db, agentId: string, fields: AgentField
  * Returns how many there were.
  */
 export async function rescheduleWaitingCalls(db: Db, agentId: string, now: Date): Promise<number> {
-  const { count } = await db.call.updateMany({ where: { agentId, status: 'initiated', notBefore: { gt: now } }, data: { notBefore: now } });
+  const { count } = await db.call.updateMany({
+    where: { agentId, status: 'initiated', notBefore: { gt: now } },
+    data: { notBefore: now },
+  });
   return count;
 }
 
@@ -52,7 +55,11 @@ export type ListedAgent = Prisma.AgentGetPayload<{ select: typeof LISTED_AGENT }
 
 /** The agents owned by the given accounts, by name (the Agents page). */
 export async function listAgentsOfAccounts(db: Db, accountIds: string[]): Promise<ListedAgent[]> {
-  return db.agent.findMany({ where: { accountId: { in: accountIds } }, orderBy: [{ name: 'asc' }, { id: 'asc' }], select: LISTED_AGENT });
+  return db.agent.findMany({
+    where: { accountId: { in: accountIds } },
+    orderBy: [{ name: 'asc' }, { id: 'asc' }],
+    select: LISTED_AGENT,
+  });
 }
 
 /** One agent as the edit page shows it, or null. */

@@ -34,7 +34,10 @@ export async function insertAuditEntry(db: Db, entry: AuditRecord): Promise<void
 export type AuditScope = { agencyId: string } | { accountId: string };
 
 /** Where a page starts: the entry before which (newest first) the next page begins. */
-export interface AuditCursor { createdAt: Date; id: string }
+export interface AuditCursor {
+  createdAt: Date;
+  id: string;
+}
 
 export interface AuditListEntry {
   id: string;
@@ -58,14 +61,25 @@ export async function listAuditEntries(
   page: { before?: AuditCursor; limit: number },
 ): Promise<{ entries: AuditListEntry[]; next: AuditCursor | null }> {
   const before = page.before
-    ? { OR: [{ createdAt: { lt: page.before.createdAt } }, { createdAt: page.before.createdAt, id: { lt: page.before.id } }] }
+    ? {
+        OR: [
+          { createdAt: { lt: page.before.createdAt } },
+          { createdAt: page.before.createdAt, id: { lt: page.before.id } },
+        ],
+      }
     : {};
   const rows = await db.auditEntry.findMany({
     where: { ...scope, ...before },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: page.limit + 1,
     select: {
-      id: true, createdAt: true, action: true, actorKind: true, accountId: true, detail: true, ip: true,
+      id: true,
+      createdAt: true,
+      action: true,
+      actorKind: true,
+      accountId: true,
+      detail: true,
+      ip: true,
       actorUser: { select: { email: true } },
       account: { select: { name: true } },
     },

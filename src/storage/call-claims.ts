@@ -21,7 +21,9 @@ const CLAIM_LOCK_SPACE = 72707370;
  * number of calls waiting. OFFSET 0 keeps the lock out of the inner filter: only due accounts are locked, and no
  * more than the LIMIT.
  */
-const LOCK_DUE_ACCOUNTS = statement('oct_lock_due_accounts', `
+const LOCK_DUE_ACCOUNTS = statement(
+  'oct_lock_due_accounts',
+  `
   SELECT due.id AS account_id FROM (
     SELECT a.id FROM accounts a
      WHERE a.waiting_calls > 0
@@ -29,10 +31,17 @@ const LOCK_DUE_ACCOUNTS = statement('oct_lock_due_accounts', `
        AND (SELECT count(*) FROM calls c WHERE c.account_id = a.id AND c.status = ANY($4::call_status[])) < $2
     OFFSET 0) AS due
    WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_SPACE}, hashtext(due.id::text))
-   LIMIT $3`);
+   LIMIT $3`,
+);
 
-export async function lockDueAccounts(client: pg.ClientBase, { now, maxActive, limit }: { now: Date; maxActive: number; limit: number }): Promise<string[]> {
-  const { rows } = await client.query<{ account_id: string }>({ ...LOCK_DUE_ACCOUNTS, values: [now, maxActive, limit, ACTIVE_STATUSES] });
+export async function lockDueAccounts(
+  client: pg.ClientBase,
+  { now, maxActive, limit }: { now: Date; maxActive: number; limit: number },
+): Promise<string[]> {
+  const { rows } = await client.query<{ account_id: string }>({
+    ...LOCK_DUE_ACCOUNTS,
+    values: [now, maxActive, limit, ACTIVE_STATUSES],
+  });
   return rows.map((r) => r.account_id);
 }
 
@@ -42,8 +51,10 @@ export async function lockDueAccounts(client: pg.ClientBase, { now, maxActive, l
  * every acceptance for the account takes: during a bulk trigger for one account that row is nearly always locked,
  * and the claim skipped the very account whose queue was growing.
  */
-const LOCK_ACCOUNTS = statement('oct_lock_accounts',
-  `SELECT id FROM unnest($1::uuid[]) AS a(id) WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_SPACE}, hashtext(id::text))`);
+const LOCK_ACCOUNTS = statement(
+  'oct_lock_accounts',
+  `SELECT id FROM unnest($1::uuid[]) AS a(id) WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_SPACE}, hashtext(id::text))`,
+);
 
 /** Within the claim's transaction: the accounts of `accountIds` this claimer now holds. */
 export async function lockAccountsForClaim(client: pg.ClientBase, accountIds: string[]): Promise<string[]> {
@@ -58,7 +69,9 @@ export type ClaimCandidate = Call & { agentTimezone: string; agentCallingWindows
  * its own after the account locks: under READ COMMITTED its snapshot sees every claim committed by whoever held a
  * lock before us, so the count of active calls is exact.
  */
-const CANDIDATES = statement('oct_claim_candidates', `
+const CANDIDATES = statement(
+  'oct_claim_candidates',
+  `
   SELECT ${CALL_COLUMNS}, ag.timezone AS "agentTimezone", ag.calling_windows AS "agentCallingWindows"
     FROM unnest($1::uuid[]) AS a(id)
    CROSS JOIN LATERAL (SELECT $2::int - count(*)::int AS free FROM calls
@@ -66,27 +79,40 @@ const CANDIDATES = statement('oct_claim_candidates', `
    CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3 AND expires_at > $3
                         ORDER BY created_at, id LIMIT greatest(slots.free, 0) FOR UPDATE SKIP LOCKED) AS c
     JOIN agents ag ON ag.id = c.agent_id
-   ORDER BY c.created_at, c.id`);
+   ORDER BY c.created_at, c.id`,
+);
 
-export async function claimCandidates(client: pg.ClientBase, { accountIds, maxActive, now }: { accountIds: string[]; maxActive: number; now: Date }): Promise<ClaimCandidate[]> {
-  const { rows } = await client.query<ClaimCandidate>({ ...CANDIDATES, values: [accountIds, maxActive, now, ACTIVE_STATUSES] });
+export async function claimCandidates(
+  client: pg.ClientBase,
+  { accountIds, maxActive, now }: { accountIds: string[]; maxActive: number; now: Date },
+): Promise<ClaimCandidate[]> {
+  const { rows } = await client.query<ClaimCandidate>({
+    ...CANDIDATES,
+    values: [accountIds, maxActive, now, ACTIVE_STATUSES],
+  });
   return rows;
 }
 
 /** Calls whose window closed while they waited for a slot wait for its next opening instead. */
-const RESCHEDULE = statement('oct_reschedule', `
+const RESCHEDULE = statement(
+  'oct_reschedule',
+  `
   UPDATE calls c SET not_before = u.not_before, updated_at = $3
-    FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, not_before) WHERE c.id = u.id`);
+    FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, not_before) WHERE c.id = u.id`,
+);
 
 export async function rescheduleCalls(client: pg.ClientBase, calls: { id: string; notBefore: Date }[]): Promise<void> {
   await client.query({ ...RESCHEDULE, values: [calls.map((c) => c.id), calls.map((c) => c.notBefore), new Date()] });
 }
 
 /** The intent to dial, recorded before dialling: a call whose intent is recorded is never dialled again. */
-const RECORD_INTENTS = statement('oct_record_intents', `
+const RECORD_INTENTS = statement(
+  'oct_record_intents',
+  `
   UPDATE calls SET dial_attempts = dial_attempts + 1, updated_at = $3
    WHERE id = ANY($1::uuid[]) AND status = 'dialing' AND lease_owner = $2 AND dial_attempts = 0
-  RETURNING id`);
+  RETURNING id`,
+);
 
 /** Records the intent to dial each call `owner` still holds; returns the ids recorded (the others were taken over). */
 export async function recordDialIntents(pool: pg.Pool, callIds: string[], owner: string): Promise<Set<string>> {
@@ -94,16 +120,29 @@ export async function recordDialIntents(pool: pg.Pool, callIds: string[], owner:
   return new Set(rows.map((r) => r.id));
 }
 
-const RECORD_DIALLED = statement('oct_record_dialled', `
+const RECORD_DIALLED = statement(
+  'oct_record_dialled',
+  `
   UPDATE calls c SET provider_call_id = u.provider_call_id, lease_owner = NULL, lease_expires_at = NULL, updated_at = $3
-    FROM unnest($1::uuid[], $2::text[]) AS u(id, provider_call_id) WHERE c.id = u.id AND c.lease_owner = $4`);
+    FROM unnest($1::uuid[], $2::text[]) AS u(id, provider_call_id) WHERE c.id = u.id AND c.lease_owner = $4`,
+);
 
 /** The provider accepted these dials: their ids are recorded and the leases released. */
-export async function recordProviderIds(pool: pg.Pool, calls: { id: string; providerCallId: string }[], owner: string): Promise<void> {
-  await pool.query({ ...RECORD_DIALLED, values: [calls.map((c) => c.id), calls.map((c) => c.providerCallId), new Date(), owner] });
+export async function recordProviderIds(
+  pool: pg.Pool,
+  calls: { id: string; providerCallId: string }[],
+  owner: string,
+): Promise<void> {
+  await pool.query({
+    ...RECORD_DIALLED,
+    values: [calls.map((c) => c.id), calls.map((c) => c.providerCallId), new Date(), owner],
+  });
 }
 
-const STILL_MINE = statement('oct_still_mine', `SELECT 1 FROM calls WHERE id = $1 AND lease_owner = $2 AND status = 'dialing'`);
+const STILL_MINE = statement(
+  'oct_still_mine',
+  `SELECT 1 FROM calls WHERE id = $1 AND lease_owner = $2 AND status = 'dialing'`,
+);
 
 /** Whether `owner` still holds the call's lease (after a takeover it is someone else's). */
 export async function holdsLease(pool: pg.Pool, callId: string, owner: string): Promise<boolean> {
@@ -111,25 +150,36 @@ export async function holdsLease(pool: pg.Pool, callId: string, owner: string): 
   return Boolean(rowCount);
 }
 
-const STALE = statement('oct_stale_claims',
-  `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.status = 'dialing' AND c.provider_call_id IS NULL AND c.lease_expires_at < $1 LIMIT 100`);
+const STALE = statement(
+  'oct_stale_claims',
+  `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.status = 'dialing' AND c.provider_call_id IS NULL AND c.lease_expires_at < $1 LIMIT 100`,
+);
 
 /** Calls claimed by a dispatcher whose lease ran out before a provider id was recorded. */
 export async function staleClaims(pool: pg.Pool, now: Date): Promise<Call[]> {
   return (await pool.query<Call>({ ...STALE, values: [now] })).rows;
 }
 
-const TAKE_OVER = statement('oct_take_over', `
+const TAKE_OVER = statement(
+  'oct_take_over',
+  `
   UPDATE calls SET lease_owner = $2, lease_expires_at = $3, updated_at = $4
-   WHERE id = $1 AND status = 'dialing' AND provider_call_id IS NULL AND lease_expires_at < $5`);
+   WHERE id = $1 AND status = 'dialing' AND provider_call_id IS NULL AND lease_expires_at < $5`,
+);
 
 /** Takes a stale claim over; false when another dispatcher got there first. */
-export async function takeOverClaim(pool: pg.Pool, { callId, owner, leaseExpiresAt, now }: { callId: string; owner: string; leaseExpiresAt: Date; now: Date }): Promise<boolean> {
+export async function takeOverClaim(
+  pool: pg.Pool,
+  { callId, owner, leaseExpiresAt, now }: { callId: string; owner: string; leaseExpiresAt: Date; now: Date },
+): Promise<boolean> {
   const { rowCount } = await pool.query({ ...TAKE_OVER, values: [callId, owner, leaseExpiresAt, new Date(), now] });
   return rowCount === 1;
 }
 
-const EXPIRED = statement('oct_expired', `SELECT id FROM calls WHERE status = 'initiated' AND expires_at <= $1 LIMIT 500`);
+const EXPIRED = statement(
+  'oct_expired',
+  `SELECT id FROM calls WHERE status = 'initiated' AND expires_at <= $1 LIMIT 500`,
+);
 
 /** Waiting calls past their time to live (a batch). */
 export async function expiredCallIds(pool: pg.Pool, now: Date): Promise<string[]> {
@@ -137,6 +187,9 @@ export async function expiredCallIds(pool: pg.Pool, now: Date): Promise<string[]
 }
 
 /** The same calls, locked, unless a claim took them meanwhile ($1 now, $2 the ids). */
-export const LOCK_EXPIRED = statement('oct_lock_expired', `
+export const LOCK_EXPIRED = statement(
+  'oct_lock_expired',
+  `
   SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($2::uuid[]) AND c.status = 'initiated' AND c.expires_at <= $1
-   ORDER BY c.id FOR UPDATE SKIP LOCKED`);
+   ORDER BY c.id FOR UPDATE SKIP LOCKED`,
+);

@@ -20,7 +20,10 @@ export interface CallHistoryFilters {
 }
 
 /** Where a page starts: the call before which (newest first) the next page begins. */
-export interface CallCursor { createdAt: Date; id: string }
+export interface CallCursor {
+  createdAt: Date;
+  id: string;
+}
 
 /** A call as the list shows it. */
 export interface CallListRow {
@@ -52,9 +55,13 @@ type OptionalKey = (typeof OPTIONAL)[number]['key'];
 // (generic) plan too; the date range and the cursor are always present (unbounded: ±infinity), as one row comparison.
 function historyStatement(present: readonly OptionalKey[]): Statement {
   let n = 4;
-  const extra = OPTIONAL.filter((f) => present.includes(f.key)).map((f) => `\n        AND ${f.sql.replace('$', () => `$${++n}`)}`).join('');
+  const extra = OPTIONAL.filter((f) => present.includes(f.key))
+    .map((f) => `\n        AND ${f.sql.replace('$', () => `$${++n}`)}`)
+    .join('');
   const name = ['oct_call_history', ...present.map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))].join('_');
-  return statement(name, `
+  return statement(
+    name,
+    `
   SELECT p.*
     FROM unnest($1::uuid[]) AS a(id)
    CROSS JOIN LATERAL (
@@ -65,7 +72,8 @@ function historyStatement(present: readonly OptionalKey[]): Statement {
       ORDER BY c.created_at DESC, c.id DESC
       LIMIT $${n + 1}::int) AS p
    ORDER BY p."createdAt" DESC, p.id DESC
-   LIMIT $${n + 1}::int`);
+   LIMIT $${n + 1}::int`,
+  );
 }
 
 /** Every combination of the optional filters, keyed by their names joined with ','. */
@@ -91,11 +99,21 @@ export async function listCallHistory(
   if (accountIds.length === 0) return { calls: [], next: null };
   // The upper bound is the cursor or the range's end (created_at < to is (created_at, id) < (to, the least uuid)),
   // whichever comes first.
-  let upper: { at: Date | 'infinity'; id: string } = before ? { at: before.createdAt, id: before.id } : { at: 'infinity', id: MAX_UUID };
-  if (filters.to && (upper.at === 'infinity' || filters.to.getTime() <= upper.at.getTime())) upper = { at: filters.to, id: MIN_UUID };
+  let upper: { at: Date | 'infinity'; id: string } = before
+    ? { at: before.createdAt, id: before.id }
+    : { at: 'infinity', id: MAX_UUID };
+  if (filters.to && (upper.at === 'infinity' || filters.to.getTime() <= upper.at.getTime()))
+    upper = { at: filters.to, id: MIN_UUID };
   const present = OPTIONAL.filter((f) => filters[f.key] !== null);
   const sql = HISTORY.get(present.map((f) => f.key).join(','))!;
-  const values: unknown[] = [accountIds, upper.at, upper.id, filters.from ?? '-infinity', ...present.map((f) => filters[f.key]), limit + 1];
+  const values: unknown[] = [
+    accountIds,
+    upper.at,
+    upper.id,
+    filters.from ?? '-infinity',
+    ...present.map((f) => filters[f.key]),
+    limit + 1,
+  ];
   const { rows } = await sqlPool(prisma).query<CallListRow>({ ...sql, values });
   const calls = rows.slice(0, limit);
   const last = calls.at(-1);
@@ -115,9 +133,20 @@ export async function findCallInHistory(
       ...(filters.status ? { status: filters.status } : {}),
       ...(filters.agentId ? { agentId: filters.agentId } : {}),
       ...(filters.phoneNumber ? { phoneNumber: filters.phoneNumber } : {}),
-      ...(filters.from || filters.to ? { createdAt: { ...(filters.from ? { gte: filters.from } : {}), ...(filters.to ? { lt: filters.to } : {}) } } : {}),
+      ...(filters.from || filters.to
+        ? { createdAt: { ...(filters.from ? { gte: filters.from } : {}), ...(filters.to ? { lt: filters.to } : {}) } }
+        : {}),
     },
-    select: { id: true, accountId: true, agentId: true, phoneNumber: true, status: true, failureReason: true, durationSeconds: true, createdAt: true },
+    select: {
+      id: true,
+      accountId: true,
+      agentId: true,
+      phoneNumber: true,
+      status: true,
+      failureReason: true,
+      durationSeconds: true,
+      createdAt: true,
+    },
   });
   return call ? [call] : [];
 }
@@ -125,7 +154,10 @@ export async function findCallInHistory(
 /** The accounts a viewer manages, their own first: an agency's clients by name, or the client alone. */
 export async function accountsOfViewer(db: Db, viewer: { accountId: string; accountKind: 'agency' | 'client' }) {
   const accounts = await db.account.findMany({
-    where: viewer.accountKind === 'agency' ? { OR: [{ id: viewer.accountId }, { agencyId: viewer.accountId }] } : { id: viewer.accountId },
+    where:
+      viewer.accountKind === 'agency'
+        ? { OR: [{ id: viewer.accountId }, { agencyId: viewer.accountId }] }
+        : { id: viewer.accountId },
     select: { id: true, name: true, kind: true },
     orderBy: [{ name: 'asc' }, { id: 'asc' }],
   });
@@ -144,14 +176,24 @@ export async function agentsOfViewer(db: Db, viewer: { accountId: string; accoun
 
 // Hand-written: the metadata's text as stored (`json` keeps the client's key order); Prisma Client parses it into an
 // object, which moves integer-like keys ("2", "10") first.
-const METADATA_TEXT = statement('oct_call_history_metadata', 'SELECT metadata::text AS metadata FROM calls WHERE id = $1::uuid');
+const METADATA_TEXT = statement(
+  'oct_call_history_metadata',
+  'SELECT metadata::text AS metadata FROM calls WHERE id = $1::uuid',
+);
 
 /** A call with everything its detail view shows; `metadata` is its JSON text as the client wrote it. */
 export type CallDetail = Omit<Call, 'metadata'> & {
   metadata: string;
   account: { id: string; name: string; kind: 'agency' | 'client'; agencyId: string | null };
   agent: { id: string; name: string };
-  events: { id: string; fromStatus: CallStatus | null; toStatus: CallStatus; failureReason: FailureReason | null; source: string; occurredAt: Date }[];
+  events: {
+    id: string;
+    fromStatus: CallStatus | null;
+    toStatus: CallStatus;
+    failureReason: FailureReason | null;
+    source: string;
+    occurredAt: Date;
+  }[];
   deliveries: {
     id: string;
     callEventId: string;
@@ -163,7 +205,14 @@ export type CallDetail = Omit<Call, 'metadata'> & {
     nextAttemptAt: Date;
     createdAt: Date;
     endpointId: string;
-    attempts: { id: string; attemptNumber: number; startedAt: Date; durationMs: number; responseStatus: number | null; error: string | null }[];
+    attempts: {
+      id: string;
+      attemptNumber: number;
+      startedAt: Date;
+      durationMs: number;
+      responseStatus: number | null;
+      error: string | null;
+    }[];
   }[];
 };
 
@@ -180,8 +229,26 @@ export async function findCallDetail(prisma: PrismaClient, callId: string): Prom
         deliveries: {
           orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
           select: {
-            id: true, callEventId: true, eventType: true, status: true, heldReason: true, attemptCount: true, nextAttemptAt: true, createdAt: true, endpointId: true,
-            attempts: { orderBy: { attemptNumber: 'asc' }, select: { id: true, attemptNumber: true, startedAt: true, durationMs: true, responseStatus: true, error: true } },
+            id: true,
+            callEventId: true,
+            eventType: true,
+            status: true,
+            heldReason: true,
+            attemptCount: true,
+            nextAttemptAt: true,
+            createdAt: true,
+            endpointId: true,
+            attempts: {
+              orderBy: { attemptNumber: 'asc' },
+              select: {
+                id: true,
+                attemptNumber: true,
+                startedAt: true,
+                durationMs: true,
+                responseStatus: true,
+                error: true,
+              },
+            },
           },
         },
       },

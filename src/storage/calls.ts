@@ -33,8 +33,11 @@ export interface AcceptedCallRow {
 // Hand-written: the function (migration 20261123000000) takes the account's row lock and writes call, event and
 // idempotency response in one round trip; Prisma would need an interactive transaction of four. The casts pin the
 // one overload whatever types the driver gives the parameters.
-const ACCEPT_CALL = statement('oct_accept_call_v1', `SELECT oct_accept_call_v1($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::text, $6::text, $7::text, $8::text,
-  $9::json, $10::timestamptz, $11::timestamptz, $12::timestamptz, $13::timestamptz, $14::int, $15::uuid, $16::int, $17::jsonb) AS waiting`);
+const ACCEPT_CALL = statement(
+  'oct_accept_call_v1',
+  `SELECT oct_accept_call_v1($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::text, $6::text, $7::text, $8::text,
+  $9::json, $10::timestamptz, $11::timestamptz, $12::timestamptz, $13::timestamptz, $14::int, $15::uuid, $16::int, $17::jsonb) AS waiting`,
+);
 
 /** Stores an accepted call unless the account's queue is full. Returns the waiting count when full, else null. */
 export async function insertAcceptedCall(pool: pg.Pool, row: AcceptedCallRow): Promise<number | null> {
@@ -42,9 +45,23 @@ export async function insertAcceptedCall(pool: pg.Pool, row: AcceptedCallRow): P
   const { rows } = await pool.query<{ waiting: number }>({
     ...ACCEPT_CALL,
     values: [
-      row.accountId, row.callId, row.eventId, row.agentId, row.phoneNumber, row.fromNumber, row.name, row.email, row.metadataJson,
-      row.notBefore, row.expiresAt, row.now, new Date(), row.maxWaiting,
-      idempotency?.recordId ?? null, idempotency?.status ?? null, idempotency ? JSON.stringify(idempotency.body) : null,
+      row.accountId,
+      row.callId,
+      row.eventId,
+      row.agentId,
+      row.phoneNumber,
+      row.fromNumber,
+      row.name,
+      row.email,
+      row.metadataJson,
+      row.notBefore,
+      row.expiresAt,
+      row.now,
+      new Date(),
+      row.maxWaiting,
+      idempotency?.recordId ?? null,
+      idempotency?.status ?? null,
+      idempotency ? JSON.stringify(idempotency.body) : null,
     ],
   });
   const waiting = rows[0]!.waiting;
@@ -62,19 +79,33 @@ export interface LiveCallCounts {
 
 // Hand-written: per account, active calls counted on the (account_id, status, created_at) index (at most the
 // concurrency limit of them) and the waiting count read from the counter the triggers keep, not counted.
-const LIVE_COUNTS = statement('oct_live_call_counts', `
+const LIVE_COUNTS = statement(
+  'oct_live_call_counts',
+  `
   SELECT a.id AS account_id, a.waiting_calls AS waiting,
          (SELECT count(*)::int FROM calls c WHERE c.account_id = a.id AND c.status = ANY($3::call_status[])) AS active,
          (SELECT count(*)::int FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated' AND c.not_before > $2::timestamptz) AS waiting_for_window
-    FROM accounts a WHERE a.id = ANY($1::uuid[])`);
+    FROM accounts a WHERE a.id = ANY($1::uuid[])`,
+);
 
 /** Live call counts of each account given (accounts that do not exist are absent). */
-export async function liveCallCounts(pool: pg.Pool, accountIds: string[], now: Date): Promise<Map<string, LiveCallCounts>> {
-  const { rows } = await pool.query<{ account_id: string; waiting: number; active: number; waiting_for_window: number }>({
+export async function liveCallCounts(
+  pool: pg.Pool,
+  accountIds: string[],
+  now: Date,
+): Promise<Map<string, LiveCallCounts>> {
+  const { rows } = await pool.query<{
+    account_id: string;
+    waiting: number;
+    active: number;
+    waiting_for_window: number;
+  }>({
     ...LIVE_COUNTS,
     values: [accountIds, now, ACTIVE_STATUSES],
   });
-  return new Map(rows.map((r) => [r.account_id, { active: r.active, waiting: r.waiting, waitingForWindow: r.waiting_for_window }]));
+  return new Map(
+    rows.map((r) => [r.account_id, { active: r.active, waiting: r.waiting, waitingForWindow: r.waiting_for_window }]),
+  );
 }
 
 /**
@@ -89,11 +120,26 @@ export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "a
   c.lease_expires_at AS "leaseExpiresAt"`;
 
 /** Locks the given calls in id order (concurrent batches take their locks in one order). */
-export const LOCK_CALLS = statement('oct_lock_calls', `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($1::uuid[]) ORDER BY c.id FOR UPDATE`);
+export const LOCK_CALLS = statement(
+  'oct_lock_calls',
+  `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($1::uuid[]) ORDER BY c.id FOR UPDATE`,
+);
 
 /** `at`: when the step happened (the time its event records). */
-export interface CallBatchEvent { id: string; callId: string; step: Transition; at: Date }
-export interface CallBatchDelivery { id: string; accountId: string; callId: string; eventId: string; type: string; payload: string }
+export interface CallBatchEvent {
+  id: string;
+  callId: string;
+  step: Transition;
+  at: Date;
+}
+export interface CallBatchDelivery {
+  id: string;
+  accountId: string;
+  callId: string;
+  eventId: string;
+  type: string;
+  payload: string;
+}
 
 /**
  * One statement writes a batch: each call's final row, every step's event, the deliveries of the events the
@@ -106,7 +152,9 @@ export interface CallBatchDelivery { id: string; accountId: string; callId: stri
  * them): no NOTIFY for them. The notifications are the preserved side of the final LEFT JOIN, so they are sent whether
  * or not any delivery is leased; the rows are the leased deliveries, or one row of NULLs when there are none.
  */
-const WRITE_BATCH = statement('oct_transition_batch', `
+const WRITE_BATCH = statement(
+  'oct_transition_batch',
+  `
 WITH calls_written AS (
   UPDATE calls c SET status = u.status::call_status, failure_reason = u.failure_reason::failure_reason,
          started_at = u.started_at, answered_at = u.answered_at, ended_at = u.ended_at, duration_seconds = u.duration_seconds,
@@ -145,10 +193,14 @@ SELECT leased.* FROM (SELECT count(*) FROM notified) AS sent
   LEFT JOIN (SELECT d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount",
                     w.url, w.secret, w.enabled
                FROM deliveries_written d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-              WHERE d.lease_expires_at IS NOT NULL) AS leased ON true`);
+              WHERE d.lease_expires_at IS NOT NULL) AS leased ON true`,
+);
 
 /** Deliveries a batch writes leased to the caller's worker: those of one event type, until a moment. */
-export interface DeliveryLease { eventType: string; until: Date }
+export interface DeliveryLease {
+  eventType: string;
+  until: Date;
+}
 
 /**
  * Writes a batch in one statement (hand-written: Prisma would send a statement per row and table): each call's final
@@ -157,24 +209,51 @@ export interface DeliveryLease { eventType: string; until: Date }
  */
 export async function writeCallBatch(
   client: pg.ClientBase,
-  batch: { calls: Call[]; events: CallBatchEvent[]; deliveries: CallBatchDelivery[]; freedAccounts: string[]; source: string; now: Date; lease?: DeliveryLease | undefined },
+  batch: {
+    calls: Call[];
+    events: CallBatchEvent[];
+    deliveries: CallBatchDelivery[];
+    freedAccounts: string[];
+    source: string;
+    now: Date;
+    lease?: DeliveryLease | undefined;
+  },
 ): Promise<ClaimedDelivery[]> {
   const { calls: rows, events, deliveries, source, now, lease } = batch;
   const column = <T>(pick: (call: Call) => T) => rows.map(pick);
   const { rows: leased } = await client.query<ClaimedDelivery | { [K in keyof ClaimedDelivery]: null }>({
     ...WRITE_BATCH,
     values: [
-      column((c) => c.id), column((c) => c.status), column((c) => c.failureReason), column((c) => c.startedAt),
-      column((c) => c.answeredAt), column((c) => c.endedAt), column((c) => c.durationSeconds), column((c) => c.providerCallId),
-      column((c) => c.leaseOwner), column((c) => c.leaseExpiresAt), column((c) => c.updatedAt),
-      source, now,
-      events.map((e) => e.id), events.map((e) => e.callId), events.map((e) => e.step.from), events.map((e) => e.step.to),
+      column((c) => c.id),
+      column((c) => c.status),
+      column((c) => c.failureReason),
+      column((c) => c.startedAt),
+      column((c) => c.answeredAt),
+      column((c) => c.endedAt),
+      column((c) => c.durationSeconds),
+      column((c) => c.providerCallId),
+      column((c) => c.leaseOwner),
+      column((c) => c.leaseExpiresAt),
+      column((c) => c.updatedAt),
+      source,
+      now,
+      events.map((e) => e.id),
+      events.map((e) => e.callId),
+      events.map((e) => e.step.from),
+      events.map((e) => e.step.to),
       events.map((e) => e.step.failureReason),
-      deliveries.map((d) => d.id), deliveries.map((d) => d.accountId), deliveries.map((d) => d.callId), deliveries.map((d) => d.eventId),
-      deliveries.map((d) => d.type), deliveries.map((d) => d.payload),
-      WEBHOOKS_CHANNEL, CALLS_CHANNEL, batch.freedAccounts,
+      deliveries.map((d) => d.id),
+      deliveries.map((d) => d.accountId),
+      deliveries.map((d) => d.callId),
+      deliveries.map((d) => d.eventId),
+      deliveries.map((d) => d.type),
+      deliveries.map((d) => d.payload),
+      WEBHOOKS_CHANNEL,
+      CALLS_CHANNEL,
+      batch.freedAccounts,
       events.map((e) => e.at),
-      lease?.eventType ?? null, lease?.until ?? null,
+      lease?.eventType ?? null,
+      lease?.until ?? null,
     ],
   });
   return leased.filter((d): d is ClaimedDelivery => d.id !== null);
@@ -185,11 +264,20 @@ export type CallWithMetadataText = Omit<Call, 'metadata'> & { metadata: string }
 
 // Hand-written: the metadata's text as stored (`json` keeps the client's key order); Prisma Client parses it into an
 // object, which moves integer-like keys ("2", "10") first.
-const METADATA_TEXTS = statement('oct_call_metadata_texts', 'SELECT id, metadata::text AS metadata FROM calls WHERE id = ANY($1::uuid[])');
+const METADATA_TEXTS = statement(
+  'oct_call_metadata_texts',
+  'SELECT id, metadata::text AS metadata FROM calls WHERE id = ANY($1::uuid[])',
+);
 
-async function withMetadataTexts<C extends { id: string }>(prisma: PrismaClient, calls: C[]): Promise<(C & { metadata: string })[]> {
+async function withMetadataTexts<C extends { id: string }>(
+  prisma: PrismaClient,
+  calls: C[],
+): Promise<(C & { metadata: string })[]> {
   if (calls.length === 0) return [];
-  const { rows } = await sqlPool(prisma).query<{ id: string; metadata: string }>({ ...METADATA_TEXTS, values: [calls.map((c) => c.id)] });
+  const { rows } = await sqlPool(prisma).query<{ id: string; metadata: string }>({
+    ...METADATA_TEXTS,
+    values: [calls.map((c) => c.id)],
+  });
   const texts = new Map(rows.map((r) => [r.id, r.metadata]));
   return calls.map((call) => ({ ...call, metadata: texts.get(call.id) ?? '{}' }));
 }
@@ -226,15 +314,28 @@ export async function findCallById(prisma: PrismaClient, callId: string): Promis
 }
 
 /** Records the provider's id for a call that has none yet (a callback that beat the dialer's own write). */
-export async function recordProviderCallId(prisma: PrismaClient, callId: string, providerCallId: string): Promise<void> {
+export async function recordProviderCallId(
+  prisma: PrismaClient,
+  callId: string,
+  providerCallId: string,
+): Promise<void> {
   await prisma.call.updateMany({ where: { id: callId, providerCallId: null }, data: { providerCallId } });
 }
 
 /** A call whose scripted ring or talk time is over, with the times its script counts from. */
-export interface CallDueToAdvance { id: string; status: 'dialing' | 'in_progress'; startedAt: Date; answeredAt: Date | null }
+export interface CallDueToAdvance {
+  id: string;
+  status: 'dialing' | 'in_progress';
+  startedAt: Date;
+  answeredAt: Date | null;
+}
 
 /** Which calls are due: those of the provider whose ids start with `providerPrefix` that rang or talked long enough. */
-export interface AdvanceDue { providerPrefix: string; rangBefore: Date; talkedBefore: Date }
+export interface AdvanceDue {
+  providerPrefix: string;
+  rangBefore: Date;
+  talkedBefore: Date;
+}
 
 const RINGING = 'dialing' satisfies CallStatus;
 const TALKING = 'in_progress' satisfies CallStatus;
@@ -242,25 +343,34 @@ const TALKING = 'in_progress' satisfies CallStatus;
 // Hand-written: the simulated dialer's every pass (a named statement; Prisma cannot compare a column with a prefix
 // parameter, nor express the lock below). The statuses are literals, not parameters: a prepared statement's generic
 // plan, blind to parameter values, read the whole calls table (test/storage/no-sequential-scans.test.ts).
-const DUE_TO_ADVANCE = statement('oct_sim_due', `
+const DUE_TO_ADVANCE = statement(
+  'oct_sim_due',
+  `
   SELECT id, status::text AS status, started_at AS "startedAt", answered_at AS "answeredAt" FROM calls
    WHERE (status = '${RINGING}' AND started_at <= $1 OR status = '${TALKING}' AND answered_at <= $2)
      AND starts_with(provider_call_id, $3)
-   LIMIT 500`);
+   LIMIT 500`,
+);
 
 /** Up to 500 calls due to take their next scripted step. */
 export async function callsDueToAdvance(pool: pg.Pool, due: AdvanceDue): Promise<CallDueToAdvance[]> {
-  const { rows } = await pool.query<CallDueToAdvance>({ ...DUE_TO_ADVANCE, values: [due.rangBefore, due.talkedBefore, due.providerPrefix] });
+  const { rows } = await pool.query<CallDueToAdvance>({
+    ...DUE_TO_ADVANCE,
+    values: [due.rangBefore, due.talkedBefore, due.providerPrefix],
+  });
   return rows;
 }
 
 /** The same calls, locked in id order; those another process is moving right now are left to it. */
-const LOCK_DUE_TO_ADVANCE = statement('oct_sim_lock_due', `
+const LOCK_DUE_TO_ADVANCE = statement(
+  'oct_sim_lock_due',
+  `
   SELECT ${CALL_COLUMNS} FROM calls c
    WHERE c.id = ANY($4::uuid[])
      AND (c.status = '${RINGING}' AND c.started_at <= $1 OR c.status = '${TALKING}' AND c.answered_at <= $2)
      AND starts_with(c.provider_call_id, $3)
-   ORDER BY c.id FOR UPDATE SKIP LOCKED`);
+   ORDER BY c.id FOR UPDATE SKIP LOCKED`,
+);
 
 /** The locking select of `ids` (those still due) for transitionCalls. */
 export function lockCallsDueToAdvance(ids: string[], due: AdvanceDue) {
@@ -269,10 +379,13 @@ export function lockCallsDueToAdvance(ids: string[], due: AdvanceDue) {
 
 // Hand-written: the waiting total is the sum of the counters the triggers keep (counting waiting calls would read
 // every one of them); active calls are counted on the status index (at most the limit per account).
-const LIVE_TOTALS = statement('oct_live_totals', `
+const LIVE_TOTALS = statement(
+  'oct_live_totals',
+  `
   SELECT (SELECT coalesce(sum(waiting_calls), 0)::int FROM accounts) AS initiated,
          (SELECT count(*)::int FROM calls WHERE status = 'dialing') AS dialing,
-         (SELECT count(*)::int FROM calls WHERE status = 'in_progress') AS in_progress`);
+         (SELECT count(*)::int FROM calls WHERE status = 'in_progress') AS in_progress`,
+);
 
 /** Calls in each live status, across all accounts (metrics). */
 export async function liveCallTotals(pool: pg.Pool): Promise<Record<LiveStatus, number>> {

@@ -13,7 +13,11 @@ export interface DatabaseLocation {
   release(): Promise<void>;
 }
 
-export async function locateDatabase(config: Config, role: 'server' | 'cli', log?: (msg: string) => void): Promise<DatabaseLocation> {
+export async function locateDatabase(
+  config: Config,
+  role: 'server' | 'cli',
+  log?: (msg: string) => void,
+): Promise<DatabaseLocation> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: false, release: async () => {} };
   const embedded = await startEmbeddedPostgres(config.dataDir, role, log);
   return { url: embedded.url, embedded: true, release: () => embedded.close() };
@@ -56,7 +60,8 @@ const statementNames = new Map<string, string>();
 const MAX_NAMED_STATEMENTS = 2_000;
 function statementName({ sql }: { sql: string }): string {
   let name = statementNames.get(sql);
-  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(sql, (name = `oct_p${statementNames.size}`));
+  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS)
+    statementNames.set(sql, (name = `oct_p${statementNames.size}`));
   return name ?? ''; // pg: an empty name is the unnamed statement
 }
 
@@ -91,7 +96,10 @@ export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): 
   // where it was made), but the client also emits 'error', which pg-pool only listens to while it is idle.
   pool.on('connect', (client) => client.on('error', () => undefined));
   const prisma = new PrismaClient({
-    adapter: new PrismaPg(pool, { disposeExternalPool: true, statementNameGenerator: pooler ? () => '' : statementName }),
+    adapter: new PrismaPg(pool, {
+      disposeExternalPool: true,
+      statementNameGenerator: pooler ? () => '' : statementName,
+    }),
     // Prisma's own wait to start an interactive transaction (2 s by default) would cut background waits short; a
     // request's transaction still fails at its pool's limit.
     transactionOptions: { maxWait: BACKGROUND_WAIT_MS },

@@ -37,7 +37,9 @@ export interface ClaimedDelivery {
 // cap. $8 bounds the index range from below: every delivery
 // sent leaves a dead entry at the low end of the pending part of (status, next_attempt_at) until vacuum, so a claim
 // woken for new deliveries reads only the recent end.
-const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
+const CLAIM_DELIVERIES = statement(
+  'oct_claim_deliveries',
+  `
   WITH in_flight AS (
     SELECT * FROM unnest($6::uuid[], $7::int[]) AS f(endpoint_id, n)
   ), due AS (
@@ -59,7 +61,9 @@ const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
     FROM locked, webhook_endpoints e
    WHERE d.id = locked.id AND e.id = d.endpoint_id AND d.status = 'pending'
      AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
-  RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`, { planEachTime: true });
+  RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`,
+  { planEachTime: true },
+);
 
 /**
  * Leases up to `limit` due deliveries until `leaseUntil`, at most `perEndpoint` per endpoint counting the attempts
@@ -68,23 +72,45 @@ const CLAIM_DELIVERIES = statement('oct_claim_deliveries', `
  */
 export async function claimDueDeliveries(
   pool: pg.Pool,
-  claim: { now: Date; inFlight: ReadonlyMap<string, number>; perEndpoint: number; limit: number; leaseUntil: Date; dueSince?: Date | undefined },
+  claim: {
+    now: Date;
+    inFlight: ReadonlyMap<string, number>;
+    perEndpoint: number;
+    limit: number;
+    leaseUntil: Date;
+    dueSince?: Date | undefined;
+  },
 ): Promise<ClaimedDelivery[]> {
   const full: string[] = [];
   const partIds: string[] = [];
   const partCounts: number[] = [];
   for (const [endpointId, n] of claim.inFlight) {
     if (n >= claim.perEndpoint) full.push(endpointId);
-    else if (n > 0) { partIds.push(endpointId); partCounts.push(n); }
+    else if (n > 0) {
+      partIds.push(endpointId);
+      partCounts.push(n);
+    }
   }
   const { rows } = await pool.query<ClaimedDelivery>({
     ...CLAIM_DELIVERIES,
-    values: [claim.now, full, claim.perEndpoint, claim.limit, claim.leaseUntil, partIds, partCounts, claim.dueSince ?? new Date(0)],
+    values: [
+      claim.now,
+      full,
+      claim.perEndpoint,
+      claim.limit,
+      claim.leaseUntil,
+      partIds,
+      partCounts,
+      claim.dueSince ?? new Date(0),
+    ],
   });
   return rows;
 }
 
-const RELEASE = statement('oct_release_deliveries', `UPDATE webhook_deliveries SET lease_expires_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`);
+const RELEASE = statement(
+  'oct_release_deliveries',
+  `UPDATE webhook_deliveries SET lease_expires_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`,
+);
 
 /** Gives leased deliveries back unsent: any worker's next claim takes them. */
 export async function releaseDeliveries(pool: pg.Pool, deliveryIds: string[]): Promise<void> {
@@ -117,7 +143,9 @@ export interface AttemptRecord {
 // switches off is audited in the same statement, and its other pending deliveries are held (not those of this batch,
 // which their own rows set; those in flight elsewhere keep their lease, so none is sent twice if it is enabled again
 // before they finish: their own record then sets their state).
-const RECORD_ATTEMPTS = statement('oct_record_webhook_attempts', `
+const RECORD_ATTEMPTS = statement(
+  'oct_record_webhook_attempts',
+  `
   WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::int[], $8::text[],
                          $9::timestamptz[], $10::timestamptz[], $11::uuid[], $12::text[])
@@ -147,7 +175,8 @@ const RECORD_ATTEMPTS = statement('oct_record_webhook_attempts', `
            jsonb_build_object('endpoint_id', x.id, 'url', x.url, 'reason', x.disabled_reason), $13::timestamptz
       FROM endpoint x JOIN accounts a ON a.id = x.account_id
   )
-  SELECT 1`);
+  SELECT 1`,
+);
 
 const ENDPOINT_DISABLED: AuditAction = 'webhook_disabled';
 
@@ -160,19 +189,33 @@ export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], no
   await pool.query({
     ...RECORD_ATTEMPTS,
     values: [
-      column('attemptId'), column('deliveryId'), column('startedAt'), column('durationMs'), column('responseStatus'), column('error'),
-      column('attemptCount'), column('status'), column('completedAt'), column('nextAttemptAt'), column('endpointId'),
-      column('disabledReason'), now, ENDPOINT_DISABLED,
+      column('attemptId'),
+      column('deliveryId'),
+      column('startedAt'),
+      column('durationMs'),
+      column('responseStatus'),
+      column('error'),
+      column('attemptCount'),
+      column('status'),
+      column('completedAt'),
+      column('nextAttemptAt'),
+      column('endpointId'),
+      column('disabledReason'),
+      now,
+      ENDPOINT_DISABLED,
     ],
   });
 }
 
 // Hand-written for its lock: the endpoint is read FOR KEY SHARE, as the transition's batch does (storage/calls.ts):
 // an "Enable again" under way (FOR UPDATE) is waited for, and this then sees the endpoint enabled and holds nothing.
-const HOLD_UNSENT = statement('oct_hold_unsent_delivery', `
+const HOLD_UNSENT = statement(
+  'oct_hold_unsent_delivery',
+  `
   UPDATE webhook_deliveries d SET status = 'held', held_reason = ${heldReason('e.disabled_reason')}, lease_expires_at = NULL
     FROM (SELECT id, disabled_reason FROM webhook_endpoints WHERE id = $2 AND NOT enabled FOR KEY SHARE) e
-   WHERE d.id = $1 AND d.endpoint_id = e.id AND d.status = 'pending'`);
+   WHERE d.id = $1 AND d.endpoint_id = e.id AND d.status = 'pending'`,
+);
 
 /**
  * A claimed delivery whose endpoint was disabled when it was claimed is held, unsent. If the endpoint is enabled
@@ -184,7 +227,13 @@ export async function holdUnsentDelivery(pool: pg.Pool, delivery: { id: string; 
 }
 
 /** A held delivery released: pending, due at `now`, with a fresh retry schedule (its attempts so far stay on record). */
-const RELEASED = (now: Date) => ({ status: 'pending' as const, heldReason: null, nextAttemptAt: now, completedAt: null, attemptCount: 0 });
+const RELEASED = (now: Date) => ({
+  status: 'pending' as const,
+  heldReason: null,
+  nextAttemptAt: now,
+  completedAt: null,
+  attemptCount: 0,
+});
 
 /**
  * Within the transaction that enables the endpoint (after locking it, storage/endpoints.ts): every held delivery of
@@ -202,10 +251,13 @@ export async function releaseHeldDeliveries(db: Db, endpointId: string, now: Dat
 // "Enable again" (storage/endpoints.ts) waits for; the way left to a held delivery of an enabled endpoint is an
 // attempt answered 410, recorded while the endpoint (disabled by an earlier one) is enabled again. Reads the held
 // range of (status, next_attempt_at): held deliveries only, those of disabled endpoints.
-const RELEASE_STRANDED = statement('oct_release_stranded_held', `
+const RELEASE_STRANDED = statement(
+  'oct_release_stranded_held',
+  `
   UPDATE webhook_deliveries d SET status = 'pending', held_reason = NULL, next_attempt_at = $1, completed_at = NULL, attempt_count = 0
     FROM webhook_endpoints e
-   WHERE d.status = 'held' AND e.id = d.endpoint_id AND e.enabled`);
+   WHERE d.status = 'held' AND e.id = d.endpoint_id AND e.enabled`,
+);
 
 /** Releases held deliveries whose endpoint is enabled (none, unless a race left one behind); returns how many. */
 export async function releaseStrandedDeliveries(pool: pg.Pool, now: Date): Promise<number> {
@@ -219,7 +271,14 @@ export async function findDeliveryWithEndpoint(prisma: PrismaClient, deliveryId:
 }
 
 /** A delivery sent again: pending, due at `now`, with a fresh retry schedule; the attempts so far stay on record. */
-const REQUEUED = (now: Date) => ({ status: 'pending' as const, heldReason: null, nextAttemptAt: now, completedAt: null, leaseExpiresAt: null, attemptCount: 0 });
+const REQUEUED = (now: Date) => ({
+  status: 'pending' as const,
+  heldReason: null,
+  nextAttemptAt: now,
+  completedAt: null,
+  leaseExpiresAt: null,
+  attemptCount: 0,
+});
 
 export async function requeueDelivery(db: Db, deliveryId: string, now: Date): Promise<void> {
   await db.webhookDelivery.update({ where: { id: deliveryId }, data: REQUEUED(now) });
@@ -229,15 +288,32 @@ export async function requeueDelivery(db: Db, deliveryId: string, now: Date): Pr
  * Sends again every failed delivery of the endpoint created at or after `since`, in one statement (served by the
  * (endpoint_id, status) index); returns how many.
  */
-export async function requeueFailedDeliveriesSince(db: Db, endpointId: string, since: Date, now: Date): Promise<number> {
-  const { count } = await db.webhookDelivery.updateMany({ where: { endpointId, status: 'failed', createdAt: { gte: since } }, data: REQUEUED(now) });
+export async function requeueFailedDeliveriesSince(
+  db: Db,
+  endpointId: string,
+  since: Date,
+  now: Date,
+): Promise<number> {
+  const { count } = await db.webhookDelivery.updateMany({
+    where: { endpointId, status: 'failed', createdAt: { gte: since } },
+    data: REQUEUED(now),
+  });
   return count;
 }
 
 /** Where a page of the delivery log starts: the delivery before which (newest first) it begins. */
-export interface DeliveryCursor { createdAt: Date; id: string }
+export interface DeliveryCursor {
+  createdAt: Date;
+  id: string;
+}
 
-export interface LoggedAttempt { attemptNumber: number; startedAt: Date; durationMs: number; responseStatus: number | null; error: string | null }
+export interface LoggedAttempt {
+  attemptNumber: number;
+  startedAt: Date;
+  durationMs: number;
+  responseStatus: number | null;
+  error: string | null;
+}
 
 export interface LoggedDelivery {
   id: string;
@@ -265,15 +341,31 @@ export async function listEndpointDeliveries(
 ): Promise<{ deliveries: LoggedDelivery[]; next: DeliveryCursor | null }> {
   // The `lte` bounds the (endpoint_id, created_at, id) index range; Prisma has no row comparison for the rest.
   const before = page.before
-    ? { createdAt: { lte: page.before.createdAt }, OR: [{ createdAt: { lt: page.before.createdAt } }, { createdAt: page.before.createdAt, id: { lt: page.before.id } }] }
+    ? {
+        createdAt: { lte: page.before.createdAt },
+        OR: [
+          { createdAt: { lt: page.before.createdAt } },
+          { createdAt: page.before.createdAt, id: { lt: page.before.id } },
+        ],
+      }
     : {};
   const rows = await db.webhookDelivery.findMany({
     where: { endpointId, ...(page.failedOnly ? { status: 'failed' as const } : {}), ...before },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: page.limit + 1,
     select: {
-      id: true, eventType: true, callId: true, status: true, heldReason: true, createdAt: true, nextAttemptAt: true,
-      attempts: { orderBy: { attemptNumber: 'desc' }, take: ATTEMPTS_SHOWN, select: { attemptNumber: true, startedAt: true, durationMs: true, responseStatus: true, error: true } },
+      id: true,
+      eventType: true,
+      callId: true,
+      status: true,
+      heldReason: true,
+      createdAt: true,
+      nextAttemptAt: true,
+      attempts: {
+        orderBy: { attemptNumber: 'desc' },
+        take: ATTEMPTS_SHOWN,
+        select: { attemptNumber: true, startedAt: true, durationMs: true, responseStatus: true, error: true },
+      },
     },
   });
   const deliveries = rows.slice(0, page.limit).map((row) => ({ ...row, attempts: row.attempts.reverse() }));
@@ -282,13 +374,26 @@ export async function listEndpointDeliveries(
 }
 
 /** The endpoint's deliveries still to send, held (since the oldest was made), and given up on. */
-export interface OpenDeliveries { pending: number; held: number; heldSince: Date | null; failed: number }
+export interface OpenDeliveries {
+  pending: number;
+  held: number;
+  heldSince: Date | null;
+  failed: number;
+}
 
 /** How many of the endpoint's deliveries are still to send, held while it is disabled, and given up on. */
 export async function countOpenDeliveries(prisma: PrismaClient, endpointId: string): Promise<OpenDeliveries> {
   const counts = await prisma.webhookDelivery.groupBy({
-    by: ['status'], where: { endpointId, status: { in: ['pending', 'held', 'failed'] } }, _count: true, _min: { createdAt: true },
+    by: ['status'],
+    where: { endpointId, status: { in: ['pending', 'held', 'failed'] } },
+    _count: true,
+    _min: { createdAt: true },
   });
   const of = (status: DeliveryStatus) => counts.find((c) => c.status === status);
-  return { pending: of('pending')?._count ?? 0, held: of('held')?._count ?? 0, heldSince: of('held')?._min.createdAt ?? null, failed: of('failed')?._count ?? 0 };
+  return {
+    pending: of('pending')?._count ?? 0,
+    held: of('held')?._count ?? 0,
+    heldSince: of('held')?._min.createdAt ?? null,
+    failed: of('failed')?._count ?? 0,
+  };
 }

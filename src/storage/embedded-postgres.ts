@@ -22,7 +22,11 @@ export interface EmbeddedPostgres {
   close(): Promise<void>;
 }
 
-interface Binaries { initdb: string; pg_ctl: string; postgres: string }
+interface Binaries {
+  initdb: string;
+  pg_ctl: string;
+  postgres: string;
+}
 
 async function binaries(): Promise<Binaries> {
   const platform = os.platform() === 'win32' ? 'windows' : os.platform();
@@ -69,7 +73,7 @@ async function runningServer(dataDir: string): Promise<{ pid: number; port: numb
   const alive = Number.isInteger(pid) && pid > 0 && isAlive(pid);
   // A killed postmaster can linger as a zombie (kill(pid, 0) still succeeds); /proc tells, where there is one.
   const stat = alive ? await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null) : null;
-  const isLivePostgres = alive && (stat === null || (/\(postgres\) [^ZX]/.test(stat)));
+  const isLivePostgres = alive && (stat === null || /\(postgres\) [^ZX]/.test(stat));
   if (!isLivePostgres) {
     // Left by a server that was killed: remove it so a reused pid cannot block the next start.
     await fs.rm(lockFile, { force: true });
@@ -98,10 +102,21 @@ async function initialise(bin: Binaries, dataDir: string, ids: { uid?: number; g
   const pwFile = path.join(os.tmpdir(), `oct-pg-${process.pid}-${Date.now()}`);
   await fs.writeFile(pwFile, `${PASSWORD}\n`, { mode: 0o644 });
   try {
-    await run(bin.initdb, [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${pwFile}`, '--encoding=UTF8', '--locale=C'], {
-      ...ids,
-      env: { ...process.env, LC_ALL: 'C' },
-    });
+    await run(
+      bin.initdb,
+      [
+        `--pgdata=${dataDir}`,
+        '--auth=scram-sha-256',
+        `--username=${USER}`,
+        `--pwfile=${pwFile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
+      {
+        ...ids,
+        env: { ...process.env, LC_ALL: 'C' },
+      },
+    );
   } finally {
     await fs.rm(pwFile, { force: true });
   }
@@ -113,9 +128,11 @@ async function ensureDatabase(adminUrl: string) {
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE]);
     if (found.rowCount === 0) {
-      await client.query(`CREATE DATABASE ${client.escapeIdentifier(EMBEDDED_DATABASE)}`).catch((error: { code?: string }) => {
-        if (error.code !== '42P04') throw error; // created meanwhile by the other process
-      });
+      await client
+        .query(`CREATE DATABASE ${client.escapeIdentifier(EMBEDDED_DATABASE)}`)
+        .catch((error: { code?: string }) => {
+          if (error.code !== '42P04') throw error; // created meanwhile by the other process
+        });
     }
   } finally {
     await client.end();
@@ -127,7 +144,11 @@ async function ensureDatabase(adminUrl: string) {
  * adopts one whose owner died, owns it and stops it on close; a process that joins a live owner's server
  * leaves it running. `role` decides whether a live non-server owner hands over ownership to a server.
  */
-export async function startEmbeddedPostgres(baseDir: string, role: 'server' | 'cli', log: (msg: string) => void = () => {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  baseDir: string,
+  role: 'server' | 'cli',
+  log: (msg: string) => void = () => {},
+): Promise<EmbeddedPostgres> {
   const dataDir = path.join(baseDir, 'pg');
   const ownerFile = path.join(baseDir, 'pg-owner.json');
   await fs.mkdir(baseDir, { recursive: true });
@@ -137,12 +158,19 @@ export async function startEmbeddedPostgres(baseDir: string, role: 'server' | 'c
     // The postgres user must reach its data directory: let it traverse ours, and say so plainly if a parent blocks it.
     const mode = (await fs.stat(baseDir)).mode;
     await fs.chmod(baseDir, mode | 0o011);
-    const reachable = await run('/bin/sh', ['-c', 'test -x "$0"', baseDir], ids).then(() => true, () => false);
-    if (!reachable) throw new Error(`the ${USER} system user cannot reach ${baseDir}; set DATA_DIR to a directory it can access`);
+    const reachable = await run('/bin/sh', ['-c', 'test -x "$0"', baseDir], ids).then(
+      () => true,
+      () => false,
+    );
+    if (!reachable)
+      throw new Error(`the ${USER} system user cannot reach ${baseDir}; set DATA_DIR to a directory it can access`);
   }
 
   const readOwner = async () =>
-    fs.readFile(ownerFile, 'utf8').then((t) => JSON.parse(t) as { pid: number; role: string }, () => null);
+    fs.readFile(ownerFile, 'utf8').then(
+      (t) => JSON.parse(t) as { pid: number; role: string },
+      () => null,
+    );
   const claim = () => fs.writeFile(ownerFile, JSON.stringify({ pid: process.pid, role }));
 
   let port: number | undefined;
@@ -164,7 +192,18 @@ export async function startEmbeddedPostgres(baseDir: string, role: 'server' | 'c
     try {
       await run(
         bin.pg_ctl,
-        ['start', '-w', '-t', '60', '-D', dataDir, '-l', path.join(dataDir, 'server.log'), '-o', `-p ${candidate} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`],
+        [
+          'start',
+          '-w',
+          '-t',
+          '60',
+          '-D',
+          dataDir,
+          '-l',
+          path.join(dataDir, 'server.log'),
+          '-o',
+          `-p ${candidate} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+        ],
         { ...ids, env: { ...process.env, LC_ALL: 'C' } },
       );
       await claim();
@@ -172,7 +211,10 @@ export async function startEmbeddedPostgres(baseDir: string, role: 'server' | 'c
       log(`started embedded PostgreSQL on port ${port}`);
     } catch (error) {
       // Another process may have started it at the same moment: look again before giving up.
-      if (attempt === 4) throw new Error(`could not start embedded PostgreSQL in ${dataDir}: ${(error as Error).message}`);
+      if (attempt === 4)
+        throw new Error(`could not start embedded PostgreSQL in ${dataDir}: ${(error as Error).message}`, {
+          cause: error,
+        });
       await sleep(200 + Math.random() * 300);
     }
   }

@@ -31,7 +31,10 @@ export async function upsertEndpoint(
   }
   if (options.replaces === null) {
     // One account, one endpoint (unique account_id): of two creations at once, one inserts.
-    const { count } = await db.webhookEndpoint.createMany({ data: [{ accountId, url, secret, createdAt: now, updatedAt: now }], skipDuplicates: true });
+    const { count } = await db.webhookEndpoint.createMany({
+      data: [{ accountId, url, secret, createdAt: now, updatedAt: now }],
+      skipDuplicates: true,
+    });
     return count === 1;
   }
   const { count } = await db.webhookEndpoint.updateMany({
@@ -58,10 +61,17 @@ export async function accountOfEndpoint(db: Db, endpointId: string): Promise<str
  * SHARE, storage/calls.ts) either commits before, and what it held is released here, or waits and writes them
  * pending.
  */
-export async function enableEndpoint(db: Db, endpointId: string, now: Date): Promise<{ changed: boolean; released: number }> {
+export async function enableEndpoint(
+  db: Db,
+  endpointId: string,
+  now: Date,
+): Promise<{ changed: boolean; released: number }> {
   // Hand-written: a row lock Prisma cannot express.
   await db.$queryRaw`SELECT id FROM webhook_endpoints WHERE id = ${endpointId}::uuid FOR UPDATE`;
-  const { count } = await db.webhookEndpoint.updateMany({ where: { id: endpointId, enabled: false }, data: { enabled: true, disabledReason: null, updatedAt: now } });
+  const { count } = await db.webhookEndpoint.updateMany({
+    where: { id: endpointId, enabled: false },
+    data: { enabled: true, disabledReason: null, updatedAt: now },
+  });
   const released = await releaseHeldDeliveries(db, endpointId, now);
   return { changed: count === 1, released };
 }

@@ -16,7 +16,14 @@ export interface IdempotencyRecord {
  */
 export async function reserveIdempotencyKey(
   prisma: PrismaClient,
-  reservation: { accountId: string; key: string; requestHash: string; now: Date; expiresAt: Date; abandonedBefore: Date },
+  reservation: {
+    accountId: string;
+    key: string;
+    requestHash: string;
+    now: Date;
+    expiresAt: Date;
+    abandonedBefore: Date;
+  },
 ): Promise<string | null> {
   const { accountId, key, requestHash, now, expiresAt, abandonedBefore } = reservation;
   const reserved = await prisma.$queryRaw<{ id: string }[]>`
@@ -32,7 +39,11 @@ export async function reserveIdempotencyKey(
 }
 
 /** The record held for `key`, or null (it was released between the caller's two statements). */
-export async function findIdempotencyRecord(prisma: PrismaClient, accountId: string, key: string): Promise<IdempotencyRecord | null> {
+export async function findIdempotencyRecord(
+  prisma: PrismaClient,
+  accountId: string,
+  key: string,
+): Promise<IdempotencyRecord | null> {
   return prisma.idempotencyRecord.findUnique({
     where: { accountId_key: { accountId, key } },
     select: { id: true, requestHash: true, responseStatus: true, responseBody: true },

@@ -26,7 +26,9 @@ interface PrincipalRow {
 // Hand-written: the hot path (every request, refusals included), a named statement costs a fraction of a Prisma
 // query's CPU. It reads the account's default agent too, which most triggers use: it saves them a round trip later.
 // Enums are cast to text; pg returns uuids as strings, booleans as booleans and jsonb parsed.
-const KEY_LOOKUP = statement('oct_key_lookup', `
+const KEY_LOOKUP = statement(
+  'oct_key_lookup',
+  `
   SELECT k.id AS key_id, a.id AS account_id, a.kind, COALESCE(a.agency_id, a.id) AS agency_id,
          COALESCE(a.plan, g.plan)::text AS plan,
          (a.api_access_enabled AND COALESCE(g.api_access_enabled, true)) AS api_access_enabled,
@@ -37,7 +39,8 @@ const KEY_LOOKUP = statement('oct_key_lookup', `
     JOIN accounts a ON a.id = k.account_id
     LEFT JOIN accounts g ON g.id = a.agency_id
     LEFT JOIN agents d ON d.id = a.default_agent_id
-   WHERE k.digest = $1 AND k.revoked_at IS NULL`);
+   WHERE k.digest = $1 AND k.revoked_at IS NULL`,
+);
 
 /** The principal of the unrevoked key with this digest, with its account's default agent; null when there is none. */
 export async function findPrincipalByKeyDigest(pool: pg.Pool, digest: Buffer): Promise<Principal | null> {
@@ -51,33 +54,45 @@ export async function findPrincipalByKeyDigest(pool: pg.Pool, digest: Buffer): P
     plan: row.plan,
     apiAccessEnabled: row.api_access_enabled,
     defaultAgentId: row.default_agent_id,
-    defaultAgent: row.default_agent_id && row.d_account_id
-      ? {
-          id: row.default_agent_id,
-          accountId: row.d_account_id,
-          agencyId: row.d_agency_id!,
-          phoneNumber: row.d_phone_number,
-          timezone: row.d_timezone!,
-          callingWindows: row.d_calling_windows,
-          outsideWindowPolicy: row.d_outside_window_policy!,
-        }
-      : null,
+    defaultAgent:
+      row.default_agent_id && row.d_account_id
+        ? {
+            id: row.default_agent_id,
+            accountId: row.d_account_id,
+            agencyId: row.d_agency_id!,
+            phoneNumber: row.d_phone_number,
+            timezone: row.d_timezone!,
+            callingWindows: row.d_calling_windows,
+            outsideWindowPolicy: row.d_outside_window_policy!,
+          }
+        : null,
   };
 }
 
 /** The account's active key as people see it (never the key: its display prefix). */
-export interface ActiveKey { id: string; displayPrefix: string; createdAt: Date; lastUsedAt: Date | null }
+export interface ActiveKey {
+  id: string;
+  displayPrefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
 
 export async function findActiveKey(db: Db, accountId: string): Promise<ActiveKey | null> {
-  return db.apiKey.findFirst({ where: { accountId, revokedAt: null }, select: { id: true, displayPrefix: true, createdAt: true, lastUsedAt: true } });
+  return db.apiKey.findFirst({
+    where: { accountId, revokedAt: null },
+    select: { id: true, displayPrefix: true, createdAt: true, lastUsedAt: true },
+  });
 }
 
 // Hand-written: after the response of every authenticated request (at most once a minute per key and process); a
 // named statement costs a fraction of a Prisma update. Never moves the time back (replicas write in any order).
-const TOUCH_KEYS = statement('oct_touch_keys', `
+const TOUCH_KEYS = statement(
+  'oct_touch_keys',
+  `
   UPDATE api_keys k SET last_used_at = u.at
     FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at)
-   WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`);
+   WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`,
+);
 
 /** Records when each key was last used. */
 export async function touchApiKeys(pool: pg.Pool, uses: { keyId: string; at: Date }[]): Promise<void> {
@@ -105,7 +120,9 @@ export async function rotateApiKey(
   const active = await findActiveKey(tx, accountId);
   if (replaces !== undefined && (active?.id ?? null) !== replaces) return null;
   if (active) await tx.apiKey.update({ where: { id: active.id }, data: { revokedAt: now } });
-  await tx.apiKey.create({ data: { accountId, digest: new Uint8Array(key.digest), displayPrefix: key.displayPrefix, createdAt: now } });
+  await tx.apiKey.create({
+    data: { accountId, digest: new Uint8Array(key.digest), displayPrefix: key.displayPrefix, createdAt: now },
+  });
   return { previousPrefix: active?.displayPrefix ?? null };
 }
 
@@ -123,7 +140,13 @@ export interface ApiAccessState {
 export async function findApiAccessState(db: Db, accountId: string): Promise<ApiAccessState | null> {
   const account = await db.account.findUnique({
     where: { id: accountId },
-    select: { kind: true, plan: true, apiAccessEnabled: true, defaultAgentId: true, agency: { select: { plan: true, apiAccessEnabled: true, name: true } } },
+    select: {
+      kind: true,
+      plan: true,
+      apiAccessEnabled: true,
+      defaultAgentId: true,
+      agency: { select: { plan: true, apiAccessEnabled: true, name: true } },
+    },
   });
   if (!account) return null;
   return {
@@ -136,20 +159,36 @@ export async function findApiAccessState(db: Db, accountId: string): Promise<Api
   };
 }
 
-export interface UsableAgent { id: string; name: string; phoneNumber: string | null; accountId: string; accountName: string }
+export interface UsableAgent {
+  id: string;
+  name: string;
+  phoneNumber: string | null;
+  accountId: string;
+  accountName: string;
+}
 
 /**
  * The agents a key of `account` may use (src/domain/tenancy.ts canUseAgent as a query): its own and, for an agency,
  * its clients'. Ordered by owner then name; at most `limit`.
  */
-export async function listUsableAgents(db: Db, account: { id: string; kind: 'agency' | 'client' }, limit: number): Promise<UsableAgent[]> {
+export async function listUsableAgents(
+  db: Db,
+  account: { id: string; kind: 'agency' | 'client' },
+  limit: number,
+): Promise<UsableAgent[]> {
   const rows = await db.agent.findMany({
     where: account.kind === 'agency' ? { agencyId: account.id } : { accountId: account.id },
     orderBy: [{ name: 'asc' }, { id: 'asc' }],
     take: limit,
     select: { id: true, name: true, phoneNumber: true, accountId: true, account: { select: { name: true } } },
   });
-  return rows.map((r) => ({ id: r.id, name: r.name, phoneNumber: r.phoneNumber, accountId: r.accountId, accountName: r.account.name }));
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    phoneNumber: r.phoneNumber,
+    accountId: r.accountId,
+    accountName: r.account.name,
+  }));
 }
 
 /** The account's own API-access switch (its clients' keys follow an agency's too: see the lookup). */

@@ -8,8 +8,15 @@ import { MIGRATIONS_DIR } from '../paths.js';
 /** The lock id Prisma's schema engine takes for migrate commands: two migrators never run at once. */
 const PRISMA_MIGRATE_LOCK = 72707369;
 
-export interface Migration { name: string; sql: string; checksum: string }
-export interface MigrateResult { applied: string[]; alreadyApplied: string[] }
+export interface Migration {
+  name: string;
+  sql: string;
+  checksum: string;
+}
+export interface MigrateResult {
+  applied: string[];
+  alreadyApplied: string[];
+}
 
 export class MigrationError extends Error {
   override name = 'MigrationError';
@@ -17,7 +24,10 @@ export class MigrationError extends Error {
 
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
   const entries = await fs.readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const sql = await fs.readFile(path.join(dir, name, 'migration.sql'), 'utf8');
@@ -38,7 +48,12 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
     "applied_steps_count"   INTEGER NOT NULL DEFAULT 0
 )`;
 
-interface AppliedRow { migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }
+interface AppliedRow {
+  migration_name: string;
+  checksum: string;
+  finished_at: Date | null;
+  rolled_back_at: Date | null;
+}
 
 /**
  * Applies every migration not yet recorded, each in its own transaction together with its record.
@@ -56,7 +71,9 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
     );
     const failed = rows.find((r) => r.finished_at === null && r.rolled_back_at === null);
     if (failed) {
-      throw new MigrationError(`migration ${failed.migration_name} failed earlier and must be resolved before others can run`);
+      throw new MigrationError(
+        `migration ${failed.migration_name} failed earlier and must be resolved before others can run`,
+      );
     }
     const done = new Map(rows.filter((r) => r.finished_at !== null).map((r) => [r.migration_name, r.checksum]));
     const result: MigrateResult = { applied: [], alreadyApplied: [] };

@@ -19,7 +19,11 @@ export interface Listener {
  * Opens a connection of its own and LISTENs on `channel` (a pooled connection would go back to the pool, its LISTEN
  * with it). `onError` hears a failure of the connection, while opening it too (the promise then rejects as well).
  */
-export async function listen(databaseUrl: string, channel: string, on: { notification: () => void; error: (error: Error) => void }): Promise<Listener> {
+export async function listen(
+  databaseUrl: string,
+  channel: string,
+  on: { notification: () => void; error: (error: Error) => void },
+): Promise<Listener> {
   const client = new pg.Client({ connectionString: databaseUrl });
   client.on('notification', on.notification);
   client.on('error', on.error);

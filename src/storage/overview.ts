@@ -2,7 +2,12 @@
 // outcomes of calls that ended in a time range, and each webhook endpoint's health. Each is an index range over the
 // recent rows only (calls by (account_id, ended_at); deliveries by (endpoint_id, status, last_attempt_at)), never
 // a count of an account's history. Prisma Client only.
-import { DELIVERY_STATUSES, FAILURE_REASONS, TERMINAL_STATUSES, type FailureReason } from '../domain/call-vocabulary.js';
+import {
+  DELIVERY_STATUSES,
+  FAILURE_REASONS,
+  TERMINAL_STATUSES,
+  type FailureReason,
+} from '../domain/call-vocabulary.js';
 import type { Db } from './users.js';
 import { sqlPool, type PrismaClient } from './database.js';
 import { statement } from './statements.js';
@@ -17,7 +22,11 @@ export interface OverviewAccount {
 export async function agencyAndClients(db: Db, agencyId: string): Promise<OverviewAccount[]> {
   const [agency, clients] = await Promise.all([
     db.account.findUnique({ where: { id: agencyId }, select: { id: true, name: true, kind: true } }),
-    db.account.findMany({ where: { agencyId }, orderBy: [{ name: 'asc' }, { id: 'asc' }], select: { id: true, name: true, kind: true } }),
+    db.account.findMany({
+      where: { agencyId },
+      orderBy: [{ name: 'asc' }, { id: 'asc' }],
+      select: { id: true, name: true, kind: true },
+    }),
   ]);
   return agency ? [agency, ...clients] : clients;
 }
@@ -29,11 +38,19 @@ export interface Outcomes {
 }
 
 export function noOutcomes(): Outcomes {
-  return { completed: 0, failed: Object.fromEntries(FAILURE_REASONS.map((r) => [r, 0])) as Record<FailureReason, number> };
+  return {
+    completed: 0,
+    failed: Object.fromEntries(FAILURE_REASONS.map((r) => [r, 0])) as Record<FailureReason, number>,
+  };
 }
 
 /** Per account, the calls that ended in [from, to): completed, and failed by reason. Accounts with none are absent. */
-export async function outcomesBetween(db: Db, accountIds: string[], from: Date, to: Date): Promise<Map<string, Outcomes>> {
+export async function outcomesBetween(
+  db: Db,
+  accountIds: string[],
+  from: Date,
+  to: Date,
+): Promise<Map<string, Outcomes>> {
   const groups = await db.call.groupBy({
     by: ['accountId', 'status', 'failureReason'],
     where: { accountId: { in: accountIds }, endedAt: { gte: from, lt: to }, status: { in: [...TERMINAL_STATUSES] } },
@@ -64,18 +81,29 @@ export interface EndpointHealth {
  * (endpoint_id, status, last_attempt_at) index range of each status, then their attempts. Hand-written and planned
  * each time: with `since` unknown a prepared (generic) plan guessed a third of all attempts and read the whole table.
  */
-const FAILED_ATTEMPTS_SINCE = statement('oct_overview_failed_attempts', `
+const FAILED_ATTEMPTS_SINCE = statement(
+  'oct_overview_failed_attempts',
+  `
   SELECT count(*)::int AS failures FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id
    WHERE d.endpoint_id = $1 AND d.status = ANY($2::delivery_status[]) AND d.last_attempt_at >= $3
-     AND a.started_at >= $3 AND (a.response_status IS NULL OR a.response_status < 200 OR a.response_status >= 300)`, { planEachTime: true });
+     AND a.started_at >= $3 AND (a.response_status IS NULL OR a.response_status < 200 OR a.response_status >= 300)`,
+  { planEachTime: true },
+);
 
 async function failedAttemptsSince(prisma: PrismaClient, endpointId: string, since: Date): Promise<number> {
-  const { rows } = await sqlPool(prisma).query<{ failures: number }>({ ...FAILED_ATTEMPTS_SINCE, values: [endpointId, DELIVERY_STATUSES, since] });
+  const { rows } = await sqlPool(prisma).query<{ failures: number }>({
+    ...FAILED_ATTEMPTS_SINCE,
+    values: [endpointId, DELIVERY_STATUSES, since],
+  });
   return rows[0]!.failures;
 }
 
 /** Per account with a webhook endpoint, its health; accounts without one are absent. */
-export async function endpointHealth(db: PrismaClient, accountIds: string[], since: Date): Promise<Map<string, EndpointHealth>> {
+export async function endpointHealth(
+  db: PrismaClient,
+  accountIds: string[],
+  since: Date,
+): Promise<Map<string, EndpointHealth>> {
   const endpoints = await db.webhookEndpoint.findMany({
     where: { accountId: { in: accountIds } },
     select: { id: true, accountId: true, url: true, enabled: true, disabledReason: true },

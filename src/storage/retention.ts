@@ -9,7 +9,14 @@ import { inTransaction } from './transaction.js';
 
 /** The tables rows are deleted from, as the metric labels them. */
 export const RETENTION_TABLES = [
-  'idempotency_records', 'sessions', 'one_time_tokens', 'webhook_deliveries', 'webhook_attempts', 'calls', 'call_events', 'audit_log',
+  'idempotency_records',
+  'sessions',
+  'one_time_tokens',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'calls',
+  'call_events',
+  'audit_log',
 ] as const;
 export type RetentionTable = (typeof RETENTION_TABLES)[number];
 export type DeletedRows = Record<RetentionTable, number>;
@@ -41,7 +48,10 @@ export const BATCH_TIMEOUT_MS = 30_000;
  */
 const RETENTION_LOCK = [72707371, 0] as const;
 
-const TRY_LOCK = statement('oct_retention_try_lock', `SELECT pg_try_advisory_xact_lock(${RETENTION_LOCK[0]}, ${RETENTION_LOCK[1]}) AS locked`);
+const TRY_LOCK = statement(
+  'oct_retention_try_lock',
+  `SELECT pg_try_advisory_xact_lock(${RETENTION_LOCK[0]}, ${RETENTION_LOCK[1]}) AS locked`,
+);
 
 /**
  * The retention's own connections, apart from the service's two pools: one holds the pass lock for the whole pass,
@@ -82,7 +92,9 @@ export async function tryRetentionLock(pool: pg.Pool): Promise<RetentionLock | n
   const client = await pool.connect();
   let broken = false;
   const end = async () => {
-    await client.query('ROLLBACK').catch(() => { broken = true; });
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
     client.release(broken);
   };
   try {
@@ -122,7 +134,12 @@ export interface RetentionStep {
 }
 
 /** Runs one batch of a step in a transaction of its own, under the batch timeout. */
-export async function deleteBatch(pool: pg.Pool, step: RetentionStep, cutoffs: RetentionCutoffs, limit: number): Promise<RetentionBatch> {
+export async function deleteBatch(
+  pool: pg.Pool,
+  step: RetentionStep,
+  cutoffs: RetentionCutoffs,
+  limit: number,
+): Promise<RetentionBatch> {
   return inTransaction(pool, async (client) => {
     await client.query({ ...SET_BATCH_TIMEOUT, values: [`${BATCH_TIMEOUT_MS}ms`] });
     return step.run(client, cutoffs, limit);
@@ -136,10 +153,19 @@ export async function deleteBatch(pool: pg.Pool, step: RetentionStep, cutoffs: R
  * are handed over as an array: `id IN (subquery)` let the generic plan (which cannot see the LIMIT) hash-join the
  * subquery against a sequential scan of the whole table.
  */
-function simpleStep(name: string, table: RetentionTable, column: string, operator: '<=' | '<', cutoff: (c: RetentionCutoffs) => Date): RetentionStep {
-  const sql = statement(`oct_retention_${name}`, `
+function simpleStep(
+  name: string,
+  table: RetentionTable,
+  column: string,
+  operator: '<=' | '<',
+  cutoff: (c: RetentionCutoffs) => Date,
+): RetentionStep {
+  const sql = statement(
+    `oct_retention_${name}`,
+    `
     DELETE FROM ${table} WHERE id = ANY(ARRAY(
-      SELECT id FROM ${table} WHERE ${column} ${operator} $1 ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED))`);
+      SELECT id FROM ${table} WHERE ${column} ${operator} $1 ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED))`,
+  );
   return {
     name,
     table,
@@ -150,7 +176,12 @@ function simpleStep(name: string, table: RetentionTable, column: string, operato
   };
 }
 
-interface CascadeCounts { calls?: number; call_events?: number; webhook_deliveries: number; webhook_attempts: number }
+interface CascadeCounts {
+  calls?: number;
+  call_events?: number;
+  webhook_deliveries: number;
+  webhook_attempts: number;
+}
 
 // The two deletions below are planned with each batch's values (planEachTime): prepared, their generic plan (blind to
 // the LIMIT) counted the attempts by reading all of webhook_attempts (test/storage/no-sequential-scans.test.ts).
@@ -161,7 +192,9 @@ interface CascadeCounts { calls?: number; call_events?: number; webhook_deliveri
  * (pending, its completed_at cleared) meanwhile is re-checked under its lock and kept. A held delivery (its endpoint is
  * disabled) is kept however old, until it is sent: it is an event the receiver has not had.
  */
-const DELETE_DELIVERIES = statement('oct_retention_webhook_deliveries', `
+const DELETE_DELIVERIES = statement(
+  'oct_retention_webhook_deliveries',
+  `
   WITH doomed AS (
     SELECT id FROM webhook_deliveries WHERE completed_at < $1 AND status IN ('succeeded', 'failed')
      ORDER BY completed_at LIMIT $2 FOR UPDATE SKIP LOCKED
@@ -169,13 +202,18 @@ const DELETE_DELIVERIES = statement('oct_retention_webhook_deliveries', `
     DELETE FROM webhook_deliveries WHERE id = ANY(ARRAY(SELECT id FROM doomed)) RETURNING id
   )
   SELECT (SELECT count(*) FROM gone)::int AS webhook_deliveries,
-         (SELECT count(*) FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM gone))::int AS webhook_attempts`, { planEachTime: true });
+         (SELECT count(*) FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM gone))::int AS webhook_attempts`,
+  { planEachTime: true },
+);
 
 const deliveriesStep: RetentionStep = {
   name: 'webhook_deliveries',
   table: 'webhook_deliveries',
   async run(client, cutoffs, limit) {
-    const { rows } = await client.query<CascadeCounts>({ ...DELETE_DELIVERIES, values: [cutoffs.deliveriesBefore, limit] });
+    const { rows } = await client.query<CascadeCounts>({
+      ...DELETE_DELIVERIES,
+      values: [cutoffs.deliveriesBefore, limit],
+    });
     const counts = rows[0] ?? { webhook_deliveries: 0, webhook_attempts: 0 };
     return { taken: counts.webhook_deliveries, deleted: counts };
   },
@@ -188,7 +226,9 @@ const deliveriesStep: RetentionStep = {
  * locked, so one sent again meanwhile is seen pending and keeps its call (a replay waiting on the lock then finds it
  * gone).
  */
-const DELETE_CALLS = statement('oct_retention_calls', `
+const DELETE_CALLS = statement(
+  'oct_retention_calls',
+  `
   WITH candidates AS (
     SELECT c.id FROM calls c
      WHERE c.ended_at < $1 AND c.status = ANY($3::call_status[])
@@ -206,14 +246,25 @@ const DELETE_CALLS = statement('oct_retention_calls', `
          (SELECT count(*) FROM call_events WHERE call_id IN (SELECT id FROM gone))::int AS call_events,
          (SELECT count(*) FROM deliveries WHERE call_id IN (SELECT id FROM gone))::int AS webhook_deliveries,
          (SELECT count(*) FROM webhook_attempts WHERE delivery_id IN
-            (SELECT id FROM deliveries WHERE call_id IN (SELECT id FROM gone)))::int AS webhook_attempts`, { planEachTime: true });
+            (SELECT id FROM deliveries WHERE call_id IN (SELECT id FROM gone)))::int AS webhook_attempts`,
+  { planEachTime: true },
+);
 
 const callsStep: RetentionStep = {
   name: 'calls',
   table: 'calls',
   async run(client, cutoffs, limit) {
-    const { rows } = await client.query<CascadeCounts & { taken: number }>({ ...DELETE_CALLS, values: [cutoffs.callsBefore, limit, TERMINAL_STATUSES] });
-    const { taken, ...deleted } = rows[0] ?? { taken: 0, calls: 0, call_events: 0, webhook_deliveries: 0, webhook_attempts: 0 };
+    const { rows } = await client.query<CascadeCounts & { taken: number }>({
+      ...DELETE_CALLS,
+      values: [cutoffs.callsBefore, limit, TERMINAL_STATUSES],
+    });
+    const { taken, ...deleted } = rows[0] ?? {
+      taken: 0,
+      calls: 0,
+      call_events: 0,
+      webhook_deliveries: 0,
+      webhook_attempts: 0,
+    };
     return { taken, deleted };
   },
 };

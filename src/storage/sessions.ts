@@ -9,7 +9,12 @@ export interface StoredSession {
 }
 
 /** The session when it is neither past its absolute expiry nor idle since `idleSince`. */
-export async function findLiveSession(db: Db, digest: Buffer, now: Date, idleSince: Date): Promise<StoredSession | null> {
+export async function findLiveSession(
+  db: Db,
+  digest: Buffer,
+  now: Date,
+  idleSince: Date,
+): Promise<StoredSession | null> {
   const row = await db.session.findFirst({
     where: { digest: new Uint8Array(digest), expiresAt: { gt: now }, lastSeenAt: { gt: idleSince } },
     select: { userId: true, data: true, createdAt: true },
@@ -37,7 +42,11 @@ export async function insertSession(
  * Saves a live session's data and moves its last-seen time. Never re-creates a session that was ended meanwhile (a
  * request still in flight when the user signed out everywhere must not bring its session back).
  */
-export async function updateSession(db: Db, digest: Buffer, input: { userId: string | null; data: Record<string, unknown>; now: Date }): Promise<boolean> {
+export async function updateSession(
+  db: Db,
+  digest: Buffer,
+  input: { userId: string | null; data: Record<string, unknown>; now: Date },
+): Promise<boolean> {
   const { count } = await db.session.updateMany({
     where: { digest: new Uint8Array(digest), expiresAt: { gt: input.now } },
     data: { userId: input.userId, data: input.data as Prisma.InputJsonObject, lastSeenAt: input.now },

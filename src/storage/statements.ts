@@ -30,7 +30,8 @@ export function namedStatementsInUse(): boolean {
  */
 export function statement(name: string, text: string, options: { planEachTime?: boolean } = {}): Statement {
   const existing = registry.get(name);
-  if (existing !== undefined && existing !== text) throw new Error(`statement ${name} declared twice with different texts`);
+  if (existing !== undefined && existing !== text)
+    throw new Error(`statement ${name} declared twice with different texts`);
   registry.set(name, text);
   // A getter: spread into a query config, it gives its value at that moment.
   return {

@@ -4,7 +4,14 @@ import type { Db } from './users.js';
 
 export async function insertToken(
   db: Db,
-  input: { userId: string; digest: Buffer; purpose: TokenPurpose; createdById: string | null; createdAt: Date; expiresAt: Date },
+  input: {
+    userId: string;
+    digest: Buffer;
+    purpose: TokenPurpose;
+    createdById: string | null;
+    createdAt: Date;
+    expiresAt: Date;
+  },
 ): Promise<void> {
   await db.oneTimeToken.create({ data: { ...input, digest: new Uint8Array(input.digest) } });
 }
@@ -21,7 +28,11 @@ export async function findUsableToken(db: Db, digest: Buffer, now: Date) {
  * Uses the token: one statement marks it used only if it still is usable, so two requests racing with the same link
  * cannot both succeed. Returns its user, or null (unknown, used or expired).
  */
-export async function consumeToken(db: Db, digest: Buffer, now: Date): Promise<{ userId: string; purpose: TokenPurpose } | null> {
+export async function consumeToken(
+  db: Db,
+  digest: Buffer,
+  now: Date,
+): Promise<{ userId: string; purpose: TokenPurpose } | null> {
   const [used] = await db.oneTimeToken.updateManyAndReturn({
     where: { digest: new Uint8Array(digest), usedAt: null, expiresAt: { gt: now } },
     data: { usedAt: now },
@@ -32,6 +43,9 @@ export async function consumeToken(db: Db, digest: Buffer, now: Date): Promise<{
 
 /** Ends the user's links that were not used yet (a new link replaces them; a disabled user's stop working); how many. */
 export async function expireUserTokens(db: Db, userId: string, now: Date): Promise<number> {
-  const { count } = await db.oneTimeToken.updateMany({ where: { userId, usedAt: null, expiresAt: { gt: now } }, data: { expiresAt: now } });
+  const { count } = await db.oneTimeToken.updateMany({
+    where: { userId, usedAt: null, expiresAt: { gt: now } },
+    data: { expiresAt: now },
+  });
   return count;
 }

@@ -32,8 +32,14 @@ export function isUniqueViolation(error: unknown): boolean {
  * `email` must be normalized (src/domain/user-email.ts); `agencyId` is the agency at the top of `accountId`. An email
  * taken within the same agency throws a unique violation; other agencies' users do not count.
  */
-export async function insertUser(db: Db, input: { accountId: string; agencyId: string; email: string; createdAt: Date }): Promise<{ id: string }> {
-  return db.user.create({ data: { accountId: input.accountId, agencyId: input.agencyId, email: input.email, createdAt: input.createdAt }, select: { id: true } });
+export async function insertUser(
+  db: Db,
+  input: { accountId: string; agencyId: string; email: string; createdAt: Date },
+): Promise<{ id: string }> {
+  return db.user.create({
+    data: { accountId: input.accountId, agencyId: input.agencyId, email: input.email, createdAt: input.createdAt },
+    select: { id: true },
+  });
 }
 
 /**
@@ -44,10 +50,22 @@ export async function findUsersByEmail(db: Db, email: string): Promise<(SignInCa
   const users = await db.user.findMany({
     where: { email },
     orderBy: [{ lastSignInAt: { sort: 'desc', nulls: 'last' } }, { createdAt: 'asc' }, { id: 'asc' }],
-    select: { id: true, email: true, accountId: true, passwordHash: true, disabledAt: true, account: { select: { name: true } } },
+    select: {
+      id: true,
+      email: true,
+      accountId: true,
+      passwordHash: true,
+      disabledAt: true,
+      account: { select: { name: true } },
+    },
   });
   return users.map((user) => ({
-    id: user.id, email: user.email, accountId: user.accountId, passwordHash: user.passwordHash, disabled: user.disabledAt !== null, accountName: user.account.name,
+    id: user.id,
+    email: user.email,
+    accountId: user.accountId,
+    passwordHash: user.passwordHash,
+    disabled: user.disabledAt !== null,
+    accountName: user.account.name,
   }));
 }
 
@@ -55,7 +73,12 @@ export async function findUsersByEmail(db: Db, email: string): Promise<(SignInCa
 export async function findActiveUser(db: Db, userId: string): Promise<ActiveUser | null> {
   const user = await db.user.findUnique({
     where: { id: userId },
-    select: { id: true, email: true, disabledAt: true, account: { select: { id: true, kind: true, name: true, agencyId: true } } },
+    select: {
+      id: true,
+      email: true,
+      disabledAt: true,
+      account: { select: { id: true, kind: true, name: true, agencyId: true } },
+    },
   });
   if (!user || user.disabledAt) return null;
   return {
@@ -72,7 +95,15 @@ export async function findActiveUser(db: Db, userId: string): Promise<ActiveUser
 export async function findUserById(db: Db, userId: string) {
   return db.user.findUnique({
     where: { id: userId },
-    select: { id: true, email: true, accountId: true, passwordHash: true, disabledAt: true, createdAt: true, lastSignInAt: true },
+    select: {
+      id: true,
+      email: true,
+      accountId: true,
+      passwordHash: true,
+      disabledAt: true,
+      createdAt: true,
+      lastSignInAt: true,
+    },
   });
 }
 
@@ -92,15 +123,28 @@ export async function markDisabled(db: Db, userId: string, at: Date): Promise<bo
 
 /** Enables a disabled user again; returns false when there is no such user or they were not disabled. */
 export async function markEnabled(db: Db, userId: string): Promise<boolean> {
-  const { count } = await db.user.updateMany({ where: { id: userId, disabledAt: { not: null } }, data: { disabledAt: null } });
+  const { count } = await db.user.updateMany({
+    where: { id: userId, disabledAt: { not: null } },
+    data: { disabledAt: null },
+  });
   return count === 1;
 }
 
 /** The users of the given accounts, oldest first (the Users page). */
 export async function listUsers(db: Db, accountIds: string[]) {
-  return db.user.findMany({
-    where: { accountId: { in: accountIds } },
-    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    select: { id: true, email: true, accountId: true, disabledAt: true, createdAt: true, lastSignInAt: true, passwordHash: true },
-  }).then((users) => users.map(({ passwordHash, ...user }) => ({ ...user, passwordSet: passwordHash !== null })));
+  return db.user
+    .findMany({
+      where: { accountId: { in: accountIds } },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      select: {
+        id: true,
+        email: true,
+        accountId: true,
+        disabledAt: true,
+        createdAt: true,
+        lastSignInAt: true,
+        passwordHash: true,
+      },
+    })
+    .then((users) => users.map(({ passwordHash, ...user }) => ({ ...user, passwordSet: passwordHash !== null })));
 }

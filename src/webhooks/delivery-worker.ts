@@ -11,7 +11,13 @@ import { ThrottledLog } from '../logging/throttled-log.js';
 import { WEBHOOKS_CHANNEL } from '../storage/channels.js';
 import { sqlPool } from '../storage/database.js';
 import {
-  claimDueDeliveries, holdUnsentDelivery, recordAttempts, releaseDeliveries, releaseStrandedDeliveries, type AttemptRecord, type ClaimedDelivery,
+  claimDueDeliveries,
+  holdUnsentDelivery,
+  recordAttempts,
+  releaseDeliveries,
+  releaseStrandedDeliveries,
+  type AttemptRecord,
+  type ClaimedDelivery,
 } from '../storage/deliveries.js';
 import { accountOfEndpoint } from '../storage/endpoints.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
@@ -93,7 +99,12 @@ export class DeliveryWorker {
     this.logs = new ThrottledLog(options.log);
     this.pool = sqlPool(options.prisma);
     this.loop = new WakeableLoop({
-      name: 'webhook delivery', databaseUrl: options.databaseUrl, channel: WEBHOOKS_CHANNEL, pollMs: options.pollMs ?? 250, log: options.log, pass: () => this.claimAndSend(),
+      name: 'webhook delivery',
+      databaseUrl: options.databaseUrl,
+      channel: WEBHOOKS_CHANNEL,
+      pollMs: options.pollMs ?? 250,
+      log: options.log,
+      pass: () => this.claimAndSend(),
     });
   }
 
@@ -150,9 +161,16 @@ export class DeliveryWorker {
     // Given back with their old due times: the next claim reads everything.
     this.backlog = true;
     // Not given back (the database is gone): their lease runs out and a claim takes them then.
-    void releaseDeliveries(this.pool, refused).then(() => this.wake(), (error: Error) => {
-      this.logs.error('release', { err: error }, 'webhook deliveries handed over could not be given back; sent after their lease');
-    });
+    void releaseDeliveries(this.pool, refused).then(
+      () => this.wake(),
+      (error: Error) => {
+        this.logs.error(
+          'release',
+          { err: error },
+          'webhook deliveries handed over could not be given back; sent after their lease',
+        );
+      },
+    );
   }
 
   private async claimAndSend() {
@@ -167,14 +185,22 @@ export class DeliveryWorker {
       if (released > 0) this.options.log.warn({ released }, 'held webhook deliveries of enabled endpoints released');
     }
     const since = this.lastFullClaim;
-    const full = this.backlog || since === null || performance.now() - this.lastFullClaimAt >= FULL_CLAIM_EVERY_MS || now.getTime() < since;
+    const full =
+      this.backlog ||
+      since === null ||
+      performance.now() - this.lastFullClaimAt >= FULL_CLAIM_EVERY_MS ||
+      now.getTime() < since;
     if (full) {
       this.lastFullClaim = now.getTime();
       this.lastFullClaimAt = performance.now();
     }
     const claimed = await claimDueDeliveries(this.pool, {
-      now, inFlight: this.perEndpointCount, perEndpoint, limit: room, leaseUntil: new Date(now.getTime() + this.options.leaseMs),
-      dueSince: full ? undefined : new Date(since! - RECENT_MARGIN_MS),
+      now,
+      inFlight: this.perEndpointCount,
+      perEndpoint,
+      limit: room,
+      leaseUntil: new Date(now.getTime() + this.options.leaseMs),
+      dueSince: full ? undefined : new Date(since - RECENT_MARGIN_MS),
     });
     let capped = false;
     for (const delivery of claimed) if (this.launch(delivery, perEndpoint) >= perEndpoint) capped = true;
@@ -203,19 +229,28 @@ export class DeliveryWorker {
       if (this.backlog) this.wake();
     }, STALLED_AFTER_MS);
     stalling.unref();
-    const work = this.attempt(delivery).then(() => this.logs.recovered('record', 'webhook attempts are recorded again'), (error: Error) => {
-      this.logs.error('record', { err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded; retried after its lease');
-    }).finally(() => {
-      clearTimeout(stalling);
-      this.stalled.delete(delivery.id);
-      if (performance.now() - startedAt < STALLED_AFTER_MS) this.stalling.delete(delivery.endpointId);
-      this.inFlight.delete(delivery.id);
-      const left = (this.perEndpointCount.get(delivery.endpointId) ?? 1) - 1;
-      if (left <= 0) this.perEndpointCount.delete(delivery.endpointId);
-      else this.perEndpointCount.set(delivery.endpointId, left);
-      // A slot is free: there may be more due for this endpoint, or for any when the last claim was full.
-      if (this.backlog || left + 1 >= perEndpoint) this.wake();
-    });
+    const work = this.attempt(delivery)
+      .then(
+        () => this.logs.recovered('record', 'webhook attempts are recorded again'),
+        (error: Error) => {
+          this.logs.error(
+            'record',
+            { err: error, deliveryId: delivery.id },
+            'webhook attempt could not be recorded; retried after its lease',
+          );
+        },
+      )
+      .finally(() => {
+        clearTimeout(stalling);
+        this.stalled.delete(delivery.id);
+        if (performance.now() - startedAt < STALLED_AFTER_MS) this.stalling.delete(delivery.endpointId);
+        this.inFlight.delete(delivery.id);
+        const left = (this.perEndpointCount.get(delivery.endpointId) ?? 1) - 1;
+        if (left <= 0) this.perEndpointCount.delete(delivery.endpointId);
+        else this.perEndpointCount.set(delivery.endpointId, left);
+        // A slot is free: there may be more due for this endpoint, or for any when the last claim was full.
+        if (this.backlog || left + 1 >= perEndpoint) this.wake();
+      });
     this.inFlight.set(delivery.id, work);
     return count;
   }
@@ -231,27 +266,51 @@ export class DeliveryWorker {
     const finishedAt = clock();
     const attemptsMade = delivery.attemptCount + 1;
     const outcome = classifyStatus(result.status);
-    const retryAfterMs = result.status === 429 || result.status === 503 ? parseRetryAfter(result.retryAfter, finishedAt) : null;
-    const delay = outcome === 'retry' ? nextAttemptDelay(attemptsMade, { retryAfterMs, ...(this.options.random ? { random: this.options.random } : {}) }) : null;
+    const retryAfterMs =
+      result.status === 429 || result.status === 503 ? parseRetryAfter(result.retryAfter, finishedAt) : null;
+    const delay =
+      outcome === 'retry'
+        ? nextAttemptDelay(attemptsMade, {
+            retryAfterMs,
+            ...(this.options.random ? { random: this.options.random } : {}),
+          })
+        : null;
     const exhausted = outcome === 'retry' && (delay === null || attemptsMade >= MAX_ATTEMPTS);
     this.options.onAttempt?.(exhausted ? 'exhausted' : outcome, result);
 
     // The attempt and the delivery's new state in one statement (atomic), batched with the attempts finishing at the
     // same time, rather than an interactive transaction of three model queries per attempt: most of the worker's CPU.
     // 410 Gone switches the endpoint off: this delivery reached no one and waits, held, for it to be enabled again.
-    const status: AttemptRecord['status'] = outcome === 'succeeded' ? 'succeeded' : outcome === 'gone' ? 'held' : exhausted ? 'failed' : 'pending';
+    const status: AttemptRecord['status'] =
+      outcome === 'succeeded' ? 'succeeded' : outcome === 'gone' ? 'held' : exhausted ? 'failed' : 'pending';
     const nextAttemptAt = status === 'pending' ? new Date(finishedAt.getTime() + delay!) : null;
     const disabledReason = outcome === 'gone' ? `answered 410 Gone at ${finishedAt.toISOString()}` : null;
     await this.record({
-      attemptId: newRowId(), deliveryId: delivery.id, startedAt, durationMs: result.durationMs, responseStatus: result.status,
-      error: result.error?.slice(0, 500) ?? null, attemptCount: attemptsMade, status, completedAt: status === 'succeeded' || status === 'failed' ? finishedAt : null,
-      nextAttemptAt, endpointId: delivery.endpointId, disabledReason,
+      attemptId: newRowId(),
+      deliveryId: delivery.id,
+      startedAt,
+      durationMs: result.durationMs,
+      responseStatus: result.status,
+      error: result.error?.slice(0, 500) ?? null,
+      attemptCount: attemptsMade,
+      status,
+      completedAt: status === 'succeeded' || status === 'failed' ? finishedAt : null,
+      nextAttemptAt,
+      endpointId: delivery.endpointId,
+      disabledReason,
     });
-    if (outcome !== 'succeeded') await this.logFailure(delivery, attemptsMade, result, nextAttemptAt, outcome === 'gone');
+    if (outcome !== 'succeeded')
+      await this.logFailure(delivery, attemptsMade, result, nextAttemptAt, outcome === 'gone');
   }
 
   /** A warning per failed attempt and per endpoint switched off by a 410: ids and the outcome, never the secret or body. */
-  private async logFailure(delivery: ClaimedDelivery, attempt: number, result: AttemptResult, nextAttemptAt: Date | null, gone: boolean) {
+  private async logFailure(
+    delivery: ClaimedDelivery,
+    attempt: number,
+    result: AttemptResult,
+    nextAttemptAt: Date | null,
+    gone: boolean,
+  ) {
     const fields = {
       accountId: await this.accountOf(delivery.endpointId),
       endpointId: delivery.endpointId,
@@ -262,11 +321,17 @@ export class DeliveryWorker {
     };
     const { log } = this.options;
     if (gone) {
-      log.warn(fields, 'webhook endpoint disabled: it answered 410 Gone (its deliveries are held until it is enabled again from the dashboard or with callctl webhook enable)');
+      log.warn(
+        fields,
+        'webhook endpoint disabled: it answered 410 Gone (its deliveries are held until it is enabled again from the dashboard or with callctl webhook enable)',
+      );
     } else if (nextAttemptAt) {
       log.warn({ ...fields, nextAttemptAt: nextAttemptAt.toISOString() }, 'webhook attempt failed; will retry');
     } else {
-      log.warn(fields, 'webhook attempt failed; no attempts left, the delivery failed (callctl deliveries replay sends it again)');
+      log.warn(
+        fields,
+        'webhook attempt failed; no attempts left, the delivery failed (callctl deliveries replay sends it again)',
+      );
     }
   }
 
@@ -302,7 +367,11 @@ export class DeliveryWorker {
       } catch (error) {
         // A statement the server refused (e.g. one delivery deleted meanwhile) must not fail the others with it.
         if (batch.length > 1 && error instanceof pg.DatabaseError) {
-          for (const b of batch) await this.writeRecords([b.record]).then(() => b.done(), (e: Error) => b.done(e));
+          for (const b of batch)
+            await this.writeRecords([b.record]).then(
+              () => b.done(),
+              (e: Error) => b.done(e),
+            );
         } else {
           for (const b of batch) b.done(error as Error);
         }

@@ -5,7 +5,17 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
-export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 14 * HOUR, 20 * HOUR, 24 * HOUR] as const;
+export const RETRY_DELAYS_MS = [
+  5 * SECOND,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+  14 * HOUR,
+  20 * HOUR,
+  24 * HOUR,
+] as const;
 /** The first attempt plus one per delay. */
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 const MAX_RETRY_AFTER_MS = 24 * HOUR;
@@ -14,7 +24,10 @@ const MAX_RETRY_AFTER_MS = 24 * HOUR;
  * Delay before the next attempt after `attemptsMade` failed attempts, or null when none is left.
  * `retryAfterMs` (from a 429/503's Retry-After) is honoured when it asks for longer than the schedule.
  */
-export function nextAttemptDelay(attemptsMade: number, options: { random?: () => number; retryAfterMs?: number | null } = {}): number | null {
+export function nextAttemptDelay(
+  attemptsMade: number,
+  options: { random?: () => number; retryAfterMs?: number | null } = {},
+): number | null {
   const base = RETRY_DELAYS_MS[attemptsMade - 1];
   if (base === undefined) return null;
   const jittered = Math.round(base * (0.9 + 0.2 * (options.random ?? Math.random)()));

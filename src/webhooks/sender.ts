@@ -92,13 +92,19 @@ export class WebhookSender {
    */
   static sign(secret: string, id: string, at: Date, body: string) {
     const key = webhookSigningKey(secret);
-    return `v1,${createHmac('sha256', key).update(`${id}.${Math.floor(at.getTime() / 1000)}.${body}`).digest('base64')}`;
+    return `v1,${createHmac('sha256', key)
+      .update(`${id}.${Math.floor(at.getTime() / 1000)}.${body}`)
+      .digest('base64')}`;
   }
 
   async send(target: { url: string; secret: string }, id: string, body: string, at: Date): Promise<AttemptResult> {
     const started = performance.now();
     const result = (exchange: Omit<Exchange, 'closedUnderUs'>, reconnected = false): AttemptResult => ({
-      status: exchange.status, retryAfter: exchange.retryAfter, error: exchange.error, durationMs: Math.round(performance.now() - started), reconnected,
+      status: exchange.status,
+      retryAfter: exchange.retryAfter,
+      error: exchange.error,
+      durationMs: Math.round(performance.now() - started),
+      reconnected,
     });
     const timestamp = Math.floor(at.getTime() / 1000);
     let signature: string;
@@ -107,7 +113,10 @@ export class WebhookSender {
     } catch (error) {
       // A stored secret that cannot sign (only hand-edited data can get here): a failed attempt, recorded and
       // retried on schedule like any other, never a send without a valid signature.
-      return { ...result({ status: null, retryAfter: undefined, error: `cannot sign: ${(error as Error).message}` }), durationMs: 0 };
+      return {
+        ...result({ status: null, retryAfter: undefined, error: `cannot sign: ${(error as Error).message}` }),
+        durationMs: 0,
+      };
     }
     const headers = {
       'content-type': 'application/json',
@@ -133,7 +142,13 @@ export class WebhookSender {
     return result(await this.post(url, headers, body, secure ? this.fresh.https : this.fresh.http, remaining), true);
   }
 
-  private post(url: URL, headers: Record<string, string>, body: string, agent: http.Agent, timeoutMs: number): Promise<Exchange> {
+  private post(
+    url: URL,
+    headers: Record<string, string>,
+    body: string,
+    agent: http.Agent,
+    timeoutMs: number,
+  ): Promise<Exchange> {
     return new Promise<Exchange>((resolve) => {
       let settled = false;
       const done = (exchange: Exchange) => {
@@ -150,8 +165,22 @@ export class WebhookSender {
         // The body is not needed, but must be drained for the connection to be reused.
         response.resume();
         idleHints.set(response.socket, String(response.headers['keep-alive'] ?? ''));
-        response.on('end', () => done({ status: response.statusCode ?? null, retryAfter: response.headers['retry-after'], error: null, closedUnderUs: false }));
-        response.on('error', (error) => done({ status: response.statusCode ?? null, retryAfter: undefined, error: error.message, closedUnderUs: false }));
+        response.on('end', () =>
+          done({
+            status: response.statusCode ?? null,
+            retryAfter: response.headers['retry-after'],
+            error: null,
+            closedUnderUs: false,
+          }),
+        );
+        response.on('error', (error) =>
+          done({
+            status: response.statusCode ?? null,
+            retryAfter: undefined,
+            error: error.message,
+            closedUnderUs: false,
+          }),
+        );
       });
       request.on('socket', (socket) => {
         bytesBefore = socket.bytesRead;
@@ -160,7 +189,11 @@ export class WebhookSender {
       request.on('close', () => clearTimeout(deadline));
       request.on('timeout', () => request.destroy(timedOut()));
       request.on('error', (error: NodeJS.ErrnoException) => {
-        const closedUnderUs = request.reusedSocket && !answered && CLOSED_UNDER_US.has(error.code ?? '') && request.socket?.bytesRead === bytesBefore;
+        const closedUnderUs =
+          request.reusedSocket &&
+          !answered &&
+          CLOSED_UNDER_US.has(error.code ?? '') &&
+          request.socket?.bytesRead === bytesBefore;
         done({ status: null, retryAfter: undefined, error: error.message, closedUnderUs });
       });
       request.end(body);

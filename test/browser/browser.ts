@@ -42,8 +42,17 @@ export async function startBrowserWorld(env: Record<string, string> = {}): Promi
   const { url: databaseUrl } = await freshDatabase();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'oct-browser-'));
   cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
-  const server = await startServer({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', LOG_LEVEL: 'info', ...env });
-  cleanups.push(async () => { await server.stop(); });
+  const server = await startServer({
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    DISPATCH_ENABLED: 'false',
+    WEBHOOK_DELIVERY_ENABLED: 'false',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  cleanups.push(async () => {
+    await server.stop();
+  });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -70,7 +79,11 @@ export const PASSWORD = 'a long and happy passphrase';
  * A new agency (agency plan) and its first user with a password set, through the src/admin functions callctl uses:
  * what an operator's `callctl setup` and the set-password link do.
  */
-export async function agencyWithUser(world: BrowserWorld, name: string, email: string): Promise<{ accountId: string; userId: string; email: string }> {
+export async function agencyWithUser(
+  world: BrowserWorld,
+  name: string,
+  email: string,
+): Promise<{ accountId: string; userId: string; email: string }> {
   const { id: accountId } = await createAgency(world.prisma, { name });
   const { id: userId, token } = await createUser(world.prisma, { accountId, email, actor: { kind: 'operator' } });
   const set = await setPasswordWithLink(world.prisma, { token, password: PASSWORD, ip: null, now: new Date() });
@@ -89,7 +102,10 @@ export async function signIn(world: BrowserWorld, email: string, password = PASS
   const context = await world.context();
   const page = await context.newPage();
   const dialogs: string[] = [];
-  page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
   await page.goto('/dashboard/sign-in');
   await page.fill('input[name=email]', email);
   await page.fill('input[name=password]', password);
@@ -98,7 +114,11 @@ export async function signIn(world: BrowserWorld, email: string, password = PASS
 }
 
 /** POST /api/v1/calls/trigger on the server's HTTPS port (its self-signed certificate accepted), as an integrator would. */
-export async function apiTrigger(world: BrowserWorld, key: string, body: Record<string, unknown> = { phone_number: '+14155552671' }) {
+export async function apiTrigger(
+  world: BrowserWorld,
+  key: string,
+  body: Record<string, unknown> = { phone_number: '+14155552671' },
+) {
   const res = await httpsRequest(world.server.port, '/api/v1/calls/trigger', {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -108,12 +128,18 @@ export async function apiTrigger(world: BrowserWorld, key: string, body: Record<
 }
 
 /** Reloads `page` until `done` holds for the text of `selector` (background work finishes on its own schedule). */
-export async function reloadUntil(page: Page, selector: string, done: (text: string) => boolean, timeoutMs = 15_000): Promise<string> {
+export async function reloadUntil(
+  page: Page,
+  selector: string,
+  done: (text: string) => boolean,
+  timeoutMs = 15_000,
+): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = (await page.textContent(selector)) ?? '';
     if (done(text)) return text;
-    if (Date.now() > deadline) throw new Error(`${page.url()}: ${selector} never became as expected; last text:\n${text}`);
+    if (Date.now() > deadline)
+      throw new Error(`${page.url()}: ${selector} never became as expected; last text:\n${text}`);
     await new Promise((r) => setTimeout(r, 250));
     await page.reload();
   }

@@ -7,13 +7,31 @@ import { generateKey } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { errorMessage } from '../../src/errors.js';
+import { json } from '../helpers/json.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { agencyWithUser, apiTrigger, chromiumAvailable, reloadUntil, signIn, startBrowserWorld, submit, type BrowserWorld } from './browser.js';
+import {
+  agencyWithUser,
+  apiTrigger,
+  chromiumAvailable,
+  reloadUntil,
+  signIn,
+  startBrowserWorld,
+  submit,
+  type BrowserWorld,
+} from './browser.js';
 
 const available = chromiumAvailable();
 const HOSTILE = `<script>alert('meta')</script><img src=x onerror=alert(3)>`;
 // Key order on purpose not alphabetical; a string that looks like a number; every type a value may have.
-const METADATA = { zeta: HOSTILE, alpha: 42, text_number: '42', flag: true, text_flag: 'true', nothing: null, ratio: -0.5 };
+const METADATA = {
+  zeta: HOSTILE,
+  alpha: 42,
+  text_number: '42',
+  flag: true,
+  text_flag: 'true',
+  nothing: null,
+  ratio: -0.5,
+};
 
 let world: BrowserWorld;
 let receiver: Receiver;
@@ -29,8 +47,13 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     receiver = await startReceiver();
     // One call at a time per account: a second call waits for the first to end, long enough to be seen waiting.
     world = await startBrowserWorld({
-      DISPATCH_ENABLED: 'true', MAX_CONCURRENT_CALLS: '1', SIMULATED_RING_MS: '300', SIMULATED_TALK_MS: '3000',
-      WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '2000',
+      DISPATCH_ENABLED: 'true',
+      MAX_CONCURRENT_CALLS: '1',
+      SIMULATED_RING_MS: '300',
+      SIMULATED_TALK_MS: '3000',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_TIMEOUT_MS: '2000',
     });
   }, 90_000);
 
@@ -43,7 +66,12 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     const { page, dialogs } = await signIn(world, 'owner@follow.example');
 
     expect((await apiTrigger(world, key, { phone_number: '+14155552671' })).status).toBe(200);
-    const second = await apiTrigger(world, key, { phone_number: '+14155552672', name: `Zoë "${HOSTILE}"`, email: 'zoe@example.com', metadata: METADATA });
+    const second = await apiTrigger(world, key, {
+      phone_number: '+14155552672',
+      name: `Zoë "${HOSTILE}"`,
+      email: 'zoe@example.com',
+      metadata: METADATA,
+    });
     expect(second.status).toBe(200);
     const callId = second.body.call_id as string;
 
@@ -63,8 +91,16 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     expect(await page.textContent('ol.timeline')).toMatch(/waited \d+ s/);
 
     // Metadata: the keys in the order sent, strings told apart from numbers, true/false and null; markup as text.
-    const rows = await page.locator('table.metadata tbody tr').evaluateAll((trs) =>
-      trs.map((tr) => Array.from((tr as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells, (td) => td.textContent)));
+    const rows = await page
+      .locator('table.metadata tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) =>
+          Array.from(
+            (tr as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells,
+            (td) => td.textContent,
+          ),
+        ),
+      );
     expect(rows).toEqual([
       ['zeta', HOSTILE, 'text'],
       ['alpha', '42', 'number'],
@@ -75,7 +111,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       ['ratio', '-0.5', 'number'],
     ]);
     expect(JSON.parse((await page.textContent('pre.json code'))!)).toEqual(METADATA);
-    expect(Object.keys(JSON.parse((await page.textContent('pre.json code'))!))).toEqual(Object.keys(METADATA));
+    expect(Object.keys(json<object>((await page.textContent('pre.json code'))!))).toEqual(Object.keys(METADATA));
 
     // Its deliveries: started and completed, each delivered on its first attempt, with the ids the receiver got.
     const deliveries = page.locator('article.delivery');
@@ -115,10 +151,15 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     expect(await row.textContent()).toContain('Reject the trigger');
 
     await Promise.all([page.waitForNavigation(), row.locator('button:has-text("Set as default")').click()]);
-    expect(await page.textContent('[role=status]')).toBe('Night <b>shift</b> is now the default agent of Window Agency.');
+    expect(await page.textContent('[role=status]')).toBe(
+      'Night <b>shift</b> is now the default agent of Window Agency.',
+    );
     expect(await row.locator('strong.default').textContent()).toBe('Default');
 
-    expect(await apiTrigger(world, key)).toEqual({ status: 400, body: { success: false, error: errorMessage('OUTSIDE_CALLING_WINDOW') } });
+    expect(await apiTrigger(world, key)).toEqual({
+      status: 400,
+      body: { success: false, error: errorMessage('OUTSIDE_CALLING_WINDOW') },
+    });
     expect(errorMessage('OUTSIDE_CALLING_WINDOW')).toBe("Outside the agent's calling window");
 
     await Promise.all([page.waitForNavigation(), row.locator('a').click()]);
@@ -135,7 +176,9 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
     await page.goto(`/dashboard/calls/${queued.body.call_id as string}`);
     expect(await page.textContent('dl.facts .status')).toBe('Waiting');
-    const timeline = await reloadUntil(page, 'ol.timeline', (text) => text.includes('Queued until the calling window opens'));
+    const timeline = await reloadUntil(page, 'ol.timeline', (text) =>
+      text.includes('Queued until the calling window opens'),
+    );
     expect(timeline).toContain('still waiting');
     expect(await page.locator('b').count()).toBe(0);
     expect(dialogs).toEqual([]);

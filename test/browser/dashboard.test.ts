@@ -22,19 +22,33 @@ async function inspect(page: Page, path: string) {
   // Runs in the page (the project's types have no DOM library: the little used here is declared).
   const counts = await page.evaluate(() => {
     type Element = { attributes: ArrayLike<{ name: string }> };
-    const doc = (globalThis as unknown as { document: { scripts: ArrayLike<unknown>; querySelectorAll(selector: string): ArrayLike<Element> } }).document;
+    const doc = (
+      globalThis as unknown as {
+        document: { scripts: ArrayLike<unknown>; querySelectorAll(selector: string): ArrayLike<Element> };
+      }
+    ).document;
     return {
       scripts: doc.scripts.length,
-      handlers: Array.from(doc.querySelectorAll('*')).filter((el) => Array.from(el.attributes).some((a) => a.name.startsWith('on'))).length,
+      handlers: Array.from(doc.querySelectorAll('*')).filter((el) =>
+        Array.from(el.attributes).some((a) => a.name.startsWith('on')),
+      ).length,
     };
   });
-  return { url: page.url(), status: response?.status(), csp: response?.headers()['content-security-policy'], ...counts };
+  return {
+    url: page.url(),
+    status: response?.status(),
+    csp: response?.headers()['content-security-policy'],
+    ...counts,
+  };
 }
 
 async function newPage() {
   const context = await world.context();
   const page = await context.newPage();
-  page.on('dialog', (dialog) => { dialogs.push(dialog.message()); void dialog.dismiss(); });
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
   return page;
 }
 
@@ -46,7 +60,9 @@ describe.skipIf(!available)('dashboard in chromium', { timeout: 60_000 }, () => 
     const { id } = await createAgency(prisma, { name: HOSTILE_NAME });
     const user = await createUser(prisma, { accountId: id, email: 'owner@acme.example', actor: { kind: 'operator' } });
     setPasswordPath = `/dashboard/set-password/${user.token}`;
-    return async () => { await prisma.$disconnect(); };
+    return async () => {
+      await prisma.$disconnect();
+    };
   }, 90_000);
 
   it('sets the password from the one-time link, which then refuses a second use', async () => {
@@ -76,7 +92,12 @@ describe.skipIf(!available)('dashboard in chromium', { timeout: 60_000 }, () => 
     await Promise.all([page.waitForURL(/\/dashboard$/), page.click('main button[type=submit]')]);
     expect(await page.textContent('h1')).toBe('Overview');
     const cookies = await page.context().cookies();
-    expect(cookies.find((c) => c.name === '__Host-oct_session')).toMatchObject({ secure: true, httpOnly: true, sameSite: 'Lax', path: '/' });
+    expect(cookies.find((c) => c.name === '__Host-oct_session')).toMatchObject({
+      secure: true,
+      httpOnly: true,
+      sameSite: 'Lax',
+      path: '/',
+    });
 
     await page.click('a[href="/dashboard/account"]');
     await page.waitForURL('**/dashboard/account');
@@ -102,12 +123,22 @@ describe.skipIf(!available)('dashboard in chromium', { timeout: 60_000 }, () => 
 
   it('sends the CSP header on every page, and no page has a script or an inline handler', async () => {
     const visitor = await newPage();
-    const shown = [await inspect(visitor, '/dashboard/sign-in'), await inspect(visitor, `/dashboard/set-password/${'x'.repeat(43)}`)];
+    const shown = [
+      await inspect(visitor, '/dashboard/sign-in'),
+      await inspect(visitor, `/dashboard/set-password/${'x'.repeat(43)}`),
+    ];
     await visitor.goto('/dashboard/sign-in');
     await visitor.fill('input[name=email]', 'owner@acme.example');
     await visitor.fill('input[name=password]', PASSWORD);
     await Promise.all([visitor.waitForURL(/\/dashboard$/), visitor.click('main button[type=submit]')]);
-    for (const path of ['/dashboard', '/dashboard/account', '/dashboard/audit-log', '/dashboard/confirm-password', '/dashboard/no-such-page']) shown.push(await inspect(visitor, path));
+    for (const path of [
+      '/dashboard',
+      '/dashboard/account',
+      '/dashboard/audit-log',
+      '/dashboard/confirm-password',
+      '/dashboard/no-such-page',
+    ])
+      shown.push(await inspect(visitor, path));
     for (const page of shown) {
       expect(page.csp, page.url).toContain("default-src 'none'");
       expect(page.csp, page.url).toContain("frame-ancestors 'none'");

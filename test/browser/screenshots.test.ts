@@ -4,7 +4,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureScreenshots, makeShowcase, SCREENSHOTS_DIR, SHOWCASE_ENV, startShowcaseReceiver, type ShowcaseReceiver } from '../../scripts/screenshots.js';
+import {
+  captureScreenshots,
+  makeShowcase,
+  SCREENSHOTS_DIR,
+  SHOWCASE_ENV,
+  startShowcaseReceiver,
+  type ShowcaseReceiver,
+} from '../../scripts/screenshots.js';
 import { chromiumAvailable, startBrowserWorld, type BrowserWorld } from './browser.js';
 
 const available = chromiumAvailable();

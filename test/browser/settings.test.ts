@@ -7,7 +7,17 @@ import { Webhook } from 'standardwebhooks';
 import { createAgent } from '../../src/admin/agents.js';
 import { errorMessage } from '../../src/errors.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { agencyWithUser, apiTrigger, chromiumAvailable, reloadUntil, signIn, startBrowserWorld, submit, type BrowserWorld, type SignedIn } from './browser.js';
+import {
+  agencyWithUser,
+  apiTrigger,
+  chromiumAvailable,
+  reloadUntil,
+  signIn,
+  startBrowserWorld,
+  submit,
+  type BrowserWorld,
+  type SignedIn,
+} from './browser.js';
 
 const available = chromiumAvailable();
 const SETTINGS = '/dashboard/settings/api-webhooks';
@@ -24,8 +34,12 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
   beforeAll(async () => {
     receiver = await startReceiver();
     world = await startBrowserWorld({
-      DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '50', SIMULATED_TALK_MS: '100',
-      WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '2000',
+      DISPATCH_ENABLED: 'true',
+      SIMULATED_RING_MS: '50',
+      SIMULATED_TALK_MS: '100',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_TIMEOUT_MS: '2000',
     });
     const { accountId } = await agencyWithUser(world, 'Keys & Hooks Agency', 'owner@keys.example');
     ({ id: frontDesk } = await createAgent(world.prisma, { accountId, name: 'Front desk', phone: '+14155550100' }));
@@ -59,7 +73,10 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     expect(key.startsWith(prefix)).toBe(true);
     expect(await page.content()).not.toContain(key);
     // Chromium does not show a no-store answer to a POST from its cache: it would have to send the form again.
-    const back = await page.goBack().then(() => 'shown from history', (error: Error) => error.message);
+    const back = await page.goBack().then(
+      () => 'shown from history',
+      (error: Error) => error.message,
+    );
     expect(back).toContain('net::ERR_CACHE_MISS');
     await page.waitForURL(/^chrome-error:/);
     await page.waitForLoadState();
@@ -72,7 +89,10 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     const { page } = owner;
     await page.goto(SETTINGS);
     await page.selectOption('select[name=agent_id]', { label: `Front desk · +14155550100 · id ${frontDesk}` });
-    await Promise.all([page.waitForURL(`**${SETTINGS}`), page.click('section[aria-labelledby=agent-heading] button[type=submit]')]);
+    await Promise.all([
+      page.waitForURL(`**${SETTINGS}`),
+      page.click('section[aria-labelledby=agent-heading] button[type=submit]'),
+    ]);
     expect(await page.textContent('[role=status]')).toContain('The default agent is set');
 
     expect(await apiTrigger(world, key)).toMatchObject({ status: 200, body: { success: true } });
@@ -83,7 +103,10 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     await submit(page, 'button:has-text("Yes, switch API access off")');
     expect(await page.textContent('[role=status]')).toContain('API access is off');
     expect(await page.textContent('section[aria-labelledby=access-heading] strong')).toBe('off');
-    expect(await apiTrigger(world, key)).toEqual({ status: 403, body: { success: false, error: errorMessage('API_ACCESS_DISABLED') } });
+    expect(await apiTrigger(world, key)).toEqual({
+      status: 403,
+      body: { success: false, error: errorMessage('API_ACCESS_DISABLED') },
+    });
 
     await submit(page, 'button:has-text("Switch API access on")');
     expect(await page.textContent('[role=status]')).toBe('API access is on.');
@@ -114,7 +137,9 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     await page.waitForURL(`**${SETTINGS}/webhook`);
     await page.fill('input[name=url]', receiver.url);
     await submit(page, 'button:has-text("Set URL")');
-    expect(await page.textContent('[role=status]')).toContain(`The webhook URL is set to ${receiver.url}, with a new signing secret.`);
+    expect(await page.textContent('[role=status]')).toContain(
+      `The webhook URL is set to ${receiver.url}, with a new signing secret.`,
+    );
     const secret = await page.inputValue('#secret-value');
     expect(secret).toMatch(/^whsec_/);
     await page.reload();
@@ -139,28 +164,41 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     // (The call.completed may have been answered 410 too, if it was sent before the endpoint was switched off.)
     const refused = receiver.received.length;
     await submit(page, 'button:has-text("Enable again and send the 2 held events")');
-    expect(await page.textContent('[role=status]')).toContain('The endpoint is enabled again, with the same signing secret. 2 held events are being sent now.');
+    expect(await page.textContent('[role=status]')).toContain(
+      'The endpoint is enabled again, with the same signing secret. 2 held events are being sent now.',
+    );
     // The call.started answered 410 and the call.completed held after it arrive, once each.
     const released = (await receiver.waitFor(refused + 2, 15_000)).slice(refused);
-    expect(released.map((r) => (JSON.parse(r.body) as { type: string }).type).sort()).toEqual(['call.completed', 'call.started']);
+    expect(released.map((r) => (JSON.parse(r.body) as { type: string }).type).sort()).toEqual([
+      'call.completed',
+      'call.started',
+    ]);
     expect(released.map((r) => r.headers['webhook-id'])).toContain(first!.headers['webhook-id']);
     await submit(page, 'a:has-text("Delivery log")');
     const row = page.locator('table.log tbody tr', { hasText: 'call.started' });
-    expect(await reloadUntil(page, 'table.log tbody', (text) => text.split('HTTP 200').length === 3)).toContain('HTTP 410');
+    expect(await reloadUntil(page, 'table.log tbody', (text) => text.split('HTTP 200').length === 3)).toContain(
+      'HTTP 410',
+    );
     const action = (await row.locator('form').getAttribute('action'))!;
     const deliveryId = /\/deliveries\/([0-9a-f-]{36})\/resend$/.exec(action)![1]!;
     expect(first!.headers['webhook-id']).toBe(deliveryId);
 
     const before = receiver.received.length;
     await Promise.all([page.waitForNavigation(), row.locator('button:has-text("Resend")').click()]);
-    expect(await page.textContent('[role=status]')).toBe('The delivery will be sent again in a moment, with the same webhook-id.');
+    expect(await page.textContent('[role=status]')).toBe(
+      'The delivery will be sent again in a moment, with the same webhook-id.',
+    );
     const again = (await receiver.waitFor(before + 1, 15_000))[before]!;
     expect(again.headers['webhook-id']).toBe(deliveryId);
     expect(again.body).toBe(first!.body);
     expect(() => new Webhook(secret).verify(again.body, again.headers as Record<string, string>)).not.toThrow();
 
     // The log shows its attempts (410, and 200 twice); none failed.
-    const shown = await reloadUntil(page, 'table.log tbody tr:has-text("call.started")', (text) => text.split('HTTP 200').length === 3);
+    const shown = await reloadUntil(
+      page,
+      'table.log tbody tr:has-text("call.started")',
+      (text) => text.split('HTTP 200').length === 3,
+    );
     expect(shown).toContain('HTTP 410');
     await page.goto(`${SETTINGS}/deliveries?failed=1`);
     expect(await page.locator('table.log tbody tr').count()).toBe(0);

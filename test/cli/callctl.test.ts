@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { spawnChild } from '../helpers/child-processes.js';
 import { callctl } from '../helpers/cli.js';
+import { match } from '../helpers/matchers.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -60,7 +61,7 @@ describe('callctl operator flow', () => {
 
   it('migrate reports what it did (the template is already migrated)', async () => {
     const out = await ok(['migrate']);
-    expect(out).toEqual({ applied: [], already_applied: expect.arrayContaining([expect.stringMatching(/_init$/)]) });
+    expect(out).toEqual({ applied: [], already_applied: match.arrayContaining([match.stringMatching(/_init$/)]) });
   });
 
   it('agency create and client create return ids', async () => {
@@ -101,18 +102,36 @@ describe('callctl operator flow', () => {
 
   it('agent create takes --window twice, --timezone and --outside-window', async () => {
     const out = await ok([
-      'agent', 'create', '--account', clientId, '--name', 'Closer', '--phone', '+14155550100',
-      '--timezone', 'America/New_York', '--window', 'mon-fri 09:00-17:00', '--window', 'sat,sun 10:00-14:00',
-      '--outside-window', 'reject',
+      'agent',
+      'create',
+      '--account',
+      clientId,
+      '--name',
+      'Closer',
+      '--phone',
+      '+14155550100',
+      '--timezone',
+      'America/New_York',
+      '--window',
+      'mon-fri 09:00-17:00',
+      '--window',
+      'sat,sun 10:00-14:00',
+      '--outside-window',
+      'reject',
     ]);
     expect(out.id).toMatch(UUID);
     agentId = out.id as string;
     const agent = await prisma.agent.findUniqueOrThrow({ where: { id: agentId } });
-    expect(agent).toMatchObject({ accountId: clientId, agencyId, timezone: 'America/New_York', outsideWindowPolicy: 'reject' });
+    expect(agent).toMatchObject({
+      accountId: clientId,
+      agencyId,
+      timezone: 'America/New_York',
+      outsideWindowPolicy: 'reject',
+    });
     expect(agent.callingWindows).toHaveLength(2);
   });
 
-  it('agent set-default lets an agency default to its client\'s agent', async () => {
+  it("agent set-default lets an agency default to its client's agent", async () => {
     await ok(['agent', 'set-default', agencyId, agentId]);
     expect((await prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).defaultAgentId).toBe(agentId);
   });
@@ -122,14 +141,18 @@ describe('callctl operator flow', () => {
     expect(Object.keys(out)).toEqual(['secret', 'enabled']);
     expect(out.enabled).toBe(true);
     expect(out.secret).toMatch(/^whsec_/);
-    expect((await prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).url).toBe('https://hooks.example.com/calls');
+    expect((await prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).url).toBe(
+      'https://hooks.example.com/calls',
+    );
 
     // The refusal says how local development gets plain http, and that the server needs the same setting.
     const refusal = await fails(['webhook', 'set', agencyId, '--url', 'http://127.0.0.1/x'], 1);
     expect(refusal).toMatch(/must use https/);
     expect(refusal).toContain('WEBHOOK_ALLOW_PRIVATE_TARGETS=true');
     expect(refusal).toMatch(/server/);
-    const allowed = await ok(['webhook', 'set', agencyId, '--url', 'http://127.0.0.1/x'], { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    const allowed = await ok(['webhook', 'set', agencyId, '--url', 'http://127.0.0.1/x'], {
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
     expect(allowed.secret).toMatch(/^whsec_/);
     expect(allowed.secret).not.toBe(out.secret);
   });
@@ -207,11 +230,17 @@ describe('callctl usage, configuration and output', () => {
     expect(agency.stdout).toMatch(/callctl agency create --name <name>/);
     expect(agency.stdout).toMatch(/callctl agency set-plan <agency-id> <plan>/);
     expect(agency.stdout).toMatch(/--plan agency\|starter/);
-    expect(await ok(['agency', '--help'])).toMatchObject({ group: 'agency', commands: [{ command: 'agency create' }, { command: 'agency set-plan' }] });
-    expect(await ok(['help', 'webhook', 'enable'])).toMatchObject({ command: 'webhook enable', usage: 'callctl webhook enable <account-id>' });
+    expect(await ok(['agency', '--help'])).toMatchObject({
+      group: 'agency',
+      commands: [{ command: 'agency create' }, { command: 'agency set-plan' }],
+    });
+    expect(await ok(['help', 'webhook', 'enable'])).toMatchObject({
+      command: 'webhook enable',
+      usage: 'callctl webhook enable <account-id>',
+    });
   });
 
-  it('a group without a command is a usage error that lists the group\'s commands', async () => {
+  it("a group without a command is a usage error that lists the group's commands", async () => {
     const { code, stdout, stderr } = await cli(['webhook']);
     expect(code).toBe(2);
     expect(stdout).toBe('');

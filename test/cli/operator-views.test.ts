@@ -3,13 +3,20 @@
 import { describe, expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import { callctl } from '../helpers/cli.js';
+import { callctl, type CliError } from '../helpers/cli.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { json } from '../helpers/json.js';
+import { match } from '../helpers/matchers.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const cli = callctl;
+
+/** What `calls show --json` prints, as far as these tests read it. */
+interface ShownCall {
+  call: { metadata: unknown; deliveries: Record<string, unknown>[] };
+}
 
 async function setup() {
   const clock = { now: new Date('2026-12-01T10:00:00Z') };
@@ -23,9 +30,14 @@ async function setup() {
   await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
   /** A call that ends at once (canceled): one call.failed delivery. */
   const event = async (metadata: Record<string, unknown> = {}) => {
-    const { call_id } = (await trigger(app, tenant.key, { phone_number: '+14155552671', name: '-', metadata })).json();
-    await applyCallUpdate(app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: clock.now, source: 'operator' });
-    return call_id as string;
+    const callId = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', name: '-', metadata }));
+    await applyCallUpdate(
+      app.prisma,
+      callId,
+      { kind: 'failed', reason: 'canceled' },
+      { now: clock.now, source: 'operator' },
+    );
+    return callId;
   };
   return { app, databaseUrl, clock, tenant, receiver, event };
 }
@@ -39,9 +51,11 @@ describe('calls show for people', () => {
 
     const pending = await cli(s.databaseUrl, ['calls', 'show', callId]);
     expect(pending.code).toBe(0);
-    expect(pending.stdout).toMatch(/call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2026-12-01T10:00:05\.000Z/);
-    const json = JSON.parse((await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).stdout);
-    expect(json.call.deliveries[0].next_attempt_at).toBe('2026-12-01T10:00:05.000Z');
+    expect(pending.stdout).toMatch(
+      /call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2026-12-01T10:00:05\.000Z/,
+    );
+    const shown = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).json<ShownCall>();
+    expect(shown.call.deliveries[0]?.next_attempt_at).toBe('2026-12-01T10:00:05.000Z');
 
     s.clock.now = new Date('2026-12-01T10:00:05Z');
     await s.app.deliveryWorker!.settle();
@@ -61,14 +75,21 @@ describe('calls show for people', () => {
     expect(stdout).toMatch(/^ {4}attempt +time +status +latency +error$/m);
     expect(stdout).toMatch(/^ {4}1 +2026-12-01T10:00:00\.000Z +503 +\d+ ms +-$/m);
     expect(stdout).toMatch(/^ {4}2 +2026-12-01T10:00:05\.000Z +200 +\d+ ms +-$/m);
-    const finished = JSON.parse((await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).stdout);
-    expect(finished.call.deliveries[0]).toMatchObject({ status: 'succeeded', next_attempt_at: null, attempts: [{ response_status: 503 }, { response_status: 200 }] });
+    const finished = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).json<ShownCall>();
+    expect(finished.call.deliveries[0]).toMatchObject({
+      status: 'succeeded',
+      next_attempt_at: null,
+      attempts: [{ response_status: 503 }, { response_status: 200 }],
+    });
     expect(finished.call.metadata).toEqual({ empty: null, dash: '-', number: 42, text: '42' });
   });
 
   it('an attempt without an answer shows its error', async () => {
     const s = await setup();
-    await s.app.prisma.webhookEndpoint.update({ where: { accountId: s.tenant.accountId }, data: { url: 'http://127.0.0.1:1/hooks' } });
+    await s.app.prisma.webhookEndpoint.update({
+      where: { accountId: s.tenant.accountId },
+      data: { url: 'http://127.0.0.1:1/hooks' },
+    });
     const callId = await s.event();
     await s.app.deliveryWorker!.settle();
     const { stdout } = await cli(s.databaseUrl, ['calls', 'show', callId]);
@@ -84,7 +105,7 @@ describe('metadata as the client wrote it', () => {
     const { app, databaseUrl, tenant } = await setup();
     const response = await trigger(app, tenant.key, `{"phone_number":"+14155552671","metadata":${METADATA}}`);
     expect(response.statusCode, response.body).toBe(200);
-    const callId = response.json().call_id as string;
+    const callId = callIdOf(response);
 
     const shown = await cli(databaseUrl, ['calls', 'show', callId, '--json']);
     expect(shown.code).toBe(0);
@@ -92,7 +113,10 @@ describe('metadata as the client wrote it', () => {
     const listed = await cli(databaseUrl, ['calls', 'list', tenant.accountId, '--json']);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(`"metadata":${METADATA}`);
-    expect(JSON.parse(listed.stdout).calls[0]).toMatchObject({ call_id: callId, metadata: JSON.parse(METADATA) });
+    expect(listed.json<{ calls: unknown[] }>().calls[0]).toMatchObject({
+      call_id: callId,
+      metadata: json<unknown>(METADATA),
+    });
 
     const { code, stdout } = await cli(databaseUrl, ['calls', 'show', callId]);
     expect(code).toBe(0);
@@ -100,7 +124,12 @@ describe('metadata as the client wrote it', () => {
     const first = lines.indexOf('metadata (JSON, as given):');
     expect(first).toBeGreaterThan(-1);
     expect(lines.slice(first + 1, first + 7).map((line) => line.trim().replace(/: +/, ': '))).toEqual([
-      '"crm_id": "L-42"', '"score": 9.5', '"vip": true', '"note": null', '"10": "ten"', '"2": "two"',
+      '"crm_id": "L-42"',
+      '"score": 9.5',
+      '"vip": true',
+      '"note": null',
+      '"10": "ten"',
+      '"2": "two"',
     ]);
   });
 });
@@ -113,9 +142,21 @@ describe('webhook show and webhook enable', () => {
     await s.event();
     await s.app.deliveryWorker!.settle();
 
-    const shown = JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout);
+    const shown = (await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json<{
+      webhook: Record<string, unknown>;
+    }>();
     // The delivery answered 410 reached no one: held until the endpoint is enabled again.
-    expect(shown).toEqual({ webhook: { url: s.receiver.url, enabled: false, disabled_reason: expect.stringMatching(/410 Gone/), pending: 0, held: 1, held_since: expect.any(String), failed: 0 } });
+    expect(shown).toEqual({
+      webhook: {
+        url: s.receiver.url,
+        enabled: false,
+        disabled_reason: match.stringMatching(/410 Gone/),
+        pending: 0,
+        held: 1,
+        held_since: match.any(String),
+        failed: 0,
+      },
+    });
     const human = await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId]);
     expect(human.stdout).toMatch(/^ {2}enabled: +false$/m);
     expect(human.stdout).toContain(`callctl webhook enable ${s.tenant.accountId}`);
@@ -125,9 +166,13 @@ describe('webhook show and webhook enable', () => {
     s.receiver.respond = () => ({ status: 200 });
     const enabled = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
     expect(enabled.code).toBe(0);
-    expect(JSON.parse(enabled.stdout)).toEqual({
-      account_id: s.tenant.accountId, url: s.receiver.url, enabled: true,
-      previously: { enabled: false, disabled_reason: shown.webhook.disabled_reason }, changed_at: expect.any(String), released: 1,
+    expect(enabled.json()).toEqual({
+      account_id: s.tenant.accountId,
+      url: s.receiver.url,
+      enabled: true,
+      previously: { enabled: false, disabled_reason: shown.webhook.disabled_reason },
+      changed_at: match.any(String),
+      released: 1,
     });
     const after = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
     expect(after).toMatchObject({ enabled: true, disabledReason: null, secret: before.secret, url: before.url });
@@ -139,16 +184,21 @@ describe('webhook show and webhook enable', () => {
     // Events flow again, the one held among them.
     await s.event();
     await s.app.deliveryWorker!.settle();
-    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).stdout).webhook).toMatchObject({ enabled: true, pending: 0, held: 0, failed: 0 });
+    expect(
+      (await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json<{ webhook: unknown }>()
+        .webhook,
+    ).toMatchObject({ enabled: true, pending: 0, held: 0, failed: 0 });
     expect(s.receiver.received.map((r) => r.headers['webhook-id'])).toHaveLength(3);
   });
 
   it('an account without an endpoint: show says none, enable is refused (exit 1)', async () => {
     const s = await setup();
     const other = await createTenant(s.app.prisma);
-    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', other.accountId, '--json'])).stdout)).toEqual({ webhook: null });
+    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', other.accountId, '--json'])).stdout)).toEqual({
+      webhook: null,
+    });
     const refused = await cli(s.databaseUrl, ['webhook', 'enable', other.accountId, '--json']);
     expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.stderr).error).toMatch(/no webhook endpoint/);
+    expect(json<CliError>(refused.stderr).error).toMatch(/no webhook endpoint/);
   });
 });

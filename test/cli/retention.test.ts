@@ -2,7 +2,8 @@
 // deletes nothing while another process holds the retention lock, and says so.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callctl } from '../helpers/cli.js';
+import { callctl, type CliError } from '../helpers/cli.js';
+import { json } from '../helpers/json.js';
 import { createPrisma, sqlPool, type PrismaClient } from '../../src/storage/database.js';
 import { createRetentionPool, tryRetentionLock } from '../../src/storage/retention.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -32,15 +33,22 @@ async function history() {
   const sql = sqlPool(prisma);
   const now = Date.now();
   for (const expiresAt of [new Date(now - 60_000), new Date(now + DAY)]) {
-    await sql.query(`INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at) VALUES ($1, $2, $3, 'x', $4, $4)`,
-      [randomUUID(), tenant.accountId, randomUUID(), expiresAt]);
+    await sql.query(
+      `INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at) VALUES ($1, $2, $3, 'x', $4, $4)`,
+      [randomUUID(), tenant.accountId, randomUUID(), expiresAt],
+    );
   }
   for (const endedAt of [new Date(now - 400 * DAY), new Date(now - DAY)]) {
     const id = randomUUID();
-    await sql.query(`INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at, ended_at)
-      VALUES ($1, $2, $3, '+14155552671', '+14155550100', 'completed', $4, $4, $4, $4, $4)`, [id, tenant.accountId, tenant.agentId, endedAt]);
-    await sql.query(`INSERT INTO call_events (id, call_id, to_status, source, occurred_at) VALUES ($1, $3, 'initiated', 'test', $4), ($2, $3, 'completed', 'test', $4)`,
-      [randomUUID(), randomUUID(), id, endedAt]);
+    await sql.query(
+      `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at, ended_at)
+      VALUES ($1, $2, $3, '+14155552671', '+14155550100', 'completed', $4, $4, $4, $4, $4)`,
+      [id, tenant.accountId, tenant.agentId, endedAt],
+    );
+    await sql.query(
+      `INSERT INTO call_events (id, call_id, to_status, source, occurred_at) VALUES ($1, $3, 'initiated', 'test', $4), ($2, $3, 'completed', 'test', $4)`,
+      [randomUUID(), randomUUID(), id, endedAt],
+    );
   }
 }
 
@@ -52,12 +60,21 @@ describe('callctl retention run', () => {
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({
       outcome: 'completed',
-      deleted: { idempotency_records: 1, sessions: 0, one_time_tokens: 0, webhook_deliveries: 0, webhook_attempts: 0, calls: 1, call_events: 2, audit_log: 0 },
+      deleted: {
+        idempotency_records: 1,
+        sessions: 0,
+        one_time_tokens: 0,
+        webhook_deliveries: 0,
+        webhook_attempts: 0,
+        calls: 1,
+        call_events: 2,
+        audit_log: 0,
+      },
       total: 4,
     });
     const sql = sqlPool(prisma);
-    expect((await sql.query('SELECT count(*)::int AS n FROM calls')).rows[0].n).toBe(1);
-    expect((await sql.query('SELECT count(*)::int AS n FROM idempotency_records')).rows[0].n).toBe(1);
+    expect((await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM calls')).rows[0]?.n).toBe(1);
+    expect((await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM idempotency_records')).rows[0]?.n).toBe(1);
   });
 
   it('for people: a line per table', async () => {
@@ -86,7 +103,10 @@ describe('callctl retention run', () => {
     } finally {
       await other.end();
     }
-    expect(JSON.parse((await cli(['retention', 'run', '--json'])).stdout)).toMatchObject({ outcome: 'completed', total: 4 });
+    expect(JSON.parse((await cli(['retention', 'run', '--json'])).stdout)).toMatchObject({
+      outcome: 'completed',
+      total: 4,
+    });
   });
 
   it('is in the help, and takes no arguments', async () => {
@@ -95,6 +115,6 @@ describe('callctl retention run', () => {
     expect(help.stdout).toContain('callctl retention run');
     const wrong = await cli(['retention', 'run', 'now', '--json']);
     expect(wrong.code).toBe(2);
-    expect(JSON.parse(wrong.stderr).error).toMatch(/Unexpected argument "now"/);
+    expect(json<CliError>(wrong.stderr).error).toMatch(/Unexpected argument "now"/);
   });
 });

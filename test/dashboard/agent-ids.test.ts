@@ -19,13 +19,18 @@ const NO_PHONE_WARNING = 'gets 400 "Agent has no phone number assigned"';
 
 /** The page has no script but self-hosted files (the CSP allows no other). */
 function scriptsAreFiles(body: string) {
-  for (const tag of body.match(/<script[^>]*>[\s\S]*?<\/script>/g) ?? []) expect(tag).toMatch(/^<script src="\/dashboard\/assets\/[\w-]+\.js" defer><\/script>$/);
+  for (const tag of body.match(/<script[^>]*>[\s\S]*?<\/script>/g) ?? [])
+    expect(tag).toMatch(/^<script src="\/dashboard\/assets\/[\w-]+\.js" defer><\/script>$/);
 }
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
   ({ id: agencyId } = await createAgency(app.prisma, { name: 'Ids agency' }));
-  ({ id: withPhone } = await createAgent(app.prisma, { accountId: agencyId, name: 'Front desk', phone: '+14155550100' }));
+  ({ id: withPhone } = await createAgent(app.prisma, {
+    accountId: agencyId,
+    name: 'Front desk',
+    phone: '+14155550100',
+  }));
   ({ id: noPhone } = await createAgent(app.prisma, { accountId: agencyId, name: 'Not yet dialling' }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@ids.example');
   owner = new Visitor(app);
@@ -36,7 +41,9 @@ describe('agent ids', () => {
   it('the list shows each id as text with a Copy button, and loads the copy script', async () => {
     const { body } = await owner.get('/dashboard/agents');
     for (const id of [withPhone, noPhone]) {
-      expect(body).toContain(`<code id="agent-id-${id}">${id}</code> <button type="button" class="copy" data-copy="agent-id-${id}" hidden>Copy</button>`);
+      expect(body).toContain(
+        `<code id="agent-id-${id}">${id}</code> <button type="button" class="copy" data-copy="agent-id-${id}" hidden>Copy</button>`,
+      );
     }
     expect(body).toContain('Agent id (<code>agent_id</code>)');
     expect(body).toContain(COPY_SCRIPT);
@@ -45,17 +52,21 @@ describe('agent ids', () => {
 
   it("the agent's page shows its id with a Copy button", async () => {
     const { body } = await owner.get(`/dashboard/agents/${withPhone}`);
-    expect(body).toContain(`<code id="agent-id">${withPhone}</code> <button type="button" class="copy" data-copy="agent-id" hidden>Copy</button>`);
+    expect(body).toContain(
+      `<code id="agent-id">${withPhone}</code> <button type="button" class="copy" data-copy="agent-id" hidden>Copy</button>`,
+    );
     expect(body).toContain(COPY_SCRIPT);
     scriptsAreFiles(body);
   });
 
-  it('the default-agent menu names each agent with its id, and shows the default\'s id to copy', async () => {
+  it("the default-agent menu names each agent with its id, and shows the default's id to copy", async () => {
     await setDefaultAgent(app.prisma, agencyId, withPhone);
     const { body } = await owner.get(SETTINGS);
     expect(body).toContain(`Front desk · +14155550100 · id ${withPhone}</option>`);
     expect(body).toContain(`Not yet dialling · no phone number · id ${noPhone}</option>`);
-    expect(body).toContain(`<code id="default-agent-id">${withPhone}</code> <button type="button" class="copy" data-copy="default-agent-id" hidden>Copy</button>`);
+    expect(body).toContain(
+      `<code id="default-agent-id">${withPhone}</code> <button type="button" class="copy" data-copy="default-agent-id" hidden>Copy</button>`,
+    );
     expect(body).toContain(COPY_SCRIPT);
     expect(body).not.toContain(NO_PHONE_WARNING);
     scriptsAreFiles(body);
@@ -77,14 +88,20 @@ describe('a default agent without a phone number', () => {
     expect(chosen.status).toBe(303);
     const settings = await owner.get(SETTINGS);
     // The one-time notice of the choice, then the lasting warning in the section.
-    expect(settings.body).toContain(`<p class="notice error" role="status">Not yet dialling is the default agent now, but it has no phone number`);
-    expect(settings.body).toContain(`The default agent has no phone number: every trigger without <code>agent_id</code> gets\n  400 "Agent has no phone number assigned"`);
+    expect(settings.body).toContain(
+      `<p class="notice error" role="status">Not yet dialling is the default agent now, but it has no phone number`,
+    );
+    expect(settings.body).toContain(
+      `The default agent has no phone number: every trigger without <code>agent_id</code> gets\n  400 "Agent has no phone number assigned"`,
+    );
     expect(settings.body).toContain(`href="/dashboard/agents/${noPhone}">agent page</a>`);
 
     const list = (await owner.get('/dashboard/agents')).body;
     const row = list.split('<tr>').find((r) => r.includes(`agent-id-${noPhone}`))!;
     expect(row).toContain(`Default agent without a phone number: triggers without <code>agent_id</code> get 400`);
-    expect(list.split('<tr>').find((r) => r.includes(`agent-id-${withPhone}`))).not.toContain('Default agent without a phone number');
+    expect(list.split('<tr>').find((r) => r.includes(`agent-id-${withPhone}`))).not.toContain(
+      'Default agent without a phone number',
+    );
 
     const page = (await owner.get(`/dashboard/agents/${noPhone}`)).body;
     expect(page).toContain('This agent is the default agent of Ids agency and has no phone number');
@@ -93,7 +110,9 @@ describe('a default agent without a phone number', () => {
     // "Set as default" from the list warns too; with a number, the warnings go.
     const fromList = await owner.submit('/dashboard/agents', `/dashboard/agents/${noPhone}/default`);
     expect(fromList.status).toBe(303);
-    expect((await owner.get('/dashboard/agents')).body).toContain('Not yet dialling is the default agent now, but it has no phone number');
+    expect((await owner.get('/dashboard/agents')).body).toContain(
+      'Not yet dialling is the default agent now, but it has no phone number',
+    );
     await app.prisma.agent.update({ where: { id: noPhone }, data: { phoneNumber: '+14155550101' } });
     expect((await owner.get(SETTINGS)).body).not.toContain(NO_PHONE_WARNING);
     expect((await owner.get(`/dashboard/agents/${noPhone}`)).body).not.toContain(NO_PHONE_WARNING);

@@ -9,7 +9,7 @@ import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { trigger as triggerWithHeaders } from '../helpers/trigger.js';
+import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 let app: App;
@@ -21,7 +21,14 @@ let agencyUser: Visitor;
 let clientUser: Visitor;
 
 type Row = [days: string, from: string, to: string];
-interface AgentInput { name: string; phone?: string; timezone?: string; policy?: 'queue' | 'reject'; account?: string; windows?: Row[] }
+interface AgentInput {
+  name: string;
+  phone?: string;
+  timezone?: string;
+  policy?: 'queue' | 'reject';
+  account?: string;
+  windows?: Row[];
+}
 
 /** The agent form's fields as a browser sends them: the window rows as repeated fields, in page order. */
 function agentForm(input: AgentInput): [string, string][] {
@@ -32,21 +39,33 @@ function agentForm(input: AgentInput): [string, string][] {
     ['policy', input.policy ?? 'queue'],
   ];
   if (input.account) pairs.push(['account', input.account]);
-  for (const [days, from, to] of [...(input.windows ?? []), ['mon-fri', '', ''] as Row]) pairs.push(['window_days', days], ['window_from', from], ['window_to', to]);
+  for (const [days, from, to] of [...(input.windows ?? []), ['mon-fri', '', ''] as Row])
+    pairs.push(['window_days', days], ['window_from', from], ['window_to', to]);
   return pairs;
 }
 
 /** GETs `page` (for its CSRF token) and posts the pairs to `action`. */
 async function post(visitor: Visitor, page: string, action: string, pairs: [string, string][]) {
   expect((await visitor.get(page)).status).toBe(200);
-  return visitor.request('POST', action, [['_csrf', visitor.lastCsrf ?? ''], ...pairs] as unknown as Record<string, string>);
+  return visitor.request('POST', action, [['_csrf', visitor.lastCsrf ?? ''], ...pairs] as unknown as Record<
+    string,
+    string
+  >);
 }
 
-const createAs = (visitor: Visitor, input: AgentInput) => post(visitor, '/dashboard/agents/new', '/dashboard/agents', agentForm(input));
-const editAs = (visitor: Visitor, id: string, input: AgentInput) => post(visitor, `/dashboard/agents/${id}`, `/dashboard/agents/${id}`, agentForm(input));
+const createAs = (visitor: Visitor, input: AgentInput) =>
+  post(visitor, '/dashboard/agents/new', '/dashboard/agents', agentForm(input));
+const editAs = (visitor: Visitor, id: string, input: AgentInput) =>
+  post(visitor, `/dashboard/agents/${id}`, `/dashboard/agents/${id}`, agentForm(input));
 
 /** As Eta's autoescape writes text into the page. */
-const html = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+const html = (text: string) =>
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 
 async function agentNamed(name: string) {
   const agent = await app.prisma.agent.findFirst({ where: { name } });
@@ -55,7 +74,8 @@ async function agentNamed(name: string) {
 }
 
 /** The trigger as a TLS-terminating proxy forwards it (these apps run with TLS_MODE=proxy, as the dashboard's). */
-const trigger = (target: App, key: string, body: unknown = { phone_number: '+14155552671' }) => triggerWithHeaders(target, key, body, { 'x-forwarded-proto': 'https' });
+const trigger = (target: App, key: string, body: unknown = { phone_number: '+14155552671' }) =>
+  triggerWithHeaders(target, key, body, { 'x-forwarded-proto': 'https' });
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => clock.now }));
@@ -77,7 +97,10 @@ describe('agents pages', () => {
       phone: '+14155550199',
       timezone: 'America/New_York',
       account: client.accountId,
-      windows: [['mon-fri', '09:00', '17:00'], ['sat,sun', '22:00', '02:00']],
+      windows: [
+        ['mon-fri', '09:00', '17:00'],
+        ['sat,sun', '22:00', '02:00'],
+      ],
     });
     expect(res.status).toBe(303);
     expect(res.location).toBe('/dashboard/agents');
@@ -88,11 +111,19 @@ describe('agents pages', () => {
       phoneNumber: '+14155550199',
       timezone: 'America/New_York',
       outsideWindowPolicy: 'queue',
-      callingWindows: [{ days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' }, { days: [6, 7], start: '22:00', end: '02:00' }],
+      callingWindows: [
+        { days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' },
+        { days: [6, 7], start: '22:00', end: '02:00' },
+      ],
     });
-    const audit = await app.prisma.auditEntry.findFirst({ where: { action: 'agent_created', accountId: client.accountId } });
+    const audit = await app.prisma.auditEntry.findFirst({
+      where: { action: 'agent_created', accountId: client.accountId },
+    });
     expect(audit).toMatchObject({ actorKind: 'user', ip: '203.0.113.7' });
-    expect(audit!.detail).toMatchObject({ agent_id: agent.id, calling_windows: ['mon-fri 09:00-17:00', 'sat,sun 22:00-02:00'] });
+    expect(audit!.detail).toMatchObject({
+      agent_id: agent.id,
+      calling_windows: ['mon-fri 09:00-17:00', 'sat,sun 22:00-02:00'],
+    });
 
     const list = await agencyUser.get('/dashboard/agents');
     expect(list.body).toContain('Agent Night shift created.');
@@ -118,12 +149,36 @@ describe('agents pages', () => {
 
   it("refuses a bad phone number, time zone or window with callctl's message, keeps what was typed and stores nothing", async () => {
     const cases: { input: AgentInput; message: string }[] = [
-      { input: { name: 'Bad phone', phone: '+1 415 555 0100' }, message: agentInputProblem({ phone: '+1 415 555 0100' })! },
-      { input: { name: 'Bad zone', timezone: 'Mars/Olympus' }, message: agentInputProblem({ timezone: 'Mars/Olympus' })! },
-      { input: { name: 'Bad time', windows: [['mon-fri', '9:00', '17:00']] }, message: agentInputProblem({ windows: ['mon-fri 9:00-17:00'] })! },
-      { input: { name: 'Empty window', windows: [['daily', '10:00', '10:00']] }, message: agentInputProblem({ windows: ['daily 10:00-10:00'] })! },
-      { input: { name: 'No end', windows: [['sat,sun', '10:00', '']] }, message: agentInputProblem({ windows: ['sat,sun 10:00-'] })! },
-      { input: { name: 'Late', windows: [['mon-fri', '09:00', '17:00'], ['daily', '25:00', '02:00']] }, message: agentInputProblem({ windows: ['daily 25:00-02:00'] })! },
+      {
+        input: { name: 'Bad phone', phone: '+1 415 555 0100' },
+        message: agentInputProblem({ phone: '+1 415 555 0100' })!,
+      },
+      {
+        input: { name: 'Bad zone', timezone: 'Mars/Olympus' },
+        message: agentInputProblem({ timezone: 'Mars/Olympus' })!,
+      },
+      {
+        input: { name: 'Bad time', windows: [['mon-fri', '9:00', '17:00']] },
+        message: agentInputProblem({ windows: ['mon-fri 9:00-17:00'] })!,
+      },
+      {
+        input: { name: 'Empty window', windows: [['daily', '10:00', '10:00']] },
+        message: agentInputProblem({ windows: ['daily 10:00-10:00'] })!,
+      },
+      {
+        input: { name: 'No end', windows: [['sat,sun', '10:00', '']] },
+        message: agentInputProblem({ windows: ['sat,sun 10:00-'] })!,
+      },
+      {
+        input: {
+          name: 'Late',
+          windows: [
+            ['mon-fri', '09:00', '17:00'],
+            ['daily', '25:00', '02:00'],
+          ],
+        },
+        message: agentInputProblem({ windows: ['daily 25:00-02:00'] })!,
+      },
       { input: { name: '   ' }, message: 'An agent needs a name' },
     ];
     const before = await app.prisma.agent.count();
@@ -140,9 +195,14 @@ describe('agents pages', () => {
   });
 
   it('edits an agent in use: its past call keeps its agent and caller ID and stays readable; only what changed is audited', async () => {
-    const { call_id: callId } = (await trigger(app, agency.key)).json();
+    const callId = callIdOf(await trigger(app, agency.key));
     await applyCallUpdate(app.prisma, callId, { kind: 'dialing' }, { now: clock.now, source: 'dispatcher' });
-    await applyCallUpdate(app.prisma, callId, { kind: 'completed', durationSeconds: 30 }, { now: clock.now, source: 'provider' });
+    await applyCallUpdate(
+      app.prisma,
+      callId,
+      { kind: 'completed', durationSeconds: 30 },
+      { now: clock.now, source: 'provider' },
+    );
 
     const res = await editAs(agencyUser, agency.agentId, {
       name: 'Renamed agent',
@@ -153,11 +213,25 @@ describe('agents pages', () => {
     });
     expect(res.status).toBe(303);
     const agent = await app.prisma.agent.findUniqueOrThrow({ where: { id: agency.agentId } });
-    expect(agent).toMatchObject({ name: 'Renamed agent', phoneNumber: '+14155550177', timezone: 'Europe/Berlin', accountId: agency.accountId });
+    expect(agent).toMatchObject({
+      name: 'Renamed agent',
+      phoneNumber: '+14155550177',
+      timezone: 'Europe/Berlin',
+      accountId: agency.accountId,
+    });
 
     const { call } = await showCall(app.prisma, callId);
-    expect(call).toMatchObject({ call_id: callId, agent_id: agency.agentId, from_number: '+14155550100', status: 'completed', duration_seconds: 30 });
-    const audit = await app.prisma.auditEntry.findFirst({ where: { action: 'agent_changed', accountId: agency.accountId }, orderBy: { createdAt: 'desc' } });
+    expect(call).toMatchObject({
+      call_id: callId,
+      agent_id: agency.agentId,
+      from_number: '+14155550100',
+      status: 'completed',
+      duration_seconds: 30,
+    });
+    const audit = await app.prisma.auditEntry.findFirst({
+      where: { action: 'agent_changed', accountId: agency.accountId },
+      orderBy: { createdAt: 'desc' },
+    });
     expect(audit!.detail).toEqual({
       agent_id: agency.agentId,
       name: 'Renamed agent',
@@ -174,7 +248,12 @@ describe('agents pages', () => {
 
     // The same form again changes nothing and records nothing.
     const entries = await app.prisma.auditEntry.count();
-    const again = await editAs(agencyUser, agency.agentId, { name: 'Renamed agent', phone: '+14155550177', timezone: 'Europe/Berlin', windows: [['daily', '00:00', '24:00']] });
+    const again = await editAs(agencyUser, agency.agentId, {
+      name: 'Renamed agent',
+      phone: '+14155550177',
+      timezone: 'Europe/Berlin',
+      windows: [['daily', '00:00', '24:00']],
+    });
     expect(again.status).toBe(303);
     expect((await agencyUser.get('/dashboard/agents')).body).toContain('Nothing changed.');
     expect(await app.prisma.auditEntry.count()).toBe(entries);
@@ -192,10 +271,14 @@ describe('agents pages', () => {
 
     const answer = await trigger(app, agency.key);
     expect(answer.statusCode).toBe(200);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: answer.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(answer) } });
     expect(call.agentId).toBe(second.id);
     expect(call.fromNumber).toBe('+14155550155');
-    expect(await app.prisma.auditEntry.count({ where: { action: 'default_agent_changed', accountId: agency.accountId, actorKind: 'user' } })).toBe(1);
+    expect(
+      await app.prisma.auditEntry.count({
+        where: { action: 'default_agent_changed', accountId: agency.accountId, actorKind: 'user' },
+      }),
+    ).toBe(1);
   });
 
   it("rejects a trigger outside a reject agent's window; switched to queue, the call waits and the overview counts it", async () => {
@@ -204,7 +287,12 @@ describe('agents pages', () => {
     const visitor = new Visitor(app);
     visitor.ip = '203.0.113.9';
     await visitor.signIn('windows@agents.example');
-    const weekdays: AgentInput = { name: 'Weekdays only', phone: '+14155550166', policy: 'reject', windows: [['mon-fri', '09:00', '17:00']] };
+    const weekdays: AgentInput = {
+      name: 'Weekdays only',
+      phone: '+14155550166',
+      policy: 'reject',
+      windows: [['mon-fri', '09:00', '17:00']],
+    };
     expect((await createAs(visitor, weekdays)).status).toBe(303);
     const agent = await agentNamed('Weekdays only');
     expect((await post(visitor, '/dashboard/agents', `/dashboard/agents/${agent.id}/default`, [])).status).toBe(303);
@@ -217,7 +305,7 @@ describe('agents pages', () => {
     expect((await editAs(visitor, agent.id, { ...weekdays, policy: 'queue' })).status).toBe(303);
     const accepted = await trigger(app, tenant.key);
     expect(accepted.statusCode).toBe(200);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: accepted.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } });
     expect(call.status).toBe('initiated');
     expect(call.notBefore.toISOString()).toBe('2030-03-11T09:00:00.000Z');
 
@@ -229,16 +317,37 @@ describe('agents pages', () => {
 
   it('hands calls waiting for an old window back to the dispatcher when the windows change', async () => {
     const tenant = await createTenant(app.prisma, { windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' });
-    const { call_id: callId } = (await trigger(app, tenant.key)).json();
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe('2030-03-11T09:00:00.000Z');
-    expect((await editAs(agencyUser, agency.agentId, { name: 'Renamed agent', phone: '+14155550177', timezone: 'Europe/Berlin', windows: [['daily', '00:00', '23:00']] })).status).toBe(303);
+    const callId = callIdOf(await trigger(app, tenant.key));
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe(
+      '2030-03-11T09:00:00.000Z',
+    );
+    expect(
+      (
+        await editAs(agencyUser, agency.agentId, {
+          name: 'Renamed agent',
+          phone: '+14155550177',
+          timezone: 'Europe/Berlin',
+          windows: [['daily', '00:00', '23:00']],
+        })
+      ).status,
+    ).toBe(303);
     // Another agent's edit leaves this call as it was.
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe('2030-03-11T09:00:00.000Z');
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe(
+      '2030-03-11T09:00:00.000Z',
+    );
     await createUserWithPassword(app.prisma, tenant.accountId, 'waiting@agents.example');
     const visitor = new Visitor(app);
     visitor.ip = '203.0.113.10';
     await visitor.signIn('waiting@agents.example');
-    expect((await editAs(visitor, tenant.agentId, { name: 'Test Agent', phone: '+14155550100', windows: [['sat,sun', '10:00', '18:00']] })).status).toBe(303);
+    expect(
+      (
+        await editAs(visitor, tenant.agentId, {
+          name: 'Test Agent',
+          phone: '+14155550100',
+          windows: [['sat,sun', '10:00', '18:00']],
+        })
+      ).status,
+    ).toBe(303);
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore).toEqual(clock.now);
   });
 
@@ -265,9 +374,16 @@ describe('agents pages', () => {
     const agencyAgent = await agentNamed('Second voice');
     const before = await app.prisma.agent.findUniqueOrThrow({ where: { id: agencyAgent.id } });
     expect((await clientUser.get(`/dashboard/agents/${agencyAgent.id}`)).status).toBe(404);
-    const edit = await post(clientUser, '/dashboard/agents/new', `/dashboard/agents/${agencyAgent.id}`, agentForm({ name: 'Taken over', phone: '+14155550100' }));
+    const edit = await post(
+      clientUser,
+      '/dashboard/agents/new',
+      `/dashboard/agents/${agencyAgent.id}`,
+      agentForm({ name: 'Taken over', phone: '+14155550100' }),
+    );
     expect(edit.status).toBe(404);
-    expect((await post(clientUser, '/dashboard/agents', `/dashboard/agents/${agencyAgent.id}/default`, [])).status).toBe(404);
+    expect(
+      (await post(clientUser, '/dashboard/agents', `/dashboard/agents/${agencyAgent.id}/default`, [])).status,
+    ).toBe(404);
     expect((await createAs(clientUser, { name: 'Into the agency', account: agency.accountId })).status).toBe(404);
     expect(await app.prisma.agent.findUniqueOrThrow({ where: { id: agencyAgent.id } })).toEqual(before);
     expect(await app.prisma.agent.count({ where: { name: 'Into the agency' } })).toBe(0);
@@ -278,6 +394,8 @@ describe('agents pages', () => {
     const own = await agentNamed('Client voice');
     expect(own.accountId).toBe(client.accountId);
     expect((await post(clientUser, '/dashboard/agents', `/dashboard/agents/${own.id}/default`, [])).status).toBe(303);
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: client.accountId } })).defaultAgentId).toBe(own.id);
+    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: client.accountId } })).defaultAgentId).toBe(
+      own.id,
+    );
   });
 });

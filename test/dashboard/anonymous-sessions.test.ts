@@ -22,26 +22,37 @@ beforeAll(async () => {
 const sessions = () => app.prisma.session.count();
 
 describe('anonymous visits', () => {
-  it(`${VISITS} cookie-less GETs of the sign-in form leave the sessions table unchanged`, { timeout: 30 * 60_000 }, async () => {
-    const before = await sessions();
-    const started = performance.now();
-    let withForm = 0;
-    for (let done = 0; done < VISITS; done += BATCH) {
-      const answers = await Promise.all(
-        Array.from({ length: Math.min(BATCH, VISITS - done) }, () =>
-          app.inject({ method: 'GET', url: '/dashboard/sign-in', headers: { host: HOST, 'x-forwarded-proto': 'https' } })),
-      );
-      for (const res of answers) {
-        expect(res.statusCode).toBe(200);
-        expect(String(res.headers['set-cookie'])).not.toContain('__Host-oct_session=');
-        if (res.body.includes('name="_csrf" value="')) withForm++;
+  it(
+    `${VISITS} cookie-less GETs of the sign-in form leave the sessions table unchanged`,
+    { timeout: 30 * 60_000 },
+    async () => {
+      const before = await sessions();
+      const started = performance.now();
+      let withForm = 0;
+      for (let done = 0; done < VISITS; done += BATCH) {
+        const answers = await Promise.all(
+          Array.from({ length: Math.min(BATCH, VISITS - done) }, () =>
+            app.inject({
+              method: 'GET',
+              url: '/dashboard/sign-in',
+              headers: { host: HOST, 'x-forwarded-proto': 'https' },
+            }),
+          ),
+        );
+        for (const res of answers) {
+          expect(res.statusCode).toBe(200);
+          expect(String(res.headers['set-cookie'])).not.toContain('__Host-oct_session=');
+          if (res.body.includes('name="_csrf" value="')) withForm++;
+        }
       }
-    }
-    const seconds = (performance.now() - started) / 1000;
-    expect(withForm).toBe(VISITS);
-    expect(await sessions()).toBe(before);
-    console.info(`${VISITS} anonymous GET /dashboard/sign-in in ${seconds.toFixed(1)} s; sessions ${before} -> ${await sessions()}`);
-  });
+      const seconds = (performance.now() - started) / 1000;
+      expect(withForm).toBe(VISITS);
+      expect(await sessions()).toBe(before);
+      console.info(
+        `${VISITS} anonymous GET /dashboard/sign-in in ${seconds.toFixed(1)} s; sessions ${before} -> ${await sessions()}`,
+      );
+    },
+  );
 
   it('a sign-in still works end to end: the form and its token store nothing, the sign-in stores one session', async () => {
     const before = await sessions();
@@ -51,7 +62,11 @@ describe('anonymous visits', () => {
     expect(visitor.cookie).toBeNull();
     expect(visitor.csrfCookie).not.toBeNull();
     expect(await sessions()).toBe(before);
-    const res = await visitor.request('POST', '/dashboard/sign-in', { _csrf: visitor.lastCsrf!, email: 'ada@example.com', password: PASSWORD });
+    const res = await visitor.request('POST', '/dashboard/sign-in', {
+      _csrf: visitor.lastCsrf!,
+      email: 'ada@example.com',
+      password: PASSWORD,
+    });
     expect(res.status).toBe(303);
     expect(visitor.cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await sessions()).toBe(before + 1);
@@ -61,7 +76,7 @@ describe('anonymous visits', () => {
     expect(await sessions()).toBe(before);
   });
 
-  it('refuses a token with no CSRF cookie, or with another visitor\'s', async () => {
+  it("refuses a token with no CSRF cookie, or with another visitor's", async () => {
     const victim = new Visitor(app);
     const attacker = new Visitor(app);
     await victim.get('/dashboard/sign-in');

@@ -10,8 +10,9 @@ import { applyCallUpdate } from '../../src/calls/transition.js';
 import { webhookUrlProblem } from '../../src/webhooks/url-policy.js';
 import { buildTestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger as triggerDirect } from '../helpers/trigger.js';
+import { callIdOf, trigger as triggerDirect } from '../helpers/trigger.js';
 import { callctl } from '../helpers/cli.js';
+import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, type Answer } from './helpers.js';
 
@@ -26,14 +27,16 @@ let agentId: string;
 let visitor: Visitor;
 
 /** The trigger as a client sends it: the app runs behind a TLS-terminating proxy (TLS_MODE=proxy). */
-const trigger = (target: App, key: string, body: unknown = { phone_number: '+14155552671' }) => triggerDirect(target, key, body, { 'x-forwarded-proto': 'https' });
+const trigger = (target: App, key: string, body: unknown = { phone_number: '+14155552671' }) =>
+  triggerDirect(target, key, body, { 'x-forwarded-proto': 'https' });
 
 /** The named fields of the form posting to `action` on a page (what a browser would send, before the user's input). */
 function formFields(body: string, action: string): Record<string, string> {
   const form = [...body.matchAll(/<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)].find((f) => f[1] === action);
   if (!form) throw new Error(`no form for ${action}`);
   const fields: Record<string, string> = {};
-  for (const input of form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) fields[input[1]!] = input[2]!.replace(/&amp;/g, '&');
+  for (const input of form[2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g))
+    fields[input[1]!] = input[2]!.replace(/&amp;/g, '&');
   return fields;
 }
 
@@ -44,7 +47,11 @@ const flashOf = async (v: Visitor, res: Answer) => {
   return /<p class="notice (?:ok|error)" role="status">([^<]*)<\/p>/.exec((await v.get(res.location!)).body)?.[1];
 };
 const auditActions = async (accountId: string) =>
-  (await app.prisma.auditEntry.findMany({ where: { accountId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select: { action: true, actorKind: true, actorUserId: true, detail: true } }));
+  await app.prisma.auditEntry.findMany({
+    where: { accountId },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    select: { action: true, actorKind: true, actorUserId: true, detail: true },
+  });
 
 async function signedIn(email: string): Promise<Visitor> {
   const v = new Visitor(app);
@@ -85,7 +92,10 @@ describe('the API key', () => {
     expect((await visitor.get(OWN)).body).toContain('Not used yet');
     expect((await trigger(app, firstKey)).statusCode).toBe(200);
     // The settings show its prefix and when it was created and last used (written after the response), never the key.
-    const settings = await waitFor(async () => (await visitor.get(OWN)).body, (body) => body.includes('(to the minute)'));
+    const settings = await waitFor(
+      async () => (await visitor.get(OWN)).body,
+      (body) => body.includes('(to the minute)'),
+    );
     expect(settings).toContain(`${firstKey.slice(0, 12)}…`);
     expect(settings).not.toContain(firstKey);
   });
@@ -121,14 +131,20 @@ describe('the API key', () => {
 
     const generated = (await auditActions(agencyId)).filter((e) => e.action === 'key_generated');
     expect(generated).toHaveLength(2);
-    expect(generated[1]).toMatchObject({ actorKind: 'user', detail: { prefix: newKey.slice(0, 12), previous_prefix: firstKey.slice(0, 12) } });
+    expect(generated[1]).toMatchObject({
+      actorKind: 'user',
+      detail: { prefix: newKey.slice(0, 12), previous_prefix: firstKey.slice(0, 12) },
+    });
   });
 
   it('two sends of one form at once generate one key', async () => {
     const page = await visitor.get(`${OWN}/key`);
     const fields = { ...formFields(page.body, `${OWN}/key`), confirm: 'on' };
     const before = await app.prisma.apiKey.count({ where: { accountId: agencyId } });
-    const answers = await Promise.all([visitor.request('POST', `${OWN}/key`, fields), visitor.request('POST', `${OWN}/key`, fields)]);
+    const answers = await Promise.all([
+      visitor.request('POST', `${OWN}/key`, fields),
+      visitor.request('POST', `${OWN}/key`, fields),
+    ]);
     expect(answers.map(shownKey).filter(Boolean)).toHaveLength(1);
     expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(before + 1);
   });
@@ -148,8 +164,12 @@ describe('the API key', () => {
       expect(posted.location).toBe(`/dashboard/confirm-password?next=${encodeURIComponent(`${OWN}/key`)}`);
       expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(keys);
       // The webhook form too.
-      expect((await v.get(`${OWN}/webhook`)).location).toBe(`/dashboard/confirm-password?next=${encodeURIComponent(`${OWN}/webhook`)}`);
-      const confirmed = await v.submit(shown.location!, '/dashboard/confirm-password', { password: 'correct horse battery staple' });
+      expect((await v.get(`${OWN}/webhook`)).location).toBe(
+        `/dashboard/confirm-password?next=${encodeURIComponent(`${OWN}/webhook`)}`,
+      );
+      const confirmed = await v.submit(shown.location!, '/dashboard/confirm-password', {
+        password: 'correct horse battery staple',
+      });
       expect(confirmed.location).toBe(`${OWN}/key`);
       expect((await v.get(`${OWN}/key`)).status).toBe(200);
     } finally {
@@ -173,7 +193,9 @@ describe('API access', () => {
     expect(asked.status).toBe(200);
     expect(asked.body).toContain('<title>Switch API access off? · Outbound calls</title>');
     // The client whose own switch is on is named; the one already off is not affected.
-    expect(asked.body).toMatch(/It also stops the API for <strong>this client<\/strong>[^<]*:\s*<\/p>\s*<ul class="affected">\s*<li>Client &lt;One&gt;<\/li>\s*<\/ul>/);
+    expect(asked.body).toMatch(
+      /It also stops the API for <strong>this client<\/strong>[^<]*:\s*<\/p>\s*<ul class="affected">\s*<li>Client &lt;One&gt;<\/li>\s*<\/ul>/,
+    );
     expect(asked.body).not.toContain('Quiet &lt;Two&gt;');
     expect(asked.body).toContain('>Yes, switch API access off</button>');
     expect(asked.body).toContain(`<a href="${OWN}">Cancel: keep API access on</a>`);
@@ -191,7 +213,9 @@ describe('API access', () => {
 
   it('off: the API answers 403 API access is disabled at the next request; on again: accepted', async () => {
     const page = await visitor.get(`${OWN}/key`);
-    const key = shownKey(await visitor.request('POST', `${OWN}/key`, { ...formFields(page.body, `${OWN}/key`), confirm: 'on' }))!;
+    const key = shownKey(
+      await visitor.request('POST', `${OWN}/key`, { ...formFields(page.body, `${OWN}/key`), confirm: 'on' }),
+    )!;
     const off = await switchOff(OWN);
     expect(await flashOf(visitor, off)).toContain('API access is off');
     const refused = await trigger(app, key);
@@ -200,7 +224,9 @@ describe('API access', () => {
     expect((await visitor.get(OWN)).body).toContain('Switch API access on');
     expect(await flashOf(visitor, await visitor.submit(OWN, `${OWN}/api-access`))).toBe('API access is on.');
     expect((await trigger(app, key)).statusCode).toBe(200);
-    const switched = (await auditActions(agencyId)).filter((e) => e.action === 'api_access_switched').map((e) => e.detail);
+    const switched = (await auditActions(agencyId))
+      .filter((e) => e.action === 'api_access_switched')
+      .map((e) => e.detail);
     expect(switched).toEqual([{ api_access: 'off' }, { api_access: 'on' }]);
   });
 
@@ -208,8 +234,14 @@ describe('API access', () => {
     const clientPage = `/dashboard/clients/${clientId}/api-webhooks`;
     const page = await visitor.get(`${clientPage}/key`);
     expect(page.status).toBe(200);
-    const clientKey = shownKey(await visitor.request('POST', `${clientPage}/key`, formFields(page.body, `${clientPage}/key`)))!;
-    const { id: clientAgent } = await createAgent(app.prisma, { accountId: clientId, name: 'Client agent', phone: '+14155550101' });
+    const clientKey = shownKey(
+      await visitor.request('POST', `${clientPage}/key`, formFields(page.body, `${clientPage}/key`)),
+    )!;
+    const { id: clientAgent } = await createAgent(app.prisma, {
+      accountId: clientId,
+      name: 'Client agent',
+      phone: '+14155550101',
+    });
     await visitor.submit(clientPage, `${clientPage}/default-agent`, { agent_id: clientAgent });
     expect((await trigger(app, clientKey)).statusCode).toBe(200);
     expect((await visitor.get(clientPage)).body).not.toContain('overrides this switch');
@@ -222,16 +254,22 @@ describe('API access', () => {
     expect(shown).toContain('Client &lt;One&gt;');
     // The client's detail page and the clients list say what works, not only the client's own switch (issue 21, point 11).
     const detail = (await visitor.get(`/dashboard/clients/${clientId}`)).body;
-    expect(detail).toContain("<dt>API access</dt><dd>off: the agency&#39;s API access is off, which overrides this client&#39;s switch (on)</dd>");
+    expect(detail).toContain(
+      '<dt>API access</dt><dd>off: the agency&#39;s API access is off, which overrides this client&#39;s switch (on)</dd>',
+    );
     const list = (await visitor.get('/dashboard/clients')).body;
     expect(list).toContain("The agency's API access is off: every client's key is refused");
-    expect(list).toContain("<td>off: the agency&#39;s API access is off, which overrides this client&#39;s switch (on)</td>");
+    expect(list).toContain(
+      '<td>off: the agency&#39;s API access is off, which overrides this client&#39;s switch (on)</td>',
+    );
     expect((await trigger(app, clientKey)).statusCode).toBe(403);
     await visitor.submit(OWN, `${OWN}/api-access`); // on again
     expect((await trigger(app, clientKey)).statusCode).toBe(200);
     expect((await visitor.get(`/dashboard/clients/${clientId}`)).body).toContain('<dt>API access</dt><dd>on</dd>');
     // The client's own changes are audited on the client.
-    expect((await auditActions(clientId)).map((e) => e.action)).toEqual(expect.arrayContaining(['key_generated', 'default_agent_changed']));
+    expect((await auditActions(clientId)).map((e) => e.action)).toEqual(
+      expect.arrayContaining(['key_generated', 'default_agent_changed']),
+    );
   });
 
   it("the agency's own id is no client page, and a client user has no client pages but their own settings", async () => {
@@ -269,26 +307,39 @@ describe('API access', () => {
 
 describe('the default agent', () => {
   it("offers the agency's and its clients' agents, sets one that a trigger without agent_id then uses, and refuses another agency's", async () => {
-    const { id: second } = await createAgent(app.prisma, { accountId: agencyId, name: 'Night shift', phone: '+14155550102' });
+    const { id: second } = await createAgent(app.prisma, {
+      accountId: agencyId,
+      name: 'Night shift',
+      phone: '+14155550102',
+    });
     const page = (await visitor.get(OWN)).body;
     expect(page).toContain('Night shift');
     expect(page).toContain('Client agent (Client &lt;One&gt;)');
     const res = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id: second });
     expect(await flashOf(visitor, res)).toContain('The default agent is set');
     const keyPage = await visitor.get(`${OWN}/key`);
-    const key = shownKey(await visitor.request('POST', `${OWN}/key`, { ...formFields(keyPage.body, `${OWN}/key`), confirm: 'on' }))!;
+    const key = shownKey(
+      await visitor.request('POST', `${OWN}/key`, { ...formFields(keyPage.body, `${OWN}/key`), confirm: 'on' }),
+    )!;
     const accepted = await trigger(app, key, { phone_number: '+14155552671' });
     expect(accepted.statusCode).toBe(200);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: accepted.json().call_id } })).agentId).toBe(second);
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } })).agentId).toBe(second);
 
     const { id: otherAgency } = await createAgency(app.prisma, { name: 'Other' });
-    const { id: foreign } = await createAgent(app.prisma, { accountId: otherAgency, name: 'Foreign', phone: '+14155550103' });
+    const { id: foreign } = await createAgent(app.prisma, {
+      accountId: otherAgency,
+      name: 'Foreign',
+      phone: '+14155550103',
+    });
     const refused = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id: foreign });
     expect(refused.status).toBe(400);
     expect(refused.body).toContain('That agent is not one this account may use.');
     expect((await app.prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).defaultAgentId).toBe(second);
     const changes = (await auditActions(agencyId)).filter((e) => e.action === 'default_agent_changed');
-    expect(changes.at(-1)).toMatchObject({ actorKind: 'user', detail: { agent_id: second, agent_name: 'Night shift', previous_agent_id: agentId } });
+    expect(changes.at(-1)).toMatchObject({
+      actorKind: 'user',
+      detail: { agent_id: second, agent_name: 'Night shift', previous_agent_id: agentId },
+    });
   });
 });
 
@@ -298,15 +349,22 @@ describe('the webhook endpoint', () => {
 
   /** A call that fails at once (canceled): one call.failed delivery to the endpoint. */
   async function failedCall(): Promise<string> {
-    const { call_id } = (await trigger(app, key, { phone_number: '+14155552671' })).json();
-    await applyCallUpdate(app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: app.now(), source: 'operator' });
-    return call_id as string;
+    const callId = callIdOf(await trigger(app, key, { phone_number: '+14155552671' }));
+    await applyCallUpdate(
+      app.prisma,
+      callId,
+      { kind: 'failed', reason: 'canceled' },
+      { now: app.now(), source: 'operator' },
+    );
+    return callId;
   }
 
   beforeAll(async () => {
     receiver = await startReceiver();
     const keyPage = await visitor.get(`${OWN}/key`);
-    key = shownKey(await visitor.request('POST', `${OWN}/key`, { ...formFields(keyPage.body, `${OWN}/key`), confirm: 'on' }))!;
+    key = shownKey(
+      await visitor.request('POST', `${OWN}/key`, { ...formFields(keyPage.body, `${OWN}/key`), confirm: 'on' }),
+    )!;
   });
 
   it('shows the secret once when set; a second send of the form sets nothing', async () => {
@@ -327,17 +385,24 @@ describe('the webhook endpoint', () => {
     const settings = (await visitor.get(OWN)).body;
     expect(settings).toContain(receiver.url);
     expect(settings).not.toContain(secret);
-    expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_set').map((e) => e.detail)).toEqual([{ url: receiver.url }]);
+    expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_set').map((e) => e.detail)).toEqual([
+      { url: receiver.url },
+    ]);
   });
 
   it('a new URL makes a new secret, shown once again', async () => {
     const before = (await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret;
     const page = await visitor.get(`${OWN}/webhook`);
     expect(page.body).toContain('A new signing secret is made');
-    const res = await visitor.request('POST', `${OWN}/webhook`, { ...formFields(page.body, `${OWN}/webhook`), url: receiver.url });
+    const res = await visitor.request('POST', `${OWN}/webhook`, {
+      ...formFields(page.body, `${OWN}/webhook`),
+      url: receiver.url,
+    });
     const secret = shownSecret(res)!;
     expect(secret).not.toBe(before);
-    expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret).toBe(secret);
+    expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret).toBe(
+      secret,
+    );
   });
 
   it('disabled by a 410 (audited as the service), shown with its reason, its delivery held until enabled again', async () => {
@@ -349,7 +414,14 @@ describe('the webhook endpoint', () => {
     expect(settings).toMatch(/Disabled: answered 410 Gone at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</);
     expect(settings).toContain('Enable again and send the held event');
     const disabled = (await auditActions(agencyId)).filter((e) => e.action === 'webhook_disabled');
-    expect(disabled).toEqual([{ action: 'webhook_disabled', actorKind: 'service', actorUserId: null, detail: expect.objectContaining({ url: receiver.url, reason: expect.stringMatching(/410 Gone/) }) }]);
+    expect(disabled).toEqual([
+      {
+        action: 'webhook_disabled',
+        actorKind: 'service',
+        actorUserId: null,
+        detail: match.objectContaining({ url: receiver.url, reason: match.stringMatching(/410 Gone/) }),
+      },
+    ]);
 
     const log = await visitor.get(`${OWN}/deliveries`);
     expect(log.body).toContain(callId);
@@ -360,33 +432,51 @@ describe('the webhook endpoint', () => {
     const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } });
     // Held (the 410 reached no one), not failed: no Resend; one sent by hand is refused with the reason.
     expect(log.body).not.toContain(`/deliveries/${delivery.id}/resend`);
-    const refused = await visitor.request('POST', `${OWN}/deliveries/${delivery.id}/resend`, { _csrf: visitor.lastCsrf! });
+    const refused = await visitor.request('POST', `${OWN}/deliveries/${delivery.id}/resend`, {
+      _csrf: visitor.lastCsrf!,
+    });
     expect(refused.status).toBe(400);
     // In tenant words: no operator command, no raw ISO time.
-    expect(refused.body).toMatch(/The webhook endpoint is disabled \(answered 410 Gone at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\): enable it again on the API &amp; Webhooks page first/);
+    expect(refused.body).toMatch(
+      /The webhook endpoint is disabled \(answered 410 Gone at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\): enable it again on the API &amp; Webhooks page first/,
+    );
     expect(refused.body).not.toContain('callctl');
     expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('held');
 
     receiver.respond = () => ({ status: 200 });
     const before = receiver.received.length;
     const enabled = await visitor.submit(OWN, `${OWN}/webhook/enable`);
-    expect(await flashOf(visitor, enabled)).toContain('The endpoint is enabled again, with the same signing secret. 1 held event is being sent now.');
+    expect(await flashOf(visitor, enabled)).toContain(
+      'The endpoint is enabled again, with the same signing secret. 1 held event is being sent now.',
+    );
     expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).enabled).toBe(true);
     expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_enabled')).toHaveLength(1);
     await app.deliveryWorker!.settle();
     expect(receiver.received.slice(before).map((r) => r.headers['webhook-id'])).toEqual([delivery.id]);
-    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('succeeded');
+    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe(
+      'succeeded',
+    );
 
     const resent = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/${delivery.id}/resend`);
     expect(await flashOf(visitor, resent)).toContain('will be sent again');
     await app.deliveryWorker!.settle();
-    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('succeeded');
+    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe(
+      'succeeded',
+    );
     const audited = (await auditActions(agencyId)).filter((e) => e.action === 'deliveries_resent');
-    expect(audited.at(-1)).toMatchObject({ actorKind: 'user', detail: { delivery_id: delivery.id, call_id: callId, event_type: 'call.failed' } });
+    expect(audited.at(-1)).toMatchObject({
+      actorKind: 'user',
+      detail: { delivery_id: delivery.id, call_id: callId, event_type: 'call.failed' },
+    });
     // Pending (due in an hour): no Resend button, and a resend is refused with the reason.
-    await app.prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'pending', nextAttemptAt: new Date(Date.now() + 3_600_000) } });
+    await app.prisma.webhookDelivery.update({
+      where: { id: delivery.id },
+      data: { status: 'pending', nextAttemptAt: new Date(Date.now() + 3_600_000) },
+    });
     expect((await visitor.get(`${OWN}/deliveries`)).body).not.toContain(`/deliveries/${delivery.id}/resend`);
-    const refusedPending = await visitor.request('POST', `${OWN}/deliveries/${delivery.id}/resend`, { _csrf: visitor.lastCsrf! });
+    const refusedPending = await visitor.request('POST', `${OWN}/deliveries/${delivery.id}/resend`, {
+      _csrf: visitor.lastCsrf!,
+    });
     expect(refusedPending.status).toBe(400);
     expect(refusedPending.body).toContain('is still pending');
     await app.prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'succeeded' } });
@@ -398,12 +488,20 @@ describe('the webhook endpoint', () => {
     const recent = [await failedCall(), await failedCall()];
     await app.deliveryWorker!.settle();
     // Their first attempt failed (500): made failed as if their retries had run out.
-    await app.prisma.webhookDelivery.updateMany({ where: { callId: { in: [old, ...recent] } }, data: { status: 'failed', completedAt: new Date() } });
+    await app.prisma.webhookDelivery.updateMany({
+      where: { callId: { in: [old, ...recent] } },
+      data: { status: 'failed', completedAt: new Date() },
+    });
     // The old one two hours earlier.
-    await app.prisma.webhookDelivery.updateMany({ where: { callId: old }, data: { createdAt: new Date(Date.now() - 2 * 3_600_000) } });
+    await app.prisma.webhookDelivery.updateMany({
+      where: { callId: old },
+      data: { createdAt: new Date(Date.now() - 2 * 3_600_000) },
+    });
 
     const failed = (await visitor.get(`${OWN}/deliveries?failed=1`)).body;
-    const order = [...failed.matchAll(/<td><a href="\/dashboard\/calls\/[0-9a-f-]{36}"><code>([0-9a-f-]{36})<\/code><\/a><\/td>/g)].map((m) => m[1]);
+    const order = [
+      ...failed.matchAll(/<td><a href="\/dashboard\/calls\/[0-9a-f-]{36}"><code>([0-9a-f-]{36})<\/code><\/a><\/td>/g),
+    ].map((m) => m[1]);
     expect(new Set(order.slice(0, 2))).toEqual(new Set(recent));
     expect(order[2]).toBe(old);
     expect(failed).toMatch(/HTTP 500 · \d+ ms/);
@@ -420,13 +518,15 @@ describe('the webhook endpoint', () => {
     receiver.respond = () => ({ status: 200 });
     const res = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since });
     expect(await flashOf(visitor, res)).toMatch(/^\d+ failed deliveries since .* will be sent again in a moment\.$/);
-    const statuses = async (callIds: string[]) => (await app.prisma.webhookDelivery.findMany({ where: { callId: { in: callIds } } })).map((d) => d.status);
+    const statuses = async (callIds: string[]) =>
+      (await app.prisma.webhookDelivery.findMany({ where: { callId: { in: callIds } } })).map((d) => d.status);
     expect(await statuses([old])).toEqual(['failed']);
     expect(await statuses(recent)).not.toContain('failed');
     await app.deliveryWorker!.settle();
     expect(await statuses(recent)).toEqual(['succeeded', 'succeeded']);
     expect((await auditActions(agencyId)).filter((e) => e.action === 'deliveries_resent').at(-1)).toMatchObject({
-      actorKind: 'user', detail: { failed_since: `${since}:00.000Z`, count: expect.any(Number) },
+      actorKind: 'user',
+      detail: { failed_since: `${since}:00.000Z`, count: match.any(Number) },
     });
   });
 
@@ -438,7 +538,15 @@ describe('the webhook endpoint', () => {
     const event = await app.prisma.callEvent.findFirstOrThrow({ where: { callId: calls[0]!.id } });
     const at = new Date();
     await app.prisma.webhookDelivery.createMany({
-      data: Array.from({ length: 30 }, () => ({ endpointId: endpoint.id, callId: calls[0]!.id, callEventId: event.id, eventType: 'call.started', payload: '{}', status: 'succeeded' as const, createdAt: at })),
+      data: Array.from({ length: 30 }, () => ({
+        endpointId: endpoint.id,
+        callId: calls[0]!.id,
+        callEventId: event.id,
+        eventType: 'call.started',
+        payload: '{}',
+        status: 'succeeded' as const,
+        createdAt: at,
+      })),
     });
     const seen: string[] = [];
     let url: string | undefined = `${OWN}/deliveries`;
@@ -459,7 +567,12 @@ describe('webhook URLs under the rules of callctl', () => {
     await createUserWithPassword(strict.app.prisma, id, 'owner@strict.example');
     const v = new Visitor(strict.app);
     await v.signIn('owner@strict.example');
-    for (const url of ['http://hooks.example.com/in', 'https://127.0.0.1/in', 'https://10.1.2.3/in', 'https://metadata.google.internal/x']) {
+    for (const url of [
+      'http://hooks.example.com/in',
+      'https://127.0.0.1/in',
+      'https://10.1.2.3/in',
+      'https://metadata.google.internal/x',
+    ]) {
       const res = await v.submit(`${OWN}/webhook`, `${OWN}/webhook`, { url });
       expect(res.status, url).toBe(400);
       const message = webhookUrlProblem(url, false, 'tenant')!;
@@ -479,6 +592,11 @@ describe('callctl is audited too', () => {
   it('writes its changes as the operator', async () => {
     const { code } = await callctl(databaseUrl, ['api-access', clientId, 'off', '--json']);
     expect(code).toBe(0);
-    expect((await auditActions(clientId)).at(-1)).toMatchObject({ action: 'api_access_switched', actorKind: 'operator', actorUserId: null, detail: { api_access: 'off' } });
+    expect((await auditActions(clientId)).at(-1)).toMatchObject({
+      action: 'api_access_switched',
+      actorKind: 'operator',
+      actorUserId: null,
+      detail: { api_access: 'off' },
+    });
   });
 });

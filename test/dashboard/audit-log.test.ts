@@ -23,8 +23,14 @@ beforeAll(async () => {
   const base = Date.parse('2026-01-01T00:00:00Z');
   for (let n = 0; n < 120; n++) {
     await insertAuditEntry(app.prisma, {
-      accountId: n % 2 ? clientId : agencyId, agencyId, actorKind: 'operator', actorUserId: null,
-      action: 'user_created', detail: { n: `n-${n}-n` }, ip: null, at: new Date(base + Math.floor(n / 3) * 1000),
+      accountId: n % 2 ? clientId : agencyId,
+      agencyId,
+      actorKind: 'operator',
+      actorUserId: null,
+      action: 'user_created',
+      detail: { n: `n-${n}-n` },
+      ip: null,
+      at: new Date(base + Math.floor(n / 3) * 1000),
     });
   }
   visitor = new Visitor(app);
@@ -53,7 +59,7 @@ describe('audit log page', () => {
     expect(pages).toBe(3);
   });
 
-  it("names the client an entry belongs to, escaped, and ignores a cursor that is not one", async () => {
+  it('names the client an entry belongs to, escaped, and ignores a cursor that is not one', async () => {
     const page = await visitor.get('/dashboard/audit-log?before=garbage');
     expect(page.status).toBe(200);
     expect(page.body).toContain('&lt;b&gt;Client&lt;/b&gt;');

@@ -7,7 +7,11 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 /** An agent of `accountId` (made on first use per account and prisma). */
 const agents = new Map<string, Promise<string>>();
 export function agentOf(prisma: PrismaClient, accountId: string): Promise<string> {
-  if (!agents.has(accountId)) agents.set(accountId, createAgent(prisma, { accountId, name: 'Fixture Agent', phone: '+14155550100' }).then((a) => a.id));
+  if (!agents.has(accountId))
+    agents.set(
+      accountId,
+      createAgent(prisma, { accountId, name: 'Fixture Agent', phone: '+14155550100' }).then((a) => a.id),
+    );
   return agents.get(accountId)!;
 }
 
@@ -48,8 +52,13 @@ export async function insertCalls(prisma: PrismaClient, calls: FixtureCalls): Pr
        SELECT gen_random_uuid(), m.id, 'dialing', 'failed', 'busy', 'provider', m.created_at + interval '65 seconds' FROM made m WHERE m.status = 'failed'
      )
      SELECT id::text FROM made`,
-    calls.accountId, calls.agentId, calls.phoneNumber ?? '+14155552671', calls.metadataJson ?? '{}', calls.status ?? 'completed',
-    calls.createdAt, calls.count,
+    calls.accountId,
+    calls.agentId,
+    calls.phoneNumber ?? '+14155552671',
+    calls.metadataJson ?? '{}',
+    calls.status ?? 'completed',
+    calls.createdAt,
+    calls.count,
   );
   return rows.map((r) => r.id);
 }
@@ -66,12 +75,24 @@ export async function insertFailedDelivery(prisma: PrismaClient, accountId: stri
   const event = await prisma.callEvent.findFirstOrThrow({ where: { callId }, orderBy: { occurredAt: 'desc' } });
   const delivery = await prisma.webhookDelivery.create({
     data: {
-      endpointId: endpoint.id, callId, callEventId: event.id, eventType: 'call.completed', payload: '{}', status: 'failed',
-      attemptCount: 2, completedAt: event.occurredAt,
+      endpointId: endpoint.id,
+      callId,
+      callEventId: event.id,
+      eventType: 'call.completed',
+      payload: '{}',
+      status: 'failed',
+      attemptCount: 2,
+      completedAt: event.occurredAt,
       attempts: {
         create: [
           { attemptNumber: 1, startedAt: event.occurredAt, durationMs: 37, responseStatus: 500, error: null },
-          { attemptNumber: 2, startedAt: new Date(event.occurredAt.getTime() + 5_000), durationMs: 15_000, responseStatus: null, error: 'timed out after 15000 ms <b>' },
+          {
+            attemptNumber: 2,
+            startedAt: new Date(event.occurredAt.getTime() + 5_000),
+            durationMs: 15_000,
+            responseStatus: null,
+            error: 'timed out after 15000 ms <b>',
+          },
         ],
       },
     },

@@ -2,7 +2,8 @@
 // errors, a new link voiding the earlier ones, enabling again, and e-mail through a real SMTP server when configured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, setPasswordWithLink, usableLink } from '../../src/admin/users.js';
-import { callctl } from '../helpers/cli.js';
+import { callctl, type CliError } from '../helpers/cli.js';
+import { json } from '../helpers/json.js';
 import { startSmtp } from '../helpers/smtp.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -35,39 +36,68 @@ describe('callctl user and setup', () => {
     expect(out.set_password_url).toMatch(LINK);
     const agency = await prisma.account.findUniqueOrThrow({ where: { id: out.agency_id as string } });
     expect(agency).toMatchObject({ kind: 'agency', plan: 'agency', name: 'Acme Agency' });
-    expect(await prisma.user.findUniqueOrThrow({ where: { id: out.user_id as string } })).toMatchObject({ email: 'owner@acme.example', passwordHash: null });
+    expect(await prisma.user.findUniqueOrThrow({ where: { id: out.user_id as string } })).toMatchObject({
+      email: 'owner@acme.example',
+      passwordHash: null,
+    });
     // Emails are unique per agency: the same person may own a second agency, with a user of its own.
     const again = await cli(['setup', '--agency-name', 'Other', '--email', 'OWNER@acme.example', '--json']);
     expect(again.code).toBe(0);
     expect(again.json().user_id).not.toBe(out.user_id);
     // In one agency the address stays unique.
-    const taken = await cli(['user', 'create', '--account', out.agency_id as string, '--email', 'owner@ACME.example', '--json']);
+    const taken = await cli([
+      'user',
+      'create',
+      '--account',
+      out.agency_id as string,
+      '--email',
+      'owner@ACME.example',
+      '--json',
+    ]);
     expect(taken.code).toBe(1);
-    expect(JSON.parse(taken.stderr).error).toBe('A user with the email owner@acme.example already exists');
+    expect(json<CliError>(taken.stderr).error).toBe('A user with the email owner@acme.example already exists');
     // Two users with this address: `user link` wants the id, and names both.
     const ambiguous = await cli(['user', 'link', 'owner@acme.example', '--json']);
     expect(ambiguous.code).toBe(1);
-    expect(JSON.parse(ambiguous.stderr).error).toContain('2 users have the email owner@acme.example');
-    expect(JSON.parse(ambiguous.stderr).error).toContain(out.user_id as string);
-    expect(JSON.parse(ambiguous.stderr).error).toContain(again.json().user_id as string);
+    expect(json<CliError>(ambiguous.stderr).error).toContain('2 users have the email owner@acme.example');
+    expect(json<CliError>(ambiguous.stderr).error).toContain(out.user_id as string);
+    expect(json<CliError>(ambiguous.stderr).error).toContain(again.json().user_id as string);
   });
 
   it('user create prints {id, set_password_url} using PUBLIC_BASE_URL; for people, with a notice that it is shown once', async () => {
-    const { agency_id: agencyId } = (await cli(['setup', '--agency-name', 'B', '--email', 'b@b.example', '--json'])).json();
-    const res = await cli(['user', 'create', '--account', agencyId as string, '--email', 'two@b.example', '--json'], { PUBLIC_BASE_URL: 'https://calls.example.com' });
+    const { agency_id: agencyId } = (
+      await cli(['setup', '--agency-name', 'B', '--email', 'b@b.example', '--json'])
+    ).json();
+    const res = await cli(['user', 'create', '--account', agencyId as string, '--email', 'two@b.example', '--json'], {
+      PUBLIC_BASE_URL: 'https://calls.example.com',
+    });
     expect(Object.keys(res.json()).sort()).toEqual(['id', 'set_password_url']);
-    expect(res.json().set_password_url).toMatch(/^https:\/\/calls\.example\.com\/dashboard\/set-password\/[A-Za-z0-9_-]{43}$/);
+    expect(res.json().set_password_url).toMatch(
+      /^https:\/\/calls\.example\.com\/dashboard\/set-password\/[A-Za-z0-9_-]{43}$/,
+    );
     const human = await cli(['user', 'create', '--account', agencyId as string, '--email', 'three@b.example']);
     expect(human.stdout).toMatch(/set password url: https:\/\/localhost:8443\/dashboard\/set-password\//);
     expect(human.stdout).toContain('shown only once');
-    expect(await prisma.auditEntry.count({ where: { accountId: agencyId as string, action: 'user_created', actorKind: 'operator' } })).toBe(3);
+    expect(
+      await prisma.auditEntry.count({
+        where: { accountId: agencyId as string, action: 'user_created', actorKind: 'operator' },
+      }),
+    ).toBe(3);
   });
 
   it('user create refuses a bad email before the database (exit 2), an unknown account (exit 1), a taken email (exit 1)', async () => {
     expect((await cli(['user', 'create', '--account', 'x', '--email', 'not-an-email', '--json'])).code).toBe(2);
-    const unknown = await cli(['user', 'create', '--account', '00000000-0000-4000-8000-000000000000', '--email', 'a@c.example', '--json']);
+    const unknown = await cli([
+      'user',
+      'create',
+      '--account',
+      '00000000-0000-4000-8000-000000000000',
+      '--email',
+      'a@c.example',
+      '--json',
+    ]);
     expect(unknown.code).toBe(1);
-    expect(JSON.parse(unknown.stderr).error).toBe('No account 00000000-0000-4000-8000-000000000000');
+    expect(json<CliError>(unknown.stderr).error).toBe('No account 00000000-0000-4000-8000-000000000000');
   });
 
   it('user disable disables the user and ends their sessions; a second time says it already was', async () => {
@@ -95,9 +125,17 @@ describe('callctl user and setup', () => {
     expect(await usableLink(prisma, second, new Date())).toBeNull();
 
     const password = 'lantern over the quiet harbour';
-    expect(await setPasswordWithLink(prisma, { token: third, password, ip: null, now: new Date() })).toMatchObject({ ok: true });
-    expect(await authenticate(prisma, { email: 'd@d.example', password, ip: null, now: new Date() })).toMatchObject({ ok: true, userId: made.user_id });
-    const entries = await prisma.auditEntry.findMany({ where: { action: 'sign_in_link_created', accountId: made.agency_id as string }, orderBy: { createdAt: 'asc' } });
+    expect(await setPasswordWithLink(prisma, { token: third, password, ip: null, now: new Date() })).toMatchObject({
+      ok: true,
+    });
+    expect(await authenticate(prisma, { email: 'd@d.example', password, ip: null, now: new Date() })).toMatchObject({
+      ok: true,
+      userId: made.user_id,
+    });
+    const entries = await prisma.auditEntry.findMany({
+      where: { action: 'sign_in_link_created', accountId: made.agency_id as string },
+      orderBy: { createdAt: 'asc' },
+    });
     expect(entries).toHaveLength(2);
     expect(entries[0]).toMatchObject({ actorKind: 'operator', actorUserId: null });
     expect(entries[0]!.detail).toMatchObject({ user_id: made.user_id, earlier_links_ended: 1 });
@@ -109,19 +147,34 @@ describe('callctl user and setup', () => {
   it('user enable lets a disabled user sign in again; a disabled user gets no link until then', async () => {
     const made = (await cli(['setup', '--agency-name', 'E', '--email', 'e@e.example', '--json'])).json();
     const password = 'seven swans beside the mill';
-    await setPasswordWithLink(prisma, { token: tokenOf(made.set_password_url as string), password, ip: null, now: new Date() });
+    await setPasswordWithLink(prisma, {
+      token: tokenOf(made.set_password_url as string),
+      password,
+      ip: null,
+      now: new Date(),
+    });
     await cli(['user', 'disable', made.user_id as string, '--json']);
-    expect(await authenticate(prisma, { email: 'e@e.example', password, ip: null, now: new Date() })).toEqual({ ok: false });
+    expect(await authenticate(prisma, { email: 'e@e.example', password, ip: null, now: new Date() })).toEqual({
+      ok: false,
+    });
     const refused = await cli(['user', 'link', made.user_id as string, '--json']);
     expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.stderr).error).toBe('e@e.example is disabled: enable them first, then make a new sign-in link.');
+    expect(json<CliError>(refused.stderr).error).toBe(
+      'e@e.example is disabled: enable them first, then make a new sign-in link.',
+    );
 
     const enabled = await cli(['user', 'enable', made.user_id as string, '--json']);
     expect(enabled.code).toBe(0);
     expect(enabled.json()).toEqual({ id: made.user_id, enabled: true, already_enabled: false });
-    expect(await authenticate(prisma, { email: 'e@e.example', password, ip: null, now: new Date() })).toMatchObject({ ok: true });
+    expect(await authenticate(prisma, { email: 'e@e.example', password, ip: null, now: new Date() })).toMatchObject({
+      ok: true,
+    });
     expect((await cli(['user', 'enable', made.user_id as string, '--json'])).json().already_enabled).toBe(true);
-    expect(await prisma.auditEntry.count({ where: { action: 'user_enabled', actorKind: 'operator', accountId: made.agency_id as string } })).toBe(1);
+    expect(
+      await prisma.auditEntry.count({
+        where: { action: 'user_enabled', actorKind: 'operator', accountId: made.agency_id as string },
+      }),
+    ).toBe(1);
     expect((await cli(['user', 'enable', 'nope', '--json'])).code).toBe(1);
   });
 
@@ -132,7 +185,10 @@ describe('callctl user and setup', () => {
       const made = (await cli(['setup', '--agency-name', 'Mail Agency', '--email', 'm@m.example', '--json'])).json();
       const linked = await cli(['user', 'link', 'm@m.example', '--json'], env);
       expect(linked.json()).toMatchObject({ emailed: true });
-      const created = await cli(['user', 'create', '--account', made.agency_id as string, '--email', 'N@m.example', '--json'], env);
+      const created = await cli(
+        ['user', 'create', '--account', made.agency_id as string, '--email', 'N@m.example', '--json'],
+        env,
+      );
       expect(created.json()).toMatchObject({ emailed: true });
       const [first, second] = await smtp.waitFor(2);
       expect(first!.to).toEqual(['m@m.example']);
@@ -145,7 +201,10 @@ describe('callctl user and setup', () => {
       await smtp.stop();
     }
     // Nobody listens there any more: the link is still made and printed; the send failure is said, exit 0.
-    const failed = await cli(['user', 'link', 'm@m.example', '--json'], { SMTP_URL: smtp.url, PUBLIC_BASE_URL: 'https://calls.example.com' });
+    const failed = await cli(['user', 'link', 'm@m.example', '--json'], {
+      SMTP_URL: smtp.url,
+      PUBLIC_BASE_URL: 'https://calls.example.com',
+    });
     expect(failed.code).toBe(0);
     expect(failed.json()).toMatchObject({ emailed: false });
     expect(failed.json().set_password_url).toMatch(/^https:\/\/calls\.example\.com\/dashboard\/set-password\//);

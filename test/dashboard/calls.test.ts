@@ -9,18 +9,23 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 import { insertCalls, insertFailedDelivery } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 const FAST = {
-  ...DASHBOARD_ENV, DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120',
-  WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  ...DASHBOARD_ENV,
+  DISPATCH_ENABLED: 'true',
+  SIMULATED_RING_MS: '30',
+  SIMULATED_TALK_MS: '120',
+  WEBHOOK_DELIVERY_ENABLED: 'true',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
 };
 
 /** The metadata of the call whose detail view is checked, as its client wrote it: integer-like keys after others. */
-const METADATA = '{"z":"1","10":1,"a":null,"2":true,"quote":"it\'s \\"quoted\\"","html":"<script>alert(1)</script>","uni":"Zoë 日本 🎉","n":-1.5e3}';
+const METADATA =
+  '{"z":"1","10":1,"a":null,"2":true,"quote":"it\'s \\"quoted\\"","html":"<script>alert(1)</script>","uni":"Zoë 日本 🎉","n":-1.5e3}';
 const METADATA_LAID_OUT = `{
   "z": "1",
   "10": 1,
@@ -42,14 +47,20 @@ const calls = {} as { detail: string; busy: string; a1: string[]; a1Numbered: st
 
 const CALL_LINK = /href="\/dashboard\/calls\/([0-9a-f-]{36})"/g;
 const listed = (body: string) => [...body.matchAll(CALL_LINK)].map((m) => m[1]!);
-const decode = (html: string) => html.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const decode = (html: string) =>
+  html
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 const olderLink = (body: string) => /<a href="([^"]+)" rel="next">Older<\/a>/.exec(body)?.[1]?.replace(/&amp;/g, '&');
 
 async function triggered(key: string, body: unknown): Promise<string> {
   // TLS_MODE=proxy (the dashboard's tests): the API too is reached as if through a TLS-terminating proxy.
   const res = await trigger(app, key, body, { 'x-forwarded-proto': 'https' });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json().call_id as string;
+  return callIdOf(res);
 }
 
 beforeAll(async () => {
@@ -65,13 +76,19 @@ beforeAll(async () => {
   }
   await setWebhook(app.prisma, tenants.A.accountId, receiver.url, { allowPrivate: true });
 
-  calls.detail = await triggered(tenants.A.key, `{"phone_number":"+14155552671","name":${JSON.stringify(NAME)},"email":"zoe@example.com","metadata":${METADATA}}`);
+  calls.detail = await triggered(
+    tenants.A.key,
+    `{"phone_number":"+14155552671","name":${JSON.stringify(NAME)},"email":"zoe@example.com","metadata":${METADATA}}`,
+  );
   calls.busy = await triggered(tenants.A.key, { phone_number: '+15005550001' });
   calls.a1 = [await triggered(tenants.A1.key, { phone_number: '+14155552671' })];
   calls.a1Numbered = await triggered(tenants.A1.key, { phone_number: '+14155550123' });
   calls.a1.push(calls.a1Numbered);
   calls.b = await triggered(tenants.B.key, { phone_number: '+14155552671' });
-  await waitFor(() => app.prisma.call.findMany({ select: { status: true } }), (cs) => cs.every((c) => c.status === 'completed' || c.status === 'failed'));
+  await waitFor(
+    () => app.prisma.call.findMany({ select: { status: true } }),
+    (cs) => cs.every((c) => c.status === 'completed' || c.status === 'failed'),
+  );
   await waitFor(
     () => app.prisma.webhookDelivery.findMany({ where: { callId: calls.detail }, select: { status: true } }),
     (ds) => ds.length === 2 && ds.every((d) => d.status === 'succeeded'),
@@ -107,7 +124,11 @@ describe('the Calls list', () => {
   it('lists newest first with number, agent, client, status, failure reason and duration', async () => {
     const body = (await visitors.A.get('/dashboard/calls')).body;
     const ids = listed(body);
-    const rows = await app.prisma.call.findMany({ where: { id: { in: ids } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], select: { id: true } });
+    const rows = await app.prisma.call.findMany({
+      where: { id: { in: ids } },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      select: { id: true },
+    });
     expect(ids).toEqual(rows.map((r) => r.id));
     const busyRow = body.slice(body.indexOf(calls.busy), body.indexOf('</tr>', body.indexOf(calls.busy)));
     expect(busyRow).toContain('+15005550001');
@@ -133,7 +154,9 @@ describe('the Calls list', () => {
 
     const created = (await app.prisma.call.findUniqueOrThrow({ where: { id: calls.detail } })).createdAt;
     const day = (offset: number) => new Date(created.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
-    expect(await ids(visitors.A, `from=${day(0)}&to=${day(0)}`)).toEqual([calls.detail, calls.busy, ...calls.a1].sort());
+    expect(await ids(visitors.A, `from=${day(0)}&to=${day(0)}`)).toEqual(
+      [calls.detail, calls.busy, ...calls.a1].sort(),
+    );
     expect(await ids(visitors.A, `from=${day(1)}`)).toEqual([]);
     expect(await ids(visitors.A, `to=${day(-1)}`)).toEqual([]);
     const minute = created.toISOString().slice(0, 16);
@@ -165,7 +188,11 @@ describe('the Calls list', () => {
       [visitors.A, 'call=12345', '&quot;12345&quot; is not a call id'],
       [visitors.A, 'before=garbage', 'This link to older calls is not valid.'],
       [visitors.A, `status=${'x'.repeat(500)}`, 'A filter is longer than any value it can have.'],
-      [visitors.A, 'status=%3Cscript%3Ealert(1)%3C%2Fscript%3E', 'Unknown status &quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;'],
+      [
+        visitors.A,
+        'status=%3Cscript%3Ealert(1)%3C%2Fscript%3E',
+        'Unknown status &quot;&lt;script&gt;alert(1)&lt;/script&gt;&quot;',
+      ],
     ];
     for (const [visitor, query, message] of cases) {
       const res = await visitor.get(`/dashboard/calls?${query}`);
@@ -181,12 +208,34 @@ describe('the Calls list', () => {
     const first = new Date('2026-03-01T12:00:00.000Z');
     const second = new Date('2026-03-01T11:00:00.000Z');
     const made = [
-      ...(await insertCalls(app.prisma, { accountId: tenants.A2.accountId, agentId: tenants.A2.agentId, count: 60, createdAt: first })),
-      ...(await insertCalls(app.prisma, { accountId: tenants.A2.accountId, agentId: tenants.A2.agentId, count: 60, createdAt: second })),
+      ...(await insertCalls(app.prisma, {
+        accountId: tenants.A2.accountId,
+        agentId: tenants.A2.agentId,
+        count: 60,
+        createdAt: first,
+      })),
+      ...(await insertCalls(app.prisma, {
+        accountId: tenants.A2.accountId,
+        agentId: tenants.A2.agentId,
+        count: 60,
+        createdAt: second,
+      })),
     ];
     // Ten failed calls among them must not show with status=completed.
-    await insertCalls(app.prisma, { accountId: tenants.A2.accountId, agentId: tenants.A2.agentId, count: 10, createdAt: first, status: 'failed' });
-    const newestFirst = (await app.prisma.call.findMany({ where: { id: { in: made } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], select: { id: true } })).map((c) => c.id);
+    await insertCalls(app.prisma, {
+      accountId: tenants.A2.accountId,
+      agentId: tenants.A2.agentId,
+      count: 10,
+      createdAt: first,
+      status: 'failed',
+    });
+    const newestFirst = (
+      await app.prisma.call.findMany({
+        where: { id: { in: made } },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        select: { id: true },
+      })
+    ).map((c) => c.id);
 
     const seen: string[] = [];
     let url: string | undefined = '/dashboard/calls?status=completed';
@@ -229,8 +278,12 @@ describe('the call detail view', () => {
     expect(body).not.toContain('<script>alert(1)</script>');
     expect(body).toContain('Zoë 日本 🎉');
 
-    const rows = [...body.matchAll(/<tr><td><code>([^<]*)<\/code><\/td><td>([\s\S]*?)<\/td><td>([^<]*)<\/td><\/tr>/g)].map((m) => ({
-      key: decode(m[1]!), value: decode(m[2]!.replace(/<[^>]+>/g, '')), kind: m[3],
+    const rows = [
+      ...body.matchAll(/<tr><td><code>([^<]*)<\/code><\/td><td>([\s\S]*?)<\/td><td>([^<]*)<\/td><\/tr>/g),
+    ].map((m) => ({
+      key: decode(m[1]!),
+      value: decode(m[2]!.replace(/<[^>]+>/g, '')),
+      kind: m[3],
     }));
     expect(rows).toEqual([
       { key: 'z', value: '1', kind: 'text' },
@@ -246,10 +299,18 @@ describe('the call detail view', () => {
 
   it('lays out nested objects and lists without reordering them, and says when there is no metadata', async () => {
     const text = '{"b":{"y":[1,"1",{"deep":null}],"x":{},"3":[]},"a":"<i>x</i>"}';
-    const [nested] = await insertCalls(app.prisma, { accountId: tenants.A2.accountId, agentId: tenants.A2.agentId, count: 1, createdAt: new Date(), metadataJson: text });
+    const [nested] = await insertCalls(app.prisma, {
+      accountId: tenants.A2.accountId,
+      agentId: tenants.A2.agentId,
+      count: 1,
+      createdAt: new Date(),
+      metadataJson: text,
+    });
     const { body } = await visitors.A2.get(`/dashboard/calls/${nested}`);
     const json = decode(/<pre class="json"><code>([\s\S]*?)<\/code><\/pre>/.exec(body)![1]!);
-    expect(json).toBe('{\n  "b": {\n    "y": [\n      1,\n      "1",\n      {\n        "deep": null\n      }\n    ],\n    "x": {},\n    "3": []\n  },\n  "a": "<i>x</i>"\n}');
+    expect(json).toBe(
+      '{\n  "b": {\n    "y": [\n      1,\n      "1",\n      {\n        "deep": null\n      }\n    ],\n    "x": {},\n    "3": []\n  },\n  "a": "<i>x</i>"\n}',
+    );
     expect(JSON.stringify(JSON.parse(json))).toBe(JSON.stringify(JSON.parse(text)));
     expect(body).toContain('<td>object</td>');
     expect(body).not.toContain('<i>x</i>');
@@ -260,7 +321,9 @@ describe('the call detail view', () => {
 
   it('shows the timeline in order with times, and the failure reason', async () => {
     const { body } = await visitors.A.get(`/dashboard/calls/${calls.detail}`);
-    const steps = ['Accepted', 'Dialling', 'Answered', 'Completed'].map((step) => body.indexOf(`<strong>${step}</strong>`));
+    const steps = ['Accepted', 'Dialling', 'Answered', 'Completed'].map((step) =>
+      body.indexOf(`<strong>${step}</strong>`),
+    );
     expect(steps.every((at) => at > 0)).toBe(true);
     expect([...steps].sort((a, b) => a - b)).toEqual(steps);
     expect(body).toMatch(/<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time> <strong>Accepted<\/strong>/);
@@ -276,15 +339,32 @@ describe('the call detail view', () => {
   });
 
   it('shows a call queued until its window opens as waiting, with the time it opens', async () => {
-    const [queued] = await insertCalls(app.prisma, { accountId: tenants.A2.accountId, agentId: tenants.A2.agentId, count: 1, createdAt: new Date() });
+    const [queued] = await insertCalls(app.prisma, {
+      accountId: tenants.A2.accountId,
+      agentId: tenants.A2.agentId,
+      count: 1,
+      createdAt: new Date(),
+    });
     const opens = new Date(Date.now() + 3_600_000);
-    await app.prisma.$executeRawUnsafe(`UPDATE calls SET status = 'initiated', not_before = $2, started_at = NULL, answered_at = NULL, ended_at = NULL, duration_seconds = NULL WHERE id = $1::uuid`, queued, opens);
+    await app.prisma.$executeRawUnsafe(
+      `UPDATE calls SET status = 'initiated', not_before = $2, started_at = NULL, answered_at = NULL, ended_at = NULL, duration_seconds = NULL WHERE id = $1::uuid`,
+      queued,
+      opens,
+    );
     await app.prisma.callEvent.deleteMany({ where: { callId: queued, toStatus: { not: 'initiated' } } });
-    await app.prisma.$executeRawUnsafe(`UPDATE call_events SET occurred_at = now() - interval '5 seconds' WHERE call_id = $1::uuid`, queued);
+    await app.prisma.$executeRawUnsafe(
+      `UPDATE call_events SET occurred_at = now() - interval '5 seconds' WHERE call_id = $1::uuid`,
+      queued,
+    );
     const { body } = await visitors.A2.get(`/dashboard/calls/${queued}`);
     expect(body).toContain('<strong>Queued until the calling window opens</strong>');
     // One sentence, not "Queued until the calling window opens the window opens ..." (issue 21, point 11).
-    expect(body).toContain(`<strong>Queued until the calling window opens</strong> <span class="hint">at ${opens.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}; still waiting`);
+    expect(body).toContain(
+      `<strong>Queued until the calling window opens</strong> <span class="hint">at ${opens
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC')}; still waiting`,
+    );
     expect(body).not.toContain('the window opens');
     expect(body).toContain('still waiting');
     expect(body).toContain('<span class="status initiated">Waiting</span>');
@@ -296,13 +376,20 @@ describe('the call detail view', () => {
     const { body } = await visitors.A.get(`/dashboard/calls/${calls.detail}`);
     expect(body.indexOf('<code>call.started</code>')).toBeGreaterThan(0);
     expect(body.indexOf('<code>call.completed</code>')).toBeGreaterThan(body.indexOf('<code>call.started</code>'));
-    expect(body).toMatch(/<tr><td>1<\/td><td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td><td>200<\/td><td>\d+ ms<\/td><td><\/td><\/tr>/);
+    expect(body).toMatch(
+      /<tr><td>1<\/td><td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td><td>200<\/td><td>\d+ ms<\/td><td><\/td><\/tr>/,
+    );
     expect(body.match(/>Resend<\/button>/g)).toHaveLength(2);
     // A delivered event reads "delivered", not "call.completed succeeded" (issue 21, point 11).
     expect(body).toContain('<code>call.completed</code> <span class="status succeeded">delivered</span>');
     expect(body).not.toMatch(/>succeeded</);
 
-    const [failedCall] = await insertCalls(app.prisma, { accountId: tenants.A1.accountId, agentId: tenants.A1.agentId, count: 1, createdAt: new Date() });
+    const [failedCall] = await insertCalls(app.prisma, {
+      accountId: tenants.A1.accountId,
+      agentId: tenants.A1.agentId,
+      count: 1,
+      createdAt: new Date(),
+    });
     await insertFailedDelivery(app.prisma, tenants.A1.accountId, failedCall!);
     const failed = (await visitors.A1.get(`/dashboard/calls/${failedCall}`)).body;
     expect(failed).toContain('<td>500</td><td>37 ms</td>');
@@ -310,7 +397,9 @@ describe('the call detail view', () => {
   });
 
   it("resends a delivery through the delivery log's action of the call's account, with the same webhook-id", async () => {
-    const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId: calls.detail, eventType: 'call.completed' } });
+    const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({
+      where: { callId: calls.detail, eventType: 'call.completed' },
+    });
     const page = `/dashboard/calls/${calls.detail}`;
     const action = `/dashboard/settings/api-webhooks/deliveries/${delivery.id}/resend`;
     expect((await visitors.A.get(page)).body).toContain(`action="${action}"`);
@@ -322,28 +411,52 @@ describe('the call detail view', () => {
     expect((await visitors.A.get(page)).body).toContain('The delivery will be sent again in a moment');
     const again = await receiver.waitFor(before + 1);
     expect(again.at(-1)!.headers['webhook-id']).toBe(delivery.id);
-    expect(await app.prisma.auditEntry.count({ where: { accountId: tenants.A.accountId, action: 'deliveries_resent' } })).toBe(1);
+    expect(
+      await app.prisma.auditEntry.count({ where: { accountId: tenants.A.accountId, action: 'deliveries_resent' } }),
+    ).toBe(1);
 
     // A client's call: its client user resends from their own settings, an agency user from the client's.
-    const [call] = await insertCalls(app.prisma, { accountId: tenants.A1.accountId, agentId: tenants.A1.agentId, count: 1, createdAt: new Date() });
+    const [call] = await insertCalls(app.prisma, {
+      accountId: tenants.A1.accountId,
+      agentId: tenants.A1.agentId,
+      count: 1,
+      createdAt: new Date(),
+    });
     const failedId = await insertFailedDelivery(app.prisma, tenants.A1.accountId, call!);
-    expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain(`action="/dashboard/settings/api-webhooks/deliveries/${failedId}/resend"`);
-    expect((await visitors.A.get(`/dashboard/calls/${call}`)).body).toContain(`action="/dashboard/clients/${tenants.A1.accountId}/api-webhooks/deliveries/${failedId}/resend"`);
+    expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain(
+      `action="/dashboard/settings/api-webhooks/deliveries/${failedId}/resend"`,
+    );
+    expect((await visitors.A.get(`/dashboard/calls/${call}`)).body).toContain(
+      `action="/dashboard/clients/${tenants.A1.accountId}/api-webhooks/deliveries/${failedId}/resend"`,
+    );
 
     // The endpoint switched off (a 410): nothing changes, and the answer says why.
-    await app.prisma.webhookEndpoint.update({ where: { accountId: tenants.A1.accountId }, data: { enabled: false, disabledReason: 'it answered 410 Gone' } });
-    const refused = await visitors.A1.submit(`/dashboard/calls/${call}`, `/dashboard/settings/api-webhooks/deliveries/${failedId}/resend`);
+    await app.prisma.webhookEndpoint.update({
+      where: { accountId: tenants.A1.accountId },
+      data: { enabled: false, disabledReason: 'it answered 410 Gone' },
+    });
+    const refused = await visitors.A1.submit(
+      `/dashboard/calls/${call}`,
+      `/dashboard/settings/api-webhooks/deliveries/${failedId}/resend`,
+    );
     expect(refused.status).toBe(303);
     expect(refused.location).toBe(`/dashboard/calls/${call}`);
     expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain('it answered 410 Gone');
     expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: failedId } })).status).toBe('failed');
-    expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain('href="/dashboard/settings/api-webhooks/deliveries"');
+    expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain(
+      'href="/dashboard/settings/api-webhooks/deliveries"',
+    );
   });
 
   it("is a 404 for another tenant's call, an id that is no call, and no id at all", async () => {
     for (const [visitor, id] of [
-      [visitors.A1, calls.b], [visitors.A2, calls.a1Numbered], [visitors.A1, calls.detail], [visitors.B, calls.detail],
-      [visitors.A, '00000000-0000-4000-8000-000000000000'], [visitors.A, 'not-a-uuid'], [visitors.A, 'x'.repeat(150)],
+      [visitors.A1, calls.b],
+      [visitors.A2, calls.a1Numbered],
+      [visitors.A1, calls.detail],
+      [visitors.B, calls.detail],
+      [visitors.A, '00000000-0000-4000-8000-000000000000'],
+      [visitors.A, 'not-a-uuid'],
+      [visitors.A, 'x'.repeat(150)],
     ] as const) {
       const res = await visitor.get(`/dashboard/calls/${id}`);
       expect(res.status, id).toBe(404);

@@ -46,7 +46,11 @@ describe('clients pages', () => {
     expect(res.status).toBe(303);
     const id = /^\/dashboard\/clients\/([0-9a-f-]{36})$/.exec(res.location ?? '')?.[1];
     expect(id).toBeDefined();
-    expect(await app.prisma.account.findUniqueOrThrow({ where: { id: id! } })).toMatchObject({ kind: 'client', agencyId, name });
+    expect(await app.prisma.account.findUniqueOrThrow({ where: { id: id! } })).toMatchObject({
+      kind: 'client',
+      agencyId,
+      name,
+    });
     const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created' } });
     expect(entry).toMatchObject({ accountId: id, agencyId, actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
 
@@ -58,7 +62,10 @@ describe('clients pages', () => {
     expect(page.body).toContain('agency (inherited from the agency)');
     expect(page.body).toContain(`href="/dashboard/clients/${id}/api-webhooks"`);
     // Calls and Agents: linked when those pages exist (the calls narrowed to this client), "coming" until then.
-    for (const [nav, link] of [['Calls', `/dashboard/calls?client=${id}`], ['Agents', '/dashboard/agents']] as const) {
+    for (const [nav, link] of [
+      ['Calls', `/dashboard/calls?client=${id}`],
+      ['Agents', '/dashboard/agents'],
+    ] as const) {
       const exists = NAVIGATION.find((item) => item.label === nav)?.href !== undefined;
       expect(page.body.includes(`<a href="${link}">`), nav).toBe(exists);
       if (!exists) expect(page.body).toMatch(new RegExp(`${nav}[^<]* <small>\\(coming\\)</small>`));
@@ -68,23 +75,33 @@ describe('clients pages', () => {
     expect(page.body).toContain(`<input type="hidden" name="account" value="${id}">`);
   });
 
-  it('lists only the agency\'s clients, with API access, key prefix, webhook and active users', async () => {
+  it("lists only the agency's clients, with API access, key prefix, webhook and active users", async () => {
     const { id } = await createClient(app.prisma, { agencyId, name: 'Gamma' });
-    await app.prisma.apiKey.create({ data: { accountId: id, digest: new Uint8Array(randomBytes(32)), displayPrefix: 'svc_sk_Gamma' } });
-    await app.prisma.webhookEndpoint.create({ data: { accountId: id, url: 'https://hooks.example.com/in', secret: 'whsec_x' } });
+    await app.prisma.apiKey.create({
+      data: { accountId: id, digest: new Uint8Array(randomBytes(32)), displayPrefix: 'svc_sk_Gamma' },
+    });
+    await app.prisma.webhookEndpoint.create({
+      data: { accountId: id, url: 'https://hooks.example.com/in', secret: 'whsec_x' },
+    });
     await app.prisma.account.update({ where: { id }, data: { apiAccessEnabled: false } });
     await createUserWithPassword(app.prisma, id, 'one@gamma.example');
     const page = await owner.get('/dashboard/clients');
     expect(page.status).toBe(200);
     expect(page.body).not.toContain('Not yours');
-    const row = new RegExp(`<a href="/dashboard/clients/${id}">Gamma</a></td>\\s*<td>[^<]+</td>\\s*<td>off</td>\\s*<td><code>svc_sk_Gamma…</code></td>\\s*<td>set</td>\\s*<td>1</td>`);
+    const row = new RegExp(
+      `<a href="/dashboard/clients/${id}">Gamma</a></td>\\s*<td>[^<]+</td>\\s*<td>off</td>\\s*<td><code>svc_sk_Gamma…</code></td>\\s*<td>set</td>\\s*<td>1</td>`,
+    );
     expect(page.body).toMatch(row);
-    expect(page.body).toMatch(/Beta<\/a><\/td>\s*<td>[^<]+<\/td>\s*<td>on<\/td>\s*<td>none<\/td>\s*<td>not set<\/td>\s*<td>0<\/td>/);
+    expect(page.body).toMatch(
+      /Beta<\/a><\/td>\s*<td>[^<]+<\/td>\s*<td>on<\/td>\s*<td>none<\/td>\s*<td>not set<\/td>\s*<td>0<\/td>/,
+    );
   });
 
   it('invites from the client page to that client and links back to it', async () => {
     const { id } = await createClient(app.prisma, { agencyId, name: 'Delta' });
-    const res = await owner.submit(`/dashboard/clients/${id}`, '/dashboard/users/invite', { email: 'dee@delta.example' });
+    const res = await owner.submit(`/dashboard/clients/${id}`, '/dashboard/users/invite', {
+      email: 'dee@delta.example',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatch(/\/dashboard\/set-password\/[A-Za-z0-9_-]{43}/);
     expect(res.body).toContain(`<a href="/dashboard/clients/${id}">Done</a>`);
@@ -105,9 +122,19 @@ describe('clients pages', () => {
   });
 
   it('callctl client create writes the same audit entry, with the operator as actor', async () => {
-    const run = await callctl(databaseUrl, ['client', 'create', '--agency', agencyId, '--name', 'Via callctl', '--json']);
+    const run = await callctl(databaseUrl, [
+      'client',
+      'create',
+      '--agency',
+      agencyId,
+      '--name',
+      'Via callctl',
+      '--json',
+    ]);
     expect(run.code).toBe(0);
-    const { id } = run.json() as { id: string };
-    expect(await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created', accountId: id } })).toMatchObject({ actorKind: 'operator', actorUserId: null });
+    const { id } = run.json<{ id: string }>();
+    expect(
+      await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created', accountId: id } }),
+    ).toMatchObject({ actorKind: 'operator', actorUserId: null });
   });
 });

@@ -17,7 +17,9 @@ describe('password hashes', () => {
     expect(hash).toMatch(/^scrypt\$131072\$8\$1\$[A-Za-z0-9+/]{22}==\$[A-Za-z0-9+/]{43}=$/);
     expect(await verifyPassword('correct horse battery staple', hash)).toBe(true);
     expect(await verifyPassword('correct horse battery stapler', hash)).toBe(false);
-    expect(await hashPassword('correct horse battery staple', CHEAP)).not.toBe(await hashPassword('correct horse battery staple', CHEAP));
+    expect(await hashPassword('correct horse battery staple', CHEAP)).not.toBe(
+      await hashPassword('correct horse battery staple', CHEAP),
+    );
   });
 
   it('verify with the parameters stored in the hash (the cost can be raised later)', async () => {
@@ -27,7 +29,13 @@ describe('password hashes', () => {
   });
 
   it('refuse what is not such a hash, and parameters out of bounds', async () => {
-    for (const bad of ['', 'plain', 'scrypt$1024$8$1$c2FsdA==', 'scrypt$1000$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==', 'scrypt$4194304$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==']) {
+    for (const bad of [
+      '',
+      'plain',
+      'scrypt$1024$8$1$c2FsdA==',
+      'scrypt$1000$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==',
+      'scrypt$4194304$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==',
+    ]) {
       expect(await verifyPassword('x', bad), bad).toBe(false);
     }
   });
@@ -53,7 +61,8 @@ describe('password policy', () => {
   });
 
   it('refuses the most common passwords, in any case, and the email itself', () => {
-    for (const common of ['password', 'Password1', '12345678', 'iloveyou', 'qwertyuiop', 'TRUSTNO1']) expect(passwordProblem(common), common).toMatch(/most common/);
+    for (const common of ['password', 'Password1', '12345678', 'iloveyou', 'qwertyuiop', 'TRUSTNO1'])
+      expect(passwordProblem(common), common).toMatch(/most common/);
     expect(passwordProblem('ada.lovelace@example.com', { email: 'ada.lovelace@example.com' })).toMatch(/email/);
   });
 });

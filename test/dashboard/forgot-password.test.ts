@@ -26,7 +26,14 @@ afterAll(async () => {
 
 beforeAll(async () => {
   smtp = await startSmtp();
-  ({ app } = await buildTestApp({ env: { ...DASHBOARD_ENV, SMTP_URL: smtp.url, PUBLIC_BASE_URL: ORIGIN, SMTP_FROM: 'Dashboard <dashboard@dash.example.test>' } }));
+  ({ app } = await buildTestApp({
+    env: {
+      ...DASHBOARD_ENV,
+      SMTP_URL: smtp.url,
+      PUBLIC_BASE_URL: ORIGIN,
+      SMTP_FROM: 'Dashboard <dashboard@dash.example.test>',
+    },
+  }));
   ({ id: agencyId } = await createAgency(app.prisma, { name: 'Postal' }));
   ({ id: clientId } = await createClient(app.prisma, { agencyId, name: 'Parcel' }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@postal.example');
@@ -51,7 +58,8 @@ async function forgot(visitor: Visitor, email: string) {
 }
 
 /** The answer page with the typed address taken out (everything else must be the same for any address). */
-const shape = (body: string, email: string) => body.replaceAll(email, '<email>').replace(/name="_csrf" value="[^"]*"/g, '');
+const shape = (body: string, email: string) =>
+  body.replaceAll(email, '<email>').replace(/name="_csrf" value="[^"]*"/g, '');
 
 describe('with SMTP_URL', () => {
   it('offers "Forgot your password?" on the sign-in page', async () => {
@@ -82,7 +90,9 @@ describe('with SMTP_URL', () => {
     expect(mail!.subject).toBe('Reset your password for Parcel');
     const token = LINK.exec(mail!.text)?.[1];
     expect(token).toBeDefined();
-    expect((await app.prisma.oneTimeToken.findUniqueOrThrow({ where: { id: earlier.id } })).expiresAt.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(
+      (await app.prisma.oneTimeToken.findUniqueOrThrow({ where: { id: earlier.id } })).expiresAt.getTime(),
+    ).toBeLessThanOrEqual(Date.now());
 
     const person = stranger();
     const path = `/dashboard/set-password/${token}`;
@@ -92,7 +102,9 @@ describe('with SMTP_URL', () => {
     expect((await person.get('/dashboard')).status).toBe(200);
     expect((await person.get(path)).status).toBe(410);
 
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'password_reset_requested', accountId: clientId } });
+    const entry = await app.prisma.auditEntry.findFirstOrThrow({
+      where: { action: 'password_reset_requested', accountId: clientId },
+    });
     expect(entry).toMatchObject({ actorKind: 'user', actorUserId: userId, agencyId });
     expect(entry.ip).toMatch(/^192\.0\.2\./);
     expect(entry.detail).toMatchObject({ user_id: userId, earlier_links_ended: 1 });
@@ -104,7 +116,9 @@ describe('with SMTP_URL', () => {
     const sent = smtp!.received.length;
     const res = await forgot(stranger(), 'gone@parcel.example');
     expect(res.status).toBe(200);
-    expect(shape(res.body, 'gone@parcel.example')).toBe(shape((await forgot(stranger(), 'unknown-too@parcel.example')).body, 'unknown-too@parcel.example'));
+    expect(shape(res.body, 'gone@parcel.example')).toBe(
+      shape((await forgot(stranger(), 'unknown-too@parcel.example')).body, 'unknown-too@parcel.example'),
+    );
     expect(smtp!.received.length).toBe(sent);
   });
 
@@ -112,7 +126,8 @@ describe('with SMTP_URL', () => {
     await createUserWithPassword(app.prisma, clientId, 'popular@parcel.example');
     const sent = smtp!.received.length;
     const answers = [];
-    for (let i = 0; i < FORGOT_PASSWORD_LIMITS.perEmail + 2; i++) answers.push(await forgot(stranger(), 'popular@parcel.example'));
+    for (let i = 0; i < FORGOT_PASSWORD_LIMITS.perEmail + 2; i++)
+      answers.push(await forgot(stranger(), 'popular@parcel.example'));
     expect(smtp!.received.length - sent).toBe(FORGOT_PASSWORD_LIMITS.perEmail);
     for (const answer of answers) {
       expect(answer.status).toBe(200);
@@ -121,7 +136,8 @@ describe('with SMTP_URL', () => {
 
     // One IP asking about many addresses: past its limit, a known address gets no mail either.
     const busy = stranger();
-    for (let i = 0; i < FORGOT_PASSWORD_LIMITS.perIp; i++) expect((await forgot(busy, `someone-${i}@elsewhere.example`)).status).toBe(200);
+    for (let i = 0; i < FORGOT_PASSWORD_LIMITS.perIp; i++)
+      expect((await forgot(busy, `someone-${i}@elsewhere.example`)).status).toBe(200);
     await createUserWithPassword(app.prisma, clientId, 'late@parcel.example');
     const before = smtp!.received.length;
     const throttled = await forgot(busy, 'late@parcel.example');
@@ -132,7 +148,10 @@ describe('with SMTP_URL', () => {
 
   it('e-mails invitations and new sign-in links, with the link shown on the page', async () => {
     const sent = smtp!.received.length;
-    const invited = await owner.submit('/dashboard/users', '/dashboard/users/invite', { email: 'newcomer@parcel.example', account: clientId });
+    const invited = await owner.submit('/dashboard/users', '/dashboard/users/invite', {
+      email: 'newcomer@parcel.example',
+      account: clientId,
+    });
     expect(invited.status).toBe(200);
     expect(invited.body).toContain('An e-mail with this link is on its way to newcomer@parcel.example');
     const user = await app.prisma.user.findFirstOrThrow({ where: { email: 'newcomer@parcel.example' } });
@@ -152,15 +171,22 @@ describe('a failing SMTP server', () => {
   it('changes no answer: the invitation shows its link, "Forgot" its page; the failure is logged without the link', async () => {
     const dead = await startSmtp();
     await dead.stop();
-    const { app: failing } = await buildTestApp({ env: { ...DASHBOARD_ENV, SMTP_URL: dead.url, PUBLIC_BASE_URL: ORIGIN } });
+    const { app: failing } = await buildTestApp({
+      env: { ...DASHBOARD_ENV, SMTP_URL: dead.url, PUBLIC_BASE_URL: ORIGIN },
+    });
     const { id } = await createAgency(failing.prisma, { name: 'Silent' });
     await createUserWithPassword(failing.prisma, id, 'boss@silent.example');
     const boss = new Visitor(failing);
     expect((await boss.signIn('boss@silent.example')).status).toBe(303);
-    const invited = await boss.submit('/dashboard/users', '/dashboard/users/invite', { email: 'quiet@silent.example', account: id });
+    const invited = await boss.submit('/dashboard/users', '/dashboard/users/invite', {
+      email: 'quiet@silent.example',
+      account: id,
+    });
     expect(invited.status).toBe(200);
     expect(invited.body).toMatch(LINK);
-    const asked = await new Visitor(failing).submit('/dashboard/forgot-password', '/dashboard/forgot-password', { email: 'boss@silent.example' });
+    const asked = await new Visitor(failing).submit('/dashboard/forgot-password', '/dashboard/forgot-password', {
+      email: 'boss@silent.example',
+    });
     expect(asked.status).toBe(200);
     expect(asked.body).toContain('is on its way');
     await failing.mailer!.settled();
@@ -186,6 +212,13 @@ describe('without SMTP_URL', () => {
     expect(page.body).toContain('An admin of your account (a user of your agency) can make you a new sign-in link');
     expect(page.body).not.toContain('/dashboard/forgot-password');
     expect((await visitor.get('/dashboard/forgot-password')).status).toBe(404);
-    expect((await visitor.request('POST', '/dashboard/forgot-password', { _csrf: visitor.lastCsrf ?? '', email: 'a@b.example' })).status).toBe(404);
+    expect(
+      (
+        await visitor.request('POST', '/dashboard/forgot-password', {
+          _csrf: visitor.lastCsrf ?? '',
+          email: 'a@b.example',
+        })
+      ).status,
+    ).toBe(404);
   });
 });

@@ -11,7 +11,8 @@ beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
 });
 
-const get = (url: string, method: 'GET' | 'HEAD' = 'GET') => app.inject({ method, url, headers: { host: HOST, 'x-forwarded-proto': 'https' } });
+const get = (url: string, method: 'GET' | 'HEAD' = 'GET') =>
+  app.inject({ method, url, headers: { host: HOST, 'x-forwarded-proto': 'https' } });
 
 describe('the front door', () => {
   for (const url of ['/', '/dashboard/', '/dashboard/?from=bookmark']) {

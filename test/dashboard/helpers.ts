@@ -18,7 +18,12 @@ const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
 const hashes = new Map<boolean, Promise<string>>();
 
 /** A user of `accountId` whose password is PASSWORD (one hash per test file, shared). */
-export async function createUserWithPassword(prisma: PrismaClient, accountId: string, email: string, options: { realCost?: boolean } = {}): Promise<string> {
+export async function createUserWithPassword(
+  prisma: PrismaClient,
+  accountId: string,
+  email: string,
+  options: { realCost?: boolean } = {},
+): Promise<string> {
   const { id } = await createUser(prisma, { accountId, email, actor: { kind: 'operator' } });
   const real = options.realCost ?? false;
   if (!hashes.has(real)) hashes.set(real, real ? hashPassword(PASSWORD) : hashPassword(PASSWORD, CHEAP));
@@ -34,7 +39,12 @@ export interface Answer {
 }
 
 function decode(value: string): string {
-  return value.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 export class Visitor {
@@ -57,7 +67,12 @@ export class Visitor {
     }
   }
 
-  async request(method: 'GET' | 'POST', url: string, form?: Record<string, string>, extraHeaders: Record<string, string> = {}): Promise<Answer> {
+  async request(
+    method: 'GET' | 'POST',
+    url: string,
+    form?: Record<string, string>,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<Answer> {
     const headers: Record<string, string> = {
       host: HOST,
       'x-forwarded-proto': 'https',
@@ -66,16 +81,28 @@ export class Visitor {
       ...(method === 'POST' ? { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' } : {}),
       ...extraHeaders,
     };
-    const res = await this.app.inject({ method, url, headers, ...(form ? { payload: new URLSearchParams(form).toString() } : {}) });
+    const res = await this.app.inject({
+      method,
+      url,
+      headers,
+      ...(form ? { payload: new URLSearchParams(form).toString() } : {}),
+    });
     this.remember(res.headers);
     const csrf = /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1];
     if (csrf) this.lastCsrf = csrf;
-    return { status: res.statusCode, headers: res.headers, body: res.body, location: res.headers.location as string | undefined };
+    return {
+      status: res.statusCode,
+      headers: res.headers,
+      body: res.body,
+      location: res.headers.location,
+    };
   }
 
   /** The Cookie header a browser would send (empty when it has none). */
   cookieHeader(): string {
-    return [this.cookie && `${SESSION_COOKIE}=${this.cookie}`, this.csrfCookie && `${CSRF_COOKIE}=${this.csrfCookie}`].filter(Boolean).join('; ');
+    return [this.cookie && `${SESSION_COOKIE}=${this.cookie}`, this.csrfCookie && `${CSRF_COOKIE}=${this.csrfCookie}`]
+      .filter(Boolean)
+      .join('; ');
   }
 
   get(url: string) {
@@ -91,7 +118,8 @@ export class Visitor {
     const forms = [...body.matchAll(/<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/g)];
     const target = forms.find((f) => f[1] === action.replace(/&/g, '&amp;')) ?? forms[0];
     const hidden: Record<string, string> = {};
-    for (const input of (target?.[2] ?? '').matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) hidden[input[1]!] = decode(input[2]!);
+    for (const input of (target?.[2] ?? '').matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g))
+      hidden[input[1]!] = decode(input[2]!);
     return this.request('POST', action, { _csrf: this.lastCsrf ?? '', ...hidden, ...form });
   }
 

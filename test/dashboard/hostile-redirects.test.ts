@@ -55,7 +55,11 @@ function expectSafe(res: Answer, label: string) {
 
 /** The app still answers: an API route and a dashboard page. */
 async function expectServing(app: App) {
-  const api = await app.inject({ method: 'GET', url: '/api/v1/nope', headers: { host: 'dash.example.test', 'x-forwarded-proto': 'https' } });
+  const api = await app.inject({
+    method: 'GET',
+    url: '/api/v1/nope',
+    headers: { host: 'dash.example.test', 'x-forwarded-proto': 'https' },
+  });
   expect(api.statusCode).toBe(404);
   expect((await new Visitor(app).get('/dashboard/sign-in')).status).toBe(200);
 }
@@ -73,15 +77,26 @@ describe('hostile next values', () => {
       visitor.ip = `198.51.100.${i + 1}`;
 
       // A signed-out victim follows the link and signs in normally (the form's next is the link's).
-      const signIn = await visitor.submit(`/dashboard/sign-in?next=${encodeURIComponent(next)}`, '/dashboard/sign-in', { email, password: PASSWORD, next });
+      const signIn = await visitor.submit(`/dashboard/sign-in?next=${encodeURIComponent(next)}`, '/dashboard/sign-in', {
+        email,
+        password: PASSWORD,
+        next,
+      });
       expectSafe(signIn, `POST /dashboard/sign-in ${label}`);
       if (signIn.status === 400) expect((await visitor.signIn(email)).status).toBe(303);
 
       // The link again, signed in.
-      expectSafe(await visitor.get(`/dashboard/sign-in?next=${encodeURIComponent(next)}`), `GET /dashboard/sign-in ${label}`);
+      expectSafe(
+        await visitor.get(`/dashboard/sign-in?next=${encodeURIComponent(next)}`),
+        `GET /dashboard/sign-in ${label}`,
+      );
 
       // Re-entering the password.
-      const confirm = await visitor.submit(`/dashboard/confirm-password?next=${encodeURIComponent(next)}`, '/dashboard/confirm-password', { password: PASSWORD, next });
+      const confirm = await visitor.submit(
+        `/dashboard/confirm-password?next=${encodeURIComponent(next)}`,
+        '/dashboard/confirm-password',
+        { password: PASSWORD, next },
+      );
       expectSafe(confirm, `POST /dashboard/confirm-password ${label}`);
 
       await expectServing(app);
@@ -94,7 +109,8 @@ describe('hostile next values', () => {
     await createUserWithPassword(app.prisma, id, 'ada@example.com');
     const visitor = new Visitor(app);
     await visitor.signIn('ada@example.com');
-    const to = async (next: string) => (await visitor.get(`/dashboard/sign-in?next=${encodeURIComponent(next)}`)).location;
+    const to = async (next: string) =>
+      (await visitor.get(`/dashboard/sign-in?next=${encodeURIComponent(next)}`)).location;
     expect(await to('/dashboard/calls?status=failed&page=2')).toBe('/dashboard/calls?status=failed&page=2');
     expect(await to('/dashboard/calls/../account#top')).toBe('/dashboard/account');
     expect(await to('/dashboard/\u2028')).toBe('/dashboard/%E2%80%A8');
@@ -106,7 +122,9 @@ describe('hostile next values', () => {
 /** At most `ms` for an answer: a server that stopped would otherwise leave the request to hang. */
 function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms); });
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+  });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
@@ -115,13 +133,19 @@ describe('the real server process', () => {
     const { url, prisma } = await freshPrisma();
     const { id } = await createAgency(prisma, { name: 'Acme' });
     await createUserWithPassword(prisma, id, 'ada@example.com');
-    const server = await startServer({ DATA_DIR: await fs.mkdtemp(path.join(os.tmpdir(), 'oct-hostile-')), DATABASE_URL: url });
-    onTestFinished(() => { if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL'); });
+    const server = await startServer({
+      DATA_DIR: await fs.mkdtemp(path.join(os.tmpdir(), 'oct-hostile-')),
+      DATABASE_URL: url,
+    });
+    onTestFinished(() => {
+      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    });
     const origin = `https://127.0.0.1:${server.port}`;
     const jar = new Map<string, string>();
     const send = async (pathname: string, init: { method?: string; body?: string } = {}) => {
       const headers: Record<string, string> = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
-      if (init.method === 'POST') Object.assign(headers, { origin, 'content-type': 'application/x-www-form-urlencoded' });
+      if (init.method === 'POST')
+        Object.assign(headers, { origin, 'content-type': 'application/x-www-form-urlencoded' });
       const res = await within(30_000, httpsRequest(server.port, pathname, { ...init, headers }));
       for (const line of ([] as string[]).concat(res.headers['set-cookie'] ?? [])) {
         const [pair = ''] = line.split(';');
@@ -132,9 +156,16 @@ describe('the real server process', () => {
     };
     const form = await send('/dashboard/sign-in');
     const token = /name="_csrf" value="([^"]+)"/.exec(form.body)![1]!;
-    const signedIn = await send('/dashboard/sign-in', { method: 'POST', body: new URLSearchParams({ _csrf: token, email: 'ada@example.com', password: PASSWORD }).toString() });
+    const signedIn = await send('/dashboard/sign-in', {
+      method: 'POST',
+      body: new URLSearchParams({ _csrf: token, email: 'ada@example.com', password: PASSWORD }).toString(),
+    });
     expect(signedIn.status).toBe(303);
-    for (const [next, location] of [['/dashboard/\u2028', '/dashboard/%E2%80%A8'], ['/dashboard/\u0085', '/dashboard/%C2%85'], ['/dashboard/\u0000', '/dashboard']]) {
+    for (const [next, location] of [
+      ['/dashboard/\u2028', '/dashboard/%E2%80%A8'],
+      ['/dashboard/\u0085', '/dashboard/%C2%85'],
+      ['/dashboard/\u0000', '/dashboard'],
+    ]) {
       const res = await send(`/dashboard/sign-in?next=${encodeURIComponent(next!)}`);
       expect([res.status, res.headers.location]).toEqual([303, location]);
     }
@@ -152,22 +183,36 @@ describe('the real server process', () => {
  */
 async function buildLoggedProbe() {
   const { url } = await freshDatabase();
-  const config = loadConfig({ DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', ...DASHBOARD_ENV, DATABASE_URL: url });
+  const config = loadConfig({
+    DATA_DIR: '.data/test',
+    DISPATCH_ENABLED: 'false',
+    WEBHOOK_DELIVERY_ENABLED: 'false',
+    ...DASHBOARD_ENV,
+    DATABASE_URL: url,
+  });
   const lines: string[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
   const instance = Fastify({ ...fastifyOptions(config), loggerInstance: logger } as FastifyServerOptions);
   instance.setValidatorCompiler(validatorCompiler);
   await instance.register(fp(appPlugin, { name: 'app' }), { config, databaseUrl: url });
-  await instance.register(async (scope) => {
-    await dashboard(scope, { sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES, sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS });
-    scope.get('/bad-header', { schema: { hide: true } }, async (_request, reply) => reply.header('x-note', 'a\u2028b').type('text/plain').send('never sent'));
-  }, { prefix: '/probe' });
+  await instance.register(
+    async (scope) => {
+      await dashboard(scope, {
+        sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES,
+        sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS,
+      });
+      scope.get('/bad-header', { schema: { hide: true } }, async (_request, reply) =>
+        reply.header('x-note', 'a\u2028b').type('text/plain').send('never sent'),
+      );
+    },
+    { prefix: '/probe' },
+  );
   await instance.ready();
   return { app: instance as unknown as App, lines };
 }
 
-describe('a throw inside a request\'s session callbacks', () => {
-  it('is that request\'s 500 page and a log line; the next request is served', async () => {
+describe("a throw inside a request's session callbacks", () => {
+  it("is that request's 500 page and a log line; the next request is served", async () => {
     const { app, lines } = await buildLoggedProbe();
     try {
       const { id } = await createAgency(app.prisma, { name: 'Acme' });
@@ -188,14 +233,19 @@ describe('a throw inside a request\'s session callbacks', () => {
     }
   });
 
-  it('a throwing store callback gets the throw back as the call\'s error; a second throw is reported, not lost to the process', async () => {
+  it("a throwing store callback gets the throw back as the call's error; a second throw is reported, not lost to the process", async () => {
     const { app } = await buildTestApp({ env: DASHBOARD_ENV });
     const rejections: unknown[] = [];
     const onRejection = (reason: unknown) => void rejections.push(reason);
     process.on('unhandledRejection', onRejection);
     try {
       const lost: unknown[] = [];
-      const store = new PostgresSessionStore(app.prisma, { idleMs: 60_000, maxMs: 3_600_000 }, () => new Date(), (error) => void lost.push(error));
+      const store = new PostgresSessionStore(
+        app.prisma,
+        { idleMs: 60_000, maxMs: 3_600_000 },
+        () => new Date(),
+        (error) => void lost.push(error),
+      );
       const boom = new Error('boom');
       const calls = await new Promise<unknown[]>((resolve) => {
         const seen: unknown[] = [];

@@ -12,7 +12,7 @@ import { applyCallUpdate } from '../../src/calls/transition.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { trigger as triggerWithHeaders } from '../helpers/trigger.js';
+import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 // A Monday, noon UTC: a weekend window is closed.
@@ -26,12 +26,19 @@ function table(body: string, id: string): Map<string, string[]> {
   const start = body.indexOf(`id="${id}"`);
   expect(start, `table ${id}`).toBeGreaterThan(0);
   const tbody = body.slice(body.indexOf('<tbody>', start), body.indexOf('</tbody>', start));
-  const text = (h: string) => h.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+  const text = (h: string) =>
+    h
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
   return new Map(
-    tbody.split('<tr>').slice(1).map((row) => [
-      text(/<th scope="row">([\s\S]*?)<\/th>/.exec(row)![1]!).replace(/ \((agency|client)\)$/, ''),
-      [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => text(m[1]!)),
-    ]),
+    tbody
+      .split('<tr>')
+      .slice(1)
+      .map((row) => [
+        text(/<th scope="row">([\s\S]*?)<\/th>/.exec(row)![1]!).replace(/ \((agency|client)\)$/, ''),
+        [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => text(m[1]!)),
+      ]),
   );
 }
 
@@ -43,16 +50,24 @@ async function signedIn(email: string, ip: string): Promise<Visitor> {
 }
 
 /** A call of `tenant` taken through `updates`, at `at` (default: now). */
-async function call(tenant: Tenant, updates: CallUpdate[], options: { agentId?: string; at?: Date } = {}): Promise<string> {
+async function call(
+  tenant: Tenant,
+  updates: CallUpdate[],
+  options: { agentId?: string; at?: Date } = {},
+): Promise<string> {
   const now = clock.now;
   // No attempt may be in flight while the clock stands elsewhere: it would record its time (and its retry) there.
   if (options.at) await app.deliveryWorker!.settle();
   clock.now = options.at ?? now;
   try {
-    const answer = await trigger(app, tenant.key, { phone_number: '+14155552671', ...(options.agentId ? { agent_id: options.agentId } : {}) });
+    const answer = await trigger(app, tenant.key, {
+      phone_number: '+14155552671',
+      ...(options.agentId ? { agent_id: options.agentId } : {}),
+    });
     expect(answer.statusCode).toBe(200);
-    const callId = answer.json().call_id as string;
-    for (const update of updates) await applyCallUpdate(app.prisma, callId, update, { now: clock.now, source: 'provider' });
+    const callId = callIdOf(answer);
+    for (const update of updates)
+      await applyCallUpdate(app.prisma, callId, update, { now: clock.now, source: 'provider' });
     return callId;
   } finally {
     clock.now = now;
@@ -60,11 +75,17 @@ async function call(tenant: Tenant, updates: CallUpdate[], options: { agentId?: 
 }
 
 /** The trigger as a TLS-terminating proxy forwards it (these apps run with TLS_MODE=proxy, as the dashboard's). */
-const trigger = (target: App, key: string, body: unknown = { phone_number: '+14155552671' }) => triggerWithHeaders(target, key, body, { 'x-forwarded-proto': 'https' });
+const trigger = (target: App, key: string, body: unknown = { phone_number: '+14155552671' }) =>
+  triggerWithHeaders(target, key, body, { 'x-forwarded-proto': 'https' });
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({
-    env: { ...DASHBOARD_ENV, MAX_CONCURRENT_CALLS: '3', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    env: {
+      ...DASHBOARD_ENV,
+      MAX_CONCURRENT_CALLS: '3',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    },
     clock: () => clock.now,
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   }));
@@ -81,7 +102,12 @@ beforeAll(async () => {
   await createUserWithPassword(app.prisma, agency.accountId, 'agency@overview.example');
   await createUserWithPassword(app.prisma, client.accountId, 'client@overview.example');
 
-  const weekend = await createAgent(app.prisma, { accountId: agency.accountId, name: 'Weekend', phone: '+14155550111', windows: ['sat,sun 09:00-17:00'] });
+  const weekend = await createAgent(app.prisma, {
+    accountId: agency.accountId,
+    name: 'Weekend',
+    phone: '+14155550111',
+    windows: ['sat,sun 09:00-17:00'],
+  });
   // The agency: 2 active, 2 waiting (one for the weekend window), 1 completed, 2 busy and 1 unanswered today, and a
   // call that expired yesterday.
   await call(agency, [{ kind: 'dialing' }]);
@@ -115,15 +141,24 @@ describe('overview', () => {
   it("shows each endpoint's last success, failed attempts of the last hour, and why one is disabled", async () => {
     const visitor = await signedIn('agency@overview.example', '203.0.113.22');
     const endpoints = table((await visitor.get('/dashboard')).body, 'endpoints');
-    const agencyUrl = (await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agency.accountId } })).url;
+    const agencyUrl = (await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agency.accountId } }))
+      .url;
     const disabled = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: client.accountId } });
     expect(disabled.enabled).toBe(false);
     // Four call.failed deliveries got a 503 (yesterday's expiry among them: it was sent now).
     expect(endpoints.get('Test Agency')).toEqual([agencyUrl, 'Enabled', '2030-03-11 12:00:00 UTC', '4']);
     // The stored reason holds an ISO time; the page writes it as every page writes times (issue 21, point 11).
     expect(disabled.disabledReason).toMatch(/^answered 410 Gone at \d{4}-\d\d-\d\dT/);
-    const shownAt = new Date(/at (\S+)$/.exec(disabled.disabledReason!)![1]!).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
-    expect(endpoints.get('Test Client')).toEqual([disabled.url, `Disabled : answered 410 Gone at ${shownAt}`, 'never', '1']);
+    const shownAt = new Date(/at (\S+)$/.exec(disabled.disabledReason!)![1]!)
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, ' UTC');
+    expect(endpoints.get('Test Client')).toEqual([
+      disabled.url,
+      `Disabled : answered 410 Gone at ${shownAt}`,
+      'never',
+      '1',
+    ]);
     expect(endpoints.get('Quiet Client')).toEqual(['No webhook endpoint set']);
 
     // Two hours on: the failures are older than an hour; the last success stays.

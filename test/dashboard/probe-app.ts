@@ -22,21 +22,35 @@ export async function buildProbeApp(
   moreRoutes?: (scope: FastifyInstance) => void,
 ) {
   const { url } = await freshDatabase();
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', ...env, DATABASE_URL: url });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    DATA_DIR: '.data/test',
+    DISPATCH_ENABLED: 'false',
+    WEBHOOK_DELIVERY_ENABLED: 'false',
+    ...env,
+    DATABASE_URL: url,
+  });
   const instance = Fastify(fastifyOptions(config));
   instance.setValidatorCompiler(validatorCompiler);
   // Every route as "METHOD /path" (HEAD left out), for the tenancy test's check that each one is classified.
   const routes: string[] = [];
   instance.addHook('onRoute', (route) => {
-    for (const method of ([] as string[]).concat(route.method)) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
+    for (const method of ([] as string[]).concat(route.method))
+      if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
   });
   await instance.register(fp(app, { name: 'app' }), { config, databaseUrl: url, clock });
-  await instance.register(async (scope) => {
-    await dashboard(scope, { sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES, sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS });
-    scope.get('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
-    scope.post('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
-    moreRoutes?.(scope);
-  }, { prefix: '/probe' });
+  await instance.register(
+    async (scope) => {
+      await dashboard(scope, {
+        sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES,
+        sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS,
+      });
+      scope.get('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
+      scope.post('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
+      moreRoutes?.(scope);
+    },
+    { prefix: '/probe' },
+  );
   await instance.ready();
   open.push(instance);
   // Not the instance itself: it is thenable, and `await` would unwrap it.

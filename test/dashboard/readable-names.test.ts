@@ -6,7 +6,8 @@ import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
 import { readableNameProblem } from '../../schemas/text.js';
 import { buildTestApp } from '../helpers/app.js';
-import { callctl } from '../helpers/cli.js';
+import { callctl, type CliError } from '../helpers/cli.js';
+import { json } from '../helpers/json.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 let app: App;
@@ -35,7 +36,10 @@ const UNREADABLE: [string, string][] = [
   ['\u2800', INVISIBLE], // Braille blank
   ['\u202f\u200b\u3000', INVISIBLE],
   ['abc\u202egnp.exe', DIRECTION], // shows as abcexe.png
-  ...['\u202a', '\u202b', '\u202c', '\u202d', '\u2066', '\u2067', '\u2068', '\u2069'].map((c): [string, string] => [`Acme ${c}Inc`, DIRECTION]),
+  ...['\u202a', '\u202b', '\u202c', '\u202d', '\u2066', '\u2067', '\u2068', '\u2069'].map((c): [string, string] => [
+    `Acme ${c}Inc`,
+    DIRECTION,
+  ]),
   ['Acme\nInc', CONTROL],
   ['Acme\u0007', CONTROL],
   ['Acme\u009bInc', CONTROL],
@@ -44,7 +48,13 @@ const UNREADABLE: [string, string][] = [
 /** Names that are fine: right-to-left text with its marks, joiners inside emoji, combining accents. */
 const READABLE = ['שלום \u200fבע"מ', 'Family 👩\u200d👩\u200d👧', 'Cafe\u0301', 'Zoë & Co.', 'A\u200bB'];
 
-const html = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+const html = (text: string) =>
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 
 describe('the rule', () => {
   it('names what is wrong, and lets readable names through', () => {
@@ -82,7 +92,11 @@ describe('the dashboard', () => {
 
     expect((await owner.submit('/dashboard/agents/new', '/dashboard/agents', form('Front desk'))).status).toBe(303);
     const agent = await app.prisma.agent.findFirstOrThrow({ where: { name: 'Front desk' } });
-    const edited = await owner.submit(`/dashboard/agents/${agent.id}`, `/dashboard/agents/${agent.id}`, form('abc\u202egnp.exe'));
+    const edited = await owner.submit(
+      `/dashboard/agents/${agent.id}`,
+      `/dashboard/agents/${agent.id}`,
+      form('abc\u202egnp.exe'),
+    );
     expect(edited.status).toBe(400);
     expect(edited.body).toContain(html(DIRECTION));
     expect((await app.prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).name).toBe('Front desk');
@@ -96,13 +110,22 @@ describe('callctl', () => {
     for (const [name, words] of [UNREADABLE[0]!, UNREADABLE[6]!]) {
       const runs = [
         [await callctl(databaseUrl, ['agency', 'create', '--name', name, '--json']), "An agency's name"],
-        [await callctl(databaseUrl, ['setup', '--agency-name', name, '--email', 'first@example.com', '--json']), "An agency's name"],
-        [await callctl(databaseUrl, ['client', 'create', '--agency', agencyId, '--name', name, '--json']), "A client's name"],
-        [await callctl(databaseUrl, ['agent', 'create', '--account', agencyId, '--name', name, '--json']), "An agent's name"],
+        [
+          await callctl(databaseUrl, ['setup', '--agency-name', name, '--email', 'first@example.com', '--json']),
+          "An agency's name",
+        ],
+        [
+          await callctl(databaseUrl, ['client', 'create', '--agency', agencyId, '--name', name, '--json']),
+          "A client's name",
+        ],
+        [
+          await callctl(databaseUrl, ['agent', 'create', '--account', agencyId, '--name', name, '--json']),
+          "An agent's name",
+        ],
       ] as const;
       for (const [run, subject] of runs) {
         expect(run.code, run.stderr).not.toBe(0);
-        expect(JSON.parse(run.stderr).error).toBe(`${subject} ${readableNameProblem(name)}`);
+        expect(json<CliError>(run.stderr).error).toBe(`${subject} ${readableNameProblem(name)}`);
         expect(run.stderr).toContain(words);
       }
     }

@@ -46,10 +46,20 @@ describe('CSRF and Origin checks', () => {
   it('refuse a foreign Origin even with a valid token', async () => {
     const visitor = await signedIn();
     await visitor.get('/dashboard/account');
-    const res = await visitor.request('POST', '/dashboard/account/sign-out-everywhere', { _csrf: visitor.lastCsrf! }, { origin: 'https://evil.example' });
+    const res = await visitor.request(
+      'POST',
+      '/dashboard/account/sign-out-everywhere',
+      { _csrf: visitor.lastCsrf! },
+      { origin: 'https://evil.example' },
+    );
     expect(res.status).toBe(403);
     expect(res.body).toContain('This form was sent from another site.');
-    const nullOrigin = await visitor.request('POST', '/dashboard/account/sign-out-everywhere', { _csrf: visitor.lastCsrf! }, { origin: 'null' });
+    const nullOrigin = await visitor.request(
+      'POST',
+      '/dashboard/account/sign-out-everywhere',
+      { _csrf: visitor.lastCsrf! },
+      { origin: 'null' },
+    );
     expect(nullOrigin.status).toBe(403);
     expect(await sessionsEnded()).toBe(0);
   });
@@ -57,18 +67,31 @@ describe('CSRF and Origin checks', () => {
   it('refuse a POST with neither Origin nor Referer; accept a same-site Referer when Origin is missing', async () => {
     const visitor = await signedIn();
     await visitor.get('/dashboard/account');
-    const headers = { host: 'dash.example.test', 'x-forwarded-proto': 'https', cookie: visitor.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' };
+    const headers = {
+      host: 'dash.example.test',
+      'x-forwarded-proto': 'https',
+      cookie: visitor.cookieHeader(),
+      'content-type': 'application/x-www-form-urlencoded',
+    };
     const payload = new URLSearchParams({ _csrf: visitor.lastCsrf! }).toString();
     const bare = await app.inject({ method: 'POST', url: '/dashboard/account/sign-out-everywhere', headers, payload });
     expect(bare.statusCode).toBe(403);
-    const withReferer = await app.inject({ method: 'POST', url: '/dashboard/account/sign-out-everywhere', headers: { ...headers, referer: `${ORIGIN}/dashboard/account` }, payload });
+    const withReferer = await app.inject({
+      method: 'POST',
+      url: '/dashboard/account/sign-out-everywhere',
+      headers: { ...headers, referer: `${ORIGIN}/dashboard/account` },
+      payload,
+    });
     expect(withReferer.statusCode).toBe(303);
     expect(await sessionsEnded()).toBe(1);
   });
 
   it('refuse the sign-in form itself without a token (login CSRF)', async () => {
     const visitor = new Visitor(app);
-    const res = await visitor.request('POST', '/dashboard/sign-in', { email: 'csrf0@example.com', password: 'correct horse battery staple' });
+    const res = await visitor.request('POST', '/dashboard/sign-in', {
+      email: 'csrf0@example.com',
+      password: 'correct horse battery staple',
+    });
     expect(res.status).toBe(403);
     expect((await visitor.get('/dashboard')).status).toBe(303);
   });

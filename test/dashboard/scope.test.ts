@@ -8,7 +8,15 @@ import { buildTestApp } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, HOST, Visitor } from './helpers.js';
 
 let app: App;
-const DASHBOARD_HEADERS = ['content-security-policy', 'strict-transport-security', 'x-frame-options', 'referrer-policy', 'x-content-type-options', 'cross-origin-opener-policy', 'set-cookie'];
+const DASHBOARD_HEADERS = [
+  'content-security-policy',
+  'strict-transport-security',
+  'x-frame-options',
+  'referrer-policy',
+  'x-content-type-options',
+  'cross-origin-opener-policy',
+  'set-cookie',
+];
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
@@ -24,11 +32,17 @@ describe('the dashboard scope', () => {
     await visitor.signIn('ada@example.com');
     expect(visitor.cookie).not.toBeNull();
     for (const res of [
-      await app.inject({ method: 'POST', url: '/api/v1/calls/trigger', headers: { ...https, cookie: `__Host-oct_session=${visitor.cookie}` }, payload: {} }),
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/calls/trigger',
+        headers: { ...https, cookie: `__Host-oct_session=${visitor.cookie}` },
+        payload: {},
+      }),
       await app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: https }),
       await app.inject({ method: 'GET', url: '/api/v1/nope', headers: https }),
     ]) {
-      for (const header of DASHBOARD_HEADERS) expect(res.headers[header], `${res.statusCode} ${header}`).toBeUndefined();
+      for (const header of DASHBOARD_HEADERS)
+        expect(res.headers[header], `${res.statusCode} ${header}`).toBeUndefined();
       expect(res.headers['content-type']).toMatch(/^application\/json/);
     }
   });
@@ -45,11 +59,16 @@ describe('the dashboard scope', () => {
     const refused = await app.inject({ method: 'POST', url: '/api/v1/calls/trigger', headers: https, payload: {} });
     expect(refused.statusCode).toBe(401);
     expect(refused.json()).toEqual({ success: false, error: 'Invalid API key' });
-    expect((await app.inject({ url: '/api/v1/nope', headers: https })).json()).toEqual({ success: false, error: 'Route GET /api/v1/nope not found' });
+    expect((await app.inject({ url: '/api/v1/nope', headers: https })).json()).toEqual({
+      success: false,
+      error: 'Route GET /api/v1/nope not found',
+    });
   });
 
   it('leaves the dashboard out of the OpenAPI document', async () => {
-    const doc = (await app.inject({ url: '/api/v1/openapi.json', headers: https })).json() as { paths: Record<string, unknown> };
+    const doc = (await app.inject({ url: '/api/v1/openapi.json', headers: https })).json<{
+      paths: Record<string, unknown>;
+    }>();
     expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/api/v1'))).toEqual([]);
   });
 
@@ -73,7 +92,11 @@ describe('the dashboard scope', () => {
   it('stores no session for a visitor shown a page without a form (a 404, an unusable link), nor for the sign-in form', async () => {
     const sessions = () => app.prisma.session.count();
     const before = await sessions();
-    for (const path of ['/dashboard/no-such-page', `/dashboard/set-password/${'x'.repeat(43)}`, '/dashboard/assets/style.css']) {
+    for (const path of [
+      '/dashboard/no-such-page',
+      `/dashboard/set-password/${'x'.repeat(43)}`,
+      '/dashboard/assets/style.css',
+    ]) {
       const res = await new Visitor(app).get(path);
       expect(res.headers['set-cookie'], path).toBeUndefined();
     }
@@ -92,7 +115,14 @@ describe('the dashboard scope', () => {
     const visitor = new Visitor(app);
     const pages = [await visitor.get('/dashboard/sign-in'), await visitor.get('/dashboard/set-password/unknown')];
     await visitor.signIn('ada@example.com');
-    for (const path of ['/dashboard', '/dashboard/account', '/dashboard/audit-log', '/dashboard/confirm-password', '/dashboard/nope']) pages.push(await visitor.get(path));
+    for (const path of [
+      '/dashboard',
+      '/dashboard/account',
+      '/dashboard/audit-log',
+      '/dashboard/confirm-password',
+      '/dashboard/nope',
+    ])
+      pages.push(await visitor.get(path));
     for (const page of pages) {
       const csp = String(page.headers['content-security-policy']);
       expect(csp).toContain("default-src 'none'");
@@ -111,7 +141,12 @@ describe('the dashboard scope', () => {
     const visitor = new Visitor(app);
     const form = await visitor.get('/dashboard/sign-in');
     const signedIn = await visitor.signIn('ada@example.com');
-    const cookies = [String(form.headers['set-cookie']), ([] as string[]).concat(signedIn.headers['set-cookie'] as string | string[]).find((c) => c.startsWith('__Host-oct_session='))!];
+    const cookies = [
+      String(form.headers['set-cookie']),
+      ([] as string[])
+        .concat(signedIn.headers['set-cookie'] as string | string[])
+        .find((c) => c.startsWith('__Host-oct_session='))!,
+    ];
     expect(cookies[0]).toMatch(/^__Host-oct_csrf=[A-Za-z0-9_-]+;/);
     expect(cookies[1]).toMatch(/^__Host-oct_session=[A-Za-z0-9_-]{43};/);
     for (const cookie of cookies) {

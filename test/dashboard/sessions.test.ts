@@ -1,8 +1,8 @@
 // Sessions: idle and absolute timeouts (an injected clock), password change and "sign out everywhere" end sessions
 // server-side, disabling a user ends theirs at once, and the recent-sign-in guard with its re-enter-password page.
+import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
-import type { Session } from 'fastify';
 import { disableUser, endAllSessions } from '../../src/admin/users.js';
 import { PostgresSessionStore } from '../../plugins/dashboard/session-store.js';
 import type { App } from '../../src/app.js';
@@ -15,7 +15,9 @@ let app: App;
 let agencyId: string;
 let now = new Date('2026-11-23T09:00:00Z');
 const MINUTE = 60_000;
-const advance = (ms: number) => { now = new Date(now.getTime() + ms); };
+const advance = (ms: number) => {
+  now = new Date(now.getTime() + ms);
+};
 
 let n = 0;
 async function signedIn(): Promise<{ visitor: Visitor; email: string; userId: string }> {
@@ -30,7 +32,10 @@ async function signedIn(): Promise<{ visitor: Visitor; email: string; userId: st
 const isSignedIn = async (visitor: Visitor) => (await visitor.get('/dashboard/account')).status === 200;
 
 beforeAll(async () => {
-  ({ app } = await buildTestApp({ env: { ...DASHBOARD_ENV, DASHBOARD_SESSION_IDLE_MINUTES: '30', DASHBOARD_SESSION_MAX_HOURS: '12' }, clock: () => now }));
+  ({ app } = await buildTestApp({
+    env: { ...DASHBOARD_ENV, DASHBOARD_SESSION_IDLE_MINUTES: '30', DASHBOARD_SESSION_MAX_HOURS: '12' },
+    clock: () => now,
+  }));
   ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme' }));
 });
 
@@ -63,7 +68,11 @@ describe('ending sessions', () => {
     other.ip = '10.8.0.1';
     await other.signIn(email);
     const before = visitor.cookie;
-    const res = await visitor.submit('/dashboard/account', '/dashboard/account/password', { current: PASSWORD, password: 'a brand new passphrase', confirm: 'a brand new passphrase' });
+    const res = await visitor.submit('/dashboard/account', '/dashboard/account/password', {
+      current: PASSWORD,
+      password: 'a brand new passphrase',
+      confirm: 'a brand new passphrase',
+    });
     expect(res.status).toBe(303);
     expect(visitor.cookie).not.toBe(before);
     const page = await visitor.get('/dashboard/account');
@@ -78,12 +87,24 @@ describe('ending sessions', () => {
 
   it('a password change needs the current password and a password the policy accepts', async () => {
     const { visitor } = await signedIn();
-    const wrong = await visitor.submit('/dashboard/account', '/dashboard/account/password', { current: 'not it at all', password: 'a brand new passphrase', confirm: 'a brand new passphrase' });
+    const wrong = await visitor.submit('/dashboard/account', '/dashboard/account/password', {
+      current: 'not it at all',
+      password: 'a brand new passphrase',
+      confirm: 'a brand new passphrase',
+    });
     expect(wrong.status).toBe(400);
     expect(wrong.body).toContain('The current password is not right.');
-    const common = await visitor.submit('/dashboard/account', '/dashboard/account/password', { current: PASSWORD, password: 'password1', confirm: 'password1' });
+    const common = await visitor.submit('/dashboard/account', '/dashboard/account/password', {
+      current: PASSWORD,
+      password: 'password1',
+      confirm: 'password1',
+    });
     expect(common.body).toContain('one of the most common');
-    const mismatch = await visitor.submit('/dashboard/account', '/dashboard/account/password', { current: PASSWORD, password: 'a brand new passphrase', confirm: 'another passphrase' });
+    const mismatch = await visitor.submit('/dashboard/account', '/dashboard/account/password', {
+      current: PASSWORD,
+      password: 'a brand new passphrase',
+      confirm: 'another passphrase',
+    });
     expect(mismatch.body).toContain('not the same');
   });
 
@@ -101,13 +122,20 @@ describe('ending sessions', () => {
 
   it('a request still in flight when the sessions ended does not bring its session back when it saves', async () => {
     const { visitor, userId } = await signedIn();
-    const store = new PostgresSessionStore(app.prisma, { idleMs: 30 * MINUTE, maxMs: 12 * 60 * MINUTE }, () => now, (error) => { throw error; });
+    const store = new PostgresSessionStore(
+      app.prisma,
+      { idleMs: 30 * MINUTE, maxMs: 12 * 60 * MINUTE },
+      () => now,
+      (error) => {
+        throw error;
+      },
+    );
     // The in-flight request read its session before the user signed out everywhere elsewhere...
-    const session = await new Promise<Session>((resolve, reject) => store.get(visitor.cookie!, (error: unknown, found?: Session | null) => (error ? reject(error) : resolve(found!))));
+    const session = (await promisify(store.get.bind(store))(visitor.cookie!))!;
     expect(session.userId).toBe(userId);
     await endAllSessions(app.prisma, { userId, ip: null, now });
     // ...and saves it (rolling sessions save on every response) after.
-    await new Promise<void>((resolve, reject) => store.set(visitor.cookie!, session, (error?: unknown) => (error ? reject(error) : resolve())));
+    await promisify(store.set.bind(store))(visitor.cookie!, session);
     expect(await app.prisma.session.count({ where: { userId } })).toBe(0);
     expect(await isSignedIn(visitor)).toBe(false);
   });
@@ -133,7 +161,7 @@ describe('recent sign-in (requireRecentSignIn)', () => {
     const { probe } = await buildProbeApp(requireRecentSignIn(), DASHBOARD_ENV, () => clock);
     const { id } = await createAgency(probe.prisma, { name: 'Probe' });
     await createUserWithPassword(probe.prisma, id, 'probe@example.com');
-    const visitor = new Visitor(probe as unknown as App);
+    const visitor = new Visitor(probe);
     await visitor.signIn('probe@example.com');
     expect((await visitor.get('/probe/guarded')).body).toBe('passed');
     clock = new Date(clock.getTime() + 9 * MINUTE);
@@ -146,10 +174,18 @@ describe('recent sign-in (requireRecentSignIn)', () => {
     expect((await visitor.submit('/dashboard/account', '/probe/guarded')).status).toBe(303);
     const page = await visitor.get('/dashboard/confirm-password?next=%2Fdashboard%2Faccount');
     expect(page.status).toBe(200);
-    const wrong = await visitor.request('POST', '/dashboard/confirm-password', { _csrf: visitor.lastCsrf!, password: 'wrong one', next: '/dashboard/account' });
+    const wrong = await visitor.request('POST', '/dashboard/confirm-password', {
+      _csrf: visitor.lastCsrf!,
+      password: 'wrong one',
+      next: '/dashboard/account',
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.body).toContain('That is not your password.');
-    const right = await visitor.request('POST', '/dashboard/confirm-password', { _csrf: visitor.lastCsrf!, password: PASSWORD, next: '/dashboard/account' });
+    const right = await visitor.request('POST', '/dashboard/confirm-password', {
+      _csrf: visitor.lastCsrf!,
+      password: PASSWORD,
+      next: '/dashboard/account',
+    });
     expect(right.status).toBe(303);
     expect(right.location).toBe('/dashboard/account');
     expect((await visitor.get('/probe/guarded')).body).toBe('passed');
@@ -157,7 +193,7 @@ describe('recent sign-in (requireRecentSignIn)', () => {
 
   it('sends a signed-out visitor to sign in instead', async () => {
     const { probe } = await buildProbeApp(requireRecentSignIn(), DASHBOARD_ENV, () => new Date());
-    const res = await new Visitor(probe as unknown as App).get('/probe/guarded');
+    const res = await new Visitor(probe).get('/probe/guarded');
     expect(res.location).toBe('/dashboard/sign-in?next=%2Fprobe%2Fguarded');
   });
 });

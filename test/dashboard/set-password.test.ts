@@ -24,7 +24,8 @@ async function link() {
   return { ...user, email, path: `/dashboard/set-password/${user.token}` };
 }
 
-const choose = (visitor: Visitor, path: string, password: string, confirm = password) => visitor.submit(path, path, { password, confirm });
+const choose = (visitor: Visitor, path: string, password: string, confirm = password) =>
+  visitor.submit(path, path, { password, confirm });
 
 describe('set-password links', () => {
   it('work once: the password is set, the user signs in with it, a second use is refused', async () => {
@@ -42,7 +43,11 @@ describe('set-password links', () => {
     const again = new Visitor(app);
     expect((await again.get(path)).status).toBe(410);
     again.lastCsrf = (await again.get('/dashboard/sign-in')) && again.lastCsrf;
-    const reuse = await again.request('POST', path, { _csrf: again.lastCsrf!, password: 'another passphrase!', confirm: 'another passphrase!' });
+    const reuse = await again.request('POST', path, {
+      _csrf: again.lastCsrf!,
+      password: 'another passphrase!',
+      confirm: 'another passphrase!',
+    });
     expect(reuse.status).toBe(410);
     expect(reuse.body).toContain('expired or was already used');
     // Only the digest is stored, and the audit says a link set it.
@@ -59,10 +64,18 @@ describe('set-password links', () => {
     expect((await visitor.get(path)).status).toBe(200);
     now = new Date(now.getTime() + 2_000);
     expect((await visitor.get(path)).status).toBe(410);
-    expect((await visitor.request('POST', path, { _csrf: visitor.lastCsrf!, password: 'a long enough passphrase', confirm: 'a long enough passphrase' })).status).toBe(410);
+    expect(
+      (
+        await visitor.request('POST', path, {
+          _csrf: visitor.lastCsrf!,
+          password: 'a long enough passphrase',
+          confirm: 'a long enough passphrase',
+        })
+      ).status,
+    ).toBe(410);
   });
 
-  it("stop working when the user is disabled", async () => {
+  it('stop working when the user is disabled', async () => {
     const { path, id } = await link();
     await disableUser(app.prisma, id, { kind: 'operator' }, now);
     expect((await new Visitor(app).get(path)).status).toBe(410);
@@ -80,13 +93,19 @@ describe('set-password links', () => {
     expect((await choose(visitor, path, 'short')).body).toContain('Use at least 8 characters.');
     expect((await choose(visitor, path, 'x'.repeat(129))).body).toContain('Use at most 128 characters.');
     expect((await choose(visitor, path, 'Password1')).body).toContain('one of the most common');
-    expect((await choose(visitor, path, 'a long enough passphrase', 'a different passphrase')).body).toContain('not the same');
+    expect((await choose(visitor, path, 'a long enough passphrase', 'a different passphrase')).body).toContain(
+      'not the same',
+    );
     // Any characters, no composition rules: a long phrase of lower-case words or an emoji sentence is fine.
     expect((await choose(visitor, path, '🦊🦊🦊🦊 jumps over')).status).toBe(303);
   });
 
   it('build the URL from PUBLIC_BASE_URL when set, else https://localhost:<PORT>', () => {
-    expect(setPasswordUrl({ PUBLIC_BASE_URL: 'https://calls.example.com/', PORT: 8443 }, 'tok')).toBe('https://calls.example.com/dashboard/set-password/tok');
-    expect(setPasswordUrl({ PUBLIC_BASE_URL: undefined, PORT: 9443 }, 'tok')).toBe('https://localhost:9443/dashboard/set-password/tok');
+    expect(setPasswordUrl({ PUBLIC_BASE_URL: 'https://calls.example.com/', PORT: 8443 }, 'tok')).toBe(
+      'https://calls.example.com/dashboard/set-password/tok',
+    );
+    expect(setPasswordUrl({ PUBLIC_BASE_URL: undefined, PORT: 9443 }, 'tok')).toBe(
+      'https://localhost:9443/dashboard/set-password/tok',
+    );
   });
 });

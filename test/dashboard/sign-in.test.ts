@@ -51,9 +51,17 @@ describe('sign in', () => {
 
   it('matches emails case-insensitively and goes back to the page asked for', async () => {
     const visitor = new Visitor(app);
-    const res = await visitor.submit('/dashboard/sign-in?next=%2Fdashboard%2Faccount', '/dashboard/sign-in', { email: '  ADA@Example.COM ', password: PASSWORD, next: '/dashboard/account' });
+    const res = await visitor.submit('/dashboard/sign-in?next=%2Fdashboard%2Faccount', '/dashboard/sign-in', {
+      email: '  ADA@Example.COM ',
+      password: PASSWORD,
+      next: '/dashboard/account',
+    });
     expect(res.location).toBe('/dashboard/account');
-    const offsite = await new Visitor(app).submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'ada@example.com', password: PASSWORD, next: '//evil.example/x' });
+    const offsite = await new Visitor(app).submit('/dashboard/sign-in', '/dashboard/sign-in', {
+      email: 'ada@example.com',
+      password: PASSWORD,
+      next: '//evil.example/x',
+    });
     expect(offsite.location).toBe('/dashboard');
   });
 
@@ -66,7 +74,11 @@ describe('sign in', () => {
       v.ip = `198.51.100.${Math.floor(Math.random() * 200)}`;
       await v.get('/dashboard/sign-in');
       const started = performance.now();
-      const res = await v.request('POST', '/dashboard/sign-in', { _csrf: v.lastCsrf!, email, password: 'wrong password 1' });
+      const res = await v.request('POST', '/dashboard/sign-in', {
+        _csrf: v.lastCsrf!,
+        email,
+        password: 'wrong password 1',
+      });
       return { res, ms: performance.now() - started };
     };
     const wrong = await time('slow@example.com');
@@ -84,9 +96,15 @@ describe('sign in', () => {
   it('audits a wrong password and a sign-in on the account, with the IP; an unknown email writes nothing', async () => {
     const visitor = new Visitor(app);
     visitor.ip = '192.0.2.44';
-    const before = (await app.prisma.auditEntry.count());
-    await visitor.submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'ada@example.com', password: 'not the password' });
-    await visitor.submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'ghost@example.com', password: 'not the password' });
+    const before = await app.prisma.auditEntry.count();
+    await visitor.submit('/dashboard/sign-in', '/dashboard/sign-in', {
+      email: 'ada@example.com',
+      password: 'not the password',
+    });
+    await visitor.submit('/dashboard/sign-in', '/dashboard/sign-in', {
+      email: 'ghost@example.com',
+      password: 'not the password',
+    });
     await visitor.signIn('ada@example.com');
     expect(await app.prisma.auditEntry.count()).toBe(before + 2);
     const [failed] = (await audit('sign_in_failed')).filter((e) => e.ip === '192.0.2.44');
@@ -98,7 +116,10 @@ describe('sign in', () => {
   it('refuses a user who has not set a password yet with the same message', async () => {
     const { id } = await createAgency(app.prisma, { name: 'Other' });
     await app.prisma.user.create({ data: { accountId: id, agencyId: id, email: 'nopass@example.com' } });
-    const res = await new Visitor(app).submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'nopass@example.com', password: 'anything at all' });
+    const res = await new Visitor(app).submit('/dashboard/sign-in', '/dashboard/sign-in', {
+      email: 'nopass@example.com',
+      password: 'anything at all',
+    });
     expect(res.status).toBe(401);
     expect(res.body).toContain('The email or password is not right.');
   });
@@ -126,12 +147,22 @@ describe('sign-in throttling', () => {
     for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i++) {
       const v = new Visitor(app);
       v.ip = `10.1.0.${i + 1}`;
-      expect((await v.submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'target@example.com', password: `guess ${i}` })).status).toBe(401);
+      expect(
+        (
+          await v.submit('/dashboard/sign-in', '/dashboard/sign-in', {
+            email: 'target@example.com',
+            password: `guess ${i}`,
+          })
+        ).status,
+      ).toBe(401);
     }
     const v = new Visitor(app);
     v.ip = '10.1.0.200';
     // Even the right password: a throttled caller learns nothing about it.
-    const refused = await v.submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'Target@Example.com', password: PASSWORD });
+    const refused = await v.submit('/dashboard/sign-in', '/dashboard/sign-in', {
+      email: 'Target@Example.com',
+      password: PASSWORD,
+    });
     expect(refused.status).toBe(429);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(refused.body).toContain('Too many sign-in attempts');
@@ -141,17 +172,25 @@ describe('sign-in throttling', () => {
 
   it(`refuses attempt ${SIGN_IN_LIMITS.perIp + 1} from one IP within the window, whatever the emails`, async () => {
     const { id } = await createAgency(app.prisma, { name: 'Spray' });
-    const emails = await Promise.all([0, 1, 2, 3].map(async (i) => {
-      await createUserWithPassword(app.prisma, id, `spray${i}@example.com`);
-      return `spray${i}@example.com`;
-    }));
+    const emails = await Promise.all(
+      [0, 1, 2, 3].map(async (i) => {
+        await createUserWithPassword(app.prisma, id, `spray${i}@example.com`);
+        return `spray${i}@example.com`;
+      }),
+    );
     const v = new Visitor(app);
     v.ip = '10.2.0.1';
     for (let i = 0; i < SIGN_IN_LIMITS.perIp; i++) {
-      const res = await v.submit('/dashboard/sign-in', '/dashboard/sign-in', { email: emails[i % emails.length]!, password: `guess ${i}` });
+      const res = await v.submit('/dashboard/sign-in', '/dashboard/sign-in', {
+        email: emails[i % emails.length]!,
+        password: `guess ${i}`,
+      });
       expect(res.status).toBe(401);
     }
-    expect((await v.submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'spray0@example.com', password: PASSWORD })).status).toBe(429);
+    expect(
+      (await v.submit('/dashboard/sign-in', '/dashboard/sign-in', { email: 'spray0@example.com', password: PASSWORD }))
+        .status,
+    ).toBe(429);
     const elsewhere = new Visitor(app);
     elsewhere.ip = '10.2.0.2';
     expect((await elsewhere.signIn('spray1@example.com')).status).toBe(303);

@@ -24,7 +24,11 @@ type World = Record<Tenant, string> & { users: Record<Tenant, Record<Tenant, str
 /** A route that names an object of `target` (URL or form), and how to see that it did not change it. */
 interface ObjectRoute {
   route: string;
-  request(world: World, target: Tenant, viewer: Tenant): { method: 'GET' | 'POST'; url: string; form?: Record<string, string> };
+  request(
+    world: World,
+    target: Tenant,
+    viewer: Tenant,
+  ): { method: 'GET' | 'POST'; url: string; form?: Record<string, string> };
   /** A snapshot of what the request could change; compared before and after. */
   snapshot?(app: App, world: World, target: Tenant): Promise<unknown>;
   /** Whose objects each viewer reaches through this route, when fewer than MAY_MANAGE (agency-only, clients-only). */
@@ -33,15 +37,26 @@ interface ObjectRoute {
 
 /** The users of `target`'s account and whether each is disabled (what inviting or disabling would change). */
 const usersOf = (app: App, world: World, target: Tenant) =>
-  app.prisma.user.findMany({ where: { accountId: world[target] }, orderBy: { email: 'asc' }, select: { id: true, email: true, disabledAt: true } });
+  app.prisma.user.findMany({
+    where: { accountId: world[target] },
+    orderBy: { email: 'asc' },
+    select: { id: true, email: true, disabledAt: true },
+  });
 
 /** The one-time links of `target`'s users (what a new sign-in link would add and void). */
 const linksOf = (app: App, world: World, target: Tenant) =>
-  app.prisma.oneTimeToken.findMany({ where: { user: { accountId: world[target] } }, orderBy: { id: 'asc' }, select: { id: true, expiresAt: true, usedAt: true } });
+  app.prisma.oneTimeToken.findMany({
+    where: { user: { accountId: world[target] } },
+    orderBy: { id: 'asc' },
+    select: { id: true, expiresAt: true, usedAt: true },
+  });
 
 /** `target`'s made-up users, disabled first (so that enabling one would show), and their state. */
 async function disabledUsersOf(app: App, world: World, target: Tenant) {
-  await app.prisma.user.updateMany({ where: { accountId: world[target], email: { startsWith: 'user-of-' }, disabledAt: null }, data: { disabledAt: new Date() } });
+  await app.prisma.user.updateMany({
+    where: { accountId: world[target], email: { startsWith: 'user-of-' }, disabledAt: null },
+    data: { disabledAt: new Date() },
+  });
   return usersOf(app, world, target);
 }
 
@@ -51,17 +66,33 @@ const AGENCY_USERS_REACH: Record<Tenant, Tenant[]> = { A: ['A', 'A1', 'A2'], A1:
 /** A finished call of each tenant, made on first use, for the call detail route. */
 const callsOf: Partial<Record<Tenant, string>> = {};
 async function callOfTenant(app: App, world: World, target: Tenant): Promise<string> {
-  callsOf[target] ??= (await insertCalls(app.prisma, { accountId: world[target], agentId: await agentOf(app.prisma, world[target]), count: 1, createdAt: new Date() }))[0]!;
+  callsOf[target] ??= (
+    await insertCalls(app.prisma, {
+      accountId: world[target],
+      agentId: await agentOf(app.prisma, world[target]),
+      count: 1,
+      createdAt: new Date(),
+    })
+  )[0]!;
   return callsOf[target];
 }
 
 /** An agent of each tenant, made on first use, for the agent routes; and a valid agent form. */
 const agentsOf: Partial<Record<Tenant, string>> = {};
 async function agentOfTenant(app: App, world: World, target: Tenant): Promise<string> {
-  agentsOf[target] ??= (await createAgent(app.prisma, { accountId: world[target], name: `Agent of ${target}`, phone: '+14155550100' })).id;
-  return agentsOf[target]!;
+  agentsOf[target] ??= (
+    await createAgent(app.prisma, { accountId: world[target], name: `Agent of ${target}`, phone: '+14155550100' })
+  ).id;
+  return agentsOf[target];
 }
-const AGENT_FORM = { phone: '+14155550123', timezone: 'Europe/Paris', policy: 'reject', window_days: 'daily', window_from: '08:00', window_to: '20:00' };
+const AGENT_FORM = {
+  phone: '+14155550123',
+  timezone: 'Europe/Paris',
+  policy: 'reject',
+  window_days: 'daily',
+  window_from: '08:00',
+  window_to: '20:00',
+};
 
 /** API & Webhooks of a client: the agency's pages (its own id is no client; client users have no Clients pages). */
 const CLIENT_PAGES_REACH: Record<Tenant, Tenant[]> = { A: ['A1', 'A2'], A1: [], A2: [], B: [] };
@@ -71,7 +102,12 @@ const resendable: Record<string, string> = {};
 async function resendableDelivery(app: App, world: World, target: Tenant, route: string): Promise<string> {
   const key = `${route} ${target}`;
   if (!resendable[key]) {
-    const [callId] = await insertCalls(app.prisma, { accountId: world[target], agentId: await agentOf(app.prisma, world[target]), count: 1, createdAt: new Date() });
+    const [callId] = await insertCalls(app.prisma, {
+      accountId: world[target],
+      agentId: await agentOf(app.prisma, world[target]),
+      count: 1,
+      createdAt: new Date(),
+    });
     resendable[key] = await insertFailedDelivery(app.prisma, world[target], callId!);
   }
   return resendable[key];
@@ -79,37 +115,83 @@ async function resendableDelivery(app: App, world: World, target: Tenant, route:
 /** An agent of each tenant (the one its calls use), for the default-agent route. */
 const usableAgent: Partial<Record<Tenant, string>> = {};
 const deliveryState = async (app: App, id: string) =>
-  app.prisma.webhookDelivery.findUnique({ where: { id }, select: { status: true, attemptCount: true, nextAttemptAt: true, completedAt: true } });
+  app.prisma.webhookDelivery.findUnique({
+    where: { id },
+    select: { status: true, attemptCount: true, nextAttemptAt: true, completedAt: true },
+  });
 const endpointState = (app: App, world: World, target: Tenant) =>
-  app.prisma.webhookEndpoint.findUnique({ where: { accountId: world[target] }, select: { url: true, secret: true, enabled: true, updatedAt: true } });
+  app.prisma.webhookEndpoint.findUnique({
+    where: { accountId: world[target] },
+    select: { url: true, secret: true, enabled: true, updatedAt: true },
+  });
 const API_WEBHOOKS_ROUTES: ObjectRoute[] = [
-  { route: 'GET /dashboard/clients/:id/api-webhooks', request: (world, target) => ({ method: 'GET', url: settingsOf(world, target) }), reach: CLIENT_PAGES_REACH },
-  { route: 'GET /dashboard/clients/:id/api-webhooks/key', request: (world, target) => ({ method: 'GET', url: `${settingsOf(world, target)}/key` }), reach: CLIENT_PAGES_REACH },
+  {
+    route: 'GET /dashboard/clients/:id/api-webhooks',
+    request: (world, target) => ({ method: 'GET', url: settingsOf(world, target) }),
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'GET /dashboard/clients/:id/api-webhooks/key',
+    request: (world, target) => ({ method: 'GET', url: `${settingsOf(world, target)}/key` }),
+    reach: CLIENT_PAGES_REACH,
+  },
   {
     route: 'POST /dashboard/clients/:id/api-webhooks/key',
-    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/key`, form: { replaces: 'none', confirm: 'on' } }),
-    snapshot: (app, world, target) => app.prisma.apiKey.findMany({ where: { accountId: world[target] }, orderBy: { id: 'asc' }, select: { id: true, revokedAt: true } }),
+    request: (world, target) => ({
+      method: 'POST',
+      url: `${settingsOf(world, target)}/key`,
+      form: { replaces: 'none', confirm: 'on' },
+    }),
+    snapshot: (app, world, target) =>
+      app.prisma.apiKey.findMany({
+        where: { accountId: world[target] },
+        orderBy: { id: 'asc' },
+        select: { id: true, revokedAt: true },
+      }),
     reach: CLIENT_PAGES_REACH,
   },
   {
     route: 'POST /dashboard/clients/:id/api-webhooks/api-access',
-    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/api-access`, form: { api_access: 'on' } }),
-    snapshot: (app, world, target) => app.prisma.account.findUnique({ where: { id: world[target] }, select: { apiAccessEnabled: true, updatedAt: true } }),
+    request: (world, target) => ({
+      method: 'POST',
+      url: `${settingsOf(world, target)}/api-access`,
+      form: { api_access: 'on' },
+    }),
+    snapshot: (app, world, target) =>
+      app.prisma.account.findUnique({
+        where: { id: world[target] },
+        select: { apiAccessEnabled: true, updatedAt: true },
+      }),
     reach: CLIENT_PAGES_REACH,
   },
   {
     route: 'POST /dashboard/clients/:id/api-webhooks/default-agent',
-    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/default-agent`, form: { agent_id: usableAgent[target]! } }),
+    request: (world, target) => ({
+      method: 'POST',
+      url: `${settingsOf(world, target)}/default-agent`,
+      form: { agent_id: usableAgent[target]! },
+    }),
     snapshot: async (app, world, target) => {
       usableAgent[target] = await agentOf(app.prisma, world[target]);
-      return app.prisma.account.findUnique({ where: { id: world[target] }, select: { defaultAgentId: true, updatedAt: true } });
+      return app.prisma.account.findUnique({
+        where: { id: world[target] },
+        select: { defaultAgentId: true, updatedAt: true },
+      });
     },
     reach: CLIENT_PAGES_REACH,
   },
-  { route: 'GET /dashboard/clients/:id/api-webhooks/webhook', request: (world, target) => ({ method: 'GET', url: `${settingsOf(world, target)}/webhook` }), reach: CLIENT_PAGES_REACH },
+  {
+    route: 'GET /dashboard/clients/:id/api-webhooks/webhook',
+    request: (world, target) => ({ method: 'GET', url: `${settingsOf(world, target)}/webhook` }),
+    reach: CLIENT_PAGES_REACH,
+  },
   {
     route: 'POST /dashboard/clients/:id/api-webhooks/webhook',
-    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/webhook`, form: { url: 'https://hooks.example.com/tenancy', replaces: 'none' } }),
+    request: (world, target) => ({
+      method: 'POST',
+      url: `${settingsOf(world, target)}/webhook`,
+      form: { url: 'https://hooks.example.com/tenancy', replaces: 'none' },
+    }),
     snapshot: endpointState,
     reach: CLIENT_PAGES_REACH,
   },
@@ -122,26 +204,46 @@ const API_WEBHOOKS_ROUTES: ObjectRoute[] = [
     },
     reach: CLIENT_PAGES_REACH,
   },
-  { route: 'GET /dashboard/clients/:id/api-webhooks/deliveries', request: (world, target) => ({ method: 'GET', url: `${settingsOf(world, target)}/deliveries` }), reach: CLIENT_PAGES_REACH },
+  {
+    route: 'GET /dashboard/clients/:id/api-webhooks/deliveries',
+    request: (world, target) => ({ method: 'GET', url: `${settingsOf(world, target)}/deliveries` }),
+    reach: CLIENT_PAGES_REACH,
+  },
   {
     route: 'POST /dashboard/clients/:id/api-webhooks/deliveries/:deliveryId/resend',
-    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/deliveries/${resendable[`client ${target}`]}/resend`, form: {} }),
+    request: (world, target) => ({
+      method: 'POST',
+      url: `${settingsOf(world, target)}/deliveries/${resendable[`client ${target}`]}/resend`,
+      form: {},
+    }),
     snapshot: async (app, world, target) => deliveryState(app, await resendableDelivery(app, world, target, 'client')),
     reach: CLIENT_PAGES_REACH,
   },
   {
     // Through the viewer's own settings: only the viewer's own account's deliveries (an agency resends a client's on the client's page).
     route: 'POST /dashboard/settings/api-webhooks/deliveries/:deliveryId/resend',
-    request: (_world, target) => ({ method: 'POST', url: `/dashboard/settings/api-webhooks/deliveries/${resendable[`own ${target}`]}/resend`, form: {} }),
+    request: (_world, target) => ({
+      method: 'POST',
+      url: `/dashboard/settings/api-webhooks/deliveries/${resendable[`own ${target}`]}/resend`,
+      form: {},
+    }),
     snapshot: async (app, world, target) => deliveryState(app, await resendableDelivery(app, world, target, 'own')),
     reach: { A: ['A'], A1: ['A1'], A2: ['A2'], B: ['B'] },
   },
   {
     route: 'POST /dashboard/clients/:id/api-webhooks/deliveries/resend-failed',
-    request: (world, target) => ({ method: 'POST', url: `${settingsOf(world, target)}/deliveries/resend-failed`, form: { since: '2000-01-01T00:00' } }),
+    request: (world, target) => ({
+      method: 'POST',
+      url: `${settingsOf(world, target)}/deliveries/resend-failed`,
+      form: { since: '2000-01-01T00:00' },
+    }),
     snapshot: async (app, world, target) => {
       await resendableDelivery(app, world, target, 'since');
-      return app.prisma.webhookDelivery.findMany({ where: { endpoint: { accountId: world[target] } }, orderBy: { id: 'asc' }, select: { id: true, status: true, nextAttemptAt: true } });
+      return app.prisma.webhookDelivery.findMany({
+        where: { endpoint: { accountId: world[target] } },
+        orderBy: { id: 'asc' },
+        select: { id: true, status: true, nextAttemptAt: true },
+      });
     },
     reach: CLIENT_PAGES_REACH,
   },
@@ -162,26 +264,42 @@ const OBJECT_ROUTES: ObjectRoute[] = [
   },
   {
     route: 'POST /dashboard/users/invite',
-    request: (world, target, viewer) => ({ method: 'POST', url: '/dashboard/users/invite', form: { email: `invitee-of-${target}-by-${viewer}@tenancy.example`, account: world[target] } }),
+    request: (world, target, viewer) => ({
+      method: 'POST',
+      url: '/dashboard/users/invite',
+      form: { email: `invitee-of-${target}-by-${viewer}@tenancy.example`, account: world[target] },
+    }),
     snapshot: usersOf,
     reach: AGENCY_USERS_REACH,
   },
   {
     // Before disable (a disabled user gets no link): the link the allowed viewer makes is for a user only it acts on.
     route: 'POST /dashboard/users/:id/link',
-    request: (world, target, viewer) => ({ method: 'POST', url: `/dashboard/users/${world.users[target][viewer]}/link`, form: {} }),
+    request: (world, target, viewer) => ({
+      method: 'POST',
+      url: `/dashboard/users/${world.users[target][viewer]}/link`,
+      form: {},
+    }),
     snapshot: linksOf,
     reach: AGENCY_USERS_REACH,
   },
   {
     route: 'POST /dashboard/users/:id/disable',
-    request: (world, target, viewer) => ({ method: 'POST', url: `/dashboard/users/${world.users[target][viewer]}/disable`, form: {} }),
+    request: (world, target, viewer) => ({
+      method: 'POST',
+      url: `/dashboard/users/${world.users[target][viewer]}/disable`,
+      form: {},
+    }),
     snapshot: usersOf,
     reach: AGENCY_USERS_REACH,
   },
   {
     route: 'POST /dashboard/users/:id/enable',
-    request: (world, target, viewer) => ({ method: 'POST', url: `/dashboard/users/${world.users[target][viewer]}/enable`, form: {} }),
+    request: (world, target, viewer) => ({
+      method: 'POST',
+      url: `/dashboard/users/${world.users[target][viewer]}/enable`,
+      form: {},
+    }),
     snapshot: disabledUsersOf,
     reach: AGENCY_USERS_REACH,
   },
@@ -199,8 +317,13 @@ const OBJECT_ROUTES: ObjectRoute[] = [
   },
   {
     route: 'POST /dashboard/agents/:id',
-    request: (_world, target, viewer) => ({ method: 'POST', url: `/dashboard/agents/${agentsOf[target]}`, form: { ...AGENT_FORM, name: `Renamed by ${viewer}` } }),
-    snapshot: async (app, world, target) => app.prisma.agent.findUnique({ where: { id: await agentOfTenant(app, world, target) } }),
+    request: (_world, target, viewer) => ({
+      method: 'POST',
+      url: `/dashboard/agents/${agentsOf[target]}`,
+      form: { ...AGENT_FORM, name: `Renamed by ${viewer}` },
+    }),
+    snapshot: async (app, world, target) =>
+      app.prisma.agent.findUnique({ where: { id: await agentOfTenant(app, world, target) } }),
   },
   {
     route: 'POST /dashboard/agents/:id/default',
@@ -212,7 +335,11 @@ const OBJECT_ROUTES: ObjectRoute[] = [
   },
   {
     route: 'POST /dashboard/agents',
-    request: (world, target, viewer) => ({ method: 'POST', url: '/dashboard/agents', form: { ...AGENT_FORM, name: `Made by ${viewer}`, account: world[target] } }),
+    request: (world, target, viewer) => ({
+      method: 'POST',
+      url: '/dashboard/agents',
+      form: { ...AGENT_FORM, name: `Made by ${viewer}`, account: world[target] },
+    }),
     snapshot: (app, world, target) => app.prisma.agent.count({ where: { accountId: world[target] } }),
   },
 ];
@@ -231,10 +358,17 @@ const AGENCY_ONLY_ROUTES: AgencyOnlyRoute[] = [
     request: () => ({ method: 'POST', url: '/dashboard/clients', form: { name: 'Made by a client user' } }),
     snapshot: (app) => app.prisma.account.count(),
   },
-  { route: 'GET /dashboard/clients/:id', request: (world) => ({ method: 'GET', url: `/dashboard/clients/${world.A1}` }) },
+  {
+    route: 'GET /dashboard/clients/:id',
+    request: (world) => ({ method: 'GET', url: `/dashboard/clients/${world.A1}` }),
+  },
   {
     route: 'POST /dashboard/users/invite',
-    request: (world) => ({ method: 'POST', url: '/dashboard/users/invite', form: { email: 'by-a-client-user@tenancy.example', account: world.A1 } }),
+    request: (world) => ({
+      method: 'POST',
+      url: '/dashboard/users/invite',
+      form: { email: 'by-a-client-user@tenancy.example', account: world.A1 },
+    }),
     snapshot: (app, world) => usersOf(app, world, 'A1'),
   },
   {
@@ -256,35 +390,38 @@ const AGENCY_ONLY_ROUTES: AgencyOnlyRoute[] = [
 
 /** Routes that name no object but the viewer's own (why tenancy cannot apply to them). */
 const SELF_ROUTES: Record<string, string> = {
-  'GET /dashboard': 'the viewer\'s own account',
+  'GET /dashboard': "the viewer's own account",
   'GET /dashboard/': 'a redirect to /dashboard',
   'GET /dashboard/sign-in': 'public',
   'POST /dashboard/sign-in': 'public; the email names a user, answered the same whoever owns it',
-  'POST /dashboard/sign-out': 'the viewer\'s own session',
+  'POST /dashboard/sign-out': "the viewer's own session",
   'GET /dashboard/forgot-password': 'public (404 without SMTP_URL)',
-  'POST /dashboard/forgot-password': 'public; the email names users, answered the same whoever owns it (test/dashboard/forgot-password.test.ts)',
+  'POST /dashboard/forgot-password':
+    'public; the email names users, answered the same whoever owns it (test/dashboard/forgot-password.test.ts)',
   'GET /dashboard/set-password/:token': 'the token is the authority (256 random bits)',
   'POST /dashboard/set-password/:token': 'the token is the authority',
-  'GET /dashboard/confirm-password': 'the viewer\'s own password',
-  'POST /dashboard/confirm-password': 'the viewer\'s own password',
-  'GET /dashboard/account': 'the viewer\'s own user',
-  'POST /dashboard/account/password': 'the viewer\'s own user',
-  'POST /dashboard/account/sign-out-everywhere': 'the viewer\'s own sessions',
-  'GET /dashboard/audit-log': 'scoped to the viewer\'s agency or client (tested below)',
+  'GET /dashboard/confirm-password': "the viewer's own password",
+  'POST /dashboard/confirm-password': "the viewer's own password",
+  'GET /dashboard/account': "the viewer's own user",
+  'POST /dashboard/account/password': "the viewer's own user",
+  'POST /dashboard/account/sign-out-everywhere': "the viewer's own sessions",
+  'GET /dashboard/audit-log': "scoped to the viewer's agency or client (tested below)",
   'GET /dashboard/assets/style.css': 'public',
   'GET /dashboard/assets/copy.js': 'public',
-  'GET /dashboard/settings/api-webhooks': 'the viewer\'s own account (clients\' through /dashboard/clients/:id/api-webhooks)',
-  'GET /dashboard/settings/api-webhooks/key': 'the viewer\'s own account',
-  'POST /dashboard/settings/api-webhooks/key': 'the viewer\'s own account',
-  'POST /dashboard/settings/api-webhooks/api-access': 'the viewer\'s own account',
-  'POST /dashboard/settings/api-webhooks/default-agent': 'the viewer\'s own account; the agent is checked by canUseAgent (test/dashboard/api-webhooks.test.ts)',
-  'GET /dashboard/settings/api-webhooks/webhook': 'the viewer\'s own account',
-  'POST /dashboard/settings/api-webhooks/webhook': 'the viewer\'s own account',
-  'POST /dashboard/settings/api-webhooks/webhook/enable': 'the viewer\'s own account',
-  'GET /dashboard/settings/api-webhooks/deliveries': 'the viewer\'s own account\'s endpoint',
-  'POST /dashboard/settings/api-webhooks/deliveries/resend-failed': 'the viewer\'s own account\'s endpoint',
+  'GET /dashboard/settings/api-webhooks':
+    "the viewer's own account (clients' through /dashboard/clients/:id/api-webhooks)",
+  'GET /dashboard/settings/api-webhooks/key': "the viewer's own account",
+  'POST /dashboard/settings/api-webhooks/key': "the viewer's own account",
+  'POST /dashboard/settings/api-webhooks/api-access': "the viewer's own account",
+  'POST /dashboard/settings/api-webhooks/default-agent':
+    "the viewer's own account; the agent is checked by canUseAgent (test/dashboard/api-webhooks.test.ts)",
+  'GET /dashboard/settings/api-webhooks/webhook': "the viewer's own account",
+  'POST /dashboard/settings/api-webhooks/webhook': "the viewer's own account",
+  'POST /dashboard/settings/api-webhooks/webhook/enable': "the viewer's own account",
+  'GET /dashboard/settings/api-webhooks/deliveries': "the viewer's own account's endpoint",
+  'POST /dashboard/settings/api-webhooks/deliveries/resend-failed': "the viewer's own account's endpoint",
   'GET /dashboard/agents': 'scoped to the accounts the viewer manages (tested below)',
-  'GET /dashboard/agents/new': 'a blank form; the accounts it offers are the viewer\'s (test/dashboard/agents.test.ts)',
+  'GET /dashboard/agents/new': "a blank form; the accounts it offers are the viewer's (test/dashboard/agents.test.ts)",
   'GET /dashboard/calls': 'scoped to the accounts the viewer manages (test/dashboard/calls.test.ts)',
   'GET /dashboard/users': 'scoped to the accounts the viewer manages (tested below)',
 };
@@ -299,11 +436,20 @@ const world = {} as World;
 const visitors = {} as Record<Tenant, Visitor>;
 
 beforeAll(async () => {
-  const { probe, routes } = await buildProbeApp(requireUser, DASHBOARD_ENV, () => new Date(), (scope) => {
-    scope.get<{ Params: { id: string } }>('/accounts/:id', { schema: { hide: true }, preHandler: requireUser }, async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) =>
-      (await managedAccount(request, reply, request.params.id)).name);
-  });
-  app = probe as unknown as App;
+  const { probe, routes } = await buildProbeApp(
+    requireUser,
+    DASHBOARD_ENV,
+    () => new Date(),
+    (scope) => {
+      scope.get<{ Params: { id: string } }>(
+        '/accounts/:id',
+        { schema: { hide: true }, preHandler: requireUser },
+        async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) =>
+          (await managedAccount(request, reply, request.params.id)).name,
+      );
+    },
+  );
+  app = probe;
   dashboardRoutes = routes;
   world.A = (await createAgency(app.prisma, { name: 'Agency A' })).id;
   world.B = (await createAgency(app.prisma, { name: 'Agency B' })).id;
@@ -320,14 +466,20 @@ beforeAll(async () => {
     world.users[target] = {} as Record<Tenant, string>;
     for (const viewer of TENANTS) {
       const email = `user-of-${target}-for-${viewer}@tenancy.example`;
-      world.users[target][viewer] = (await createUser(app.prisma, { accountId: world[target], email, actor: { kind: 'operator' } })).id;
+      world.users[target][viewer] = (
+        await createUser(app.prisma, { accountId: world[target], email, actor: { kind: 'operator' } })
+      ).id;
     }
   }
 });
 
 describe('tenancy of the dashboard', () => {
   it('classifies every dashboard route (add yours to OBJECT_ROUTES, AGENCY_ONLY_ROUTES or SELF_ROUTES)', () => {
-    const classified = new Set([...OBJECT_ROUTES.map((r) => r.route), ...AGENCY_ONLY_ROUTES.map((r) => r.route), ...Object.keys(SELF_ROUTES)]);
+    const classified = new Set([
+      ...OBJECT_ROUTES.map((r) => r.route),
+      ...AGENCY_ONLY_ROUTES.map((r) => r.route),
+      ...Object.keys(SELF_ROUTES),
+    ]);
     const routes = dashboardRoutes.filter((r) => / \/dashboard/.test(r));
     expect(routes.length).toBeGreaterThan(10);
     expect(routes.filter((r) => !classified.has(r))).toEqual([]);
@@ -340,7 +492,10 @@ describe('tenancy of the dashboard', () => {
         it(`${route.route}: a user of ${viewer} on ${target}'s object gets ${allowed ? 'it' : '404 and changes nothing'}`, async () => {
           const before = await route.snapshot?.(app, world, target);
           const { method, url, form } = route.request(world, target, viewer);
-          const res = method === 'GET' ? await visitors[viewer].get(url) : await visitors[viewer].submit('/dashboard/account', url, form);
+          const res =
+            method === 'GET'
+              ? await visitors[viewer].get(url)
+              : await visitors[viewer].submit('/dashboard/account', url, form);
           if (allowed) {
             expect(res.status).toBeLessThan(400);
             return;
@@ -353,7 +508,7 @@ describe('tenancy of the dashboard', () => {
     }
   }
 
-  it('answers an id that is no account the same 404 as another tenant\'s', async () => {
+  it("answers an id that is no account the same 404 as another tenant's", async () => {
     expect((await visitors.A.get('/probe/accounts/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await visitors.A.get('/probe/accounts/not-a-uuid')).status).toBe(404);
   });
@@ -362,7 +517,8 @@ describe('tenancy of the dashboard', () => {
     it(`${entry.route} is 404 for client users`, async () => {
       const { method, url, form } = entry.request?.(world) ?? { method: 'GET' as const, url: entry.url! };
       const before = await entry.snapshot?.(app, world);
-      const res = method === 'GET' ? await visitors.A1.get(url) : await visitors.A1.submit('/dashboard/account', url, form);
+      const res =
+        method === 'GET' ? await visitors.A1.get(url) : await visitors.A1.submit('/dashboard/account', url, form);
       expect(res.status).toBe(404);
       expect(await entry.snapshot?.(app, world)).toEqual(before);
     });
@@ -372,28 +528,38 @@ describe('tenancy of the dashboard', () => {
     for (const viewer of TENANTS) {
       const page = (await visitors[viewer].get('/dashboard/users')).body;
       for (const target of TENANTS) {
-        expect(page.includes(`user-of-${target.toLowerCase()}-for-`), `${viewer} sees ${target}'s users`).toBe(MAY_MANAGE[viewer].includes(target));
+        expect(page.includes(`user-of-${target.toLowerCase()}-for-`), `${viewer} sees ${target}'s users`).toBe(
+          MAY_MANAGE[viewer].includes(target),
+        );
       }
     }
   });
 
   it('lists on the Agents page the agents of the accounts the viewer manages, and no others', async () => {
-    for (const target of TENANTS) await createAgent(app.prisma, { accountId: world[target], name: `listed-agent-of-${target}-end` });
+    for (const target of TENANTS)
+      await createAgent(app.prisma, { accountId: world[target], name: `listed-agent-of-${target}-end` });
     for (const viewer of TENANTS) {
       const page = (await visitors[viewer].get('/dashboard/agents')).body;
       for (const target of TENANTS) {
-        expect(page.includes(`listed-agent-of-${target}-end`), `${viewer} sees ${target}'s agent`).toBe(MAY_MANAGE[viewer].includes(target));
+        expect(page.includes(`listed-agent-of-${target}-end`), `${viewer} sees ${target}'s agent`).toBe(
+          MAY_MANAGE[viewer].includes(target),
+        );
       }
     }
   });
 
   it('shows each user the audit entries of the accounts they manage, and no others', async () => {
     const at = new Date();
-    for (const tenant of TENANTS) await audit(app.prisma, world[tenant], { kind: 'operator' }, 'user_created', at, { marker: `entry-of-${tenant}-end` });
+    for (const tenant of TENANTS)
+      await audit(app.prisma, world[tenant], { kind: 'operator' }, 'user_created', at, {
+        marker: `entry-of-${tenant}-end`,
+      });
     for (const viewer of TENANTS) {
       const page = (await visitors[viewer].get('/dashboard/audit-log')).body;
       for (const target of TENANTS) {
-        expect(page.includes(`entry-of-${target}-end`), `${viewer} sees ${target}'s entry`).toBe(MAY_MANAGE[viewer].includes(target));
+        expect(page.includes(`entry-of-${target}-end`), `${viewer} sees ${target}'s entry`).toBe(
+          MAY_MANAGE[viewer].includes(target),
+        );
       }
     }
   });

@@ -39,7 +39,8 @@ describe('users page', () => {
   it("lists an agency user's people with their accounts, and offers to invite to the agency or any client", async () => {
     const page = await owner.get('/dashboard/users');
     expect(page.status).toBe(200);
-    for (const email of ['owner@acme.example', 'bob@beta.example', 'gina@gamma.example']) expect(page.body).toContain(email);
+    for (const email of ['owner@acme.example', 'bob@beta.example', 'gina@gamma.example'])
+      expect(page.body).toContain(email);
     expect(page.body).toContain('action="/dashboard/users/invite"');
     for (const id of [agencyId, betaId, gammaId]) expect(page.body).toContain(`<option value="${id}"`);
     // A Disable button for others, never for oneself.
@@ -56,7 +57,10 @@ describe('users page', () => {
     expect(res.body).toContain('new.person@beta.example');
 
     // Stored as a digest only, an invitation for 24 hours; neither the session nor any later page has the token.
-    const user = await app.prisma.user.findFirstOrThrow({ where: { email: 'new.person@beta.example' }, include: { tokens: true } });
+    const user = await app.prisma.user.findFirstOrThrow({
+      where: { email: 'new.person@beta.example' },
+      include: { tokens: true },
+    });
     expect(user).toMatchObject({ accountId: betaId, passwordHash: null, disabledAt: null });
     expect(user.tokens).toHaveLength(1);
     expect(Buffer.from(user.tokens[0]!.digest).equals(oneTimeTokenDigest(token!))).toBe(true);
@@ -119,7 +123,7 @@ describe('users page', () => {
     expect(await app.prisma.user.count()).toBe(count);
   });
 
-  it("disables a user: their session ends at their next request, the audit says who; the page says so once", async () => {
+  it('disables a user: their session ends at their next request, the audit says who; the page says so once', async () => {
     const victimId = await createUserWithPassword(app.prisma, betaId, 'victim@beta.example');
     const victim = new Visitor(app);
     victim.ip = '198.51.100.21';
@@ -139,7 +143,9 @@ describe('users page', () => {
     expect(next.location).toMatch(/^\/dashboard\/sign-in/);
     expect(await app.prisma.session.count({ where: { userId: victimId } })).toBe(0);
     expect((await app.prisma.user.findUniqueOrThrow({ where: { id: victimId } })).disabledAt).not.toBeNull();
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'user_disabled', accountId: betaId } });
+    const entry = await app.prisma.auditEntry.findFirstOrThrow({
+      where: { action: 'user_disabled', accountId: betaId },
+    });
     expect(entry).toMatchObject({ actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
     expect(entry.detail).toMatchObject({ user_id: victimId, sessions_ended: 1 });
   });
@@ -168,7 +174,7 @@ describe('users page', () => {
     expect((await app.prisma.user.findUniqueOrThrow({ where: { id: strangerId } })).disabledAt).toBeNull();
   });
 
-  it('shows a client user their client\'s users, without invite or disable; those actions are 404 for them', async () => {
+  it("shows a client user their client's users, without invite or disable; those actions are 404 for them", async () => {
     const bob = new Visitor(app);
     bob.ip = '198.51.100.22';
     expect((await bob.signIn('bob@beta.example')).status).toBe(303);
@@ -190,7 +196,8 @@ describe('users page', () => {
 });
 
 describe('new sign-in links and enabling', () => {
-  const linkFor = (visitor: Visitor, userId: string, page = '/dashboard/users') => visitor.submit(page, `/dashboard/users/${userId}/link`);
+  const linkFor = (visitor: Visitor, userId: string, page = '/dashboard/users') =>
+    visitor.submit(page, `/dashboard/users/${userId}/link`);
 
   it('"New sign-in link" voids the earlier link (it shows the unusable page), is shown once, sets the password; audited', async () => {
     const invited = await invite(owner, 'lost.invitation@beta.example', betaId);
@@ -224,11 +231,21 @@ describe('new sign-in links and enabling', () => {
     expect((await person.signIn('lost.invitation@beta.example', password)).status).toBe(303);
     expect((await person.get('/dashboard')).status).toBe(200);
 
-    const entries = await app.prisma.auditEntry.findMany({ where: { action: 'sign_in_link_created', accountId: betaId }, orderBy: { createdAt: 'asc' } });
+    const entries = await app.prisma.auditEntry.findMany({
+      where: { action: 'sign_in_link_created', accountId: betaId },
+      orderBy: { createdAt: 'asc' },
+    });
     expect(entries).toHaveLength(2);
     expect(entries[0]).toMatchObject({ agencyId, actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
-    expect(entries[0]!.detail).toMatchObject({ user_id: user.id, email: 'lost.invitation@beta.example', earlier_links_ended: 1 });
-    const stored = await app.prisma.oneTimeToken.findMany({ where: { userId: user.id }, orderBy: { createdAt: 'asc' } });
+    expect(entries[0]!.detail).toMatchObject({
+      user_id: user.id,
+      email: 'lost.invitation@beta.example',
+      earlier_links_ended: 1,
+    });
+    const stored = await app.prisma.oneTimeToken.findMany({
+      where: { userId: user.id },
+      orderBy: { createdAt: 'asc' },
+    });
     expect(stored.map((t) => t.purpose)).toEqual(['invitation', 'set_password', 'set_password']);
     expect(stored[1]!.createdById).toBe(ownerId);
   });
@@ -252,10 +269,14 @@ describe('new sign-in links and enabling', () => {
     const enabled = await owner.submit(`/dashboard/clients/${gammaId}`, `/dashboard/users/${userId}/enable`);
     expect(enabled.status).toBe(303);
     expect(enabled.location).toBe(`/dashboard/clients/${gammaId}`);
-    expect((await owner.get(`/dashboard/clients/${gammaId}`)).body).toContain('returning@gamma.example is enabled again. They can sign in with their password.');
+    expect((await owner.get(`/dashboard/clients/${gammaId}`)).body).toContain(
+      'returning@gamma.example is enabled again. They can sign in with their password.',
+    );
     expect((await person.signIn('returning@gamma.example')).status).toBe(303);
     expect((await person.get('/dashboard')).status).toBe(200);
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'user_enabled', accountId: gammaId } });
+    const entry = await app.prisma.auditEntry.findFirstOrThrow({
+      where: { action: 'user_enabled', accountId: gammaId },
+    });
     expect(entry).toMatchObject({ actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
     expect(entry.detail).toMatchObject({ user_id: userId });
     expect((await owner.get('/dashboard/users')).body).toContain(`action="/dashboard/users/${userId}/link"`);
@@ -265,12 +286,19 @@ describe('new sign-in links and enabling', () => {
 describe('inviting an address another agency uses (emails are unique per agency)', () => {
   /** The invitation page with what differs between any two invitations (address, link, expiry) taken out. */
   const shape = (body: string, email: string) =>
-    body.replaceAll(email, '<email>').replace(LINK, '<link>').replace(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/g, '<time>').replace(/name="_csrf" value="[^"]*"/g, '');
+    body
+      .replaceAll(email, '<email>')
+      .replace(LINK, '<link>')
+      .replace(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/g, '<time>')
+      .replace(/name="_csrf" value="[^"]*"/g, '');
 
-  it('answers exactly as for a fresh address, makes a user of the inviter, and leaves the other tenant\'s user unchanged', async () => {
+  it("answers exactly as for a fresh address, makes a user of the inviter, and leaves the other tenant's user unchanged", async () => {
     const { id: otherAgency } = await createAgency(app.prisma, { name: 'Rival' });
     const theirsId = await createUserWithPassword(app.prisma, otherAgency, 'shared.person@rival.example');
-    const before = await app.prisma.user.findUniqueOrThrow({ where: { id: theirsId }, include: { tokens: true, sessions: true } });
+    const before = await app.prisma.user.findUniqueOrThrow({
+      where: { id: theirsId },
+      include: { tokens: true, sessions: true },
+    });
     const theirAudit = await app.prisma.auditEntry.findMany({ where: { agencyId: otherAgency } });
 
     const fresh = await invite(owner, 'fresh.person@fresh.example', betaId);
@@ -279,13 +307,26 @@ describe('inviting an address another agency uses (emails are unique per agency)
     expect(taken.status).toBe(200);
     expect(taken.body).not.toContain('already exists');
     expect(shape(taken.body, 'shared.person@rival.example')).toBe(shape(fresh.body, 'fresh.person@fresh.example'));
-    const invitedAudit = (email: string) => app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'user_invited', detail: { path: ['email'], equals: email } } });
-    const [takenAudit, freshAudit] = [await invitedAudit('shared.person@rival.example'), await invitedAudit('fresh.person@fresh.example')];
+    const invitedAudit = (email: string) =>
+      app.prisma.auditEntry.findFirstOrThrow({
+        where: { action: 'user_invited', detail: { path: ['email'], equals: email } },
+      });
+    const [takenAudit, freshAudit] = [
+      await invitedAudit('shared.person@rival.example'),
+      await invitedAudit('fresh.person@fresh.example'),
+    ];
     expect(takenAudit).toMatchObject({ actorKind: 'user', actorUserId: ownerId, ip: owner.ip, accountId: betaId });
-    expect({ ...freshAudit, id: 0, createdAt: 0, detail: Object.keys(freshAudit!.detail as object) }).toEqual({ ...takenAudit, id: 0, createdAt: 0, detail: Object.keys(takenAudit!.detail as object) });
+    expect({ ...freshAudit, id: 0, createdAt: 0, detail: Object.keys(freshAudit.detail as object) }).toEqual({
+      ...takenAudit,
+      id: 0,
+      createdAt: 0,
+      detail: Object.keys(takenAudit.detail as object),
+    });
 
     // The other agency's user: not a field, link or session changed, and nothing in their audit log.
-    expect(await app.prisma.user.findUniqueOrThrow({ where: { id: theirsId }, include: { tokens: true, sessions: true } })).toEqual(before);
+    expect(
+      await app.prisma.user.findUniqueOrThrow({ where: { id: theirsId }, include: { tokens: true, sessions: true } }),
+    ).toEqual(before);
     expect(await app.prisma.auditEntry.findMany({ where: { agencyId: otherAgency } })).toEqual(theirAudit);
 
     // The link works like any other: a user of Beta, who signs in to Beta with the password chosen there.
@@ -304,7 +345,7 @@ describe('inviting an address another agency uses (emails are unique per agency)
     expect((await theirs.get('/dashboard/users')).body).not.toContain('bob@beta.example');
   });
 
-  it('still says so when the address is taken within the inviter\'s own agency', async () => {
+  it("still says so when the address is taken within the inviter's own agency", async () => {
     const res = await invite(owner, 'gina@gamma.example', betaId);
     expect(res.status).toBe(400);
     expect(res.body).toContain('A user with the email gina@gamma.example already exists');
@@ -325,7 +366,10 @@ describe('inviting and new sign-in links need a recent password entry', () => {
     const users = await timed.prisma.user.count();
     const tokens = await timed.prisma.oneTimeToken.count();
     const confirm = `/dashboard/confirm-password?next=${encodeURIComponent('/dashboard/users')}`;
-    const invited = await keeper.submit('/dashboard/users', '/dashboard/users/invite', { email: 'late@clockwork.example', account: agency });
+    const invited = await keeper.submit('/dashboard/users', '/dashboard/users/invite', {
+      email: 'late@clockwork.example',
+      account: agency,
+    });
     expect(invited.status).toBe(303);
     expect(invited.location).toBe(confirm);
     const linked = await keeper.submit('/dashboard/users', `/dashboard/users/${staleId}/link`);
@@ -337,7 +381,14 @@ describe('inviting and new sign-in links need a recent password entry', () => {
     const confirmed = await keeper.submit(confirm, '/dashboard/confirm-password', { password: PASSWORD });
     expect(confirmed.status).toBe(303);
     expect(confirmed.location).toBe('/dashboard/users');
-    expect((await keeper.submit('/dashboard/users', '/dashboard/users/invite', { email: 'late@clockwork.example', account: agency })).status).toBe(200);
+    expect(
+      (
+        await keeper.submit('/dashboard/users', '/dashboard/users/invite', {
+          email: 'late@clockwork.example',
+          account: agency,
+        })
+      ).status,
+    ).toBe(200);
     expect((await keeper.submit('/dashboard/users', `/dashboard/users/${staleId}/link`)).status).toBe(200);
   });
 });

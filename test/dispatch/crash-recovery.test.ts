@@ -12,7 +12,8 @@ import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { httpsRequest, startServer } from '../helpers/server-process.js';
-import { trigger } from '../helpers/trigger.js';
+import { json, type TriggerResponse, type WebhookEvent } from '../helpers/json.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 describe('crash recovery of dispatch', () => {
   it('SIGKILL during a run of 25 calls: after a restart all end exactly once, each dialled at most once', async () => {
@@ -23,7 +24,16 @@ describe('crash recovery of dispatch', () => {
     await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-crash-'));
     const dialLog = path.join(dataDir, 'dials.log');
-    const env = { DATA_DIR: dataDir, DATABASE_URL: url, SIMULATED_RING_MS: '200', SIMULATED_TALK_MS: '1500', SIMULATED_DIAL_LOG: dialLog, DISPATCH_LEASE_MS: '2000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '1000' };
+    const env = {
+      DATA_DIR: dataDir,
+      DATABASE_URL: url,
+      SIMULATED_RING_MS: '200',
+      SIMULATED_TALK_MS: '1500',
+      SIMULATED_DIAL_LOG: dialLog,
+      DISPATCH_LEASE_MS: '2000',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_TIMEOUT_MS: '1000',
+    };
 
     const first = await startServer(env);
     const accepted: string[] = [];
@@ -34,7 +44,7 @@ describe('crash recovery of dispatch', () => {
         body: JSON.stringify({ phone_number: '+14155552671', metadata: { n: i } }),
       });
       expect(res.status).toBe(200);
-      accepted.push(JSON.parse(res.body).call_id);
+      accepted.push(json<TriggerResponse>(res.body).call_id);
     }
     await new Promise((r) => setTimeout(r, 700));
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
@@ -45,13 +55,24 @@ describe('crash recovery of dispatch', () => {
     let calls;
     for (;;) {
       calls = await prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
-      const terminalHooks = new Set(receiver.received.map((r) => JSON.parse(r.body)).filter((e) => e.type !== 'call.started').map((e) => e.data.call_id));
-      if ((calls.every((c) => c.status === 'completed' || c.status === 'failed') && terminalHooks.size === 25) || Date.now() > deadline) break;
+      const terminalHooks = new Set(
+        receiver.received
+          .map((r) => json<WebhookEvent>(r.body))
+          .filter((e) => e.type !== 'call.started')
+          .map((e) => e.data.call_id),
+      );
+      if (
+        (calls.every((c) => c.status === 'completed' || c.status === 'failed') && terminalHooks.size === 25) ||
+        Date.now() > deadline
+      )
+        break;
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(await second.stop('SIGTERM')).toBe(0);
 
-    expect(midway.some((g) => g.status === 'initiated' || g.status === 'dialing' || g.status === 'in_progress')).toBe(true);
+    expect(midway.some((g) => g.status === 'initiated' || g.status === 'dialing' || g.status === 'in_progress')).toBe(
+      true,
+    );
     expect(calls.map((c) => c.id).sort()).toEqual([...accepted].sort());
     for (const call of calls) {
       expect(['completed', 'failed']).toContain(call.status);
@@ -60,16 +81,28 @@ describe('crash recovery of dispatch', () => {
     // Webhooks: exactly one terminal event per call (by webhook-id; a retry may repeat an id, never add one).
     const terminal = new Map<string, Set<string>>();
     for (const r of receiver.received) {
-      const event = JSON.parse(r.body);
+      const event = json<WebhookEvent>(r.body);
       if (event.type === 'call.started') continue;
-      terminal.set(event.data.call_id, (terminal.get(event.data.call_id) ?? new Set()).add(String(r.headers['webhook-id'])));
+      terminal.set(
+        event.data.call_id,
+        (terminal.get(event.data.call_id) ?? new Set()).add(String(r.headers['webhook-id'])),
+      );
     }
     expect([...terminal.keys()].sort()).toEqual([...accepted].sort());
     for (const ids of terminal.values()) expect(ids.size).toBe(1);
     const dials = (await fs.readFile(dialLog, 'utf8')).trim().split('\n');
     expect(new Set(dials).size).toBe(dials.length);
     // Peak concurrency from the calls' own times, across both processes.
-    const edges = calls.flatMap((c) => (c.startedAt ? [[c.startedAt.getTime(), 1], [c.endedAt!.getTime(), -1]] : [])).sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+    const edges = calls
+      .flatMap((c) =>
+        c.startedAt
+          ? [
+              [c.startedAt.getTime(), 1],
+              [c.endedAt!.getTime(), -1],
+            ]
+          : [],
+      )
+      .sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
     let active = 0;
     let peak = 0;
     for (const [, delta] of edges) peak = Math.max(peak, (active += delta!));
@@ -89,17 +122,18 @@ describe('simulated calls across a restart', () => {
     const tenant = await createTenant(first.app.prisma);
     await setWebhook(first.app.prisma, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
 
-    const talking = (await trigger(first.app, tenant.key)).json().call_id as string;
+    const talking = callIdOf(await trigger(first.app, tenant.key));
     await first.app.dispatcher!.settle();
     firstClock = new Date(t0.getTime() + RING_MS);
     await first.app.dispatcher!.settle();
     // Dialled while the first call talks: these two are still ringing when the process stops.
     const t1 = new Date(t0.getTime() + 1_500);
     firstClock = t1;
-    const ringing = (await trigger(first.app, tenant.key)).json().call_id as string;
-    const busy = (await trigger(first.app, tenant.key, { phone_number: '+15005550001' })).json().call_id as string;
+    const ringing = callIdOf(await trigger(first.app, tenant.key));
+    const busy = callIdOf(await trigger(first.app, tenant.key, { phone_number: '+15005550001' }));
     await first.app.dispatcher!.settle();
-    const byId = async () => new Map((await first.app.prisma.call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]));
+    const byId = async () =>
+      new Map((await first.app.prisma.call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]));
     const before = await byId();
     expect(before.get(talking)).toMatchObject({ status: 'in_progress', answeredAt: new Date(t0.getTime() + RING_MS) });
     expect(before.get(ringing)).toMatchObject({ status: 'dialing', startedAt: t1 });
@@ -107,18 +141,40 @@ describe('simulated calls across a restart', () => {
     await closeTestApp(first.app);
 
     // The next process runs 724 s later.
-    const later = await buildTestApp({ env, databaseUrl: first.databaseUrl, clock: () => new Date(t0.getTime() + 724_000) });
+    const later = await buildTestApp({
+      env,
+      databaseUrl: first.databaseUrl,
+      clock: () => new Date(t0.getTime() + 724_000),
+    });
     await later.app.dispatcher!.settle();
-    const calls = new Map((await later.app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { deliveries: true } })).map((c) => [c.id, c]));
+    const calls = new Map(
+      (
+        await later.app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { deliveries: true } })
+      ).map((c) => [c.id, c]),
+    );
     expect(calls.get(talking)).toMatchObject({
-      status: 'completed', answeredAt: new Date(t0.getTime() + RING_MS), endedAt: new Date(t0.getTime() + RING_MS + TALK_MS), durationSeconds: TALK_MS / 1000,
+      status: 'completed',
+      answeredAt: new Date(t0.getTime() + RING_MS),
+      endedAt: new Date(t0.getTime() + RING_MS + TALK_MS),
+      durationSeconds: TALK_MS / 1000,
     });
     expect(calls.get(ringing)).toMatchObject({
-      status: 'completed', answeredAt: new Date(t1.getTime() + RING_MS), endedAt: new Date(t1.getTime() + RING_MS + TALK_MS), durationSeconds: TALK_MS / 1000,
+      status: 'completed',
+      answeredAt: new Date(t1.getTime() + RING_MS),
+      endedAt: new Date(t1.getTime() + RING_MS + TALK_MS),
+      durationSeconds: TALK_MS / 1000,
     });
-    expect(calls.get(busy)).toMatchObject({ status: 'failed', failureReason: 'busy', answeredAt: null, endedAt: new Date(t1.getTime() + RING_MS), durationSeconds: null });
+    expect(calls.get(busy)).toMatchObject({
+      status: 'failed',
+      failureReason: 'busy',
+      answeredAt: null,
+      endedAt: new Date(t1.getTime() + RING_MS),
+      durationSeconds: null,
+    });
     // The webhooks say the same.
-    const completed = JSON.parse(calls.get(ringing)!.deliveries.find((d) => d.eventType === 'call.completed')!.payload as string);
+    const completed = json<WebhookEvent>(
+      calls.get(ringing)!.deliveries.find((d) => d.eventType === 'call.completed')!.payload,
+    );
     expect(completed).toMatchObject({
       timestamp: new Date(t1.getTime() + RING_MS + TALK_MS).toISOString(),
       data: { ended_at: new Date(t1.getTime() + RING_MS + TALK_MS).toISOString(), duration_seconds: TALK_MS / 1000 },

@@ -17,7 +17,7 @@ import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
@@ -40,7 +40,15 @@ function dialsIn(...logs: string[]): Map<string, number> {
 /** The largest number of the account's calls that were dialing or in progress at one instant, from their times. */
 async function peakConcurrency(app: App, accountId: string): Promise<number> {
   const calls = await app.prisma.call.findMany({ where: { accountId }, select: { startedAt: true, endedAt: true } });
-  const edges = calls.flatMap((c) => [[c.startedAt!.getTime(), 1], [c.endedAt!.getTime(), -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const edges = calls
+    .flatMap(
+      (c) =>
+        [
+          [c.startedAt!.getTime(), 1],
+          [c.endedAt!.getTime(), -1],
+        ] as const,
+    )
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let now = 0;
   let peak = 0;
   for (const [, delta] of edges) peak = Math.max(peak, (now += delta));
@@ -51,7 +59,14 @@ async function peakConcurrency(app: App, accountId: string): Promise<number> {
 function waitingCallNobodyAnnounced(app: App, tenant: { accountId: string; agentId: string }) {
   const now = new Date();
   return app.prisma.call.create({
-    data: { accountId: tenant.accountId, agentId: tenant.agentId, phoneNumber: '+14155552671', fromNumber: '+14155550100', notBefore: now, expiresAt: new Date(now.getTime() + 3_600_000) },
+    data: {
+      accountId: tenant.accountId,
+      agentId: tenant.agentId,
+      phoneNumber: '+14155552671',
+      fromNumber: '+14155550100',
+      notBefore: now,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+    },
   });
 }
 
@@ -61,21 +76,33 @@ describe('dispatcher', () => {
     const { app } = await buildTestApp({ env: { ...FAST, MAX_CONCURRENT_CALLS: '3', SIMULATED_DIAL_LOG: log } });
     const tenant = await createTenant(app.prisma);
     const ids: string[] = [];
-    for (let i = 0; i < 9; i++) ids.push((await trigger(app, tenant.key, { phone_number: i === 4 ? '+15005550001' : '+14155552671' })).json().call_id);
+    for (let i = 0; i < 9; i++)
+      ids.push(callIdOf(await trigger(app, tenant.key, { phone_number: i === 4 ? '+15005550001' : '+14155552671' })));
 
     let sampledPeak = 0;
-    const calls = await waitFor(async () => {
-      sampledPeak = Math.max(sampledPeak, await app.prisma.call.count({ where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } } }));
-      return app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
-    }, (cs) => cs.every((c) => c.status === 'completed' || c.status === 'failed'));
+    const calls = await waitFor(
+      async () => {
+        sampledPeak = Math.max(
+          sampledPeak,
+          await app.prisma.call.count({
+            where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } },
+          }),
+        );
+        return app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
+      },
+      (cs) => cs.every((c) => c.status === 'completed' || c.status === 'failed'),
+    );
 
     expect(sampledPeak).toBeLessThanOrEqual(3);
     expect(await peakConcurrency(app, tenant.accountId)).toBeLessThanOrEqual(3);
     const byId = new Map(calls.map((c) => [c.id, c]));
     expect(byId.get(ids[4]!)).toMatchObject({ status: 'failed', failureReason: 'busy' });
-    for (const id of ids.filter((_, i) => i !== 4)) expect(byId.get(id)).toMatchObject({ status: 'completed', failureReason: null });
+    for (const id of ids.filter((_, i) => i !== 4))
+      expect(byId.get(id)).toMatchObject({ status: 'completed', failureReason: null });
     // FIFO: dialling began in acceptance order.
-    const started = [...calls].sort((a, b) => a.startedAt!.getTime() - b.startedAt!.getTime() || a.createdAt.getTime() - b.createdAt.getTime()).map((c) => c.id);
+    const started = [...calls]
+      .sort((a, b) => a.startedAt!.getTime() - b.startedAt!.getTime() || a.createdAt.getTime() - b.createdAt.getTime())
+      .map((c) => c.id);
     expect(started).toEqual(ids);
     for (const call of calls) {
       expect(call.dialAttempts).toBe(1);
@@ -89,15 +116,28 @@ describe('dispatcher', () => {
   it('two replicas on one database share the limit: a burst of 30 never has more than 10 active', async () => {
     const { url } = await freshDatabase();
     const logs = [dialLog(), dialLog()] as const;
-    const a = (await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '200', SIMULATED_DIAL_LOG: logs[0] } })).app;
-    const b = (await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '200', SIMULATED_DIAL_LOG: logs[1] } })).app;
+    const a = (
+      await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '200', SIMULATED_DIAL_LOG: logs[0] } })
+    ).app;
+    const b = (
+      await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '200', SIMULATED_DIAL_LOG: logs[1] } })
+    ).app;
     const tenant = await createTenant(a.prisma);
     await Promise.all(Array.from({ length: 30 }, (_, i) => trigger(i % 2 ? a : b, tenant.key)));
     let sampledPeak = 0;
-    await waitFor(async () => {
-      sampledPeak = Math.max(sampledPeak, await a.prisma.call.count({ where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } } }));
-      return a.prisma.call.count({ where: { accountId: tenant.accountId, status: 'completed' } });
-    }, (n) => n === 30, 30_000);
+    await waitFor(
+      async () => {
+        sampledPeak = Math.max(
+          sampledPeak,
+          await a.prisma.call.count({
+            where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } },
+          }),
+        );
+        return a.prisma.call.count({ where: { accountId: tenant.accountId, status: 'completed' } });
+      },
+      (n) => n === 30,
+      30_000,
+    );
     expect(sampledPeak).toBeLessThanOrEqual(10);
     expect(await peakConcurrency(a, tenant.accountId)).toBeLessThanOrEqual(10);
     const dials = dialsIn(...logs);
@@ -110,8 +150,10 @@ describe('dispatcher', () => {
     const { app } = await buildTestApp({ env: { ...FAST, MAX_CONCURRENT_CALLS: '1', SIMULATED_TALK_MS: '30000' } });
     const tenants = [];
     for (let i = 0; i < 60; i++) tenants.push(await createTenant(app.prisma));
-    for (const tenant of tenants) for (let i = 0; i < 2; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
-    const activeAccounts = () => app.prisma.call.groupBy({ by: ['accountId'], where: { status: { in: ['dialing', 'in_progress'] } } });
+    for (const tenant of tenants)
+      for (let i = 0; i < 2; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
+    const activeAccounts = () =>
+      app.prisma.call.groupBy({ by: ['accountId'], where: { status: { in: ['dialing', 'in_progress'] } } });
     // Well before the first call ends (30 s of talk), every account has its one call going: an account left out
     // would wait for one of those calls to end.
     const active = await waitFor(activeAccounts, (groups) => groups.length === 60, 15_000);
@@ -130,13 +172,19 @@ describe('dispatcher', () => {
       const apiOnly = (await buildTestApp({ databaseUrl: url, env: { ...FAST, DISPATCH_ENABLED: 'false' } })).app;
       const tenant = await createTenant(apiOnly.prisma);
       await trigger(apiOnly, tenant.key);
-      await waitFor(() => heard.length, (n) => n === 1);
+      await waitFor(
+        () => heard.length,
+        (n) => n === 1,
+      );
       // Many acceptances at once: at least one NOTIFY after the last commit, never more than one per call. How many
       // fewer depends on timing (one account's acceptances are serialised by its lock); the coalescing itself is
       // test/jobs/single-flight.test.ts.
       heard.length = 0;
       await Promise.all(Array.from({ length: 40 }, () => trigger(apiOnly, tenant.key)));
-      await waitFor(() => heard.length, (n) => n >= 1);
+      await waitFor(
+        () => heard.length,
+        (n) => n >= 1,
+      );
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(heard.length).toBeLessThanOrEqual(40);
       heard.length = 0;
@@ -144,11 +192,18 @@ describe('dispatcher', () => {
       // Talk long enough that no call ends (an end NOTIFYs too) while we listen.
       const worker = (await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '60000' } })).app;
       const other = await createTenant(worker.prisma);
-      const callId = (await trigger(worker, other.key)).json().call_id;
+      const callId = callIdOf(await trigger(worker, other.key));
       // Its own dispatcher claims it at once (and the first 10 of the other account's calls on its first pass).
-      const call = await waitFor(() => worker.prisma.call.findUniqueOrThrow({ where: { id: callId } }), (c) => c.status === 'in_progress');
+      const call = await waitFor(
+        () => worker.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+        (c) => c.status === 'in_progress',
+      );
       expect(call.dialAttempts).toBe(1);
-      expect(await worker.prisma.call.count({ where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } } })).toBe(10);
+      expect(
+        await worker.prisma.call.count({
+          where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } },
+        }),
+      ).toBe(10);
       expect(heard).toHaveLength(0);
     } finally {
       await listener.end();
@@ -157,17 +212,26 @@ describe('dispatcher', () => {
 
   it('an acceptance wakes a claim for its own account, without the due-accounts query; any other wake asks which accounts are due', async () => {
     // The poll is an hour away and no call ends (an end NOTIFYs): only the wakes of this test run claims.
-    const { app } = await buildTestApp({ env: { ...FAST, SIMULATED_TALK_MS: '60000' }, jobs: { dispatcher: { pollMs: 3_600_000 } } });
+    const { app } = await buildTestApp({
+      env: { ...FAST, SIMULATED_TALK_MS: '60000' },
+      jobs: { dispatcher: { pollMs: 3_600_000 } },
+    });
     const [a, b] = [await createTenant(app.prisma), await createTenant(app.prisma)];
     await app.dispatcher!.settle();
     // A call of b's nobody woke the dispatcher for.
     const unannounced = await waitingCallNobodyAnnounced(app, b);
-    const callId = (await trigger(app, a.key)).json().call_id;
-    await waitFor(() => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }), (c) => c.status === 'in_progress');
+    const callId = callIdOf(await trigger(app, a.key));
+    await waitFor(
+      () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+      (c) => c.status === 'in_progress',
+    );
     // The acceptance's claim went straight to a's account: b's call was not looked for.
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } })).status).toBe('initiated');
     app.dispatcher!.wake();
-    const found = await waitFor(() => app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } }), (c) => c.status === 'in_progress');
+    const found = await waitFor(
+      () => app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } }),
+      (c) => c.status === 'in_progress',
+    );
     expect(found.dialAttempts).toBe(1);
   });
 
@@ -179,13 +243,20 @@ describe('dispatcher', () => {
     });
     const tenant = await createTenant(app.prisma);
     await app.dispatcher!.settle();
-    const callId = (await trigger(app, tenant.key)).json().call_id;
-    const call = await waitFor(() => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }), (c) => c.status === 'in_progress', 3_000);
+    const callId = callIdOf(await trigger(app, tenant.key));
+    const call = await waitFor(
+      () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+      (c) => c.status === 'in_progress',
+      3_000,
+    );
     expect(call.providerCallId).toBe(`sim_${callId}`);
   });
 
   it('a claim passes over the accounts another replica is claiming for and locks no more than it takes', async () => {
-    const { app, databaseUrl } = await buildTestApp({ env: { ...FAST, SIMULATED_TALK_MS: '60000' }, jobs: { dispatcher: { pollMs: 3_600_000 } } });
+    const { app, databaseUrl } = await buildTestApp({
+      env: { ...FAST, SIMULATED_TALK_MS: '60000' },
+      jobs: { dispatcher: { pollMs: 3_600_000 } },
+    });
     const tenants = [];
     for (let i = 0; i < 55; i++) tenants.push(await createTenant(app.prisma));
     await app.dispatcher!.settle();
@@ -195,10 +266,18 @@ describe('dispatcher', () => {
     await other.connect();
     const claimer = await sqlPool(app.prisma).connect();
     try {
-      for (const t of tenants.slice(0, 50)) await other.query('SELECT pg_advisory_lock(72707370, hashtext($1))', [t.accountId]);
-      const free = tenants.slice(50).map((t) => t.accountId).sort();
-      const advisoryLocksHeld = async () => (await claimer.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")).rows[0]!.n;
+      for (const t of tenants.slice(0, 50))
+        await other.query('SELECT pg_advisory_lock(72707370, hashtext($1))', [t.accountId]);
+      const free = tenants
+        .slice(50)
+        .map((t) => t.accountId)
+        .sort();
+      const advisoryLocksHeld = async () =>
+        (
+          await claimer.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+          )
+        ).rows[0]!.n;
       await claimer.query('BEGIN');
       expect((await lockDueAccounts(claimer, { now: new Date(), maxActive: 10, limit: 50 })).sort()).toEqual(free);
       expect(await advisoryLocksHeld()).toBe(5);
@@ -211,7 +290,11 @@ describe('dispatcher', () => {
       await claimer.query('ROLLBACK');
       // The dispatcher itself: the 5 free accounts' calls are dialled; the others wait for their holder.
       app.dispatcher!.wake();
-      const active = () => app.prisma.call.findMany({ where: { status: { in: ['dialing', 'in_progress'] } }, select: { accountId: true } });
+      const active = () =>
+        app.prisma.call.findMany({
+          where: { status: { in: ['dialing', 'in_progress'] } },
+          select: { accountId: true },
+        });
       const dialled = await waitFor(active, (calls) => calls.length >= 5, 10_000);
       expect(dialled.map((c) => c.accountId).sort()).toEqual(free);
     } finally {
@@ -220,8 +303,15 @@ describe('dispatcher', () => {
     }
   });
 
-  it('a claim hands its call.started deliveries to its own worker without a NOTIFY; a call\'s end still NOTIFYs the workers', async () => {
-    const { app, databaseUrl } = await buildTestApp({ env: { ...FAST, WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_TALK_MS: '1000' } });
+  it("a claim hands its call.started deliveries to its own worker without a NOTIFY; a call's end still NOTIFYs the workers", async () => {
+    const { app, databaseUrl } = await buildTestApp({
+      env: {
+        ...FAST,
+        WEBHOOK_DELIVERY_ENABLED: 'true',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        SIMULATED_TALK_MS: '1000',
+      },
+    });
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
     await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
@@ -231,13 +321,16 @@ describe('dispatcher', () => {
     listener.on('notification', () => heard.push(Date.now()));
     await listener.query(`LISTEN ${WEBHOOKS_CHANNEL}`);
     try {
-      const callId = (await trigger(app, tenant.key)).json().call_id;
+      const callId = callIdOf(await trigger(app, tenant.key));
       const [started] = await receiver.waitFor(1);
       expect(JSON.parse(started!.body)).toMatchObject({ type: 'call.started', data: { call_id: callId } });
       expect(heard).toHaveLength(0);
       // The end's delivery is for any worker: announced.
       await receiver.waitFor(2);
-      expect(JSON.parse(receiver.received[1]!.body)).toMatchObject({ type: 'call.completed', data: { call_id: callId } });
+      expect(JSON.parse(receiver.received[1]!.body)).toMatchObject({
+        type: 'call.completed',
+        data: { call_id: callId },
+      });
       expect(heard.length).toBeGreaterThanOrEqual(1);
     } finally {
       await listener.end();
@@ -253,10 +346,15 @@ describe('dispatcher', () => {
     const admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
     try {
-      await admin.query(`ALTER TABLE calls ADD CONSTRAINT test_refuse_ids CHECK (provider_call_id IS NULL OR provider_call_id NOT LIKE 'refused-%')`);
+      await admin.query(
+        `ALTER TABLE calls ADD CONSTRAINT test_refuse_ids CHECK (provider_call_id IS NULL OR provider_call_id NOT LIKE 'refused-%')`,
+      );
       const tenant = await createTenant(app.prisma);
-      const callId = (await trigger(app, tenant.key)).json().call_id;
-      await waitFor(() => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }), (c) => c.dialAttempts === 1);
+      const callId = callIdOf(await trigger(app, tenant.key));
+      await waitFor(
+        () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+        (c) => c.dialAttempts === 1,
+      );
       // Past the first retries: before, the first failed write failed the call with provider_error at once.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
@@ -274,7 +372,7 @@ describe('dispatcher', () => {
   it('an acceptance holding the account row does not make the claim skip the account (a bulk trigger for one account still dials)', async () => {
     const { app, databaseUrl } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
     const tenant = await createTenant(app.prisma);
-    const callId = (await trigger(app, tenant.key)).json().call_id;
+    const callId = callIdOf(await trigger(app, tenant.key));
     // As an acceptance in flight for the same account would: its row locked.
     const acceptance = new pg.Client({ connectionString: databaseUrl });
     await acceptance.connect();
@@ -284,7 +382,14 @@ describe('dispatcher', () => {
       const { Dispatcher } = await import('../../src/dispatch/dispatcher.js');
       const log = dialLog();
       const dialer = new SimulatedDialer(log);
-      const dispatcher = new Dispatcher({ prisma: app.prisma, databaseUrl: '', dialer, now: () => new Date(), log: app.log, maxConcurrentCalls: 10 });
+      const dispatcher = new Dispatcher({
+        prisma: app.prisma,
+        databaseUrl: '',
+        dialer,
+        now: () => new Date(),
+        log: app.log,
+        maxConcurrentCalls: 10,
+      });
       const pass = dispatcher.tick();
       await new Promise((resolve) => setTimeout(resolve, 200));
       await acceptance.query('COMMIT');
@@ -302,22 +407,47 @@ describe('dispatcher', () => {
   it('a worker that dies between claim and dial: another recovers the call and dials it exactly once', async () => {
     const { url } = await freshDatabase();
     let release: () => void = () => {};
-    const dead = new Promise<void>((resolve) => { release = resolve; });
+    const dead = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const claimed: string[] = [];
     const logs = [dialLog(), dialLog()] as const;
-    const a = (await buildTestApp({
-      databaseUrl: url,
-      env: { ...FAST, SIMULATED_DIAL_LOG: logs[0] },
-      jobs: { dispatcher: { leaseMs: 400, beforeDial: async (call) => { claimed.push(call.id); await dead; throw new Error('worker died'); } } },
-    })).app;
+    const a = (
+      await buildTestApp({
+        databaseUrl: url,
+        env: { ...FAST, SIMULATED_DIAL_LOG: logs[0] },
+        jobs: {
+          dispatcher: {
+            leaseMs: 400,
+            beforeDial: async (call) => {
+              claimed.push(call.id);
+              await dead;
+              throw new Error('worker died');
+            },
+          },
+        },
+      })
+    ).app;
     const tenant = await createTenant(a.prisma);
-    const callId = (await trigger(a, tenant.key)).json().call_id;
-    await waitFor(async () => claimed.length, (n) => n === 1);
+    const callId = callIdOf(await trigger(a, tenant.key));
+    await waitFor(
+      async () => claimed.length,
+      (n) => n === 1,
+    );
     // The worker is dead from here on: its loop stops, and its claim is never dialled.
     const stopped = a.dispatcher!.stop();
 
-    const b = (await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_DIAL_LOG: logs[1] }, jobs: { dispatcher: { leaseMs: 400 } } })).app;
-    const call = await waitFor(() => b.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } }), (c) => c.status === 'completed');
+    const b = (
+      await buildTestApp({
+        databaseUrl: url,
+        env: { ...FAST, SIMULATED_DIAL_LOG: logs[1] },
+        jobs: { dispatcher: { leaseMs: 400 } },
+      })
+    ).app;
+    const call = await waitFor(
+      () => b.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } }),
+      (c) => c.status === 'completed',
+    );
     release();
     await stopped;
 
@@ -331,16 +461,35 @@ describe('dispatcher', () => {
   it('a call whose dial was requested but never recorded is failed once its owner stopped retrying, not dialled again', async () => {
     const { app } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
     const tenant = await createTenant(app.prisma);
-    const callId = (await trigger(app, tenant.key)).json().call_id;
+    const callId = callIdOf(await trigger(app, tenant.key));
     // As if a worker recorded its intent to dial and its lease ran out a second ago: it may be alive, retrying the
     // write of the provider id through a database outage, so the call is left to it.
-    await app.prisma.call.update({ where: { id: callId }, data: { status: 'dialing', startedAt: new Date(), dialAttempts: 1, leaseOwner: 'dead', leaseExpiresAt: new Date(Date.now() - 1000) } });
+    await app.prisma.call.update({
+      where: { id: callId },
+      data: {
+        status: 'dialing',
+        startedAt: new Date(),
+        dialAttempts: 1,
+        leaseOwner: 'dead',
+        leaseExpiresAt: new Date(Date.now() - 1000),
+      },
+    });
     const { Dispatcher } = await import('../../src/dispatch/dispatcher.js');
     const log = dialLog();
     const dialer = new SimulatedDialer(log);
-    const dispatcher = new Dispatcher({ prisma: app.prisma, databaseUrl: '', dialer, now: () => new Date(), log: app.log, maxConcurrentCalls: 10 });
+    const dispatcher = new Dispatcher({
+      prisma: app.prisma,
+      databaseUrl: '',
+      dialer,
+      now: () => new Date(),
+      log: app.log,
+      maxConcurrentCalls: 10,
+    });
     await dispatcher.tick();
-    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({ status: 'dialing', leaseOwner: 'dead' });
+    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({
+      status: 'dialing',
+      leaseOwner: 'dead',
+    });
     // Past the owner's retries (about 30 s after its lease): it died, and the outcome is unknown.
     await app.prisma.call.update({ where: { id: callId }, data: { leaseExpiresAt: new Date(Date.now() - 31_000) } });
     await dispatcher.tick();
@@ -355,9 +504,18 @@ describe('queued calls and the clock', () => {
     let now = new Date('2026-11-27T23:30:00Z'); // Friday 18:30 in New York
     const { app } = await buildTestApp({ clock: () => now, env: { ...FAST, QUEUED_CALL_TTL_HOURS: '1' } });
     const tenant = await createTenant(app.prisma);
-    const agentId = (await createAgent(app.prisma, { accountId: tenant.accountId, name: 'office hours', phone: '+14155550111', timezone: 'America/New_York', windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' })).id;
-    const early = (await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: agentId })).json().call_id;
-    const late = (await trigger(app, tenant.key, { phone_number: '+14155552672', agent_id: agentId })).json().call_id;
+    const agentId = (
+      await createAgent(app.prisma, {
+        accountId: tenant.accountId,
+        name: 'office hours',
+        phone: '+14155550111',
+        timezone: 'America/New_York',
+        windows: ['mon-fri 09:00-17:00'],
+        outsideWindow: 'queue',
+      })
+    ).id;
+    const early = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: agentId }));
+    const late = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552672', agent_id: agentId }));
     await app.dispatcher!.settle();
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: early } })).status).toBe('initiated');
 

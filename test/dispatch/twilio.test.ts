@@ -15,7 +15,7 @@ import { connectTwiml, isValidTwilioSignature, twilioSignature } from '../../src
 import { buildTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
@@ -55,11 +55,17 @@ class TwilioStandIn {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse) {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const reply = (status: number, body: object) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    const error = (status: number, code: number, message: string) => reply(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
+    const reply = (status: number, body: object) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const error = (status: number, code: number, message: string) =>
+      reply(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
     const expected = `Basic ${Buffer.from(`${ACCOUNT_SID}:${TOKEN}`).toString('base64')}`;
     if (req.headers.authorization !== expected) return error(401, 20003, 'Authenticate');
-    if (req.method !== 'POST' || req.url !== `/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json` || !req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+    if (
+      req.method !== 'POST' ||
+      req.url !== `/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json` ||
+      !req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')
+    ) {
       return error(404, 20404, 'The requested resource was not found');
     }
     const form = new URLSearchParams(Buffer.concat(chunks).toString());
@@ -68,24 +74,41 @@ class TwilioStandIn {
     const to = form.get('To')!;
     if (to === REFUSED_TO) return error(400, 21211, "The 'To' number is not a valid phone number.");
     await this.gates.get(to)?.passed;
-    reply(201, { sid, account_sid: ACCOUNT_SID, to, from: form.get('From'), status: 'queued', api_version: '2010-04-01', uri: `/2010-04-01/Accounts/${ACCOUNT_SID}/Calls/${sid}.json` });
+    reply(201, {
+      sid,
+      account_sid: ACCOUNT_SID,
+      to,
+      from: form.get('From'),
+      status: 'queued',
+      api_version: '2010-04-01',
+      uri: `/2010-04-01/Accounts/${ACCOUNT_SID}/Calls/${sid}.json`,
+    });
   }
 }
 
 /** How Twilio signs a request, written independently of the code under test. */
 function signLikeTwilio(token: string, url: string, params: Record<string, string>) {
-  const data = url + Object.keys(params).sort().map((k) => k + params[k]).join('');
+  const data =
+    url +
+    Object.keys(params)
+      .sort()
+      .map((k) => k + params[k])
+      .join('');
   return createHmac('sha1', token).update(data).digest('base64');
 }
-
 
 const standIn = new TwilioStandIn();
 let apiBaseUrl: string;
 let app: App;
 let key: string;
 const env = () => ({
-  DIALER: 'twilio', TWILIO_ACCOUNT_SID: ACCOUNT_SID, TWILIO_AUTH_TOKEN: TOKEN, TWILIO_API_BASE_URL: apiBaseUrl,
-  PUBLIC_BASE_URL: PUBLIC, AGENT_STREAM_URL: STREAM, DISPATCH_ENABLED: 'true',
+  DIALER: 'twilio',
+  TWILIO_ACCOUNT_SID: ACCOUNT_SID,
+  TWILIO_AUTH_TOKEN: TOKEN,
+  TWILIO_API_BASE_URL: apiBaseUrl,
+  PUBLIC_BASE_URL: PUBLIC,
+  AGENT_STREAM_URL: STREAM,
+  DISPATCH_ENABLED: 'true',
 });
 
 afterAll(() => standIn.stop());
@@ -96,44 +119,85 @@ beforeAll(async () => {
 });
 
 /** Triggers a call and waits until Twilio was asked to place it. */
-async function place(phone = '+14155552671', extra: Record<string, string> = {}, options: { waitForSid?: boolean } = {}) {
-  const callId = (await trigger(app, key, { phone_number: phone, ...extra })).json().call_id as string;
+async function place(
+  phone = '+14155552671',
+  extra: Record<string, string> = {},
+  options: { waitForSid?: boolean } = {},
+) {
+  const callId = callIdOf(await trigger(app, key, { phone_number: phone, ...extra }));
   const create = await waitFor(() => standIn.creates.find((c) => c.form.get('Url')!.endsWith(callId)), Boolean);
-  if (options.waitForSid !== false) await waitFor(() => app.prisma.call.findUnique({ where: { id: callId } }), (c) => c?.providerCallId === create!.sid);
+  if (options.waitForSid !== false)
+    await waitFor(
+      () => app.prisma.call.findUnique({ where: { id: callId } }),
+      (c) => c?.providerCallId === create!.sid,
+    );
   return { callId, sid: create!.sid, create: create! };
 }
 
-function callback(kind: 'status' | 'twiml', callId: string, params: Record<string, string>, signature?: string | null, headers: Record<string, string> = {}) {
+function callback(
+  kind: 'status' | 'twiml',
+  callId: string,
+  params: Record<string, string>,
+  signature?: string | null,
+  headers: Record<string, string> = {},
+) {
   const path = `/telephony/twilio/${kind}?call_id=${callId}`;
   const sig = signature === undefined ? signLikeTwilio(TOKEN, `${PUBLIC}${path}`, params) : signature;
   return app.inject({
-    method: 'POST', url: path, payload: new URLSearchParams(params).toString(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(sig === null ? {} : { 'x-twilio-signature': sig }), ...headers },
+    method: 'POST',
+    url: path,
+    payload: new URLSearchParams(params).toString(),
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(sig === null ? {} : { 'x-twilio-signature': sig }),
+      ...headers,
+    },
   });
 }
 
 const statusParams = (sid: string, status: string, more: Record<string, string> = {}) => ({
-  AccountSid: ACCOUNT_SID, ApiVersion: '2010-04-01', CallSid: sid, CallStatus: status, CallbackSource: 'call-progress-events',
-  Called: '+14155552671', Caller: AGENT_PHONE, Direction: 'outbound-api', From: AGENT_PHONE, To: '+14155552671',
-  Timestamp: new Date().toUTCString(), ...more,
+  AccountSid: ACCOUNT_SID,
+  ApiVersion: '2010-04-01',
+  CallSid: sid,
+  CallStatus: status,
+  CallbackSource: 'call-progress-events',
+  Called: '+14155552671',
+  Caller: AGENT_PHONE,
+  Direction: 'outbound-api',
+  From: AGENT_PHONE,
+  To: '+14155552671',
+  Timestamp: new Date().toUTCString(),
+  ...more,
 });
 
 const snapshot = async (callId: string) => {
   const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
-  return { status: call.status, failureReason: call.failureReason, answeredAt: call.answeredAt, durationSeconds: call.durationSeconds, providerCallId: call.providerCallId, events: call.events.length };
+  return {
+    status: call.status,
+    failureReason: call.failureReason,
+    answeredAt: call.answeredAt,
+    durationSeconds: call.durationSeconds,
+    providerCallId: call.providerCallId,
+    events: call.events.length,
+  };
 };
 
 describe('Twilio dialer', () => {
   it('asks Twilio to place the call with callbacks, then follows its status callbacks; duplicates and late ones change nothing', async () => {
     const { callId, sid, create } = await place();
     expect(Object.fromEntries([...create.form].filter(([k]) => k !== 'StatusCallbackEvent'))).toEqual({
-      To: '+14155552671', From: AGENT_PHONE, Url: `${PUBLIC}/telephony/twilio/twiml?call_id=${callId}`, Method: 'POST',
-      StatusCallback: `${PUBLIC}/telephony/twilio/status?call_id=${callId}`, StatusCallbackMethod: 'POST',
+      To: '+14155552671',
+      From: AGENT_PHONE,
+      Url: `${PUBLIC}/telephony/twilio/twiml?call_id=${callId}`,
+      Method: 'POST',
+      StatusCallback: `${PUBLIC}/telephony/twilio/status?call_id=${callId}`,
+      StatusCallbackMethod: 'POST',
     });
     expect(create.form.getAll('StatusCallbackEvent')).toEqual(['initiated', 'ringing', 'answered', 'completed']);
     expect(await snapshot(callId)).toMatchObject({ status: 'dialing', providerCallId: sid });
 
-    for (const status of ['initiated', 'ringing']) expect((await callback('status', callId, statusParams(sid, status))).statusCode).toBe(204);
+    for (const status of ['initiated', 'ringing'])
+      expect((await callback('status', callId, statusParams(sid, status))).statusCode).toBe(204);
     const dialing = await snapshot(callId);
     expect(dialing).toMatchObject({ status: 'dialing', answeredAt: null });
 
@@ -145,18 +209,32 @@ describe('Twilio dialer', () => {
     expect((await callback('status', callId, statusParams(sid, 'in-progress'))).statusCode).toBe(204);
     expect(await snapshot(callId)).toEqual(inProgress);
 
-    expect((await callback('status', callId, statusParams(sid, 'completed', { CallDuration: '42' }))).statusCode).toBe(204);
+    expect((await callback('status', callId, statusParams(sid, 'completed', { CallDuration: '42' }))).statusCode).toBe(
+      204,
+    );
     const completed = await snapshot(callId);
-    expect(completed).toMatchObject({ status: 'completed', durationSeconds: 42, failureReason: null, events: inProgress.events + 1 });
+    expect(completed).toMatchObject({
+      status: 'completed',
+      durationSeconds: 42,
+      failureReason: null,
+      events: inProgress.events + 1,
+    });
     expect((await callback('status', callId, statusParams(sid, 'ringing'))).statusCode).toBe(204);
     expect((await callback('status', callId, statusParams(sid, 'busy'))).statusCode).toBe(204);
     expect(await snapshot(callId)).toEqual(completed);
-    const sources = await app.prisma.callEvent.findMany({ where: { callId }, orderBy: { occurredAt: 'asc' }, select: { toStatus: true, source: true } });
+    const sources = await app.prisma.callEvent.findMany({
+      where: { callId },
+      orderBy: { occurredAt: 'asc' },
+      select: { toStatus: true, source: true },
+    });
     expect(sources.filter((e) => e.source === 'provider').map((e) => e.toStatus)).toEqual(['in_progress', 'completed']);
   });
 
   it('busy and no-answer fail the call with that reason', async () => {
-    for (const [status, reason] of [['busy', 'busy'], ['no-answer', 'no_answer']] as const) {
+    for (const [status, reason] of [
+      ['busy', 'busy'],
+      ['no-answer', 'no_answer'],
+    ] as const) {
       const { callId, sid } = await place();
       expect((await callback('status', callId, statusParams(sid, status))).statusCode).toBe(204);
       expect(await snapshot(callId)).toMatchObject({ status: 'failed', failureReason: reason, answeredAt: null });
@@ -170,18 +248,42 @@ describe('Twilio dialer', () => {
     const busy = statusParams(sid, 'busy');
     const forged = [
       callback('status', callId, busy, null),
-      callback('status', callId, busy, signLikeTwilio('wrong-token', `${PUBLIC}/telephony/twilio/status?call_id=${callId}`, busy)),
+      callback(
+        'status',
+        callId,
+        busy,
+        signLikeTwilio('wrong-token', `${PUBLIC}/telephony/twilio/status?call_id=${callId}`, busy),
+      ),
       // Signed for another call's URL, or for other parameters.
-      callback('status', callId, busy, signLikeTwilio(TOKEN, `${PUBLIC}/telephony/twilio/status?call_id=${other.callId}`, busy)),
-      callback('status', callId, busy, signLikeTwilio(TOKEN, `${PUBLIC}/telephony/twilio/status?call_id=${callId}`, statusParams(sid, 'ringing'))),
-      callback('status', callId, busy, signLikeTwilio(TOKEN, `http://localhost/telephony/twilio/status?call_id=${callId}`, busy), { host: 'localhost' }),
+      callback(
+        'status',
+        callId,
+        busy,
+        signLikeTwilio(TOKEN, `${PUBLIC}/telephony/twilio/status?call_id=${other.callId}`, busy),
+      ),
+      callback(
+        'status',
+        callId,
+        busy,
+        signLikeTwilio(TOKEN, `${PUBLIC}/telephony/twilio/status?call_id=${callId}`, statusParams(sid, 'ringing')),
+      ),
+      callback(
+        'status',
+        callId,
+        busy,
+        signLikeTwilio(TOKEN, `http://localhost/telephony/twilio/status?call_id=${callId}`, busy),
+        { host: 'localhost' },
+      ),
     ];
     for (const response of await Promise.all(forged)) {
       expect(response.statusCode).toBe(403);
       expect(response.json()).toEqual({ success: false, error: 'Invalid Twilio signature' });
     }
     expect(await snapshot(callId)).toEqual(before);
-    expect((await callback('status', callId, busy, undefined, { host: 'internal:8443', 'x-forwarded-host': 'evil.example' })).statusCode).toBe(204);
+    expect(
+      (await callback('status', callId, busy, undefined, { host: 'internal:8443', 'x-forwarded-host': 'evil.example' }))
+        .statusCode,
+    ).toBe(204);
     expect(await snapshot(callId)).toMatchObject({ status: 'failed', failureReason: 'busy' });
   });
 
@@ -194,15 +296,28 @@ describe('Twilio dialer', () => {
     expect(await snapshot(callId)).toMatchObject({ status: 'dialing' });
   });
 
-  it('a callback while the database is down is answered 503 in the envelope, not as one of the routes\' own HTTP errors', async () => {
-    const down = (await buildTestApp({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/nowhere', env: { ...env(), DISPATCH_ENABLED: 'false' } })).app;
+  it("a callback while the database is down is answered 503 in the envelope, not as one of the routes' own HTTP errors", async () => {
+    const down = (
+      await buildTestApp({
+        databaseUrl: 'postgresql://postgres@127.0.0.1:1/nowhere',
+        env: { ...env(), DISPATCH_ENABLED: 'false' },
+      })
+    ).app;
     const path = '/telephony/twilio/status?call_id=00000000-0000-4000-8000-000000000000';
     const params = statusParams(`CA${'0'.repeat(32)}`, 'busy');
     const response = await down.inject({
-      method: 'POST', url: path, payload: new URLSearchParams(params).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signLikeTwilio(TOKEN, `${PUBLIC}${path}`, params) },
+      method: 'POST',
+      url: path,
+      payload: new URLSearchParams(params).toString(),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': signLikeTwilio(TOKEN, `${PUBLIC}${path}`, params),
+      },
     });
-    expect([response.statusCode, response.json()]).toEqual([503, { success: false, error: 'Service temporarily unavailable' }]);
+    expect([response.statusCode, response.json()]).toEqual([
+      503,
+      { success: false, error: 'Service temporarily unavailable' },
+    ]);
   });
 
   it('a callback that beats the dialer records the sid with its update; the dialer then finds the call settled', async () => {
@@ -217,7 +332,13 @@ describe('Twilio dialer', () => {
     // guess at how long that takes under load).
     await app.dispatcher!.settle();
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
-    expect(call).toMatchObject({ status: 'failed', failureReason: 'no_answer', providerCallId: sid, dialAttempts: 1, leaseOwner: null });
+    expect(call).toMatchObject({
+      status: 'failed',
+      failureReason: 'no_answer',
+      providerCallId: sid,
+      dialAttempts: 1,
+      leaseOwner: null,
+    });
   });
 
   it('TwiML connects the answered call to the agent stream with escaped parameters, and is signed too', async () => {
@@ -226,15 +347,26 @@ describe('Twilio dialer', () => {
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
     const params = statusParams(sid, 'in-progress');
     expect((await callback('twiml', callId, params, null)).statusCode).toBe(403);
-    expect((await callback('twiml', callId, params, signLikeTwilio('wrong-token', `${PUBLIC}/telephony/twilio/twiml?call_id=${callId}`, params))).statusCode).toBe(403);
+    expect(
+      (
+        await callback(
+          'twiml',
+          callId,
+          params,
+          signLikeTwilio('wrong-token', `${PUBLIC}/telephony/twilio/twiml?call_id=${callId}`, params),
+        )
+      ).statusCode,
+    ).toBe(403);
 
     const response = await callback('twiml', callId, params);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/xml/);
-    expect(response.body).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://agent.example.test/stream">'
-      + `<Parameter name="agent_id" value="${call.agentId}"/><Parameter name="call_id" value="${callId}"/>`
-      + '<Parameter name="name" value="Ada &amp; &quot;Bob&quot; &lt;x&gt;"/><Parameter name="email" value="o&apos;brien&amp;co@example.com"/>'
-      + '</Stream></Connect></Response>');
+    expect(response.body).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://agent.example.test/stream">' +
+        `<Parameter name="agent_id" value="${call.agentId}"/><Parameter name="call_id" value="${callId}"/>` +
+        '<Parameter name="name" value="Ada &amp; &quot;Bob&quot; &lt;x&gt;"/><Parameter name="email" value="o&apos;brien&amp;co@example.com"/>' +
+        '</Stream></Connect></Response>',
+    );
 
     const anonymous = await place('+14155552674');
     const bare = await callback('twiml', anonymous.callId, statusParams(anonymous.sid, 'in-progress'));
@@ -242,19 +374,33 @@ describe('Twilio dialer', () => {
     expect(bare.body).not.toMatch(/name="(name|email)"/);
     // A call that is already over is hung up rather than handed to the agent.
     await callback('status', anonymous.callId, statusParams(anonymous.sid, 'canceled'));
-    expect((await callback('twiml', anonymous.callId, statusParams(anonymous.sid, 'in-progress'))).body).toContain('<Hangup/>');
+    expect((await callback('twiml', anonymous.callId, statusParams(anonymous.sid, 'in-progress'))).body).toContain(
+      '<Hangup/>',
+    );
   });
 
-  it('a dial Twilio refuses fails the call with provider_error, and the log names Twilio\'s error but never the token', async () => {
+  it("a dial Twilio refuses fails the call with provider_error, and the log names Twilio's error but never the token", async () => {
     const lines: string[] = [];
-    const sink = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
     const { url } = await freshDatabase();
     const config = loadConfig({ ...env(), LOG_LEVEL: 'info', DATA_DIR: '.data/test', DATABASE_URL: url });
-    const logged = await buildApp({ config, databaseUrl: url, logger: pino(loggerOptions('info') as LoggerOptions, sink) });
+    const logged = await buildApp({
+      config,
+      databaseUrl: url,
+      logger: pino(loggerOptions('info') as LoggerOptions, sink),
+    });
     afterAll(() => logged.close());
     const tenant = await createTenant(logged.prisma);
-    const callId = (await trigger(logged, tenant.key, { phone_number: REFUSED_TO })).json().call_id as string;
-    const call = await waitFor(() => logged.prisma.call.findUniqueOrThrow({ where: { id: callId } }), (c) => c.status === 'failed');
+    const callId = callIdOf(await trigger(logged, tenant.key, { phone_number: REFUSED_TO }));
+    const call = await waitFor(
+      () => logged.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+      (c) => c.status === 'failed',
+    );
     expect(call).toMatchObject({ failureReason: 'provider_error', providerCallId: null, dialAttempts: 1 });
     const log = lines.join('');
     expect(log).toContain('dial failed');
@@ -264,12 +410,30 @@ describe('Twilio dialer', () => {
   });
 
   it('the dialer reports rejected credentials and timeouts without the token', async () => {
-    const wrong = new TwilioDialer({ accountSid: ACCOUNT_SID, authToken: 'not-the-token', apiBaseUrl, publicBaseUrl: PUBLIC });
-    const request = { callId: '00000000-0000-4000-8000-000000000001', to: '+14155552675', from: AGENT_PHONE, agentId: 'a', name: null, email: null };
+    const wrong = new TwilioDialer({
+      accountSid: ACCOUNT_SID,
+      authToken: 'not-the-token',
+      apiBaseUrl,
+      publicBaseUrl: PUBLIC,
+    });
+    const request = {
+      callId: '00000000-0000-4000-8000-000000000001',
+      to: '+14155552675',
+      from: AGENT_PHONE,
+      agentId: 'a',
+      name: null,
+      email: null,
+    };
     const refused = await wrong.dial(request).catch((e: Error) => e);
     expect((refused as Error).message).toBe('Twilio refused the call (HTTP 401, code 20003: Authenticate)');
     standIn.hold('+14155552676');
-    const slow = new TwilioDialer({ accountSid: ACCOUNT_SID, authToken: TOKEN, apiBaseUrl, publicBaseUrl: PUBLIC, timeoutMs: 100 });
+    const slow = new TwilioDialer({
+      accountSid: ACCOUNT_SID,
+      authToken: TOKEN,
+      apiBaseUrl,
+      publicBaseUrl: PUBLIC,
+      timeoutMs: 100,
+    });
     const timedOut = await slow.dial({ ...request, to: '+14155552676' }).catch((e: Error) => e);
     expect((timedOut as Error).message).toBe('Twilio call create failed: no answer within 100 ms');
     standIn.release('+14155552676');
@@ -278,12 +442,19 @@ describe('Twilio dialer', () => {
 
 describe('mapTwilioStatus', () => {
   it.each([
-    ['queued', undefined, null], ['initiated', undefined, null], ['ringing', undefined, null],
+    ['queued', undefined, null],
+    ['initiated', undefined, null],
+    ['ringing', undefined, null],
     ['in-progress', undefined, { kind: 'answered' }],
-    ['completed', '42', { kind: 'completed', durationSeconds: 42 }], ['completed', undefined, { kind: 'completed' }], ['completed', 'abc', { kind: 'completed' }],
-    ['busy', undefined, { kind: 'failed', reason: 'busy' }], ['no-answer', undefined, { kind: 'failed', reason: 'no_answer' }],
-    ['canceled', undefined, { kind: 'failed', reason: 'canceled' }], ['failed', undefined, { kind: 'failed', reason: 'provider_error' }],
-    ['answered', undefined, null], ['', undefined, null],
+    ['completed', '42', { kind: 'completed', durationSeconds: 42 }],
+    ['completed', undefined, { kind: 'completed' }],
+    ['completed', 'abc', { kind: 'completed' }],
+    ['busy', undefined, { kind: 'failed', reason: 'busy' }],
+    ['no-answer', undefined, { kind: 'failed', reason: 'no_answer' }],
+    ['canceled', undefined, { kind: 'failed', reason: 'canceled' }],
+    ['failed', undefined, { kind: 'failed', reason: 'provider_error' }],
+    ['answered', undefined, null],
+    ['', undefined, null],
   ])('%s (CallDuration %s) -> %j', (status, duration, expected) => {
     expect(mapTwilioStatus(status, duration)).toEqual(expected);
   });
@@ -292,7 +463,13 @@ describe('mapTwilioStatus', () => {
 describe('X-Twilio-Signature', () => {
   // The worked example of Twilio's request-validation docs (twilio-php "Validate Incoming Requests").
   const url = 'https://mycompany.com/myapp.php?foo=1&bar=2';
-  const params = { CallSid: 'CA1234567890ABCDE', Caller: '+14158675309', Digits: '1234', From: '+14158675309', To: '+18005551212' };
+  const params = {
+    CallSid: 'CA1234567890ABCDE',
+    Caller: '+14158675309',
+    Digits: '1234',
+    From: '+14158675309',
+    To: '+18005551212',
+  };
 
   it("matches Twilio's documented example", () => {
     expect(twilioSignature('12345', url, params)).toBe('RSOYDt4T1cUTdK1PDd93/VVr8B8=');
@@ -303,19 +480,50 @@ describe('X-Twilio-Signature', () => {
     expect(isValidTwilioSignature('12345', undefined, url, params)).toBe(false);
     expect(isValidTwilioSignature('12346', 'RSOYDt4T1cUTdK1PDd93/VVr8B8=', url, params)).toBe(false);
     expect(isValidTwilioSignature('12345', 'RSOYDt4T1cUTdK1PDd93/VVr8B8=', `${url}&x=1`, params)).toBe(false);
-    expect(isValidTwilioSignature('12345', 'RSOYDt4T1cUTdK1PDd93/VVr8B8=', url, { ...params, Digits: '1235' })).toBe(false);
-    expect(twilioSignature('t', 'u', { b: ['2', '1'], a: 'x' })).toBe(createHmac('sha1', 't').update('uaxb1b2').digest('base64'));
+    expect(isValidTwilioSignature('12345', 'RSOYDt4T1cUTdK1PDd93/VVr8B8=', url, { ...params, Digits: '1235' })).toBe(
+      false,
+    );
+    expect(twilioSignature('t', 'u', { b: ['2', '1'], a: 'x' })).toBe(
+      createHmac('sha1', 't').update('uaxb1b2').digest('base64'),
+    );
   });
 
   it('a Parameter value read back by an XML parser is exactly the name given: line breaks, tabs, quotes, markup, Unicode', () => {
     const parameterValues = (twiml: string) => {
-      const document = new DOMParser({ onError: (level, message) => { throw new Error(`${level}: ${message}`); } }).parseFromString(twiml, 'text/xml');
+      const document = new DOMParser({
+        onError: (level, message) => {
+          throw new Error(`${level}: ${message}`);
+        },
+      }).parseFromString(twiml, 'text/xml');
       const parameters = document.getElementsByTagName('Parameter');
-      return Object.fromEntries(Array.from({ length: parameters.length }, (_, i) => [parameters.item(i)!.getAttribute('name'), parameters.item(i)!.getAttribute('value')]));
+      return Object.fromEntries(
+        Array.from({ length: parameters.length }, (_, i) => [
+          String(parameters.item(i)!.getAttribute('name')),
+          parameters.item(i)!.getAttribute('value'),
+        ]),
+      );
     };
-    for (const name of ['co\nline2\tTab', 'a\r\nb', '\t lead and trail \n', `"quoted" 'single'`, '<b>&amp; &</b>', 'Zoë 😀 李 \u00a0nbsp', 'x\u2028y\u0085z']) {
-      const twiml = connectTwiml('wss://a.test/s?x=1&y=2', { id: 'c', agentId: 'a', name, email: `e\n${name}@example.com` });
-      expect(parameterValues(twiml), JSON.stringify(name)).toEqual({ agent_id: 'a', call_id: 'c', name, email: `e\n${name}@example.com` });
+    for (const name of [
+      'co\nline2\tTab',
+      'a\r\nb',
+      '\t lead and trail \n',
+      `"quoted" 'single'`,
+      '<b>&amp; &</b>',
+      'Zoë 😀 李 \u00a0nbsp',
+      'x\u2028y\u0085z',
+    ]) {
+      const twiml = connectTwiml('wss://a.test/s?x=1&y=2', {
+        id: 'c',
+        agentId: 'a',
+        name,
+        email: `e\n${name}@example.com`,
+      });
+      expect(parameterValues(twiml), JSON.stringify(name)).toEqual({
+        agent_id: 'a',
+        call_id: 'c',
+        name,
+        email: `e\n${name}@example.com`,
+      });
     }
   });
 

@@ -2,7 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { plan, type CallStatus, type CallUpdate } from '../../src/domain/call-lifecycle.js';
 
-const steps = (status: CallStatus, update: CallUpdate) => plan(status, update).map((t) => `${t.from}>${t.to}${t.event ? `:${t.event}` : ''}${t.failureReason ? `(${t.failureReason})` : ''}`);
+const steps = (status: CallStatus, update: CallUpdate) =>
+  plan(status, update).map(
+    (t) => `${t.from}>${t.to}${t.event ? `:${t.event}` : ''}${t.failureReason ? `(${t.failureReason})` : ''}`,
+  );
 
 describe('call lifecycle', () => {
   it.each<[CallStatus, CallUpdate, string[]]>([
@@ -32,7 +35,12 @@ describe('call lifecycle', () => {
   });
 
   it('any sequence of updates reaches at most one terminal status and at most one terminal event', () => {
-    const updates: CallUpdate[] = [{ kind: 'dialing' }, { kind: 'answered' }, { kind: 'completed' }, { kind: 'failed', reason: 'busy' }];
+    const updates: CallUpdate[] = [
+      { kind: 'dialing' },
+      { kind: 'answered' },
+      { kind: 'completed' },
+      { kind: 'failed', reason: 'busy' },
+    ];
     for (let seed = 0; seed < 2000; seed++) {
       let status: CallStatus = 'initiated';
       let terminalEvents = 0;

@@ -123,7 +123,7 @@ describe('isWithinCallingWindow', () => {
     ['x-midnight: sat midnight', ['fri 22:00-06:00'], NY, '2026-01-10T00:00:00-05:00', true],
     ['x-midnight: sat end - 1ms', ['fri 22:00-06:00'], NY, '2026-01-10T05:59:59.999-05:00', true],
     ['x-midnight: sat end', ['fri 22:00-06:00'], NY, '2026-01-10T06:00:00-05:00', false],
-    ['x-midnight: fri 03:00 is thursday\'s', ['fri 22:00-06:00'], NY, '2026-01-09T03:00:00-05:00', false],
+    ["x-midnight: fri 03:00 is thursday's", ['fri 22:00-06:00'], NY, '2026-01-09T03:00:00-05:00', false],
     ['x-midnight: fri 03:00 with thu listed', ['thu,fri 22:00-06:00'], NY, '2026-01-09T03:00:00-05:00', true],
     ['x-midnight: sat 22:00 not listed', ['fri 22:00-06:00'], NY, '2026-01-10T22:00:00-05:00', false],
     // Wrapping weekday range fri-mon.
@@ -133,9 +133,9 @@ describe('isWithinCallingWindow', () => {
     ['fri-mon: mon', ['fri-mon 10:00-14:00'], NY, '2026-01-12T12:00:00-05:00', true],
     ['fri-mon: tue', ['fri-mon 10:00-14:00'], NY, '2026-01-06T12:00:00-05:00', false],
     ['fri-mon: thu', ['fri-mon 10:00-14:00'], NY, '2026-01-08T12:00:00-05:00', false],
-    ['fri-mon nights: tue 05:00 is monday\'s', ['fri-mon 22:00-06:00'], NY, '2026-01-06T05:00:00-05:00', true],
+    ["fri-mon nights: tue 05:00 is monday's", ['fri-mon 22:00-06:00'], NY, '2026-01-06T05:00:00-05:00', true],
     ['fri-mon nights: tue 06:00', ['fri-mon 22:00-06:00'], NY, '2026-01-06T06:00:00-05:00', false],
-    ['fri-mon nights: fri 05:00 is thursday\'s', ['fri-mon 22:00-06:00'], NY, '2026-01-09T05:00:00-05:00', false],
+    ["fri-mon nights: fri 05:00 is thursday's", ['fri-mon 22:00-06:00'], NY, '2026-01-09T05:00:00-05:00', false],
     // 24:00 and 00:00 ends.
     ['24:00: start', ['mon 18:00-24:00'], NY, '2026-01-05T18:00:00-05:00', true],
     ['24:00: last ms of day', ['mon 18:00-24:00'], NY, '2026-01-05T23:59:59.999-05:00', true],
@@ -206,8 +206,20 @@ describe('isWithinCallingWindow across DST (wall-clock semantics)', () => {
 
 describe('nextWindowOpening', () => {
   it.each<[string, string[], string, string, string]>([
-    ['already open -> same instant', ['mon-fri 09:00-17:00'], NY, '2026-01-05T10:15:30.123-05:00', '2026-01-05T15:15:30.123Z'],
-    ['exactly at start -> same instant', ['mon-fri 09:00-17:00'], NY, '2026-01-05T09:00:00-05:00', '2026-01-05T14:00:00Z'],
+    [
+      'already open -> same instant',
+      ['mon-fri 09:00-17:00'],
+      NY,
+      '2026-01-05T10:15:30.123-05:00',
+      '2026-01-05T15:15:30.123Z',
+    ],
+    [
+      'exactly at start -> same instant',
+      ['mon-fri 09:00-17:00'],
+      NY,
+      '2026-01-05T09:00:00-05:00',
+      '2026-01-05T14:00:00Z',
+    ],
     ['no windows -> same instant', [], NY, '2026-01-10T03:00:00-05:00', '2026-01-10T08:00:00Z'],
     ['later today', ['mon-fri 09:00-17:00'], NY, '2026-01-05T07:00:00-05:00', '2026-01-05T14:00:00Z'],
     ['at end -> tomorrow', ['mon-fri 09:00-17:00'], NY, '2026-01-05T17:00:00-05:00', '2026-01-06T14:00:00Z'],
@@ -215,31 +227,115 @@ describe('nextWindowOpening', () => {
     ['friday evening -> monday', ['mon-fri 09:00-17:00'], NY, '2026-01-09T17:00:00-05:00', '2026-01-12T14:00:00Z'],
     ['saturday -> monday', ['mon-fri 09:00-17:00'], NY, '2026-01-10T12:00:00-05:00', '2026-01-12T14:00:00Z'],
     ['one day a week -> 7 days later', ['tue 08:00-09:00'], NY, '2026-01-06T09:00:00-05:00', '2026-01-13T13:00:00Z'],
-    ['x-midnight open on saturday morning', ['fri 22:00-06:00'], NY, '2026-01-10T03:00:00-05:00', '2026-01-10T08:00:00Z'],
+    [
+      'x-midnight open on saturday morning',
+      ['fri 22:00-06:00'],
+      NY,
+      '2026-01-10T03:00:00-05:00',
+      '2026-01-10T08:00:00Z',
+    ],
     ['x-midnight closed -> next friday', ['fri 22:00-06:00'], NY, '2026-01-10T06:00:00-05:00', '2026-01-17T03:00:00Z'],
-    ['multi: lunch gap -> afternoon', ['mon-fri 09:00-12:00', 'mon-fri 13:00-17:00'], NY, '2026-01-05T12:00:00-05:00', '2026-01-05T18:00:00Z'],
-    ['multi: earliest of several', ['mon-fri 09:00-17:00', 'sat 10:00-12:00'], NY, '2026-01-09T18:00:00-05:00', '2026-01-10T15:00:00Z'],
+    [
+      'multi: lunch gap -> afternoon',
+      ['mon-fri 09:00-12:00', 'mon-fri 13:00-17:00'],
+      NY,
+      '2026-01-05T12:00:00-05:00',
+      '2026-01-05T18:00:00Z',
+    ],
+    [
+      'multi: earliest of several',
+      ['mon-fri 09:00-17:00', 'sat 10:00-12:00'],
+      NY,
+      '2026-01-09T18:00:00-05:00',
+      '2026-01-10T15:00:00Z',
+    ],
     ['tokyo zone', ['mon-fri 09:00-17:00'], 'Asia/Tokyo', '2026-01-04T12:00:00Z', '2026-01-05T00:00:00Z'],
     // DST, New York.
-    ['NY spring: start in the gap opens at 03:00 EDT', ['daily 02:30-04:00'], NY, '2026-03-07T18:00:00-05:00', '2026-03-08T07:00:00Z'],
-    ['NY spring: weekend -> monday EDT', ['mon-fri 09:00-17:00'], NY, '2026-03-06T17:00:00-05:00', '2026-03-09T13:00:00Z'],
-    ['NY spring: 01:00-03:00 closed at 03:00 EDT -> next day', ['daily 01:00-03:00'], NY, '2026-03-08T07:00:00Z', '2026-03-09T05:00:00Z'],
-    ['NY spring: window wholly in the gap is skipped', ['sun 02:15-02:45'], NY, '2026-03-07T12:00:00-05:00', '2026-03-15T06:15:00Z'],
+    [
+      'NY spring: start in the gap opens at 03:00 EDT',
+      ['daily 02:30-04:00'],
+      NY,
+      '2026-03-07T18:00:00-05:00',
+      '2026-03-08T07:00:00Z',
+    ],
+    [
+      'NY spring: weekend -> monday EDT',
+      ['mon-fri 09:00-17:00'],
+      NY,
+      '2026-03-06T17:00:00-05:00',
+      '2026-03-09T13:00:00Z',
+    ],
+    [
+      'NY spring: 01:00-03:00 closed at 03:00 EDT -> next day',
+      ['daily 01:00-03:00'],
+      NY,
+      '2026-03-08T07:00:00Z',
+      '2026-03-09T05:00:00Z',
+    ],
+    [
+      'NY spring: window wholly in the gap is skipped',
+      ['sun 02:15-02:45'],
+      NY,
+      '2026-03-07T12:00:00-05:00',
+      '2026-03-15T06:15:00Z',
+    ],
     ['NY fall: first 01:00 is EDT', ['daily 01:00-02:00'], NY, '2026-10-31T12:00:00-04:00', '2026-11-01T05:00:00Z'],
-    ['NY fall: repeated 01:30 opens again in EST', ['daily 01:30-03:00'], NY, '2026-11-01T06:00:00Z', '2026-11-01T06:30:00Z'],
-    ['NY fall: clock falls back into window', ['daily 00:00-01:30'], NY, '2026-11-01T05:30:00Z', '2026-11-01T06:00:00Z'],
-    ['NY fall: weekend -> monday EST', ['mon-fri 09:00-17:00'], NY, '2026-10-30T17:00:00-04:00', '2026-11-02T14:00:00Z'],
+    [
+      'NY fall: repeated 01:30 opens again in EST',
+      ['daily 01:30-03:00'],
+      NY,
+      '2026-11-01T06:00:00Z',
+      '2026-11-01T06:30:00Z',
+    ],
+    [
+      'NY fall: clock falls back into window',
+      ['daily 00:00-01:30'],
+      NY,
+      '2026-11-01T05:30:00Z',
+      '2026-11-01T06:00:00Z',
+    ],
+    [
+      'NY fall: weekend -> monday EST',
+      ['mon-fri 09:00-17:00'],
+      NY,
+      '2026-10-30T17:00:00-04:00',
+      '2026-11-02T14:00:00Z',
+    ],
     // DST, London.
-    ['London spring: gap start opens at 02:00 BST', ['daily 01:30-02:30'], LON, '2026-03-28T12:00:00Z', '2026-03-29T01:00:00Z'],
+    [
+      'London spring: gap start opens at 02:00 BST',
+      ['daily 01:30-02:30'],
+      LON,
+      '2026-03-28T12:00:00Z',
+      '2026-03-29T01:00:00Z',
+    ],
     ['London spring: 09:00 BST', ['daily 09:00-17:00'], LON, '2026-03-28T18:00:00Z', '2026-03-29T08:00:00Z'],
     ['London fall: open in first 01:xx', ['daily 01:00-02:00'], LON, '2026-10-25T00:30:00Z', '2026-10-25T00:30:00Z'],
     ['London fall: 09:00 GMT', ['daily 09:00-17:00'], LON, '2026-10-24T18:00:00+01:00', '2026-10-25T09:00:00Z'],
     // DST, Sydney (southern hemisphere).
     ['Sydney April: open in second 02:xx', ['daily 02:00-03:00'], SYD, '2026-04-04T16:30:00Z', '2026-04-04T16:30:00Z'],
     ['Sydney April: first 02:00 is AEDT', ['daily 02:00-03:00'], SYD, '2026-04-04T12:00:00Z', '2026-04-04T15:00:00Z'],
-    ['Sydney April: after 03:00 AEST -> next day', ['daily 02:00-03:00'], SYD, '2026-04-04T17:00:00Z', '2026-04-05T16:00:00Z'],
-    ['Sydney October: gap start opens at 03:00 AEDT', ['daily 02:30-04:00'], SYD, '2026-10-03T12:00:00Z', '2026-10-03T16:00:00Z'],
-    ['Sydney October: weekend -> monday AEDT', ['mon-fri 09:00-17:00'], SYD, '2026-10-02T17:00:00+10:00', '2026-10-04T22:00:00Z'],
+    [
+      'Sydney April: after 03:00 AEST -> next day',
+      ['daily 02:00-03:00'],
+      SYD,
+      '2026-04-04T17:00:00Z',
+      '2026-04-05T16:00:00Z',
+    ],
+    [
+      'Sydney October: gap start opens at 03:00 AEDT',
+      ['daily 02:30-04:00'],
+      SYD,
+      '2026-10-03T12:00:00Z',
+      '2026-10-03T16:00:00Z',
+    ],
+    [
+      'Sydney October: weekend -> monday AEDT',
+      ['mon-fri 09:00-17:00'],
+      SYD,
+      '2026-10-02T17:00:00+10:00',
+      '2026-10-04T22:00:00Z',
+    ],
   ])('%s', (_desc, texts, zone, fromIso, expectedIso) => {
     expect(nextWindowOpening(windows(...texts), zone, at(fromIso))?.toISOString()).toBe(at(expectedIso).toISOString());
   });
@@ -249,16 +345,23 @@ describe('nextWindowOpening', () => {
   });
 
   // luxon resolves ambiguous wall times using the offset in effect "now"; our answers must not depend on the season we run in.
-  it.each([Date.UTC(2026, 0, 15), Date.UTC(2026, 6, 15)])('fall-back answers do not depend on the current date (now=%d)', (now) => {
-    const saved = Settings.now;
-    Settings.now = () => now;
-    try {
-      expect(nextWindowOpening(windows('daily 01:00-02:00'), NY, at('2026-10-31T12:00:00-04:00'))?.toISOString()).toBe('2026-11-01T05:00:00.000Z');
-      expect(nextWindowOpening(windows('daily 01:30-03:00'), NY, at('2026-11-01T06:00:00Z'))?.toISOString()).toBe('2026-11-01T06:30:00.000Z');
-    } finally {
-      Settings.now = saved;
-    }
-  });
+  it.each([Date.UTC(2026, 0, 15), Date.UTC(2026, 6, 15)])(
+    'fall-back answers do not depend on the current date (now=%d)',
+    (now) => {
+      const saved = Settings.now;
+      Settings.now = () => now;
+      try {
+        expect(
+          nextWindowOpening(windows('daily 01:00-02:00'), NY, at('2026-10-31T12:00:00-04:00'))?.toISOString(),
+        ).toBe('2026-11-01T05:00:00.000Z');
+        expect(nextWindowOpening(windows('daily 01:30-03:00'), NY, at('2026-11-01T06:00:00Z'))?.toISOString()).toBe(
+          '2026-11-01T06:30:00.000Z',
+        );
+      } finally {
+        Settings.now = saved;
+      }
+    },
+  );
 });
 
 describe('time zones', () => {
@@ -278,8 +381,12 @@ describe('time zones', () => {
 
   it.each(['Mars/Olympus_Mons', ''])('evaluation rejects invalid zone %j', (zone) => {
     const w = windows('mon-fri 09:00-17:00');
-    expect(errorOf(() => isWithinCallingWindow(w, zone, at('2026-01-05T12:00:00Z'))).message).toBe(`Invalid time zone "${zone}"`);
-    expect(errorOf(() => nextWindowOpening(w, zone, at('2026-01-05T12:00:00Z'))).message).toBe(`Invalid time zone "${zone}"`);
+    expect(errorOf(() => isWithinCallingWindow(w, zone, at('2026-01-05T12:00:00Z'))).message).toBe(
+      `Invalid time zone "${zone}"`,
+    );
+    expect(errorOf(() => nextWindowOpening(w, zone, at('2026-01-05T12:00:00Z'))).message).toBe(
+      `Invalid time zone "${zone}"`,
+    );
   });
 
   it('evaluation rejects an invalid Date', () => {
@@ -290,10 +397,32 @@ describe('time zones', () => {
 describe('callingWindowsSchemaCheck', () => {
   it.each<[string, unknown, CallingWindow[]]>([
     ['empty list', [], []],
-    ['weekday window', [{ days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' }], [{ days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' }]],
-    ['24:00 end and cross-midnight', [{ days: [7], start: '00:00', end: '24:00' }, { days: [5], start: '22:00', end: '06:00' }], [{ days: [7], start: '00:00', end: '24:00' }, { days: [5], start: '22:00', end: '06:00' }]],
-    ['normalises day order and duplicates', [{ days: [5, 1, 5], start: '09:00', end: '10:00' }], [{ days: [1, 5], start: '09:00', end: '10:00' }]],
-    ['drops unknown keys', [{ days: [1], start: '09:00', end: '10:00', note: 'x' }], [{ days: [1], start: '09:00', end: '10:00' }]],
+    [
+      'weekday window',
+      [{ days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' }],
+      [{ days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' }],
+    ],
+    [
+      '24:00 end and cross-midnight',
+      [
+        { days: [7], start: '00:00', end: '24:00' },
+        { days: [5], start: '22:00', end: '06:00' },
+      ],
+      [
+        { days: [7], start: '00:00', end: '24:00' },
+        { days: [5], start: '22:00', end: '06:00' },
+      ],
+    ],
+    [
+      'normalises day order and duplicates',
+      [{ days: [5, 1, 5], start: '09:00', end: '10:00' }],
+      [{ days: [1, 5], start: '09:00', end: '10:00' }],
+    ],
+    [
+      'drops unknown keys',
+      [{ days: [1], start: '09:00', end: '10:00', note: 'x' }],
+      [{ days: [1], start: '09:00', end: '10:00' }],
+    ],
   ])('accepts %s', (_desc, value, expected) => {
     expect(callingWindowsSchemaCheck(value)).toEqual(expected);
   });

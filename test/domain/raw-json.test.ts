@@ -1,7 +1,14 @@
 // JSON text kept as written: members cut out of a body, entries in written order, raw text spliced into output.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hasRepeatedKey, memberText, minify, objectEntries, RawJson, stringifyWithRaw } from '../../src/domain/raw-json.js';
+import {
+  hasRepeatedKey,
+  memberText,
+  minify,
+  objectEntries,
+  RawJson,
+  stringifyWithRaw,
+} from '../../src/domain/raw-json.js';
 
 const json = fc.jsonValue();
 
@@ -17,7 +24,12 @@ describe('raw JSON', () => {
 
   it('objectEntries keeps written order, integer-like keys included, and decodes escaped keys', () => {
     const text = '{ "b" : 1, "10": {"x": [1, "]"]}, "2":"}", "\\u0061": null }';
-    expect(objectEntries(text)).toEqual([['b', '1'], ['10', '{"x": [1, "]"]}'], ['2', '"}"'], ['a', 'null']]);
+    expect(objectEntries(text)).toEqual([
+      ['b', '1'],
+      ['10', '{"x": [1, "]"]}'],
+      ['2', '"}"'],
+      ['a', 'null'],
+    ]);
     expect(objectEntries(' {} ')).toEqual([]);
   });
 
@@ -35,7 +47,9 @@ describe('raw JSON', () => {
     fc.assert(
       fc.property(json, (value) => {
         expect(stringifyWithRaw(value)).toBe(JSON.stringify(value));
-        expect(stringifyWithRaw({ a: 'x', raw: new RawJson('{"2":1,"1":2}'), b: value })).toBe(`{"a":"x","raw":{"2":1,"1":2},"b":${JSON.stringify(value)}}`);
+        expect(stringifyWithRaw({ a: 'x', raw: new RawJson('{"2":1,"1":2}'), b: value })).toBe(
+          `{"a":"x","raw":{"2":1,"1":2},"b":${JSON.stringify(value)}}`,
+        );
       }),
     );
   });

@@ -73,11 +73,19 @@ describe('webhookSigningKey', () => {
 });
 
 describe('WebhookSender.sign', () => {
-  it('gives the reference library\'s signature for any id, time and body', () => {
-    fc.assert(fc.property(fc.string(), fc.integer({ min: 0, max: 4_000_000_000 }), fc.string({ unit: 'binary' }), (id, seconds, body) => {
-      const secret = generateWebhookSecret();
-      const at = new Date(seconds * 1000 + 999);
-      expect(WebhookSender.sign(secret, id, at, body)).toBe(new Webhook(secret).sign(id, at, body));
-    }), { numRuns: 300 });
+  it("gives the reference library's signature for any id, time and body", () => {
+    fc.assert(
+      fc.property(
+        fc.string(),
+        fc.integer({ min: 0, max: 4_000_000_000 }),
+        fc.string({ unit: 'binary' }),
+        (id, seconds, body) => {
+          const secret = generateWebhookSecret();
+          const at = new Date(seconds * 1000 + 999);
+          expect(WebhookSender.sign(secret, id, at, body)).toBe(new Webhook(secret).sign(id, at, body));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -46,8 +46,20 @@ function closeAfterCurrentTest(app: App): void {
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const url = options.databaseUrl ?? (await freshDatabase()).url;
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: '.data/test', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', ...options.env, DATABASE_URL: url });
-  const app = await buildApp({ config, databaseUrl: url, ...(options.clock ? { clock: options.clock } : {}), ...(options.jobs ? { jobs: options.jobs } : {}) });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    DATA_DIR: '.data/test',
+    DISPATCH_ENABLED: 'false',
+    WEBHOOK_DELIVERY_ENABLED: 'false',
+    ...options.env,
+    DATABASE_URL: url,
+  });
+  const app = await buildApp({
+    config,
+    databaseUrl: url,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.jobs ? { jobs: options.jobs } : {}),
+  });
   open.add(app);
   closeAfterCurrentTest(app);
   return { app, config, databaseUrl: url };

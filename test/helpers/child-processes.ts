@@ -52,7 +52,11 @@ export function isRunning(child: ChildProcess): boolean {
  * Sends `signal` to the child's whole group and resolves with its exit code (or signal name). A group that outlives
  * `graceMs` (a hang on shutdown) is killed, so a stop always ends.
  */
-export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', graceMs = 20_000): Promise<number | string> {
+export async function stopChild(
+  child: ChildProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+  graceMs = 20_000,
+): Promise<number | string> {
   const exited = new Promise<number | string>((resolve) => {
     if (!isRunning(child)) resolve(child.exitCode ?? child.signalCode ?? -1);
     else child.once('exit', (code, sig) => resolve(code ?? sig ?? -1));

@@ -1,12 +1,18 @@
 // callctl in process (runCli) against a test database, its output captured: the exit code, stdout and stderr.
 import { runCli } from '../../src/cli/main.js';
+import { json } from './json.js';
 
 export interface CliRun {
   code: number;
   stdout: string;
   stderr: string;
-  /** stdout as the one JSON object a `--json` command prints. */
-  json(): Record<string, unknown>;
+  /** stdout as the one JSON object a `--json` command prints, of the shape the test expects. */
+  json<T = Record<string, unknown>>(): T;
+}
+
+/** What a `--json` command prints on stderr when it fails. */
+export interface CliError {
+  error: string;
 }
 
 export async function callctl(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
@@ -14,8 +20,12 @@ export async function callctl(databaseUrl: string, args: string[], env: Record<s
   let stderr = '';
   const code = await runCli(args, {
     env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env },
-    stdout: (s) => { stdout += s; },
-    stderr: (s) => { stderr += s; },
+    stdout: (s) => {
+      stdout += s;
+    },
+    stderr: (s) => {
+      stderr += s;
+    },
   });
-  return { code, stdout, stderr, json: () => JSON.parse(stdout) as Record<string, unknown> };
+  return { code, stdout, stderr, json: <T>() => json<T>(stdout) };
 }

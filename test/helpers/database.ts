@@ -26,7 +26,10 @@ const clients: PrismaClient[] = [];
 afterAll(async () => {
   for (const prisma of clients.splice(0)) await prisma.$disconnect();
   const names = created.splice(0);
-  if (names.length) await admin(async (c) => { for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); });
+  if (names.length)
+    await admin(async (c) => {
+      for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    });
 });
 
 /** Creates the database now (migrated, unless `empty`); it is dropped after the file's tests. */

@@ -34,7 +34,11 @@ export async function createTenant(prisma: PrismaClient, options: TenantOptions 
 }
 
 /** A client of `agencyId` with a key and one agent. */
-export async function createClientTenant(prisma: PrismaClient, agencyId: string, options: TenantOptions = {}): Promise<Tenant> {
+export async function createClientTenant(
+  prisma: PrismaClient,
+  agencyId: string,
+  options: TenantOptions = {},
+): Promise<Tenant> {
   const { id: accountId } = await createClient(prisma, { agencyId, name: 'Test Client' });
   return completeTenant(prisma, accountId, options);
 }

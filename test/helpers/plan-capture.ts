@@ -7,17 +7,32 @@ import pg from 'pg';
 /** The tables that grow without bound: no path may read one of them from end to end. */
 export const GROWING_TABLES = ['calls', 'call_events', 'webhook_deliveries', 'webhook_attempts'] as const;
 
-export interface PlanNode {
+/** The conditions EXPLAIN shows under a node, in the order it shows them. */
+const CONDITIONS = ['Index Cond', 'Recheck Cond', 'Filter', 'Join Filter', 'Hash Cond', 'Subplan Name'] as const;
+
+export interface PlanNode extends Partial<Record<(typeof CONDITIONS)[number], string>> {
   'Node Type': string;
   'Relation Name'?: string;
   Alias?: string;
   'Index Name'?: string;
+  'Startup Cost': number;
+  'Total Cost': number;
+  'Plan Rows': number;
   Plans?: PlanNode[];
   [field: string]: unknown;
 }
 
-export interface CapturedStatement { phase: string; name: string | undefined; text: string; values: unknown[] }
-export interface RuntimePlan { phase: string; text: string; plan: PlanNode }
+export interface CapturedStatement {
+  phase: string;
+  name: string | undefined;
+  text: string;
+  values: unknown[];
+}
+export interface RuntimePlan {
+  phase: string;
+  text: string;
+  plan: PlanNode;
+}
 
 type Query = (...args: unknown[]) => unknown;
 
@@ -38,9 +53,9 @@ export class PlanCapture {
     const proto = pg.Client.prototype as unknown as { query: Query };
     const original = proto.query;
     this.original = original;
-    const capture = this;
+    const record = (client: pg.Client, args: unknown[]) => this.record(client, args);
     proto.query = function (this: pg.Client, ...args: unknown[]) {
-      capture.record(this, args);
+      record(this, args);
       return original.apply(this, args);
     };
   }
@@ -73,9 +88,13 @@ export class PlanCapture {
     }
     if (this.phase === null) return;
     const [config, second] = args;
-    const query = (typeof config === 'string' ? { text: config } : config) as { text?: string; name?: string; values?: unknown[] };
+    const query = (typeof config === 'string' ? { text: config } : config) as {
+      text?: string;
+      name?: string;
+      values?: unknown[];
+    };
     if (typeof query?.text !== 'string') return;
-    const values = Array.isArray(second) ? second : (query.values ?? []);
+    const values: unknown[] = Array.isArray(second) ? second : (query.values ?? []);
     this.statements.push({ phase: this.phase, name: query.name || undefined, text: query.text, values: [...values] });
   }
 
@@ -94,9 +113,13 @@ export class PlanCapture {
 export async function reportPlansToClients(client: pg.Client, database: string): Promise<void> {
   await client.query(`LOAD 'auto_explain'`);
   for (const setting of [
-    `session_preload_libraries = 'auto_explain'`, 'auto_explain.log_min_duration = 0', 'auto_explain.log_nested_statements = on',
-    `auto_explain.log_format = 'json'`, `auto_explain.log_level = 'notice'`,
-  ]) await client.query(`ALTER DATABASE ${database} SET ${setting}`);
+    `session_preload_libraries = 'auto_explain'`,
+    'auto_explain.log_min_duration = 0',
+    'auto_explain.log_nested_statements = on',
+    `auto_explain.log_format = 'json'`,
+    `auto_explain.log_level = 'notice'`,
+  ])
+    await client.query(`ALTER DATABASE ${database} SET ${setting}`);
 }
 
 export function walk(node: PlanNode, visit: (node: PlanNode, depth: number) => void, depth = 0): void {
@@ -108,13 +131,17 @@ const isGrowing = (relation: string | undefined) => (GROWING_TABLES as readonly 
 
 export function seqScansOfGrowingTables(plan: PlanNode): string[] {
   const found: string[] = [];
-  walk(plan, (node) => { if (node['Node Type'] === 'Seq Scan' && isGrowing(node['Relation Name'])) found.push(node['Relation Name']!); });
+  walk(plan, (node) => {
+    if (node['Node Type'] === 'Seq Scan' && isGrowing(node['Relation Name'])) found.push(node['Relation Name']!);
+  });
   return found;
 }
 
 export function touchesGrowingTables(plan: PlanNode): boolean {
   let touches = false;
-  walk(plan, (node) => { touches ||= isGrowing(node['Relation Name']); });
+  walk(plan, (node) => {
+    touches ||= isGrowing(node['Relation Name']);
+  });
   return touches;
 }
 
@@ -123,11 +150,15 @@ export function renderPlan(plan: PlanNode): string[] {
   const lines: string[] = [];
   walk(plan, (node, depth) => {
     const pad = '  '.repeat(depth);
-    const on = node['Relation Name'] ? ` on ${node['Relation Name']}${node.Alias && node.Alias !== node['Relation Name'] ? ` ${node.Alias}` : ''}` : '';
+    const on = node['Relation Name']
+      ? ` on ${node['Relation Name']}${node.Alias && node.Alias !== node['Relation Name'] ? ` ${node.Alias}` : ''}`
+      : '';
     const using = node['Index Name'] ? ` using ${node['Index Name']}` : '';
-    lines.push(`${pad}-> ${node['Node Type']}${using}${on} (cost=${node['Startup Cost']}..${node['Total Cost']} rows=${node['Plan Rows']})`);
-    for (const field of ['Index Cond', 'Recheck Cond', 'Filter', 'Join Filter', 'Hash Cond', 'Subplan Name']) {
-      if (node[field] !== undefined) lines.push(`${pad}     ${field}: ${String(node[field])}`);
+    lines.push(
+      `${pad}-> ${node['Node Type']}${using}${on} (cost=${node['Startup Cost']}..${node['Total Cost']} rows=${node['Plan Rows']})`,
+    );
+    for (const field of CONDITIONS) {
+      if (node[field] !== undefined) lines.push(`${pad}     ${field}: ${node[field]}`);
     }
   });
   return lines;
@@ -153,7 +184,12 @@ export interface CheckReport {
 
 const EXPLAINABLE = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
 
-interface Distinct { name: string | undefined; text: string; phases: Set<string>; samples: { phase: string; values: unknown[] }[] }
+interface Distinct {
+  name: string | undefined;
+  text: string;
+  phases: Set<string>;
+  samples: { phase: string; values: unknown[] }[];
+}
 
 /** Up to `perText` executions of each statement text, from different phases first. */
 function distinctStatements(statements: CapturedStatement[], perText = 3): Distinct[] {
@@ -163,7 +199,8 @@ function distinctStatements(statements: CapturedStatement[], perText = 3): Disti
     let entry = byText.get(s.text);
     if (!entry) byText.set(s.text, (entry = { name: s.name, text: s.text, phases: new Set(), samples: [] }));
     entry.name ??= s.name;
-    if (!entry.phases.has(s.phase) && entry.samples.length < perText) entry.samples.push({ phase: s.phase, values: s.values });
+    if (!entry.phases.has(s.phase) && entry.samples.length < perText)
+      entry.samples.push({ phase: s.phase, values: s.values });
     entry.phases.add(s.phase);
   }
   return [...byText.values()];
@@ -179,26 +216,36 @@ function distinctStatements(statements: CapturedStatement[], perText = 3): Disti
 export async function checkStatements(
   client: pg.Client,
   statements: CapturedStatement[],
-  options: { label: (s: { name: string | undefined; text: string }) => string; setup?: (client: pg.Client) => Promise<void> },
+  options: {
+    label: (s: { name: string | undefined; text: string }) => string;
+    setup?: (client: pg.Client) => Promise<void>;
+  },
 ): Promise<CheckReport> {
   const report: CheckReport = { findings: [], errors: [], perPhase: new Map() };
   const distinct = distinctStatements(statements);
-  for (const s of statements) if (!report.perPhase.has(s.phase)) report.perPhase.set(s.phase, { checked: 0, growing: new Set() });
+  for (const s of statements)
+    if (!report.perPhase.has(s.phase)) report.perPhase.set(s.phase, { checked: 0, growing: new Set() });
   const explain = async (mode: 'custom' | 'generic', entry: Distinct, values: unknown[]): Promise<PlanNode | null> => {
     await client.query('SAVEPOINT oct_check');
     try {
       if (mode === 'custom') {
-        const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>({ text: `EXPLAIN (FORMAT JSON) ${entry.text}`, values });
+        const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>({
+          text: `EXPLAIN (FORMAT JSON) ${entry.text}`,
+          values,
+        });
         return rows[0]!['QUERY PLAN'][0]!.Plan;
       }
       await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
       await client.query(`PREPARE oct_check_statement AS ${entry.text}`);
       // A generic plan does not depend on the values: NULLs stand for them.
       const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-        `EXPLAIN (FORMAT JSON) EXECUTE oct_check_statement(${values.map(() => 'NULL').join(', ')})`);
+        `EXPLAIN (FORMAT JSON) EXECUTE oct_check_statement(${values.map(() => 'NULL').join(', ')})`,
+      );
       return rows[0]!['QUERY PLAN'][0]!.Plan;
     } catch (error) {
-      report.errors.push(`${mode} EXPLAIN of ${options.label(entry)} failed: ${(error as Error).message}\n${entry.text}`);
+      report.errors.push(
+        `${mode} EXPLAIN of ${options.label(entry)} failed: ${(error as Error).message}\n${entry.text}`,
+      );
       return null;
     } finally {
       await client.query('ROLLBACK TO SAVEPOINT oct_check');
@@ -211,8 +258,15 @@ export async function checkStatements(
     const label = options.label(entry);
     if (touchesGrowingTables(plan)) for (const phase of entry.phases) report.perPhase.get(phase)!.growing.add(label);
     if (seqScansOfGrowingTables(plan).length > 0) {
-      const costs = custom ? { generic: plan['Total Cost'] as number, custom: custom['Total Cost'] as number } : undefined;
-      report.findings.push({ mode, phases: [...entry.phases], label, text: entry.text, plan: renderPlan(plan), ...(costs ? { costs } : {}) });
+      const costs = custom ? { generic: plan['Total Cost'], custom: custom['Total Cost'] } : undefined;
+      report.findings.push({
+        mode,
+        phases: [...entry.phases],
+        label,
+        text: entry.text,
+        plan: renderPlan(plan),
+        ...(costs ? { costs } : {}),
+      });
     }
   };
 
@@ -226,7 +280,8 @@ export async function checkStatements(
         custom.push(await explain('custom', entry, sample.values));
         judge('custom', entry, custom.at(-1)!);
       }
-      if (entry.name && entry.samples[0]!.values.length > 0) judge('generic', entry, await explain('generic', entry, entry.samples[0]!.values), custom[0]);
+      if (entry.name && entry.samples[0]!.values.length > 0)
+        judge('generic', entry, await explain('generic', entry, entry.samples[0]!.values), custom[0]);
     }
   } finally {
     await client.query('ROLLBACK');
@@ -242,7 +297,13 @@ export function checkRuntimePlans(plans: RuntimePlan[]): Finding[] {
   const byText = new Map<string, Finding>();
   for (const { phase, text, plan } of plans) {
     if (seqScansOfGrowingTables(plan).length === 0) continue;
-    const finding = byText.get(text) ?? { mode: 'runtime' as const, phases: [], label: text.replace(/\s+/g, ' ').trim().slice(0, 100), text, plan: renderPlan(plan) };
+    const finding = byText.get(text) ?? {
+      mode: 'runtime' as const,
+      phases: [],
+      label: text.replace(/\s+/g, ' ').trim().slice(0, 100),
+      text,
+      plan: renderPlan(plan),
+    };
     if (!finding.phases.includes(phase)) finding.phases.push(phase);
     byText.set(text, finding);
   }
@@ -250,9 +311,13 @@ export function checkRuntimePlans(plans: RuntimePlan[]): Finding[] {
 }
 
 export function describeFindings(findings: Finding[]): string {
-  return findings.map((f) => [
-    `${f.mode} plan of ${f.label} (${f.phases.join(', ')})${f.costs ? `, estimated cost ${f.costs.generic} (custom plan for the values captured: ${f.costs.custom})` : ''}:`,
-    `  ${f.text.replace(/\s+/g, ' ').trim().slice(0, 600)}`,
-    ...f.plan.map((line) => `  ${line}`),
-  ].join('\n')).join('\n\n');
+  return findings
+    .map((f) =>
+      [
+        `${f.mode} plan of ${f.label} (${f.phases.join(', ')})${f.costs ? `, estimated cost ${f.costs.generic} (custom plan for the values captured: ${f.costs.custom})` : ''}:`,
+        `  ${f.text.replace(/\s+/g, ' ').trim().slice(0, 600)}`,
+        ...f.plan.map((line) => `  ${line}`),
+      ].join('\n'),
+    )
+    .join('\n\n');
 }

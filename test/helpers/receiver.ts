@@ -25,6 +25,13 @@ afterAll(async () => {
   for (const stop of running.splice(0)) await stop();
 });
 
+async function reply(res: http.ServerResponse, answering: Answer | Promise<Answer>): Promise<void> {
+  const answer = await answering;
+  if (answer === 'hang') return;
+  res.writeHead(answer.status, answer.headers ?? {});
+  res.end();
+}
+
 export async function startReceiver(path = '/hooks'): Promise<Receiver> {
   const sockets = new Set<import('node:net').Socket>();
   const receiver: Receiver = {
@@ -42,17 +49,19 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
   };
   const server = http.createServer((req, res) => {
     let body = '';
-    req.on('data', (c: Buffer) => { body += c.toString(); });
-    req.on('end', async () => {
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on('end', () => {
       const request = { headers: req.headers, body, at: Date.now() };
       const index = receiver.received.push(request) - 1;
-      const answer = await receiver.respond(request, index);
-      if (answer === 'hang') return;
-      res.writeHead(answer.status, answer.headers ?? {});
-      res.end();
+      void reply(res, receiver.respond(request, index));
     });
   });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
   running.push(async () => {

@@ -29,22 +29,44 @@ export async function startServer(env: Record<string, string>, options: StartOpt
   const port = await freePort();
   const internalPort = await freePort();
   const child = spawnChild(SERVER_COMMAND[0], SERVER_COMMAND.slice(1), {
-    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port), INTERNAL_PORT: String(internalPort), ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      INTERNAL_PORT: String(internalPort),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...ids,
   });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start in ${readyTimeoutMs} ms:\n${output}`)), readyTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`server did not start in ${readyTimeoutMs} ms:\n${output}`)),
+        readyTimeoutMs,
+      );
       const check = () => {
-        if (output.includes('"msg":"ready"')) { clearTimeout(timer); resolve(); }
+        if (output.includes('"msg":"ready"')) {
+          clearTimeout(timer);
+          resolve();
+        }
       };
       child.stdout!.on('data', check);
-      void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited (${code}) before ready:\n${output}`)); });
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited (${code}) before ready:\n${output}`));
+      });
     });
   } catch (error) {
     // Not ready in time (a loaded machine) or failed: it must not outlive the test that gave up on it.
@@ -52,7 +74,9 @@ export async function startServer(env: Record<string, string>, options: StartOpt
     throw error;
   }
   return {
-    child, port, internalPort,
+    child,
+    port,
+    internalPort,
     output: () => output,
     async stop(signal = 'SIGTERM') {
       await stopChild(child, signal);
@@ -62,13 +86,42 @@ export async function startServer(env: Record<string, string>, options: StartOpt
 }
 
 /** An HTTPS request that accepts the self-signed certificate; returns status, headers, body and the peer cert. */
-export function httpsRequest(port: number, pathname: string, init: { method?: string; headers?: Record<string, string>; body?: string; host?: string } = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string; fingerprint: string }>((resolve, reject) => {
-    const req = https.request({ host: init.host ?? '127.0.0.1', port, path: pathname, method: init.method ?? 'GET', headers: init.headers, rejectUnauthorized: false, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => { body += c.toString(); });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, fingerprint: (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256 }));
-    });
+export function httpsRequest(
+  port: number,
+  pathname: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; host?: string } = {},
+) {
+  return new Promise<{
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    body: string;
+    fingerprint: string;
+  }>((resolve, reject) => {
+    const req = https.request(
+      {
+        host: init.host ?? '127.0.0.1',
+        port,
+        path: pathname,
+        method: init.method ?? 'GET',
+        headers: init.headers,
+        rejectUnauthorized: false,
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            fingerprint: (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256,
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(init.body);
   });

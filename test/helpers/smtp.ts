@@ -23,7 +23,9 @@ function decodeBody(headers: string, body: string): string {
   const encoding = /^content-transfer-encoding:\s*(\S+)/im.exec(headers)?.[1]?.toLowerCase();
   if (encoding === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
   if (encoding === 'quoted-printable') {
-    const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    const bytes = body
+      .replace(/=\r?\n/g, '')
+      .replace(/=([0-9A-F]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
     return Buffer.from(bytes, 'latin1').toString('utf8');
   }
   return body;
@@ -45,7 +47,8 @@ export async function startSmtp(options: { user?: string; pass?: string } = {}):
     authOptional: !options.user,
     logger: false,
     onAuth(auth, _session, callback) {
-      if (auth.username === options.user && auth.password === options.pass) return callback(null, { user: auth.username });
+      if (auth.username === options.user && auth.password === options.pass)
+        return callback(null, { user: auth.username });
       return callback(new Error('Invalid username or password'));
     },
     onData(stream, session, callback) {

@@ -1,5 +1,9 @@
 // Polls until a condition holds (background work such as dispatch and delivery finishes on its own schedule).
-export async function waitFor<T>(probe: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T> | T,
+  done: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

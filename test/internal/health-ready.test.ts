@@ -25,7 +25,10 @@ describe('/health/ready', () => {
     try {
       const response = await internal.inject({ method: 'GET', url: '/health/ready' });
       expect(response.statusCode).toBe(503);
-      expect(response.json()).toEqual({ status: 'unavailable', checks: { database: 'connection refused', redis: 'connection refused' } });
+      expect(response.json()).toEqual({
+        status: 'unavailable',
+        checks: { database: 'connection refused', redis: 'connection refused' },
+      });
     } finally {
       await internal.close();
     }
@@ -50,7 +53,10 @@ describe('the internal listener', () => {
     const internal = await buildInternalApp(app, app.log);
     try {
       const response = await internal.inject({ method: 'GET', url: '/nope?x=1' });
-      expect([response.statusCode, response.json()]).toEqual([404, { success: false, error: 'Route GET /nope not found' }]);
+      expect([response.statusCode, response.json()]).toEqual([
+        404,
+        { success: false, error: 'Route GET /nope not found' },
+      ]);
     } finally {
       await internal.close();
     }

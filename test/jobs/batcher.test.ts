@@ -32,10 +32,13 @@ describe('Batcher', () => {
 
   it('an error it is told not to retry alone (a lost connection, a timeout) fails the whole batch with one run', async () => {
     const runs: number[][] = [];
-    const batcher = new Batcher<number, number>(async (items) => {
-      runs.push(items);
-      throw new Error('timeout exceeded when trying to connect');
-    }, (error) => !(error as Error).message.startsWith('timeout'));
+    const batcher = new Batcher<number, number>(
+      async (items) => {
+        runs.push(items);
+        throw new Error('timeout exceeded when trying to connect');
+      },
+      (error) => !(error as Error).message.startsWith('timeout'),
+    );
     const settled = await Promise.allSettled([1, 2, 3].map((n) => batcher.add(n)));
     expect(settled.every((s) => s.status === 'rejected')).toBe(true);
     expect(runs).toEqual([[1, 2, 3]]);

@@ -5,7 +5,9 @@ describe('requestsFirst', () => {
   it('returns at once while no request waits for a connection', async () => {
     const giveWay = requestsFirst({ waitingCount: 0 }, 10_000);
     let done = false;
-    void giveWay().then(() => { done = true; });
+    void giveWay().then(() => {
+      done = true;
+    });
     await new Promise((resolve) => setImmediate(resolve));
     expect(done).toBe(true);
   });
@@ -13,7 +15,9 @@ describe('requestsFirst', () => {
   it('waits while requests wait, and goes on as soon as they stop', async () => {
     const pool = { waitingCount: 3 };
     let done = false;
-    const waiting = requestsFirst(pool, 10_000)().then(() => { done = true; });
+    const waiting = requestsFirst(pool, 10_000)().then(() => {
+      done = true;
+    });
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(done).toBe(false);
     pool.waitingCount = 0;

@@ -3,7 +3,6 @@
 // one process at a time deletes (the others skip); rows deleted are counted by table; a failed pass is a warning.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { createRetentionPool, tryRetentionLock, type DeletedRows } from '../../s
 import { useNamedStatements } from '../../src/storage/statements.js';
 import { buildTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
+import { logLines, type LogLine } from '../helpers/json.js';
 import { PGBOUNCER, transactionPooler } from '../helpers/pgbouncer.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 
@@ -37,67 +37,160 @@ function rows(sql: pg.Pool) {
     );
     return id;
   };
-  const STEPS = { initiated: ['initiated'], dialing: ['initiated', 'dialing'], in_progress: ['initiated', 'dialing', 'in_progress'],
-    completed: ['initiated', 'dialing', 'in_progress', 'completed'], failed: ['initiated', 'failed'] } as const;
+  const STEPS = {
+    initiated: ['initiated'],
+    dialing: ['initiated', 'dialing'],
+    in_progress: ['initiated', 'dialing', 'in_progress'],
+    completed: ['initiated', 'dialing', 'in_progress', 'completed'],
+    failed: ['initiated', 'failed'],
+  } as const;
 
   return {
     insert,
-    endpoint: (tenant: Tenant) => insert('webhook_endpoints', { account_id: tenant.accountId, url: 'https://hooks.example.com/', secret: 'whsec_x', updated_at: NOW }),
+    endpoint: (tenant: Tenant) =>
+      insert('webhook_endpoints', {
+        account_id: tenant.accountId,
+        url: 'https://hooks.example.com/',
+        secret: 'whsec_x',
+        updated_at: NOW,
+      }),
     /** A call in `status` with one event per step so far; `endedAt` for finished ones. */
     async call(tenant: Tenant, status: keyof typeof STEPS, times: { createdAt: Date; endedAt?: Date }) {
       const id = await insert('calls', {
-        account_id: tenant.accountId, agent_id: tenant.agentId, phone_number: '+14155552671', from_number: '+14155550100', status,
-        failure_reason: status === 'failed' ? 'expired' : null, not_before: times.createdAt, expires_at: new Date(times.createdAt.getTime() + DAY),
-        created_at: times.createdAt, updated_at: times.endedAt ?? times.createdAt, ended_at: times.endedAt ?? null,
+        account_id: tenant.accountId,
+        agent_id: tenant.agentId,
+        phone_number: '+14155552671',
+        from_number: '+14155550100',
+        status,
+        failure_reason: status === 'failed' ? 'expired' : null,
+        not_before: times.createdAt,
+        expires_at: new Date(times.createdAt.getTime() + DAY),
+        created_at: times.createdAt,
+        updated_at: times.endedAt ?? times.createdAt,
+        ended_at: times.endedAt ?? null,
       });
-      for (const step of STEPS[status]) await insert('call_events', { call_id: id, to_status: step, source: 'test', occurred_at: times.endedAt ?? times.createdAt });
+      for (const step of STEPS[status])
+        await insert('call_events', {
+          call_id: id,
+          to_status: step,
+          source: 'test',
+          occurred_at: times.endedAt ?? times.createdAt,
+        });
       return id;
     },
     /** A delivery of the call's first event, with `attempts` attempts. */
-    async delivery(endpointId: string, callId: string, status: 'pending' | 'succeeded' | 'failed', completedAt: Date | null, attempts: number, createdAt = completedAt ?? NOW) {
-      const { rows: [event] } = await sql.query<{ id: string }>('SELECT id FROM call_events WHERE call_id = $1 LIMIT 1', [callId]);
+    async delivery(
+      endpointId: string,
+      callId: string,
+      status: 'pending' | 'succeeded' | 'failed',
+      completedAt: Date | null,
+      attempts: number,
+      createdAt = completedAt ?? NOW,
+    ) {
+      const {
+        rows: [event],
+      } = await sql.query<{ id: string }>('SELECT id FROM call_events WHERE call_id = $1 LIMIT 1', [callId]);
       const id = await insert('webhook_deliveries', {
-        endpoint_id: endpointId, call_id: callId, call_event_id: event!.id, event_type: 'call.started', payload: '{}', status,
-        attempt_count: attempts, next_attempt_at: createdAt, completed_at: completedAt, created_at: createdAt,
+        endpoint_id: endpointId,
+        call_id: callId,
+        call_event_id: event!.id,
+        event_type: 'call.started',
+        payload: '{}',
+        status,
+        attempt_count: attempts,
+        next_attempt_at: createdAt,
+        completed_at: completedAt,
+        created_at: createdAt,
       });
       for (let n = 1; n <= attempts; n++) {
-        await insert('webhook_attempts', { delivery_id: id, attempt_number: n, started_at: createdAt, duration_ms: 5, response_status: status === 'succeeded' && n === attempts ? 204 : 500 });
+        await insert('webhook_attempts', {
+          delivery_id: id,
+          attempt_number: n,
+          started_at: createdAt,
+          duration_ms: 5,
+          response_status: status === 'succeeded' && n === attempts ? 204 : 500,
+        });
       }
       return id;
     },
-    user: (tenant: Tenant) => insert('users', { account_id: tenant.accountId, agency_id: tenant.accountId, email: `${randomUUID()}@example.com` }),
+    user: (tenant: Tenant) =>
+      insert('users', {
+        account_id: tenant.accountId,
+        agency_id: tenant.accountId,
+        email: `${randomUUID()}@example.com`,
+      }),
     session: (userId: string | null, times: { lastSeenAt: Date; expiresAt: Date }) =>
-      insert('sessions', { digest: randomBytes(32), user_id: userId, created_at: ago(HOUR), last_seen_at: times.lastSeenAt, expires_at: times.expiresAt }),
+      insert('sessions', {
+        digest: randomBytes(32),
+        user_id: userId,
+        created_at: ago(HOUR),
+        last_seen_at: times.lastSeenAt,
+        expires_at: times.expiresAt,
+      }),
     token: (userId: string, times: { expiresAt: Date; usedAt?: Date }) =>
-      insert('one_time_tokens', { user_id: userId, digest: randomBytes(32), purpose: 'set_password', created_at: ago(HOUR), expires_at: times.expiresAt, used_at: times.usedAt ?? null }),
+      insert('one_time_tokens', {
+        user_id: userId,
+        digest: randomBytes(32),
+        purpose: 'set_password',
+        created_at: ago(HOUR),
+        expires_at: times.expiresAt,
+        used_at: times.usedAt ?? null,
+      }),
     idempotency: (tenant: Tenant, expiresAt: Date) =>
-      insert('idempotency_records', { account_id: tenant.accountId, key: randomUUID(), request_hash: 'x', created_at: ago(DAY, expiresAt), expires_at: expiresAt }),
+      insert('idempotency_records', {
+        account_id: tenant.accountId,
+        key: randomUUID(),
+        request_hash: 'x',
+        created_at: ago(DAY, expiresAt),
+        expires_at: expiresAt,
+      }),
     audit: (tenant: Tenant, createdAt: Date) =>
-      insert('audit_log', { account_id: tenant.accountId, agency_id: tenant.accountId, actor_kind: 'operator', action: 'key_generated', created_at: createdAt }),
+      insert('audit_log', {
+        account_id: tenant.accountId,
+        agency_id: tenant.accountId,
+        actor_kind: 'operator',
+        action: 'key_generated',
+        created_at: createdAt,
+      }),
     async ids(table: string): Promise<string[]> {
       const { rows: found } = await sql.query<{ id: string }>(`SELECT id FROM ${table}`);
       return found.map((r) => r.id).sort();
     },
     async count(table: string): Promise<number> {
-      const { rows: [row] } = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
+      const {
+        rows: [row],
+      } = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`);
       return row!.n;
     },
   };
 }
 const none = (): DeletedRows => ({
-  idempotency_records: 0, sessions: 0, one_time_tokens: 0, webhook_deliveries: 0, webhook_attempts: 0, calls: 0, call_events: 0, audit_log: 0,
+  idempotency_records: 0,
+  sessions: 0,
+  one_time_tokens: 0,
+  webhook_deliveries: 0,
+  webhook_attempts: 0,
+  calls: 0,
+  call_events: 0,
+  audit_log: 0,
 });
 const total = (deleted: DeletedRows) => Object.values(deleted).reduce((a, b) => a + b, 0);
 
 async function metric(app: App, name: 'retentionRowsDeleted' | 'retentionPasses'): Promise<Record<string, number>> {
-  const { values } = (await app.metrics[name].get()) as { values: { labels: Record<string, string | number | undefined>; value: number }[] };
+  const { values } = (await app.metrics[name].get()) as {
+    values: { labels: Record<string, string | number | undefined>; value: number }[];
+  };
   return Object.fromEntries(values.map((v) => [String(v.labels.table ?? v.labels.outcome), v.value]));
 }
 
 /** An app whose clock the test moves. */
 async function clockedApp(env: Record<string, string> = {}, databaseUrl?: string) {
   const clock = { now: NOW };
-  const built = await buildTestApp({ clock: () => clock.now, env: { RETENTION_PAUSE_MS: '0', ...env }, ...(databaseUrl ? { databaseUrl } : {}) });
+  const built = await buildTestApp({
+    clock: () => clock.now,
+    env: { RETENTION_PAUSE_MS: '0', ...env },
+    ...(databaseUrl ? { databaseUrl } : {}),
+  });
   return { ...built, clock, sql: sqlPool(built.app.prisma), retention: built.app.retention! };
 }
 
@@ -135,7 +228,10 @@ describe('retention', () => {
     const old = await db.call(tenant, 'completed', { createdAt: ago(366 * DAY), endedAt: ago(365 * DAY + SECOND) });
     await db.delivery(endpoint, old, 'succeeded', ago(365 * DAY), 1);
     await db.call(tenant, 'failed', { createdAt: ago(366 * DAY), endedAt: ago(365 * DAY + SECOND) });
-    const callKept = await db.call(tenant, 'completed', { createdAt: ago(366 * DAY), endedAt: ago(365 * DAY - SECOND) });
+    const callKept = await db.call(tenant, 'completed', {
+      createdAt: ago(366 * DAY),
+      endedAt: ago(365 * DAY - SECOND),
+    });
     const live = [
       await db.call(tenant, 'initiated', { createdAt: ago(1000 * DAY) }),
       await db.call(tenant, 'dialing', { createdAt: ago(1000 * DAY) }),
@@ -152,7 +248,16 @@ describe('retention', () => {
     const first = await retention.runNow();
     expect(first).toEqual({
       outcome: 'completed',
-      deleted: { idempotency_records: 1, sessions: 2, one_time_tokens: 2, webhook_deliveries: 3, webhook_attempts: 4, calls: 2, call_events: 6, audit_log: 1 },
+      deleted: {
+        idempotency_records: 1,
+        sessions: 2,
+        one_time_tokens: 2,
+        webhook_deliveries: 3,
+        webhook_attempts: 4,
+        calls: 2,
+        call_events: 6,
+        audit_log: 1,
+      },
     });
     expect(await db.ids('idempotency_records')).toEqual([recordKept]);
     expect(await db.ids('sessions')).toEqual([sessionKept]);
@@ -176,8 +281,21 @@ describe('retention', () => {
     clock.now = new Date(NOW.getTime() + 3650 * DAY);
     const decade = await retention.runNow();
     expect(decade.outcome).toBe('completed');
-    expect(decade.deleted).toMatchObject({ idempotency_records: 1, sessions: 1, one_time_tokens: 1, webhook_deliveries: 1, webhook_attempts: 1, calls: 2, call_events: 8 });
-    expect(await db.count('idempotency_records') + await db.count('sessions') + await db.count('one_time_tokens') + await db.count('audit_log')).toBe(0);
+    expect(decade.deleted).toMatchObject({
+      idempotency_records: 1,
+      sessions: 1,
+      one_time_tokens: 1,
+      webhook_deliveries: 1,
+      webhook_attempts: 1,
+      calls: 2,
+      call_events: 8,
+    });
+    expect(
+      (await db.count('idempotency_records')) +
+        (await db.count('sessions')) +
+        (await db.count('one_time_tokens')) +
+        (await db.count('audit_log')),
+    ).toBe(0);
     expect(await db.ids('calls')).toEqual([...live, waiting].sort());
     expect(await db.ids('webhook_deliveries')).toEqual([pending]);
     expect(await db.count('webhook_attempts')).toBe(3);
@@ -196,29 +314,48 @@ describe('retention', () => {
     const result = await retention.runNow();
     expect(result.deleted).toMatchObject({ calls: 1, call_events: 4, webhook_deliveries: 2, webhook_attempts: 5 });
     expect(await db.count('webhook_attempts')).toBe(0);
-    expect(await metric(app, 'retentionRowsDeleted')).toMatchObject({ calls: 1, call_events: 4, webhook_deliveries: 2, webhook_attempts: 5 });
+    expect(await metric(app, 'retentionRowsDeleted')).toMatchObject({
+      calls: 1,
+      call_events: 4,
+      webhook_deliveries: 2,
+      webhook_attempts: 5,
+    });
   });
 
   it('deletes more rows than one batch over a pass, one batch per statement', async () => {
     const { app, sql, databaseUrl } = await clockedApp();
     const tenant = await createTenant(app.prisma);
-    await sql.query(`
+    await sql.query(
+      `
       INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
-      SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 1050) AS n`, [tenant.accountId, ago(DAY)]);
-    await sql.query(`
+      SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 1050) AS n`,
+      [tenant.accountId, ago(DAY)],
+    );
+    await sql.query(
+      `
       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at, ended_at)
       SELECT gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', 'completed', $3, $3, $3, $3, $3 FROM generate_series(1, 250)`,
-    [tenant.accountId, tenant.agentId, ago(400 * DAY)]);
-    await sql.query(`
+      [tenant.accountId, tenant.agentId, ago(400 * DAY)],
+    );
+    await sql.query(
+      `
       INSERT INTO call_events (id, call_id, to_status, source, occurred_at)
       SELECT gen_random_uuid(), c.id, s.status::call_status, 'test', $1 FROM calls c CROSS JOIN (VALUES ('initiated'), ('completed')) AS s(status)`,
-    [ago(400 * DAY)]);
+      [ago(400 * DAY)],
+    );
 
     const pool = createRetentionPool(databaseUrl);
     const batches: Partial<DeletedRows>[] = [];
     try {
       const result = await runRetentionPass({
-        pool, now: NOW, policy: retentionPolicy(loadConfig({})), batchSize: 100, pauseMs: 1, onBatch: (deleted) => { batches.push(deleted); },
+        pool,
+        now: NOW,
+        policy: retentionPolicy(loadConfig({})),
+        batchSize: 100,
+        pauseMs: 1,
+        onBatch: (deleted) => {
+          batches.push(deleted);
+        },
       });
       expect(result.outcome).toBe('completed');
       expect(result.deleted).toMatchObject({ idempotency_records: 1050, calls: 250, call_events: 500 });
@@ -226,18 +363,26 @@ describe('retention', () => {
       await pool.end();
     }
     // 10 full batches and the rest; 2 full batches of calls and the rest; never more than a batch at once.
-    expect(batches.filter((b) => 'idempotency_records' in b).map((b) => b.idempotency_records)).toEqual([...Array(10).fill(100), 50]);
+    expect(batches.filter((b) => 'idempotency_records' in b).map((b) => b.idempotency_records)).toEqual([
+      ...Array<number>(10).fill(100),
+      50,
+    ]);
     expect(batches.filter((b) => 'calls' in b).map((b) => b.calls)).toEqual([100, 100, 50]);
     const db = rows(sql);
-    expect(await db.count('idempotency_records') + await db.count('calls') + await db.count('call_events')).toBe(0);
+    expect((await db.count('idempotency_records')) + (await db.count('calls')) + (await db.count('call_events'))).toBe(
+      0,
+    );
   });
 
   it('lets one process at a time delete: a pass started while another runs (even during its pause) skips', async () => {
     const { app, sql, databaseUrl } = await clockedApp();
     const tenant = await createTenant(app.prisma);
-    await sql.query(`
+    await sql.query(
+      `
       INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
-      SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 300) AS n`, [tenant.accountId, ago(DAY)]);
+      SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 300) AS n`,
+      [tenant.accountId, ago(DAY)],
+    );
     // Two processes: each its own pool.
     const first = createRetentionPool(databaseUrl);
     const second = createRetentionPool(databaseUrl);
@@ -245,16 +390,24 @@ describe('retention', () => {
     const during: Awaited<ReturnType<typeof runRetentionPass>>[] = [];
     try {
       const result = await runRetentionPass({
-        pool: first, now: NOW, policy, batchSize: 100, pauseMs: 20,
+        pool: first,
+        now: NOW,
+        policy,
+        batchSize: 100,
+        pauseMs: 20,
         // After the first batch committed, in the pause before the next: the other process's pass.
         onBatch: async () => {
-          if (during.length === 0) during.push(await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 }));
+          if (during.length === 0)
+            during.push(await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 }));
         },
       });
       expect(during).toEqual([{ outcome: 'skipped', deleted: none() }]);
       expect(result).toMatchObject({ outcome: 'completed', deleted: { idempotency_records: 300 } });
       // Once the lock is free, the other process's pass runs (and finds nothing left).
-      expect(await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 })).toEqual({ outcome: 'completed', deleted: none() });
+      expect(await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 })).toEqual({
+        outcome: 'completed',
+        deleted: none(),
+      });
     } finally {
       await Promise.all([first.end(), second.end()]);
     }
@@ -264,9 +417,12 @@ describe('retention', () => {
     const a = await clockedApp({ RETENTION_BATCH_SIZE: '50', RETENTION_PAUSE_MS: '5' });
     const b = await clockedApp({ RETENTION_BATCH_SIZE: '50', RETENTION_PAUSE_MS: '5' }, a.databaseUrl);
     const tenant = await createTenant(a.app.prisma);
-    await a.sql.query(`
+    await a.sql.query(
+      `
       INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
-      SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 1000) AS n`, [tenant.accountId, ago(DAY)]);
+      SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 1000) AS n`,
+      [tenant.accountId, ago(DAY)],
+    );
     const results = await Promise.all([a.retention.runNow(), b.retention.runNow()]);
     expect(results.map((r) => r.deleted.idempotency_records).sort((x, y) => x - y)).toEqual([0, 1000]);
     expect(results.filter((r) => total(r.deleted) > 0)).toHaveLength(1);
@@ -295,15 +451,26 @@ describe('retention', () => {
   });
 
   it('a failed pass is a warning (throttled) and counted; the job keeps its schedule', async () => {
-    const lines: { level: number; msg: string }[] = [];
-    const sink = new Writable({ write(chunk, _enc, done) { lines.push(...String(chunk).split('\n').filter(Boolean).map((l) => JSON.parse(l))); done(); } });
+    const lines: LogLine[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...logLines(String(chunk)));
+        done();
+      },
+    });
     const log = pino({ level: 'info' }, sink);
     const outcomes: string[] = [];
     // Nothing listens on port 1: every connection is refused at once.
     const pool = createRetentionPool('postgresql://postgres@127.0.0.1:1/none');
     const job = new RetentionJob({
-      pool, now: () => NOW, policy: retentionPolicy(loadConfig({})), intervalMs: 60_000, batchSize: 10, pauseMs: 0,
-      log: log as unknown as FastifyBaseLogger, onPass: (outcome) => outcomes.push(outcome),
+      pool,
+      now: () => NOW,
+      policy: retentionPolicy(loadConfig({})),
+      intervalMs: 60_000,
+      batchSize: 10,
+      pauseMs: 0,
+      log,
+      onPass: (outcome) => outcomes.push(outcome),
     });
     try {
       await expect(job.runNow()).rejects.toThrow();
@@ -338,23 +505,38 @@ describe.skipIf(!PGBOUNCER)('retention behind a transaction pooler', () => {
     const first = createRetentionPool(pooledUrl);
     const second = createRetentionPool(pooledUrl);
     try {
-      const { rows: [agency] } = await direct.query<{ id: string }>(`INSERT INTO accounts (id, kind, name, plan, updated_at) VALUES (gen_random_uuid(), 'agency', 'A', 'agency', now()) RETURNING id`);
-      await direct.query(`
+      const {
+        rows: [agency],
+      } = await direct.query<{ id: string }>(
+        `INSERT INTO accounts (id, kind, name, plan, updated_at) VALUES (gen_random_uuid(), 'agency', 'A', 'agency', now()) RETURNING id`,
+      );
+      await direct.query(
+        `
         INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
-        SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 300) AS n`, [agency!.id, ago(DAY)]);
+        SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 300) AS n`,
+        [agency!.id, ago(DAY)],
+      );
       const policy = retentionPolicy(loadConfig({}));
       const during: Awaited<ReturnType<typeof runRetentionPass>>[] = [];
       const result = await runRetentionPass({
-        pool: first, now: NOW, policy, batchSize: 100, pauseMs: 20,
+        pool: first,
+        now: NOW,
+        policy,
+        batchSize: 100,
+        pauseMs: 20,
         // The lock's transaction keeps its server connection; the other pass gets the pooler's other one.
         onBatch: async () => {
-          if (during.length === 0) during.push(await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 }));
+          if (during.length === 0)
+            during.push(await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 }));
         },
       });
       expect(during).toEqual([{ outcome: 'skipped', deleted: none() }]);
       expect(result).toMatchObject({ outcome: 'completed', deleted: { idempotency_records: 300 } });
       // Released at the end of the pass, whichever server connection the next pass lands on.
-      for (let i = 0; i < 3; i++) expect((await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 })).outcome).toBe('completed');
+      for (let i = 0; i < 3; i++)
+        expect((await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 })).outcome).toBe(
+          'completed',
+        );
     } finally {
       await Promise.all([first.end(), second.end(), direct.end()]);
     }

@@ -36,10 +36,13 @@ describe('SingleFlight', () => {
   it('runs again for a request made after a run ended, and reports a failed run without losing the next', async () => {
     const errors: Error[] = [];
     let calls = 0;
-    const flight = new SingleFlight(async () => {
-      calls++;
-      if (calls === 1) throw new Error('down');
-    }, (error) => errors.push(error));
+    const flight = new SingleFlight(
+      async () => {
+        calls++;
+        if (calls === 1) throw new Error('down');
+      },
+      (error) => errors.push(error),
+    );
     flight.request();
     await flight.settle();
     flight.request();

@@ -16,16 +16,22 @@ describe('scrub', () => {
       { text: '/x?API_KEY=abc123secret&y=1', gone: 'abc123secret' },
       { text: '/x?a=1&token=abc123secret', gone: 'abc123secret' },
     ];
-    fc.assert(fc.property(fc.string(), fc.constantFrom(...secrets), fc.string(), (before, secret, after) => {
-      expect(scrub(`${before} ${secret.text} ${after}`)).not.toContain(secret.gone);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.string(), fc.constantFrom(...secrets), fc.string(), (before, secret, after) => {
+        expect(scrub(`${before} ${secret.text} ${after}`)).not.toContain(secret.gone);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('returns text without any of them unchanged', () => {
-    fc.assert(fc.property(fc.string(), (text) => {
-      fc.pre(!/svc_sk_|whsec_|:\/\/|[?&]/i.test(text));
-      expect(scrub(text)).toBe(text);
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.string(), (text) => {
+        fc.pre(!/svc_sk_|whsec_|:\/\/|[?&]/i.test(text));
+        expect(scrub(text)).toBe(text);
+      }),
+      { numRuns: 500 },
+    );
     expect(scrub('request completed')).toBe('request completed');
   });
 });

@@ -5,10 +5,16 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { describeError } from '../../src/logging/describe-error.js';
 import { ThrottledLog } from '../../src/logging/throttled-log.js';
+import { logLines, type LogLine } from '../helpers/json.js';
 
 function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({ write(chunk, _enc, done) { lines.push(...chunk.toString().split('\n').filter(Boolean).map((l: string) => JSON.parse(l))); done(); } });
+  const lines: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...logLines(chunk.toString()));
+      done();
+    },
+  });
   return { lines, log: pino({ level: 'info' }, sink) };
 }
 
@@ -34,7 +40,9 @@ describe('ThrottledLog', () => {
     expect(pass[1]).toMatchObject({ level: 50, suppressed: 39, failures: 41 });
     expect(pass[2]).toMatchObject({ suppressed: 39, failures: 81 });
     expect(lines.filter((l) => l.msg === 'could not LISTEN')).toHaveLength(1);
-    expect(lines.filter((l) => l.msg === 'dispatcher passes succeed again')).toEqual([expect.objectContaining({ level: 30, failures: 100, failingForMs: 25_000 })]);
+    expect(lines.filter((l) => l.msg === 'dispatcher passes succeed again')).toEqual([
+      expect.objectContaining({ level: 30, failures: 100, failingForMs: 25_000 }),
+    ]);
 
     // A new failure after recovery is news again.
     logs.error('pass', {}, 'dispatcher pass failed');
@@ -50,17 +58,33 @@ describe('ThrottledLog', () => {
 
 describe('describeError', () => {
   it('reads a refusal from the code when the message is empty (pg after trying every address)', () => {
-    const refused = Object.assign(new AggregateError([new Error('connect ECONNREFUSED ::1:5432'), new Error('connect ECONNREFUSED 127.0.0.1:5432')], ''), { code: 'ECONNREFUSED' });
+    const refused = Object.assign(
+      new AggregateError(
+        [new Error('connect ECONNREFUSED ::1:5432'), new Error('connect ECONNREFUSED 127.0.0.1:5432')],
+        '',
+      ),
+      { code: 'ECONNREFUSED' },
+    );
     expect(describeError(refused)).toBe('connection refused');
-    expect(describeError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe('connection refused');
-    expect(describeError(Object.assign(new Error('getaddrinfo ENOTFOUND db'), { code: 'ENOTFOUND' }))).toBe('host not found');
+    expect(
+      describeError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
+    ).toBe('connection refused');
+    expect(describeError(Object.assign(new Error('getaddrinfo ENOTFOUND db'), { code: 'ENOTFOUND' }))).toBe(
+      'host not found',
+    );
   });
 
   it('falls back to the first inner error, the cause, or the name; takes the last line of a long message', () => {
     expect(describeError(new AggregateError([new Error('first reason')], ''))).toBe('first reason');
-    expect(describeError(new Error('', { cause: Object.assign(new Error(''), { code: 'ETIMEDOUT' }) }))).toBe('connection timed out');
+    expect(describeError(new Error('', { cause: Object.assign(new Error(''), { code: 'ETIMEDOUT' }) }))).toBe(
+      'connection timed out',
+    );
     expect(describeError(new TypeError(''))).toBe('TypeError');
-    expect(describeError(new Error('\nInvalid `prisma.$queryRaw()` invocation:\n\n\nCan\'t reach database server at db:5432'))).toBe('Can\'t reach database server at db:5432');
+    expect(
+      describeError(
+        new Error("\nInvalid `prisma.$queryRaw()` invocation:\n\n\nCan't reach database server at db:5432"),
+      ),
+    ).toBe("Can't reach database server at db:5432");
     expect(describeError('plain')).toBe('plain');
   });
 });

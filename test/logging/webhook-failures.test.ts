@@ -9,9 +9,11 @@ import { applyCallUpdate } from '../../src/calls/transition.js';
 import { loadConfig } from '../../src/config.js';
 import { loggerOptions } from '../../src/logger.js';
 import { freshDatabase } from '../helpers/database.js';
+import { logLines, type LogLine } from '../helpers/json.js';
+import { match } from '../helpers/matchers.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const apps: App[] = [];
 afterAll(async () => {
@@ -20,13 +22,27 @@ afterAll(async () => {
 
 describe('webhook failure logs', () => {
   it('warn on each failed attempt (status or error) and on an endpoint disabled by 410, without secret or body', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({ write(chunk, _enc, done) { lines.push(...chunk.toString().split('\n').filter(Boolean).map((l: string) => JSON.parse(l))); done(); } });
+    const lines: LogLine[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(...logLines(chunk.toString()));
+        done();
+      },
+    });
     const { url } = await freshDatabase();
     const clock = { now: new Date('2026-12-01T10:00:00Z') };
-    const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'info', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    const config = loadConfig({
+      DATABASE_URL: url,
+      LOG_LEVEL: 'info',
+      DISPATCH_ENABLED: 'false',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
     const app = await buildApp({
-      config, databaseUrl: url, clock: () => clock.now, logger: pino(loggerOptions('info') as pino.LoggerOptions, sink),
+      config,
+      databaseUrl: url,
+      clock: () => clock.now,
+      logger: pino(loggerOptions('info') as pino.LoggerOptions, sink),
       jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
     });
     apps.push(app);
@@ -36,8 +52,15 @@ describe('webhook failure logs', () => {
     const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
     const metadataValue = 'body-must-not-be-logged-41';
     const event = async () => {
-      const { call_id } = (await trigger(app, tenant.key, { phone_number: '+14155552671', metadata: { crm: metadataValue } })).json();
-      await applyCallUpdate(app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: clock.now, source: 'operator' });
+      const call_id = callIdOf(
+        await trigger(app, tenant.key, { phone_number: '+14155552671', metadata: { crm: metadataValue } }),
+      );
+      await applyCallUpdate(
+        app.prisma,
+        call_id,
+        { kind: 'failed', reason: 'canceled' },
+        { now: clock.now, source: 'operator' },
+      );
       return app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId: call_id } });
     };
     const warnings = () => lines.filter((l) => l.level === 40);
@@ -45,23 +68,42 @@ describe('webhook failure logs', () => {
     receiver.respond = () => ({ status: 500 });
     const first = await event();
     await app.deliveryWorker!.settle();
-    expect(warnings()).toEqual([expect.objectContaining({
-      msg: 'webhook attempt failed; will retry', accountId: tenant.accountId, endpointId: endpoint.id, deliveryId: first.id, attempt: 1, status: 500,
-      nextAttemptAt: new Date(clock.now.getTime() + 5_000).toISOString(),
-    })]);
+    expect(warnings()).toEqual([
+      expect.objectContaining({
+        msg: 'webhook attempt failed; will retry',
+        accountId: tenant.accountId,
+        endpointId: endpoint.id,
+        deliveryId: first.id,
+        attempt: 1,
+        status: 500,
+        nextAttemptAt: new Date(clock.now.getTime() + 5_000).toISOString(),
+      }),
+    ]);
 
     // No answer at all: the error instead of a status.
     await app.prisma.webhookEndpoint.update({ where: { id: endpoint.id }, data: { url: 'http://127.0.0.1:1/hooks' } });
     clock.now = new Date(clock.now.getTime() + 5_000);
     await app.deliveryWorker!.settle();
-    expect(warnings()[1]).toMatchObject({ msg: 'webhook attempt failed; will retry', accountId: tenant.accountId, deliveryId: first.id, attempt: 2, error: expect.stringContaining('ECONNREFUSED') });
+    expect(warnings()[1]).toMatchObject({
+      msg: 'webhook attempt failed; will retry',
+      accountId: tenant.accountId,
+      deliveryId: first.id,
+      attempt: 2,
+      error: match.stringContaining('ECONNREFUSED'),
+    });
     expect(warnings()[1]).not.toHaveProperty('status');
 
     await app.prisma.webhookEndpoint.update({ where: { id: endpoint.id }, data: { url: receiver.url } });
     receiver.respond = () => ({ status: 410 });
     const gone = await event();
     await app.deliveryWorker!.settle();
-    expect(warnings()[2]).toMatchObject({ msg: expect.stringMatching(/^webhook endpoint disabled: it answered 410 Gone/), accountId: tenant.accountId, endpointId: endpoint.id, deliveryId: gone.id, status: 410 });
+    expect(warnings()[2]).toMatchObject({
+      msg: match.stringMatching(/^webhook endpoint disabled: it answered 410 Gone/),
+      accountId: tenant.accountId,
+      endpointId: endpoint.id,
+      deliveryId: gone.id,
+      status: 410,
+    });
     expect(warnings()).toHaveLength(3);
 
     const text = JSON.stringify(lines);

@@ -9,7 +9,9 @@ describe('SMTP configuration', () => {
   });
 
   it('needs PUBLIC_BASE_URL, and an smtp or smtps URL, and never prints the URL (it holds a password)', () => {
-    expect(() => loadConfig({ SMTP_URL: 'smtp://u:hunter2@mail.example.com:587' })).toThrow(/PUBLIC_BASE_URL: is required when SMTP_URL is set/);
+    expect(() => loadConfig({ SMTP_URL: 'smtp://u:hunter2@mail.example.com:587' })).toThrow(
+      /PUBLIC_BASE_URL: is required when SMTP_URL is set/,
+    );
     let error: unknown;
     try {
       loadConfig({ SMTP_URL: 'http://u:hunter2@mail.example.com', PUBLIC_BASE_URL: 'https://calls.example.com' });

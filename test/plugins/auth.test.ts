@@ -29,11 +29,14 @@ function spyOnPools(app: App) {
   const statements = vi.fn();
   const checkouts = vi.fn();
   for (const pool of [sqlPool(app.prisma), sqlPool(app.backgroundPrisma)]) {
-    for (const [method, seen] of [['query', statements], ['connect', checkouts]] as const) {
-      const original = pool[method] as (...args: unknown[]) => unknown;
+    for (const [method, seen] of [
+      ['query', statements],
+      ['connect', checkouts],
+    ] as const) {
+      const original = pool[method].bind(pool) as (...args: unknown[]) => unknown;
       vi.spyOn(pool, method).mockImplementation(((...args: unknown[]) => {
         seen(...args);
-        return original.apply(pool, args);
+        return original(...args);
       }) as never);
     }
   }
@@ -71,7 +74,10 @@ describe('authentication', () => {
   it("a client inherits its agency's plan", async () => {
     const starter = await createTenant(replicaA.prisma, { plan: 'starter' });
     const client = await createClientTenant(replicaA.prisma, starter.accountId);
-    expect((await trigger(replicaA, client.key)).json()).toEqual({ success: false, error: 'API access requires the agency plan' });
+    expect((await trigger(replicaA, client.key)).json()).toEqual({
+      success: false,
+      error: 'API access requires the agency plan',
+    });
   });
 
   it('stores only the digest: the key itself is nowhere in the table', async () => {
@@ -84,7 +90,8 @@ describe('authentication', () => {
   it('a malformed or checksum-failing key is refused without a database query; a well-formed one costs exactly one', async () => {
     const tenant = await createTenant(replicaA.prisma);
     const { statements, checkouts } = spyOnPools(replicaA);
-    for (const key of ['svc_sk_short', keyWithTypo(tenant.key), 'not-a-key']) expect((await trigger(replicaA, key)).statusCode).toBe(401);
+    for (const key of ['svc_sk_short', keyWithTypo(tenant.key), 'not-a-key'])
+      expect((await trigger(replicaA, key)).statusCode).toBe(401);
     expect(statements).not.toHaveBeenCalled();
     expect(checkouts).not.toHaveBeenCalled();
     // A valid key with a bad body stops after auth, access and validation: one statement, the key lookup.
@@ -98,9 +105,16 @@ describe('authentication', () => {
     const { app } = await buildTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '3' } });
     const tenant = await createTenant(app.prisma);
     const from = (ip: string, key: string) =>
-      app.inject({ method: 'POST', url: '/api/v1/calls/trigger', remoteAddress: ip, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{"phone_number":"x"}' });
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/calls/trigger',
+        remoteAddress: ip,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload: '{"phone_number":"x"}',
+      });
     const { statements, checkouts } = spyOnPools(app);
-    const lookups = () => statements.mock.calls.filter(([query]) => (query as { name?: string }).name === 'oct_key_lookup').length;
+    const lookups = () =>
+      statements.mock.calls.filter(([query]) => (query as { name?: string }).name === 'oct_key_lookup').length;
 
     // Never remembered while it works: each request looks it up (a bad body stops right after authentication).
     for (let i = 1; i <= 3; i++) {
@@ -113,11 +127,15 @@ describe('authentication', () => {
     checkouts.mockClear();
     expect((await from('198.51.100.1', tenant.key)).json()).toEqual({ success: false, error: 'Invalid API key' });
     expect(statements).toHaveBeenCalledTimes(1);
-    for (let i = 0; i < 2; i++) expect((await from('198.51.100.1', tenant.key)).json()).toEqual({ success: false, error: 'Invalid API key' });
+    for (let i = 0; i < 2; i++)
+      expect((await from('198.51.100.1', tenant.key)).json()).toEqual({ success: false, error: 'Invalid API key' });
     // Three failures from this address so far, one of them looked up: the fourth is the 429, still without a statement.
     const blocked = await from('198.51.100.1', tenant.key);
     expect(blocked.statusCode).toBe(429);
-    expect(blocked.json()).toEqual({ success: false, error: `Too many failed authentication attempts. Retry after ${blocked.headers['retry-after']} seconds.` });
+    expect(blocked.json()).toEqual({
+      success: false,
+      error: `Too many failed authentication attempts. Retry after ${blocked.headers['retry-after']} seconds.`,
+    });
     expect(statements).toHaveBeenCalledTimes(1);
     expect(checkouts).toHaveBeenCalledTimes(1);
 
@@ -138,13 +156,22 @@ describe('authentication', () => {
     const { app } = await buildTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '5' } });
     const tenant = await createTenant(app.prisma);
     const from = (ip: string, key: string) =>
-      app.inject({ method: 'POST', url: '/api/v1/calls/trigger', remoteAddress: ip, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{"phone_number":"+14155552671"}' });
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/calls/trigger',
+        remoteAddress: ip,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload: '{"phone_number":"+14155552671"}',
+      });
     for (let i = 0; i < 5; i++) expect((await from('203.0.113.9', 'svc_sk_wrong')).statusCode).toBe(401);
     const blocked = await from('203.0.113.9', 'svc_sk_wrong');
     expect(blocked.statusCode).toBe(429);
     const seconds = Number(blocked.headers['retry-after']);
     expect(seconds).toBeGreaterThanOrEqual(1);
-    expect(blocked.json()).toEqual({ success: false, error: `Too many failed authentication attempts. Retry after ${seconds} seconds.` });
+    expect(blocked.json()).toEqual({
+      success: false,
+      error: `Too many failed authentication attempts. Retry after ${seconds} seconds.`,
+    });
     // Another client is not affected; and a valid key is never slowed by the counter, even from the same address.
     expect((await from('198.51.100.7', 'svc_sk_wrong')).statusCode).toBe(401);
     expect((await from('203.0.113.9', tenant.key)).statusCode).toBe(200);

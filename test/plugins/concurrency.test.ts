@@ -6,14 +6,17 @@ import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 // A Saturday: the weekday window below is closed, so its calls wait for Monday.
 const now = new Date('2030-03-09T15:00:00.000Z');
 
 beforeAll(async () => {
-  ({ app } = await buildTestApp({ clock: () => now, env: { MAX_CONCURRENT_CALLS: '4', MAX_QUEUED_CALLS: '7', QUEUED_CALL_TTL_HOURS: '3' } }));
+  ({ app } = await buildTestApp({
+    clock: () => now,
+    env: { MAX_CONCURRENT_CALLS: '4', MAX_QUEUED_CALLS: '7', QUEUED_CALL_TTL_HOURS: '3' },
+  }));
 });
 
 describe('concurrency counters', () => {
@@ -24,10 +27,22 @@ describe('concurrency counters', () => {
   it('counts active, waiting and waiting-for-window calls per account; other accounts and unknown ids apart', async () => {
     const tenant = await createTenant(app.prisma);
     const other = await createTenant(app.prisma);
-    const weekdays = (await createAgent(app.prisma, { accountId: tenant.accountId, name: 'weekdays', phone: '+14155550111', timezone: 'UTC', windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' })).id;
+    const weekdays = (
+      await createAgent(app.prisma, {
+        accountId: tenant.accountId,
+        name: 'weekdays',
+        phone: '+14155550111',
+        timezone: 'UTC',
+        windows: ['mon-fri 09:00-17:00'],
+        outsideWindow: 'queue',
+      })
+    ).id;
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await trigger(app, tenant.key)).json().call_id);
-    for (let i = 0; i < 2; i++) expect((await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: weekdays })).statusCode).toBe(200);
+    for (let i = 0; i < 3; i++) ids.push(callIdOf(await trigger(app, tenant.key)));
+    for (let i = 0; i < 2; i++)
+      expect((await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: weekdays })).statusCode).toBe(
+        200,
+      );
     await trigger(app, other.key);
     await app.prisma.call.updateMany({ where: { id: { in: ids.slice(0, 2) } }, data: { status: 'dialing' } });
 
@@ -38,7 +53,11 @@ describe('concurrency counters', () => {
     await app.prisma.call.updateMany({ where: { id: ids[0] }, data: { status: 'in_progress' } });
     const all = await app.prisma.call.groupBy({ by: ['status'], _count: true });
     const counted = Object.fromEntries(all.map((g) => [g.status, g._count]));
-    expect(await app.concurrency.totals()).toEqual({ initiated: counted.initiated ?? 0, dialing: counted.dialing ?? 0, in_progress: counted.in_progress ?? 0 });
+    expect(await app.concurrency.totals()).toEqual({
+      initiated: counted.initiated ?? 0,
+      dialing: counted.dialing ?? 0,
+      in_progress: counted.in_progress ?? 0,
+    });
   });
 
   it('the queue bound at acceptance is its maxWaiting', async () => {

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BACKGROUND_POOL, REQUEST_POOL, sqlPool } from '../../src/storage/database.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 afterEach(() => vi.restoreAllMocks());
@@ -17,10 +17,10 @@ const checkOutAll = (pool: pg.Pool, count: number) => Promise.all(Array.from({ l
 function statementNames(pool: pg.Pool): string[] {
   const names: string[] = [];
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-  vi.spyOn(pool, 'query').mockImplementation(((...args: unknown[]) => {
+  vi.spyOn(pool, 'query').mockImplementation((...args: unknown[]) => {
     names.push((args[0] as { name?: string }).name ?? '');
     return query(...args);
-  }) as never);
+  });
   return names;
 }
 
@@ -78,7 +78,7 @@ describe('connection pools', () => {
     // The claim runs in a transaction on a client of the background pool; the dial's intent after it, on the pool.
     expect(onBackground).toContain('oct_record_intents');
     vi.restoreAllMocks();
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: response.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(response) } });
     expect(call.dialAttempts).toBe(1);
   });
 
@@ -88,7 +88,10 @@ describe('connection pools', () => {
     const onRequests = statementNames(sqlPool(app.prisma));
     const onBackground = statementNames(sqlPool(app.backgroundPrisma));
     expect((await trigger(app, tenant.key)).statusCode).toBe(200);
-    await waitFor(() => onBackground, (names) => names.includes('oct_notify'));
+    await waitFor(
+      () => onBackground,
+      (names) => names.includes('oct_notify'),
+    );
     expect(onRequests).toEqual(['oct_key_lookup', 'oct_accept_call_v1']);
   });
 });

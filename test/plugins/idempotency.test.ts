@@ -6,6 +6,7 @@ import type { App } from '../../src/app.js';
 import { stableStringify } from '../../src/domain/stable-json.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { buildTestApp } from '../helpers/app.js';
+import { match } from '../helpers/matchers.js';
 import { trigger } from '../helpers/trigger.js';
 
 const BODY = { phone_number: '+14155552671' };
@@ -39,8 +40,8 @@ const hashOf = (body: unknown) => createHash('sha256').update(stableStringify(bo
 
 function expectAccepted(response: LightMyRequestResponse): string {
   expect(response.statusCode, response.body).toBe(200);
-  const body = response.json() as { success: boolean; call_id: string; status: string };
-  expect(body).toEqual({ success: true, call_id: expect.any(String), status: 'initiated' });
+  const body = response.json<{ success: boolean; call_id: string; status: string }>();
+  expect(body).toEqual({ success: true, call_id: match.any(String), status: 'initiated' });
   return body.call_id;
 }
 
@@ -86,14 +87,23 @@ describe('Idempotency-Key', () => {
     expect(await callsOf(tenant)).toBe(1);
     const [record, ...others] = await recordsOf(tenant);
     expect(others).toHaveLength(0);
-    expect(record).toMatchObject({ key, responseStatus: 200, responseBody: { success: true, call_id: callId, status: 'initiated' } });
+    expect(record).toMatchObject({
+      key,
+      responseStatus: 200,
+      responseBody: { success: true, call_id: callId, status: 'initiated' },
+    });
   });
 
   it('the order of body fields does not matter, at any depth: a reordered body replays, it is not a 422', async () => {
     const tenant = await createTenant(app.prisma);
     const key = freshKey();
-    const callId = expectFirst(await send(app, tenant, key, '{"phone_number":"+14155552671","name":"Ada","metadata":{"a":1,"b":"x"}}'));
-    expectReplay(await send(app, tenant, key, '{"metadata":{"b":"x","a":1},"name":"Ada","phone_number":"+14155552671"}'), callId);
+    const callId = expectFirst(
+      await send(app, tenant, key, '{"phone_number":"+14155552671","name":"Ada","metadata":{"a":1,"b":"x"}}'),
+    );
+    expectReplay(
+      await send(app, tenant, key, '{"metadata":{"b":"x","a":1},"name":"Ada","phone_number":"+14155552671"}'),
+      callId,
+    );
     expect(await callsOf(tenant)).toBe(1);
   });
 
@@ -197,7 +207,10 @@ describe('Idempotency-Key', () => {
     it('an impossible phone number (+15551234 passes the pattern, fails the possible-number check)', async () => {
       const tenant = await createTenant(app.prisma);
       const key = freshKey();
-      expectRefused(await send(app, tenant, key, { phone_number: '+15551234' }), 400, { success: false, error: 'Invalid phone number format' });
+      expectRefused(await send(app, tenant, key, { phone_number: '+15551234' }), 400, {
+        success: false,
+        error: 'Invalid phone number format',
+      });
       expect(await recordsOf(tenant)).toHaveLength(0);
       const callId = expectFirst(await send(app, tenant, key));
       expectReplay(await send(app, tenant, key), callId);
@@ -207,7 +220,10 @@ describe('Idempotency-Key', () => {
     it('an unknown agent_id', async () => {
       const tenant = await createTenant(app.prisma);
       const key = freshKey();
-      expectRefused(await send(app, tenant, key, { ...BODY, agent_id: randomUUID() }), 400, { success: false, error: 'Agent not found' });
+      expectRefused(await send(app, tenant, key, { ...BODY, agent_id: randomUUID() }), 400, {
+        success: false,
+        error: 'Agent not found',
+      });
       expect(await recordsOf(tenant)).toHaveLength(0);
       const callId = expectFirst(await send(app, tenant, key, { ...BODY, agent_id: tenant.agentId }));
       expect(await callsOf(tenant)).toBe(1);
@@ -219,8 +235,11 @@ describe('Idempotency-Key', () => {
       const key = freshKey();
       // A constraint trigger deferred to commit: the acceptance's statement stores the call and the response, then its
       // commit fails in PostgreSQL itself.
-      await app.prisma.$executeRawUnsafe(`CREATE FUNCTION test_fail_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'commit failed'; END $$`);
-      await app.prisma.$executeRawUnsafe(`CREATE CONSTRAINT TRIGGER test_fail_at_commit AFTER UPDATE ON idempotency_records DEFERRABLE INITIALLY DEFERRED
+      await app.prisma.$executeRawUnsafe(
+        `CREATE FUNCTION test_fail_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'commit failed'; END $$`,
+      );
+      await app.prisma
+        .$executeRawUnsafe(`CREATE CONSTRAINT TRIGGER test_fail_at_commit AFTER UPDATE ON idempotency_records DEFERRABLE INITIALLY DEFERRED
         FOR EACH ROW WHEN (NEW.response_status IS NOT NULL) EXECUTE FUNCTION test_fail_at_commit()`);
       try {
         expectRefused(await send(app, tenant, key), 500, { success: false, error: 'Internal server error' });
@@ -239,7 +258,10 @@ describe('Idempotency-Key', () => {
       const tenant = await createTenant(app.prisma);
       const key = freshKey();
       for (let i = 0; i < 20; i++) {
-        expectRefused(await send(app, tenant, key, { phone_number: '+15551234' }), 400, { success: false, error: 'Invalid phone number format' });
+        expectRefused(await send(app, tenant, key, { phone_number: '+15551234' }), 400, {
+          success: false,
+          error: 'Invalid phone number format',
+        });
       }
       expect(await recordsOf(tenant)).toHaveLength(0);
       expect(await callsOf(tenant)).toBe(0);

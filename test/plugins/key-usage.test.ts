@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, setApiAccess } from '../helpers/fixtures.js';
+import type { ErrorResponse } from '../helpers/json.js';
 import { waitFor } from '../helpers/wait.js';
 
 const TRIGGER = { phone_number: '+14155552671' };
@@ -10,17 +11,31 @@ const TRIGGER = { phone_number: '+14155552671' };
 describe('key usage', () => {
   it('records when a key authenticated a request, to the minute, and only for that key', async () => {
     let now = new Date('2026-11-23T10:00:00.000Z');
-    const { app } = await buildTestApp({ clock: () => now, env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false' } });
+    const { app } = await buildTestApp({
+      clock: () => now,
+      env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false' },
+    });
     const used = await createTenant(app.prisma);
     const unused = await createTenant(app.prisma);
-    const lastUsed = async (accountId: string) => (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
+    const lastUsed = async (accountId: string) =>
+      (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
     const send = (key: string, body: object = TRIGGER) =>
-      app.inject({ method: 'POST', url: '/api/v1/calls/trigger', headers: { authorization: `Bearer ${key}`, 'x-forwarded-proto': 'https' }, payload: body });
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/calls/trigger',
+        headers: { authorization: `Bearer ${key}`, 'x-forwarded-proto': 'https' },
+        payload: body,
+      });
 
     expect(await lastUsed(used.accountId)).toBeNull();
     // A refused body still used the key: it authenticated the request.
     expect((await send(used.key, { phone_number: 'not a number' })).statusCode).toBe(400);
-    expect(await waitFor(() => lastUsed(used.accountId), (at) => at !== null)).toEqual(now);
+    expect(
+      await waitFor(
+        () => lastUsed(used.accountId),
+        (at) => at !== null,
+      ),
+    ).toEqual(now);
 
     // Within the minute: no write.
     const first = now;
@@ -32,7 +47,12 @@ describe('key usage', () => {
     // A minute later: written again.
     now = new Date(first.getTime() + 61_000);
     expect((await send(used.key)).statusCode).toBe(200);
-    expect(await waitFor(() => lastUsed(used.accountId), (at) => at?.getTime() === now.getTime())).toEqual(now);
+    expect(
+      await waitFor(
+        () => lastUsed(used.accountId),
+        (at) => at?.getTime() === now.getTime(),
+      ),
+    ).toEqual(now);
 
     // A key that does not work touches nothing; the other account's key was never used.
     expect((await send(`${unused.key.slice(0, -8)}AAAAAAAA`)).statusCode).toBe(401);
@@ -43,10 +63,19 @@ describe('key usage', () => {
   it('a request refused by the access switch or the plan (403) is not a use; one refused by the rate limit (429) is', async () => {
     const now = new Date('2026-11-23T10:00:00.000Z');
     const clock = { now };
-    const { app } = await buildTestApp({ clock: () => clock.now, env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '1' } });
-    const lastUsed = async (accountId: string) => (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
+    const { app } = await buildTestApp({
+      clock: () => clock.now,
+      env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '1' },
+    });
+    const lastUsed = async (accountId: string) =>
+      (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
     const send = (key: string) =>
-      app.inject({ method: 'POST', url: '/api/v1/calls/trigger', headers: { authorization: `Bearer ${key}`, 'x-forwarded-proto': 'https' }, payload: TRIGGER });
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/calls/trigger',
+        headers: { authorization: `Bearer ${key}`, 'x-forwarded-proto': 'https' },
+        payload: TRIGGER,
+      });
     const settled = () => new Promise((resolve) => setTimeout(resolve, 150));
 
     const off = await createTenant(app.prisma, { apiAccess: false });
@@ -54,9 +83,13 @@ describe('key usage', () => {
     const agencyOff = await createTenant(app.prisma);
     const clientOfOff = await createClientTenant(app.prisma, agencyOff.accountId);
     await setApiAccess(app.prisma, agencyOff.accountId, false);
-    for (const [tenant, error] of [[off, 'API access is disabled'], [starter, 'API access requires the agency plan'], [clientOfOff, 'API access is disabled']] as const) {
+    for (const [tenant, error] of [
+      [off, 'API access is disabled'],
+      [starter, 'API access requires the agency plan'],
+      [clientOfOff, 'API access is disabled'],
+    ] as const) {
       const res = await send(tenant.key);
-      expect([res.statusCode, res.json().error]).toEqual([403, error]);
+      expect([res.statusCode, res.json<ErrorResponse>().error]).toEqual([403, error]);
     }
     await settled();
     for (const tenant of [off, starter, clientOfOff]) expect(await lastUsed(tenant.accountId)).toBeNull();
@@ -65,10 +98,20 @@ describe('key usage', () => {
     // so still the same one), the next request is rate limited, and it is a use: the key was good and allowed.
     await setApiAccess(app.prisma, off.accountId, true);
     expect((await send(off.key)).statusCode).toBe(200);
-    expect(await waitFor(() => lastUsed(off.accountId), (at) => at !== null)).toEqual(now);
+    expect(
+      await waitFor(
+        () => lastUsed(off.accountId),
+        (at) => at !== null,
+      ),
+    ).toEqual(now);
     const later = new Date(now.getTime() + 61_000);
     clock.now = later;
     expect((await send(off.key)).statusCode).toBe(429);
-    expect(await waitFor(() => lastUsed(off.accountId), (at) => at?.getTime() === later.getTime())).toEqual(later);
+    expect(
+      await waitFor(
+        () => lastUsed(off.accountId),
+        (at) => at?.getTime() === later.getTime(),
+      ),
+    ).toEqual(later);
   });
 });

@@ -6,9 +6,10 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { buildInternalApp } from '../../src/internal/app.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
+import type { ErrorResponse } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { freePort } from '../../src/free-port.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 const TRIGGER = '/api/v1/calls/trigger';
@@ -37,7 +38,6 @@ async function scrape(app: App): Promise<Scrape> {
   }
 }
 
-
 describe('metrics', () => {
   it('counts requests by route pattern, trigger outcomes by code, and live calls by status', async () => {
     const { app } = await buildTestApp();
@@ -53,13 +53,16 @@ describe('metrics', () => {
     expect(notFound.statusCode).toBe(404);
 
     const { text, samples } = await scrape(app);
-    const http = (status: number, route = TRIGGER, method = 'POST') => `{route="${route}",method="${method}",status="${status}"}`;
+    const http = (status: number, route = TRIGGER, method = 'POST') =>
+      `{route="${route}",method="${method}",status="${status}"}`;
     expect(samples.get(`oct_http_requests_total${http(200)}`)).toBe(2);
     expect(samples.get(`oct_http_requests_total${http(401)}`)).toBe(1);
     expect(samples.get(`oct_http_requests_total${http(400)}`)).toBe(1);
     expect(samples.get(`oct_http_requests_total${http(404, 'unmatched', 'GET')}`)).toBe(1);
     expect(samples.get(`oct_http_request_duration_seconds_count${http(200)}`)).toBe(2);
-    expect(samples.get(`oct_http_request_duration_seconds_bucket{le="+Inf",route="${TRIGGER}",method="POST",status="401"}`)).toBe(1);
+    expect(
+      samples.get(`oct_http_request_duration_seconds_bucket{le="+Inf",route="${TRIGGER}",method="POST",status="401"}`),
+    ).toBe(1);
     expect([...samples.keys()].filter((k) => k.startsWith('oct_http_requests_total')).sort()).toHaveLength(4);
 
     expect(samples.get('oct_trigger_outcomes_total{outcome="accepted"}')).toBe(1);
@@ -104,15 +107,19 @@ describe('metrics', () => {
       const res = await trigger(app, tenant.key, body, headers);
       expect(res.statusCode, what).toBe(400);
       const after = (await scrape(app)).samples;
-      const counted = [...after].filter(([k, v]) => k.startsWith('oct_trigger_outcomes_total') && v !== (before.get(k) ?? 0)).map(([k]) => k);
+      const counted = [...after]
+        .filter(([k, v]) => k.startsWith('oct_trigger_outcomes_total') && v !== (before.get(k) ?? 0))
+        .map(([k]) => k);
       expect(counted, what).toHaveLength(1);
-      const message = res.json().error as string;
+      const message = res.json<ErrorResponse>().error;
       outcomesByMessage.set(message, new Set([...(outcomesByMessage.get(message) ?? []), counted[0]!]));
     }
     expect(Object.fromEntries([...outcomesByMessage].map(([m, o]) => [m, [...o]]))).toEqual({
       'Invalid phone number format': ['oct_trigger_outcomes_total{outcome="INVALID_PHONE_NUMBER"}'],
       'Request body must be a JSON object': ['oct_trigger_outcomes_total{outcome="BODY_NOT_OBJECT"}'],
-      'Idempotency-Key must be 1 to 255 printable ASCII characters': ['oct_trigger_outcomes_total{outcome="IDEMPOTENCY_KEY_INVALID"}'],
+      'Idempotency-Key must be 1 to 255 printable ASCII characters': [
+        'oct_trigger_outcomes_total{outcome="IDEMPOTENCY_KEY_INVALID"}',
+      ],
       'name must be at most 200 characters': ['oct_trigger_outcomes_total{outcome="VALIDATION"}'],
     });
   });
@@ -122,8 +129,12 @@ describe('metrics', () => {
     const b = (await buildTestApp()).app;
     await a.inject({ method: 'GET', url: '/nowhere' });
     expect(a.metrics.register).not.toBe(b.metrics.register);
-    expect((await scrape(a)).samples.get('oct_http_requests_total{route="unmatched",method="GET",status="404"}')).toBe(1);
-    expect((await scrape(b)).samples.get('oct_http_requests_total{route="unmatched",method="GET",status="404"}')).toBeUndefined();
+    expect((await scrape(a)).samples.get('oct_http_requests_total{route="unmatched",method="GET",status="404"}')).toBe(
+      1,
+    );
+    expect(
+      (await scrape(b)).samples.get('oct_http_requests_total{route="unmatched",method="GET",status="404"}'),
+    ).toBeUndefined();
   });
 
   it('a scrape never fails on the database: the call gauges keep their last values while the query fails or hangs', async () => {
@@ -143,7 +154,10 @@ describe('metrics', () => {
       expect((await scrape(app)).samples.get('oct_calls_queued')).toBe(1);
       expect(Date.now() - started).toBeLessThan(3_000);
       await blocker.query('ROLLBACK');
-      await waitFor(async () => (await scrape(app)).samples.get('oct_calls_queued'), (n) => n === 2);
+      await waitFor(
+        async () => (await scrape(app)).samples.get('oct_calls_queued'),
+        (n) => n === 2,
+      );
 
       // Fails: the table is gone for a moment.
       await trigger(app, tenant.key);
@@ -162,10 +176,15 @@ describe('metrics', () => {
   });
 
   it('observes dispatch latency once per dialled call, and the claim pass that dialled it', async () => {
-    const { app } = await buildTestApp({ env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '10', SIMULATED_TALK_MS: '10' } });
+    const { app } = await buildTestApp({
+      env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '10', SIMULATED_TALK_MS: '10' },
+    });
     const tenant = await createTenant(app.prisma);
-    const { call_id } = (await trigger(app, tenant.key)).json();
-    await waitFor(() => app.prisma.call.findUniqueOrThrow({ where: { id: call_id } }), (c) => c.status === 'completed');
+    const call_id = callIdOf(await trigger(app, tenant.key));
+    await waitFor(
+      () => app.prisma.call.findUniqueOrThrow({ where: { id: call_id } }),
+      (c) => c.status === 'completed',
+    );
 
     const { samples } = await scrape(app);
     expect(samples.get('oct_dispatch_latency_seconds_count')).toBe(1);
@@ -180,7 +199,13 @@ describe('metrics', () => {
 
   it('counts webhook attempts by outcome, with their duration', async () => {
     const { app } = await buildTestApp({
-      env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '10', SIMULATED_TALK_MS: '10' },
+      env: {
+        DISPATCH_ENABLED: 'true',
+        WEBHOOK_DELIVERY_ENABLED: 'true',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        SIMULATED_RING_MS: '10',
+        SIMULATED_TALK_MS: '10',
+      },
     });
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
@@ -191,7 +216,9 @@ describe('metrics', () => {
 
     const { samples } = await scrape(app);
     expect(samples.get('oct_webhook_attempts_total{outcome="succeeded"}')).toBeGreaterThanOrEqual(1);
-    expect(samples.get('oct_webhook_attempt_duration_seconds_count{outcome="succeeded"}')).toBe(samples.get('oct_webhook_attempts_total{outcome="succeeded"}'));
+    expect(samples.get('oct_webhook_attempt_duration_seconds_count{outcome="succeeded"}')).toBe(
+      samples.get('oct_webhook_attempts_total{outcome="succeeded"}'),
+    );
     expect(samples.get('oct_webhook_attempts_total{outcome="retry"}')).toBeUndefined();
   });
 

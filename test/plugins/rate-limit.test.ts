@@ -289,7 +289,10 @@ interface TestServer {
   close: () => Promise<void>;
 }
 
-async function serve(onConnection: (socket: net.Socket) => void, extraSockets: Set<net.Socket> = new Set()): Promise<TestServer> {
+async function serve(
+  onConnection: (socket: net.Socket) => void,
+  extraSockets: Set<net.Socket> = new Set(),
+): Promise<TestServer> {
   const sockets = extraSockets;
   let accepted = 0;
   const server = net.createServer((socket) => {
@@ -329,10 +332,19 @@ async function mutableProxy(target: URL) {
     });
     upstream.on('error', () => undefined);
     client.on('close', () => upstream.destroy());
-    client.on('data', (chunk) => { if (!muted) upstream.write(chunk); });
-    upstream.on('data', (chunk) => { if (!muted) client.write(chunk); });
+    client.on('data', (chunk) => {
+      if (!muted) upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (!muted) client.write(chunk);
+    });
   }, sockets);
-  return { ...server, mute: () => { muted = true; } };
+  return {
+    ...server,
+    mute: () => {
+      muted = true;
+    },
+  };
 }
 
 /**
@@ -367,7 +379,11 @@ async function expectFastFailOpen(app: App, report: (shown: string) => Promise<u
   expect(warmUp.response.statusCode).toBe(200);
   // Why nothing waits: once the client knows Redis is away (at most the warm-up met a command timeout), a command is
   // refused at once instead of queued until a reconnect.
-  await waitFor(() => app.redis?.status, (status) => status !== 'ready', 2_000);
+  await waitFor(
+    () => app.redis?.status,
+    (status) => status !== 'ready',
+    2_000,
+  );
   await expect(app.redis!.ping()).rejects.toThrow("Stream isn't writeable and enableOfflineQueue options is false");
   const latencies: number[] = [];
   for (let i = 0; i < count; i++) {
@@ -403,7 +419,11 @@ async function expectOutageCounted(app: App, count = 5) {
   expect((await storeErrors(app)) - before).toBe(count);
 }
 
-const outageEnv = (port: number) => ({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_PER_MINUTE: '3', LOG_LEVEL: 'silent' });
+const outageEnv = (port: number) => ({
+  REDIS_URL: `redis://127.0.0.1:${port}`,
+  RATE_LIMIT_PER_MINUTE: '3',
+  LOG_LEVEL: 'silent',
+});
 
 describe('when Redis is unreachable the limiter fails open without waiting for it and counts the outage', () => {
   describe('(a) REDIS_URL points at a closed port', () => {
@@ -437,10 +457,14 @@ describe('when Redis is unreachable the limiter fails open without waiting for i
       await server?.close();
     });
 
-    it('starts (the ready check times out), and answers every request without waiting for Redis, unlimited', async ({ annotate }) => {
+    it('starts (the ready check times out), and answers every request without waiting for Redis, unlimited', async ({
+      annotate,
+    }) => {
       expect(server.accepted()).toBeGreaterThanOrEqual(1);
       expect(app.redis?.status).not.toBe('ready');
-      await expectFastFailOpen(app, (shown) => annotate(`app start ${startMs.toFixed(0)} ms; ${shown}; connections accepted ${server.accepted()}`));
+      await expectFastFailOpen(app, (shown) =>
+        annotate(`app start ${startMs.toFixed(0)} ms; ${shown}; connections accepted ${server.accepted()}`),
+      );
     });
 
     it('counts each failed store call in /metrics (oct_rate_limit_store_errors_total)', async () => {
@@ -448,22 +472,27 @@ describe('when Redis is unreachable the limiter fails open without waiting for i
     });
   });
 
-  describe.skipIf(!redisUrl())('(c) Redis stops answering on an established connection (requires Redis: TEST_REDIS_URL)', () => {
-    const s = appBehindProxy();
+  describe.skipIf(!redisUrl())(
+    '(c) Redis stops answering on an established connection (requires Redis: TEST_REDIS_URL)',
+    () => {
+      const s = appBehindProxy();
 
-    it('answers every request without waiting for Redis, unlimited, once commands hang (40 ms command timeout)', async ({ annotate }) => {
-      expect(s.app.redis?.status).toBe('ready');
-      const tenant = await createTenant(s.app.prisma);
-      expect((await trigger(s.app, tenant.key)).statusCode).toBe(200);
-      s.proxy.mute();
-      await expectFastFailOpen(s.app, (shown) => annotate(`${shown}; client status ${s.app.redis?.status}`));
-    });
+      it('answers every request without waiting for Redis, unlimited, once commands hang (40 ms command timeout)', async ({
+        annotate,
+      }) => {
+        expect(s.app.redis?.status).toBe('ready');
+        const tenant = await createTenant(s.app.prisma);
+        expect((await trigger(s.app, tenant.key)).statusCode).toBe(200);
+        s.proxy.mute();
+        await expectFastFailOpen(s.app, (shown) => annotate(`${shown}; client status ${s.app.redis?.status}`));
+      });
 
-    it('counts each failed store call in /metrics (oct_rate_limit_store_errors_total)', async () => {
-      s.proxy.mute();
-      await expectOutageCounted(s.app);
-    });
-  });
+      it('counts each failed store call in /metrics (oct_rate_limit_store_errors_total)', async () => {
+        s.proxy.mute();
+        await expectOutageCounted(s.app);
+      });
+    },
+  );
 
   describe.skipIf(!redisUrl())('(c) the client on its own (requires Redis: TEST_REDIS_URL)', () => {
     it('drops a connection that goes silent after one command timeout: further commands fail at once, none waits its timeout', async () => {
@@ -476,7 +505,11 @@ describe('when Redis is unreachable the limiter fails open without waiting for i
         proxy.mute();
         await expect(redis.ping()).rejects.toThrow();
         // ioredis' socketTimeout: the silent socket is destroyed, and the client reconnects in the background.
-        await waitFor(() => redis.status, (status) => status !== 'ready', 2_000);
+        await waitFor(
+          () => redis.status,
+          (status) => status !== 'ready',
+          2_000,
+        );
         await expect(redis.ping()).rejects.toThrow("Stream isn't writeable and enableOfflineQueue options is false");
       } finally {
         redis.disconnect();
@@ -485,20 +518,26 @@ describe('when Redis is unreachable the limiter fails open without waiting for i
     });
   });
 
-  describe.skipIf(!redisUrl())('(d) the connection is lost after a key went over its limit (requires Redis: TEST_REDIS_URL)', () => {
-    const s = appBehindProxy();
+  describe.skipIf(!redisUrl())(
+    '(d) the connection is lost after a key went over its limit (requires Redis: TEST_REDIS_URL)',
+    () => {
+      const s = appBehindProxy();
 
-    it('forgets the keys it refused without Redis (Redis may come back empty): the key fails open like any other', async () => {
-      const tenant = await createTenant(s.app.prisma);
-      await accept(s.app, tenant, 3, 3);
-      expectRateLimited(await trigger(s.app, tenant.key), 3);
-      expectRateLimited(await trigger(s.app, tenant.key), 3);
-      await s.proxy.close();
-      await waitFor(() => s.app.redis?.status, (status) => status !== 'ready');
-      const before = await storeErrors(s.app);
-      const response = await trigger(s.app, tenant.key);
-      expect(response.statusCode, response.body).toBe(200);
-      expect((await storeErrors(s.app)) - before).toBe(1);
-    });
-  });
+      it('forgets the keys it refused without Redis (Redis may come back empty): the key fails open like any other', async () => {
+        const tenant = await createTenant(s.app.prisma);
+        await accept(s.app, tenant, 3, 3);
+        expectRateLimited(await trigger(s.app, tenant.key), 3);
+        expectRateLimited(await trigger(s.app, tenant.key), 3);
+        await s.proxy.close();
+        await waitFor(
+          () => s.app.redis?.status,
+          (status) => status !== 'ready',
+        );
+        const before = await storeErrors(s.app);
+        const response = await trigger(s.app, tenant.key);
+        expect(response.statusCode, response.body).toBe(200);
+        expect((await storeErrors(s.app)) - before).toBe(1);
+      });
+    },
+  );
 });

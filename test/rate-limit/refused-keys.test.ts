@@ -6,7 +6,13 @@ import { RefusedKeys } from '../../src/rate-limit/refused-keys.js';
 function withClock(capacity?: number) {
   let now = 1_000;
   const keys = new RefusedKeys(capacity, () => now);
-  return { keys, advance: (ms: number) => { now += ms; }, now: () => now };
+  return {
+    keys,
+    advance: (ms: number) => {
+      now += ms;
+    },
+    now: () => now,
+  };
 }
 
 describe('RefusedKeys', () => {

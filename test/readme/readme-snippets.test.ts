@@ -1,21 +1,29 @@
-// The README's TypeScript examples run: the integrating client against the real app on a local port, and the
-// webhook verification snippet against a real signed delivery.
+// The documentation's TypeScript examples run: the integrating client of docs/api.md against the real app on a local
+// port, and the webhook verification snippet of docs/webhooks.md against a real signed delivery.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 
-async function snippet(heading: string, file: string): Promise<string> {
-  const readme = await fs.readFile(path.resolve('README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf(heading));
-  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!code) throw new Error(`no ts block after ${heading}`);
+const generated: string[] = [];
+
+/**
+ * The first ts block after `heading` in the markdown file `doc`, written to a module the test can import (beside the
+ * test, so that it resolves the project's packages; removed afterwards, so that the linter never finds it).
+ */
+async function snippet(doc: string, heading: string, file: string): Promise<string> {
+  const markdown = await fs.readFile(path.resolve(doc), 'utf8');
+  const at = markdown.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`no heading ${heading} in ${doc}`);
+  const code = /```ts\n([\s\S]*?)```/.exec(markdown.slice(at))?.[1];
+  if (!code) throw new Error(`no ts block after ${heading} in ${doc}`);
   const target = path.resolve('test/readme', `.generated-${file}.ts`);
   await fs.writeFile(target, code);
+  generated.push(target);
   return target;
 }
 
@@ -29,21 +37,42 @@ beforeAll(async () => {
   baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 
-describe('README snippets', () => {
+afterAll(async () => {
+  await Promise.all(generated.map((file) => fs.rm(file, { force: true })));
+});
+
+describe('documentation snippets', () => {
   it('Integrating: triggers a call, and throws on a refusal without retrying', async () => {
-    const { triggerCall } = (await import(await snippet('### Integrating', 'integrating'))) as { triggerCall: (b: string, k: string, body: object) => Promise<string> };
-    const callId = await triggerCall(baseUrl, tenant.key, { phone_number: '+14155552671', metadata: { crm_id: 'L-1' } });
+    const { triggerCall } = (await import(await snippet('docs/api.md', '## Integrating', 'integrating'))) as {
+      triggerCall: (b: string, k: string, body: object) => Promise<string>;
+    };
+    const callId = await triggerCall(baseUrl, tenant.key, {
+      phone_number: '+14155552671',
+      metadata: { crm_id: 'L-1' },
+    });
     expect(await app.prisma.call.count({ where: { id: callId } })).toBe(1);
-    await expect(triggerCall(baseUrl, tenant.key, { phone_number: '555' })).rejects.toThrow(/refused \(400\): Invalid phone number format/);
+    await expect(triggerCall(baseUrl, tenant.key, { phone_number: '555' })).rejects.toThrow(
+      /refused \(400\): Invalid phone number format/,
+    );
   });
 
   it('Verifying a delivery: accepts a real signature and rejects a tampered body', async () => {
     const secret = generateWebhookSecret();
     process.env.WEBHOOK_SECRET = secret;
-    const { verify } = (await import(await snippet('### Verifying a delivery', 'verify'))) as { verify: (body: string, headers: Record<string, string>) => { type: string } };
-    const body = JSON.stringify({ type: 'call.completed', timestamp: new Date().toISOString(), data: { call_id: 'x', status: 'completed', metadata: {} } });
+    const { verify } = (await import(await snippet('docs/webhooks.md', '## Verifying a delivery', 'verify'))) as {
+      verify: (body: string, headers: Record<string, string>) => { type: string };
+    };
+    const body = JSON.stringify({
+      type: 'call.completed',
+      timestamp: new Date().toISOString(),
+      data: { call_id: 'x', status: 'completed', metadata: {} },
+    });
     const now = new Date();
-    const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': WebhookSender.sign(secret, 'msg_1', new Date(Math.floor(now.getTime() / 1000) * 1000), body) };
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': WebhookSender.sign(secret, 'msg_1', new Date(Math.floor(now.getTime() / 1000) * 1000), body),
+    };
     expect(verify(body, headers).type).toBe('call.completed');
     expect(() => verify(body.replace('completed', 'failed'), headers)).toThrow();
   });

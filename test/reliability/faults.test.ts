@@ -12,12 +12,23 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { freshDatabase } from '../helpers/database.js';
+import { json, type TriggerResponse } from '../helpers/json.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { startServer, type ServerProcess } from '../helpers/server-process.js';
 import {
-  fmt, internalGet, keepAliveAgent, percentile, sleep, startOwnPostgres, startOwnRedis, timedRequest, triggerOver, waitUntil,
-  type OwnPostgres, type OwnRedis,
+  fmt,
+  internalGet,
+  keepAliveAgent,
+  percentile,
+  sleep,
+  startOwnPostgres,
+  startOwnRedis,
+  timedRequest,
+  triggerOver,
+  waitUntil,
+  type OwnPostgres,
+  type OwnRedis,
 } from './process-helpers.js';
 
 /**
@@ -50,19 +61,36 @@ async function tempDir(prefix: string) {
 async function serverWith(env: Record<string, string>): Promise<ServerProcess> {
   const server = await startServer({ DATA_DIR: await tempDir('oct-rel-faults-'), ...env });
   // The server's own log is the first thing to read when a scenario fails.
-  onTestFailed(() => console.error(`server log (warnings, errors, shutdown; last 20):\n${notableLog(server).join('\n')}`));
-  cleanups.push(() => (server.child.exitCode === null && server.child.signalCode === null ? server.stop('SIGKILL') : Promise.resolve()));
+  onTestFailed(() =>
+    console.error(`server log (warnings, errors, shutdown; last 20):\n${notableLog(server).join('\n')}`),
+  );
+  cleanups.push(() =>
+    server.child.exitCode === null && server.child.signalCode === null ? server.stop('SIGKILL') : Promise.resolve(),
+  );
   return server;
 }
 
-interface Outcome { status: number; ms: number; body: string }
+/** What the internal /health/ready answers. */
+interface Readiness {
+  status: string;
+  checks: Record<string, string>;
+}
+
+interface Outcome {
+  status: number;
+  ms: number;
+  body: string;
+}
 
 /** A trigger that never throws: a network error (no answer, connection refused or reset) is status 0. */
 async function outcomeOf(agent: Agent, port: number, key: string, timeoutMs = 5_000): Promise<Outcome> {
   const started = performance.now();
   try {
     const res = await timedRequest(agent, port, '/api/v1/calls/trigger', {
-      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(PHONE), timeoutMs,
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(PHONE),
+      timeoutMs,
     });
     return { status: res.status, ms: res.ms, body: res.body };
   } catch (error) {
@@ -72,7 +100,12 @@ async function outcomeOf(agent: Agent, port: number, key: string, timeoutMs = 5_
 
 /** The server's warnings, errors and shutdown lines (the last 20, each cut short). */
 function notableLog(server: ServerProcess): string[] {
-  return server.output().split('\n').filter((line) => line && (!line.startsWith('{"level":30') || line.includes('shutting down'))).slice(-20).map((l) => l.slice(0, 1500));
+  return server
+    .output()
+    .split('\n')
+    .filter((line) => line && (!line.startsWith('{"level":30') || line.includes('shutting down')))
+    .slice(-20)
+    .map((l) => l.slice(0, 1500));
 }
 
 const TWILIO_SID = `AC${'0123456789abcdef'.repeat(2)}`;
@@ -80,13 +113,19 @@ const TWILIO_SID = `AC${'0123456789abcdef'.repeat(2)}`;
 /** Twilio's create-call endpoint as far as the dialer needs it, answering only when released. */
 async function heldTwilio() {
   let open!: () => void;
-  const released = new Promise<void>((resolve) => { open = resolve; });
+  const released = new Promise<void>((resolve) => {
+    open = resolve;
+  });
   const creates: string[] = [];
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       creates.push(req.url ?? '');
-      void released.then(() => res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ sid: `CA${randomBytes(16).toString('hex')}`, status: 'queued' })));
+      void released.then(() =>
+        res
+          .writeHead(201, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ sid: `CA${randomBytes(16).toString('hex')}`, status: 'queued' })),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -161,14 +200,19 @@ describe('Redis down mid-run (its own redis-server, a real server process)', () 
     return { noticingMs: noticing.ms, runs, latencies: runs.at(-1)! };
   }
 
-  const describeRuns = (runs: number[][]) => runs.map((l) => `p50 ${fmt(percentile(l, 50))}, p95 ${fmt(percentile(l, 95))}, max ${fmt(Math.max(...l))}`).join('; re-measured: ');
+  const describeRuns = (runs: number[][]) =>
+    runs
+      .map((l) => `p50 ${fmt(percentile(l, 50))}, p95 ${fmt(percentile(l, 95))}, max ${fmt(Math.max(...l))}`)
+      .join('; re-measured: ');
 
   const storeErrors = async () => {
     const metrics = await internalGet(server.internalPort, '/metrics');
     return Number(/^oct_rate_limit_store_errors_total(?:\{[^}]*\})? (\d+)/m.exec(metrics.body)?.[1] ?? NaN);
   };
 
-  it('killed, then frozen: every trigger is answered 200 without waiting for Redis (fail open); readiness is red; limits resume when it is back', async ({ annotate }) => {
+  it('killed, then frozen: every trigger is answered 200 without waiting for Redis (fail open); readiness is red; limits resume when it is back', async ({
+    annotate,
+  }) => {
     const { url } = await freshDatabase();
     prisma = createPrisma(url, { max: 2 });
     cleanups.push(() => prisma.$disconnect());
@@ -176,7 +220,13 @@ describe('Redis down mid-run (its own redis-server, a real server process)', () 
     cleanups.push(() => redis.close());
     // No dispatcher or delivery worker in this process: the subject is the request path, and on a 2-core runner their
     // passes over hundreds of fresh calls would add CPU noise to the very latencies measured here.
-    server = await serverWith({ DATABASE_URL: url, REDIS_URL: redis.url, RATE_LIMIT_PER_MINUTE: String(SMALL_LIMIT), DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false' });
+    server = await serverWith({
+      DATABASE_URL: url,
+      REDIS_URL: redis.url,
+      RATE_LIMIT_PER_MINUTE: String(SMALL_LIMIT),
+      DISPATCH_ENABLED: 'false',
+      WEBHOOK_DELIVERY_ENABLED: 'false',
+    });
     cleanups.push(async () => agent.destroy());
     const report: string[] = [];
 
@@ -184,7 +234,9 @@ describe('Redis down mid-run (its own redis-server, a real server process)', () 
     // requests' latency is the baseline for the ones below.
     expect((await triggerOver(agent, server.port, (await createTenant(prisma)).key, PHONE)).status).toBe(200);
     const baseline = await expectLimited(await createTenant(prisma));
-    report.push(`Redis up (baseline): ${describeRuns([baseline.latencies])}${baseline.late ? `, 429 ${baseline.late} late` : ''}`);
+    report.push(
+      `Redis up (baseline): ${describeRuns([baseline.latencies])}${baseline.late ? `, 429 ${baseline.late} late` : ''}`,
+    );
     expect((await internalGet(server.internalPort, '/health/ready')).status).toBe(200);
 
     // Killed: connections reset, the port refuses. A tenant far over the limit is let through, fast.
@@ -194,17 +246,24 @@ describe('Redis down mid-run (its own redis-server, a real server process)', () 
     const readyWhileKilled = await internalGet(server.internalPort, '/health/ready');
     expect(readyWhileKilled.status, readyWhileKilled.body).toBe(503);
     expect(JSON.parse(readyWhileKilled.body)).toMatchObject({ status: 'unavailable', checks: { database: 'ok' } });
-    expect(JSON.parse(readyWhileKilled.body).checks.redis).not.toBe('ok');
+    expect(json<Readiness>(readyWhileKilled.body).checks.redis).not.toBe('ok');
     expect(await storeErrors()).toBeGreaterThanOrEqual(SAMPLES + 1);
     report.push(`killed: first (noticing) ${fmt(killed.noticingMs)}; next ${SAMPLES}: ${describeRuns(killed.runs)}`);
 
     // Back (empty: no persistence): the client reconnects by itself and a fresh tenant is limited again.
     await redis.start();
     const restartedAt = performance.now();
-    await waitUntil('readiness 200 after Redis restarted', async () => (await internalGet(server.internalPort, '/health/ready')).status === 200, 15_000, 25);
+    await waitUntil(
+      'readiness 200 after Redis restarted',
+      async () => (await internalGet(server.internalPort, '/health/ready')).status === 200,
+      15_000,
+      25,
+    );
     const killedRecoveryMs = performance.now() - restartedAt;
     const afterRestart = await expectLimited(await createTenant(prisma));
-    report.push(`killed for ${fmt(restartedAt - killedAt)}; readiness green ${fmt(killedRecoveryMs)} after restart; 429 again${afterRestart.late ? ` (${afterRestart.late} late)` : ''}`);
+    report.push(
+      `killed for ${fmt(restartedAt - killedAt)}; readiness green ${fmt(killedRecoveryMs)} after restart; 429 again${afterRestart.late ? ` (${afterRestart.late} late)` : ''}`,
+    );
 
     // Frozen (SIGSTOP): the connection stays open and nothing answers — the 40 ms command timeout path.
     redis.freeze();
@@ -216,14 +275,22 @@ describe('Redis down mid-run (its own redis-server, a real server process)', () 
 
     redis.thaw();
     const thawedAt = performance.now();
-    await waitUntil('readiness 200 after Redis thawed', async () => (await internalGet(server.internalPort, '/health/ready')).status === 200, 15_000, 25);
+    await waitUntil(
+      'readiness 200 after Redis thawed',
+      async () => (await internalGet(server.internalPort, '/health/ready')).status === 200,
+      15_000,
+      25,
+    );
     const frozenRecoveryMs = performance.now() - thawedAt;
     const afterThaw = await expectLimited(await createTenant(prisma));
-    report.push(`thawed: readiness green ${fmt(frozenRecoveryMs)} later; 429 again${afterThaw.late ? ` (${afterThaw.late} late)` : ''}`);
+    report.push(
+      `thawed: readiness green ${fmt(frozenRecoveryMs)} later; 429 again${afterThaw.late ? ` (${afterThaw.late} late)` : ''}`,
+    );
 
     await annotate(report.join(' | '));
     console.info(`[reliability] Redis down: ${report.join(' | ')}`);
-    for (const ms of [...killed.latencies, ...frozen.latencies]) expect(ms, report.join('\n')).toBeLessThan(FAIL_OPEN_BUDGET_MS);
+    for (const ms of [...killed.latencies, ...frozen.latencies])
+      expect(ms, report.join('\n')).toBeLessThan(FAIL_OPEN_BUDGET_MS);
     // The request that notices meets one command timeout (40 ms) on top of its own work, never a reconnect (1 s).
     expect(frozen.noticingMs, report.join('\n')).toBeLessThan(FAIL_OPEN_BUDGET_MS);
 
@@ -247,15 +314,23 @@ async function ownPostgresWithTenant() {
 }
 
 describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', () => {
-  it('refuses fast with the envelope, readiness turns red, and it recovers by itself when PostgreSQL returns', async ({ annotate }) => {
+  it('refuses fast with the envelope, readiness turns red, and it recovers by itself when PostgreSQL returns', async ({
+    annotate,
+  }) => {
     const { pg, prisma, tenant } = await ownPostgresWithTenant();
     const receiver = await startReceiver();
     await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
     // Calls ring and talk 0 ms and 50 may be active: the dispatcher claims and dials continuously, so dials are in
     // flight when the database goes away; calls mid-way must still end once it is back.
     const server = await serverWith({
-      DATABASE_URL: pg.url, SIMULATED_RING_MS: '0', SIMULATED_TALK_MS: '0', MAX_CONCURRENT_CALLS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_TIMEOUT_MS: '1000', DISPATCH_LEASE_MS: '2000', RATE_LIMIT_PER_MINUTE: '100000',
+      DATABASE_URL: pg.url,
+      SIMULATED_RING_MS: '0',
+      SIMULATED_TALK_MS: '0',
+      MAX_CONCURRENT_CALLS: '50',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      DISPATCH_LEASE_MS: '2000',
+      RATE_LIMIT_PER_MINUTE: '100000',
     });
     const agent = keepAliveAgent(20);
     cleanups.push(async () => agent.destroy());
@@ -263,11 +338,11 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
     const acceptOne = async () => {
       const res = await triggerOver(agent, server.port, tenant.key, PHONE);
       expect(res.status, res.body).toBe(200);
-      accepted.push(JSON.parse(res.body).call_id as string);
+      accepted.push(json<TriggerResponse>(res.body).call_id);
     };
     const attempt = async (key = tenant.key) => {
       const outcome = await outcomeOf(agent, server.port, key);
-      if (outcome.status === 200) accepted.push(JSON.parse(outcome.body).call_id as string);
+      if (outcome.status === 200) accepted.push(json<TriggerResponse>(outcome.body).call_id);
       return outcome;
     };
 
@@ -307,17 +382,31 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
     await sleep(Math.max(0, 3_000 - (performance.now() - downAt)));
 
     const exited = server.child.exitCode ?? server.child.signalCode;
-    const statusCounts = (list: Outcome[]) => JSON.stringify(list.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status || 'network error']: (acc[r.status || 'network error'] ?? 0) + 1 }), {}));
+    const statusCounts = (list: Outcome[]) =>
+      JSON.stringify(
+        list.reduce<Record<string, number>>(
+          (acc, r) => ({ ...acc, [r.status || 'network error']: (acc[r.status || 'network error'] ?? 0) + 1 }),
+          {},
+        ),
+      );
     const downReport = [
       `flood: ${flood.length} requests, ${floodDown.length} sent after the stop: ${statusCounts(floodDown)}, max ${fmt(Math.max(...floodDown.map((r) => r.ms)))}`,
-      `sequential: ${statusCounts(sequential)}, p50 ${fmt(percentile(sequential.map((r) => r.ms), 50))}, max ${fmt(Math.max(...sequential.map((r) => r.ms)))}`,
+      `sequential: ${statusCounts(sequential)}, p50 ${fmt(
+        percentile(
+          sequential.map((r) => r.ms),
+          50,
+        ),
+      )}, max ${fmt(Math.max(...sequential.map((r) => r.ms)))}`,
       `20 concurrent: ${statusCounts(concurrent)}, max ${fmt(Math.max(...concurrent.map((r) => r.ms)))}`,
       `bad-checksum key ${badKey.status} in ${fmt(badKey.ms)}`,
       `readiness ${readyDown.status} in ${fmt(readyDown.ms)}, liveness ${liveDown.status}`,
     ].join(' | ');
     console.info(`[reliability] PostgreSQL down: ${downReport}`);
     // The process must ride out the outage: it is the one that recovers when the database returns.
-    expect(exited, `the server process ended during the outage (${exited}): ${downReport}\n${notableLog(server).join('\n')}`).toBeNull();
+    expect(
+      exited,
+      `the server process ended during the outage (${exited}): ${downReport}\n${notableLog(server).join('\n')}`,
+    ).toBeNull();
     for (const res of [...floodDown, ...sequential, ...concurrent]) {
       expect([503, 500], `${downReport}\n${res.body}`).toContain(res.status);
       expect(envelope(res).error).toMatch(/^(Service temporarily unavailable|Internal server error)$/);
@@ -326,24 +415,45 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
     expect(badKey.status).toBe(401);
     expect(envelope(badKey).error).toBe('Invalid API key');
     expect(readyDown.status, readyDown.body).toBe(503);
-    expect(JSON.parse(readyDown.body).checks.database).not.toBe('ok');
+    expect(json<Readiness>(readyDown.body).checks.database).not.toBe('ok');
     expect(readyDown.ms).toBeLessThan(FAIL_FAST_BUDGET_MS);
     expect(liveDown.status).toBe(200);
 
     await pg.start();
     const upAt = performance.now();
     const downForMs = upAt - downAt;
-    const readyAgain = await waitUntil('readiness 200', async () => (await internalGet(server.internalPort, '/health/ready')).status === 200 && performance.now(), 30_000, 25);
-    const firstOkAt = await waitUntil('a trigger accepted again', async () => (await attempt()).status === 200 && performance.now(), 30_000, 25);
+    const readyAgain = await waitUntil(
+      'readiness 200',
+      async () => (await internalGet(server.internalPort, '/health/ready')).status === 200 && performance.now(),
+      30_000,
+      25,
+    );
+    const firstOkAt = await waitUntil(
+      'a trigger accepted again',
+      async () => (await attempt()).status === 200 && performance.now(),
+      30_000,
+      25,
+    );
     for (let i = 0; i < 5; i++) await acceptOne();
 
     // Nothing lost on either side of the outage: every accepted call ends once and its terminal event arrives (calls
     // claimed or mid-call when the database went away included).
-    const terminalIds = () => new Set(receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: { call_id: string } }).filter((e) => e.type !== 'call.started').map((e) => e.data.call_id));
-    const drainedAt = await waitUntil('every accepted call ended and its terminal webhook arrived', async () => {
-      const open = await prisma.call.count({ where: { status: { notIn: ['completed', 'failed'] } } });
-      return open === 0 && accepted.every((id) => terminalIds().has(id)) && performance.now();
-    }, 60_000, 100);
+    const terminalIds = () =>
+      new Set(
+        receiver.received
+          .map((r) => JSON.parse(r.body) as { type: string; data: { call_id: string } })
+          .filter((e) => e.type !== 'call.started')
+          .map((e) => e.data.call_id),
+      );
+    const drainedAt = await waitUntil(
+      'every accepted call ended and its terminal webhook arrived',
+      async () => {
+        const open = await prisma.call.count({ where: { status: { notIn: ['completed', 'failed'] } } });
+        return open === 0 && accepted.every((id) => terminalIds().has(id)) && performance.now();
+      },
+      60_000,
+      100,
+    );
     const calls = await prisma.call.findMany({ include: { events: true } });
     // Requests cut off by the stop may have committed a call without hearing back: a superset, never a loss.
     expect(calls.map((c) => c.id)).toEqual(expect.arrayContaining(accepted));
@@ -352,7 +462,10 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
       expect(call.events.filter((e) => e.toStatus === 'completed' || e.toStatus === 'failed')).toHaveLength(1);
       expect(call.dialAttempts).toBeLessThanOrEqual(1);
     }
-    const outcomes = calls.reduce<Record<string, number>>((acc, c) => ({ ...acc, [c.failureReason ?? c.status]: (acc[c.failureReason ?? c.status] ?? 0) + 1 }), {});
+    const outcomes = calls.reduce<Record<string, number>>(
+      (acc, c) => ({ ...acc, [c.failureReason ?? c.status]: (acc[c.failureReason ?? c.status] ?? 0) + 1 }),
+      {},
+    );
 
     const shown = [
       downReport,
@@ -365,23 +478,32 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
     expect(await server.stop('SIGTERM')).toBe(0);
   });
 
-  it('goes down while a dial is in flight (a Twilio stand-in holds the answer): the process rides it out, records the accepted dial when it returns, never fails it nor dials again', async ({ annotate }) => {
+  it('goes down while a dial is in flight (a Twilio stand-in holds the answer): the process rides it out, records the accepted dial when it returns, never fails it nor dials again', async ({
+    annotate,
+  }) => {
     const { pg, prisma, tenant } = await ownPostgresWithTenant();
     const receiver = await startReceiver();
     await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
     const twilio = await heldTwilio();
     cleanups.push(() => twilio.close());
     const server = await serverWith({
-      DATABASE_URL: pg.url, DIALER: 'twilio', TWILIO_ACCOUNT_SID: TWILIO_SID, TWILIO_AUTH_TOKEN: 'test-token', TWILIO_API_BASE_URL: twilio.url,
-      PUBLIC_BASE_URL: 'https://calls.example.test', AGENT_STREAM_URL: 'wss://agent.example.test/stream',
-      DISPATCH_LEASE_MS: '2000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '1000',
+      DATABASE_URL: pg.url,
+      DIALER: 'twilio',
+      TWILIO_ACCOUNT_SID: TWILIO_SID,
+      TWILIO_AUTH_TOKEN: 'test-token',
+      TWILIO_API_BASE_URL: twilio.url,
+      PUBLIC_BASE_URL: 'https://calls.example.test',
+      AGENT_STREAM_URL: 'wss://agent.example.test/stream',
+      DISPATCH_LEASE_MS: '2000',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_TIMEOUT_MS: '1000',
     });
     const agent = keepAliveAgent(4);
     cleanups.push(async () => agent.destroy());
 
     const res = await triggerOver(agent, server.port, tenant.key, PHONE);
     expect(res.status, res.body).toBe(200);
-    const callId = JSON.parse(res.body).call_id as string;
+    const callId = json<TriggerResponse>(res.body).call_id;
     // The dispatcher has recorded its intent and asked the provider; the provider's answer is held.
     await waitUntil('the create-call request at the provider', () => twilio.creates.length === 1, 10_000, 10);
 
@@ -392,15 +514,26 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
     await sleep(1_000);
     const during = await outcomeOf(agent, server.port, tenant.key);
     const exited = server.child.exitCode ?? server.child.signalCode;
-    console.info(`[reliability] PostgreSQL down mid-dial: process ${exited === null ? 'alive' : `ended (${exited})`}, trigger ${during.status || during.body} in ${fmt(during.ms)}`);
-    expect(exited, `the server process ended when a dial's bookkeeping failed (${exited}):\n${notableLog(server).join('\n')}`).toBeNull();
+    console.info(
+      `[reliability] PostgreSQL down mid-dial: process ${exited === null ? 'alive' : `ended (${exited})`}, trigger ${during.status || during.body} in ${fmt(during.ms)}`,
+    );
+    expect(
+      exited,
+      `the server process ended when a dial's bookkeeping failed (${exited}):\n${notableLog(server).join('\n')}`,
+    ).toBeNull();
     expect(during.status, during.body).toBe(503);
 
     await pg.start();
     const upAt = performance.now();
     // The provider accepted the dial, so the callee's phone may be ringing: the call is not failed for our
     // bookkeeping. The dispatcher keeps retrying the write of the provider's id and records it once PostgreSQL is back.
-    const recordedAt = await waitUntil('the provider id recorded', async () => Boolean((await prisma.call.findUnique({ where: { id: callId } }))?.providerCallId) && performance.now(), 30_000, 50);
+    const recordedAt = await waitUntil(
+      'the provider id recorded',
+      async () =>
+        Boolean((await prisma.call.findUnique({ where: { id: callId } }))?.providerCallId) && performance.now(),
+      30_000,
+      50,
+    );
     const call = await prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
     expect(call).toMatchObject({ status: 'dialing', failureReason: null, dialAttempts: 1, leaseOwner: null });
     expect(call.providerCallId).toMatch(/^CA[0-9a-f]{32}$/);
@@ -409,18 +542,31 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
     await sleep(500);
     expect(receiver.received.map((r) => (JSON.parse(r.body) as { type: string }).type)).toEqual(['call.started']);
     expect(twilio.creates).toHaveLength(1);
-    await annotate(`provider id recorded ${fmt(recordedAt - upAt)} after PostgreSQL returned; call still dialing; one create-call request`);
+    await annotate(
+      `provider id recorded ${fmt(recordedAt - upAt)} after PostgreSQL returned; call still dialing; one create-call request`,
+    );
 
     expect(await server.stop('SIGTERM')).toBe(0);
   });
 
-  it('frozen (no refusal, no answer: a hung server or a partition): requests still fail fast, readiness turns red, it recovers by itself', async ({ annotate }) => {
+  it('frozen (no refusal, no answer: a hung server or a partition): requests still fail fast, readiness turns red, it recovers by itself', async ({
+    annotate,
+  }) => {
     const { pg, tenant } = await ownPostgresWithTenant();
-    const server = await serverWith({ DATABASE_URL: pg.url, RATE_LIMIT_PER_MINUTE: '100000', SIMULATED_RING_MS: '50', SIMULATED_TALK_MS: '100' });
+    const server = await serverWith({
+      DATABASE_URL: pg.url,
+      RATE_LIMIT_PER_MINUTE: '100000',
+      SIMULATED_RING_MS: '50',
+      SIMULATED_TALK_MS: '100',
+    });
     const agent = keepAliveAgent(20);
     cleanups.push(async () => agent.destroy());
     // Warm: the pool holds open connections, which is exactly what a freeze leaves hanging.
-    await Promise.all(Array.from({ length: 10 }, async () => expect((await triggerOver(agent, server.port, tenant.key, PHONE)).status).toBe(200)));
+    await Promise.all(
+      Array.from({ length: 10 }, async () =>
+        expect((await triggerOver(agent, server.port, tenant.key, PHONE)).status).toBe(200),
+      ),
+    );
 
     await pg.freeze();
     // Gather first, assert after thawing: an assertion thrown here would leave the measurements unreported.
@@ -433,8 +579,18 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
 
     await pg.thaw();
     const thawedAt = performance.now();
-    const readyAgain = await waitUntil('readiness 200 after thawing', async () => (await internalGet(server.internalPort, '/health/ready')).status === 200 && performance.now(), 30_000, 25);
-    const okAgain = await waitUntil('a trigger accepted after thawing', async () => (await triggerOver(agent, server.port, tenant.key, PHONE)).status === 200 && performance.now(), 30_000, 25);
+    const readyAgain = await waitUntil(
+      'readiness 200 after thawing',
+      async () => (await internalGet(server.internalPort, '/health/ready')).status === 200 && performance.now(),
+      30_000,
+      25,
+    );
+    const okAgain = await waitUntil(
+      'a trigger accepted after thawing',
+      async () => (await triggerOver(agent, server.port, tenant.key, PHONE)).status === 200 && performance.now(),
+      30_000,
+      25,
+    );
 
     const all = [...sequential, ...concurrent];
     const shown = [

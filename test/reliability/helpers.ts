@@ -46,7 +46,8 @@ export type Envelope = { success: true; call_id: string; status: 'initiated' } |
  * keys, a non-empty message) otherwise; always JSON. Returns a problem description, or null when the response is fine.
  */
 export function envelopeProblem(status: number, contentType: string | undefined, body: string): string | null {
-  if (!/^application\/json\b/i.test(contentType ?? '')) return `content-type ${JSON.stringify(contentType)} is not JSON`;
+  if (!/^application\/json\b/i.test(contentType ?? ''))
+    return `content-type ${JSON.stringify(contentType)} is not JSON`;
   let json: unknown;
   try {
     json = JSON.parse(body);
@@ -57,24 +58,35 @@ export function envelopeProblem(status: number, contentType: string | undefined,
   const keys = Object.keys(json).sort().join(',');
   const value = json as Record<string, unknown>;
   if (status === 200) {
-    if (keys !== 'call_id,status,success' || value.success !== true || value.status !== 'initiated' || !isUuid(String(value.call_id))) {
+    if (
+      keys !== 'call_id,status,success' ||
+      value.success !== true ||
+      value.status !== 'initiated' ||
+      !isUuid(String(value.call_id))
+    ) {
       return 'a 200 body is not exactly { success: true, call_id: <uuid>, status: "initiated" }';
     }
     return null;
   }
   if (status < 400) return `unexpected status ${status}`;
-  if (keys !== 'error,success' || value.success !== false || typeof value.error !== 'string' || value.error.length === 0) {
+  if (
+    keys !== 'error,success' ||
+    value.success !== false ||
+    typeof value.error !== 'string' ||
+    value.error.length === 0
+  ) {
     return 'an error body is not exactly { success: false, error: <message> }';
   }
   // Errors never carry a stack or SQL (README "Errors").
-  if (/\n\s+at |prisma|SELECT |INSERT |violates|syntax error/i.test(value.error)) return 'an error message leaks internals';
+  if (/\n\s+at |prisma|SELECT |INSERT |violates|syntax error/i.test(value.error))
+    return 'an error message leaks internals';
   return null;
 }
 
 export function expectEnvelope(res: LightMyRequestResponse): Envelope {
   const problem = envelopeProblem(res.statusCode, res.headers['content-type'] as string | undefined, res.body);
   expect(problem, `${res.statusCode} ${res.body.slice(0, 300)}`).toBeNull();
-  return res.json() as Envelope;
+  return res.json<Envelope>();
 }
 
 export interface RawResponse {
@@ -142,7 +154,13 @@ export function median(values: number[]): number {
 
 /** A string shortened for an assertion message, with every odd character visible as an escape. */
 export function show(value: unknown, max = 400): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
-  const escaped = (text ?? String(value)).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text =
+    typeof value === 'string'
+      ? JSON.stringify(value)
+      : JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+  const escaped = (text ?? String(value)).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return escaped.length > max ? `${escaped.slice(0, max)}... (${escaped.length} chars)` : escaped;
 }

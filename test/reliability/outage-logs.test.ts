@@ -25,20 +25,54 @@ describe('a dependency outage in the log', () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-rel-outage-'));
     cleanups.push(() => fs.rm(dataDir, { recursive: true, force: true }));
     const server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: pg.url, REDIS_URL: redis.url });
-    cleanups.push(() => (server.child.exitCode === null && server.child.signalCode === null ? server.stop('SIGKILL') : Promise.resolve()));
-    onTestFailed(() => console.error(`server log (last 40 lines):\n${server.output().split('\n').slice(-40).map((l) => l.slice(0, 600)).join('\n')}`));
-    await waitUntil('ready', async () => (await internalGet(server.internalPort, '/health/ready')).status === 200, 20_000);
+    cleanups.push(() =>
+      server.child.exitCode === null && server.child.signalCode === null ? server.stop('SIGKILL') : Promise.resolve(),
+    );
+    onTestFailed(() =>
+      console.error(
+        `server log (last 40 lines):\n${server
+          .output()
+          .split('\n')
+          .slice(-40)
+          .map((l) => l.slice(0, 600))
+          .join('\n')}`,
+      ),
+    );
+    await waitUntil(
+      'ready',
+      async () => (await internalGet(server.internalPort, '/health/ready')).status === 200,
+      20_000,
+    );
 
     const from = server.output().length;
-    const linesSince = (offset: number): Line[] => server.output().slice(offset).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
+    const linesSince = (offset: number): Line[] =>
+      server
+        .output()
+        .slice(offset)
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Line);
     await pg.stop('fast');
     await redis.kill();
-    const ready = await waitUntil('readiness naming both reasons', async () => {
-      const response = await internalGet(server.internalPort, '/health/ready');
-      const body = JSON.parse(response.body) as { checks: Record<string, string> };
-      return response.status === 503 && body.checks.database === 'connection refused' && body.checks.redis === 'connection refused' && body;
-    }, 10_000, 100);
-    expect(ready).toEqual({ status: 'unavailable', checks: { database: 'connection refused', redis: 'connection refused' } });
+    const ready = await waitUntil(
+      'readiness naming both reasons',
+      async () => {
+        const response = await internalGet(server.internalPort, '/health/ready');
+        const body = JSON.parse(response.body) as { checks: Record<string, string> };
+        return (
+          response.status === 503 &&
+          body.checks.database === 'connection refused' &&
+          body.checks.redis === 'connection refused' &&
+          body
+        );
+      },
+      10_000,
+      100,
+    );
+    expect(ready).toEqual({
+      status: 'unavailable',
+      checks: { database: 'connection refused', redis: 'connection refused' },
+    });
     await sleep(OUTAGE_MS);
 
     const during = linesSince(from).filter((l) => l.level >= 40);
@@ -54,11 +88,21 @@ describe('a dependency outage in the log', () => {
     const back = server.output().length;
     await pg.start();
     await redis.start();
-    await waitUntil('ready again', async () => (await internalGet(server.internalPort, '/health/ready')).status === 200, 30_000);
-    await waitUntil('the recovery lines', () => {
-      const messages = linesSince(back).map((l) => l.msg);
-      return ['dispatcher passes succeed again', 'webhook delivery passes succeed again'].every((m) => messages.includes(m));
-    }, 15_000);
+    await waitUntil(
+      'ready again',
+      async () => (await internalGet(server.internalPort, '/health/ready')).status === 200,
+      30_000,
+    );
+    await waitUntil(
+      'the recovery lines',
+      () => {
+        const messages = linesSince(back).map((l) => l.msg);
+        return ['dispatcher passes succeed again', 'webhook delivery passes succeed again'].every((m) =>
+          messages.includes(m),
+        );
+      },
+      15_000,
+    );
     expect(await server.stop('SIGTERM')).toBe(0);
   });
 });

@@ -17,10 +17,17 @@ const run = promisify(execFile);
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls `probe` until it returns a truthy value; throws with `what` after `timeoutMs`. */
-export async function waitUntil<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 30_000, everyMs = 50): Promise<Exclude<T, false | null | undefined>> {
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T> | T,
+  timeoutMs = 30_000,
+  everyMs = 50,
+): Promise<Exclude<T, false | null | undefined>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await Promise.resolve().then(probe).catch(() => undefined);
+    const value = await Promise.resolve()
+      .then(probe)
+      .catch(() => undefined);
     if (value) return value as Exclude<T, false | null | undefined>;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(everyMs);
@@ -79,8 +86,15 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   let running = true;
   const clusterPids = async () => {
     const postmaster = Number((await fs.readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-    const children = (await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]).catch(() => ({ stdout: '' }))).stdout;
-    return [postmaster, ...children.split('\n').map((l) => Number(l.trim())).filter((pid) => pid > 0)];
+    const children = (await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]).catch(() => ({ stdout: '' })))
+      .stdout;
+    return [
+      postmaster,
+      ...children
+        .split('\n')
+        .map((l) => Number(l.trim()))
+        .filter((pid) => pid > 0),
+    ];
   };
   const self: OwnPostgres = {
     url: embedded.url,
@@ -90,7 +104,22 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       running = false;
     },
     async start() {
-      await run(pgCtl, ['start', '-w', '-t', '60', '-D', dataDir, '-l', path.join(dataDir, 'server.log'), '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`], { ...ids, env });
+      await run(
+        pgCtl,
+        [
+          'start',
+          '-w',
+          '-t',
+          '60',
+          '-D',
+          dataDir,
+          '-l',
+          path.join(dataDir, 'server.log'),
+          '-o',
+          `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`,
+        ],
+        { ...ids, env },
+      );
       running = true;
     },
     async log() {
@@ -132,10 +161,18 @@ async function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.setTimeout(500);
-    socket.once('connect', () => { socket.write('PING\r\n'); });
-    socket.once('data', (data) => { socket.destroy(); resolve(data.toString().startsWith('+PONG')); });
+    socket.once('connect', () => {
+      socket.write('PING\r\n');
+    });
+    socket.once('data', (data) => {
+      socket.destroy();
+      resolve(data.toString().startsWith('+PONG'));
+    });
     socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 
@@ -147,7 +184,11 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     port,
     async start() {
       // No persistence: a restarted Redis has forgotten every counter, as a replacement instance would.
-      const started = spawnChild('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const started = spawnChild(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
       child = started;
       await waitUntil(`redis-server on port ${port}`, () => accepts(port), 10_000, 20).catch(async (error: unknown) => {
         await stopChild(started, 'SIGKILL');
@@ -158,8 +199,12 @@ export async function startOwnRedis(): Promise<OwnRedis> {
       if (child) await stopChild(child, 'SIGKILL');
       child = null;
     },
-    freeze() { child?.kill('SIGSTOP'); },
-    thaw() { child?.kill('SIGCONT'); },
+    freeze() {
+      child?.kill('SIGSTOP');
+    },
+    thaw() {
+      child?.kill('SIGCONT');
+    },
     async close() {
       if (!child) return;
       child.kill('SIGCONT');
@@ -187,15 +232,35 @@ export function keepAliveAgent(maxSockets = 50): https.Agent {
 }
 
 /** One request; rejects on a network error (connection refused or reset) or after `timeoutMs`. */
-export function timedRequest(agent: https.Agent, port: number, pathname: string, init: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {}): Promise<Timed> {
+export function timedRequest(
+  agent: https.Agent,
+  port: number,
+  pathname: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+): Promise<Timed> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const req = https.request({ host: '127.0.0.1', port, path: pathname, method: init.method ?? 'GET', headers: init.headers, agent, timeout: init.timeoutMs ?? 15_000 }, (res) => {
-      let body = '';
-      res.on('data', (chunk: Buffer) => { body += chunk.toString(); });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, ms: performance.now() - started }));
-      res.on('error', reject);
-    });
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: pathname,
+        method: init.method ?? 'GET',
+        headers: init.headers,
+        agent,
+        timeout: init.timeoutMs ?? 15_000,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, ms: performance.now() - started }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${init.timeoutMs ?? 15_000} ms`)));
     req.on('error', reject);
     req.end(init.body);
@@ -203,7 +268,13 @@ export function timedRequest(agent: https.Agent, port: number, pathname: string,
 }
 
 /** POST /api/v1/calls/trigger with a key and a JSON body. */
-export function triggerOver(agent: https.Agent, port: number, key: string, body: unknown, headers: Record<string, string> = {}): Promise<Timed> {
+export function triggerOver(
+  agent: https.Agent,
+  port: number,
+  key: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Timed> {
   return timedRequest(agent, port, '/api/v1/calls/trigger', {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
@@ -212,7 +283,10 @@ export function triggerOver(agent: https.Agent, port: number, key: string, body:
 }
 
 /** GET on the internal (plain HTTP) listener, timed; never throws (status 0 on a network error). */
-export async function internalGet(port: number, pathname: string): Promise<{ status: number; body: string; ms: number }> {
+export async function internalGet(
+  port: number,
+  pathname: string,
+): Promise<{ status: number; body: string; ms: number }> {
   const started = performance.now();
   try {
     const res = await fetch(`http://127.0.0.1:${port}${pathname}`, { signal: AbortSignal.timeout(5_000) });

@@ -16,6 +16,7 @@ import { errorMessage } from '../../src/errors.js';
 import { KEY_QUERY_PARAMETERS } from '../../plugins/key-in-url.js';
 import { buildTestApp } from '../helpers/app.js';
 import { freshPrisma, redisUrl } from '../helpers/database.js';
+import { json } from '../helpers/json.js';
 import { createClientTenant, createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { httpGet, httpsRequest, startServer, type ServerProcess } from '../helpers/server-process.js';
@@ -29,7 +30,8 @@ const FORBIDDEN = errorMessage('AGENT_FORBIDDEN');
 const DISPLAY_PREFIX = 12; // src/domain/api-key.ts: only this much of a key is stored in clear
 
 /** Every character percent-encoded: URLSearchParams (and so the key-in-URL check) decodes it back to the key. */
-const encodeAll = (text: string) => [...Buffer.from(text)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+const encodeAll = (text: string) =>
+  [...Buffer.from(text)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 const capitalised = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 const alternating = (name: string) => [...name].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join('');
 
@@ -46,7 +48,9 @@ function leaks(text: string, secrets: Record<string, string>): string[] {
     const windows = Array.from({ length: random.length - 11 }, (_, i) => random.slice(i, i + 12));
     for (const raw of lines) {
       // Percent-decoded too: a key written as %73%76%63... is still written.
-      const line = /%[0-9a-f]{2}/i.test(raw) ? `${raw} (decoded: ${raw.replace(/%([0-9a-f]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))})` : raw;
+      const line = /%[0-9a-f]{2}/i.test(raw)
+        ? `${raw} (decoded: ${raw.replace(/%([0-9a-f]{2})/gi, (_, h: string) => String.fromCharCode(parseInt(h, 16)))})`
+        : raw;
       const hit = windows.find((w) => line.includes(w));
       if (hit === undefined) continue;
       const at = line.indexOf(hit);
@@ -68,7 +72,16 @@ describe('at rest: the database holds key digests, never keys', () => {
     await setWebhook(app.prisma, agency.accountId, 'https://hooks.example.com/in', { allowPrivate: false });
     const active = keys.at(-1)!;
     // Everything a request can leave behind: a call, its event, an idempotency record with the stored response.
-    expect((await trigger(app, active, { phone_number: '+14155552671', metadata: { crm: 'L-1' } }, { 'idempotency-key': 'dump-1' })).statusCode).toBe(200);
+    expect(
+      (
+        await trigger(
+          app,
+          active,
+          { phone_number: '+14155552671', metadata: { crm: 'L-1' } },
+          { 'idempotency-key': 'dump-1' },
+        )
+      ).statusCode,
+    ).toBe(200);
     expect((await trigger(app, client.key)).statusCode).toBe(200);
 
     const admin = new pg.Client({ connectionString: databaseUrl });
@@ -76,17 +89,33 @@ describe('at rest: the database holds key digests, never keys', () => {
     let dump: string;
     let method: string;
     try {
-      const serverMajor = Math.floor(Number((await admin.query<{ v: string }>(`SELECT current_setting('server_version_num') AS v`)).rows[0]!.v) / 10_000);
-      const clientMajor = await run('pg_dump', ['--version']).then(({ stdout }) => Number(/(\d+)\.\d+/.exec(stdout)?.[1]), () => null);
+      const serverMajor = Math.floor(
+        Number((await admin.query<{ v: string }>(`SELECT current_setting('server_version_num') AS v`)).rows[0]!.v) /
+          10_000,
+      );
+      const clientMajor = await run('pg_dump', ['--version']).then(
+        ({ stdout }) => Number(/(\d+)\.\d+/.exec(stdout)?.[1]),
+        () => null,
+      );
       // pg_dump refuses a server newer than itself; then every table's rows as JSON is the same evidence.
       if (clientMajor !== null && clientMajor >= serverMajor) {
         method = `pg_dump ${clientMajor} against server ${serverMajor}`;
         dump = (await run('pg_dump', ['--dbname', databaseUrl, '--no-owner'], { maxBuffer: 256 * 1024 * 1024 })).stdout;
       } else {
         method = `SELECT row_to_json (pg_dump ${clientMajor ?? 'missing'}, server ${serverMajor})`;
-        const tables = (await admin.query<{ name: string }>(`SELECT format('%I.%I', table_schema, table_name) AS name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`)).rows;
+        const tables = (
+          await admin.query<{ name: string }>(
+            `SELECT format('%I.%I', table_schema, table_name) AS name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+          )
+        ).rows;
         const parts: string[] = [];
-        for (const { name } of tables) parts.push(name, ...(await admin.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${name} t`)).rows.map((r) => r.row));
+        for (const { name } of tables)
+          parts.push(
+            name,
+            ...(await admin.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${name} t`)).rows.map(
+              (r) => r.row,
+            ),
+          );
         dump = parts.join('\n');
       }
     } finally {
@@ -99,7 +128,13 @@ describe('at rest: the database holds key digests, never keys', () => {
       expect(dump, 'digest present').toContain(apiKeyDigest(key).toString('hex'));
       expect(dump, 'display prefix present').toContain(key.slice(0, DISPLAY_PREFIX));
       // ...and no form of the key itself: text, its secret part, its bytes as hex, base64.
-      for (const form of [key, key.slice(DISPLAY_PREFIX), Buffer.from(key).toString('hex'), Buffer.from(key).toString('base64'), Buffer.from(key.slice(DISPLAY_PREFIX)).toString('hex')]) {
+      for (const form of [
+        key,
+        key.slice(DISPLAY_PREFIX),
+        Buffer.from(key).toString('hex'),
+        Buffer.from(key).toString('base64'),
+        Buffer.from(key.slice(DISPLAY_PREFIX)).toString('hex'),
+      ]) {
         expect(dump.includes(form), `a form of the key is in the dump (${method})`).toBe(false);
       }
     }
@@ -126,7 +161,12 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
     receiver = await startReceiver();
     // Through src/admin/webhooks.ts, as callctl does: the secret is made there and returned once.
     webhookSecret = (await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true })).secret;
-    secrets = { 'agency key': tenant.key, 'client key': client.key, 'revoked key': revokedKey, 'webhook secret': webhookSecret };
+    secrets = {
+      'agency key': tenant.key,
+      'client key': client.key,
+      'revoked key': revokedKey,
+      'webhook secret': webhookSecret,
+    };
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-security-'));
     server = await startServer({
       DATABASE_URL: url,
@@ -147,7 +187,11 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
   });
 
   const post = (pathname: string, headers: Record<string, string>, body: unknown = { phone_number: '+14155552671' }) =>
-    httpsRequest(server.port, pathname, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    httpsRequest(server.port, pathname, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
   /** The output written while `work` ran (and shortly after: the pipe from the child is asynchronous). */
   async function outputOf(work: () => Promise<void>): Promise<string> {
@@ -159,19 +203,48 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
 
   it('keys in the Authorization header, wrong, revoked and unknown keys, keys in bodies and in other headers', async () => {
     const text = await outputOf(async () => {
-      expect((await post(TRIGGER_URL, { ...bearer(tenant.key), 'x-request-id': 'sec-ok-1' }, { phone_number: '+14155552671', name: tenant.key, metadata: { k: tenant.key, s: webhookSecret } })).status).toBe(200);
+      expect(
+        (
+          await post(
+            TRIGGER_URL,
+            { ...bearer(tenant.key), 'x-request-id': 'sec-ok-1' },
+            { phone_number: '+14155552671', name: tenant.key, metadata: { k: tenant.key, s: webhookSecret } },
+          )
+        ).status,
+      ).toBe(200);
       expect((await post(TRIGGER_URL, bearer(client.key))).status).toBe(200);
-      for (const key of [keyWithTypo(tenant.key, 30), revokedKey, `${tenant.key}x`, tenant.key.slice(0, -1), generateApiKey().key]) {
+      for (const key of [
+        keyWithTypo(tenant.key, 30),
+        revokedKey,
+        `${tenant.key}x`,
+        tenant.key.slice(0, -1),
+        generateApiKey().key,
+      ]) {
         expect((await post(TRIGGER_URL, bearer(key))).status).toBe(401);
       }
-      expect((await post(TRIGGER_URL, { authorization: `Basic ${Buffer.from(`${tenant.key}:`).toString('base64')}` })).status).toBe(401);
+      expect(
+        (await post(TRIGGER_URL, { authorization: `Basic ${Buffer.from(`${tenant.key}:`).toString('base64')}` }))
+          .status,
+      ).toBe(401);
       expect((await post(TRIGGER_URL, { authorization: tenant.key })).status).toBe(401);
       // A 400 and a 500 log their error; the body holding keys must not reach those lines (NUL in name: a 500 today).
       await post(TRIGGER_URL, bearer(tenant.key), { phone_number: tenant.key, metadata: { k: client.key } });
-      await post(TRIGGER_URL, bearer(tenant.key), { phone_number: '+14155552671', name: 'a\u0000b', metadata: { k: client.key, s: webhookSecret } });
-      await post(TRIGGER_URL, bearer(tenant.key), { phone_number: '+14155552671', metadata: { k: client.key, s: webhookSecret, bad: '\ud800' } });
+      await post(TRIGGER_URL, bearer(tenant.key), {
+        phone_number: '+14155552671',
+        name: 'a\u0000b',
+        metadata: { k: client.key, s: webhookSecret },
+      });
+      await post(TRIGGER_URL, bearer(tenant.key), {
+        phone_number: '+14155552671',
+        metadata: { k: client.key, s: webhookSecret, bad: '\ud800' },
+      });
       // Client-chosen header values that are echoed into log lines (the request id is on every line).
-      await post(TRIGGER_URL, { ...bearer(tenant.key), 'idempotency-key': client.key, 'user-agent': client.key, referer: `https://x.example/?api_key=${client.key}` });
+      await post(TRIGGER_URL, {
+        ...bearer(tenant.key),
+        'idempotency-key': client.key,
+        'user-agent': client.key,
+        referer: `https://x.example/?api_key=${client.key}`,
+      });
       await post(TRIGGER_URL, { ...bearer(tenant.key), 'x-request-id': client.key });
     });
     expect(text).toContain('request completed');
@@ -180,7 +253,11 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
 
   it('keys in the URL: every key parameter name in any casing, a key as any parameter value, in the path; all refused', async () => {
     const targets = [
-      ...KEY_QUERY_PARAMETERS.flatMap((name) => [name, name.toUpperCase(), capitalised(name), alternating(name)].map((n) => `${TRIGGER_URL}?${n}=${tenant.key}`)),
+      ...KEY_QUERY_PARAMETERS.flatMap((name) =>
+        [name, name.toUpperCase(), capitalised(name), alternating(name)].map(
+          (n) => `${TRIGGER_URL}?${n}=${tenant.key}`,
+        ),
+      ),
       `${TRIGGER_URL}?q=${tenant.key}`,
       `${TRIGGER_URL}?a=1&callback=${client.key}&b=2`,
       `${TRIGGER_URL}?redirect=${encodeURIComponent(`https://x.example/?k=${tenant.key}`)}`,
@@ -192,7 +269,11 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
         for (const headers of [bearer(tenant.key), {}]) {
           const res = await post(target, headers);
           if (target.includes('svc_sk_') || /[?&](api_?key|key|token|access_token)=/i.test(target)) {
-            expect({ target, status: res.status, body: JSON.parse(res.body) }).toEqual({ target, status: 400, body: { success: false, error: KEY_IN_URL } });
+            expect({ target, status: res.status, body: json<unknown>(res.body) }).toEqual({
+              target,
+              status: 400,
+              body: { success: false, error: KEY_IN_URL },
+            });
           }
         }
       }
@@ -215,7 +296,11 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
     const text = await outputOf(async () => {
       for (const target of targets) {
         const res = await post(target, bearer(tenant.key));
-        expect({ target, status: res.status, body: JSON.parse(res.body) }).toEqual({ target, status: 400, body: { success: false, error: KEY_IN_URL } });
+        expect({ target, status: res.status, body: json<unknown>(res.body) }).toEqual({
+          target,
+          status: 400,
+          body: { success: false, error: KEY_IN_URL },
+        });
       }
       expect((await post(`/api/v1/nope/${client.key.replace(/_/g, '%5F')}`, bearer(tenant.key))).status).toBe(404);
     });
@@ -248,37 +333,103 @@ describe('keys in URLs are refused (in-process, every combination)', () => {
 
   it('every KEY_QUERY_PARAMETERS name in any casing, encoded or not, with any value, with or without a valid header', async () => {
     const before = await countRows(app.prisma);
-    const names = KEY_QUERY_PARAMETERS.flatMap((n) => [n, n.toUpperCase(), capitalised(n), alternating(n), encodeAll(n), n.replace('_', '%5F')]);
+    const names = KEY_QUERY_PARAMETERS.flatMap((n) => [
+      n,
+      n.toUpperCase(),
+      capitalised(n),
+      alternating(n),
+      encodeAll(n),
+      n.replace('_', '%5F'),
+    ]);
     const values = [tenant.key, encodeAll(tenant.key), 'x', '', generateApiKey().key];
     let checked = 0;
     for (const name of names) {
       for (const value of values) {
         for (const query of [`${name}=${value}`, `a=1&${name}=${value}`, `${name}=${value}&${name}=y`, `${name}`]) {
           for (const headers of [{ authorization: `Bearer ${tenant.key}` }, {}]) {
-            const res = await app.inject({ method: 'POST', url: `${TRIGGER_URL}?${query}`, headers: { ...headers, 'content-type': 'application/json' }, payload: '{"phone_number":"+14155552671"}' });
-            expect({ query, status: res.statusCode, body: expectEnvelope(res) }).toEqual({ query, status: 400, body: { success: false, error: KEY_IN_URL } });
+            const res = await app.inject({
+              method: 'POST',
+              url: `${TRIGGER_URL}?${query}`,
+              headers: { ...headers, 'content-type': 'application/json' },
+              payload: '{"phone_number":"+14155552671"}',
+            });
+            expect({ query, status: res.statusCode, body: expectEnvelope(res) }).toEqual({
+              query,
+              status: 400,
+              body: { success: false, error: KEY_IN_URL },
+            });
             checked++;
           }
         }
       }
     }
     expect(checked).toBe(names.length * values.length * 4 * 2);
-    expect(rowDelta(before, await countRows(app.prisma))).toEqual({ calls: 0, call_events: 0, idempotency_records: 0, webhook_deliveries: 0 });
+    expect(rowDelta(before, await countRows(app.prisma))).toEqual({
+      calls: 0,
+      call_events: 0,
+      idempotency_records: 0,
+      webhook_deliveries: 0,
+    });
   });
 
   it('a key as the value of any other parameter, literal, percent-encoded or inside another URL, is refused', async () => {
     const before = await countRows(app.prisma);
     const key = tenant.key;
-    const values = [key, encodeAll(key), key.replace(/_/g, '%5F'), `%73vc_sk_${key.slice(7)}`, `prefix-${key}-suffix`, encodeURIComponent(`https://x.example/cb?api_key=${key}`), generateApiKey().key];
-    for (const name of ['q', 'callback', 'redirect_uri', 'state', 'x', 'api-key', 'apiKey2', 'authorization', 'bearer', '__proto__', 'a%20b', '']) {
+    const values = [
+      key,
+      encodeAll(key),
+      key.replace(/_/g, '%5F'),
+      `%73vc_sk_${key.slice(7)}`,
+      `prefix-${key}-suffix`,
+      encodeURIComponent(`https://x.example/cb?api_key=${key}`),
+      generateApiKey().key,
+    ];
+    for (const name of [
+      'q',
+      'callback',
+      'redirect_uri',
+      'state',
+      'x',
+      'api-key',
+      'apiKey2',
+      'authorization',
+      'bearer',
+      '__proto__',
+      'a%20b',
+      '',
+    ]) {
       for (const value of values) {
-        const res = await app.inject({ method: 'POST', url: `${TRIGGER_URL}?${name}=${value}`, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{"phone_number":"+14155552671"}' });
-        expect({ name, value, status: res.statusCode, body: expectEnvelope(res) }).toEqual({ name, value, status: 400, body: { success: false, error: KEY_IN_URL } });
+        const res = await app.inject({
+          method: 'POST',
+          url: `${TRIGGER_URL}?${name}=${value}`,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          payload: '{"phone_number":"+14155552671"}',
+        });
+        expect({ name, value, status: res.statusCode, body: expectEnvelope(res) }).toEqual({
+          name,
+          value,
+          status: 400,
+          body: { success: false, error: KEY_IN_URL },
+        });
       }
     }
-    expect(rowDelta(before, await countRows(app.prisma))).toEqual({ calls: 0, call_events: 0, idempotency_records: 0, webhook_deliveries: 0 });
+    expect(rowDelta(before, await countRows(app.prisma))).toEqual({
+      calls: 0,
+      call_events: 0,
+      idempotency_records: 0,
+      webhook_deliveries: 0,
+    });
     // Control: the same request without the key in the URL is accepted.
-    expect((await app.inject({ method: 'POST', url: `${TRIGGER_URL}?q=hello`, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{"phone_number":"+14155552671"}' })).statusCode).toBe(200);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: `${TRIGGER_URL}?q=hello`,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          payload: '{"phone_number":"+14155552671"}',
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('a key in the path is not echoed back in the 404 message (errors never contain a key)', async () => {
@@ -292,7 +443,13 @@ describe('keys in URLs are refused (in-process, every combination)', () => {
 });
 
 describe('tenancy: the full matrix of 6 accounts (2 agencies x (1 + 2 clients)), keys x agents', () => {
-  interface Account { id: string; kind: 'agency' | 'client'; agencyId: string; key: string; agents: string[] }
+  interface Account {
+    id: string;
+    kind: 'agency' | 'client';
+    agencyId: string;
+    key: string;
+    agents: string[];
+  }
   let app: App;
   const accounts: Account[] = [];
 
@@ -302,19 +459,21 @@ describe('tenancy: the full matrix of 6 accounts (2 agencies x (1 + 2 clients)),
     const complete = async (id: string, kind: Account['kind'], agencyId: string) => {
       // Two agents each: the default one and another, so agent_id never just repeats the default.
       const agents: string[] = [];
-      for (const name of ['Default', 'Other']) agents.push((await createAgent(prisma, { accountId: id, name, phone: '+14155550100' })).id);
+      for (const name of ['Default', 'Other'])
+        agents.push((await createAgent(prisma, { accountId: id, name, phone: '+14155550100' })).id);
       await setDefaultAgent(prisma, id, agents[0]!);
       accounts.push({ id, kind, agencyId, key: (await generateKey(prisma, id)).key, agents });
     };
     for (const n of [1, 2]) {
       const { id: agencyId } = await createAgency(prisma, { name: `Agency ${n}` });
       await complete(agencyId, 'agency', agencyId);
-      for (const c of [1, 2]) await complete((await createClient(prisma, { agencyId, name: `Client ${n}.${c}` })).id, 'client', agencyId);
+      for (const c of [1, 2])
+        await complete((await createClient(prisma, { agencyId, name: `Client ${n}.${c}` })).id, 'client', agencyId);
     }
     expect(accounts).toHaveLength(6);
   });
 
-  it('allowed exactly when the agent is the key\'s account\'s, or an agency key uses its own client\'s agent; 403 and no row otherwise', async () => {
+  it("allowed exactly when the agent is the key's account's, or an agency key uses its own client's agent; 403 and no row otherwise", async () => {
     const cases = accounts.flatMap((keyOwner) =>
       accounts.flatMap((agentOwner) =>
         agentOwner.agents.map((agentId, i) => ({
@@ -323,11 +482,25 @@ describe('tenancy: the full matrix of 6 accounts (2 agencies x (1 + 2 clients)),
           agentId,
           // Each request also carries an Idempotency-Key: a refusal must not leave its reservation behind.
           idempotencyKey: `matrix-${keyOwner.id}-${agentId}-${i}`,
-          allowed: agentOwner.id === keyOwner.id || (keyOwner.kind === 'agency' && agentOwner.kind === 'client' && agentOwner.agencyId === keyOwner.id),
-        }))));
+          allowed:
+            agentOwner.id === keyOwner.id ||
+            (keyOwner.kind === 'agency' && agentOwner.kind === 'client' && agentOwner.agencyId === keyOwner.id),
+        })),
+      ),
+    );
     expect(cases).toHaveLength(6 * 6 * 2);
     const before = await countRows(app.prisma);
-    const results = await Promise.all(cases.map(async (c) => ({ c, res: await trigger(app, c.keyOwner.key, { phone_number: '+14155552671', agent_id: c.agentId }, { 'idempotency-key': c.idempotencyKey }) })));
+    const results = await Promise.all(
+      cases.map(async (c) => ({
+        c,
+        res: await trigger(
+          app,
+          c.keyOwner.key,
+          { phone_number: '+14155552671', agent_id: c.agentId },
+          { 'idempotency-key': c.idempotencyKey },
+        ),
+      })),
+    );
     const allowed = cases.filter((c) => c.allowed).length;
     // 6 own-account pairs + 2 agencies x 2 clients, two agents each.
     expect(allowed).toBe((6 + 4) * 2);
@@ -342,10 +515,20 @@ describe('tenancy: the full matrix of 6 accounts (2 agencies x (1 + 2 clients)),
         expect([label, res.statusCode, body]).toEqual([label, 403, { success: false, error: FORBIDDEN }]);
       }
     }
-    expect(rowDelta(before, await countRows(app.prisma))).toEqual({ calls: allowed, call_events: allowed, idempotency_records: allowed, webhook_deliveries: 0 });
+    expect(rowDelta(before, await countRows(app.prisma))).toEqual({
+      calls: allowed,
+      call_events: allowed,
+      idempotency_records: allowed,
+      webhook_deliveries: 0,
+    });
     // A refused key/agent pair with the same Idempotency-Key is refused again (nothing was remembered), not replayed.
     const refused = cases.find((c) => !c.allowed)!;
-    const again = await trigger(app, refused.keyOwner.key, { phone_number: '+14155552671', agent_id: refused.agentId }, { 'idempotency-key': refused.idempotencyKey });
+    const again = await trigger(
+      app,
+      refused.keyOwner.key,
+      { phone_number: '+14155552671', agent_id: refused.agentId },
+      { 'idempotency-key': refused.idempotencyKey },
+    );
     expect([again.statusCode, again.headers['idempotent-replayed']]).toEqual([403, undefined]);
   });
 });
@@ -377,7 +560,11 @@ describe('revocation holds on the very next request, on another replica', () => 
       while (!stop) {
         const startedAt = performance.now();
         // No body: a valid key stops at the body check, an invalid one at 401, so the hammer writes nothing.
-        const res = await b.inject({ method: 'POST', url: TRIGGER_URL, headers: { authorization: `Bearer ${tenant.key}` } });
+        const res = await b.inject({
+          method: 'POST',
+          url: TRIGGER_URL,
+          headers: { authorization: `Bearer ${tenant.key}` },
+        });
         results.push({ startedAt, status: res.statusCode });
         // Once revoked, the key is refused from the app's memory of invalid digests, with no I/O at all (inject()
         // has no socket either): without yielding, the loop would never let the timers below run.
@@ -413,7 +600,7 @@ describe('timing: answers for keys that do not work do not reveal which keys exi
     return key;
   }
 
-  it('unknown keys sharing a live key\'s display prefix, revoked keys and random unknown keys take the same time (medians)', async () => {
+  it("unknown keys sharing a live key's display prefix, revoked keys and random unknown keys take the same time (medians)", async () => {
     const ROUNDS = 300;
     const WARMUP = 50;
     const { app } = await buildTestApp({ env: { ...UNLIMITED } });
@@ -424,7 +611,9 @@ describe('timing: answers for keys that do not work do not reveal which keys exi
     const revokedKeys = [owner.key];
     for (let i = 0; i < ROUNDS + WARMUP; i++) revokedKeys.push((await generateKey(app.prisma, owner.accountId)).key);
     revokedKeys.pop(); // the last one is active
-    const livePrefix = (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId: live.accountId, revokedAt: null } })).displayPrefix;
+    const livePrefix = (
+      await app.prisma.apiKey.findFirstOrThrow({ where: { accountId: live.accountId, revokedAt: null } })
+    ).displayPrefix;
     expect(livePrefix).toBe(live.key.slice(0, DISPLAY_PREFIX));
 
     const many = (make: () => string) => Array.from({ length: ROUNDS + WARMUP }, make);
@@ -445,7 +634,12 @@ describe('timing: answers for keys that do not work do not reveal which keys exi
     const once = async (name: string) => {
       const key = classes[name]!.pop()!;
       const started = process.hrtime.bigint();
-      const res = await app.inject({ method: 'POST', url: TRIGGER_URL, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: '{"phone_number":"+14155552671"}' });
+      const res = await app.inject({
+        method: 'POST',
+        url: TRIGGER_URL,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload: '{"phone_number":"+14155552671"}',
+      });
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       expect(res.statusCode).toBe(401);
       return ms;
@@ -457,7 +651,9 @@ describe('timing: answers for keys that do not work do not reveal which keys exi
       for (const name of order) samples[name]!.push(await once(name));
     }
     const medians = Object.fromEntries(names.map((n) => [n, median(samples[n]!)]));
-    console.log(`timing medians (ms, ${ROUNDS} each): ${JSON.stringify(medians, (_k, v) => (typeof v === 'number' ? Number(v.toFixed(3)) : v))}`);
+    console.log(
+      `timing medians (ms, ${ROUNDS} each): ${JSON.stringify(medians, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(3)) : v))}`,
+    );
 
     // The three classes that reach the database answer after the same single indexed lookup of a digest that
     // matches no usable row (a revoked row is found by the index and filtered by revoked_at: microseconds). Tolerance:

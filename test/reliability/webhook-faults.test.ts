@@ -13,7 +13,7 @@ import { isPrivateAddress, webhookUrlProblem } from '../../src/webhooks/url-poli
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { freePort } from '../../src/free-port.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const TIMEOUT_MS = 300;
 /** A slow receiver answers this late: an attempt that ends before it did not wait for the answer, however busy the machine. */
@@ -33,7 +33,10 @@ function seeded(seed: number) {
   };
 }
 
-interface Setup { app: App; clock: { now: Date } }
+interface Setup {
+  app: App;
+  clock: { now: Date };
+}
 
 async function setup(options: { allowPrivate?: boolean; perEndpoint?: number } = {}): Promise<Setup> {
   const clock = { now: new Date('2026-12-01T10:00:00Z') };
@@ -41,7 +44,14 @@ async function setup(options: { allowPrivate?: boolean; perEndpoint?: number } =
     clock: () => clock.now,
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: String(options.allowPrivate ?? true) },
     // No polling: only notifications and settle() drive the worker, so the injected clock decides what is due.
-    jobs: { webhooks: { pollMs: 3_600_000, random: seeded(42), timeoutMs: TIMEOUT_MS, ...(options.perEndpoint ? { perEndpoint: options.perEndpoint } : {}) } },
+    jobs: {
+      webhooks: {
+        pollMs: 3_600_000,
+        random: seeded(42),
+        timeoutMs: TIMEOUT_MS,
+        ...(options.perEndpoint ? { perEndpoint: options.perEndpoint } : {}),
+      },
+    },
   });
   return { app, clock };
 }
@@ -70,7 +80,9 @@ async function switchableReceiver(open = true): Promise<SwitchableReceiver> {
   let listening = false;
   const server = http.createServer((req, res) => {
     let body = '';
-    req.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
     req.on('end', () => {
       const id = String(req.headers['webhook-id']);
       const seenBefore = receiver.received.filter((r) => r.id === id).length;
@@ -101,7 +113,10 @@ async function switchableReceiver(open = true): Promise<SwitchableReceiver> {
       if (listening) return;
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, '127.0.0.1', () => { server.off('error', reject); resolve(); });
+        server.listen(port, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
       listening = true;
     },
@@ -134,7 +149,7 @@ async function callsFor(s: Setup, tenant: Tenant, calls: number): Promise<string
   for (let i = 0; i < calls; i++) {
     const res = await trigger(s.app, tenant.key, { phone_number: '+14155552671', metadata: { i } });
     expect(res.statusCode, res.body).toBe(200);
-    const callId = res.json().call_id as string;
+    const callId = callIdOf(res);
     await applyCallUpdate(s.app.prisma, callId, { kind: 'dialing' }, { now: s.clock.now, source: 'dispatcher' });
     await applyCallUpdate(s.app.prisma, callId, { kind: 'completed' }, { now: s.clock.now, source: 'provider' });
     ids.push(callId);
@@ -142,7 +157,8 @@ async function callsFor(s: Setup, tenant: Tenant, calls: number): Promise<string
   return ids;
 }
 
-const pendingDue = (s: Setup) => s.app.prisma.webhookDelivery.count({ where: { status: 'pending', nextAttemptAt: { lte: s.clock.now } } });
+const pendingDue = (s: Setup) =>
+  s.app.prisma.webhookDelivery.count({ where: { status: 'pending', nextAttemptAt: { lte: s.clock.now } } });
 
 /**
  * Runs the worker until nothing is due at the current clock. A pending delivery in flight is still due (its
@@ -156,7 +172,8 @@ async function drain(s: Setup) {
   throw new Error('deliveries still due after 200 passes');
 }
 
-const attemptsMade = async (s: Setup) => (await s.app.prisma.webhookDelivery.aggregate({ _sum: { attemptCount: true } }))._sum.attemptCount ?? 0;
+const attemptsMade = async (s: Setup) =>
+  (await s.app.prisma.webhookDelivery.aggregate({ _sum: { attemptCount: true } }))._sum.attemptCount ?? 0;
 
 /**
  * One retry wave: every pending delivery's next attempt must sit on the schedule (±10% of the delay for the attempts
@@ -180,7 +197,8 @@ async function retryWave(s: Setup): Promise<boolean> {
   s.clock.now = new Date(Math.max(...due));
   await drain(s);
   const after = await s.app.prisma.webhookDelivery.findMany({ where: { id: { in: pending.map((d) => d.id) } } });
-  for (const d of after) expect(d.attemptCount, `delivery ${d.id}`).toBe(pending.find((p) => p.id === d.id)!.attemptCount + 1);
+  for (const d of after)
+    expect(d.attemptCount, `delivery ${d.id}`).toBe(pending.find((p) => p.id === d.id)!.attemptCount + 1);
   return true;
 }
 
@@ -191,14 +209,18 @@ const deliveriesOf = (s: Setup, tenant: Tenant) =>
   });
 
 /** Received count per webhook-id. */
-const countsById = (receiver: SwitchableReceiver) => receiver.received.reduce((m, r) => m.set(r.id, (m.get(r.id) ?? 0) + 1), new Map<string, number>());
+const countsById = (receiver: SwitchableReceiver) =>
+  receiver.received.reduce((m, r) => m.set(r.id, (m.get(r.id) ?? 0) + 1), new Map<string, number>());
 
 describe('receivers that are down or slow, many events, several endpoints at once', () => {
-  it('down for 5 attempts then up, slow for 3 then fast, always down, always slow, healthy: each event arrives once or fails after the full schedule', async ({ annotate }) => {
+  it('down for 5 attempts then up, slow for 3 then fast, always down, always slow, healthy: each event arrives once or fails after the full schedule', async ({
+    annotate,
+  }) => {
     const s = await setup({ perEndpoint: 25 });
     const downThenUp = await switchableReceiver(false);
     const slowThenFast = await switchableReceiver();
-    slowThenFast.respond = (_id, seenBefore) => (seenBefore < 3 ? { status: 200, delayMs: LATE_ANSWER_MS } : { status: 200 });
+    slowThenFast.respond = (_id, seenBefore) =>
+      seenBefore < 3 ? { status: 200, delayMs: LATE_ANSWER_MS } : { status: 200 };
     const alwaysDown = await switchableReceiver(false);
     const alwaysSlow = await switchableReceiver();
     alwaysSlow.respond = () => ({ status: 200, delayMs: TIMEOUT_MS * 2 });
@@ -220,7 +242,8 @@ describe('receivers that are down or slow, many events, several endpoints at onc
 
     // The healthy endpoint got everything at once, although four others were failing beside it.
     expect(countsById(healthy).size).toBe(CALLS * 2);
-    for (const d of await deliveriesOf(s, tenants[4]!)) expect(d).toMatchObject({ status: 'succeeded', attemptCount: 1 });
+    for (const d of await deliveriesOf(s, tenants[4]!))
+      expect(d).toMatchObject({ status: 'succeeded', attemptCount: 1 });
 
     let waves = 0;
     for (;;) {
@@ -230,16 +253,22 @@ describe('receivers that are down or slow, many events, several endpoints at onc
       waves++;
       // Nobody gives up early: after 9 attempts, the failing ones are still pending.
       if (waves === MAX_ATTEMPTS - 2) {
-        for (const tenant of [tenants[2]!, tenants[3]!]) for (const d of await deliveriesOf(s, tenant)) expect(d).toMatchObject({ status: 'pending', attemptCount: MAX_ATTEMPTS - 1 });
+        for (const tenant of [tenants[2]!, tenants[3]!])
+          for (const d of await deliveriesOf(s, tenant))
+            expect(d).toMatchObject({ status: 'pending', attemptCount: MAX_ATTEMPTS - 1 });
       }
     }
     expect(waves).toBe(MAX_ATTEMPTS - 1);
 
-    const [downD, slowD, refusedD, slowForeverD] = await Promise.all(tenants.slice(0, 4).map((t) => deliveriesOf(s, t)));
+    const [downD, slowD, refusedD, slowForeverD] = await Promise.all(
+      tenants.slice(0, 4).map((t) => deliveriesOf(s, t)),
+    );
     // Down, then up: 5 refusals recorded, the 6th attempt delivered; each webhook-id arrived exactly once.
     for (const d of downD!) {
       expect(d).toMatchObject({ status: 'succeeded', attemptCount: 6 });
-      expect(d.attempts.slice(0, 5).every((a) => a.responseStatus === null && /ECONNREFUSED/.test(a.error ?? ''))).toBe(true);
+      expect(d.attempts.slice(0, 5).every((a) => a.responseStatus === null && /ECONNREFUSED/.test(a.error ?? ''))).toBe(
+        true,
+      );
       expect(d.attempts[5]).toMatchObject({ responseStatus: 200, error: null });
     }
     expect([...countsById(downThenUp).values()]).toEqual(Array(CALLS * 2).fill(1));
@@ -329,7 +358,8 @@ describe('410 Gone from a receiver that was down', () => {
     expect(final).toHaveLength(10);
     expect(final.every((d) => d.status === 'succeeded')).toBe(true);
     const counts = countsById(gone);
-    for (const d of afterGone) expect(counts.get(d.id), d.id).toBe(d.attempts.some((a) => a.responseStatus === 410) ? 2 : 1);
+    for (const d of afterGone)
+      expect(counts.get(d.id), d.id).toBe(d.attempts.some((a) => a.responseStatus === 410) ? 2 : 1);
     expect(counts.size).toBe(10);
     expect([...countsById(neighbour).values()].every((n) => n === 1)).toBe(true);
   });
@@ -375,28 +405,53 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
     const s = await setup({ allowPrivate: false });
     const tenant = await createTenant(s.app.prisma);
     const disguised = [
-      'https://[::ffff:127.0.0.1]/x', 'https://[::ffff:7f00:1]/x', 'https://[::ffff:169.254.169.254]/latest', 'https://0.0.0.0/x',
-      'https://2130706433/x', 'https://0x7f000001/x', 'https://0177.0.0.1/x', 'https://127.1/x', 'https://[fd12:3456::1]/x',
-      'https://[fe80::1]/x', 'https://192.168.0.10/x', 'https://172.31.255.255/x', 'https://100.127.255.254/x',
-      'https://224.0.0.1/x', 'https://metadata.google.internal/x', 'https://db.internal/x', 'https://printer.local/x',
-      'https://api.localhost/x', 'http://hooks.example.com/x', 'https://127.0.0.1.:8443/x',
+      'https://[::ffff:127.0.0.1]/x',
+      'https://[::ffff:7f00:1]/x',
+      'https://[::ffff:169.254.169.254]/latest',
+      'https://0.0.0.0/x',
+      'https://2130706433/x',
+      'https://0x7f000001/x',
+      'https://0177.0.0.1/x',
+      'https://127.1/x',
+      'https://[fd12:3456::1]/x',
+      'https://[fe80::1]/x',
+      'https://192.168.0.10/x',
+      'https://172.31.255.255/x',
+      'https://100.127.255.254/x',
+      'https://224.0.0.1/x',
+      'https://metadata.google.internal/x',
+      'https://db.internal/x',
+      'https://printer.local/x',
+      'https://api.localhost/x',
+      'http://hooks.example.com/x',
+      'https://127.0.0.1.:8443/x',
       // Fully qualified spellings (a trailing dot) name the same hosts.
-      'https://LOCALHOST./x', 'https://api.localhost./x', 'https://metadata.google.internal./x',
+      'https://LOCALHOST./x',
+      'https://api.localhost./x',
+      'https://metadata.google.internal./x',
     ];
     const accepted: string[] = [];
     for (const url of disguised) {
-      const error = await setWebhook(s.app.prisma, tenant.accountId, url, { allowPrivate: false }).then(() => null, (e: unknown) => e);
+      const error = await setWebhook(s.app.prisma, tenant.accountId, url, { allowPrivate: false }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       if (!(error instanceof AdminError)) accepted.push(url);
     }
     expect(accepted, 'private targets accepted at set time').toEqual([]);
     expect(await s.app.prisma.webhookEndpoint.count({ where: { accountId: tenant.accountId } })).toBe(0);
   });
 
-  it('a name that resolves to 127.0.0.1 is accepted when set but refused at connect time, on every attempt, until failed', async ({ annotate }) => {
+  it('a name that resolves to 127.0.0.1 is accepted when set but refused at connect time, on every attempt, until failed', async ({
+    annotate,
+  }) => {
     const s = await setup({ allowPrivate: false });
     // A plain TCP listener: any connection at all (before TLS) would count.
     let connections = 0;
-    const listener = net.createServer((socket) => { connections++; socket.destroy(); });
+    const listener = net.createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     const port = (listener.address() as net.AddressInfo).port;
     try {
@@ -408,7 +463,10 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
       } else {
         // No such name on this machine: as if a public name had been set, then re-pointed at 127.0.0.1 (DNS rebinding).
         await setWebhook(s.app.prisma, byName.accountId, 'https://hooks.example.com/hooks', { allowPrivate: false });
-        await s.app.prisma.webhookEndpoint.update({ where: { accountId: byName.accountId }, data: { url: `https://localhost:${port}/hooks` } });
+        await s.app.prisma.webhookEndpoint.update({
+          where: { accountId: byName.accountId },
+          data: { url: `https://localhost:${port}/hooks` },
+        });
       }
       await callsFor(s, byName, 3);
       await drain(s);

@@ -10,8 +10,9 @@ import { connectTwiml } from '../../src/routes/telephony/twilio.js';
 import { EMAIL_PATTERN } from '../../schemas/text.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { json, type ErrorResponse, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 let tenant: Tenant;
@@ -19,7 +20,14 @@ let receiver: Receiver;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({
-    env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '20', SIMULATED_TALK_MS: '20', RATE_LIMIT_PER_MINUTE: '1000' },
+    env: {
+      DISPATCH_ENABLED: 'true',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      SIMULATED_RING_MS: '20',
+      SIMULATED_TALK_MS: '20',
+      RATE_LIMIT_PER_MINUTE: '1000',
+    },
   }));
   tenant = await createTenant(app.prisma);
   receiver = await startReceiver();
@@ -27,7 +35,8 @@ beforeAll(async () => {
 });
 
 const PHONE = '+14155552671';
-const NAME_RULE = 'name must not contain control characters other than tab, line feed and carriage return, nor unpaired surrogates';
+const NAME_RULE =
+  'name must not contain control characters other than tab, line feed and carriage return, nor unpaired surrogates';
 const callCount = () => app.prisma.call.count();
 
 /** Every C0 control but tab, LF and CR, DEL and every C1 control. */
@@ -42,20 +51,27 @@ describe('name', () => {
     const before = await callCount();
     for (const c of FORBIDDEN) {
       const res = await trigger(app, tenant.key, { phone_number: PHONE, name: `Ada${c}Lovelace` });
-      expect({ c: c.charCodeAt(0), status: res.statusCode, body: res.json() }).toEqual({ c: c.charCodeAt(0), status: 400, body: { success: false, error: NAME_RULE } });
+      expect({ c: c.charCodeAt(0), status: res.statusCode, body: res.json<unknown>() }).toEqual({
+        c: c.charCodeAt(0),
+        status: 400,
+        body: { success: false, error: NAME_RULE },
+      });
     }
     expect(await callCount()).toBe(before);
   });
 
   it('generated names: refused exactly when they hold a forbidden control character', async () => {
-    const unit = fc.oneof(fc.constantFrom(...FORBIDDEN), fc.constantFrom('\t', '\n', '\r', 'a', 'é', '😀', ' ', '\u200b'));
+    const unit = fc.oneof(
+      fc.constantFrom(...FORBIDDEN),
+      fc.constantFrom('\t', '\n', '\r', 'a', 'é', '😀', ' ', '\u200b'),
+    );
     const before = await callCount();
     let accepted = 0;
     for (const name of fc.sample(fc.string({ unit, minLength: 1, maxLength: 12 }), { numRuns: 40, seed: 21 })) {
       const res = await trigger(app, tenant.key, { phone_number: PHONE, name });
       const bad = [...name].some((c) => FORBIDDEN.includes(c));
       expect({ name, status: res.statusCode }).toEqual({ name, status: bad ? 400 : 200 });
-      if (bad) expect(res.json().error).toBe(NAME_RULE);
+      if (bad) expect(res.json<ErrorResponse>().error).toBe(NAME_RULE);
       else accepted++;
     }
     expect(await callCount()).toBe(before + accepted);
@@ -65,7 +81,7 @@ describe('name', () => {
     const name = 'Ada\tLovelace\r\nCountess\nof Lovelace\r';
     const res = await trigger(app, tenant.key, { phone_number: PHONE, name, email: 'ada@example.com' });
     expect(res.statusCode, res.body).toBe(200);
-    const callId = res.json().call_id as string;
+    const callId = callIdOf(res);
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
     expect(call.name).toBe(name);
 
@@ -73,7 +89,7 @@ describe('name', () => {
     const mine = () => receiver.received.filter((r) => r.body.includes(callId));
     while (mine().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(mine().length).toBeGreaterThanOrEqual(2);
-    for (const { body } of mine()) expect(JSON.parse(body).data.name).toBe(name);
+    for (const { body } of mine()) expect(json<WebhookEvent>(body).data.name).toBe(name);
 
     const twiml = new DOMParser().parseFromString(connectTwiml('wss://agents.example/stream', call), 'text/xml');
     const parameters = Array.from(twiml.getElementsByTagName('Parameter'));
@@ -84,27 +100,64 @@ describe('name', () => {
 
 describe('email', () => {
   const refused = [
-    'a..b.@b.com', '.a@b.com', 'a.@b.com', 'a..b@b.com', '.@b.com', 'ada@localhost', '0@com', 'a@b.c', 'a@b.123', 'a@1.2.3.4',
-    'a@-b.com', 'a@b-.com', 'a@b..com', 'a@.b.com', 'a@b.com.', '"a b"@x.com', '"a"@x.com', 'a@[127.0.0.1]', 'a(c)@x.com',
-    'ada@example.com\n', 'a\u0000@b.com', 'a\u0085@b.com', 'a\t@b.com', 'caf\u00e9@example.com', 'ada@exämple.com',
-    `${'a'.repeat(65)}@example.com`, `a@${'b'.repeat(64)}.com`, 'a@b@c.com', '@b.com', 'a@',
+    'a..b.@b.com',
+    '.a@b.com',
+    'a.@b.com',
+    'a..b@b.com',
+    '.@b.com',
+    'ada@localhost',
+    '0@com',
+    'a@b.c',
+    'a@b.123',
+    'a@1.2.3.4',
+    'a@-b.com',
+    'a@b-.com',
+    'a@b..com',
+    'a@.b.com',
+    'a@b.com.',
+    '"a b"@x.com',
+    '"a"@x.com',
+    'a@[127.0.0.1]',
+    'a(c)@x.com',
+    'ada@example.com\n',
+    'a\u0000@b.com',
+    'a\u0085@b.com',
+    'a\t@b.com',
+    'caf\u00e9@example.com',
+    'ada@exämple.com',
+    `${'a'.repeat(65)}@example.com`,
+    `a@${'b'.repeat(64)}.com`,
+    'a@b@c.com',
+    '@b.com',
+    'a@',
   ];
   const accepted = [
-    'ada@example.com', 'a.b@b.com', "o'brien+tag@mail.example.co.uk", 'x@b.io', 'A_B-c@Example.COM', '!#$%&\'*+/=?^_`{|}~-@x.org',
-    'a@b.xn--p1ai', 'a@b1-2.c3', `${'a'.repeat(64)}@example.com`, `a@${'b'.repeat(63)}.com`,
+    'ada@example.com',
+    'a.b@b.com',
+    "o'brien+tag@mail.example.co.uk",
+    'x@b.io',
+    'A_B-c@Example.COM',
+    "!#$%&'*+/=?^_`{|}~-@x.org",
+    'a@b.xn--p1ai',
+    'a@b1-2.c3',
+    `${'a'.repeat(64)}@example.com`,
+    `a@${'b'.repeat(63)}.com`,
   ];
 
   it.each(refused)('refuses %j with 400 "email must be a valid email address", storing nothing', async (email) => {
     const before = await callCount();
     const res = await trigger(app, tenant.key, { phone_number: PHONE, email });
-    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: 'email must be a valid email address' }]);
+    expect([res.statusCode, res.json()]).toEqual([
+      400,
+      { success: false, error: 'email must be a valid email address' },
+    ]);
     expect(await callCount()).toBe(before);
   });
 
   it.each(accepted)('accepts %j and stores it as given', async (email) => {
     const res = await trigger(app, tenant.key, { phone_number: PHONE, email });
     expect(res.statusCode, res.body).toBe(200);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } })).email).toBe(email);
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } })).email).toBe(email);
   });
 
   it('the published pattern says the same as the server (with and without the u flag)', () => {

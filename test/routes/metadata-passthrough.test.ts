@@ -6,8 +6,9 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { objectEntries } from '../../src/domain/raw-json.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { json, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 let tenant: Tenant;
@@ -18,7 +19,15 @@ const METADATA = '{"crm_id":"L-42","score":9.5,"vip":true,"note":null,"10":"ten"
 const WRITTEN_KEYS = ['crm_id', 'score', 'vip', 'note', '10', '2', 'x'];
 
 beforeAll(async () => {
-  ({ app } = await buildTestApp({ env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '20', SIMULATED_TALK_MS: '40' } }));
+  ({ app } = await buildTestApp({
+    env: {
+      DISPATCH_ENABLED: 'true',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      SIMULATED_RING_MS: '20',
+      SIMULATED_TALK_MS: '40',
+    },
+  }));
   tenant = await createTenant(app.prisma);
   receiver = await startReceiver();
   await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
@@ -35,9 +44,11 @@ describe('metadata', () => {
     const body = `{ "phone_number": "+14155552671",\n  "metadata": ${METADATA.replace(/,"/g, ', "')} }`;
     const response = await trigger(app, tenant.key, body);
     expect(response.statusCode, response.body).toBe(200);
-    const callId = response.json().call_id as string;
+    const callId = callIdOf(response);
 
-    const [stored] = await app.prisma.$queryRaw<{ metadata: string }[]>`SELECT metadata::text AS metadata FROM calls WHERE id = ${callId}::uuid`;
+    const [stored] = await app.prisma.$queryRaw<
+      { metadata: string }[]
+    >`SELECT metadata::text AS metadata FROM calls WHERE id = ${callId}::uuid`;
     expect(stored!.metadata).toBe(METADATA);
 
     const deadline = Date.now() + 10_000;
@@ -47,19 +58,25 @@ describe('metadata', () => {
     for (const { body: sent } of mine()) {
       expect(metadataOnTheWire(sent)).toBe(METADATA);
       expect(objectEntries(metadataOnTheWire(sent)).map(([key]) => key)).toEqual(WRITTEN_KEYS);
-      expect(JSON.parse(sent).data.metadata).toEqual(JSON.parse(METADATA));
+      expect(json<WebhookEvent>(sent).data.metadata).toEqual(json<unknown>(METADATA));
     }
   });
 
   it('without metadata, events carry {}', async () => {
     const response = await trigger(app, tenant.key, { phone_number: '+14155552671' });
-    const [stored] = await app.prisma.$queryRaw<{ metadata: string }[]>`SELECT metadata::text AS metadata FROM calls WHERE id = ${response.json().call_id}::uuid`;
+    const [stored] = await app.prisma.$queryRaw<
+      { metadata: string }[]
+    >`SELECT metadata::text AS metadata FROM calls WHERE id = ${callIdOf(response)}::uuid`;
     expect(stored!.metadata).toBe('{}');
   });
 
   it('a repeated key is refused (only its last value was checked) and nothing is stored', async () => {
     const before = await app.prisma.call.count();
-    const response = await trigger(app, tenant.key, `{"phone_number":"+14155552671","metadata":{"a":"${'x'.repeat(600)}","a":"short"}}`);
+    const response = await trigger(
+      app,
+      tenant.key,
+      `{"phone_number":"+14155552671","metadata":{"a":"${'x'.repeat(600)}","a":"short"}}`,
+    );
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({ success: false, error: 'metadata must not repeat a key' });
     expect(await app.prisma.call.count()).toBe(before);

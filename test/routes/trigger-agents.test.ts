@@ -4,7 +4,7 @@ import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 let now = new Date('2026-11-23T15:00:00Z'); // a Monday: 10:00 in New York
@@ -42,7 +42,7 @@ describe('tenancy: every combination of key and agent', () => {
       expect(res.json()).toEqual(forbidden);
       expect(await app.prisma.call.count()).toBe(before);
     } else {
-      const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+      const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
       expect([call.accountId, call.agentId]).toEqual([key().accountId, agent()]);
     }
   });
@@ -56,19 +56,28 @@ describe('tenancy: every combination of key and agent', () => {
 
   it('without agent_id the default agent is used', async () => {
     const res = await trigger(app, clientA.key);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.agentId).toBe(clientA.agentId);
   });
 });
 
 describe('calling windows', () => {
   const windowed = async (outsideWindow: 'queue' | 'reject') =>
-    (await createAgent(app.prisma, { accountId: agency.accountId, name: `${outsideWindow} agent`, phone: '+14155550111', timezone: 'America/New_York', windows: ['mon-fri 09:00-17:00'], outsideWindow })).id;
+    (
+      await createAgent(app.prisma, {
+        accountId: agency.accountId,
+        name: `${outsideWindow} agent`,
+        phone: '+14155550111',
+        timezone: 'America/New_York',
+        windows: ['mon-fri 09:00-17:00'],
+        outsideWindow,
+      })
+    ).id;
 
   it('inside the window the call may start at once', async () => {
     now = new Date('2026-11-23T15:00:00Z');
     const res = await trigger(app, agency.key, withAgent(await windowed('reject')));
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.notBefore.toISOString()).toBe(now.toISOString());
   });
 
@@ -76,7 +85,10 @@ describe('calling windows', () => {
     now = new Date('2026-11-23T23:30:00Z'); // 18:30 in New York
     const before = await app.prisma.call.count();
     const res = await trigger(app, agency.key, withAgent(await windowed('reject')));
-    expect([res.statusCode, res.json()]).toEqual([400, { success: false, error: "Outside the agent's calling window" }]);
+    expect([res.statusCode, res.json()]).toEqual([
+      400,
+      { success: false, error: "Outside the agent's calling window" },
+    ]);
     expect(await app.prisma.call.count()).toBe(before);
   });
 
@@ -84,7 +96,7 @@ describe('calling windows', () => {
     now = new Date('2026-11-27T23:30:00Z'); // Friday 18:30 in New York
     const res = await trigger(app, agency.key, withAgent(await windowed('queue')));
     expect(res.json()).toMatchObject({ success: true, status: 'initiated' });
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: res.json().call_id } });
+    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.notBefore.toISOString()).toBe('2026-11-30T14:00:00.000Z'); // Monday 09:00 EST
     expect(call.expiresAt.getTime() - call.notBefore.getTime()).toBe(24 * 3600_000);
   });
@@ -100,7 +112,10 @@ describe('the waiting queue is bounded per account', () => {
     const refused = results.filter((r) => r.statusCode === 429);
     expect(refused).toHaveLength(3);
     for (const r of refused) {
-      expect(r.json()).toEqual({ success: false, error: `Too many calls waiting. Retry after ${r.headers['retry-after']} seconds.` });
+      expect(r.json()).toEqual({
+        success: false,
+        error: `Too many calls waiting. Retry after ${r.headers['retry-after']} seconds.`,
+      });
     }
     expect(await small.prisma.call.count({ where: { accountId: full.accountId } })).toBe(3);
     expect((await trigger(small, other.key)).statusCode).toBe(200);

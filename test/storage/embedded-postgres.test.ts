@@ -11,7 +11,9 @@ import { httpGet, httpsRequest, startServer } from '../helpers/server-process.js
 
 function postgresRunningOn(dataDir: string): boolean {
   try {
-    return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').some((l) => l.includes(`-D ${dataDir}/pg`));
+    return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+      .split('\n')
+      .some((l) => l.includes(`-D ${dataDir}/pg`));
   } catch {
     return false;
   }
@@ -26,7 +28,11 @@ async function stopPostgresIn(dataDir: string): Promise<void> {
   } catch {
     return;
   }
-  await waitFor(() => postgresRunningOn(dataDir), (running) => !running, 30_000).catch(() => {
+  await waitFor(
+    () => postgresRunningOn(dataDir),
+    (running) => !running,
+    30_000,
+  ).catch(() => {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -65,12 +71,16 @@ describe('embedded PostgreSQL', () => {
     await scenario(dataDir);
   }, 120_000);
 
-  it.skipIf(process.getuid?.() !== 0)('works for an ordinary user too (uid 65534)', async () => {
-    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-embedded-user-'));
-    await fs.chmod(base, 0o777);
-    const dataDir = path.join(base, 'data');
-    await fs.mkdir(dataDir);
-    await fs.chown(dataDir, 65534, 65534);
-    await scenario(dataDir, { uid: 65534, gid: 65534 });
-  }, 120_000);
+  it.skipIf(process.getuid?.() !== 0)(
+    'works for an ordinary user too (uid 65534)',
+    async () => {
+      const base = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-embedded-user-'));
+      await fs.chmod(base, 0o777);
+      const dataDir = path.join(base, 'data');
+      await fs.mkdir(dataDir);
+      await fs.chown(dataDir, 65534, 65534);
+      await scenario(dataDir, { uid: 65534, gid: 65534 });
+    },
+    120_000,
+  );
 });

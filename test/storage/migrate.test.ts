@@ -34,11 +34,22 @@ describe('migrate', () => {
 
     const first = await migrate(url);
     expect(first.applied).toEqual(migrations.map((m) => m.name));
-    const rows = await query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
-      url, 'SELECT migration_name, checksum, finished_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name');
+    const rows = await query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: Date | null;
+      applied_steps_count: number;
+    }>(
+      url,
+      'SELECT migration_name, checksum, finished_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name',
+    );
     for (const [i, migration] of migrations.entries()) {
       const sql = await fs.readFile(path.join(MIGRATIONS_DIR, migration.name, 'migration.sql'));
-      expect(rows[i]).toMatchObject({ migration_name: migration.name, applied_steps_count: 1, checksum: createHash('sha256').update(sql).digest('hex') });
+      expect(rows[i]).toMatchObject({
+        migration_name: migration.name,
+        applied_steps_count: 1,
+        checksum: createHash('sha256').update(sql).digest('hex'),
+      });
       expect(rows[i]!.finished_at).toBeInstanceOf(Date);
     }
 
@@ -68,18 +79,27 @@ describe('migrate', () => {
     const { url } = await freshDatabase({ empty: true });
     const dir = await copyMigrations();
     await fs.mkdir(path.join(dir, '29990101000000_broken'));
-    await fs.writeFile(path.join(dir, '29990101000000_broken', 'migration.sql'), 'CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;\n');
+    await fs.writeFile(
+      path.join(dir, '29990101000000_broken', 'migration.sql'),
+      'CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;\n',
+    );
     await expect(migrate(url, dir)).rejects.toThrow(/29990101000000_broken failed/);
     const tables = await query(url, `SELECT 1 FROM information_schema.tables WHERE table_name = 'half_done'`);
     expect(tables).toHaveLength(0);
-    const recorded = await query(url, `SELECT 1 FROM _prisma_migrations WHERE migration_name = '29990101000000_broken'`);
+    const recorded = await query(
+      url,
+      `SELECT 1 FROM _prisma_migrations WHERE migration_name = '29990101000000_broken'`,
+    );
     expect(recorded).toHaveLength(0);
   });
 
   it('stops at a migration Prisma recorded as failed, like prisma migrate deploy', async () => {
     const { url } = await freshDatabase({ empty: true });
     await migrate(url);
-    await query(url, `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at) VALUES ('x', 'y', '20990101000000_failed', now())`);
+    await query(
+      url,
+      `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at) VALUES ('x', 'y', '20990101000000_failed', now())`,
+    );
     await expect(migrate(url)).rejects.toThrow(/20990101000000_failed failed earlier/);
   });
 });

@@ -6,7 +6,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -18,7 +18,15 @@ let app: App;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  ({ app } = await buildTestApp({ env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '10', SIMULATED_TALK_MS: '20' } }));
+  ({ app } = await buildTestApp({
+    env: {
+      DISPATCH_ENABLED: 'true',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      SIMULATED_RING_MS: '10',
+      SIMULATED_TALK_MS: '20',
+    },
+  }));
   receiver = await startReceiver();
 });
 
@@ -27,7 +35,7 @@ it('a call, its events, its webhook deliveries and their attempts get UUIDv7 ids
   await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
   const before = Date.now();
   const callIds: string[] = [];
-  for (let i = 0; i < 5; i++) callIds.push((await trigger(app, tenant.key)).json().call_id);
+  for (let i = 0; i < 5; i++) callIds.push(callIdOf(await trigger(app, tenant.key)));
   const after = Date.now();
 
   // Issued in order, each carrying the moment of its acceptance.
@@ -40,7 +48,10 @@ it('a call, its events, its webhook deliveries and their attempts get UUIDv7 ids
 
   // Every call ends with its two deliveries (call.started and call.completed) sent once each.
   const where = { callId: { in: callIds } };
-  await waitFor(() => app.prisma.webhookDelivery.count({ where: { ...where, status: 'succeeded' } }), (n) => n === 2 * callIds.length);
+  await waitFor(
+    () => app.prisma.webhookDelivery.count({ where: { ...where, status: 'succeeded' } }),
+    (n) => n === 2 * callIds.length,
+  );
   const events = await app.prisma.callEvent.findMany({ where, orderBy: { occurredAt: 'asc' } });
   const deliveries = await app.prisma.webhookDelivery.findMany({ where, include: { attempts: true } });
   const attempts = deliveries.flatMap((d) => d.attempts);
@@ -49,5 +60,6 @@ it('a call, its events, its webhook deliveries and their attempts get UUIDv7 ids
   for (const { id } of [...events, ...deliveries, ...attempts]) expect(id).toMatch(V7);
   // Each carries (to the millisecond) when it was written: an event no earlier than its call's acceptance.
   for (const event of events) expect(millisOf(event.id)).toBeGreaterThanOrEqual(millisOf(event.callId));
-  for (const attempt of attempts) expect(Math.abs(millisOf(attempt.id) - attempt.startedAt.getTime())).toBeLessThan(5_000);
+  for (const attempt of attempts)
+    expect(Math.abs(millisOf(attempt.id) - attempt.startedAt.getTime())).toBeLessThan(5_000);
 });

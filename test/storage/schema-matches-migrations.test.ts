@@ -12,8 +12,14 @@ let dmmf: Dmmf;
 let db: pg.Client;
 
 const SCALAR_TYPES: Record<string, string> = {
-  String: 'text', Int: 'integer', BigInt: 'bigint', Boolean: 'boolean', DateTime: 'timestamp with time zone',
-  Json: 'jsonb', Bytes: 'bytea', Float: 'double precision',
+  String: 'text',
+  Int: 'integer',
+  BigInt: 'bigint',
+  Boolean: 'boolean',
+  DateTime: 'timestamp with time zone',
+  Json: 'jsonb',
+  Bytes: 'bytea',
+  Float: 'double precision',
 };
 const ON_DELETE: Record<string, string> = { Cascade: 'c', Restrict: 'r', SetNull: 'n', NoAction: 'a', SetDefault: 'd' };
 
@@ -31,7 +37,9 @@ const column = (field: { name: string; dbName?: string | null }) => field.dbName
 
 describe('migrated database matches schema.prisma', () => {
   it('has exactly the tables of the models (plus _prisma_migrations)', async () => {
-    const { rows } = await db.query<{ table_name: string }>(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
+    const { rows } = await db.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`,
+    );
     const expected = dmmf.datamodel.models.map((m) => m.dbName ?? m.name);
     expect(rows.map((r) => r.table_name).sort()).toEqual([...expected, '_prisma_migrations'].sort());
   });
@@ -39,7 +47,14 @@ describe('migrated database matches schema.prisma', () => {
   it('has every column with its type, nullability and default, and no others', async () => {
     for (const model of dmmf.datamodel.models) {
       const table = model.dbName ?? model.name;
-      const { rows } = await db.query<{ column_name: string; data_type: string; udt_name: string; is_nullable: string; column_default: string | null; datetime_precision: number | null }>(
+      const { rows } = await db.query<{
+        column_name: string;
+        data_type: string;
+        udt_name: string;
+        is_nullable: string;
+        column_default: string | null;
+        datetime_precision: number | null;
+      }>(
         `SELECT column_name, data_type, udt_name, is_nullable, column_default, datetime_precision
            FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1`,
         [table],
@@ -58,7 +73,8 @@ describe('migrated database matches schema.prisma', () => {
           const native = (field.nativeType as [string, string[]] | null)?.[0];
           const expectedType = native === 'Uuid' ? 'uuid' : native === 'Json' ? 'json' : SCALAR_TYPES[field.type];
           expect(col.data_type, where).toBe(expectedType);
-          if (native === 'Timestamptz') expect(col.datetime_precision, where).toBe(Number((field.nativeType as [string, string[]])[1][0] ?? 6));
+          if (native === 'Timestamptz')
+            expect(col.datetime_precision, where).toBe(Number((field.nativeType as [string, string[]])[1][0] ?? 6));
         }
         expect(col.is_nullable, where).toBe(field.isRequired ? 'NO' : 'YES');
         // uuid() and @updatedAt are filled in by the client; every other @default must live in the database.
@@ -74,12 +90,21 @@ describe('migrated database matches schema.prisma', () => {
         `SELECT e.enumlabel FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid WHERE t.typname = $1 ORDER BY e.enumsortorder`,
         [enumDef.dbName ?? enumDef.name],
       );
-      expect(rows.map((r) => r.enumlabel), enumDef.name).toEqual(enumDef.values.map((v) => v.dbName ?? v.name));
+      expect(
+        rows.map((r) => r.enumlabel),
+        enumDef.name,
+      ).toEqual(enumDef.values.map((v) => v.dbName ?? v.name));
     }
   });
 
   it('has every primary key, unique and normal index, with the same columns in order', async () => {
-    const { rows } = await db.query<{ table: string; unique: boolean; primary: boolean; columns: string[]; partial: boolean }>(
+    const { rows } = await db.query<{
+      table: string;
+      unique: boolean;
+      primary: boolean;
+      columns: string[];
+      partial: boolean;
+    }>(
       `SELECT t.relname AS table, ix.indisunique AS unique, ix.indisprimary AS primary, ix.indpred IS NOT NULL AS partial,
               array_agg(a.attname::text ORDER BY k.ord) AS columns
          FROM pg_index ix
@@ -90,8 +115,13 @@ describe('migrated database matches schema.prisma', () => {
         GROUP BY t.relname, ix.indexrelid, ix.indisunique, ix.indisprimary, ix.indpred`,
     );
     const found = (table: string, kind: string, columns: string[]) =>
-      rows.some((r) => r.table === table && !r.partial && r.columns.join(',') === columns.join(',') &&
-        (kind === 'id' ? r.primary : kind === 'unique' ? r.unique && !r.primary : !r.unique));
+      rows.some(
+        (r) =>
+          r.table === table &&
+          !r.partial &&
+          r.columns.join(',') === columns.join(',') &&
+          (kind === 'id' ? r.primary : kind === 'unique' ? r.unique && !r.primary : !r.unique),
+      );
     for (const index of dmmf.datamodel.indexes) {
       const model = dmmf.datamodel.models.find((m) => m.name === index.model)!;
       const table = model.dbName ?? model.name;
@@ -104,7 +134,13 @@ describe('migrated database matches schema.prisma', () => {
   });
 
   it('has every foreign key with its columns, target and ON DELETE rule', async () => {
-    const { rows } = await db.query<{ table: string; columns: string[]; target: string; target_columns: string[]; on_delete: string }>(
+    const { rows } = await db.query<{
+      table: string;
+      columns: string[];
+      target: string;
+      target_columns: string[];
+      on_delete: string;
+    }>(
       `SELECT c.conrelid::regclass::text AS table, c.confrelid::regclass::text AS target, c.confdeltype AS on_delete,
               (SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(c.conkey) WITH ORDINALITY k(n, ord)
                  JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n) AS columns,
@@ -123,7 +159,9 @@ describe('migrated database matches schema.prisma', () => {
         expect(fk, `foreign key ${model.name}.${field.name}`).toBeDefined();
         expect(fk!.target).toBe(target.dbName ?? target.name);
         expect(fk!.target_columns).toEqual(targetColumns);
-        expect(fk!.on_delete, `ON DELETE of ${model.name}.${field.name}`).toBe(ON_DELETE[field.relationOnDelete ?? 'NoAction']);
+        expect(fk!.on_delete, `ON DELETE of ${model.name}.${field.name}`).toBe(
+          ON_DELETE[field.relationOnDelete ?? 'NoAction'],
+        );
       }
     }
     expect(rows.length).toBe(declared);

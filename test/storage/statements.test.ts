@@ -15,7 +15,8 @@ const STORAGE_DIR = path.resolve('src/storage');
 
 beforeAll(async () => {
   // Loading every storage module declares its statements.
-  for (const file of fs.readdirSync(STORAGE_DIR).filter((f) => f.endsWith('.ts'))) await import(path.join(STORAGE_DIR, file));
+  for (const file of fs.readdirSync(STORAGE_DIR).filter((f) => f.endsWith('.ts')))
+    await import(path.join(STORAGE_DIR, file));
   const { url } = await freshDatabase();
   db = new pg.Client({ connectionString: url });
   await db.connect();
@@ -60,7 +61,9 @@ describe('the call column list', () => {
     const dmmf = await internals.getDMMF({ datamodel: fs.readFileSync(SCHEMA_FILE, 'utf8') });
     const call = dmmf.datamodel.models.find((m) => m.name === 'Call')!;
     const scalars = call.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum').map((f) => f.name);
-    const { rows } = await db.query(`SELECT ${CALL_COLUMNS} FROM calls c LIMIT 0`).then((r) => ({ rows: r.fields.map((f) => f.name) }));
+    const { rows } = await db
+      .query(`SELECT ${CALL_COLUMNS} FROM calls c LIMIT 0`)
+      .then((r) => ({ rows: r.fields.map((f) => f.name) }));
     expect([...rows].sort()).toEqual([...scalars].sort());
   });
 });

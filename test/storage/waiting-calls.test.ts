@@ -7,7 +7,7 @@ import type { App } from '../../src/app.js';
 import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 async function counters(app: App) {
   const { rows } = await sqlPool(app.prisma).query<{ id: string; kept: number; counted: number }>(`
@@ -30,8 +30,8 @@ describe('accounts.waiting_calls', () => {
     const a = await createTenant(app.prisma);
     const b = await createTenant(app.prisma);
     const ids: Record<string, string[]> = { a: [], b: [] };
-    for (let i = 0; i < 5; i++) ids.a!.push((await trigger(app, a.key)).json().call_id);
-    await Promise.all(Array.from({ length: 3 }, async () => ids.b!.push((await trigger(app, b.key)).json().call_id)));
+    for (let i = 0; i < 5; i++) ids.a!.push(callIdOf(await trigger(app, a.key)));
+    await Promise.all(Array.from({ length: 3 }, async () => ids.b!.push(callIdOf(await trigger(app, b.key)))));
     await expectExact(app, { [a.accountId]: 5, [b.accountId]: 3 });
 
     // An operator cancels one; a second cancel changes nothing.
@@ -41,7 +41,9 @@ describe('accounts.waiting_calls', () => {
     await expectExact(app, { [a.accountId]: 4, [b.accountId]: 3 });
 
     // Hand-written SQL: one statement over both accounts, out of and back into waiting.
-    await sql.query(`UPDATE calls SET status = 'dialing' WHERE id = ANY($1::uuid[])`, [[ids.a![1], ids.b![0], ids.b![1]]]);
+    await sql.query(`UPDATE calls SET status = 'dialing' WHERE id = ANY($1::uuid[])`, [
+      [ids.a![1], ids.b![0], ids.b![1]],
+    ]);
     await expectExact(app, { [a.accountId]: 3, [b.accountId]: 1 });
     await sql.query(`UPDATE calls SET status = 'initiated' WHERE id = ANY($1::uuid[])`, [[ids.b![0]]]);
     await expectExact(app, { [a.accountId]: 3, [b.accountId]: 2 });
@@ -56,7 +58,10 @@ describe('accounts.waiting_calls', () => {
     // The queue bound reads it: with 2 waiting and MAX_QUEUED_CALLS=3, one more is accepted, then 429.
     const bounded = (await buildTestApp({ databaseUrl, env: { MAX_QUEUED_CALLS: '3' } })).app;
     expect((await trigger(bounded, a.key)).statusCode).toBe(200);
-    expect((await trigger(bounded, a.key)).json()).toEqual({ success: false, error: 'Too many calls waiting. Retry after 30 seconds.' });
+    expect((await trigger(bounded, a.key)).json()).toEqual({
+      success: false,
+      error: 'Too many calls waiting. Retry after 30 seconds.',
+    });
     await expectExact(app, { [a.accountId]: 3, [b.accountId]: 2 });
 
     await sql.query('TRUNCATE calls CASCADE');
@@ -68,7 +73,9 @@ describe('accounts.waiting_calls', () => {
     const tenant = await createTenant(app.prisma);
     const sql = sqlPool(app.prisma);
     // Enough accounts that a plan reading the table is a real cost (with 10,000 it took 11 ms of every acceptance).
-    await sql.query(`INSERT INTO accounts (id, kind, name, plan, updated_at) SELECT gen_random_uuid(), 'agency', 'Other ' || g, 'agency', now() FROM generate_series(1, 5000) g`);
+    await sql.query(
+      `INSERT INTO accounts (id, kind, name, plan, updated_at) SELECT gen_random_uuid(), 'agency', 'Other ' || g, 'agency', now() FROM generate_series(1, 5000) g`,
+    );
     await sql.query('ANALYZE accounts');
     // Every plan the acceptance runs, nested ones (the function, its trigger, the counter's update) included, as notices.
     const client = new pg.Client({ connectionString: databaseUrl });
@@ -77,11 +84,18 @@ describe('accounts.waiting_calls', () => {
     client.on('notice', (notice) => plans.push(notice.message ?? ''));
     try {
       await client.query(`LOAD 'auto_explain'`);
-      for (const setting of ['auto_explain.log_min_duration = 0', 'auto_explain.log_nested_statements = on', `auto_explain.log_level = 'notice'`]) {
+      for (const setting of [
+        'auto_explain.log_min_duration = 0',
+        'auto_explain.log_nested_statements = on',
+        `auto_explain.log_level = 'notice'`,
+      ]) {
         await client.query(`SET ${setting}`);
       }
-      await client.query(`INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, not_before, expires_at, updated_at)
-                          VALUES (gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', now(), now() + interval '1 day', now())`, [tenant.accountId, tenant.agentId]);
+      await client.query(
+        `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, not_before, expires_at, updated_at)
+                          VALUES (gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', now(), now() + interval '1 day', now())`,
+        [tenant.accountId, tenant.agentId],
+      );
     } finally {
       await client.end();
     }

@@ -10,17 +10,34 @@ import { applyCallUpdate } from '../../src/calls/transition.js';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { match } from '../helpers/matchers.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
-interface Setup { app: App; clock: { now: Date }; receiver: Receiver; secret: string; accountId: string; key: string }
+interface Setup {
+  app: App;
+  clock: { now: Date };
+  receiver: Receiver;
+  secret: string;
+  accountId: string;
+  key: string;
+}
 
-async function setup(options: { allowPrivate?: boolean; timeoutMs?: number; perEndpoint?: number } = {}): Promise<Setup> {
+async function setup(
+  options: { allowPrivate?: boolean; timeoutMs?: number; perEndpoint?: number } = {},
+): Promise<Setup> {
   const clock = { now: new Date('2026-12-01T10:00:00Z') };
   const { app } = await buildTestApp({
     clock: () => clock.now,
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: String(options.allowPrivate ?? true) },
-    jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}), ...(options.perEndpoint ? { perEndpoint: options.perEndpoint } : {}) } },
+    jobs: {
+      webhooks: {
+        pollMs: 3_600_000,
+        random: () => 0.5,
+        ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.perEndpoint ? { perEndpoint: options.perEndpoint } : {}),
+      },
+    },
   });
   const tenant = await createTenant(app.prisma);
   const receiver = await startReceiver();
@@ -30,13 +47,24 @@ async function setup(options: { allowPrivate?: boolean; timeoutMs?: number; perE
 
 /** A call.failed event (canceled before dialling): one pending delivery. */
 async function event(s: Setup) {
-  const { call_id } = (await trigger(s.app, s.key)).json();
-  await applyCallUpdate(s.app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: s.clock.now, source: 'operator' });
+  const call_id = callIdOf(await trigger(s.app, s.key));
+  await applyCallUpdate(
+    s.app.prisma,
+    call_id,
+    { kind: 'failed', reason: 'canceled' },
+    { now: s.clock.now, source: 'operator' },
+  );
   return s.app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId: call_id } });
 }
 
-const advance = (s: Setup, ms: number) => { s.clock.now = new Date(s.clock.now.getTime() + ms); };
-const reload = (s: Setup, id: string) => s.app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id }, include: { attempts: { orderBy: { attemptNumber: 'asc' } }, endpoint: true } });
+const advance = (s: Setup, ms: number) => {
+  s.clock.now = new Date(s.clock.now.getTime() + ms);
+};
+const reload = (s: Setup, id: string) =>
+  s.app.prisma.webhookDelivery.findUniqueOrThrow({
+    where: { id },
+    include: { attempts: { orderBy: { attemptNumber: 'asc' } }, endpoint: true },
+  });
 
 describe('retries', () => {
   it('a failed attempt is retried about 5 s later with the same webhook-id and a fresh, valid signature', async () => {
@@ -59,7 +87,11 @@ describe('retries', () => {
     expect(second!.headers['webhook-timestamp']).not.toBe(first!.headers['webhook-timestamp']);
     expect(second!.body).toBe(first!.body);
     // The injected clock is days ahead, so verify() would reject the timestamp as too new: check the signature itself.
-    const signed = new Webhook(s.secret).sign(delivery.id, new Date(Number(second!.headers['webhook-timestamp']) * 1000), second!.body);
+    const signed = new Webhook(s.secret).sign(
+      delivery.id,
+      new Date(Number(second!.headers['webhook-timestamp']) * 1000),
+      second!.body,
+    );
     expect(second!.headers['webhook-signature']).toBe(signed);
     d = await reload(s, delivery.id);
     expect(d).toMatchObject({ status: 'succeeded', attemptCount: 2 });
@@ -105,7 +137,10 @@ describe('retries', () => {
 
   it('honours Retry-After on 429 and 503 when it asks for longer', async () => {
     const s = await setup();
-    s.receiver.respond = (_r, i) => (i === 0 ? { status: 429, headers: { 'retry-after': '7200' } } : { status: 503, headers: { 'retry-after': new Date(Date.now() + 3600_000).toUTCString() } });
+    s.receiver.respond = (_r, i) =>
+      i === 0
+        ? { status: 429, headers: { 'retry-after': '7200' } }
+        : { status: 503, headers: { 'retry-after': new Date(Date.now() + 3600_000).toUTCString() } };
     const delivery = await event(s);
     await s.app.deliveryWorker!.settle();
     let d = await reload(s, delivery.id);
@@ -125,7 +160,11 @@ describe('answers that are not success', () => {
     const delivery = await event(s);
     await s.app.deliveryWorker!.settle();
     const d = await reload(s, delivery.id);
-    expect(d).toMatchObject({ status: 'held', completedAt: null, heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone/) });
+    expect(d).toMatchObject({
+      status: 'held',
+      completedAt: null,
+      heldReason: match.stringMatching(/^endpoint disabled \(answered 410 Gone/),
+    });
     expect(d.endpoint).toMatchObject({ enabled: false });
     expect(d.endpoint.disabledReason).toMatch(/410/);
     const later = await event(s);
@@ -160,17 +199,33 @@ describe('answers that are not success', () => {
 describe('SSRF', () => {
   it('refuses http and private, loopback, link-local and metadata URLs up front unless private targets are allowed', async () => {
     const s = await setup({ allowPrivate: false });
-    for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook', 'https://10.1.2.3/x', 'https://169.254.169.254/latest', 'https://[::1]/x', 'https://100.64.0.1/x', 'https://localhost/x', 'https://user:pw@example.com/x']) {
-      await expect(setWebhook(s.app.prisma, s.accountId, url, { allowPrivate: false }), url).rejects.toThrow(AdminError);
+    for (const url of [
+      'http://example.com/hook',
+      'https://127.0.0.1/hook',
+      'https://10.1.2.3/x',
+      'https://169.254.169.254/latest',
+      'https://[::1]/x',
+      'https://100.64.0.1/x',
+      'https://localhost/x',
+      'https://user:pw@example.com/x',
+    ]) {
+      await expect(setWebhook(s.app.prisma, s.accountId, url, { allowPrivate: false }), url).rejects.toThrow(
+        AdminError,
+      );
     }
-    await expect(setWebhook(s.app.prisma, s.accountId, 'https://hooks.example.com/x', { allowPrivate: false })).resolves.toMatchObject({ secret: expect.stringMatching(/^whsec_/) });
+    await expect(
+      setWebhook(s.app.prisma, s.accountId, 'https://hooks.example.com/x', { allowPrivate: false }),
+    ).resolves.toMatchObject({ secret: match.stringMatching(/^whsec_/) });
   });
 
   it('checks the address actually connected to, so a name that resolves to a private address is refused (DNS rebinding)', async () => {
     const s = await setup({ allowPrivate: false });
     const delivery = await event(s);
     // As if the name had resolved to a public address when it was set: 'localhost' resolves to 127.0.0.1 now.
-    await s.app.prisma.webhookEndpoint.update({ where: { id: delivery.endpointId }, data: { url: s.receiver.url.replace('127.0.0.1', 'localhost') } });
+    await s.app.prisma.webhookEndpoint.update({
+      where: { id: delivery.endpointId },
+      data: { url: s.receiver.url.replace('127.0.0.1', 'localhost') },
+    });
     await s.app.deliveryWorker!.settle();
     const d = await reload(s, delivery.id);
     expect(s.receiver.received).toHaveLength(0);
@@ -180,7 +235,7 @@ describe('SSRF', () => {
 });
 
 describe('isolation and crashes', () => {
-  it('a hanging endpoint does not delay another account\'s events', async () => {
+  it("a hanging endpoint does not delay another account's events", async () => {
     const s = await setup({ timeoutMs: 3_000, perEndpoint: 2 });
     s.receiver.respond = () => 'hang';
     for (let i = 0; i < 6; i++) await event(s);
@@ -190,8 +245,13 @@ describe('isolation and crashes', () => {
     s.app.deliveryWorker!.wake();
     await s.receiver.waitFor(2);
     const started = Date.now();
-    const { call_id } = (await trigger(s.app, other.key)).json();
-    await applyCallUpdate(s.app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: s.clock.now, source: 'operator' });
+    const call_id = callIdOf(await trigger(s.app, other.key));
+    await applyCallUpdate(
+      s.app.prisma,
+      call_id,
+      { kind: 'failed', reason: 'canceled' },
+      { now: s.clock.now, source: 'operator' },
+    );
     await fast.waitFor(1, 2_500);
     // Well before the hanging attempts' 3 s timeout, which it would have had to wait for.
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -202,10 +262,21 @@ describe('isolation and crashes', () => {
   it('a delivery claimed by a worker that died is sent once its lease runs out', async () => {
     const s = await setup();
     // Written directly (no NOTIFY), already claimed by a worker that then died.
-    const { call_id } = (await trigger(s.app, s.key)).json();
-    const call = await s.app.prisma.call.findUniqueOrThrow({ where: { id: call_id }, include: { events: true, account: { include: { webhookEndpoint: true } } } });
+    const call_id = callIdOf(await trigger(s.app, s.key));
+    const call = await s.app.prisma.call.findUniqueOrThrow({
+      where: { id: call_id },
+      include: { events: true, account: { include: { webhookEndpoint: true } } },
+    });
     const delivery = await s.app.prisma.webhookDelivery.create({
-      data: { endpointId: call.account.webhookEndpoint!.id, callId: call_id, callEventId: call.events[0]!.id, eventType: 'call.failed', payload: '{"type":"call.failed"}', nextAttemptAt: s.clock.now, leaseExpiresAt: new Date(s.clock.now.getTime() + 60_000) },
+      data: {
+        endpointId: call.account.webhookEndpoint!.id,
+        callId: call_id,
+        callEventId: call.events[0]!.id,
+        eventType: 'call.failed',
+        payload: '{"type":"call.failed"}',
+        nextAttemptAt: s.clock.now,
+        leaseExpiresAt: new Date(s.clock.now.getTime() + 60_000),
+      },
     });
     await s.app.deliveryWorker!.settle();
     expect(s.receiver.received).toHaveLength(0);
@@ -221,7 +292,9 @@ describe('settle (what tests that move the clock rely on)', () => {
     const s = await setup();
     // The first delivery is answered only once the second has arrived; the second, 300 ms after it arrived.
     let secondArrived!: () => void;
-    const second = new Promise<void>((resolve) => { secondArrived = resolve; });
+    const second = new Promise<void>((resolve) => {
+      secondArrived = resolve;
+    });
     s.receiver.respond = async (_r, i) => {
       if (i === 0) {
         await second;

@@ -9,7 +9,7 @@ import { WebhookEvent } from '../../schemas/webhook.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
 let app: App;
@@ -18,7 +18,15 @@ let receiver: Receiver;
 let secret: string;
 
 beforeAll(async () => {
-  ({ app } = await buildTestApp({ env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '20', SIMULATED_TALK_MS: '60' } }));
+  ({ app } = await buildTestApp({
+    env: {
+      DISPATCH_ENABLED: 'true',
+      WEBHOOK_DELIVERY_ENABLED: 'true',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      SIMULATED_RING_MS: '20',
+      SIMULATED_TALK_MS: '60',
+    },
+  }));
   tenant = await createTenant(app.prisma);
   receiver = await startReceiver();
   ({ secret } = await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true }));
@@ -42,7 +50,9 @@ async function waitForEvents(callId: string, count: number) {
 describe('webhook events', () => {
   it('a completed call: call.started then call.completed, signed, with the metadata unchanged in both', async () => {
     const metadata = { crm_id: 'L-42', score: 9.5, vip: true, note: null, emoji: 'häppy 😀' };
-    const { call_id } = (await trigger(app, tenant.key, { phone_number: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata })).json();
+    const call_id = callIdOf(
+      await trigger(app, tenant.key, { phone_number: '+14155552671', name: 'Ada', email: 'ada@example.com', metadata }),
+    );
     const events = await waitForEvents(call_id, 2);
     await new Promise((r) => setTimeout(r, 200));
     expect(eventsFor(call_id)).toHaveLength(2);
@@ -55,22 +65,35 @@ describe('webhook events', () => {
       expect(r.headers['content-type']).toBe('application/json');
     }
     const [started, completed] = events.map((e) => e.event);
-    expect(started).toMatchObject({ type: 'call.started', data: { call_id, status: 'dialing', name: 'Ada', email: 'ada@example.com', phone_number: '+14155552671', agent_id: tenant.agentId } });
-    expect(completed).toMatchObject({ type: 'call.completed', data: { call_id, status: 'completed', failure_reason: null } });
+    expect(started).toMatchObject({
+      type: 'call.started',
+      data: {
+        call_id,
+        status: 'dialing',
+        name: 'Ada',
+        email: 'ada@example.com',
+        phone_number: '+14155552671',
+        agent_id: tenant.agentId,
+      },
+    });
+    expect(completed).toMatchObject({
+      type: 'call.completed',
+      data: { call_id, status: 'completed', failure_reason: null },
+    });
     expect(completed!.data.answered_at).not.toBeNull();
     expect(completed!.data.duration_seconds).toBeGreaterThanOrEqual(0);
     expect(new Set(events.map((e) => e.r.headers['webhook-id'])).size).toBe(2);
   });
 
   it('a busy number: call.started then call.failed with the reason, and no call.completed', async () => {
-    const { call_id } = (await trigger(app, tenant.key, { phone_number: '+15005550001' })).json();
+    const call_id = callIdOf(await trigger(app, tenant.key, { phone_number: '+15005550001' }));
     const events = await waitForEvents(call_id, 2);
     expect(events.map((e) => e.event.type)).toEqual(['call.started', 'call.failed']);
     expect(events[1]!.event.data).toMatchObject({ status: 'failed', failure_reason: 'busy', answered_at: null });
   });
 
   it('a signature made with another secret, or over another body, does not verify', async () => {
-    const { call_id } = (await trigger(app, tenant.key)).json();
+    const call_id = callIdOf(await trigger(app, tenant.key));
     const { r } = (await waitForEvents(call_id, 1))[0]!;
     const headers = r.headers as Record<string, string>;
     expect(() => new Webhook(secret).verify(r.body, headers)).not.toThrow();
@@ -79,15 +102,24 @@ describe('webhook events', () => {
   });
 
   it('every delivery and attempt is recorded and visible in the call record', async () => {
-    const { call_id } = (await trigger(app, tenant.key)).json();
+    const call_id = callIdOf(await trigger(app, tenant.key));
     await waitForEvents(call_id, 2);
     // The receiver answers before the worker records the attempt (its batch commits after the response): wait for
     // both deliveries to leave pending, then check what was recorded.
     const deliveries = await waitFor(
-      () => app.prisma.webhookDelivery.findMany({ where: { callId: call_id }, include: { attempts: true }, orderBy: { createdAt: 'asc' } }),
+      () =>
+        app.prisma.webhookDelivery.findMany({
+          where: { callId: call_id },
+          include: { attempts: true },
+          orderBy: { createdAt: 'asc' },
+        }),
       (rows) => rows.length === 2 && rows.every((d) => d.status !== 'pending'),
     );
-    expect(deliveries.map((d) => [d.eventType, d.status, d.attemptCount])).toEqual([['call.started', 'succeeded', 1], ['call.completed', 'succeeded', 1]]);
-    for (const d of deliveries) expect(d.attempts).toMatchObject([{ attemptNumber: 1, responseStatus: 200, error: null }]);
+    expect(deliveries.map((d) => [d.eventType, d.status, d.attemptCount])).toEqual([
+      ['call.started', 'succeeded', 1],
+      ['call.completed', 'succeeded', 1],
+    ]);
+    for (const d of deliveries)
+      expect(d.attempts).toMatchObject([{ attemptNumber: 1, responseStatus: 200, error: null }]);
   });
 });

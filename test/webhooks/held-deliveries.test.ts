@@ -17,10 +17,18 @@ import { buildTestApp } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
+import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
 
-interface Setup { app: App; databaseUrl: string; clock: { now: Date }; receiver: Receiver; secret: string; tenant: Tenant }
+interface Setup {
+  app: App;
+  databaseUrl: string;
+  clock: { now: Date };
+  receiver: Receiver;
+  secret: string;
+  tenant: Tenant;
+}
 
 async function setup(): Promise<Setup> {
   const clock = { now: new Date('2026-12-01T10:00:00Z') };
@@ -36,14 +44,16 @@ async function setup(): Promise<Setup> {
 }
 
 const context = (s: Setup) => ({ now: s.clock.now, source: 'provider' });
-const advance = (s: Setup, ms: number) => { s.clock.now = new Date(s.clock.now.getTime() + ms); };
+const advance = (s: Setup, ms: number) => {
+  s.clock.now = new Date(s.clock.now.getTime() + ms);
+};
 const settle = (s: Setup) => s.app.deliveryWorker!.settle();
 
 /** A call dialled: its call.started delivery is written. */
 async function dialledCall(s: Setup): Promise<string> {
-  const { call_id } = (await trigger(s.app, s.tenant.key)).json();
-  await applyCallUpdate(s.app.prisma, call_id, { kind: 'dialing' }, context(s));
-  return call_id as string;
+  const callId = callIdOf(await trigger(s.app, s.tenant.key));
+  await applyCallUpdate(s.app.prisma, callId, { kind: 'dialing' }, context(s));
+  return callId;
 }
 
 async function complete(s: Setup, callId: string) {
@@ -53,14 +63,19 @@ async function complete(s: Setup, callId: string) {
 
 /** A call canceled before dialling: one call.failed delivery. */
 async function canceledCall(s: Setup): Promise<string> {
-  const { call_id } = (await trigger(s.app, s.tenant.key)).json();
-  await applyCallUpdate(s.app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, context(s));
-  return call_id as string;
+  const callId = callIdOf(await trigger(s.app, s.tenant.key));
+  await applyCallUpdate(s.app.prisma, callId, { kind: 'failed', reason: 'canceled' }, context(s));
+  return callId;
 }
 
 const deliveriesOf = (s: Setup, callId: string) =>
-  s.app.prisma.webhookDelivery.findMany({ where: { callId }, orderBy: { createdAt: 'asc' }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } });
-const endpointOf = (s: Setup) => s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
+  s.app.prisma.webhookDelivery.findMany({
+    where: { callId },
+    orderBy: { createdAt: 'asc' },
+    include: { attempts: { orderBy: { attemptNumber: 'asc' } } },
+  });
+const endpointOf = (s: Setup) =>
+  s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
 
 /**
  * Whether `received` is signed with `secret` (the signature itself: the injected clock is days ahead, so verify()
@@ -68,15 +83,20 @@ const endpointOf = (s: Setup) => s.app.prisma.webhookEndpoint.findUniqueOrThrow(
  */
 function signedWith(secret: string, received: Receiver['received'][number]): boolean {
   const id = received.headers['webhook-id'] as string;
-  const signed = new Webhook(secret).sign(id, new Date(Number(received.headers['webhook-timestamp']) * 1000), received.body);
+  const signed = new Webhook(secret).sign(
+    id,
+    new Date(Number(received.headers['webhook-timestamp']) * 1000),
+    received.body,
+  );
   return received.headers['webhook-signature'] === signed;
 }
 
 /** What a receiver got: event type, call id and webhook-id of each request, in order. */
-const got = (receiver: Receiver) => receiver.received.map((r) => {
-  const event = JSON.parse(r.body) as WebhookEvent;
-  return { type: event.type, callId: event.data.call_id, id: r.headers['webhook-id'] };
-});
+const got = (receiver: Receiver) =>
+  receiver.received.map((r) => {
+    const event = JSON.parse(r.body) as WebhookEvent;
+    return { type: event.type, callId: event.data.call_id, id: r.headers['webhook-id'] };
+  });
 
 describe('an endpoint disabled by a 410', () => {
   it('holds the call.completed that follows, shows it in callctl webhook show, and callctl webhook enable sends it once', async () => {
@@ -89,9 +109,18 @@ describe('an endpoint disabled by a 410', () => {
 
     const [started, completed] = await deliveriesOf(s, callId);
     // The one answered 410 did not reach anyone: held too, its attempt on record.
-    expect(started).toMatchObject({ eventType: 'call.started', status: 'held', heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone at /) });
+    expect(started).toMatchObject({
+      eventType: 'call.started',
+      status: 'held',
+      heldReason: match.stringMatching(/^endpoint disabled \(answered 410 Gone at /),
+    });
     expect(started!.attempts.map((a) => a.responseStatus)).toEqual([410]);
-    expect(completed).toMatchObject({ eventType: 'call.completed', status: 'held', heldReason: expect.stringMatching(/^endpoint disabled \(answered 410 Gone at /), attempts: [] });
+    expect(completed).toMatchObject({
+      eventType: 'call.completed',
+      status: 'held',
+      heldReason: match.stringMatching(/^endpoint disabled \(answered 410 Gone at /),
+      attempts: [],
+    });
 
     // Never sent while the endpoint stays disabled, however long.
     s.receiver.respond = () => ({ status: 200 });
@@ -103,30 +132,42 @@ describe('an endpoint disabled by a 410', () => {
     const shown = (await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json();
     expect(shown).toEqual({
       webhook: {
-        url: s.receiver.url, enabled: false, disabled_reason: expect.stringMatching(/410 Gone/), pending: 0, held: 2,
-        held_since: started!.createdAt.toISOString(), failed: 0,
+        url: s.receiver.url,
+        enabled: false,
+        disabled_reason: match.stringMatching(/410 Gone/),
+        pending: 0,
+        held: 2,
+        held_since: started!.createdAt.toISOString(),
+        failed: 0,
       },
     });
     const human = await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId]);
-    expect(human.stdout).toContain(`callctl webhook enable ${s.tenant.accountId}, which sends the 2 events held since ${started!.createdAt.toISOString()}`);
+    expect(human.stdout).toContain(
+      `callctl webhook enable ${s.tenant.accountId}, which sends the 2 events held since ${started!.createdAt.toISOString()}`,
+    );
 
     const enabled = await callctl(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
     expect(enabled.code).toBe(0);
-    expect(enabled.json()).toMatchObject({ enabled: true, released: 2, changed_at: expect.any(String) });
+    expect(enabled.json()).toMatchObject({ enabled: true, released: 2, changed_at: match.any(String) });
     await settle(s);
     expect(got(s.receiver).slice(1)).toEqual([
       { type: 'call.started', callId, id: started!.id },
       { type: 'call.completed', callId, id: completed!.id },
     ]);
     for (const r of s.receiver.received) expect(signedWith(s.secret, r)).toBe(true);
-    expect((await deliveriesOf(s, callId)).map((d) => [d.status, d.heldReason])).toEqual([['succeeded', null], ['succeeded', null]]);
+    expect((await deliveriesOf(s, callId)).map((d) => [d.status, d.heldReason])).toEqual([
+      ['succeeded', null],
+      ['succeeded', null],
+    ]);
 
     // Exactly once: nothing more, however long.
     advance(s, 3 * 24 * 3600_000);
     s.app.deliveryWorker!.wake();
     await settle(s);
     expect(s.receiver.received).toHaveLength(3);
-    expect((await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json()).toMatchObject({ webhook: { enabled: true, held: 0, held_since: null } });
+    expect((await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json()).toMatchObject({
+      webhook: { enabled: true, held: 0, held_since: null },
+    });
   });
 
   it('holds the deliveries that were retrying when it was switched off, and sends them once enabled again (src/admin)', async () => {
@@ -140,7 +181,10 @@ describe('an endpoint disabled by a 410', () => {
     s.receiver.respond = () => ({ status: 410 });
     const gone = await canceledCall(s);
     await settle(s);
-    expect((await deliveriesOf(s, retrying))[0]).toMatchObject({ status: 'held', heldReason: expect.stringMatching(/answered 410 Gone/) });
+    expect((await deliveriesOf(s, retrying))[0]).toMatchObject({
+      status: 'held',
+      heldReason: match.stringMatching(/answered 410 Gone/),
+    });
     expect((await deliveriesOf(s, gone))[0]).toMatchObject({ status: 'held' });
 
     s.receiver.respond = () => ({ status: 204 });
@@ -155,7 +199,9 @@ describe('an endpoint disabled by a 410', () => {
     const sent = got(s.receiver).slice(2);
     expect(sent.map((e) => e.callId).sort()).toEqual([retrying, gone].sort());
     expect(new Set(sent.map((e) => e.id)).size).toBe(2);
-    const audited = await s.app.prisma.auditEntry.findMany({ where: { accountId: s.tenant.accountId, action: 'webhook_enabled' } });
+    const audited = await s.app.prisma.auditEntry.findMany({
+      where: { accountId: s.tenant.accountId, action: 'webhook_enabled' },
+    });
     expect(audited.map((e) => e.detail)).toEqual([expect.objectContaining({ released: 2 })]);
   });
 
@@ -163,44 +209,71 @@ describe('an endpoint disabled by a 410', () => {
     const s = await setup();
     // Written pending (directly: no NOTIFY) before the endpoint was switched off, as a transition racing the 410
     // leaves it.
-    const { call_id: callId } = (await trigger(s.app, s.tenant.key)).json();
+    const callId = callIdOf(await trigger(s.app, s.tenant.key));
     const call = await s.app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
     await s.app.prisma.webhookDelivery.create({
-      data: { endpointId: (await endpointOf(s)).id, callId, callEventId: call.events[0]!.id, eventType: 'call.failed', payload: '{"type":"call.failed","data":{"call_id":"' + callId + '"}}', nextAttemptAt: new Date(s.clock.now.getTime() + 60_000) },
+      data: {
+        endpointId: (await endpointOf(s)).id,
+        callId,
+        callEventId: call.events[0]!.id,
+        eventType: 'call.failed',
+        payload: '{"type":"call.failed","data":{"call_id":"' + callId + '"}}',
+        nextAttemptAt: new Date(s.clock.now.getTime() + 60_000),
+      },
     });
-    await s.app.prisma.webhookEndpoint.update({ where: { accountId: s.tenant.accountId }, data: { enabled: false, disabledReason: 'answered 410 Gone at then' } });
+    await s.app.prisma.webhookEndpoint.update({
+      where: { accountId: s.tenant.accountId },
+      data: { enabled: false, disabledReason: 'answered 410 Gone at then' },
+    });
     advance(s, 61_000);
     s.app.deliveryWorker!.wake();
     await settle(s);
     expect(s.receiver.received).toHaveLength(0);
-    expect((await deliveriesOf(s, callId))[0]).toMatchObject({ status: 'held', heldReason: 'endpoint disabled (answered 410 Gone at then)', completedAt: null, leaseExpiresAt: null });
+    expect((await deliveriesOf(s, callId))[0]).toMatchObject({
+      status: 'held',
+      heldReason: 'endpoint disabled (answered 410 Gone at then)',
+      completedAt: null,
+      leaseExpiresAt: null,
+    });
     await enableWebhook(s.app.prisma, s.tenant.accountId);
     await settle(s);
-    expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: expect.any(String) }]);
+    expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: match.any(String) }]);
   });
 });
 
 describe('enabling again while a transition writes held deliveries', () => {
   it('waits for the transition: what it held is released, not left behind', async () => {
     const s = await setup();
-    await s.app.prisma.webhookEndpoint.update({ where: { accountId: s.tenant.accountId }, data: { enabled: false, disabledReason: 'switched off by a test' } });
-    const { call_id: callId } = (await trigger(s.app, s.tenant.key)).json();
+    await s.app.prisma.webhookEndpoint.update({
+      where: { accountId: s.tenant.accountId },
+      data: { enabled: false, disabledReason: 'switched off by a test' },
+    });
+    const callId = callIdOf(await trigger(s.app, s.tenant.key));
     const pool = sqlPool(s.app.prisma);
-    let enabling: Promise<unknown> | null = null;
-    await inTransaction(pool, async (client) => {
+    const { enabling } = await inTransaction(pool, async (client) => {
       const { rows } = await client.query<Call>({ ...LOCK_CALLS, values: [[callId]] });
-      await applyLockedBatch(client, [{ call: rows[0]!, change: { update: { kind: 'failed', reason: 'canceled' } } }], context(s));
+      await applyLockedBatch(
+        client,
+        [{ call: rows[0]!, change: { update: { kind: 'failed', reason: 'canceled' } } }],
+        context(s),
+      );
       // The held delivery is written, not committed: "Enable again" now must wait for this transaction.
-      enabling = enableWebhook(s.app.prisma, s.tenant.accountId);
+      const enabling = enableWebhook(s.app.prisma, s.tenant.accountId);
       await waitFor(
-        async () => (await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)).rows[0].n as number,
+        async () =>
+          (
+            await pool.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+            )
+          ).rows[0]!.n,
         (n) => n > 0,
       ).catch(() => undefined);
+      return { enabling };
     });
     expect(await enabling).toMatchObject({ released: 1 });
     expect((await deliveriesOf(s, callId))[0]).toMatchObject({ status: 'pending', heldReason: null });
     await settle(s);
-    expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: expect.any(String) }]);
+    expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: match.any(String) }]);
   });
 });
 
@@ -237,13 +310,21 @@ describe('the endpoint URL changed', () => {
     await settle(s);
     expect(third.received).toHaveLength(0);
     expect((await endpointOf(s)).enabled).toBe(false);
-    const set = await callctl(s.databaseUrl, ['webhook', 'set', s.tenant.accountId, '--url', third.url], { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
-    expect(set.stdout).toContain(`The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${s.tenant.accountId} sends the events held meanwhile.`);
+    const set = await callctl(s.databaseUrl, ['webhook', 'set', s.tenant.accountId, '--url', third.url], {
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    expect(set.stdout).toContain(
+      `The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${s.tenant.accountId} sends the events held meanwhile.`,
+    );
     const newest = /whsec_[A-Za-z0-9+/=]+/.exec(set.stdout)![0];
 
     await enableWebhook(s.app.prisma, s.tenant.accountId);
     await settle(s);
-    expect(got(third).map((e) => e.callId).sort()).toEqual([gone, later].sort());
+    expect(
+      got(third)
+        .map((e) => e.callId)
+        .sort(),
+    ).toEqual([gone, later].sort());
     for (const r of third.received) expect(signedWith(newest, r)).toBe(true);
   });
 });
@@ -268,9 +349,18 @@ describe('retention', () => {
     await settle(s);
     expect((await deliveriesOf(s, callId))[0]).toMatchObject({ status: 'held' });
     // As if the retention periods had long passed; a succeeded delivery of that age would go.
-    await s.app.prisma.webhookDelivery.updateMany({ where: { callId }, data: { completedAt: new Date('2020-01-01T00:00:00Z') } });
+    await s.app.prisma.webhookDelivery.updateMany({
+      where: { callId },
+      data: { completedAt: new Date('2020-01-01T00:00:00Z') },
+    });
     const future = new Date('2030-01-01T00:00:00Z');
-    const cutoffs = { now: future, sessionsIdleSince: future, deliveriesBefore: future, callsBefore: future, auditBefore: new Date(0) };
+    const cutoffs = {
+      now: future,
+      sessionsIdleSince: future,
+      deliveriesBefore: future,
+      callsBefore: future,
+      auditBefore: new Date(0),
+    };
     for (const step of RETENTION_STEPS.filter((r) => r.table === 'webhook_deliveries' || r.table === 'calls')) {
       await deleteBatch(sqlPool(s.app.prisma), step, cutoffs, 100);
     }

@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 describe('idle connections', () => {
-  it('are closed before the receiver\'s Keep-Alive: timeout, and reused within it', async () => {
+  it("are closed before the receiver's Keep-Alive: timeout, and reused within it", async () => {
     let connections = 0;
     // The server would keep the connection for a minute; only the hint it sends says 2 s.
     const server = http.createServer((req, res) => {
@@ -52,11 +52,20 @@ describe('idle connections', () => {
   });
 });
 
-interface PausingReceiver { port: number; requests: string[]; pauses: number; child: ChildProcess }
+interface PausingReceiver {
+  port: number;
+  requests: string[];
+  pauses: number;
+  child: ChildProcess;
+}
 
 /** The receiver of pausing-receiver.ts in its own process, stopped after the file's tests. */
 async function startPausingReceiver(): Promise<PausingReceiver> {
-  const child = forkChild(RECEIVER, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, PAUSE_MS: '6000', KEEP_ALIVE_TIMEOUT_MS: '4000' }, stdio: 'ignore' });
+  const child = forkChild(RECEIVER, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, PAUSE_MS: '6000', KEEP_ALIVE_TIMEOUT_MS: '4000' },
+    stdio: 'ignore',
+  });
   stops.push(async () => {
     await stopChild(child, 'SIGKILL');
   });
@@ -66,7 +75,11 @@ async function startPausingReceiver(): Promise<PausingReceiver> {
     if (message.request) receiver.requests.push(message.request);
     if (message.paused) receiver.pauses++;
   });
-  await waitFor(() => receiver.port, (port) => port > 0, 20_000);
+  await waitFor(
+    () => receiver.port,
+    (port) => port > 0,
+    20_000,
+  );
   return receiver;
 }
 
@@ -75,7 +88,13 @@ describe('a receiver that pauses longer than its keep-alive timeout', () => {
     const receiver = await startPausingReceiver();
     const attempts: AttemptResult[] = [];
     const { app } = await buildTestApp({
-      env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIMULATED_RING_MS: '10', SIMULATED_TALK_MS: '10' },
+      env: {
+        DISPATCH_ENABLED: 'true',
+        WEBHOOK_DELIVERY_ENABLED: 'true',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        SIMULATED_RING_MS: '10',
+        SIMULATED_TALK_MS: '10',
+      },
       jobs: { webhooks: { onAttempt: (_outcome, result) => attempts.push(result) } },
     });
     const tenant = await createTenant(app.prisma);
@@ -85,14 +104,25 @@ describe('a receiver that pauses longer than its keep-alive timeout', () => {
     for (let burst = 1; burst <= 3; burst++) {
       for (let i = 0; i < CALLS_PER_BURST; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
       // call.started and call.completed of each call.
-      await waitFor(() => receiver.requests.length, (n) => n >= burst * CALLS_PER_BURST * 2, 30_000);
+      await waitFor(
+        () => receiver.requests.length,
+        (n) => n >= burst * CALLS_PER_BURST * 2,
+        30_000,
+      );
       // The receiver stops right after the burst; the next burst is written on the kept-alive connections while
       // it is stopped (well within their idle time), and meets them closed when it runs again.
-      await waitFor(() => receiver.pauses, (n) => n >= burst, 10_000);
+      await waitFor(
+        () => receiver.pauses,
+        (n) => n >= burst,
+        10_000,
+      );
       await sleep(1_000);
     }
 
-    const deliveries = await app.prisma.webhookDelivery.findMany({ where: { call: { accountId: tenant.accountId } }, include: { attempts: true } });
+    const deliveries = await app.prisma.webhookDelivery.findMany({
+      where: { call: { accountId: tenant.accountId } },
+      include: { attempts: true },
+    });
     expect(deliveries).toHaveLength(3 * CALLS_PER_BURST * 2);
     for (const delivery of deliveries) {
       expect(delivery).toMatchObject({ status: 'succeeded', attemptCount: 1 });

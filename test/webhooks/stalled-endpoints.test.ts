@@ -5,8 +5,9 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { json, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { trigger } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 describe('stalled endpoints', () => {
   it('with every place in flight held by an endpoint that never answers, another endpoint still gets its webhook within seconds', async () => {
@@ -22,9 +23,14 @@ describe('stalled endpoints', () => {
     await setWebhook(app.prisma, slow.accountId, hanging.url, { allowPrivate: true });
     await setWebhook(app.prisma, other.accountId, healthy.url, { allowPrivate: true });
     const event = async (tenant: { key: string }) => {
-      const { call_id } = (await trigger(app, tenant.key)).json();
-      await applyCallUpdate(app.prisma, call_id, { kind: 'failed', reason: 'canceled' }, { now: new Date(), source: 'operator' });
-      return call_id as string;
+      const callId = callIdOf(await trigger(app, tenant.key));
+      await applyCallUpdate(
+        app.prisma,
+        callId,
+        { kind: 'failed', reason: 'canceled' },
+        { now: new Date(), source: 'operator' },
+      );
+      return callId;
     };
     await event(slow);
     await event(slow);
@@ -33,7 +39,7 @@ describe('stalled endpoints', () => {
     const started = Date.now();
     const callId = await event(other);
     const [received] = await healthy.waitFor(1, 10_000);
-    expect(JSON.parse(received!.body).data.call_id).toBe(callId);
+    expect(json<WebhookEvent>(received!.body).data.call_id).toBe(callId);
     // Within the second after which the hanging attempts stop counting, not after their 20 s timeout.
     expect(Date.now() - started).toBeLessThan(5_000);
     // The hanging endpoint still has its cap of 2 in flight, never a third.

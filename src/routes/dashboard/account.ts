@@ -15,10 +15,18 @@ const POLICY = { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH };
 export default async function account(fastify: FastifyInstance) {
   const show = async (request: Parameters<typeof viewerOf>[0], problem: string | null) => {
     const user = await findUserById(fastify.prisma, viewerOf(request).id);
-    return { title: 'Account', lastSignInAt: user?.lastSignInAt ?? null, createdAt: user?.createdAt ?? null, policy: POLICY, problem };
+    return {
+      title: 'Account',
+      lastSignInAt: user?.lastSignInAt ?? null,
+      createdAt: user?.createdAt ?? null,
+      policy: POLICY,
+      problem,
+    };
   };
 
-  fastify.get('/account', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => reply.page('account', await show(request, null)));
+  fastify.get('/account', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) =>
+    reply.page('account', await show(request, null)),
+  );
 
   fastify.post<{ Body: ChangePasswordForm }>(
     '/account/password',
@@ -30,7 +38,16 @@ export default async function account(fastify: FastifyInstance) {
       if (problem) return render(problem);
       if (request.body.password !== request.body.confirm) return render('The two new passwords are not the same.');
       const verdict = await fastify.signInAttempt(clientIp(request), viewer.email);
-      if (!verdict.allowed) return reply.code(429).page('account', await show(request, `Too many attempts. Try again in ${Math.ceil(verdict.retryAfterSeconds / 60)} minutes.`));
+      if (!verdict.allowed)
+        return reply
+          .code(429)
+          .page(
+            'account',
+            await show(
+              request,
+              `Too many attempts. Try again in ${Math.ceil(verdict.retryAfterSeconds / 60)} minutes.`,
+            ),
+          );
       const now = fastify.now();
       const result = await changePassword(fastify.prisma, {
         userId: viewer.id,
@@ -45,15 +62,22 @@ export default async function account(fastify: FastifyInstance) {
       await request.session.regenerate(['userId']);
       request.session.authenticatedAt = now.getTime();
       const others = result.sessionsEnded === 1 ? '1 other session was' : `${result.sessionsEnded} other sessions were`;
-      return reply.seeOther('/dashboard/account', { kind: 'ok', text: `Your password is changed; ${others} signed out.` });
+      return reply.seeOther('/dashboard/account', {
+        kind: 'ok',
+        text: `Your password is changed; ${others} signed out.`,
+      });
     },
   );
 
-  fastify.post<{ Body: CsrfOnlyForm }>('/account/sign-out-everywhere', { schema: { hide: true, body: CsrfOnlyForm }, preHandler: requireUser }, async (request, reply) => {
-    await endAllSessions(fastify.prisma, { userId: viewerOf(request).id, ip: clientIp(request), now: fastify.now() });
-    // The store row is gone already; the cookie goes too, and this request saves nothing.
-    (request as { session: unknown }).session = null;
-    reply.clearCookie(SESSION_COOKIE, { path: '/', secure: true, httpOnly: true, sameSite: 'lax' });
-    return reply.redirect('/dashboard/sign-in', 303);
-  });
+  fastify.post<{ Body: CsrfOnlyForm }>(
+    '/account/sign-out-everywhere',
+    { schema: { hide: true, body: CsrfOnlyForm }, preHandler: requireUser },
+    async (request, reply) => {
+      await endAllSessions(fastify.prisma, { userId: viewerOf(request).id, ip: clientIp(request), now: fastify.now() });
+      // The store row is gone already; the cookie goes too, and this request saves nothing.
+      (request as { session: unknown }).session = null;
+      reply.clearCookie(SESSION_COOKIE, { path: '/', secure: true, httpOnly: true, sameSite: 'lax' });
+      return reply.redirect('/dashboard/sign-in', 303);
+    },
+  );
 }

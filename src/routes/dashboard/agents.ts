@@ -21,8 +21,19 @@ const LIST_PATH = '/dashboard/agents';
 const EMPTY_ROWS = 3;
 const DAY_CHOICES = ['mon-fri', 'sat,sun', 'daily', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 
-interface WindowRow { days: string; from: string; to: string }
-interface FormValues { name: string; phone: string; timezone: string; policy: string; account: string; rows: WindowRow[] }
+interface WindowRow {
+  days: string;
+  from: string;
+  to: string;
+}
+interface FormValues {
+  name: string;
+  phone: string;
+  timezone: string;
+  policy: string;
+  account: string;
+  rows: WindowRow[];
+}
 
 /** UTC and the IANA zones this runtime knows. */
 const ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
@@ -32,7 +43,8 @@ function timeZoneChoices(current: string): string[] {
   return ZONES.includes(current) ? ZONES : [current, ...ZONES];
 }
 
-const list = (value: string | string[] | undefined): string[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const list = (value: string | string[] | undefined): string[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 
 /** The window rows as sent, in page order. */
 function rowsOfForm(body: AgentForm): WindowRow[] {
@@ -68,7 +80,14 @@ function rowsOfAgent(stored: unknown): WindowRow[] {
 const emptyRows = (): WindowRow[] => Array.from({ length: EMPTY_ROWS }, () => ({ days: 'mon-fri', from: '', to: '' }));
 
 /** The edit form of a stored agent, with room for more windows. */
-function valuesOfAgent(agent: { name: string; phoneNumber: string | null; timezone: string; outsideWindowPolicy: string; accountId: string; callingWindows: unknown }): FormValues {
+function valuesOfAgent(agent: {
+  name: string;
+  phoneNumber: string | null;
+  timezone: string;
+  outsideWindowPolicy: string;
+  accountId: string;
+  callingWindows: unknown;
+}): FormValues {
   return {
     name: agent.name,
     phone: agent.phoneNumber ?? '',
@@ -133,8 +152,13 @@ export default async function agents(fastify: FastifyInstance) {
     // The accounts (among the viewer's) whose trigger without agent_id uses this agent: without a phone number, each gets 400.
     // A client user sees only their own account (an agency user manages every account an agent can be the default of).
     const viewer = viewerOf(request);
-    const defaultOf = (agent?.defaultFor ?? []).filter((a) => viewer.accountKind === 'agency' || a.id === viewer.accountId).map((a) => a.name);
-    const days = (row: WindowRow) => ((DAY_CHOICES as readonly string[]).includes(row.days) || !row.days ? [...DAY_CHOICES] : [row.days, ...DAY_CHOICES]);
+    const defaultOf = (agent?.defaultFor ?? [])
+      .filter((a) => viewer.accountKind === 'agency' || a.id === viewer.accountId)
+      .map((a) => a.name);
+    const days = (row: WindowRow) =>
+      (DAY_CHOICES as readonly string[]).includes(row.days) || !row.days
+        ? [...DAY_CHOICES]
+        : [row.days, ...DAY_CHOICES];
     return reply.code(problem ? 400 : 200).page('agent-form', {
       title: agent ? `Agent: ${agent.name}` : 'New agent',
       action: agent ? `${LIST_PATH}/${agent.id}` : LIST_PATH,
@@ -179,7 +203,14 @@ export default async function agents(fastify: FastifyInstance) {
 
   fastify.get('/agents/new', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => {
     const viewer = viewerOf(request);
-    const values: FormValues = { name: '', phone: '', timezone: 'UTC', policy: 'queue', account: viewer.accountId, rows: emptyRows() };
+    const values: FormValues = {
+      name: '',
+      phone: '',
+      timezone: 'UTC',
+      policy: 'queue',
+      account: viewer.accountId,
+      rows: emptyRows(),
+    };
     return renderForm(request, reply, { agent: null, values, problem: null });
   });
 
@@ -190,27 +221,50 @@ export default async function agents(fastify: FastifyInstance) {
       const viewer = viewerOf(request);
       const problem = formProblem(request);
       if (problem) {
-        const values: FormValues = { name: '', phone: '', timezone: 'UTC', policy: 'queue', account: viewer.accountId, rows: emptyRows() };
+        const values: FormValues = {
+          name: '',
+          phone: '',
+          timezone: 'UTC',
+          policy: 'queue',
+          account: viewer.accountId,
+          rows: emptyRows(),
+        };
         return renderForm(request, reply, { agent: null, values, problem });
       }
       const body = request.body;
       const account = await managedAccount(request, reply, body.account || viewer.accountId);
       const rows = rowsOfForm(body);
-      const values: FormValues = { name: body.name, phone: body.phone, timezone: body.timezone, policy: body.policy, account: account.id, rows };
+      const values: FormValues = {
+        name: body.name,
+        phone: body.phone,
+        timezone: body.timezone,
+        policy: body.policy,
+        account: account.id,
+        rows,
+      };
       try {
-        await createAgent(fastify.prisma, { accountId: account.id, ...agentEdit(body, rows, fastify.now()) }, actorOf(request));
+        await createAgent(
+          fastify.prisma,
+          { accountId: account.id, ...agentEdit(body, rows, fastify.now()) },
+          actorOf(request),
+        );
         return reply.seeOther(LIST_PATH, { kind: 'ok', text: `Agent ${body.name.trim()} created.` });
       } catch (error) {
-        if (error instanceof AdminError) return renderForm(request, reply, { agent: null, values, problem: error.message });
+        if (error instanceof AdminError)
+          return renderForm(request, reply, { agent: null, values, problem: error.message });
         throw error;
       }
     },
   );
 
-  fastify.get<{ Params: AgentParams }>('/agents/:id', { schema: { hide: true, params: AgentParams }, preHandler: requireUser }, async (request, reply) => {
-    const agent = await managedAgent(request, reply, request.params.id);
-    return renderForm(request, reply, { agent, values: valuesOfAgent(agent), problem: null });
-  });
+  fastify.get<{ Params: AgentParams }>(
+    '/agents/:id',
+    { schema: { hide: true, params: AgentParams }, preHandler: requireUser },
+    async (request, reply) => {
+      const agent = await managedAgent(request, reply, request.params.id);
+      return renderForm(request, reply, { agent, values: valuesOfAgent(agent), problem: null });
+    },
+  );
 
   fastify.post<{ Params: AgentParams; Body: AgentForm }>(
     '/agents/:id',
@@ -221,9 +275,21 @@ export default async function agents(fastify: FastifyInstance) {
       const body = request.body;
       if (problem) return renderForm(request, reply, { agent, values: valuesOfAgent(agent), problem });
       const rows = rowsOfForm(body);
-      const values: FormValues = { name: body.name, phone: body.phone, timezone: body.timezone, policy: body.policy, account: agent.accountId, rows };
+      const values: FormValues = {
+        name: body.name,
+        phone: body.phone,
+        timezone: body.timezone,
+        policy: body.policy,
+        account: agent.accountId,
+        rows,
+      };
       try {
-        const result = await updateAgent(fastify.prisma, agent.id, agentEdit(body, rows, fastify.now()), actorOf(request));
+        const result = await updateAgent(
+          fastify.prisma,
+          agent.id,
+          agentEdit(body, rows, fastify.now()),
+          actorOf(request),
+        );
         const text = result.changed.length === 0 ? 'Nothing changed.' : `Agent ${body.name.trim()} saved.`;
         return reply.seeOther(LIST_PATH, { kind: 'ok', text });
       } catch (error) {
@@ -239,8 +305,12 @@ export default async function agents(fastify: FastifyInstance) {
     async (request, reply) => {
       const agent = await managedAgent(request, reply, request.params.id);
       await setDefaultAgent(fastify.prisma, agent.accountId, agent.id, actorOf(request), fastify.now());
-      if (agent.phoneNumber === null) return reply.seeOther(LIST_PATH, { kind: 'error', text: NO_PHONE_DEFAULT(agent.name) });
-      return reply.seeOther(LIST_PATH, { kind: 'ok', text: `${agent.name} is now the default agent of ${agent.account.name}.` });
+      if (agent.phoneNumber === null)
+        return reply.seeOther(LIST_PATH, { kind: 'error', text: NO_PHONE_DEFAULT(agent.name) });
+      return reply.seeOther(LIST_PATH, {
+        kind: 'ok',
+        text: `${agent.name} is now the default agent of ${agent.account.name}.`,
+      });
     },
   );
 }

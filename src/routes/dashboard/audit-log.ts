@@ -33,10 +33,21 @@ export default async function auditLog(fastify: FastifyInstance) {
         showAccount: viewer.accountKind === 'agency',
         entries: entries.map((e) => ({
           ...e,
-          at: e.createdAt.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'),
+          at: e.createdAt
+            .toISOString()
+            .replace('T', ' ')
+            .replace(/\.\d+Z$/, ' UTC'),
           what: describeAuditAction(e.action),
-          who: e.actorKind === 'user' ? (e.actorEmail ?? 'a deleted user') : e.actorKind === 'operator' ? 'operator (callctl)' : 'the service',
-          detail: e.detail && typeof e.detail === 'object' && Object.keys(e.detail).length > 0 ? JSON.stringify(e.detail) : '-',
+          who:
+            e.actorKind === 'user'
+              ? (e.actorEmail ?? 'a deleted user')
+              : e.actorKind === 'operator'
+                ? 'operator (callctl)'
+                : 'the service',
+          detail:
+            e.detail && typeof e.detail === 'object' && Object.keys(e.detail).length > 0
+              ? JSON.stringify(e.detail)
+              : '-',
         })),
         olderHref: next ? `/dashboard/audit-log?before=${encodeURIComponent(encodeCursor(next))}` : null,
         newestHref: before ? '/dashboard/audit-log' : null,

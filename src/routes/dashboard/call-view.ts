@@ -6,7 +6,10 @@ import type { CallDetail } from '../../storage/call-history.js';
 
 /** `2026-11-23 10:42:07 UTC`: the dashboard shows times in UTC. */
 export function formatTime(at: Date): string {
-  return at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return at
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
 }
 
 /** `42 s`, `3 min 5 s`, `1 h 2 min`; a dash when there is none. */
@@ -42,7 +45,11 @@ const SOURCE_WORDS: Record<string, string> = {
   operator: 'by an operator',
 };
 
-export interface TimelineEntry { at: string; what: string; detail: string }
+export interface TimelineEntry {
+  at: string;
+  what: string;
+  detail: string;
+}
 
 /** A wait this long or longer before dialling is shown as a queue (shorter ones are the dispatcher's own pace). */
 const QUEUE_SHOWN_MS = 2_000;
@@ -50,7 +57,9 @@ const QUEUE_SHOWN_MS = 2_000;
 /** The call's events in words, oldest first; a wait for the window or a slot shows as a step of its own. */
 export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
   const order = (s: CallStatus) => CALL_STATUSES.indexOf(s);
-  const events = [...call.events].sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || order(a.toStatus) - order(b.toStatus));
+  const events = [...call.events].sort(
+    (a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || order(a.toStatus) - order(b.toStatus),
+  );
   const entries: TimelineEntry[] = [];
   const dialled = events.find((e) => e.toStatus === 'dialing');
   for (const event of events) {
@@ -59,7 +68,8 @@ export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
     switch (event.toStatus) {
       case 'initiated': {
         entries.push({ at, what: 'Accepted', detail: by });
-        const waitedUntil = dialled?.occurredAt ?? call.endedAt ?? (call.status === 'initiated' ? now : event.occurredAt);
+        const waitedUntil =
+          dialled?.occurredAt ?? call.endedAt ?? (call.status === 'initiated' ? now : event.occurredAt);
         if (waitedUntil.getTime() - event.occurredAt.getTime() < QUEUE_SHOWN_MS) break;
         const forWindow = call.notBefore.getTime() > event.occurredAt.getTime() + QUEUE_SHOWN_MS;
         const still = call.status === 'initiated';
@@ -69,7 +79,9 @@ export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
           detail: [
             // The step already says "until the calling window opens": the detail only adds when.
             ...(forWindow ? [`at ${formatTime(call.notBefore)}`] : []),
-            still ? `still waiting; expires ${formatTime(call.expiresAt)}` : `waited ${formatDuration(Math.round((waitedUntil.getTime() - event.occurredAt.getTime()) / 1000))}`,
+            still
+              ? `still waiting; expires ${formatTime(call.expiresAt)}`
+              : `waited ${formatDuration(Math.round((waitedUntil.getTime() - event.occurredAt.getTime()) / 1000))}`,
           ].join('; '),
         });
         break;
@@ -81,10 +93,18 @@ export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
         entries.push({ at, what: 'Answered', detail: by });
         break;
       case 'completed':
-        entries.push({ at, what: 'Completed', detail: `${call.durationSeconds === null ? '' : `after ${formatDuration(call.durationSeconds)}, `}${by}` });
+        entries.push({
+          at,
+          what: 'Completed',
+          detail: `${call.durationSeconds === null ? '' : `after ${formatDuration(call.durationSeconds)}, `}${by}`,
+        });
         break;
       case 'failed':
-        entries.push({ at, what: `Failed: ${event.failureReason ? REASON_WORDS[event.failureReason] : 'no reason given'}`, detail: by });
+        entries.push({
+          at,
+          what: `Failed: ${event.failureReason ? REASON_WORDS[event.failureReason] : 'no reason given'}`,
+          detail: by,
+        });
         break;
     }
   }
@@ -133,7 +153,7 @@ export function reindent(text: string): string {
   let out = '';
   let depth = 0;
   const newline = () => `\n${'  '.repeat(depth)}`;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const c = text[i]!;
     if (c === '"') {
       let end = i + 1;

@@ -10,11 +10,26 @@ import { E164_PATTERN } from '../../domain/phone-number.js';
 import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
 import { CallParams, CallsQuery } from '../../../schemas/dashboard/calls.js';
 import {
-  accountsOfViewer, agentsOfViewer, findCallDetail, findCallInHistory, listCallHistory,
-  type CallCursor, type CallDetail, type CallHistoryFilters, type CallListRow,
+  accountsOfViewer,
+  agentsOfViewer,
+  findCallDetail,
+  findCallInHistory,
+  listCallHistory,
+  type CallCursor,
+  type CallDetail,
+  type CallHistoryFilters,
+  type CallListRow,
 } from '../../storage/call-history.js';
 import { deliveryStatusWords, disabledReasonWords } from './settings-words.js';
-import { formatDuration, formatTime, metadataRows, REASON_WORDS, reindent, STATUS_WORDS, timeline } from './call-view.js';
+import {
+  formatDuration,
+  formatTime,
+  metadataRows,
+  REASON_WORDS,
+  reindent,
+  STATUS_WORDS,
+  timeline,
+} from './call-view.js';
 
 const PAGE_SIZE = 50;
 const FILTER_NAMES = ['status', 'agent', 'client', 'from', 'to', 'number', 'call'] as const;
@@ -25,7 +40,15 @@ export function encodeCursor(cursor: CallCursor): string {
 
 function decodeCursor(value: string): CallCursor | null {
   const [at, id, rest] = value.split('_');
-  if (!at || !id || rest !== undefined || !isUuid(id) || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(at) || Number.isNaN(Date.parse(at))) return null;
+  if (
+    !at ||
+    !id ||
+    rest !== undefined ||
+    !isUuid(id) ||
+    !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(at) ||
+    Number.isNaN(Date.parse(at))
+  )
+    return null;
   return { createdAt: new Date(at), id: id.toLowerCase() };
 }
 
@@ -38,7 +61,14 @@ export function parseDateBound(value: string, end: boolean): Date | undefined {
   if (!m) return undefined;
   const [, y, mo, d, h = '0', mi = '0', s = '0'] = m;
   const at = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)));
-  const fields = [at.getUTCFullYear(), at.getUTCMonth() + 1, at.getUTCDate(), at.getUTCHours(), at.getUTCMinutes(), at.getUTCSeconds()];
+  const fields = [
+    at.getUTCFullYear(),
+    at.getUTCMonth() + 1,
+    at.getUTCDate(),
+    at.getUTCHours(),
+    at.getUTCMinutes(),
+    at.getUTCSeconds(),
+  ];
   if (fields.join() !== [y, mo, d, h, mi, s].map(Number).join()) return undefined;
   if (!end) return at;
   const step = m[6] !== undefined ? 1_000 : m[4] !== undefined ? 60_000 : 86_400_000;
@@ -57,14 +87,23 @@ function typedFilters(query: CallsQuery | undefined): Partial<Record<(typeof FIL
   return typed;
 }
 
-async function listPage(fastify: FastifyInstance, request: FastifyRequest<{ Querystring: CallsQuery }>, reply: FastifyReply) {
+async function listPage(
+  fastify: FastifyInstance,
+  request: FastifyRequest<{ Querystring: CallsQuery }>,
+  reply: FastifyReply,
+) {
   const viewer: Viewer = viewerOf(request);
   const isAgency = viewer.accountKind === 'agency';
-  const [accounts, agents] = await Promise.all([accountsOfViewer(fastify.prisma, viewer), agentsOfViewer(fastify.prisma, viewer)]);
+  const [accounts, agents] = await Promise.all([
+    accountsOfViewer(fastify.prisma, viewer),
+    agentsOfViewer(fastify.prisma, viewer),
+  ]);
   const accountNames = new Map(accounts.map((a) => [a.id, a.name]));
   const agentNames = new Map(agents.map((a) => [a.id, a.name]));
   const typed = request.validationError ? {} : typedFilters(request.query);
-  const problems: string[] = request.validationError ? ['A filter is longer than any value it can have. Clear the filters and try again.'] : [];
+  const problems: string[] = request.validationError
+    ? ['A filter is longer than any value it can have. Clear the filters and try again.']
+    : [];
 
   const filters: CallHistoryFilters = { status: null, agentId: null, phoneNumber: null, from: null, to: null };
   if (typed.status) {
@@ -80,7 +119,10 @@ async function listPage(fastify: FastifyInstance, request: FastifyRequest<{ Quer
     if (isUuid(typed.client) && accountNames.has(typed.client.toLowerCase())) accountIds = [typed.client.toLowerCase()];
     else problems.push(`Unknown client "${typed.client}": choose one of your ${isAgency ? 'accounts' : 'account'}.`);
   }
-  for (const [name, end] of [['from', false], ['to', true]] as const) {
+  for (const [name, end] of [
+    ['from', false],
+    ['to', true],
+  ] as const) {
     const value = typed[name];
     if (!value) continue;
     const at = parseDateBound(value, end);
@@ -106,7 +148,13 @@ async function listPage(fastify: FastifyInstance, request: FastifyRequest<{ Quer
   let next: CallCursor | null = null;
   if (problems.length === 0) {
     if (callId) calls = await findCallInHistory(fastify.prisma, { accountIds, callId, filters });
-    else ({ calls, next } = await listCallHistory(fastify.prisma, { accountIds, filters, before: before ?? undefined, limit: PAGE_SIZE }));
+    else
+      ({ calls, next } = await listCallHistory(fastify.prisma, {
+        accountIds,
+        filters,
+        before: before ?? undefined,
+        limit: PAGE_SIZE,
+      }));
   }
   const link = (extra: Record<string, string>) => {
     const params = new URLSearchParams({ ...typed, ...extra } as Record<string, string>).toString();
@@ -120,7 +168,10 @@ async function listPage(fastify: FastifyInstance, request: FastifyRequest<{ Quer
     typed,
     filtered,
     statuses: CALL_STATUSES.map((s) => ({ value: s, label: `${STATUS_WORDS[s]} (${s})` })),
-    agents: agents.map((a) => ({ id: a.id, label: isAgency && a.accountId !== viewer.accountId ? `${a.name} (${accountNames.get(a.accountId)})` : a.name })),
+    agents: agents.map((a) => ({
+      id: a.id,
+      label: isAgency && a.accountId !== viewer.accountId ? `${a.name} (${accountNames.get(a.accountId)})` : a.name,
+    })),
     accounts: accounts.map((a) => ({ id: a.id, label: a.id === viewer.accountId ? `${a.name} (agency)` : a.name })),
     calls: calls.map((c) => ({
       href: `/dashboard/calls/${c.id}`,
@@ -148,14 +199,20 @@ async function managedCall(request: FastifyRequest, reply: FastifyReply, id: str
 
 /** Where the delivery log of the call's account lives: the viewer's own settings, or (agency users) a client's. */
 function deliveryLogBase(viewer: Viewer, accountId: string): string {
-  return accountId === viewer.accountId ? '/dashboard/settings/api-webhooks' : `/dashboard/clients/${accountId}/api-webhooks`;
+  return accountId === viewer.accountId
+    ? '/dashboard/settings/api-webhooks'
+    : `/dashboard/clients/${accountId}/api-webhooks`;
 }
 
 function detailPage(viewer: Viewer, call: CallDetail, now: Date) {
   const log = deliveryLogBase(viewer, call.accountId);
   const rows = metadataRows(call.metadata);
   const eventOrder = new Map(call.events.map((e, i) => [e.id, i]));
-  const deliveries = [...call.deliveries].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (eventOrder.get(a.callEventId) ?? 0) - (eventOrder.get(b.callEventId) ?? 0));
+  const deliveries = [...call.deliveries].sort(
+    (a, b) =>
+      a.createdAt.getTime() - b.createdAt.getTime() ||
+      (eventOrder.get(a.callEventId) ?? 0) - (eventOrder.get(b.callEventId) ?? 0),
+  );
   return {
     title: `Call to ${call.phoneNumber}`,
     call: {

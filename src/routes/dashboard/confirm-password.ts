@@ -23,12 +23,15 @@ export default async function confirmPassword(fastify: FastifyInstance) {
     async (request, reply) => {
       const viewer = viewerOf(request);
       const next = dashboardTarget(request.body?.next) ?? '/dashboard';
-      const render = (status: number, problem: string) => reply.code(status).page('confirm-password', { title: 'Confirm your password', next, problem });
+      const render = (status: number, problem: string) =>
+        reply.code(status).page('confirm-password', { title: 'Confirm your password', next, problem });
       const problem = formProblem(request);
       if (problem) return render(400, problem);
       const verdict = await fastify.signInAttempt(clientIp(request), viewer.email);
-      if (!verdict.allowed) return render(429, `Too many attempts. Try again in ${Math.ceil(verdict.retryAfterSeconds / 60)} minutes.`);
-      if (!(await checkPassword(fastify.prisma, viewer.id, request.body.password))) return render(401, 'That is not your password.');
+      if (!verdict.allowed)
+        return render(429, `Too many attempts. Try again in ${Math.ceil(verdict.retryAfterSeconds / 60)} minutes.`);
+      if (!(await checkPassword(fastify.prisma, viewer.id, request.body.password)))
+        return render(401, 'That is not your password.');
       request.session.authenticatedAt = fastify.now().getTime();
       return reply.redirect(next, 303);
     },

@@ -20,20 +20,32 @@ export default async function forgotPassword(fastify: FastifyInstance) {
     return reply.page('forgot-password', { title: 'Forgot your password?', email: '', problem: null });
   });
 
-  fastify.post<{ Body: ForgotPasswordForm }>('/forgot-password', { schema: { hide: true, body: ForgotPasswordForm }, attachValidation: true }, async (request, reply) => {
-    const mailer = mailerOr404();
-    const problem = formProblem(request);
-    if (problem) return reply.code(400).page('forgot-password', { title: 'Forgot your password?', email: '', problem });
-    const { email } = request.body;
-    const ip = clientIp(request);
-    if (await fastify.forgotPasswordAttempt(ip, email)) {
-      mailer.later(async () => {
-        const links = await requestPasswordReset(fastify.prisma, { email, ip, now: fastify.now() });
-        for (const link of links) {
-          await mailer.send(passwordResetMail({ to: link.email, accountName: link.accountName, link: setPasswordUrl(fastify.config, link.token), expires: shownTime(link.expiresAt) }));
-        }
-      });
-    }
-    return reply.page('forgot-password-sent', { title: 'Check your e-mail', email });
-  });
+  fastify.post<{ Body: ForgotPasswordForm }>(
+    '/forgot-password',
+    { schema: { hide: true, body: ForgotPasswordForm }, attachValidation: true },
+    async (request, reply) => {
+      const mailer = mailerOr404();
+      const problem = formProblem(request);
+      if (problem)
+        return reply.code(400).page('forgot-password', { title: 'Forgot your password?', email: '', problem });
+      const { email } = request.body;
+      const ip = clientIp(request);
+      if (await fastify.forgotPasswordAttempt(ip, email)) {
+        mailer.later(async () => {
+          const links = await requestPasswordReset(fastify.prisma, { email, ip, now: fastify.now() });
+          for (const link of links) {
+            await mailer.send(
+              passwordResetMail({
+                to: link.email,
+                accountName: link.accountName,
+                link: setPasswordUrl(fastify.config, link.token),
+                expires: shownTime(link.expiresAt),
+              }),
+            );
+          }
+        });
+      }
+      return reply.page('forgot-password-sent', { title: 'Check your e-mail', email });
+    },
+  );
 }

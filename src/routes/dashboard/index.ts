@@ -83,15 +83,23 @@ export default async function dashboard(fastify: FastifyInstance, options: Dashb
     // The CSRF plugin's own messages are for developers; people get one sentence that says what to do.
     const message = error.code?.startsWith('FST_CSRF')
       ? 'This form has expired. Go back, reload the page and try again.'
-      : status >= 500 ? 'Something went wrong on our side. Try again in a moment.' : status === 404 ? 'There is no such page.' : error.message;
+      : status >= 500
+        ? 'Something went wrong on our side. Try again in a moment.'
+        : status === 404
+          ? 'There is no such page.'
+          : error.message;
     if (status >= 500 && request.session) (request as { session: unknown }).session = null;
     clearHeadersForError(reply);
     return reply.code(status).page('error', { title: ERROR_TITLES[status] ?? 'Error', message });
   });
-  fastify.setNotFoundHandler(async (_request, reply) => reply.code(404).page('error', { title: ERROR_TITLES[404]!, message: 'There is no such page.' }));
+  fastify.setNotFoundHandler(async (_request, reply) =>
+    reply.code(404).page('error', { title: ERROR_TITLES[404]!, message: 'There is no such page.' }),
+  );
 
   // `/dashboard/` is the same page as `/dashboard`: one address for it (the trailing slash is not ignored elsewhere).
-  fastify.get('/', { schema: { hide: true }, prefixTrailingSlash: 'slash' }, async (_request, reply) => reply.redirect('/dashboard', 302));
+  fastify.get('/', { schema: { hide: true }, prefixTrailingSlash: 'slash' }, async (_request, reply) =>
+    reply.redirect('/dashboard', 302),
+  );
 
   await fastify.register(assets);
   await fastify.register(signIn);

@@ -7,7 +7,13 @@ import { FAILURE_REASONS } from '../../domain/call-vocabulary.js';
 import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
 import { formatTime } from './call-view.js';
 import { disabledReasonWords } from './settings-words.js';
-import { agencyAndClients, endpointHealth, noOutcomes, outcomesBetween, type OverviewAccount } from '../../storage/overview.js';
+import {
+  agencyAndClients,
+  endpointHealth,
+  noOutcomes,
+  outcomesBetween,
+  type OverviewAccount,
+} from '../../storage/overview.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -28,9 +34,10 @@ export default async function overview(fastify: FastifyInstance) {
   fastify.get('', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => {
     const viewer = viewerOf(request);
     const now = fastify.now();
-    const accounts: OverviewAccount[] = viewer.accountKind === 'agency'
-      ? await agencyAndClients(fastify.prisma, viewer.accountId)
-      : [{ id: viewer.accountId, name: viewer.accountName, kind: 'client' }];
+    const accounts: OverviewAccount[] =
+      viewer.accountKind === 'agency'
+        ? await agencyAndClients(fastify.prisma, viewer.accountId)
+        : [{ id: viewer.accountId, name: viewer.accountName, kind: 'client' }];
     const ids = accounts.map((a) => a.id);
     const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
     const [live, outcomes, endpoints] = await Promise.all([
@@ -41,7 +48,10 @@ export default async function overview(fastify: FastifyInstance) {
     const rows = accounts.map((account) => {
       const counts = live.get(account.id) ?? { active: 0, waiting: 0, waitingForWindow: 0 };
       const done = outcomes.get(account.id) ?? noOutcomes();
-      const failures = FAILURE_REASONS.filter((r) => done.failed[r] > 0).map((r) => ({ reason: REASON_WORDS[r], count: done.failed[r] }));
+      const failures = FAILURE_REASONS.filter((r) => done.failed[r] > 0).map((r) => ({
+        reason: REASON_WORDS[r],
+        count: done.failed[r],
+      }));
       const endpoint = endpoints.get(account.id);
       return {
         name: account.name,

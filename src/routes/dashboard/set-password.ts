@@ -9,11 +9,23 @@ import { clientIp, formProblem } from './form-problem.js';
 const POLICY = { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH };
 
 export default async function setPassword(fastify: FastifyInstance) {
-  fastify.get<{ Params: SetPasswordParams }>('/set-password/:token', { schema: { hide: true, params: SetPasswordParams }, attachValidation: true }, async (request, reply) => {
-    const link = request.validationError ? null : await usableLink(fastify.prisma, request.params.token, fastify.now());
-    if (!link) return reply.code(410).page('link-unusable', { title: 'Link not valid', message: LINK_UNUSABLE });
-    return reply.page('set-password', { title: 'Choose your password', email: link.email, action: request.url, policy: POLICY, problem: null });
-  });
+  fastify.get<{ Params: SetPasswordParams }>(
+    '/set-password/:token',
+    { schema: { hide: true, params: SetPasswordParams }, attachValidation: true },
+    async (request, reply) => {
+      const link = request.validationError
+        ? null
+        : await usableLink(fastify.prisma, request.params.token, fastify.now());
+      if (!link) return reply.code(410).page('link-unusable', { title: 'Link not valid', message: LINK_UNUSABLE });
+      return reply.page('set-password', {
+        title: 'Choose your password',
+        email: link.email,
+        action: request.url,
+        policy: POLICY,
+        problem: null,
+      });
+    },
+  );
 
   fastify.post<{ Params: SetPasswordParams; Body: SetPasswordForm }>(
     '/set-password/:token',
@@ -23,12 +35,26 @@ export default async function setPassword(fastify: FastifyInstance) {
       const link = await usableLink(fastify.prisma, request.params?.token ?? '', now);
       if (!link) return reply.code(410).page('link-unusable', { title: 'Link not valid', message: LINK_UNUSABLE });
       const render = (problem: string) =>
-        reply.code(400).page('set-password', { title: 'Choose your password', email: link.email, action: request.url, policy: POLICY, problem });
+        reply.code(400).page('set-password', {
+          title: 'Choose your password',
+          email: link.email,
+          action: request.url,
+          policy: POLICY,
+          problem,
+        });
       const problem = formProblem(request);
       if (problem) return render(problem);
       if (request.body.password !== request.body.confirm) return render('The two passwords are not the same.');
-      const result = await setPasswordWithLink(fastify.prisma, { token: request.params.token, password: request.body.password, ip: clientIp(request), now });
-      if (!result.ok) return result.problem === LINK_UNUSABLE ? reply.code(410).page('link-unusable', { title: 'Link not valid', message: LINK_UNUSABLE }) : render(result.problem);
+      const result = await setPasswordWithLink(fastify.prisma, {
+        token: request.params.token,
+        password: request.body.password,
+        ip: clientIp(request),
+        now,
+      });
+      if (!result.ok)
+        return result.problem === LINK_UNUSABLE
+          ? reply.code(410).page('link-unusable', { title: 'Link not valid', message: LINK_UNUSABLE })
+          : render(result.problem);
       return reply.seeOther('/dashboard/sign-in', { kind: 'ok', text: 'Your password is set. Sign in with it.' });
     },
   );

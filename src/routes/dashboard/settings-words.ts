@@ -3,7 +3,12 @@
 import { formatTime } from './call-view.js';
 
 /** A delivery's status as a person reads it ("call.failed delivered", not "call.failed succeeded"); unknown ones as stored. */
-const DELIVERY_STATUS_WORDS: Record<string, string> = { pending: 'pending', succeeded: 'delivered', failed: 'failed', held: 'held' };
+const DELIVERY_STATUS_WORDS: Record<string, string> = {
+  pending: 'pending',
+  succeeded: 'delivered',
+  failed: 'failed',
+  held: 'held',
+};
 
 export function deliveryStatusWords(status: string): string {
   return DELIVERY_STATUS_WORDS[status] ?? status;

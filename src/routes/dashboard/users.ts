@@ -10,10 +10,22 @@ import { isUuid } from '../../domain/ids.js';
 import { normalizeEmail } from '../../domain/user-email.js';
 import type { MailMessage } from '../../mail/mailer.js';
 import { invitationMail, signInLinkMail } from '../../mail/messages.js';
-import { managedAccount, requireAgencyUser, requireRecentSignIn, requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
+import {
+  managedAccount,
+  requireAgencyUser,
+  requireRecentSignIn,
+  requireUser,
+  viewerOf,
+} from '../../../plugins/dashboard/guards.js';
 import { listClientNames } from '../../storage/accounts.js';
 import { findUserById, listUsers, type ActiveUser } from '../../storage/users.js';
-import { DisableUserForm, EnableUserForm, InviteUserForm, UserLinkForm, UserParams } from '../../../schemas/dashboard/people.js';
+import {
+  DisableUserForm,
+  EnableUserForm,
+  InviteUserForm,
+  UserLinkForm,
+  UserParams,
+} from '../../../schemas/dashboard/people.js';
 import { formatTime } from './call-view.js';
 import { clientIp, formProblem } from './form-problem.js';
 
@@ -39,14 +51,25 @@ export interface PersonRow {
 }
 
 /** The users of `accounts` as the users table shows them to `viewer`, oldest first. */
-export async function peopleOf(fastify: FastifyInstance, viewer: ActiveUser, accounts: { id: string; name: string }[]): Promise<PersonRow[]> {
+export async function peopleOf(
+  fastify: FastifyInstance,
+  viewer: ActiveUser,
+  accounts: { id: string; name: string }[],
+): Promise<PersonRow[]> {
   const names = new Map(accounts.map((a) => [a.id, a.name]));
-  const users = await listUsers(fastify.prisma, accounts.map((a) => a.id));
+  const users = await listUsers(
+    fastify.prisma,
+    accounts.map((a) => a.id),
+  );
   return users.map((user) => ({
     id: user.id,
     email: user.email,
     accountName: names.get(user.accountId) ?? '',
-    status: user.disabledAt ? `disabled ${shownTime(user.disabledAt)}` : user.passwordSet ? 'active' : 'invited (no password yet)',
+    status: user.disabledAt
+      ? `disabled ${shownTime(user.disabledAt)}`
+      : user.passwordSet
+        ? 'active'
+        : 'invited (no password yet)',
     created: shownTime(user.createdAt),
     lastSignIn: shownTime(user.lastSignInAt),
     canDisable: viewer.accountKind === 'agency' && !user.disabledAt && user.id !== viewer.id,
@@ -64,7 +87,10 @@ async function accountsOf(fastify: FastifyInstance, viewer: ActiveUser) {
 
 /** The one-time link on the origin the inviting user is on (PUBLIC_BASE_URL when set, as callctl prints it). */
 function invitationLink(fastify: FastifyInstance, request: FastifyRequest, token: string): string {
-  return setPasswordUrl({ PUBLIC_BASE_URL: fastify.config.PUBLIC_BASE_URL ?? `https://${request.host}`, PORT: fastify.config.PORT }, token);
+  return setPasswordUrl(
+    { PUBLIC_BASE_URL: fastify.config.PUBLIC_BASE_URL ?? `https://${request.host}`, PORT: fastify.config.PORT },
+    token,
+  );
 }
 
 /** A people form's page to go back to: the client's page when it was sent from there, else the Users page. */
@@ -111,11 +137,17 @@ export default async function users(fastify: FastifyInstance) {
     return { user, account: await managedAccount(request, reply, user.accountId) };
   };
 
-  fastify.get('/users', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => reply.page('users', await usersPage(request, null)));
+  fastify.get('/users', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) =>
+    reply.page('users', await usersPage(request, null)),
+  );
 
   fastify.post<{ Body: InviteUserForm }>(
     '/users/invite',
-    { schema: { hide: true, body: InviteUserForm }, attachValidation: true, preHandler: [requireAgencyUser, recentSignIn] },
+    {
+      schema: { hide: true, body: InviteUserForm },
+      attachValidation: true,
+      preHandler: [requireAgencyUser, recentSignIn],
+    },
     async (request, reply) => {
       const viewer = viewerOf(request);
       const accounts = await accountsOf(fastify, viewer);
@@ -126,7 +158,13 @@ export default async function users(fastify: FastifyInstance) {
           title: 'Invite a user',
           invited: null,
           back: backTo(account),
-          invite: { accounts, account: account?.id ?? viewer.accountId, email: body?.email ?? '', problem, mailEnabled: fastify.mailer !== null },
+          invite: {
+            accounts,
+            account: account?.id ?? viewer.accountId,
+            email: body?.email ?? '',
+            problem,
+            mailEnabled: fastify.mailer !== null,
+          },
           from: body?.from ?? 'users',
         });
       if (!body) return render(400, formProblem(request)!, null);
@@ -142,10 +180,23 @@ export default async function users(fastify: FastifyInstance) {
         // which is refused as a taken email.
         const email = normalizeEmail(body.email);
         const expires = shownTime(invited.expiresAt);
-        const emailedTo = mailLater(invitationMail({ to: email, accountName: account.name, link: setPasswordUrl(fastify.config, invited.token), expires }));
+        const emailedTo = mailLater(
+          invitationMail({
+            to: email,
+            accountName: account.name,
+            link: setPasswordUrl(fastify.config, invited.token),
+            expires,
+          }),
+        );
         return reply.page('users-invite', {
           title: 'Invitation link',
-          invited: { email, accountName: account.name, link: invitationLink(fastify, request, invited.token), expires, emailedTo },
+          invited: {
+            email,
+            accountName: account.name,
+            link: invitationLink(fastify, request, invited.token),
+            expires,
+            emailedTo,
+          },
           back: backTo(account),
         });
       } catch (error) {
@@ -157,17 +208,28 @@ export default async function users(fastify: FastifyInstance) {
 
   fastify.post<{ Params: UserParams; Body: DisableUserForm }>(
     '/users/:id/disable',
-    { schema: { hide: true, params: UserParams, body: DisableUserForm }, attachValidation: true, preHandler: requireAgencyUser },
+    {
+      schema: { hide: true, params: UserParams, body: DisableUserForm },
+      attachValidation: true,
+      preHandler: requireAgencyUser,
+    },
     async (request, reply) => {
       const viewer = viewerOf(request);
       const { user, account } = await managedUser(request, reply);
       const problem = formProblem(request);
       if (problem) return reply.code(400).page('users', await usersPage(request, problem));
       try {
-        const result = await disableUser(fastify.prisma, user.id, { kind: 'user', userId: viewer.id, ip: clientIp(request) }, fastify.now());
+        const result = await disableUser(
+          fastify.prisma,
+          user.id,
+          { kind: 'user', userId: viewer.id, ip: clientIp(request) },
+          fastify.now(),
+        );
         const back = pageOf(account, request.body.from);
         const sessions = result.sessions_ended === 1 ? '1 session' : `${result.sessions_ended} sessions`;
-        const text = result.already_disabled ? `${user.email} was already disabled.` : `${user.email} is disabled; ${sessions} ended.`;
+        const text = result.already_disabled
+          ? `${user.email} was already disabled.`
+          : `${user.email} is disabled; ${sessions} ended.`;
         return reply.seeOther(back, { kind: 'ok', text });
       } catch (error) {
         if (error instanceof AdminError) return reply.code(400).page('users', await usersPage(request, error.message));
@@ -178,20 +240,41 @@ export default async function users(fastify: FastifyInstance) {
 
   fastify.post<{ Params: UserParams; Body: UserLinkForm }>(
     '/users/:id/link',
-    { schema: { hide: true, params: UserParams, body: UserLinkForm }, attachValidation: true, preHandler: [requireAgencyUser, recentSignIn] },
+    {
+      schema: { hide: true, params: UserParams, body: UserLinkForm },
+      attachValidation: true,
+      preHandler: [requireAgencyUser, recentSignIn],
+    },
     async (request, reply) => {
       const viewer = viewerOf(request);
       const { user, account } = await managedUser(request, reply);
       const problem = formProblem(request);
       if (problem) return reply.code(400).page('users', await usersPage(request, problem));
       try {
-        const made = await newSignInLink(fastify.prisma, { userId: user.id, actor: { kind: 'user', userId: viewer.id, ip: clientIp(request) }, now: fastify.now() });
+        const made = await newSignInLink(fastify.prisma, {
+          userId: user.id,
+          actor: { kind: 'user', userId: viewer.id, ip: clientIp(request) },
+          now: fastify.now(),
+        });
         const expires = shownTime(made.expiresAt);
-        const emailedTo = mailLater(signInLinkMail({ to: made.email, accountName: account.name, link: setPasswordUrl(fastify.config, made.token), expires }));
+        const emailedTo = mailLater(
+          signInLinkMail({
+            to: made.email,
+            accountName: account.name,
+            link: setPasswordUrl(fastify.config, made.token),
+            expires,
+          }),
+        );
         // Like an invitation: in this answer only, never cached; a reload sends the form again and voids this link.
         return reply.page('users-link', {
           title: 'New sign-in link',
-          made: { email: made.email, accountName: account.name, link: invitationLink(fastify, request, made.token), expires, emailedTo },
+          made: {
+            email: made.email,
+            accountName: account.name,
+            link: invitationLink(fastify, request, made.token),
+            expires,
+            emailedTo,
+          },
           back: pageOf(account, request.body.from),
         });
       } catch (error) {
@@ -203,15 +286,28 @@ export default async function users(fastify: FastifyInstance) {
 
   fastify.post<{ Params: UserParams; Body: EnableUserForm }>(
     '/users/:id/enable',
-    { schema: { hide: true, params: UserParams, body: EnableUserForm }, attachValidation: true, preHandler: requireAgencyUser },
+    {
+      schema: { hide: true, params: UserParams, body: EnableUserForm },
+      attachValidation: true,
+      preHandler: requireAgencyUser,
+    },
     async (request, reply) => {
       const viewer = viewerOf(request);
       const { user, account } = await managedUser(request, reply);
       const problem = formProblem(request);
       if (problem) return reply.code(400).page('users', await usersPage(request, problem));
-      const result = await enableUser(fastify.prisma, user.id, { kind: 'user', userId: viewer.id, ip: clientIp(request) }, fastify.now());
-      const next = user.passwordHash ? 'They can sign in with their password.' : 'They have no password yet: make them a new sign-in link.';
-      const text = result.already_enabled ? `${user.email} was not disabled.` : `${user.email} is enabled again. ${next}`;
+      const result = await enableUser(
+        fastify.prisma,
+        user.id,
+        { kind: 'user', userId: viewer.id, ip: clientIp(request) },
+        fastify.now(),
+      );
+      const next = user.passwordHash
+        ? 'They can sign in with their password.'
+        : 'They have no password yet: make them a new sign-in link.';
+      const text = result.already_enabled
+        ? `${user.email} was not disabled.`
+        : `${user.email} is enabled again. ${next}`;
       return reply.seeOther(pageOf(account, request.body.from), { kind: 'ok', text });
     },
   );

@@ -32,7 +32,12 @@ export function twilioSignature(authToken: string, url: string, params: TwilioPa
   return createHmac('sha1', authToken).update(data, 'utf8').digest('base64');
 }
 
-export function isValidTwilioSignature(authToken: string, signature: string | undefined, url: string, params: TwilioParams): boolean {
+export function isValidTwilioSignature(
+  authToken: string,
+  signature: string | undefined,
+  url: string,
+  params: TwilioParams,
+): boolean {
   if (!signature) return false;
   const expected = Buffer.from(twilioSignature(authToken, url, params));
   const given = Buffer.from(signature);
@@ -43,13 +48,34 @@ export function escapeXml(value: string): string {
   // Control characters are not allowed in XML 1.0 at all: Twilio would reject the whole document. Tab, LF and CR are,
   // but a parser turns them into spaces inside an attribute value; as character references they survive (Twilio's SDK
   // writes them the same way). NEL and LS too: XML 1.1 parsers treat them as line ends.
-  return value.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '').replace(/[&<>"'\t\n\r\u0085\u2028]/g, (c) => XML_ENTITIES[c]!);
+  return (
+    value
+      // eslint-disable-next-line no-control-regex -- the control characters are what this removes
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
+      .replace(/[&<>"'\t\n\r\u0085\u2028]/g, (c) => XML_ENTITIES[c]!)
+  );
 }
-const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\t': '&#x9;', '\n': '&#xA;', '\r': '&#xD;', '\u0085': '&#x85;', '\u2028': '&#x2028;' };
+const XML_ENTITIES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+  '\t': '&#x9;',
+  '\n': '&#xA;',
+  '\r': '&#xD;',
+  '\u0085': '&#x85;',
+  '\u2028': '&#x2028;',
+};
 
 /** The TwiML that connects an answered call to the voice-agent runtime, with what the agent needs to know. */
 export function connectTwiml(agentStreamUrl: string, call: Pick<Call, 'id' | 'agentId' | 'name' | 'email'>): string {
-  const parameters: [string, string | null][] = [['agent_id', call.agentId], ['call_id', call.id], ['name', call.name], ['email', call.email]];
+  const parameters: [string, string | null][] = [
+    ['agent_id', call.agentId],
+    ['call_id', call.id],
+    ['name', call.name],
+    ['email', call.email],
+  ];
   const tags = parameters
     .filter((p): p is [string, string] => p[1] !== null)
     .map(([name, value]) => `<Parameter name="${name}" value="${escapeXml(value)}"/>`)
@@ -65,7 +91,7 @@ function formOf(request: FastifyRequest): URLSearchParams {
 
 function paramsOf(form: URLSearchParams): TwilioParams {
   // No prototype: a parameter named __proto__ must stay a plain parameter.
-  const params: Record<string, string[]> = Object.create(null);
+  const params = Object.create(null) as Record<string, string[]>;
   for (const [name, value] of form) (params[name] ??= []).push(value);
   return params;
 }
@@ -84,7 +110,9 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
   fastify.addHook('preHandler', async (request) => {
     const header = request.headers['x-twilio-signature'];
     const signature = Array.isArray(header) ? undefined : header;
-    if (!isValidTwilioSignature(options.authToken, signature, `${publicBaseUrl}${request.url}`, paramsOf(formOf(request)))) {
+    if (
+      !isValidTwilioSignature(options.authToken, signature, `${publicBaseUrl}${request.url}`, paramsOf(formOf(request)))
+    ) {
       request.log.warn({ path: request.url.split('?')[0] }, 'rejected a Twilio callback: missing or invalid signature');
       throw fastify.httpErrors.forbidden('Invalid Twilio signature');
     }
@@ -94,7 +122,8 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
   async function findCall(request: FastifyRequest, callSid: string | null): Promise<Call> {
     const callId = (request.query as { call_id?: unknown }).call_id;
     const call = typeof callId === 'string' && isUuid(callId) ? await findCallById(fastify.prisma, callId) : null;
-    if (!call || (call.providerCallId !== null && callSid !== null && call.providerCallId !== callSid)) throw fastify.httpErrors.notFound('Call not found');
+    if (!call || (call.providerCallId !== null && callSid !== null && call.providerCallId !== callSid))
+      throw fastify.httpErrors.notFound('Call not found');
     return call;
   }
 
@@ -107,7 +136,13 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
     const update = mapTwilioStatus(form.get('CallStatus') ?? '', form.get('CallDuration') ?? undefined);
     let recorded = false;
     if (update) {
-      const { steps } = await applyCallUpdate(fastify.prisma, call.id, update, { now: fastify.now(), source: 'provider' }, learnsSid ? { providerCallId: callSid } : {});
+      const { steps } = await applyCallUpdate(
+        fastify.prisma,
+        call.id,
+        update,
+        { now: fastify.now(), source: 'provider' },
+        learnsSid ? { providerCallId: callSid } : {},
+      );
       recorded = steps.length > 0;
     }
     if (learnsSid && !recorded) {

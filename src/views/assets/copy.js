@@ -5,9 +5,9 @@
 document.querySelectorAll('button[data-copy]').forEach(function (button) {
   var field = document.getElementById(button.getAttribute('data-copy'));
   if (!field) return;
-  var isField = 'value' in field && typeof field.select === 'function';
+  var input = field instanceof HTMLInputElement || field instanceof HTMLTextAreaElement ? field : null;
   var select = function () {
-    if (isField) return field.select();
+    if (input) return input.select();
     var range = document.createRange();
     range.selectNodeContents(field);
     var selection = window.getSelection();
@@ -16,13 +16,20 @@ document.querySelectorAll('button[data-copy]').forEach(function (button) {
   };
   var label = button.textContent;
   button.hidden = false;
-  if (isField) field.addEventListener('focus', select);
+  if (input) input.addEventListener('focus', select);
   button.addEventListener('click', function () {
     select();
-    var done = function () { button.textContent = 'Copied'; setTimeout(function () { button.textContent = label; }, 2000); };
-    var text = isField ? field.value : field.textContent.trim();
+    var done = function () {
+      button.textContent = 'Copied';
+      setTimeout(function () {
+        button.textContent = label;
+      }, 2000);
+    };
+    var text = input ? input.value : field.textContent.trim();
     if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(text).then(done, function () { button.textContent = 'Press Ctrl+C to copy'; });
+      navigator.clipboard.writeText(text).then(done, function () {
+        button.textContent = 'Press Ctrl+C to copy';
+      });
     } else {
       button.textContent = 'Press Ctrl+C to copy';
     }
