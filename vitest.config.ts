@@ -8,7 +8,7 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     // Most test time is spent waiting (on PostgreSQL, timers, child processes), not computing: four files at a time
-    // on two cores took the suite from 300 s to 210 s here, with every test passing under a load average of 10.
+    // keep two cores busy without a test failing under load (bench/README.md, "Figures behind code comments").
     maxWorkers: 4,
     // Timeouts catch a hang, not slowness: on a busy 2-core machine (a second suite beside this one) a test that
     // takes 10 s alone can take 40. What must be fast is asserted against the waits it must not make; speed is bench/'s.

@@ -1,8 +1,8 @@
 // Tells the dispatchers of other processes that calls are waiting, from a process without a dispatcher of its own:
 // one NOTIFY for all the calls accepted while the previous one was on its way, sent after their commits, outside
 // their transactions. A NOTIFY inside each acceptance would serialise the commits (PostgreSQL takes a database-wide
-// lock from commit to the end of a notifying transaction: pgbench here, 10 clients, 7,985 inserts/s plain, 3,417/s
-// with pg_notify) and, under load, stalled a request past the pool's 1.5 s wait.
+// lock from commit to the end of a notifying transaction, which halved the insert rate in a pgbench run: see
+// bench/README.md, "Figures behind code comments") and, under load, stalled a request past the pool's 1.5 s wait.
 import type { FastifyBaseLogger } from 'fastify';
 import type pg from 'pg';
 import { ThrottledLog } from '../logging/throttled-log.js';
