@@ -331,7 +331,13 @@ describe('dispatcher', () => {
         type: 'call.completed',
         data: { call_id: callId },
       });
-      expect(heard.length).toBeGreaterThanOrEqual(1);
+      // The worker may hear the NOTIFY and deliver before this test's own connection reads it: wait for it here.
+      expect(
+        await waitFor(
+          () => heard.length,
+          (n) => n >= 1,
+        ),
+      ).toBeGreaterThanOrEqual(1);
     } finally {
       await listener.end();
     }
