@@ -2,13 +2,13 @@
 // worker (unless WEBHOOK_DELIVERY_ENABLED=false) and the retention job (unless RETENTION_ENABLED=false), each stopped
 // on close after its in-flight work finishes.
 import fp from 'fastify-plugin';
-import { CALLS_CHANNEL } from '../src/calls/accept-call.js';
 import type { Dialer } from '../src/dispatch/dialer.js';
 import { Dispatcher, type DispatcherOptions } from '../src/dispatch/dispatcher.js';
 import { SimulatedDialer } from '../src/dispatch/simulated-dialer.js';
 import { CoalescedNotify } from '../src/jobs/coalesced-notify.js';
 import { requestsFirst } from '../src/jobs/requests-first.js';
 import { RetentionJob, retentionPolicy, type RetentionJobOptions } from '../src/jobs/retention.js';
+import { CALLS_CHANNEL } from '../src/storage/channels.js';
 import { sqlPool } from '../src/storage/database.js';
 import { createRetentionPool, RETENTION_TABLES } from '../src/storage/retention.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../src/webhooks/delivery-worker.js';

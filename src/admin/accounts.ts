@@ -7,7 +7,7 @@ import { readableNameProblem } from '../../schemas/text.js';
 import { findAccountById, insertAgency, insertClient, setAccountPlan } from '../storage/accounts.js';
 import { rotateApiKey, setApiAccessSwitch } from '../storage/keys.js';
 import { AdminError } from './errors.js';
-import { audit, type Actor } from './users.js';
+import { audit, type Actor } from './audit.js';
 
 /** callctl's actor in the audit log. (Without an actor, a change is not audited: test fixtures, the bench.) */
 export const OPERATOR: Actor = { kind: 'operator' };

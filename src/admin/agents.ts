@@ -18,7 +18,7 @@ import { insertAgentRow, rescheduleWaitingCalls, updateAgentRow, type AgentField
 import { setDefaultAgentOf } from '../storage/keys.js';
 import { findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
-import { audit, type Actor } from './users.js';
+import { audit, type Actor } from './audit.js';
 
 export interface CreateAgentInput {
   accountId: string;

@@ -9,7 +9,7 @@ import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
 import { expireUserTokens, insertToken } from '../storage/tokens.js';
 import { findUserById, findUsersByEmail } from '../storage/users.js';
 import { AdminError } from './errors.js';
-import { audit, type Actor } from './users.js';
+import { audit, type Actor } from './audit.js';
 
 export interface NewLink {
   userId: string;

@@ -2,7 +2,7 @@
 // ending sessions. callctl and the dashboard both call these, so each change is made (and audited) one way only.
 import type { Config } from '../config.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import type { AuditActor, TokenPurpose } from '../generated/prisma/enums.js';
+import type { TokenPurpose } from '../generated/prisma/enums.js';
 import { isUuid } from '../domain/ids.js';
 import {
   generateOneTimeToken,
@@ -13,27 +13,21 @@ import {
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../domain/password.js';
 import { passwordProblem } from '../domain/password-policy.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
-import type { AuditAction } from '../domain/audit-actions.js';
-import { insertAuditEntry } from '../storage/audit.js';
 import { deleteUserSessions } from '../storage/sessions.js';
 import { consumeToken, expireUserTokens, findUsableToken, insertToken } from '../storage/tokens.js';
 import {
   findUserById,
   findUsersByEmail,
   insertUser,
-  isUniqueViolation,
   markDisabled,
   markEnabled,
   recordSignIn,
   setPasswordHash,
-  type Db,
 } from '../storage/users.js';
+import { isUniqueViolation } from '../storage/db-types.js';
+import { accountScope, audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
 import { readableNameProblem } from '../../schemas/text.js';
-
-/** Who acts: the operator (callctl), a signed-in user (with the request's IP), or the service itself. */
-export type Actor =
-  { kind: Extract<AuditActor, 'operator' | 'service'> } | { kind: 'user'; userId: string; ip: string | null };
 
 export const SET_PASSWORD_PATH = '/dashboard/set-password/';
 
@@ -44,35 +38,6 @@ export function dashboardBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'
 
 export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>, token: string): string {
   return `${dashboardBaseUrl(config)}${SET_PASSWORD_PATH}${token}`;
-}
-
-export async function accountScope(db: Db, accountId: string) {
-  const account = isUuid(accountId)
-    ? await db.account.findUnique({ where: { id: accountId }, select: { id: true, agencyId: true } })
-    : null;
-  if (!account) throw new AdminError(`No account ${accountId}`);
-  return { accountId: account.id, agencyId: account.agencyId ?? account.id };
-}
-
-/** Writes one audit entry for `accountId` (its agency is looked up). */
-export async function audit(
-  db: Db,
-  accountId: string,
-  actor: Actor,
-  action: AuditAction,
-  at: Date,
-  detail: Record<string, unknown> = {},
-) {
-  const scope = await accountScope(db, accountId);
-  await insertAuditEntry(db, {
-    ...scope,
-    actorKind: actor.kind,
-    actorUserId: actor.kind === 'user' ? actor.userId : null,
-    ip: actor.kind === 'user' ? actor.ip : null,
-    action,
-    detail,
-    at,
-  });
 }
 
 /**

@@ -14,7 +14,7 @@ import { enableEndpoint, findEndpointOfAccount, upsertEndpoint } from '../storag
 import { webhookUrlProblem } from '../webhooks/url-policy.js';
 import { ChangedMeanwhile, findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
-import { audit, type Actor } from './users.js';
+import { audit, type Actor } from './audit.js';
 
 /** No such delivery (or, when asked within an account, not one of its endpoint's). */
 export class NoSuchDelivery extends AdminError {

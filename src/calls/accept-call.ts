@@ -14,7 +14,6 @@ import { findAgentById } from '../storage/accounts.js';
 import { insertAcceptedCall } from '../storage/calls.js';
 import { sqlPool } from '../storage/database.js';
 
-export { CALLS_CHANNEL } from '../storage/channels.js';
 /** What a 429 for a full queue tells the client to wait: about one short call's time. */
 export const QUEUE_FULL_RETRY_SECONDS = 30;
 

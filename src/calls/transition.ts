@@ -11,7 +11,6 @@ import { RawJson, stringifyWithRaw } from '../domain/raw-json.js';
 import { callView } from '../../schemas/call.js';
 import type { WebhookEvent } from '../../schemas/webhook.js';
 import {
-  CALL_COLUMNS,
   LOCK_CALLS,
   writeCallBatch,
   type CallBatchDelivery,
@@ -184,5 +183,3 @@ export async function applyCallUpdate(
   const [applied] = await applyCallUpdates(prisma, [callId], { update, extra }, context);
   return applied ?? { steps: [] as Transition[], call: null };
 }
-
-export { CALL_COLUMNS, inTransaction };

@@ -10,7 +10,6 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { Call, PrismaClient } from '../generated/prisma/client.js';
-import { CALLS_CHANNEL } from '../calls/accept-call.js';
 import { applyCallUpdate, applyLockedBatch, transitionCalls, type CallChange } from '../calls/transition.js';
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
 import type { Dialer } from './dialer.js';
@@ -32,6 +31,7 @@ import {
   staleClaims,
   takeOverClaim,
 } from '../storage/call-claims.js';
+import { CALLS_CHANNEL } from '../storage/channels.js';
 import { sqlPool } from '../storage/database.js';
 import type { ClaimedDelivery } from '../storage/deliveries.js';
 import { inTransaction } from '../storage/transaction.js';

@@ -4,7 +4,7 @@
 import type { Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy } from '../generated/prisma/enums.js';
 import type { NewAgent } from './accounts.js';
-import type { Db } from './users.js';
+import type { Db } from './db-types.js';
 
 export async function insertAgentRow(db: Db, agent: NewAgent): Promise<{ id: string }> {
   return db.agent.create({ data: agent, select: { id: true } });

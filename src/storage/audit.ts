@@ -1,7 +1,7 @@
 // The audit_log table: who did what to an account, newest first per account or per agency (keyset pages).
 import type { Prisma } from '../generated/prisma/client.js';
 import type { AuditActor } from '../generated/prisma/enums.js';
-import type { Db } from './users.js';
+import type { Db } from './db-types.js';
 
 export interface AuditRecord {
   accountId: string;

@@ -5,7 +5,7 @@ import type { Call, PrismaClient } from '../generated/prisma/client.js';
 import type { CallStatus, DeliveryStatus, FailureReason } from '../domain/call-vocabulary.js';
 import { sqlPool } from './database.js';
 import { statement, type Statement } from './statements.js';
-import type { Db } from './users.js';
+import type { Db } from './db-types.js';
 
 /** Which calls: every filter that is not null must hold. */
 export interface CallHistoryFilters {

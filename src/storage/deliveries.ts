@@ -7,7 +7,7 @@ import type { AuditAction } from '../domain/audit-actions.js';
 import type { DeliveryStatus } from '../domain/call-vocabulary.js';
 import { WEBHOOKS_CHANNEL } from './channels.js';
 import { statement } from './statements.js';
-import type { Db } from './users.js';
+import type { Db } from './db-types.js';
 
 /**
  * The SQL of a held delivery's reason, from the SQL of its endpoint's disabled_reason: every statement that holds a

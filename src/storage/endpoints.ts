@@ -3,7 +3,7 @@
 // (storage/deliveries.ts), in the same statement.
 import type { WebhookEndpoint } from '../generated/prisma/client.js';
 import { releaseHeldDeliveries } from './deliveries.js';
-import type { Db } from './users.js';
+import type { Db } from './db-types.js';
 
 /**
  * Sets the account's endpoint, or replaces it: the new URL and secret. A new endpoint is enabled; a replaced one keeps

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { Principal } from '../domain/principal.js';
 import { statement } from './statements.js';
-import type { Db } from './users.js';
+import type { Db } from './db-types.js';
 
 interface PrincipalRow {
   key_id: string;

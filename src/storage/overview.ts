@@ -8,7 +8,7 @@ import {
   TERMINAL_STATUSES,
   type FailureReason,
 } from '../domain/call-vocabulary.js';
-import type { Db } from './users.js';
+import type { Db } from './db-types.js';
 import { sqlPool, type PrismaClient } from './database.js';
 import { statement } from './statements.js';
 

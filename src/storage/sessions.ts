@@ -1,6 +1,6 @@
 // The sessions table: dashboard sessions by the digest of their cookie id, with idle and absolute expiry.
 import type { Prisma } from '../generated/prisma/client.js';
-import type { Db } from './users.js';
+import type { Db } from './db-types.js';
 
 export interface StoredSession {
   userId: string | null;

@@ -1,6 +1,6 @@
 // The one_time_tokens table: set-password, invitation and password-reset links, by digest; single use, until they expire.
 import type { TokenPurpose } from '../generated/prisma/enums.js';
-import type { Db } from './users.js';
+import type { Db } from './db-types.js';
 
 export async function insertToken(
   db: Db,

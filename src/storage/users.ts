@@ -1,8 +1,5 @@
 // The users table: dashboard people, their password hashes, disabling and enabling. Prisma Client only.
-import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
-
-/** A client or a transaction: the admin layer composes these functions inside its transactions. */
-export type Db = PrismaClient | Prisma.TransactionClient;
+import type { Db } from './db-types.js';
 
 /** A user as a signed-in request needs them: who, and the account that scopes everything they see. */
 export interface ActiveUser {
@@ -21,11 +18,6 @@ export interface SignInCandidate {
   accountId: string;
   passwordHash: string | null;
   disabled: boolean;
-}
-
-/** A unique violation (P2002): e.g. an email already taken. */
-export function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string } | null)?.code === 'P2002';
 }
 
 /**

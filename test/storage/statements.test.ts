@@ -57,7 +57,7 @@ describe('statements planned on each execution', () => {
 
 describe('the call column list', () => {
   it('names every column of the Call model under its Prisma field name', async () => {
-    const { CALL_COLUMNS } = await import('../../src/calls/transition.js');
+    const { CALL_COLUMNS } = await import('../../src/storage/calls.js');
     const dmmf = await internals.getDMMF({ datamodel: fs.readFileSync(SCHEMA_FILE, 'utf8') });
     const call = dmmf.datamodel.models.find((m) => m.name === 'Call')!;
     const scalars = call.fields.filter((f) => f.kind === 'scalar' || f.kind === 'enum').map((f) => f.name);

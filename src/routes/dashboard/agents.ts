@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAgent, setDefaultAgent, updateAgent } from '../../admin/agents.js';
 import { AdminError } from '../../admin/errors.js';
-import type { Actor } from '../../admin/users.js';
+import type { Actor } from '../../admin/audit.js';
 import { callingWindowsSchemaCheck, CallingWindowError, formatCallingWindow } from '../../domain/calling-window.js';
 import { isUuid } from '../../domain/ids.js';
 import { managedAccount, managedAccountIds, requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHook
 import { ChangedMeanwhile, generateKey, setApiAccess } from '../../admin/accounts.js';
 import { setDefaultAgent } from '../../admin/agents.js';
 import { AdminError } from '../../admin/errors.js';
-import type { Actor } from '../../admin/users.js';
+import type { Actor } from '../../admin/audit.js';
 import {
   enableWebhook,
   NoSuchDelivery,
