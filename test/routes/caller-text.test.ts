@@ -5,13 +5,12 @@ import { DOMParser } from '@xmldom/xmldom';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { setWebhook } from '../../src/admin/webhooks.js';
 import { connectTwiml } from '../../src/routes/telephony/twilio.js';
 import { EMAIL_PATTERN } from '../../schemas/text.js';
-import { buildTestApp } from '../helpers/app.js';
-import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import type { Tenant } from '../helpers/fixtures.js';
 import { json, type ErrorResponse, type WebhookEvent } from '../helpers/json.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import type { Receiver } from '../helpers/receiver.js';
+import { buildWebhookApp } from '../helpers/webhook-app.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
@@ -19,19 +18,7 @@ let tenant: Tenant;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  ({ app } = await buildTestApp({
-    env: {
-      DISPATCH_ENABLED: 'true',
-      WEBHOOK_DELIVERY_ENABLED: 'true',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      SIMULATED_RING_MS: '20',
-      SIMULATED_TALK_MS: '20',
-      RATE_LIMIT_PER_MINUTE: '1000',
-    },
-  }));
-  tenant = await createTenant(app.prisma);
-  receiver = await startReceiver();
-  await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+  ({ app, tenant, receiver } = await buildWebhookApp(20, { RATE_LIMIT_PER_MINUTE: '1000' }));
 });
 
 const PHONE = '+14155552671';

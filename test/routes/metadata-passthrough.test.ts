@@ -2,12 +2,11 @@
 // in the call record and in every webhook event; a repeated key is refused, since only its last value was validated.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { setWebhook } from '../../src/admin/webhooks.js';
 import { objectEntries } from '../../src/domain/raw-json.js';
-import { buildTestApp } from '../helpers/app.js';
-import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import type { Tenant } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import type { Receiver } from '../helpers/receiver.js';
+import { buildWebhookApp } from '../helpers/webhook-app.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
@@ -19,18 +18,7 @@ const METADATA = '{"crm_id":"L-42","score":9.5,"vip":true,"note":null,"10":"ten"
 const WRITTEN_KEYS = ['crm_id', 'score', 'vip', 'note', '10', '2', 'x'];
 
 beforeAll(async () => {
-  ({ app } = await buildTestApp({
-    env: {
-      DISPATCH_ENABLED: 'true',
-      WEBHOOK_DELIVERY_ENABLED: 'true',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      SIMULATED_RING_MS: '20',
-      SIMULATED_TALK_MS: '40',
-    },
-  }));
-  tenant = await createTenant(app.prisma);
-  receiver = await startReceiver();
-  await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+  ({ app, tenant, receiver } = await buildWebhookApp(40));
 });
 
 /** The text of `data.metadata` in a webhook body, as written on the wire. */

@@ -4,11 +4,10 @@ import { Value } from '@sinclair/typebox/value';
 import { Webhook } from 'standardwebhooks';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { setWebhook } from '../../src/admin/webhooks.js';
 import { WebhookEvent } from '../../schemas/webhook.js';
-import { buildTestApp } from '../helpers/app.js';
-import { createTenant, type Tenant } from '../helpers/fixtures.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import type { Tenant } from '../helpers/fixtures.js';
+import type { Receiver } from '../helpers/receiver.js';
+import { buildWebhookApp } from '../helpers/webhook-app.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -18,18 +17,7 @@ let receiver: Receiver;
 let secret: string;
 
 beforeAll(async () => {
-  ({ app } = await buildTestApp({
-    env: {
-      DISPATCH_ENABLED: 'true',
-      WEBHOOK_DELIVERY_ENABLED: 'true',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      SIMULATED_RING_MS: '20',
-      SIMULATED_TALK_MS: '60',
-    },
-  }));
-  tenant = await createTenant(app.prisma);
-  receiver = await startReceiver();
-  ({ secret } = await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true }));
+  ({ app, tenant, receiver, secret } = await buildWebhookApp(60));
 });
 
 function eventsFor(callId: string) {
