@@ -5,6 +5,115 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+// Who imports whom (docs/architecture.md, "Layers"): each folder's imports are checked here, so a layer cannot be
+// crossed by accident. A pattern names the import as written (relative paths included); each message says what to do
+// instead. test/lint/layers.test.ts proves every rule fails on a crossing.
+const DRIVER = [
+  {
+    group: ['pg', 'pg-*', '@prisma/*', '**/generated/prisma/**'],
+    message:
+      'The database driver and its generated types belong to src/storage (and plugins/db.ts): call a repository ' +
+      'of fastify.storage and take the row types src/storage/index.ts names (CallRow, Plan, ...).',
+  },
+  {
+    regex: '(^|/)storage/(?!index\\.js$)[^/]+$',
+    message: "src/storage's entry point is src/storage/index.ts: import from it (export what is missing there).",
+  },
+  {
+    regex: '.',
+    importNames: ['PrismaClient'],
+    message:
+      'PrismaClient belongs to src/storage (and plugins/db.ts): take the storage functions or decorators instead.',
+  },
+];
+const FRAMEWORK = {
+  group: ['fastify', 'fastify-plugin', '@fastify/*'],
+  message: 'src/domain is plain TypeScript: no Fastify. Take plain values and let the route or plugin do the HTTP.',
+};
+const SCHEMAS = {
+  group: ['**/src/**', '**/plugins/**'],
+  message:
+    'schemas/ are leaves (TypeBox, and the leaf modules beside them: error-codes, vocabulary, uuid): move what both ' +
+    'need into a leaf under schemas/, or the code that needs src/ into src/ (as src/calls/call-view.ts).',
+};
+const DOMAIN = {
+  group: ['**/storage/**', '**/plugins/**', '**/generated/prisma/**'],
+  message:
+    'src/domain imports no storage, plugin or database type: take the values as parameters; src/calls, src/admin ' +
+    'or a plugin reads and writes them.',
+};
+const SERVICES = {
+  group: ['**/plugins/**'],
+  message:
+    'src/ is what plugins wire, not the reverse: only src/app.ts (the composition root) registers plugins. Move what ' +
+    'both need into src/ and let the plugin import it.',
+};
+const ROUTES = {
+  group: ['**/plugins/**'],
+  message:
+    "Routes use the decorators plugins set (fastify.x, request.x, reply.x) and their types, never a plugin's module: " +
+    'register the plugin in src/app.ts (or its folder index under plugins/) and use its decorator.',
+};
+/** src/storage's imports, for a file `depth` folders below src/storage: its own modules, src/domain's types, the
+ * generated client, schemas/ leaves and libraries. */
+const storage = (depth) => {
+  const src = `^(\\.\\./){${depth + 1}}`;
+  const root = `^(\\.\\./){${depth + 2}}`;
+  return [
+    {
+      regex: `${src}(?!\\.\\./|domain/|generated/|storage/|paths\\.js$)`,
+      message:
+        'src/storage imports only its own modules, src/domain types, the tenancy and API-access rules, src/paths.ts, ' +
+        'schemas/ leaves and its driver: take config values and ports as parameters.',
+    },
+    {
+      regex: `${src}domain/(?!(tenancy|api-access)\\.js$)`,
+      allowTypeImports: true,
+      message:
+        'src/storage takes only types from src/domain (import type): the logic stays with the callers. The ' +
+        'exceptions are the tenancy rule (src/domain/tenancy.ts), which the scoped reads apply, and the API-access ' +
+        'rule (src/domain/api-access.ts), which the key lookup applies.',
+    },
+    {
+      regex: `${root}(?!\\.\\./|schemas/)`,
+      message: 'src/storage imports no plugin, test or script: plugins/db.ts decorates the storage, not the reverse.',
+    },
+    { ...FRAMEWORK, message: 'src/storage imports no Fastify: plugins/db.ts decorates the storage for the routes.' },
+  ];
+};
+const restrict = (...patterns) => ({ '@typescript-eslint/no-restricted-imports': ['error', { patterns }] });
+
+/** The dependency rules, one config object per layer (the last one matching a file wins). */
+export const layers = [
+  {
+    files: ['src/**/*.ts', 'plugins/**/*.ts'],
+    ignores: ['src/storage/**', 'plugins/db.ts'],
+    rules: {
+      ...restrict(...DRIVER),
+      // The Prisma clients plugins/db.ts still decorates are for tests' fixtures and assertions only.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'MemberExpression[property.name=/^(prisma|backgroundPrisma)$/]',
+          message: 'Use fastify.storage (or backgroundStorage) and its repositories: the Prisma client is for tests.',
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/app.ts', 'src/storage/**'],
+    rules: { ...restrict(SERVICES, ...DRIVER) },
+  },
+  { files: ['schemas/**/*.ts'], rules: restrict(SCHEMAS, ...DRIVER) },
+  { files: ['src/domain/**/*.ts'], rules: restrict(FRAMEWORK, DOMAIN, ...DRIVER) },
+  { files: ['src/routes/**/*.ts'], rules: restrict(ROUTES, ...DRIVER) },
+  ...[0, 1, 2, 3].map((depth) => ({
+    files: [`src/storage/${'*/'.repeat(depth)}*.ts`],
+    rules: restrict(...storage(depth)),
+  })),
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -41,5 +150,6 @@ export default tseslint.config(
     files: ['src/views/assets/*.js'],
     languageOptions: { globals: globals.browser, sourceType: 'script' },
   },
+  ...layers,
   prettier,
 );

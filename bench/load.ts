@@ -1,24 +1,39 @@
-// The load generator: runs one autocannon job in its own process (so it never shares the service's or the bench
-// runner's event loop) and reports throughput, latency percentiles and, on request, the send time of each call.
+// The load generator, in its own process (so it never shares the service's or the bench runner's event loop): closed
+// loop with autocannon (peaks, refusals), or open loop at a fixed rate with latencies from each request's intended
+// send time; reports throughput, latency percentiles and, on request, the intended send time of each call.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import autocannon from 'autocannon';
 import { percentiles, type Percentiles } from './stats.js';
 
 export interface LoadSpec {
-  /** Several targets (replicas): autocannon gives connection i to url[i % n]. */
+  /** Several targets (replicas): closed loop gives connection i to url[i % n]; open loop sends request i to url[i % n]. */
   url: string | string[];
   path: string;
   /** Headers on every request; Authorization is added from `keys` when given. */
   headers: Record<string, string>;
   body: string;
-  /** Each request takes the next key (round robin across all connections). */
+  /** Each request takes the next key (round robin), or one drawn by `zipf`. */
   keys?: string[];
+  /**
+   * A skewed share of the load: request i takes key k (rank k+1) with probability proportional to 1/(k+1)^zipf, from
+   * a seeded generator (the same sequence every run). Unset: round robin.
+   */
+  zipf?: number;
+  /** A new `Idempotency-Key` (a UUID) on every request. */
+  idempotencyKeys?: boolean;
+  /** Closed loop: the connections; open loop (`rate`): at most this many sockets (requests beyond wait for one). */
   connections: number;
   durationSeconds: number;
-  /** Fixed overall rate (requests/s); unset = as fast as the connections go (closed loop). */
+  /**
+   * Open loop at this overall rate (requests/s): request i is due at start + i/rate whatever the answers before it,
+   * and its latency counts from that intended send time (coordinated omission corrected). Unset: closed loop
+   * (autocannon, as fast as the connections go).
+   */
   rate?: number;
   /** The status that counts as throughput (200 for accepted triggers, 429 or 401 for refusals). */
   expectStatus: number;
-  /** Report the send time of every accepted call by call_id (trigger-to-webhook latency). */
+  /** Report the intended send time of every accepted call by call_id (trigger-to-webhook latency). */
   recordCalls?: boolean;
 }
 
@@ -31,35 +46,173 @@ export interface LoadResult {
   statuses: Record<string, number>;
   errors: number;
   timeouts: number;
-  /** Milliseconds, from writing the request to the last byte of the response, expected status only. */
+  /**
+   * Milliseconds, expected status only: closed loop from writing the request to the last byte of the response; open
+   * loop from the request's intended send time to the last byte of the response.
+   */
   latency: Percentiles;
+  /** Open loop: every expected-status latency (ms), so that rounds can be pooled. */
+  samples?: number[];
+  /** Open loop: how late the generator itself sent (ms from the intended time to the request's start), its p99 and max. */
+  sendLag?: { p99: number; max: number };
   calls?: [callId: string, sentAtMs: number][];
 }
 
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable across processes on one machine. */
 export const wallNow = () => performance.timeOrigin + performance.now();
 
-// The fields of autocannon's (internal, version-pinned) Client that pacing and recording touch.
-interface AcClient {
-  rate?: number;
-  paused?: boolean;
-  destroyed: boolean;
-  reqsMadeThisSecond: number;
-  rateInterval?: NodeJS.Timeout;
-  requestIterator: { recordBody(req: unknown, status: number, body: string, headers: unknown): void };
-  _doRequest(): void;
-  on(event: string, listener: (...args: never[]) => void): void;
+/** A small seeded generator (mulberry32): the same key sequence in every run and round. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Picks key indexes: round robin, or Zipf-distributed over the ranks (index 0 the busiest). */
+export function keyPicker(count: number, zipf?: number, seed = 25): () => number {
+  if (zipf === undefined) {
+    let next = 0;
+    return () => next++ % count;
+  }
+  const cumulative = new Float64Array(count);
+  let total = 0;
+  for (let k = 0; k < count; k++) cumulative[k] = total += 1 / (k + 1) ** zipf;
+  const random = seeded(seed);
+  return () => {
+    const x = random() * total;
+    let lo = 0;
+    let hi = count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+/** The share of the load the busiest `n` ranks get under Zipf with exponent `s` over `count` keys. */
+export function zipfShare(count: number, s: number, rank: number): number {
+  let total = 0;
+  for (let k = 1; k <= count; k++) total += 1 / k ** s;
+  return 1 / rank ** s / total;
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  return spec.rate ? runOpenLoop(spec, spec.rate) : runClosedLoop(spec);
+}
+
+/**
+ * Open loop: request i is sent at its intended time start + i/rate (a timer that catches up if it falls behind),
+ * over a keep-alive pool of at most `connections` sockets; its latency is measured from that intended time, so a
+ * stall anywhere (the service, the machine, this generator) shows in the latencies of every request it delayed.
+ */
+async function runOpenLoop(spec: LoadSpec, rate: number): Promise<LoadResult> {
+  const urls = (Array.isArray(spec.url) ? spec.url : [spec.url]).map((u) => new URL(u));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: spec.connections });
+  const total = Math.max(1, Math.round(rate * spec.durationSeconds));
+  const interval = 1000 / rate;
+  const pick = spec.keys?.length ? keyPicker(spec.keys.length, spec.zipf) : null;
+  const latencies: number[] = [];
+  const lags: number[] = [];
+  const calls: [string, number][] = [];
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  let timeouts = 0;
+  let sent = 0;
+  let settled = 0;
+  let finish!: () => void;
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  const settle = () => {
+    if (++settled === total) finish();
+  };
+  const send = (i: number, due: number) => {
+    const target = urls[i % urls.length]!;
+    const headers: Record<string, string | number> = {
+      ...spec.headers,
+      'content-length': Buffer.byteLength(spec.body),
+    };
+    if (pick) headers.authorization = `Bearer ${spec.keys![pick()]}`;
+    if (spec.idempotencyKeys) headers['idempotency-key'] = randomUUID();
+    lags.push(wallNow() - due);
+    sent++;
+    const request = http.request(
+      { host: target.hostname, port: target.port, path: spec.path, method: 'POST', headers, agent, timeout: 10_000 },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (c: Buffer) => chunks.push(c));
+        response.on('end', () => {
+          const latency = wallNow() - due;
+          const status = response.statusCode ?? 0;
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (status === spec.expectStatus) latencies.push(latency);
+          if (spec.recordCalls && status === 200)
+            calls.push([(JSON.parse(Buffer.concat(chunks).toString()) as { call_id: string }).call_id, due]);
+          settle();
+        });
+        response.on('error', () => {
+          errors++;
+          settle();
+        });
+      },
+    );
+    request.on('timeout', () => {
+      timeouts++;
+      request.destroy(new Error('timeout'));
+    });
+    request.on('error', () => {
+      errors++;
+      settle();
+    });
+    request.end(spec.body);
+  };
+  const started = wallNow() + 20;
+  let next = 0;
+  const tick = () => {
+    const now = wallNow();
+    while (next < total && started + next * interval <= now) {
+      send(next, started + next * interval);
+      next++;
+    }
+    if (next < total) setTimeout(tick, Math.max(0, started + next * interval - wallNow()));
+  };
+  setTimeout(tick, 20);
+  await done;
+  const seconds = (wallNow() - started) / 1000;
+  agent.destroy();
+  const lag = percentiles(lags);
+  return {
+    durationSeconds: seconds,
+    throughput: (statuses[String(spec.expectStatus)] ?? 0) / seconds,
+    sentPerSecond: sent / spec.durationSeconds,
+    statuses,
+    errors,
+    timeouts,
+    latency: percentiles(latencies),
+    samples: latencies,
+    sendLag: { p99: lag.p99, max: lag.max },
+    ...(spec.recordCalls ? { calls } : {}),
+  };
+}
+
+// The fields of autocannon's (internal, version-pinned) Client that recording touches.
+interface AcClient {
+  requestIterator: { recordBody(req: unknown, status: number, body: string, headers: unknown): void };
+  on(event: string, listener: (...args: never[]) => void): void;
+}
+
+/** Closed loop: autocannon, `connections` at once, each sending its next request when the last one is answered. */
+async function runClosedLoop(spec: LoadSpec): Promise<LoadResult> {
   const latencies: number[] = [];
   const calls: [string, number][] = [];
-  let next = 0;
-  let index = 0;
-  const connections = spec.rate ? Math.min(spec.connections, spec.rate) : spec.connections;
+  const pick = spec.keys?.length ? keyPicker(spec.keys.length, spec.zipf) : null;
 
   const setupClient = (client: AcClient) => {
-    const i = index++;
     client.on('response', (status: number, _bytes: number, ms: number) => {
       if (status === spec.expectStatus) latencies.push(ms);
     });
@@ -75,36 +228,13 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         recordBody(req, status, body, headers);
       };
     }
-    if (spec.rate) {
-      // autocannon refills every connection's per-second quota on timers started together, so all connections
-      // burst at the top of each second and the run is really "flat out for 80% of each second". Offsetting
-      // each connection's refill by i/connections of a second spreads the sends evenly over the second.
-      client.reqsMadeThisSecond = Number.POSITIVE_INFINITY; // no sends before its first refill
-      setTimeout(
-        () => {
-          if (client.destroyed) return;
-          clearInterval(client.rateInterval);
-          const refill = () => {
-            client.reqsMadeThisSecond = 0;
-            if (client.paused) {
-              client.paused = false;
-              client._doRequest();
-            }
-          };
-          refill();
-          client.rateInterval = setInterval(refill, 1000);
-        },
-        Math.round((i / connections) * 1000),
-      ).unref();
-    }
   };
 
   const started = wallNow();
   const result = await autocannon({
     url: spec.url,
-    connections,
+    connections: spec.connections,
     duration: spec.durationSeconds,
-    ...(spec.rate ? { overallRate: spec.rate, ignoreCoordinatedOmission: true } : {}),
     timeout: 10,
     setupClient: setupClient as unknown as autocannon.Options['setupClient'],
     requests: [
@@ -113,11 +243,13 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
         path: spec.path,
         headers: spec.headers,
         body: spec.body,
-        ...(spec.keys?.length
+        ...(pick || spec.idempotencyKeys
           ? {
               setupRequest: (request: autocannon.Request) => {
-                const key = spec.keys![next++ % spec.keys!.length];
-                return { ...request, headers: { ...request.headers, authorization: `Bearer ${key}` } };
+                const headers: Record<string, string> = { ...request.headers };
+                if (pick) headers.authorization = `Bearer ${spec.keys![pick()]}`;
+                if (spec.idempotencyKeys) headers['idempotency-key'] = randomUUID();
+                return { ...request, headers };
               },
             }
           : {}),

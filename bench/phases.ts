@@ -1,13 +1,15 @@
-// The bench's phases: each runs its scenario ROUNDS times against running servers and adds median rows and
-// targets to the report. Runs that leave calls behind wait for the service to go idle before the next one.
+// The bench's phases: each runs its scenario ROUNDS times against running servers and adds rows and targets to the
+// report: latencies pooled over every request or call of every round (with the worst round and the spread beside),
+// throughputs as the median of the rounds. Runs that leave calls behind wait for the service to go idle.
 import fs from 'node:fs';
 import type pg from 'pg';
 import type { Receiver } from './receiver.js';
 import type { Goal, Row } from './report.js';
 import * as scenario from './scenarios.js';
+import { describeLoad, describeSeconds, slowCallSeconds, summarizeSeconds, type MachineLoad } from './machine-load.js';
 import { waitIdle, type Tenant } from './setup.js';
-import { describeBreakdown } from './started-breakdown.js';
-import { median, medianOf } from './stats.js';
+import { breakdownOf, describeBreakdown, emptySegments, SEGMENTS, type Breakdown } from './started-breakdown.js';
+import { describePooled, median, medianOf, pooled, type Pooled } from './stats.js';
 
 export interface Bench {
   settings: scenario.Settings;
@@ -82,7 +84,27 @@ export async function acceptedVsBaseline(
   return o.throughput;
 }
 
-/** (a): a fixed rate at 80% of the measured peak, spread over each second. */
+type Paced = Awaited<ReturnType<typeof scenario.acceptedPaced>>;
+
+/** A table row from open-loop rounds: every request of every round pooled, the worst round and the spread beside. */
+function pacedRow(label: string, runs: Paced[]): { row: Row; pooled: Pooled } {
+  const p = pooled(runs.map((r) => r.samples));
+  const row: Row = {
+    scenario: label,
+    throughput: median(runs.map((r) => r.throughput)),
+    p50: p.p50,
+    p90: p.p90,
+    p99: p.p99,
+    max: p.max,
+    note: `${p.count} requests in ${runs.length} rounds; ${describePooled(p)}; generator's worst send lag ${Math.max(...runs.map((r) => r.sendLagMax)).toFixed(1)} ms`,
+  };
+  return { row, pooled: p };
+}
+
+/** Every round's figures for the JSON, without the raw samples. */
+const withoutSamples = (runs: Paced[]) => runs.map((r) => ({ ...r, samples: r.samples.length }));
+
+/** (a): a fixed rate at 80% of the measured peak, open loop (latency from each request's intended send time). */
 export async function pacedLatency(
   b: Bench,
   service: scenario.Server,
@@ -91,22 +113,28 @@ export async function pacedLatency(
   withTarget = true,
 ) {
   const rate = Math.round(peak * 0.8);
-  const paced = [];
+  const paced: Paced[] = [];
   for (let round = 1; round <= b.rounds; round++) {
     paced.push(await scenario.acceptedPaced(service.port, b.tenants, rate, b.settings));
     await (withTarget ? waitIdle(b.db) : clearQueues(b.db));
     b.log(
-      `${label} paced at ${rate}/s, round ${round}: p99 ${paced.at(-1)!.p99} ms (sent ${paced.at(-1)!.achieved}/s)`,
+      `${label} paced at ${rate}/s, round ${round}: p50 ${paced.at(-1)!.p50} ms, p99 ${paced.at(-1)!.p99} ms, max ${paced.at(-1)!.max} ms (sent ${paced.at(-1)!.achieved}/s)`,
     );
   }
-  const p = medianOf(paced);
-  b.runs[withTarget ? 'paced' : 'pacedRequestPathOnly'] = paced;
-  b.table.push({
-    scenario: `${label} at 80% of its peak: ${rate}/s fixed, ${b.settings.pacedConnections} staggered connections`,
-    ...p,
-  });
+  b.runs[withTarget ? 'paced' : 'pacedRequestPathOnly'] = withoutSamples(paced);
+  const { pooled: p, row } = pacedRow(
+    `${label} at 80% of its peak: ${rate}/s open loop, up to ${b.settings.pacedConnections} connections`,
+    paced,
+  );
+  b.table.push(row);
   if (withTarget)
-    b.targets.push({ name: '(a) p99 at 80% of peak', value: p.p99, unit: 'ms', target: '< 25 ms', met: p.p99 < 25 });
+    b.targets.push({
+      name: '(a) p99 at 80% of peak, pooled',
+      value: p.p99,
+      unit: 'ms',
+      target: '< 25 ms',
+      met: p.p99 < 25,
+    });
   if (withTarget && Array.isArray(b.runs.endToEnd))
     await sustainedLatency(b, service, median(b.runs.endToEnd as number[]));
 }
@@ -118,7 +146,7 @@ export async function pacedLatency(
  */
 async function sustainedLatency(b: Bench, service: scenario.Server, endToEnd: number) {
   const rate = Math.round(endToEnd * 0.8);
-  const runs = [];
+  const runs: Paced[] = [];
   for (let round = 1; round <= b.rounds; round++) {
     runs.push(await scenario.acceptedPaced(service.port, b.tenants, rate, b.settings));
     await waitIdle(b.db);
@@ -126,11 +154,13 @@ async function sustainedLatency(b: Bench, service: scenario.Server, endToEnd: nu
       `(a) accepted at 80% of the end-to-end rate (${rate}/s), round ${round}: p99 ${runs.at(-1)!.p99} ms (sent ${runs.at(-1)!.achieved}/s)`,
     );
   }
-  b.runs.sustained = runs;
-  b.table.push({
-    scenario: `diagnostic: (a) at 80% of its end-to-end rate: ${rate}/s fixed, ${b.settings.pacedConnections} staggered connections`,
-    ...medianOf(runs),
-  });
+  b.runs.sustained = withoutSamples(runs);
+  b.table.push(
+    pacedRow(
+      `diagnostic: (a) at 80% of its end-to-end rate: ${rate}/s open loop, up to ${b.settings.pacedConnections} connections`,
+      runs,
+    ).row,
+  );
 }
 
 /**
@@ -165,77 +195,189 @@ async function clearQueues(db: pg.Client) {
   await db.query(`UPDATE calls SET status = 'completed', ended_at = now() WHERE status = 'initiated'`);
 }
 
-/**
- * (d): trigger sent -> call.started received, 50/s, ring 0 ms. (a)'s runs have just grown a fresh database from
- * nothing to some 40,000 calls in two minutes, and nothing has analyzed it (the CI machine's PostgreSQL runs with
- * autovacuum off; a default one would have visited within a minute or two): the service's prepared statements
- * still run the generic plans they made when the tables held a few hundred rows (hash joins over sequential scans of
- * `calls`), until an ANALYZE or VACUUM invalidates them, and their bitmap scans visit the dead index entries of
- * every status a call passed through. One round is measured in that state (a diagnostic); then the bench runs the
- * VACUUM ANALYZE autovacuum would have run, and (d)'s rounds follow (bench/results/call-start-plans.md).
- */
-export async function startedLatency(b: Bench, service: scenario.Server) {
-  const before = await startedRounds(b, service, 1, 'before VACUUM ANALYZE');
-  b.runs.startedBeforeVacuum = before.latencies;
-  const stale = medianOf(before.latencies);
+/** What (d)'s rounds add up to: every call of every round, pooled. */
+export interface StartedSummary {
+  calls: number;
+  missing: number;
+  /** Calls that found a free slot: intended send -> call.started received. */
+  immediate: Pooled;
+  /** Calls that waited for a slot: from the intended send, and from the end of the call whose slot they took. */
+  queued: { total: Pooled; afterSlot: Pooled };
+  breakdown: Breakdown;
+  machine: {
+    summary: ReturnType<typeof summarizeSeconds>;
+    rounds: MachineLoad[];
+    slowest: ReturnType<typeof slowCallSeconds>;
+  };
+  sendLagMax: number;
+}
+
+export function summarizeStarted(rounds: scenario.StartedRound[]): StartedSummary {
+  const immediate = pooled(rounds.map((r) => r.started.immediate.map(([, latency]) => latency)));
+  const segments = emptySegments();
+  for (const r of rounds) for (const s of SEGMENTS) segments[s].push(...r.started.segments[s]);
+  const seconds = rounds.flatMap((r) => r.machine.seconds);
+  return {
+    calls: rounds.reduce((n, r) => n + r.calls, 0),
+    missing: rounds.reduce((n, r) => n + r.missing, 0),
+    immediate,
+    queued: {
+      total: pooled(rounds.map((r) => r.started.queued.total)),
+      afterSlot: pooled(rounds.map((r) => r.started.queued.afterSlot)),
+    },
+    breakdown: breakdownOf(segments),
+    machine: {
+      summary: summarizeSeconds(seconds),
+      rounds: rounds.map((r) => r.machine.summary),
+      // The seconds in which the calls at or above the pooled p99 arrived, against all seconds.
+      slowest: slowCallSeconds(
+        seconds,
+        rounds.flatMap((r) => r.started.immediate),
+        immediate.p99,
+      ),
+    },
+    sendLagMax: Math.max(0, ...rounds.map((r) => r.sendLagMax)),
+  };
+}
+
+function slowest(w: ReturnType<typeof slowCallSeconds>): string {
+  const what = `the ${w.calls} calls at or above the pooled p99 (${w.threshold} ms)`;
+  if (w.sampled === 0) return `${what} arrived after the sampling stopped`;
+  const pressure = Number.isFinite(w.pressure.mean) ? `, CPU pressure ${w.pressure.mean}%` : '';
+  return `in the seconds of ${what} (${w.sampled} sampled): busy ${w.busy.mean}%, steal ${w.steal.mean}%, runnable ${w.running.mean}${pressure}`;
+}
+
+/** One round's line for the log. */
+export function describeStartedRound(label: string, round: number, r: scenario.StartedRound): string {
+  const free = pooled([r.started.immediate.map(([, l]) => l)]);
+  const queued = pooled([r.started.queued.afterSlot]);
+  return `${label} round ${round}: ${r.calls} calls, ${r.missing} missing; free slot (${free.count}): p50 ${free.p50} / p99 ${free.p99} / max ${free.max} ms; waited for a slot (${queued.count}): slot freed -> started p50 ${queued.p50} / p99 ${queued.p99} ms; segments p50/p90/p99/max: ${describeBreakdown(breakdownOf(r.started.segments))}; machine: ${describeLoad(r.machine.summary)}; generator's worst send lag ${r.sendLagMax.toFixed(1)} ms`;
+}
+
+/** The table rows of a started-latency figure: the free-slot calls, the queued ones, the segments, the machine. */
+export function startedRows(b: Bench, name: string, what: string, s: StartedSummary) {
+  const i = s.immediate;
   b.table.push({
-    scenario: 'diagnostic: (d) right after (a), one round before the VACUUM ANALYZE (plans made on near-empty tables)',
-    p50: stale.p50,
-    p90: stale.p90,
-    p99: stale.p99,
-    note: `${stale.calls} calls, ${stale.missing} missing`,
+    scenario: `${name} ${what}: calls that found a free slot, every call of ${i.rounds.length} rounds pooled`,
+    p50: i.p50,
+    p90: i.p90,
+    p99: i.p99,
+    max: i.max,
+    note: `${i.count} of ${s.calls} calls, ${s.missing} missing; ${describePooled(i)}`,
   });
-  await b.db.query('VACUUM ANALYZE');
-  const { latencies: started, breakdowns } = await startedRounds(b, service, b.rounds, 'call.started');
-  const s = medianOf(started);
-  b.runs.started = started;
-  b.runs.startedBreakdown = breakdowns;
+  const q = s.queued;
+  if (q.total.count > 0)
+    b.table.push({
+      scenario: `${name} calls that waited for a slot (their account at MAX_CONCURRENT_CALLS): from the end of the call whose slot they took`,
+      p50: q.afterSlot.p50,
+      p90: q.afterSlot.p90,
+      p99: q.afterSlot.p99,
+      max: q.afterSlot.max,
+      note: `${q.total.count} calls; from their trigger: p50 ${q.total.p50} / p99 ${q.total.p99} / max ${q.total.max} ms (the wait for a slot)`,
+    });
+  for (const segment of SEGMENTS) {
+    const p = s.breakdown[segment];
+    b.table.push({
+      scenario: `${name} segment of the free-slot calls: ${segment}`,
+      p50: p.p50,
+      p90: p.p90,
+      p99: p.p99,
+      max: p.max,
+    });
+  }
+  const m = s.machine;
   b.table.push({
-    scenario: `(d) trigger -> call.started webhook at ${b.settings.latencyRate}/s, ring 0 ms`,
-    p50: s.p50,
-    p90: s.p90,
-    p99: s.p99,
-    note: `${s.calls} calls per run, ${s.missing} missing`,
-  });
-  b.targets.push({
-    name: '(d) trigger-to-call.started p99',
-    value: s.p99,
-    unit: 'ms',
-    target: '< 1000 ms',
-    met: s.p99 < 1000 && s.missing === 0,
-  });
-  // Issue 16.3: the start of a call close to its cost.
-  b.targets.push({
-    name: '(d) trigger-to-call.started p50 (issue 16.3)',
-    value: s.p50,
-    unit: 'ms',
-    target: '< 10 ms',
-    met: s.p50 < 10 && s.missing === 0,
-  });
-  b.targets.push({
-    name: '(d) trigger-to-call.started p99 (issue 16.3)',
-    value: s.p99,
-    unit: 'ms',
-    target: '< 30 ms',
-    met: s.p99 < 30 && s.missing === 0,
+    scenario: `${name} the machine during its rounds (/proc, every second)`,
+    note: `${describeSeconds(m.summary)}; ${slowest(m.slowest)}; generator's worst send lag ${s.sendLagMax.toFixed(1)} ms`,
   });
 }
 
-async function startedRounds(b: Bench, service: scenario.Server, rounds: number, label: string) {
-  const latencies = [];
-  const breakdowns = [];
-  // Diagnostic (BENCH_PGSS=<file>, on a server with pg_stat_statements preloaded): these rounds' statements alone.
-  if (process.env.BENCH_PGSS) await resetStatements(b.db);
-  for (let round = 1; round <= rounds; round++) {
-    const { latency, breakdown } = await scenario.startedLatency(service.port, b.tenants, b.receiver, b.db, b.settings);
-    latencies.push(latency);
-    breakdowns.push(breakdown);
-    b.log(
-      `${label} round ${round}: p50 ${latency.p50} ms, p99 ${latency.p99} ms (${latency.missing} missing); p50/p90/p99 by segment: ${describeBreakdown(breakdown)}`,
+/**
+ * (d), the headline: a steady state of `steadySeconds` per round at `latencyRate` triggers/s on the realistic path
+ * (bench/README.md): an Idempotency-Key on every trigger, agents with calling windows, ring 1-3 s, receivers answering
+ * in 50-200 ms, accounts' shares Zipf-skewed so the busiest reach their concurrency limit and queue. A fresh service
+ * on its own database; its first `warmUpSeconds` are a warm-up (logged and kept in the JSON, not in the figures).
+ */
+export async function startedLatency(b: Bench, service: scenario.Server, maxConcurrent: number, warmUpSeconds: number) {
+  const s = b.settings;
+  const options = {
+    rate: s.latencyRate,
+    zipf: s.zipf,
+    idempotencyKeys: true,
+    maxConcurrent,
+  };
+  b.receiver.answerAfterMs = [50, 200];
+  try {
+    if (warmUpSeconds > 0) {
+      const warmUp = await scenario.startedLatency(service.port, b.tenants, b.receiver, b.db, {
+        ...options,
+        seconds: warmUpSeconds,
+      });
+      b.runs.startedWarmUp = [roundRecord(warmUp)];
+      b.log(describeStartedRound(`(d) warm-up (not in the figures, ${warmUpSeconds} s)`, 1, warmUp));
+    }
+    const rounds: scenario.StartedRound[] = [];
+    if (process.env.BENCH_PGSS) await resetStatements(b.db);
+    for (let round = 1; round <= b.rounds; round++) {
+      rounds.push(
+        await scenario.startedLatency(service.port, b.tenants, b.receiver, b.db, {
+          ...options,
+          seconds: s.steadySeconds,
+        }),
+      );
+      b.log(describeStartedRound('(d)', round, rounds.at(-1)!));
+    }
+    if (process.env.BENCH_PGSS) await writeStatements(b.db, `${process.env.BENCH_PGSS}.started`);
+    const summary = summarizeStarted(rounds);
+    b.runs.started = rounds.map(roundRecord);
+    b.runs.startedSummary = [summary];
+    startedRows(
+      b,
+      '(d)',
+      `trigger -> call.started at ${s.latencyRate}/s for ${s.steadySeconds} s, ${b.tenants.length} accounts (Zipf s=${s.zipf})`,
+      summary,
     );
+    const i = summary.immediate;
+    const complete = summary.missing === 0;
+    b.targets.push(
+      {
+        name: '(d) call.started p50, pooled',
+        value: i.p50,
+        unit: 'ms',
+        target: '< 15 ms',
+        met: i.p50 < 15 && complete,
+      },
+      {
+        name: '(d) call.started p99, pooled',
+        value: i.p99,
+        unit: 'ms',
+        target: '< 50 ms',
+        met: i.p99 < 50 && complete,
+      },
+      {
+        name: '(d) call.started max, pooled',
+        value: i.max,
+        unit: 'ms',
+        target: '< 250 ms',
+        met: i.max < 250 && complete,
+      },
+    );
+  } finally {
+    b.receiver.answerAfterMs = null;
   }
-  if (process.env.BENCH_PGSS) await writeStatements(b.db, `${process.env.BENCH_PGSS}.${label.replace(/\W+/g, '-')}`);
-  return { latencies, breakdowns };
+}
+
+/** A round for the JSON: its figures, segments and machine, not every sample. */
+export function roundRecord(r: scenario.StartedRound) {
+  return {
+    calls: r.calls,
+    missing: r.missing,
+    sendLagMax: r.sendLagMax,
+    freeSlot: pooled([r.started.immediate.map(([, l]) => l)]),
+    queued: { total: pooled([r.started.queued.total]), afterSlot: pooled([r.started.queued.afterSlot]) },
+    segments: breakdownOf(r.started.segments),
+    machine: r.machine.summary,
+  };
 }
 
 async function resetStatements(db: pg.Client) {

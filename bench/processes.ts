@@ -4,7 +4,7 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LoadResult, LoadSpec } from './load.js';
-import { freePort } from '../src/free-port.js';
+import { freePort } from '../src/storage/free-port.js';
 
 const BENCH_DIR = path.dirname(new URL(import.meta.url).pathname);
 export const ROOT = path.dirname(BENCH_DIR);

@@ -1,5 +1,6 @@
-// The webhook receiver of the bench, on 127.0.0.1 in the runner's process: answers 200 at once, counts everything,
-// and while a scenario watches, notes when each call.started (by call_id) or each awaited webhook-id arrived.
+// The webhook receiver of the bench, on 127.0.0.1 in the runner's process: answers 200 (at once, or after a random
+// delay as a customer's server would: `answerAfterMs`), counts everything, and while a scenario watches, notes when
+// each call.started (by call_id) or each awaited webhook-id arrived (when its body was in, before any delay).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { wallNow } from './load.js';
@@ -13,6 +14,8 @@ export interface Receiver {
   /** Arrival times of the awaited webhook-ids (deliveries pre-created by the throughput scenario). */
   awaited: Set<string> | null;
   arrivals: number[];
+  /** Answer each request after a random delay in [min, max] ms (uniform); null: at once. */
+  answerAfterMs: [min: number, max: number] | null;
   close(): Promise<void>;
 }
 
@@ -31,8 +34,13 @@ export async function startReceiver(): Promise<Receiver> {
         if (event.type === 'call.started' && !receiver.started.has(event.data.call_id))
           receiver.started.set(event.data.call_id, at);
       }
-      res.writeHead(200, { 'content-length': '0' });
-      res.end();
+      const answer = () => {
+        res.writeHead(200, { 'content-length': '0' });
+        res.end();
+      };
+      const delay = receiver.answerAfterMs;
+      if (delay) setTimeout(answer, delay[0] + Math.random() * (delay[1] - delay[0]));
+      else answer();
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -48,6 +56,7 @@ export async function startReceiver(): Promise<Receiver> {
     watchStarted: false,
     awaited: null,
     arrivals: [],
+    answerAfterMs: null,
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise((r) => server.close(r));

@@ -8,9 +8,9 @@ import type { LoadResult, LoadSpec } from './load.js';
 import { cpuSince, cpuSnapshot } from './cpu.js';
 import { runLoadProcess } from './processes.js';
 import type { Receiver } from './receiver.js';
-import { createPendingDeliveries, waitIdle, type Tenant } from './setup.js';
-import { startedBreakdown, type Breakdown } from './started-breakdown.js';
-import { percentiles, type Percentiles } from './stats.js';
+import { sampleMachine, type Sampler } from './machine-load.js';
+import { createPendingDeliveries, isIdle, waitIdle, type Tenant } from './setup.js';
+import { startedCalls, type StartedCalls } from './started-breakdown.js';
 
 export const TRIGGER_PATH = '/api/v1/calls/trigger';
 export const TRIGGER_BODY = JSON.stringify({
@@ -29,8 +29,15 @@ export interface Settings {
   peakSeconds: number;
   pacedSeconds: number;
   refusalSeconds: number;
+  /** (d) and (f): triggers per second. */
   latencyRate: number;
+  /** (f): seconds per round. */
   latencySeconds: number;
+  /** (d): seconds of steady state per round. */
+  steadySeconds: number;
+  /** (d): accounts, and the Zipf exponent of their shares of the load. */
+  startedAccounts: number;
+  zipf: number;
   deliveries: number;
 }
 
@@ -39,6 +46,7 @@ export interface LoadFigures {
   p50: number;
   p90: number;
   p99: number;
+  max: number;
 }
 
 const figures = (r: LoadResult): LoadFigures => ({
@@ -46,6 +54,7 @@ const figures = (r: LoadResult): LoadFigures => ({
   p50: r.latency.p50,
   p90: r.latency.p90,
   p99: r.latency.p99,
+  max: r.latency.max,
 });
 
 /** A server under test: its port, and what to charge CPU to (its process, the backends of its database). */
@@ -116,13 +125,13 @@ export async function baselinePeak(port: number, s: Settings, seconds = s.peakSe
   return figures(result);
 }
 
-/** A fixed rate, spread evenly over each second by staggered connections. */
+/** Open loop at a fixed rate: latency from each request's intended send time; the samples for pooling. */
 export async function acceptedPaced(
   port: number,
   tenants: Tenant[],
   rate: number,
   s: Settings,
-): Promise<LoadFigures & { rate: number; achieved: number }> {
+): Promise<LoadFigures & { rate: number; achieved: number; samples: number[]; sendLagMax: number }> {
   const result = await runLoadProcess(
     spec(port, {
       keys: tenants.map((t) => t.key),
@@ -133,7 +142,13 @@ export async function acceptedPaced(
     }),
   );
   checkStatuses('paced', result, 200);
-  return { ...figures(result), rate, achieved: Math.round(result.sentPerSecond) };
+  return {
+    ...figures(result),
+    rate,
+    achieved: Math.round(result.sentPerSecond),
+    samples: result.samples ?? [],
+    sendLagMax: result.sendLag?.max ?? 0,
+  };
 }
 
 /** One key past its per-minute limit: its first `limit` requests this window are spent by a warm-up first. */
@@ -167,49 +182,88 @@ export async function unauthenticated(port: number, s: Settings, distinct = fals
   return figures(result);
 }
 
-/** Trigger sent -> its call.started received, at a fixed rate with zero ring time. */
+export interface StartedOptions {
+  rate: number;
+  seconds: number;
+  /** Keys drawn with this Zipf exponent (index 0 the busiest); unset: round robin. */
+  zipf?: number;
+  /** A new Idempotency-Key on every trigger. */
+  idempotencyKeys?: boolean;
+  /** The service's MAX_CONCURRENT_CALLS: a call with that many of its account's calls ahead waited for a slot. */
+  maxConcurrent: number;
+  /** Wait for the service to go idle afterwards (the default); (f) waits for its own callbacks instead. */
+  waitIdle?: boolean;
+}
+
+export interface StartedRound {
+  calls: number;
+  missing: number;
+  /** How late the load generator itself sent, at worst (ms): above a few ms, the generator was starved too. */
+  sendLagMax: number;
+  started: StartedCalls;
+  machine: ReturnType<Sampler['stop']>;
+}
+
+/**
+ * Triggers at a fixed rate (open loop), each measured from its intended send time to the receiver getting its
+ * call.started, matched by call_id; waits for every call.started (queued calls start as slots free up), the
+ * machine's load sampled meanwhile.
+ */
 export async function startedLatency(
   port: number,
   tenants: Tenant[],
   receiver: Receiver,
   db: pg.Client,
-  s: Settings,
-  options = { waitIdle: true },
-): Promise<{ latency: Percentiles & { calls: number; missing: number }; breakdown: Breakdown }> {
+  o: StartedOptions,
+): Promise<StartedRound> {
   receiver.started.clear();
   receiver.watchStarted = true;
+  const machine = sampleMachine();
+  let sampled: ReturnType<Sampler['stop']> | null = null;
   try {
     const result = await runLoadProcess(
       spec(port, {
         keys: tenants.map((t) => t.key),
-        connections: s.latencyRate,
-        durationSeconds: s.latencySeconds,
-        rate: s.latencyRate,
+        ...(o.zipf !== undefined ? { zipf: o.zipf } : {}),
+        idempotencyKeys: o.idempotencyKeys ?? false,
+        connections: Math.max(8, o.rate),
+        durationSeconds: o.seconds,
+        rate: o.rate,
         expectStatus: 200,
         recordCalls: true,
       }),
     );
     checkStatuses('started latency', result, 200);
     const calls = result.calls ?? [];
-    const deadline = Date.now() + 15_000;
-    while (calls.some(([id]) => !receiver.started.has(id)) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
-    const arrived = calls
-      .filter(([id]) => receiver.started.has(id))
-      .map(([id, sentAt]) => [sentAt, receiver.started.get(id)! - sentAt] as const);
-    const latencies = arrived.map(([, latency]) => latency);
-    // Diagnostic (BENCH_SAMPLES_DIR): each call's send time and latency, to see whether the slow ones come together.
+    // Every call.started, or the service idle (nothing left to start) for 15 s: what has not arrived by then is missing.
+    let idleSince = Number.POSITIVE_INFINITY;
+    const deadline = Date.now() + 60 * 60_000;
+    while (calls.some(([id]) => !receiver.started.has(id)) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      if (!(await isIdle(db))) idleSince = Number.POSITIVE_INFINITY;
+      else if (idleSince === Number.POSITIVE_INFINITY) idleSince = Date.now();
+      else if (Date.now() - idleSince > 15_000) break;
+    }
+    sampled = machine.stop();
+    // Diagnostic (BENCH_SAMPLES_DIR): each call's intended send time and latency, to see whether slow ones bunch.
     if (process.env.BENCH_SAMPLES_DIR) {
-      const samples = arrived.map(([sentAt, latency]) => [Math.round(sentAt), Math.round(latency * 10) / 10]);
+      const samples = calls
+        .filter(([id]) => receiver.started.has(id))
+        .map(([id, sentAt]) => [Math.round(sentAt), Math.round((receiver.started.get(id)! - sentAt) * 10) / 10]);
       fs.writeFileSync(path.join(process.env.BENCH_SAMPLES_DIR, `started-${Date.now()}.json`), JSON.stringify(samples));
     }
-    if (options.waitIdle) await waitIdle(db);
-    const breakdown = await startedBreakdown(db, calls, receiver.started);
+    if (o.waitIdle ?? true) await waitIdle(db, 60 * 60_000);
+    const started = await startedCalls(db, calls, receiver.started, o.maxConcurrent);
+    const arrived = calls.filter(([id]) => receiver.started.has(id)).length;
     return {
-      latency: { ...percentiles(latencies), calls: calls.length, missing: calls.length - latencies.length },
-      breakdown,
+      calls: calls.length,
+      missing: calls.length - arrived,
+      sendLagMax: result.sendLag?.max ?? 0,
+      started,
+      machine: sampled,
     };
   } finally {
+    if (!sampled) machine.stop();
     receiver.watchStarted = false;
   }
 }

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { createAgency, generateKey } from '../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../src/admin/agents.js';
 import { setWebhook } from '../src/admin/webhooks.js';
-import { createPrisma } from '../src/storage/database.js';
+import { createStorage } from '../src/storage/index.js';
 import { migrate } from '../src/storage/migrate.js';
 
 export function withDatabase(url: string, database: string): string {
@@ -69,16 +69,35 @@ export interface Tenant {
   key: string;
 }
 
-/** Agencies on the agency plan, each with a default agent, a key and (optionally) a webhook endpoint. */
-export async function createTenants(databaseUrl: string, count: number, webhookUrl?: string): Promise<Tenant[]> {
-  const prisma = createPrisma(databaseUrl, { max: 8 });
+/** A default agent's zone and calling windows, in callctl's words (e.g. `daily 00:00-24:00`). */
+export interface AgentHours {
+  timezone: string;
+  windows: string[];
+}
+
+/**
+ * Agencies on the agency plan, each with a default agent (with `hours` if given, else none: always open), a key and
+ * (optionally) a webhook endpoint.
+ */
+export async function createTenants(
+  databaseUrl: string,
+  count: number,
+  webhookUrl?: string,
+  hours?: AgentHours,
+): Promise<Tenant[]> {
+  const storage = createStorage(databaseUrl, { max: 8 });
   try {
     const make = async (i: number): Promise<Tenant> => {
-      const { id: accountId } = await createAgency(prisma, { name: `Bench Agency ${i}`, plan: 'agency' });
-      const { id: agentId } = await createAgent(prisma, { accountId, name: 'Bench Agent', phone: '+14155550100' });
-      await setDefaultAgent(prisma, accountId, agentId);
-      if (webhookUrl) await setWebhook(prisma, accountId, webhookUrl, { allowPrivate: true });
-      const { key } = await generateKey(prisma, accountId);
+      const { id: accountId } = await createAgency(storage, { name: `Bench Agency ${i}`, plan: 'agency' });
+      const { id: agentId } = await createAgent(storage, {
+        accountId,
+        name: 'Bench Agent',
+        phone: '+14155550100',
+        ...(hours ? { timezone: hours.timezone, windows: hours.windows } : {}),
+      });
+      await setDefaultAgent(storage, accountId, agentId);
+      if (webhookUrl) await setWebhook(storage, accountId, webhookUrl, { allowPrivate: true });
+      const { key } = await generateKey(storage, accountId);
       return { accountId, agentId, key };
     };
     const tenants: Tenant[] = [];
@@ -86,7 +105,7 @@ export async function createTenants(databaseUrl: string, count: number, webhookU
       tenants.push(...(await Promise.all(Array.from({ length: Math.min(8, count - i) }, (_, j) => make(i + j)))));
     return tenants;
   } finally {
-    await prisma.$disconnect();
+    await storage.close();
   }
 }
 
@@ -126,6 +145,21 @@ export async function connect(databaseUrl: string): Promise<pg.Client> {
   return client;
 }
 
+async function liveWork(db: pg.Client): Promise<{ live: number; pending: number }> {
+  const {
+    rows: [row],
+  } = await db.query<{ live: number; pending: number }>(`
+    SELECT (SELECT count(*)::int FROM calls WHERE status IN ('dialing', 'in_progress') OR status = 'initiated' AND not_before <= now()) AS live,
+           (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending`);
+  return row!;
+}
+
+/** No call due or in flight, no delivery pending. */
+export async function isIdle(db: pg.Client): Promise<boolean> {
+  const row = await liveWork(db);
+  return row.live === 0 && row.pending === 0;
+}
+
 /**
  * Waits until no call is due or in flight and no delivery is pending: each run starts from an idle service. A call
  * waiting for a calling window that has not opened is not work in progress (bench:scale's data has such calls).
@@ -133,15 +167,11 @@ export async function connect(databaseUrl: string): Promise<pg.Client> {
 export async function waitIdle(db: pg.Client, timeoutMs = 180_000): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const {
-      rows: [row],
-    } = await db.query<{ live: number; pending: number }>(`
-      SELECT (SELECT count(*)::int FROM calls WHERE status IN ('dialing', 'in_progress') OR status = 'initiated' AND not_before <= now()) AS live,
-             (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending`);
-    if (row!.live === 0 && row!.pending === 0) return Date.now() - started;
+    const row = await liveWork(db);
+    if (row.live === 0 && row.pending === 0) return Date.now() - started;
     if (Date.now() - started > timeoutMs)
       throw new Error(
-        `service not idle after ${timeoutMs} ms: ${row!.live} live calls, ${row!.pending} pending deliveries`,
+        `service not idle after ${timeoutMs} ms: ${row.live} live calls, ${row.pending} pending deliveries`,
       );
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -1,8 +1,7 @@
 // Access gating after authentication: the API-access switch (the agency's covers its clients), then the plan.
 import fp from 'fastify-plugin';
+import { planAllowsApi } from '../src/domain/api-access.js';
 import { AppError } from '../src/errors.js';
-
-export const REQUIRED_PLAN = 'agency';
 
 export default fp(
   async (fastify) => {
@@ -10,7 +9,7 @@ export default fp(
       const principal = request.principal;
       if (!principal) throw new AppError('INVALID_API_KEY');
       if (!principal.apiAccessEnabled) throw new AppError('API_ACCESS_DISABLED');
-      if (principal.plan !== REQUIRED_PLAN) throw new AppError('PLAN_REQUIRED');
+      if (!planAllowsApi(principal.plan)) throw new AppError('PLAN_REQUIRED');
     });
   },
   { name: 'access', fastify: '5.x', dependencies: ['bearer-auth'] },

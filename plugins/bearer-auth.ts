@@ -6,8 +6,6 @@ import fp from 'fastify-plugin';
 import { apiKeyDigest, isWellFormedApiKey, parseBearerToken } from '../src/domain/api-key.js';
 import { InvalidDigests } from '../src/domain/invalid-digests.js';
 import type { Principal } from '../src/domain/principal.js';
-import { sqlPool } from '../src/storage/database.js';
-import { findPrincipalByKeyDigest } from '../src/storage/keys.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,12 +15,12 @@ declare module 'fastify' {
 
 export default fp(
   async (fastify) => {
-    const pool = sqlPool(fastify.prisma);
+    const keys = fastify.storage.keys;
     const invalid = new InvalidDigests();
     const lookUp = async (token: string): Promise<Principal | null> => {
       const digest = apiKeyDigest(token);
       if (invalid.has(digest)) return null;
-      const principal = await findPrincipalByKeyDigest(pool, digest);
+      const principal = await keys.findPrincipalByKeyDigest(digest);
       if (!principal) invalid.add(digest);
       return principal;
     };

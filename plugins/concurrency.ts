@@ -3,9 +3,8 @@
 // dashboard. The counts are kept by the database (the waiting counter's triggers; active calls bounded by the limit),
 // so reading them never counts history.
 import fp from 'fastify-plugin';
-import type { LIVE_STATUSES } from '../src/domain/call-vocabulary.js';
-import { liveCallCounts, liveCallTotals, type LiveCallCounts } from '../src/storage/calls.js';
-import { sqlPool } from '../src/storage/database.js';
+import type { LIVE_STATUSES } from '../schemas/vocabulary.js';
+import type { LiveCallCounts } from '../src/storage/index.js';
 
 export interface ConcurrencyLimits {
   /** Calls of one account dialling or connected at once. */
@@ -40,8 +39,8 @@ export default fp(
     };
     fastify.decorate('concurrency', {
       limits,
-      counts: (accountIds: string[]) => liveCallCounts(sqlPool(fastify.prisma), accountIds, fastify.now()),
-      totals: () => liveCallTotals(sqlPool(fastify.prisma)),
+      counts: (accountIds: string[]) => fastify.storage.calls.liveCallCounts(accountIds, fastify.now()),
+      totals: () => fastify.storage.calls.liveCallTotals(),
     } satisfies Concurrency);
   },
   { name: 'concurrency', fastify: '5.x', dependencies: ['config', 'db'] },

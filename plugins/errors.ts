@@ -2,7 +2,8 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import fp from 'fastify-plugin';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, errorMessage, type ErrorCode } from '../src/errors.js';
+import { AppError } from '../src/errors.js';
+import type { ErrorCode } from '../schemas/error-codes.js';
 import { safePath } from '../src/logger.js';
 import { describeValidationError, validationErrorCode } from '../schemas/validation.js';
 
@@ -123,5 +124,4 @@ async function errorsPlugin(fastify: FastifyInstance) {
   });
 }
 
-export { errorMessage };
 export default fp(errorsPlugin, { name: 'errors', fastify: '5.x' });

@@ -5,11 +5,6 @@ import { createHash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import { stableStringify } from '../src/domain/stable-json.js';
 import { AppError } from '../src/errors.js';
-import {
-  findIdempotencyRecord,
-  releaseIdempotencyReservation,
-  reserveIdempotencyKey,
-} from '../src/storage/idempotency.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** A reservation this old without a response belongs to a crashed request: the key may be used again. */
@@ -44,7 +39,7 @@ export default fp(
         .update(stableStringify(request.body ?? null))
         .digest('hex');
       const now = fastify.now();
-      const recordId = await reserveIdempotencyKey(fastify.prisma, {
+      const recordId = await fastify.storage.idempotency.reserveIdempotencyKey({
         accountId,
         key,
         requestHash: hash,
@@ -57,7 +52,7 @@ export default fp(
         return;
       }
 
-      const existing = await findIdempotencyRecord(fastify.prisma, accountId, key);
+      const existing = await fastify.storage.idempotency.findIdempotencyRecord(accountId, key);
       if (!existing) throw new AppError('IDEMPOTENCY_IN_FLIGHT'); // removed between our two statements: retryable
       if (existing.requestHash !== hash) throw new AppError('IDEMPOTENCY_KEY_REUSED');
       if (existing.responseStatus === null) throw new AppError('IDEMPOTENCY_IN_FLIGHT');
@@ -70,9 +65,9 @@ export default fp(
     fastify.addHook('onSend', async (request, reply) => {
       const reservation = request.idempotency;
       if (!reservation || (reservation.completed && reply.statusCode < 400)) return;
-      await releaseIdempotencyReservation(fastify.prisma, reservation.recordId).catch((error: Error) =>
-        request.log.warn({ err: error }, 'could not release idempotency reservation'),
-      );
+      await fastify.storage.idempotency
+        .releaseIdempotencyReservation(reservation.recordId)
+        .catch((error: Error) => request.log.warn({ err: error }, 'could not release idempotency reservation'));
     });
   },
   { name: 'idempotency', fastify: '5.x', dependencies: ['config', 'db', 'bearer-auth'] },

@@ -8,9 +8,7 @@ import { SimulatedDialer } from '../src/dispatch/simulated-dialer.js';
 import { CoalescedNotify } from '../src/jobs/coalesced-notify.js';
 import { requestsFirst } from '../src/jobs/requests-first.js';
 import { RetentionJob, retentionPolicy, type RetentionJobOptions } from '../src/jobs/retention.js';
-import { CALLS_CHANNEL } from '../src/storage/channels.js';
-import { sqlPool } from '../src/storage/database.js';
-import { createRetentionPool, RETENTION_TABLES } from '../src/storage/retention.js';
+import { CALLS_CHANNEL, createRetention, RETENTION_TABLES } from '../src/storage/index.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../src/webhooks/delivery-worker.js';
 import { WebhookSender } from '../src/webhooks/sender.js';
 
@@ -47,14 +45,14 @@ export default fp<JobsOptions>(
     const { config } = fastify;
     const dialer = options.dialer ?? (await createDialer(fastify));
     // Background passes give way to requests waiting for a database connection (up to 100 ms at a time).
-    const giveWay = requestsFirst(sqlPool(fastify.prisma));
+    const giveWay = requestsFirst(fastify.storage);
     fastify.decorate('dialer', dialer);
 
     const { timeoutMs = config.WEBHOOK_TIMEOUT_MS, onAttempt, ...workerOptions } = options.webhooks ?? {};
     const sender = new WebhookSender({ allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs });
     const deliveryWorker = config.WEBHOOK_DELIVERY_ENABLED
       ? new DeliveryWorker({
-          prisma: fastify.backgroundPrisma,
+          storage: fastify.backgroundStorage,
           databaseUrl: options.databaseUrl,
           sender,
           now: fastify.now,
@@ -74,7 +72,7 @@ export default fp<JobsOptions>(
 
     const dispatcher = config.DISPATCH_ENABLED
       ? new Dispatcher({
-          prisma: fastify.backgroundPrisma,
+          storage: fastify.backgroundStorage,
           databaseUrl: options.databaseUrl,
           dialer,
           now: fastify.now,
@@ -82,6 +80,7 @@ export default fp<JobsOptions>(
           maxConcurrentCalls: config.MAX_CONCURRENT_CALLS,
           simulated: { ringMs: config.SIMULATED_RING_MS, talkMs: config.SIMULATED_TALK_MS },
           leaseMs: config.DISPATCH_LEASE_MS,
+          queuedCallTtlMs: config.QUEUED_CALL_TTL_HOURS * 3600_000,
           requestsFirst: giveWay,
           // startedAt is the claim time: dialling began from the caller's point of view.
           onClaimed: (call) =>
@@ -95,23 +94,22 @@ export default fp<JobsOptions>(
         })
       : null;
     fastify.decorate('dispatcher', dispatcher);
-    const notifier = dispatcher
-      ? null
-      : new CoalescedNotify(sqlPool(fastify.backgroundPrisma), CALLS_CHANNEL, fastify.log);
+    const notifier = dispatcher ? null : new CoalescedNotify(fastify.backgroundStorage, CALLS_CHANNEL, fastify.log);
     fastify.decorate('wakeDispatchers', (accountId?: string) =>
       dispatcher ? dispatcher.wake(accountId) : notifier!.notify(),
     );
 
     // Its own two connections (src/storage/retention.ts says why), opened only while a pass runs.
-    const retentionPool = config.RETENTION_ENABLED ? createRetentionPool(options.databaseUrl) : null;
-    const retention = retentionPool
+    const retentionRepository = config.RETENTION_ENABLED ? createRetention(options.databaseUrl) : null;
+    const retention = retentionRepository
       ? new RetentionJob({
-          pool: retentionPool,
+          retention: retentionRepository,
           now: fastify.now,
           policy: retentionPolicy(config),
           intervalMs: config.RETENTION_INTERVAL_SECONDS * 1000,
           batchSize: config.RETENTION_BATCH_SIZE,
           pauseMs: config.RETENTION_PAUSE_MS,
+          budget: { rows: config.RETENTION_PASS_MAX_ROWS, ms: config.RETENTION_PASS_MAX_SECONDS * 1000 },
           log: fastify.log.child({ component: 'retention' }),
           ...options.retention,
           onBatch: (deleted) => {
@@ -136,7 +134,7 @@ export default fp<JobsOptions>(
       await dispatcher?.stop();
       await deliveryWorker?.stop();
       await retention?.stop();
-      await retentionPool?.end();
+      await retentionRepository?.close();
       sender.close();
     });
   },

@@ -4,10 +4,8 @@
 // use tries again.
 import fp from 'fastify-plugin';
 import type { Principal } from '../src/domain/principal.js';
-import { REQUIRED_PLAN } from './access.js';
+import { planAllowsApi } from '../src/domain/api-access.js';
 import { ThrottledLog } from '../src/logging/throttled-log.js';
-import { sqlPool } from '../src/storage/database.js';
-import { touchApiKeys } from '../src/storage/keys.js';
 
 /** How stale "last used" may be. */
 export const KEY_USAGE_RESOLUTION_MS = 60_000;
@@ -18,12 +16,12 @@ export const KEY_USAGE_RESOLUTION_MS = 60_000;
  * another tenant's agent): a use, since the key was good and its account allowed to call.
  */
 export function countsAsUse(principal: Pick<Principal, 'apiAccessEnabled' | 'plan'>): boolean {
-  return principal.apiAccessEnabled && principal.plan === REQUIRED_PLAN;
+  return principal.apiAccessEnabled && planAllowsApi(principal.plan);
 }
 
 export default fp(
   async (fastify) => {
-    const pool = sqlPool(fastify.backgroundPrisma);
+    const keys = fastify.backgroundStorage.keys;
     const logs = new ThrottledLog(fastify.log);
     /** When this process last recorded each key. */
     const recorded = new Map<string, number>();
@@ -34,7 +32,7 @@ export default fp(
       const uses = [...pending].map(([keyId, at]) => ({ keyId, at }));
       pending = new Map();
       try {
-        await touchApiKeys(pool, uses);
+        await keys.touchApiKeys(uses);
         logs.recovered('key-usage', 'API key use is recorded again');
       } catch (error) {
         for (const { keyId } of uses) recorded.delete(keyId);

@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { LIVE_STATUSES } from '../src/domain/call-vocabulary.js';
+import { LIVE_STATUSES } from '../schemas/vocabulary.js';
 import { withTimeout } from '../src/jobs/with-timeout.js';
 
 const TRIGGER_ROUTE = '/api/v1/calls/trigger';
@@ -82,7 +82,7 @@ function createMetrics(fastify: FastifyInstance) {
   });
   const retentionPasses = new Counter({
     name: 'oct_retention_passes_total',
-    help: 'Retention passes by outcome: completed, skipped (another process was deleting), stopped (closing), failed.',
+    help: 'Retention passes by outcome: completed, limited (used its budget; the next pass goes on), skipped (another process was deleting), stopped (closing), failed.',
     labelNames: ['outcome'] as const,
     registers: [register],
   });

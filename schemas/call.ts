@@ -1,7 +1,7 @@
-// The public view of a call: the `data` of every webhook event and what callctl shows. One shape, one function.
+// The public view of a call: the `data` of every webhook event and what callctl shows (src/calls/call-view.ts maps a
+// stored call to it).
 import { Type, type Static, type TLiteral } from '@sinclair/typebox';
-import { CALL_STATUSES, FAILURE_REASONS } from '../src/domain/call-vocabulary.js';
-import type { Call } from '../src/generated/prisma/client.js';
+import { ANSWERED_BY, ATTEMPT_OUTCOMES, CALL_STATUSES, FAILURE_REASONS, TIMEZONE_SOURCES } from './vocabulary.js';
 
 const Timestamp = (description: string) =>
   Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
@@ -17,6 +17,18 @@ export const CallStatusSchema = Type.Union(literals(CALL_STATUSES), {
 export const FailureReasonSchema = Type.Union([...literals(FAILURE_REASONS), Type.Null()], {
   description: 'Why the call failed; null unless status is failed',
 });
+
+export const AttemptOutcomeSchema = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1, description: 'The attempt, from 1' }),
+    outcome: Type.Union(literals(ATTEMPT_OUTCOMES), {
+      description: 'completed, or why the attempt failed',
+    }),
+    at: Type.String({ format: 'date-time', description: 'When the attempt ended' }),
+  },
+  { additionalProperties: false },
+);
+export type AttemptOutcomeData = Static<typeof AttemptOutcomeSchema>;
 
 export const Metadata = Type.Record(
   Type.String(),
@@ -43,27 +55,35 @@ export const CallData = Type.Object(
       description: 'Talk time, answered to ended',
     }),
     failure_reason: FailureReasonSchema,
+    attempt: Type.Integer({
+      minimum: 1,
+      description:
+        "The attempt being made or last made, from 1. A call retried under its agent's retry policy keeps its call_id; call.started is sent once per attempt",
+    }),
+    attempts: Type.Integer({
+      minimum: 0,
+      description: 'How many attempts were dialled (0 when the call ended before its first dial)',
+    }),
+    attempt_outcomes: Type.Array(AttemptOutcomeSchema, {
+      description: 'How each finished attempt ended, oldest first; empty until the first attempt ends',
+    }),
+    answered_by: Type.Union([...literals(ANSWERED_BY), Type.Null()], {
+      description:
+        "Answering-machine detection's verdict for the last answered attempt: human, machine or unknown; null when the agent's voicemail detection is off or nobody answered",
+    }),
+    voicemail_left: Type.Union([Type.Boolean(), Type.Null()], {
+      description:
+        'When the call ended on a machine (failure_reason voicemail): whether a message was left; otherwise null',
+    }),
+    scheduled_at: Timestamp('The time the trigger asked for (scheduled_at); null when it asked for none'),
+    timezone: Type.Union([Type.String(), Type.Null()], {
+      description: "The IANA time zone the agent's calling window is read in for this call",
+    }),
+    timezone_source: Type.Union([...literals(TIMEZONE_SOURCES), Type.Null()], {
+      description:
+        "Where timezone came from: request (the trigger's recipient_timezone), country (the number's country has one zone) or agent (the agent's zone)",
+    }),
   },
   { $id: 'CallData', additionalProperties: false, description: 'A call as webhooks and operators see it' },
 );
 export type CallData = Static<typeof CallData>;
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-export function callView(call: Call): CallData {
-  return {
-    call_id: call.id,
-    status: call.status,
-    agent_id: call.agentId,
-    phone_number: call.phoneNumber,
-    name: call.name,
-    email: call.email,
-    metadata: (call.metadata ?? {}) as CallData['metadata'],
-    created_at: call.createdAt.toISOString(),
-    started_at: iso(call.startedAt),
-    answered_at: iso(call.answeredAt),
-    ended_at: iso(call.endedAt),
-    duration_seconds: call.durationSeconds,
-    failure_reason: call.failureReason,
-  };
-}

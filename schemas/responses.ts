@@ -1,9 +1,10 @@
 // Documented responses of the trigger: every status it can return, with the shared error envelope and the exact
 // messages (from the one error table) as examples, and the headers each carries.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { errorMessage, type ErrorCode } from '../src/errors.js';
+import { errorMessage, type ErrorCode } from './error-codes.js';
 import { ErrorResponse } from './error.js';
 import { RATE_LIMIT_HEADERS, REPLAYED_HEADER, RETRY_AFTER_HEADER } from './headers.js';
+import { TRIGGER_FIELD_ERRORS } from './trigger.js';
 
 const envelope = (message: string) => ({ success: false, error: message });
 
@@ -39,7 +40,7 @@ export function triggerResponses(success: TSchema) {
     200: Type.Unsafe({ ...success, headers: { ...RATE_LIMIT_HEADERS, ...REPLAYED_HEADER } }),
     400: errorResponse(
       400,
-      'Bad request: HTTPS required, key in the URL, malformed or invalid body, agent selection, calling window',
+      'Bad request: HTTPS required, key in the URL, malformed or invalid body, agent selection, calling window, a number on the do-not-call list',
       [
         'HTTPS_REQUIRED',
         'KEY_IN_URL',
@@ -50,6 +51,7 @@ export function triggerResponses(success: TSchema) {
         'NO_DEFAULT_AGENT',
         'AGENT_HAS_NO_PHONE',
         'OUTSIDE_CALLING_WINDOW',
+        'DO_NOT_CALL',
         'IDEMPOTENCY_KEY_INVALID',
       ],
       {},
@@ -58,6 +60,8 @@ export function triggerResponses(success: TSchema) {
         'name must be at most 200 characters',
         'foo is not a known field',
         'metadata keys must be 1 to 40 characters',
+        TRIGGER_FIELD_ERRORS.scheduledAtPast,
+        TRIGGER_FIELD_ERRORS.unknownTimezone,
       ],
     ),
     401: errorResponse(401, 'Missing, malformed, unknown or revoked API key', ['INVALID_API_KEY']),

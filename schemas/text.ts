@@ -1,8 +1,8 @@
 // Strings checked the way JSON Schema (and so the published contract) defines them: lengths in Unicode code points and
 // patterns with the u flag. TypeBox's own string check counts UTF-16 units, so 21 emoji would be "longer than 40".
 import { FormatRegistry, Kind, Type, TypeRegistry, type TUnsafe } from '@sinclair/typebox';
-import type { ErrorCode } from '../src/errors.js';
-import { isUuid } from '../src/domain/ids.js';
+import type { ErrorCode } from './error-codes.js';
+import { UUID } from './uuid.js';
 
 /** What PostgreSQL can store unchanged: no NUL, no UTF-16 surrogate without its partner (u flag: code points). */
 export const STORABLE_TEXT = '^[^\\u0000\\ud800-\\udfff]*$';
@@ -29,13 +29,32 @@ export const EMAIL_RULE =
   'in dot-separated runs (no leading, trailing or doubled dot, no quotes); the domain is dot-separated labels of letters, digits and ' +
   'hyphens (1 to 63, no hyphen at either end) ending in a top-level domain of at least two characters that starts with a letter; ASCII only';
 const EMAIL = new RegExp(EMAIL_PATTERN, 'u');
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** How a refused date-time is described (schemas/validation.ts): the end of a sentence that starts with the field. */
+export const DATE_TIME_RULE = 'must be an RFC 3339 date-time with its UTC offset, such as 2026-12-01T09:30:00-05:00';
+
+/** RFC 3339's date-time with its offset, the day one its month has: Date.parse alone reads 02-30 as March 2. */
+function isDateTime(value: string): boolean {
+  const m = DATE_TIME.exec(value);
+  if (!m || Number.isNaN(Date.parse(value))) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  return day >= 1 && day <= days && hour <= 23 && minute <= 59 && second <= 59;
+}
 
 // TypeBox ships no string formats: register the ones our schemas use.
-if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', isUuid);
+if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', (v) => UUID.test(v));
 if (!FormatRegistry.Has('email')) FormatRegistry.Set('email', (v) => EMAIL.test(v));
-if (!FormatRegistry.Has('date-time'))
-  FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', isDateTime);
 
 /**
  * What shows nothing on a page or a terminal: white space, control and format characters, default-ignorable code

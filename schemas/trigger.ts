@@ -6,6 +6,25 @@ export const METADATA_MAX_KEYS = 50;
 export const METADATA_KEY_MAX = 40;
 export const METADATA_STRING_MAX = 500;
 
+/** How far ahead scheduled_at may be, and how far behind the server's clock it may be and still mean "now". */
+export const SCHEDULE_MAX_DAYS_AHEAD = 30;
+export const SCHEDULE_SKEW_MINUTES = 5;
+export const TIMEZONE_NAME_MAX = 64;
+
+/** The 400s of the two fields' rules no schema can state (they depend on the clock and on the time-zone data). */
+export const TRIGGER_FIELD_ERRORS = {
+  scheduledAtPast: `scheduled_at must not be in the past (up to ${SCHEDULE_SKEW_MINUTES} minutes behind the server's clock is read as now)`,
+  scheduledAtTooFar: `scheduled_at must be at most ${SCHEDULE_MAX_DAYS_AHEAD} days ahead`,
+  unknownTimezone: 'recipient_timezone must be an IANA time zone name such as America/New_York',
+} as const;
+
+/**
+ * An RFC 3339 date-time with its offset (Z or ±HH:MM), as the server reads it: upper-case T and Z, no leap second.
+ * The format (date-time) adds what a pattern cannot say: the day exists in its month.
+ */
+export const DATE_TIME_PATTERN =
+  '^\\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\\d|3[01])T(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|[+-](?:[01]\\d|2[0-3]):[0-5]\\d)$';
+
 const NO_NUL = 'no NUL or unpaired surrogates';
 
 const MetadataValue = Type.Union(
@@ -61,6 +80,29 @@ export const TriggerBody = Type.Object(
         description:
           `Arbitrary key-value pairs passed through to webhooks and call records: at most ${METADATA_MAX_KEYS} keys of 1-${METADATA_KEY_MAX} characters; ` +
           `values a string (at most ${METADATA_STRING_MAX} characters), number, boolean or null. Lengths are Unicode code points; keys and strings have ${NO_NUL}.`,
+      }),
+    ),
+    scheduled_at: Type.Optional(
+      Text({
+        format: 'date-time',
+        pattern: DATE_TIME_PATTERN,
+        description:
+          'Dial no earlier than this time: an RFC 3339 date-time with its UTC offset (Z or ±HH:MM, upper-case T and Z, no leap second). ' +
+          `At most ${SCHEDULE_MAX_DAYS_AHEAD} days ahead; a time up to ${SCHEDULE_SKEW_MINUTES} minutes in the past (clock skew) means now, one further back is refused (400 naming the field). ` +
+          "The call is accepted at once (status initiated) and waits; at that time the agent's calling window applies as to any waiting call, and its time to live counts from then. " +
+          'An agent whose outside-window policy is reject refuses a scheduled_at outside its window (400 "Outside the agent\'s calling window").',
+        examples: ['2026-12-01T09:30:00-05:00'],
+      }),
+    ),
+    recipient_timezone: Type.Optional(
+      Text({
+        minLength: 1,
+        maxLength: TIMEZONE_NAME_MAX,
+        description:
+          "The callee's IANA time zone (e.g. America/New_York). Used when the agent reads its calling windows in the recipient's zone " +
+          "(window_timezone: recipient); without it that zone is the number's country's when the country has a single zone, else the agent's. " +
+          "A name the server's time-zone database does not know (or a UTC offset such as +05:00) is refused (400 naming the field), whatever the agent.",
+        examples: ['America/New_York'],
       }),
     ),
   },

@@ -4,8 +4,16 @@ import { Kind, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
-import type { ErrorCode } from '../src/errors.js';
-import { NAME_TEXT, NAME_TEXT_RULE, STORABLE_TEXT, STORABLE_TEXT_RULE, textProblem, type TextOptions } from './text.js';
+import type { ErrorCode } from './error-codes.js';
+import {
+  DATE_TIME_RULE,
+  NAME_TEXT,
+  NAME_TEXT_RULE,
+  STORABLE_TEXT,
+  STORABLE_TEXT_RULE,
+  textProblem,
+  type TextOptions,
+} from './text.js';
 
 export interface FieldError {
   instancePath: string;
@@ -63,11 +71,16 @@ function sentence(error: ValueError): string {
 }
 
 function formatSentence(format: string | undefined): string {
-  return format === 'uuid'
-    ? 'must be a UUID'
-    : format === 'email'
-      ? 'must be a valid email address'
-      : `must be a valid ${format}`;
+  switch (format) {
+    case 'uuid':
+      return 'must be a UUID';
+    case 'email':
+      return 'must be a valid email address';
+    case 'date-time':
+      return DATE_TIME_RULE;
+    default:
+      return `must be a valid ${format}`;
+  }
 }
 
 function textSentence(schema: TextOptions, value: unknown): string {

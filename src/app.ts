@@ -24,6 +24,7 @@ import openapi from '../plugins/openapi.js';
 import rateLimit from '../plugins/rate-limit.js';
 import redis from '../plugins/redis.js';
 import triggerRoute from './routes/api/v1/calls/trigger.js';
+import dashboardPlugins, { dashboardHelmet } from '../plugins/dashboard/index.js';
 import dashboard from './routes/dashboard/index.js';
 import rootRedirect from './routes/dashboard/root-redirect.js';
 import twilioRoutes from './routes/telephony/twilio.js';
@@ -40,6 +41,18 @@ export interface AppOptions {
   clock?: () => Date;
   /** Test seams for background work: a dialer, dispatcher timings, a hook between claim and dial. */
   jobs?: Omit<JobsOptions, 'databaseUrl'>;
+}
+
+/**
+ * The dashboard's plugins and its pages, in `scope` (the service mounts them under /dashboard; tests that probe the
+ * dashboard mount them beside routes of their own).
+ */
+export async function registerDashboard(scope: FastifyInstance, config: Config) {
+  await scope.register(dashboardPlugins, {
+    sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES,
+    sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS,
+  });
+  await scope.register(dashboard);
 }
 
 /** The service: shared plugins first (each owns one concern), then routes. */
@@ -84,12 +97,11 @@ export async function app(fastify: FastifyInstance, { config, databaseUrl, clock
   );
 
   // The dashboard: its sessions, CSRF, helmet, forms and views live in its own scope, never on /api/v1.
-  await fastify.register(dashboard, {
-    prefix: '/dashboard',
-    sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES,
-    sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS,
+  await fastify.register((scope) => registerDashboard(scope, config), { prefix: '/dashboard' });
+  await fastify.register(async (frontDoor) => {
+    await frontDoor.register(dashboardHelmet);
+    await frontDoor.register(rootRedirect);
   });
-  await fastify.register(rootRedirect);
 }
 
 export interface BuildOptions extends AppOptions {

@@ -96,13 +96,25 @@ export const ConfigSchema = Type.Object({
     description: 'Rows one retention statement deletes at most',
   }),
   RETENTION_PAUSE_MS: NonNegative('Pause between two full batches of a retention pass', 100),
+  RETENTION_PASS_MAX_ROWS: Positive(
+    'Rows one retention pass deletes at most (cascaded events, deliveries and attempts included) before it yields to the next interval',
+    100_000,
+  ),
+  RETENTION_PASS_MAX_SECONDS: Positive(
+    'Seconds one retention pass runs at most before it yields to the next interval',
+    60,
+  ),
   WEBHOOK_LOG_RETENTION_DAYS: Positive(
     'Days a finished webhook delivery and its attempts are kept after it finished',
     30,
   ),
   CALL_RETENTION_DAYS: Positive('Days a finished call and its events are kept after it ended', 365),
   AUDIT_RETENTION_DAYS: Positive('Days an audit log entry is kept', 365),
-  SIMULATED_RING_MS: NonNegative('How long simulated calls ring', 1000),
+  SIMULATED_RING_MS: Type.String({
+    minLength: 1,
+    default: '1000',
+    description: 'How long simulated calls ring (ms); a range such as 1000-3000 gives each call its own ring in it',
+  }),
   SIMULATED_TALK_MS: NonNegative('How long simulated calls talk', 5000),
   SIMULATED_DIAL_LOG: Type.Optional(
     Type.String({
@@ -117,7 +129,22 @@ export const ConfigSchema = Type.Object({
 });
 
 type RawConfig = Static<typeof ConfigSchema>;
-export type Config = RawConfig & {
+
+/** How long a simulated call rings: a fixed time, or a range each attempt draws its own ring from (ms). */
+export type SimulatedRing = number | { minMs: number; maxMs: number };
+
+/** SIMULATED_RING_MS: `1000` (every call rings 1 s) or `1000-3000` (each rings between 1 and 3 s); null if neither. */
+export function parseSimulatedRing(text: string): SimulatedRing | null {
+  const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(text);
+  if (!match) return null;
+  const min = Number(match[1]);
+  const max = match[2] === undefined ? min : Number(match[2]);
+  if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || max < min) return null;
+  return max === min ? min : { minMs: min, maxMs: max };
+}
+export type Config = Omit<RawConfig, 'SIMULATED_RING_MS'> & {
+  /** A fixed ring (ms), or the range each simulated call draws its ring from. */
+  SIMULATED_RING_MS: SimulatedRing;
   /** DATA_DIR made absolute. */
   dataDir: string;
   trustProxy: boolean;
@@ -177,6 +204,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push(`${name}: ${schema ? describeProblem(schema, error.value) : error.message}${shown}`);
   }
   const config = withDefaults as RawConfig;
+  const ring = parseSimulatedRing(String(config.SIMULATED_RING_MS));
+  if (ring === null)
+    problems.push(
+      `SIMULATED_RING_MS: must be milliseconds (1000) or a range min-max with max >= min (1000-3000) (got ${JSON.stringify(env.SIMULATED_RING_MS)})`,
+    );
   if (problems.length === 0) {
     if (config.TLS_MODE === 'files') {
       if (!config.TLS_CERT_FILE) problems.push('TLS_CERT_FILE: is required when TLS_MODE=files');
@@ -215,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     ...config,
+    SIMULATED_RING_MS: ring!,
     dataDir: path.resolve(config.DATA_DIR),
     trustProxy: config.TRUST_PROXY || config.TLS_MODE === 'proxy',
     smtpFrom:

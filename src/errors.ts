@@ -1,47 +1,6 @@
-// The one table of coded errors: each code's HTTP status and exact message. Domain code throws AppError;
-// the errors plugin turns it into { success: false, error }.
-
-export const ERRORS = {
-  HTTPS_REQUIRED: { status: 400, message: 'HTTPS is required' },
-  KEY_IN_URL: { status: 400, message: 'API keys must be sent in the Authorization header' },
-  INVALID_API_KEY: { status: 401, message: 'Invalid API key' },
-  API_ACCESS_DISABLED: { status: 403, message: 'API access is disabled' },
-  PLAN_REQUIRED: { status: 403, message: 'API access requires the agency plan' },
-  AGENT_FORBIDDEN: { status: 403, message: 'API key does not have access to this agent' },
-  TWILIO_SIGNATURE_INVALID: { status: 403, message: 'Invalid Twilio signature' },
-  RATE_LIMITED: { status: 429, message: 'Rate limit exceeded. Retry after {seconds} seconds.' },
-  TOO_MANY_WAITING: { status: 429, message: 'Too many calls waiting. Retry after {seconds} seconds.' },
-  TOO_MANY_FAILED_AUTH: {
-    status: 429,
-    message: 'Too many failed authentication attempts. Retry after {seconds} seconds.',
-  },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Content-Type must be application/json' },
-  BODY_TOO_LARGE: { status: 413, message: 'Request body must not exceed {limit} bytes' },
-  MALFORMED_JSON: {
-    status: 400,
-    message: 'Request body is not valid JSON, or contains a forbidden __proto__ or constructor.prototype key',
-  },
-  BODY_NOT_OBJECT: { status: 400, message: 'Request body must be a JSON object' },
-  VALIDATION: { status: 400, message: '{detail}' },
-  INVALID_PHONE_NUMBER: { status: 400, message: 'Invalid phone number format' },
-  AGENT_NOT_FOUND: { status: 400, message: 'Agent not found' },
-  NO_DEFAULT_AGENT: { status: 400, message: 'No agent specified and no default agent configured' },
-  AGENT_HAS_NO_PHONE: { status: 400, message: 'Agent has no phone number assigned' },
-  OUTSIDE_CALLING_WINDOW: { status: 400, message: "Outside the agent's calling window" },
-  IDEMPOTENCY_KEY_INVALID: { status: 400, message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'Idempotency-Key was already used with a different request body' },
-  IDEMPOTENCY_IN_FLIGHT: { status: 409, message: 'A request with this Idempotency-Key is still being processed' },
-  NOT_FOUND: { status: 404, message: 'Route {method} {path} not found' },
-  METHOD_NOT_ALLOWED: { status: 405, message: 'Method {method} not allowed on {path}' },
-  SERVICE_UNAVAILABLE: { status: 503, message: 'Service temporarily unavailable' },
-  INTERNAL: { status: 500, message: 'Internal server error' },
-} as const satisfies Record<string, { status: number; message: string }>;
-
-export type ErrorCode = keyof typeof ERRORS;
-
-function fill(template: string, params: Record<string, string | number>): string {
-  return template.replace(/\{(\w+)\}/g, (_, name: string) => String(params[name] ?? `{${name}}`));
-}
+// AppError: what domain code throws for a coded error of the one table (schemas/error-codes.ts); the errors plugin
+// turns it into { success: false, error }.
+import { ERRORS, errorMessage, type ErrorCode } from '../schemas/error-codes.js';
 
 export class AppError extends Error {
   override name = 'AppError';
@@ -52,17 +11,12 @@ export class AppError extends Error {
     /** Extra response headers, e.g. Retry-After. */
     readonly headers: Record<string, string> = {},
   ) {
-    // A client error (4xx) is an answer, not a fault: no stack trace is captured for it (capturing one was 3% of a
-    // refused request's CPU). 5xx errors keep theirs for the log.
+    // A client error (4xx) is an answer, not a fault: no stack trace is captured for it (capturing one is a measurable
+    // part of a refused request's CPU: bench/README.md, "Figures behind code comments"). 5xx errors keep theirs.
     const stackTraceLimit = Error.stackTraceLimit;
     if (ERRORS[code].status < 500) Error.stackTraceLimit = 0;
-    super(fill(ERRORS[code].message, params));
+    super(errorMessage(code, params));
     Error.stackTraceLimit = stackTraceLimit;
     this.statusCode = ERRORS[code].status;
   }
-}
-
-/** The message of a code, filled in; used by OpenAPI examples and tests so they cannot drift. */
-export function errorMessage(code: ErrorCode, params: Record<string, string | number> = {}): string {
-  return fill(ERRORS[code].message, params);
 }

@@ -13,3 +13,5 @@ function findProjectRoot(start: string): string {
 export const PROJECT_ROOT = findProjectRoot(path.dirname(fileURLToPath(import.meta.url)));
 export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'prisma', 'migrations');
 export const SCHEMA_FILE = path.join(PROJECT_ROOT, 'prisma', 'schema.prisma');
+/** The dashboard's templates and stylesheet, read from the source tree (no build step), in development and in the image. */
+export const VIEWS_DIR = path.join(PROJECT_ROOT, 'src', 'views');

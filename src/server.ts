@@ -6,8 +6,8 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildInternalApp } from './internal/app.js';
 import { loggerOptions } from './logger.js';
-import { locateDatabase } from './storage/database.js';
-import { migrate } from './storage/migrate.js';
+import { locateDatabase } from './storage/index.js';
+import { migrate } from './storage/index.js';
 import { tlsMaterial } from './tls.js';
 
 async function main() {
@@ -22,7 +22,7 @@ async function main() {
     throw error;
   }
   // Asynchronous writes: lines logged while a write is under way go out together in the next one (under load, one
-  // write for many requests instead of a write per request: 6% of the request path's CPU was this write). pino
+  // write for many requests instead of a write per request; bench/README.md, "Figures behind code comments"). pino
   // flushes what is left synchronously when the process exits; only a SIGKILL can lose the lines of that moment.
   const logger = pino(
     loggerOptions(config.LOG_LEVEL) as pino.LoggerOptions,

@@ -5,7 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { FastifyServerFactory } from 'fastify';
-import { errorMessage } from './errors.js';
+import { errorMessage } from '../schemas/error-codes.js';
 
 type TlsMaterial = Pick<https.ServerOptions, 'key' | 'cert'>;
 

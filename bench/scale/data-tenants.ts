@@ -6,7 +6,7 @@ import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { nextWindowOpening, type CallingWindow } from '../../src/domain/calling-window.js';
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
-import { createPrisma } from '../../src/storage/database.js';
+import { createStorage } from '../../src/storage/index.js';
 import { v7IdSql } from '../setup.js';
 
 /** The counts a layout needs (ScaleShape's, see data.ts). */
@@ -176,13 +176,13 @@ export const DASHBOARD_PASSWORD = 'scale bench: a million calls';
 
 /** The dashboard user of the big account (an agency user), made by the operator functions with a real password hash. */
 export async function createDashboardUser(databaseUrl: string, accountId: string): Promise<void> {
-  const prisma = createPrisma(databaseUrl, { max: 2 });
+  const storage = createStorage(databaseUrl, { max: 2 });
   try {
-    const { token } = await createUser(prisma, { accountId, email: DASHBOARD_EMAIL, actor: { kind: 'operator' } });
-    const set = await setPasswordWithLink(prisma, { token, password: DASHBOARD_PASSWORD, ip: null, now: new Date() });
+    const { token } = await createUser(storage, { accountId, email: DASHBOARD_EMAIL, actor: { kind: 'operator' } });
+    const set = await setPasswordWithLink(storage, { token, password: DASHBOARD_PASSWORD, ip: null, now: new Date() });
     if (!set.ok) throw new Error(`dashboard user: ${set.problem}`);
   } finally {
-    await prisma.$disconnect();
+    await storage.close();
   }
 }
 

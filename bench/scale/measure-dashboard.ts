@@ -3,7 +3,7 @@
 // CSRF token, the Origin of a form post). Each request: a warm-up, then sequential requests, median and p99.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { SESSION_COOKIE } from '../../plugins/dashboard/options.js';
+import { SESSION_COOKIE } from '../../plugins/dashboard/session.js';
 import { percentiles, type Percentiles } from '../stats.js';
 
 const WARM_UP = 20;

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../src/config.js';
 import { retentionPolicy, runRetentionPass } from '../../src/jobs/retention.js';
-import { createRetentionPool, type DeletedRows } from '../../src/storage/retention.js';
+import { createRetentionPool, RetentionRepository, type DeletedRows } from '../../src/storage/retention.js';
 import { round } from './measure-drain.js';
 import { fixedRateTriggers, triggerFigures, type TriggerFigures } from './measure-service.js';
 
@@ -60,7 +60,7 @@ export async function measureRetention(ctx: RetentionContext): Promise<Retention
   let pass;
   try {
     pass = await runRetentionPass({
-      pool,
+      retention: new RetentionRepository(pool),
       now: new Date(),
       policy: retentionPolicy(ctx.config),
       batchSize: ctx.config.RETENTION_BATCH_SIZE,

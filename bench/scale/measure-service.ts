@@ -62,7 +62,7 @@ export function triggerFigures(result: LoadResult, rate: number): TriggerFigures
   };
 }
 
-/** A fixed rate spread evenly over each second (staggered connections), rotating over every key. */
+/** A fixed rate, open loop (latency from each request's intended send time: bench/load.ts), rotating over every key. */
 export async function fixedRateTriggers(
   port: number,
   keys: string[],
@@ -75,7 +75,7 @@ export async function fixedRateTriggers(
     headers: HEADERS,
     body: TRIGGER_BODY,
     keys,
-    // One request a second per connection (as (d) of npm run bench): the rate holds while answers take up to a second.
+    // Up to one socket per request a second: the rate holds while answers take up to a second.
     connections: rate,
     durationSeconds: seconds,
     rate,

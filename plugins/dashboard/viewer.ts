@@ -1,7 +1,7 @@
 // The signed-in user of a dashboard request as `request.viewer` (null when nobody is signed in). Read on every
 // request, so a user disabled a moment ago is signed out at their next click, on every replica.
 import fp from 'fastify-plugin';
-import { findActiveUser, type ActiveUser } from '../../src/storage/users.js';
+import { type ActiveUser } from '../../src/storage/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,7 +15,7 @@ export default fp(
     fastify.addHook('onRequest', async (request) => {
       const userId = request.session.userId;
       if (!userId) return;
-      const user = await findActiveUser(fastify.prisma, userId);
+      const user = await fastify.storage.users.findActiveUser(userId);
       if (user) {
         request.viewer = user;
         return;

@@ -1,20 +1,52 @@
-// The Calls pages' query string and parameters. The schema only bounds the input: what a value
-// must be (a status, a date, a number, an id) is checked by the handler, which says what is wrong on the page.
+// The Calls pages' query string and parameters. Each filter states what it must be (a status, a UTC date, an id);
+// empty or blank means "any". The page says, filter by filter, what is wrong with those the schema refuses; the
+// phone number is checked by the handler once separators are dropped, and an agent or client id against the viewer's.
 import { Type, type Static } from '@sinclair/typebox';
+import { UUID_PATTERN } from '../uuid.js';
+import { CALL_STATUSES } from '../vocabulary.js';
+import { Form } from './forms.js';
 
-const Filter = (description: string, maxLength = 100) => Type.Optional(Type.String({ maxLength, description }));
+export const FILTER_MAX_LENGTH = 100;
+
+/** A filter's value: blank (any), or what `pattern` (unanchored) says, with blanks around it ignored. */
+const Filter = (description: string, pattern?: string) =>
+  Type.Optional(
+    Type.String({
+      maxLength: FILTER_MAX_LENGTH,
+      ...(pattern ? { pattern: `^\\s*(?:${pattern})?\\s*$` } : {}),
+      description,
+    }),
+  );
+const ID = UUID_PATTERN.slice(1, -1);
+/** A day, or a minute (seconds optional), in UTC. */
+const DATE = '\\d{4}-\\d{2}-\\d{2}(?:[T ]\\d{2}:\\d{2}(?::\\d{2})?)?';
 
 export const CallsQuery = Type.Object(
   {
-    status: Filter('A call status (initiated, dialing, in_progress, completed, failed); empty: any'),
-    agent: Filter("An agent's id; empty: any"),
-    client: Filter("An account's id, the agency's own or one of its clients' (agency users); empty: all of them"),
-    from: Filter('Created on or after: YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM, in UTC; empty: no bound'),
+    status: Filter(
+      'A call status (initiated, dialing, in_progress, completed, failed); empty: any',
+      CALL_STATUSES.join('|'),
+    ),
+    agent: Filter("An agent's id; empty: any", ID),
+    client: Filter("An account's id, the agency's own or one of its clients' (agency users); empty: all of them", ID),
+    from: Filter('Created on or after: YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM, in UTC; empty: no bound', DATE),
     to: Filter(
       'Created on or before: YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM (before that minute), in UTC; empty: no bound',
+      DATE,
     ),
-    number: Filter('The destination number, E.164 (spaces, dashes and parentheses are ignored); empty: any'),
-    call: Filter("A call's id: that call alone, if the viewer may see it"),
+    number: Filter(
+      'The start of the destination number: "+1415" matches every number that starts so, a whole E.164 number that ' +
+        'number (spaces, dashes and parentheses are ignored); empty: any',
+    ),
+    name: Filter("The start of the call's name (the trigger's `name`), in any case; empty: any"),
+    meta_key: Filter(
+      'A metadata key (1 to 40 characters), searched together with meta_value; empty: no metadata search',
+    ),
+    meta_value: Filter(
+      "The metadata key's value: a number-looking value (123) matches the JSON number and the string, true/false/null " +
+        'the JSON literal and the string, anything else the string exactly',
+    ),
+    call: Filter("A call's id: that call alone, if the viewer may see it", ID),
     before: Filter('Cursor: the page starts after this call (from "Older")'),
   },
   { description: 'One page of calls, newest first, filtered' },
@@ -26,3 +58,42 @@ export const CallParams = Type.Object(
   { description: 'A call' },
 );
 export type CallParams = Static<typeof CallParams>;
+
+/** The metadata key shown as a column of the Calls list (remembered per user); blank: none. */
+export const CallsColumnForm = Form(
+  {
+    column: Type.String({
+      maxLength: FILTER_MAX_LENGTH,
+      description: 'A metadata key (1 to 40 characters, blanks around it ignored); empty: no metadata column',
+    }),
+    back: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description: 'The Calls list query string to go back to (filters kept), without the "?"',
+      }),
+    ),
+  },
+  'Show one metadata key as a column of the Calls list',
+);
+export type CallsColumnForm = Static<typeof CallsColumnForm>;
+
+/** The most calls one "Cancel selected calls" form names: a page of the Calls list. */
+export const CANCEL_MAX_CALLS = 50;
+const CallId = Type.String({ maxLength: 64, pattern: UUID_PATTERN, description: "A call's id" });
+
+export const CancelCallForm = Form({}, 'Cancel this call (it must still be waiting)');
+export type CancelCallForm = Static<typeof CancelCallForm>;
+
+export const CancelCallsForm = Form(
+  {
+    call: Type.Optional(
+      Type.Union([CallId, Type.Array(CallId, { maxItems: CANCEL_MAX_CALLS })], {
+        description:
+          'The calls ticked on the Calls list: one id, or several; each must be a call of an account the viewer ' +
+          'manages (else the whole form is refused with 404); none ticked: nothing is canceled',
+      }),
+    ),
+  },
+  'Cancel the selected calls of the Calls list (those still waiting; the others are named as not canceled)',
+);
+export type CancelCallsForm = Static<typeof CancelCallsForm>;

@@ -10,6 +10,9 @@ const NextField = Type.Optional(
   Type.String({ maxLength: 2048, description: 'A /dashboard path to go back to afterwards' }),
 );
 
+/** A UTC date and time as a datetime-local field sends it: YYYY-MM-DDTHH:MM, seconds optional, a space for the T. */
+export const UTC_MINUTE_PATTERN = '^\\s*\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(?::\\d{2})?\\s*$';
+
 /** A form: its fields plus `_csrf`; nothing else is accepted. */
 export function Form<T extends TProperties>(properties: T, description: string) {
   return Type.Object({ _csrf: CsrfField, ...properties }, { additionalProperties: false, description });

@@ -1,6 +1,9 @@
-// The Clients and Users pages' forms: create a client, invite a user, disable or enable a user, make a new link. Lengths only bound the input;
-// the rules (a client's name, an email address, a taken email) are checked by src/admin with their own words.
+// The Clients and Users pages' forms: create a client, invite a user, disable or enable a user, make a new link. The
+// schema states an invitation's address shape and account id; what no pattern says (a readable client name, an address
+// of at most 254 characters, one not taken) src/admin checks, in the words callctl gives too.
 import { Type, type Static } from '@sinclair/typebox';
+import { USER_EMAIL_SHAPE } from '../user-email.js';
+import { UUID_PATTERN } from '../uuid.js';
 import { Form } from './forms.js';
 
 /** The page a people form was on, to go back to (or re-render) afterwards. */
@@ -29,9 +32,16 @@ export type ClientParams = Static<typeof ClientParams>;
 
 export const InviteUserForm = Form(
   {
-    email: Type.String({ maxLength: 320, description: "The new user's email address (any case; must not be taken)" }),
+    email: Type.String({
+      maxLength: 320,
+      pattern: `^\\s*${USER_EMAIL_SHAPE}\\s*$`,
+      description:
+        "The new user's email address: one @, something on each side, a dot after it, no blanks inside (blanks " +
+        'around it are dropped; any case; at most 254 characters; must not be taken)',
+    }),
     account: Type.String({
       maxLength: 64,
+      pattern: UUID_PATTERN,
       description: 'The account the new user belongs to: the agency or one of its clients',
     }),
     from: FromField,

@@ -1,13 +1,10 @@
 // Agencies, clients, plans, API keys and the API-access switch: what the dashboard manages.
-import type { PrismaClient } from '../generated/prisma/client.js';
-import type { Plan } from '../generated/prisma/enums.js';
 import { generateApiKey } from '../domain/api-key.js';
-import { isUuid } from '../domain/ids.js';
 import { readableNameProblem } from '../../schemas/text.js';
-import { findAccountById, insertAgency, insertClient, setAccountPlan } from '../storage/accounts.js';
-import { rotateApiKey, setApiAccessSwitch } from '../storage/keys.js';
+import { type Repositories, type Storage, type Plan } from '../storage/index.js';
 import { AdminError } from './errors.js';
 import { audit, type Actor } from './audit.js';
+import { isUuid } from '../../schemas/uuid.js';
 
 /** callctl's actor in the audit log. (Without an actor, a change is not audited: test fixtures, the bench.) */
 export const OPERATOR: Actor = { kind: 'operator' };
@@ -32,26 +29,26 @@ function assertPlan(plan: string): asserts plan is Plan {
   if (!isPlan(plan)) throw new AdminError(unknownPlan(plan));
 }
 
-export async function findAccount(prisma: PrismaClient, accountId: string) {
-  const account = isUuid(accountId) ? await findAccountById(prisma, accountId) : null;
+export async function findAccount(storage: Repositories, accountId: string) {
+  const account = isUuid(accountId) ? await storage.accounts.findAccountById(accountId) : null;
   if (!account) throw new AdminError(`No account ${accountId}`);
   return account;
 }
 
-export async function createAgency(prisma: PrismaClient, input: { name: string; plan?: string }) {
+export async function createAgency(storage: Storage, input: { name: string; plan?: string }) {
   const plan = input.plan ?? 'agency';
   assertPlan(plan);
   if (!input.name.trim()) throw new AdminError('An agency needs a name');
   const problem = readableNameProblem(input.name.trim());
   if (problem) throw new AdminError(`An agency's name ${problem}`);
-  return insertAgency(prisma, { name: input.name.trim(), plan });
+  return storage.accounts.insertAgency({ name: input.name.trim(), plan });
 }
 
-export async function setPlan(prisma: PrismaClient, agencyId: string, plan: string) {
+export async function setPlan(storage: Storage, agencyId: string, plan: string) {
   assertPlan(plan);
-  const account = await findAccount(prisma, agencyId);
+  const account = await findAccount(storage, agencyId);
   if (account.kind !== 'agency') throw new AdminError("Plans are set on agencies; clients inherit their agency's plan");
-  await setAccountPlan(prisma, account.id, plan);
+  await storage.accounts.setAccountPlan(account.id, plan);
   return { id: account.id, plan };
 }
 
@@ -59,11 +56,11 @@ export const CLIENT_NAME_MAX_LENGTH = 200;
 
 /** A client of the agency, audited as client_created when an actor is given (callctl and the dashboard give one). */
 export async function createClient(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { agencyId: string; name: string; now?: Date },
   actor?: Actor,
 ) {
-  const agency = await findAccount(prisma, input.agencyId);
+  const agency = await findAccount(storage, input.agencyId);
   if (agency.kind !== 'agency') throw new AdminError(`${input.agencyId} is a client, not an agency`);
   const name = input.name.trim();
   if (!name) throw new AdminError('A client needs a name');
@@ -71,9 +68,9 @@ export async function createClient(
     throw new AdminError(`A client's name has at most ${CLIENT_NAME_MAX_LENGTH} characters`);
   const problem = readableNameProblem(name);
   if (problem) throw new AdminError(`A client's name ${problem}`);
-  if (!actor) return insertClient(prisma, { agencyId: agency.id, name });
-  return prisma.$transaction(async (tx) => {
-    const client = await insertClient(tx, { agencyId: agency.id, name });
+  if (!actor) return storage.accounts.insertClient({ agencyId: agency.id, name });
+  return storage.transaction(async (tx) => {
+    const client = await tx.accounts.insertClient({ agencyId: agency.id, name });
     await audit(tx, client.id, actor, 'client_created', input.now ?? new Date(), { client_id: client.id, name });
     return client;
   });
@@ -86,17 +83,16 @@ export async function createClient(
  * ChangedMeanwhile and nothing changes.
  */
 export async function generateKey(
-  prisma: PrismaClient,
+  storage: Storage,
   accountId: string,
   actor?: Actor,
   options: { replaces?: string | null; now?: Date } = {},
 ) {
-  const account = await findAccount(prisma, accountId);
+  const account = await findAccount(storage, accountId);
   const generated = generateApiKey();
   const now = options.now ?? new Date();
-  const rotated = await prisma.$transaction(async (tx) => {
-    const result = await rotateApiKey(
-      tx,
+  const rotated = await storage.transaction(async (tx) => {
+    const result = await tx.keys.rotateApiKey(
       account.id,
       { digest: generated.digest, displayPrefix: generated.displayPrefix },
       now,
@@ -118,15 +114,15 @@ export async function generateKey(
 
 /** The account's own switch, audited when an actor is given; an agency's also covers its clients' keys (the lookup reads both). */
 export async function setApiAccess(
-  prisma: PrismaClient,
+  storage: Storage,
   accountId: string,
   enabled: boolean,
   actor?: Actor,
   now = new Date(),
 ) {
-  const account = await findAccount(prisma, accountId);
-  await prisma.$transaction(async (tx) => {
-    await setApiAccessSwitch(tx, account.id, enabled, now);
+  const account = await findAccount(storage, accountId);
+  await storage.transaction(async (tx) => {
+    await tx.keys.setApiAccessSwitch(account.id, enabled, now);
     if (actor) await audit(tx, account.id, actor, 'api_access_switched', now, { api_access: enabled ? 'on' : 'off' });
   });
   return { id: account.id, api_access: enabled ? 'on' : 'off' };

@@ -1,7 +1,5 @@
-// Agents (created and edited, never deleted: calls point at them) and the default agent of an account, for callctl and
-// the dashboard alike.
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { isUuid } from '../domain/ids.js';
+// Agents (created, edited, archived and restored, never deleted: calls point at them) and the default agent of an
+// account, for callctl and the dashboard alike.
 import { readableNameProblem } from '../../schemas/text.js';
 import { isValidE164 } from '../domain/phone-number.js';
 import {
@@ -10,42 +8,111 @@ import {
   formatCallingWindow,
   isValidTimeZone,
   parseCallingWindow,
-  type CallingWindow,
 } from '../domain/calling-window.js';
+import {
+  AgentSettingError,
+  normalizeVoicemailMessage,
+  parseMaxAttempts,
+  parseRetryOn,
+  parseRetryWaits,
+  reachSettingsProblem,
+  voicemailMessageProblem,
+  type ReachSettings,
+} from '../domain/agent-settings.js';
 import { canUseAgent } from '../domain/tenancy.js';
-import { findAgentById } from '../storage/accounts.js';
-import { insertAgentRow, rescheduleWaitingCalls, updateAgentRow, type AgentFields } from '../storage/agents.js';
-import { setDefaultAgentOf } from '../storage/keys.js';
+import type { AgentFields, Storage } from '../storage/index.js';
+import {
+  DEFAULT_RETRY_WAITS_MINUTES,
+  VOICEMAIL_POLICIES,
+  WINDOW_TIMEZONES,
+  type VoicemailPolicy,
+  type WindowTimezone,
+} from '../../schemas/vocabulary.js';
 import { findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
 import { audit, type Actor } from './audit.js';
+import { isUuid } from '../../schemas/uuid.js';
 
-export interface CreateAgentInput {
-  accountId: string;
-  name: string;
-  phone?: string | undefined;
+/**
+ * An agent's fields as callctl and the dashboard give them (callctl's words: windows as "<days> HH:MM-HH:MM", the
+ * policies by name; the retry settings as text or as values). A field left out keeps its default on a create and its
+ * value on an update.
+ */
+export interface AgentInput {
+  name?: string | undefined;
+  /** E.164; null: none (the agent cannot place calls). */
+  phone?: string | null | undefined;
   timezone?: string | undefined;
   windows?: string[] | undefined;
   outsideWindow?: string | undefined;
+  /** 1 to 5 ("Try up to N times"). */
+  maxAttempts?: string | number | undefined;
+  /** Outcomes dialled again: a list, or "busy,no_answer" ("none": none). */
+  retryOn?: string | readonly string[] | undefined;
+  /** Minutes before attempt 2, 3, ...: a list, or "30, 120, 1440". */
+  retryWaits?: string | readonly number[] | undefined;
+  voicemail?: string | undefined;
+  /** The message left on a machine; empty or null: none. */
+  voicemailMessage?: string | null | undefined;
+  windowTimezone?: string | undefined;
 }
 
-/** What is wrong with an agent's fields, checked without the database (callctl reports it as a usage error), or null. */
-export function agentInputProblem(input: Omit<CreateAgentInput, 'accountId' | 'name'>): string | null {
-  if (input.phone !== undefined && !isValidE164(input.phone))
+export interface CreateAgentInput extends AgentInput {
+  accountId: string;
+  name: string;
+}
+
+const OUTSIDE_WINDOW_POLICIES = ['queue', 'reject'] as const satisfies readonly AgentFields['outsideWindowPolicy'][];
+
+const oneOf = (flag: string, value: string, allowed: readonly string[]) =>
+  allowed.includes(value)
+    ? null
+    : `--${flag} must be ${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}, not "${value}"`;
+
+/** The setting's problem in words: what `read` throws, or null. */
+function settingProblem(read: () => unknown): string | null {
+  try {
+    read();
+    return null;
+  } catch (error) {
+    if (error instanceof AgentSettingError || error instanceof CallingWindowError) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * What is wrong with the fields given, each on its own, checked without the database (callctl reports it as a usage
+ * error), or null. How the settings agree with each other is newAgentProblem's, or the update's (it needs the agent).
+ */
+export function agentInputProblem(input: Omit<AgentInput, 'name'>): string | null {
+  if (typeof input.phone === 'string' && !isValidE164(input.phone))
     return `Invalid phone number "${input.phone}": use E.164, e.g. +14155552671`;
   const timezone = input.timezone ?? 'UTC';
   if (!isValidTimeZone(timezone)) return `Unknown time zone "${timezone}": use an IANA name such as America/New_York`;
-  const policy = input.outsideWindow ?? 'queue';
-  if (policy !== 'queue' && policy !== 'reject') return `--outside-window must be queue or reject, not "${policy}"`;
+  const policy = oneOf('outside-window', input.outsideWindow ?? 'queue', OUTSIDE_WINDOW_POLICIES);
+  if (policy) return policy;
   for (const window of input.windows ?? []) {
-    try {
-      parseCallingWindow(window);
-    } catch (error) {
-      if (error instanceof CallingWindowError) return error.message;
-      throw error;
-    }
+    const problem = settingProblem(() => parseCallingWindow(window));
+    if (problem) return problem;
   }
-  return null;
+  if (input.windowTimezone !== undefined) {
+    const problem = oneOf('window-timezone', input.windowTimezone, WINDOW_TIMEZONES);
+    if (problem) return problem;
+  }
+  const { maxAttempts, retryOn, retryWaits, voicemailMessage } = input;
+  const problem =
+    (maxAttempts === undefined ? null : settingProblem(() => parseMaxAttempts(maxAttempts))) ??
+    (retryOn === undefined ? null : settingProblem(() => parseRetryOn(retryOn))) ??
+    (retryWaits === undefined ? null : settingProblem(() => parseRetryWaits(retryWaits))) ??
+    (input.voicemail === undefined ? null : oneOf('voicemail', input.voicemail, VOICEMAIL_POLICIES));
+  if (problem) return problem;
+  const message = typeof voicemailMessage === 'string' ? normalizeVoicemailMessage(voicemailMessage) : null;
+  return message === null ? null : voicemailMessageProblem(message);
+}
+
+/** agentInputProblem, then whether the settings agree once the missing ones take their defaults (a new agent's). */
+export function newAgentProblem(input: Omit<AgentInput, 'name'>): string | null {
+  return agentInputProblem(input) ?? reachSettingsProblem(reachSettingsOf(newAgentFields(input)));
 }
 
 export const AGENT_NAME_MAX_LENGTH = 200;
@@ -55,90 +122,6 @@ function agentNameProblem(name: string): string | null {
   if (name.length > AGENT_NAME_MAX_LENGTH) return `An agent's name has at most ${AGENT_NAME_MAX_LENGTH} characters`;
   const problem = readableNameProblem(name);
   return problem && `An agent's name ${problem}`;
-}
-
-const windowsOf = (fields: AgentFields) =>
-  (fields.callingWindows as unknown as CallingWindow[]).map(formatCallingWindow);
-
-/** An agent's fields as the audit log records them (windows in callctl's words). */
-function auditedFields(fields: AgentFields): Record<string, unknown> {
-  return {
-    name: fields.name,
-    phone_number: fields.phoneNumber,
-    timezone: fields.timezone,
-    calling_windows: windowsOf(fields),
-    outside_window_policy: fields.outsideWindowPolicy,
-  };
-}
-
-/** The checked, normalised fields of an agent, or an AdminError saying what is wrong (callctl's words). */
-function agentFields(input: Omit<CreateAgentInput, 'accountId'>): AgentFields {
-  const name = input.name.trim();
-  const problem = agentNameProblem(name) ?? agentInputProblem(input);
-  if (problem) throw new AdminError(problem);
-  return {
-    name,
-    phoneNumber: input.phone ?? null,
-    timezone: input.timezone ?? 'UTC',
-    callingWindows: (input.windows ?? []).map(parseCallingWindow) as object[],
-    outsideWindowPolicy: input.outsideWindow === 'reject' ? 'reject' : 'queue',
-  };
-}
-
-/** A new agent of the account, audited as agent_created when an actor is given (callctl and the dashboard give one). */
-export async function createAgent(
-  prisma: PrismaClient,
-  input: CreateAgentInput & { now?: Date | undefined },
-  actor?: Actor,
-) {
-  const account = await findAccount(prisma, input.accountId);
-  const fields = agentFields(input);
-  const now = input.now ?? new Date();
-  const agent = await prisma.$transaction(async (tx) => {
-    const row = await insertAgentRow(tx, {
-      accountId: account.id,
-      agencyId: account.kind === 'agency' ? account.id : account.agencyId!,
-      ...fields,
-    });
-    if (actor) await audit(tx, account.id, actor, 'agent_created', now, { agent_id: row.id, ...auditedFields(fields) });
-    return row;
-  });
-  return { id: agent.id, windows: windowsOf(fields) };
-}
-
-/** The agent a trigger without agent_id uses: one the account's key may use (canUseAgent); audited when an actor is given. */
-export async function setDefaultAgent(
-  prisma: PrismaClient,
-  accountId: string,
-  agentId: string,
-  actor?: Actor,
-  now = new Date(),
-) {
-  const account = await findAccount(prisma, accountId);
-  const agent = isUuid(agentId) ? await findAgentById(prisma, agentId) : null;
-  if (!agent) throw new AdminError(`No agent ${agentId}`);
-  if (!canUseAgent(account, agent))
-    throw new AdminError(`Agent ${agentId} does not belong to account ${accountId} or its clients`);
-  await prisma.$transaction(async (tx) => {
-    await setDefaultAgentOf(tx, account.id, agent.id, now);
-    if (actor)
-      await audit(tx, account.id, actor, 'default_agent_changed', now, {
-        agent_id: agent.id,
-        agent_name: agent.name,
-        previous_agent_id: account.defaultAgentId,
-      });
-  });
-  return { account_id: account.id, default_agent_id: agent.id };
-}
-
-/** An edit of an agent: every field as the form gives it (no phone: the agent keeps none). */
-export interface AgentEdit {
-  name: string;
-  phone?: string | undefined;
-  timezone: string;
-  windows: string[];
-  outsideWindow: string;
-  now?: Date | undefined;
 }
 
 /** The stored windows in callctl's words; windows that no longer read (edited by hand) as their raw JSON. */
@@ -151,35 +134,227 @@ function storedWindows(value: unknown): string[] {
   }
 }
 
-/**
- * Changes an agent's name, phone number, time zone, calling windows and outside-window policy (never its account:
- * its calls and the defaults that name it stay as they are), audited as agent_changed with the fields that changed.
- * Its past calls keep their agent and caller ID. Calls waiting for the old calling window are handed back to the
- * dispatcher, which dials them now or waits for the new window. Nothing changed: nothing is written.
- */
-export async function updateAgent(prisma: PrismaClient, agentId: string, input: AgentEdit, actor?: Actor) {
-  const agent = isUuid(agentId) ? await findAgentById(prisma, agentId) : null;
-  if (!agent) throw new AdminError(`No agent ${agentId}`);
-  const fields = agentFields(input);
-  const before: Record<string, unknown> = {
-    name: agent.name,
-    phone_number: agent.phoneNumber,
-    timezone: agent.timezone,
-    calling_windows: storedWindows(agent.callingWindows),
-    outside_window_policy: agent.outsideWindowPolicy,
+/** An agent's fields as the audit log records them (windows in callctl's words). */
+function auditedFields(fields: AgentFields): Record<string, unknown> {
+  return {
+    name: fields.name,
+    phone_number: fields.phoneNumber,
+    timezone: fields.timezone,
+    calling_windows: storedWindows(fields.callingWindows),
+    outside_window_policy: fields.outsideWindowPolicy,
+    window_timezone: fields.windowTimezone,
+    max_attempts: fields.maxAttempts,
+    retry_on: fields.retryOn,
+    retry_waits_minutes: fields.retryWaitsMinutes,
+    voicemail: fields.voicemail,
+    voicemail_message: fields.voicemailMessage,
   };
-  const after = auditedFields(fields);
+}
+
+const RETRY_SETTINGS = ['maxAttempts', 'retryOn', 'voicemail', 'voicemailMessage'] as const;
+
+/** The given fields, read into their stored values (each already checked by agentInputProblem). */
+function givenFields(input: AgentInput): Partial<AgentFields> {
+  const fields: Partial<AgentFields> = {};
+  if (input.name !== undefined) fields.name = input.name.trim();
+  if (input.phone !== undefined) fields.phoneNumber = input.phone;
+  if (input.timezone !== undefined) fields.timezone = input.timezone;
+  if (input.windows !== undefined) fields.callingWindows = input.windows.map(parseCallingWindow) as object[];
+  if (input.outsideWindow !== undefined)
+    fields.outsideWindowPolicy = input.outsideWindow as AgentFields['outsideWindowPolicy'];
+  if (input.windowTimezone !== undefined) fields.windowTimezone = input.windowTimezone as WindowTimezone;
+  if (input.maxAttempts !== undefined) fields.maxAttempts = parseMaxAttempts(input.maxAttempts);
+  if (input.retryOn !== undefined) fields.retryOn = parseRetryOn(input.retryOn);
+  if (input.retryWaits !== undefined) fields.retryWaitsMinutes = parseRetryWaits(input.retryWaits);
+  if (input.voicemail !== undefined) fields.voicemail = input.voicemail as VoicemailPolicy;
+  if (input.voicemailMessage !== undefined)
+    fields.voicemailMessage =
+      input.voicemailMessage === null ? null : normalizeVoicemailMessage(input.voicemailMessage);
+  return fields;
+}
+
+/** A new agent's fields: the given ones over the defaults (today's behaviour: one attempt, no detection). */
+function newAgentFields(input: AgentInput): AgentFields {
+  return {
+    name: '',
+    phoneNumber: null,
+    timezone: 'UTC',
+    callingWindows: [],
+    outsideWindowPolicy: 'queue',
+    windowTimezone: 'agent',
+    maxAttempts: 1,
+    retryOn: [],
+    retryWaitsMinutes: [...DEFAULT_RETRY_WAITS_MINUTES],
+    voicemail: 'off',
+    voicemailMessage: null,
+    ...givenFields(input),
+  };
+}
+
+const reachSettingsOf = (fields: AgentFields): ReachSettings => ({
+  maxAttempts: fields.maxAttempts,
+  retryOn: Array.isArray(fields.retryOn) ? fields.retryOn.filter((o) => typeof o === 'string') : [],
+  voicemail: fields.voicemail,
+  voicemailMessage: fields.voicemailMessage,
+});
+
+/** The checked, normalised fields of a new agent, or an AdminError saying what is wrong (callctl's words). */
+function agentFields(input: CreateAgentInput): AgentFields {
+  const problem = agentNameProblem(input.name.trim()) ?? newAgentProblem(input);
+  if (problem) throw new AdminError(problem);
+  return newAgentFields(input);
+}
+
+/** A new agent of the account, audited as agent_created when an actor is given (callctl and the dashboard give one). */
+export async function createAgent(
+  storage: Storage,
+  input: CreateAgentInput & { now?: Date | undefined },
+  actor?: Actor,
+) {
+  const account = await findAccount(storage, input.accountId);
+  const fields = agentFields(input);
+  const now = input.now ?? new Date();
+  const agent = await storage.transaction(async (tx) => {
+    const row = await tx.agents.insertAgentRow({
+      accountId: account.id,
+      agencyId: account.kind === 'agency' ? account.id : account.agencyId!,
+      ...fields,
+    });
+    if (actor) await audit(tx, account.id, actor, 'agent_created', now, { agent_id: row.id, ...auditedFields(fields) });
+    return row;
+  });
+  return { id: agent.id, windows: storedWindows(fields.callingWindows) };
+}
+
+/** Why an archived agent cannot be made a default agent. */
+export const ARCHIVED_DEFAULT = (name: string) => `${name} is archived: restore it before making it the default agent`;
+
+/**
+ * The agent a trigger without agent_id uses: one the account's key may use (canUseAgent); audited when an actor is
+ * given. Returns the account's id and the agent as checked (the caller needs no second, unscoped read of it).
+ */
+export async function setDefaultAgent(
+  storage: Storage,
+  accountId: string,
+  agentId: string,
+  actor?: Actor,
+  now = new Date(),
+) {
+  const account = await findAccount(storage, accountId);
+  const agent = isUuid(agentId) ? await storage.accounts.findAgentById(agentId) : null;
+  if (!agent) throw new AdminError(`No agent ${agentId}`);
+  if (!canUseAgent(account, agent))
+    throw new AdminError(`Agent ${agentId} does not belong to account ${accountId} or its clients`);
+  await storage.transaction(async (tx) => {
+    // Under the agent's row lock: an archive of the same agent waits, then sees it is a default and refuses.
+    const locked = await tx.agents.lockAgent(agent.id);
+    if (locked?.archivedAt) throw new AdminError(ARCHIVED_DEFAULT(agent.name));
+    await tx.keys.setDefaultAgentOf(account.id, agent.id, now);
+    if (actor)
+      await audit(tx, account.id, actor, 'default_agent_changed', now, {
+        agent_id: agent.id,
+        agent_name: agent.name,
+        previous_agent_id: account.defaultAgentId,
+      });
+  });
+  return { accountId: account.id, agent };
+}
+
+/**
+ * Changes the fields given of an agent (never its account: its calls and the defaults that name it stay as they are),
+ * audited as agent_changed with the fields that changed. Its past calls keep their agent and caller ID. Calls waiting
+ * for the old calling window are handed back to the dispatcher, which dials them now or waits for the new window.
+ * Nothing changed: nothing is written. The dashboard gives every field; callctl's `agent update` only those it names.
+ */
+export async function updateAgent(
+  storage: Storage,
+  agentId: string,
+  input: AgentInput & { now?: Date | undefined },
+  actor?: Actor,
+) {
+  const agent = isUuid(agentId) ? await storage.accounts.findAgentById(agentId) : null;
+  if (!agent) throw new AdminError(`No agent ${agentId}`);
+  const single = (input.name === undefined ? null : agentNameProblem(input.name.trim())) ?? agentInputProblem(input);
+  if (single) throw new AdminError(single);
+  const stored: AgentFields = {
+    name: agent.name,
+    phoneNumber: agent.phoneNumber,
+    timezone: agent.timezone,
+    callingWindows: agent.callingWindows as AgentFields['callingWindows'],
+    outsideWindowPolicy: agent.outsideWindowPolicy,
+    windowTimezone: agent.windowTimezone,
+    maxAttempts: agent.maxAttempts,
+    retryOn: agent.retryOn as AgentFields['retryOn'],
+    retryWaitsMinutes: agent.retryWaitsMinutes as AgentFields['retryWaitsMinutes'],
+    voicemail: agent.voicemail,
+    voicemailMessage: agent.voicemailMessage,
+  };
+  const fields = { ...stored, ...givenFields(input) };
+  // Settings stored before these rules (or by hand) do not block an edit of other fields.
+  if (RETRY_SETTINGS.some((key) => input[key] !== undefined)) {
+    const problem = reachSettingsProblem(reachSettingsOf(fields));
+    if (problem) throw new AdminError(problem);
+  }
+  const before = auditedFields(stored);
   const changes = Object.fromEntries(
-    Object.entries(after).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(before[key])),
+    Object.entries(auditedFields(fields)).filter(
+      ([key, value]) => JSON.stringify(value) !== JSON.stringify(before[key]),
+    ),
   );
   const changed = Object.keys(changes);
-  if (changed.length === 0) return { id: agent.id, changed, windows: windowsOf(fields) };
+  const result = { id: agent.id, changed, agent: auditedFields(fields) };
+  if (changed.length === 0) return result;
   const now = input.now ?? new Date();
-  await prisma.$transaction(async (tx) => {
-    await updateAgentRow(tx, agent.id, fields, now);
+  await storage.transaction(async (tx) => {
+    await tx.agents.updateAgentRow(agent.id, fields, now);
     if (changes.calling_windows !== undefined || changes.timezone !== undefined)
-      await rescheduleWaitingCalls(tx, agent.id, now);
+      await tx.agents.rescheduleWaitingCalls(agent.id, now);
     if (actor) await audit(tx, agent.accountId, actor, 'agent_changed', now, { agent_id: agent.id, ...changes });
   });
-  return { id: agent.id, changed, windows: windowsOf(fields) };
+  return result;
+}
+
+/** Why the default agent of some accounts cannot be archived (a trigger without agent_id would stop working). */
+export const DEFAULT_NOT_ARCHIVED = (name: string, accounts: string[]) =>
+  `${name} is the default agent of ${accounts.join(', ')}: make another agent the default first, then archive it`;
+
+/**
+ * Archives an agent (`archive`) or restores it, audited as agent_archived or agent_restored. An archived agent keeps
+ * its row and its calls (they still show it; calls already accepted are placed as usual), but a new trigger naming it
+ * gets 400 "Agent not found" and it cannot be made a default agent. The default agent of an account is not archived:
+ * refused with a message saying to choose another default first (clearing the default silently would turn every
+ * trigger without agent_id into a 400). Already in the state asked for: nothing is written, `changed` is false.
+ */
+export async function setAgentArchived(
+  storage: Storage,
+  agentId: string,
+  archive: boolean,
+  actor?: Actor,
+  now = new Date(),
+): Promise<{ id: string; name: string; archived: boolean; changed: boolean }> {
+  const agent = isUuid(agentId) ? await storage.accounts.findAgentById(agentId) : null;
+  if (!agent) throw new AdminError(`No agent ${agentId}`);
+  return storage.transaction(async (tx) => {
+    const locked = await tx.agents.lockAgent(agent.id);
+    if (!locked) throw new AdminError(`No agent ${agentId}`);
+    const result = { id: agent.id, name: agent.name, archived: archive };
+    if ((locked.archivedAt !== null) === archive) return { ...result, changed: false };
+    if (archive) {
+      const defaults = await tx.agents.accountsDefaultingTo(agent.id);
+      if (defaults.length > 0)
+        throw new AdminError(
+          DEFAULT_NOT_ARCHIVED(
+            agent.name,
+            defaults.map((a) => a.name),
+          ),
+        );
+    }
+    await tx.agents.setAgentArchivedAt(agent.id, archive ? now : null, now);
+    if (actor)
+      await audit(tx, agent.accountId, actor, archive ? 'agent_archived' : 'agent_restored', now, {
+        agent_id: agent.id,
+        agent_name: agent.name,
+      });
+    return { ...result, changed: true };
+  });
 }

@@ -1,21 +1,24 @@
-// Calls as operators see them: a list per account, and one call with its events and deliveries.
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { CALL_STATUSES, isOneOf, type CallStatus } from '../domain/call-vocabulary.js';
-import { isUuid } from '../domain/ids.js';
+// Calls as operators see them: a list per account, one call with its events and deliveries; and cancelling calls
+// that still wait (callctl and the dashboard).
+import { CALL_STATUSES, isOneOf, type CallStatus } from '../../schemas/vocabulary.js';
+import { canonicalUuid, isUuid } from '../../schemas/uuid.js';
 import { RawJson } from '../domain/raw-json.js';
-import { callView } from '../../schemas/call.js';
-import { findCallWithHistory, listCallsOfAccount, type CallWithMetadataText } from '../storage/calls.js';
+import { callView } from '../calls/call-view.js';
+import { transitionCalls } from '../calls/transition.js';
+import type { CallWithMetadataText, Storage } from '../storage/index.js';
 import { findAccount } from './accounts.js';
+import type { AuditAction } from '../domain/audit-actions.js';
+import type { Actor } from './audit.js';
 import { AdminError } from './errors.js';
 
 export const isStatus = (status: string): status is CallStatus => isOneOf(CALL_STATUSES, status);
 export const unknownStatus = (status: string) =>
   `Unknown status "${status}" (expected one of ${CALL_STATUSES.join(', ')})`;
 
-export async function listCalls(prisma: PrismaClient, accountId: string, status?: string, limit = 100) {
-  const account = await findAccount(prisma, accountId);
+export async function listCalls(storage: Storage, accountId: string, status?: string, limit = 100) {
+  const account = await findAccount(storage, accountId);
   if (status !== undefined && !isStatus(status)) throw new AdminError(unknownStatus(status));
-  const calls = await listCallsOfAccount(prisma, { accountId: account.id, status: status ?? null, limit });
+  const calls = await storage.calls.listCallsOfAccount({ accountId: account.id, status: status ?? null, limit });
   return { calls: calls.map(operatorView) };
 }
 
@@ -27,8 +30,8 @@ function operatorView(call: CallWithMetadataText) {
   return { ...callView({ ...call, metadata: null }), metadata: new RawJson(call.metadata) };
 }
 
-export async function showCall(prisma: PrismaClient, callId: string) {
-  const call = isUuid(callId) ? await findCallWithHistory(prisma, callId) : null;
+export async function showCall(storage: Storage, callId: string) {
+  const call = isUuid(callId) ? await storage.calls.findCallWithHistory(callId) : null;
   if (!call) throw new AdminError(`No call ${callId}`);
   return {
     call: {
@@ -62,4 +65,84 @@ export async function showCall(prisma: PrismaClient, callId: string) {
       })),
     },
   };
+}
+
+/**
+ * What cancelling did to one call: `canceled` (it was waiting; now failed with reason canceled), `already_canceled`
+ * (nothing to do), `too_late` (it is dialling, in progress or finished otherwise: `status` says which), `not_found`.
+ */
+export type CancelResult = 'canceled' | 'already_canceled' | 'too_late' | 'not_found';
+
+export interface CancelOutcome {
+  call_id: string;
+  result: CancelResult;
+  /** The call's status after the attempt (null when there is no such call). */
+  status: CallStatus | null;
+}
+
+/**
+ * Cancels the calls of `callIds` that are still waiting (status initiated: for a slot, its window, or the next attempt
+ * of a retried call): each ends failed with reason `canceled`, its call.failed event goes to the outbox, and the
+ * account's audit log records who did it, all in one transaction. The decision is taken under the calls' row locks,
+ * the lock the dispatcher's claim holds while it moves a call to dialing: a call claimed meanwhile is found dialling
+ * and left alone. The caller checks that the actor may act on these calls.
+ */
+export async function cancelCalls(
+  storage: Storage,
+  callIds: string[],
+  actor: Actor,
+  now = new Date(),
+): Promise<CancelOutcome[]> {
+  const ids = [...new Set(callIds.filter(isUuid).map(canonicalUuid))];
+  const found = new Map<string, { status: CallStatus; reason: string | null; accountId: string }>();
+  const applied =
+    ids.length === 0
+      ? []
+      : await transitionCalls(
+          storage,
+          { kind: 'ids', ids },
+          (call) => {
+            found.set(call.id, { status: call.status, reason: call.failureReason, accountId: call.accountId });
+            return call.status === 'initiated' ? { update: { kind: 'failed', reason: 'canceled' } } : null;
+          },
+          {
+            now,
+            source: actor.kind === 'user' ? 'dashboard' : actor.kind,
+            audit: {
+              actorKind: actor.kind,
+              actorUserId: actor.kind === 'user' ? actor.userId : null,
+              ip: actor.kind === 'user' ? actor.ip : null,
+              action: 'call_canceled' satisfies AuditAction,
+            },
+          },
+        );
+  const canceled = new Set(applied.filter((a) => a.steps.length > 0).map((a) => a.call.id));
+  return callIds.map((given) => {
+    const id = isUuid(given) ? canonicalUuid(given) : given;
+    const call = found.get(id);
+    if (!call) return { call_id: given, result: 'not_found', status: null };
+    if (canceled.has(id)) return { call_id: id, result: 'canceled', status: 'failed' };
+    const result = call.status === 'failed' && call.reason === 'canceled' ? 'already_canceled' : 'too_late';
+    return { call_id: id, result, status: call.status };
+  });
+}
+
+/** callctl's cancel of one call: the call as it now is, or an AdminError saying why it cannot be canceled. */
+export async function cancelCall(storage: Storage, callId: string, actor: Actor, now = new Date()) {
+  const [outcome] = await cancelCalls(storage, [callId], actor, now);
+  if (!outcome || outcome.result === 'not_found') throw new AdminError(`No call ${callId}`);
+  if (outcome.result === 'too_late') throw new AdminError(cannotCancel(outcome.call_id, outcome.status!));
+  return {
+    call_id: outcome.call_id,
+    status: outcome.status,
+    failure_reason: 'canceled',
+    already_canceled: outcome.result === 'already_canceled',
+  };
+}
+
+/** Why a call that no longer waits cannot be canceled, in callctl's words. */
+export function cannotCancel(callId: string, status: CallStatus): string {
+  return status === 'dialing' || status === 'in_progress'
+    ? `Call ${callId} is already ${status === 'dialing' ? 'dialling' : 'in progress'}: only a call that is still waiting can be canceled`
+    : `Call ${callId} has already ended (${status}): only a call that is still waiting can be canceled`;
 }

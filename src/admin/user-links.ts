@@ -1,15 +1,12 @@
 // New one-time links for existing users (a lost invitation, a forgotten password): made by an agency user or an
 // operator ("New sign-in link", `callctl user link`) or asked for by the person ("Forgot your password?"). Each new
 // link voids the user's earlier unused links; a disabled user gets none (enable them first).
-import type { PrismaClient } from '../generated/prisma/client.js';
-import type { TokenPurpose } from '../generated/prisma/enums.js';
-import { isUuid } from '../domain/ids.js';
 import { generateOneTimeToken, ONE_TIME_TOKEN_TTL_MS } from '../domain/one-time-token.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
-import { expireUserTokens, insertToken } from '../storage/tokens.js';
-import { findUserById, findUsersByEmail } from '../storage/users.js';
+import { type Storage, type TokenPurpose } from '../storage/index.js';
 import { AdminError } from './errors.js';
 import { audit, type Actor } from './audit.js';
+import { isUuid } from '../../schemas/uuid.js';
 
 export interface NewLink {
   userId: string;
@@ -25,13 +22,13 @@ export const disabledNoLink = (email: string) =>
  * What `callctl user link` names: a user id, or an email that belongs to exactly one user (an address is unique per
  * agency, so it can name users of several agencies; the operator then gives the id).
  */
-export async function resolveUser(prisma: PrismaClient, idOrEmail: string): Promise<string> {
+export async function resolveUser(storage: Storage, idOrEmail: string): Promise<string> {
   if (isUuid(idOrEmail)) {
-    if (!(await findUserById(prisma, idOrEmail))) throw new AdminError(`No user ${idOrEmail}`);
+    if (!(await storage.users.findUserById(idOrEmail))) throw new AdminError(`No user ${idOrEmail}`);
     return idOrEmail;
   }
   const email = normalizeEmail(idOrEmail);
-  const users = isPlausibleEmail(email) ? await findUsersByEmail(prisma, email) : [];
+  const users = isPlausibleEmail(email) ? await storage.users.findUsersByEmail(email) : [];
   if (users.length === 0) throw new AdminError(`No user ${idOrEmail}`);
   if (users.length > 1) {
     const list = users.map((u) => `${u.id} (${u.accountName})`).join(', ');
@@ -43,7 +40,7 @@ export async function resolveUser(prisma: PrismaClient, idOrEmail: string): Prom
 }
 
 async function replaceLinks(
-  prisma: PrismaClient,
+  storage: Storage,
   user: { id: string; accountId: string; email: string },
   input: {
     purpose: TokenPurpose;
@@ -54,11 +51,11 @@ async function replaceLinks(
 ): Promise<NewLink> {
   const generated = generateOneTimeToken();
   const expiresAt = new Date(input.now.getTime() + ONE_TIME_TOKEN_TTL_MS);
-  await prisma.$transaction(async (tx) => {
-    const voided = await expireUserTokens(tx, user.id, input.now);
+  await storage.transaction(async (tx) => {
+    const voided = await tx.tokens.expireUserTokens(user.id, input.now);
     const createdById =
       input.actor.kind === 'user' && input.action === 'sign_in_link_created' ? input.actor.userId : null;
-    await insertToken(tx, {
+    await tx.tokens.insertToken({
       userId: user.id,
       digest: generated.digest,
       purpose: input.purpose,
@@ -80,13 +77,13 @@ async function replaceLinks(
  * links stop working. Refused for a disabled user. The caller has checked that the actor manages the user.
  */
 export async function newSignInLink(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { userId: string; actor: Actor; now?: Date },
 ): Promise<NewLink> {
-  const user = isUuid(input.userId) ? await findUserById(prisma, input.userId) : null;
+  const user = isUuid(input.userId) ? await storage.users.findUserById(input.userId) : null;
   if (!user) throw new AdminError(`No user ${input.userId}`);
   if (user.disabledAt) throw new AdminError(disabledNoLink(user.email));
-  return replaceLinks(prisma, user, {
+  return replaceLinks(storage, user, {
     purpose: 'set_password',
     actor: input.actor,
     action: 'sign_in_link_created',
@@ -100,17 +97,17 @@ export async function newSignInLink(
  * addresses give nothing; the caller answers the same either way and sends what this returns by e-mail only.
  */
 export async function requestPasswordReset(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { email: string; ip: string | null; now: Date },
 ): Promise<(NewLink & { accountName: string })[]> {
   const email = normalizeEmail(input.email);
   if (!isPlausibleEmail(email)) return [];
-  const users = (await findUsersByEmail(prisma, email)).filter((u) => !u.disabled);
+  const users = (await storage.users.findUsersByEmail(email)).filter((u) => !u.disabled);
   const links = [];
   for (const user of users) {
     const actor: Actor = { kind: 'user', userId: user.id, ip: input.ip };
     links.push({
-      ...(await replaceLinks(prisma, user, {
+      ...(await replaceLinks(storage, user, {
         purpose: 'password_reset',
         actor,
         action: 'password_reset_requested',

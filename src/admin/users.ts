@@ -1,9 +1,6 @@
 // Dashboard people: creating users with a one-time link, signing in, setting and changing passwords, disabling, and
 // ending sessions. callctl and the dashboard both call these, so each change is made (and audited) one way only.
 import type { Config } from '../config.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import type { TokenPurpose } from '../generated/prisma/enums.js';
-import { isUuid } from '../domain/ids.js';
 import {
   generateOneTimeToken,
   ONE_TIME_TOKEN_TTL_MS,
@@ -13,21 +10,12 @@ import {
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../domain/password.js';
 import { passwordProblem } from '../domain/password-policy.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
-import { deleteUserSessions } from '../storage/sessions.js';
-import { consumeToken, expireUserTokens, findUsableToken, insertToken } from '../storage/tokens.js';
-import {
-  findUserById,
-  findUsersByEmail,
-  insertUser,
-  markDisabled,
-  markEnabled,
-  recordSignIn,
-  setPasswordHash,
-} from '../storage/users.js';
-import { isUniqueViolation } from '../storage/db-types.js';
-import { accountScope, audit, type Actor } from './audit.js';
+import { isUniqueViolation, type Storage, type TokenPurpose } from '../storage/index.js';
+import { accountAndAgency, audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
 import { readableNameProblem } from '../../schemas/text.js';
+import { notAnEmailAddress } from '../../schemas/user-email.js';
+import { isUuid } from '../../schemas/uuid.js';
 
 export const SET_PASSWORD_PATH = '/dashboard/set-password/';
 
@@ -47,26 +35,33 @@ export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>,
  * count (emails are unique per agency), so the answer never says whether another tenant uses the address.
  */
 export async function createUser(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { accountId: string; email: string; actor: Actor; now?: Date },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
   const now = input.now ?? new Date();
   const email = normalizeEmail(input.email);
-  if (!isPlausibleEmail(email)) throw new AdminError(`"${input.email}" is not an email address`);
+  if (!isPlausibleEmail(email)) throw new AdminError(notAnEmailAddress(input.email));
   const generated = generateOneTimeToken();
   const expiresAt = new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS);
   const purpose: TokenPurpose = input.actor.kind === 'user' ? 'invitation' : 'set_password';
   try {
-    const id = await prisma.$transaction(async (tx) => {
-      const scope = await accountScope(tx, input.accountId);
-      const { id } = await insertUser(tx, {
+    const id = await storage.transaction(async (tx) => {
+      const { agencyId } = await accountAndAgency(tx, input.accountId);
+      const { id } = await tx.users.insertUser({
         accountId: input.accountId,
-        agencyId: scope.agencyId,
+        agencyId,
         email,
         createdAt: now,
       });
       const createdById = input.actor.kind === 'user' ? input.actor.userId : null;
-      await insertToken(tx, { userId: id, digest: generated.digest, purpose, createdById, createdAt: now, expiresAt });
+      await tx.tokens.insertToken({
+        userId: id,
+        digest: generated.digest,
+        purpose,
+        createdById,
+        createdAt: now,
+        expiresAt,
+      });
       await audit(
         tx,
         input.accountId,
@@ -89,10 +84,10 @@ export async function createUser(
  * one-time invitation link (24 h, single use, only its digest stored), returned here once.
  */
 export async function inviteUser(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { accountId: string; email: string; invitedBy: { userId: string; ip: string | null }; now?: Date },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
-  return createUser(prisma, {
+  return createUser(storage, {
     accountId: input.accountId,
     email: input.email,
     actor: { kind: 'user', ...input.invitedBy },
@@ -103,14 +98,14 @@ export async function inviteUser(
 export const CANNOT_DISABLE_SELF = 'You cannot disable yourself. Another agency user can, or an operator with callctl.';
 
 /** Disables the user: they cannot sign in, their sessions end at once and their unused links stop working. */
-export async function disableUser(prisma: PrismaClient, userId: string, actor: Actor, now = new Date()) {
-  const user = isUuid(userId) ? await findUserById(prisma, userId) : null;
+export async function disableUser(storage: Storage, userId: string, actor: Actor, now = new Date()) {
+  const user = isUuid(userId) ? await storage.users.findUserById(userId) : null;
   if (!user) throw new AdminError(`No user ${userId}`);
   if (actor.kind === 'user' && actor.userId === user.id) throw new AdminError(CANNOT_DISABLE_SELF);
-  const ended = await prisma.$transaction(async (tx) => {
-    const changed = await markDisabled(tx, user.id, now);
-    const sessions = await deleteUserSessions(tx, user.id);
-    await expireUserTokens(tx, user.id, now);
+  const ended = await storage.transaction(async (tx) => {
+    const changed = await tx.users.markDisabled(user.id, now);
+    const sessions = await tx.sessions.deleteUserSessions(user.id);
+    await tx.tokens.expireUserTokens(user.id, now);
     if (changed)
       await audit(tx, user.accountId, actor, 'user_disabled', now, {
         user_id: user.id,
@@ -123,11 +118,11 @@ export async function disableUser(prisma: PrismaClient, userId: string, actor: A
 }
 
 /** Enables a disabled user again: they can sign in with their password; their old links stay void (send a new one). */
-export async function enableUser(prisma: PrismaClient, userId: string, actor: Actor, now = new Date()) {
-  const user = isUuid(userId) ? await findUserById(prisma, userId) : null;
+export async function enableUser(storage: Storage, userId: string, actor: Actor, now = new Date()) {
+  const user = isUuid(userId) ? await storage.users.findUserById(userId) : null;
   if (!user) throw new AdminError(`No user ${userId}`);
-  const changed = await prisma.$transaction(async (tx) => {
-    const changed = await markEnabled(tx, user.id);
+  const changed = await storage.transaction(async (tx) => {
+    const changed = await tx.users.markEnabled(user.id);
     if (changed) await audit(tx, user.accountId, actor, 'user_enabled', now, { user_id: user.id, email: user.email });
     return changed;
   });
@@ -144,11 +139,11 @@ export type SignInResult = { ok: true; userId: string; accountId: string } | { o
  * attempt is audited on each known user's account (with the IP); success records the sign-in time and is audited too.
  */
 export async function authenticate(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { email: string; password: string; ip: string | null; now: Date },
 ): Promise<SignInResult> {
   const email = normalizeEmail(input.email);
-  const users = isPlausibleEmail(email) ? await findUsersByEmail(prisma, email) : [];
+  const users = isPlausibleEmail(email) ? await storage.users.findUsersByEmail(email) : [];
   const usable = users.filter((user) => !user.disabled && user.passwordHash !== null);
   const checks =
     usable.length > 0
@@ -164,7 +159,7 @@ export async function authenticate(
           ? { reason: 'no password set' }
           : {};
       await audit(
-        prisma,
+        storage,
         known.accountId,
         { kind: 'user', userId: known.id, ip: input.ip },
         'sign_in_failed',
@@ -174,25 +169,25 @@ export async function authenticate(
     }
     return { ok: false };
   }
-  await prisma.$transaction(async (tx) => {
-    await recordSignIn(tx, user.id, input.now);
+  await storage.transaction(async (tx) => {
+    await tx.users.recordSignIn(user.id, input.now);
     await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_in', input.now);
   });
   return { ok: true, userId: user.id, accountId: user.accountId };
 }
 
 /** Whether `password` is the user's (re-entering it for a sensitive action). */
-export async function checkPassword(prisma: PrismaClient, userId: string, password: string): Promise<boolean> {
-  const user = await findUserById(prisma, userId);
+export async function checkPassword(storage: Storage, userId: string, password: string): Promise<boolean> {
+  const user = await storage.users.findUserById(userId);
   const usable = user && !user.disabledAt && user.passwordHash !== null;
   const matches = await verifyPassword(password, usable ? user.passwordHash! : await dummyPasswordHash());
   return Boolean(usable && matches);
 }
 
 /** What the set-password page shows before the form is sent: whose link it is, or null (unknown, used, expired). */
-export async function usableLink(prisma: PrismaClient, token: string, now: Date) {
+export async function usableLink(storage: Storage, token: string, now: Date) {
   if (!isWellFormedToken(token)) return null;
-  const found = await findUsableToken(prisma, oneTimeTokenDigest(token), now);
+  const found = await storage.tokens.findUsableToken(oneTimeTokenDigest(token), now);
   if (!found || found.user.disabledAt) return null;
   return { userId: found.userId, email: found.user.email, purpose: found.purpose };
 }
@@ -204,21 +199,21 @@ export const LINK_UNUSABLE =
 
 /** Sets the password from a one-time link; the link is used up, and any session the user had ends. */
 export async function setPasswordWithLink(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { token: string; password: string; ip: string | null; now: Date },
 ): Promise<SetPasswordResult> {
-  const link = await usableLink(prisma, input.token, input.now);
+  const link = await usableLink(storage, input.token, input.now);
   if (!link) return { ok: false, problem: LINK_UNUSABLE };
   const problem = passwordProblem(input.password, { email: link.email });
   if (problem) return { ok: false, problem };
   // Hashed before the transaction: it takes most of a second, and no row needs to stay locked for it.
   const hash = await hashPassword(input.password);
-  return prisma.$transaction(async (tx) => {
-    const used = await consumeToken(tx, oneTimeTokenDigest(input.token), input.now);
+  return storage.transaction(async (tx) => {
+    const used = await tx.tokens.consumeToken(oneTimeTokenDigest(input.token), input.now);
     if (!used || used.userId !== link.userId) return { ok: false as const, problem: LINK_UNUSABLE };
-    await setPasswordHash(tx, used.userId, hash);
-    await deleteUserSessions(tx, used.userId);
-    const user = await findUserById(tx, used.userId);
+    await tx.users.setPasswordHash(used.userId, hash);
+    await tx.sessions.deleteUserSessions(used.userId);
+    const user = await tx.users.findUserById(used.userId);
     await audit(tx, user!.accountId, { kind: 'user', userId: used.userId, ip: input.ip }, 'password_set', input.now, {
       link: used.purpose,
     });
@@ -231,19 +226,19 @@ export async function setPasswordWithLink(
  * caller's own session (digest `keep`) is kept.
  */
 export async function changePassword(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { userId: string; current: string; next: string; keep: Buffer; ip: string | null; now: Date },
 ): Promise<{ ok: true; sessionsEnded: number } | { ok: false; problem: string }> {
-  const user = await findUserById(prisma, input.userId);
+  const user = await storage.users.findUserById(input.userId);
   if (!user || user.disabledAt) return { ok: false, problem: 'Your account is disabled.' };
-  if (!(await checkPassword(prisma, input.userId, input.current)))
+  if (!(await checkPassword(storage, input.userId, input.current)))
     return { ok: false, problem: 'The current password is not right.' };
   const problem = passwordProblem(input.next, { email: user.email });
   if (problem) return { ok: false, problem };
   const hash = await hashPassword(input.next);
-  const sessionsEnded = await prisma.$transaction(async (tx) => {
-    await setPasswordHash(tx, user.id, hash);
-    const ended = await deleteUserSessions(tx, user.id, input.keep);
+  const sessionsEnded = await storage.transaction(async (tx) => {
+    await tx.users.setPasswordHash(user.id, hash);
+    const ended = await tx.sessions.deleteUserSessions(user.id, input.keep);
     await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'password_changed', input.now, {
       other_sessions_ended: ended,
     });
@@ -254,13 +249,13 @@ export async function changePassword(
 
 /** Ends every session of the user (sign out everywhere), the caller's included. */
 export async function endAllSessions(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { userId: string; ip: string | null; now: Date },
 ): Promise<number> {
-  return prisma.$transaction(async (tx) => {
-    const user = await findUserById(tx, input.userId);
+  return storage.transaction(async (tx) => {
+    const user = await tx.users.findUserById(input.userId);
     if (!user) return 0;
-    const ended = await deleteUserSessions(tx, user.id);
+    const ended = await tx.sessions.deleteUserSessions(user.id);
     await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sessions_ended', input.now, {
       sessions_ended: ended,
     });
@@ -270,24 +265,25 @@ export async function endAllSessions(
 
 /** Records a sign-out (the session itself is destroyed by the session plugin). */
 export async function recordSignOut(
-  prisma: PrismaClient,
+  storage: Storage,
   input: { userId: string; ip: string | null; now: Date },
 ): Promise<void> {
-  const user = await findUserById(prisma, input.userId);
-  if (user) await audit(prisma, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_out', input.now);
+  const user = await storage.users.findUserById(input.userId);
+  if (user)
+    await audit(storage, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_out', input.now);
 }
 
 /** A new agency on the agency plan and its first user, with the user's set-password link: the one-command start. */
-export async function setupAgency(prisma: PrismaClient, input: { agencyName: string; email: string; now?: Date }) {
+export async function setupAgency(storage: Storage, input: { agencyName: string; email: string; now?: Date }) {
   const name = input.agencyName.trim();
   if (!name) throw new AdminError('An agency needs a name');
   const problem = readableNameProblem(name);
   if (problem) throw new AdminError(`An agency's name ${problem}`);
-  if (!isPlausibleEmail(input.email)) throw new AdminError(`"${input.email}" is not an email address`);
+  if (!isPlausibleEmail(input.email)) throw new AdminError(notAnEmailAddress(input.email));
   // No check of the email: it is unique per agency, and this agency is new (the same person may run two agencies).
-  const agency = await prisma.account.create({ data: { kind: 'agency', name, plan: 'agency' }, select: { id: true } });
+  const agency = await storage.accounts.insertAgency({ name, plan: 'agency' });
   try {
-    const user = await createUser(prisma, {
+    const user = await createUser(storage, {
       accountId: agency.id,
       email: input.email,
       actor: { kind: 'operator' },
@@ -296,7 +292,7 @@ export async function setupAgency(prisma: PrismaClient, input: { agencyName: str
     return { agencyId: agency.id, ...user };
   } catch (error) {
     // Nothing half-made: the agency goes when its first user could not be created.
-    await prisma.account.delete({ where: { id: agency.id } }).catch(() => undefined);
+    await storage.accounts.deleteAccount(agency.id).catch(() => undefined);
     throw error;
   }
 }

@@ -1,20 +1,13 @@
 // An account's webhook endpoint (set, show, enable again after a 410, which sends the deliveries held while it was
 // off), and sending deliveries again (one, or every failed one since a time). Each change is audited in its
 // transaction when an actor is given (callctl and the dashboard always give one).
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { isUuid } from '../domain/ids.js';
 import { generateWebhookSecret } from '../domain/webhook-secret.js';
-import {
-  countOpenDeliveries,
-  findDeliveryWithEndpoint,
-  requeueDelivery,
-  requeueFailedDeliveriesSince,
-} from '../storage/deliveries.js';
-import { enableEndpoint, findEndpointOfAccount, upsertEndpoint } from '../storage/endpoints.js';
+import { type Storage } from '../storage/index.js';
 import { webhookUrlProblem } from '../webhooks/url-policy.js';
 import { ChangedMeanwhile, findAccount } from './accounts.js';
 import { AdminError } from './errors.js';
 import { audit, type Actor } from './audit.js';
+import { isUuid } from '../../schemas/uuid.js';
 
 /** No such delivery (or, when asked within an account, not one of its endpoint's). */
 export class NoSuchDelivery extends AdminError {
@@ -29,32 +22,67 @@ export class NoSuchDelivery extends AdminError {
  * ChangedMeanwhile.
  */
 export async function setWebhook(
-  prisma: PrismaClient,
+  storage: Storage,
   accountId: string,
   url: string,
   options: { allowPrivate: boolean; replaces?: Date | null; now?: Date },
   actor?: Actor,
 ) {
-  const account = await findAccount(prisma, accountId);
+  const account = await findAccount(storage, accountId);
   const problem = webhookUrlProblem(url, options.allowPrivate);
   if (problem) throw new AdminError(problem);
   const secret = generateWebhookSecret();
   const now = options.now ?? new Date();
-  const changed = await prisma.$transaction(async (tx) => {
-    const done = await upsertEndpoint(
-      tx,
+  const changed = await storage.transaction(async (tx) => {
+    const done = await tx.endpoints.upsertEndpoint(
       account.id,
       { url, secret },
       { now, ...(options.replaces !== undefined ? { replaces: options.replaces } : {}) },
     );
     if (done && actor) await audit(tx, account.id, actor, 'webhook_set', now, { url });
-    return done && (await findEndpointOfAccount(tx, account.id));
+    return done && (await tx.endpoints.findEndpointOfAccount(account.id));
   });
   if (!changed)
     throw new ChangedMeanwhile(
       `The webhook endpoint of account ${account.id} changed since this was asked; nothing was set`,
     );
   return { secret, enabled: changed.enabled };
+}
+
+/**
+ * Changes the URL of the account's endpoint and keeps its signing secret (the receiver goes on verifying with it), its
+ * state and its deliveries (those still to send go to the new URL). Only when the endpoint is still the one the caller
+ * saw (`replaces`, its `updatedAt`); else ChangedMeanwhile, and nothing changes. setWebhook makes a new secret.
+ */
+export async function changeWebhookUrl(
+  storage: Storage,
+  accountId: string,
+  url: string,
+  options: { allowPrivate: boolean; replaces: Date; now?: Date },
+  actor?: Actor,
+) {
+  const account = await findAccount(storage, accountId);
+  const problem = webhookUrlProblem(url, options.allowPrivate);
+  if (problem) throw new AdminError(problem);
+  const now = options.now ?? new Date();
+  const changed = await storage.transaction(async (tx) => {
+    const current = await tx.endpoints.findEndpointOfAccount(account.id);
+    if (!current || current.updatedAt.getTime() !== options.replaces.getTime()) return null;
+    // The same secret written back, under the same version check as a new one.
+    const done = await tx.endpoints.upsertEndpoint(
+      account.id,
+      { url, secret: current.secret },
+      { now, replaces: options.replaces },
+    );
+    if (!done) return null;
+    if (actor) await audit(tx, account.id, actor, 'webhook_url_changed', now, { url, previous_url: current.url });
+    return current;
+  });
+  if (!changed)
+    throw new ChangedMeanwhile(
+      `The webhook endpoint of account ${account.id} changed since this was asked; nothing was changed`,
+    );
+  return { url, enabled: changed.enabled };
 }
 
 function disabledProblem(endpoint: { disabledReason: string | null; accountId: string }): string {
@@ -67,20 +95,20 @@ function disabledProblem(endpoint: { disabledReason: string | null; accountId: s
  * account's endpoint (any other is NoSuchDelivery).
  */
 export async function replayDelivery(
-  prisma: PrismaClient,
+  storage: Storage,
   deliveryId: string,
   actor?: Actor,
   options: { accountId?: string; now?: Date } = {},
 ) {
-  const delivery = isUuid(deliveryId) ? await findDeliveryWithEndpoint(prisma, deliveryId) : null;
+  const delivery = isUuid(deliveryId) ? await storage.deliveries.findDeliveryWithEndpoint(deliveryId) : null;
   if (!delivery || (options.accountId !== undefined && delivery.endpoint.accountId !== options.accountId))
     throw new NoSuchDelivery(`No delivery ${deliveryId}`);
   if (!delivery.endpoint.enabled) throw new AdminError(disabledProblem(delivery.endpoint));
   if (delivery.status === 'pending')
     throw new AdminError(`Delivery ${deliveryId} is still pending; it will be sent without a replay`);
   const now = options.now ?? new Date();
-  await prisma.$transaction(async (tx) => {
-    await requeueDelivery(tx, delivery.id, now);
+  await storage.transaction(async (tx) => {
+    await tx.deliveries.requeueDelivery(delivery.id, now);
     if (actor)
       await audit(tx, delivery.endpoint.accountId, actor, 'deliveries_resent', now, {
         delivery_id: delivery.id,
@@ -93,18 +121,18 @@ export async function replayDelivery(
 
 /** Sends again every failed delivery of the account's endpoint created at or after `since`, in one statement. */
 export async function resendFailedDeliveries(
-  prisma: PrismaClient,
+  storage: Storage,
   accountId: string,
   since: Date,
   actor?: Actor,
   now = new Date(),
 ) {
-  const account = await findAccount(prisma, accountId);
-  const endpoint = await findEndpointOfAccount(prisma, account.id);
+  const account = await findAccount(storage, accountId);
+  const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
   if (!endpoint) throw new AdminError(`Account ${account.id} has no webhook endpoint`);
   if (!endpoint.enabled) throw new AdminError(disabledProblem(endpoint));
-  const resent = await prisma.$transaction(async (tx) => {
-    const count = await requeueFailedDeliveriesSince(tx, endpoint.id, since, now);
+  const resent = await storage.transaction(async (tx) => {
+    const count = await tx.deliveries.requeueFailedDeliveriesSince(endpoint.id, since, now);
     if (count > 0 && actor)
       await audit(tx, account.id, actor, 'deliveries_resent', now, { failed_since: since.toISOString(), count });
     return count;
@@ -113,11 +141,11 @@ export async function resendFailedDeliveries(
 }
 
 /** The endpoint, whether it is on (and why not), and its deliveries still to send and given up on; null when none is set. */
-export async function showWebhook(prisma: PrismaClient, accountId: string) {
-  const account = await findAccount(prisma, accountId);
-  const endpoint = await findEndpointOfAccount(prisma, account.id);
+export async function showWebhook(storage: Storage, accountId: string) {
+  const account = await findAccount(storage, accountId);
+  const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
   if (!endpoint) return { webhook: null };
-  const { pending, held, heldSince, failed } = await countOpenDeliveries(prisma, endpoint.id);
+  const { pending, held, heldSince, failed } = await storage.deliveries.countOpenDeliveries(endpoint.id);
   return {
     webhook: {
       url: endpoint.url,
@@ -138,16 +166,16 @@ export async function showWebhook(prisma: PrismaClient, accountId: string) {
  * transaction. Says what it was before and when it changed, for the operator's record. Deliveries whose attempts ran
  * out (failed) stay failed (replay or resend sends them).
  */
-export async function enableWebhook(prisma: PrismaClient, accountId: string, actor?: Actor, now = new Date()) {
-  const account = await findAccount(prisma, accountId);
-  const endpoint = await findEndpointOfAccount(prisma, account.id);
+export async function enableWebhook(storage: Storage, accountId: string, actor?: Actor, now = new Date()) {
+  const account = await findAccount(storage, accountId);
+  const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
   if (!endpoint)
     throw new AdminError(
       `Account ${account.id} has no webhook endpoint; set one with callctl webhook set ${account.id} --url <url>`,
     );
   // Only a disabled endpoint changes: enabling twice at once records one change.
-  const { changed, released } = await prisma.$transaction(async (tx) => {
-    const done = await enableEndpoint(tx, endpoint.id, now);
+  const { changed, released } = await storage.transaction(async (tx) => {
+    const done = await tx.endpoints.enableEndpoint(endpoint.id, now);
     if ((done.changed || done.released > 0) && actor) {
       await audit(tx, account.id, actor, 'webhook_enabled', now, {
         url: endpoint.url,

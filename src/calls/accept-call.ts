@@ -1,18 +1,17 @@
-// Accepting a trigger: number check, agent selection and tenancy, calling window; then one statement that, under the
-// account's lock, checks the queue bound and stores the call, its first event and the idempotent response together.
-// Waking the dispatchers is the caller's (after commit: see plugins/jobs.ts).
+// Accepting a trigger: number check, schedule and recipient zone, agent selection and tenancy, the calling window in
+// the call's zone at its first possible dial; then one statement that, under the account's lock, checks the queue
+// bound and stores the call, its first event and the idempotent response together. Waking the dispatchers is the
+// caller's (after commit: see plugins/jobs.ts).
 import type { AgentSnapshot, Principal } from '../domain/principal.js';
-import type { ConcurrencyLimits } from '../../plugins/concurrency.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import { earliestDial, readScheduledAt } from '../domain/call-schedule.js';
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
 import { newRowId } from '../domain/ids.js';
-import { isValidE164 } from '../domain/phone-number.js';
+import { parseE164 } from '../domain/phone-number.js';
+import { callTimezone, knownTimeZone } from '../domain/recipient-timezone.js';
 import { canUseAgent } from '../domain/tenancy.js';
 import { AppError } from '../errors.js';
-import type { TriggerBody } from '../../schemas/trigger.js';
-import { findAgentById } from '../storage/accounts.js';
-import { insertAcceptedCall } from '../storage/calls.js';
-import { sqlPool } from '../storage/database.js';
+import { TRIGGER_FIELD_ERRORS, type TriggerBody } from '../../schemas/trigger.js';
+import type { Storage } from '../storage/index.js';
 
 /** What a 429 for a full queue tells the client to wait: about one short call's time. */
 export const QUEUE_FULL_RETRY_SECONDS = 30;
@@ -24,7 +23,8 @@ export interface AcceptInput {
   metadataJson: string;
   now: Date;
   /** The account's queue bound and how long a call may wait (the concurrency plugin's). */
-  limits: Pick<ConcurrencyLimits, 'maxWaiting' | 'queuedCallTtlHours'>;
+  /** The account's queue bound and a waiting call's time to live (plugins/concurrency.ts holds the configured ones). */
+  limits: { maxWaiting: number; queuedCallTtlHours: number };
   /** The request's Idempotency-Key reservation: the response is stored with the call, in the same statement. */
   idempotencyRecordId?: string | undefined;
 }
@@ -35,7 +35,7 @@ export function acceptedResponse(callId: string) {
 }
 
 async function selectAgent(
-  prisma: PrismaClient,
+  storage: Storage,
   principal: Principal,
   requested: string | undefined,
 ): Promise<AgentSnapshot & { phoneNumber: string }> {
@@ -45,31 +45,59 @@ async function selectAgent(
   const agent: AgentSnapshot | null =
     agentId === principal.defaultAgentId && principal.defaultAgent
       ? principal.defaultAgent
-      : await findAgentById(prisma, agentId);
-  if (!agent) throw new AppError(requested ? 'AGENT_NOT_FOUND' : 'NO_DEFAULT_AGENT');
+      : await storage.accounts.findAgentById(agentId);
+  // An archived agent is no agent to a new trigger (a default agent is never archived: src/admin/agents.ts).
+  if (!agent || ('archivedAt' in agent && agent.archivedAt !== null))
+    throw new AppError(requested ? 'AGENT_NOT_FOUND' : 'NO_DEFAULT_AGENT');
   if (!canUseAgent({ id: principal.accountId, kind: principal.accountKind }, agent))
     throw new AppError('AGENT_FORBIDDEN');
   if (!agent.phoneNumber) throw new AppError('AGENT_HAS_NO_PHONE');
   return { ...agent, phoneNumber: agent.phoneNumber };
 }
 
-export async function acceptCall(prisma: PrismaClient, input: AcceptInput): Promise<{ callId: string }> {
-  const { principal, body, now, limits } = input;
-  if (!isValidE164(body.phone_number)) throw new AppError('INVALID_PHONE_NUMBER');
-  const agent = await selectAgent(prisma, principal, body.agent_id);
+/** The trigger's scheduled_at as an instant (null for none); 400 naming the field for one out of range. */
+function scheduledAtOf(body: TriggerBody, now: Date): Date | null {
+  if (body.scheduled_at === undefined) return null;
+  const read = readScheduledAt(body.scheduled_at, now);
+  if (!read.ok) throw new AppError('VALIDATION', { detail: read.message });
+  return read.at;
+}
 
+/** The trigger's recipient_timezone as stored (null for none); 400 naming the field for a zone nobody knows. */
+function recipientZoneOf(body: TriggerBody): string | null {
+  if (body.recipient_timezone === undefined) return null;
+  const zone = knownTimeZone(body.recipient_timezone);
+  if (zone === null) throw new AppError('VALIDATION', { detail: TRIGGER_FIELD_ERRORS.unknownTimezone });
+  return zone;
+}
+
+export async function acceptCall(storage: Storage, input: AcceptInput): Promise<{ callId: string }> {
+  const { principal, body, now, limits } = input;
+  const number = parseE164(body.phone_number);
+  if (!number) throw new AppError('INVALID_PHONE_NUMBER');
+  // Both are checked whatever the agent, so a bad value is refused before anything is read or stored.
+  const scheduledAt = scheduledAtOf(body, now);
+  const requestedZone = recipientZoneOf(body);
+  const agent = await selectAgent(storage, principal, body.agent_id);
+  const zone = callTimezone(agent, { requested: requestedZone, country: number.country });
+
+  // The window is read in the call's zone at its first possible dial: the scheduled time, or now. An agent whose
+  // policy is reject refuses a scheduled time outside its window, as it refuses a trigger outside it now.
   const windows = callingWindowsSchemaCheck(agent.callingWindows);
-  let notBefore = now;
-  if (!isWithinCallingWindow(windows, agent.timezone, now)) {
+  const earliest = earliestDial(scheduledAt, now);
+  let notBefore = earliest;
+  if (!isWithinCallingWindow(windows, zone.timezone, earliest)) {
     if (agent.outsideWindowPolicy === 'reject') throw new AppError('OUTSIDE_CALLING_WINDOW');
-    notBefore = nextWindowOpening(windows, agent.timezone, now) ?? now;
+    notBefore = nextWindowOpening(windows, zone.timezone, earliest) ?? earliest;
   }
-  // The time to live counts from when the call may first be dialled: a call queued for tomorrow's window is not stale.
+  // The time to live counts from when the call may first be dialled: a call queued for tomorrow's window (or
+  // scheduled for next week) is not stale.
   const expiresAt = new Date(notBefore.getTime() + limits.queuedCallTtlHours * 3600_000);
 
   const callId = newRowId();
-  const waiting = await insertAcceptedCall(sqlPool(prisma), {
+  const stored = await storage.calls.insertAcceptedCall({
     accountId: principal.accountId,
+    agencyId: principal.agencyId,
     callId,
     eventId: newRowId(),
     agentId: agent.id,
@@ -82,11 +110,15 @@ export async function acceptCall(prisma: PrismaClient, input: AcceptInput): Prom
     expiresAt,
     now,
     maxWaiting: limits.maxWaiting,
+    scheduledAt,
+    timezone: zone.timezone,
+    timezoneSource: zone.source,
     idempotency: input.idempotencyRecordId
       ? { recordId: input.idempotencyRecordId, status: 200, body: acceptedResponse(callId) }
       : null,
   });
-  if (waiting !== null) {
+  if (stored.kind === 'do_not_call') throw new AppError('DO_NOT_CALL');
+  if (stored.kind === 'queue_full') {
     throw new AppError(
       'TOO_MANY_WAITING',
       { seconds: QUEUE_FULL_RETRY_SECONDS },

@@ -1,5 +1,7 @@
 // The callctl command table: each command's words, arguments and flags, and the admin function it is a thin layer over.
 import type { ParseArgsConfig } from 'node:util';
+import { RETRY_WAIT_MAX_MINUTES, RETRY_WAITS_MAX, VOICEMAIL_NAME_PLACEHOLDER } from '../../schemas/agent-settings.js';
+import { DEFAULT_RETRY_WAITS_MINUTES, MAX_ATTEMPTS, VOICEMAIL_MESSAGE_MAX } from '../../schemas/vocabulary.js';
 import {
   createAgency,
   createClient,
@@ -10,20 +12,19 @@ import {
   setPlan,
   unknownPlan,
 } from '../admin/accounts.js';
-import { agentInputProblem, createAgent, setDefaultAgent } from '../admin/agents.js';
-import { isStatus, listCalls, showCall, unknownStatus } from '../admin/calls.js';
+import { cancelCall, isStatus, listCalls, showCall, unknownStatus } from '../admin/calls.js';
 import { enableWebhook, replayDelivery, setWebhook, showWebhook } from '../admin/webhooks.js';
 import type { Config } from '../config.js';
-import type { PrismaClient } from '../storage/database.js';
-import type { MigrateResult } from '../storage/migrate.js';
+import type { Storage } from '../storage/index.js';
+import type { MigrateResult } from '../storage/index.js';
+import { AGENT_COMMANDS } from './agent-commands.js';
 import { formatCall } from './call-output.js';
+import { DNC_COMMANDS, DNC_FLAG_HELP } from './dnc-commands.js';
 import { RETENTION_COMMANDS } from './retention-commands.js';
+import { UsageError } from './usage-error.js';
 import { USER_COMMANDS } from './user-commands.js';
 
-/** A mistake in how callctl was called (exit 2), told apart from a refused operation (exit 1). */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { UsageError };
 
 // One option set for all commands, because parseArgs needs it before the command is known;
 // each command then rejects the flags that are not its own.
@@ -38,10 +39,17 @@ export const OPTIONS = {
   timezone: { type: 'string' },
   window: { type: 'string', multiple: true },
   'outside-window': { type: 'string' },
+  'window-timezone': { type: 'string' },
+  'max-attempts': { type: 'string' },
+  'retry-on': { type: 'string' },
+  'retry-waits': { type: 'string' },
+  voicemail: { type: 'string' },
+  'voicemail-message': { type: 'string' },
   url: { type: 'string' },
   status: { type: 'string' },
   email: { type: 'string' },
   'agency-name': { type: 'string' },
+  reason: { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type FlagName = Exclude<keyof typeof OPTIONS, 'json' | 'help'>;
@@ -52,15 +60,45 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
   plan: { value: 'agency|starter', help: 'agency (has API access) or starter; default agency' },
   agency: { value: '<agency-id>', help: "The agency's account id" },
   account: { value: '<account-id>', help: 'The account (agency or client) id' },
-  phone: { value: '<e164>', help: "The agent's caller ID, E.164, e.g. +14155552671" },
-  timezone: { value: '<iana>', help: 'Time zone of the calling windows, e.g. America/New_York; default UTC' },
+  phone: {
+    value: '<e164>',
+    help: "The agent's caller ID, E.164, e.g. +14155552671; none: no number (the agent cannot place calls)",
+  },
+  timezone: { value: '<iana>', help: "The agent's time zone, e.g. America/New_York; default UTC" },
   window: {
     value: '"<days> HH:MM-HH:MM"',
-    help: 'A calling window (days: mon-fri, sat,sun, daily); repeat for more; none: always open',
+    help: 'A calling window (days: mon-fri, sat,sun, daily); repeat for more; none (or no --window): always open',
   },
   'outside-window': {
     value: 'queue|reject',
     help: 'Outside the windows: queue the call until one opens (default) or reject it',
+  },
+  'window-timezone': {
+    value: 'agent|recipient',
+    help:
+      "Whose local time the windows are read in: agent (the agent's --timezone, default) or recipient (the " +
+      "callee's: the trigger's recipient_timezone, else the number's country when it has one zone, else the agent's); " +
+      'for calls triggered afterwards',
+  },
+  'max-attempts': {
+    value: `1-${MAX_ATTEMPTS}`,
+    help: 'How many times a call may be dialled in all; default 1 (no retry); more than 1 needs --retry-on',
+  },
+  'retry-on': {
+    value: 'busy,no_answer,voicemail|none',
+    help: 'The outcomes dialled again, comma-separated (never rejected); voicemail needs --voicemail; default none',
+  },
+  'retry-waits': {
+    value: '<minutes,...>',
+    help: `Minutes before attempt 2, 3, ...: 1 to ${RETRY_WAITS_MAX} whole numbers, each 1 to ${RETRY_WAIT_MAX_MINUTES} (7 days); the last repeats; default ${DEFAULT_RETRY_WAITS_MINUTES.join(',')}`,
+  },
+  voicemail: {
+    value: 'off|hang_up|leave_message',
+    help: 'When a machine answers: off (no detection, default), hang_up, or leave_message (needs --voicemail-message)',
+  },
+  'voicemail-message': {
+    value: '<text>',
+    help: `The message left on a machine, at most ${VOICEMAIL_MESSAGE_MAX} characters; ${VOICEMAIL_NAME_PLACEHOLDER} is the trigger's name; "" removes it`,
   },
   url: {
     value: '<url>',
@@ -72,6 +110,7 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
   },
   email: { value: '<email>', help: "The user's email address (compared case-insensitively)" },
   'agency-name': { value: '<name>', help: "The new agency's name" },
+  ...DNC_FLAG_HELP,
 };
 
 /** Flags every command takes. */
@@ -87,13 +126,14 @@ export const GROUPS: Record<string, string> = {
   client: 'Create clients of an agency',
   key: "Generate an account's API key",
   'api-access': "Switch an account's API access on or off",
-  agent: 'Create agents and set the default agent',
+  agent: 'Create and change agents (calling windows, retries, voicemail) and set the default agent',
   webhook: "Set, show and re-enable an account's webhook endpoint",
-  calls: "List an account's calls; show one in full",
+  calls: "List an account's calls; show one in full; cancel one that is still waiting",
   deliveries: 'Send a webhook delivery again',
   user: 'Create dashboard users (a one-time link sets the password), make new links, disable and enable them',
   setup: 'Create an agency and its first dashboard user in one step',
   retention: 'Delete the rows past their retention now (the servers do it every few minutes)',
+  dnc: "Add, remove, list and import the numbers of an account's do-not-call list",
 };
 
 export interface Values {
@@ -107,14 +147,21 @@ export interface Values {
   timezone?: string;
   window?: string[];
   'outside-window'?: string;
+  'window-timezone'?: string;
+  'max-attempts'?: string;
+  'retry-on'?: string;
+  'retry-waits'?: string;
+  voicemail?: string;
+  'voicemail-message'?: string;
   url?: string;
   status?: string;
   email?: string;
   'agency-name'?: string;
+  reason?: string;
 }
 
 export interface Context {
-  prisma: PrismaClient;
+  storage: Storage;
   config: Config;
   /** What the migration that runs before every command did; `callctl migrate` reports it. */
   migrations: MigrateResult;
@@ -135,6 +182,8 @@ export interface Command {
   notice?: string | ((result: Result, args: string[]) => string | undefined);
   /** Output for people when the generic `key: value` layout does not serve (a call with its attempts). */
   human?: (result: Result) => string;
+  /** Command lines that work, for help ("<account-id>" and the like stand for real ids). */
+  examples?: string[];
   /** Usage checks that need no database. */
   check?(args: string[], values: Values): void;
   run(ctx: Context, args: string[], values: Values): Promise<Result>;
@@ -169,7 +218,7 @@ export const COMMANDS: Command[] = [
     summary: 'Create an agency (plan defaults to agency)',
     check: (_args, values) =>
       usage(values.plan !== undefined && !isPlan(values.plan) ? unknownPlan(values.plan) : null),
-    run: ({ prisma }, _args, values) => createAgency(prisma, { name: flag(values, 'name'), plan: values.plan }),
+    run: ({ storage }, _args, values) => createAgency(storage, { name: flag(values, 'name'), plan: values.plan }),
   },
   {
     words: ['agency', 'set-plan'],
@@ -178,7 +227,7 @@ export const COMMANDS: Command[] = [
     usage: 'callctl agency set-plan <agency-id> <plan>',
     summary: "Change an agency's plan; its clients inherit it",
     check: (args) => usage(isPlan(arg(args, 1)) ? null : unknownPlan(arg(args, 1))),
-    run: ({ prisma }, args) => setPlan(prisma, arg(args, 0), arg(args, 1)),
+    run: ({ storage }, args) => setPlan(storage, arg(args, 0), arg(args, 1)),
   },
   {
     words: ['client', 'create'],
@@ -187,8 +236,8 @@ export const COMMANDS: Command[] = [
     required: ['agency', 'name'],
     usage: 'callctl client create --agency <agency-id> --name <name>',
     summary: 'Create a client of an agency',
-    run: ({ prisma }, _args, values) =>
-      createClient(prisma, { agencyId: flag(values, 'agency'), name: flag(values, 'name') }, { kind: 'operator' }),
+    run: ({ storage }, _args, values) =>
+      createClient(storage, { agencyId: flag(values, 'agency'), name: flag(values, 'name') }, { kind: 'operator' }),
   },
   {
     words: ['key', 'generate'],
@@ -197,7 +246,7 @@ export const COMMANDS: Command[] = [
     usage: 'callctl key generate <account-id>',
     summary: "Generate the account's API key, revoking the previous one",
     notice: 'This key is shown only once: store it now. The previous key of this account no longer works.',
-    run: ({ prisma }, args) => generateKey(prisma, arg(args, 0), OPERATOR),
+    run: ({ storage }, args) => generateKey(storage, arg(args, 0), OPERATOR),
   },
   {
     words: ['api-access'],
@@ -208,48 +257,9 @@ export const COMMANDS: Command[] = [
     check(args) {
       if (!ON_OFF.includes(arg(args, 1))) throw new UsageError(`Expected on or off, not "${arg(args, 1)}"`);
     },
-    run: ({ prisma }, args) => setApiAccess(prisma, arg(args, 0), arg(args, 1) === 'on', OPERATOR),
+    run: ({ storage }, args) => setApiAccess(storage, arg(args, 0), arg(args, 1) === 'on', OPERATOR),
   },
-  {
-    words: ['agent', 'create'],
-    args: [],
-    flags: ['account', 'name', 'phone', 'timezone', 'window', 'outside-window'],
-    required: ['account', 'name'],
-    usage:
-      'callctl agent create --account <account-id> --name <name> [--phone <e164>] [--timezone <iana>]\n' +
-      '                     [--window "mon-fri 09:00-17:00"]... [--outside-window queue|reject]',
-    summary: 'Create an agent (no --window: always open)',
-    check: (_args, values) =>
-      usage(
-        agentInputProblem({
-          phone: values.phone,
-          timezone: values.timezone,
-          windows: values.window,
-          outsideWindow: values['outside-window'],
-        }),
-      ),
-    run: ({ prisma }, _args, values) =>
-      createAgent(
-        prisma,
-        {
-          accountId: flag(values, 'account'),
-          name: flag(values, 'name'),
-          phone: values.phone,
-          timezone: values.timezone,
-          windows: values.window,
-          outsideWindow: values['outside-window'],
-        },
-        OPERATOR,
-      ),
-  },
-  {
-    words: ['agent', 'set-default'],
-    args: ['account-id', 'agent-id'],
-    flags: [],
-    usage: 'callctl agent set-default <account-id> <agent-id>',
-    summary: 'Set the agent used when a trigger names none',
-    run: ({ prisma }, args) => setDefaultAgent(prisma, arg(args, 0), arg(args, 1), OPERATOR),
-  },
+  ...AGENT_COMMANDS,
   {
     words: ['webhook', 'set'],
     args: ['account-id'],
@@ -261,9 +271,9 @@ export const COMMANDS: Command[] = [
       result.enabled === false
         ? `This signing secret is shown only once: store it now. The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${arg(args, 0)} sends the events held meanwhile.`
         : 'This signing secret is shown only once: store it now.',
-    run: ({ prisma, config }, args, values) =>
+    run: ({ storage, config }, args, values) =>
       setWebhook(
-        prisma,
+        storage,
         arg(args, 0),
         flag(values, 'url'),
         { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS },
@@ -287,7 +297,7 @@ export const COMMANDS: Command[] = [
           : '';
       return `Enable it again (same URL and secret) with callctl webhook enable ${arg(args, 0)}${held}`;
     },
-    run: ({ prisma }, args) => showWebhook(prisma, arg(args, 0)),
+    run: ({ storage }, args) => showWebhook(storage, arg(args, 0)),
   },
   {
     words: ['webhook', 'enable'],
@@ -306,7 +316,7 @@ export const COMMANDS: Command[] = [
         ' Deliveries whose attempts had run out stay failed: callctl deliveries replay <delivery-id> sends one again.'
       );
     },
-    run: ({ prisma }, args) => enableWebhook(prisma, arg(args, 0), OPERATOR),
+    run: ({ storage }, args) => enableWebhook(storage, arg(args, 0), OPERATOR),
   },
   {
     words: ['calls', 'list'],
@@ -316,7 +326,7 @@ export const COMMANDS: Command[] = [
     summary: "An account's most recent calls (up to 100)",
     check: (_args, values) =>
       usage(values.status !== undefined && !isStatus(values.status) ? unknownStatus(values.status) : null),
-    run: ({ prisma }, args, values) => listCalls(prisma, arg(args, 0), values.status),
+    run: ({ storage }, args, values) => listCalls(storage, arg(args, 0), values.status),
   },
   {
     words: ['calls', 'show'],
@@ -325,7 +335,20 @@ export const COMMANDS: Command[] = [
     usage: 'callctl calls show <call-id>',
     summary: 'One call with its metadata, events, and webhook deliveries with every attempt',
     human: (result) => formatCall(result.call as Record<string, unknown>),
-    run: ({ prisma }, args) => showCall(prisma, arg(args, 0)),
+    run: ({ storage }, args) => showCall(storage, arg(args, 0)),
+  },
+  {
+    words: ['calls', 'cancel'],
+    args: ['call-id'],
+    flags: [],
+    usage: 'callctl calls cancel <call-id>',
+    summary:
+      'Cancel a call that is still waiting (status initiated): it ends failed with reason canceled and its call.failed event is sent; a call already dialling or ended is refused (exit 1)',
+    notice: (result) =>
+      result.already_canceled === true
+        ? 'It was already canceled: nothing changed.'
+        : 'Canceled: it will not be dialled; call.failed goes to the webhook endpoint.',
+    run: ({ storage }, args) => cancelCall(storage, arg(args, 0), OPERATOR),
   },
   {
     words: ['deliveries', 'replay'],
@@ -333,8 +356,9 @@ export const COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl deliveries replay <delivery-id>',
     summary: 'Send a webhook delivery again (same webhook-id)',
-    run: ({ prisma }, args) => replayDelivery(prisma, arg(args, 0), OPERATOR),
+    run: ({ storage }, args) => replayDelivery(storage, arg(args, 0), OPERATOR),
   },
   ...USER_COMMANDS,
   ...RETENTION_COMMANDS,
+  ...DNC_COMMANDS,
 ];

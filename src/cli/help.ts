@@ -60,14 +60,26 @@ export function groupHelpText(group: string): string {
     ...commandLines(commands),
     '',
     ...optionLines(commands),
+    ...commands.flatMap(exampleLines),
   ];
   if (commands.length > 1) lines.push('', `Help on one: callctl ${group} <command> --help`);
   return `${lines.join('\n')}\n`;
 }
 
+const exampleLines = (command: Command) =>
+  command.examples?.length ? ['', 'Examples:', ...command.examples.map((e) => `  ${e}`)] : [];
+
 /** One command, for `callctl <group> <command> --help`. */
 export function commandHelpText(command: Command): string {
-  return `${[`usage: ${command.usage}`, '', command.summary, '', ...optionLines([command])].join('\n')}\n`;
+  const lines = [
+    `usage: ${command.usage}`,
+    '',
+    command.summary,
+    '',
+    ...optionLines([command]),
+    ...exampleLines(command),
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 const describeCommand = (c: Command) => ({
@@ -75,6 +87,7 @@ const describeCommand = (c: Command) => ({
   usage: c.usage,
   summary: c.summary,
   options: options([c]),
+  ...(c.examples ? { examples: c.examples } : {}),
 });
 
 /** The same as data, for `--json`. */

@@ -4,8 +4,8 @@ import { pathToFileURL } from 'node:url';
 import { AdminError } from '../admin/errors.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { stringifyWithRaw } from '../domain/raw-json.js';
-import { createPrisma, locateDatabase } from '../storage/database.js';
-import { migrate, MigrationError } from '../storage/migrate.js';
+import { createStorage, locateDatabase } from '../storage/index.js';
+import { migrate, MigrationError } from '../storage/index.js';
 import { COMMANDS, OPTIONS, UsageError, type Command, type Result, type Values } from './commands.js';
 import {
   commandHelpObject,
@@ -79,11 +79,11 @@ async function execute(
   try {
     // A fresh DATA_DIR works with any command: the schema is brought up to date first, as the server does.
     const migrations = await migrate(location.url);
-    const prisma = createPrisma(location.url, { max: 2 });
+    const storage = createStorage(location.url, { max: 2 });
     try {
-      return await command.run({ prisma, config, migrations, databaseUrl: location.url }, args, values);
+      return await command.run({ storage, config, migrations, databaseUrl: location.url }, args, values);
     } finally {
-      await prisma.$disconnect();
+      await storage.close();
     }
   } finally {
     await location.release();

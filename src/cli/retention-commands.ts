@@ -1,7 +1,7 @@
 // callctl's data lifecycle command: one retention pass now, as the server's background job runs it, with the rows it
 // deleted per table.
 import { retentionPolicy, runRetentionPass } from '../jobs/retention.js';
-import { createRetentionPool } from '../storage/retention.js';
+import { createRetention } from '../storage/index.js';
 import type { Command } from './commands.js';
 
 export const RETENTION_COMMANDS: Command[] = [
@@ -17,10 +17,10 @@ export const RETENTION_COMMANDS: Command[] = [
         ? 'Another process is deleting right now (it holds the retention lock): nothing was deleted by this command.'
         : undefined,
     run: async ({ config, databaseUrl }) => {
-      const pool = createRetentionPool(databaseUrl);
+      const retention = createRetention(databaseUrl);
       try {
         const { outcome, deleted } = await runRetentionPass({
-          pool,
+          retention,
           now: new Date(),
           policy: retentionPolicy(config),
           batchSize: config.RETENTION_BATCH_SIZE,
@@ -28,7 +28,7 @@ export const RETENTION_COMMANDS: Command[] = [
         });
         return { outcome, deleted, total: Object.values(deleted).reduce((a, b) => a + b, 0) };
       } finally {
-        await pool.end();
+        await retention.close();
       }
     },
   },

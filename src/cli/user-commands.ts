@@ -9,7 +9,6 @@ import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
 import { Mailer } from '../mail/mailer.js';
 import { invitationMail, signInLinkMail } from '../mail/messages.js';
 import type { MailMessage } from '../mail/mailer.js';
-import type { PrismaClient } from '../storage/database.js';
 import type { Command, Values } from './commands.js';
 
 /** E-mails `message` when SMTP_URL is set: {} without it, else whether it was sent and, if not, why. */
@@ -29,11 +28,6 @@ async function emailed(config: Config, message: MailMessage): Promise<{ emailed?
 }
 
 const expiry = (at: Date) => at.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
-
-async function accountName(prisma: PrismaClient, userId: string): Promise<string> {
-  const user = await prisma.user.findUnique({ where: { id: userId }, select: { account: { select: { name: true } } } });
-  return user?.account.name ?? '';
-}
 
 const LINK_NOTICE =
   'This link is shown only once and works once, for 24 hours: open it in a browser to choose the password.';
@@ -59,8 +53,8 @@ export const USER_COMMANDS: Command[] = [
     summary: 'Create a dashboard user of an account; prints a one-time link to set the password (24 h)',
     notice: LINK_NOTICE,
     check: (_args, values) => checkEmail(values),
-    run: async ({ prisma, config }, _args, values) => {
-      const user = await createUser(prisma, {
+    run: async ({ storage, config }, _args, values) => {
+      const user = await createUser(storage, {
         accountId: values.account ?? '',
         email: values.email ?? '',
         actor: { kind: 'operator' },
@@ -69,7 +63,7 @@ export const USER_COMMANDS: Command[] = [
       const mail = config.SMTP_URL
         ? invitationMail({
             to: normalizeEmail(values.email ?? ''),
-            accountName: await accountName(prisma, user.id),
+            accountName: await storage.users.accountNameOf(user.id),
             link,
             expires: expiry(user.expiresAt),
           })
@@ -83,7 +77,7 @@ export const USER_COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl user disable <user-id>',
     summary: 'Disable a dashboard user: they cannot sign in, their sessions end at once, their links stop working',
-    run: ({ prisma }, args) => disableUser(prisma, args[0] ?? '', { kind: 'operator' }),
+    run: ({ storage }, args) => disableUser(storage, args[0] ?? '', { kind: 'operator' }),
   },
   {
     words: ['user', 'enable'],
@@ -91,7 +85,7 @@ export const USER_COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl user enable <user-id>',
     summary: 'Enable a disabled dashboard user again: they can sign in with their password (their old links stay void)',
-    run: ({ prisma }, args) => enableUser(prisma, args[0] ?? '', { kind: 'operator' }),
+    run: ({ storage }, args) => enableUser(storage, args[0] ?? '', { kind: 'operator' }),
   },
   {
     words: ['user', 'link'],
@@ -101,16 +95,16 @@ export const USER_COMMANDS: Command[] = [
     summary:
       'Make a new one-time link (24 h) for an existing user to set their password; their earlier links stop working',
     notice: `${LINK_NOTICE} Their earlier links no longer work.`,
-    run: async ({ prisma, config }, args) => {
-      const made = await newSignInLink(prisma, {
-        userId: await resolveUser(prisma, args[0] ?? ''),
+    run: async ({ storage, config }, args) => {
+      const made = await newSignInLink(storage, {
+        userId: await resolveUser(storage, args[0] ?? ''),
         actor: { kind: 'operator' },
       });
       const link = setPasswordUrl(config, made.token);
       const mail = config.SMTP_URL
         ? signInLinkMail({
             to: made.email,
-            accountName: await accountName(prisma, made.userId),
+            accountName: await storage.users.accountNameOf(made.userId),
             link,
             expires: expiry(made.expiresAt),
           })
@@ -128,8 +122,8 @@ export const USER_COMMANDS: Command[] = [
       'Create an agency (agency plan) and its first dashboard user; prints the one-time link to set the password',
     notice: `${LINK_NOTICE} Then sign in at /dashboard.`,
     check: (_args, values) => checkEmail(values),
-    run: async ({ prisma, config }, _args, values) => {
-      const made = await setupAgency(prisma, { agencyName: values['agency-name'] ?? '', email: values.email ?? '' });
+    run: async ({ storage, config }, _args, values) => {
+      const made = await setupAgency(storage, { agencyName: values['agency-name'] ?? '', email: values.email ?? '' });
       return { agency_id: made.agencyId, user_id: made.id, set_password_url: setPasswordUrl(config, made.token) };
     },
   },

@@ -8,37 +8,25 @@
 // their scripted times), which runs beside the claims so that a new call never waits for it (issue 16.3).
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import pg from 'pg';
-import type { Call, PrismaClient } from '../generated/prisma/client.js';
-import { applyCallUpdate, applyLockedBatch, transitionCalls, type CallChange } from '../calls/transition.js';
+import type { CallRow as Call } from '../storage/index.js';
+import { planCallBatch, transitionCalls, type CallChange } from '../calls/transition.js';
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
+import { windowZoneOf } from '../domain/recipient-timezone.js';
 import type { Dialer } from './dialer.js';
-import { advanceSimulatedCalls } from './simulated-dialer.js';
+import { advanceSimulatedCalls, simulatedWakeups, type SimulatedTiming } from './simulated-dialer.js';
 import { Batcher } from '../jobs/batcher.js';
 import { SingleFlight } from '../jobs/single-flight.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
-import {
-  claimCandidates,
-  expiredCallIds,
-  holdsLease,
-  LOCK_EXPIRED,
-  lockAccountsForClaim,
-  lockDueAccounts,
-  recordDialIntents,
-  recordProviderIds,
-  rescheduleCalls,
-  staleClaims,
-  takeOverClaim,
-} from '../storage/call-claims.js';
-import { CALLS_CHANNEL } from '../storage/channels.js';
-import { sqlPool } from '../storage/database.js';
-import type { ClaimedDelivery } from '../storage/deliveries.js';
-import { inTransaction } from '../storage/transaction.js';
+import { CALLS_CHANNEL, refusedByServer, type ClaimedDelivery, type Storage } from '../storage/index.js';
+import type { ClaimCandidate } from '../storage/index.js';
+
+/** A call about to be dialled, with its agent's voicemail setting (read with it by the claim or the takeover). */
+type DialCall = Call & Pick<ClaimCandidate, 'agentVoicemail' | 'agentVoicemailMessage'>;
 
 export interface DispatcherOptions {
-  /** The background pool's client (fastify.backgroundPrisma): this work waits for connections, requests do not. */
-  prisma: PrismaClient;
+  /** The background pool's storage (fastify.backgroundStorage): this work waits for connections, requests do not. */
+  storage: Storage;
   databaseUrl: string;
   /** Awaited between the statements of a pass: background work gives way to waiting requests (src/jobs/requests-first.ts). */
   requestsFirst?: () => Promise<void>;
@@ -46,9 +34,11 @@ export interface DispatcherOptions {
   now: () => Date;
   log: FastifyBaseLogger;
   maxConcurrentCalls: number;
-  simulated?: { ringMs: number; talkMs: number };
+  simulated?: SimulatedTiming;
   /** How long a claim protects a call between claim and dial. */
   leaseMs?: number;
+  /** A retried call's time to live from its next attempt (QUEUED_CALL_TTL_HOURS); the simulated calls' attempts end here. */
+  queuedCallTtlMs?: number;
   /** Poll interval: the fallback for missed notifications, window openings and expiries. */
   pollMs?: number;
   /** Test hook: runs after a claim commits and before the dial (a crash there must not lose the call). */
@@ -73,9 +63,6 @@ export interface WebhookHandOff {
 }
 
 const CLAIM_ACCOUNTS_PER_PASS = 50;
-
-/** The server refused the statement (one bad row): worth retrying item by item. Not a timeout or a lost connection. */
-const refusedByServer = (error: unknown) => error instanceof pg.DatabaseError;
 
 /**
  * Attempts to record a provider id after the provider accepted the dial, and the waits before each: about the
@@ -107,22 +94,25 @@ export class Dispatcher {
   private readonly dialing = new Set<Promise<void>>();
   /** Calls this dispatcher is dialling or recording: its own, whatever their lease says, never "recovered" by it. */
   private readonly ownDials = new Set<string>();
-  private readonly pool: pg.Pool;
+  private readonly storage: Storage;
   /** The database going away fails the bookkeeping of every call in flight at once. */
   private readonly logs: ThrottledLog;
   /** Intents and provider ids of the calls dialled together are recorded together. */
   private readonly intents = new Batcher<string, boolean>(async (ids) => {
-    const recorded = await recordDialIntents(this.pool, ids, this.id);
+    const recorded = await this.storage.claims.recordDialIntents(ids, this.id);
     return ids.map((id) => recorded.has(id));
   }, refusedByServer);
-  private readonly dialled = new Batcher<{ id: string; providerCallId: string }, void>(async (calls) => {
-    await recordProviderIds(this.pool, calls, this.id);
-    return calls.map(() => undefined);
-  }, refusedByServer);
+  private readonly dialled = new Batcher<{ id: string; providerCallId: string; attempt: number }, void>(
+    async (calls) => {
+      await this.storage.claims.recordProviderIds(calls, this.id);
+      return calls.map(() => undefined);
+    },
+    refusedByServer,
+  );
 
   constructor(private readonly options: DispatcherOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
-    this.pool = sqlPool(options.prisma);
+    this.storage = options.storage;
     this.logs = new ThrottledLog(options.log);
     this.loop = new WakeableLoop({
       name: 'dispatcher',
@@ -225,64 +215,86 @@ export class Dispatcher {
   private async advance() {
     if (!this.options.simulated || this.options.dialer.kind !== 'simulated') return;
     await this.giveWay();
-    await advanceSimulatedCalls(this.options.prisma, this.options.now(), this.options.simulated);
+    await advanceSimulatedCalls(this.storage, this.options.now(), this.options.simulated, this.options.queuedCallTtlMs);
   }
 
   /**
    * Claims due calls of up to 50 accounts in one transaction: the hinted ones, or those the due-accounts query finds.
    * Returns whether another claim may find more at once: more accounts were due than one claim takes, accounts were
-   * hinted meanwhile or the query was asked for, or calls were put back to wait for their window (the calls behind
-   * them may be dialable).
+   * hinted meanwhile or the query was asked for, or calls were put back to wait for their window or ended for the
+   * do-not-call list (the calls behind them may be dialable).
    */
   private async claim(): Promise<boolean> {
     const { now: clock, maxConcurrentCalls } = this.options;
     const passStarted = performance.now();
     const now = clock();
     const hinted = this.nextAccounts();
-    let locked: string[] = [];
     let rescheduled = false;
-    let handOver: ClaimedDelivery[] = [];
-    const claimed = await inTransaction(this.pool, async (client) => {
-      locked =
-        hinted.length > 0
-          ? await lockAccountsForClaim(client, hinted)
-          : await lockDueAccounts(client, { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS });
-      if (locked.length === 0) return [];
-      const candidates = await claimCandidates(client, { accountIds: locked, maxActive: maxConcurrentCalls, now });
-      const ready: Call[] = [];
-      const waiting: { id: string; notBefore: Date }[] = [];
-      for (const { agentTimezone, agentCallingWindows, ...call } of candidates) {
-        try {
-          const windows = callingWindowsSchemaCheck(agentCallingWindows);
-          if (isWithinCallingWindow(windows, agentTimezone, now)) ready.push(call);
-          else waiting.push({ id: call.id, notBefore: nextWindowOpening(windows, agentTimezone, now) ?? now });
-        } catch (error) {
-          // Stored windows or a zone that no longer validate (edited by hand): this call waits, the others go on.
-          this.options.log.error(
-            { err: error, callId: call.id, agentId: call.agentId },
-            'agent calling windows unreadable; call held back',
-          );
-          waiting.push({ id: call.id, notBefore: new Date(now.getTime() + UNREADABLE_WINDOWS_RETRY_MS) });
+    // An attempt's answering-machine verdict is its own: a later attempt never ends on an earlier one's machine.
+    const extra = {
+      leaseOwner: this.id,
+      leaseExpiresAt: new Date(now.getTime() + this.leaseMs),
+      answeredBy: null,
+      voicemailLeft: null,
+    };
+    const { webhooks } = this.options;
+    // The call.started deliveries are written leased to this process's worker, which sends them once this commits.
+    const lease = webhooks
+      ? { eventType: 'call.started', until: new Date(now.getTime() + webhooks.leaseMs) }
+      : undefined;
+    const {
+      locked,
+      result,
+      leased: handOver,
+    } = await this.storage.claims.claimDue(
+      hinted.length > 0 ? hinted : { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS },
+      { maxActive: maxConcurrentCalls, now },
+      (candidates) => {
+        const ready: DialCall[] = [];
+        const waiting: { id: string; notBefore: Date }[] = [];
+        // Listed after acceptance: ended here, in the claim's transaction, with its call.failed; never dialled.
+        const listed: Call[] = [];
+        for (const { agentTimezone, agentCallingWindows, onDoNotCallList, ...call } of candidates) {
+          if (onDoNotCallList) {
+            listed.push(call);
+            continue;
+          }
+          try {
+            const windows = callingWindowsSchemaCheck(agentCallingWindows);
+            // The callee's zone the call was accepted with, or the agent's as it is now (src/domain/recipient-timezone.ts).
+            const zone = windowZoneOf(call, agentTimezone);
+            if (isWithinCallingWindow(windows, zone, now)) ready.push(call);
+            else waiting.push({ id: call.id, notBefore: nextWindowOpening(windows, zone, now) ?? now });
+          } catch (error) {
+            // Stored windows or a zone that no longer validate (edited by hand): this call waits, the others go on.
+            this.options.log.error(
+              { err: error, callId: call.id, agentId: call.agentId },
+              'agent calling windows unreadable; call held back',
+            );
+            waiting.push({ id: call.id, notBefore: new Date(now.getTime() + UNREADABLE_WINDOWS_RETRY_MS) });
+          }
         }
-      }
-      if (waiting.length > 0) {
-        await rescheduleCalls(client, waiting);
-        rescheduled = true;
-      }
-      const extra = { leaseOwner: this.id, leaseExpiresAt: new Date(now.getTime() + this.leaseMs) };
-      const { webhooks } = this.options;
-      // The call.started deliveries are written leased to this process's worker, which sends them once this commits.
-      const lease = webhooks
-        ? { eventType: 'call.started', until: new Date(now.getTime() + webhooks.leaseMs) }
-        : undefined;
-      const { applied, leased } = await applyLockedBatch(
-        client,
-        ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } })),
-        { now, source: 'dispatcher', lease },
-      );
-      handOver = leased;
-      return applied.filter((a) => a.steps.length > 0).map((a) => a.call);
-    });
+        rescheduled = waiting.length > 0 || listed.length > 0;
+        // Dated now, once the candidates are read, not when the pass began: a call that ended meanwhile (its slot is
+        // what this claim takes) is then never seen to overlap the call that replaces it.
+        const claimedAt = clock();
+        const { applied, batch } = planCallBatch(
+          [
+            ...ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } as const })),
+            ...listed.map((call) => ({ call, change: { update: { kind: 'failed', reason: 'do_not_call' } } as const })),
+          ],
+          { now: claimedAt, source: 'dispatcher', lease },
+        );
+        const voicemail = new Map(
+          ready.map(({ id, agentVoicemail, agentVoicemailMessage }) => [id, { agentVoicemail, agentVoicemailMessage }]),
+        );
+        const dialling = applied
+          .filter((a) => a.steps.length > 0 && a.call.status === 'dialing')
+          .map((a) => ({ ...a.call, ...voicemail.get(a.call.id)! }));
+        return { waiting, batch, result: dialling };
+      },
+    );
+    const claimed = result ?? [];
     // Asked: more accounts may be due than one claim takes. Hinted: the accounts hinted meanwhile, and the query
     // the hints skipped if it was wanted.
     const more =
@@ -306,8 +318,7 @@ export class Dispatcher {
       // dials are recorded: a simulated call advances only once its provider id is stored, which under load can
       // take longer than the ring.
       void Promise.allSettled(dials).then(() => {
-        setTimeout(() => this.advanceSoon(), simulated.ringMs + 5).unref();
-        setTimeout(() => this.advanceSoon(), simulated.ringMs + simulated.talkMs + 10).unref();
+        for (const ms of simulatedWakeups(simulated, claimed)) setTimeout(() => this.advanceSoon(), ms).unref();
       });
     }
     return more || rescheduled;
@@ -338,7 +349,7 @@ export class Dispatcher {
   }
 
   /** Records the intent to dial before dialling: a call whose intent is recorded is never dialled again. */
-  private async dial(call: Call) {
+  private async dial(call: DialCall) {
     this.ownDials.add(call.id);
     try {
       await this.dialOnce(call);
@@ -347,7 +358,7 @@ export class Dispatcher {
     }
   }
 
-  private async dialOnce(call: Call) {
+  private async dialOnce(call: DialCall) {
     const { dialer, now, log } = this.options;
     let providerCallId: string;
     try {
@@ -355,23 +366,22 @@ export class Dispatcher {
       if (!(await this.intents.add(call.id))) return; // another dispatcher took it over
       ({ providerCallId } = await dialer.dial({
         callId: call.id,
+        attempt: call.attempt,
         to: call.phoneNumber,
         from: call.fromNumber,
         agentId: call.agentId,
         name: call.name,
         email: call.email,
+        voicemail: call.agentVoicemail,
+        voicemailMessage: call.agentVoicemailMessage,
       }));
     } catch (error) {
       try {
-        // Only the dispatcher still holding the lease may fail the call: after a takeover it is someone else's.
-        if (!(await holdsLease(this.pool, call.id, this.id))) return;
-        log.error({ err: error, callId: call.id }, 'dial failed');
-        await applyCallUpdate(
-          this.options.prisma,
-          call.id,
-          { kind: 'failed', reason: 'provider_error' },
-          { now: now(), source: 'dispatcher' },
-        );
+        // Only the dispatcher still holding the lease for this attempt may fail it, decided under the call's lock:
+        // after a takeover it is someone else's, and after a callback ended the attempt (a dial that timed out but
+        // rang) the call may already wait for, or dial, its next one.
+        if (await this.failAttempt(call, now()))
+          log.error({ err: error, callId: call.id, attempt: call.attempt }, 'dial failed');
       } catch (bookkeeping) {
         // The database is gone too: the lease runs out and recover() settles the call (dial once, or provider_error).
         this.logs.error(
@@ -382,7 +392,29 @@ export class Dispatcher {
       }
       return;
     }
-    await this.recordDialled(call.id, providerCallId);
+    await this.recordDialled(call.id, call.attempt, providerCallId);
+  }
+
+  /**
+   * Fails the attempt of `call` this dispatcher dialled, with provider_error, if it still holds it: decided under the
+   * call's lock, as after a takeover it is someone else's, and after a callback ended the attempt (a dial that timed
+   * out but rang) the call may wait for, or dial, its next one. Returns whether it did.
+   */
+  private async failAttempt(call: Call, now: Date): Promise<boolean> {
+    const [applied] = await transitionCalls(
+      this.storage,
+      { kind: 'ids', ids: [call.id] },
+      (locked) =>
+        locked.status === 'dialing' && locked.leaseOwner === this.id && locked.attempt === call.attempt
+          ? { update: { kind: 'failed', reason: 'provider_error' } }
+          : null,
+      this.updateContext(now, 'dispatcher'),
+    );
+    return Boolean(applied?.steps.length);
+  }
+
+  private updateContext(now: Date, source: string) {
+    return { now, source, queuedCallTtlMs: this.options.queuedCallTtlMs };
   }
 
   /**
@@ -391,7 +423,7 @@ export class Dispatcher {
    * status callbacks record it (Twilio's carry the CallSid), and only a call that never gets one is settled by
    * lease recovery.
    */
-  private async recordDialled(callId: string, providerCallId: string) {
+  private async recordDialled(callId: string, attempt: number, providerCallId: string) {
     let lastError: unknown;
     for (const waitMs of RECORD_DIALLED_RETRIES_MS) {
       // Shutting down: callbacks and lease recovery take it from here (a stop must not wait out the retries).
@@ -400,7 +432,7 @@ export class Dispatcher {
       }
       if (this.loop.stopped && waitMs > 0) break;
       try {
-        await this.dialled.add({ id: callId, providerCallId });
+        await this.dialled.add({ id: callId, providerCallId, attempt });
         return;
       } catch (error) {
         lastError = error;
@@ -414,44 +446,43 @@ export class Dispatcher {
   }
 
   /**
-   * Calls claimed by a dispatcher that died: never dialled (no intent) -> dial them now, once; intent recorded but no
-   * provider id -> the outcome is unknown and dialling again could ring the callee twice, so they fail, once their
-   * owner's window for recording the provider id has passed too (it may be alive, waiting out a database outage).
-   * This dispatcher's own dials are never taken for a dead one's.
+   * Calls claimed by a dispatcher that died: this attempt never dialled (no intent for it: dial_attempts < attempt)
+   * -> dial it now, once; intent recorded but no provider id -> the outcome is unknown and dialling again could ring
+   * the callee twice, so the attempt fails (provider_error, which no policy retries), once its owner's window for
+   * recording the provider id has passed too (it may be alive, waiting out a database outage). This dispatcher's own
+   * dials are never taken for a dead one's. A call between attempts is initiated, not a claim: any claim takes it.
    */
   private async recover() {
     const now = this.options.now();
-    const stale = await staleClaims(this.pool, now);
+    const stale = await this.storage.claims.staleClaims(now);
     const ownerMayBeRecording = now.getTime() - RECORD_DIALLED_WINDOW_MS;
     for (const call of stale) {
       if (this.ownDials.has(call.id)) continue;
-      if (call.dialAttempts > 0 && call.leaseExpiresAt && call.leaseExpiresAt.getTime() > ownerMayBeRecording) continue;
+      const intended = call.dialAttempts >= call.attempt;
+      if (intended && call.leaseExpiresAt && call.leaseExpiresAt.getTime() > ownerMayBeRecording) continue;
       const leaseExpiresAt = new Date(now.getTime() + this.leaseMs);
-      if (!(await takeOverClaim(this.pool, { callId: call.id, owner: this.id, leaseExpiresAt, now }))) continue;
+      if (!(await this.storage.claims.takeOverClaim({ callId: call.id, owner: this.id, leaseExpiresAt, now })))
+        continue;
       this.options.log.warn(
-        { callId: call.id, dialAttempts: call.dialAttempts },
+        { callId: call.id, attempt: call.attempt, dialAttempts: call.dialAttempts },
         'recovering a call whose dispatcher died',
       );
-      if (call.dialAttempts === 0) void this.track(this.dial({ ...call, leaseOwner: this.id, leaseExpiresAt }));
-      else
-        await applyCallUpdate(
-          this.options.prisma,
-          call.id,
-          { kind: 'failed', reason: 'provider_error' },
-          { now, source: 'dispatcher' },
-        );
+      if (!intended) void this.track(this.dial({ ...call, leaseOwner: this.id, leaseExpiresAt }));
+      else await this.failAttempt(call, now);
     }
   }
 
   /** Waiting calls past their time to live fail with reason expired. */
   private async expire() {
     const now = this.options.now();
-    const ids = await expiredCallIds(this.pool, now);
+    const ids = await this.storage.claims.expiredCallIds(now);
     if (ids.length === 0) return;
     const expired: CallChange = { update: { kind: 'failed', reason: 'expired' } };
-    await transitionCalls(this.options.prisma, { ...LOCK_EXPIRED, values: [now, ids] }, () => expired, {
-      now,
-      source: 'expiry',
-    });
+    await transitionCalls(
+      this.storage,
+      { kind: 'expired', ids, now },
+      () => expired,
+      this.updateContext(now, 'expiry'),
+    );
   }
 }

@@ -1,5 +1,7 @@
-// The Twilio adapter of the dialer port: places calls over Programmable Voice's REST API, and maps status callbacks.
+// The Twilio adapter of the dialer port: places calls over Programmable Voice's REST API (with asynchronous
+// answering-machine detection when the agent wants it), changes live calls, and maps status callbacks.
 import type { CallUpdate } from '../domain/call-lifecycle.js';
+import type { AnsweredBy, VoicemailPolicy } from '../../schemas/vocabulary.js';
 import type { DialRequest, Dialer } from './dialer.js';
 
 export interface TwilioDialerOptions {
@@ -19,12 +21,26 @@ export function trimSlash(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
-/** Where Twilio sends status callbacks and fetches TwiML for a call; the routes verify signatures against these. */
-export function callbackUrls(publicBaseUrl: string, callId: string) {
+/**
+/**
+ * Where Twilio sends status callbacks, fetches TwiML and sends the answering-machine verdict for a call's attempt; the
+ * routes verify signatures against these. From the second attempt on they name it (`attempt`), so that a late callback
+ * of an earlier attempt of the same call changes nothing (src/routes/telephony/twilio.ts); the first attempt's carry
+ * none, as before retries. The verdict's URL names the agent's voicemail policy as it was when the call was dialled
+ * (Twilio signs the URL with the rest, so it cannot be changed on the way).
+ */
+export function callbackUrls(publicBaseUrl: string, callId: string, attempt = 1, voicemail: VoicemailPolicy = 'off') {
   const base = `${trimSlash(publicBaseUrl)}/telephony/twilio`;
-  const query = `?call_id=${encodeURIComponent(callId)}`;
-  return { twiml: `${base}/twiml${query}`, status: `${base}/status${query}` };
+  const query = `?call_id=${encodeURIComponent(callId)}${attempt > 1 ? `&attempt=${attempt}` : ''}`;
+  return {
+    twiml: `${base}/twiml${query}`,
+    status: `${base}/status${query}`,
+    amd: `${base}/amd${query}&voicemail=${voicemail}`,
+  };
 }
+
+/** How a live call is changed: its TwiML replaced (what it does next), or ended. */
+export type LiveCallChange = { twiml: string } | { status: 'completed' };
 
 export class TwilioDialer implements Dialer {
   readonly kind = 'twilio' as const;
@@ -39,7 +55,7 @@ export class TwilioDialer implements Dialer {
   }
 
   async dial(request: DialRequest): Promise<{ providerCallId: string }> {
-    const urls = callbackUrls(this.options.publicBaseUrl, request.callId);
+    const urls = callbackUrls(this.options.publicBaseUrl, request.callId, request.attempt, request.voicemail);
     const form = new URLSearchParams({
       To: request.to,
       From: request.from,
@@ -49,10 +65,44 @@ export class TwilioDialer implements Dialer {
       StatusCallbackMethod: 'POST',
     });
     for (const event of STATUS_EVENTS) form.append('StatusCallbackEvent', event);
+    if (request.voicemail !== 'off') {
+      // Answering-machine detection (Twilio's "AMD"). DetectMessageEnd: on a machine, the verdict (machine_end_beep,
+      // _silence or _other) comes once its greeting is over, which is when a message left is recorded whole; a person
+      // (human) or a fax is told at once. AsyncAmd: the call is connected to the agent on answer as without
+      // detection, so a person hears no silence while Twilio listens; the verdict is POSTed (signed, as every
+      // callback) to AsyncAmdStatusCallback, whose route then redirects the live call to the message or hangs it up.
+      form.set('MachineDetection', 'DetectMessageEnd');
+      form.set('AsyncAmd', 'true');
+      form.set('AsyncAmdStatusCallback', urls.amd);
+      form.set('AsyncAmdStatusCallbackMethod', 'POST');
+    }
+    const body = await this.post(this.endpoint, form, { failed: 'Twilio call create failed', refused: 'the call' });
+    if (typeof body.sid !== 'string' || body.sid === '') {
+      throw new Error(`Twilio accepted the call but answered without a call sid (HTTP ${body.httpStatus})`);
+    }
+    return { providerCallId: body.sid };
+  }
 
+  /**
+   * Changes a call that is in progress (the Call resource's update, POST .../Calls/{CallSid}.json): `twiml` replaces
+   * what the call is doing with these instructions (Twilio stops the agent's stream and runs them), `status:
+   * completed` hangs it up. Throws if Twilio refused (a call already over, say: error 21220).
+   */
+  async updateCall(callSid: string, change: LiveCallChange): Promise<void> {
+    const form = new URLSearchParams('twiml' in change ? { Twiml: change.twiml } : { Status: change.status });
+    const url = `${this.endpoint.slice(0, -'.json'.length)}/${encodeURIComponent(callSid)}.json`;
+    await this.post(url, form, { failed: 'Twilio call update failed', refused: 'the call update' });
+  }
+
+  /** POSTs a form to Twilio's REST API; resolves with its JSON answer, throws with Twilio's error (never the token). */
+  private async post(
+    url: string,
+    form: URLSearchParams,
+    words: { failed: string; refused: string },
+  ): Promise<{ sid?: unknown; httpStatus: number }> {
     let response: Response;
     try {
-      response = await fetch(this.endpoint, {
+      response = await fetch(url, {
         method: 'POST',
         headers: {
           authorization: this.authorization,
@@ -65,7 +115,7 @@ export class TwilioDialer implements Dialer {
     } catch (error) {
       const reason =
         (error as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (error as Error).message;
-      throw new Error(`Twilio call create failed: ${this.redact(reason)}`, { cause: error });
+      throw new Error(`${words.failed}: ${this.redact(reason)}`, { cause: error });
     }
     const text = await response.text().catch(() => '');
     let body: { sid?: unknown; code?: unknown; message?: unknown } = {};
@@ -79,12 +129,9 @@ export class TwilioDialer implements Dialer {
         body.code !== undefined || body.message !== undefined
           ? `code ${String(body.code)}: ${String(body.message)}`
           : 'no error details';
-      throw new Error(this.redact(`Twilio refused the call (HTTP ${response.status}, ${detail})`));
+      throw new Error(this.redact(`Twilio refused ${words.refused} (HTTP ${response.status}, ${detail})`));
     }
-    if (typeof body.sid !== 'string' || body.sid === '') {
-      throw new Error(`Twilio accepted the call but answered without a call sid (HTTP ${response.status})`);
-    }
-    return { providerCallId: body.sid };
+    return { sid: body.sid, httpStatus: response.status };
   }
 
   /** Twilio's messages never echo the token today; this keeps it so if one ever does. */
@@ -96,13 +143,19 @@ export class TwilioDialer implements Dialer {
 
 /**
  * A status callback's CallStatus as a lifecycle update, or null when there is nothing to record: queued, initiated
- * and ringing all mean "still dialing", which the dispatcher already recorded.
+ * and ringing all mean "still dialing", which the dispatcher already recorded. `answeredBy` is the call's recorded
+ * verdict: a call that ends (completed) after a machine answered it failed, with reason voicemail.
  */
-export function mapTwilioStatus(callStatus: string, callDuration?: string): CallUpdate | null {
+export function mapTwilioStatus(
+  callStatus: string,
+  callDuration?: string,
+  answeredBy: AnsweredBy | null = null,
+): CallUpdate | null {
   switch (callStatus) {
     case 'in-progress':
       return { kind: 'answered' };
     case 'completed': {
+      if (answeredBy === 'machine') return { kind: 'failed', reason: 'voicemail' };
       const seconds =
         callDuration !== undefined && /^\d+$/.test(callDuration.trim()) ? Number(callDuration) : undefined;
       return seconds === undefined ? { kind: 'completed' } : { kind: 'completed', durationSeconds: seconds };
@@ -118,4 +171,17 @@ export function mapTwilioStatus(callStatus: string, callDuration?: string): Call
     default:
       return null;
   }
+}
+
+/**
+ * Twilio's AnsweredBy (the answering-machine verdict) in our vocabulary. `human` is a person. `machine_start` (a
+ * machine, told at once: MachineDetection=Enable), `machine_end_beep`, `machine_end_silence` and `machine_end_other`
+ * (a machine whose greeting ended with a beep, with silence, or otherwise: DetectMessageEnd's verdicts, sent once the
+ * greeting is over) and `fax` are a machine. `unknown` (detection ran out of time or could not tell) and anything
+ * else are unknown, and the call goes on as with a person: hanging up on someone who answered is the worse mistake.
+ */
+export function answeredByOf(twilioAnsweredBy: string): AnsweredBy {
+  if (twilioAnsweredBy === 'human') return 'human';
+  if (twilioAnsweredBy === 'fax' || twilioAnsweredBy.startsWith('machine_')) return 'machine';
+  return 'unknown';
 }

@@ -17,11 +17,18 @@ export const AUDIT_ACTIONS = {
   api_access_switched: 'API access switched',
   default_agent_changed: 'Default agent changed',
   webhook_set: 'Webhook URL set (new signing secret)',
+  webhook_url_changed: 'Webhook URL changed (signing secret kept)',
   webhook_enabled: 'Webhook endpoint enabled again',
   webhook_disabled: 'Webhook endpoint disabled (it answered 410 Gone)',
   deliveries_resent: 'Webhook deliveries resent',
   agent_created: 'Agent created',
   agent_changed: 'Agent changed',
+  agent_archived: 'Agent archived (new triggers cannot use it)',
+  agent_restored: 'Agent restored from the archive',
+  call_canceled: 'Call canceled (it was still waiting; it ended failed, reason canceled)',
+  do_not_call_added: 'Number added to the do-not-call list',
+  do_not_call_removed: 'Number removed from the do-not-call list',
+  do_not_call_imported: 'Numbers imported into the do-not-call list (CSV)',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

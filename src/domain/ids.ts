@@ -1,11 +1,5 @@
-// Identifier shapes: every id the service issues is a UUID; anything else is refused before reaching the database.
+// The ids the service issues for new rows (their shape, and the check of an id given to it, are schemas/uuid.ts).
 import { v7 as uuidv7 } from 'uuid';
-
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return UUID_PATTERN.test(value);
-}
 
 /**
  * The id of a new row of the tables that grow with every call: calls, call_events, webhook_deliveries and

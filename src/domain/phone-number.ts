@@ -14,12 +14,21 @@ export const E164_PATTERN = /^\+[1-9]\d{1,14}$/;
 // country code, e.g. +1 1 415… -> +1 415…) and then reports the *normalized* number as possible;
 // requiring its canonical E.164 form to equal the input rejects those instead of silently accepting them.
 export function isValidE164(value: string): boolean {
-  if (typeof value !== 'string' || !E164_PATTERN.test(value)) return false;
+  return parseE164(value) !== null;
+}
+
+/**
+ * A number we may dial, with its country (ISO 3166-1 alpha-2, as the same parse resolves it: for +1 the area code
+ * decides between the US, Canada and the Caribbean; undefined for numbers of no country such as +800), or null when
+ * isValidE164 refuses it. One parse serves both, so the trigger pays for one.
+ */
+export function parseE164(value: string): { country: string | undefined } | null {
+  if (typeof value !== 'string' || !E164_PATTERN.test(value)) return null;
   try {
     const parsed = parsePhoneNumberFromString(value, { extract: false });
-    return parsed !== undefined && parsed.number === value && parsed.isPossible();
+    return parsed !== undefined && parsed.number === value && parsed.isPossible() ? { country: parsed.country } : null;
   } catch {
     // The library documents no throw for a string that passed the pattern; this keeps it a predicate.
-    return false;
+    return null;
   }
 }

@@ -1,4 +1,5 @@
 // Who a request acts for, as a valid API key resolves it: the account, its agency and plan, and its default agent.
+import type { WindowTimezone } from '../../schemas/vocabulary.js';
 
 export interface Principal {
   keyId: string;
@@ -6,9 +7,9 @@ export interface Principal {
   accountKind: 'agency' | 'client';
   /** The agency at the top: the account itself for agencies. */
   agencyId: string;
-  /** The agency's plan (clients inherit it). */
-  plan: string;
-  /** The account's switch and, for a client, its agency's switch too. */
+  /** The agency's plan (clients inherit it): src/domain/api-access.ts's governingPlan. */
+  plan: string | null;
+  /** The account's switch and, for a client, its agency's switch too: src/domain/api-access.ts's apiAccessOn. */
   apiAccessEnabled: boolean;
   defaultAgentId: string | null;
   /** The default agent as read with the key (null when there is none); only checked when the trigger is accepted. */
@@ -24,4 +25,6 @@ export interface AgentSnapshot {
   timezone: string;
   callingWindows: unknown;
   outsideWindowPolicy: 'queue' | 'reject';
+  /** Whose local time its windows are read in: its own zone, or the callee's (src/domain/recipient-timezone.ts). */
+  windowTimezone: WindowTimezone;
 }

@@ -1,6 +1,7 @@
 // Users' email addresses: compared case-insensitively, so stored trimmed and lowercased (the database checks it).
-/** One @, something on each side, a dot in the domain, no spaces: a typo filter, not a validator. */
-const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+import { USER_EMAIL_SHAPE } from '../../schemas/user-email.js';
+
+const EMAIL_SHAPE = new RegExp(`^${USER_EMAIL_SHAPE}$`);
 export const EMAIL_MAX_LENGTH = 254;
 
 export function normalizeEmail(email: string): string {

@@ -4,8 +4,6 @@ import type { App } from '../app.js';
 import { useHttpErrors } from '../http-errors.js';
 import { withTimeout } from '../jobs/with-timeout.js';
 import { describeError } from '../logging/describe-error.js';
-import { sqlPool } from '../storage/database.js';
-import { ping } from '../storage/health.js';
 
 const READY_TIMEOUT_MS = 1_500;
 
@@ -28,7 +26,7 @@ export async function buildInternalApp(api: App, logger: FastifyBaseLogger) {
     const checks: Record<string, string> = {}; // 'ok' or the reason
     await Promise.all([
       // The pool the service's queries use, so the reason is the driver's own (a refused connection, a timeout).
-      withTimeout(ping(sqlPool(api.prisma)), READY_TIMEOUT_MS).then(
+      withTimeout(api.storage.ping(), READY_TIMEOUT_MS).then(
         () => {
           checks.database = 'ok';
         },

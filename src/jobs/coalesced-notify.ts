@@ -1,23 +1,22 @@
 // Tells the dispatchers of other processes that calls are waiting, from a process without a dispatcher of its own:
 // one NOTIFY for all the calls accepted while the previous one was on its way, sent after their commits, outside
 // their transactions. A NOTIFY inside each acceptance would serialise the commits (PostgreSQL takes a database-wide
-// lock from commit to the end of a notifying transaction, which halved the insert rate in a pgbench run: see
-// bench/README.md, "Figures behind code comments") and, under load, stalled a request past the pool's 1.5 s wait.
+// lock from commit to the end of a notifying transaction: bench/README.md, "Figures behind code comments") and, under
+// load, stalled a request past the pool's 1.5 s wait.
 import type { FastifyBaseLogger } from 'fastify';
-import type pg from 'pg';
 import { ThrottledLog } from '../logging/throttled-log.js';
-import { notify } from '../storage/notifications.js';
+import type { Storage } from '../storage/index.js';
 import { SingleFlight } from './single-flight.js';
 
 export class CoalescedNotify {
   private readonly sends: SingleFlight;
 
-  constructor(pool: pg.Pool, channel: string, log: FastifyBaseLogger) {
+  constructor(storage: Storage, channel: string, log: FastifyBaseLogger) {
     // Every acceptance asks for a NOTIFY: with the database down, one line per interval.
     const logs = new ThrottledLog(log);
     this.sends = new SingleFlight(
       async () => {
-        await notify(pool, channel);
+        await storage.notifications.notify(channel);
         logs.recovered('notify', 'the dispatchers are notified again');
       },
       (error) =>

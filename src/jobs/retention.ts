@@ -1,19 +1,18 @@
 // The data lifecycle in the background of every process: every few minutes one pass deletes, in small batches with a
 // pause between them, each kind of row past its retention; one process at a time across replicas (the others skip).
-// `callctl retention run` runs the same pass once.
+// A pass is bounded (rows and time): a backlog is worked off over several intervals, the next pass resuming at the kind
+// of row the last one stopped at. `callctl retention run` runs the same pass once, unbounded.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import type pg from 'pg';
 import type { Config } from '../config.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import {
-  deleteBatch,
   noRowsDeleted,
   RETENTION_STEPS,
-  tryRetentionLock,
   type DeletedRows,
   type RetentionCutoffs,
-} from '../storage/retention.js';
+  type RetentionRepository,
+} from '../storage/index.js';
 import { SingleFlight } from './single-flight.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -47,17 +46,30 @@ export function retentionCutoffs(now: Date, policy: RetentionPolicy): RetentionC
   };
 }
 
-/** completed: nothing past its retention is left; skipped: another process holds the lock; stopped: the process is closing. */
-export type PassOutcome = 'completed' | 'skipped' | 'stopped';
+/**
+ * completed: nothing past its retention is left; limited: the pass used its budget and yields to the next interval;
+ * skipped: another process holds the lock; stopped: the process is closing.
+ */
+export type PassOutcome = 'completed' | 'limited' | 'skipped' | 'stopped';
 
 export interface RetentionPassResult {
   outcome: PassOutcome;
   deleted: DeletedRows;
+  /** The step (index into RETENTION_STEPS) the next pass starts at: where a limited pass stopped, else 0. */
+  next: number;
+}
+
+/** How much one pass may do before it yields to the next interval. */
+export interface PassBudget {
+  /** Rows deleted, cascaded rows included (the last batch may pass it by its cascades: a batch is never split). */
+  rows: number;
+  /** Time since the pass took the lock, checked before each batch (the batch under way finishes). */
+  ms: number;
 }
 
 export interface RetentionPassOptions {
-  /** The retention's own pool (createRetentionPool): one connection holds the lock, one runs the batches. */
-  pool: pg.Pool;
+  /** The retention's repository on its own pool (createRetention): one connection holds the lock, one runs the batches. */
+  retention: RetentionRepository;
   /** The moment the retentions are measured from (the service's clock). */
   now: Date;
   policy: RetentionPolicy;
@@ -69,44 +81,67 @@ export interface RetentionPassOptions {
   stopping?: () => boolean;
   /** After each batch commits, with the rows it deleted (metrics count them then, so a failed pass still counts). */
   onBatch?: (deleted: Partial<DeletedRows>) => void | Promise<void>;
+  /** Without it the pass goes on until every range is empty (callctl). */
+  budget?: PassBudget;
+  /** The step to begin with (the last limited pass's `next`); the steps before it come after the last one. */
+  startAt?: number;
+  /** The clock the budget's time is measured with (tests give their own). */
+  elapsed?: () => number;
 }
 
 /**
- * One pass: for each kind of row, batches until its range is empty. Returns at once ('skipped') when another process
- * holds the lock.
+ * One pass: for each kind of row, batches until its range is empty, or until the budget is used ('limited': the next
+ * pass resumes at that kind of row, so one large backlog cannot starve the others). Returns at once ('skipped') when
+ * another process holds the lock.
  */
 export async function runRetentionPass(options: RetentionPassOptions): Promise<RetentionPassResult> {
-  const { pool, batchSize, pauseMs, stopping = () => false, onBatch } = options;
+  const { retention, batchSize, pauseMs, stopping = () => false, onBatch, budget } = options;
+  const startAt = (options.startAt ?? 0) % RETENTION_STEPS.length;
   const deleted = noRowsDeleted();
-  const lock = await tryRetentionLock(pool);
-  if (!lock) return { outcome: 'skipped', deleted };
+  const lock = await retention.tryLock();
+  if (!lock) return { outcome: 'skipped', deleted, next: startAt };
+  const elapsed = options.elapsed ?? stopwatch();
+  let total = 0;
   try {
     const cutoffs = retentionCutoffs(options.now, options.policy);
-    for (const step of RETENTION_STEPS) {
+    for (let i = 0; i < RETENTION_STEPS.length; i++) {
+      const at = (startAt + i) % RETENTION_STEPS.length;
+      const step = RETENTION_STEPS[at]!;
       for (;;) {
-        if (stopping()) return { outcome: 'stopped', deleted };
+        if (stopping()) return { outcome: 'stopped', deleted, next: at };
+        if (budget && (total >= budget.rows || elapsed() >= budget.ms))
+          return { outcome: 'limited', deleted, next: at };
         await lock.confirm();
-        const batch = await deleteBatch(pool, step, cutoffs, batchSize);
-        for (const [table, rows] of Object.entries(batch.deleted) as [keyof DeletedRows, number][])
+        const limit = budget ? Math.min(batchSize, budget.rows - total) : batchSize;
+        const batch = await retention.deleteBatch(step, cutoffs, limit);
+        for (const [table, rows] of Object.entries(batch.deleted) as [keyof DeletedRows, number][]) {
           deleted[table] += rows;
+          total += rows;
+        }
         await onBatch?.(batch.deleted);
-        if (batch.taken < batchSize) break;
+        if (batch.taken < limit) break;
         if (pauseMs > 0) await sleep(pauseMs);
       }
     }
-    return { outcome: 'completed', deleted };
+    return { outcome: 'completed', deleted, next: 0 };
   } finally {
     await lock.release();
   }
 }
 
+function stopwatch(): () => number {
+  const started = performance.now();
+  return () => performance.now() - started;
+}
+
 export interface RetentionJobOptions {
-  pool: pg.Pool;
+  retention: RetentionRepository;
   now: () => Date;
   policy: RetentionPolicy;
   intervalMs: number;
   batchSize: number;
   pauseMs: number;
+  budget: PassBudget;
   log: FastifyBaseLogger;
   onBatch?: (deleted: Partial<DeletedRows>) => void;
   onPass?: (outcome: PassOutcome | 'failed') => void;
@@ -121,6 +156,8 @@ export class RetentionJob {
   private readonly passes: SingleFlight;
   /** While the database is down every pass fails: a line per 10 s, not one per pass. */
   private readonly logs: ThrottledLog;
+  /** Where the next pass starts: the kind of row the last limited pass stopped at. */
+  private next = 0;
 
   constructor(private readonly options: RetentionJobOptions) {
     this.logs = new ThrottledLog(options.log);
@@ -162,14 +199,17 @@ export class RetentionJob {
     const { options } = this;
     try {
       const result = await runRetentionPass({
-        pool: options.pool,
+        retention: options.retention,
         now: options.now(),
         policy: options.policy,
         batchSize: options.batchSize,
         pauseMs: options.pauseMs,
+        budget: options.budget,
+        startAt: this.next,
         stopping: () => this.stopped,
         onBatch: options.onBatch,
       });
+      this.next = result.next;
       options.onPass?.(result.outcome);
       this.logs.recovered('pass', 'retention passes succeed again');
       const total = Object.values(result.deleted).reduce((a, b) => a + b, 0);

@@ -2,7 +2,7 @@
 // fallback for missed notifications and clock-driven work), never two passes at once, one more if woken during a pass.
 import type { FastifyBaseLogger } from 'fastify';
 import { ThrottledLog } from '../logging/throttled-log.js';
-import { listen, type Listener } from '../storage/notifications.js';
+import { listen, type Listener } from '../storage/index.js';
 import { SingleFlight } from './single-flight.js';
 
 export interface WakeableLoopOptions {

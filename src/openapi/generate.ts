@@ -6,7 +6,7 @@ import { ErrorResponse } from '../../schemas/error.js';
 import { CallData } from '../../schemas/call.js';
 import { TriggerBody, TriggerResponse } from '../../schemas/trigger.js';
 import { CallCompletedEvent, CallFailedEvent, CallStartedEvent, WebhookEvent } from '../../schemas/webhook.js';
-import { OPENAPI_PATH, withoutPrivateKeywords } from '../../plugins/openapi.js';
+import { OPENAPI_PATH, withoutPrivateKeywords } from './document.js';
 
 /** A standalone JSON Schema: our validation-only keywords and nested $ids removed, $schema declared. */
 export function standalone(schema: object): object {

@@ -1,36 +1,10 @@
 // The accounts and agents tables as operators change them and the dashboard lists them: agencies and clients, plans,
 // agents. Prisma Client throughout. (Keys, the API-access switch and the default agent, changed inside the audited
 // transactions of src/admin, are storage/keys.ts; the key lookup of every request too.)
-import type { Account, Agent, Prisma, PrismaClient } from '../generated/prisma/client.js';
+import type { Account, Agent, Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, Plan } from '../generated/prisma/enums.js';
-
-export async function findAccountById(prisma: PrismaClient, accountId: string): Promise<Account | null> {
-  return prisma.account.findUnique({ where: { id: accountId } });
-}
-
-export async function insertAgency(
-  prisma: PrismaClient,
-  agency: { name: string; plan: Plan },
-): Promise<{ id: string }> {
-  return prisma.account.create({
-    data: { kind: 'agency', name: agency.name, plan: agency.plan },
-    select: { id: true },
-  });
-}
-
-export async function insertClient(
-  db: PrismaClient | Prisma.TransactionClient,
-  client: { agencyId: string; name: string },
-): Promise<{ id: string }> {
-  return db.account.create({
-    data: { kind: 'client', name: client.name, agencyId: client.agencyId },
-    select: { id: true },
-  });
-}
-
-export async function setAccountPlan(prisma: PrismaClient, accountId: string, plan: Plan): Promise<void> {
-  await prisma.account.update({ where: { id: accountId }, data: { plan } });
-}
+import { governingPlan } from '../domain/api-access.js';
+import { Repository } from './driver.js';
 
 export interface NewAgent {
   accountId: string;
@@ -40,10 +14,6 @@ export interface NewAgent {
   timezone: string;
   callingWindows: Prisma.InputJsonValue;
   outsideWindowPolicy: OutsideWindowPolicy;
-}
-
-export async function findAgentById(prisma: PrismaClient, agentId: string): Promise<Agent | null> {
-  return prisma.agent.findUnique({ where: { id: agentId } });
 }
 
 /** A client as the Clients page lists it. */
@@ -81,33 +51,73 @@ function clientSummary(row: Prisma.AccountGetPayload<{ select: typeof CLIENT_SUM
   };
 }
 
-/** An agency's clients by name (the Clients page). */
-export async function listClients(prisma: PrismaClient, agencyId: string): Promise<ClientSummary[]> {
-  const rows = await prisma.account.findMany({
-    where: { agencyId, kind: 'client' },
-    orderBy: [{ name: 'asc' }, { id: 'asc' }],
-    select: CLIENT_SUMMARY,
-  });
-  return rows.map(clientSummary);
+export class AccountRepository extends Repository {
+  async findAccountById(accountId: string): Promise<Account | null> {
+    return this.prisma.account.findUnique({ where: { id: accountId } });
+  }
+
+  async insertAgency(agency: { name: string; plan: Plan }): Promise<{ id: string }> {
+    return this.prisma.account.create({
+      data: { kind: 'agency', name: agency.name, plan: agency.plan },
+      select: { id: true },
+    });
+  }
+
+  async insertClient(client: { agencyId: string; name: string }): Promise<{ id: string }> {
+    return this.prisma.account.create({
+      data: { kind: 'client', name: client.name, agencyId: client.agencyId },
+      select: { id: true },
+    });
+  }
+
+  /** The account and its agency (itself for an agency), as an audit entry records them; null when there is none. */
+  async findAccountAndAgency(accountId: string): Promise<{ accountId: string; agencyId: string } | null> {
+    const account = await this.prisma.account.findUnique({
+      where: { id: accountId },
+      select: { id: true, agencyId: true },
+    });
+    return account && { accountId: account.id, agencyId: account.agencyId ?? account.id };
+  }
+
+  /** Deletes an account that nothing points at yet (an agency whose first user could not be made). */
+  async deleteAccount(accountId: string): Promise<void> {
+    await this.prisma.account.delete({ where: { id: accountId } });
+  }
+
+  async setAccountPlan(accountId: string, plan: Plan): Promise<void> {
+    await this.prisma.account.update({ where: { id: accountId }, data: { plan } });
+  }
+
+  async findAgentById(agentId: string): Promise<Agent | null> {
+    return this.prisma.agent.findUnique({ where: { id: agentId } });
+  }
+
+  /** An agency's clients by name (the Clients page). */
+  async listClients(agencyId: string): Promise<ClientSummary[]> {
+    const rows = await this.prisma.account.findMany({
+      where: { agencyId, kind: 'client' },
+      orderBy: [{ name: 'asc' }, { id: 'asc' }],
+      select: CLIENT_SUMMARY,
+    });
+    return rows.map(clientSummary);
+  }
+
+  /** One client with its agency's name and plan (a client inherits it), or null when `clientId` is not a client. */
+  async findClientSummary(
+    clientId: string,
+  ): Promise<(ClientSummary & { agencyName: string; plan: Plan | null }) | null> {
+    const row = await this.prisma.account.findFirst({
+      where: { id: clientId, kind: 'client' },
+      select: { ...CLIENT_SUMMARY, plan: true, agency: { select: { name: true, plan: true } } },
+    });
+    return (
+      row && {
+        ...clientSummary(row),
+        agencyName: row.agency?.name ?? '',
+        plan: governingPlan(row.plan, row.agency?.plan ?? null),
+      }
+    );
+  }
 }
 
-/** One client with its agency's name and plan (a client inherits it), or null when `clientId` is not a client. */
-export async function findClientSummary(
-  prisma: PrismaClient,
-  clientId: string,
-): Promise<(ClientSummary & { agencyName: string; plan: Plan | null }) | null> {
-  const row = await prisma.account.findFirst({
-    where: { id: clientId, kind: 'client' },
-    select: { ...CLIENT_SUMMARY, agency: { select: { name: true, plan: true } } },
-  });
-  return row && { ...clientSummary(row), agencyName: row.agency?.name ?? '', plan: row.agency?.plan ?? null };
-}
-
-/** The ids and names of an agency's clients by name (whom an agency user can invite people to). */
-export async function listClientNames(prisma: PrismaClient, agencyId: string): Promise<{ id: string; name: string }[]> {
-  return prisma.account.findMany({
-    where: { agencyId, kind: 'client' },
-    orderBy: [{ name: 'asc' }, { id: 'asc' }],
-    select: { id: true, name: true },
-  });
-}
+// Free functions over the repository, for the dashboard until it uses fastify.storage.

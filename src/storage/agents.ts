@@ -1,14 +1,9 @@
 // The agents table as the dashboard and callctl change it: writing an agent (inside the caller's transaction, next to
 // its audit entry), listing the agents of the accounts a person manages, and handing an edited agent's waiting calls
-// back to the dispatcher. Prisma Client only. (The trigger's agent lookup is storage/accounts.ts findAgentById.)
+// back to the dispatcher, archiving and restoring. Prisma Client, and one row lock in SQL. (The trigger's agent lookup is storage/accounts.ts findAgentById.)
 import type { Prisma } from '../generated/prisma/client.js';
-import type { OutsideWindowPolicy } from '../generated/prisma/enums.js';
-import type { NewAgent } from './accounts.js';
-import type { Db } from './db-types.js';
-
-export async function insertAgentRow(db: Db, agent: NewAgent): Promise<{ id: string }> {
-  return db.agent.create({ data: agent, select: { id: true } });
-}
+import type { OutsideWindowPolicy, VoicemailPolicy, WindowTimezone } from '../generated/prisma/enums.js';
+import { Repository } from './driver.js';
 
 /** What an edit may change; the owning account and agency never change (calls and defaults point at the agent). */
 export interface AgentFields {
@@ -17,24 +12,18 @@ export interface AgentFields {
   timezone: string;
   callingWindows: Prisma.InputJsonValue;
   outsideWindowPolicy: OutsideWindowPolicy;
+  windowTimezone: WindowTimezone;
+  maxAttempts: number;
+  /** A subset of RETRYABLE_OUTCOMES, in its order. */
+  retryOn: Prisma.InputJsonValue;
+  /** Minutes before attempt 2, 3, ...; the last repeats. */
+  retryWaitsMinutes: Prisma.InputJsonValue;
+  voicemail: VoicemailPolicy;
+  voicemailMessage: string | null;
 }
 
-export async function updateAgentRow(db: Db, agentId: string, fields: AgentFields, now: Date): Promise<void> {
-  await db.agent.update({ where: { id: agentId }, data: { ...fields, updatedAt: now } });
-}
-
-/**
- * An edited agent's calls waiting for its old calling window become due now: the dispatcher reads the agent's
- * windows again when it claims them and dials them, or sets them to wait for the new window's next opening.
- * Returns how many there were.
- */
-export async function rescheduleWaitingCalls(db: Db, agentId: string, now: Date): Promise<number> {
-  const { count } = await db.call.updateMany({
-    where: { agentId, status: 'initiated', notBefore: { gt: now } },
-    data: { notBefore: now },
-  });
-  return count;
-}
+/** A new agent: its account and agency, and its fields. */
+export type NewAgentRow = { accountId: string; agencyId: string } & AgentFields;
 
 const LISTED_AGENT = {
   id: true,
@@ -44,25 +33,83 @@ const LISTED_AGENT = {
   timezone: true,
   callingWindows: true,
   outsideWindowPolicy: true,
+  windowTimezone: true,
+  maxAttempts: true,
+  retryOn: true,
+  retryWaitsMinutes: true,
+  voicemail: true,
+  voicemailMessage: true,
+  archivedAt: true,
   createdAt: true,
   updatedAt: true,
   account: { select: { name: true, kind: true } },
-  defaultFor: { select: { id: true, name: true }, orderBy: { name: 'asc' } },
+  defaultFor: { select: { id: true, name: true, agencyId: true }, orderBy: { name: 'asc' } },
 } satisfies Prisma.AgentSelect;
 
 /** An agent with its account's name and the accounts it is the default agent of. */
 export type ListedAgent = Prisma.AgentGetPayload<{ select: typeof LISTED_AGENT }>;
 
-/** The agents owned by the given accounts, by name (the Agents page). */
-export async function listAgentsOfAccounts(db: Db, accountIds: string[]): Promise<ListedAgent[]> {
-  return db.agent.findMany({
-    where: { accountId: { in: accountIds } },
-    orderBy: [{ name: 'asc' }, { id: 'asc' }],
-    select: LISTED_AGENT,
-  });
+export class AgentRepository extends Repository {
+  async insertAgentRow(agent: NewAgentRow): Promise<{ id: string }> {
+    return this.prisma.agent.create({ data: agent, select: { id: true } });
+  }
+
+  async updateAgentRow(agentId: string, fields: AgentFields, now: Date): Promise<void> {
+    await this.prisma.agent.update({ where: { id: agentId }, data: { ...fields, updatedAt: now } });
+  }
+
+  /**
+   * An edited agent's calls waiting for its old calling window become due as soon as they may be dialled: now, or
+   * their scheduled time or next attempt when that is later. The dispatcher reads the agent's windows again when it
+   * claims them and dials them, or sets them to wait for the new window's next opening. Returns how many there were.
+   */
+  async rescheduleWaitingCalls(agentId: string, now: Date): Promise<number> {
+    // Hand-written: each row's new not_before comes from its own columns, which updateMany cannot set.
+    return this.prisma.$executeRaw`
+      UPDATE calls
+         SET not_before = GREATEST(${now}::timestamptz, scheduled_at, next_attempt_at), updated_at = ${now}::timestamptz
+       WHERE agent_id = ${agentId}::uuid AND status = 'initiated'
+         AND not_before > GREATEST(${now}::timestamptz, scheduled_at, next_attempt_at)`;
+  }
+
+  /**
+   * Locks the agent's row until the caller's transaction ends, so that archiving it and making it a default agent are
+   * serialised (neither sees the other half done); its archive time, or null when there is no such agent.
+   */
+  async lockAgent(agentId: string): Promise<{ archivedAt: Date | null } | null> {
+    // Hand-written: a row lock (SELECT ... FOR UPDATE), which Prisma Client cannot express.
+    const [row] = await this.prisma.$queryRaw<{ archived_at: Date | null }[]>`
+      SELECT archived_at FROM agents WHERE id = ${agentId}::uuid FOR UPDATE`;
+    return row ? { archivedAt: row.archived_at } : null;
+  }
+
+  /** The accounts whose default agent this is, by name (read after lockAgent: a statement of its own sees them all). */
+  async accountsDefaultingTo(agentId: string): Promise<{ id: string; name: string }[]> {
+    return this.prisma.account.findMany({
+      where: { defaultAgentId: agentId },
+      orderBy: [{ name: 'asc' }, { id: 'asc' }],
+      select: { id: true, name: true },
+    });
+  }
+
+  /** Archives the agent (`at`) or restores it (null). */
+  async setAgentArchivedAt(agentId: string, at: Date | null, now: Date): Promise<void> {
+    await this.prisma.agent.update({ where: { id: agentId }, data: { archivedAt: at, updatedAt: now } });
+  }
+
+  /** The agents owned by the given accounts, by name (the Agents page). */
+  async listAgentsOfAccounts(accountIds: string[]): Promise<ListedAgent[]> {
+    return this.prisma.agent.findMany({
+      where: { accountId: { in: accountIds } },
+      orderBy: [{ name: 'asc' }, { id: 'asc' }],
+      select: LISTED_AGENT,
+    });
+  }
+
+  /** One agent as the edit page shows it, or null. */
+  async findListedAgent(agentId: string): Promise<ListedAgent | null> {
+    return this.prisma.agent.findUnique({ where: { id: agentId }, select: LISTED_AGENT });
+  }
 }
 
-/** One agent as the edit page shows it, or null. */
-export async function findListedAgent(db: Db, agentId: string): Promise<ListedAgent | null> {
-  return db.agent.findUnique({ where: { id: agentId }, select: LISTED_AGENT });
-}
+// Free functions over the repository, for the dashboard until it uses fastify.storage.

@@ -1,7 +1,7 @@
 // The audit_log table: who did what to an account, newest first per account or per agency (keyset pages).
 import type { Prisma } from '../generated/prisma/client.js';
 import type { AuditActor } from '../generated/prisma/enums.js';
-import type { Db } from './db-types.js';
+import { Repository } from './driver.js';
 
 export interface AuditRecord {
   accountId: string;
@@ -13,21 +13,6 @@ export interface AuditRecord {
   detail?: Record<string, unknown>;
   ip?: string | null;
   at: Date;
-}
-
-export async function insertAuditEntry(db: Db, entry: AuditRecord): Promise<void> {
-  await db.auditEntry.create({
-    data: {
-      accountId: entry.accountId,
-      agencyId: entry.agencyId,
-      actorKind: entry.actorKind,
-      actorUserId: entry.actorUserId,
-      action: entry.action,
-      detail: (entry.detail ?? {}) as Prisma.InputJsonObject,
-      ip: entry.ip ?? null,
-      createdAt: entry.at,
-    },
-  });
 }
 
 /** Whose entries: an agency's own and its clients' (agencyId), or one account's (accountId). */
@@ -51,50 +36,68 @@ export interface AuditListEntry {
   ip: string | null;
 }
 
-/**
- * One page, newest first, and the cursor of the next page (null at the end). Keyset on (created_at, id), which the
- * (account_id|agency_id, created_at, id) indexes serve in order: the cost does not grow with the page number.
- */
-export async function listAuditEntries(
-  db: Db,
-  scope: AuditScope,
-  page: { before?: AuditCursor; limit: number },
-): Promise<{ entries: AuditListEntry[]; next: AuditCursor | null }> {
-  const before = page.before
-    ? {
-        OR: [
-          { createdAt: { lt: page.before.createdAt } },
-          { createdAt: page.before.createdAt, id: { lt: page.before.id } },
-        ],
-      }
-    : {};
-  const rows = await db.auditEntry.findMany({
-    where: { ...scope, ...before },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: page.limit + 1,
-    select: {
-      id: true,
-      createdAt: true,
-      action: true,
-      actorKind: true,
-      accountId: true,
-      detail: true,
-      ip: true,
-      actorUser: { select: { email: true } },
-      account: { select: { name: true } },
-    },
-  });
-  const entries = rows.slice(0, page.limit).map((row) => ({
-    id: row.id,
-    createdAt: row.createdAt,
-    action: row.action,
-    actorKind: row.actorKind,
-    actorEmail: row.actorUser?.email ?? null,
-    accountId: row.accountId,
-    accountName: row.account.name,
-    detail: row.detail,
-    ip: row.ip,
-  }));
-  const last = entries.at(-1);
-  return { entries, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+export class AuditRepository extends Repository {
+  async insertAuditEntry(entry: AuditRecord): Promise<void> {
+    await this.prisma.auditEntry.create({
+      data: {
+        accountId: entry.accountId,
+        agencyId: entry.agencyId,
+        actorKind: entry.actorKind,
+        actorUserId: entry.actorUserId,
+        action: entry.action,
+        detail: (entry.detail ?? {}) as Prisma.InputJsonObject,
+        ip: entry.ip ?? null,
+        createdAt: entry.at,
+      },
+    });
+  }
+
+  /**
+   * One page, newest first, and the cursor of the next page (null at the end). Keyset on (created_at, id), which the
+   * (account_id|agency_id, created_at, id) indexes serve in order: the cost does not grow with the page number.
+   */
+  async listAuditEntries(
+    scope: AuditScope,
+    page: { before?: AuditCursor; limit: number },
+  ): Promise<{ entries: AuditListEntry[]; next: AuditCursor | null }> {
+    const before = page.before
+      ? {
+          OR: [
+            { createdAt: { lt: page.before.createdAt } },
+            { createdAt: page.before.createdAt, id: { lt: page.before.id } },
+          ],
+        }
+      : {};
+    const rows = await this.prisma.auditEntry.findMany({
+      where: { ...scope, ...before },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: page.limit + 1,
+      select: {
+        id: true,
+        createdAt: true,
+        action: true,
+        actorKind: true,
+        accountId: true,
+        detail: true,
+        ip: true,
+        actorUser: { select: { email: true } },
+        account: { select: { name: true } },
+      },
+    });
+    const entries = rows.slice(0, page.limit).map((row) => ({
+      id: row.id,
+      createdAt: row.createdAt,
+      action: row.action,
+      actorKind: row.actorKind,
+      actorEmail: row.actorUser?.email ?? null,
+      accountId: row.accountId,
+      accountName: row.account.name,
+      detail: row.detail,
+      ip: row.ip,
+    }));
+    const last = entries.at(-1);
+    return { entries, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+  }
 }
+
+// Free functions over the repository, for the dashboard until it uses fastify.storage.

@@ -4,9 +4,12 @@
 // batch of calls on the background path, where Prisma's per-statement client cost was most of the dispatcher's CPU.
 import type pg from 'pg';
 import type { Call } from '../generated/prisma/client.js';
-import { ACTIVE_STATUSES } from '../domain/call-vocabulary.js';
-import { CALL_COLUMNS } from './calls.js';
+import { ACTIVE_STATUSES, type VoicemailPolicy } from '../../schemas/vocabulary.js';
+import { CALL_COLUMNS, writeCallBatch, type PlannedBatch } from './calls.js';
+import type { ClaimedDelivery } from './deliveries.js';
+import { inTransaction } from './transaction.js';
 import { statement } from './statements.js';
+import { Repository } from './driver.js';
 
 /** The first key of the claim's advisory locks (two-key form, so no clash with single-key locks such as Prisma's migrate lock). */
 const CLAIM_LOCK_SPACE = 72707370;
@@ -62,18 +65,35 @@ export async function lockAccountsForClaim(client: pg.ClientBase, accountIds: st
   return rows.map((r) => r.id);
 }
 
-export type ClaimCandidate = Call & { agentTimezone: string; agentCallingWindows: unknown };
+export type ClaimCandidate = Call & {
+  agentTimezone: string;
+  agentCallingWindows: unknown;
+  /** The number is on the do-not-call list of the call's account or its agency (listed after acceptance). */
+  onDoNotCallList: boolean;
+} & AgentVoicemail;
+
+/** The agent's answering-machine detection, read with a call about to be dialled (the dialer asks for it). */
+export interface AgentVoicemail {
+  agentVoicemail: VoicemailPolicy;
+  agentVoicemailMessage: string | null;
+}
+const AGENT_VOICEMAIL_COLUMNS = `ag.voicemail::text AS "agentVoicemail", ag.voicemail_message AS "agentVoicemailMessage"`;
 
 /**
- * Per locked account, its oldest due calls up to its free slots, locked, with their agent's windows. A statement of
- * its own after the account locks: under READ COMMITTED its snapshot sees every claim committed by whoever held a
- * lock before us, so the count of active calls is exact.
+ * Per locked account, its oldest due calls up to its free slots, locked, with their agent's windows and whether their
+ * number is now on the account's or its agency's do-not-call list (two probes of its unique index, in this round
+ * trip). A statement of its own after the account locks: under READ COMMITTED its snapshot sees every claim committed
+ * by whoever held a lock before us, so the count of active calls is exact.
  */
 const CANDIDATES = statement(
   'oct_claim_candidates',
   `
-  SELECT ${CALL_COLUMNS}, ag.timezone AS "agentTimezone", ag.calling_windows AS "agentCallingWindows"
+  SELECT ${CALL_COLUMNS}, ag.timezone AS "agentTimezone", ag.calling_windows AS "agentCallingWindows",
+         ${AGENT_VOICEMAIL_COLUMNS},
+         EXISTS (SELECT 1 FROM do_not_call_entries d WHERE d.account_id IN (acc.id, acc.agency_id)
+                    AND d.phone_number = c.phone_number) AS "onDoNotCallList"
     FROM unnest($1::uuid[]) AS a(id)
+    JOIN accounts acc ON acc.id = a.id
    CROSS JOIN LATERAL (SELECT $2::int - count(*)::int AS free FROM calls
                         WHERE account_id = a.id AND status = ANY($4::call_status[])) AS slots
    CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3 AND expires_at > $3
@@ -105,60 +125,37 @@ export async function rescheduleCalls(client: pg.ClientBase, calls: { id: string
   await client.query({ ...RESCHEDULE, values: [calls.map((c) => c.id), calls.map((c) => c.notBefore), new Date()] });
 }
 
-/** The intent to dial, recorded before dialling: a call whose intent is recorded is never dialled again. */
+/**
+ * The intent to dial, recorded before dialling, per attempt: dial_attempts is the last attempt whose intent is
+ * recorded, so an attempt whose intent is recorded (dial_attempts >= attempt) is never dialled again, and the next
+ * attempt of a retried call (attempt + 1) can be.
+ */
 const RECORD_INTENTS = statement(
   'oct_record_intents',
   `
-  UPDATE calls SET dial_attempts = dial_attempts + 1, updated_at = $3
-   WHERE id = ANY($1::uuid[]) AND status = 'dialing' AND lease_owner = $2 AND dial_attempts = 0
+  UPDATE calls SET dial_attempts = attempt, updated_at = $3
+   WHERE id = ANY($1::uuid[]) AND status = 'dialing' AND lease_owner = $2 AND dial_attempts < attempt
   RETURNING id`,
 );
 
-/** Records the intent to dial each call `owner` still holds; returns the ids recorded (the others were taken over). */
-export async function recordDialIntents(pool: pg.Pool, callIds: string[], owner: string): Promise<Set<string>> {
-  const { rows } = await pool.query<{ id: string }>({ ...RECORD_INTENTS, values: [callIds, owner, new Date()] });
-  return new Set(rows.map((r) => r.id));
-}
-
+/**
+ * The provider ids of dialled attempts. Only for the attempt dialled: a dial whose answer came back after its attempt
+ * had already ended (a callback beat it) and the call was claimed again for the next attempt, by the same dispatcher,
+ * must not give the next attempt its id.
+ */
 const RECORD_DIALLED = statement(
   'oct_record_dialled',
   `
   UPDATE calls c SET provider_call_id = u.provider_call_id, lease_owner = NULL, lease_expires_at = NULL, updated_at = $3
-    FROM unnest($1::uuid[], $2::text[]) AS u(id, provider_call_id) WHERE c.id = u.id AND c.lease_owner = $4`,
+    FROM unnest($1::uuid[], $2::text[], $5::int[]) AS u(id, provider_call_id, attempt)
+   WHERE c.id = u.id AND c.lease_owner = $4 AND c.attempt = u.attempt`,
 );
-
-/** The provider accepted these dials: their ids are recorded and the leases released. */
-export async function recordProviderIds(
-  pool: pg.Pool,
-  calls: { id: string; providerCallId: string }[],
-  owner: string,
-): Promise<void> {
-  await pool.query({
-    ...RECORD_DIALLED,
-    values: [calls.map((c) => c.id), calls.map((c) => c.providerCallId), new Date(), owner],
-  });
-}
-
-const STILL_MINE = statement(
-  'oct_still_mine',
-  `SELECT 1 FROM calls WHERE id = $1 AND lease_owner = $2 AND status = 'dialing'`,
-);
-
-/** Whether `owner` still holds the call's lease (after a takeover it is someone else's). */
-export async function holdsLease(pool: pg.Pool, callId: string, owner: string): Promise<boolean> {
-  const { rowCount } = await pool.query({ ...STILL_MINE, values: [callId, owner] });
-  return Boolean(rowCount);
-}
 
 const STALE = statement(
   'oct_stale_claims',
-  `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.status = 'dialing' AND c.provider_call_id IS NULL AND c.lease_expires_at < $1 LIMIT 100`,
+  `SELECT ${CALL_COLUMNS}, ${AGENT_VOICEMAIL_COLUMNS} FROM calls c JOIN agents ag ON ag.id = c.agent_id
+    WHERE c.status = 'dialing' AND c.provider_call_id IS NULL AND c.lease_expires_at < $1 LIMIT 100`,
 );
-
-/** Calls claimed by a dispatcher whose lease ran out before a provider id was recorded. */
-export async function staleClaims(pool: pg.Pool, now: Date): Promise<Call[]> {
-  return (await pool.query<Call>({ ...STALE, values: [now] })).rows;
-}
 
 const TAKE_OVER = statement(
   'oct_take_over',
@@ -167,29 +164,85 @@ const TAKE_OVER = statement(
    WHERE id = $1 AND status = 'dialing' AND provider_call_id IS NULL AND lease_expires_at < $5`,
 );
 
-/** Takes a stale claim over; false when another dispatcher got there first. */
-export async function takeOverClaim(
-  pool: pg.Pool,
-  { callId, owner, leaseExpiresAt, now }: { callId: string; owner: string; leaseExpiresAt: Date; now: Date },
-): Promise<boolean> {
-  const { rowCount } = await pool.query({ ...TAKE_OVER, values: [callId, owner, leaseExpiresAt, new Date(), now] });
-  return rowCount === 1;
-}
-
 const EXPIRED = statement(
   'oct_expired',
   `SELECT id FROM calls WHERE status = 'initiated' AND expires_at <= $1 LIMIT 500`,
 );
 
-/** Waiting calls past their time to live (a batch). */
-export async function expiredCallIds(pool: pg.Pool, now: Date): Promise<string[]> {
-  return (await pool.query<{ id: string }>({ ...EXPIRED, values: [now] })).rows.map((r) => r.id);
-}
+export class ClaimRepository extends Repository {
+  /**
+   * The claim transaction: BEGIN, lock the accounts (the hinted `accounts`, or the due ones), their candidates,
+   * then what `plan` decides for them: the calls that wait for their window are rescheduled and the batch is written
+   * (writeCallBatch), COMMIT. The same statements in the same order as one hand-written transaction: a method owning
+   * its pg transaction (not a step of `Storage.transaction`), because Prisma cannot run on a pg client and this is the
+   * dispatcher's hot path. `result` is null when no account was locked.
+   */
+  async claimDue<T>(
+    accounts: string[] | { now: Date; maxActive: number; limit: number },
+    candidates: { maxActive: number; now: Date },
+    plan: (candidates: ClaimCandidate[]) => PlannedBatch<T> & { waiting: { id: string; notBefore: Date }[] },
+  ): Promise<{ locked: string[]; result: T | null; leased: ClaimedDelivery[] }> {
+    return inTransaction(this.pool, async (client) => {
+      const locked = Array.isArray(accounts)
+        ? await lockAccountsForClaim(client, accounts)
+        : await lockDueAccounts(client, accounts);
+      if (locked.length === 0) return { locked, result: null, leased: [] };
+      const found = await claimCandidates(client, { ...candidates, accountIds: locked });
+      const { waiting, batch, result } = plan(found);
+      if (waiting.length > 0) await rescheduleCalls(client, waiting);
+      return { locked, result, leased: batch ? await writeCallBatch(client, batch) : [] };
+    });
+  }
 
-/** The same calls, locked, unless a claim took them meanwhile ($1 now, $2 the ids). */
-export const LOCK_EXPIRED = statement(
-  'oct_lock_expired',
-  `
-  SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($2::uuid[]) AND c.status = 'initiated' AND c.expires_at <= $1
-   ORDER BY c.id FOR UPDATE SKIP LOCKED`,
-);
+  /** Records the intent to dial each call `owner` still holds; returns the ids recorded (the others were taken over). */
+  async recordDialIntents(callIds: string[], owner: string): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ id: string }>({ ...RECORD_INTENTS, values: [callIds, owner, new Date()] });
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** The provider accepted these dials (of these attempts): their ids are recorded and the leases released. */
+  async recordProviderIds(
+    calls: { id: string; providerCallId: string; attempt: number }[],
+    owner: string,
+  ): Promise<void> {
+    await this.pool.query({
+      ...RECORD_DIALLED,
+      values: [
+        calls.map((c) => c.id),
+        calls.map((c) => c.providerCallId),
+        new Date(),
+        owner,
+        calls.map((c) => c.attempt),
+      ],
+    });
+  }
+
+  /** Calls claimed by a dispatcher whose lease ran out before a provider id was recorded. */
+  async staleClaims(now: Date): Promise<(Call & AgentVoicemail)[]> {
+    return (await this.pool.query<Call & AgentVoicemail>({ ...STALE, values: [now] })).rows;
+  }
+
+  /** Takes a stale claim over; false when another dispatcher got there first. */
+  async takeOverClaim({
+    callId,
+    owner,
+    leaseExpiresAt,
+    now,
+  }: {
+    callId: string;
+    owner: string;
+    leaseExpiresAt: Date;
+    now: Date;
+  }): Promise<boolean> {
+    const { rowCount } = await this.pool.query({
+      ...TAKE_OVER,
+      values: [callId, owner, leaseExpiresAt, new Date(), now],
+    });
+    return rowCount === 1;
+  }
+
+  /** Waiting calls past their time to live (a batch). */
+  async expiredCallIds(now: Date): Promise<string[]> {
+    return (await this.pool.query<{ id: string }>({ ...EXPIRED, values: [now] })).rows.map((r) => r.id);
+  }
+}

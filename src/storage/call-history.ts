@@ -1,22 +1,31 @@
 // The dashboard's reads of call history: a page of the calls of the accounts a viewer manages (newest first, keyset on
 // (created_at, id), filtered), one call with its events and its webhook deliveries and their attempts, and the
 // accounts and agents the filters offer. Read-only.
-import type { Call, PrismaClient } from '../generated/prisma/client.js';
-import type { CallStatus, DeliveryStatus, FailureReason } from '../domain/call-vocabulary.js';
-import { sqlPool } from './database.js';
+import type { Call } from '../generated/prisma/client.js';
+import type { CallStatus, DeliveryStatus, FailureReason } from '../../schemas/vocabulary.js';
 import { statement, type Statement } from './statements.js';
-import type { Db } from './db-types.js';
+import { Repository } from './driver.js';
 
 /** Which calls: every filter that is not null must hold. */
 export interface CallHistoryFilters {
   status: CallStatus | null;
   agentId: string | null;
-  /** The destination number, exactly (E.164). */
-  phoneNumber: string | null;
+  /** Destination numbers that start with this (`+` and digits: "+1415"). */
+  numberPrefix: string | null;
+  /** Names that start with this, in any case. */
+  namePrefix: string | null;
+  /** One metadata key and its value: the call's metadata has the key with either of `values` (JSON values). */
+  metadata: MetadataMatch | null;
   /** Created at or after. */
   from: Date | null;
   /** Created before. */
   to: Date | null;
+}
+
+/** `crm_id = 123`: the key, and the JSON values that count as that value (a number-looking one as both). */
+export interface MetadataMatch {
+  key: string;
+  values: [unknown] | [unknown, unknown];
 }
 
 /** Where a page starts: the call before which (newest first) the next page begins. */
@@ -31,34 +40,81 @@ export interface CallListRow {
   accountId: string;
   agentId: string;
   phoneNumber: string;
+  name: string | null;
   status: CallStatus;
   failureReason: FailureReason | null;
   durationSeconds: number | null;
   createdAt: Date;
+  startedAt: Date | null;
+  /** Why it waits, when it does: see format.ts's waitingWords. */
+  notBefore: Date;
+  nextAttemptAt: Date | null;
+  scheduledAt: Date | null;
+  attempt: number;
+  /** The zone the call's window is read in (its local times). */
+  timezone: string | null;
+  /** How many attempts have ended (entries of attempt_outcomes). */
+  attemptsEnded: number;
 }
 
-const LIST_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "agentId", c.phone_number AS "phoneNumber",
-  c.status::text AS status, c.failure_reason::text AS "failureReason", c.duration_seconds AS "durationSeconds", c.created_at AS "createdAt"`;
+const LIST_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "agentId", c.phone_number AS "phoneNumber", c.name,
+  c.status::text AS status, c.failure_reason::text AS "failureReason", c.duration_seconds AS "durationSeconds", c.created_at AS "createdAt",
+  c.started_at AS "startedAt", c.not_before AS "notBefore", c.next_attempt_at AS "nextAttemptAt", c.scheduled_at AS "scheduledAt",
+  c.attempt, c.timezone, jsonb_array_length(c.attempt_outcomes)::int AS "attemptsEnded"`;
 
-/** The optional equality filters, in the order their parameters follow $1-$4. */
+/** The metadata containment's two values: `{"key": value}` for each value that counts (the same twice for one). */
+function containment(match: MetadataMatch): [string, string] {
+  const [a, b = a] = match.values;
+  return [JSON.stringify({ [match.key]: a }), JSON.stringify({ [match.key]: b })];
+}
+
+/**
+ * The optional filters, in the order their parameters follow $1-$4. The equality ones are index conditions; the
+ * searches are written so that no index serves them here (a function, not the operator): this walk is taken only
+ * when a search matches many calls, and then reading the account's newest calls in order finds a page soonest.
+ */
 const OPTIONAL = [
-  { key: 'status', sql: 'c.status = $::call_status' },
-  { key: 'agentId', sql: 'c.agent_id = $::uuid' },
-  { key: 'phoneNumber', sql: 'c.phone_number = $::text' },
+  {
+    key: 'status',
+    sql: ([a]: string[]) => `c.status = ${a}::call_status`,
+    values: (f: CallHistoryFilters) => [f.status],
+  },
+  { key: 'agentId', sql: ([a]: string[]) => `c.agent_id = ${a}::uuid`, values: (f: CallHistoryFilters) => [f.agentId] },
+  {
+    key: 'numberPrefix',
+    sql: ([a]: string[]) => `left(c.phone_number, char_length(${a}::text)) = ${a}::text`,
+    values: (f: CallHistoryFilters) => [f.numberPrefix],
+  },
+  {
+    key: 'namePrefix',
+    sql: ([a]: string[]) => `left(lower(c.name), char_length(${a}::text)) = lower(${a}::text)`,
+    values: (f: CallHistoryFilters) => [f.namePrefix],
+  },
+  {
+    key: 'metadata',
+    sql: ([a, b]: string[]) =>
+      `(jsonb_contains(c.metadata::jsonb, ${a}::jsonb) OR jsonb_contains(c.metadata::jsonb, ${b}::jsonb))`,
+    values: (f: CallHistoryFilters) => (f.metadata ? containment(f.metadata) : [null, null]),
+  },
 ] as const;
 
 type OptionalKey = (typeof OPTIONAL)[number]['key'];
+const PARAMS: Record<OptionalKey, number> = { status: 1, agentId: 1, numberPrefix: 1, namePrefix: 1, metadata: 2 };
 
 // Hand-written: Prisma's `account_id IN (...) ORDER BY created_at DESC, id DESC` makes PostgreSQL sort every matching
 // row of the accounts (a million for a big one); a LATERAL top-N per account reads at most a page from each account's
-// index in order. One text per combination of the equality filters, so that each is an index condition in a prepared
+// index in order. One text per combination of the optional filters, so that each is an index condition in a prepared
 // (generic) plan too; the date range and the cursor are always present (unbounded: ±infinity), as one row comparison.
 function historyStatement(present: readonly OptionalKey[]): Statement {
   let n = 4;
   const extra = OPTIONAL.filter((f) => present.includes(f.key))
-    .map((f) => `\n        AND ${f.sql.replace('$', () => `$${++n}`)}`)
+    .map((f) => `\n        AND ${f.sql(Array.from({ length: PARAMS[f.key] }, () => `$${++n}`))}`)
     .join('');
-  const name = ['oct_call_history', ...present.map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))].join('_');
+  // `meta`, not `metadata`: oct_call_history_metadata is the detail view's statement.
+  const name = [
+    'oct_call_history',
+    ...present.map((k) => (k === 'metadata' ? 'meta' : k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))),
+  ].join('_');
   return statement(
     name,
     `
@@ -78,101 +134,198 @@ function historyStatement(present: readonly OptionalKey[]): Statement {
 
 /** Every combination of the optional filters, keyed by their names joined with ','. */
 const HISTORY: Map<string, Statement> = new Map(
-  [0, 1, 2, 3, 4, 5, 6, 7].map((mask) => {
+  Array.from({ length: 1 << OPTIONAL.length }, (_, mask) => {
     const present = OPTIONAL.filter((_, i) => mask & (1 << i)).map((f) => f.key);
     return [present.join(','), historyStatement(present)] as const;
   }),
 );
 
-const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
-const MIN_UUID = '00000000-0000-0000-0000-000000000000';
+/**
+ * A search first asks its own index for the matching calls of the accounts, at most this many (+1 to know there are
+ * more). Up to it, the page is sorted from them; beyond it the search matches so many calls that walking the
+ * accounts' newest calls in order (HISTORY) meets a page of them soon.
+ */
+export const SEARCH_CANDIDATES_MAX = 5_000;
 
 /**
- * One page of the calls of `accountIds`, newest first (ties on created_at by id), and the cursor of the next page
- * (null at the end). The cost does not grow with the page number nor the accounts' size.
+ * One more than SEARCH_CANDIDATES_MAX (to know there are more), written into the statements: with a LIMIT parameter
+ * the generic plan guesses it stops after a tenth of the rows and prefers a sequential scan to the index.
  */
-export async function listCallHistory(
-  prisma: PrismaClient,
-  query: { accountIds: string[]; filters: CallHistoryFilters; before?: CallCursor; limit: number },
-): Promise<{ calls: CallListRow[]; next: CallCursor | null }> {
-  const { accountIds, filters, before, limit } = query;
-  if (accountIds.length === 0) return { calls: [], next: null };
-  // The upper bound is the cursor or the range's end (created_at < to is (created_at, id) < (to, the least uuid)),
-  // whichever comes first.
+const CANDIDATES_LIMIT = SEARCH_CANDIDATES_MAX + 1;
+
+// Hand-written: the operators each index answers (jsonb_path_ops containment on the jsonb form of the `json` column;
+// byte-wise text_pattern_ops ranges: a prefix is the range [prefix, prefix || U+10FFFF)), which Prisma cannot write.
+/**
+ * A search in one statement: the calls its index finds (at most CANDIDATES_LIMIT, `matched` says how many), and of
+ * them a page with every filter applied, newest first; one row with only `matched` when none is left. Parameters: $1
+ * the accounts, then the search's own (`own`), then the page's: the upper bound (time, id), the lower time, status,
+ * agent, number prefix, name prefix, the two metadata containments (null: not asked) and the limit.
+ */
+function searchStatement(name: string, own: number, where: string): Statement {
+  const n = (i: number) => `$${own + 1 + i}`;
+  return statement(
+    name,
+    `
+  WITH m AS MATERIALIZED (
+    SELECT ${LIST_COLUMNS}, c.metadata AS meta FROM calls c
+     WHERE ${where}
+     LIMIT ${CANDIDATES_LIMIT})
+  SELECT k.matched, p.*
+    FROM (SELECT count(*)::int AS matched FROM m) AS k
+    LEFT JOIN LATERAL (
+      SELECT m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason", m."durationSeconds",
+             m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt, m.timezone,
+             m."attemptsEnded"
+        FROM m
+       WHERE (m."createdAt", m.id) < (${n(1)}::timestamptz, ${n(2)}::uuid) AND m."createdAt" >= ${n(3)}::timestamptz
+         AND (${n(4)}::text IS NULL OR m.status = ${n(4)}::text)
+         AND (${n(5)}::uuid IS NULL OR m."agentId" = ${n(5)}::uuid)
+         AND (${n(6)}::text IS NULL OR left(m."phoneNumber", char_length(${n(6)}::text)) = ${n(6)}::text)
+         AND (${n(7)}::text IS NULL OR left(lower(m.name), char_length(${n(7)}::text)) = lower(${n(7)}::text))
+         AND (${n(8)}::jsonb IS NULL OR m.meta::jsonb @> ${n(8)}::jsonb OR m.meta::jsonb @> ${n(9)}::jsonb)
+       ORDER BY m."createdAt" DESC, m.id DESC
+       LIMIT ${n(10)}::int) AS p ON true`,
+  );
+}
+
+const SEARCHES: Record<'metadata' | 'numberPrefix' | 'namePrefix', Statement> = {
+  metadata: searchStatement(
+    'oct_call_search_metadata',
+    2,
+    '(c.metadata::jsonb @> $2::jsonb OR c.metadata::jsonb @> $3::jsonb) AND c.account_id = ANY($1::uuid[])',
+  ),
+  numberPrefix: searchStatement(
+    'oct_call_search_number',
+    1,
+    'c.account_id = ANY($1::uuid[]) AND c.phone_number ~>=~ $2::text AND c.phone_number ~<~ ($2::text || chr(1114111))',
+  ),
+  namePrefix: searchStatement(
+    'oct_call_search_name',
+    1,
+    `c.account_id = ANY($1::uuid[]) AND c.name IS NOT NULL
+       AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))`,
+  ),
+};
+
+// Hand-written: a page of the given calls (a search's candidates, or one call id), every filter applied, newest first.
+const PAGE_OF = statement(
+  'oct_call_search_page',
+  `SELECT ${LIST_COLUMNS} FROM calls c
+    WHERE c.id = ANY($1::uuid[]) AND c.account_id = ANY($2::uuid[])
+      AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz
+      AND ($6::call_status IS NULL OR c.status = $6::call_status)
+      AND ($7::uuid IS NULL OR c.agent_id = $7::uuid)
+      AND ($8::text IS NULL OR left(c.phone_number, char_length($8::text)) = $8::text)
+      AND ($9::text IS NULL OR left(lower(c.name), char_length($9::text)) = lower($9::text))
+      AND ($10::jsonb IS NULL OR jsonb_contains(c.metadata::jsonb, $10::jsonb) OR jsonb_contains(c.metadata::jsonb, $11::jsonb))
+    ORDER BY c.created_at DESC, c.id DESC
+    LIMIT $12::int`,
+);
+
+/**
+ * A search over a common value finds its page among the newest calls at once, while asking its index first would read
+ * thousands of matches (half a million for a metadata value half the calls have). So a search first looks at the
+ * accounts' newest SEARCH_PROBE_ROWS calls below the page's bound: if a page of matches is among them, that is the
+ * page. Only for scopes of at most SEARCH_PROBE_ACCOUNTS accounts, as it reads that many calls of each.
+ */
+export const SEARCH_PROBE_ROWS = 300;
+export const SEARCH_PROBE_ACCOUNTS = 20;
+/**
+ * When at least this many of the newest SEARCH_PROBE_ROWS match (1 in 60), the search is common enough that walking
+ * the newest calls meets a page within a few thousand rows, cheaper than the index's thousands of matches.
+ */
+const SEARCH_PROBE_WALK_MIN = 5;
+
+// Hand-written: the newest calls of the accounts below the bound (a LATERAL top-N per account, as HISTORY, then the
+// newest of all of them: exactly the accounts' newest $6), every filter applied to those, newest first. `seen` is
+// how many calls were looked at: fewer than $6 means there were no more below the bound.
+const PROBE = statement(
+  'oct_call_search_probe',
+  `
+  WITH newest AS MATERIALIZED (
+    SELECT p.* FROM unnest($1::uuid[]) AS a(id)
+     CROSS JOIN LATERAL (
+       SELECT ${LIST_COLUMNS}, c.metadata AS meta FROM calls c
+        WHERE c.account_id = a.id AND (c.created_at, c.id) < ($2::timestamptz, $3::uuid) AND c.created_at >= $4::timestamptz
+        ORDER BY c.created_at DESC, c.id DESC
+        LIMIT $6::int) AS p
+     ORDER BY p."createdAt" DESC, p.id DESC
+     LIMIT $6::int)
+  SELECT k.seen, m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason",
+         m."durationSeconds", m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt,
+         m.timezone, m."attemptsEnded"
+    FROM (SELECT count(*)::int AS seen FROM newest) AS k
+    LEFT JOIN LATERAL (
+      SELECT * FROM newest n
+       WHERE ($7::text IS NULL OR n.status = $7::text)
+         AND ($8::uuid IS NULL OR n."agentId" = $8::uuid)
+         AND ($9::text IS NULL OR left(n."phoneNumber", char_length($9::text)) = $9::text)
+         AND ($10::text IS NULL OR left(lower(n.name), char_length($10::text)) = lower($10::text))
+         AND ($11::jsonb IS NULL OR n.meta::jsonb @> $11::jsonb OR n.meta::jsonb @> $12::jsonb)
+       ORDER BY n."createdAt" DESC, n.id DESC
+       LIMIT $5::int) AS m ON true`,
+);
+
+// Hand-written: one metadata key's value of each call (jsonb: the last of duplicate keys, as the search reads them).
+const METADATA_VALUES = statement(
+  'oct_call_history_metadata_values',
+  'SELECT id, (metadata::jsonb) -> $2::text AS value FROM calls WHERE id = ANY($1::uuid[])',
+);
+
+// Hand-written: where each waiting call stands in its account's line (the dispatcher's order: oldest due first, see
+// call-claims.ts): 1 + the due calls of the account before it. The line is bounded (MAX_QUEUED_CALLS per account).
+const QUEUE_POSITIONS = statement(
+  'oct_call_history_queue_positions',
+  `SELECT w.id, 1 + (SELECT count(*) FROM calls q
+                      WHERE q.account_id = w.account_id AND q.status = 'initiated' AND q.not_before <= $2::timestamptz
+                        AND q.expires_at > $2::timestamptz AND (q.created_at, q.id) < (w.created_at, w.id))::int AS position
+     FROM calls w WHERE w.id = ANY($1::uuid[])`,
+);
+
+/** Whether the optional filter `key` is asked for. */
+function filterSet(filters: CallHistoryFilters, key: OptionalKey): boolean {
+  return filters[key] !== null;
+}
+
+/**
+ * The upper bound of a page: the cursor or the range's end (created_at < to is (created_at, id) < (to, the least
+ * uuid)), whichever comes first.
+ */
+function upperBound(filters: CallHistoryFilters, before?: CallCursor): { at: Date | 'infinity'; id: string } {
   let upper: { at: Date | 'infinity'; id: string } = before
     ? { at: before.createdAt, id: before.id }
     : { at: 'infinity', id: MAX_UUID };
   if (filters.to && (upper.at === 'infinity' || filters.to.getTime() <= upper.at.getTime()))
     upper = { at: filters.to, id: MIN_UUID };
-  const present = OPTIONAL.filter((f) => filters[f.key] !== null);
-  const sql = HISTORY.get(present.map((f) => f.key).join(','))!;
-  const values: unknown[] = [
-    accountIds,
+  return upper;
+}
+
+/**
+ * A page's parameters as the search statements and PAGE_OF take them, after their own: the upper bound (time, id),
+ * the lower time, status, agent, number prefix, name prefix, the two metadata containments (null: not asked), limit.
+ */
+function pageParameters(
+  filters: CallHistoryFilters,
+  upper: { at: Date | 'infinity'; id: string },
+  limit: number,
+): unknown[] {
+  const [a, b] = filters.metadata ? containment(filters.metadata) : [null, null];
+  return [
     upper.at,
     upper.id,
     filters.from ?? '-infinity',
-    ...present.map((f) => filters[f.key]),
-    limit + 1,
+    filters.status,
+    filters.agentId,
+    filters.numberPrefix,
+    filters.namePrefix,
+    a,
+    b,
+    limit,
   ];
-  const { rows } = await sqlPool(prisma).query<CallListRow>({ ...sql, values });
-  const calls = rows.slice(0, limit);
-  const last = calls.at(-1);
-  return { calls, next: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };
 }
 
-/** The call `callId` when it is one of `accountIds`' and passes the filters (a search by call id), else none. */
-export async function findCallInHistory(
-  prisma: PrismaClient,
-  query: { accountIds: string[]; callId: string; filters: CallHistoryFilters },
-): Promise<CallListRow[]> {
-  const { filters } = query;
-  const call = await prisma.call.findFirst({
-    where: {
-      id: query.callId,
-      accountId: { in: query.accountIds },
-      ...(filters.status ? { status: filters.status } : {}),
-      ...(filters.agentId ? { agentId: filters.agentId } : {}),
-      ...(filters.phoneNumber ? { phoneNumber: filters.phoneNumber } : {}),
-      ...(filters.from || filters.to
-        ? { createdAt: { ...(filters.from ? { gte: filters.from } : {}), ...(filters.to ? { lt: filters.to } : {}) } }
-        : {}),
-    },
-    select: {
-      id: true,
-      accountId: true,
-      agentId: true,
-      phoneNumber: true,
-      status: true,
-      failureReason: true,
-      durationSeconds: true,
-      createdAt: true,
-    },
-  });
-  return call ? [call] : [];
-}
-
-/** The accounts a viewer manages, their own first: an agency's clients by name, or the client alone. */
-export async function accountsOfViewer(db: Db, viewer: { accountId: string; accountKind: 'agency' | 'client' }) {
-  const accounts = await db.account.findMany({
-    where:
-      viewer.accountKind === 'agency'
-        ? { OR: [{ id: viewer.accountId }, { agencyId: viewer.accountId }] }
-        : { id: viewer.accountId },
-    select: { id: true, name: true, kind: true },
-    orderBy: [{ name: 'asc' }, { id: 'asc' }],
-  });
-  return [...accounts.filter((a) => a.id === viewer.accountId), ...accounts.filter((a) => a.id !== viewer.accountId)];
-}
-
-/** The agents of the accounts a viewer manages (every agent their calls can use), by name. */
-export async function agentsOfViewer(db: Db, viewer: { accountId: string; accountKind: 'agency' | 'client' }) {
-  return db.agent.findMany({
-    // An agent's agency_id is the agency at the top of its owner: an agency's and all its clients' agents.
-    where: viewer.accountKind === 'agency' ? { agencyId: viewer.accountId } : { accountId: viewer.accountId },
-    select: { id: true, name: true, accountId: true },
-    orderBy: [{ name: 'asc' }, { id: 'asc' }],
-  });
-}
+const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+const MIN_UUID = '00000000-0000-0000-0000-000000000000';
 
 // Hand-written: the metadata's text as stored (`json` keeps the client's key order); Prisma Client parses it into an
 // object, which moves integer-like keys ("2", "10") first.
@@ -216,45 +369,199 @@ export type CallDetail = Omit<Call, 'metadata'> & {
   }[];
 };
 
-/** One call with its account, agent, events (oldest first), deliveries and their attempts; null when none. */
-export async function findCallDetail(prisma: PrismaClient, callId: string): Promise<CallDetail | null> {
-  const [call, text] = await Promise.all([
-    prisma.call.findUnique({
-      where: { id: callId },
-      omit: { metadata: true },
-      include: {
-        account: { select: { id: true, name: true, kind: true, agencyId: true } },
-        agent: { select: { id: true, name: true } },
-        events: { orderBy: [{ occurredAt: 'asc' }, { id: 'asc' }] },
-        deliveries: {
-          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-          select: {
-            id: true,
-            callEventId: true,
-            eventType: true,
-            status: true,
-            heldReason: true,
-            attemptCount: true,
-            nextAttemptAt: true,
-            createdAt: true,
-            endpointId: true,
-            attempts: {
-              orderBy: { attemptNumber: 'asc' },
-              select: {
-                id: true,
-                attemptNumber: true,
-                startedAt: true,
-                durationMs: true,
-                responseStatus: true,
-                error: true,
+export class CallHistoryRepository extends Repository {
+  /**
+   * One page of the calls of `accountIds`, newest first (ties on created_at by id), and the cursor of the next page
+   * (null at the end). The cost does not grow with the page number nor the accounts' size: a search reads its own
+   * index first (at most SEARCH_CANDIDATES_MAX calls), and only when it matches more walks the accounts' calls in order.
+   */
+  async listCallHistory(query: {
+    accountIds: string[];
+    filters: CallHistoryFilters;
+    before?: CallCursor;
+    limit: number;
+  }): Promise<{ calls: CallListRow[]; next: CallCursor | null }> {
+    const { accountIds, filters, before, limit } = query;
+    if (accountIds.length === 0) return { calls: [], next: null };
+    const upper = upperBound(filters, before);
+    const probe = await this.probePage(accountIds, filters, upper, limit + 1);
+    // Matches enough of the newest calls that the walk meets a page soon: the index is not asked (it would hand over
+    // thousands of matches first).
+    let rows =
+      probe?.page ??
+      (probe && probe.matched >= SEARCH_PROBE_WALK_MIN
+        ? null
+        : await this.searchPage(accountIds, filters, upper, limit + 1));
+    if (!rows) {
+      const present = OPTIONAL.filter((f) => filterSet(filters, f.key));
+      const sql = HISTORY.get(present.map((f) => f.key).join(','))!;
+      const values: unknown[] = [
+        accountIds,
+        upper.at,
+        upper.id,
+        filters.from ?? '-infinity',
+        ...present.flatMap((f) => f.values(filters)),
+        limit + 1,
+      ];
+      ({ rows } = await this.pool.query<CallListRow>({ ...sql, values }));
+    }
+    const calls = rows.slice(0, limit);
+    const last = calls.at(-1);
+    return { calls, next: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+  }
+
+  /**
+   * A search's look at the accounts' newest SEARCH_PROBE_ROWS calls (SEARCH_PROBE_ROWS says why): `page` is the page
+   * when it is among them (null when fewer than a page match there while older calls remain), `matched` how many of
+   * them match. Null when no search is asked for or the scope is too wide.
+   */
+  private async probePage(
+    accountIds: string[],
+    filters: CallHistoryFilters,
+    upper: { at: Date | 'infinity'; id: string },
+    limit: number,
+  ): Promise<{ page: CallListRow[] | null; matched: number } | null> {
+    const searching = filters.metadata !== null || filters.numberPrefix !== null || filters.namePrefix !== null;
+    if (!searching || accountIds.length > SEARCH_PROBE_ACCOUNTS) return null;
+    const [a, b] = filters.metadata ? containment(filters.metadata) : [null, null];
+    const { rows } = await this.pool.query<CallListRow & { seen: number }>({
+      ...PROBE,
+      values: [
+        accountIds,
+        upper.at,
+        upper.id,
+        filters.from ?? '-infinity',
+        limit,
+        SEARCH_PROBE_ROWS,
+        filters.status,
+        filters.agentId,
+        filters.numberPrefix,
+        filters.namePrefix,
+        a,
+        b,
+      ],
+    });
+    // The rows keep their `seen` column: nothing reads it past here.
+    const page: CallListRow[] = rows.filter((r) => r.id !== null);
+    const seen = rows[0]?.seen ?? 0;
+    // A full page among the newest: it is the page. Fewer, but nothing older left to look at: so is that.
+    return { page: page.length >= limit || seen < SEARCH_PROBE_ROWS ? page : null, matched: page.length };
+  }
+
+  /**
+   * A page of the calls a search's index finds (metadata first, then the number, then the name), when there are at
+   * most SEARCH_CANDIDATES_MAX of them; null when no search is asked for, or when it matches more.
+   */
+  private async searchPage(
+    accountIds: string[],
+    filters: CallHistoryFilters,
+    upper: { at: Date | 'infinity'; id: string },
+    limit: number,
+  ): Promise<CallListRow[] | null> {
+    const [sql, own] = filters.metadata
+      ? [SEARCHES.metadata, containment(filters.metadata)]
+      : filters.numberPrefix !== null
+        ? [SEARCHES.numberPrefix, [filters.numberPrefix]]
+        : filters.namePrefix !== null
+          ? [SEARCHES.namePrefix, [filters.namePrefix]]
+          : [null, []];
+    if (!sql) return null;
+    const { rows } = await this.pool.query<CallListRow & { matched: number }>({
+      ...sql,
+      values: [accountIds, ...own, ...pageParameters(filters, upper, limit)],
+    });
+    if ((rows[0]?.matched ?? 0) > SEARCH_CANDIDATES_MAX) return null;
+    return rows.filter((r) => r.id !== null);
+  }
+
+  /** Of the calls `ids`, those of `accountIds` that pass every filter and lie below `upper`, newest first. */
+  private async pageOf(
+    ids: string[],
+    accountIds: string[],
+    filters: CallHistoryFilters,
+    upper: { at: Date | 'infinity'; id: string },
+    limit: number,
+  ): Promise<CallListRow[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.pool.query<CallListRow>({
+      ...PAGE_OF,
+      values: [ids, accountIds, ...pageParameters(filters, upper, limit)],
+    });
+    return rows;
+  }
+
+  /** The call `callId` when it is one of `accountIds`' and passes the filters (a search by call id), else none. */
+  async findCallInHistory(query: {
+    accountIds: string[];
+    callId: string;
+    filters: CallHistoryFilters;
+  }): Promise<CallListRow[]> {
+    if (query.accountIds.length === 0) return [];
+    return this.pageOf([query.callId], query.accountIds, query.filters, upperBound(query.filters), 1);
+  }
+
+  /** The value of one metadata key of each of the calls `ids` (absent keys left out), as JSON values. */
+  async metadataValues(ids: string[], key: string): Promise<Map<string, unknown>> {
+    if (ids.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ id: string; value: unknown }>({ ...METADATA_VALUES, values: [ids, key] });
+    return new Map(rows.filter((r) => r.value !== null).map((r) => [r.id, r.value]));
+  }
+
+  /**
+   * For each of the calls `ids` that waits for a free slot at `now` (due, not yet dialled), its place in its
+   * account's line: 1 is dialled next. Calls that are not waiting get a number too; callers ask only for due ones.
+   */
+  async queuePositions(ids: string[], now: Date): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ id: string; position: number }>({
+      ...QUEUE_POSITIONS,
+      values: [ids, now],
+    });
+    return new Map(rows.map((r) => [r.id, r.position]));
+  }
+
+  /** One call with its account, agent, events (oldest first), deliveries and their attempts; null when none. */
+  async findCallDetail(callId: string): Promise<CallDetail | null> {
+    const [call, text] = await Promise.all([
+      this.prisma.call.findUnique({
+        where: { id: callId },
+        omit: { metadata: true },
+        include: {
+          account: { select: { id: true, name: true, kind: true, agencyId: true } },
+          agent: { select: { id: true, name: true } },
+          events: { orderBy: [{ occurredAt: 'asc' }, { id: 'asc' }] },
+          deliveries: {
+            orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+            select: {
+              id: true,
+              callEventId: true,
+              eventType: true,
+              status: true,
+              heldReason: true,
+              attemptCount: true,
+              nextAttemptAt: true,
+              createdAt: true,
+              endpointId: true,
+              attempts: {
+                orderBy: { attemptNumber: 'asc' },
+                select: {
+                  id: true,
+                  attemptNumber: true,
+                  startedAt: true,
+                  durationMs: true,
+                  responseStatus: true,
+                  error: true,
+                },
               },
             },
           },
         },
-      },
-    }),
-    sqlPool(prisma).query<{ metadata: string }>({ ...METADATA_TEXT, values: [callId] }),
-  ]);
-  if (!call) return null;
-  return { ...call, metadata: text.rows[0]?.metadata ?? '{}' };
+      }),
+      this.pool.query<{ metadata: string }>({ ...METADATA_TEXT, values: [callId] }),
+    ]);
+    if (!call) return null;
+    return { ...call, metadata: text.rows[0]?.metadata ?? '{}' };
+  }
 }
+
+// Free functions over the repository, for the dashboard until it uses fastify.storage.

@@ -1,18 +1,23 @@
 // The calls and call_events tables: acceptance (one statement for every trigger), the counts of an account's live
 // calls, the transition batch write, the simulated dialer's advance, and the reads of callbacks and operators.
 import type pg from 'pg';
-import { ACTIVE_STATUSES, type CallStatus, type LIVE_STATUSES } from '../domain/call-vocabulary.js';
+import { ACTIVE_STATUSES, type CallStatus, type LIVE_STATUSES, type TimezoneSource } from '../../schemas/vocabulary.js';
+import type { AnsweredBy } from '../../schemas/vocabulary.js';
 
 type LiveStatus = (typeof LIVE_STATUSES)[number];
-import type { Call, PrismaClient } from '../generated/prisma/client.js';
+import type { Call } from '../generated/prisma/client.js';
+import type { AuditActor } from '../generated/prisma/enums.js';
 import type { Transition } from '../domain/call-lifecycle.js';
 import { CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
-import { sqlPool } from './database.js';
 import { heldReason, type ClaimedDelivery } from './deliveries.js';
 import { statement } from './statements.js';
+import { Repository } from './driver.js';
+import { inTransaction } from './transaction.js';
 
 export interface AcceptedCallRow {
   accountId: string;
+  /** The account's agency (the account itself for an agency): its do-not-call list covers the account too. */
+  agencyId: string;
   callId: string;
   eventId: string;
   agentId: string;
@@ -26,47 +31,27 @@ export interface AcceptedCallRow {
   expiresAt: Date;
   now: Date;
   maxWaiting: number;
+  /** The trigger's scheduled_at, if it gave one. */
+  scheduledAt: Date | null;
+  /** The zone the calling window is read in for this call, and where it came from. */
+  timezone: string;
+  timezoneSource: TimezoneSource;
   /** The Idempotency-Key reservation this acceptance answers, with the response it stores. */
   idempotency: { recordId: string; status: number; body: unknown } | null;
 }
 
-// Hand-written: the function (migration 20261123000000) takes the account's row lock and writes call, event and
+// Hand-written: the function (migration 20261125011000) checks the do-not-call lists, takes the account's row lock and writes call, event and
 // idempotency response in one round trip; Prisma would need an interactive transaction of four. The casts pin the
 // one overload whatever types the driver gives the parameters.
 const ACCEPT_CALL = statement(
-  'oct_accept_call_v1',
-  `SELECT oct_accept_call_v1($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::text, $6::text, $7::text, $8::text,
-  $9::json, $10::timestamptz, $11::timestamptz, $12::timestamptz, $13::timestamptz, $14::int, $15::uuid, $16::int, $17::jsonb) AS waiting`,
+  'oct_accept_call_v2',
+  `SELECT oct_accept_call_v2($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6::text, $7::text, $8::text, $9::text,
+  $10::json, $11::timestamptz, $12::timestamptz, $13::timestamptz, $14::timestamptz, $15::int, $16::uuid, $17::int, $18::jsonb,
+  $19::timestamptz, $20::text, $21::timezone_source) AS waiting`,
 );
 
-/** Stores an accepted call unless the account's queue is full. Returns the waiting count when full, else null. */
-export async function insertAcceptedCall(pool: pg.Pool, row: AcceptedCallRow): Promise<number | null> {
-  const { idempotency } = row;
-  const { rows } = await pool.query<{ waiting: number }>({
-    ...ACCEPT_CALL,
-    values: [
-      row.accountId,
-      row.callId,
-      row.eventId,
-      row.agentId,
-      row.phoneNumber,
-      row.fromNumber,
-      row.name,
-      row.email,
-      row.metadataJson,
-      row.notBefore,
-      row.expiresAt,
-      row.now,
-      new Date(),
-      row.maxWaiting,
-      idempotency?.recordId ?? null,
-      idempotency?.status ?? null,
-      idempotency ? JSON.stringify(idempotency.body) : null,
-    ],
-  });
-  const waiting = rows[0]!.waiting;
-  return waiting >= 0 ? waiting : null;
-}
+/** What storing an accepted call came to: stored, refused for a full queue (with its count), or a listed number. */
+export type AcceptOutcome = { kind: 'stored' } | { kind: 'queue_full'; waiting: number } | { kind: 'do_not_call' };
 
 export interface LiveCallCounts {
   /** Dialling or connected: what the concurrency limit bounds. */
@@ -75,6 +60,10 @@ export interface LiveCallCounts {
   waiting: number;
   /** Of those waiting, how many wait for their agent's calling window to open. */
   waitingForWindow: number;
+  /** Of those waiting, how many wait for the time their trigger's scheduled_at asked for. */
+  scheduled: number;
+  /** Of those waiting, how many wait for their next attempt (an earlier one was busy, unanswered or a voicemail). */
+  waitingForRetry: number;
 }
 
 // Hand-written: per account, active calls counted on the (account_id, status, created_at) index (at most the
@@ -84,29 +73,16 @@ const LIVE_COUNTS = statement(
   `
   SELECT a.id AS account_id, a.waiting_calls AS waiting,
          (SELECT count(*)::int FROM calls c WHERE c.account_id = a.id AND c.status = ANY($3::call_status[])) AS active,
-         (SELECT count(*)::int FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated' AND c.not_before > $2::timestamptz) AS waiting_for_window
-    FROM accounts a WHERE a.id = ANY($1::uuid[])`,
+         w.waiting_for_window, w.scheduled, w.waiting_for_retry
+    FROM accounts a
+   CROSS JOIN LATERAL (
+     SELECT count(*) FILTER (WHERE c.next_attempt_at IS NULL AND c.not_before > $2::timestamptz
+                               AND (c.scheduled_at IS NULL OR c.scheduled_at <= $2::timestamptz))::int AS waiting_for_window,
+            count(*) FILTER (WHERE c.next_attempt_at IS NULL AND c.scheduled_at > $2::timestamptz)::int AS scheduled,
+            count(*) FILTER (WHERE c.next_attempt_at IS NOT NULL)::int AS waiting_for_retry
+       FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated') AS w
+   WHERE a.id = ANY($1::uuid[])`,
 );
-
-/** Live call counts of each account given (accounts that do not exist are absent). */
-export async function liveCallCounts(
-  pool: pg.Pool,
-  accountIds: string[],
-  now: Date,
-): Promise<Map<string, LiveCallCounts>> {
-  const { rows } = await pool.query<{
-    account_id: string;
-    waiting: number;
-    active: number;
-    waiting_for_window: number;
-  }>({
-    ...LIVE_COUNTS,
-    values: [accountIds, now, ACTIVE_STATUSES],
-  });
-  return new Map(
-    rows.map((r) => [r.account_id, { active: r.active, waiting: r.waiting, waitingForWindow: r.waiting_for_window }]),
-  );
-}
 
 /**
  * Every column of calls under the names of Prisma's Call model, for `FROM calls c`. `metadata` is its JSON text as
@@ -117,12 +93,25 @@ export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "a
   c.not_before AS "notBefore", c.expires_at AS "expiresAt", c.created_at AS "createdAt", c.updated_at AS "updatedAt",
   c.started_at AS "startedAt", c.answered_at AS "answeredAt", c.ended_at AS "endedAt", c.duration_seconds AS "durationSeconds",
   c.provider_call_id AS "providerCallId", c.dial_attempts AS "dialAttempts", c.lease_owner AS "leaseOwner",
-  c.lease_expires_at AS "leaseExpiresAt"`;
+  c.lease_expires_at AS "leaseExpiresAt", c.attempt, c.attempt_outcomes AS "attemptOutcomes", c.next_attempt_at AS "nextAttemptAt",
+  c.answered_by::text AS "answeredBy", c.voicemail_left AS "voicemailLeft", c.scheduled_at AS "scheduledAt", c.timezone,
+  c.timezone_source::text AS "timezoneSource"`;
 
-/** Locks the given calls in id order (concurrent batches take their locks in one order). */
-export const LOCK_CALLS = statement(
+/**
+ * A call as a transition locks it, with its agent's retry policy as stored (unchecked; src/calls/transition.ts checks
+ * it): an attempt that ends is retried under the policy as it is then. Absent where the locking read has no need of it.
+ */
+export type LockedCall = Call & { retryPolicy?: { maxAttempts: unknown; retryOn: unknown; waitsMinutes: unknown } };
+
+/** The agent's retry policy, for `FROM calls c JOIN agents ag ON ag.id = c.agent_id` (locked FOR UPDATE OF c only). */
+const RETRY_POLICY = `jsonb_build_object('maxAttempts', ag.max_attempts, 'retryOn', ag.retry_on,
+  'waitsMinutes', ag.retry_waits_minutes) AS "retryPolicy"`;
+
+/** Locks the given calls in id order (concurrent batches take their locks in one order); not their agents. */
+const LOCK_CALLS = statement(
   'oct_lock_calls',
-  `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($1::uuid[]) ORDER BY c.id FOR UPDATE`,
+  `SELECT ${CALL_COLUMNS}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
+    WHERE c.id = ANY($1::uuid[]) ORDER BY c.id FOR UPDATE OF c`,
 );
 
 /** `at`: when the step happened (the time its event records). */
@@ -142,7 +131,8 @@ export interface CallBatchDelivery {
 }
 
 /**
- * One statement writes a batch: each call's final row, every step's event, the deliveries of the events the
+ * One statement writes a batch: each call's final row (every column a transition changes: the attempt's, the retry's
+ * schedule, and the answering machine's verdict that CallExtra carries), every step's event, the deliveries of the events the
  * account's endpoint should hear (their bodies frozen here; held, with the reason, while the endpoint is disabled),
  * and the notifications (webhook workers; the dispatchers when a slot freed). NOTIFY is transactional: delivered on
  * commit. The endpoint rows are read FOR KEY SHARE (the lock the deliveries' foreign key takes anyway): an "Enable
@@ -159,11 +149,15 @@ WITH calls_written AS (
   UPDATE calls c SET status = u.status::call_status, failure_reason = u.failure_reason::failure_reason,
          started_at = u.started_at, answered_at = u.answered_at, ended_at = u.ended_at, duration_seconds = u.duration_seconds,
          provider_call_id = u.provider_call_id, lease_owner = u.lease_owner, lease_expires_at = u.lease_expires_at,
-         updated_at = u.updated_at
+         updated_at = u.updated_at, attempt = u.attempt, attempt_outcomes = u.attempt_outcomes::jsonb,
+         next_attempt_at = u.next_attempt_at, not_before = u.not_before, expires_at = u.expires_at,
+         answered_by = u.answered_by::answered_by, voicemail_left = u.voicemail_left
     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::timestamptz[], $7::int[],
-                $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[])
+                $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[], $31::int[], $32::text[],
+                $33::timestamptz[], $34::timestamptz[], $35::timestamptz[], $36::text[], $37::boolean[])
          AS u(id, status, failure_reason, started_at, answered_at, ended_at, duration_seconds, provider_call_id, lease_owner,
-              lease_expires_at, updated_at)
+              lease_expires_at, updated_at, attempt, attempt_outcomes, next_attempt_at, not_before, expires_at,
+              answered_by, voicemail_left)
    WHERE c.id = u.id
 ), events_written AS (
   INSERT INTO call_events (id, call_id, from_status, to_status, failure_reason, source, occurred_at)
@@ -196,6 +190,39 @@ SELECT leased.* FROM (SELECT count(*) FROM notified) AS sent
               WHERE d.lease_expires_at IS NOT NULL) AS leased ON true`,
 );
 
+/** An audit entry written with the batch (an operator's cancel): `detail` names the call. */
+export interface CallBatchAudit {
+  id: string;
+  accountId: string;
+  actorKind: AuditActor;
+  actorUserId: string | null;
+  ip: string | null;
+  action: string;
+  detail: Record<string, unknown>;
+  at: Date;
+}
+
+/**
+ * A batch of call transitions as planned by src/calls/transition.ts: each call's final row, every step's event, the
+ * deliveries, the accounts whose slots were freed, and the audit entries of an operator's change.
+ */
+export interface CallBatch {
+  calls: Call[];
+  events: CallBatchEvent[];
+  deliveries: CallBatchDelivery[];
+  freedAccounts: string[];
+  source: string;
+  now: Date;
+  lease?: DeliveryLease | undefined;
+  audit?: CallBatchAudit[] | undefined;
+}
+
+/** What a planning callback returns: the batch to write (null: nothing changes) and the caller's result. */
+export interface PlannedBatch<T> {
+  batch: CallBatch | null;
+  result: T;
+}
+
 /** Deliveries a batch writes leased to the caller's worker: those of one event type, until a moment. */
 export interface DeliveryLease {
   eventType: string;
@@ -207,18 +234,7 @@ export interface DeliveryLease {
  * row, every step's event, the deliveries (to the account's endpoint; held while it is disabled) and the
  * notifications. Returns the deliveries written under `lease`.
  */
-export async function writeCallBatch(
-  client: pg.ClientBase,
-  batch: {
-    calls: Call[];
-    events: CallBatchEvent[];
-    deliveries: CallBatchDelivery[];
-    freedAccounts: string[];
-    source: string;
-    now: Date;
-    lease?: DeliveryLease | undefined;
-  },
-): Promise<ClaimedDelivery[]> {
+export async function writeCallBatch(client: pg.ClientBase, batch: CallBatch): Promise<ClaimedDelivery[]> {
   const { calls: rows, events, deliveries, source, now, lease } = batch;
   const column = <T>(pick: (call: Call) => T) => rows.map(pick);
   const { rows: leased } = await client.query<ClaimedDelivery | { [K in keyof ClaimedDelivery]: null }>({
@@ -254,9 +270,45 @@ export async function writeCallBatch(
       events.map((e) => e.at),
       lease?.eventType ?? null,
       lease?.until ?? null,
+      column((c) => c.attempt),
+      column((c) => JSON.stringify(c.attemptOutcomes ?? [])),
+      column((c) => c.nextAttemptAt),
+      column((c) => c.notBefore),
+      column((c) => c.expiresAt),
+      column((c) => c.answeredBy),
+      column((c) => c.voicemailLeft),
     ],
   });
   return leased.filter((d): d is ClaimedDelivery => d.id !== null);
+}
+
+// Hand-written: in the transition's own pg transaction (Prisma cannot run there), so that an operator's change and its
+// audit entry commit together. The agency is the account's own (the account itself for an agency), as audit() does.
+const WRITE_AUDIT = statement(
+  'oct_transition_audit',
+  `
+  INSERT INTO audit_log (id, account_id, agency_id, actor_kind, actor_user_id, action, detail, ip, created_at)
+  SELECT e.id, a.id, coalesce(a.agency_id, a.id), e.actor_kind::audit_actor, e.actor_user_id, e.action, e.detail::jsonb,
+         e.ip, e.created_at
+    FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+         AS e(id, account_id, actor_kind, actor_user_id, action, detail, ip, created_at)
+    JOIN accounts a ON a.id = e.account_id`,
+);
+
+async function writeAudit(client: pg.ClientBase, entries: CallBatchAudit[]): Promise<void> {
+  await client.query({
+    ...WRITE_AUDIT,
+    values: [
+      entries.map((e) => e.id),
+      entries.map((e) => e.accountId),
+      entries.map((e) => e.actorKind),
+      entries.map((e) => e.actorUserId),
+      entries.map((e) => e.action),
+      entries.map((e) => JSON.stringify(e.detail)),
+      entries.map((e) => e.ip),
+      entries.map((e) => e.at),
+    ],
+  });
 }
 
 /** A call as read for people: `metadata` is its JSON text as the client wrote it. */
@@ -270,56 +322,16 @@ const METADATA_TEXTS = statement(
 );
 
 async function withMetadataTexts<C extends { id: string }>(
-  prisma: PrismaClient,
+  pool: pg.Pool,
   calls: C[],
 ): Promise<(C & { metadata: string })[]> {
   if (calls.length === 0) return [];
-  const { rows } = await sqlPool(prisma).query<{ id: string; metadata: string }>({
+  const { rows } = await pool.query<{ id: string; metadata: string }>({
     ...METADATA_TEXTS,
     values: [calls.map((c) => c.id)],
   });
   const texts = new Map(rows.map((r) => [r.id, r.metadata]));
   return calls.map((call) => ({ ...call, metadata: texts.get(call.id) ?? '{}' }));
-}
-
-/** The account's most recent calls (of one status, when given), newest first. */
-export async function listCallsOfAccount(
-  prisma: PrismaClient,
-  query: { accountId: string; status: CallStatus | null; limit: number },
-): Promise<CallWithMetadataText[]> {
-  const calls = await prisma.call.findMany({
-    where: { accountId: query.accountId, ...(query.status ? { status: query.status } : {}) },
-    orderBy: { createdAt: 'desc' },
-    take: query.limit,
-    omit: { metadata: true },
-  });
-  return withMetadataTexts(prisma, calls);
-}
-
-/** One call with its events and its webhook deliveries (each with its attempts), in order; null when none. */
-export async function findCallWithHistory(prisma: PrismaClient, callId: string) {
-  const call = await prisma.call.findUnique({
-    where: { id: callId },
-    omit: { metadata: true },
-    include: {
-      events: { orderBy: { occurredAt: 'asc' } },
-      deliveries: { orderBy: { createdAt: 'asc' }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } },
-    },
-  });
-  return call && (await withMetadataTexts(prisma, [call]))[0]!;
-}
-
-export async function findCallById(prisma: PrismaClient, callId: string): Promise<Call | null> {
-  return prisma.call.findUnique({ where: { id: callId } });
-}
-
-/** Records the provider's id for a call that has none yet (a callback that beat the dialer's own write). */
-export async function recordProviderCallId(
-  prisma: PrismaClient,
-  callId: string,
-  providerCallId: string,
-): Promise<void> {
-  await prisma.call.updateMany({ where: { id: callId, providerCallId: null }, data: { providerCallId } });
 }
 
 /** A call whose scripted ring or talk time is over, with the times its script counts from. */
@@ -352,29 +364,46 @@ const DUE_TO_ADVANCE = statement(
    LIMIT 500`,
 );
 
-/** Up to 500 calls due to take their next scripted step. */
-export async function callsDueToAdvance(pool: pg.Pool, due: AdvanceDue): Promise<CallDueToAdvance[]> {
-  const { rows } = await pool.query<CallDueToAdvance>({
-    ...DUE_TO_ADVANCE,
-    values: [due.rangBefore, due.talkedBefore, due.providerPrefix],
-  });
-  return rows;
-}
-
-/** The same calls, locked in id order; those another process is moving right now are left to it. */
+/** The same calls (with their agents' retry policies), locked in id order; those another process is moving are left to it. */
 const LOCK_DUE_TO_ADVANCE = statement(
   'oct_sim_lock_due',
   `
-  SELECT ${CALL_COLUMNS} FROM calls c
+  SELECT ${CALL_COLUMNS}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
    WHERE c.id = ANY($4::uuid[])
      AND (c.status = '${RINGING}' AND c.started_at <= $1 OR c.status = '${TALKING}' AND c.answered_at <= $2)
      AND starts_with(c.provider_call_id, $3)
+   ORDER BY c.id FOR UPDATE OF c SKIP LOCKED`,
+);
+
+/** Waiting calls past their time to live, locked, unless a claim took them meanwhile ($1 now, $2 the ids). */
+const LOCK_EXPIRED = statement(
+  'oct_lock_expired',
+  `
+  SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($2::uuid[]) AND c.status = 'initiated' AND c.expires_at <= $1
    ORDER BY c.id FOR UPDATE SKIP LOCKED`,
 );
 
-/** The locking select of `ids` (those still due) for transitionCalls. */
-export function lockCallsDueToAdvance(ids: string[], due: AdvanceDue) {
-  return { ...LOCK_DUE_TO_ADVANCE, values: [due.rangBefore, due.talkedBefore, due.providerPrefix, ids] };
+/**
+ * Which calls a transition locks: `ids` as they are (waiting for their locks); `expired`, those of `ids` still waiting
+ * past their time to live (skipping any a claim holds); `dueToAdvance`, those of `ids` the simulated dialer still has
+ * to move (skipping any another process is moving).
+ */
+export type CallsToLock =
+  | { kind: 'ids'; ids: string[] }
+  | { kind: 'expired'; ids: string[]; now: Date }
+  | { kind: 'dueToAdvance'; ids: string[]; due: AdvanceDue };
+
+function lockingSelect(calls: CallsToLock) {
+  switch (calls.kind) {
+    case 'ids':
+      return { ...LOCK_CALLS, values: [calls.ids] };
+    case 'expired':
+      return { ...LOCK_EXPIRED, values: [calls.now, calls.ids] };
+    case 'dueToAdvance': {
+      const { due } = calls;
+      return { ...LOCK_DUE_TO_ADVANCE, values: [due.rangBefore, due.talkedBefore, due.providerPrefix, calls.ids] };
+    }
+  }
 }
 
 // Hand-written: the waiting total is the sum of the counters the triggers keep (counting waiting calls would read
@@ -387,8 +416,159 @@ const LIVE_TOTALS = statement(
          (SELECT count(*)::int FROM calls WHERE status = 'in_progress') AS in_progress`,
 );
 
-/** Calls in each live status, across all accounts (metrics). */
-export async function liveCallTotals(pool: pg.Pool): Promise<Record<LiveStatus, number>> {
-  const { rows } = await pool.query<Record<LiveStatus, number>>({ ...LIVE_TOTALS });
-  return rows[0]!;
+export class CallRepository extends Repository {
+  /**
+   * The transition transaction, in the four round trips of a batch: BEGIN, the locking SELECT of `calls` (in id
+   * order, so that concurrent batches take their locks in one order), one write of what `plan` decides for the
+   * locked rows (writeCallBatch), COMMIT. A method
+   * owning its pg transaction rather than a step of `Storage.transaction`: Prisma's interactive transactions cannot
+   * run on a pg client, and this path must not pay Prisma's per-statement cost. A batch with audit entries (an
+   * operator's cancel) writes them too, before COMMIT. Returns `plan`'s result and the deliveries written under the
+   * batch's lease.
+   */
+  async transition<T>(
+    calls: CallsToLock,
+    plan: (locked: LockedCall[]) => PlannedBatch<T>,
+  ): Promise<{ result: T; leased: ClaimedDelivery[] }> {
+    return inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<LockedCall>(lockingSelect(calls));
+      const { batch, result } = plan(rows);
+      const leased = batch ? await writeCallBatch(client, batch) : [];
+      if (batch?.audit?.length) await writeAudit(client, batch.audit);
+      return { result, leased };
+    });
+  }
+
+  /**
+   * Stores an accepted call unless its number is on the account's or its agency's do-not-call list, or the
+   * account's queue is full.
+   */
+  async insertAcceptedCall(row: AcceptedCallRow): Promise<AcceptOutcome> {
+    const { idempotency } = row;
+    const { rows } = await this.pool.query<{ waiting: number }>({
+      ...ACCEPT_CALL,
+      values: [
+        row.accountId,
+        row.agencyId,
+        row.callId,
+        row.eventId,
+        row.agentId,
+        row.phoneNumber,
+        row.fromNumber,
+        row.name,
+        row.email,
+        row.metadataJson,
+        row.notBefore,
+        row.expiresAt,
+        row.now,
+        new Date(),
+        row.maxWaiting,
+        idempotency?.recordId ?? null,
+        idempotency?.status ?? null,
+        idempotency ? JSON.stringify(idempotency.body) : null,
+        row.scheduledAt,
+        row.timezone,
+        row.timezoneSource,
+      ],
+    });
+    const waiting = rows[0]!.waiting;
+    if (waiting === -2) return { kind: 'do_not_call' };
+    return waiting >= 0 ? { kind: 'queue_full', waiting } : { kind: 'stored' };
+  }
+
+  /** Live call counts of each account given (accounts that do not exist are absent). */
+  async liveCallCounts(accountIds: string[], now: Date): Promise<Map<string, LiveCallCounts>> {
+    const { rows } = await this.pool.query<{
+      account_id: string;
+      waiting: number;
+      active: number;
+      waiting_for_window: number;
+      scheduled: number;
+      waiting_for_retry: number;
+    }>({
+      ...LIVE_COUNTS,
+      values: [accountIds, now, ACTIVE_STATUSES],
+    });
+    return new Map(
+      rows.map((r) => [
+        r.account_id,
+        {
+          active: r.active,
+          waiting: r.waiting,
+          waitingForWindow: r.waiting_for_window,
+          scheduled: r.scheduled,
+          waitingForRetry: r.waiting_for_retry,
+        },
+      ]),
+    );
+  }
+
+  /** The account's most recent calls (of one status, when given), newest first. */
+  async listCallsOfAccount(query: {
+    accountId: string;
+    status: CallStatus | null;
+    limit: number;
+  }): Promise<CallWithMetadataText[]> {
+    const calls = await this.prisma.call.findMany({
+      where: { accountId: query.accountId, ...(query.status ? { status: query.status } : {}) },
+      orderBy: { createdAt: 'desc' },
+      take: query.limit,
+      omit: { metadata: true },
+    });
+    return withMetadataTexts(this.pool, calls);
+  }
+
+  /** One call with its events and its webhook deliveries (each with its attempts), in order; null when none. */
+  async findCallWithHistory(callId: string) {
+    const call = await this.prisma.call.findUnique({
+      where: { id: callId },
+      omit: { metadata: true },
+      include: {
+        events: { orderBy: { occurredAt: 'asc' } },
+        deliveries: { orderBy: { createdAt: 'asc' }, include: { attempts: { orderBy: { attemptNumber: 'asc' } } } },
+      },
+    });
+    return call && (await withMetadataTexts(this.pool, [call]))[0]!;
+  }
+
+  async findCallById(callId: string): Promise<Call | null> {
+    return this.prisma.call.findUnique({ where: { id: callId } });
+  }
+
+  /** Records the provider's id for a call that has none yet (a callback that beat the dialer's own write). */
+  async recordProviderCallId(callId: string, providerCallId: string): Promise<void> {
+    await this.prisma.call.updateMany({ where: { id: callId, providerCallId: null }, data: { providerCallId } });
+  }
+
+  /**
+   * Records answering-machine detection's verdict on a call still dialling or connected (no status changes: the
+   * call goes on until it ends), and whether a message is being left; false when the call is no longer live.
+   */
+  async recordAnsweredBy(
+    callId: string,
+    attempt: number,
+    verdict: { answeredBy: AnsweredBy; voicemailLeft: boolean | null },
+  ): Promise<boolean> {
+    // Only on the attempt the verdict is about: a call retried meanwhile is another attempt's business.
+    const { count } = await this.prisma.call.updateMany({
+      where: { id: callId, attempt, status: { in: [...ACTIVE_STATUSES] } },
+      data: verdict,
+    });
+    return count === 1;
+  }
+
+  /** Up to 500 calls due to take their next scripted step. */
+  async callsDueToAdvance(due: AdvanceDue): Promise<CallDueToAdvance[]> {
+    const { rows } = await this.pool.query<CallDueToAdvance>({
+      ...DUE_TO_ADVANCE,
+      values: [due.rangBefore, due.talkedBefore, due.providerPrefix],
+    });
+    return rows;
+  }
+
+  /** Calls in each live status, across all accounts (metrics). */
+  async liveCallTotals(): Promise<Record<LiveStatus, number>> {
+    const { rows } = await this.pool.query<Record<LiveStatus, number>>({ ...LIVE_TOTALS });
+    return rows[0]!;
+  }
 }

@@ -1,7 +1,6 @@
 // Opens the service's PostgreSQL: DATABASE_URL when configured, else the embedded server; and the Prisma client.
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import type { Config } from '../config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { useNamedStatements } from './statements.js';
@@ -14,7 +13,8 @@ export interface DatabaseLocation {
 }
 
 export async function locateDatabase(
-  config: Config,
+  /** The service's config (src/config.ts): DATABASE_URL when set, else the embedded server under dataDir. */
+  config: { DATABASE_URL?: string | undefined; dataDir: string },
   role: 'server' | 'cli',
   log?: (msg: string) => void,
 ): Promise<DatabaseLocation> {
@@ -106,18 +106,6 @@ export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): 
   });
   pools.set(prisma, pool);
   return prisma;
-}
-
-/** The service's two clients, one per pool (see REQUEST_POOL); both are disconnected by whoever made them. */
-export interface Database {
-  /** For requests and whatever answers one: the key lookup, acceptance, callbacks, readiness. */
-  requests: PrismaClient;
-  /** For background work: the dispatcher, the simulated dialer, the webhook worker, NOTIFY after a commit. */
-  background: PrismaClient;
-}
-
-export function createDatabase(url: string): Database {
-  return { requests: createPrisma(url, REQUEST_POOL), background: createPrisma(url, BACKGROUND_POOL) };
 }
 
 /**

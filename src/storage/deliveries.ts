@@ -1,13 +1,11 @@
 // The webhook_deliveries and webhook_attempts tables: the worker's claim and attempt records (hand-written, its hot
 // path), deliveries held while their endpoint is disabled and released when it is enabled again, and the operator's
 // replay, resend and counts and an endpoint's delivery log (Prisma Client).
-import type pg from 'pg';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import type { AuditAction } from '../domain/audit-actions.js';
-import type { DeliveryStatus } from '../domain/call-vocabulary.js';
+import type { DeliveryStatus } from '../../schemas/vocabulary.js';
 import { WEBHOOKS_CHANNEL } from './channels.js';
 import { statement } from './statements.js';
-import type { Db } from './db-types.js';
+import { Repository } from './driver.js';
 
 /**
  * The SQL of a held delivery's reason, from the SQL of its endpoint's disabled_reason: every statement that holds a
@@ -65,57 +63,10 @@ const CLAIM_DELIVERIES = statement(
   { planEachTime: true },
 );
 
-/**
- * Leases up to `limit` due deliveries until `leaseUntil`, at most `perEndpoint` per endpoint counting the attempts
- * this process has in flight (`inFlight`, by endpoint): none for an endpoint already at its cap. With `dueSince`, only
- * deliveries due at or after it (those written or come due lately); without, all.
- */
-export async function claimDueDeliveries(
-  pool: pg.Pool,
-  claim: {
-    now: Date;
-    inFlight: ReadonlyMap<string, number>;
-    perEndpoint: number;
-    limit: number;
-    leaseUntil: Date;
-    dueSince?: Date | undefined;
-  },
-): Promise<ClaimedDelivery[]> {
-  const full: string[] = [];
-  const partIds: string[] = [];
-  const partCounts: number[] = [];
-  for (const [endpointId, n] of claim.inFlight) {
-    if (n >= claim.perEndpoint) full.push(endpointId);
-    else if (n > 0) {
-      partIds.push(endpointId);
-      partCounts.push(n);
-    }
-  }
-  const { rows } = await pool.query<ClaimedDelivery>({
-    ...CLAIM_DELIVERIES,
-    values: [
-      claim.now,
-      full,
-      claim.perEndpoint,
-      claim.limit,
-      claim.leaseUntil,
-      partIds,
-      partCounts,
-      claim.dueSince ?? new Date(0),
-    ],
-  });
-  return rows;
-}
-
 const RELEASE = statement(
   'oct_release_deliveries',
   `UPDATE webhook_deliveries SET lease_expires_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`,
 );
-
-/** Gives leased deliveries back unsent: any worker's next claim takes them. */
-export async function releaseDeliveries(pool: pg.Pool, deliveryIds: string[]): Promise<void> {
-  await pool.query({ ...RELEASE, values: [deliveryIds] });
-}
 
 /** One attempt and the state its delivery is left in. */
 export interface AttemptRecord {
@@ -125,6 +76,9 @@ export interface AttemptRecord {
   durationMs: number;
   responseStatus: number | null;
   error: string | null;
+  /** The first 2 KB of the answer's body (src/webhooks/sender.ts); null without an answer. */
+  responseBody: string | null;
+  responseBodyTruncated: boolean;
   attemptCount: number;
   status: DeliveryStatus;
   completedAt: Date | null;
@@ -148,13 +102,14 @@ const RECORD_ATTEMPTS = statement(
   `
   WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::int[], $8::text[],
-                         $9::timestamptz[], $10::timestamptz[], $11::uuid[], $12::text[])
+                         $9::timestamptz[], $10::timestamptz[], $11::uuid[], $12::text[], $15::text[], $16::boolean[])
       AS t(attempt_id, delivery_id, started_at, duration_ms, response_status, error, attempt_count, status, completed_at,
-           next_attempt_at, endpoint_id, disabled_reason)
+           next_attempt_at, endpoint_id, disabled_reason, response_body, response_body_truncated)
   ), attempt AS (
-    INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, response_status, error)
+    INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, response_status, error,
+                                  response_body, response_body_truncated)
     SELECT i.attempt_id, i.delivery_id, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = i.delivery_id) + 1,
-           i.started_at, i.duration_ms, i.response_status, i.error
+           i.started_at, i.duration_ms, i.response_status, i.error, i.response_body, i.response_body_truncated
       FROM input i
   ), delivery AS (
     UPDATE webhook_deliveries d
@@ -180,33 +135,6 @@ const RECORD_ATTEMPTS = statement(
 
 const ENDPOINT_DISABLED: AuditAction = 'webhook_disabled';
 
-/**
- * Records the attempts in one statement (atomic: all or none). An endpoint switched off by a 410 gets its audit
- * entry (actor: the service) in the same statement; one already off is left as it was.
- */
-export async function recordAttempts(pool: pg.Pool, records: AttemptRecord[], now: Date): Promise<void> {
-  const column = <K extends keyof AttemptRecord>(key: K) => records.map((r) => r[key]);
-  await pool.query({
-    ...RECORD_ATTEMPTS,
-    values: [
-      column('attemptId'),
-      column('deliveryId'),
-      column('startedAt'),
-      column('durationMs'),
-      column('responseStatus'),
-      column('error'),
-      column('attemptCount'),
-      column('status'),
-      column('completedAt'),
-      column('nextAttemptAt'),
-      column('endpointId'),
-      column('disabledReason'),
-      now,
-      ENDPOINT_DISABLED,
-    ],
-  });
-}
-
 // Hand-written for its lock: the endpoint is read FOR KEY SHARE, as the transition's batch does (storage/calls.ts):
 // an "Enable again" under way (FOR UPDATE) is waited for, and this then sees the endpoint enabled and holds nothing.
 const HOLD_UNSENT = statement(
@@ -217,15 +145,6 @@ const HOLD_UNSENT = statement(
    WHERE d.id = $1 AND d.endpoint_id = e.id AND d.status = 'pending'`,
 );
 
-/**
- * A claimed delivery whose endpoint was disabled when it was claimed is held, unsent. If the endpoint is enabled
- * again meanwhile, its lease is given back instead: the next claim sends it.
- */
-export async function holdUnsentDelivery(pool: pg.Pool, delivery: { id: string; endpointId: string }): Promise<void> {
-  const { rowCount } = await pool.query({ ...HOLD_UNSENT, values: [delivery.id, delivery.endpointId] });
-  if (!rowCount) await releaseDeliveries(pool, [delivery.id]);
-}
-
 /** A held delivery released: pending, due at `now`, with a fresh retry schedule (its attempts so far stay on record). */
 const RELEASED = (now: Date) => ({
   status: 'pending' as const,
@@ -234,17 +153,6 @@ const RELEASED = (now: Date) => ({
   completedAt: null,
   attemptCount: 0,
 });
-
-/**
- * Within the transaction that enables the endpoint (after locking it, storage/endpoints.ts): every held delivery of
- * the endpoint becomes pending, due now, and the workers are woken. Returns how many.
- */
-export async function releaseHeldDeliveries(db: Db, endpointId: string, now: Date): Promise<number> {
-  const { count } = await db.webhookDelivery.updateMany({ where: { endpointId, status: 'held' }, data: RELEASED(now) });
-  // Hand-written: NOTIFY has no Prisma form; sent on commit.
-  if (count > 0) await db.$executeRaw`SELECT pg_notify(${WEBHOOKS_CHANNEL}, ${endpointId})`;
-  return count;
-}
 
 // The worker's safety net (hand-written: one statement, where Prisma's relation filter reads the ids first). The
 // transition's batch (storage/calls.ts) and holdUnsentDelivery hold deliveries under a lock on the endpoint that
@@ -259,17 +167,6 @@ const RELEASE_STRANDED = statement(
    WHERE d.status = 'held' AND e.id = d.endpoint_id AND e.enabled`,
 );
 
-/** Releases held deliveries whose endpoint is enabled (none, unless a race left one behind); returns how many. */
-export async function releaseStrandedDeliveries(pool: pg.Pool, now: Date): Promise<number> {
-  const { rowCount } = await pool.query({ ...RELEASE_STRANDED, values: [now] });
-  return rowCount ?? 0;
-}
-
-/** A delivery with its endpoint, or null. */
-export async function findDeliveryWithEndpoint(prisma: PrismaClient, deliveryId: string) {
-  return prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { endpoint: true } });
-}
-
 /** A delivery sent again: pending, due at `now`, with a fresh retry schedule; the attempts so far stay on record. */
 const REQUEUED = (now: Date) => ({
   status: 'pending' as const,
@@ -279,27 +176,6 @@ const REQUEUED = (now: Date) => ({
   leaseExpiresAt: null,
   attemptCount: 0,
 });
-
-export async function requeueDelivery(db: Db, deliveryId: string, now: Date): Promise<void> {
-  await db.webhookDelivery.update({ where: { id: deliveryId }, data: REQUEUED(now) });
-}
-
-/**
- * Sends again every failed delivery of the endpoint created at or after `since`, in one statement (served by the
- * (endpoint_id, status) index); returns how many.
- */
-export async function requeueFailedDeliveriesSince(
-  db: Db,
-  endpointId: string,
-  since: Date,
-  now: Date,
-): Promise<number> {
-  const { count } = await db.webhookDelivery.updateMany({
-    where: { endpointId, status: 'failed', createdAt: { gte: since } },
-    data: REQUEUED(now),
-  });
-  return count;
-}
 
 /** Where a page of the delivery log starts: the delivery before which (newest first) it begins. */
 export interface DeliveryCursor {
@@ -313,12 +189,17 @@ export interface LoggedAttempt {
   durationMs: number;
   responseStatus: number | null;
   error: string | null;
+  /** The first 2 KB of the answer's body; null without an answer (or for attempts made before it was kept). */
+  responseBody: string | null;
+  responseBodyTruncated: boolean;
 }
 
 export interface LoggedDelivery {
   id: string;
   eventType: string;
   callId: string;
+  /** The body sent, frozen when the event happened. */
+  payload: string;
   status: DeliveryStatus;
   /** Why it is held (status held), else null. */
   heldReason: string | null;
@@ -327,51 +208,18 @@ export interface LoggedDelivery {
   attempts: LoggedAttempt[];
 }
 
+/** Which of an endpoint's deliveries the log shows: each filter set narrows it. */
+export interface DeliveryLogFilters {
+  status?: DeliveryStatus | undefined;
+  eventType?: string | undefined;
+  /** Created at or after it. */
+  from?: Date | undefined;
+  /** Created before it. */
+  to?: Date | undefined;
+}
+
 /** Attempts shown per delivery (the newest; replays add to a delivery's record). */
 const ATTEMPTS_SHOWN = 30;
-
-/**
- * One page of an endpoint's deliveries, newest first, each with its attempts (oldest first), and the cursor of the
- * next page (null at the end). Keyset on (created_at, id): the cost does not grow with the page number.
- */
-export async function listEndpointDeliveries(
-  db: Db,
-  endpointId: string,
-  page: { failedOnly: boolean; before?: DeliveryCursor | undefined; limit: number },
-): Promise<{ deliveries: LoggedDelivery[]; next: DeliveryCursor | null }> {
-  // The `lte` bounds the (endpoint_id, created_at, id) index range; Prisma has no row comparison for the rest.
-  const before = page.before
-    ? {
-        createdAt: { lte: page.before.createdAt },
-        OR: [
-          { createdAt: { lt: page.before.createdAt } },
-          { createdAt: page.before.createdAt, id: { lt: page.before.id } },
-        ],
-      }
-    : {};
-  const rows = await db.webhookDelivery.findMany({
-    where: { endpointId, ...(page.failedOnly ? { status: 'failed' as const } : {}), ...before },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: page.limit + 1,
-    select: {
-      id: true,
-      eventType: true,
-      callId: true,
-      status: true,
-      heldReason: true,
-      createdAt: true,
-      nextAttemptAt: true,
-      attempts: {
-        orderBy: { attemptNumber: 'desc' },
-        take: ATTEMPTS_SHOWN,
-        select: { attemptNumber: true, startedAt: true, durationMs: true, responseStatus: true, error: true },
-      },
-    },
-  });
-  const deliveries = rows.slice(0, page.limit).map((row) => ({ ...row, attempts: row.attempts.reverse() }));
-  const last = deliveries.at(-1);
-  return { deliveries, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
-}
 
 /** The endpoint's deliveries still to send, held (since the oldest was made), and given up on. */
 export interface OpenDeliveries {
@@ -381,19 +229,210 @@ export interface OpenDeliveries {
   failed: number;
 }
 
-/** How many of the endpoint's deliveries are still to send, held while it is disabled, and given up on. */
-export async function countOpenDeliveries(prisma: PrismaClient, endpointId: string): Promise<OpenDeliveries> {
-  const counts = await prisma.webhookDelivery.groupBy({
-    by: ['status'],
-    where: { endpointId, status: { in: ['pending', 'held', 'failed'] } },
-    _count: true,
-    _min: { createdAt: true },
-  });
-  const of = (status: DeliveryStatus) => counts.find((c) => c.status === status);
-  return {
-    pending: of('pending')?._count ?? 0,
-    held: of('held')?._count ?? 0,
-    heldSince: of('held')?._min.createdAt ?? null,
-    failed: of('failed')?._count ?? 0,
-  };
+export class DeliveryRepository extends Repository {
+  /**
+   * Leases up to `limit` due deliveries until `leaseUntil`, at most `perEndpoint` per endpoint counting the attempts
+   * this process has in flight (`inFlight`, by endpoint): none for an endpoint already at its cap. With `dueSince`, only
+   * deliveries due at or after it (those written or come due lately); without, all.
+   */
+  async claimDueDeliveries(claim: {
+    now: Date;
+    inFlight: ReadonlyMap<string, number>;
+    perEndpoint: number;
+    limit: number;
+    leaseUntil: Date;
+    dueSince?: Date | undefined;
+  }): Promise<ClaimedDelivery[]> {
+    const full: string[] = [];
+    const partIds: string[] = [];
+    const partCounts: number[] = [];
+    for (const [endpointId, n] of claim.inFlight) {
+      if (n >= claim.perEndpoint) full.push(endpointId);
+      else if (n > 0) {
+        partIds.push(endpointId);
+        partCounts.push(n);
+      }
+    }
+    const { rows } = await this.pool.query<ClaimedDelivery>({
+      ...CLAIM_DELIVERIES,
+      values: [
+        claim.now,
+        full,
+        claim.perEndpoint,
+        claim.limit,
+        claim.leaseUntil,
+        partIds,
+        partCounts,
+        claim.dueSince ?? new Date(0),
+      ],
+    });
+    return rows;
+  }
+
+  /** Gives leased deliveries back unsent: any worker's next claim takes them. */
+  async releaseDeliveries(deliveryIds: string[]): Promise<void> {
+    await this.pool.query({ ...RELEASE, values: [deliveryIds] });
+  }
+
+  /**
+   * Records the attempts in one statement (atomic: all or none). An endpoint switched off by a 410 gets its audit
+   * entry (actor: the service) in the same statement; one already off is left as it was.
+   */
+  async recordAttempts(records: AttemptRecord[], now: Date): Promise<void> {
+    const column = <K extends keyof AttemptRecord>(key: K) => records.map((r) => r[key]);
+    await this.pool.query({
+      ...RECORD_ATTEMPTS,
+      values: [
+        column('attemptId'),
+        column('deliveryId'),
+        column('startedAt'),
+        column('durationMs'),
+        column('responseStatus'),
+        column('error'),
+        column('attemptCount'),
+        column('status'),
+        column('completedAt'),
+        column('nextAttemptAt'),
+        column('endpointId'),
+        column('disabledReason'),
+        now,
+        ENDPOINT_DISABLED,
+        column('responseBody'),
+        column('responseBodyTruncated'),
+      ],
+    });
+  }
+
+  /**
+   * A claimed delivery whose endpoint was disabled when it was claimed is held, unsent. If the endpoint is enabled
+   * again meanwhile, its lease is given back instead: the next claim sends it.
+   */
+  async holdUnsentDelivery(delivery: { id: string; endpointId: string }): Promise<void> {
+    const { rowCount } = await this.pool.query({ ...HOLD_UNSENT, values: [delivery.id, delivery.endpointId] });
+    if (!rowCount) await this.releaseDeliveries([delivery.id]);
+  }
+
+  /**
+   * Within the transaction that enables the endpoint (after locking it, storage/endpoints.ts): every held delivery of
+   * the endpoint becomes pending, due now, and the workers are woken. Returns how many.
+   */
+  async releaseHeldDeliveries(endpointId: string, now: Date): Promise<number> {
+    const { count } = await this.prisma.webhookDelivery.updateMany({
+      where: { endpointId, status: 'held' },
+      data: RELEASED(now),
+    });
+    // Hand-written: NOTIFY has no Prisma form; sent on commit.
+    if (count > 0) await this.prisma.$executeRaw`SELECT pg_notify(${WEBHOOKS_CHANNEL}, ${endpointId})`;
+    return count;
+  }
+
+  /** Releases held deliveries whose endpoint is enabled (none, unless a race left one behind); returns how many. */
+  async releaseStrandedDeliveries(now: Date): Promise<number> {
+    const { rowCount } = await this.pool.query({ ...RELEASE_STRANDED, values: [now] });
+    return rowCount ?? 0;
+  }
+
+  /** A delivery with its endpoint, or null. */
+  async findDeliveryWithEndpoint(deliveryId: string) {
+    return this.prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { endpoint: true } });
+  }
+
+  async requeueDelivery(deliveryId: string, now: Date): Promise<void> {
+    await this.prisma.webhookDelivery.update({ where: { id: deliveryId }, data: REQUEUED(now) });
+  }
+
+  /**
+   * Sends again every failed delivery of the endpoint created at or after `since`, in one statement (served by the
+   * (endpoint_id, status) index); returns how many.
+   */
+  async requeueFailedDeliveriesSince(endpointId: string, since: Date, now: Date): Promise<number> {
+    const { count } = await this.prisma.webhookDelivery.updateMany({
+      where: { endpointId, status: 'failed', createdAt: { gte: since } },
+      data: REQUEUED(now),
+    });
+    return count;
+  }
+
+  /**
+   * One page of an endpoint's deliveries, newest first, each with its attempts (oldest first), and the cursor of the
+   * next page (null at the end). Keyset on (created_at, id), within the (endpoint_id, created_at, id) index range or,
+   * filtered by status, the (endpoint_id, status, created_at, id) one: the cost does not grow with the page number.
+   */
+  async listEndpointDeliveries(
+    endpointId: string,
+    page: { filters?: DeliveryLogFilters; before?: DeliveryCursor | undefined; limit: number },
+  ): Promise<{ deliveries: LoggedDelivery[]; next: DeliveryCursor | null }> {
+    const { status, eventType, from, to } = page.filters ?? {};
+    // The `lte` bounds the index range; Prisma has no row comparison for the rest.
+    const upper = page.before && (!to || page.before.createdAt < to) ? page.before.createdAt : undefined;
+    const createdAt = {
+      ...(from ? { gte: from } : {}),
+      ...(to && !upper ? { lt: to } : {}),
+      ...(upper ? { lte: upper } : {}),
+    };
+    const before = page.before
+      ? {
+          OR: [
+            { createdAt: { lt: page.before.createdAt } },
+            { createdAt: page.before.createdAt, id: { lt: page.before.id } },
+          ],
+        }
+      : {};
+    const rows = await this.prisma.webhookDelivery.findMany({
+      where: {
+        endpointId,
+        ...(status ? { status } : {}),
+        ...(eventType ? { eventType } : {}),
+        ...(Object.keys(createdAt).length ? { createdAt } : {}),
+        ...before,
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: page.limit + 1,
+      select: {
+        id: true,
+        eventType: true,
+        callId: true,
+        payload: true,
+        status: true,
+        heldReason: true,
+        createdAt: true,
+        nextAttemptAt: true,
+        attempts: {
+          orderBy: { attemptNumber: 'desc' },
+          take: ATTEMPTS_SHOWN,
+          select: {
+            attemptNumber: true,
+            startedAt: true,
+            durationMs: true,
+            responseStatus: true,
+            error: true,
+            responseBody: true,
+            responseBodyTruncated: true,
+          },
+        },
+      },
+    });
+    const deliveries = rows.slice(0, page.limit).map((row) => ({ ...row, attempts: row.attempts.reverse() }));
+    const last = deliveries.at(-1);
+    return { deliveries, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+  }
+
+  /** How many of the endpoint's deliveries are still to send, held while it is disabled, and given up on. */
+  async countOpenDeliveries(endpointId: string): Promise<OpenDeliveries> {
+    const counts = await this.prisma.webhookDelivery.groupBy({
+      by: ['status'],
+      where: { endpointId, status: { in: ['pending', 'held', 'failed'] } },
+      _count: true,
+      _min: { createdAt: true },
+    });
+    const of = (status: DeliveryStatus) => counts.find((c) => c.status === status);
+    return {
+      pending: of('pending')?._count ?? 0,
+      held: of('held')?._count ?? 0,
+      heldSince: of('held')?._min.createdAt ?? null,
+      failed: of('failed')?._count ?? 0,
+    };
+  }
 }
+
+// Free functions over the repository, for the dashboard until it uses fastify.storage.

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort } from '../free-port.js';
+import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
 export const EMBEDDED_DATABASE = 'outbound_call_trigger';

@@ -1,5 +1,7 @@
 // Applies prisma/migrations without Prisma's native schema engine, recording them in `_prisma_migrations`
-// exactly as `prisma migrate deploy` does, under the same advisory lock, so either tool can take over.
+// exactly as `prisma migrate deploy` does, under the same advisory lock, so either tool can take over. A migration
+// that is one `… INDEX CONCURRENTLY` statement runs outside a transaction, so building an index on a large table
+// does not block writes; it resumes safely after a failure (an invalid index left behind is dropped and rebuilt).
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -12,6 +14,14 @@ export interface Migration {
   name: string;
   sql: string;
   checksum: string;
+  /** Set for a migration that is one `CREATE/DROP/REINDEX … CONCURRENTLY` statement: it runs outside a transaction. */
+  online?: OnlineStep;
+}
+
+/** The one statement of an online migration, and the index it builds (for a `CREATE INDEX`). */
+export interface OnlineStep {
+  statement: string;
+  builds: string | null;
 }
 export interface MigrateResult {
   applied: string[];
@@ -31,9 +41,77 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
   return Promise.all(
     names.map(async (name) => {
       const sql = await fs.readFile(path.join(dir, name, 'migration.sql'), 'utf8');
-      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+      const online = onlineStep(name, sql);
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex'), ...(online ? { online } : {}) };
     }),
   );
+}
+
+/** SQL without its comments (the statements of a migration never hold `--` or `/*` inside a string). */
+function withoutComments(sql: string): string {
+  return sql.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/--[^\n]*/g, ' ');
+}
+
+const CREATE_INDEX_CONCURRENTLY =
+  /^CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+(?:IF\s+NOT\s+EXISTS\s+)?("?)([A-Za-z_][A-Za-z0-9_$]*)\1\s+ON\b/i;
+
+/**
+ * The online step of a migration that uses CONCURRENTLY, or null for an ordinary one. PostgreSQL runs CONCURRENTLY
+ * only outside a transaction block, and `prisma migrate deploy` sends a file as one script, so such a migration must
+ * be exactly one statement (as Prisma's documentation asks too); anything else is refused before it runs.
+ */
+export function onlineStep(name: string, sql: string): OnlineStep | null {
+  const plain = withoutComments(sql);
+  if (!/\bCONCURRENTLY\b/i.test(plain)) return null;
+  const statements = plain
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (statements.length !== 1) {
+    throw new MigrationError(
+      `migration ${name} uses CONCURRENTLY with ${statements.length} statements: put each CONCURRENTLY statement in a migration of its own`,
+    );
+  }
+  const statement = statements[0]!;
+  if (!/^(CREATE\s+(UNIQUE\s+)?INDEX|DROP\s+INDEX|REINDEX)\b/i.test(statement)) {
+    throw new MigrationError(
+      `migration ${name} uses CONCURRENTLY in a statement the runner cannot resume: ${statement}`,
+    );
+  }
+  return { statement, builds: CREATE_INDEX_CONCURRENTLY.exec(statement)?.[2] ?? null };
+}
+
+/**
+ * Runs an online step outside a transaction. A build that failed or was killed half-way leaves an invalid index of
+ * that name behind (which IF NOT EXISTS would then keep): it is dropped first, so the build starts over. A valid index
+ * of that name means the build finished before its record was written: there is nothing left to do.
+ */
+async function runOnline(client: pg.Client, step: OnlineStep): Promise<void> {
+  if (step.builds !== null) {
+    const { rows } = await client.query<{ valid: boolean }>(
+      `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE c.relname = $1 AND pg_table_is_visible(c.oid)`,
+      [step.builds],
+    );
+    if (rows[0]?.valid === true) return;
+    if (rows[0]?.valid === false) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS "${step.builds}"`);
+  }
+  await client.query(step.statement);
+}
+
+/**
+ * Waits for the migrate lock by asking again every 100 ms rather than in one blocking statement: a statement waiting
+ * holds a snapshot, and a CONCURRENTLY build in the process that has the lock waits for every older snapshot to go,
+ * so the two would wait on each other.
+ */
+async function takeLock(client: pg.Client): Promise<void> {
+  for (;;) {
+    const { rows } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [
+      PRISMA_MIGRATE_LOCK,
+    ]);
+    if (rows[0]!.got) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 const CREATE_TABLE = `
@@ -56,7 +134,8 @@ interface AppliedRow {
 }
 
 /**
- * Applies every migration not yet recorded, each in its own transaction together with its record.
+ * Applies every migration not yet recorded, each in its own transaction together with its record; an online one
+ * (CONCURRENTLY) runs on its own and is recorded once it finished, so after a failure the next start runs it again.
  * Refuses to run past a migration that Prisma recorded as failed, like `prisma migrate deploy` (P3009).
  */
 export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<MigrateResult> {
@@ -64,7 +143,7 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK]);
+    await takeLock(client);
     await client.query(CREATE_TABLE);
     const { rows } = await client.query<AppliedRow>(
       'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at',
@@ -86,14 +165,28 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
         result.alreadyApplied.push(migration.name);
         continue;
       }
-      await client.query('BEGIN');
-      try {
-        await client.query(migration.sql);
-        await client.query(
+      const record = () =>
+        client.query(
           `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
            VALUES ($1, $2, $3, now(), now(), 1)`,
           [randomUUID(), migration.checksum, migration.name],
         );
+      if (migration.online) {
+        try {
+          await runOnline(client, migration.online);
+        } catch (error) {
+          throw new MigrationError(
+            `migration ${migration.name} failed (it runs again at the next start): ${(error as Error).message}`,
+          );
+        }
+        await record();
+        result.applied.push(migration.name);
+        continue;
+      }
+      await client.query('BEGIN');
+      try {
+        await client.query(migration.sql);
+        await record();
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK');

@@ -2,13 +2,10 @@
 // on a channel (the channels are storage/channels.ts).
 import pg from 'pg';
 import { statement } from './statements.js';
+import { Repository } from './driver.js';
 
 // Hand-written: Prisma Client has no NOTIFY; the one statement of CoalescedNotify, sent after other commits.
 const NOTIFY = statement('oct_notify', 'SELECT pg_notify($1, NULL)');
-
-export async function notify(pool: pg.Pool, channel: string): Promise<void> {
-  await pool.query({ ...NOTIFY, values: [channel] });
-}
 
 export interface Listener {
   /** Closes the connection; never throws. */
@@ -36,4 +33,10 @@ export async function listen(
     throw error;
   }
   return listener;
+}
+
+export class NotificationRepository extends Repository {
+  async notify(channel: string): Promise<void> {
+    await this.pool.query({ ...NOTIFY, values: [channel] });
+  }
 }

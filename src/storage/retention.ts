@@ -2,7 +2,7 @@
 // of row past its retention. Hand-written throughout: a DELETE of at most n rows taken oldest first from an index
 // range, skipping rows a request holds, has no Prisma form (deleteMany takes no LIMIT, ORDER BY or SKIP LOCKED).
 import pg from 'pg';
-import { TERMINAL_STATUSES } from '../domain/call-vocabulary.js';
+import { TERMINAL_STATUSES } from '../../schemas/vocabulary.js';
 import { BACKGROUND_WAIT_MS, behindTransactionPooler } from './database.js';
 import { statement } from './statements.js';
 import { inTransaction } from './transaction.js';
@@ -286,3 +286,30 @@ export const RETENTION_STEPS: readonly RetentionStep[] = [
   callsStep,
   simpleStep('audit_log', 'audit_log', 'created_at', '<', (c) => c.auditBefore),
 ];
+
+/**
+ * The retention's repository, over its own pool (createRetentionPool says why it is apart from the service's two):
+ * the pass lock and the batches, each batch a pg transaction of its own.
+ */
+export class RetentionRepository {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** The pass lock, or null when another process holds it (tryRetentionLock). */
+  tryLock(): Promise<RetentionLock | null> {
+    return tryRetentionLock(this.pool);
+  }
+
+  /** One batch of `step` in a transaction of its own (deleteBatch). */
+  deleteBatch(step: RetentionStep, cutoffs: RetentionCutoffs, limit: number): Promise<RetentionBatch> {
+    return deleteBatch(this.pool, step, cutoffs, limit);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** A retention repository on a pool of its own for `databaseUrl`; its owner closes it. */
+export function createRetention(databaseUrl: string): RetentionRepository {
+  return new RetentionRepository(createRetentionPool(databaseUrl));
+}

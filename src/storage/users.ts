@@ -1,5 +1,5 @@
 // The users table: dashboard people, their password hashes, disabling and enabling. Prisma Client only.
-import type { Db } from './db-types.js';
+import { Repository } from './driver.js';
 
 /** A user as a signed-in request needs them: who, and the account that scopes everything they see. */
 export interface ActiveUser {
@@ -20,123 +20,152 @@ export interface SignInCandidate {
   disabled: boolean;
 }
 
-/**
- * `email` must be normalized (src/domain/user-email.ts); `agencyId` is the agency at the top of `accountId`. An email
- * taken within the same agency throws a unique violation; other agencies' users do not count.
- */
-export async function insertUser(
-  db: Db,
-  input: { accountId: string; agencyId: string; email: string; createdAt: Date },
-): Promise<{ id: string }> {
-  return db.user.create({
-    data: { accountId: input.accountId, agencyId: input.agencyId, email: input.email, createdAt: input.createdAt },
-    select: { id: true },
-  });
-}
+export class UserRepository extends Repository {
+  /**
+   * `email` must be normalized (src/domain/user-email.ts); `agencyId` is the agency at the top of `accountId`. An email
+   * taken within the same agency throws a unique violation; other agencies' users do not count.
+   */
+  async insertUser(input: {
+    accountId: string;
+    agencyId: string;
+    email: string;
+    createdAt: Date;
+  }): Promise<{ id: string }> {
+    return this.prisma.user.create({
+      data: { accountId: input.accountId, agencyId: input.agencyId, email: input.email, createdAt: input.createdAt },
+      select: { id: true },
+    });
+  }
 
-/**
- * Every user with this (normalized) email, in any agency: an address is unique per agency only. Most recently signed
- * in first, so that a password that opens several of them signs in where the person was last.
- */
-export async function findUsersByEmail(db: Db, email: string): Promise<(SignInCandidate & { accountName: string })[]> {
-  const users = await db.user.findMany({
-    where: { email },
-    orderBy: [{ lastSignInAt: { sort: 'desc', nulls: 'last' } }, { createdAt: 'asc' }, { id: 'asc' }],
-    select: {
-      id: true,
-      email: true,
-      accountId: true,
-      passwordHash: true,
-      disabledAt: true,
-      account: { select: { name: true } },
-    },
-  });
-  return users.map((user) => ({
-    id: user.id,
-    email: user.email,
-    accountId: user.accountId,
-    passwordHash: user.passwordHash,
-    disabled: user.disabledAt !== null,
-    accountName: user.account.name,
-  }));
-}
-
-/** The user with their account, or null when there is none or they are disabled. */
-export async function findActiveUser(db: Db, userId: string): Promise<ActiveUser | null> {
-  const user = await db.user.findUnique({
-    where: { id: userId },
-    select: {
-      id: true,
-      email: true,
-      disabledAt: true,
-      account: { select: { id: true, kind: true, name: true, agencyId: true } },
-    },
-  });
-  if (!user || user.disabledAt) return null;
-  return {
-    id: user.id,
-    email: user.email,
-    accountId: user.account.id,
-    accountKind: user.account.kind,
-    accountName: user.account.name,
-    agencyId: user.account.agencyId ?? user.account.id,
-  };
-}
-
-/** Any user by id (disabled too), with their password hash: for re-entering or changing a password. */
-export async function findUserById(db: Db, userId: string) {
-  return db.user.findUnique({
-    where: { id: userId },
-    select: {
-      id: true,
-      email: true,
-      accountId: true,
-      passwordHash: true,
-      disabledAt: true,
-      createdAt: true,
-      lastSignInAt: true,
-    },
-  });
-}
-
-export async function setPasswordHash(db: Db, userId: string, passwordHash: string): Promise<void> {
-  await db.user.update({ where: { id: userId }, data: { passwordHash } });
-}
-
-export async function recordSignIn(db: Db, userId: string, at: Date): Promise<void> {
-  await db.user.update({ where: { id: userId }, data: { lastSignInAt: at } });
-}
-
-/** Marks the user disabled; returns false when there is no such user or they already were. */
-export async function markDisabled(db: Db, userId: string, at: Date): Promise<boolean> {
-  const { count } = await db.user.updateMany({ where: { id: userId, disabledAt: null }, data: { disabledAt: at } });
-  return count === 1;
-}
-
-/** Enables a disabled user again; returns false when there is no such user or they were not disabled. */
-export async function markEnabled(db: Db, userId: string): Promise<boolean> {
-  const { count } = await db.user.updateMany({
-    where: { id: userId, disabledAt: { not: null } },
-    data: { disabledAt: null },
-  });
-  return count === 1;
-}
-
-/** The users of the given accounts, oldest first (the Users page). */
-export async function listUsers(db: Db, accountIds: string[]) {
-  return db.user
-    .findMany({
-      where: { accountId: { in: accountIds } },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  /**
+   * Every user with this (normalized) email, in any agency: an address is unique per agency only. Most recently signed
+   * in first, so that a password that opens several of them signs in where the person was last.
+   */
+  async findUsersByEmail(email: string): Promise<(SignInCandidate & { accountName: string })[]> {
+    const users = await this.prisma.user.findMany({
+      where: { email },
+      orderBy: [{ lastSignInAt: { sort: 'desc', nulls: 'last' } }, { createdAt: 'asc' }, { id: 'asc' }],
       select: {
         id: true,
         email: true,
         accountId: true,
+        passwordHash: true,
+        disabledAt: true,
+        account: { select: { name: true } },
+      },
+    });
+    return users.map((user) => ({
+      id: user.id,
+      email: user.email,
+      accountId: user.accountId,
+      passwordHash: user.passwordHash,
+      disabled: user.disabledAt !== null,
+      accountName: user.account.name,
+    }));
+  }
+
+  /** The user with their account, or null when there is none or they are disabled. */
+  async findActiveUser(userId: string): Promise<ActiveUser | null> {
+    const user = await this.prisma.user.findUnique({
+      where: { id: userId },
+      select: {
+        id: true,
+        email: true,
+        disabledAt: true,
+        account: { select: { id: true, kind: true, name: true, agencyId: true } },
+      },
+    });
+    if (!user || user.disabledAt) return null;
+    return {
+      id: user.id,
+      email: user.email,
+      accountId: user.account.id,
+      accountKind: user.account.kind,
+      accountName: user.account.name,
+      agencyId: user.account.agencyId ?? user.account.id,
+    };
+  }
+
+  /** The name of the user's account ('' when there is no such user): callctl names it next to a new link. */
+  async accountNameOf(userId: string): Promise<string> {
+    const user = await this.prisma.user.findUnique({
+      where: { id: userId },
+      select: { account: { select: { name: true } } },
+    });
+    return user?.account.name ?? '';
+  }
+
+  /** Any user by id (disabled too), with their password hash: for re-entering or changing a password. */
+  async findUserById(userId: string) {
+    return this.prisma.user.findUnique({
+      where: { id: userId },
+      select: {
+        id: true,
+        email: true,
+        accountId: true,
+        passwordHash: true,
         disabledAt: true,
         createdAt: true,
         lastSignInAt: true,
-        passwordHash: true,
       },
-    })
-    .then((users) => users.map(({ passwordHash, ...user }) => ({ ...user, passwordSet: passwordHash !== null })));
+    });
+  }
+
+  async setPasswordHash(userId: string, passwordHash: string): Promise<void> {
+    await this.prisma.user.update({ where: { id: userId }, data: { passwordHash } });
+  }
+
+  async recordSignIn(userId: string, at: Date): Promise<void> {
+    await this.prisma.user.update({ where: { id: userId }, data: { lastSignInAt: at } });
+  }
+
+  /** Marks the user disabled; returns false when there is no such user or they already were. */
+  async markDisabled(userId: string, at: Date): Promise<boolean> {
+    const { count } = await this.prisma.user.updateMany({
+      where: { id: userId, disabledAt: null },
+      data: { disabledAt: at },
+    });
+    return count === 1;
+  }
+
+  /** Enables a disabled user again; returns false when there is no such user or they were not disabled. */
+  async markEnabled(userId: string): Promise<boolean> {
+    const { count } = await this.prisma.user.updateMany({
+      where: { id: userId, disabledAt: { not: null } },
+      data: { disabledAt: null },
+    });
+    return count === 1;
+  }
+
+  /** The metadata key the user shows as a column of the Calls list; null: none (or no such user). */
+  async callsMetadataColumnOf(userId: string): Promise<string | null> {
+    const user = await this.prisma.user.findUnique({ where: { id: userId }, select: { callsMetadataColumn: true } });
+    return user?.callsMetadataColumn ?? null;
+  }
+
+  /** Remembers the metadata key (1 to 40 characters) the user shows as a column of the Calls list; null: none. */
+  async setCallsMetadataColumn(userId: string, key: string | null): Promise<void> {
+    await this.prisma.user.update({ where: { id: userId }, data: { callsMetadataColumn: key } });
+  }
+
+  /** The users of the given accounts, oldest first (the Users page). */
+  async listUsers(accountIds: string[]) {
+    return this.prisma.user
+      .findMany({
+        where: { accountId: { in: accountIds } },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        select: {
+          id: true,
+          email: true,
+          accountId: true,
+          disabledAt: true,
+          createdAt: true,
+          lastSignInAt: true,
+          passwordHash: true,
+        },
+      })
+      .then((users) => users.map(({ passwordHash, ...user }) => ({ ...user, passwordSet: passwordHash !== null })));
+  }
 }
+
+// Free functions over the repository, for the dashboard until it uses fastify.storage.

@@ -1,12 +1,24 @@
-// Compile-time proof that the call and delivery vocabulary (src/domain/call-vocabulary.ts) and the database's enums,
+// Compile-time proof that the call and delivery vocabulary (schemas/vocabulary.ts) and the database's enums,
 // as Prisma generates them from schema.prisma, are the same sets: adding a value on one side only fails
 // `npm run typecheck`.
 import type {
+  AnsweredBy as DbAnsweredBy,
   CallStatus as DbCallStatus,
   DeliveryStatus as DbDeliveryStatus,
   FailureReason as DbFailureReason,
+  TimezoneSource as DbTimezoneSource,
+  VoicemailPolicy as DbVoicemailPolicy,
+  WindowTimezone as DbWindowTimezone,
 } from '../generated/prisma/enums.js';
-import type { CallStatus, DeliveryStatus, FailureReason } from '../domain/call-vocabulary.js';
+import type {
+  AnsweredBy,
+  CallStatus,
+  DeliveryStatus,
+  FailureReason,
+  TimezoneSource,
+  VoicemailPolicy,
+  WindowTimezone,
+} from '../../schemas/vocabulary.js';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
@@ -14,4 +26,8 @@ export const VOCABULARY_MATCHES_DATABASE: [
   Same<CallStatus, DbCallStatus>,
   Same<FailureReason, DbFailureReason>,
   Same<DeliveryStatus, DbDeliveryStatus>,
-] = [true, true, true];
+  Same<AnsweredBy, DbAnsweredBy>,
+  Same<VoicemailPolicy, DbVoicemailPolicy>,
+  Same<WindowTimezone, DbWindowTimezone>,
+  Same<TimezoneSource, DbTimezoneSource>,
+] = [true, true, true, true, true, true, true];

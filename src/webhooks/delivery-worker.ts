@@ -4,29 +4,22 @@
 // the service's doing, in the statement that records the attempt; that delivery and the endpoint's other pending ones
 // are held (sent when it is enabled again), as is one claimed for an endpoint that was off.
 import type { FastifyBaseLogger } from 'fastify';
-import pg from 'pg';
 import { newRowId } from '../domain/ids.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
-import { WEBHOOKS_CHANNEL } from '../storage/channels.js';
-import { sqlPool } from '../storage/database.js';
 import {
-  claimDueDeliveries,
-  holdUnsentDelivery,
-  recordAttempts,
-  releaseDeliveries,
-  releaseStrandedDeliveries,
+  refusedByServer,
+  WEBHOOKS_CHANNEL,
   type AttemptRecord,
   type ClaimedDelivery,
-} from '../storage/deliveries.js';
-import { accountOfEndpoint } from '../storage/endpoints.js';
+  type Storage,
+} from '../storage/index.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import { classifyStatus, MAX_ATTEMPTS, nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
 import type { AttemptResult, WebhookSender } from './sender.js';
 
 export interface DeliveryWorkerOptions {
-  /** The background pool's client (fastify.backgroundPrisma): this work waits for connections, requests do not. */
-  prisma: PrismaClient;
+  /** The background pool's storage (fastify.backgroundStorage): this work waits for connections, requests do not. */
+  storage: Storage;
   databaseUrl: string;
   /** Awaited before a claim: background work gives way to waiting requests (src/jobs/requests-first.ts). */
   requestsFirst?: () => Promise<void>;
@@ -77,7 +70,6 @@ export class DeliveryWorker {
   private readonly logs: ThrottledLog;
   /** Endpoint -> account, for log lines (an endpoint never changes account). */
   private readonly accounts = new Map<string, string>();
-  private readonly pool: pg.Pool;
   /**
    * The last claim may have left due deliveries behind (it took all it was allowed to, or an endpoint reached its
    * cap): a finished attempt then asks for another pass. Otherwise everything due was claimed, and what becomes due
@@ -97,7 +89,6 @@ export class DeliveryWorker {
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.logs = new ThrottledLog(options.log);
-    this.pool = sqlPool(options.prisma);
     this.loop = new WakeableLoop({
       name: 'webhook delivery',
       databaseUrl: options.databaseUrl,
@@ -161,7 +152,7 @@ export class DeliveryWorker {
     // Given back with their old due times: the next claim reads everything.
     this.backlog = true;
     // Not given back (the database is gone): their lease runs out and a claim takes them then.
-    void releaseDeliveries(this.pool, refused).then(
+    void this.options.storage.deliveries.releaseDeliveries(refused).then(
       () => this.wake(),
       (error: Error) => {
         this.logs.error(
@@ -181,7 +172,7 @@ export class DeliveryWorker {
     const now = this.options.now();
     if (this.lastStrandedSweep === null || performance.now() - this.lastStrandedSweep >= STRANDED_EVERY_MS) {
       this.lastStrandedSweep = performance.now();
-      const released = await releaseStrandedDeliveries(this.pool, now);
+      const released = await this.options.storage.deliveries.releaseStrandedDeliveries(now);
       if (released > 0) this.options.log.warn({ released }, 'held webhook deliveries of enabled endpoints released');
     }
     const since = this.lastFullClaim;
@@ -194,7 +185,7 @@ export class DeliveryWorker {
       this.lastFullClaim = now.getTime();
       this.lastFullClaimAt = performance.now();
     }
-    const claimed = await claimDueDeliveries(this.pool, {
+    const claimed = await this.options.storage.deliveries.claimDueDeliveries({
       now,
       inFlight: this.perEndpointCount,
       perEndpoint,
@@ -258,7 +249,7 @@ export class DeliveryWorker {
   private async attempt(delivery: ClaimedDelivery) {
     const { sender, now: clock } = this.options;
     if (!delivery.enabled) {
-      await holdUnsentDelivery(this.pool, delivery);
+      await this.options.storage.deliveries.holdUnsentDelivery(delivery);
       return;
     }
     const startedAt = clock();
@@ -292,6 +283,8 @@ export class DeliveryWorker {
       durationMs: result.durationMs,
       responseStatus: result.status,
       error: result.error?.slice(0, 500) ?? null,
+      responseBody: result.body,
+      responseBodyTruncated: result.bodyTruncated,
       attemptCount: attemptsMade,
       status,
       completedAt: status === 'succeeded' || status === 'failed' ? finishedAt : null,
@@ -338,7 +331,7 @@ export class DeliveryWorker {
   private async accountOf(endpointId: string): Promise<string | null> {
     const known = this.accounts.get(endpointId);
     if (known) return known;
-    const accountId = await accountOfEndpoint(this.options.prisma, endpointId).catch(() => null);
+    const accountId = await this.options.storage.endpoints.accountOfEndpoint(endpointId).catch(() => null);
     if (accountId) this.accounts.set(endpointId, accountId);
     return accountId;
   }
@@ -366,7 +359,7 @@ export class DeliveryWorker {
         for (const b of batch) b.done();
       } catch (error) {
         // A statement the server refused (e.g. one delivery deleted meanwhile) must not fail the others with it.
-        if (batch.length > 1 && error instanceof pg.DatabaseError) {
+        if (batch.length > 1 && refusedByServer(error)) {
           for (const b of batch)
             await this.writeRecords([b.record]).then(
               () => b.done(),
@@ -382,6 +375,6 @@ export class DeliveryWorker {
 
   /** With the service's clock: an endpoint switched off is audited at the time of the 410 it answered. */
   private async writeRecords(records: AttemptRecord[]) {
-    await recordAttempts(this.pool, records, this.options.now());
+    await this.options.storage.deliveries.recordAttempts(records, this.options.now());
   }
 }

@@ -1,5 +1,6 @@
 // One HTTP attempt of a webhook: POST the frozen body with Standard Webhooks headers, no redirects, a hard timeout,
 // and (unless private targets are allowed) an agent that refuses private addresses at connect time (DNS rebinding).
+// The answer's first 2 KB are kept for the delivery log; a long body is not read to its end.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { Socket } from 'node:net';
@@ -21,8 +22,8 @@ const idleHints = new WeakMap<object, string>();
 /**
  * Keeps an idle socket at most IDLE_SOCKET_MS, and never past 1 s before the receiver's `Keep-Alive: timeout=N`: the
  * agent destroys a free socket that times out. Through `keepSocketAlive`, which http.Agent documents as the method to
- * override for this; the agent's own `timeout` option does the same but cost two thirds of the delivery rate to one
- * host (bench/README.md).
+ * override for this; the agent's own `timeout` option does the same at a large cost in the delivery rate to one host
+ * (bench/README.md, "Figures behind code comments").
  */
 function idleNoLongerThanHinted(agent: http.Agent) {
   // @types/node declares it void; Node's agent keeps the socket only when it returns true.
@@ -37,6 +38,31 @@ function idleNoLongerThanHinted(agent: http.Agent) {
   };
 }
 
+/** The bytes of a response body kept for the delivery log. */
+export const RESPONSE_BODY_KEPT = 2048;
+/**
+ * A body is read past what is kept only so the connection can be reused, and only this far: past it (or when the
+ * receiver announces a longer one), closing the connection costs less than reading on, and a receiver that streams
+ * without end cannot hold the attempt until its timeout.
+ */
+export const RESPONSE_BODY_DRAINED = 64 * 1024;
+
+/**
+ * The kept bytes as text: a character the limit cut in two is left out whole (the text is a prefix of the body, never
+ * a replacement character the receiver did not send), and NUL, which a PostgreSQL text cannot hold, is dropped.
+ */
+export function keptBodyText(bytes: Buffer, truncated: boolean): string {
+  let end = bytes.length;
+  if (truncated && end > 0) {
+    let start = end - 1;
+    while (start > 0 && end - start < 4 && (bytes[start]! & 0xc0) === 0x80) start--;
+    const lead = bytes[start]!;
+    const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+    if (start + length > end) end = start;
+  }
+  return bytes.subarray(0, end).toString('utf8').replaceAll('\0', '');
+}
+
 /** How a request written on a kept-alive connection fails when the receiver closes it at that moment. */
 const CLOSED_UNDER_US = new Set(['ECONNRESET', 'EPIPE']);
 
@@ -45,6 +71,10 @@ export interface AttemptResult {
   retryAfter: string | undefined;
   error: string | null;
   durationMs: number;
+  /** The first RESPONSE_BODY_KEPT bytes of the answer's body as text (keptBodyText); null without an answer. */
+  body: string | null;
+  /** The body went on past what `body` keeps. */
+  bodyTruncated: boolean;
   /** The request was sent again on a new connection after the receiver closed a reused one under it. */
   reconnected: boolean;
 }
@@ -56,10 +86,15 @@ export interface SenderOptions {
 
 type Agents = { http: http.Agent; https: https.Agent };
 
+/** An attempt that got no answer: no status, no body. */
+const NO_ANSWER = { status: null, retryAfter: undefined, body: null, bodyTruncated: false } as const;
+
 interface Exchange {
   status: number | null;
   retryAfter: string | undefined;
   error: string | null;
+  body: string | null;
+  bodyTruncated: boolean;
   /** Failed on a reused connection before a single byte of the answer: the receiver never saw the request. */
   closedUnderUs: boolean;
 }
@@ -72,7 +107,7 @@ export class WebhookSender {
 
   constructor(options: SenderOptions) {
     // As many idle connections kept per host as may be open: after a burst, the next one reuses them instead of
-    // reconnecting (connect and close were 2% of a busy service's CPU with 10 kept of 50).
+    // reconnecting (connect and close cost a busy service CPU when fewer were kept; bench/README.md has the figure).
     const common = { keepAlive: true, maxSockets: 50, maxFreeSockets: 50 };
     const once = { keepAlive: false };
     this.agents = options.allowPrivateTargets
@@ -103,6 +138,8 @@ export class WebhookSender {
       status: exchange.status,
       retryAfter: exchange.retryAfter,
       error: exchange.error,
+      body: exchange.body,
+      bodyTruncated: exchange.bodyTruncated,
       durationMs: Math.round(performance.now() - started),
       reconnected,
     });
@@ -114,7 +151,7 @@ export class WebhookSender {
       // A stored secret that cannot sign (only hand-edited data can get here): a failed attempt, recorded and
       // retried on schedule like any other, never a send without a valid signature.
       return {
-        ...result({ status: null, retryAfter: undefined, error: `cannot sign: ${(error as Error).message}` }),
+        ...result({ ...NO_ANSWER, error: `cannot sign: ${(error as Error).message}` }),
         durationMs: 0,
       };
     }
@@ -130,7 +167,7 @@ export class WebhookSender {
     try {
       url = new URL(target.url);
     } catch {
-      return result({ status: null, retryAfter: undefined, error: 'invalid URL' });
+      return result({ ...NO_ANSWER, error: 'invalid URL' });
     }
     const secure = url.protocol === 'https:';
     const first = await this.post(url, headers, body, secure ? this.agents.https : this.agents.http, this.timeoutMs);
@@ -162,25 +199,40 @@ export class WebhookSender {
       let answered = false;
       const request = client.request(url, { method: 'POST', headers, agent, timeout: timeoutMs }, (response) => {
         answered = true;
-        // The body is not needed, but must be drained for the connection to be reused.
-        response.resume();
         idleHints.set(response.socket, String(response.headers['keep-alive'] ?? ''));
-        response.on('end', () =>
-          done({
+        // The first bytes are kept (copied: a chunk's buffer may be far larger); the rest is drained, for the
+        // connection to be reused, up to RESPONSE_BODY_DRAINED.
+        const kept: Buffer[] = [];
+        let keptBytes = 0;
+        let readBytes = 0;
+        const announced = Number(response.headers['content-length'] ?? 0);
+        const drainTo = announced > RESPONSE_BODY_DRAINED ? RESPONSE_BODY_KEPT : RESPONSE_BODY_DRAINED;
+        const answer = (error: string | null, retryAfter = response.headers['retry-after']) => {
+          const truncated = readBytes > keptBytes;
+          return {
             status: response.statusCode ?? null,
-            retryAfter: response.headers['retry-after'],
-            error: null,
+            retryAfter,
+            error,
+            body: keptBodyText(Buffer.concat(kept), truncated),
+            bodyTruncated: truncated,
             closedUnderUs: false,
-          }),
-        );
-        response.on('error', (error) =>
-          done({
-            status: response.statusCode ?? null,
-            retryAfter: undefined,
-            error: error.message,
-            closedUnderUs: false,
-          }),
-        );
+          };
+        };
+        response.on('data', (chunk: Buffer) => {
+          readBytes += chunk.length;
+          if (keptBytes < RESPONSE_BODY_KEPT) {
+            const part = Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - keptBytes));
+            kept.push(part);
+            keptBytes += part.length;
+          }
+          if (readBytes > keptBytes && readBytes >= drainTo) {
+            // Enough: the answer is settled, and closing the connection stops the reading (it is not reused).
+            done(answer(null));
+            response.destroy();
+          }
+        });
+        response.on('end', () => done(answer(null)));
+        response.on('error', (error) => done(answer(error.message, undefined)));
       });
       request.on('socket', (socket) => {
         bytesBefore = socket.bytesRead;
@@ -194,7 +246,7 @@ export class WebhookSender {
           !answered &&
           CLOSED_UNDER_US.has(error.code ?? '') &&
           request.socket?.bytesRead === bytesBefore;
-        done({ status: null, retryAfter: undefined, error: error.message, closedUnderUs });
+        done({ ...NO_ANSWER, error: error.message, closedUnderUs });
       });
       request.end(body);
     });

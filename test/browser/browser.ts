@@ -3,12 +3,12 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { afterAll } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, storageOf } from '../helpers/database.js';
 import { httpsRequest, startServer, type ServerProcess } from '../helpers/server-process.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -29,8 +29,8 @@ export interface BrowserWorld {
   browser: Browser;
   /** A small pool on the server's database, for the src/admin functions callctl uses (disconnected afterwards). */
   prisma: PrismaClient;
-  /** A fresh context (its own cookies) that accepts the self-signed certificate. */
-  context(): Promise<BrowserContext>;
+  /** A fresh context (its own cookies) that accepts the self-signed certificate; `options` add to that (a zone…). */
+  context(options?: BrowserContextOptions): Promise<BrowserContext>;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -69,7 +69,7 @@ export async function startBrowserWorld(env: Record<string, string> = {}): Promi
     baseUrl,
     browser,
     prisma,
-    context: () => browser.newContext({ ignoreHTTPSErrors: true, baseURL: baseUrl }),
+    context: (options = {}) => browser.newContext({ ignoreHTTPSErrors: true, baseURL: baseUrl, ...options }),
   };
 }
 
@@ -84,9 +84,18 @@ export async function agencyWithUser(
   name: string,
   email: string,
 ): Promise<{ accountId: string; userId: string; email: string }> {
-  const { id: accountId } = await createAgency(world.prisma, { name });
-  const { id: userId, token } = await createUser(world.prisma, { accountId, email, actor: { kind: 'operator' } });
-  const set = await setPasswordWithLink(world.prisma, { token, password: PASSWORD, ip: null, now: new Date() });
+  const { id: accountId } = await createAgency(storageOf(world.prisma), { name });
+  const { id: userId, token } = await createUser(storageOf(world.prisma), {
+    accountId,
+    email,
+    actor: { kind: 'operator' },
+  });
+  const set = await setPasswordWithLink(storageOf(world.prisma), {
+    token,
+    password: PASSWORD,
+    ip: null,
+    now: new Date(),
+  });
   if (!set.ok) throw new Error(set.problem);
   return { accountId, userId, email };
 }
@@ -98,8 +107,13 @@ export interface SignedIn {
 }
 
 /** A fresh context signed in through the sign-in form, on the Overview. */
-export async function signIn(world: BrowserWorld, email: string, password = PASSWORD): Promise<SignedIn> {
-  const context = await world.context();
+export async function signIn(
+  world: BrowserWorld,
+  email: string,
+  password = PASSWORD,
+  options: BrowserContextOptions = {},
+): Promise<SignedIn> {
+  const context = await world.context(options);
   const page = await context.newPage();
   const dialogs: string[] = [];
   page.on('dialog', (dialog) => {

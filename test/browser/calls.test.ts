@@ -1,12 +1,14 @@
 // Calls, agents and the overview in a real browser (issue 15, point 6): a call triggered through the API followed in
 // the dashboard from waiting (for a free slot) to completed, with its metadata as sent (key order, types, markup as
 // text) and its webhook deliveries; an agent made in the Agents page with a window closed now and policy reject, set
-// as default, refused by the API; switched to queue, its call waiting for the window in the Overview.
+// as default, refused by the API; switched to queue, its call waiting for the window in the Overview. The Calls list
+// (issue 24, point 1): its columns and badges, each search through the filters form, and the metadata column a user
+// chooses, kept across sign-ins.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { errorMessage } from '../../src/errors.js';
+import { errorMessage } from '../../schemas/error-codes.js';
 import { json } from '../helpers/json.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import {
@@ -19,6 +21,9 @@ import {
   submit,
   type BrowserWorld,
 } from './browser.js';
+import { storageOf } from '../helpers/database.js';
+import { createClient } from '../../src/admin/accounts.js';
+import { insertCalls } from '../dashboard/call-fixtures.js';
 
 const available = chromiumAvailable();
 const HOSTILE = `<script>alert('meta')</script><img src=x onerror=alert(3)>`;
@@ -59,10 +64,10 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
   it('follows a triggered call from waiting to completed, with its metadata as sent and its deliveries', async () => {
     const { accountId } = await agencyWithUser(world, 'Follow Agency', 'owner@follow.example');
-    const agent = await createAgent(world.prisma, { accountId, name: 'Front desk', phone: '+14155550100' });
-    await setDefaultAgent(world.prisma, accountId, agent.id);
-    const { key } = await generateKey(world.prisma, accountId);
-    await setWebhook(world.prisma, accountId, receiver.url, { allowPrivate: true });
+    const agent = await createAgent(storageOf(world.prisma), { accountId, name: 'Front desk', phone: '+14155550100' });
+    await setDefaultAgent(storageOf(world.prisma), accountId, agent.id);
+    const { key } = await generateKey(storageOf(world.prisma), accountId);
+    await setWebhook(storageOf(world.prisma), accountId, receiver.url, { allowPrivate: true });
     const { page, dialogs } = await signIn(world, 'owner@follow.example');
 
     expect((await apiTrigger(world, key, { phone_number: '+14155552671' })).status).toBe(200);
@@ -129,7 +134,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
   it("refuses a trigger outside a rejecting agent's window; switched to queue, the call waits in the overview", async () => {
     const { accountId } = await agencyWithUser(world, 'Window Agency', 'owner@window.example');
-    const { key } = await generateKey(world.prisma, accountId);
+    const { key } = await generateKey(storageOf(world.prisma), accountId);
     const { page, dialogs } = await signIn(world, 'owner@window.example');
     const from = utcClock(2);
     const to = utcClock(3);
@@ -139,9 +144,10 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     await page.fill('input[name=name]', 'Night <b>shift</b>');
     await page.fill('input[name=phone]', '+14155550123');
     expect(await page.inputValue('select[name=timezone]')).toBe('UTC');
-    await page.selectOption('select[aria-label="Days of window 1"]', 'daily');
-    await page.fill('input[aria-label="From, window 1"]', from);
-    await page.fill('input[aria-label="To, window 1"]', to);
+    for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'])
+      await page.check(`#f-w0-days input[aria-label=${day}]`);
+    await page.fill('#f-w0-from', from);
+    await page.fill('#f-w0-to', to);
     await page.check('input[name=policy][value=reject]');
     await submit(page, 'button:has-text("Create agent")');
     expect(page.url()).toMatch(/\/dashboard\/agents$/);
@@ -172,7 +178,8 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     expect(queued.status).toBe(200);
     await page.goto('/dashboard');
     const overview = page.locator('#calls-now tbody tr', { hasText: 'Window Agency' });
-    expect(await overview.locator('td').allTextContents()).toEqual(['0 of 1', '1', '1', '0', '0']);
+    // Active, waiting, of them for a window, scheduled, waiting for a retry, completed and failed today.
+    expect(await overview.locator('td').allTextContents()).toEqual(['0 of 1', '1', '1', '0', '0', '0', '0']);
 
     await page.goto(`/dashboard/calls/${queued.body.call_id as string}`);
     expect(await page.textContent('dl.facts .status')).toBe('Waiting');
@@ -181,6 +188,129 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     );
     expect(timeline).toContain('still waiting');
     expect(await page.locator('b').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+  });
+
+  it('lists calls with badges, searches them by number, name, metadata and id, and keeps a metadata column', async () => {
+    const { accountId } = await agencyWithUser(world, 'Search Agency', 'owner@search.example');
+    const { id: clientId } = await createClient(storageOf(world.prisma), { agencyId: accountId, name: 'Client Co' });
+    const agent = await createAgent(storageOf(world.prisma), { accountId, name: 'Desk', phone: '+14155550100' });
+    const clientAgent = await createAgent(storageOf(world.prisma), {
+      accountId: clientId,
+      name: 'Client desk',
+      phone: '+14155550100',
+    });
+    const made = async (
+      tenant: { accountId: string; agentId: string },
+      phone: string,
+      name: string,
+      metadata: string,
+      minutesAgo: number,
+      status: 'completed' | 'failed' = 'completed',
+    ) => {
+      const [id] = await insertCalls(world.prisma, {
+        ...tenant,
+        count: 1,
+        createdAt: new Date(Date.now() - minutesAgo * 60_000),
+        phoneNumber: phone,
+        metadataJson: metadata,
+        status,
+      });
+      await world.prisma.call.update({ where: { id: id! }, data: { name } });
+      return id!;
+    };
+    const own = { accountId, agentId: agent.id };
+    const jane = await made(own, '+14155550001', 'Jane Doe', '{"crm_id":123}', 30);
+    const jim = await made(own, '+12125550002', 'Jim Beam', '{"crm_id":"abc"}', 20, 'failed');
+    const roe = await made(
+      { accountId: clientId, agentId: clientAgent.id },
+      '+14155550003',
+      'jane Roe',
+      '{"crm_id":"123"}',
+      10,
+    );
+    const waiting = (
+      await world.prisma.call.create({
+        data: {
+          accountId,
+          agentId: agent.id,
+          phoneNumber: '+442071234567',
+          fromNumber: '+14155550100',
+          name: 'Later Person',
+          notBefore: new Date('2030-01-07T14:00:00Z'),
+          expiresAt: new Date('2030-01-08T14:00:00Z'),
+          timezone: 'America/New_York',
+        },
+      })
+    ).id;
+    const { page, dialogs } = await signIn(world, 'owner@search.example');
+    await page.goto('/dashboard/calls');
+
+    expect(await page.locator('table.rows thead th').allTextContents()).toEqual([
+      'Select',
+      'Number',
+      'Name',
+      'Agent',
+      'Client',
+      'Status',
+      'Duration',
+      'Created',
+    ]);
+    const row = (id: string) => page.locator(`table.rows tbody tr:has(a[href="/dashboard/calls/${id}"])`);
+    const cell = (id: string, label: string) => row(id).locator(`td[data-label="${label}"]`).textContent();
+    expect(await cell(jane, 'Name')).toBe('Jane Doe');
+    expect(await cell(jane, 'Client')).toBe('Search Agency (own)');
+    expect(await cell(roe, 'Client')).toBe('Client Co');
+    expect(await row(jane).locator('.badge[data-tone=ok]').textContent()).toBe('Completed');
+    expect(await row(jim).locator('.badge[data-tone=bad]').textContent()).toBe('Failed: busy');
+    expect(await row(waiting).locator('.badge[data-tone=wait]').textContent()).toBe(
+      'Waiting for the window until 7 Jan, 09:00 America/New_York',
+    );
+    // Every body cell is labelled (the stacked rows of a phone read the labels); the number is the row's link.
+    expect(await page.locator('table.rows tbody td:not([data-label])').count()).toBe(0);
+    expect(await row(roe).locator('td.primary a').textContent()).toBe('+14155550003');
+
+    // The filters fold away until one is set; each search through the form, without script.
+    const panel = page.locator('details.filters-panel');
+    expect(await panel.getAttribute('open')).toBeNull();
+    const searchFor = async (fields: Record<string, string>) => {
+      // Closed, the panel's summary opens it (on a wide screen the filters show without it: no summary to click).
+      const summary = page.locator('details.filters-panel summary');
+      if ((await panel.getAttribute('open')) === null && (await summary.isVisible())) await summary.click();
+      for (const name of ['number', 'name', 'meta_key', 'meta_value', 'call'])
+        await page.fill(`form.filters input[name=${name}]`, fields[name] ?? '');
+      await submit(page, 'form.filters button:has-text("Filter")');
+      expect(await panel.getAttribute('open')).not.toBeNull();
+      const links = await page.locator('table.rows tbody td.primary a').all();
+      return Promise.all(links.map(async (a) => (await a.getAttribute('href'))!.split('/').pop()!));
+    };
+    expect(await searchFor({ number: '+1 415' })).toEqual([roe, jane]);
+    expect(await searchFor({ name: 'JANE' })).toEqual([roe, jane]);
+    expect(await searchFor({ name: 'jim b' })).toEqual([jim]);
+    expect(await searchFor({ meta_key: 'crm_id', meta_value: '123' })).toEqual([roe, jane]);
+    expect(await searchFor({ meta_key: 'crm_id', meta_value: 'abc' })).toEqual([jim]);
+    expect(await searchFor({ call: roe })).toEqual([roe]);
+    expect(await searchFor({ number: '+1415', name: 'jane d' })).toEqual([jane]);
+    await submit(page, `a[href="/dashboard/calls/${jane}"]`);
+    expect(await page.textContent('h1')).toBe('Call to +14155550001');
+
+    // A metadata key as a column: chosen once, kept for this user after signing in again.
+    await page.goto('/dashboard/calls?name=jane');
+    await page.fill('input[name=column]', 'crm_id');
+    await submit(page, 'button:has-text("Show column")');
+    expect(page.url()).toMatch(/\/dashboard\/calls\?name=jane$/);
+    expect(await page.textContent('[role=status]')).toContain('The metadata key "crm_id" is shown as a column.');
+    expect(await page.locator('table.rows thead th').allTextContents()).toContain('crm_id');
+    expect(await cell(jane, 'crm_id')).toBe('123');
+    expect(await cell(roe, 'crm_id')).toBe('123');
+    const again = await signIn(world, 'owner@search.example');
+    await again.page.goto('/dashboard/calls');
+    expect(
+      await again.page
+        .locator(`table.rows tbody tr:has(a[href="/dashboard/calls/${jim}"]) td[data-label="crm_id"]`)
+        .textContent(),
+    ).toBe('abc');
+    expect(await again.page.inputValue('input[name=column]')).toBe('crm_id');
     expect(dialogs).toEqual([]);
   });
 });

@@ -1,18 +1,24 @@
-// The README's screenshots come from a real run: the same showcase and capture functions as `npm run screenshots`,
-// here against the test's server. They go to a temporary directory, or with SCREENSHOTS=1 to docs/screenshots/.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// The dashboard's screenshots come from a real run: the same showcase and capture functions as `npm run screenshots`,
+// here against the test's server: every page of dashboardPages at 1280 px and at 390 px. They go to a temporary
+// directory, or with SCREENSHOTS=1 to docs/screenshots/.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   captureScreenshots,
+  dashboardPages,
+  dashboardPagesOutline,
+  WIDTHS,
   makeShowcase,
   SCREENSHOTS_DIR,
   SHOWCASE_ENV,
   startShowcaseReceiver,
   type ShowcaseReceiver,
 } from '../../scripts/screenshots.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
 import { chromiumAvailable, startBrowserWorld, type BrowserWorld } from './browser.js';
+import { storageOf } from '../helpers/database.js';
 
 const available = chromiumAvailable();
 const intoDocs = process.env.SCREENSHOTS === '1';
@@ -27,26 +33,38 @@ afterAll(async () => {
   if (outDir && !intoDocs) rmSync(outDir, { recursive: true, force: true });
 });
 
-describe.skipIf(!available)('screenshots of the dashboard', { timeout: 90_000 }, () => {
+// About seventy full-page pictures on a busy 2-core machine.
+describe.skipIf(!available)('screenshots of the dashboard', { timeout: 600_000 }, () => {
   beforeAll(async () => {
     receiver = await startShowcaseReceiver();
     world = await startBrowserWorld(SHOWCASE_ENV);
     outDir = intoDocs ? SCREENSHOTS_DIR : mkdtempSync(path.join(os.tmpdir(), 'oct-screenshots-'));
-  }, 90_000);
+  }, 120_000);
 
-  it('captures the call detail view and Settings → API & Webhooks of a showcase agency', async () => {
-    const showcase = await makeShowcase(world.prisma, { port: world.server.port, receiver: receiver! });
+  it('captures every page of a showcase agency, its client and their users at 1280 px and at 390 px', async () => {
+    const showcase = await makeShowcase(storageOf(world.prisma), { port: world.server.port, receiver: receiver! });
     const shots = await captureScreenshots(world.browser, { baseUrl: world.baseUrl, showcase, outDir });
-    expect(shots.map((s) => [s.file, s.title])).toEqual([
-      ['call-detail.png', 'Call to +15125550187'],
-      ['api-webhooks.png', 'Settings → API & Webhooks'],
-    ]);
+    const expected = dashboardPages(showcase).flatMap((p) => WIDTHS.map((w) => `${p.name}-${w.width}.png`));
+    expect(shots.map((s) => s.file).sort()).toEqual(expected.sort());
     for (const shot of shots) {
       const png = readFileSync(shot.path);
       expect(png.subarray(0, 8).equals(PNG_SIGNATURE), shot.file).toBe(true);
-      // IHDR: width then height, big-endian, at bytes 16 and 20.
-      expect(png.readUInt32BE(16), shot.file).toBe(1280);
-      expect(png.readUInt32BE(20), shot.file).toBeGreaterThanOrEqual(800);
+      // IHDR: width then height, big-endian, at bytes 16 and 20. No page is wider than the screen: a full-page
+      // picture of a page that scrolls sideways would be wider.
+      expect(png.readUInt32BE(16), shot.file).toBe(shot.width);
+      expect(png.readUInt32BE(20), shot.file).toBeGreaterThanOrEqual(shot.width === 1280 ? 800 : 844);
     }
+  });
+});
+
+describe('the dashboard docs', () => {
+  it('show both pictures of every page, and the pictures are there', () => {
+    const docs = readFileSync(path.join(PROJECT_ROOT, 'docs', 'dashboard.md'), 'utf8');
+    for (const page of dashboardPagesOutline())
+      for (const { width } of WIDTHS) {
+        const file = `${page.name}-${width}.png`;
+        expect(docs, file).toContain(`src="screenshots/${file}"`);
+        expect(existsSync(path.join(SCREENSHOTS_DIR, file)), file).toBe(true);
+      }
   });
 });

@@ -2,11 +2,13 @@
 // on Back) that then triggers a call on the real HTTPS port; the API-access switch refusing and accepting that key; a
 // webhook URL with its signing secret shown once (and proven to be the one that signs); a delivery that failed, sent
 // again from the delivery log with the same webhook-id; and a client's name with markup shown as text.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { createAgent } from '../../src/admin/agents.js';
-import { errorMessage } from '../../src/errors.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { errorMessage } from '../../schemas/error-codes.js';
+import { startReceiver, type Receiver, type Received } from '../helpers/receiver.js';
 import {
   agencyWithUser,
   apiTrigger,
@@ -18,6 +20,7 @@ import {
   type BrowserWorld,
   type SignedIn,
 } from './browser.js';
+import { storageOf } from '../helpers/database.js';
 
 const available = chromiumAvailable();
 const SETTINGS = '/dashboard/settings/api-webhooks';
@@ -28,6 +31,8 @@ let receiver: Receiver;
 let owner: SignedIn;
 let key = '';
 let frontDesk = '';
+/** A delivery the receiver got and the secret it is signed with (from the webhook test, for the snippet's). */
+let signed: { secret: string; delivery: Received } | null = null;
 
 // A real browser and a real server on a busy 2-core machine: each test gets a minute.
 describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout: 60_000 }, () => {
@@ -42,7 +47,11 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
       WEBHOOK_TIMEOUT_MS: '2000',
     });
     const { accountId } = await agencyWithUser(world, 'Keys & Hooks Agency', 'owner@keys.example');
-    ({ id: frontDesk } = await createAgent(world.prisma, { accountId, name: 'Front desk', phone: '+14155550100' }));
+    ({ id: frontDesk } = await createAgent(storageOf(world.prisma), {
+      accountId,
+      name: 'Front desk',
+      phone: '+14155550100',
+    }));
     owner = await signIn(world, 'owner@keys.example');
   }, 90_000);
 
@@ -175,16 +184,37 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     ]);
     expect(released.map((r) => r.headers['webhook-id'])).toContain(first!.headers['webhook-id']);
     await submit(page, 'a:has-text("Delivery log")');
-    const row = page.locator('table.log tbody tr', { hasText: 'call.started' });
-    expect(await reloadUntil(page, 'table.log tbody', (text) => text.split('HTTP 200').length === 3)).toContain(
+    const row = page.locator('article.delivery', { hasText: 'call.started' });
+    // Both delivered: each summary says its last answer.
+    expect(await reloadUntil(page, 'div.deliveries', (text) => text.split('last HTTP 200').length === 3)).toContain(
       'HTTP 410',
     );
     const action = (await row.locator('form').getAttribute('action'))!;
     const deliveryId = /\/deliveries\/([0-9a-f-]{36})\/resend$/.exec(action)![1]!;
     expect(first!.headers['webhook-id']).toBe(deliveryId);
+    // Closed, it is one line: its badge, event and last answer. Opened, its payload and every attempt's answer.
+    expect(await row.locator('summary').textContent()).toMatch(/^Delivered call\.started .+ 2 attempts, last HTTP 200/);
+    const payload = row.locator('pre.payload');
+    expect(await payload.isVisible()).toBe(false);
+    await row.locator('summary').click();
+    expect(await payload.isVisible()).toBe(true);
+    expect(JSON.parse((await payload.textContent())!)).toEqual(JSON.parse(first!.body));
+    expect(await payload.textContent()).toContain('\n  "type": "call.started"');
+    const attempts = row.locator('table.attempts tbody tr');
+    expect(await attempts.count()).toBe(2);
+    expect(await attempts.nth(0).locator('td[data-label=Response]').textContent()).toBe('HTTP 410');
+    expect(await attempts.nth(1).locator('td[data-label=Response]').textContent()).toBe('HTTP 200');
+    expect(await attempts.nth(1).locator('td[data-label=Latency]').textContent()).toMatch(/^\d+ ms$/);
+    // The receiver's answer, markup and all, is text (its default answer has no body: "empty").
+    expect(await attempts.nth(1).locator('td').last().textContent()).toBe('empty');
+    // Its Resend button is named for it, not one of many identical "Resend".
+    const resend = page.getByRole('button', {
+      name: /^Resend call\.started of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, call /,
+    });
+    expect(await resend.count()).toBe(1);
 
     const before = receiver.received.length;
-    await Promise.all([page.waitForNavigation(), row.locator('button:has-text("Resend")').click()]);
+    await Promise.all([page.waitForNavigation(), resend.click()]);
     expect(await page.textContent('[role=status]')).toBe(
       'The delivery will be sent again in a moment, with the same webhook-id.',
     );
@@ -194,14 +224,44 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     expect(() => new Webhook(secret).verify(again.body, again.headers as Record<string, string>)).not.toThrow();
 
     // The log shows its attempts (410, and 200 twice); none failed.
-    const shown = await reloadUntil(
-      page,
-      'table.log tbody tr:has-text("call.started")',
-      (text) => text.split('HTTP 200').length === 3,
+    const shown = await reloadUntil(page, 'article.delivery:has-text("call.started")', (text) =>
+      text.includes('3 attempts, last HTTP 200'),
     );
     expect(shown).toContain('HTTP 410');
     await page.goto(`${SETTINGS}/deliveries?failed=1`);
-    expect(await page.locator('table.log tbody tr').count()).toBe(0);
+    expect(await page.locator('article.delivery').count()).toBe(0);
+    // The status filter, in its panel, says so.
+    expect(await page.locator('details.filters-panel').getAttribute('open')).toBe('');
+    expect(await page.locator('#f-status').inputValue()).toBe('failed');
+    signed = { secret, delivery: first! };
+  });
+
+  it('copies the Node verification snippet next to the secret, and the copied code verifies a real delivery', async () => {
+    expect(signed).not.toBeNull();
+    const { page } = owner;
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.goto(SETTINGS);
+    const code = page.locator('#verify-node');
+    expect(await code.isVisible()).toBe(false);
+    await page.click('details.verify summary');
+    expect(await code.isVisible()).toBe(true);
+    const button = page.locator('button[data-copy="verify-node"]');
+    await button.click();
+    const copied = await page.evaluate<string>('navigator.clipboard.readText()');
+    expect(await button.textContent()).toBe('Copied');
+    expect(copied).toBe((await code.textContent())!.trim());
+    expect(copied).toContain('from "standardwebhooks"');
+    // What was copied runs: in a node process of its own, on the body and headers a receiver got, with the secret.
+    const program = `const payload = ${JSON.stringify(signed!.delivery.body)};\nconst headers = ${JSON.stringify(signed!.delivery.headers)};\n${copied}\n`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', program], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: { PATH: process.env.PATH ?? '', WEBHOOK_SECRET: signed!.secret },
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^call\.started \{/);
+    expect(owner.dialogs).toEqual([]);
   });
 
   it("shows markup in a client's name, made in the Clients page, as text", async () => {
@@ -215,7 +275,7 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
     expect(await page.textContent('h1')).toBe(`Client: ${hostile}`);
     expect(await page.textContent('dl.facts dd')).toBe(hostile);
     await page.goto('/dashboard/clients');
-    expect(await page.textContent('table.log tbody td a')).toBe(hostile);
+    expect(await page.textContent('table.rows tbody td a')).toBe(hostile);
     await page.goto('/dashboard');
     expect(await page.textContent('#calls-now tbody')).toContain(hostile);
     expect(await page.locator('img').count()).toBe(0);

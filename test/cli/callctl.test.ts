@@ -132,7 +132,10 @@ describe('callctl operator flow', () => {
   });
 
   it("agent set-default lets an agency default to its client's agent", async () => {
-    await ok(['agent', 'set-default', agencyId, agentId]);
+    expect(await ok(['agent', 'set-default', agencyId, agentId])).toEqual({
+      account_id: agencyId,
+      default_agent_id: agentId,
+    });
     expect((await prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).defaultAgentId).toBe(agentId);
   });
 
@@ -205,9 +208,12 @@ describe('callctl usage, configuration and output', () => {
     expect(human.stdout).toContain('callctl deliveries replay <delivery-id>');
     expect(human.stdout).toContain('callctl user link <user-id|email>');
     expect(human.stdout).toContain('callctl user enable <user-id>');
+    expect(human.stdout).toContain('callctl calls cancel <call-id>');
+    expect(human.stdout).toContain('callctl agent update <agent-id> [--name <name>]');
+    expect(human.stdout).toContain('callctl dnc import <account-id> <file.csv>');
     const out = await ok(['help']);
     expect(out.commands).toHaveLength(COMMANDS.length);
-    expect(out.commands).toHaveLength(20);
+    expect(out.commands).toHaveLength(28);
   });
 
   it('every group lists its commands and their options; every command its own options', async () => {

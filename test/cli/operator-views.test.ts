@@ -27,12 +27,12 @@ async function setup() {
   });
   const tenant = await createTenant(app.prisma);
   const receiver = await startReceiver();
-  await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
   /** A call that ends at once (canceled): one call.failed delivery. */
   const event = async (metadata: Record<string, unknown> = {}) => {
     const callId = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', name: '-', metadata }));
     await applyCallUpdate(
-      app.prisma,
+      app.storage,
       callId,
       { kind: 'failed', reason: 'canceled' },
       { now: clock.now, source: 'operator' },

@@ -1,12 +1,15 @@
 // Agent ids where the API needs them (issue 21, point 9): on the agents list, the agent's page and the default-agent
 // menu, as selectable text with a Copy button from a self-hosted script (no inline script); and a default agent
-// without a phone number warned about where it is chosen and on the agent's pages (point 10).
+// without a phone number warned about where it is chosen and on the agent's pages (point 10); and a ready curl
+// example on the agent's page (issue 24, point 4).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 import type { App } from '../../src/app.js';
 import { buildTestApp } from '../helpers/app.js';
-import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { Value } from '@sinclair/typebox/value';
+import { TriggerBody } from '../../schemas/trigger.js';
+import { createUserWithPassword, DASHBOARD_ENV, HOST, html, Visitor } from './helpers.js';
 
 let app: App;
 let agencyId: string;
@@ -25,13 +28,13 @@ function scriptsAreFiles(body: string) {
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Ids agency' }));
-  ({ id: withPhone } = await createAgent(app.prisma, {
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Ids agency' }));
+  ({ id: withPhone } = await createAgent(app.storage, {
     accountId: agencyId,
     name: 'Front desk',
     phone: '+14155550100',
   }));
-  ({ id: noPhone } = await createAgent(app.prisma, { accountId: agencyId, name: 'Not yet dialling' }));
+  ({ id: noPhone } = await createAgent(app.storage, { accountId: agencyId, name: 'Not yet dialling' }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@ids.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@ids.example')).status).toBe(303);
@@ -45,7 +48,8 @@ describe('agent ids', () => {
         `<code id="agent-id-${id}">${id}</code> <button type="button" class="copy" data-copy="agent-id-${id}" hidden>Copy</button>`,
       );
     }
-    expect(body).toContain('Agent id (<code>agent_id</code>)');
+    expect(body).toContain('<th scope="col">Agent id</th>');
+    expect(body).toContain('<code>"agent_id": "&lt;agent id&gt;"</code>');
     expect(body).toContain(COPY_SCRIPT);
     scriptsAreFiles(body);
   });
@@ -59,8 +63,26 @@ describe('agent ids', () => {
     scriptsAreFiles(body);
   });
 
+  it("the agent's page shows a ready curl example naming it, with a Copy button", async () => {
+    const { body } = await owner.get(`/dashboard/agents/${withPhone}`);
+    // The service's address: PUBLIC_BASE_URL when set, else the host the page was asked on (these tests: HOST).
+    const curl = [
+      `curl -X POST 'https://${HOST}/api/v1/calls/trigger' \\`,
+      "  -H 'Authorization: Bearer <your key>' \\",
+      "  -H 'Content-Type: application/json' \\",
+      `  -d '{"phone_number": "+14155552671", "agent_id": "${withPhone}"}'`,
+    ].join('\n');
+    expect(body).toContain(`<pre class="example" id="agent-curl"><code>${html(curl)}</code></pre>`);
+    expect(body).toContain(
+      '<button type="button" class="copy" data-copy="agent-curl" hidden>Copy the example</button>',
+    );
+    // The fields are the trigger's (schemas/trigger.ts): the example's body is one the trigger's schema accepts.
+    const sent = JSON.parse(curl.split("-d '")[1]!.slice(0, -1)) as Record<string, unknown>;
+    expect(Value.Check(TriggerBody, sent)).toBe(true);
+  });
+
   it("the default-agent menu names each agent with its id, and shows the default's id to copy", async () => {
-    await setDefaultAgent(app.prisma, agencyId, withPhone);
+    await setDefaultAgent(app.storage, agencyId, withPhone);
     const { body } = await owner.get(SETTINGS);
     expect(body).toContain(`Front desk · +14155550100 · id ${withPhone}</option>`);
     expect(body).toContain(`Not yet dialling · no phone number · id ${noPhone}</option>`);

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
-import { CSRF_COOKIE } from '../../plugins/dashboard/options.js';
+import { CSRF_COOKIE } from '../../plugins/dashboard/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, HOST, PASSWORD, Visitor } from './helpers.js';
 
@@ -15,7 +15,7 @@ let app: App;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  const { id } = await createAgency(app.prisma, { name: 'Acme' });
+  const { id } = await createAgency(app.storage, { name: 'Acme' });
   await createUserWithPassword(app.prisma, id, 'ada@example.com');
 });
 

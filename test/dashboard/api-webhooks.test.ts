@@ -40,6 +40,13 @@ function formFields(body: string, action: string): Record<string, string> {
   return fields;
 }
 
+/** An attempt's row in the delivery log: its HTTP status, then its latency. */
+const ATTEMPT = (status: number) =>
+  new RegExp(`<td data-label="Response">HTTP ${status}</td>\\s*<td data-label="Latency">\\d+ ms</td>`);
+const DELIVERED = '<span class="badge" data-tone="ok">Delivered</span>';
+/** The calls of the deliveries a log page shows, in order. */
+const callsShown = (body: string) =>
+  [...body.matchAll(/<dt>Call<\/dt><dd><a href="\/dashboard\/calls\/([0-9a-f-]{36})">/g)].map((m) => m[1]);
 const shownKey = (res: Answer) => /value="(svc_sk_[0-9A-Za-z]+)"/.exec(res.body)?.[1];
 const shownSecret = (res: Answer) => /value="(whsec_[^"]+)"/.exec(res.body)?.[1];
 const flashOf = async (v: Visitor, res: Answer) => {
@@ -66,9 +73,13 @@ beforeAll(async () => {
     clock: () => new Date(Date.now() + offset),
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme Agency' }));
-  ({ id: clientId } = await createClient(app.prisma, { agencyId, name: 'Client <One>' }));
-  ({ id: agentId } = await createAgent(app.prisma, { accountId: agencyId, name: 'Front desk', phone: '+14155550100' }));
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme Agency' }));
+  ({ id: clientId } = await createClient(app.storage, { agencyId, name: 'Client <One>' }));
+  ({ id: agentId } = await createAgent(app.storage, {
+    accountId: agencyId,
+    name: 'Front desk',
+    phone: '+14155550100',
+  }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
   visitor = await signedIn('owner@acme.example');
 });
@@ -187,8 +198,8 @@ async function switchOff(base: string) {
 
 describe('API access', () => {
   it('off asks first, naming the clients whose keys stop too; nothing changes until confirmed (issue 21, point 10)', async () => {
-    const { id: quiet } = await createClient(app.prisma, { agencyId, name: 'Quiet <Two>' });
-    await setApiAccess(app.prisma, quiet, false);
+    const { id: quiet } = await createClient(app.storage, { agencyId, name: 'Quiet <Two>' });
+    await setApiAccess(app.storage, quiet, false);
     const asked = await visitor.submit(OWN, `${OWN}/api-access`);
     expect(asked.status).toBe(200);
     expect(asked.body).toContain('<title>Switch API access off? · Outbound calls</title>');
@@ -237,7 +248,7 @@ describe('API access', () => {
     const clientKey = shownKey(
       await visitor.request('POST', `${clientPage}/key`, formFields(page.body, `${clientPage}/key`)),
     )!;
-    const { id: clientAgent } = await createAgent(app.prisma, {
+    const { id: clientAgent } = await createAgent(app.storage, {
       accountId: clientId,
       name: 'Client agent',
       phone: '+14155550101',
@@ -260,7 +271,7 @@ describe('API access', () => {
     const list = (await visitor.get('/dashboard/clients')).body;
     expect(list).toContain("The agency's API access is off: every client's key is refused");
     expect(list).toContain(
-      '<td>off: the agency&#39;s API access is off, which overrides this client&#39;s switch (on)</td>',
+      '<td data-label="API access">off: the agency&#39;s API access is off, which overrides this client&#39;s switch (on)</td>',
     );
     expect((await trigger(app, clientKey)).statusCode).toBe(403);
     await visitor.submit(OWN, `${OWN}/api-access`); // on again
@@ -284,7 +295,7 @@ describe('API access', () => {
   });
 
   it('a plan other than agency sees the section with "API access requires the agency plan", and cannot generate or switch', async () => {
-    const { id: starter } = await createAgency(app.prisma, { name: 'Starter Co', plan: 'starter' });
+    const { id: starter } = await createAgency(app.storage, { name: 'Starter Co', plan: 'starter' });
     await createUserWithPassword(app.prisma, starter, 'owner@starter.example');
     const v = await signedIn('owner@starter.example');
     const page = await v.get(OWN);
@@ -307,7 +318,7 @@ describe('API access', () => {
 
 describe('the default agent', () => {
   it("offers the agency's and its clients' agents, sets one that a trigger without agent_id then uses, and refuses another agency's", async () => {
-    const { id: second } = await createAgent(app.prisma, {
+    const { id: second } = await createAgent(app.storage, {
       accountId: agencyId,
       name: 'Night shift',
       phone: '+14155550102',
@@ -325,8 +336,8 @@ describe('the default agent', () => {
     expect(accepted.statusCode).toBe(200);
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } })).agentId).toBe(second);
 
-    const { id: otherAgency } = await createAgency(app.prisma, { name: 'Other' });
-    const { id: foreign } = await createAgent(app.prisma, {
+    const { id: otherAgency } = await createAgency(app.storage, { name: 'Other' });
+    const { id: foreign } = await createAgent(app.storage, {
       accountId: otherAgency,
       name: 'Foreign',
       phone: '+14155550103',
@@ -335,6 +346,12 @@ describe('the default agent', () => {
     expect(refused.status).toBe(400);
     expect(refused.body).toContain('That agent is not one this account may use.');
     expect((await app.prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).defaultAgentId).toBe(second);
+    // "None set" and a value that is no id at all: refused by the schema, with the same words.
+    for (const agent_id of ['', 'not-an-id']) {
+      const notAnId = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id });
+      expect(notAnId.status, agent_id).toBe(400);
+      expect(notAnId.body, agent_id).toContain('That agent is not one this account may use. Choose one from the list.');
+    }
     const changes = (await auditActions(agencyId)).filter((e) => e.action === 'default_agent_changed');
     expect(changes.at(-1)).toMatchObject({
       actorKind: 'user',
@@ -351,7 +368,7 @@ describe('the webhook endpoint', () => {
   async function failedCall(): Promise<string> {
     const callId = callIdOf(await trigger(app, key, { phone_number: '+14155552671' }));
     await applyCallUpdate(
-      app.prisma,
+      app.storage,
       callId,
       { kind: 'failed', reason: 'canceled' },
       { now: app.now(), source: 'operator' },
@@ -390,19 +407,56 @@ describe('the webhook endpoint', () => {
     ]);
   });
 
-  it('a new URL makes a new secret, shown once again', async () => {
+  it('a new URL keeps the signing secret (audited as a URL change); a second send changes nothing', async () => {
+    const endpoint = () => app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
+    const before = await endpoint();
+    const page = await visitor.get(`${OWN}/webhook`);
+    expect(page.body).toContain('Also rotate the signing secret');
+    expect(page.body).toMatch(/<input type="checkbox" name="rotate" value="on"[^>]*>/);
+    expect(page.body).not.toMatch(/name="rotate"[^>]*checked/);
+    const moved = `${receiver.url}?moved=1`;
+    const fields = { ...formFields(page.body, `${OWN}/webhook`), url: moved };
+    const res = await visitor.request('POST', `${OWN}/webhook`, fields);
+    expect(shownSecret(res)).toBeUndefined();
+    expect(await flashOf(visitor, res)).toBe(
+      `The webhook URL is now ${moved}. The signing secret is unchanged: your receiver keeps verifying with it.`,
+    );
+    expect(await endpoint()).toMatchObject({ url: moved, secret: before.secret, enabled: true });
+    expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_url_changed')).toEqual([
+      match.objectContaining({ actorKind: 'user', detail: { url: moved, previous_url: receiver.url } }),
+    ]);
+    // The same form again (a double click): the endpoint is no longer the one it was made for; nothing changes.
+    const again = await visitor.request('POST', `${OWN}/webhook`, { ...fields, url: receiver.url });
+    expect(await flashOf(visitor, again)).toContain('nothing was changed');
+    expect((await endpoint()).url).toBe(moved);
+    // The secret kept still signs what is delivered (verified with the Standard Webhooks library).
+    const fresh = await visitor.get(`${OWN}/webhook`);
+    await visitor.request('POST', `${OWN}/webhook`, { ...formFields(fresh.body, `${OWN}/webhook`), url: receiver.url });
+    expect(await endpoint()).toMatchObject({ url: receiver.url, secret: before.secret });
+  });
+
+  it('"Also rotate the signing secret" makes a new secret, shown once', async () => {
     const before = (await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret;
     const page = await visitor.get(`${OWN}/webhook`);
-    expect(page.body).toContain('A new signing secret is made');
     const res = await visitor.request('POST', `${OWN}/webhook`, {
       ...formFields(page.body, `${OWN}/webhook`),
       url: receiver.url,
+      rotate: 'on',
     });
+    expect(res.status).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
     const secret = shownSecret(res)!;
     expect(secret).not.toBe(before);
     expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret).toBe(
       secret,
     );
+    // With how to verify it, Node and Python, each with a Copy button.
+    expect(res.body).toContain('new Webhook(process.env.WEBHOOK_SECRET)');
+    expect(res.body).toContain('from standardwebhooks.webhooks import Webhook');
+    expect(res.body).toContain('data-copy="verify-node"');
+    expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_set').at(-1)).toMatchObject({
+      detail: { url: receiver.url },
+    });
   });
 
   it('disabled by a 410 (audited as the service), shown with its reason, its delivery held until enabled again', async () => {
@@ -427,7 +481,7 @@ describe('the webhook endpoint', () => {
     expect(log.body).toContain(callId);
     // Each delivery links to its call's detail view.
     expect(log.body).toContain(`href="/dashboard/calls/${callId}"`);
-    expect(log.body).toMatch(/HTTP 410 · \d+ ms/);
+    expect(log.body).toMatch(ATTEMPT(410));
     expect(log.body).toContain('Deliveries cannot be resent while the endpoint is disabled');
     const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } });
     // Held (the 410 reached no one), not failed: no Resend; one sent by hand is refused with the reason.
@@ -442,6 +496,11 @@ describe('the webhook endpoint', () => {
     );
     expect(refused.body).not.toContain('callctl');
     expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('held');
+    // A delivery id that is no UUID is no delivery: 404, like an unknown one.
+    const notAnId = await visitor.request('POST', `${OWN}/deliveries/not-a-delivery/resend`, {
+      _csrf: visitor.lastCsrf!,
+    });
+    expect(notAnId.status).toBe(404);
 
     receiver.respond = () => ({ status: 200 });
     const before = receiver.received.length;
@@ -499,22 +558,24 @@ describe('the webhook endpoint', () => {
     });
 
     const failed = (await visitor.get(`${OWN}/deliveries?failed=1`)).body;
-    const order = [
-      ...failed.matchAll(/<td><a href="\/dashboard\/calls\/[0-9a-f-]{36}"><code>([0-9a-f-]{36})<\/code><\/a><\/td>/g),
-    ].map((m) => m[1]);
+    const order = callsShown(failed);
     expect(new Set(order.slice(0, 2))).toEqual(new Set(recent));
     expect(order[2]).toBe(old);
-    expect(failed).toMatch(/HTTP 500 · \d+ ms/);
+    expect(failed).toMatch(ATTEMPT(500));
     const all = (await visitor.get(`${OWN}/deliveries`)).body;
-    // "delivered", not the stored "succeeded" (issue 21, point 11).
-    expect(all).toMatch(/<td>delivered<\/td>/);
+    // "Delivered", not the stored "succeeded" (issue 21, point 11), as a badge.
+    expect(all).toContain(DELIVERED);
     expect(all).not.toMatch(/>succeeded</);
-    expect(failed).not.toMatch(/<td>delivered<\/td>/);
+    expect(failed).not.toContain(DELIVERED);
+    expect(callsShown((await visitor.get(`${OWN}/deliveries?status=failed`)).body)).toEqual(order);
 
     const since = new Date(Date.now() - 3_600_000).toISOString().slice(0, 16);
-    const bad = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since: 'yesterday' });
-    expect(bad.status).toBe(400);
-    expect(bad.body).toContain('Enter the date and time as YYYY-MM-DD HH:MM (UTC).');
+    // Not a time, and times that do not exist (the same parser as the Calls filters': no roll-over into March).
+    for (const wrong of ['yesterday', '2026-02-30 10:00', '2026-04-31T10:00', '2026-01-01 24:00']) {
+      const bad = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since: wrong });
+      expect(bad.status, wrong).toBe(400);
+      expect(bad.body).toContain('Enter the date and time as YYYY-MM-DD HH:MM (UTC).');
+    }
     receiver.respond = () => ({ status: 200 });
     const res = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since });
     expect(await flashOf(visitor, res)).toMatch(/^\d+ failed deliveries since .* will be sent again in a moment\.$/);
@@ -552,8 +613,8 @@ describe('the webhook endpoint', () => {
     let url: string | undefined = `${OWN}/deliveries`;
     while (url) {
       const body: string = (await visitor.get(url)).body;
-      seen.push(...[...body.matchAll(/action="[^"]*\/deliveries\/([0-9a-f-]{36})\/resend"/g)].map((m) => m[1]!));
-      url = /<a href="([^"]+)">Older<\/a>/.exec(body)?.[1]?.replace(/&amp;/g, '&');
+      seen.push(...[...body.matchAll(/<article class="delivery" id="delivery-([0-9a-f-]{36})">/g)].map((m) => m[1]!));
+      url = /<a href="([^"]+)" rel="next">Older<\/a>/.exec(body)?.[1]?.replace(/&amp;/g, '&');
     }
     expect(seen).toHaveLength(total + 30);
     expect(new Set(seen).size).toBe(total + 30);
@@ -563,7 +624,7 @@ describe('the webhook endpoint', () => {
 describe('webhook URLs under the rules of callctl', () => {
   it('refuses http and private addresses with the same rules, in tenant words (no environment variable)', async () => {
     const strict = await buildTestApp({ env: DASHBOARD_ENV });
-    const { id } = await createAgency(strict.app.prisma, { name: 'Strict' });
+    const { id } = await createAgency(strict.app.storage, { name: 'Strict' });
     await createUserWithPassword(strict.app.prisma, id, 'owner@strict.example');
     const v = new Visitor(strict.app);
     await v.signIn('owner@strict.example');
@@ -580,7 +641,9 @@ describe('webhook URLs under the rules of callctl', () => {
       expect(res.body.replace(/&#39;/g, "'").replace(/&quot;/g, '"')).toContain(message);
       // callctl's operator hint stays out of a tenant's page (issue 21, point 11).
       expect(webhookUrlProblem(url, false)).toContain('WEBHOOK_ALLOW_PRIVATE_TARGETS');
-      expect(res.body).not.toMatch(/WEBHOOK_ALLOW_PRIVATE_TARGETS|set it for the server|[A-Z]{3,}_[A-Z_]{3,}/);
+      // The CSRF tokens are random text that can hold any capitals and underscores, so leave them out.
+      const visible = res.body.replace(/name="_csrf" value="[^"]*"/g, '');
+      expect(visible).not.toMatch(/WEBHOOK_ALLOW_PRIVATE_TARGETS|set it for the server|\b[A-Z]{3,}_[A-Z_]{3,}\b/);
       expect(res.body).toContain(`value="${url}"`);
     }
     expect(await strict.app.prisma.webhookEndpoint.count()).toBe(0);

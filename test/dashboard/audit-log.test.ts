@@ -3,7 +3,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
-import { insertAuditEntry } from '../../src/storage/audit.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
@@ -16,13 +15,13 @@ const markers = (body: string) => [...body.matchAll(/n-(\d+)-n/g)].map((m) => Nu
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme' }));
-  ({ id: clientId } = await createClient(app.prisma, { agencyId, name: '<b>Client</b>' }));
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
+  ({ id: clientId } = await createClient(app.storage, { agencyId, name: '<b>Client</b>' }));
   await createUserWithPassword(app.prisma, agencyId, 'auditor@example.com');
   // 120 entries, three at each instant (ties), alternating between the agency and its client; n grows with time.
   const base = Date.parse('2026-01-01T00:00:00Z');
   for (let n = 0; n < 120; n++) {
-    await insertAuditEntry(app.prisma, {
+    await app.storage.audit.insertAuditEntry({
       accountId: n % 2 ? clientId : agencyId,
       agencyId,
       actorKind: 'operator',

@@ -1,8 +1,10 @@
 // Calls made fast for dashboard tests, without the trigger and the dialer (the tests of the real path trigger
-// calls through the API): finished calls with their events in one statement, and a delivery with its attempts.
+// calls through the API): finished calls with their events in one statement, waiting ones, and a delivery with its
+// attempts.
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
+import { storageOf } from '../helpers/database.js';
 
 /** An agent of `accountId` (made on first use per account and prisma). */
 const agents = new Map<string, Promise<string>>();
@@ -10,7 +12,7 @@ export function agentOf(prisma: PrismaClient, accountId: string): Promise<string
   if (!agents.has(accountId))
     agents.set(
       accountId,
-      createAgent(prisma, { accountId, name: 'Fixture Agent', phone: '+14155550100' }).then((a) => a.id),
+      createAgent(storageOf(prisma), { accountId, name: 'Fixture Agent', phone: '+14155550100' }).then((a) => a.id),
     );
   return agents.get(accountId)!;
 }
@@ -69,7 +71,7 @@ export async function insertCalls(prisma: PrismaClient, calls: FixtureCalls): Pr
  */
 export async function insertFailedDelivery(prisma: PrismaClient, accountId: string, callId: string): Promise<string> {
   if (!(await prisma.webhookEndpoint.findUnique({ where: { accountId } }))) {
-    await setWebhook(prisma, accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+    await setWebhook(storageOf(prisma), accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
   }
   const endpoint = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId } });
   const event = await prisma.callEvent.findFirstOrThrow({ where: { callId }, orderBy: { occurredAt: 'desc' } });
@@ -98,4 +100,26 @@ export async function insertFailedDelivery(prisma: PrismaClient, accountId: stri
     },
   });
   return delivery.id;
+}
+
+/** A call still waiting (status initiated, its window open, a day to live), with its acceptance event; returns its id. */
+export async function insertWaitingCall(
+  prisma: PrismaClient,
+  accountId: string,
+  agentId: string,
+  phoneNumber = '+14155552671',
+): Promise<string> {
+  const now = new Date();
+  const call = await prisma.call.create({
+    data: {
+      accountId,
+      agentId,
+      phoneNumber,
+      fromNumber: '+14155550100',
+      notBefore: now,
+      expiresAt: new Date(now.getTime() + 86_400_000),
+      events: { create: { toStatus: 'initiated', source: 'api', occurredAt: now } },
+    },
+  });
+  return call.id;
 }

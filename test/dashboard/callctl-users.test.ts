@@ -6,7 +6,7 @@ import { callctl, type CliError } from '../helpers/cli.js';
 import { json } from '../helpers/json.js';
 import { startSmtp } from '../helpers/smtp.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, storageOf } from '../helpers/database.js';
 
 let url: string;
 let prisma: PrismaClient;
@@ -117,18 +117,22 @@ describe('callctl user and setup', () => {
     expect(Object.keys(byEmail.json())).toEqual(['set_password_url']);
     const second = tokenOf(byEmail.json().set_password_url as string);
     const now = new Date();
-    expect(await usableLink(prisma, first, now)).toBeNull();
-    expect(await usableLink(prisma, second, now)).not.toBeNull();
+    expect(await usableLink(storageOf(prisma), first, now)).toBeNull();
+    expect(await usableLink(storageOf(prisma), second, now)).not.toBeNull();
     const byId = await cli(['user', 'link', made.user_id as string]);
     expect(byId.stdout).toContain('shown only once');
     const third = tokenOf(/https:\S+/.exec(byId.stdout)![0]);
-    expect(await usableLink(prisma, second, new Date())).toBeNull();
+    expect(await usableLink(storageOf(prisma), second, new Date())).toBeNull();
 
     const password = 'lantern over the quiet harbour';
-    expect(await setPasswordWithLink(prisma, { token: third, password, ip: null, now: new Date() })).toMatchObject({
+    expect(
+      await setPasswordWithLink(storageOf(prisma), { token: third, password, ip: null, now: new Date() }),
+    ).toMatchObject({
       ok: true,
     });
-    expect(await authenticate(prisma, { email: 'd@d.example', password, ip: null, now: new Date() })).toMatchObject({
+    expect(
+      await authenticate(storageOf(prisma), { email: 'd@d.example', password, ip: null, now: new Date() }),
+    ).toMatchObject({
       ok: true,
       userId: made.user_id,
     });
@@ -147,14 +151,16 @@ describe('callctl user and setup', () => {
   it('user enable lets a disabled user sign in again; a disabled user gets no link until then', async () => {
     const made = (await cli(['setup', '--agency-name', 'E', '--email', 'e@e.example', '--json'])).json();
     const password = 'seven swans beside the mill';
-    await setPasswordWithLink(prisma, {
+    await setPasswordWithLink(storageOf(prisma), {
       token: tokenOf(made.set_password_url as string),
       password,
       ip: null,
       now: new Date(),
     });
     await cli(['user', 'disable', made.user_id as string, '--json']);
-    expect(await authenticate(prisma, { email: 'e@e.example', password, ip: null, now: new Date() })).toEqual({
+    expect(
+      await authenticate(storageOf(prisma), { email: 'e@e.example', password, ip: null, now: new Date() }),
+    ).toEqual({
       ok: false,
     });
     const refused = await cli(['user', 'link', made.user_id as string, '--json']);
@@ -166,7 +172,9 @@ describe('callctl user and setup', () => {
     const enabled = await cli(['user', 'enable', made.user_id as string, '--json']);
     expect(enabled.code).toBe(0);
     expect(enabled.json()).toEqual({ id: made.user_id, enabled: true, already_enabled: false });
-    expect(await authenticate(prisma, { email: 'e@e.example', password, ip: null, now: new Date() })).toMatchObject({
+    expect(
+      await authenticate(storageOf(prisma), { email: 'e@e.example', password, ip: null, now: new Date() }),
+    ).toMatchObject({
       ok: true,
     });
     expect((await cli(['user', 'enable', made.user_id as string, '--json'])).json().already_enabled).toBe(true);

@@ -74,7 +74,7 @@ beforeAll(async () => {
     await app.prisma.account.update({ where: { id: tenant.accountId }, data: { name: `Account ${name}` } });
     await app.prisma.agent.update({ where: { id: tenant.agentId }, data: { name: `Agent of ${name}` } });
   }
-  await setWebhook(app.prisma, tenants.A.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenants.A.accountId, receiver.url, { allowPrivate: true });
 
   calls.detail = await triggered(
     tenants.A.key,
@@ -111,17 +111,20 @@ describe('the Calls list', () => {
     const ofA = listed((await visitors.A.get('/dashboard/calls')).body);
     expect(ofA.sort()).toEqual([calls.detail, calls.busy, ...calls.a1].sort());
     const pageOfA = (await visitors.A.get('/dashboard/calls')).body;
-    expect(pageOfA).toContain('<th>Client</th>');
-    expect(pageOfA).toContain('Account A1');
+    expect(pageOfA).toContain('<th scope="col">Client</th>');
+    expect(pageOfA).toContain('<td data-label="Client">Account A1</td>');
+    // The agency's own calls say so: they are not a client's.
+    expect(pageOfA).toContain('<td data-label="Client">Account A (own)</td>');
+    expect(pageOfA).toContain('>Own calls (Account A)</option>');
 
     const pageOfA1 = (await visitors.A1.get('/dashboard/calls')).body;
     expect(listed(pageOfA1).sort()).toEqual([...calls.a1].sort());
-    expect(pageOfA1).not.toContain('<th>Client</th>');
+    expect(pageOfA1).not.toContain('<th scope="col">Client</th>');
     expect(listed((await visitors.A2.get('/dashboard/calls')).body)).toEqual([]);
     expect(listed((await visitors.B.get('/dashboard/calls')).body)).toEqual([calls.b]);
   });
 
-  it('lists newest first with number, agent, client, status, failure reason and duration', async () => {
+  it('lists newest first with number, name, agent, client, status with its reason, duration and created', async () => {
     const body = (await visitors.A.get('/dashboard/calls')).body;
     const ids = listed(body);
     const rows = await app.prisma.call.findMany({
@@ -133,10 +136,22 @@ describe('the Calls list', () => {
     const busyRow = body.slice(body.indexOf(calls.busy), body.indexOf('</tr>', body.indexOf(calls.busy)));
     expect(busyRow).toContain('+15005550001');
     expect(busyRow).toContain('Agent of A');
-    expect(busyRow).toContain('Failed');
-    expect(busyRow).toContain('Busy');
+    expect(busyRow).toContain('<td data-label="Status"><span class="badge" data-tone="bad">Failed: busy</span></td>');
     const completedRow = body.slice(body.indexOf(calls.detail), body.indexOf('</tr>', body.indexOf(calls.detail)));
-    expect(completedRow).toMatch(/Completed[\s\S]*<td>\d+ s<\/td>/);
+    expect(completedRow).toContain('<span class="badge" data-tone="ok">Completed</span>');
+    expect(completedRow).toMatch(/<td data-label="Duration">\d+ s<\/td>/);
+    expect(completedRow).toMatch(/<td data-label="Created">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td>/);
+    expect(completedRow).toContain(
+      '<td data-label="Name">Zoë &lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;</td>',
+    );
+    // The number is the row's link; the failure reason is in the badge, not a column of its own.
+    expect(body).toContain(
+      `<td class="primary" data-label="Number"><a href="/dashboard/calls/${calls.detail}">+14155552671</a></td>`,
+    );
+    expect(body).toContain('<table class="rows calls"');
+    expect(body).not.toContain('Failure reason');
+    const cells = [...body.matchAll(/<td( class="primary")? data-label="[^"]+">/g)].length;
+    expect(cells).toBe([...body.matchAll(/<td/g)].length);
   });
 
   it('filters by status, agent, client, date range, number and call id', async () => {
@@ -184,7 +199,11 @@ describe('the Calls list', () => {
       [visitors.A, 'from=2026-02-30', '&quot;2026-02-30&quot; is not a date'],
       [visitors.A, 'to=yesterday', '&quot;yesterday&quot; is not a date'],
       [visitors.A, 'from=2026-05-02&to=2026-05-01', 'The date range ends before it starts.'],
-      [visitors.A, 'number=555-CALL', 'is not a phone number in E.164 form'],
+      [visitors.A, 'number=555-CALL', 'is not the start of a phone number'],
+      [visitors.A, 'number=%2B0', 'is not the start of a phone number'],
+      [visitors.A, 'meta_key=crm_id', 'Give the value of the metadata key &quot;crm_id&quot;'],
+      [visitors.A, 'meta_value=123', 'Give the metadata key to search'],
+      [visitors.A, `meta_key=${'k'.repeat(41)}&meta_value=1`, 'a key has at most 40 characters'],
       [visitors.A, 'call=12345', '&quot;12345&quot; is not a call id'],
       [visitors.A, 'before=garbage', 'This link to older calls is not valid.'],
       [visitors.A, `status=${'x'.repeat(500)}`, 'A filter is longer than any value it can have.'],
@@ -202,6 +221,21 @@ describe('the Calls list', () => {
       expect(listed(res.body), query).toEqual([]);
       expect(res.body, query).toContain('No calls are shown until the filters are corrected.');
     }
+  });
+
+  it('names every refused filter at once (the schema states the rules; validation stops at the first)', async () => {
+    const res = await visitors.A.get('/dashboard/calls?status=ringing&agent=not-an-id&to=yesterday&call=12345');
+    expect(res.status).toBe(400);
+    for (const message of [
+      'Unknown status &quot;ringing&quot;',
+      'Unknown agent &quot;not-an-id&quot;',
+      '&quot;yesterday&quot; is not a date',
+      '&quot;12345&quot; is not a call id',
+    ])
+      expect(res.body).toContain(message);
+    expect(res.body).not.toContain('A filter is longer than any value it can have.');
+    const blank = await visitors.A.get('/dashboard/calls?status=%20&agent=&from=%20%20&call=');
+    expect(blank.status).toBe(200);
   });
 
   it('pages with "Older" without repeating or skipping calls created at the same instant, keeping the filters', async () => {
@@ -266,7 +300,10 @@ describe('the call detail view', () => {
     expect(res.body).toContain('Zoë &lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;');
     expect(res.body).toContain('zoe@example.com');
     expect(res.body).toMatch(/<dt>Duration<\/dt><dd>\d+ s<\/dd>/);
-    expect(res.body).not.toMatch(/<script/i);
+    // No script but our own files (the live refresh's), none from the call's data.
+    expect(res.body.replace(/<script src="\/dashboard\/assets\/[\w.-]+\.js" defer><\/script>/g, '')).not.toMatch(
+      /<script/i,
+    );
   });
 
   it('shows the metadata exactly as sent: key order, strings apart from numbers, true/false and null, escaped, Unicode', async () => {
@@ -279,7 +316,9 @@ describe('the call detail view', () => {
     expect(body).toContain('Zoë 日本 🎉');
 
     const rows = [
-      ...body.matchAll(/<tr><td><code>([^<]*)<\/code><\/td><td>([\s\S]*?)<\/td><td>([^<]*)<\/td><\/tr>/g),
+      ...body.matchAll(
+        /<tr><td[^>]*><code>([^<]*)<\/code><\/td><td[^>]*>([\s\S]*?)<\/td><td[^>]*>([^<]*)<\/td><\/tr>/g,
+      ),
     ].map((m) => ({
       key: decode(m[1]!),
       value: decode(m[2]!.replace(/<[^>]+>/g, '')),
@@ -312,7 +351,7 @@ describe('the call detail view', () => {
       '{\n  "b": {\n    "y": [\n      1,\n      "1",\n      {\n        "deep": null\n      }\n    ],\n    "x": {},\n    "3": []\n  },\n  "a": "<i>x</i>"\n}',
     );
     expect(JSON.stringify(JSON.parse(json))).toBe(JSON.stringify(JSON.parse(text)));
-    expect(body).toContain('<td>object</td>');
+    expect(body).toContain('<td data-label="Type">object</td>');
     expect(body).not.toContain('<i>x</i>');
 
     const bare = await visitors.B.get(`/dashboard/calls/${calls.b}`);
@@ -367,9 +406,81 @@ describe('the call detail view', () => {
     );
     expect(body).not.toContain('the window opens');
     expect(body).toContain('still waiting');
-    expect(body).toContain('<span class="status initiated">Waiting</span>');
+    expect(body).toContain('<span class="badge status initiated" data-tone="wait">Waiting</span>');
     // Not dialled: it is still waiting, and must not be picked up by the dispatcher during this test.
     await app.prisma.call.update({ where: { id: queued! }, data: { status: 'failed', failureReason: 'canceled' } });
+  });
+
+  it('shows a call waiting for a retry: its attempts and their outcomes, why it waits, its zone and schedule', async () => {
+    const [retrying, voicemail] = await insertCalls(app.prisma, {
+      accountId: tenants.A2.accountId,
+      agentId: tenants.A2.agentId,
+      count: 2,
+      createdAt: new Date(),
+    });
+    // Wednesday 2030-03-13 13:00 UTC is 09:00 in New York (EDT since March 10).
+    const due = new Date('2030-03-13T13:00:00.000Z');
+    const scheduled = new Date('2030-03-12T14:30:00.000Z');
+    await app.prisma.call.update({
+      where: { id: retrying! },
+      data: {
+        status: 'initiated',
+        startedAt: null,
+        answeredAt: null,
+        endedAt: null,
+        durationSeconds: null,
+        failureReason: null,
+        attempt: 3,
+        nextAttemptAt: due,
+        notBefore: due,
+        expiresAt: new Date(due.getTime() + 3_600_000),
+        scheduledAt: scheduled,
+        timezone: 'America/New_York',
+        timezoneSource: 'country',
+        attemptOutcomes: [
+          { attempt: 1, outcome: 'busy', at: '2030-03-12T14:31:00.000Z' },
+          { attempt: 2, outcome: 'no_answer', at: '2030-03-12T15:02:00.000Z' },
+        ],
+      },
+    });
+    const detail = decode((await visitors.A2.get(`/dashboard/calls/${retrying}`)).body);
+    expect(detail).toContain(
+      '<dt>Waiting</dt><dd class="waiting">Attempt 3 is due 2030-03-13 13:00:00 UTC (Wed 09:00 America/New_York)</dd>',
+    );
+    expect(detail).toContain('<dt>Attempts</dt><dd>2 so far; attempt 3 is next</dd>');
+    expect(detail).toContain('<dt>Scheduled for</dt><dd>2030-03-12 14:30:00 UTC (Tue 10:30 America/New_York)</dd>');
+    expect(detail).toContain(
+      "<dt>Calling hours read in</dt><dd>America/New_York (the callee's, from the number's country (it has one time zone))</dd>",
+    );
+    expect(detail).toMatch(
+      /<tr><td[^>]*>1<\/td><td[^>]*>Busy<\/td><td[^>]*>2030-03-12 14:31:00 UTC \(Tue 10:31 America\/New_York\)<\/td><\/tr>/,
+    );
+    expect(detail).toMatch(/<tr><td[^>]*>2<\/td><td[^>]*>No answer<\/td><td[^>]*>2030-03-12 15:02:00 UTC/);
+    expect(detail).toContain('action="/dashboard/calls/' + retrying + '/cancel"');
+
+    const list = decode((await visitors.A2.get('/dashboard/calls')).body);
+    const row = list.split('<tr>').find((r) => r.includes(retrying!))!;
+    expect(row).toContain('<span class="badge" data-tone="wait">Retrying at 13 Mar, 09:00 America/New_York</span>');
+
+    // A call that ended on a machine, after a message was left.
+    await app.prisma.call.update({
+      where: { id: voicemail! },
+      data: {
+        status: 'failed',
+        failureReason: 'voicemail',
+        answeredBy: 'machine',
+        voicemailLeft: true,
+        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2030-03-12T15:00:00.000Z' }],
+      },
+    });
+    const ended = decode((await visitors.A2.get(`/dashboard/calls/${voicemail}`)).body);
+    expect(ended).toContain('<dt>Failure reason</dt><dd>Reached voicemail</dd>');
+    expect(ended).toContain('<dt>Answered by</dt><dd>A machine (voicemail)</dd>');
+    expect(ended).toContain('<dt>Voicemail message left</dt><dd>Yes</dd>');
+    expect(ended).toContain('<dt>Attempts</dt><dd>1</dd>');
+    expect(ended).not.toContain('<dt>Waiting</dt>');
+    // Not dialled: it must not be picked up by the dispatcher during this test.
+    await app.prisma.call.update({ where: { id: retrying! }, data: { status: 'failed', failureReason: 'canceled' } });
   });
 
   it('shows every webhook delivery with its attempts: time, HTTP status, latency, error', async () => {
@@ -377,11 +488,13 @@ describe('the call detail view', () => {
     expect(body.indexOf('<code>call.started</code>')).toBeGreaterThan(0);
     expect(body.indexOf('<code>call.completed</code>')).toBeGreaterThan(body.indexOf('<code>call.started</code>'));
     expect(body).toMatch(
-      /<tr><td>1<\/td><td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td><td>200<\/td><td>\d+ ms<\/td><td><\/td><\/tr>/,
+      /<tr><td[^>]*>1<\/td><td[^>]*>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td><td[^>]*>200<\/td><td[^>]*>\d+ ms<\/td><td[^>]*><\/td><\/tr>/,
     );
     expect(body.match(/>Resend<\/button>/g)).toHaveLength(2);
     // A delivered event reads "delivered", not "call.completed succeeded" (issue 21, point 11).
-    expect(body).toContain('<code>call.completed</code> <span class="status succeeded">delivered</span>');
+    expect(body).toContain(
+      '<code>call.completed</code> <span class="badge status succeeded" data-tone="ok">delivered</span>',
+    );
     expect(body).not.toMatch(/>succeeded</);
 
     const [failedCall] = await insertCalls(app.prisma, {
@@ -392,8 +505,8 @@ describe('the call detail view', () => {
     });
     await insertFailedDelivery(app.prisma, tenants.A1.accountId, failedCall!);
     const failed = (await visitors.A1.get(`/dashboard/calls/${failedCall}`)).body;
-    expect(failed).toContain('<td>500</td><td>37 ms</td>');
-    expect(failed).toContain('<td>-</td><td>15000 ms</td><td>timed out after 15000 ms &lt;b&gt;</td>');
+    expect(failed).toMatch(/<td[^>]*>500<\/td><td[^>]*>37 ms<\/td>/);
+    expect(failed).toMatch(/<td[^>]*>-<\/td><td[^>]*>15000 ms<\/td><td[^>]*>timed out after 15000 ms &lt;b&gt;<\/td>/);
   });
 
   it("resends a delivery through the delivery log's action of the call's account, with the same webhook-id", async () => {

@@ -3,10 +3,11 @@
 // (plan inherited, link to its API & Webhooks, its users, invite from there; 404 for anything not the agency's client).
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAgency, createClient } from '../../src/admin/accounts.js';
+import { createAgency, createClient, setApiAccess } from '../../src/admin/accounts.js';
+import { apiAccessOn } from '../../src/domain/api-access.js';
 import type { App } from '../../src/app.js';
 import { callctl } from '../helpers/cli.js';
-import { NAVIGATION } from '../../plugins/dashboard/navigation.js';
+import { NAVIGATION } from '../../src/views/navigation.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
@@ -19,9 +20,9 @@ let owner: Visitor;
 
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp({ env: DASHBOARD_ENV }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme' }));
-  const { id: otherAgency } = await createAgency(app.prisma, { name: 'Other agency', plan: 'starter' });
-  ({ id: otherClientId } = await createClient(app.prisma, { agencyId: otherAgency, name: 'Not yours' }));
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
+  const { id: otherAgency } = await createAgency(app.storage, { name: 'Other agency', plan: 'starter' });
+  ({ id: otherClientId } = await createClient(app.storage, { agencyId: otherAgency, name: 'Not yours' }));
   ownerId = await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@acme.example')).status).toBe(303);
@@ -76,7 +77,7 @@ describe('clients pages', () => {
   });
 
   it("lists only the agency's clients, with API access, key prefix, webhook and active users", async () => {
-    const { id } = await createClient(app.prisma, { agencyId, name: 'Gamma' });
+    const { id } = await createClient(app.storage, { agencyId, name: 'Gamma' });
     await app.prisma.apiKey.create({
       data: { accountId: id, digest: new Uint8Array(randomBytes(32)), displayPrefix: 'svc_sk_Gamma' },
     });
@@ -89,16 +90,16 @@ describe('clients pages', () => {
     expect(page.status).toBe(200);
     expect(page.body).not.toContain('Not yours');
     const row = new RegExp(
-      `<a href="/dashboard/clients/${id}">Gamma</a></td>\\s*<td>[^<]+</td>\\s*<td>off</td>\\s*<td><code>svc_sk_Gamma…</code></td>\\s*<td>set</td>\\s*<td>1</td>`,
+      `<a href="/dashboard/clients/${id}">Gamma</a></td>\\s*<td[^>]*>[^<]+</td>\\s*<td[^>]*>off</td>\\s*<td[^>]*><code>svc_sk_Gamma…</code></td>\\s*<td[^>]*>set</td>\\s*<td[^>]*>1</td>`,
     );
     expect(page.body).toMatch(row);
     expect(page.body).toMatch(
-      /Beta<\/a><\/td>\s*<td>[^<]+<\/td>\s*<td>on<\/td>\s*<td>none<\/td>\s*<td>not set<\/td>\s*<td>0<\/td>/,
+      /Beta<\/a><\/td>\s*<td[^>]*>[^<]+<\/td>\s*<td[^>]*>on<\/td>\s*<td[^>]*>none<\/td>\s*<td[^>]*>not set<\/td>\s*<td[^>]*>0<\/td>/,
     );
   });
 
   it('invites from the client page to that client and links back to it', async () => {
-    const { id } = await createClient(app.prisma, { agencyId, name: 'Delta' });
+    const { id } = await createClient(app.storage, { agencyId, name: 'Delta' });
     const res = await owner.submit(`/dashboard/clients/${id}`, '/dashboard/users/invite', {
       email: 'dee@delta.example',
     });
@@ -136,5 +137,35 @@ describe('clients pages', () => {
     expect(
       await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created', accountId: id } }),
     ).toMatchObject({ actorKind: 'operator', actorUserId: null });
+  });
+
+  it('shows API access as the rule of src/domain/api-access.ts decides it, on the list and each detail page', async () => {
+    const clients = await Promise.all(
+      [true, false].map(async (own) => {
+        const { id } = await createClient(app.storage, { agencyId, name: `Switch ${own ? 'on' : 'off'}` });
+        if (!own) await setApiAccess(app.storage, id, false);
+        return { id, own };
+      }),
+    );
+    try {
+      for (const agencySwitch of [true, false]) {
+        await setApiAccess(app.storage, agencyId, agencySwitch);
+        const list = await owner.get('/dashboard/clients');
+        expect(list.body.includes('whatever its own switch says')).toBe(!agencySwitch);
+        for (const { id, own } of clients) {
+          const shown = apiAccessOn(own, agencySwitch) ? 'on' : 'off';
+          const cell = new RegExp(
+            `href="/dashboard/clients/${id}">[^<]+</a></td>\\s*<td[^>]*>[^<]+</td>\\s*<td[^>]*>(on|off)\\b`,
+          );
+          expect(cell.exec(list.body)?.[1], `list, client ${own}, agency ${agencySwitch}`).toBe(shown);
+          const detail = await owner.get(`/dashboard/clients/${id}`);
+          expect(/<dt>API access<\/dt><dd>(on|off)\b/.exec(detail.body)?.[1], `detail, ${own}, ${agencySwitch}`).toBe(
+            shown,
+          );
+        }
+      }
+    } finally {
+      await setApiAccess(app.storage, agencyId, true);
+    }
   });
 });

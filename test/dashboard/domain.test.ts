@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { dummyPasswordHash, hashPassword, SCRYPT_PARAMS, verifyPassword } from '../../src/domain/password.js';
 import { passwordProblem } from '../../src/domain/password-policy.js';
 import { generateOneTimeToken, isWellFormedToken, oneTimeTokenDigest } from '../../src/domain/one-time-token.js';
-import { canManageAccount } from '../../src/domain/people-tenancy.js';
+import { canUseAgent, inScope, scopeOf } from '../../src/domain/tenancy.js';
 import { isRecentSignIn, RECENT_SIGN_IN_MS } from '../../src/domain/recent-sign-in.js';
 import { isPlausibleEmail, normalizeEmail } from '../../src/domain/user-email.js';
 
@@ -87,15 +87,20 @@ describe('emails, tenancy, recent sign-in', () => {
   });
 
   it('lets an agency user manage the agency and its clients, a client user only their client', () => {
-    const agency = { accountId: 'A', accountKind: 'agency' as const, agencyId: 'A' };
-    const client = { accountId: 'A1', accountKind: 'client' as const, agencyId: 'A' };
-    expect(canManageAccount(agency, { id: 'A', agencyId: null })).toBe(true);
-    expect(canManageAccount(agency, { id: 'A1', agencyId: 'A' })).toBe(true);
-    expect(canManageAccount(agency, { id: 'B', agencyId: null })).toBe(false);
-    expect(canManageAccount(agency, { id: 'B1', agencyId: 'B' })).toBe(false);
-    expect(canManageAccount(client, { id: 'A1', agencyId: 'A' })).toBe(true);
-    expect(canManageAccount(client, { id: 'A', agencyId: null })).toBe(false);
-    expect(canManageAccount(client, { id: 'A2', agencyId: 'A' })).toBe(false);
+    const agency = scopeOf({ accountId: 'A', accountKind: 'agency' });
+    const client = scopeOf({ accountId: 'A1', accountKind: 'client' });
+    expect(inScope(agency, { id: 'A', agencyId: null })).toBe(true);
+    expect(inScope(agency, { id: 'A1', agencyId: 'A' })).toBe(true);
+    expect(inScope(agency, { id: 'B', agencyId: null })).toBe(false);
+    expect(inScope(agency, { id: 'B1', agencyId: 'B' })).toBe(false);
+    expect(inScope(client, { id: 'A1', agencyId: 'A' })).toBe(true);
+    expect(inScope(client, { id: 'A', agencyId: null })).toBe(false);
+    expect(inScope(client, { id: 'A2', agencyId: 'A' })).toBe(false);
+    // An API key's agents follow the same rule: its account's own, and an agency's clients'.
+    expect(canUseAgent({ id: 'A', kind: 'agency' }, { accountId: 'A1', agencyId: 'A' })).toBe(true);
+    expect(canUseAgent({ id: 'A1', kind: 'client' }, { accountId: 'A', agencyId: 'A' })).toBe(false);
+    expect(canUseAgent({ id: 'A1', kind: 'client' }, { accountId: 'A2', agencyId: 'A' })).toBe(false);
+    expect(canUseAgent({ id: 'B', kind: 'agency' }, { accountId: 'A1', agencyId: 'A' })).toBe(false);
   });
 
   it('counts a password typed within the last 10 minutes as a recent sign-in', () => {

@@ -34,8 +34,8 @@ beforeAll(async () => {
       SMTP_FROM: 'Dashboard <dashboard@dash.example.test>',
     },
   }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Postal' }));
-  ({ id: clientId } = await createClient(app.prisma, { agencyId, name: 'Parcel' }));
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Postal' }));
+  ({ id: clientId } = await createClient(app.storage, { agencyId, name: 'Parcel' }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@postal.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@postal.example')).status).toBe(303);
@@ -112,7 +112,7 @@ describe('with SMTP_URL', () => {
 
   it('sends nothing to a disabled user, with the same page', async () => {
     const userId = await createUserWithPassword(app.prisma, clientId, 'gone@parcel.example');
-    await disableUser(app.prisma, userId, { kind: 'operator' });
+    await disableUser(app.storage, userId, { kind: 'operator' });
     const sent = smtp!.received.length;
     const res = await forgot(stranger(), 'gone@parcel.example');
     expect(res.status).toBe(200);
@@ -174,7 +174,7 @@ describe('a failing SMTP server', () => {
     const { app: failing } = await buildTestApp({
       env: { ...DASHBOARD_ENV, SMTP_URL: dead.url, PUBLIC_BASE_URL: ORIGIN },
     });
-    const { id } = await createAgency(failing.prisma, { name: 'Silent' });
+    const { id } = await createAgency(failing.storage, { name: 'Silent' });
     await createUserWithPassword(failing.prisma, id, 'boss@silent.example');
     const boss = new Visitor(failing);
     expect((await boss.signIn('boss@silent.example')).status).toBe(303);

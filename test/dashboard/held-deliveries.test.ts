@@ -26,7 +26,7 @@ beforeAll(async () => {
   }));
   tenant = await createTenant(app.prisma);
   receiver = await startReceiver();
-  await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
   await createUserWithPassword(app.prisma, tenant.accountId, 'owner@held.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('owner@held.example')).status).toBe(303);
@@ -37,7 +37,7 @@ const flashOf = async (res: Answer) => {
   return /<p class="notice (?:ok|error)" role="status">([^<]*)<\/p>/.exec((await visitor.get(res.location!)).body)?.[1];
 };
 const step = (callId: string, update: Parameters<typeof applyCallUpdate>[2]) =>
-  applyCallUpdate(app.prisma, callId, update, { now: app.now(), source: 'provider' });
+  applyCallUpdate(app.storage, callId, update, { now: app.now(), source: 'provider' });
 
 describe('a call that completes while its endpoint is disabled', () => {
   it('shows its held call.completed with the reason, and "Enable again" sends it once with its webhook-id', async () => {
@@ -58,7 +58,9 @@ describe('a call that completes while its endpoint is disabled', () => {
 
     // The call's detail view: both deliveries, held, with the reason; no Resend for a held one.
     const detail = (await visitor.get(`/dashboard/calls/${callId}`)).body;
-    expect(detail).toContain('<code>call.completed</code> <span class="status held">held</span>');
+    expect(detail).toContain(
+      '<code>call.completed</code> <span class="badge status held" data-tone="wait">held</span>',
+    );
     expect(detail).toMatch(
       /Held: endpoint disabled \(answered 410 Gone at \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\)\. Sent when the endpoint is enabled again\./,
     );
@@ -67,11 +69,17 @@ describe('a call that completes while its endpoint is disabled', () => {
 
     // The delivery log: held, with the reason.
     const log = (await visitor.get(`${OWN}/deliveries`)).body;
-    const row = [...log.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) => m[1]!).find((r) => r.includes('call.completed'))!;
-    expect(row).toMatch(
-      /held<br><span class="hint held-reason">endpoint disabled \(answered 410 Gone at \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\); sent when it is enabled again<\/span>/,
+    const start = log.indexOf(`id="delivery-${completed.id}"`);
+    const row = log.slice(start, log.indexOf('</article>', start));
+    expect(row).toContain(
+      '<span class="badge" data-tone="muted">Held</span> <strong class="event">call.completed</strong>',
     );
-    expect(row).not.toContain('/resend');
+    expect(row).toMatch(
+      /<p class="hint held-reason">Held: endpoint disabled \(answered 410 Gone at \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC\); sent when it is enabled again\.<\/p>/,
+    );
+    // No Resend anywhere while the endpoint is disabled (the banner says why), nor a "Resend failed" form.
+    expect(log).toContain('Deliveries cannot be resent while the endpoint is disabled');
+    expect(log).not.toContain('/resend');
 
     // API & Webhooks: how many are held and since when; the button says it sends them.
     const settings = (await visitor.get(OWN)).body;
@@ -101,7 +109,7 @@ describe('a call that completes while its endpoint is disabled', () => {
     ]);
     expect(sent).toHaveLength(2);
     expect((await visitor.get(`/dashboard/calls/${callId}`)).body).toContain(
-      '<code>call.completed</code> <span class="status succeeded">delivered</span>',
+      '<code>call.completed</code> <span class="badge status succeeded" data-tone="ok">delivered</span>',
     );
     expect((await visitor.get(OWN)).body).toContain('0 waiting to be sent, 0 held, 0 failed');
   });

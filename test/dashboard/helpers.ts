@@ -3,9 +3,11 @@
 import type { App } from '../../src/app.js';
 import { createUser } from '../../src/admin/users.js';
 import { hashPassword } from '../../src/domain/password.js';
-import { CSRF_COOKIE, SESSION_COOKIE } from '../../plugins/dashboard/options.js';
+import { CSRF_COOKIE } from '../../plugins/dashboard/index.js';
+import { SESSION_COOKIE } from '../../plugins/dashboard/session.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
-import { setPasswordHash } from '../../src/storage/users.js';
+import { storageOf } from '../helpers/database.js';
+import type { Storage } from '../../src/storage/index.js';
 
 /** The app is built with TLS_MODE=proxy: a request is https when it says so, as behind a TLS-terminating proxy. */
 export const DASHBOARD_ENV = { TLS_MODE: 'proxy' } as const;
@@ -13,21 +15,31 @@ export const HOST = 'dash.example.test';
 export const ORIGIN = `https://${HOST}`;
 export const PASSWORD = 'correct horse battery staple';
 
+/** As Eta's autoescape writes text into the page. */
+export const html = (text: string) =>
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+
 /** A cheap hash for tests (verifying it takes a millisecond); `realCost` gives the service's own cost (timing tests). */
 const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
 const hashes = new Map<boolean, Promise<string>>();
 
 /** A user of `accountId` whose password is PASSWORD (one hash per test file, shared). */
 export async function createUserWithPassword(
-  prisma: PrismaClient,
+  prisma: Storage | PrismaClient,
   accountId: string,
   email: string,
   options: { realCost?: boolean } = {},
 ): Promise<string> {
-  const { id } = await createUser(prisma, { accountId, email, actor: { kind: 'operator' } });
+  const storage = storageOf(prisma);
+  const { id } = await createUser(storage, { accountId, email, actor: { kind: 'operator' } });
   const real = options.realCost ?? false;
   if (!hashes.has(real)) hashes.set(real, real ? hashPassword(PASSWORD) : hashPassword(PASSWORD, CHEAP));
-  await setPasswordHash(prisma, id, await hashes.get(real)!);
+  await storage.users.setPasswordHash(id, await hashes.get(real)!);
   return id;
 }
 
@@ -121,6 +133,46 @@ export class Visitor {
     for (const input of (target?.[2] ?? '').matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g))
       hidden[input[1]!] = decode(input[2]!);
     return this.request('POST', action, { _csrf: this.lastCsrf ?? '', ...hidden, ...form });
+  }
+
+  /**
+   * Posts a multipart form (a file upload) to `action` as a browser does: the CSRF token of the last page, the
+   * `fields`, then the file part.
+   */
+  async upload(
+    action: string,
+    file: { field: string; name: string; content: string | Buffer; type?: string },
+    fields: Record<string, string> = {},
+  ): Promise<Answer> {
+    const boundary = `----oct-test-${Math.random().toString(36).slice(2)}`;
+    const parts: Buffer[] = [];
+    for (const [name, value] of Object.entries({ _csrf: this.lastCsrf ?? '', ...fields }))
+      parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\n` +
+          `Content-Type: ${file.type ?? 'text/csv'}\r\n\r\n`,
+      ),
+      Buffer.isBuffer(file.content) ? file.content : Buffer.from(file.content),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    );
+    const res = await this.app.inject({
+      method: 'POST',
+      url: action,
+      headers: {
+        host: HOST,
+        'x-forwarded-proto': 'https',
+        'x-forwarded-for': this.ip,
+        cookie: this.cookieHeader(),
+        origin: ORIGIN,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
+      payload: Buffer.concat(parts),
+    });
+    this.remember(res.headers);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1];
+    if (csrf) this.lastCsrf = csrf;
+    return { status: res.statusCode, headers: res.headers, body: res.body, location: res.headers.location };
   }
 
   async signIn(email: string, password = PASSWORD): Promise<Answer> {

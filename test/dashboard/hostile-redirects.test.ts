@@ -8,14 +8,13 @@ import Fastify, { type FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import pino from 'pino';
 import { createAgency } from '../../src/admin/accounts.js';
-import { app as appPlugin, fastifyOptions } from '../../src/app.js';
+import { app as appPlugin, fastifyOptions, registerDashboard } from '../../src/app.js';
 import type { App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import dashboard from '../../src/routes/dashboard/index.js';
-import { PostgresSessionStore } from '../../plugins/dashboard/session-store.js';
+import { PostgresSessionStore } from '../../plugins/dashboard/session.js';
 import { validatorCompiler } from '../../schemas/validation.js';
 import { buildTestApp } from '../helpers/app.js';
-import { freshDatabase, freshPrisma } from '../helpers/database.js';
+import { freshDatabase, freshPrisma, storageOf } from '../helpers/database.js';
 import { httpGet, httpsRequest, startServer } from '../helpers/server-process.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor, type Answer } from './helpers.js';
 
@@ -67,7 +66,7 @@ async function expectServing(app: App) {
 describe('hostile next values', () => {
   it('answer a safe redirect or a 400 page on all three routes, and the app keeps serving', async () => {
     const { app } = await buildTestApp({ env: DASHBOARD_ENV });
-    const { id } = await createAgency(app.prisma, { name: 'Acme' });
+    const { id } = await createAgency(app.storage, { name: 'Acme' });
     for (const [i, next] of HOSTILE.entries()) {
       const label = JSON.stringify(next.slice(0, 60));
       // One user and one IP per value: the sign-in throttle counts every attempt.
@@ -105,7 +104,7 @@ describe('hostile next values', () => {
 
   it('keep what a page of ours asked for, normalised: the query stays, the fragment and dot segments go', async () => {
     const { app } = await buildTestApp({ env: DASHBOARD_ENV });
-    const { id } = await createAgency(app.prisma, { name: 'Acme' });
+    const { id } = await createAgency(app.storage, { name: 'Acme' });
     await createUserWithPassword(app.prisma, id, 'ada@example.com');
     const visitor = new Visitor(app);
     await visitor.signIn('ada@example.com');
@@ -131,7 +130,7 @@ function within<T>(ms: number, work: Promise<T>): Promise<T> {
 describe('the real server process', () => {
   it('answers a signed-in GET /dashboard/sign-in?next=<U+2028, U+0085, NUL> with a safe redirect and keeps running', async () => {
     const { url, prisma } = await freshPrisma();
-    const { id } = await createAgency(prisma, { name: 'Acme' });
+    const { id } = await createAgency(storageOf(prisma), { name: 'Acme' });
     await createUserWithPassword(prisma, id, 'ada@example.com');
     const server = await startServer({
       DATA_DIR: await fs.mkdtemp(path.join(os.tmpdir(), 'oct-hostile-')),
@@ -197,10 +196,7 @@ async function buildLoggedProbe() {
   await instance.register(fp(appPlugin, { name: 'app' }), { config, databaseUrl: url });
   await instance.register(
     async (scope) => {
-      await dashboard(scope, {
-        sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES,
-        sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS,
-      });
+      await registerDashboard(scope, config);
       scope.get('/bad-header', { schema: { hide: true } }, async (_request, reply) =>
         reply.header('x-note', 'a\u2028b').type('text/plain').send('never sent'),
       );
@@ -215,7 +211,7 @@ describe("a throw inside a request's session callbacks", () => {
   it("is that request's 500 page and a log line; the next request is served", async () => {
     const { app, lines } = await buildLoggedProbe();
     try {
-      const { id } = await createAgency(app.prisma, { name: 'Acme' });
+      const { id } = await createAgency(app.storage, { name: 'Acme' });
       await createUserWithPassword(app.prisma, id, 'ada@example.com');
       const visitor = new Visitor(app);
       expect((await visitor.signIn('ada@example.com')).status).toBe(303);
@@ -241,7 +237,7 @@ describe("a throw inside a request's session callbacks", () => {
     try {
       const lost: unknown[] = [];
       const store = new PostgresSessionStore(
-        app.prisma,
+        app.storage.sessions,
         { idleMs: 60_000, maxMs: 3_600_000 },
         () => new Date(),
         (error) => void lost.push(error),

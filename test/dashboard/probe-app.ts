@@ -1,11 +1,10 @@
-// The real app plus a second dashboard scope at /probe with test routes behind a guard: for the guards and lookups no
-// page of this issue uses yet (requireRecentSignIn, managedAccount: the settings and clients pages of the next issue).
+// The real app plus a second dashboard scope at /probe with test routes behind a guard: for the guards and lookups
+// tested apart from any page (requireRecentSignIn; an account resolved by a route family).
 import Fastify, { type FastifyInstance, type preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { afterAll } from 'vitest';
-import { app, fastifyOptions } from '../../src/app.js';
+import { app, fastifyOptions, registerDashboard } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import dashboard from '../../src/routes/dashboard/index.js';
 import { validatorCompiler } from '../../schemas/validation.js';
 import { freshDatabase } from '../helpers/database.js';
 
@@ -14,9 +13,12 @@ afterAll(async () => {
   for (const instance of open.splice(0)) await instance.close();
 });
 
-/** `GET /probe/guarded` and `POST /probe/guarded` answer 200 "passed" once `guard` lets them through. */
+/**
+ * `GET /probe/guarded` and `POST /probe/guarded` answer 200 "passed" once the guard `guardOf` picks from the
+ * dashboard's decorators (e.g. `fastify.dashboardGuards`) lets them through.
+ */
 export async function buildProbeApp(
-  guard: preHandlerAsyncHookHandler,
+  guardOf: (scope: FastifyInstance) => preHandlerAsyncHookHandler,
   env: Record<string, string>,
   clock: () => Date,
   moreRoutes?: (scope: FastifyInstance) => void,
@@ -41,10 +43,8 @@ export async function buildProbeApp(
   await instance.register(fp(app, { name: 'app' }), { config, databaseUrl: url, clock });
   await instance.register(
     async (scope) => {
-      await dashboard(scope, {
-        sessionIdleMinutes: config.DASHBOARD_SESSION_IDLE_MINUTES,
-        sessionMaxHours: config.DASHBOARD_SESSION_MAX_HOURS,
-      });
+      await registerDashboard(scope, config);
+      const guard = guardOf(scope);
       scope.get('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
       scope.post('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
       moreRoutes?.(scope);

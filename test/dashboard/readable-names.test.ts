@@ -8,7 +8,7 @@ import { readableNameProblem } from '../../schemas/text.js';
 import { buildTestApp } from '../helpers/app.js';
 import { callctl, type CliError } from '../helpers/cli.js';
 import { json } from '../helpers/json.js';
-import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { createUserWithPassword, DASHBOARD_ENV, Visitor, html } from './helpers.js';
 
 let app: App;
 let databaseUrl: string;
@@ -17,7 +17,7 @@ let owner: Visitor;
 
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp({ env: DASHBOARD_ENV }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Readable agency' }));
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Readable agency' }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@readable.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@readable.example')).status).toBe(303);
@@ -48,14 +48,6 @@ const UNREADABLE: [string, string][] = [
 /** Names that are fine: right-to-left text with its marks, joiners inside emoji, combining accents. */
 const READABLE = ['שלום \u200fבע"מ', 'Family 👩\u200d👩\u200d👧', 'Cafe\u0301', 'Zoë & Co.', 'A\u200bB'];
 
-const html = (text: string) =>
-  text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-
 describe('the rule', () => {
   it('names what is wrong, and lets readable names through', () => {
     for (const [name, words] of UNREADABLE) expect(readableNameProblem(name), JSON.stringify(name)).toContain(words);
@@ -71,7 +63,9 @@ describe('the dashboard', () => {
     for (const [name, words] of UNREADABLE) {
       const res = await owner.submit('/dashboard/clients', '/dashboard/clients', { name });
       expect({ name, status: res.status }).toEqual({ name, status: 400 });
-      expect(res.body).toContain(`<p class="notice error" role="alert">${html("A client's name must")}`);
+      expect(res.body).toContain(
+        `<p class="field-error" id="f-name-error" role="alert">${html("A client's name must")}`,
+      );
       expect(res.body).toContain(html(words));
     }
     expect(await app.prisma.account.count()).toBe(accounts);
@@ -85,7 +79,7 @@ describe('the dashboard', () => {
     for (const [name, words] of UNREADABLE) {
       const res = await owner.submit('/dashboard/agents/new', '/dashboard/agents', form(name));
       expect({ name, status: res.status }).toEqual({ name, status: 400 });
-      expect(res.body).toContain(`<p class="notice error" role="alert">${html("An agent's name must")}`);
+      expect(res.body).toContain(`<p class="field-error" id="f-name-error">${html('The name must')}`);
       expect(res.body).toContain(html(words));
     }
     expect(await app.prisma.agent.count()).toBe(agents);

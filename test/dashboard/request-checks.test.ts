@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 
 async function signedIn() {
-  const { id } = await createAgency(app.prisma, { name: `Acme ${n}` });
+  const { id } = await createAgency(app.storage, { name: `Acme ${n}` });
   const email = `csrf${n++}@example.com`;
   await createUserWithPassword(app.prisma, id, email);
   const visitor = new Visitor(app);

@@ -4,9 +4,8 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import { disableUser, endAllSessions } from '../../src/admin/users.js';
-import { PostgresSessionStore } from '../../plugins/dashboard/session-store.js';
+import { PostgresSessionStore } from '../../plugins/dashboard/session.js';
 import type { App } from '../../src/app.js';
-import { requireRecentSignIn } from '../../plugins/dashboard/guards.js';
 import { buildTestApp } from '../helpers/app.js';
 import { buildProbeApp } from './probe-app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
@@ -36,7 +35,7 @@ beforeAll(async () => {
     env: { ...DASHBOARD_ENV, DASHBOARD_SESSION_IDLE_MINUTES: '30', DASHBOARD_SESSION_MAX_HOURS: '12' },
     clock: () => now,
   }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme' }));
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
 });
 
 describe('session timeouts', () => {
@@ -123,7 +122,7 @@ describe('ending sessions', () => {
   it('a request still in flight when the sessions ended does not bring its session back when it saves', async () => {
     const { visitor, userId } = await signedIn();
     const store = new PostgresSessionStore(
-      app.prisma,
+      app.storage.sessions,
       { idleMs: 30 * MINUTE, maxMs: 12 * 60 * MINUTE },
       () => now,
       (error) => {
@@ -133,7 +132,7 @@ describe('ending sessions', () => {
     // The in-flight request read its session before the user signed out everywhere elsewhere...
     const session = (await promisify(store.get.bind(store))(visitor.cookie!))!;
     expect(session.userId).toBe(userId);
-    await endAllSessions(app.prisma, { userId, ip: null, now });
+    await endAllSessions(app.storage, { userId, ip: null, now });
     // ...and saves it (rolling sessions save on every response) after.
     await promisify(store.set.bind(store))(visitor.cookie!, session);
     expect(await app.prisma.session.count({ where: { userId } })).toBe(0);
@@ -142,7 +141,7 @@ describe('ending sessions', () => {
 
   it('disabling a user ends their sessions at once; they cannot sign in again', async () => {
     const { visitor, email, userId } = await signedIn();
-    const result = await disableUser(app.prisma, userId, { kind: 'operator' });
+    const result = await disableUser(app.storage, userId, { kind: 'operator' });
     expect(result.sessions_ended).toBe(1);
     expect(await isSignedIn(visitor)).toBe(false);
     expect((await new Visitor(app).signIn(email)).status).toBe(401);
@@ -158,8 +157,12 @@ describe('ending sessions', () => {
 describe('recent sign-in (requireRecentSignIn)', () => {
   it('lets a request through within 10 minutes of the password; later sends it to re-enter the password and back', async () => {
     let clock = new Date('2026-11-23T09:00:00Z');
-    const { probe } = await buildProbeApp(requireRecentSignIn(), DASHBOARD_ENV, () => clock);
-    const { id } = await createAgency(probe.prisma, { name: 'Probe' });
+    const { probe } = await buildProbeApp(
+      (scope) => scope.dashboardGuards.requireRecentSignIn(),
+      DASHBOARD_ENV,
+      () => clock,
+    );
+    const { id } = await createAgency(probe.storage, { name: 'Probe' });
     await createUserWithPassword(probe.prisma, id, 'probe@example.com');
     const visitor = new Visitor(probe);
     await visitor.signIn('probe@example.com');
@@ -192,7 +195,11 @@ describe('recent sign-in (requireRecentSignIn)', () => {
   });
 
   it('sends a signed-out visitor to sign in instead', async () => {
-    const { probe } = await buildProbeApp(requireRecentSignIn(), DASHBOARD_ENV, () => new Date());
+    const { probe } = await buildProbeApp(
+      (scope) => scope.dashboardGuards.requireRecentSignIn(),
+      DASHBOARD_ENV,
+      () => new Date(),
+    );
     const res = await new Visitor(probe).get('/probe/guarded');
     expect(res.location).toBe('/dashboard/sign-in?next=%2Fprobe%2Fguarded');
   });

@@ -15,12 +15,12 @@ let n = 0;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme' }));
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
 });
 
 async function link() {
   const email = `new${n++}@example.com`;
-  const user = await createUser(app.prisma, { accountId: agencyId, email, actor: { kind: 'operator' }, now });
+  const user = await createUser(app.storage, { accountId: agencyId, email, actor: { kind: 'operator' }, now });
   return { ...user, email, path: `/dashboard/set-password/${user.token}` };
 }
 
@@ -77,7 +77,7 @@ describe('set-password links', () => {
 
   it('stop working when the user is disabled', async () => {
     const { path, id } = await link();
-    await disableUser(app.prisma, id, { kind: 'operator' }, now);
+    await disableUser(app.storage, id, { kind: 'operator' }, now);
     expect((await new Visitor(app).get(path)).status).toBe(410);
   });
 

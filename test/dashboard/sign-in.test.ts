@@ -7,7 +7,7 @@ import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
 import { SIGN_IN_LIMITS } from '../../plugins/dashboard/sign-in-limiter.js';
 import { SIGN_IN_REFUSED } from '../../src/routes/dashboard/sign-in.js';
-import { sessionDigest } from '../../plugins/dashboard/session-store.js';
+import { sessionDigest } from '../../plugins/dashboard/session.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
 
@@ -16,7 +16,7 @@ let agencyId: string;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme' }));
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
   await createUserWithPassword(app.prisma, agencyId, 'ada@example.com');
   await createUserWithPassword(app.prisma, agencyId, 'slow@example.com', { realCost: true });
 });
@@ -85,7 +85,7 @@ describe('sign in', () => {
     const unknown = await time('nobody@example.com');
     expect(wrong.res.status).toBe(401);
     expect(unknown.res.status).toBe(401);
-    const message = (body: string) => /<p class="notice error" role="alert">([^<]*)<\/p>/.exec(body)?.[1];
+    const message = (body: string) => /<p class="notice error" role="alert"[^>]*>([^<]*)<\/p>/.exec(body)?.[1];
     expect(message(wrong.res.body)).toBe(SIGN_IN_REFUSED.replace(/'/g, '&#39;'));
     expect(message(unknown.res.body)).toBe(message(wrong.res.body));
     // Without the dummy hash an unknown email answered in a few ms against hundreds for a wrong password. Loose
@@ -114,7 +114,7 @@ describe('sign in', () => {
   });
 
   it('refuses a user who has not set a password yet with the same message', async () => {
-    const { id } = await createAgency(app.prisma, { name: 'Other' });
+    const { id } = await createAgency(app.storage, { name: 'Other' });
     await app.prisma.user.create({ data: { accountId: id, agencyId: id, email: 'nopass@example.com' } });
     const res = await new Visitor(app).submit('/dashboard/sign-in', '/dashboard/sign-in', {
       email: 'nopass@example.com',
@@ -142,7 +142,7 @@ describe('sign in', () => {
 
 describe('sign-in throttling', () => {
   it(`refuses attempt ${SIGN_IN_LIMITS.perEmail + 1} for one email within the window, from any IP, with 429 and Retry-After`, async () => {
-    const { id } = await createAgency(app.prisma, { name: 'Target' });
+    const { id } = await createAgency(app.storage, { name: 'Target' });
     await createUserWithPassword(app.prisma, id, 'target@example.com');
     for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i++) {
       const v = new Visitor(app);
@@ -171,7 +171,7 @@ describe('sign-in throttling', () => {
   });
 
   it(`refuses attempt ${SIGN_IN_LIMITS.perIp + 1} from one IP within the window, whatever the emails`, async () => {
-    const { id } = await createAgency(app.prisma, { name: 'Spray' });
+    const { id } = await createAgency(app.storage, { name: 'Spray' });
     const emails = await Promise.all(
       [0, 1, 2, 3].map(async (i) => {
         await createUserWithPassword(app.prisma, id, `spray${i}@example.com`);

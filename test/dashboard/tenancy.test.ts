@@ -2,17 +2,15 @@
 // answers 404 (never 403) and changes nothing for a user of another agency and for a user of a sibling client;
 // agency-only pages are 404 for client users. EXTEND THE TABLES with every route you add (the first test fails
 // until a new route is classified).
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { audit } from '../../src/admin/audit.js';
 import { createUser } from '../../src/admin/users.js';
 import type { App } from '../../src/app.js';
-import { managedAccount, requireUser } from '../../plugins/dashboard/guards.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 import { buildProbeApp } from './probe-app.js';
-import { agentOf, insertCalls } from './call-fixtures.js';
+import { agentOf, insertCalls, insertWaitingCall } from './call-fixtures.js';
 import { insertFailedDelivery } from './call-fixtures.js';
 
 type Tenant = 'A' | 'A1' | 'A2' | 'B';
@@ -22,6 +20,13 @@ type Tenant = 'A' | 'A1' | 'A2' | 'B';
  */
 type World = Record<Tenant, string> & { users: Record<Tenant, Record<Tenant, string>> };
 
+/** A file a route's form uploads (multipart), with the form's other fields. */
+interface Upload {
+  field: string;
+  name: string;
+  content: string;
+}
+
 /** A route that names an object of `target` (URL or form), and how to see that it did not change it. */
 interface ObjectRoute {
   route: string;
@@ -29,7 +34,7 @@ interface ObjectRoute {
     world: World,
     target: Tenant,
     viewer: Tenant,
-  ): { method: 'GET' | 'POST'; url: string; form?: Record<string, string> };
+  ): { method: 'GET' | 'POST'; url: string; form?: Record<string, string>; file?: Upload };
   /** A snapshot of what the request could change; compared before and after. */
   snapshot?(app: App, world: World, target: Tenant): Promise<unknown>;
   /** Whose objects each viewer reaches through this route, when fewer than MAY_MANAGE (agency-only, clients-only). */
@@ -78,11 +83,26 @@ async function callOfTenant(app: App, world: World, target: Tenant): Promise<str
   return callsOf[target];
 }
 
+/** A waiting call of each tenant per route: the last one while it still waits, else a new one (a cancel uses it up). */
+const waitingOf: Record<string, string> = {};
+async function waitingCallState(app: App, world: World, target: Tenant, route: string) {
+  const key = `${route} ${target}`;
+  const state = (id: string) =>
+    app.prisma.call.findUniqueOrThrow({
+      where: { id },
+      select: { status: true, failureReason: true, updatedAt: true },
+    });
+  const last = waitingOf[key];
+  if (last && (await state(last)).status === 'initiated') return state(last);
+  waitingOf[key] = await insertWaitingCall(app.prisma, world[target], await agentOf(app.prisma, world[target]));
+  return state(waitingOf[key]);
+}
+
 /** An agent of each tenant, made on first use, for the agent routes; and a valid agent form. */
 const agentsOf: Partial<Record<Tenant, string>> = {};
 async function agentOfTenant(app: App, world: World, target: Tenant): Promise<string> {
   agentsOf[target] ??= (
-    await createAgent(app.prisma, { accountId: world[target], name: `Agent of ${target}`, phone: '+14155550100' })
+    await createAgent(app.storage, { accountId: world[target], name: `Agent of ${target}`, phone: '+14155550100' })
   ).id;
   return agentsOf[target];
 }
@@ -90,9 +110,16 @@ const AGENT_FORM = {
   phone: '+14155550123',
   timezone: 'Europe/Paris',
   policy: 'reject',
-  window_days: 'daily',
+  window_day: '0:sat',
   window_from: '08:00',
   window_to: '20:00',
+  // The settings too: a refused viewer's request changes none of them (the snapshot is the whole agent row).
+  window_timezone: 'recipient',
+  max_attempts: '3',
+  retry_on: 'busy',
+  retry_waits_minutes: '15, 60',
+  voicemail: 'leave_message',
+  voicemail_message: 'Hello {{name}}',
 };
 
 /** API & Webhooks of a client: the agency's pages (its own id is no client; client users have no Clients pages). */
@@ -250,6 +277,70 @@ const API_WEBHOOKS_ROUTES: ObjectRoute[] = [
   },
 ];
 
+/** A client's do-not-call list: the agency's pages (its own list is /dashboard/do-not-call, a self route). */
+const dncOf = (world: World, target: Tenant) => `/dashboard/clients/${world[target]}/do-not-call`;
+const dncEntries = (app: App, world: World, target: Tenant) =>
+  app.prisma.doNotCallEntry.findMany({
+    where: { accountId: world[target] },
+    orderBy: { phoneNumber: 'asc' },
+    select: { phoneNumber: true, reason: true },
+  });
+/** A number per viewer, so that one viewer's allowed add cannot hide another's forbidden one. */
+const dncNumber = (viewer: Tenant) => `+1415555090${TENANTS.indexOf(viewer)}`;
+const DNC_ROUTES: ObjectRoute[] = [
+  {
+    route: 'GET /dashboard/clients/:id/do-not-call',
+    request: (world, target) => ({ method: 'GET', url: dncOf(world, target) }),
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/do-not-call/add',
+    request: (world, target, viewer) => ({
+      method: 'POST',
+      url: `${dncOf(world, target)}/add`,
+      form: { phone_number: dncNumber(viewer), reason: `by ${viewer}` },
+    }),
+    snapshot: dncEntries,
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/do-not-call/remove',
+    request: (world, target) => ({
+      method: 'POST',
+      url: `${dncOf(world, target)}/remove`,
+      form: { phone_number: '+14155550999' },
+    }),
+    snapshot: async (app, world, target) => {
+      await app.prisma.doNotCallEntry.createMany({
+        data: [{ accountId: world[target], phoneNumber: '+14155550999', addedBy: 'operator' }],
+        skipDuplicates: true,
+      });
+      return dncEntries(app, world, target);
+    },
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/do-not-call/import',
+    request: (world, target, viewer) => ({
+      method: 'POST',
+      url: `${dncOf(world, target)}/import`,
+      form: {},
+      file: {
+        field: 'file',
+        name: 'list.csv',
+        content: `phone_number,reason\n${dncNumber(viewer).replace('090', '091')},x\n`,
+      },
+    }),
+    snapshot: dncEntries,
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'GET /dashboard/clients/:id/do-not-call/export.csv',
+    request: (world, target) => ({ method: 'GET', url: `${dncOf(world, target)}/export.csv` }),
+    reach: CLIENT_PAGES_REACH,
+  },
+];
+
 /** Routes that name another account's object. (The probe stands in until the clients and settings pages exist.) */
 const OBJECT_ROUTES: ObjectRoute[] = [
   {
@@ -257,6 +348,7 @@ const OBJECT_ROUTES: ObjectRoute[] = [
     request: (world, target) => ({ method: 'GET', url: `/probe/accounts/${world[target]}` }),
   },
   ...API_WEBHOOKS_ROUTES,
+  ...DNC_ROUTES,
   {
     route: 'GET /dashboard/clients/:id',
     request: (world, target) => ({ method: 'GET', url: `/dashboard/clients/${world[target]}` }),
@@ -311,6 +403,25 @@ const OBJECT_ROUTES: ObjectRoute[] = [
     snapshot: (app, world, target) => callOfTenant(app, world, target),
   },
   {
+    route: 'POST /dashboard/calls/:id/cancel',
+    request: (_world, target) => ({
+      method: 'POST',
+      url: `/dashboard/calls/${waitingOf[`one ${target}`]}/cancel`,
+      form: {},
+    }),
+    snapshot: (app, world, target) => waitingCallState(app, world, target, 'one'),
+  },
+  {
+    // The Calls list's form: one call outside the viewer's accounts refuses the whole form (test/dashboard/call-cancel.test.ts).
+    route: 'POST /dashboard/calls/cancel',
+    request: (_world, target) => ({
+      method: 'POST',
+      url: '/dashboard/calls/cancel',
+      form: { call: waitingOf[`many ${target}`]! },
+    }),
+    snapshot: (app, world, target) => waitingCallState(app, world, target, 'many'),
+  },
+  {
     route: 'GET /dashboard/agents/:id',
     request: (_world, target) => ({ method: 'GET', url: `/dashboard/agents/${agentsOf[target]}` }),
     // Nothing to change; the snapshot makes the target's agent.
@@ -334,6 +445,15 @@ const OBJECT_ROUTES: ObjectRoute[] = [
       return app.prisma.account.findUnique({ where: { id: world[target] }, select: { defaultAgentId: true } });
     },
   },
+  ...(['archive', 'restore'] as const).map((verb): ObjectRoute => ({
+    route: `POST /dashboard/agents/:id/${verb}`,
+    request: (_world, target) => ({ method: 'POST', url: `/dashboard/agents/${agentsOf[target]}/${verb}`, form: {} }),
+    snapshot: async (app, world, target) =>
+      app.prisma.agent.findUnique({
+        where: { id: await agentOfTenant(app, world, target) },
+        select: { archivedAt: true },
+      }),
+  })),
   {
     route: 'POST /dashboard/agents',
     request: (world, target, viewer) => ({
@@ -387,6 +507,16 @@ const AGENCY_ONLY_ROUTES: AgencyOnlyRoute[] = [
     request: (world) => ({ method: 'POST', url: `/dashboard/users/${world.users.A1.A1}/enable`, form: {} }),
     snapshot: (app, world) => disabledUsersOf(app, world, 'A1'),
   },
+  {
+    // A client user's own list is /dashboard/do-not-call; the client pages' copy of it is the agency's.
+    route: 'POST /dashboard/clients/:id/do-not-call/add',
+    request: (world) => ({
+      method: 'POST',
+      url: `/dashboard/clients/${world.A1}/do-not-call/add`,
+      form: { phone_number: '+14155550950' },
+    }),
+    snapshot: (app, world) => dncEntries(app, world, 'A1'),
+  },
 ];
 
 /** Routes that name no object but the viewer's own (why tenancy cannot apply to them). */
@@ -409,6 +539,10 @@ const SELF_ROUTES: Record<string, string> = {
   'GET /dashboard/audit-log': "scoped to the viewer's agency or client (tested below)",
   'GET /dashboard/assets/style.css': 'public',
   'GET /dashboard/assets/copy.js': 'public',
+  'GET /dashboard/assets/htmx.min.js': 'public',
+  'GET /dashboard/assets/live.js': 'public',
+  'GET /dashboard/assets/zone-default.js': 'public',
+  'GET /dashboard/assets/favicon.svg': 'public',
   'GET /dashboard/settings/api-webhooks':
     "the viewer's own account (clients' through /dashboard/clients/:id/api-webhooks)",
   'GET /dashboard/settings/api-webhooks/key': "the viewer's own account",
@@ -424,10 +558,18 @@ const SELF_ROUTES: Record<string, string> = {
   'GET /dashboard/agents': 'scoped to the accounts the viewer manages (tested below)',
   'GET /dashboard/agents/new': "a blank form; the accounts it offers are the viewer's (test/dashboard/agents.test.ts)",
   'GET /dashboard/calls': 'scoped to the accounts the viewer manages (test/dashboard/calls.test.ts)',
+  'POST /dashboard/calls/column':
+    "the viewer's own user: the metadata key shown on their Calls list (test/dashboard/calls-search.test.ts)",
   'GET /dashboard/users': 'scoped to the accounts the viewer manages (tested below)',
+  'GET /dashboard/do-not-call':
+    "the viewer's own account's list (clients' through /dashboard/clients/:id/do-not-call; tested below)",
+  'POST /dashboard/do-not-call/add': "the viewer's own account's list",
+  'POST /dashboard/do-not-call/remove': "the viewer's own account's list",
+  'POST /dashboard/do-not-call/import': "the viewer's own account's list",
+  'GET /dashboard/do-not-call/export.csv': "the viewer's own account's list",
 };
 
-/** Who may reach whose objects: the rule of src/domain/people-tenancy.ts, written out. */
+/** Who may reach whose objects: the rule of src/domain/tenancy.ts, written out. */
 const MAY_MANAGE: Record<Tenant, Tenant[]> = { A: ['A', 'A1', 'A2'], A1: ['A1'], A2: ['A2'], B: ['B'] };
 const TENANTS: Tenant[] = ['A', 'A1', 'A2', 'B'];
 
@@ -438,24 +580,24 @@ const visitors = {} as Record<Tenant, Visitor>;
 
 beforeAll(async () => {
   const { probe, routes } = await buildProbeApp(
-    requireUser,
+    (scope) => scope.dashboardGuards.requireUser,
     DASHBOARD_ENV,
     () => new Date(),
     (scope) => {
-      scope.get<{ Params: { id: string } }>(
-        '/accounts/:id',
-        { schema: { hide: true }, preHandler: requireUser },
-        async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) =>
-          (await managedAccount(request, reply, request.params.id)).name,
-      );
+      // A route family of its own, as the dashboard's are: the signed-in hook, and `:id` resolved to an account.
+      void scope.register(async (family) => {
+        family.addHook('preHandler', family.dashboardGuards.requireUser);
+        family.resolveManaged('account', 'id');
+        family.get('/accounts/:id', { schema: { hide: true } }, async (request) => request.managed('account').name);
+      });
     },
   );
   app = probe;
   dashboardRoutes = routes;
-  world.A = (await createAgency(app.prisma, { name: 'Agency A' })).id;
-  world.B = (await createAgency(app.prisma, { name: 'Agency B' })).id;
-  world.A1 = (await createClient(app.prisma, { agencyId: world.A, name: 'Client A1' })).id;
-  world.A2 = (await createClient(app.prisma, { agencyId: world.A, name: 'Client A2' })).id;
+  world.A = (await createAgency(app.storage, { name: 'Agency A' })).id;
+  world.B = (await createAgency(app.storage, { name: 'Agency B' })).id;
+  world.A1 = (await createClient(app.storage, { agencyId: world.A, name: 'Client A1' })).id;
+  world.A2 = (await createClient(app.storage, { agencyId: world.A, name: 'Client A2' })).id;
   for (const [i, tenant] of TENANTS.entries()) {
     await createUserWithPassword(app.prisma, world[tenant], `${tenant.toLowerCase()}@tenancy.example`);
     visitors[tenant] = new Visitor(app);
@@ -468,7 +610,7 @@ beforeAll(async () => {
     for (const viewer of TENANTS) {
       const email = `user-of-${target}-for-${viewer}@tenancy.example`;
       world.users[target][viewer] = (
-        await createUser(app.prisma, { accountId: world[target], email, actor: { kind: 'operator' } })
+        await createUser(app.storage, { accountId: world[target], email, actor: { kind: 'operator' } })
       ).id;
     }
   }
@@ -492,11 +634,13 @@ describe('tenancy of the dashboard', () => {
         const allowed = (route.reach ?? MAY_MANAGE)[viewer].includes(target);
         it(`${route.route}: a user of ${viewer} on ${target}'s object gets ${allowed ? 'it' : '404 and changes nothing'}`, async () => {
           const before = await route.snapshot?.(app, world, target);
-          const { method, url, form } = route.request(world, target, viewer);
+          const { method, url, form, file } = route.request(world, target, viewer);
           const res =
             method === 'GET'
               ? await visitors[viewer].get(url)
-              : await visitors[viewer].submit('/dashboard/account', url, form);
+              : file
+                ? await visitors[viewer].get('/dashboard/account').then(() => visitors[viewer].upload(url, file, form))
+                : await visitors[viewer].submit('/dashboard/account', url, form);
           if (allowed) {
             expect(res.status).toBeLessThan(400);
             return;
@@ -538,7 +682,7 @@ describe('tenancy of the dashboard', () => {
 
   it('lists on the Agents page the agents of the accounts the viewer manages, and no others', async () => {
     for (const target of TENANTS)
-      await createAgent(app.prisma, { accountId: world[target], name: `listed-agent-of-${target}-end` });
+      await createAgent(app.storage, { accountId: world[target], name: `listed-agent-of-${target}-end` });
     for (const viewer of TENANTS) {
       const page = (await visitors[viewer].get('/dashboard/agents')).body;
       for (const target of TENANTS) {
@@ -549,10 +693,27 @@ describe('tenancy of the dashboard', () => {
     }
   });
 
+  it("shows each user their own account's do-not-call list on /dashboard/do-not-call, and no other", async () => {
+    for (const [i, tenant] of TENANTS.entries())
+      await app.prisma.doNotCallEntry.create({
+        data: {
+          accountId: world[tenant],
+          phoneNumber: `+1415555098${i}`,
+          reason: `own-of-${tenant}-end`,
+          addedBy: 'operator',
+        },
+      });
+    for (const viewer of TENANTS) {
+      const page = (await visitors[viewer].get('/dashboard/do-not-call')).body;
+      for (const target of TENANTS)
+        expect(page.includes(`own-of-${target}-end`), `${viewer} sees ${target}'s list`).toBe(viewer === target);
+    }
+  });
+
   it('shows each user the audit entries of the accounts they manage, and no others', async () => {
     const at = new Date();
     for (const tenant of TENANTS)
-      await audit(app.prisma, world[tenant], { kind: 'operator' }, 'user_created', at, {
+      await audit(app.storage, world[tenant], { kind: 'operator' }, 'user_created', at, {
         marker: `entry-of-${tenant}-end`,
       });
     for (const viewer of TENANTS) {

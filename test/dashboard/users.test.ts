@@ -4,11 +4,12 @@
 // an address another agency uses (answered as a fresh one), and the recent password entry both links need.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
-import { CANNOT_DISABLE_SELF } from '../../src/admin/users.js';
+import { CANNOT_DISABLE_SELF, inviteUser } from '../../src/admin/users.js';
+import { notAnEmailAddress } from '../../schemas/user-email.js';
 import type { App } from '../../src/app.js';
 import { oneTimeTokenDigest } from '../../src/domain/one-time-token.js';
 import { buildTestApp } from '../helpers/app.js';
-import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
+import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor, html } from './helpers.js';
 
 let app: App;
 let agencyId: string;
@@ -22,9 +23,9 @@ const LINK = /https:\/\/[^"<\s]+\/dashboard\/set-password\/([A-Za-z0-9_-]{43})/;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  ({ id: agencyId } = await createAgency(app.prisma, { name: 'Acme' }));
-  ({ id: betaId } = await createClient(app.prisma, { agencyId, name: 'Beta' }));
-  ({ id: gammaId } = await createClient(app.prisma, { agencyId, name: 'Gamma' }));
+  ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
+  ({ id: betaId } = await createClient(app.storage, { agencyId, name: 'Beta' }));
+  ({ id: gammaId } = await createClient(app.storage, { agencyId, name: 'Gamma' }));
   ownerId = await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
   bobId = await createUserWithPassword(app.prisma, betaId, 'bob@beta.example');
   await createUserWithPassword(app.prisma, gammaId, 'gina@gamma.example');
@@ -114,8 +115,31 @@ describe('users page', () => {
     expect(await app.prisma.auditEntry.count()).toBe(audits);
   });
 
+  it("refuses each address the schema's shape refuses in src/admin's (callctl's) words, keeping what was typed", async () => {
+    const count = await app.prisma.user.count();
+    for (const email of ['not an email', 'a@b', '@beta.example', 'a@@beta.example', '']) {
+      // callctl (src/admin) refuses it with the same sentence.
+      const said = await inviteUser(app.storage, {
+        accountId: gammaId,
+        email,
+        invitedBy: { userId: ownerId, ip: null },
+      }).then(
+        () => null,
+        (error: Error) => error.message,
+      );
+      expect(said, email).toBe(notAnEmailAddress(email));
+      const res = await invite(owner, email, gammaId);
+      expect(res.status, email).toBe(400);
+      expect(res.body, email).toContain(
+        `<p class="field-error" id="f-invite-email-error" role="alert">${html(said!)}</p>`,
+      );
+      expect(res.body, email).toContain(`value="${html(email)}"`);
+    }
+    expect(await app.prisma.user.count()).toBe(count);
+  });
+
   it("answers 404 for an account that is not the viewer's, and invites nobody", async () => {
-    const { id: otherAgency } = await createAgency(app.prisma, { name: 'Other' });
+    const { id: otherAgency } = await createAgency(app.storage, { name: 'Other' });
     const count = await app.prisma.user.count();
     for (const account of [otherAgency, '00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
       expect((await invite(owner, `someone-${account}@x.example`, account)).status).toBe(404);
@@ -166,7 +190,7 @@ describe('users page', () => {
   });
 
   it("answers 404 for a user who is not the viewer's to disable", async () => {
-    const { id: otherAgency } = await createAgency(app.prisma, { name: 'Elsewhere' });
+    const { id: otherAgency } = await createAgency(app.storage, { name: 'Elsewhere' });
     const strangerId = await createUserWithPassword(app.prisma, otherAgency, 'stranger@elsewhere.example');
     for (const id of [strangerId, '00000000-0000-4000-8000-000000000000', 'nope']) {
       expect((await owner.submit('/dashboard/users', `/dashboard/users/${id}/disable`)).status).toBe(404);
@@ -289,11 +313,11 @@ describe('inviting an address another agency uses (emails are unique per agency)
     body
       .replaceAll(email, '<email>')
       .replace(LINK, '<link>')
-      .replace(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/g, '<time>')
+      .replace(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})? UTC/g, '<time>')
       .replace(/name="_csrf" value="[^"]*"/g, '');
 
   it("answers exactly as for a fresh address, makes a user of the inviter, and leaves the other tenant's user unchanged", async () => {
-    const { id: otherAgency } = await createAgency(app.prisma, { name: 'Rival' });
+    const { id: otherAgency } = await createAgency(app.storage, { name: 'Rival' });
     const theirsId = await createUserWithPassword(app.prisma, otherAgency, 'shared.person@rival.example');
     const before = await app.prisma.user.findUniqueOrThrow({
       where: { id: theirsId },
@@ -356,7 +380,7 @@ describe('inviting and new sign-in links need a recent password entry', () => {
   it('after 10 minutes, sends to the re-enter-password page and back to the Users page; nothing is made until then', async () => {
     let now = new Date('2026-11-23T09:00:00Z');
     const { app: timed } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now });
-    const { id: agency } = await createAgency(timed.prisma, { name: 'Clockwork' });
+    const { id: agency } = await createAgency(timed.storage, { name: 'Clockwork' });
     await createUserWithPassword(timed.prisma, agency, 'keeper@clockwork.example');
     const staleId = await createUserWithPassword(timed.prisma, agency, 'stale@clockwork.example');
     const keeper = new Visitor(timed);

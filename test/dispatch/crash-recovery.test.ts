@@ -1,12 +1,13 @@
 // The real process, killed with SIGKILL in the middle of 25 calls and started again: every call still ends exactly
-// once, none is dialled twice, and the account never has more than 10 active calls. Simulated calls that were under
-// way while no process ran keep their scripted length.
+// once, none is dialled twice, and the account never has more than 10 active calls; retried calls killed between
+// attempts and during their second lose no attempt and dial none twice. Simulated calls that were under way while no
+// process ran keep their scripted length.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createPrisma } from '../../src/storage/database.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, storageOf } from '../helpers/database.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
@@ -15,16 +16,12 @@ import { httpsRequest, startServer } from '../helpers/server-process.js';
 import { json, type TriggerResponse, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
-describe('crash recovery of dispatch', () => {
-  it('SIGKILL during a run of 25 calls: after a restart all end exactly once, each dialled at most once', async () => {
-    const { url } = await freshDatabase();
-    const prisma = createPrisma(url, { max: 2 });
-    const tenant = await createTenant(prisma);
-    const receiver = await startReceiver();
-    await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-crash-'));
-    const dialLog = path.join(dataDir, 'dials.log');
-    const env = {
+/** The servers' environment: short rings and talks, a short lease, each dial logged under `dataDir`. */
+function serverEnv(url: string, dataDir: string) {
+  const dialLog = path.join(dataDir, 'dials.log');
+  return {
+    dialLog,
+    env: {
       DATA_DIR: dataDir,
       DATABASE_URL: url,
       SIMULATED_RING_MS: '200',
@@ -33,7 +30,19 @@ describe('crash recovery of dispatch', () => {
       DISPATCH_LEASE_MS: '2000',
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_TIMEOUT_MS: '1000',
-    };
+    },
+  };
+}
+
+describe('crash recovery of dispatch', () => {
+  it('SIGKILL during a run of 25 calls: after a restart all end exactly once, each dialled at most once', async () => {
+    const { url } = await freshDatabase();
+    const prisma = createPrisma(url, { max: 2 });
+    const tenant = await createTenant(prisma);
+    const receiver = await startReceiver();
+    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true });
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-crash-'));
+    const { dialLog, env } = serverEnv(url, dataDir);
 
     const first = await startServer(env);
     const accepted: string[] = [];
@@ -111,6 +120,129 @@ describe('crash recovery of dispatch', () => {
   }, 120_000);
 });
 
+describe('crash recovery of retried calls', () => {
+  it('SIGKILL between attempts and during the second: every attempt is dialled exactly once, every call ends once', async () => {
+    const { url } = await freshDatabase();
+    const prisma = createPrisma(url, { max: 2 });
+    const tenant = await createTenant(prisma);
+    // Two attempts, busy retried after a minute (the minute passes while no process runs: see below).
+    await prisma.agent.update({
+      where: { id: tenant.agentId },
+      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [1] },
+    });
+    const receiver = await startReceiver();
+    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true });
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-crash-retries-'));
+    const { dialLog, env } = serverEnv(url, dataDir);
+    const triggerFrom = async (port: number, phone: string) => {
+      const res = await httpsRequest(port, '/api/v1/calls/trigger', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ phone_number: phone }),
+      });
+      expect(res.status).toBe(200);
+      return json<TriggerResponse>(res.body).call_id;
+    };
+    const calls = () => prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
+
+    const first = await startServer(env);
+    const retried: string[] = []; // busy, then answered
+    const twiceBusy: string[] = [];
+    const once: string[] = [];
+    for (let i = 0; i < 6; i++) retried.push(await triggerFrom(first.port, '+15005550005'));
+    for (let i = 0; i < 3; i++) twiceBusy.push(await triggerFrom(first.port, '+15005550001'));
+    for (let i = 0; i < 4; i++) once.push(await triggerFrom(first.port, '+14155552671'));
+    const all = [...retried, ...twiceBusy, ...once];
+    // Killed once every busy first attempt waits for its next one.
+    const between = new Set([...retried, ...twiceBusy]);
+    for (const deadline = Date.now() + 30_000; ;) {
+      const rows = await calls();
+      if (rows.filter((c) => between.has(c.id) && c.status === 'initiated' && c.attempt === 2).length === between.size)
+        break;
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await first.stop('SIGKILL')).toBe('SIGKILL');
+    // The minute passes while no process runs.
+    const due = new Date();
+    await prisma.call.updateMany({ where: { id: { in: [...between] } }, data: { nextAttemptAt: due, notBefore: due } });
+
+    // The next process dials the second attempts, and is killed while they ring or talk.
+    const second = await startServer(env);
+    for (const deadline = Date.now() + 30_000; ;) {
+      const rows = await calls();
+      if (rows.some((c) => between.has(c.id) && c.attempt === 2 && c.status !== 'initiated')) break;
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await second.stop('SIGKILL')).toBe('SIGKILL');
+
+    const third = await startServer(env);
+    let rows: Awaited<ReturnType<typeof calls>>;
+    const terminalWebhooks = () =>
+      new Set(
+        receiver.received
+          .map((r) => json<WebhookEvent>(r.body))
+          .filter((e) => e.type !== 'call.started')
+          .map((e) => e.data.call_id),
+      );
+    for (const deadline = Date.now() + 60_000; ;) {
+      rows = await calls();
+      if (
+        rows.every((c) => c.status === 'completed' || c.status === 'failed') &&
+        terminalWebhooks().size === all.length
+      )
+        break;
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(await third.stop('SIGTERM')).toBe(0);
+
+    const byId = new Map(rows.map((c) => [c.id, c]));
+    expect([...byId.keys()].sort()).toEqual([...all].sort());
+    for (const call of rows)
+      expect(call.events.filter((e) => e.toStatus === 'completed' || e.toStatus === 'failed')).toHaveLength(1);
+    // A second attempt ends as scripted, unless a process died between asking to dial it and recording the answer:
+    // then it fails with provider_error rather than risk ringing twice.
+    const outcomesOf = (id: string) => (byId.get(id)!.attemptOutcomes as { outcome: string }[]).map((o) => o.outcome);
+    for (const id of retried)
+      expect([
+        ['busy', 'completed'],
+        ['busy', 'provider_error'],
+      ]).toContainEqual(outcomesOf(id));
+    for (const id of twiceBusy)
+      expect([
+        ['busy', 'busy'],
+        ['busy', 'provider_error'],
+      ]).toContainEqual(outcomesOf(id));
+    for (const id of once) expect(outcomesOf(id)).toEqual(['completed']);
+    expect(rows.filter((c) => retried.includes(c.id) && c.status === 'completed').length).toBeGreaterThan(0);
+
+    // Each attempt dialled exactly once across the three processes.
+    const dials = (await fs.readFile(dialLog, 'utf8')).trim().split('\n');
+    expect(new Set(dials).size).toBe(dials.length);
+    expect(dials.sort()).toEqual([...all, ...[...between].map((id) => `${id}/2`)].sort());
+
+    // The receiver: per call, one call.started per attempt and one terminal event (by webhook-id: a retry of a
+    // delivery repeats its id, never adds one).
+    const heard = new Map<string, Map<string, string>>();
+    for (const r of receiver.received) {
+      const event = json<WebhookEvent>(r.body);
+      const key = `${event.type}#${event.data.attempt}`;
+      const ids = heard.get(event.data.call_id) ?? new Map<string, string>();
+      expect(ids.get(key) ?? String(r.headers['webhook-id'])).toBe(String(r.headers['webhook-id']));
+      heard.set(event.data.call_id, ids.set(key, String(r.headers['webhook-id'])));
+    }
+    for (const id of between) {
+      const terminal = byId.get(id)!.status === 'completed' ? 'call.completed' : 'call.failed';
+      expect([...heard.get(id)!.keys()].sort()).toEqual(['call.started#1', 'call.started#2', `${terminal}#2`].sort());
+    }
+    for (const id of once) expect([...heard.get(id)!.keys()].sort()).toEqual(['call.completed#1', 'call.started#1']);
+    await prisma.$disconnect();
+  }, 150_000);
+});
+
 describe('simulated calls across a restart', () => {
   it('a call ringing or talking when the process stops ends at its scripted time, whenever the next process advances it', async () => {
     const RING_MS = 1_000;
@@ -120,7 +252,7 @@ describe('simulated calls across a restart', () => {
     let firstClock = t0;
     const first = await buildTestApp({ env, clock: () => firstClock });
     const tenant = await createTenant(first.app.prisma);
-    await setWebhook(first.app.prisma, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+    await setWebhook(first.app.storage, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
 
     const talking = callIdOf(await trigger(first.app, tenant.key));
     await first.app.dispatcher!.settle();

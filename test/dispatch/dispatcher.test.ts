@@ -313,7 +313,7 @@ describe('dispatcher', () => {
     });
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
     const heard: number[] = [];
     const listener = new pg.Client({ connectionString: databaseUrl });
     await listener.connect();
@@ -388,7 +388,7 @@ describe('dispatcher', () => {
       const log = dialLog();
       const dialer = new SimulatedDialer(log);
       const dispatcher = new Dispatcher({
-        prisma: app.prisma,
+        storage: app.storage,
         databaseUrl: '',
         dialer,
         now: () => new Date(),
@@ -483,7 +483,7 @@ describe('dispatcher', () => {
     const log = dialLog();
     const dialer = new SimulatedDialer(log);
     const dispatcher = new Dispatcher({
-      prisma: app.prisma,
+      storage: app.storage,
       databaseUrl: '',
       dialer,
       now: () => new Date(),
@@ -510,7 +510,7 @@ describe('queued calls and the clock', () => {
     const { app } = await buildTestApp({ clock: () => now, env: { ...FAST, QUEUED_CALL_TTL_HOURS: '1' } });
     const tenant = await createTenant(app.prisma);
     const agentId = (
-      await createAgent(app.prisma, {
+      await createAgent(app.storage, {
         accountId: tenant.accountId,
         name: 'office hours',
         phone: '+14155550111',

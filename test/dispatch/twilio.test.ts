@@ -1,11 +1,11 @@
-// The Twilio dialer end to end against a local stand-in of Twilio's REST API: the create-call request, signed status
-// callbacks (in order, duplicated, late, racing the dialer, forged), the TwiML handed to the agent, and refused dials.
-import { createHmac, randomBytes } from 'node:crypto';
+// The Twilio dialer end to end against a local stand-in of Twilio's REST API: the create-call request, status
+// callbacks signed by Twilio's SDK (in order, duplicated, late, racing the dialer, forged), the TwiML handed to the
+// agent, and refused dials. Voicemail detection: test/dispatch/voicemail.test.ts.
+import { createHmac } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino, { type LoggerOptions } from 'pino';
+import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -16,102 +16,25 @@ import { buildTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import {
+  ACCOUNT_SID,
+  AGENT_PHONE,
+  PUBLIC,
+  REFUSED_TO,
+  signLikeTwilio,
+  TOKEN,
+  TwilioStandIn,
+  twilioCallback,
+  twilioEnv,
+} from '../helpers/twilio.js';
 import { waitFor } from '../helpers/wait.js';
-
-const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
-const TOKEN = 'test-token';
-const PUBLIC = 'https://calls.example.test';
-const STREAM = 'wss://agent.example.test/stream';
-const AGENT_PHONE = '+14155550100';
-const REFUSED_TO = '+14155552699';
-
-/** Twilio's Calls resource as far as the dialer uses it: Basic auth, form in, JSON out, errors in Twilio's shape. */
-class TwilioStandIn {
-  readonly creates: { form: URLSearchParams; sid: string }[] = [];
-  private readonly gates = new Map<string, { passed: Promise<void>; open: () => void }>();
-  private readonly server = http.createServer((req, res) => void this.handle(req, res));
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-  async stop() {
-    for (const to of [...this.gates.keys()]) this.release(to);
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  /** Creates for `to` are recorded at once but answered only after release(to). */
-  hold(to: string) {
-    let open!: () => void;
-    this.gates.set(to, { passed: new Promise<void>((resolve) => (open = resolve)), open });
-  }
-
-  release(to: string) {
-    this.gates.get(to)?.open();
-    this.gates.delete(to);
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const reply = (status: number, body: object) =>
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    const error = (status: number, code: number, message: string) =>
-      reply(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
-    const expected = `Basic ${Buffer.from(`${ACCOUNT_SID}:${TOKEN}`).toString('base64')}`;
-    if (req.headers.authorization !== expected) return error(401, 20003, 'Authenticate');
-    if (
-      req.method !== 'POST' ||
-      req.url !== `/2010-04-01/Accounts/${ACCOUNT_SID}/Calls.json` ||
-      !req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')
-    ) {
-      return error(404, 20404, 'The requested resource was not found');
-    }
-    const form = new URLSearchParams(Buffer.concat(chunks).toString());
-    const sid = `CA${randomBytes(16).toString('hex')}`;
-    this.creates.push({ form, sid });
-    const to = form.get('To')!;
-    if (to === REFUSED_TO) return error(400, 21211, "The 'To' number is not a valid phone number.");
-    await this.gates.get(to)?.passed;
-    reply(201, {
-      sid,
-      account_sid: ACCOUNT_SID,
-      to,
-      from: form.get('From'),
-      status: 'queued',
-      api_version: '2010-04-01',
-      uri: `/2010-04-01/Accounts/${ACCOUNT_SID}/Calls/${sid}.json`,
-    });
-  }
-}
-
-/** How Twilio signs a request, written independently of the code under test. */
-function signLikeTwilio(token: string, url: string, params: Record<string, string>) {
-  const data =
-    url +
-    Object.keys(params)
-      .sort()
-      .map((k) => k + params[k])
-      .join('');
-  return createHmac('sha1', token).update(data).digest('base64');
-}
 
 const standIn = new TwilioStandIn();
 let apiBaseUrl: string;
 let app: App;
 let key: string;
-const env = () => ({
-  DIALER: 'twilio',
-  TWILIO_ACCOUNT_SID: ACCOUNT_SID,
-  TWILIO_AUTH_TOKEN: TOKEN,
-  TWILIO_API_BASE_URL: apiBaseUrl,
-  PUBLIC_BASE_URL: PUBLIC,
-  AGENT_STREAM_URL: STREAM,
-  DISPATCH_ENABLED: 'true',
-});
+const env = () => twilioEnv(apiBaseUrl);
 
-afterAll(() => standIn.stop());
 beforeAll(async () => {
   apiBaseUrl = await standIn.start();
   app = (await buildTestApp({ env: env() })).app;
@@ -141,18 +64,7 @@ function callback(
   signature?: string | null,
   headers: Record<string, string> = {},
 ) {
-  const path = `/telephony/twilio/${kind}?call_id=${callId}`;
-  const sig = signature === undefined ? signLikeTwilio(TOKEN, `${PUBLIC}${path}`, params) : signature;
-  return app.inject({
-    method: 'POST',
-    url: path,
-    payload: new URLSearchParams(params).toString(),
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      ...(sig === null ? {} : { 'x-twilio-signature': sig }),
-      ...headers,
-    },
-  });
+  return twilioCallback(app, kind, callId, params, { signature, headers });
 }
 
 const statusParams = (sid: string, status: string, more: Record<string, string> = {}) => ({
@@ -423,6 +335,8 @@ describe('Twilio dialer', () => {
       agentId: 'a',
       name: null,
       email: null,
+      voicemail: 'off' as const,
+      voicemailMessage: null,
     };
     const refused = await wrong.dial(request).catch((e: Error) => e);
     expect((refused as Error).message).toBe('Twilio refused the call (HTTP 401, code 20003: Authenticate)');
@@ -474,6 +388,13 @@ describe('X-Twilio-Signature', () => {
   it("matches Twilio's documented example", () => {
     expect(twilioSignature('12345', url, params)).toBe('RSOYDt4T1cUTdK1PDd93/VVr8B8=');
     expect(isValidTwilioSignature('12345', 'RSOYDt4T1cUTdK1PDd93/VVr8B8=', url, params)).toBe(true);
+  });
+
+  it("agrees with Twilio's SDK (which signs these tests' callbacks) both ways", () => {
+    const amd = { ...params, AnsweredBy: 'machine_end_beep', MachineDetectionDuration: '4120' };
+    const amdUrl = `${PUBLIC}/telephony/twilio/amd?call_id=c&voicemail=leave_message`;
+    expect(twilioSignature(TOKEN, amdUrl, amd)).toBe(signLikeTwilio(TOKEN, amdUrl, amd));
+    expect(twilio.validateRequest(TOKEN, twilioSignature(TOKEN, amdUrl, amd), amdUrl, amd)).toBe(true);
   });
 
   it('rejects a missing signature, another token, URL or parameter, and compares repeated parameters as Twilio does', () => {

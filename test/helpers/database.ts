@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, inject } from 'vitest';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
+import { storageOver, type Storage } from '../../src/storage/storage.js';
 
 export function databaseUrl(name: string): string {
   const u = new URL(inject('adminDatabaseUrl'));
@@ -56,6 +57,11 @@ export async function freshPrisma(): Promise<{ url: string; prisma: PrismaClient
   const prisma = createPrisma(url, { max: 4 });
   clients.push(prisma);
   return { url, prisma };
+}
+
+/** The storage over `db` when it is a client made by createPrisma (freshPrisma's, app.prisma), else `db` itself. */
+export function storageOf(db: Storage | PrismaClient): Storage {
+  return '$transaction' in db ? storageOver(db) : db;
 }
 
 /** The Redis URL of the run, or null: Redis tests use `describe.skipIf(!redisUrl())` and say so. */

@@ -1,5 +1,7 @@
 // Tenants for tests, made through the same operator functions callctl uses.
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import type { Storage } from '../../src/storage/index.js';
+import { storageOf } from './database.js';
 import { createAgency, createClient, generateKey, setApiAccess, setPlan } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 
@@ -28,22 +30,25 @@ export function keyWithTypo(key: string, at = key.length - 1): string {
 }
 
 /** An agency with a key and one agent (with a phone number, set as default unless told otherwise). */
-export async function createTenant(prisma: PrismaClient, options: TenantOptions = {}): Promise<Tenant> {
-  const { id: accountId } = await createAgency(prisma, { name: 'Test Agency', plan: options.plan ?? 'agency' });
-  return completeTenant(prisma, accountId, options);
+export async function createTenant(prisma: Storage | PrismaClient, options: TenantOptions = {}): Promise<Tenant> {
+  const { id: accountId } = await createAgency(storageOf(prisma), {
+    name: 'Test Agency',
+    plan: options.plan ?? 'agency',
+  });
+  return completeTenant(storageOf(prisma), accountId, options);
 }
 
 /** A client of `agencyId` with a key and one agent. */
 export async function createClientTenant(
-  prisma: PrismaClient,
+  prisma: Storage | PrismaClient,
   agencyId: string,
   options: TenantOptions = {},
 ): Promise<Tenant> {
-  const { id: accountId } = await createClient(prisma, { agencyId, name: 'Test Client' });
-  return completeTenant(prisma, accountId, options);
+  const { id: accountId } = await createClient(storageOf(prisma), { agencyId, name: 'Test Client' });
+  return completeTenant(storageOf(prisma), accountId, options);
 }
 
-async function completeTenant(prisma: PrismaClient, accountId: string, options: TenantOptions): Promise<Tenant> {
+async function completeTenant(prisma: Storage, accountId: string, options: TenantOptions): Promise<Tenant> {
   const { id: agentId } = await createAgent(prisma, {
     accountId,
     name: 'Test Agent',

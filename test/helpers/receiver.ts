@@ -10,7 +10,7 @@ export interface Received {
   at: number;
 }
 
-export type Answer = { status: number; headers?: Record<string, string> } | 'hang';
+export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -29,7 +29,7 @@ async function reply(res: http.ServerResponse, answering: Answer | Promise<Answe
   const answer = await answering;
   if (answer === 'hang') return;
   res.writeHead(answer.status, answer.headers ?? {});
-  res.end();
+  res.end(answer.body);
 }
 
 export async function startReceiver(path = '/hooks'): Promise<Receiver> {

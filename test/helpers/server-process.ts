@@ -2,7 +2,7 @@
 import type { ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import path from 'node:path';
-import { freePort } from '../../src/free-port.js';
+import { freePort } from '../../src/storage/free-port.js';
 import { spawnChild, stopChild } from './child-processes.js';
 
 export interface ServerProcess {

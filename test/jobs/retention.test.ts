@@ -10,7 +10,12 @@ import type { App } from '../../src/app.js';
 import { RetentionJob, retentionPolicy, runRetentionPass } from '../../src/jobs/retention.js';
 import { loadConfig } from '../../src/config.js';
 import { sqlPool } from '../../src/storage/database.js';
-import { createRetentionPool, tryRetentionLock, type DeletedRows } from '../../src/storage/retention.js';
+import {
+  createRetentionPool,
+  RetentionRepository,
+  tryRetentionLock,
+  type DeletedRows,
+} from '../../src/storage/retention.js';
 import { useNamedStatements } from '../../src/storage/statements.js';
 import { buildTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
@@ -184,6 +189,32 @@ async function metric(app: App, name: 'retentionRowsDeleted' | 'retentionPasses'
 }
 
 /** An app whose clock the test moves. */
+/** `count` idempotency records expired a day ago. */
+async function expiredRecords(sql: pg.Pool, tenant: Tenant, count: number) {
+  await sql.query(
+    `INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
+     SELECT gen_random_uuid(), $1, gen_random_uuid()::text, 'x', $2, $2 FROM generate_series(1, $3::int)`,
+    [tenant.accountId, ago(DAY), count],
+  );
+}
+
+/** `count` calls that ended 400 days ago (past CALL_RETENTION_DAYS), each with two events. */
+async function oldCallsWithEvents(sql: pg.Pool, tenant: Tenant, count: number) {
+  await sql.query(
+    `
+    INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at, ended_at)
+    SELECT gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', 'completed', $3, $3, $3, $3, $3 FROM generate_series(1, $4::int)`,
+    [tenant.accountId, tenant.agentId, ago(400 * DAY), count],
+  );
+  await sql.query(
+    `
+    INSERT INTO call_events (id, call_id, to_status, source, occurred_at)
+    SELECT gen_random_uuid(), c.id, s.status::call_status, 'test', $1 FROM calls c CROSS JOIN (VALUES ('initiated'), ('completed')) AS s(status)
+     WHERE c.account_id = $2`,
+    [ago(400 * DAY), tenant.accountId],
+  );
+}
+
 async function clockedApp(env: Record<string, string> = {}, databaseUrl?: string) {
   const clock = { now: NOW };
   const built = await buildTestApp({
@@ -248,6 +279,7 @@ describe('retention', () => {
     const first = await retention.runNow();
     expect(first).toEqual({
       outcome: 'completed',
+      next: 0,
       deleted: {
         idempotency_records: 1,
         sessions: 2,
@@ -274,7 +306,7 @@ describe('retention', () => {
     expect(await metric(app, 'retentionPasses')).toEqual({ completed: 1 });
 
     // Nothing more to do at the same moment.
-    expect(await retention.runNow()).toEqual({ outcome: 'completed', deleted: none() });
+    expect(await retention.runNow()).toEqual({ outcome: 'completed', deleted: none(), next: 0 });
 
     // Ten years on, every row kept for its age goes; the calls still waiting, dialling or connected, and the call
     // whose delivery is still pending (with the delivery and its attempts), stay.
@@ -325,30 +357,14 @@ describe('retention', () => {
   it('deletes more rows than one batch over a pass, one batch per statement', async () => {
     const { app, sql, databaseUrl } = await clockedApp();
     const tenant = await createTenant(app.prisma);
-    await sql.query(
-      `
-      INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
-      SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 1050) AS n`,
-      [tenant.accountId, ago(DAY)],
-    );
-    await sql.query(
-      `
-      INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at, ended_at)
-      SELECT gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', 'completed', $3, $3, $3, $3, $3 FROM generate_series(1, 250)`,
-      [tenant.accountId, tenant.agentId, ago(400 * DAY)],
-    );
-    await sql.query(
-      `
-      INSERT INTO call_events (id, call_id, to_status, source, occurred_at)
-      SELECT gen_random_uuid(), c.id, s.status::call_status, 'test', $1 FROM calls c CROSS JOIN (VALUES ('initiated'), ('completed')) AS s(status)`,
-      [ago(400 * DAY)],
-    );
+    await expiredRecords(sql, tenant, 1050);
+    await oldCallsWithEvents(sql, tenant, 250);
 
     const pool = createRetentionPool(databaseUrl);
     const batches: Partial<DeletedRows>[] = [];
     try {
       const result = await runRetentionPass({
-        pool,
+        retention: new RetentionRepository(pool),
         now: NOW,
         policy: retentionPolicy(loadConfig({})),
         batchSize: 100,
@@ -374,6 +390,60 @@ describe('retention', () => {
     );
   });
 
+  it('a pass yields once it deleted RETENTION_PASS_MAX_ROWS rows; the next one resumes at the kind of row it stopped at', async () => {
+    const { app, sql } = await clockedApp({ RETENTION_BATCH_SIZE: '100', RETENTION_PASS_MAX_ROWS: '300' });
+    const job = app.retention!;
+    const tenant = await createTenant(app.prisma);
+    await expiredRecords(sql, tenant, 1050);
+    await oldCallsWithEvents(sql, tenant, 250);
+    const pass = async () => {
+      const { outcome, deleted } = await job.runNow();
+      return { outcome, records: deleted.idempotency_records, calls: deleted.calls, events: deleted.call_events };
+    };
+    expect(await pass()).toEqual({ outcome: 'limited', records: 300, calls: 0, events: 0 });
+    expect(await pass()).toEqual({ outcome: 'limited', records: 300, calls: 0, events: 0 });
+    expect(await pass()).toEqual({ outcome: 'limited', records: 300, calls: 0, events: 0 });
+    // 150 records left; then a batch of calls (limited to the 150 rows left of the budget, but never split from its
+    // events): the pass passes its budget by those cascades and stops at the calls.
+    expect(await pass()).toEqual({ outcome: 'limited', records: 150, calls: 100, events: 200 });
+    // New expired records meanwhile: the next pass begins with the calls it stopped at, and uses its budget there.
+    await expiredRecords(sql, tenant, 500);
+    expect(await pass()).toEqual({ outcome: 'limited', records: 0, calls: 100, events: 200 });
+    // The rest of the calls, the steps after them, then round to the records.
+    expect(await pass()).toEqual({ outcome: 'limited', records: 150, calls: 50, events: 100 });
+    expect(await pass()).toEqual({ outcome: 'limited', records: 300, calls: 0, events: 0 });
+    expect(await pass()).toEqual({ outcome: 'completed', records: 50, calls: 0, events: 0 });
+    const db = rows(sql);
+    expect((await db.count('idempotency_records')) + (await db.count('calls')) + (await db.count('call_events'))).toBe(
+      0,
+    );
+  });
+
+  it('a pass yields once it ran RETENTION_PASS_MAX_SECONDS, before its next batch', async () => {
+    const { app, sql, databaseUrl } = await clockedApp();
+    const tenant = await createTenant(app.prisma);
+    await expiredRecords(sql, tenant, 1000);
+    const pool = createRetentionPool(databaseUrl);
+    // Each look at the clock finds a second more gone: before batches 1, 2 and 3 (0, 1 and 2 s) it goes on; before
+    // the fourth (3 s) the 2.5 s are over.
+    let looks = 0;
+    try {
+      const result = await runRetentionPass({
+        retention: new RetentionRepository(pool),
+        now: NOW,
+        policy: retentionPolicy(loadConfig({})),
+        batchSize: 100,
+        pauseMs: 0,
+        budget: { rows: 100_000, ms: 2_500 },
+        elapsed: () => 1000 * looks++,
+      });
+      expect(result).toMatchObject({ outcome: 'limited', next: 0 });
+      expect(result.deleted.idempotency_records).toBe(300);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('lets one process at a time delete: a pass started while another runs (even during its pause) skips', async () => {
     const { app, sql, databaseUrl } = await clockedApp();
     const tenant = await createTenant(app.prisma);
@@ -390,7 +460,7 @@ describe('retention', () => {
     const during: Awaited<ReturnType<typeof runRetentionPass>>[] = [];
     try {
       const result = await runRetentionPass({
-        pool: first,
+        retention: new RetentionRepository(first),
         now: NOW,
         policy,
         batchSize: 100,
@@ -398,15 +468,32 @@ describe('retention', () => {
         // After the first batch committed, in the pause before the next: the other process's pass.
         onBatch: async () => {
           if (during.length === 0)
-            during.push(await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 }));
+            during.push(
+              await runRetentionPass({
+                retention: new RetentionRepository(second),
+                now: NOW,
+                policy,
+                batchSize: 100,
+                pauseMs: 0,
+              }),
+            );
         },
       });
-      expect(during).toEqual([{ outcome: 'skipped', deleted: none() }]);
+      expect(during).toEqual([{ outcome: 'skipped', deleted: none(), next: 0 }]);
       expect(result).toMatchObject({ outcome: 'completed', deleted: { idempotency_records: 300 } });
       // Once the lock is free, the other process's pass runs (and finds nothing left).
-      expect(await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 })).toEqual({
+      expect(
+        await runRetentionPass({
+          retention: new RetentionRepository(second),
+          now: NOW,
+          policy,
+          batchSize: 100,
+          pauseMs: 0,
+        }),
+      ).toEqual({
         outcome: 'completed',
         deleted: none(),
+        next: 0,
       });
     } finally {
       await Promise.all([first.end(), second.end()]);
@@ -440,7 +527,7 @@ describe('retention', () => {
     try {
       const held = await tryRetentionLock(other);
       expect(held).not.toBeNull();
-      expect(await retention.runNow()).toEqual({ outcome: 'skipped', deleted: none() });
+      expect(await retention.runNow()).toEqual({ outcome: 'skipped', deleted: none(), next: 0 });
       expect(await db.count('idempotency_records')).toBe(1);
       await held!.release();
       expect((await retention.runNow()).deleted.idempotency_records).toBe(1);
@@ -463,12 +550,13 @@ describe('retention', () => {
     // Nothing listens on port 1: every connection is refused at once.
     const pool = createRetentionPool('postgresql://postgres@127.0.0.1:1/none');
     const job = new RetentionJob({
-      pool,
+      retention: new RetentionRepository(pool),
       now: () => NOW,
       policy: retentionPolicy(loadConfig({})),
       intervalMs: 60_000,
       batchSize: 10,
       pauseMs: 0,
+      budget: { rows: 100_000, ms: 60_000 },
       log,
       onPass: (outcome) => outcomes.push(outcome),
     });
@@ -519,7 +607,7 @@ describe.skipIf(!PGBOUNCER)('retention behind a transaction pooler', () => {
       const policy = retentionPolicy(loadConfig({}));
       const during: Awaited<ReturnType<typeof runRetentionPass>>[] = [];
       const result = await runRetentionPass({
-        pool: first,
+        retention: new RetentionRepository(first),
         now: NOW,
         policy,
         batchSize: 100,
@@ -527,16 +615,32 @@ describe.skipIf(!PGBOUNCER)('retention behind a transaction pooler', () => {
         // The lock's transaction keeps its server connection; the other pass gets the pooler's other one.
         onBatch: async () => {
           if (during.length === 0)
-            during.push(await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 }));
+            during.push(
+              await runRetentionPass({
+                retention: new RetentionRepository(second),
+                now: NOW,
+                policy,
+                batchSize: 100,
+                pauseMs: 0,
+              }),
+            );
         },
       });
-      expect(during).toEqual([{ outcome: 'skipped', deleted: none() }]);
+      expect(during).toEqual([{ outcome: 'skipped', deleted: none(), next: 0 }]);
       expect(result).toMatchObject({ outcome: 'completed', deleted: { idempotency_records: 300 } });
       // Released at the end of the pass, whichever server connection the next pass lands on.
       for (let i = 0; i < 3; i++)
-        expect((await runRetentionPass({ pool: second, now: NOW, policy, batchSize: 100, pauseMs: 0 })).outcome).toBe(
-          'completed',
-        );
+        expect(
+          (
+            await runRetentionPass({
+              retention: new RetentionRepository(second),
+              now: NOW,
+              policy,
+              batchSize: 100,
+              pauseMs: 0,
+            })
+          ).outcome,
+        ).toBe('completed');
     } finally {
       await Promise.all([first.end(), second.end(), direct.end()]);
     }

@@ -48,7 +48,7 @@ describe('webhook failure logs', () => {
     apps.push(app);
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    const { secret } = await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+    const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
     const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
     const metadataValue = 'body-must-not-be-logged-41';
     const event = async () => {
@@ -56,7 +56,7 @@ describe('webhook failure logs', () => {
         await trigger(app, tenant.key, { phone_number: '+14155552671', metadata: { crm: metadataValue } }),
       );
       await applyCallUpdate(
-        app.prisma,
+        app.storage,
         call_id,
         { kind: 'failed', reason: 'canceled' },
         { now: clock.now, source: 'operator' },

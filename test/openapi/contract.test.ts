@@ -8,6 +8,8 @@ import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR } from '../../src/admin/accounts.js';
+import { addToDoNotCall } from '../../src/admin/do-not-call.js';
 import type { App } from '../../src/app.js';
 import { generateContract } from '../../src/openapi/generate.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
@@ -141,6 +143,11 @@ describe('every status of the trigger matches the document', () => {
       await trigger(app, tenant.key, { phone_number: '+14155552671', extra: 1 }),
       await trigger(app, tenant.key, undefined, { 'idempotency-key': 'has space' }),
       await app.inject({ method: 'POST', url: `/api/v1/calls/trigger?api_key=${tenant.key}` }),
+      await addToDoNotCall(app.storage, {
+        accountId: tenant.accountId,
+        phoneNumber: '+14155550199',
+        actor: OPERATOR,
+      }).then(() => trigger(app, tenant.key, { phone_number: '+14155550199' })),
     ];
     for (const res of responses) {
       expect(res.statusCode).toBe(400);

@@ -1,5 +1,5 @@
 // The concurrency-counters plugin: the limits acceptance and the dispatcher use, and each account's live counts
-// (active, waiting, waiting for a calling window) read from what the database keeps, for metrics and the dashboard.
+// (active, waiting, and of them for a calling window, a scheduled time or a retry) read from what the database keeps, for metrics and the dashboard.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -28,7 +28,7 @@ describe('concurrency counters', () => {
     const tenant = await createTenant(app.prisma);
     const other = await createTenant(app.prisma);
     const weekdays = (
-      await createAgent(app.prisma, {
+      await createAgent(app.storage, {
         accountId: tenant.accountId,
         name: 'weekdays',
         phone: '+14155550111',
@@ -47,9 +47,38 @@ describe('concurrency counters', () => {
     await app.prisma.call.updateMany({ where: { id: { in: ids.slice(0, 2) } }, data: { status: 'dialing' } });
 
     const counts = await app.concurrency.counts([tenant.accountId, other.accountId, randomUUID()]);
-    expect(counts.get(tenant.accountId)).toEqual({ active: 2, waiting: 3, waitingForWindow: 2 });
-    expect(counts.get(other.accountId)).toEqual({ active: 0, waiting: 1, waitingForWindow: 0 });
+    const none = { scheduled: 0, waitingForRetry: 0 };
+    expect(counts.get(tenant.accountId)).toEqual({ active: 2, waiting: 3, waitingForWindow: 2, ...none });
+    expect(counts.get(other.accountId)).toEqual({ active: 0, waiting: 1, waitingForWindow: 0, ...none });
     expect(counts.size).toBe(2);
+
+    // Of the waiting calls: one scheduled for later, one waiting for its next attempt (each counted once, not as
+    // waiting for a window too), and one whose scheduled time has passed and now waits for its window.
+    const [scheduled, retrying, late] = await Promise.all([
+      trigger(app, other.key),
+      trigger(app, other.key),
+      trigger(app, other.key),
+    ]);
+    const hour = (h: number) => new Date(now.getTime() + h * 3_600_000);
+    await app.prisma.call.update({
+      where: { id: callIdOf(scheduled) },
+      data: { scheduledAt: hour(2), notBefore: hour(2) },
+    });
+    await app.prisma.call.update({
+      where: { id: callIdOf(retrying) },
+      data: { attempt: 2, nextAttemptAt: hour(1), notBefore: hour(1) },
+    });
+    await app.prisma.call.update({
+      where: { id: callIdOf(late) },
+      data: { scheduledAt: hour(-1), notBefore: hour(40) },
+    });
+    expect((await app.concurrency.counts([other.accountId])).get(other.accountId)).toEqual({
+      active: 0,
+      waiting: 4,
+      waitingForWindow: 1,
+      scheduled: 1,
+      waitingForRetry: 1,
+    });
     await app.prisma.call.updateMany({ where: { id: ids[0] }, data: { status: 'in_progress' } });
     const all = await app.prisma.call.groupBy({ by: ['status'], _count: true });
     const counted = Object.fromEntries(all.map((g) => [g.status, g._count]));

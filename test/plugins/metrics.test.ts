@@ -8,7 +8,7 @@ import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import type { ErrorResponse } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { freePort } from '../../src/free-port.js';
+import { freePort } from '../../src/storage/free-port.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -209,7 +209,7 @@ describe('metrics', () => {
     });
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
     expect((await trigger(app, tenant.key)).statusCode).toBe(200);
     await receiver.waitFor(2); // call.started and call.completed
     await app.deliveryWorker!.settle();

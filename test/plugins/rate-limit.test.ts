@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { redisUrl } from '../helpers/database.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
-import { freePort } from '../../src/free-port.js';
+import { freePort } from '../../src/storage/free-port.js';
 import { buildInternalApp } from '../../src/internal/app.js';
 import { createRedis } from '../../plugins/redis.js';
 import { buildTestApp, closeTestApp } from '../helpers/app.js';

@@ -1,9 +1,13 @@
 // The documentation's TypeScript examples run: the integrating client of docs/api.md against the real app on a local
-// port, and the webhook verification snippet of docs/webhooks.md against a real signed delivery.
+// port, and the webhook verification snippet of docs/webhooks.md against a real signed delivery; the event examples
+// of docs/webhooks.md are checked against the payload schema.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Value } from '@sinclair/typebox/value';
 import type { App } from '../../src/app.js';
+import { CallData } from '../../schemas/call.js';
+import { WebhookEvent } from '../../schemas/webhook.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
 import { buildTestApp } from '../helpers/app.js';
@@ -75,5 +79,14 @@ describe('documentation snippets', () => {
     };
     expect(verify(body, headers).type).toBe('call.completed');
     expect(() => verify(body.replace('completed', 'failed'), headers)).toThrow();
+  });
+
+  it('Events: every JSON example of docs/webhooks.md is an event as the payload schema states it', async () => {
+    const markdown = await fs.readFile(path.resolve('docs/webhooks.md'), 'utf8');
+    const examples = [...markdown.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as unknown);
+    expect(examples.length).toBeGreaterThanOrEqual(2);
+    for (const example of examples) expect([...Value.Errors(WebhookEvent, example)].map((e) => e.path)).toEqual([]);
+    // And the table of data's fields names every field the schema has.
+    for (const field of Object.keys(CallData.properties)) expect(markdown).toContain(`"${field}"`);
   });
 });

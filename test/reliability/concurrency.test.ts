@@ -3,7 +3,7 @@ import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { apiKeyDigest } from '../../src/domain/api-key.js';
-import { errorMessage } from '../../src/errors.js';
+import { errorMessage } from '../../schemas/error-codes.js';
 import { buildTestApp } from '../helpers/app.js';
 import { redisUrl } from '../helpers/database.js';
 import { createClientTenant, createTenant, generateKey, type Tenant } from '../helpers/fixtures.js';
@@ -297,7 +297,7 @@ describe('concurrent key rotations', () => {
     const rotated = await Promise.all(
       tenants.map((t) =>
         Promise.all(
-          Array.from({ length: ROTATIONS }, (_, i) => generateKey((i % 2 ? replicaB : replicaA).prisma, t.accountId)),
+          Array.from({ length: ROTATIONS }, (_, i) => generateKey((i % 2 ? replicaB : replicaA).storage, t.accountId)),
         ),
       ),
     );

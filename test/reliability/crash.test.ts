@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { createPrisma } from '../../src/storage/database.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, storageOf } from '../helpers/database.js';
 import { json, type TriggerResponse } from '../helpers/json.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -57,7 +57,7 @@ describe('SIGKILL twice during 2,000 triggers', () => {
       tenants.push(tenant);
       secrets.set(
         tenant.accountId,
-        (await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true })).secret,
+        (await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true })).secret,
       );
     }
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-rel-crash-'));

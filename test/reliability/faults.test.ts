@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrate.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, storageOf } from '../helpers/database.js';
 import { json, type TriggerResponse } from '../helpers/json.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -319,7 +319,7 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
   }) => {
     const { pg, prisma, tenant } = await ownPostgresWithTenant();
     const receiver = await startReceiver();
-    await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true });
     // Calls ring and talk 0 ms and 50 may be active: the dispatcher claims and dials continuously, so dials are in
     // flight when the database goes away; calls mid-way must still end once it is back.
     const server = await serverWith({
@@ -483,7 +483,7 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
   }) => {
     const { pg, prisma, tenant } = await ownPostgresWithTenant();
     const receiver = await startReceiver();
-    await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true });
     const twilio = await heldTwilio();
     cleanups.push(() => twilio.close());
     const server = await serverWith({

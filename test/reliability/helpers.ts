@@ -4,7 +4,7 @@ import net from 'node:net';
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
-import { isUuid } from '../../src/domain/ids.js';
+import { isUuid } from '../../schemas/uuid.js';
 
 /** Rate, auth-failure and queue limits far above anything a test sends: a 429 would hide what is being tested. */
 export const UNLIMITED = {

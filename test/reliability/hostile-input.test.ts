@@ -6,14 +6,14 @@ import { BODY_LIMIT } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
-import { isUuid } from '../../src/domain/ids.js';
 import { E164_PATTERN, isValidE164 } from '../../src/domain/phone-number.js';
 import { stableStringify } from '../../src/domain/stable-json.js';
-import { errorMessage } from '../../src/errors.js';
+import { errorMessage } from '../../schemas/error-codes.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, generateKey, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, TRIGGER_URL } from '../helpers/trigger.js';
 import { UNLIMITED, countRows, envelopeProblem, rawHttp, rowDelta, show } from './helpers.js';
+import { isUuid } from '../../schemas/uuid.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // The app and its tenants
@@ -61,9 +61,9 @@ beforeAll(async () => {
   foreignAgentId = (await createTenant(app.prisma)).agentId;
   // Endpoints exist, so any event written by mistake would show up as a webhook_deliveries row.
   for (const t of [...agencies, client])
-    await setWebhook(app.prisma, t.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+    await setWebhook(app.storage, t.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
   const rotated = await createTenant(app.prisma);
-  await generateKey(app.prisma, rotated.accountId);
+  await generateKey(app.storage, rotated.accountId);
   keys = {
     revoked: rotated.key,
     unknown: generateApiKey().key,
@@ -73,7 +73,7 @@ beforeAll(async () => {
   for (const t of [...agencies, client])
     secondAgent.set(
       t,
-      (await createAgent(app.prisma, { accountId: t.accountId, name: 'Second', phone: '+14155550199' })).id,
+      (await createAgent(app.storage, { accountId: t.accountId, name: 'Second', phone: '+14155550199' })).id,
     );
   for (const phone of PHONES) expect(isValidE164(phone), phone).toBe(true);
   await app.listen({ port: 0, host: '127.0.0.1' });

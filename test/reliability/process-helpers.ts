@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { startEmbeddedPostgres } from '../../src/storage/embedded-postgres.js';
-import { freePort } from '../../src/free-port.js';
+import { freePort } from '../../src/storage/free-port.js';
 import { spawnChild, stopChild } from '../helpers/child-processes.js';
 
 const run = promisify(execFile);

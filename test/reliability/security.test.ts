@@ -12,10 +12,10 @@ import { createAgency, createClient } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { apiKeyDigest, generateApiKey, isWellFormedApiKey } from '../../src/domain/api-key.js';
-import { errorMessage } from '../../src/errors.js';
+import { errorMessage } from '../../schemas/error-codes.js';
 import { KEY_QUERY_PARAMETERS } from '../../plugins/key-in-url.js';
 import { buildTestApp } from '../helpers/app.js';
-import { freshPrisma, redisUrl } from '../helpers/database.js';
+import { freshPrisma, redisUrl, storageOf } from '../helpers/database.js';
 import { json } from '../helpers/json.js';
 import { createClientTenant, createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -68,8 +68,8 @@ describe('at rest: the database holds key digests, never keys', () => {
     const client = await createClientTenant(app.prisma, agency.accountId);
     keys.push(agency.key, client.key);
     // Rotated keys stay as revoked rows: they must be digests too.
-    for (let i = 0; i < 3; i++) keys.push((await generateKey(app.prisma, agency.accountId)).key);
-    await setWebhook(app.prisma, agency.accountId, 'https://hooks.example.com/in', { allowPrivate: false });
+    for (let i = 0; i < 3; i++) keys.push((await generateKey(app.storage, agency.accountId)).key);
+    await setWebhook(app.storage, agency.accountId, 'https://hooks.example.com/in', { allowPrivate: false });
     const active = keys.at(-1)!;
     // Everything a request can leave behind: a call, its event, an idempotency record with the stored response.
     expect(
@@ -157,10 +157,11 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
     tenant = await createTenant(prisma);
     client = await createClientTenant(prisma, tenant.accountId);
     revokedKey = client.key;
-    client = { ...client, key: (await generateKey(prisma, client.accountId)).key };
+    client = { ...client, key: (await generateKey(storageOf(prisma), client.accountId)).key };
     receiver = await startReceiver();
     // Through src/admin/webhooks.ts, as callctl does: the secret is made there and returned once.
-    webhookSecret = (await setWebhook(prisma, tenant.accountId, receiver.url, { allowPrivate: true })).secret;
+    webhookSecret = (await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true }))
+      .secret;
     secrets = {
       'agency key': tenant.key,
       'client key': client.key,
@@ -460,15 +461,19 @@ describe('tenancy: the full matrix of 6 accounts (2 agencies x (1 + 2 clients)),
       // Two agents each: the default one and another, so agent_id never just repeats the default.
       const agents: string[] = [];
       for (const name of ['Default', 'Other'])
-        agents.push((await createAgent(prisma, { accountId: id, name, phone: '+14155550100' })).id);
-      await setDefaultAgent(prisma, id, agents[0]!);
-      accounts.push({ id, kind, agencyId, key: (await generateKey(prisma, id)).key, agents });
+        agents.push((await createAgent(storageOf(prisma), { accountId: id, name, phone: '+14155550100' })).id);
+      await setDefaultAgent(storageOf(prisma), id, agents[0]!);
+      accounts.push({ id, kind, agencyId, key: (await generateKey(storageOf(prisma), id)).key, agents });
     };
     for (const n of [1, 2]) {
-      const { id: agencyId } = await createAgency(prisma, { name: `Agency ${n}` });
+      const { id: agencyId } = await createAgency(app.storage, { name: `Agency ${n}` });
       await complete(agencyId, 'agency', agencyId);
       for (const c of [1, 2])
-        await complete((await createClient(prisma, { agencyId, name: `Client ${n}.${c}` })).id, 'client', agencyId);
+        await complete(
+          (await createClient(storageOf(prisma), { agencyId, name: `Client ${n}.${c}` })).id,
+          'client',
+          agencyId,
+        );
     }
     expect(accounts).toHaveLength(6);
   });
@@ -542,7 +547,7 @@ describe('revocation holds on the very next request, on another replica', () => 
     expect((await trigger(b, key)).statusCode).toBe(200); // B has used the key: nothing it could have cached helps it
     for (let i = 0; i < 20; i++) {
       const old = key;
-      key = (await generateKey(a.prisma, tenant.accountId)).key;
+      key = (await generateKey(a.storage, tenant.accountId)).key;
       const stale = await trigger(b, old);
       expect([i, stale.statusCode, expectEnvelope(stale)]).toEqual([i, 401, { success: false, error: INVALID_KEY }]);
       expect([i, (await trigger(b, key)).statusCode]).toEqual([i, 200]);
@@ -573,7 +578,7 @@ describe('revocation holds on the very next request, on another replica', () => 
     };
     const loops = Array.from({ length: 4 }, hammer);
     await new Promise((r) => setTimeout(r, 200));
-    await generateKey(a.prisma, tenant.accountId);
+    await generateKey(a.storage, tenant.accountId);
     const committed = performance.now();
     await new Promise((r) => setTimeout(r, 200));
     stop = true;
@@ -609,7 +614,7 @@ describe('timing: answers for keys that do not work do not reveal which keys exi
     // A distinct revoked key for every request (each rotation revokes the previous key): every class then looks up a
     // digest it has not looked up before, and key generation is never inside a measurement.
     const revokedKeys = [owner.key];
-    for (let i = 0; i < ROUNDS + WARMUP; i++) revokedKeys.push((await generateKey(app.prisma, owner.accountId)).key);
+    for (let i = 0; i < ROUNDS + WARMUP; i++) revokedKeys.push((await generateKey(app.storage, owner.accountId)).key);
     revokedKeys.pop(); // the last one is active
     const livePrefix = (
       await app.prisma.apiKey.findFirstOrThrow({ where: { accountId: live.accountId, revokedAt: null } })

@@ -12,7 +12,7 @@ import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule
 import { isPrivateAddress, webhookUrlProblem } from '../../src/webhooks/url-policy.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
-import { freePort } from '../../src/free-port.js';
+import { freePort } from '../../src/storage/free-port.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const TIMEOUT_MS = 300;
@@ -139,7 +139,7 @@ afterAll(async () => {
 /** A tenant whose webhook points at `url`. */
 async function endpointFor(s: Setup, url: string, allowPrivate = true): Promise<Tenant> {
   const tenant = await createTenant(s.app.prisma);
-  await setWebhook(s.app.prisma, tenant.accountId, url, { allowPrivate });
+  await setWebhook(s.app.storage, tenant.accountId, url, { allowPrivate });
   return tenant;
 }
 
@@ -150,8 +150,8 @@ async function callsFor(s: Setup, tenant: Tenant, calls: number): Promise<string
     const res = await trigger(s.app, tenant.key, { phone_number: '+14155552671', metadata: { i } });
     expect(res.statusCode, res.body).toBe(200);
     const callId = callIdOf(res);
-    await applyCallUpdate(s.app.prisma, callId, { kind: 'dialing' }, { now: s.clock.now, source: 'dispatcher' });
-    await applyCallUpdate(s.app.prisma, callId, { kind: 'completed' }, { now: s.clock.now, source: 'provider' });
+    await applyCallUpdate(s.app.storage, callId, { kind: 'dialing' }, { now: s.clock.now, source: 'dispatcher' });
+    await applyCallUpdate(s.app.storage, callId, { kind: 'completed' }, { now: s.clock.now, source: 'provider' });
     ids.push(callId);
   }
   return ids;
@@ -346,12 +346,12 @@ describe('410 Gone from a receiver that was down', () => {
     expect(held.every((d) => d.status === 'held')).toBe(true);
     expect(gone.received).toHaveLength(1);
     expect(countsById(neighbour).size).toBe(8);
-    await expect(replayDelivery(s.app.prisma, afterGone[0]!.id)).rejects.toThrow(AdminError);
+    await expect(replayDelivery(s.app.storage, afterGone[0]!.id)).rejects.toThrow(AdminError);
 
     // The receiver is fixed and the endpoint enabled again: every held delivery arrives, once, with its id; new
     // events flow.
     gone.respond = () => ({ status: 204 });
-    expect(await enableWebhook(s.app.prisma, tenant.accountId)).toMatchObject({ released: 8 });
+    expect(await enableWebhook(s.app.storage, tenant.accountId)).toMatchObject({ released: 8 });
     await callsFor(s, tenant, 1);
     await drain(s);
     const final = await deliveriesOf(s, tenant);
@@ -432,7 +432,7 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
     ];
     const accepted: string[] = [];
     for (const url of disguised) {
-      const error = await setWebhook(s.app.prisma, tenant.accountId, url, { allowPrivate: false }).then(
+      const error = await setWebhook(s.app.storage, tenant.accountId, url, { allowPrivate: false }).then(
         () => null,
         (e: unknown) => e,
       );
@@ -459,10 +459,10 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
       const byName = await createTenant(s.app.prisma);
       if (name) {
         await annotate(`"${name}" resolves to a private address here`);
-        await setWebhook(s.app.prisma, byName.accountId, `https://${name}:${port}/hooks`, { allowPrivate: false });
+        await setWebhook(s.app.storage, byName.accountId, `https://${name}:${port}/hooks`, { allowPrivate: false });
       } else {
         // No such name on this machine: as if a public name had been set, then re-pointed at 127.0.0.1 (DNS rebinding).
-        await setWebhook(s.app.prisma, byName.accountId, 'https://hooks.example.com/hooks', { allowPrivate: false });
+        await setWebhook(s.app.storage, byName.accountId, 'https://hooks.example.com/hooks', { allowPrivate: false });
         await s.app.prisma.webhookEndpoint.update({
           where: { accountId: byName.accountId },
           data: { url: `https://localhost:${port}/hooks` },

@@ -64,7 +64,7 @@ describe('tenancy: every combination of key and agent', () => {
 describe('calling windows', () => {
   const windowed = async (outsideWindow: 'queue' | 'reject') =>
     (
-      await createAgent(app.prisma, {
+      await createAgent(app.storage, {
         accountId: agency.accountId,
         name: `${outsideWindow} agent`,
         phone: '+14155550111',

@@ -2,10 +2,11 @@
 // the exact success body, and the JSON envelope on every path.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { callView } from '../../schemas/call.js';
+import { callView } from '../../src/calls/call-view.js';
 import { buildTestApp } from '../helpers/app.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
-import { createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
+import { API_ACCESS_CASES, caseName, verdictOf } from '../helpers/api-access-table.js';
+import { createClientTenant, createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
 import type { ErrorResponse, TriggerResponse } from '../helpers/json.js';
 import { callIdOf, TRIGGER_URL, trigger } from '../helpers/trigger.js';
 
@@ -97,7 +98,7 @@ describe("the spec's trigger error table", () => {
     const unknown = generateApiKey().key; // well-formed, never stored
     const typo = keyWithTypo(tenant.key, 10); // fails the checksum
     const revoked = await createTenant(app.prisma);
-    await generateKey(app.prisma, revoked.accountId);
+    await generateKey(app.storage, revoked.accountId);
     for (const authorization of [
       undefined,
       '',
@@ -189,6 +190,28 @@ describe('check order (README, "Errors")', () => {
   it('the switch comes before the plan', async () => {
     const both = await createTenant(app.prisma, { plan: 'starter', apiAccess: false });
     expect((await trigger(app, both.key)).json()).toEqual(error('API access is disabled'));
+  });
+});
+
+describe('the API-access rule (src/domain/api-access.ts), as the key lookup applies it', () => {
+  const ANSWERS = {
+    in: 200,
+    'switched off': error('API access is disabled'),
+    plan: error('API access requires the agency plan'),
+  };
+
+  it.each(API_ACCESS_CASES.map((c) => [caseName(c), c] as const))('%s', async (_name, c) => {
+    // The agency's switch is its own switch for an agency, the one above the client's for a client.
+    const agency = await createTenant(app.prisma, { plan: c.plan, apiAccess: c.agencySwitch ?? c.accountSwitch });
+    const key =
+      c.kind === 'agency'
+        ? agency.key
+        : (await createClientTenant(app.prisma, agency.accountId, { apiAccess: c.accountSwitch })).key;
+    const res = await trigger(app, key);
+    const expected = ANSWERS[verdictOf(c)];
+    expect(typeof expected === 'number' ? res.statusCode : [res.statusCode, res.json()]).toEqual(
+      typeof expected === 'number' ? expected : [403, expected],
+    );
   });
 });
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundle } from '../../scripts/bundle.js';
-import { freePort } from '../../src/free-port.js';
+import { freePort } from '../../src/storage/free-port.js';
 import { freshDatabase, freshPrisma } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { json } from '../helpers/json.js';

@@ -3,8 +3,6 @@
 import pg from 'pg';
 import { expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { sqlPool } from '../../src/storage/database.js';
-import { claimDueDeliveries } from '../../src/storage/deliveries.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -22,7 +20,7 @@ it('a claim passes over the deliveries another claim has locked instead of waiti
     },
   });
   const tenant = await createTenant(app.prisma);
-  await setWebhook(app.prisma, tenant.accountId, (await startReceiver()).url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, (await startReceiver()).url, { allowPrivate: true });
   for (let i = 0; i < 3; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
   const pending = await waitFor(
     () => app.prisma.webhookDelivery.findMany({ where: { status: 'pending' }, orderBy: { createdAt: 'asc' } }),
@@ -36,7 +34,7 @@ it('a claim passes over the deliveries another claim has locked instead of waiti
     await other.query('BEGIN');
     await other.query('SELECT id FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [pending[0]!.id]);
     const now = new Date();
-    const claim = claimDueDeliveries(sqlPool(app.prisma), {
+    const claim = app.storage.deliveries.claimDueDeliveries({
       now,
       inFlight: new Map(),
       perEndpoint: 10,

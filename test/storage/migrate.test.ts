@@ -103,3 +103,66 @@ describe('migrate', () => {
     await expect(migrate(url)).rejects.toThrow(/20990101000000_failed failed earlier/);
   });
 });
+
+describe('online migrations (CREATE INDEX CONCURRENTLY, issue 25)', () => {
+  async function withOnlineIndex(sql: string): Promise<string> {
+    const dir = await copyMigrations();
+    await fs.mkdir(path.join(dir, '29990101000000_online_index'));
+    await fs.writeFile(path.join(dir, '29990101000000_online_index', 'migration.sql'), sql);
+    return dir;
+  }
+  const indexes = (url: string) =>
+    query<{ name: string; valid: boolean }>(
+      url,
+      `SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE c.relname = 'calls_online_probe'`,
+    );
+
+  it('builds the index outside a transaction while other processes wait for the lock, and records it once', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    const dir = await withOnlineIndex(
+      '-- Built online: writes to calls are not blocked.\nCREATE INDEX CONCURRENTLY IF NOT EXISTS calls_online_probe ON calls (phone_number);\n',
+    );
+    // Four processes at once: the one holding the lock builds; the others must not hold a snapshot it waits for.
+    const results = await Promise.all([migrate(url, dir), migrate(url, dir), migrate(url, dir), migrate(url, dir)]);
+    expect(results.filter((r) => r.applied.includes('29990101000000_online_index'))).toHaveLength(1);
+    expect(await indexes(url)).toEqual([{ name: 'calls_online_probe', valid: true }]);
+    const recorded = await query<{ finished_at: Date | null }>(
+      url,
+      `SELECT finished_at FROM _prisma_migrations WHERE migration_name = '29990101000000_online_index'`,
+    );
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]!.finished_at).toBeInstanceOf(Date);
+  });
+
+  it('after a build that failed half-way, records nothing and rebuilds the invalid index at the next start', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    await migrate(url);
+    // A duplicate makes the unique build fail after PostgreSQL created the index: it is left behind, invalid.
+    await query(url, 'CREATE TABLE probe (v int); INSERT INTO probe VALUES (1), (1), (2)');
+    const dir = await withOnlineIndex(
+      'CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS calls_online_probe ON probe (v);\n',
+    );
+    await expect(migrate(url, dir)).rejects.toThrow(
+      /29990101000000_online_index failed \(it runs again at the next start\)/,
+    );
+    expect(await indexes(url)).toEqual([{ name: 'calls_online_probe', valid: false }]);
+    expect(
+      await query(url, `SELECT 1 FROM _prisma_migrations WHERE migration_name = '29990101000000_online_index'`),
+    ).toHaveLength(0);
+
+    await query(url, 'DELETE FROM probe WHERE ctid = (SELECT min(ctid) FROM probe WHERE v = 1)');
+    const resumed = await migrate(url, dir);
+    expect(resumed.applied).toEqual(['29990101000000_online_index']);
+    expect(await indexes(url)).toEqual([{ name: 'calls_online_probe', valid: true }]);
+  });
+
+  it('refuses a CONCURRENTLY migration of several statements before running anything', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    const dir = await withOnlineIndex(
+      'CREATE TABLE never_made (id int);\nCREATE INDEX CONCURRENTLY calls_online_probe ON calls (phone_number);\n',
+    );
+    await expect(migrate(url, dir)).rejects.toThrow(/put each CONCURRENTLY statement in a migration of its own/);
+    expect(await query(url, `SELECT 1 FROM information_schema.tables WHERE table_name = 'never_made'`)).toHaveLength(0);
+  });
+});

@@ -15,11 +15,11 @@ import type { App } from '../../src/app.js';
 import { runRetentionPass, retentionPolicy } from '../../src/jobs/retention.js';
 import { twilioSignature } from '../../src/routes/telephony/twilio.js';
 import { createPrisma } from '../../src/storage/database.js';
-import { createRetentionPool } from '../../src/storage/retention.js';
+import { createRetentionPool, RetentionRepository } from '../../src/storage/retention.js';
 import { declaredStatements } from '../../src/storage/statements.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from '../dashboard/helpers.js';
 import { buildTestApp, closeTestApp } from '../helpers/app.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, storageOf } from '../helpers/database.js';
 import { match } from '../helpers/matchers.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import {
@@ -47,7 +47,7 @@ const PHASES = ['trigger', 'callbacks', 'dispatch', 'webhooks', 'dashboard', 're
 
 /** The hand-written statements each path must have been seen sending (Prisma's have no stable names). */
 const EXPECTED: Record<(typeof PHASES)[number], string[]> = {
-  trigger: ['oct_accept_call_v1'],
+  trigger: ['oct_accept_call_v2'],
   callbacks: ['oct_lock_calls', 'oct_transition_batch'],
   dispatch: [
     'oct_lock_due_accounts',
@@ -68,7 +68,12 @@ const EXPECTED: Record<(typeof PHASES)[number], string[]> = {
     'oct_call_history',
     'oct_call_history_status',
     'oct_call_history_agent_id',
-    'oct_call_history_phone_number',
+    'oct_call_search_number',
+    'oct_call_search_name',
+    'oct_call_search_metadata',
+    'oct_call_search_page',
+    'oct_call_search_probe',
+    'oct_call_history_name_prefix',
     'oct_call_history_metadata',
     'oct_live_call_counts',
   ],
@@ -318,14 +323,16 @@ beforeAll(async () => {
   let seeded: Seeded;
   try {
     const a = await createTenant(prisma);
-    const agentA2 = (await createAgent(prisma, { accountId: a.accountId, name: 'Second Agent', phone: '+14155550101' }))
-      .id;
-    const rareAgent = (await createAgent(prisma, { accountId: a.accountId, name: 'Rare Agent', phone: '+14155550102' }))
-      .id;
+    const agentA2 = (
+      await createAgent(storageOf(prisma), { accountId: a.accountId, name: 'Second Agent', phone: '+14155550101' })
+    ).id;
+    const rareAgent = (
+      await createAgent(storageOf(prisma), { accountId: a.accountId, name: 'Rare Agent', phone: '+14155550102' })
+    ).id;
     const b = await createClientTenant(prisma, a.accountId);
     const q = await createTenant(prisma);
-    const { secret } = await setWebhook(prisma, a.accountId, receivers.a.url, { allowPrivate: true });
-    await setWebhook(prisma, b.accountId, receivers.b.url, { allowPrivate: true });
+    const { secret } = await setWebhook(storageOf(prisma), a.accountId, receivers.a.url, { allowPrivate: true });
+    await setWebhook(storageOf(prisma), b.accountId, receivers.b.url, { allowPrivate: true });
     await createUserWithPassword(prisma, a.accountId, 'owner@scans.example');
     seeded = { a, b, q, agentA2, rareAgent, secret, noise: [] };
   } finally {
@@ -517,6 +524,16 @@ beforeAll(async () => {
       `/dashboard/calls?agent=${rareAgent}`,
       `/dashboard/calls?agent=${agentA2}&status=completed`,
       `/dashboard/calls?number=${encodeURIComponent('+14150000123')}`,
+      `/dashboard/calls?number=${encodeURIComponent('+1415000012')}`,
+      '/dashboard/calls?name=caller%2012',
+      // Matches nearly every call: a page of it is among the newest calls, which the probe reads first.
+      '/dashboard/calls?name=caller',
+      // Matches thousands of calls (11,111 of account a's), a few of them among the newest: the probe finds no page
+      // but enough matches that the list is walked in order rather than the index asked.
+      '/dashboard/calls?name=caller%203',
+      // One old call: none among the newest, so the name's index finds it.
+      '/dashboard/calls?name=caller%2039999',
+      '/dashboard/calls?meta_key=order&meta_value=123',
       `/dashboard/calls?client=${b.accountId}`,
       `/dashboard/calls?from=${day}&to=${day}`,
       `/dashboard/calls?call=${detail!.call_id}`,
@@ -525,6 +542,10 @@ beforeAll(async () => {
       '/dashboard/settings/api-webhooks/deliveries',
       '/dashboard/settings/api-webhooks/deliveries?failed=1',
       `/dashboard/settings/api-webhooks/deliveries?before=${cursor(deepDelivery!)}`,
+      '/dashboard/settings/api-webhooks/deliveries?status=pending',
+      `/dashboard/settings/api-webhooks/deliveries?status=failed&before=${cursor(deepDelivery!)}`,
+      '/dashboard/settings/api-webhooks/deliveries?event=call.failed&status=succeeded',
+      `/dashboard/settings/api-webhooks/deliveries?from=${day}&to=${day}`,
       `/dashboard/clients/${b.accountId}/api-webhooks/deliveries`,
     ])
       expect((await visitor.get(page)).status, page).toBe(200);
@@ -543,7 +564,7 @@ beforeAll(async () => {
   const pool = createRetentionPool(url);
   const pass = await capture.during('retention', () =>
     runRetentionPass({
-      pool,
+      retention: new RetentionRepository(pool),
       now: new Date(NOW.getTime() + DAY),
       policy: retentionPolicy(config),
       batchSize: 500,

@@ -36,8 +36,8 @@ describe('accounts.waiting_calls', () => {
 
     // An operator cancels one; a second cancel changes nothing.
     const context = { now: new Date(), source: 'operator' };
-    await applyCallUpdate(app.prisma, ids.a![0]!, { kind: 'failed', reason: 'canceled' }, context);
-    await applyCallUpdate(app.prisma, ids.a![0]!, { kind: 'failed', reason: 'canceled' }, context);
+    await applyCallUpdate(app.storage, ids.a![0]!, { kind: 'failed', reason: 'canceled' }, context);
+    await applyCallUpdate(app.storage, ids.a![0]!, { kind: 'failed', reason: 'canceled' }, context);
     await expectExact(app, { [a.accountId]: 4, [b.accountId]: 3 });
 
     // Hand-written SQL: one statement over both accounts, out of and back into waiting.

@@ -41,7 +41,7 @@ async function setup(
   });
   const tenant = await createTenant(app.prisma);
   const receiver = await startReceiver();
-  const { secret } = await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+  const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
   return { app, clock, receiver, secret, accountId: tenant.accountId, key: tenant.key };
 }
 
@@ -49,7 +49,7 @@ async function setup(
 async function event(s: Setup) {
   const call_id = callIdOf(await trigger(s.app, s.key));
   await applyCallUpdate(
-    s.app.prisma,
+    s.app.storage,
     call_id,
     { kind: 'failed', reason: 'canceled' },
     { now: s.clock.now, source: 'operator' },
@@ -119,7 +119,7 @@ describe('retries', () => {
     expect(s.receiver.received).toHaveLength(10);
 
     s.receiver.respond = () => ({ status: 200 });
-    await replayDelivery(s.app.prisma, delivery.id);
+    await replayDelivery(s.app.storage, delivery.id);
     await s.app.deliveryWorker!.settle();
     d = await reload(s, delivery.id);
     expect(d.status).toBe('succeeded');
@@ -171,7 +171,7 @@ describe('answers that are not success', () => {
     expect(later).toMatchObject({ status: 'held', heldReason: d.heldReason });
     await s.app.deliveryWorker!.settle();
     expect(s.receiver.received).toHaveLength(1);
-    await expect(replayDelivery(s.app.prisma, delivery.id)).rejects.toThrow(AdminError);
+    await expect(replayDelivery(s.app.storage, delivery.id)).rejects.toThrow(AdminError);
   });
 
   it('a redirect is not followed: it counts as a failure and is retried', async () => {
@@ -209,12 +209,12 @@ describe('SSRF', () => {
       'https://localhost/x',
       'https://user:pw@example.com/x',
     ]) {
-      await expect(setWebhook(s.app.prisma, s.accountId, url, { allowPrivate: false }), url).rejects.toThrow(
+      await expect(setWebhook(s.app.storage, s.accountId, url, { allowPrivate: false }), url).rejects.toThrow(
         AdminError,
       );
     }
     await expect(
-      setWebhook(s.app.prisma, s.accountId, 'https://hooks.example.com/x', { allowPrivate: false }),
+      setWebhook(s.app.storage, s.accountId, 'https://hooks.example.com/x', { allowPrivate: false }),
     ).resolves.toMatchObject({ secret: match.stringMatching(/^whsec_/) });
   });
 
@@ -241,13 +241,13 @@ describe('isolation and crashes', () => {
     for (let i = 0; i < 6; i++) await event(s);
     const other = await createTenant(s.app.prisma);
     const fast = await startReceiver();
-    await setWebhook(s.app.prisma, other.accountId, fast.url, { allowPrivate: true });
+    await setWebhook(s.app.storage, other.accountId, fast.url, { allowPrivate: true });
     s.app.deliveryWorker!.wake();
     await s.receiver.waitFor(2);
     const started = Date.now();
     const call_id = callIdOf(await trigger(s.app, other.key));
     await applyCallUpdate(
-      s.app.prisma,
+      s.app.storage,
       call_id,
       { kind: 'failed', reason: 'canceled' },
       { now: s.clock.now, source: 'operator' },

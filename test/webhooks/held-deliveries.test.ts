@@ -6,9 +6,9 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { enableWebhook, setWebhook } from '../../src/admin/webhooks.js';
-import { applyCallUpdate, applyLockedBatch } from '../../src/calls/transition.js';
+import { applyCallUpdate, planCallBatch } from '../../src/calls/transition.js';
 import type { Call } from '../../src/generated/prisma/client.js';
-import { LOCK_CALLS } from '../../src/storage/calls.js';
+import { CALL_COLUMNS, writeCallBatch } from '../../src/storage/calls.js';
 import { sqlPool } from '../../src/storage/database.js';
 import { deleteBatch, RETENTION_STEPS } from '../../src/storage/retention.js';
 import { inTransaction } from '../../src/storage/transaction.js';
@@ -39,7 +39,7 @@ async function setup(): Promise<Setup> {
   });
   const tenant = await createTenant(app.prisma);
   const receiver = await startReceiver();
-  const { secret } = await setWebhook(app.prisma, tenant.accountId, receiver.url, { allowPrivate: true });
+  const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
   return { app, databaseUrl, clock, receiver, secret, tenant };
 }
 
@@ -52,19 +52,19 @@ const settle = (s: Setup) => s.app.deliveryWorker!.settle();
 /** A call dialled: its call.started delivery is written. */
 async function dialledCall(s: Setup): Promise<string> {
   const callId = callIdOf(await trigger(s.app, s.tenant.key));
-  await applyCallUpdate(s.app.prisma, callId, { kind: 'dialing' }, context(s));
+  await applyCallUpdate(s.app.storage, callId, { kind: 'dialing' }, context(s));
   return callId;
 }
 
 async function complete(s: Setup, callId: string) {
-  await applyCallUpdate(s.app.prisma, callId, { kind: 'answered' }, context(s));
-  await applyCallUpdate(s.app.prisma, callId, { kind: 'completed', durationSeconds: 42 }, context(s));
+  await applyCallUpdate(s.app.storage, callId, { kind: 'answered' }, context(s));
+  await applyCallUpdate(s.app.storage, callId, { kind: 'completed', durationSeconds: 42 }, context(s));
 }
 
 /** A call canceled before dialling: one call.failed delivery. */
 async function canceledCall(s: Setup): Promise<string> {
   const callId = callIdOf(await trigger(s.app, s.tenant.key));
-  await applyCallUpdate(s.app.prisma, callId, { kind: 'failed', reason: 'canceled' }, context(s));
+  await applyCallUpdate(s.app.storage, callId, { kind: 'failed', reason: 'canceled' }, context(s));
   return callId;
 }
 
@@ -193,7 +193,7 @@ describe('an endpoint disabled by a 410', () => {
     await settle(s);
     expect(s.receiver.received).toHaveLength(2);
 
-    const result = await enableWebhook(s.app.prisma, s.tenant.accountId, { kind: 'operator' }, s.clock.now);
+    const result = await enableWebhook(s.app.storage, s.tenant.accountId, { kind: 'operator' }, s.clock.now);
     expect(result).toMatchObject({ released: 2, changed_at: s.clock.now.toISOString() });
     await settle(s);
     const sent = got(s.receiver).slice(2);
@@ -235,7 +235,7 @@ describe('an endpoint disabled by a 410', () => {
       completedAt: null,
       leaseExpiresAt: null,
     });
-    await enableWebhook(s.app.prisma, s.tenant.accountId);
+    await enableWebhook(s.app.storage, s.tenant.accountId);
     await settle(s);
     expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: match.any(String) }]);
   });
@@ -251,14 +251,17 @@ describe('enabling again while a transition writes held deliveries', () => {
     const callId = callIdOf(await trigger(s.app, s.tenant.key));
     const pool = sqlPool(s.app.prisma);
     const { enabling } = await inTransaction(pool, async (client) => {
-      const { rows } = await client.query<Call>({ ...LOCK_CALLS, values: [[callId]] });
-      await applyLockedBatch(
-        client,
+      const { rows } = await client.query<Call>({
+        text: `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($1::uuid[]) FOR UPDATE`,
+        values: [[callId]],
+      });
+      const { batch } = planCallBatch(
         [{ call: rows[0]!, change: { update: { kind: 'failed', reason: 'canceled' } } }],
         context(s),
       );
+      await writeCallBatch(client, batch!);
       // The held delivery is written, not committed: "Enable again" now must wait for this transaction.
-      const enabling = enableWebhook(s.app.prisma, s.tenant.accountId);
+      const enabling = enableWebhook(s.app.storage, s.tenant.accountId);
       await waitFor(
         async () =>
           (
@@ -287,7 +290,7 @@ describe('the endpoint URL changed', () => {
     expect(pending).toMatchObject({ status: 'pending', attemptCount: 1 });
 
     const moved = await startReceiver();
-    const { secret, enabled } = await setWebhook(s.app.prisma, s.tenant.accountId, moved.url, { allowPrivate: true });
+    const { secret, enabled } = await setWebhook(s.app.storage, s.tenant.accountId, moved.url, { allowPrivate: true });
     expect(enabled).toBe(true);
     advance(s, 60_000);
     s.app.deliveryWorker!.wake();
@@ -302,7 +305,7 @@ describe('the endpoint URL changed', () => {
     const gone = await canceledCall(s);
     await settle(s);
     const third = await startReceiver();
-    const changed = await setWebhook(s.app.prisma, s.tenant.accountId, third.url, { allowPrivate: true });
+    const changed = await setWebhook(s.app.storage, s.tenant.accountId, third.url, { allowPrivate: true });
     expect(changed.enabled).toBe(false);
     const later = await canceledCall(s);
     advance(s, 24 * 3600_000);
@@ -318,7 +321,7 @@ describe('the endpoint URL changed', () => {
     );
     const newest = /whsec_[A-Za-z0-9+/=]+/.exec(set.stdout)![0];
 
-    await enableWebhook(s.app.prisma, s.tenant.accountId);
+    await enableWebhook(s.app.storage, s.tenant.accountId);
     await settle(s);
     expect(
       got(third)
@@ -335,7 +338,7 @@ describe('no endpoint set', () => {
     await s.app.prisma.webhookEndpoint.delete({ where: { accountId: s.tenant.accountId } });
     const callId = await canceledCall(s);
     expect(await deliveriesOf(s, callId)).toEqual([]);
-    await setWebhook(s.app.prisma, s.tenant.accountId, s.receiver.url, { allowPrivate: true });
+    await setWebhook(s.app.storage, s.tenant.accountId, s.receiver.url, { allowPrivate: true });
     await settle(s);
     expect(s.receiver.received).toHaveLength(0);
   });

@@ -20,12 +20,12 @@ describe('stalled endpoints', () => {
     const healthy = await startReceiver();
     const slow = await createTenant(app.prisma);
     const other = await createTenant(app.prisma);
-    await setWebhook(app.prisma, slow.accountId, hanging.url, { allowPrivate: true });
-    await setWebhook(app.prisma, other.accountId, healthy.url, { allowPrivate: true });
+    await setWebhook(app.storage, slow.accountId, hanging.url, { allowPrivate: true });
+    await setWebhook(app.storage, other.accountId, healthy.url, { allowPrivate: true });
     const event = async (tenant: { key: string }) => {
       const callId = callIdOf(await trigger(app, tenant.key));
       await applyCallUpdate(
-        app.prisma,
+        app.storage,
         callId,
         { kind: 'failed', reason: 'canceled' },
         { now: new Date(), source: 'operator' },

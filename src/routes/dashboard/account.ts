@@ -1,38 +1,35 @@
 // Account: the signed-in user's own settings. Change the password (every other session ends) and sign out
 // everywhere (every session ends, this one too).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { changePassword, endAllSessions } from '../../admin/users.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/password-policy.js';
-import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
-import { SESSION_COOKIE } from '../../../plugins/dashboard/options.js';
-import { sessionDigest } from '../../../plugins/dashboard/session-store.js';
-import { findUserById } from '../../storage/users.js';
 import { ChangePasswordForm, CsrfOnlyForm } from '../../../schemas/dashboard/forms.js';
 import { clientIp, formProblem } from './form-problem.js';
+import { timeOrNull } from './format.js';
+import type { PageData } from '../../views/page-models.js';
 
 const POLICY = { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH };
 
 export default async function account(fastify: FastifyInstance) {
-  const show = async (request: Parameters<typeof viewerOf>[0], problem: string | null) => {
-    const user = await findUserById(fastify.prisma, viewerOf(request).id);
+  const show = async (request: FastifyRequest, problem: string | null): Promise<PageData<'account'>> => {
+    const user = await fastify.storage.users.findUserById(request.user.id);
     return {
       title: 'Account',
-      lastSignInAt: user?.lastSignInAt ?? null,
-      createdAt: user?.createdAt ?? null,
+      lastSignIn: timeOrNull(user?.lastSignInAt),
       policy: POLICY,
       problem,
     };
   };
 
-  fastify.get('/account', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) =>
+  fastify.get('/account', { schema: { hide: true } }, async (request, reply) =>
     reply.page('account', await show(request, null)),
   );
 
   fastify.post<{ Body: ChangePasswordForm }>(
     '/account/password',
-    { schema: { hide: true, body: ChangePasswordForm }, attachValidation: true, preHandler: requireUser },
+    { schema: { hide: true, body: ChangePasswordForm }, attachValidation: true },
     async (request, reply) => {
-      const viewer = viewerOf(request);
+      const viewer = request.user;
       const render = async (problem: string) => reply.code(400).page('account', await show(request, problem));
       const problem = formProblem(request);
       if (problem) return render(problem);
@@ -49,11 +46,11 @@ export default async function account(fastify: FastifyInstance) {
             ),
           );
       const now = fastify.now();
-      const result = await changePassword(fastify.prisma, {
+      const result = await changePassword(fastify.storage, {
         userId: viewer.id,
         current: request.body.current,
         next: request.body.password,
-        keep: sessionDigest(request.session.sessionId),
+        keep: request.sessionDigest(),
         ip: clientIp(request),
         now,
       });
@@ -71,12 +68,12 @@ export default async function account(fastify: FastifyInstance) {
 
   fastify.post<{ Body: CsrfOnlyForm }>(
     '/account/sign-out-everywhere',
-    { schema: { hide: true, body: CsrfOnlyForm }, preHandler: requireUser },
+    { schema: { hide: true, body: CsrfOnlyForm } },
     async (request, reply) => {
-      await endAllSessions(fastify.prisma, { userId: viewerOf(request).id, ip: clientIp(request), now: fastify.now() });
+      await endAllSessions(fastify.storage, { userId: request.user.id, ip: clientIp(request), now: fastify.now() });
       // The store row is gone already; the cookie goes too, and this request saves nothing.
       (request as { session: unknown }).session = null;
-      reply.clearCookie(SESSION_COOKIE, { path: '/', secure: true, httpOnly: true, sameSite: 'lax' });
+      reply.clearSessionCookie();
       return reply.redirect('/dashboard/sign-in', 303);
     },
   );

@@ -1,164 +1,92 @@
 // Agents: the agents a person manages (an agency user: the agency's and its clients'; a client user: their client's),
-// created and edited through src/admin/agents.ts with callctl's rules and messages, and "Set as default". Calling
-// windows are rows of days + from/to; each filled row becomes callctl's "<days> <HH:MM>-<HH:MM>". Another tenant's
-// agent, or an account that is not the viewer's to manage, is a 404.
+// created and edited through src/admin/agents.ts with callctl's rules (calling windows, retry policy, voicemail, whose
+// time the windows are read in), "Set as default", archive and restore. Another tenant's agent, or an account that is
+// not the viewer's to manage, is a 404. Every field's problem is shown next to it, all at once, in plain words
+// (src/routes/dashboard/agent-form.ts); "Add a window" and "Remove" show the form again and save nothing.
+import { inScope, isAgencyScope } from '../../domain/tenancy.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createAgent, setDefaultAgent, updateAgent } from '../../admin/agents.js';
+import { createAgent, setAgentArchived, setDefaultAgent, updateAgent } from '../../admin/agents.js';
 import { AdminError } from '../../admin/errors.js';
 import type { Actor } from '../../admin/audit.js';
-import { callingWindowsSchemaCheck, CallingWindowError, formatCallingWindow } from '../../domain/calling-window.js';
-import { isUuid } from '../../domain/ids.js';
-import { managedAccount, managedAccountIds, requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
 import { AgentForm, AgentParams } from '../../../schemas/dashboard/agents.js';
 import { CsrfOnlyForm } from '../../../schemas/dashboard/forms.js';
-import { findListedAgent, listAgentsOfAccounts, type ListedAgent } from '../../storage/agents.js';
-import { agencyAndClients } from '../../storage/overview.js';
-import { NO_PHONE_DEFAULT } from './settings-words.js';
-import { clientIp, formProblem } from './form-problem.js';
+import type { ListedAgent } from '../../storage/index.js';
+import {
+  actionOf,
+  agentInput,
+  fieldProblems,
+  FORM_RULES,
+  newAgentValues,
+  rowsAfter,
+  rowsOfForm,
+  valuesOfAgent,
+  valuesOfForm,
+  type FieldErrors,
+  type FormValues,
+} from './agent-form.js';
+import { attemptsWords, reachSummary, voicemailWords } from './agent-words.js';
+import { formatTime, NO_PHONE_DEFAULT, POLICY_WORDS, windowWords } from './format.js';
+import { clientIp, formProblem, refusals, type Refusal } from './form-problem.js';
+import { canonicalZone, isOfferedZone, UTC_ALIASES, ZONE_REGIONS } from '../../domain/time-zones.js';
+import { dashboardBaseUrl } from '../../admin/users.js';
 
 const LIST_PATH = '/dashboard/agents';
-/** Empty window rows under the filled ones: room to add windows without a script (save, and more appear). */
-const EMPTY_ROWS = 3;
-const DAY_CHOICES = ['mon-fri', 'sat,sun', 'daily', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+/** The Agents list's cells stay short: a longer voicemail message is cut there (the agent's page shows it whole). */
+const LIST_MESSAGE_MAX = 60;
+/** What the page says above a form with field problems. */
+const FIELDS_PROBLEM = 'Some fields need a change: each says what is wrong next to it.';
 
-interface WindowRow {
-  days: string;
-  from: string;
-  to: string;
-}
-interface FormValues {
-  name: string;
-  phone: string;
-  timezone: string;
-  policy: string;
-  account: string;
-  rows: WindowRow[];
+/** The zones to choose from: UTC and the canonical names by region, and `current` when the list lacks it. */
+function timeZoneChoices(current: string) {
+  return { utcAliases: UTC_ALIASES, regions: ZONE_REGIONS, other: isOfferedZone(current) ? null : current };
 }
 
-/** UTC and the IANA zones this runtime knows. */
-const ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
-
-/** The zones to choose from, with `current` first when the list lacks it (an alias such as US/Eastern). */
-function timeZoneChoices(current: string): string[] {
-  return ZONES.includes(current) ? ZONES : [current, ...ZONES];
+/** A trigger naming the agent, ready to paste (the key is a placeholder: a key is shown once, when generated). */
+function curlExample(baseUrl: string, agentId: string): string {
+  return [
+    `curl -X POST '${baseUrl}/api/v1/calls/trigger' \\`,
+    "  -H 'Authorization: Bearer <your key>' \\",
+    "  -H 'Content-Type: application/json' \\",
+    `  -d '{"phone_number": "+14155552671", "agent_id": "${agentId}"}'`,
+  ].join('\n');
 }
-
-const list = (value: string | string[] | undefined): string[] =>
-  value === undefined ? [] : Array.isArray(value) ? value : [value];
-
-/** The window rows as sent, in page order. */
-function rowsOfForm(body: AgentForm): WindowRow[] {
-  const days = list(body.window_days);
-  const from = list(body.window_from);
-  const to = list(body.window_to);
-  return Array.from({ length: Math.max(days.length, from.length, to.length) }, (_, i) => ({
-    days: (days[i] ?? '').trim(),
-    from: (from[i] ?? '').trim(),
-    to: (to[i] ?? '').trim(),
-  }));
-}
-
-/** callctl's --window texts of the rows that say anything (a row without times is an unused row). */
-function windowTexts(rows: WindowRow[]): string[] {
-  return rows.filter((r) => r.from || r.to).map((r) => `${r.days} ${r.from}-${r.to}`);
-}
-
-/** The stored windows as rows (days in callctl's words, which the select offers even when not a usual choice). */
-function rowsOfAgent(stored: unknown): WindowRow[] {
-  try {
-    return callingWindowsSchemaCheck(stored).map((w) => {
-      const [days = '', times = ''] = formatCallingWindow(w).split(' ');
-      const [from = '', to = ''] = times.split('-');
-      return { days, from, to };
-    });
-  } catch (error) {
-    if (error instanceof CallingWindowError) return [];
-    throw error;
-  }
-}
-
-const emptyRows = (): WindowRow[] => Array.from({ length: EMPTY_ROWS }, () => ({ days: 'mon-fri', from: '', to: '' }));
-
-/** The edit form of a stored agent, with room for more windows. */
-function valuesOfAgent(agent: {
-  name: string;
-  phoneNumber: string | null;
-  timezone: string;
-  outsideWindowPolicy: string;
-  accountId: string;
-  callingWindows: unknown;
-}): FormValues {
-  return {
-    name: agent.name,
-    phone: agent.phoneNumber ?? '',
-    timezone: agent.timezone,
-    policy: agent.outsideWindowPolicy,
-    account: agent.accountId,
-    rows: [...rowsOfAgent(agent.callingWindows), ...emptyRows()],
-  };
-}
-
-/** What the form asks of createAgent or updateAgent, in callctl's terms. */
-function agentEdit(body: AgentForm, rows: WindowRow[], now: Date) {
-  return {
-    name: body.name,
-    phone: body.phone.trim() || undefined,
-    timezone: body.timezone.trim(),
-    windows: windowTexts(rows),
-    outsideWindow: body.policy,
-    now,
-  };
-}
-
-/** "mon-fri 09:00-17:00", and "(into the next day)" when it ends after midnight. */
-function windowWords(stored: unknown): string[] {
-  try {
-    const windows = callingWindowsSchemaCheck(stored);
-    if (windows.length === 0) return ['Always open (no window)'];
-    return windows.map((w) => `${formatCallingWindow(w)}${w.end <= w.start ? ' (into the next day)' : ''}`);
-  } catch (error) {
-    if (error instanceof CallingWindowError) return ['Unreadable (edit to set again)'];
-    throw error;
-  }
-}
-
-const POLICY_WORDS = { queue: 'Queue until the window opens', reject: 'Reject the trigger' } as const;
 
 function actorOf(request: FastifyRequest): Actor {
-  return { kind: 'user', userId: viewerOf(request).id, ip: clientIp(request) };
-}
-
-/** The agent `id` when the viewer manages its account, else a 404. */
-async function managedAgent(request: FastifyRequest, reply: FastifyReply, id: string): Promise<ListedAgent> {
-  const agent = isUuid(id) ? await findListedAgent(request.server.prisma, id) : null;
-  if (!agent) throw reply.server.httpErrors.notFound();
-  await managedAccount(request, reply, agent.accountId);
-  return agent;
+  return { kind: 'user', userId: request.user.id, ip: clientIp(request) };
 }
 
 export default async function agents(fastify: FastifyInstance) {
+  // `/agents/:id`: an agent of an account the viewer manages, else 404.
+  fastify.resolveManaged('agent', 'id');
+
   /** The accounts a new agent may belong to: for an agency user, the agency and its clients. */
-  const accountChoices = async (request: FastifyRequest) => {
-    const viewer = viewerOf(request);
-    return viewer.accountKind === 'agency' ? agencyAndClients(fastify.prisma, viewer.accountId) : [];
-  };
+  const accountChoices = async (request: FastifyRequest) =>
+    isAgencyScope(request.scope) ? fastify.storage.scoped.listAccountsInScope(request.scope) : [];
+
+  /** The service's address as integrators reach it: PUBLIC_BASE_URL, else the host this page was asked on. */
+  const baseUrlOf = (request: FastifyRequest) =>
+    dashboardBaseUrl({
+      PUBLIC_BASE_URL: fastify.config.PUBLIC_BASE_URL ?? `https://${request.host}`,
+      PORT: fastify.config.PORT,
+    });
 
   const renderForm = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    page: { agent: ListedAgent | null; values: FormValues; problem: string | null },
+    page: {
+      agent: ListedAgent | null;
+      values: FormValues;
+      problem?: string | null;
+      errors?: FieldErrors;
+      browserZone?: boolean;
+    },
   ) => {
-    const { agent, values, problem } = page;
+    const { agent, values } = page;
+    const errors = page.errors ?? {};
+    const problem = page.problem ?? (Object.keys(errors).length ? FIELDS_PROBLEM : null);
     // The accounts (among the viewer's) whose trigger without agent_id uses this agent: without a phone number, each gets 400.
     // A client user sees only their own account (an agency user manages every account an agent can be the default of).
-    const viewer = viewerOf(request);
-    const defaultOf = (agent?.defaultFor ?? [])
-      .filter((a) => viewer.accountKind === 'agency' || a.id === viewer.accountId)
-      .map((a) => a.name);
-    const days = (row: WindowRow) =>
-      (DAY_CHOICES as readonly string[]).includes(row.days) || !row.days
-        ? [...DAY_CHOICES]
-        : [row.days, ...DAY_CHOICES];
+    const defaultOf = (agent?.defaultFor ?? []).filter((a) => inScope(request.scope, a)).map((a) => a.name);
     return reply.code(problem ? 400 : 200).page('agent-form', {
       title: agent ? `Agent: ${agent.name}` : 'New agent',
       action: agent ? `${LIST_PATH}/${agent.id}` : LIST_PATH,
@@ -168,84 +96,95 @@ export default async function agents(fastify: FastifyInstance) {
         isDefault: agent.defaultFor.some((a) => a.id === agent.accountId),
         defaultWithoutPhone: agent.phoneNumber === null && defaultOf.length > 0,
         defaultOf: defaultOf.join(', '),
+        // Its zone as the form shows it: by its canonical name.
+        summary: reachSummary({ ...agent, timezone: canonicalZone(agent.timezone) }),
+        archivedAt: agent.archivedAt && formatTime(agent.archivedAt),
+        curl: curlExample(baseUrlOf(request), agent.id),
       },
-      values: { ...values, rows: values.rows.map((row) => ({ ...row, choices: days(row) })) },
+      values,
+      rules: FORM_RULES,
       zones: timeZoneChoices(values.timezone),
+      browserZone: page.browserZone ?? false,
       accounts: agent ? [] : await accountChoices(request),
       problem,
+      errors,
     });
   };
 
-  fastify.get('/agents', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => {
-    const viewer = viewerOf(request);
-    const accountIds = await managedAccountIds(request);
-    const agents = await listAgentsOfAccounts(fastify.prisma, accountIds);
+  fastify.get('/agents', { schema: { hide: true } }, async (request, reply) => {
+    const { accountIds, agents } = await fastify.storage.scoped.listListedAgentsInScope(request.scope);
     return reply.page('agents', {
       title: 'Agents',
-      showAccount: viewer.accountKind === 'agency',
-      agents: agents.map((agent) => {
-        const defaultFor = agent.defaultFor.filter((a) => accountIds.includes(a.id));
-        return {
-          id: agent.id,
-          name: agent.name,
-          accountName: agent.account.name,
-          accountKind: agent.account.kind,
-          phone: agent.phoneNumber,
-          timezone: agent.timezone,
-          windows: windowWords(agent.callingWindows),
-          policy: POLICY_WORDS[agent.outsideWindowPolicy],
-          isDefault: defaultFor.some((a) => a.id === agent.accountId),
-          defaultOfOthers: defaultFor.filter((a) => a.id !== agent.accountId).map((a) => a.name),
-        };
-      }),
+      showAccount: isAgencyScope(request.scope),
+      agents: agents
+        .filter((agent) => agent.archivedAt === null)
+        .map((agent) => {
+          const defaultFor = agent.defaultFor.filter((a) => accountIds.includes(a.id));
+          return {
+            id: agent.id,
+            name: agent.name,
+            accountName: agent.account.name,
+            accountKind: agent.account.kind,
+            phone: agent.phoneNumber,
+            timezone: canonicalZone(agent.timezone),
+            windows: windowWords(agent.callingWindows),
+            policy: POLICY_WORDS[agent.outsideWindowPolicy],
+            calleeHours: agent.windowTimezone === 'recipient',
+            attempts: attemptsWords(agent),
+            voicemail: voicemailWords(agent, LIST_MESSAGE_MAX),
+            isDefault: defaultFor.some((a) => a.id === agent.accountId),
+            defaultOfOthers: defaultFor.filter((a) => a.id !== agent.accountId).map((a) => a.name),
+          };
+        }),
+      archived: agents.flatMap((agent) =>
+        agent.archivedAt === null
+          ? []
+          : [
+              {
+                id: agent.id,
+                name: agent.name,
+                accountName: agent.account.name,
+                accountKind: agent.account.kind,
+                archivedAt: formatTime(agent.archivedAt),
+              },
+            ],
+      ),
     });
   });
 
-  fastify.get('/agents/new', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => {
-    const viewer = viewerOf(request);
-    const values: FormValues = {
-      name: '',
-      phone: '',
-      timezone: 'UTC',
-      policy: 'queue',
-      account: viewer.accountId,
-      rows: emptyRows(),
-    };
-    return renderForm(request, reply, { agent: null, values, problem: null });
+  fastify.get('/agents/new', { schema: { hide: true } }, async (request, reply) => {
+    const values = newAgentValues(request.user.accountId);
+    return renderForm(request, reply, { agent: null, values, browserZone: true });
   });
 
   fastify.post<{ Body: AgentForm }>(
     '/agents',
-    { schema: { hide: true, body: AgentForm }, attachValidation: true, preHandler: requireUser },
+    { schema: { hide: true, body: AgentForm }, attachValidation: true },
     async (request, reply) => {
-      const viewer = viewerOf(request);
-      const problem = formProblem(request);
-      if (problem) {
-        const values: FormValues = {
-          name: '',
-          phone: '',
-          timezone: 'UTC',
-          policy: 'queue',
-          account: viewer.accountId,
-          rows: emptyRows(),
-        };
-        return renderForm(request, reply, { agent: null, values, problem });
-      }
+      const viewer = request.user;
+      const refused = refusals(request, AgentForm, request.body);
+      if (!refused)
+        return renderForm(request, reply, {
+          agent: null,
+          values: newAgentValues(viewer.accountId),
+          problem: formProblem(request),
+        });
       const body = request.body;
-      const account = await managedAccount(request, reply, body.account || viewer.accountId);
+      if (refused.some((r) => r.field === 'account')) throw fastify.httpErrors.notFound();
+      const account = await fastify.storage.scoped.findAccountInScope(request.scope, body.account || viewer.accountId);
+      if (!account) throw fastify.httpErrors.notFound();
+      const action = actionOf(body);
       const rows = rowsOfForm(body);
-      const values: FormValues = {
-        name: body.name,
-        phone: body.phone,
-        timezone: body.timezone,
-        policy: body.policy,
-        account: account.id,
-        rows,
-      };
+      const values = valuesOfForm(body, rowsAfter(rows, action), account.id, newAgentValues(account.id));
+      if (action.kind !== 'save') return renderForm(request, reply, { agent: null, values });
+      const errors = fieldProblems(body, rows);
+      // A field the schema refused is one fieldProblems words; should one not be, the form as a whole is refused.
+      if (Object.keys(errors).length || refused.length)
+        return renderForm(request, reply, { agent: null, values, errors, problem: problemOf(errors, refused) });
       try {
         await createAgent(
-          fastify.prisma,
-          { accountId: account.id, ...agentEdit(body, rows, fastify.now()) },
+          fastify.storage,
+          { accountId: account.id, ...agentInput(body, rows, fastify.now()) },
           actorOf(request),
         );
         return reply.seeOther(LIST_PATH, { kind: 'ok', text: `Agent ${body.name.trim()} created.` });
@@ -259,35 +198,36 @@ export default async function agents(fastify: FastifyInstance) {
 
   fastify.get<{ Params: AgentParams }>(
     '/agents/:id',
-    { schema: { hide: true, params: AgentParams }, preHandler: requireUser },
+    { schema: { hide: true, params: AgentParams } },
     async (request, reply) => {
-      const agent = await managedAgent(request, reply, request.params.id);
-      return renderForm(request, reply, { agent, values: valuesOfAgent(agent), problem: null });
+      const agent = request.managed('agent');
+      return renderForm(request, reply, { agent, values: valuesOfAgent(agent) });
     },
   );
 
   fastify.post<{ Params: AgentParams; Body: AgentForm }>(
     '/agents/:id',
-    { schema: { hide: true, params: AgentParams, body: AgentForm }, attachValidation: true, preHandler: requireUser },
+    { schema: { hide: true, params: AgentParams, body: AgentForm }, attachValidation: true },
     async (request, reply) => {
-      const agent = await managedAgent(request, reply, request.params.id);
-      const problem = formProblem(request);
+      const agent = request.managed('agent');
+      const refused = refusals(request, AgentForm, request.body);
+      if (!refused)
+        return renderForm(request, reply, { agent, values: valuesOfAgent(agent), problem: formProblem(request) });
       const body = request.body;
-      if (problem) return renderForm(request, reply, { agent, values: valuesOfAgent(agent), problem });
+      const action = actionOf(body);
       const rows = rowsOfForm(body);
-      const values: FormValues = {
-        name: body.name,
-        phone: body.phone,
-        timezone: body.timezone,
-        policy: body.policy,
-        account: agent.accountId,
-        rows,
-      };
+      // An edit keeps the agent's account: the field, refused or not, is not read.
+      const values = valuesOfForm(body, rowsAfter(rows, action), agent.accountId, valuesOfAgent(agent));
+      if (action.kind !== 'save') return renderForm(request, reply, { agent, values });
+      const errors = fieldProblems(body, rows);
+      const fields = refused.filter((r) => r.field !== 'account');
+      if (Object.keys(errors).length || fields.length)
+        return renderForm(request, reply, { agent, values, errors, problem: problemOf(errors, fields) });
       try {
         const result = await updateAgent(
-          fastify.prisma,
+          fastify.storage,
           agent.id,
-          agentEdit(body, rows, fastify.now()),
+          agentInput(body, rows, fastify.now()),
           actorOf(request),
         );
         const text = result.changed.length === 0 ? 'Nothing changed.' : `Agent ${body.name.trim()} saved.`;
@@ -301,10 +241,16 @@ export default async function agents(fastify: FastifyInstance) {
 
   fastify.post<{ Params: AgentParams; Body: CsrfOnlyForm }>(
     '/agents/:id/default',
-    { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm }, preHandler: requireUser },
+    { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm } },
     async (request, reply) => {
-      const agent = await managedAgent(request, reply, request.params.id);
-      await setDefaultAgent(fastify.prisma, agent.accountId, agent.id, actorOf(request), fastify.now());
+      const agent = request.managed('agent');
+      try {
+        await setDefaultAgent(fastify.storage, agent.accountId, agent.id, actorOf(request), fastify.now());
+      } catch (error) {
+        if (error instanceof AdminError)
+          return reply.seeOther(`${LIST_PATH}/${agent.id}`, { kind: 'error', text: error.message });
+        throw error;
+      }
       if (agent.phoneNumber === null)
         return reply.seeOther(LIST_PATH, { kind: 'error', text: NO_PHONE_DEFAULT(agent.name) });
       return reply.seeOther(LIST_PATH, {
@@ -313,4 +259,42 @@ export default async function agents(fastify: FastifyInstance) {
       });
     },
   );
+
+  // Archive and restore: the agent's page asks with a button that says what archiving does.
+  for (const archive of [true, false]) {
+    fastify.post<{ Params: AgentParams; Body: CsrfOnlyForm }>(
+      `/agents/:id/${archive ? 'archive' : 'restore'}`,
+      { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm } },
+      async (request, reply) => {
+        const agent = request.managed('agent');
+        try {
+          await setAgentArchived(fastify.storage, agent.id, archive, actorOf(request), fastify.now());
+        } catch (error) {
+          if (error instanceof AdminError)
+            return reply.seeOther(`${LIST_PATH}/${agent.id}`, { kind: 'error', text: error.message });
+          throw error;
+        }
+        const text = archive
+          ? `Agent ${agent.name} archived: new triggers naming it get 400 "Agent not found". Its calls keep it; ` +
+            'restore it from the Archived section.'
+          : `Agent ${agent.name} restored: triggers may use it again.`;
+        return reply.seeOther(LIST_PATH, { kind: 'ok', text });
+      },
+    );
+  }
+}
+
+/** The problem above the form: the fields' (each shown next to it), or the form's when a refused field has no words. */
+function problemOf(errors: FieldErrors, refused: Refusal[]): string {
+  const worded = refused.every((r) => Object.keys(errors).some((id) => fieldOfError(id) === r.field));
+  return worded && Object.keys(errors).length
+    ? FIELDS_PROBLEM
+    : 'The form was not filled in as expected. Reload the page and try again.';
+}
+
+/** The form field an error id is about: "w2-from" is window_from's, "w0-days" window_day's; others are themselves. */
+function fieldOfError(id: string): string {
+  const row = /^w\d+-(days|from|to)$/.exec(id);
+  if (!row) return id;
+  return row[1] === 'days' ? 'window_day' : `window_${row[1]}`;
 }

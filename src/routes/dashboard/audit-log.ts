@@ -2,48 +2,31 @@
 // users see their clients' entries too; client users their client's.
 import type { FastifyInstance } from 'fastify';
 import { describeAuditAction } from '../../domain/audit-actions.js';
-import { isUuid } from '../../domain/ids.js';
-import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
+import { isAgencyScope } from '../../domain/tenancy.js';
 import { AuditLogQuery } from '../../../schemas/dashboard/forms.js';
-import { listAuditEntries, type AuditCursor } from '../../storage/audit.js';
+import { actorWords, decodeCursor, encodeCursor, formatTime } from './format.js';
 
 const PAGE_SIZE = 50;
-
-export function encodeCursor(cursor: AuditCursor): string {
-  return `${cursor.createdAt.toISOString()}_${cursor.id}`;
-}
-
-function decodeCursor(value: string | undefined): AuditCursor | undefined {
-  const [at, id] = value?.split('_') ?? [];
-  if (!at || !id || !isUuid(id) || Number.isNaN(Date.parse(at))) return undefined;
-  return { createdAt: new Date(at), id };
-}
 
 export default async function auditLog(fastify: FastifyInstance) {
   fastify.get<{ Querystring: AuditLogQuery }>(
     '/audit-log',
-    { schema: { hide: true, querystring: AuditLogQuery }, attachValidation: true, preHandler: requireUser },
+    { schema: { hide: true, querystring: AuditLogQuery }, attachValidation: true },
     async (request, reply) => {
-      const viewer = viewerOf(request);
-      const scope = viewer.accountKind === 'agency' ? { agencyId: viewer.accountId } : { accountId: viewer.accountId };
-      const before = decodeCursor(request.query?.before);
-      const { entries, next } = await listAuditEntries(fastify.prisma, scope, { before, limit: PAGE_SIZE });
+      const before = (request.query?.before && decodeCursor(request.query.before)) || undefined;
+      const { entries, next } = await fastify.storage.scoped.listAuditInScope(request.scope, {
+        before,
+        limit: PAGE_SIZE,
+      });
       return reply.page('audit-log', {
         title: 'Audit log',
-        showAccount: viewer.accountKind === 'agency',
+        showAccount: isAgencyScope(request.scope),
         entries: entries.map((e) => ({
-          ...e,
-          at: e.createdAt
-            .toISOString()
-            .replace('T', ' ')
-            .replace(/\.\d+Z$/, ' UTC'),
+          at: formatTime(e.createdAt),
+          who: actorWords(e.actorKind, e.actorEmail),
+          accountName: e.accountName,
           what: describeAuditAction(e.action),
-          who:
-            e.actorKind === 'user'
-              ? (e.actorEmail ?? 'a deleted user')
-              : e.actorKind === 'operator'
-                ? 'operator (callctl)'
-                : 'the service',
+          ip: e.ip,
           detail:
             e.detail && typeof e.detail === 'object' && Object.keys(e.detail).length > 0
               ? JSON.stringify(e.detail)

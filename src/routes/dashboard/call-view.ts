@@ -1,49 +1,9 @@
-// How the Calls pages say things: times and durations, statuses and failure reasons in words, a call's timeline from
-// its events, and its metadata as given (key order kept, types told apart), re-indented without being re-parsed.
-import { CALL_STATUSES, type CallStatus, type FailureReason } from '../../domain/call-vocabulary.js';
+// A call's detail view: its timeline from its events, and its metadata as given (key order kept, types told apart),
+// re-indented without being re-parsed. Times and words come from format.ts.
+import { CALL_STATUSES, type CallStatus } from '../../../schemas/vocabulary.js';
 import { objectEntries } from '../../domain/raw-json.js';
-import type { CallDetail } from '../../storage/call-history.js';
-
-/** `2026-11-23 10:42:07 UTC`: the dashboard shows times in UTC. */
-export function formatTime(at: Date): string {
-  return at
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC');
-}
-
-/** `42 s`, `3 min 5 s`, `1 h 2 min`; a dash when there is none. */
-export function formatDuration(seconds: number | null): string {
-  if (seconds === null) return '-';
-  if (seconds < 60) return `${seconds} s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min${seconds % 60 ? ` ${seconds % 60} s` : ''}`;
-  return `${Math.floor(seconds / 3600)} h${Math.floor((seconds % 3600) / 60) ? ` ${Math.floor((seconds % 3600) / 60)} min` : ''}`;
-}
-
-export const STATUS_WORDS: Record<CallStatus, string> = {
-  initiated: 'Waiting',
-  dialing: 'Dialling',
-  in_progress: 'In progress',
-  completed: 'Completed',
-  failed: 'Failed',
-};
-
-export const REASON_WORDS: Record<FailureReason, string> = {
-  busy: 'Busy',
-  no_answer: 'No answer',
-  rejected: 'Rejected',
-  provider_error: 'Provider error',
-  expired: 'Expired (still waiting when its time ran out)',
-  canceled: 'Canceled',
-};
-
-const SOURCE_WORDS: Record<string, string> = {
-  api: 'through the API',
-  dispatcher: 'by the service',
-  expiry: 'by the service',
-  provider: 'reported by the telephony provider',
-  operator: 'by an operator',
-};
+import type { CallDetail } from '../../storage/index.js';
+import { formatDuration, formatTime, REASON_WORDS, sourceWords } from './format.js';
 
 export interface TimelineEntry {
   at: string;
@@ -63,10 +23,16 @@ export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
   const entries: TimelineEntry[] = [];
   const dialled = events.find((e) => e.toStatus === 'dialing');
   for (const event of events) {
-    const by = SOURCE_WORDS[event.source] ?? `by ${event.source}`;
+    const by = sourceWords(event.source);
     const at = formatTime(event.occurredAt);
     switch (event.toStatus) {
       case 'initiated': {
+        // Back to initiated from an attempt: it failed, and the agent's retry policy dials it again.
+        if (event.fromStatus !== null) {
+          const reason = event.failureReason ? REASON_WORDS[event.failureReason] : 'no reason given';
+          entries.push({ at, what: `Attempt failed: ${reason}; to be dialled again`, detail: by });
+          break;
+        }
         entries.push({ at, what: 'Accepted', detail: by });
         const waitedUntil =
           dialled?.occurredAt ?? call.endedAt ?? (call.status === 'initiated' ? now : event.occurredAt);

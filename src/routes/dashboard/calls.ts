@@ -1,81 +1,78 @@
 // Calls: the calls of the accounts the viewer manages, newest first, filtered, 50 a page (keyset: "Older" carries the
 // last call's time and id), and one call's detail: its timeline, metadata as given, webhook deliveries and their
-// attempts. "Resend" posts to the delivery log's action (api-webhooks.ts) of the call's account.
+// attempts. "Resend" posts to the delivery log's action (api-webhooks/deliveries.ts) of the call's account.
+import { ValueErrorType } from '@sinclair/typebox/errors';
+import { Value } from '@sinclair/typebox/value';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isStatus, unknownStatus } from '../../admin/calls.js';
-import { CALL_STATUSES } from '../../domain/call-vocabulary.js';
-import { isUuid } from '../../domain/ids.js';
-import { canManageAccount } from '../../domain/people-tenancy.js';
-import { E164_PATTERN } from '../../domain/phone-number.js';
-import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
-import { CallParams, CallsQuery } from '../../../schemas/dashboard/calls.js';
+import { unknownStatus } from '../../admin/calls.js';
+import { CALL_STATUSES, LIVE_STATUSES, type CallStatus } from '../../../schemas/vocabulary.js';
+import { METADATA_KEY_MAX } from '../../../schemas/trigger.js';
+import { isAgencyScope } from '../../domain/tenancy.js';
+import { CallParams, CallsColumnForm, CallsQuery } from '../../../schemas/dashboard/calls.js';
+import { formProblem } from './form-problem.js';
+import { canonicalUuid } from '../../../schemas/uuid.js';
+import type { ActiveUser } from '../../storage/index.js';
 import {
-  accountsOfViewer,
-  agentsOfViewer,
-  findCallDetail,
-  findCallInHistory,
-  listCallHistory,
   type CallCursor,
   type CallDetail,
   type CallHistoryFilters,
   type CallListRow,
-} from '../../storage/call-history.js';
-import { deliveryStatusWords, disabledReasonWords } from './settings-words.js';
+  type MetadataMatch,
+} from '../../storage/index.js';
+import callCancel from './call-cancel.js';
+import { callDoNotCall } from './do-not-call-page.js';
+import { metadataRows, reindent, timeline } from './call-view.js';
 import {
+  callBadge,
+  hasActiveCall,
+  metadataCellWords,
+  waitsForSlot,
+  ANSWERED_BY_WORDS,
+  ATTEMPT_OUTCOME_WORDS,
+  cannotCancelWords,
+  decodeCursor,
+  deliveryStatusWords,
+  disabledReasonWords,
+  encodeCursor,
   formatDuration,
   formatTime,
-  metadataRows,
+  formatTimeIn,
+  parseUtcTime,
   REASON_WORDS,
-  reindent,
   STATUS_WORDS,
-  timeline,
-} from './call-view.js';
+  TIMEZONE_SOURCE_WORDS,
+  waitingWords,
+} from './format.js';
+import { attemptsDialled } from '../../calls/call-view.js';
+import type { AttemptOutcomeData } from '../../../schemas/call.js';
+import type { CallDoNotCall, PageData } from '../../views/page-models.js';
 
 const PAGE_SIZE = 50;
-const FILTER_NAMES = ['status', 'agent', 'client', 'from', 'to', 'number', 'call'] as const;
+const FILTER_NAMES = [
+  'status',
+  'agent',
+  'client',
+  'from',
+  'to',
+  'number',
+  'name',
+  'meta_key',
+  'meta_value',
+  'call',
+] as const;
+/** The start of a phone number once separators are dropped: `+` (may be left out) and 1 to 15 digits. */
+const NUMBER_PREFIX = /^\+?(\d{1,15})$/;
+/** A number as JSON writes it: such a search value matches the JSON number too. */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
-export function encodeCursor(cursor: CallCursor): string {
-  return `${cursor.createdAt.toISOString()}_${cursor.id}`;
+type Viewer = ActiveUser;
+
+/** The JSON values a metadata search value stands for: itself as a string, and a number or literal it spells. */
+function metadataValues(value: string): MetadataMatch['values'] {
+  if (JSON_NUMBER.test(value) && Number.isFinite(Number(value))) return [Number(value), value];
+  if (value === 'true' || value === 'false' || value === 'null') return [JSON.parse(value) as unknown, value];
+  return [value];
 }
-
-function decodeCursor(value: string): CallCursor | null {
-  const [at, id, rest] = value.split('_');
-  if (
-    !at ||
-    !id ||
-    rest !== undefined ||
-    !isUuid(id) ||
-    !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(at) ||
-    Number.isNaN(Date.parse(at))
-  )
-    return null;
-  return { createdAt: new Date(at), id: id.toLowerCase() };
-}
-
-/**
- * A day (`YYYY-MM-DD`) or a minute (`YYYY-MM-DDTHH:MM`, seconds optional), in UTC: the moment it starts, or for the
- * end of a range the moment after it (the range includes the whole day or minute). Undefined when it is no such date.
- */
-export function parseDateBound(value: string, end: boolean): Date | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(value);
-  if (!m) return undefined;
-  const [, y, mo, d, h = '0', mi = '0', s = '0'] = m;
-  const at = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)));
-  const fields = [
-    at.getUTCFullYear(),
-    at.getUTCMonth() + 1,
-    at.getUTCDate(),
-    at.getUTCHours(),
-    at.getUTCMinutes(),
-    at.getUTCSeconds(),
-  ];
-  if (fields.join() !== [y, mo, d, h, mi, s].map(Number).join()) return undefined;
-  if (!end) return at;
-  const step = m[6] !== undefined ? 1_000 : m[4] !== undefined ? 60_000 : 86_400_000;
-  return new Date(at.getTime() + step);
-}
-
-type Viewer = ReturnType<typeof viewerOf>;
 
 /** The filters as typed (trimmed; empty ones left out), for the form and the links. */
 function typedFilters(query: CallsQuery | undefined): Partial<Record<(typeof FILTER_NAMES)[number], string>> {
@@ -92,31 +89,51 @@ async function listPage(
   request: FastifyRequest<{ Querystring: CallsQuery }>,
   reply: FastifyReply,
 ) {
-  const viewer: Viewer = viewerOf(request);
-  const isAgency = viewer.accountKind === 'agency';
-  const [accounts, agents] = await Promise.all([
-    accountsOfViewer(fastify.prisma, viewer),
-    agentsOfViewer(fastify.prisma, viewer),
+  const viewer: Viewer = request.user;
+  const now = fastify.now();
+  const isAgency = isAgencyScope(request.scope);
+  const [accounts, agents, column] = await Promise.all([
+    fastify.storage.scoped.listAccountsInScope(request.scope),
+    fastify.storage.scoped.listAgentsInScope(request.scope),
+    fastify.storage.users.callsMetadataColumnOf(viewer.id),
   ]);
   const accountNames = new Map(accounts.map((a) => [a.id, a.name]));
   const agentNames = new Map(agents.map((a) => [a.id, a.name]));
-  const typed = request.validationError ? {} : typedFilters(request.query);
-  const problems: string[] = request.validationError
+  // The route's validation stops at the first filter it refuses; the schema's own errors name every one of them.
+  const errors = request.validationError ? [...Value.Errors(CallsQuery, request.query ?? {})] : [];
+  const refused = new Set(errors.map((error) => error.path.split('/')[1]));
+  const unreadable =
+    errors.length === 0
+      ? Boolean(request.validationError)
+      : errors.some((e) => e.type !== ValueErrorType.StringPattern);
+  const typed = unreadable ? {} : typedFilters(request.query);
+  const problems: string[] = unreadable
     ? ['A filter is longer than any value it can have. Clear the filters and try again.']
     : [];
 
-  const filters: CallHistoryFilters = { status: null, agentId: null, phoneNumber: null, from: null, to: null };
+  const filters: CallHistoryFilters = {
+    status: null,
+    agentId: null,
+    numberPrefix: null,
+    namePrefix: null,
+    metadata: null,
+    from: null,
+    to: null,
+  };
   if (typed.status) {
-    if (isStatus(typed.status)) filters.status = typed.status;
+    // One of CALL_STATUSES, as the schema's pattern says.
+    if (!refused.has('status')) filters.status = typed.status as CallStatus;
     else problems.push(`${unknownStatus(typed.status)}.`);
   }
   if (typed.agent) {
-    if (isUuid(typed.agent) && agentNames.has(typed.agent.toLowerCase())) filters.agentId = typed.agent.toLowerCase();
+    const agentId = canonicalUuid(typed.agent);
+    if (!refused.has('agent') && agentNames.has(agentId)) filters.agentId = agentId;
     else problems.push(`Unknown agent "${typed.agent}": choose one of your agents.`);
   }
   let accountIds = accounts.map((a) => a.id);
   if (typed.client) {
-    if (isUuid(typed.client) && accountNames.has(typed.client.toLowerCase())) accountIds = [typed.client.toLowerCase()];
+    const clientId = canonicalUuid(typed.client);
+    if (!refused.has('client') && accountNames.has(clientId)) accountIds = [clientId];
     else problems.push(`Unknown client "${typed.client}": choose one of your ${isAgency ? 'accounts' : 'account'}.`);
   }
   for (const [name, end] of [
@@ -125,76 +142,129 @@ async function listPage(
   ] as const) {
     const value = typed[name];
     if (!value) continue;
-    const at = parseDateBound(value, end);
+    const at = refused.has(name) ? null : parseUtcTime(value, end);
     if (at) filters[name] = at;
     else problems.push(`"${value}" is not a date: write it as YYYY-MM-DD (or YYYY-MM-DDTHH:MM), in UTC.`);
   }
   if (filters.from && filters.to && filters.from >= filters.to) problems.push('The date range ends before it starts.');
   if (typed.number) {
-    const number = typed.number.replace(/[\s\-().]/g, '');
-    if (E164_PATTERN.test(number)) filters.phoneNumber = number;
-    else problems.push(`"${typed.number}" is not a phone number in E.164 form (like +14155552671).`);
+    const digits = NUMBER_PREFIX.exec(typed.number.replace(/[\s\-().]/g, ''))?.[1];
+    if (digits && digits[0] !== '0') filters.numberPrefix = `+${digits}`;
+    else
+      problems.push(
+        `"${typed.number}" is not the start of a phone number: write + and the first digits (like +1415) or the whole number in E.164 form (like +14155552671).`,
+      );
+  }
+  if (typed.name) filters.namePrefix = typed.name;
+  if (typed.meta_key || typed.meta_value) {
+    const key = typed.meta_key;
+    if (!key) problems.push('Give the metadata key to search (like crm_id), or clear the metadata value.');
+    else if ([...key].length > METADATA_KEY_MAX)
+      problems.push(`"${key}" is not a metadata key: a key has at most ${METADATA_KEY_MAX} characters.`);
+    else if (!typed.meta_value)
+      problems.push(`Give the value of the metadata key "${key}" to search for, or clear the key.`);
+    else filters.metadata = { key, values: metadataValues(typed.meta_value) };
   }
   let callId: string | null = null;
   if (typed.call) {
-    if (isUuid(typed.call)) callId = typed.call.toLowerCase();
+    if (!refused.has('call')) callId = canonicalUuid(typed.call);
     else problems.push(`"${typed.call}" is not a call id (a call id looks like 0b7f3c9e-5d1a-4c2b-9a8e-6f4d2c1b0a9e).`);
   }
-  const beforeText = request.validationError ? undefined : request.query?.before?.trim();
+  const beforeText = unreadable ? undefined : request.query?.before?.trim();
   const before = beforeText ? decodeCursor(beforeText) : undefined;
   if (before === null) problems.push('This link to older calls is not valid. Start again from the newest calls.');
 
   let calls: CallListRow[] = [];
   let next: CallCursor | null = null;
   if (problems.length === 0) {
-    if (callId) calls = await findCallInHistory(fastify.prisma, { accountIds, callId, filters });
+    if (callId) calls = await fastify.storage.history.findCallInHistory({ accountIds, callId, filters });
     else
-      ({ calls, next } = await listCallHistory(fastify.prisma, {
+      ({ calls, next } = await fastify.storage.history.listCallHistory({
         accountIds,
         filters,
         before: before ?? undefined,
         limit: PAGE_SIZE,
       }));
   }
+  const ids = calls.map((c) => c.id);
+  const [columnValues, positions] = await Promise.all([
+    column ? fastify.storage.history.metadataValues(ids, column) : new Map<string, unknown>(),
+    fastify.storage.history.queuePositions(
+      calls.filter((c) => waitsForSlot(c, now)).map((c) => c.id),
+      now,
+    ),
+  ]);
   const link = (extra: Record<string, string>) => {
     const params = new URLSearchParams({ ...typed, ...extra } as Record<string, string>).toString();
     return `/dashboard/calls${params ? `?${params}` : ''}`;
   };
   const filtered = Object.keys(typed).length > 0;
+  const own = (accountId: string) => isAgency && accountId === viewer.accountId;
   return reply.code(problems.length ? 400 : 200).page('calls', {
     title: 'Calls',
     isAgency,
     problems,
     typed,
     filtered,
+    // Read by the live refresh: the page shows a call that may still change.
+    live: hasActiveCall(calls),
     statuses: CALL_STATUSES.map((s) => ({ value: s, label: `${STATUS_WORDS[s]} (${s})` })),
     agents: agents.map((a) => ({
       id: a.id,
       label: isAgency && a.accountId !== viewer.accountId ? `${a.name} (${accountNames.get(a.accountId)})` : a.name,
     })),
-    accounts: accounts.map((a) => ({ id: a.id, label: a.id === viewer.accountId ? `${a.name} (agency)` : a.name })),
-    calls: calls.map((c) => ({
-      href: `/dashboard/calls/${c.id}`,
-      created: formatTime(c.createdAt),
-      number: c.phoneNumber,
-      agent: agentNames.get(c.agentId) ?? 'an agent no longer listed',
-      client: accountNames.get(c.accountId) ?? '-',
-      status: STATUS_WORDS[c.status],
-      statusClass: c.status,
-      reason: c.failureReason ? REASON_WORDS[c.failureReason] : '',
-      duration: formatDuration(c.durationSeconds),
-    })),
+    accounts: accounts.map((a) => ({ id: a.id, label: own(a.id) ? `Own calls (${a.name})` : a.name })),
+    column,
+    columnBack: new URLSearchParams(typed as Record<string, string>).toString(),
+    cancelAction: calls.some((c) => c.status === 'initiated') ? '/dashboard/calls/cancel' : null,
+    calls: calls.map((c) => {
+      const badge = callBadge(c, now, positions.get(c.id));
+      return {
+        id: c.id,
+        cancelable: c.status === 'initiated',
+        href: `/dashboard/calls/${c.id}`,
+        created: formatTime(c.createdAt),
+        number: c.phoneNumber,
+        name: c.name ?? '',
+        agent: agentNames.get(c.agentId) ?? 'an agent no longer listed',
+        client: own(c.accountId) ? `${accountNames.get(c.accountId)} (own)` : (accountNames.get(c.accountId) ?? '-'),
+        status: badge.text,
+        tone: badge.tone,
+        duration: formatDuration(c.durationSeconds),
+        columnValue: columnValues.has(c.id) ? metadataCellWords(columnValues.get(c.id)) : '',
+      };
+    }),
     olderHref: next ? link({ before: encodeCursor(next) }) : null,
     newestHref: before ? link({}) : null,
     clearHref: filtered ? '/dashboard/calls' : null,
   });
 }
 
-/** The call `id` when the viewer manages its account, else a 404 (no such call, not an id, another tenant's). */
-async function managedCall(request: FastifyRequest, reply: FastifyReply, id: string): Promise<CallDetail> {
-  const call = isUuid(id) ? await findCallDetail(request.server.prisma, id.toLowerCase()) : null;
-  if (!call || !canManageAccount(viewerOf(request), call.account)) throw reply.server.httpErrors.notFound();
-  return call;
+/** "Show as a column": remembers the metadata key (blank: none) and goes back to the list as it was filtered. */
+async function saveColumn(
+  fastify: FastifyInstance,
+  request: FastifyRequest<{ Body: CallsColumnForm }>,
+  reply: FastifyReply,
+) {
+  const problem = formProblem(request);
+  if (problem) return reply.code(400).page('error', { title: 'Metadata column', message: problem });
+  // Re-serialized: whatever was posted, the redirect stays on the Calls list.
+  const back = new URLSearchParams(request.body.back ?? '');
+  back.delete('before');
+  const to = `/dashboard/calls${back.size ? `?${back.toString()}` : ''}`;
+  const key = request.body.column.trim();
+  if ([...key].length > METADATA_KEY_MAX)
+    return reply.seeOther(to, {
+      kind: 'error',
+      text: `"${key}" is not a metadata key: a key has at most ${METADATA_KEY_MAX} characters. The column was not changed.`,
+    });
+  await fastify.storage.users.setCallsMetadataColumn(request.user.id, key || null);
+  return reply.seeOther(
+    to,
+    key
+      ? { kind: 'ok', text: `The metadata key "${key}" is shown as a column.` }
+      : { kind: 'ok', text: 'No metadata column is shown.' },
+  );
 }
 
 /** Where the delivery log of the call's account lives: the viewer's own settings, or (agency users) a client's. */
@@ -204,9 +274,24 @@ function deliveryLogBase(viewer: Viewer, accountId: string): string {
     : `/dashboard/clients/${accountId}/api-webhooks`;
 }
 
-function detailPage(viewer: Viewer, call: CallDetail, now: Date) {
+/** The stored attempt_outcomes, as the payload has them (a value edited by hand into another shape shows none). */
+function storedOutcomes(value: unknown): AttemptOutcomeData[] {
+  return Array.isArray(value)
+    ? value.filter((o): o is AttemptOutcomeData => typeof o === 'object' && o !== null && 'outcome' in o && 'at' in o)
+    : [];
+}
+
+/** How many attempts were dialled and, while the call waits for a retry, which attempt is next. */
+function attemptsWords(call: CallDetail, ended: number): string {
+  const dialled = attemptsDialled({ ...call, attemptsEnded: ended });
+  if (call.status === 'initiated' && call.attempt > 1) return `${dialled} so far; attempt ${call.attempt} is next`;
+  return String(dialled);
+}
+
+function detailPage(viewer: Viewer, call: CallDetail, now: Date, doNotCall: CallDoNotCall): PageData<'call'> {
   const log = deliveryLogBase(viewer, call.accountId);
   const rows = metadataRows(call.metadata);
+  const outcomes = storedOutcomes(call.attemptOutcomes);
   const eventOrder = new Map(call.events.map((e, i) => [e.id, i]));
   const deliveries = [...call.deliveries].sort(
     (a, b) =>
@@ -229,7 +314,23 @@ function detailPage(viewer: Viewer, call: CallDetail, now: Date) {
       reason: call.failureReason ? REASON_WORDS[call.failureReason] : null,
       created: formatTime(call.createdAt),
       duration: formatDuration(call.durationSeconds),
+      waiting: waitingWords(call, now, call.timezone),
+      attempts: attemptsWords(call, outcomes.length),
+      scheduled: call.scheduledAt ? formatTimeIn(call.scheduledAt, call.timezone) : null,
+      answeredBy: call.answeredBy ? ANSWERED_BY_WORDS[call.answeredBy] : null,
+      voicemailLeft: call.voicemailLeft === null ? null : call.voicemailLeft ? 'Yes' : 'No',
+      timezone: call.timezone
+        ? `${call.timezone} (${call.timezoneSource ? TIMEZONE_SOURCE_WORDS[call.timezoneSource] : "the agent's"})`
+        : null,
     },
+    attemptOutcomes: outcomes.map((o) => ({
+      attempt: o.attempt,
+      outcome: ATTEMPT_OUTCOME_WORDS[o.outcome] ?? o.outcome,
+      at: formatTimeIn(new Date(o.at), call.timezone),
+    })),
+    cancelAction: call.status === 'initiated' ? `/dashboard/calls/${call.id}/cancel` : null,
+    cannotCancel: cannotCancelWords(call.status, call.failureReason),
+    doNotCall,
     timeline: timeline(call, now),
     metadataRows: rows,
     metadataJson: rows === null ? call.metadata : reindent(call.metadata),
@@ -254,19 +355,31 @@ function detailPage(viewer: Viewer, call: CallDetail, now: Date) {
 }
 
 export default async function calls(fastify: FastifyInstance) {
+  // `/calls/:id`: a call of an account the viewer manages, else 404 (no such call, not an id, another tenant's).
+  fastify.resolveManaged('call', 'id');
+  await fastify.register(callCancel);
+
   fastify.get<{ Querystring: CallsQuery }>(
     '/calls',
-    { schema: { hide: true, querystring: CallsQuery }, attachValidation: true, preHandler: requireUser },
+    { schema: { hide: true, querystring: CallsQuery }, attachValidation: true },
     async (request, reply) => listPage(fastify, request, reply),
+  );
+
+  fastify.post<{ Body: CallsColumnForm }>(
+    '/calls/column',
+    { schema: { hide: true, body: CallsColumnForm }, attachValidation: true },
+    async (request, reply) => saveColumn(fastify, request, reply),
   );
 
   fastify.get<{ Params: CallParams }>(
     '/calls/:id',
-    { schema: { hide: true, params: CallParams }, attachValidation: true, preHandler: requireUser },
+    // A malformed id is resolved like any unknown one: 404.
+    { schema: { hide: true, params: CallParams }, attachValidation: true },
     async (request, reply) => {
-      if (request.validationError) throw fastify.httpErrors.notFound();
-      const call = await managedCall(request, reply, request.params.id);
-      return reply.page('call', detailPage(viewerOf(request), call, fastify.now()));
+      const call = request.managed('call');
+      const doNotCall = await callDoNotCall(fastify, request.user, call);
+      const live = (LIVE_STATUSES as readonly CallStatus[]).includes(call.status);
+      return reply.page('call', { ...detailPage(request.user, call, fastify.now(), doNotCall), live });
     },
   );
 }

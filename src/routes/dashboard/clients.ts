@@ -3,13 +3,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CLIENT_NAME_MAX_LENGTH, createClient } from '../../admin/accounts.js';
 import { AdminError } from '../../admin/errors.js';
-import { managedAccount, requireAgencyUser, viewerOf } from '../../../plugins/dashboard/guards.js';
-import { NAVIGATION } from '../../../plugins/dashboard/navigation.js';
-import { findClientSummary, listClients } from '../../storage/accounts.js';
-import { findApiAccessState } from '../../storage/keys.js';
+import { apiAccessOn, switchedOffBy } from '../../domain/api-access.js';
+import { NAVIGATION } from '../../views/navigation.js';
 import { ClientParams, CreateClientForm } from '../../../schemas/dashboard/people.js';
 import { clientIp, formProblem } from './form-problem.js';
-import { peopleOf, shownTime } from './users.js';
+import { formatTime } from './format.js';
+import type { PageData } from '../../views/page-models.js';
+import { peopleOf } from './users.js';
 
 /**
  * A page about the client (its calls, the agents): linked when the page exists, else "coming" like the navigation.
@@ -20,49 +20,59 @@ function clientSection(navLabel: string, label: string, query: string) {
   return href ? { label, href: `${href}${query}` } : { label: navLabel, href: null };
 }
 
-/** A client's API access as it works: its own switch, unless the agency's is off (which overrides it). */
-function accessWords(own: boolean, agencyOff: boolean): string {
-  if (!agencyOff) return own ? 'on' : 'off';
-  return own
+/** A client's API access as it works (src/domain/api-access.ts): its own switch, unless the agency's is off. */
+function accessWords(own: boolean, agencySwitch: boolean | null): string {
+  const offBy = switchedOffBy(own, agencySwitch);
+  if (offBy === null) return 'on';
+  if (offBy === 'account') return 'off';
+  return offBy === 'agency'
     ? "off: the agency's API access is off, which overrides this client's switch (on)"
     : "off (this client's switch, and the agency's too)";
 }
 
 export default async function clients(fastify: FastifyInstance) {
-  const listPage = async (request: FastifyRequest, form: { name: string; problem: string | null }) => {
-    const agencyId = viewerOf(request).accountId;
+  // `/clients/:id`: a client of the viewer's agency; the agency's own id is no client page (404, like any other).
+  fastify.resolveManaged('client', 'id');
+
+  const listPage = async (
+    request: FastifyRequest,
+    form: { name: string; problem: string | null },
+  ): Promise<PageData<'clients'>> => {
     const [rows, agency] = await Promise.all([
-      listClients(fastify.prisma, agencyId),
-      findApiAccessState(fastify.prisma, agencyId),
+      fastify.storage.scoped.listClientsInScope(request.scope),
+      fastify.storage.keys.findApiAccessState(request.scope.accountId),
     ]);
-    const agencyOff = agency?.accountSwitch === false;
+    const agencyOff = agency ? !apiAccessOn(agency.accountSwitch, agency.agencySwitch) : false;
     return {
       title: 'Clients',
       agencyOff,
       clients: rows.map((c) => ({
-        ...c,
-        access: accessWords(c.apiAccessEnabled, agencyOff),
-        created: shownTime(c.createdAt),
         href: `/dashboard/clients/${c.id}`,
+        name: c.name,
+        created: formatTime(c.createdAt),
+        access: accessWords(c.apiAccessEnabled, agency?.accountSwitch ?? null),
+        keyPrefix: c.keyPrefix,
+        webhookSet: c.webhookSet,
+        activeUsers: c.activeUsers,
       })),
       form: { ...form, maxLength: CLIENT_NAME_MAX_LENGTH },
     };
   };
 
-  fastify.get('/clients', { schema: { hide: true }, preHandler: requireAgencyUser }, async (request, reply) =>
+  fastify.get('/clients', { schema: { hide: true } }, async (request, reply) =>
     reply.page('clients', await listPage(request, { name: '', problem: null })),
   );
 
   fastify.post<{ Body: CreateClientForm }>(
     '/clients',
-    { schema: { hide: true, body: CreateClientForm }, attachValidation: true, preHandler: requireAgencyUser },
+    { schema: { hide: true, body: CreateClientForm }, attachValidation: true },
     async (request, reply) => {
-      const viewer = viewerOf(request);
+      const viewer = request.user;
       const problem = formProblem(request);
       if (problem) return reply.code(400).page('clients', await listPage(request, { name: '', problem }));
       try {
         const client = await createClient(
-          fastify.prisma,
+          fastify.storage,
           { agencyId: viewer.accountId, name: request.body.name, now: fastify.now() },
           { kind: 'user', userId: viewer.id, ip: clientIp(request) },
         );
@@ -82,24 +92,28 @@ export default async function clients(fastify: FastifyInstance) {
 
   fastify.get<{ Params: ClientParams }>(
     '/clients/:id',
-    { schema: { hide: true, params: ClientParams }, preHandler: requireAgencyUser },
+    { schema: { hide: true, params: ClientParams } },
     async (request, reply) => {
-      const viewer = viewerOf(request);
-      const account = await managedAccount(request, reply, request.params.id);
-      const client = account.kind === 'client' ? await findClientSummary(fastify.prisma, account.id) : null;
+      const viewer = request.user;
+      const client = await fastify.storage.accounts.findClientSummary(request.managed('client').id);
       if (!client) throw fastify.httpErrors.notFound();
-      const access = await findApiAccessState(fastify.prisma, client.id);
+      const access = await fastify.storage.keys.findApiAccessState(client.id);
       return reply.page('client', {
         title: `Client: ${client.name}`,
         client: {
-          ...client,
-          access: accessWords(client.apiAccessEnabled, access?.agencySwitch === false),
-          created: shownTime(client.createdAt),
+          name: client.name,
+          agencyName: client.agencyName,
+          plan: client.plan,
+          created: formatTime(client.createdAt),
+          access: accessWords(client.apiAccessEnabled, access?.agencySwitch ?? null),
+          keyPrefix: client.keyPrefix,
+          webhookSet: client.webhookSet,
         },
         apiWebhooksHref: `/dashboard/clients/${client.id}/api-webhooks`,
         sections: [
           clientSection('Calls', "This client's calls", `?client=${encodeURIComponent(client.id)}`),
           clientSection('Agents', "Agents (the agency's and every client's)", ''),
+          { label: "This client's do-not-call list", href: `/dashboard/clients/${client.id}/do-not-call` },
         ],
         people: await peopleOf(fastify, viewer, [{ id: client.id, name: client.name }]),
         showAccount: false,

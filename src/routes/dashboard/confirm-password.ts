@@ -2,15 +2,14 @@
 // secret) when the last password entry is older than 10 minutes. Throttled like sign-in.
 import type { FastifyInstance } from 'fastify';
 import { checkPassword } from '../../admin/users.js';
-import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
-import { dashboardTarget } from '../../../plugins/dashboard/pages.js';
+import { dashboardTarget } from '../../domain/dashboard-target.js';
 import { ConfirmPasswordForm, ConfirmPasswordQuery } from '../../../schemas/dashboard/forms.js';
 import { clientIp, formProblem } from './form-problem.js';
 
 export default async function confirmPassword(fastify: FastifyInstance) {
   fastify.get<{ Querystring: ConfirmPasswordQuery }>(
     '/confirm-password',
-    { schema: { hide: true, querystring: ConfirmPasswordQuery }, attachValidation: true, preHandler: requireUser },
+    { schema: { hide: true, querystring: ConfirmPasswordQuery }, attachValidation: true },
     async (request, reply) => {
       const next = dashboardTarget(request.query?.next) ?? '/dashboard';
       return reply.page('confirm-password', { title: 'Confirm your password', next, problem: null });
@@ -19,9 +18,9 @@ export default async function confirmPassword(fastify: FastifyInstance) {
 
   fastify.post<{ Body: ConfirmPasswordForm }>(
     '/confirm-password',
-    { schema: { hide: true, body: ConfirmPasswordForm }, attachValidation: true, preHandler: requireUser },
+    { schema: { hide: true, body: ConfirmPasswordForm }, attachValidation: true },
     async (request, reply) => {
-      const viewer = viewerOf(request);
+      const viewer = request.user;
       const next = dashboardTarget(request.body?.next) ?? '/dashboard';
       const render = (status: number, problem: string) =>
         reply.code(status).page('confirm-password', { title: 'Confirm your password', next, problem });
@@ -30,7 +29,7 @@ export default async function confirmPassword(fastify: FastifyInstance) {
       const verdict = await fastify.signInAttempt(clientIp(request), viewer.email);
       if (!verdict.allowed)
         return render(429, `Too many attempts. Try again in ${Math.ceil(verdict.retryAfterSeconds / 60)} minutes.`);
-      if (!(await checkPassword(fastify.prisma, viewer.id, request.body.password)))
+      if (!(await checkPassword(fastify.storage, viewer.id, request.body.password)))
         return render(401, 'That is not your password.');
       request.session.authenticatedAt = fastify.now().getTime();
       return reply.redirect(next, 303);

@@ -7,7 +7,7 @@ import { setPasswordUrl } from '../../admin/users.js';
 import { passwordResetMail } from '../../mail/messages.js';
 import { ForgotPasswordForm } from '../../../schemas/dashboard/forms.js';
 import { clientIp, formProblem } from './form-problem.js';
-import { shownTime } from './users.js';
+import { formatTime } from './format.js';
 
 export default async function forgotPassword(fastify: FastifyInstance) {
   const mailerOr404 = () => {
@@ -32,14 +32,14 @@ export default async function forgotPassword(fastify: FastifyInstance) {
       const ip = clientIp(request);
       if (await fastify.forgotPasswordAttempt(ip, email)) {
         mailer.later(async () => {
-          const links = await requestPasswordReset(fastify.prisma, { email, ip, now: fastify.now() });
+          const links = await requestPasswordReset(fastify.storage, { email, ip, now: fastify.now() });
           for (const link of links) {
             await mailer.send(
               passwordResetMail({
                 to: link.email,
                 accountName: link.accountName,
                 link: setPasswordUrl(fastify.config, link.token),
-                expires: shownTime(link.expiresAt),
+                expires: formatTime(link.expiresAt),
               }),
             );
           }

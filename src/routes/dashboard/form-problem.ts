@@ -1,9 +1,59 @@
-// What a person is told when a dashboard form does not validate (the schema bounds the fields; the rules that say
-// something, like the password policy, are checked by the handler with their own words).
-import type { FastifyRequest } from 'fastify';
+// What a person is told when a dashboard form does not validate. The schema states each field's rules; a page that
+// words a refused field itself (in src/admin's words, as callctl says them) finds every refused field with
+// `refusals`, since the route's validation stops at the first.
+import type { TSchema } from '@sinclair/typebox';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import { Value } from '@sinclair/typebox/value';
+import type { FastifyRequest, FastifySchemaValidationError } from 'fastify';
 
 export function formProblem(request: FastifyRequest): string | null {
   return request.validationError ? 'The form was not filled in as expected. Reload the page and try again.' : null;
+}
+
+/** The field the schema refused ("agent_id"), for a page that words that field's problem itself; else null. */
+export function refusedField(request: FastifyRequest): string | null {
+  const errors = request.validationError?.validation as FastifySchemaValidationError[] | undefined;
+  const path = errors?.[0]?.instancePath ?? '';
+  return path.startsWith('/') ? (path.slice(1).split('/')[0] ?? null) : null;
+}
+
+/** A field the schema refused by its pattern: its name, and for a repeated field the row (0 for a single value). */
+export interface Refusal {
+  field: string;
+  row: number;
+}
+
+/** Errors that say a value is not of a union variant's type: that variant is not the one the value is meant for. */
+const TYPE_ERRORS = new Set([ValueErrorType.String, ValueErrorType.Array, ValueErrorType.Object]);
+
+/** The errors under a union's: those of the variant whose type the value has (a string, or a list of rows). */
+function* leaves(error: ValueError): Generator<ValueError> {
+  if (error.type !== ValueErrorType.Union) {
+    yield error;
+    return;
+  }
+  for (const variant of error.errors) {
+    const inner = [...variant];
+    if (inner.some((e) => e.path === error.path && TYPE_ERRORS.has(e.type))) continue;
+    for (const e of inner) yield* leaves(e);
+    return;
+  }
+  yield error;
+}
+
+/**
+ * Every field (and row) of the request's `value` that `schema` refused by a pattern, in the schema's order; [] when it
+ * validated; null when it broke another rule (a length, a choice, a missing or unknown field, unstorable text: a form
+ * the page never sends), which formProblem words.
+ */
+export function refusals(request: FastifyRequest, schema: TSchema, value: unknown): Refusal[] | null {
+  if (!request.validationError) return [];
+  const errors = [...Value.Errors(schema, value)].flatMap((error) => [...leaves(error)]);
+  if (errors.length === 0 || errors.some((e) => e.type !== ValueErrorType.StringPattern)) return null;
+  return errors.map((e) => {
+    const [, field = '', row = '0'] = e.path.split('/');
+    return { field, row: Number(row) };
+  });
 }
 
 /** The request's client IP for the audit log (X-Forwarded-For only when TRUST_PROXY says so). */

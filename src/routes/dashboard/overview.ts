@@ -1,84 +1,148 @@
 // The Overview, the landing page after sign-in: for the viewer's account and, for an agency, each of its clients,
-// the calls active now out of the concurrency limit, the calls waiting (and how many for a calling window), today's
-// outcomes (UTC) and the webhook endpoint's health. Live counts come from the concurrency plugin, the rest from
-// storage reads of recent rows (src/storage/overview.ts): nothing counts an account's history.
+// the calls active now out of the concurrency limit, the calls waiting (and how many for a calling window, for their
+// scheduled time and for a retry), today's outcomes (UTC) and the webhook endpoint's health, each number a link to
+// the Calls list filtered to it; a warning for each endpoint that is disabled or failing; and, until the five steps
+// to a first call are taken, a checklist of them. Live counts come from the concurrency plugin, the rest from storage
+// reads of recent rows (src/storage/overview.ts): nothing counts an account's history. While a call is under way the
+// page refreshes itself (layout.eta's live region).
 import type { FastifyInstance } from 'fastify';
-import { FAILURE_REASONS } from '../../domain/call-vocabulary.js';
-import { requireUser, viewerOf } from '../../../plugins/dashboard/guards.js';
-import { formatTime } from './call-view.js';
-import { disabledReasonWords } from './settings-words.js';
-import {
-  agencyAndClients,
-  endpointHealth,
-  noOutcomes,
-  outcomesBetween,
-  type OverviewAccount,
-} from '../../storage/overview.js';
+import { FAILURE_REASONS, type CallStatus } from '../../../schemas/vocabulary.js';
+import { isAgencyScope } from '../../domain/tenancy.js';
+import { disabledReasonWords, formatTime, OVERVIEW_REASON_WORDS, timeOrNull, utcDay } from './format.js';
+import { noOutcomes, type FirstRun, type OverviewAccount } from '../../storage/index.js';
+import type { PageModels } from '../../views/page-models.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
+const SETTINGS = '/dashboard/settings/api-webhooks';
 
-/** How a failure reason reads on the page. */
-const REASON_WORDS: Record<(typeof FAILURE_REASONS)[number], string> = {
-  busy: 'busy',
-  no_answer: 'no answer',
-  rejected: 'rejected',
-  provider_error: 'provider error',
-  expired: 'expired (waited too long)',
-  canceled: 'canceled',
-};
+type Checklist = NonNullable<PageModels['overview']['checklist']>;
 
-const utcTime = formatTime;
+/** The five steps to a first call, each done or with where to take it; null once all five are done. */
+function checklist(done: FirstRun): Checklist | null {
+  const steps: Checklist = [
+    {
+      label: 'An agent with a phone number',
+      done: done.agentWithNumber,
+      href: '/dashboard/agents/new',
+      hint: 'the number its calls come from (caller ID), and the hours it may call',
+    },
+    {
+      label: 'A default agent',
+      done: done.defaultAgent,
+      href: `${SETTINGS}#agent-heading`,
+      hint: 'the agent a trigger without an agent_id uses',
+    },
+    {
+      label: 'An API key',
+      done: done.apiKey,
+      href: `${SETTINGS}#key-heading`,
+      hint: 'your system sends it with each trigger; it is shown once',
+    },
+    {
+      label: 'A webhook endpoint',
+      done: done.webhook,
+      href: `${SETTINGS}#webhook-heading`,
+      hint: 'where call.started, call.completed and call.failed are sent',
+    },
+    {
+      label: 'A first call',
+      done: done.firstCall,
+      href: '/dashboard/agents',
+      hint: 'POST /api/v1/calls/trigger with your key, a phone_number and an agent_id (the Agents page shows them)',
+    },
+  ];
+  return steps.every((step) => step.done) ? null : steps;
+}
+
+/** Where the delivery log of `accountId` lives: the viewer's own settings, or (agency users) a client's. */
+function apiWebhooksBase(viewerAccountId: string, accountId: string): string {
+  return accountId === viewerAccountId ? SETTINGS : `/dashboard/clients/${accountId}/api-webhooks`;
+}
 
 export default async function overview(fastify: FastifyInstance) {
-  fastify.get('', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => {
-    const viewer = viewerOf(request);
+  fastify.get('', { schema: { hide: true } }, async (request, reply) => {
     const now = fastify.now();
-    const accounts: OverviewAccount[] =
-      viewer.accountKind === 'agency'
-        ? await agencyAndClients(fastify.prisma, viewer.accountId)
-        : [{ id: viewer.accountId, name: viewer.accountName, kind: 'client' }];
+    const accounts: OverviewAccount[] = await fastify.storage.scoped.listAccountsInScope(request.scope);
     const ids = accounts.map((a) => a.id);
     const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
-    const [live, outcomes, endpoints] = await Promise.all([
+    const [live, outcomes, endpoints, firstRun] = await Promise.all([
       fastify.concurrency.counts(ids),
-      outcomesBetween(fastify.prisma, ids, today, new Date(today.getTime() + DAY_MS)),
-      endpointHealth(fastify.prisma, ids, new Date(now.getTime() - HOUR_MS)),
+      fastify.storage.overview.outcomesBetween(ids, today, new Date(today.getTime() + DAY_MS)),
+      fastify.storage.overview.endpointHealth(ids, new Date(now.getTime() - HOUR_MS)),
+      fastify.storage.overview.firstRun(ids),
     ]);
+    const perClient = isAgencyScope(request.scope);
+    const day = utcDay(today);
+    /**
+     * The Calls list filtered to one account (agency users: a client filter) and `filters`. "Today" is the day the
+     * calls were created: the list filters by creation, the Overview counts calls that ended today.
+     */
+    const callsHref = (accountId: string, status: CallStatus, when?: 'today') => {
+      const query = new URLSearchParams({ status });
+      if (when) for (const bound of ['from', 'to']) query.set(bound, day);
+      if (perClient) query.set('client', accountId);
+      return `/dashboard/calls?${query.toString()}`;
+    };
     const rows = accounts.map((account) => {
-      const counts = live.get(account.id) ?? { active: 0, waiting: 0, waitingForWindow: 0 };
+      const counts = live.get(account.id) ?? {
+        active: 0,
+        waiting: 0,
+        waitingForWindow: 0,
+        scheduled: 0,
+        waitingForRetry: 0,
+      };
       const done = outcomes.get(account.id) ?? noOutcomes();
       const failures = FAILURE_REASONS.filter((r) => done.failed[r] > 0).map((r) => ({
-        reason: REASON_WORDS[r],
+        reason: OVERVIEW_REASON_WORDS[r],
         count: done.failed[r],
       }));
       const endpoint = endpoints.get(account.id);
+      const base = apiWebhooksBase(request.user.accountId, account.id);
       return {
         name: account.name,
         kind: account.kind,
         active: counts.active,
         waiting: counts.waiting,
         waitingForWindow: counts.waitingForWindow,
+        scheduled: counts.scheduled,
+        waitingForRetry: counts.waitingForRetry,
         completed: done.completed,
         failed: failures.reduce((sum, f) => sum + f.count, 0),
         failures,
-        endpoint: endpoint && {
-          url: endpoint.url,
-          enabled: endpoint.enabled,
-          disabledReason: disabledReasonWords(endpoint.disabledReason),
-          lastSuccess: endpoint.lastSuccessAt ? utcTime(endpoint.lastSuccessAt) : null,
-          failuresLastHour: endpoint.failuresSince,
+        // The list has one status at a time: "active" (dialling or connected) links to the connected calls.
+        links: {
+          active: callsHref(account.id, 'in_progress'),
+          waiting: callsHref(account.id, 'initiated'),
+          completed: callsHref(account.id, 'completed', 'today'),
+          failed: callsHref(account.id, 'failed', 'today'),
         },
+        endpoint: endpoint
+          ? {
+              url: endpoint.url,
+              enabled: endpoint.enabled,
+              disabledReason: disabledReasonWords(endpoint.disabledReason),
+              lastSuccess: timeOrNull(endpoint.lastSuccessAt),
+              failuresLastHour: endpoint.failuresSince,
+              failing: endpoint.enabled && endpoint.failuresSince > 0,
+              settingsHref: `${base}#webhook-heading`,
+              logHref: `${base}/deliveries?failed=1`,
+            }
+          : null,
       };
     });
     return reply.page('overview', {
       title: 'Overview',
+      live: rows.some((row) => row.active + row.waiting > 0),
+      // A refresh (htmx) swaps the warnings in again: an alert role would have them read out every few seconds.
+      announce: request.headers['hx-request'] !== 'true',
+      checklist: checklist(firstRun),
       rows,
       limit: fastify.concurrency.limits.maxActive,
       maxWaiting: fastify.concurrency.limits.maxWaiting,
-      today: today.toISOString().slice(0, 10),
-      asOf: utcTime(now),
-      perClient: viewer.accountKind === 'agency',
+      today: day,
+      asOf: formatTime(now),
+      perClient,
     });
   });
 }

@@ -15,7 +15,7 @@ export default async function setPassword(fastify: FastifyInstance) {
     async (request, reply) => {
       const link = request.validationError
         ? null
-        : await usableLink(fastify.prisma, request.params.token, fastify.now());
+        : await usableLink(fastify.storage, request.params.token, fastify.now());
       if (!link) return reply.code(410).page('link-unusable', { title: 'Link not valid', message: LINK_UNUSABLE });
       return reply.page('set-password', {
         title: 'Choose your password',
@@ -32,7 +32,7 @@ export default async function setPassword(fastify: FastifyInstance) {
     { schema: { hide: true, params: SetPasswordParams, body: SetPasswordForm }, attachValidation: true },
     async (request, reply) => {
       const now = fastify.now();
-      const link = await usableLink(fastify.prisma, request.params?.token ?? '', now);
+      const link = await usableLink(fastify.storage, request.params?.token ?? '', now);
       if (!link) return reply.code(410).page('link-unusable', { title: 'Link not valid', message: LINK_UNUSABLE });
       const render = (problem: string) =>
         reply.code(400).page('set-password', {
@@ -45,7 +45,7 @@ export default async function setPassword(fastify: FastifyInstance) {
       const problem = formProblem(request);
       if (problem) return render(problem);
       if (request.body.password !== request.body.confirm) return render('The two passwords are not the same.');
-      const result = await setPasswordWithLink(fastify.prisma, {
+      const result = await setPasswordWithLink(fastify.storage, {
         token: request.params.token,
         password: request.body.password,
         ip: clientIp(request),

@@ -2,8 +2,7 @@
 // attempts are throttled per IP and per email; a new session id at sign-in (no session fixation).
 import type { FastifyInstance } from 'fastify';
 import { authenticate, recordSignOut } from '../../admin/users.js';
-import { SESSION_COOKIE, sessionOptions } from '../../../plugins/dashboard/options.js';
-import { dashboardTarget } from '../../../plugins/dashboard/pages.js';
+import { dashboardTarget } from '../../domain/dashboard-target.js';
 import { CsrfOnlyForm, SignInForm, SignInQuery } from '../../../schemas/dashboard/forms.js';
 import { clientIp, formProblem } from './form-problem.js';
 
@@ -41,7 +40,7 @@ export default async function signIn(fastify: FastifyInstance) {
           .page('sign-in', { title: 'Sign in', email, next, problem: tooMany(verdict.retryAfterSeconds) });
       }
       const now = fastify.now();
-      const result = await authenticate(fastify.prisma, { email, password, ip: clientIp(request), now });
+      const result = await authenticate(fastify.storage, { email, password, ip: clientIp(request), now });
       if (!result.ok)
         return reply.code(401).page('sign-in', { title: 'Sign in', email, next, problem: SIGN_IN_REFUSED });
       // A new session (new id, the old one destroyed): an id planted before sign-in is worth nothing after it.
@@ -57,10 +56,9 @@ export default async function signIn(fastify: FastifyInstance) {
     { schema: { hide: true, body: CsrfOnlyForm } },
     async (request, reply) => {
       if (request.viewer)
-        await recordSignOut(fastify.prisma, { userId: request.viewer.id, ip: clientIp(request), now: fastify.now() });
+        await recordSignOut(fastify.storage, { userId: request.viewer.id, ip: clientIp(request), now: fastify.now() });
       await request.session.destroy();
-      const { path, secure, httpOnly, sameSite } = sessionOptions(null as never).cookie!;
-      reply.clearCookie(SESSION_COOKIE, { path, secure, httpOnly, sameSite });
+      reply.clearSessionCookie();
       return reply.redirect('/dashboard/sign-in', 303);
     },
   );

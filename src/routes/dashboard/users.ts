@@ -2,23 +2,15 @@
 // user: their client's). Agency users invite and make new sign-in links (a one-time link, shown once in the answer
 // to the POST, also e-mailed when SMTP_URL is set; both need a recent password entry), disable and enable; for
 // client users those actions do not exist (404).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AdminError } from '../../admin/errors.js';
 import { newSignInLink } from '../../admin/user-links.js';
 import { disableUser, enableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
-import { isUuid } from '../../domain/ids.js';
+import { isAgencyScope, scopeOf, type Scope } from '../../domain/tenancy.js';
 import { normalizeEmail } from '../../domain/user-email.js';
 import type { MailMessage } from '../../mail/mailer.js';
 import { invitationMail, signInLinkMail } from '../../mail/messages.js';
-import {
-  managedAccount,
-  requireAgencyUser,
-  requireRecentSignIn,
-  requireUser,
-  viewerOf,
-} from '../../../plugins/dashboard/guards.js';
-import { listClientNames } from '../../storage/accounts.js';
-import { findUserById, listUsers, type ActiveUser } from '../../storage/users.js';
+import { type ActiveUser } from '../../storage/index.js';
 import {
   DisableUserForm,
   EnableUserForm,
@@ -26,29 +18,11 @@ import {
   UserLinkForm,
   UserParams,
 } from '../../../schemas/dashboard/people.js';
-import { formatTime } from './call-view.js';
-import { clientIp, formProblem } from './form-problem.js';
-
-/** A time as the pages show it: minutes, UTC. */
-export function shownTime(at: Date | null): string {
-  return at ? formatTime(at) : '-';
-}
-
-export interface PersonRow {
-  id: string;
-  email: string;
-  accountName: string;
-  status: string;
-  created: string;
-  lastSignIn: string;
-  /** Whether the viewer gets a Disable button for this user (an agency user; not themselves; not disabled yet). */
-  canDisable: boolean;
-  /** "New sign-in link": the same users as Disable (a disabled user is enabled first). */
-  canLink: boolean;
-  /** "Enable": an agency user, for a disabled user. */
-  canEnable: boolean;
-  isViewer: boolean;
-}
+import { notAnEmailAddress } from '../../../schemas/user-email.js';
+import { clientIp, formProblem, refusals } from './form-problem.js';
+import { formatTime, timeOrDash } from './format.js';
+import type { PageData, PersonRow } from '../../views/page-models.js';
+import { isUuid } from '../../../schemas/uuid.js';
 
 /** The users of `accounts` as the users table shows them to `viewer`, oldest first. */
 export async function peopleOf(
@@ -57,32 +31,28 @@ export async function peopleOf(
   accounts: { id: string; name: string }[],
 ): Promise<PersonRow[]> {
   const names = new Map(accounts.map((a) => [a.id, a.name]));
-  const users = await listUsers(
-    fastify.prisma,
-    accounts.map((a) => a.id),
-  );
+  const users = await fastify.storage.users.listUsers(accounts.map((a) => a.id));
   return users.map((user) => ({
     id: user.id,
     email: user.email,
     accountName: names.get(user.accountId) ?? '',
     status: user.disabledAt
-      ? `disabled ${shownTime(user.disabledAt)}`
+      ? `disabled ${formatTime(user.disabledAt)}`
       : user.passwordSet
         ? 'active'
         : 'invited (no password yet)',
-    created: shownTime(user.createdAt),
-    lastSignIn: shownTime(user.lastSignInAt),
-    canDisable: viewer.accountKind === 'agency' && !user.disabledAt && user.id !== viewer.id,
-    canLink: viewer.accountKind === 'agency' && !user.disabledAt && user.id !== viewer.id,
-    canEnable: viewer.accountKind === 'agency' && user.disabledAt !== null,
+    created: formatTime(user.createdAt),
+    lastSignIn: timeOrDash(user.lastSignInAt),
+    canDisable: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
+    canLink: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
+    canEnable: isAgencyScope(scopeOf(viewer)) && user.disabledAt !== null,
     isViewer: user.id === viewer.id,
   }));
 }
 
 /** The accounts whose users the viewer sees, their own first: an agency user's agency and clients, or their client. */
-async function accountsOf(fastify: FastifyInstance, viewer: ActiveUser) {
-  const own = { id: viewer.accountId, name: viewer.accountName };
-  return viewer.accountKind === 'agency' ? [own, ...(await listClientNames(fastify.prisma, viewer.accountId))] : [own];
+async function accountsOf(fastify: FastifyInstance, scope: Scope) {
+  return (await fastify.storage.scoped.listAccountsInScope(scope)).map(({ id, name }) => ({ id, name }));
 }
 
 /** The one-time link on the origin the inviting user is on (PUBLIC_BASE_URL when set, as callctl prints it). */
@@ -98,60 +68,67 @@ function pageOf(account: { id: string; kind: string } | null, from: string | und
   return account?.kind === 'client' && from === 'client' ? `/dashboard/clients/${account.id}` : '/dashboard/users';
 }
 
-/**
- * After re-entering the password, back to the page with the form (a POST cannot be repeated by a redirect). Only a
- * well-formed id makes a client path; the client page itself checks that the viewer manages it.
- */
-const recentSignIn = requireRecentSignIn((request) => {
-  const body = request.body as { from?: unknown; account?: unknown } | undefined;
-  const account = typeof body?.account === 'string' && isUuid(body.account) ? body.account : null;
-  return body?.from === 'client' && account ? `/dashboard/clients/${account}` : '/dashboard/users';
-});
-
-export default async function users(fastify: FastifyInstance) {
-  /** E-mails a one-time link when SMTP_URL is set (after the answer; a failure is logged, never shown). */
-  const mailLater = (message: MailMessage): string | null => {
+/** E-mails a one-time link when SMTP_URL is set (after the answer; a failure is logged, never shown). */
+function mailLaterOf(fastify: FastifyInstance) {
+  return (message: MailMessage): string | null => {
     const mailer = fastify.mailer;
     mailer?.later(() => mailer.send(message));
     return mailer ? message.to : null;
   };
+}
 
-  const usersPage = async (request: FastifyRequest, problem: string | null) => {
-    const viewer = viewerOf(request);
-    const accounts = await accountsOf(fastify, viewer);
-    return {
-      title: 'Users',
-      people: await peopleOf(fastify, viewer, accounts),
-      showAccount: viewer.accountKind === 'agency',
-      canManage: viewer.accountKind === 'agency',
-      from: 'users',
-      invite: { accounts, account: viewer.accountId, email: '', problem: null, mailEnabled: fastify.mailer !== null },
-      problem,
-    };
+async function usersPage(
+  fastify: FastifyInstance,
+  request: FastifyRequest,
+  problem: string | null,
+): Promise<PageData<'users'>> {
+  const viewer = request.user;
+  const accounts = await accountsOf(fastify, request.scope);
+  return {
+    title: 'Users',
+    people: await peopleOf(fastify, viewer, accounts),
+    showAccount: isAgencyScope(request.scope),
+    canManage: isAgencyScope(request.scope),
+    from: 'users',
+    invite: { accounts, account: viewer.accountId, email: '', problem: null, mailEnabled: fastify.mailer !== null },
+    problem,
   };
+}
 
-  /** The user named by `:id` and their account, when the viewer manages it: anyone else's user is a 404. */
-  const managedUser = async (request: FastifyRequest<{ Params: UserParams }>, reply: FastifyReply) => {
-    const user = isUuid(request.params.id) ? await findUserById(fastify.prisma, request.params.id) : null;
-    if (!user) throw fastify.httpErrors.notFound();
-    return { user, account: await managedAccount(request, reply, user.accountId) };
-  };
-
-  fastify.get('/users', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) =>
-    reply.page('users', await usersPage(request, null)),
+export default async function users(fastify: FastifyInstance) {
+  fastify.get('/users', { schema: { hide: true } }, async (request, reply) =>
+    reply.page('users', await usersPage(fastify, request, null)),
   );
+}
+
+/** What agency users do to people (invite, links, disable, enable): the agency-only family's routes. */
+export async function userActions(fastify: FastifyInstance) {
+  // `/users/:id/...`: a user of an account the viewer manages, else 404.
+  fastify.resolveManaged('user', 'id');
+
+  /**
+   * After re-entering the password, back to the page with the form (a POST cannot be repeated by a redirect). Only a
+   * well-formed id makes a client path; the client page itself checks that the viewer manages it.
+   */
+  const recentSignIn = fastify.dashboardGuards.requireRecentSignIn((request) => {
+    const body = request.body as { from?: unknown; account?: unknown } | undefined;
+    const account = typeof body?.account === 'string' && isUuid(body.account) ? body.account : null;
+    return body?.from === 'client' && account ? `/dashboard/clients/${account}` : '/dashboard/users';
+  });
+  const mailLater = mailLaterOf(fastify);
 
   fastify.post<{ Body: InviteUserForm }>(
     '/users/invite',
     {
       schema: { hide: true, body: InviteUserForm },
       attachValidation: true,
-      preHandler: [requireAgencyUser, recentSignIn],
+      preHandler: recentSignIn,
     },
     async (request, reply) => {
-      const viewer = viewerOf(request);
-      const accounts = await accountsOf(fastify, viewer);
-      const body = request.validationError ? null : request.body;
+      const viewer = request.user;
+      const accounts = await accountsOf(fastify, request.scope);
+      const refused = refusals(request, InviteUserForm, request.body);
+      const body = refused ? request.body : null;
       const backTo = (account: { id: string; kind: string } | null) => pageOf(account, body?.from);
       const render = (status: number, problem: string, account: { id: string; kind: string } | null) =>
         reply.code(status).page('users-invite', {
@@ -167,10 +144,14 @@ export default async function users(fastify: FastifyInstance) {
           },
           from: body?.from ?? 'users',
         });
-      if (!body) return render(400, formProblem(request)!, null);
-      const account = await managedAccount(request, reply, body.account);
+      if (!refused || !body) return render(400, formProblem(request)!, null);
+      // An account id the schema refused is no account of the viewer's: a 404, like another tenant's.
+      if (refused.some((r) => r.field === 'account')) throw fastify.httpErrors.notFound();
+      const account = await fastify.storage.scoped.findAccountInScope(request.scope, body.account);
+      if (!account) throw fastify.httpErrors.notFound();
+      if (refused.some((r) => r.field === 'email')) return render(400, notAnEmailAddress(body.email), account);
       try {
-        const invited = await inviteUser(fastify.prisma, {
+        const invited = await inviteUser(fastify.storage, {
           accountId: account.id,
           email: body.email,
           invitedBy: { userId: viewer.id, ip: clientIp(request) },
@@ -179,7 +160,7 @@ export default async function users(fastify: FastifyInstance) {
         // Shown in this answer only (never cached, never kept in the session): reloading would send the form again,
         // which is refused as a taken email.
         const email = normalizeEmail(body.email);
-        const expires = shownTime(invited.expiresAt);
+        const expires = formatTime(invited.expiresAt);
         const emailedTo = mailLater(
           invitationMail({
             to: email,
@@ -211,16 +192,15 @@ export default async function users(fastify: FastifyInstance) {
     {
       schema: { hide: true, params: UserParams, body: DisableUserForm },
       attachValidation: true,
-      preHandler: requireAgencyUser,
     },
     async (request, reply) => {
-      const viewer = viewerOf(request);
-      const { user, account } = await managedUser(request, reply);
+      const viewer = request.user;
+      const { user, account } = request.managed('user');
       const problem = formProblem(request);
-      if (problem) return reply.code(400).page('users', await usersPage(request, problem));
+      if (problem) return reply.code(400).page('users', await usersPage(fastify, request, problem));
       try {
         const result = await disableUser(
-          fastify.prisma,
+          fastify.storage,
           user.id,
           { kind: 'user', userId: viewer.id, ip: clientIp(request) },
           fastify.now(),
@@ -232,7 +212,8 @@ export default async function users(fastify: FastifyInstance) {
           : `${user.email} is disabled; ${sessions} ended.`;
         return reply.seeOther(back, { kind: 'ok', text });
       } catch (error) {
-        if (error instanceof AdminError) return reply.code(400).page('users', await usersPage(request, error.message));
+        if (error instanceof AdminError)
+          return reply.code(400).page('users', await usersPage(fastify, request, error.message));
         throw error;
       }
     },
@@ -243,20 +224,20 @@ export default async function users(fastify: FastifyInstance) {
     {
       schema: { hide: true, params: UserParams, body: UserLinkForm },
       attachValidation: true,
-      preHandler: [requireAgencyUser, recentSignIn],
+      preHandler: recentSignIn,
     },
     async (request, reply) => {
-      const viewer = viewerOf(request);
-      const { user, account } = await managedUser(request, reply);
+      const viewer = request.user;
+      const { user, account } = request.managed('user');
       const problem = formProblem(request);
-      if (problem) return reply.code(400).page('users', await usersPage(request, problem));
+      if (problem) return reply.code(400).page('users', await usersPage(fastify, request, problem));
       try {
-        const made = await newSignInLink(fastify.prisma, {
+        const made = await newSignInLink(fastify.storage, {
           userId: user.id,
           actor: { kind: 'user', userId: viewer.id, ip: clientIp(request) },
           now: fastify.now(),
         });
-        const expires = shownTime(made.expiresAt);
+        const expires = formatTime(made.expiresAt);
         const emailedTo = mailLater(
           signInLinkMail({
             to: made.email,
@@ -278,7 +259,8 @@ export default async function users(fastify: FastifyInstance) {
           back: pageOf(account, request.body.from),
         });
       } catch (error) {
-        if (error instanceof AdminError) return reply.code(400).page('users', await usersPage(request, error.message));
+        if (error instanceof AdminError)
+          return reply.code(400).page('users', await usersPage(fastify, request, error.message));
         throw error;
       }
     },
@@ -289,15 +271,14 @@ export default async function users(fastify: FastifyInstance) {
     {
       schema: { hide: true, params: UserParams, body: EnableUserForm },
       attachValidation: true,
-      preHandler: requireAgencyUser,
     },
     async (request, reply) => {
-      const viewer = viewerOf(request);
-      const { user, account } = await managedUser(request, reply);
+      const viewer = request.user;
+      const { user, account } = request.managed('user');
       const problem = formProblem(request);
-      if (problem) return reply.code(400).page('users', await usersPage(request, problem));
+      if (problem) return reply.code(400).page('users', await usersPage(fastify, request, problem));
       const result = await enableUser(
-        fastify.prisma,
+        fastify.storage,
         user.id,
         { kind: 'user', userId: viewer.id, ip: clientIp(request) },
         fastify.now(),

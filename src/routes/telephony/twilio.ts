@@ -1,13 +1,18 @@
-// Twilio's callbacks: signed status callbacks that move calls along, and the TwiML that hands answered calls to the agent.
+// Twilio's callbacks: signed status callbacks that move calls along, the TwiML that hands answered calls to the agent,
+// and the answering-machine verdict, on which a machine is left the agent's message or hung up on.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Call } from '../../generated/prisma/client.js';
-import { applyCallUpdate } from '../../calls/transition.js';
+// The TwiML builder alone: the package's root would bring its whole REST client into the server's bundle (megabytes
+// to load at every start) for one class. test/dispatch/voicemail.test.ts checks it is the root's twiml.VoiceResponse.
+import VoiceResponse from 'twilio/lib/twiml/VoiceResponse.js';
+import type { CallRow as Call } from '../../storage/index.js';
+import { transitionCalls } from '../../calls/transition.js';
 import { isTerminal } from '../../domain/call-lifecycle.js';
-import { isUuid } from '../../domain/ids.js';
-import { mapTwilioStatus, trimSlash } from '../../dispatch/twilio-dialer.js';
+import { voicemailText } from '../../domain/voicemail.js';
+import { answeredByOf, mapTwilioStatus, trimSlash, TwilioDialer } from '../../dispatch/twilio-dialer.js';
+import { VOICEMAIL_POLICIES } from '../../../schemas/vocabulary.js';
 import { useHttpErrors } from '../../http-errors.js';
-import { findCallById, recordProviderCallId } from '../../storage/calls.js';
+import { isUuid } from '../../../schemas/uuid.js';
 
 export interface TwilioRoutesOptions {
   authToken: string;
@@ -85,6 +90,14 @@ export function connectTwiml(agentStreamUrl: string, call: Pick<Call, 'id' | 'ag
 
 const HANGUP = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>';
 
+/** The TwiML that leaves a message on a machine and hangs up (Twilio's own builder escapes the text). */
+export function voicemailTwiml(text: string): string {
+  const response = new VoiceResponse();
+  response.say(text);
+  response.hangup();
+  return response.toString();
+}
+
 function formOf(request: FastifyRequest): URLSearchParams {
   return request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
 }
@@ -121,40 +134,117 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
   /** The call named by call_id, provided it is the one Twilio calls CallSid (once we know its sid). */
   async function findCall(request: FastifyRequest, callSid: string | null): Promise<Call> {
     const callId = (request.query as { call_id?: unknown }).call_id;
-    const call = typeof callId === 'string' && isUuid(callId) ? await findCallById(fastify.prisma, callId) : null;
+    const call = typeof callId === 'string' && isUuid(callId) ? await fastify.storage.calls.findCallById(callId) : null;
     if (!call || (call.providerCallId !== null && callSid !== null && call.providerCallId !== callSid))
       throw fastify.httpErrors.notFound('Call not found');
     return call;
+  }
+
+  /**
+   * Whether a callback is about the call's current attempt: its URL's `attempt` (absent: the first). A late callback
+   * of an earlier attempt (its sid is not the current one's, which may not be known yet) must not move the next one.
+   */
+  function isCurrentAttempt(request: FastifyRequest, call: Call): boolean {
+    const { attempt } = request.query as { attempt?: unknown };
+    return (attempt === undefined ? 1 : Number(attempt)) === call.attempt;
   }
 
   fastify.post('/telephony/twilio/status', async (request, reply) => {
     const form = formOf(request);
     const callSid = form.get('CallSid') || null;
     const call = await findCall(request, callSid);
+    if (!isCurrentAttempt(request, call)) return reply.code(204).send();
     // The callback can beat the dispatcher's own write of the sid (or follow a dial that timed out): record it here.
     const learnsSid = call.providerCallId === null && callSid !== null;
-    const update = mapTwilioStatus(form.get('CallStatus') ?? '', form.get('CallDuration') ?? undefined);
+    const callStatus = form.get('CallStatus') ?? '';
+    const callDuration = form.get('CallDuration') ?? undefined;
     let recorded = false;
-    if (update) {
-      const { steps } = await applyCallUpdate(
-        fastify.prisma,
-        call.id,
-        update,
-        { now: fastify.now(), source: 'provider' },
-        learnsSid ? { providerCallId: callSid } : {},
+    if (mapTwilioStatus(callStatus, callDuration) !== null) {
+      // Mapped again under the call's lock: whether a machine answered (the verdict's route records it) decides how
+      // the call ends.
+      const [applied] = await transitionCalls(
+        fastify.storage,
+        { kind: 'ids', ids: [call.id] },
+        (locked) => {
+          const update = mapTwilioStatus(callStatus, callDuration, locked.answeredBy);
+          return update && { update, extra: learnsSid ? { providerCallId: callSid } : {} };
+        },
+        {
+          now: fastify.now(),
+          source: 'provider',
+          queuedCallTtlMs: fastify.concurrency.limits.queuedCallTtlHours * 3600_000,
+        },
       );
-      recorded = steps.length > 0;
+      recorded = (applied?.steps.length ?? 0) > 0;
     }
     if (learnsSid && !recorded) {
-      await recordProviderCallId(fastify.prisma, call.id, callSid);
+      await fastify.storage.calls.recordProviderCallId(call.id, callSid);
     }
     return reply.code(204).send();
   });
 
+  /**
+   * Asynchronous answering-machine detection's verdict (AsyncAmdStatusCallback: CallSid, AnsweredBy,
+   * MachineDetectionDuration), for calls dialled with the agent's voicemail detection on (`voicemail` in the URL is
+   * its policy then). A person, or a verdict that could not tell, is recorded and the call goes on with the agent. A
+   * machine is recorded (the status callback of its end then fails the call with reason voicemail), and the live call
+   * is changed: redirected to TwiML that says the agent's message and hangs up, or hung up.
+   */
+  fastify.post('/telephony/twilio/amd', async (request, reply) => {
+    const form = formOf(request);
+    const callSid = form.get('CallSid') || null;
+    const policy = VOICEMAIL_POLICIES.find((p) => p === (request.query as { voicemail?: unknown }).voicemail);
+    if (callSid === null || policy === undefined || policy === 'off')
+      throw fastify.httpErrors.badRequest('Not an answering-machine verdict of a call with voicemail detection');
+    const call = await findCall(request, callSid);
+    // A late verdict of an earlier attempt must not be recorded on the next one.
+    if (!isCurrentAttempt(request, call)) return reply.code(204).send();
+    const answeredBy = answeredByOf(form.get('AnsweredBy') ?? '');
+    if (answeredBy !== 'machine') {
+      await fastify.storage.calls.recordAnsweredBy(call.id, call.attempt, { answeredBy, voicemailLeft: null });
+      return reply.code(204).send();
+    }
+    const text = policy === 'leave_message' ? await messageFor(call) : null;
+    // Recorded before the call is changed: the status callback of the hang-up that follows must find it.
+    if (
+      !(await fastify.storage.calls.recordAnsweredBy(call.id, call.attempt, {
+        answeredBy,
+        voicemailLeft: text !== null,
+      }))
+    )
+      return reply.code(204).send(); // over already (the machine hung up first): nothing to change
+    try {
+      await twilioDialer().updateCall(
+        callSid,
+        text !== null ? { twiml: voicemailTwiml(text) } : { status: 'completed' },
+      );
+    } catch (error) {
+      // The call is over, or Twilio is away: no message was left. The call still ends on the machine (when the agent
+      // or the machine hangs up) as failed with reason voicemail.
+      request.log.error({ err: error, callId: call.id }, 'could not change the call answered by a machine');
+      if (text !== null)
+        await fastify.storage.calls.recordAnsweredBy(call.id, call.attempt, { answeredBy, voicemailLeft: false });
+    }
+    return reply.code(204).send();
+  });
+
+  /** The agent's message for this call as it is now, ready to say; null when the agent has none to leave. */
+  async function messageFor(call: Call): Promise<string | null> {
+    const agent = await fastify.storage.accounts.findAgentById(call.agentId);
+    return voicemailText(agent?.voicemailMessage ?? null, call.name);
+  }
+
+  /** Changes to live calls go through the process's dialer, which is Twilio's wherever these routes are registered. */
+  function twilioDialer(): TwilioDialer {
+    if (!(fastify.dialer instanceof TwilioDialer)) throw new Error('the dialer cannot change live Twilio calls');
+    return fastify.dialer;
+  }
+
   fastify.post('/telephony/twilio/twiml', async (request, reply) => {
     const call = await findCall(request, formOf(request).get('CallSid') || null);
     // Already over here (canceled, or its dial was given up on): nobody should be connected to the agent.
-    const twiml = isTerminal(call.status) ? HANGUP : connectTwiml(options.agentStreamUrl, call);
+    const twiml =
+      isTerminal(call.status) || !isCurrentAttempt(request, call) ? HANGUP : connectTwiml(options.agentStreamUrl, call);
     return reply.code(200).type('text/xml; charset=utf-8').send(twiml);
   });
 }

@@ -45,7 +45,7 @@ const trigger: FastifyPluginAsyncTypebox = async (fastify) => {
       // JSON.parse keeps the last of a repeated key, so only that one was validated: the text would carry the others.
       if (metadataJson !== '{}' && hasRepeatedKey(metadataJson))
         throw new AppError('VALIDATION', { detail: 'metadata must not repeat a key' });
-      const { callId } = await acceptCall(fastify.prisma, {
+      const { callId } = await acceptCall(fastify.storage, {
         principal: request.principal!,
         body: request.body,
         metadataJson,

@@ -1,0 +1,155 @@
+// The dashboard's plugins, registered into the dashboard's scope (fastify-plugin, so their hooks, decorators and error
+// handler reach its routes and nothing outside /dashboard): helmet, the session (cookie and store), form bodies, CSRF,
+// views, the viewer, tenancy, request checks, limiters, pages, the response guard and the HTML error pages. The
+// external plugins' options are here, in one place; src/routes/dashboard only registers routes.
+import type { FastifyError } from 'fastify';
+import fp from 'fastify-plugin';
+import csrf, { type FastifyCsrfProtectionOptions } from '@fastify/csrf-protection';
+import formbody from '@fastify/formbody';
+import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
+import multipart, { type FastifyMultipartAttachFieldsToBodyOptions } from '@fastify/multipart';
+import sensible from '@fastify/sensible';
+import view, { type FastifyViewOptions } from '@fastify/view';
+import { Eta } from 'eta';
+import { DASHBOARD_IMPORT_MAX_BYTES } from '../../src/domain/do-not-call.js';
+import { VIEWS_DIR } from '../../src/paths.js';
+import { clearHeadersForError } from '../errors.js';
+import { mailEnabledLocals } from '../mailer.js';
+import forgotPasswordLimiter from './forgot-password-limiter.js';
+import pages from './pages.js';
+import requestChecks from './request-checks.js';
+import responseGuard from './response-guard.js';
+import session from './session.js';
+import signInLimiter from './sign-in-limiter.js';
+import tenancy from './tenancy.js';
+import viewer from './viewer.js';
+
+export interface DashboardOptions {
+  sessionIdleMinutes: number;
+  sessionMaxHours: number;
+}
+
+/** The CSRF secret's cookie: `__Host-` and HttpOnly like the session's (./session.ts), for the same reasons. */
+export const CSRF_COOKIE = '__Host-oct_csrf';
+
+/**
+ * Tokens bound to a secret kept in its own cookie, not in the session: the sign-in form needs a token before anyone
+ * is signed in, and a visitor who only looks at it must not make a row in `sessions`. Unsigned: `__Host-` keeps a
+ * sibling subdomain (or plain http) from planting a secret, and a forged one gives nothing away; signing would need
+ * a secret shared by every replica. Each form still needs the token and a same-site Origin (request-checks.ts).
+ */
+const csrfOptions: FastifyCsrfProtectionOptions = {
+  sessionPlugin: '@fastify/cookie',
+  cookieKey: CSRF_COOKIE,
+  cookieOpts: { path: '/', secure: true, httpOnly: true, sameSite: 'lax' },
+  getToken: (request) => (request.body as { _csrf?: string } | undefined)?._csrf,
+};
+
+/**
+ * File uploads (the do-not-call list's CSV import, a multipart form): every part read before validation into the
+ * body, fields as strings and the file as a Buffer, so the CSRF check and the form's schema see them as any form's.
+ * Bounded as a whole: one file, a few short fields. The file stops one byte past the import's limit, without an
+ * error, so the route can tell "too large" in its own words.
+ */
+const multipartOptions: FastifyMultipartAttachFieldsToBodyOptions = {
+  attachFieldsToBody: 'keyValues',
+  throwFileSizeLimit: false,
+  limits: { fileSize: DASHBOARD_IMPORT_MAX_BYTES + 1, files: 1, fields: 4, fieldSize: 1024, parts: 5, headerPairs: 20 },
+};
+
+/**
+ * A strict CSP: same-origin styles and images, no script at all yet (a later self-hosted script needs only
+ * script-src 'self'), no framing, forms posting only here. HSTS for a year; no Referer leaves the site.
+ */
+const helmetOptions: FastifyHelmetOptions = {
+  global: true,
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'none'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'"],
+      connectSrc: ["'self'"],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+    },
+  },
+  strictTransportSecurity: { maxAge: 31_536_000, includeSubDomains: true },
+  frameguard: { action: 'deny' },
+  referrerPolicy: { policy: 'same-origin' },
+  crossOriginEmbedderPolicy: false,
+};
+
+/** Eta with escaping on (`<%= %>` escapes; `<%~ %>` is for the layout's body only). */
+function viewOptions(): FastifyViewOptions {
+  return {
+    engine: { eta: new Eta({ views: VIEWS_DIR, autoEscape: true, cache: true }) },
+    templates: VIEWS_DIR,
+    production: true,
+  };
+}
+
+/** The dashboard's helmet headers, for `/` too (outside the dashboard's scope): HSTS is learnt at the front door. */
+export const dashboardHelmet = fp(
+  async (fastify) => {
+    await fastify.register(helmet, helmetOptions);
+  },
+  { name: 'dashboard-helmet', fastify: '5.x' },
+);
+
+const ERROR_TITLES: Record<number, string> = {
+  400: 'Bad request',
+  403: 'Not allowed',
+  404: 'Page not found',
+  405: 'Not allowed',
+  413: 'Too large',
+  415: 'Not a form',
+  429: 'Too many attempts',
+};
+
+export default fp<DashboardOptions>(
+  async (fastify, options) => {
+    await fastify.register(sensible);
+    await fastify.register(dashboardHelmet);
+    await fastify.register(session, {
+      idleMs: options.sessionIdleMinutes * 60_000,
+      maxMs: options.sessionMaxHours * 3_600_000,
+    });
+    await fastify.register(formbody);
+    await fastify.register(csrf, csrfOptions);
+    // Before request-checks: its CSRF check (a preValidation hook) reads the token from the body this one parses.
+    await fastify.register(multipart, multipartOptions);
+    await fastify.register(view, viewOptions());
+    await fastify.register(viewer);
+    await fastify.register(tenancy);
+    await fastify.register(requestChecks);
+    await fastify.register(signInLimiter);
+    await fastify.register(forgotPasswordLimiter);
+    await fastify.register(mailEnabledLocals);
+    await fastify.register(pages);
+    // After every plugin with an onSend hook (@fastify/session's above all).
+    await fastify.register(responseGuard);
+
+    fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
+      const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
+      if (status >= 500) request.log.error({ err: error }, 'dashboard error');
+      // The CSRF plugin's own messages are for developers; people get one sentence that says what to do.
+      const message = error.code?.startsWith('FST_CSRF')
+        ? 'This form has expired. Go back, reload the page and try again.'
+        : status >= 500
+          ? 'Something went wrong on our side. Try again in a moment.'
+          : status === 404
+            ? 'There is no such page.'
+            : error.message;
+      if (status >= 500 && request.session) (request as { session: unknown }).session = null;
+      clearHeadersForError(reply);
+      return reply.code(status).page('error', { title: ERROR_TITLES[status] ?? 'Error', message });
+    });
+    fastify.setNotFoundHandler(async (_request, reply) =>
+      reply.code(404).page('error', { title: ERROR_TITLES[404]!, message: 'There is no such page.' }),
+    );
+  },
+  { name: 'dashboard', fastify: '5.x', dependencies: ['config', 'db', 'mailer', 'redis'] },
+);

@@ -1,0 +1,130 @@
+// callctl's do-not-call commands: add a number to an account's list (with a reason), remove one, print a list, import
+// a CSV file (phone_number,reason; every row or none, each bad row reported with its line). An agency's list covers
+// the agency and all its clients; a client's covers the client. Audited as the operator's.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { OPERATOR } from '../admin/accounts.js';
+import {
+  addToDoNotCall,
+  checkedEntry,
+  describeProblems,
+  importDoNotCall,
+  listDoNotCall,
+  removeFromDoNotCall,
+} from '../admin/do-not-call.js';
+import { AdminError } from '../admin/errors.js';
+import { CLI_IMPORT_MAX_BYTES, numberProblem } from '../domain/do-not-call.js';
+import type { Command, Values } from './commands.js';
+import { table } from './output.js';
+
+// Mistakes the command line alone shows are usage errors (exit 2); UsageError is not imported from commands.ts
+// (which imports this file), so the checks throw their own.
+class DncUsageError extends Error {
+  override name = 'UsageError';
+}
+
+const arg = (args: string[], index: number): string => args[index] ?? '';
+
+function checkNumberAndReason(args: string[], values: Values): void {
+  try {
+    checkedEntry(arg(args, 1), values.reason);
+  } catch (error) {
+    if (error instanceof AdminError) throw new DncUsageError(error.message);
+    throw error;
+  }
+}
+
+const mib = (bytes: number) => `${bytes / 1024 / 1024} MiB`;
+
+async function readImportFile(file: string): Promise<Buffer> {
+  const stat = await fs.stat(file).catch(() => null);
+  if (!stat?.isFile()) throw new AdminError(`No file ${file}`);
+  if (stat.size > CLI_IMPORT_MAX_BYTES)
+    throw new AdminError(`${file} is larger than ${mib(CLI_IMPORT_MAX_BYTES)}: split it and import the parts`);
+  return fs.readFile(file);
+}
+
+export const DNC_COMMANDS: Command[] = [
+  {
+    words: ['dnc', 'add'],
+    args: ['account-id', 'e164'],
+    flags: ['reason'],
+    usage: 'callctl dnc add <account-id> <e164> [--reason <text>]',
+    summary:
+      "Put a number on an account's do-not-call list (an agency's covers its clients): triggers to it are refused, waiting calls to it fail before they are dialled",
+    check: checkNumberAndReason,
+    notice: (result) =>
+      result.added === false ? 'It was already on the list: its entry is unchanged.' : 'Added to the list.',
+    run: ({ storage }, args, values) =>
+      addToDoNotCall(storage, {
+        accountId: arg(args, 0),
+        phoneNumber: arg(args, 1),
+        reason: values.reason,
+        actor: OPERATOR,
+      }),
+  },
+  {
+    words: ['dnc', 'remove'],
+    args: ['account-id', 'e164'],
+    flags: [],
+    usage: 'callctl dnc remove <account-id> <e164>',
+    summary: "Take a number off an account's do-not-call list",
+    check: (args) => {
+      const problem = numberProblem(arg(args, 1));
+      if (problem) throw new DncUsageError(problem);
+    },
+    notice: (result) => (result.removed === false ? 'It was not on the list: nothing changed.' : undefined),
+    run: ({ storage }, args) =>
+      removeFromDoNotCall(storage, { accountId: arg(args, 0), phoneNumber: arg(args, 1), actor: OPERATOR }),
+  },
+  {
+    words: ['dnc', 'list'],
+    args: ['account-id'],
+    flags: [],
+    usage: 'callctl dnc list <account-id>',
+    summary: "Print an account's do-not-call list in number order (a client's agency's list covers it too)",
+    human: (result) => {
+      const entries = result.entries as Record<string, unknown>[];
+      const lines = [`${String(result.count)} numbers on the list of ${String(result.account_id)}`];
+      if (entries.length > 0) lines.push(...table(entries, undefined, '  '));
+      const agency = result.covered_by_agency as string | null;
+      if (agency) lines.push(`The agency's list covers this client too: callctl dnc list ${agency}`);
+      return `${lines.join('\n')}\n`;
+    },
+    run: ({ storage }, args) => listDoNotCall(storage, arg(args, 0)),
+  },
+  {
+    words: ['dnc', 'import'],
+    args: ['account-id', 'file.csv'],
+    flags: [],
+    usage: 'callctl dnc import <account-id> <file.csv>',
+    summary: `Import a CSV file (first line phone_number,reason; UTF-8; at most ${mib(CLI_IMPORT_MAX_BYTES)}) into an account's do-not-call list: every row or, when any row is bad, none (each bad row is reported with its line)`,
+    notice: (result) =>
+      `Added ${String(result.added)}; skipped ${String(result.already_listed)} already on the list and ${String(result.duplicates_in_file)} repeated in the file.`,
+    run: async ({ storage }, args) => {
+      const file = arg(args, 1);
+      const outcome = await importDoNotCall(storage, {
+        accountId: arg(args, 0),
+        file: await readImportFile(file),
+        fileName: path.basename(file),
+        actor: OPERATOR,
+      });
+      if (!outcome.ok)
+        throw new AdminError(
+          [`Nothing was imported from ${file}:`, ...describeProblems(outcome.problems)].join('\n  '),
+        );
+      return {
+        account_id: arg(args, 0),
+        rows: outcome.rows,
+        added: outcome.added,
+        already_listed: outcome.alreadyListed,
+        duplicates_in_file: outcome.duplicatesInFile,
+      };
+    },
+  },
+];
+
+/** The one flag of these commands (added to callctl's option set in commands.ts). */
+export const DNC_FLAG_HELP = {
+  reason: { value: '<text>', help: 'Why the number must not be called (at most 500 characters, one line)' },
+};

@@ -1,0 +1,300 @@
+// The agent form's values (src/views/agent-form.eta): a new agent's, a stored agent's, or what was sent; its window
+// rows (day boxes and from/to times, rows added and removed by buttons that save nothing); every field's problem in
+// plain words, all at once, keyed by the field's id; and what the form asks of src/admin/agents.ts in callctl's terms
+// (each filled row becomes callctl's "<days> <HH:MM>-<HH:MM>").
+import {
+  RETRY_WAIT_MAX_MINUTES,
+  RETRY_WAITS_MAX,
+  VOICEMAIL_NAME_PLACEHOLDER,
+} from '../../../schemas/agent-settings.js';
+import { DAY_NAMES } from '../../../schemas/calling-window.js';
+import type { AgentForm } from '../../../schemas/dashboard/agents.js';
+import { readableNameProblem } from '../../../schemas/text.js';
+import {
+  DEFAULT_RETRY_WAITS_MINUTES,
+  MAX_ATTEMPTS,
+  RETRYABLE_OUTCOMES,
+  VOICEMAIL_MESSAGE_MAX,
+  VOICEMAIL_POLICIES,
+} from '../../../schemas/vocabulary.js';
+import { AGENT_NAME_MAX_LENGTH, type AgentInput } from '../../admin/agents.js';
+import {
+  AgentSettingError,
+  normalizeVoicemailMessage,
+  parseMaxAttempts,
+  parseRetryOn,
+  parseRetryWaits,
+  voicemailMessageProblem,
+} from '../../domain/agent-settings.js';
+import { callingWindowsSchemaCheck, CallingWindowError, isValidTimeZone } from '../../domain/calling-window.js';
+import { isValidE164 } from '../../domain/phone-number.js';
+import { canonicalZone } from '../../domain/time-zones.js';
+import { OUTCOME_WORDS, retryOutcomes, retryWaits, VOICEMAIL_WORDS, type AgentReach } from './agent-words.js';
+import type { PageModels } from '../../views/page-models.js';
+
+/** The most window rows a form holds (the schema's bound on repeated fields is higher). */
+export const MAX_ROWS = 20;
+
+type Day = (typeof DAY_NAMES)[number];
+
+export interface WindowRow {
+  days: Day[];
+  from: string;
+  to: string;
+}
+
+/** What the form shows in its fields: the page model's values (src/views/page-models.ts). */
+export type FormValues = PageModels['agent-form']['values'];
+
+/** A field's problem in words, by the field's id in the page (name, phone, w0-days, w0-from, retry_on, ...). */
+export type FieldErrors = Record<string, string>;
+
+const DAY_WORDS: Record<Day, { short: string; long: string }> = {
+  mon: { short: 'Mon', long: 'Monday' },
+  tue: { short: 'Tue', long: 'Tuesday' },
+  wed: { short: 'Wed', long: 'Wednesday' },
+  thu: { short: 'Thu', long: 'Thursday' },
+  fri: { short: 'Fri', long: 'Friday' },
+  sat: { short: 'Sat', long: 'Saturday' },
+  sun: { short: 'Sun', long: 'Sunday' },
+};
+
+/** What the form states of its rules and offers as choices beyond the values. */
+export const FORM_RULES = {
+  attempts: Array.from({ length: MAX_ATTEMPTS }, (_, i) => String(i + 1)),
+  outcomes: RETRYABLE_OUTCOMES.map((value) => ({ value, words: OUTCOME_WORDS[value] })),
+  voicemail: VOICEMAIL_POLICIES.map((value) => ({ value, words: VOICEMAIL_WORDS[value] })),
+  days: DAY_NAMES.map((value) => ({ value, ...DAY_WORDS[value] })),
+  maxRows: MAX_ROWS,
+  waitsMax: RETRY_WAITS_MAX,
+  waitMax: RETRY_WAIT_MAX_MINUTES,
+  messageMax: VOICEMAIL_MESSAGE_MAX,
+  placeholder: VOICEMAIL_NAME_PLACEHOLDER,
+};
+
+const list = (value: string | string[] | undefined): string[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
+
+const waitsText = (waits: readonly number[]) => waits.join(', ');
+
+/** A row with nothing in it: no day ticked, no time (a new row, and the one a new agent starts with). */
+export const emptyRow = (): WindowRow => ({ days: [], from: '', to: '' });
+
+const isEmptyRow = (row: WindowRow) => row.days.length === 0 && !row.from && !row.to;
+
+/** A new agent's form: today's behaviour (one attempt, no detection, the agent's zone; UTC until a script says). */
+export function newAgentValues(account: string): FormValues {
+  return {
+    name: '',
+    phone: '',
+    timezone: 'UTC',
+    policy: 'queue',
+    account,
+    rows: [emptyRow()],
+    windowTimezone: 'agent',
+    maxAttempts: '1',
+    retryOn: [],
+    retryWaits: waitsText(DEFAULT_RETRY_WAITS_MINUTES),
+    voicemail: 'off',
+    voicemailMessage: '',
+  };
+}
+
+/**
+ * The stored windows as rows. A time input cannot say 24:00: a window until the end of the day shows "to 00:00",
+ * which the form reads back as 24:00 (the same window).
+ */
+function rowsOfAgent(stored: unknown): WindowRow[] {
+  try {
+    return callingWindowsSchemaCheck(stored).map((w) => ({
+      days: w.days.map((d) => DAY_NAMES[d - 1]).filter((d): d is Day => d !== undefined),
+      from: w.start,
+      to: w.end === '24:00' ? '00:00' : w.end,
+    }));
+  } catch (error) {
+    if (error instanceof CallingWindowError) return [];
+    throw error;
+  }
+}
+
+/** The edit form of a stored agent: its windows (one empty row when it has none), its zone by its canonical name. */
+export function valuesOfAgent(
+  agent: AgentReach & {
+    name: string;
+    phoneNumber: string | null;
+    outsideWindowPolicy: string;
+    accountId: string;
+    callingWindows: unknown;
+  },
+): FormValues {
+  const waits = retryWaits(agent.retryWaitsMinutes);
+  const rows = rowsOfAgent(agent.callingWindows);
+  return {
+    name: agent.name,
+    phone: agent.phoneNumber ?? '',
+    timezone: canonicalZone(agent.timezone),
+    policy: agent.outsideWindowPolicy,
+    account: agent.accountId,
+    rows: rows.length ? rows : [emptyRow()],
+    windowTimezone: agent.windowTimezone,
+    maxAttempts: String(agent.maxAttempts),
+    retryOn: retryOutcomes(agent.retryOn),
+    retryWaits: waitsText(waits.length ? waits : DEFAULT_RETRY_WAITS_MINUTES),
+    voicemail: agent.voicemail,
+    voicemailMessage: agent.voicemailMessage ?? '',
+  };
+}
+
+/** The window rows as sent: times in page order, each ticked day as "<row>:<day>". */
+export function rowsOfForm(body: AgentForm): WindowRow[] {
+  const from = list(body.window_from);
+  const to = list(body.window_to);
+  const ticked = list(body.window_day).map((value) => {
+    const [row = '', day = ''] = value.trim().toLowerCase().split(':');
+    return { row: Number(row), day: day as Day };
+  });
+  const count = Math.min(MAX_ROWS, Math.max(from.length, to.length, ...ticked.map((t) => t.row + 1)));
+  return Array.from({ length: count }, (_, i) => ({
+    days: DAY_NAMES.filter((d) => ticked.some((t) => t.row === i && t.day === d)),
+    from: (from[i] ?? '').trim(),
+    to: (to[i] ?? '').trim(),
+  }));
+}
+
+/** What the buttons of the form ask: save, or only show the form again with a row more or less. */
+export type FormAction = { kind: 'save' } | { kind: 'add-window' } | { kind: 'remove-window'; row: number };
+
+export function actionOf(body: AgentForm): FormAction {
+  const action = body.action?.trim() ?? 'save';
+  if (action === 'add-window') return { kind: 'add-window' };
+  const remove = /^remove-window-(\d+)$/.exec(action);
+  return remove ? { kind: 'remove-window', row: Number(remove[1]) } : { kind: 'save' };
+}
+
+/** The rows after an add or a remove (never none: a form without rows shows one empty row). */
+export function rowsAfter(rows: WindowRow[], action: FormAction): WindowRow[] {
+  if (action.kind === 'add-window') return rows.length >= MAX_ROWS ? rows : [...rows, emptyRow()];
+  if (action.kind === 'remove-window') {
+    const left = rows.filter((_, i) => i !== action.row);
+    return left.length ? left : [emptyRow()];
+  }
+  return rows;
+}
+
+/** What was sent, to show again; a field the form always sends but did not falls back to `before`. */
+export function valuesOfForm(body: AgentForm, rows: WindowRow[], account: string, before: FormValues): FormValues {
+  return {
+    name: body.name,
+    phone: body.phone,
+    timezone: body.timezone.trim(),
+    policy: body.policy,
+    account,
+    rows: rows.length ? rows : [emptyRow()],
+    windowTimezone: body.window_timezone ?? before.windowTimezone,
+    maxAttempts: body.max_attempts ?? before.maxAttempts,
+    retryOn: list(body.retry_on),
+    retryWaits: body.retry_waits_minutes ?? before.retryWaits,
+    voicemail: body.voicemail ?? before.voicemail,
+    voicemailMessage: body.voicemail_message ?? before.voicemailMessage,
+  };
+}
+
+/** A row as callctl's --window text; "to 00:00" is the end of the day. */
+const windowText = (row: WindowRow) => `${row.days.join(',')} ${row.from}-${row.to === '00:00' ? '24:00' : row.to}`;
+
+const TIME = /^(?:[01]\d|2[0-3]):[0-5]\d$/;
+
+/** The problems of one window row, by field id; none for an empty row (it is not a window). */
+function rowProblems(row: WindowRow, i: number): FieldErrors {
+  if (isEmptyRow(row)) return {};
+  const errors: FieldErrors = {};
+  if (row.days.length === 0) errors[`w${i}-days`] = 'Tick at least one day on which this window is open.';
+  if (!row.from) errors[`w${i}-from`] = 'Enter the time this window opens, such as 09:00.';
+  else if (!TIME.test(row.from)) errors[`w${i}-from`] = 'Enter the opening time as hours and minutes, such as 09:00.';
+  if (!row.to) errors[`w${i}-to`] = 'Enter the time this window closes, such as 17:00.';
+  else if (!TIME.test(row.to) && row.to !== '24:00')
+    errors[`w${i}-to`] = 'Enter the closing time as hours and minutes, such as 17:00.';
+  else if (row.from === row.to && row.to !== '00:00')
+    errors[`w${i}-to`] = 'This window would close the moment it opens: choose another closing time.';
+  return errors;
+}
+
+/** The setting's problem as the domain words it, or null. */
+function settingProblem(read: () => unknown): string | null {
+  try {
+    read();
+    return null;
+  } catch (error) {
+    if (error instanceof AgentSettingError) return `${error.message}.`;
+    throw error;
+  }
+}
+
+/**
+ * Every problem of the form, each next to its field, in plain words: the name, the number, the zone, each window
+ * row's days and times, the retry settings, the message, and the settings that contradict each other (each put on
+ * the field to change). The same rules as src/admin/agents.ts, which checks again on save.
+ */
+export function fieldProblems(body: AgentForm, rows: WindowRow[]): FieldErrors {
+  const errors: FieldErrors = {};
+  const name = body.name.trim();
+  const nameProblem = readableNameProblem(name);
+  if (!name) errors.name = 'Give the agent a name.';
+  else if (name.length > AGENT_NAME_MAX_LENGTH)
+    errors.name = `The name is too long: at most ${AGENT_NAME_MAX_LENGTH} characters.`;
+  else if (nameProblem) errors.name = `The name ${nameProblem}.`;
+  const phone = body.phone.trim();
+  if (phone && !isValidE164(phone))
+    errors.phone = /^\+[1-9]\d{1,14}$/.test(phone)
+      ? 'This is not a possible number for its country: check the country code and the digits.'
+      : 'Write the number with a plus and the country code, without spaces, such as +14155552671.';
+  if (!isValidTimeZone(body.timezone.trim())) errors.timezone = 'Choose a time zone from the list.';
+  rows.forEach((row, i) => Object.assign(errors, rowProblems(row, i)));
+
+  const attempts = body.max_attempts ?? '1';
+  const attemptsProblem = settingProblem(() => parseMaxAttempts(attempts));
+  if (attemptsProblem) errors.max_attempts = attemptsProblem;
+  const outcomes = list(body.retry_on);
+  const outcomesProblem = settingProblem(() => parseRetryOn(outcomes));
+  if (outcomesProblem) errors.retry_on = outcomesProblem;
+  if (body.retry_waits_minutes !== undefined) {
+    const waits = body.retry_waits_minutes;
+    const waitsProblem = settingProblem(() => parseRetryWaits(waits));
+    if (waitsProblem) errors.retry_waits_minutes = waitsProblem;
+  }
+  const message = normalizeVoicemailMessage(body.voicemail_message ?? '');
+  const messageProblem = message === null ? null : voicemailMessageProblem(message);
+  if (messageProblem) errors.voicemail_message = `${messageProblem}.`;
+
+  // The settings that must agree (src/domain/agent-settings.ts reachSettingsProblem), each on the field to change.
+  const voicemail = body.voicemail ?? 'off';
+  if (!errors.max_attempts && !errors.retry_on && Number(attempts.trim()) > 1 && outcomes.length === 0)
+    errors.retry_on = `Trying up to ${attempts.trim()} times needs a reason to try again: tick busy, no answer or voicemail (or try once).`;
+  if (!errors.retry_on && outcomes.includes('voicemail') && voicemail === 'off')
+    errors.voicemail =
+      'Retrying on voicemail needs a machine to be detected: choose "Hang up" or "Leave a message" (or untick voicemail).';
+  if (!errors.voicemail_message && voicemail === 'leave_message' && message === null)
+    errors.voicemail_message = 'Write the message to leave on a machine, or choose another answer above.';
+  return errors;
+}
+
+/**
+ * What the form asks of createAgent or updateAgent, in callctl's terms: every field (no phone: none; no ticked
+ * outcome: none). A field a form without it leaves out keeps the agent's value, or a new agent's default.
+ */
+export function agentInput(body: AgentForm, rows: WindowRow[], now: Date): AgentInput & { name: string; now: Date } {
+  return {
+    name: body.name,
+    phone: body.phone.trim() || null,
+    timezone: body.timezone.trim(),
+    windows: rows.filter((row) => !isEmptyRow(row)).map(windowText),
+    outsideWindow: body.policy,
+    windowTimezone: body.window_timezone,
+    maxAttempts: body.max_attempts,
+    retryOn: list(body.retry_on),
+    retryWaits: body.retry_waits_minutes,
+    voicemail: body.voicemail,
+    voicemailMessage: body.voicemail_message,
+    now,
+  };
+}

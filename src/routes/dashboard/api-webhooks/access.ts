@@ -1,0 +1,87 @@
+// API access (on, or off after a confirmation page naming what stops) and the default agent of triggers.
+import type { FastifyInstance } from 'fastify';
+import { setApiAccess } from '../../../admin/accounts.js';
+import { setDefaultAgent } from '../../../admin/agents.js';
+import { AdminError } from '../../../admin/errors.js';
+import { planAllowsApi } from '../../../domain/api-access.js';
+import { ApiAccessForm, DefaultAgentForm } from '../../../../schemas/dashboard/api-webhooks.js';
+import { canonicalUuid } from '../../../../schemas/uuid.js';
+import { formProblem, refusedField } from '../form-problem.js';
+import { NO_PHONE_DEFAULT } from '../format.js';
+import { actorOf, type Place } from './place.js';
+import { showSettings } from './section.js';
+
+/** A default agent that is not an id of an agent the account may use ("None set" too). */
+const NOT_USABLE = 'That agent is not one this account may use. Choose one from the list.';
+
+export function accessRoutes(fastify: FastifyInstance, place: Place) {
+  const { storage } = fastify;
+
+  fastify.post<{ Params: { id?: string }; Body: ApiAccessForm }>(
+    `${place.prefix}/api-access`,
+    { schema: { hide: true, body: ApiAccessForm }, attachValidation: true },
+    async (request, reply) => {
+      const account = await place.account(request, reply);
+      const problem = formProblem(request);
+      if (problem) return showSettings(fastify, place, reply, account, 400, { section: 'access', text: problem });
+      const access = await storage.keys.findApiAccessState(account.id);
+      if (!planAllowsApi(access?.plan))
+        return showSettings(fastify, place, reply, account, 400, {
+          section: 'access',
+          text: 'API access requires the agency plan',
+        });
+      const on = request.body.api_access === 'on';
+      if (!on && request.body.confirm !== 'on') {
+        // One click would stop every integration of the account (an agency's: its clients' too): ask first, naming them.
+        const clients = account.kind === 'agency' ? await storage.accounts.listClients(account.id) : [];
+        return reply.page('api-webhooks-access', {
+          title: 'Switch API access off?',
+          account,
+          base: place.base(account.id),
+          affected: clients.filter((c) => c.apiAccessEnabled).map((c) => c.name),
+        });
+      }
+      await setApiAccess(storage, account.id, on, actorOf(request), fastify.now());
+      const text = on
+        ? 'API access is on.'
+        : "API access is off: requests with this account's key are refused from now on.";
+      return reply.seeOther(place.base(account.id), { kind: 'ok', text });
+    },
+  );
+
+  fastify.post<{ Params: { id?: string }; Body: DefaultAgentForm }>(
+    `${place.prefix}/default-agent`,
+    { schema: { hide: true, body: DefaultAgentForm }, attachValidation: true },
+    async (request, reply) => {
+      const account = await place.account(request, reply);
+      const problem = formProblem(request);
+      if (problem)
+        return showSettings(fastify, place, reply, account, 400, {
+          section: 'agent',
+          text: refusedField(request) === 'agent_id' ? NOT_USABLE : problem,
+        });
+      let chosen;
+      try {
+        ({ agent: chosen } = await setDefaultAgent(
+          storage,
+          account.id,
+          canonicalUuid(request.body.agent_id),
+          actorOf(request),
+          fastify.now(),
+        ));
+      } catch (error) {
+        if (!(error instanceof AdminError)) throw error;
+        return showSettings(fastify, place, reply, account, 400, {
+          section: 'agent',
+          text: NOT_USABLE,
+        });
+      }
+      if (chosen.phoneNumber === null)
+        return reply.seeOther(place.base(account.id), { kind: 'error', text: NO_PHONE_DEFAULT(chosen.name) });
+      return reply.seeOther(place.base(account.id), {
+        kind: 'ok',
+        text: 'The default agent is set: triggers without agent_id use it from now on.',
+      });
+    },
+  );
+}

@@ -1,0 +1,47 @@
+// Settings → API & Webhooks lives in two places: the viewer's own settings, and a client's (agency users only).
+// What every part of the section shares: the place, its account lookup, and who is acting.
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { Actor } from '../../../admin/audit.js';
+import type { AccountInScope } from '../../../storage/index.js';
+import { clientIp } from '../form-problem.js';
+
+export type Account = AccountInScope;
+export type Req = FastifyRequest<{ Params: { id?: string } }>;
+
+/** The two places the section lives: the viewer's own settings, and a client's (agency users only). */
+export interface Place {
+  prefix: string;
+  /** What the family resolves the account from: the viewer's own, or the client named by `:id`. */
+  managed: 'own' | 'client';
+  param?: string;
+  account(request: Req, reply: FastifyReply): Promise<Account>;
+  base(accountId: string): string;
+}
+
+export const OWN: Place = {
+  prefix: '/settings/api-webhooks',
+  managed: 'own',
+  account: async (request) => request.managed('own'),
+  base: () => '/dashboard/settings/api-webhooks',
+};
+
+export const CLIENT: Place = {
+  prefix: '/clients/:id/api-webhooks',
+  // Only a client of the viewer's agency: the agency's own id here is no client page (404, like any other).
+  managed: 'client',
+  param: 'id',
+  account: async (request) => request.managed('client'),
+  base: (accountId) => `/dashboard/clients/${accountId}/api-webhooks`,
+};
+
+/** After re-entering the password: back to the page that shows the button (a POST cannot be repeated by a redirect). */
+export function recentSignIn(fastify: FastifyInstance, place: Place): preHandlerAsyncHookHandler {
+  const base = (request: Req) => place.base(request.params.id ?? '');
+  return fastify.dashboardGuards.requireRecentSignIn(
+    (request) => `${base(request as Req)}${request.routeOptions.url?.endsWith('/webhook') ? '/webhook' : '/key'}`,
+  );
+}
+
+export function actorOf(request: FastifyRequest): Actor {
+  return { kind: 'user', userId: request.user.id, ip: clientIp(request) };
+}

@@ -1,0 +1,90 @@
+// The section's own page: the API key, API access, the default agent and the webhook endpoint of one account.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { planAllowsApi } from '../../../domain/api-access.js';
+import { scopeOfAccount } from '../../../domain/tenancy.js';
+import { disabledReasonWords, timeOrNull } from '../format.js';
+import type { PageData } from '../../../views/page-models.js';
+import { CLIENT, type Account, type Place } from './place.js';
+
+const AGENTS_LISTED = 500;
+
+/** A form's problem, shown next to the form of its section. */
+export type Problem = NonNullable<PageData<'api-webhooks'>['problem']>;
+
+/** Everything the section shows about `account`; `problem` goes next to the form it is about. */
+async function settings(
+  fastify: FastifyInstance,
+  place: Place,
+  account: Account,
+  problem: Problem | null = null,
+): Promise<PageData<'api-webhooks'>> {
+  const { storage } = fastify;
+  const [access, key, agents, endpoint] = await Promise.all([
+    storage.keys.findApiAccessState(account.id),
+    storage.keys.findActiveKey(account.id),
+    // The default agent is picked for new calls: archived agents are not offered.
+    storage.scoped.listAgentsInScope(scopeOfAccount(account), AGENTS_LISTED, { onlyUsable: true }),
+    storage.endpoints.findEndpointOfAccount(account.id),
+  ]);
+  const counts = endpoint ? await storage.deliveries.countOpenDeliveries(endpoint.id) : null;
+  const defaultAgent = access?.defaultAgentId ? await storage.accounts.findAgentById(access.defaultAgentId) : null;
+  const planAllows = planAllowsApi(access?.plan);
+  return {
+    title: account.kind === 'client' ? `API & Webhooks · ${account.name}` : 'Settings → API & Webhooks',
+    account: { id: account.id, name: account.name, kind: account.kind },
+    base: place.base(account.id),
+    // On a client's page (agency users): back to the client detail page it is a section of.
+    clientHref: place === CLIENT ? `/dashboard/clients/${account.id}` : null,
+    planAllows,
+    planMessage: planAllows ? null : 'API access requires the agency plan',
+    key: key && {
+      prefix: key.displayPrefix,
+      createdAt: timeOrNull(key.createdAt),
+      lastUsed: timeOrNull(key.lastUsedAt),
+    },
+    access: {
+      on: access?.accountSwitch ?? false,
+      agencyOff: access?.agencySwitch === false,
+      agencyName: access?.agencyName ?? null,
+    },
+    agents: agents.map((a) => ({
+      id: a.id,
+      label: a.accountId === account.id ? a.name : `${a.name} (${a.accountName})`,
+      phone: a.phoneNumber,
+    })),
+    agentsCapped: agents.length >= AGENTS_LISTED,
+    defaultAgentId: access?.defaultAgentId ?? null,
+    // Accepted silently before: every trigger without agent_id then gets 400 "Agent has no phone number assigned".
+    defaultAgentWithoutPhone: defaultAgent !== null && defaultAgent.phoneNumber === null,
+    endpoint: endpoint && {
+      url: endpoint.url,
+      enabled: endpoint.enabled,
+      disabledReason: disabledReasonWords(endpoint.disabledReason),
+      updatedAt: timeOrNull(endpoint.updatedAt),
+      pending: counts?.pending ?? 0,
+      failed: counts?.failed ?? 0,
+      held: counts?.held ?? 0,
+      heldSince: timeOrNull(counts?.heldSince),
+    },
+    problem,
+  };
+}
+
+/** The section's page again, with a form's problem next to that form. */
+export async function showSettings(
+  fastify: FastifyInstance,
+  place: Place,
+  reply: FastifyReply,
+  account: Account,
+  status: number,
+  problem: Problem,
+) {
+  return reply.code(status).page('api-webhooks', await settings(fastify, place, account, problem));
+}
+
+export function sectionRoutes(fastify: FastifyInstance, place: Place) {
+  fastify.get<{ Params: { id?: string } }>(place.prefix, { schema: { hide: true } }, async (request, reply) => {
+    const account = await place.account(request, reply);
+    return reply.page('api-webhooks', await settings(fastify, place, account));
+  });
+}

@@ -1,0 +1,128 @@
+// The webhook endpoint: a form page; a new endpoint, or a rotation asked for, answers with the signing secret in the
+// POST's own answer (no-store); a changed URL keeps the secret. Enabling it again.
+import type { FastifyInstance, FastifyReply, preHandlerAsyncHookHandler } from 'fastify';
+import { ChangedMeanwhile } from '../../../admin/accounts.js';
+import { AdminError } from '../../../admin/errors.js';
+import { changeWebhookUrl, enableWebhook, setWebhook } from '../../../admin/webhooks.js';
+import { CsrfOnlyForm } from '../../../../schemas/dashboard/forms.js';
+import { WEBHOOK_URL_MAX_LENGTH, WebhookForm } from '../../../../schemas/dashboard/api-webhooks.js';
+import { webhookUrlProblem } from '../../../webhooks/url-policy.js';
+import { formProblem } from '../form-problem.js';
+import { actorOf, type Account, type Place } from './place.js';
+import { showSettings } from './section.js';
+
+const ALREADY_SHOWN =
+  'This signing secret was already shown; change the URL with "Also rotate the signing secret" ticked to make a new one if you did not copy it.';
+const CHANGED_MEANWHILE =
+  'The webhook endpoint changed since the form was shown (was it sent twice?): nothing was changed. Check the URL below.';
+
+export function webhookRoutes(fastify: FastifyInstance, place: Place, recent: preHandlerAsyncHookHandler) {
+  const { storage } = fastify;
+
+  const webhookPage = async (
+    reply: FastifyReply,
+    account: Account,
+    status = 200,
+    problem: string | null = null,
+    url?: string,
+  ) => {
+    const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
+    return reply.code(status).page('api-webhooks-webhook', {
+      title: endpoint ? 'Change the webhook URL' : 'Set a webhook URL',
+      account,
+      base: place.base(account.id),
+      url: url ?? endpoint?.url ?? '',
+      exists: Boolean(endpoint),
+      replaces: endpoint ? String(endpoint.updatedAt.getTime()) : 'none',
+      maxLength: WEBHOOK_URL_MAX_LENGTH,
+      problem,
+    });
+  };
+  fastify.get<{ Params: { id?: string } }>(
+    `${place.prefix}/webhook`,
+    { schema: { hide: true }, preHandler: recent },
+    async (request, reply) => webhookPage(reply, await place.account(request, reply)),
+  );
+
+  fastify.post<{ Params: { id?: string }; Body: WebhookForm }>(
+    `${place.prefix}/webhook`,
+    { schema: { hide: true, body: WebhookForm }, attachValidation: true, preHandler: recent },
+    async (request, reply) => {
+      const account = await place.account(request, reply);
+      const problem = formProblem(request);
+      if (problem) return webhookPage(reply, account, 400, problem);
+      // "none", or the endpoint's last change (epoch ms) the form was made for (the schema's pattern).
+      const replaces = request.body.replaces === 'none' ? null : new Date(Number(request.body.replaces));
+      const url = request.body.url.trim();
+      const page = {
+        title: 'Your webhook signing secret',
+        base: place.base(account.id),
+        account,
+        what: 'secret' as const,
+      };
+      // The same rules as setWebhook's, in the tenant's words (its own name the operator's switch for local development).
+      const refused = webhookUrlProblem(url, fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, 'tenant');
+      if (refused) return webhookPage(reply, account, 400, refused, url);
+      if (replaces !== null && request.body.rotate !== 'on') {
+        // A changed URL keeps the signing secret: the receiver goes on verifying with it.
+        try {
+          await changeWebhookUrl(
+            storage,
+            account.id,
+            url,
+            { allowPrivate: fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, replaces, now: fastify.now() },
+            actorOf(request),
+          );
+        } catch (error) {
+          if (error instanceof ChangedMeanwhile)
+            return reply.seeOther(place.base(account.id), { kind: 'error', text: CHANGED_MEANWHILE });
+          if (error instanceof AdminError) return webhookPage(reply, account, 400, error.message, url);
+          throw error;
+        }
+        return reply.seeOther(place.base(account.id), {
+          kind: 'ok',
+          text: `The webhook URL is now ${url}. The signing secret is unchanged: your receiver keeps verifying with it.`,
+        });
+      }
+      try {
+        const { secret } = await setWebhook(
+          storage,
+          account.id,
+          url,
+          { allowPrivate: fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, replaces, now: fastify.now() },
+          actorOf(request),
+        );
+        return reply.page('api-webhooks-secret', { ...page, value: secret, already: null, url });
+      } catch (error) {
+        if (error instanceof ChangedMeanwhile)
+          return reply.page('api-webhooks-secret', { ...page, value: null, already: ALREADY_SHOWN });
+        if (error instanceof AdminError) return webhookPage(reply, account, 400, error.message, url);
+        throw error;
+      }
+    },
+  );
+
+  fastify.post<{ Params: { id?: string }; Body: CsrfOnlyForm }>(
+    `${place.prefix}/webhook/enable`,
+    { schema: { hide: true, body: CsrfOnlyForm } },
+    async (request, reply) => {
+      const account = await place.account(request, reply);
+      try {
+        const result = await enableWebhook(storage, account.id, actorOf(request), fastify.now());
+        const held = result.released === 1 ? '1 held event is' : `${result.released} held events are`;
+        const text =
+          result.changed_at === null
+            ? `The endpoint was already enabled: nothing changed${result.released > 0 ? `, but ${held} sent now` : ''}.`
+            : `The endpoint is enabled again, with the same signing secret. ${result.released > 0 ? `${held} being sent now.` : 'No events were held.'}` +
+              ' Deliveries whose attempts had run out stay failed: resend them from the delivery log.';
+        return reply.seeOther(place.base(account.id), { kind: 'ok', text });
+      } catch (error) {
+        if (!(error instanceof AdminError)) throw error;
+        return showSettings(fastify, place, reply, account, 400, {
+          section: 'webhook',
+          text: 'There is no webhook endpoint to enable: set a URL first.',
+        });
+      }
+    },
+  );
+}

@@ -1,0 +1,156 @@
+// What the Do-not-call list page and a call's detail view show of the lists: the page's model (a page of the list,
+// its search, the other lists an agency user manages) and a call's number on its account's and its agency's lists.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  DASHBOARD_IMPORT_MAX_BYTES,
+  parseSearch,
+  REASON_MAX_LENGTH,
+  type ImportProblem,
+} from '../../domain/do-not-call.js';
+import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
+import type { AccountInScope, ActiveUser, CallDetail, DoNotCallEntry } from '../../storage/index.js';
+import type { CallDoNotCall, PageData } from '../../views/page-models.js';
+import { formatTime } from './format.js';
+
+export const PAGE_SIZE = 50;
+/** The page counts a list's numbers up to here ("more than 10,000"): counting a million-number list takes long. */
+const COUNT_CAP = 10_000;
+/** A refused import shows this many of its problems. */
+const PROBLEMS_SHOWN = 100;
+
+/** The two places a list is managed: the viewer's own account's, and (agency users) a client's. */
+export interface ListPlace {
+  prefix: string;
+  managed: 'own' | 'client';
+  param?: string;
+  base(accountId: string): string;
+}
+
+export const OWN_LIST: ListPlace = {
+  prefix: '/do-not-call',
+  managed: 'own',
+  base: () => '/dashboard/do-not-call',
+};
+
+export const CLIENT_LIST: ListPlace = {
+  prefix: '/clients/:id/do-not-call',
+  // Only a client of the viewer's agency: the agency's own id is no client (404, like any other).
+  managed: 'client',
+  param: 'id',
+  base: (accountId) => `/dashboard/clients/${accountId}/do-not-call`,
+};
+
+/** The list page of `accountId` as `viewer` reaches it: their own, or (an agency user) a client's. */
+export function listBase(viewer: ActiveUser, accountId: string): string {
+  return accountId === viewer.accountId ? OWN_LIST.base(accountId) : CLIENT_LIST.base(accountId);
+}
+
+const numbers = (n: number) => (n === 1 ? '1 number' : `${n.toLocaleString('en-US')} numbers`);
+
+function countWords(count: number): string {
+  return count > COUNT_CAP ? `More than ${numbers(COUNT_CAP)}` : count === 0 ? 'No numbers' : numbers(count);
+}
+
+export interface PageInput {
+  query?: { q?: string | undefined; after?: string | undefined } | undefined;
+  add?: { phoneNumber: string; reason: string; problem: string | null };
+  importProblems?: ImportProblem[];
+}
+
+/** The model of one page of `account`'s list. */
+export async function listPage(
+  fastify: FastifyInstance,
+  request: FastifyRequest,
+  account: AccountInScope,
+  input: PageInput,
+): Promise<PageData<'do-not-call'>> {
+  const viewer = request.user;
+  const base = listBase(viewer, account.id);
+  const searchText = input.query?.q?.trim() ?? '';
+  const search = parseSearch(searchText);
+  const after = input.query?.after?.trim() || undefined;
+  const [page, count, accounts] = await Promise.all([
+    fastify.storage.doNotCall.listEntries(account.id, { search, after, limit: PAGE_SIZE }),
+    fastify.storage.doNotCall.countEntries(account.id, null, COUNT_CAP + 1),
+    isAgencyScope(request.scope) ? fastify.storage.scoped.listAccountsInScope(request.scope) : Promise.resolve([]),
+  ]);
+  const agency = account.agencyId ? await fastify.storage.accounts.findAccountById(account.agencyId) : null;
+  const link = (extra: Record<string, string>) => {
+    const params = new URLSearchParams({ ...(searchText ? { q: searchText } : {}), ...extra }).toString();
+    return `${base}${params ? `?${params}` : ''}`;
+  };
+  const problems = input.importProblems ?? null;
+  return {
+    title: account.id === viewer.accountId ? 'Do-not-call list' : `Do-not-call list of ${account.name}`,
+    account: { id: account.id, name: account.name, kind: account.kind },
+    base,
+    agencyName: agency?.name ?? null,
+    lists: accounts.map((a) => ({
+      name: a.id === viewer.accountId ? `${a.name} (agency: covers every client)` : a.name,
+      href: listBase(viewer, a.id),
+      current: a.id === account.id,
+    })),
+    search: searchText,
+    searching:
+      search === null
+        ? null
+        : search.kind === 'prefix'
+          ? `numbers beginning with ${search.prefix}`
+          : `reasons containing "${search.text}"`,
+    count: countWords(count),
+    entries: page.entries.map((e: DoNotCallEntry) => ({
+      phoneNumber: e.phoneNumber,
+      reason: e.reason,
+      addedBy: e.addedBy,
+      addedAt: formatTime(e.addedAt),
+    })),
+    nextHref: page.next ? link({ after: page.next }) : null,
+    firstHref: after ? link({}) : null,
+    exportHref: `${base}/export.csv`,
+    add: input.add ?? { phoneNumber: '', reason: '', problem: null },
+    importRefused: problems && {
+      problems: problems.slice(0, PROBLEMS_SHOWN).map((p) => ({
+        line: p.line > 0 ? `Line ${p.line}` : 'The file',
+        message: p.message,
+      })),
+      more: Math.max(0, problems.length - PROBLEMS_SHOWN),
+    },
+    limits: { reasonMax: REASON_MAX_LENGTH, importMax: `${DASHBOARD_IMPORT_MAX_BYTES / 1024 / 1024} MiB` },
+  };
+}
+
+/**
+ * The call's number on the do-not-call lists that cover it: its account's and (a client's call) its agency's. "Add
+ * this number" puts it on the call's account's list, which the viewer manages (they see the call).
+ */
+export async function callDoNotCall(
+  fastify: FastifyInstance,
+  viewer: ActiveUser,
+  call: CallDetail,
+): Promise<CallDoNotCall> {
+  const agencyId = call.account.agencyId;
+  const entries = await fastify.storage.doNotCall.findEntries(
+    agencyId ? [call.accountId, agencyId] : [call.accountId],
+    call.phoneNumber,
+  );
+  const own = entries.find((e) => e.accountId === call.accountId) ?? entries[0];
+  const ownList = call.account.kind === 'client' ? `the list of ${call.account.name}` : "the agency's list";
+  if (!own)
+    return {
+      listed: null,
+      addAction: `${listBase(viewer, call.accountId)}/add`,
+      listName: ownList,
+      listHref: listBase(viewer, call.accountId),
+    };
+  const onOwn = own.accountId === call.accountId;
+  const list = onOwn ? ownList : "the agency's list (it covers all its clients)";
+  // A client user does not manage the agency's list: they learn that it covers the number, not who listed it or why.
+  const manages = onOwn || isAgencyScope(scopeOf(viewer));
+  const reason = own.reason ? `: ${own.reason}` : '';
+  return {
+    listed: manages ? `On ${list} since ${formatTime(own.addedAt)}, added by ${own.addedBy}${reason}` : `On ${list}`,
+    addAction: null,
+    listName: list,
+    listHref: manages ? listBase(viewer, own.accountId) : null,
+  };
+}

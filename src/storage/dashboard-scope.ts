@@ -1,0 +1,145 @@
+// The dashboard's reads, each taking the viewer's Scope (src/domain/tenancy.ts): the accounts, agents, users, calls
+// and audit entries a viewer may see. An object outside the scope is read as absent (null), so a page answers 404
+// for another tenant's object exactly as for a missing one. The scope's rule is `inScope`; `accountsWhere` and
+// `ownedWhere` are that rule as a query.
+import { canonicalUuid, isUuid } from '../../schemas/uuid.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { CallStatus } from '../generated/prisma/enums.js';
+import { inScope, type Scope } from '../domain/tenancy.js';
+import { AccountRepository } from './accounts.js';
+import { AgentRepository, type ListedAgent } from './agents.js';
+import { AuditRepository, type AuditCursor } from './audit.js';
+import { CallHistoryRepository, type CallDetail } from './call-history.js';
+import { Repository, type Driver } from './driver.js';
+import { UserRepository } from './users.js';
+
+/** The accounts of `scope`, as a query on accounts. */
+function accountsWhere(scope: Scope): Prisma.AccountWhereInput {
+  return scope.kind === 'agency'
+    ? { OR: [{ id: scope.accountId }, { agencyId: scope.accountId }] }
+    : { id: scope.accountId };
+}
+
+/** Rows owned by an account of `scope`, for tables that carry the owner's agency (agents, audit entries). */
+function ownedWhere(scope: Scope): { agencyId: string } | { accountId: string } {
+  return scope.kind === 'agency' ? { agencyId: scope.accountId } : { accountId: scope.accountId };
+}
+
+export interface ScopeAccount {
+  id: string;
+  name: string;
+  kind: 'agency' | 'client';
+}
+
+/** The dashboard's reads, each within a viewer's scope. */
+export class ScopedReadRepository extends Repository {
+  private readonly accounts: AccountRepository;
+  private readonly agents: AgentRepository;
+  private readonly audit: AuditRepository;
+  private readonly history: CallHistoryRepository;
+  private readonly users: UserRepository;
+
+  constructor(driver: Driver) {
+    super(driver);
+    this.accounts = new AccountRepository(driver);
+    this.agents = new AgentRepository(driver);
+    this.audit = new AuditRepository(driver);
+    this.history = new CallHistoryRepository(driver);
+    this.users = new UserRepository(driver);
+  }
+
+  /** The accounts of `scope`, its own first, then the clients by name. */
+  async listAccountsInScope(scope: Scope): Promise<ScopeAccount[]> {
+    const accounts = await this.prisma.account.findMany({
+      where: accountsWhere(scope),
+      select: { id: true, name: true, kind: true },
+      orderBy: [{ name: 'asc' }, { id: 'asc' }],
+    });
+    return [...accounts.filter((a) => a.id === scope.accountId), ...accounts.filter((a) => a.id !== scope.accountId)];
+  }
+
+  /** The account `accountId` when it is in `scope` (not an id, no such account, another tenant's: null). */
+  async findAccountInScope(scope: Scope, accountId: string) {
+    const account = isUuid(accountId)
+      ? await this.prisma.account.findUnique({
+          where: { id: canonicalUuid(accountId) },
+          select: { id: true, kind: true, name: true, agencyId: true, plan: true, apiAccessEnabled: true },
+        })
+      : null;
+    return account && inScope(scope, account) ? account : null;
+  }
+
+  /** A client of `scope` (an agency's): null for the agency itself, for another tenant's and for a missing one. */
+  async findClientInScope(scope: Scope, accountId: string): Promise<AccountInScope | null> {
+    const account = await this.findAccountInScope(scope, accountId);
+    return account?.kind === 'client' ? account : null;
+  }
+
+  /** The clients of `scope` with what the Clients page shows (none for a client's scope). */
+  async listClientsInScope(scope: Scope) {
+    return scope.kind === 'agency' ? this.accounts.listClients(scope.accountId) : [];
+  }
+
+  /** The agents of `scope`'s accounts by name (every agent their calls can use), with their owner's name. */
+  /** The agents in scope by name; `onlyUsable` leaves out archived ones (menus that pick an agent for new calls). */
+  async listAgentsInScope(scope: Scope, limit?: number, { onlyUsable = false } = {}) {
+    const rows = await this.prisma.agent.findMany({
+      where: onlyUsable ? { AND: [ownedWhere(scope), { archivedAt: null }] } : ownedWhere(scope),
+      orderBy: [{ name: 'asc' }, { id: 'asc' }],
+      ...(limit === undefined ? {} : { take: limit }),
+      select: { id: true, name: true, phoneNumber: true, accountId: true, account: { select: { name: true } } },
+    });
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      phoneNumber: r.phoneNumber,
+      accountId: r.accountId,
+      accountName: r.account.name,
+    }));
+  }
+
+  /** The agents of `scope`'s accounts as the Agents page lists them, and the accounts' ids. */
+  async listListedAgentsInScope(scope: Scope) {
+    const accountIds = (await this.listAccountsInScope(scope)).map((a) => a.id);
+    return { accountIds, agents: await this.agents.listAgentsOfAccounts(accountIds) };
+  }
+
+  /** The agent `agentId` when its owner is in `scope`, else null. */
+  async findAgentInScope(scope: Scope, agentId: string): Promise<ListedAgent | null> {
+    const agent = isUuid(agentId) ? await this.agents.findListedAgent(agentId) : null;
+    if (!agent) return null;
+    return (await this.findAccountInScope(scope, agent.accountId)) ? agent : null;
+  }
+
+  /** The user `userId` and their account when it is in `scope`, else null. */
+  async findUserInScope(scope: Scope, userId: string) {
+    const user = isUuid(userId) ? await this.users.findUserById(userId) : null;
+    if (!user) return null;
+    const account = await this.findAccountInScope(scope, user.accountId);
+    return account && { user, account };
+  }
+
+  /** The call `callId` with its detail when its account is in `scope`, else null. */
+  async findCallInScope(scope: Scope, callId: string): Promise<CallDetail | null> {
+    const call = isUuid(callId) ? await this.history.findCallDetail(canonicalUuid(callId)) : null;
+    return call && inScope(scope, call.account) ? call : null;
+  }
+
+  /** Of the calls `callIds`, those whose account is in `scope` (ids that are not uuids, missing calls, others': left out). */
+  async findCallsInScope(scope: Scope, callIds: string[]): Promise<{ id: string; status: CallStatus }[]> {
+    const ids = [...new Set(callIds.filter(isUuid).map(canonicalUuid))];
+    if (ids.length === 0) return [];
+    return this.prisma.call.findMany({
+      where: { id: { in: ids }, account: accountsWhere(scope) },
+      select: { id: true, status: true },
+    });
+  }
+
+  /** One page of the audit log of `scope`'s accounts, newest first. */
+  async listAuditInScope(scope: Scope, page: { before?: AuditCursor; limit: number }) {
+    return this.audit.listAuditEntries(ownedWhere(scope), page);
+  }
+}
+
+export type AccountInScope = NonNullable<Awaited<ReturnType<ScopedReadRepository['findAccountInScope']>>>;
+export type UserInScope = NonNullable<Awaited<ReturnType<ScopedReadRepository['findUserInScope']>>>;

@@ -1,0 +1,49 @@
+// The storage's one entry point: the storages and their repositories, the database's location, the retention's own
+// repository, LISTEN, and the row and value types callers read. Nothing outside src/storage sees pg or Prisma Client.
+export { createStorage, createStorages, type Repositories, type Storage, type Storages } from './storage.js';
+export { BACKGROUND_POOL, REQUEST_POOL, locateDatabase, type DatabaseLocation } from './database.js';
+export { isUniqueViolation, refusedByServer } from './db-types.js';
+export { CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
+export { listen, type Listener } from './notifications.js';
+export {
+  createRetention,
+  noRowsDeleted,
+  RETENTION_STEPS,
+  RETENTION_TABLES,
+  RetentionRepository,
+  type DeletedRows,
+  type RetentionCutoffs,
+  type RetentionTable,
+} from './retention.js';
+export {
+  type AdvanceDue,
+  type CallsToLock,
+  type CallBatchAudit,
+  type CallBatchDelivery,
+  type CallBatchEvent,
+  type CallBatch,
+  type CallWithMetadataText,
+  type DeliveryLease,
+  type LiveCallCounts,
+  type LockedCall,
+  type PlannedBatch,
+} from './calls.js';
+export type { ClaimCandidate } from './call-claims.js';
+export type * from './accounts.js';
+export type * from './agents.js';
+export type * from './audit.js';
+export type * from './call-history.js';
+export type * from './deliveries.js';
+export type * from './do-not-call.js';
+export type * from './idempotency.js';
+export type * from './keys.js';
+export type * from './overview.js';
+export { noOutcomes } from './overview.js';
+export type * from './dashboard-scope.js';
+export { migrate, MigrationError, type MigrateResult } from './migrate.js';
+export type * from './sessions.js';
+export type * from './users.js';
+
+/** The stored rows and enums callers handle, named here so that nothing outside storage imports the generated client. */
+export type { Call as CallRow } from '../generated/prisma/client.js';
+export type { AuditActor, Plan, TokenPurpose } from '../generated/prisma/enums.js';

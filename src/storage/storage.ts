@@ -1,0 +1,144 @@
+// The service's storage: one repository per aggregate over one pool, and `transaction(fn)` handing transaction-scoped
+// repositories to a caller. Made once per pool (src/storage/database.ts says why there are two).
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { AccountRepository } from './accounts.js';
+import { AgentRepository } from './agents.js';
+import { AuditRepository } from './audit.js';
+import { ClaimRepository } from './call-claims.js';
+import { CallHistoryRepository } from './call-history.js';
+import { CallRepository } from './calls.js';
+import { ScopedReadRepository } from './dashboard-scope.js';
+import { BACKGROUND_POOL, createPrisma, REQUEST_POOL, sqlPool, type PrismaOptions } from './database.js';
+import { DeliveryRepository } from './deliveries.js';
+import { DoNotCallRepository } from './do-not-call.js';
+import type { Driver } from './driver.js';
+import { EndpointRepository } from './endpoints.js';
+import { HealthRepository } from './health.js';
+import { IdempotencyRepository } from './idempotency.js';
+import { KeyRepository } from './keys.js';
+import { NotificationRepository } from './notifications.js';
+import { OverviewRepository } from './overview.js';
+import { SessionRepository } from './sessions.js';
+import { TokenRepository } from './tokens.js';
+import { UserRepository } from './users.js';
+
+/** Every aggregate's repository, over one driver. */
+export interface Repositories {
+  readonly accounts: AccountRepository;
+  readonly agents: AgentRepository;
+  readonly audit: AuditRepository;
+  /** The calls: acceptance, the transition transaction, reads for callctl and the API. */
+  readonly calls: CallRepository;
+  /** The dispatcher's side of the calls: the claim transaction, leases, intents, stale claims, expiries. */
+  readonly claims: ClaimRepository;
+  /** The dashboard's reads of the calls: history, filters, one call's detail. */
+  readonly history: CallHistoryRepository;
+  /** The dashboard's overview: accounts, outcomes, endpoint health. */
+  readonly overview: OverviewRepository;
+  readonly deliveries: DeliveryRepository;
+  /** The accounts' do-not-call lists. */
+  readonly doNotCall: DoNotCallRepository;
+  readonly endpoints: EndpointRepository;
+  readonly idempotency: IdempotencyRepository;
+  /** API keys and the API-access switch. */
+  readonly keys: KeyRepository;
+  readonly sessions: SessionRepository;
+  /** One-time tokens (invitations, password resets). */
+  readonly tokens: TokenRepository;
+  readonly users: UserRepository;
+  /** NOTIFY outside any transaction. */
+  readonly notifications: NotificationRepository;
+  /** The dashboard's reads, each taking the viewer's scope (src/domain/tenancy.ts): the one tenancy rule as queries. */
+  readonly scoped: ScopedReadRepository;
+}
+
+export interface Storage extends Repositories {
+  /**
+   * Runs `fn` in one Prisma interactive transaction: the repositories it is given run their Prisma statements in it.
+   * The hand-written transactions of the hot paths (calls.transition, claims.claimDue) own a pg transaction of their
+   * own and are not for use inside `fn`: a transaction-scoped repository refuses statements on the pool.
+   * `timeoutMs`: how long `fn` may take (Prisma's default, 5 s, unless a long write such as an import says more).
+   */
+  transaction<T>(fn: (tx: Repositories) => Promise<T>, options?: { timeoutMs?: number }): Promise<T>;
+  /** Resolves when the database answers a statement on this storage's pool; rejects with the driver's error. */
+  ping(): Promise<void>;
+  /** Closes the pool (and the Prisma client over it). */
+  close(): Promise<void>;
+  /** Statements waiting for a connection of this storage's pool (pg-pool's documented `waitingCount`). */
+  readonly waitingCount: number;
+}
+
+function repositories(driver: Driver): Repositories {
+  return {
+    accounts: new AccountRepository(driver),
+    agents: new AgentRepository(driver),
+    audit: new AuditRepository(driver),
+    calls: new CallRepository(driver),
+    claims: new ClaimRepository(driver),
+    history: new CallHistoryRepository(driver),
+    overview: new OverviewRepository(driver),
+    deliveries: new DeliveryRepository(driver),
+    doNotCall: new DoNotCallRepository(driver),
+    endpoints: new EndpointRepository(driver),
+    idempotency: new IdempotencyRepository(driver),
+    keys: new KeyRepository(driver),
+    sessions: new SessionRepository(driver),
+    tokens: new TokenRepository(driver),
+    users: new UserRepository(driver),
+    notifications: new NotificationRepository(driver),
+    scoped: new ScopedReadRepository(driver),
+  };
+}
+
+const storages = new WeakMap<PrismaClient, Storage>();
+
+/** The storage over a client made by createPrisma (one per client). */
+export function storageOver(prisma: PrismaClient): Storage {
+  const existing = storages.get(prisma);
+  if (existing) return existing;
+  const driver: Driver = { prisma, pool: sqlPool(prisma) };
+  const health = new HealthRepository(driver);
+  const storage: Storage = {
+    ...repositories(driver),
+    transaction: (fn, options) =>
+      prisma.$transaction(
+        (tx) =>
+          fn(
+            repositories({
+              prisma: tx,
+              get pool(): never {
+                throw new Error('a hand-written statement inside Storage.transaction would run outside it');
+              },
+            }),
+          ),
+        options?.timeoutMs === undefined ? undefined : { timeout: options.timeoutMs },
+      ),
+    ping: () => health.ping(),
+    close: () => prisma.$disconnect(),
+    get waitingCount() {
+      return driver.pool.waitingCount;
+    },
+  };
+  storages.set(prisma, storage);
+  return storage;
+}
+
+/** A storage on a pool of its own (`options`: its size and wait; REQUEST_POOL or BACKGROUND_POOL for the service). */
+export function createStorage(databaseUrl: string, options: PrismaOptions = {}): Storage {
+  return storageOver(createPrisma(databaseUrl, options));
+}
+
+/** The service's two storages, one per pool (REQUEST_POOL says why); both closed by whoever made them. */
+export interface Storages {
+  /** For requests and whatever answers one: the key lookup, acceptance, callbacks, readiness. */
+  requests: Storage;
+  /** For background work: the dispatcher, the simulated dialer, the webhook worker, NOTIFY after a commit. */
+  background: Storage;
+}
+
+export function createStorages(databaseUrl: string): Storages {
+  return {
+    requests: createStorage(databaseUrl, REQUEST_POOL),
+    background: createStorage(databaseUrl, BACKGROUND_POOL),
+  };
+}

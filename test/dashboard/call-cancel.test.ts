@@ -1,0 +1,228 @@
+// Cancelling from the dashboard: "Cancel this call" on a waiting call's detail view (the call ends failed, canceled,
+// with its call.failed and an audit entry), its wording once the call is dialling or has ended, a call claimed between
+// the page and the POST (not cancelled; the page says so), "Cancel selected calls" on the Calls list, and tenancy:
+// another tenant's call is a 404, and a list form naming one is refused as a whole (404, nothing cancelled).
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { applyCallUpdate } from '../../src/calls/transition.js';
+import { buildTestApp } from '../helpers/app.js';
+import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
+import { createUserWithPassword, DASHBOARD_ENV, HOST, ORIGIN, Visitor, type Answer } from './helpers.js';
+
+let app: App;
+const tenants = {} as Record<'A' | 'A1' | 'B', Tenant>;
+const visitors = {} as Record<keyof typeof tenants, Visitor>;
+
+beforeAll(async () => {
+  ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
+  tenants.A = await createTenant(app.prisma);
+  tenants.A1 = await createClientTenant(app.prisma, tenants.A.accountId);
+  tenants.B = await createTenant(app.prisma);
+  for (const [name, tenant] of Object.entries(tenants) as [keyof typeof tenants, Tenant][]) {
+    const email = `${name.toLowerCase()}@cancel.example`;
+    await createUserWithPassword(app.prisma, tenant.accountId, email);
+    visitors[name] = new Visitor(app);
+    visitors[name].ip = `10.8.0.${Object.keys(visitors).length}`;
+    expect((await visitors[name].signIn(email)).status).toBe(303);
+  }
+});
+
+/** A call accepted through the API; the dispatcher is off, so it waits. */
+async function waiting(tenant: Tenant, phone = '+14155552671'): Promise<string> {
+  const res = await trigger(app, tenant.key, { phone_number: phone }, { 'x-forwarded-proto': 'https' });
+  expect(res.statusCode, res.body).toBe(200);
+  return callIdOf(res);
+}
+
+const dial = (id: string) =>
+  applyCallUpdate(app.storage, id, { kind: 'dialing' }, { now: new Date(), source: 'dispatcher' });
+const statusOf = async (id: string) =>
+  app.prisma.call.findUniqueOrThrow({ where: { id }, select: { status: true, failureReason: true } });
+const notice = (body: string) => /<p class="notice (?:ok|error)" role="status">([^<]*)<\/p>/.exec(body)?.[1];
+const decode = (text: string | undefined) => text?.replace(/&#39;/g, "'").replace(/&quot;/g, '"');
+
+/** Posts the Calls list's form with `ids` ticked (a field repeated, as a browser sends checkboxes). */
+async function cancelSelected(visitor: Visitor, ids: string[]): Promise<Answer> {
+  await visitor.get('/dashboard/calls');
+  const payload = new URLSearchParams([
+    ['_csrf', visitor.lastCsrf ?? ''],
+    ...ids.map((id): [string, string] => ['call', id]),
+  ]);
+  const res = await app.inject({
+    method: 'POST',
+    url: '/dashboard/calls/cancel',
+    headers: {
+      host: HOST,
+      'x-forwarded-proto': 'https',
+      'x-forwarded-for': visitor.ip,
+      cookie: visitor.cookieHeader(),
+      origin: ORIGIN,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    payload: payload.toString(),
+  });
+  return { status: res.statusCode, headers: res.headers, body: res.body, location: res.headers.location };
+}
+
+describe('cancel from the detail view', () => {
+  it('cancels a waiting call: failed (canceled), its timeline, one call.failed event, an audit entry', async () => {
+    const id = await waiting(tenants.A);
+    const page = await visitors.A.get(`/dashboard/calls/${id}`);
+    expect(page.body).toContain(`action="/dashboard/calls/${id}/cancel"`);
+    expect(page.body).toContain('Cancel this call');
+
+    const res = await visitors.A.submit(`/dashboard/calls/${id}`, `/dashboard/calls/${id}/cancel`);
+    expect(res.status).toBe(303);
+    expect(res.location).toBe(`/dashboard/calls/${id}`);
+    expect(await statusOf(id)).toEqual({ status: 'failed', failureReason: 'canceled' });
+    const after = await visitors.A.get(`/dashboard/calls/${id}`);
+    expect(decode(notice(after.body))).toMatch(/^The call is canceled: it will not be dialled\./);
+    expect(after.body).not.toContain('Cancel this call');
+    expect(after.body).not.toContain('cannot-cancel');
+    expect(after.body).toMatch(/<strong>Failed: Canceled<\/strong> <span class="hint">from the dashboard<\/span>/);
+    const events = await app.prisma.callEvent.findMany({ where: { callId: id, toStatus: 'failed' } });
+    expect(events.map((e) => [e.fromStatus, e.failureReason, e.source])).toEqual([
+      ['initiated', 'canceled', 'dashboard'],
+    ]);
+    const audit = await visitors.A.get('/dashboard/audit-log');
+    expect(audit.body).toContain('Call canceled (it was still waiting; it ended failed, reason canceled)');
+    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'call_canceled' } });
+    expect(entry).toMatchObject({ actorKind: 'user', accountId: tenants.A.accountId, detail: { call_id: id } });
+
+    // Sent again (a second tab): nothing changes.
+    const again = await visitors.A.submit(`/dashboard/calls/${id}`, `/dashboard/calls/${id}/cancel`, {
+      _csrf: visitors.A.lastCsrf!,
+    });
+    expect(again.status).toBe(303);
+    expect(decode(notice((await visitors.A.get(`/dashboard/calls/${id}`)).body))).toBe(
+      'This call was already canceled.',
+    );
+    expect(
+      await app.prisma.auditEntry.count({ where: { action: 'call_canceled', detail: { equals: { call_id: id } } } }),
+    ).toBe(1);
+  });
+
+  it('says a call already dialling or ended cannot be canceled, and offers no button', async () => {
+    const dialing = await waiting(tenants.A);
+    await dial(dialing);
+    const dialingPage = (await visitors.A.get(`/dashboard/calls/${dialing}`)).body;
+    expect(dialingPage).not.toContain('Cancel this call');
+    expect(decode(dialingPage)).toContain('This call is already being dialled: it can no longer be canceled.');
+
+    const ended = await waiting(tenants.A);
+    await applyCallUpdate(
+      app.storage,
+      ended,
+      { kind: 'failed', reason: 'busy' },
+      { now: new Date(), source: 'provider' },
+    );
+    const endedPage = (await visitors.A.get(`/dashboard/calls/${ended}`)).body;
+    expect(endedPage).not.toContain('Cancel this call');
+    expect(endedPage).toContain('This call has ended: only a call that is still waiting can be canceled.');
+  });
+
+  it('does not cancel a call dialled between the page and the POST, and says so', async () => {
+    const id = await waiting(tenants.A);
+    const page = await visitors.A.get(`/dashboard/calls/${id}`);
+    expect(page.body).toContain('Cancel this call');
+    await dial(id);
+    const res = await visitors.A.request('POST', `/dashboard/calls/${id}/cancel`, { _csrf: visitors.A.lastCsrf! });
+    expect(res.status).toBe(303);
+    expect(await statusOf(id)).toEqual({ status: 'dialing', failureReason: null });
+    expect(decode(notice((await visitors.A.get(`/dashboard/calls/${id}`)).body))).toBe(
+      'Not canceled: the call is already being dialled, so it can no longer be canceled.',
+    );
+  });
+
+  it("answers another tenant's call, and a sibling client's, with 404 and changes nothing", async () => {
+    const ofB = await waiting(tenants.B);
+    const ofA = await waiting(tenants.A);
+    for (const [visitor, id] of [
+      [visitors.A, ofB],
+      [visitors.A1, ofA],
+      [visitors.B, ofA],
+    ] as const) {
+      const res = await visitor.submit('/dashboard/calls', `/dashboard/calls/${id}/cancel`);
+      expect(res.status).toBe(404);
+    }
+    expect(await statusOf(ofB)).toEqual({ status: 'initiated', failureReason: null });
+    expect(await statusOf(ofA)).toEqual({ status: 'initiated', failureReason: null });
+    // The agency manages its client's calls.
+    const ofA1 = await waiting(tenants.A1);
+    expect((await visitors.A.submit(`/dashboard/calls/${ofA1}`, `/dashboard/calls/${ofA1}/cancel`)).status).toBe(303);
+    expect(await statusOf(ofA1)).toEqual({ status: 'failed', failureReason: 'canceled' });
+  });
+});
+
+describe('cancel selected calls from the Calls list', () => {
+  it('offers a box for waiting calls only, cancels the ticked ones and names those it could not cancel', async () => {
+    const first = await waiting(tenants.B, '+14155550111');
+    const second = await waiting(tenants.B, '+14155550112');
+    const dialing = await waiting(tenants.B, '+14155550113');
+    await dial(dialing);
+    const list = (await visitors.B.get('/dashboard/calls')).body;
+    expect(list).toContain('action="/dashboard/calls/cancel"');
+    expect(list).toContain('Cancel selected calls');
+    for (const id of [first, second]) expect(list).toContain(`name="call" value="${id}"`);
+    expect(list).not.toContain(`name="call" value="${dialing}"`);
+
+    const res = await cancelSelected(visitors.B, [first, second, dialing]);
+    expect(res.status).toBe(303);
+    expect(res.location).toBe('/dashboard/calls');
+    expect(decode(notice((await visitors.B.get('/dashboard/calls')).body))).toBe(
+      '2 calls canceled (they will not be dialled). Not canceled: 1 call already being dialled or ended, which can no longer be canceled.',
+    );
+    for (const id of [first, second])
+      expect(await statusOf(id)).toEqual({ status: 'failed', failureReason: 'canceled' });
+    expect(await statusOf(dialing)).toEqual({ status: 'dialing', failureReason: null });
+
+    // One ticked box is one value, not a list; and a call sent twice is cancelled once.
+    const third = await waiting(tenants.B, '+14155550114');
+    expect((await cancelSelected(visitors.B, [third])).status).toBe(303);
+    expect(decode(notice((await visitors.B.get('/dashboard/calls')).body))).toBe(
+      '1 call canceled (they will not be dialled).',
+    );
+    expect((await cancelSelected(visitors.B, [third, third.toUpperCase()])).status).toBe(303);
+    expect(decode(notice((await visitors.B.get('/dashboard/calls')).body))).toBe('1 call had already been canceled.');
+
+    // Nothing ticked.
+    expect((await cancelSelected(visitors.B, [])).status).toBe(303);
+    expect(decode(notice((await visitors.B.get('/dashboard/calls')).body))).toBe(
+      'No call was selected: tick the waiting calls to cancel, then press the button.',
+    );
+  });
+
+  it('has no form when no call of the page is waiting', async () => {
+    const visitor = new Visitor(app);
+    visitor.ip = '10.8.0.9';
+    const client = await createClientTenant(app.prisma, tenants.A.accountId);
+    await createUserWithPassword(app.prisma, client.accountId, 'quiet@cancel.example');
+    await visitor.signIn('quiet@cancel.example');
+    const id = await waiting(client);
+    await dial(id);
+    const list = (await visitor.get('/dashboard/calls')).body;
+    expect(list).toContain(`/dashboard/calls/${id}`);
+    expect(list).not.toContain('Cancel selected calls');
+  });
+
+  it("refuses the whole form with 404 when it names a call outside the viewer's accounts, cancelling none", async () => {
+    const own = await waiting(tenants.A1);
+    const other = await waiting(tenants.B);
+    const agencys = await waiting(tenants.A);
+    for (const ids of [
+      [own, other],
+      [own, agencys],
+      [own, '00000000-0000-4000-8000-000000000000'],
+      [own, 'not-a-call-id'],
+    ]) {
+      expect((await cancelSelected(visitors.A1, ids)).status).toBe(404);
+    }
+    for (const id of [own, other, agencys])
+      expect(await statusOf(id)).toEqual({ status: 'initiated', failureReason: null });
+    // The agency may cancel its own and its client's together.
+    expect((await cancelSelected(visitors.A, [own, agencys])).status).toBe(303);
+    for (const id of [own, agencys])
+      expect(await statusOf(id)).toEqual({ status: 'failed', failureReason: 'canceled' });
+  });
+});

@@ -1,0 +1,124 @@
+// The do-not-call check before every attempt: a call accepted while its number was not listed, and listed before the
+// dispatcher claims it (on the list of its account or of its agency), ends failed with failure_reason do_not_call in
+// the claim's transaction: never dialled, no call.started, one call.failed; the calls beside and behind it are
+// dialled as usual, even with one slot.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { OPERATOR } from '../../src/admin/accounts.js';
+import { createAgent } from '../../src/admin/agents.js';
+import { addToDoNotCall } from '../../src/admin/do-not-call.js';
+import { setWebhook } from '../../src/admin/webhooks.js';
+import { buildTestApp } from '../helpers/app.js';
+import { createClientTenant, createTenant } from '../helpers/fixtures.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
+
+const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
+/** Friday 18:30 in New York: the office-hours window is closed, so accepted calls wait. */
+const FRIDAY_EVENING = new Date('2026-11-27T23:30:00Z');
+/** Monday 09:00 in New York: it opens. */
+const MONDAY_MORNING = new Date('2026-11-30T14:00:00Z');
+
+function dialLog(): string {
+  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-dnc-dials-')), 'dials.log');
+}
+const dialled = (log: string) => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
+
+async function officeHoursAgent(app: Awaited<ReturnType<typeof buildTestApp>>['app'], accountId: string) {
+  const { id } = await createAgent(app.storage, {
+    accountId,
+    name: 'office hours',
+    phone: '+14155550111',
+    timezone: 'America/New_York',
+    windows: ['mon-fri 09:00-17:00'],
+    outsideWindow: 'queue',
+  });
+  return id;
+}
+
+describe('the do-not-call check at the claim', () => {
+  it("fails a waiting call whose number was listed (its account's or its agency's list) instead of dialling it", async () => {
+    let now = FRIDAY_EVENING;
+    const log = dialLog();
+    const { app } = await buildTestApp({
+      clock: () => now,
+      env: {
+        ...FAST,
+        SIMULATED_DIAL_LOG: log,
+        WEBHOOK_DELIVERY_ENABLED: 'true',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      },
+    });
+    const agency = await createTenant(app.prisma);
+    const client = await createClientTenant(app.prisma, agency.accountId);
+    const receiver = await startReceiver();
+    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
+    const agentId = await officeHoursAgent(app, client.accountId);
+    const call = async (phone: string) =>
+      callIdOf(await trigger(app, client.key, { phone_number: phone, agent_id: agentId }));
+    const onClientList = await call('+14155550201');
+    const onAgencyList = await call('+14155550202');
+    const free = await call('+14155550203');
+    await app.dispatcher!.settle();
+    expect(await app.prisma.call.count({ where: { accountId: client.accountId, status: 'initiated' } })).toBe(3);
+
+    // Listed after acceptance, while the calls wait for the window.
+    await addToDoNotCall(app.storage, { accountId: client.accountId, phoneNumber: '+14155550201', actor: OPERATOR });
+    await addToDoNotCall(app.storage, { accountId: agency.accountId, phoneNumber: '+14155550202', actor: OPERATOR });
+    now = MONDAY_MORNING;
+    await app.dispatcher!.settle();
+
+    for (const id of [onClientList, onAgencyList]) {
+      const ended = await app.prisma.call.findUniqueOrThrow({ where: { id }, include: { events: true } });
+      expect(ended).toMatchObject({
+        status: 'failed',
+        failureReason: 'do_not_call',
+        startedAt: null,
+        dialAttempts: 0,
+        endedAt: MONDAY_MORNING,
+      });
+      expect(ended.events.map((e) => [e.toStatus, e.failureReason, e.source])).toEqual([
+        ['initiated', null, 'api'],
+        ['failed', 'do_not_call', 'dispatcher'],
+      ]);
+    }
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: free } })).startedAt).toEqual(MONDAY_MORNING);
+    expect(dialled(log)).toEqual([free]);
+    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: client.accountId } })).waitingCalls).toBe(0);
+
+    // One call.failed each, with the reason, and no call.started for them; the free call's start is sent too.
+    const received = await receiver.waitFor(3);
+    const events = received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
+    for (const id of [onClientList, onAgencyList]) {
+      const mine = events.filter((e) => e.data.call_id === id);
+      expect(mine.map((e) => e.type)).toEqual(['call.failed']);
+      expect(mine[0]!.data).toMatchObject({ status: 'failed', failure_reason: 'do_not_call', started_at: null });
+    }
+    expect(events.filter((e) => e.data.call_id === free).map((e) => e.type)).toContain('call.started');
+  });
+
+  it('a listed call does not hold the slot: with one slot, the call behind it is dialled in the same pass', async () => {
+    let now = FRIDAY_EVENING;
+    const log = dialLog();
+    const { app } = await buildTestApp({
+      clock: () => now,
+      env: { ...FAST, MAX_CONCURRENT_CALLS: '1', SIMULATED_DIAL_LOG: log, SIMULATED_TALK_MS: '60000' },
+    });
+    const tenant = await createTenant(app.prisma);
+    const agentId = await officeHoursAgent(app, tenant.accountId);
+    const first = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155550211', agent_id: agentId }));
+    const second = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155550212', agent_id: agentId }));
+    await app.dispatcher!.settle();
+    await addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber: '+14155550211', actor: OPERATOR });
+    now = MONDAY_MORNING;
+    await app.dispatcher!.settle();
+    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: first } })).toMatchObject({
+      status: 'failed',
+      failureReason: 'do_not_call',
+    });
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: second } })).status).not.toBe('initiated');
+    expect(dialled(log)).toEqual([second]);
+  });
+});

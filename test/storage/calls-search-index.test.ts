@@ -1,0 +1,118 @@
+// The Calls list's searches read their own indexes (migrations 20261125020001-3): the metadata key/value
+// the GIN index on metadata::jsonb (jsonb_path_ops containment), the number and the name prefix their byte-wise
+// B-tree ranges; with their values and as the generic plans their prepared statements run with in production, on a
+// table big enough for the planner to care (sequential scans allowed).
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import '../../src/storage/call-history.js';
+import { declaredStatements } from '../../src/storage/statements.js';
+import { freshPrisma } from '../helpers/database.js';
+import { createClientTenant, createTenant } from '../helpers/fixtures.js';
+
+let client: pg.Client;
+let accounts: string[];
+
+beforeAll(async () => {
+  const { url, prisma } = await freshPrisma();
+  const agency = await createTenant(prisma);
+  const other = await createClientTenant(prisma, agency.accountId);
+  accounts = [agency.accountId, other.accountId];
+  client = new pg.Client({ connectionString: url });
+  await client.connect();
+  // 40,000 calls over the two accounts: every one with its own crm_id (as a number or a string), a name and a number.
+  await client.query(
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before, expires_at,
+                        created_at, updated_at)
+     SELECT gen_random_uuid(), CASE WHEN g % 2 = 0 THEN $1::uuid ELSE $3::uuid END,
+            CASE WHEN g % 2 = 0 THEN $2::uuid ELSE $4::uuid END,
+            '+1415' || lpad(g::text, 7, '0'), '+14155550100', 'Caller ' || g,
+            CASE WHEN g % 3 = 0 THEN '{"crm_id":' || g || ',"vip":false}' ELSE '{"crm_id":"' || g || '"}' END::json,
+            'completed', now(), now() + interval '1 day', now() - g * interval '1 minute', now()
+       FROM generate_series(1, 40000) AS g`,
+    [agency.accountId, agency.agentId, other.accountId, other.agentId],
+  );
+  await client.query('ANALYZE calls');
+  await prisma.$disconnect();
+});
+
+afterAll(() => client?.end());
+
+async function plans(name: string, types: string, values: string): Promise<Record<string, string>> {
+  const { text } = declaredStatements().find((s) => s.name === name)!;
+  await client.query(`PREPARE searched(${types}) AS ${text}`);
+  const found: Record<string, string> = {};
+  try {
+    for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+      await client.query(`SET plan_cache_mode = ${mode}`);
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN EXECUTE searched(${values})`);
+      found[mode] = rows.map((r) => r['QUERY PLAN']).join('\n');
+    }
+  } finally {
+    await client.query('DEALLOCATE searched');
+    await client.query('RESET plan_cache_mode');
+  }
+  return found;
+}
+
+const ids = () => `'{${accounts.join(',')}}'`;
+/** The page's parameters after a search's own: no bound, no other filter, 51 rows. */
+const PAGE_TYPES = 'timestamptz, uuid, timestamptz, text, uuid, text, text, jsonb, jsonb, int';
+const PAGE_VALUES = `'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '-infinity', NULL, NULL, NULL, NULL, NULL, NULL, 51`;
+
+it('the metadata search is a scan of the GIN index on metadata::jsonb, for the number and the string alike', async () => {
+  const found = await plans(
+    'oct_call_search_metadata',
+    `uuid[], jsonb, jsonb, ${PAGE_TYPES}`,
+    `${ids()}, '{"crm_id": 1200}', '{"crm_id": "1200"}', ${PAGE_VALUES}`,
+  );
+  for (const [mode, plan] of Object.entries(found)) {
+    expect(plan, mode).toMatch(/Bitmap Index Scan on calls_metadata_jsonb_idx/);
+    expect(plan, mode).not.toMatch(/Seq Scan/);
+  }
+  // And it finds what it says: the number 1200 and the string "1201" kinds both.
+  const { text } = declaredStatements().find((s) => s.name === 'oct_call_search_metadata')!;
+  const page = [
+    'infinity',
+    'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    '-infinity',
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    51,
+  ];
+  const asNumber = await client.query(text, [accounts, '{"crm_id":1200}', '{"crm_id":"1200"}', ...page]);
+  const asString = await client.query(text, [accounts, '{"crm_id":1201}', '{"crm_id":"1201"}', ...page]);
+  expect([asNumber.rows, asString.rows].map((rows) => rows.map((r: { matched: number }) => r.matched))).toEqual([
+    [1],
+    [1],
+  ]);
+});
+
+it('the number prefix is a range of (account_id, phone_number text_pattern_ops)', async () => {
+  const found = await plans(
+    'oct_call_search_number',
+    `uuid[], text, ${PAGE_TYPES}`,
+    `${ids()}, '+141500012', ${PAGE_VALUES}`,
+  );
+  for (const [mode, plan] of Object.entries(found)) {
+    expect(plan, mode).toMatch(
+      /(Index (Only )?Scan using|Bitmap Index Scan on) calls_account_id_phone_number_prefix_idx/,
+    );
+    expect(plan, mode).not.toMatch(/Seq Scan/);
+  }
+});
+
+it('the name prefix is a range of (account_id, lower(name) text_pattern_ops)', async () => {
+  const found = await plans(
+    'oct_call_search_name',
+    `uuid[], text, ${PAGE_TYPES}`,
+    `${ids()}, 'CALLER 1234', ${PAGE_VALUES}`,
+  );
+  for (const [mode, plan] of Object.entries(found)) {
+    expect(plan, mode).toMatch(/(Index Scan using|Bitmap Index Scan on) calls_account_id_name_prefix_idx/);
+    expect(plan, mode).not.toMatch(/Seq Scan/);
+  }
+});
