@@ -39,8 +39,19 @@ describe('/health/ready', () => {
     const { app } = await buildTestApp({ databaseUrl: url, env: { REDIS_URL: redisUrl()! } });
     const internal = await buildInternalApp(app, app.log);
     try {
-      const response = await internal.inject({ method: 'GET', url: '/health/ready' });
-      expect(response.json()).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'ok' } });
+      // A Redis command may take 40 ms at most (plugins/redis.ts): on a starved machine one probe can miss that, as an
+      // orchestrator's probe would, and the next one answers. Five probes, a fifth of a second apart.
+      const answers: unknown[] = [];
+      for (let probe = 0; probe < 5; probe++) {
+        const response = await internal.inject({ method: 'GET', url: '/health/ready' });
+        answers.push(response.json());
+        if (response.statusCode === 200) break;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(answers.at(-1), JSON.stringify(answers)).toEqual({
+        status: 'ok',
+        checks: { database: 'ok', redis: 'ok' },
+      });
     } finally {
       await internal.close();
     }
