@@ -2,12 +2,13 @@
 // "Older" links, and statuses, failure reasons, attempts, why a call waits, event sources and endpoint states in a
 // person's words.
 import { canonicalUuid, UUID_PATTERN } from '../../../schemas/uuid.js';
-import type {
-  AnsweredBy,
-  AttemptOutcome,
-  CallStatus,
-  FailureReason,
-  TimezoneSource,
+import {
+  LIVE_STATUSES,
+  type AnsweredBy,
+  type AttemptOutcome,
+  type CallStatus,
+  type FailureReason,
+  type TimezoneSource,
 } from '../../../schemas/vocabulary.js';
 import { callingWindowsSchemaCheck, CallingWindowError, formatCallingWindow } from '../../domain/calling-window.js';
 
@@ -322,12 +323,13 @@ export const POLICY_WORDS = { queue: 'Queue until the window opens', reject: 'Re
 /** A badge's colour, as the stylesheet names them (ok green, bad red, wait amber, info blue, muted grey). */
 export type BadgeTone = 'ok' | 'bad' | 'wait' | 'info' | 'muted';
 
-/** Statuses of a call that is being dialled or talked on now. */
-export const ACTIVE_STATUSES: readonly CallStatus[] = ['initiated', 'dialing', 'in_progress'];
-
-/** Whether any of these calls is still going (waiting, dialling or talking): the list is worth refreshing. */
+/**
+ * Whether any of these calls is still going (LIVE_STATUSES: waiting, dialling or talking): the list is worth
+ * refreshing. Not the vocabulary's ACTIVE_STATUSES (dialling or talking, what the concurrency limit counts): a
+ * waiting call changes too.
+ */
 export function hasActiveCall(calls: readonly { status: CallStatus }[]): boolean {
-  return calls.some((c) => ACTIVE_STATUSES.includes(c.status));
+  return calls.some((c) => (LIVE_STATUSES as readonly CallStatus[]).includes(c.status));
 }
 
 /** A time short enough for a badge, in the call's zone: "26 Nov, 09:00 America/New_York", else "2026-11-26 09:00 UTC". */
