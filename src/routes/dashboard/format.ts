@@ -11,16 +11,13 @@ import {
   type TimezoneSource,
 } from '../../../schemas/vocabulary.js';
 import { callingWindowsSchemaCheck, CallingWindowError, formatCallingWindow } from '../../domain/calling-window.js';
+import { formatMinute, formatTime } from '../../domain/utc-time.js';
 
 // ---- Times ----
 
-/** `2026-11-23 10:42:07 UTC`: the dashboard shows times in UTC. */
-export function formatTime(at: Date): string {
-  return at
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC');
-}
+// The dashboard shows times in UTC, written as callctl writes them (src/domain/utc-time.ts); its pages take
+// formatTime from here, with the rest of how the dashboard words things.
+export { formatTime };
 
 /** A time in UTC and, when a zone is given and is not UTC, the local time there: "... UTC (09:00 America/New_York)". */
 export function formatTimeIn(at: Date, zone: string | null): string {
@@ -334,8 +331,7 @@ export function hasActiveCall(calls: readonly { status: CallStatus }[]): boolean
 
 /** A time short enough for a badge, in the call's zone: "26 Nov, 09:00 America/New_York", else "2026-11-26 09:00 UTC". */
 export function formatShortIn(at: Date, zone: string | null): string {
-  const utc = () => `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  if (!zone || zone === 'UTC') return utc();
+  if (!zone || zone === 'UTC') return formatMinute(at);
   try {
     const local = new Intl.DateTimeFormat('en-GB', {
       timeZone: zone,
@@ -347,7 +343,7 @@ export function formatShortIn(at: Date, zone: string | null): string {
     }).format(at);
     return `${local} ${zone}`;
   } catch {
-    return utc(); // a zone stored by hand that Intl does not know
+    return formatMinute(at); // a zone stored by hand that Intl does not know
   }
 }
 
