@@ -58,8 +58,9 @@ const multipartOptions: FastifyMultipartAttachFieldsToBodyOptions = {
 };
 
 /**
- * A strict CSP: same-origin styles and images, no script at all yet (a later self-hosted script needs only
- * script-src 'self'), no framing, forms posting only here. HSTS for a year; no Referer leaves the site.
+ * A strict CSP: same-origin styles, images and scripts only (the self-hosted htmx and the scripts of
+ * src/views/assets/; no inline script, no eval: htmx runs with allowEval off), requests (htmx's live refresh) and
+ * forms to this origin only, no framing. HSTS for a year; no Referer leaves the site.
  */
 const helmetOptions: FastifyHelmetOptions = {
   global: true,

@@ -1,8 +1,10 @@
 // A stored call as its public view (schemas/call.ts): the `data` of every webhook event and what callctl shows.
-import type { AttemptOutcomeData, CallData } from '../../schemas/call.js';
+// The view is derived from the CallData schema: its properties in their order, each the row's field of the same name
+// in camelCase (a Date as its ISO string), except the few written out in SPECIAL. A new column that is published as
+// stored therefore needs no edit here: its property in CallData and its field in the row are enough.
+import type { TObject } from '@sinclair/typebox';
+import { CallData, type AttemptOutcomeData } from '../../schemas/call.js';
 import type { CallRow as Call } from '../storage/index.js';
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /**
  * The attempts dialled so far: the finished ones, and the current one once it is dialling (or ended after a dial).
@@ -16,29 +18,63 @@ export function attemptsDialled(
   return call.attemptsEnded + current;
 }
 
-export function callView(call: Call): CallData {
-  const outcomes = (Array.isArray(call.attemptOutcomes) ? call.attemptOutcomes : []) as AttemptOutcomeData[];
-  return {
-    call_id: call.id,
-    status: call.status,
-    agent_id: call.agentId,
-    phone_number: call.phoneNumber,
-    name: call.name,
-    email: call.email,
-    metadata: (call.metadata ?? {}) as CallData['metadata'],
-    created_at: call.createdAt.toISOString(),
-    started_at: iso(call.startedAt),
-    answered_at: iso(call.answeredAt),
-    ended_at: iso(call.endedAt),
-    duration_seconds: call.durationSeconds,
-    failure_reason: call.failureReason,
-    attempt: call.attempt,
-    attempts: attemptsDialled({ ...call, attemptsEnded: outcomes.length }),
-    attempt_outcomes: outcomes,
-    answered_by: call.answeredBy,
-    voicemail_left: call.voicemailLeft,
-    scheduled_at: iso(call.scheduledAt),
-    timezone: call.timezone,
-    timezone_source: call.timezoneSource,
+/** How a property is made: from the row and its attempt outcomes (read once per call; several properties need them). */
+type Read = (call: Call, outcomes: AttemptOutcomeData[]) => unknown;
+
+/** The properties that are not a copy of the row's field of the same name, and how each is made. */
+const SPECIAL = {
+  call_id: (call: Call) => call.id,
+  // The parsed metadata, or {} for none. Callers holding the stored text (src/calls/transition.ts, src/admin/calls.ts)
+  // put it in this place as RawJson, so that the client's key order reaches the webhook body unchanged.
+  metadata: (call: Call) => (call.metadata ?? {}) as CallData['metadata'],
+  attempts: (call: Call, outcomes: AttemptOutcomeData[]) =>
+    attemptsDialled({ ...call, attemptsEnded: outcomes.length }),
+  attempt_outcomes: (_call: Call, outcomes: AttemptOutcomeData[]) => outcomes,
+} satisfies { [K in keyof CallData]?: (call: Call, outcomes: AttemptOutcomeData[]) => CallData[K] };
+
+/** `attempt_outcomes` -> `attemptOutcomes`: the row's name for a property. */
+const camelCase = (name: string) => name.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase());
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Head}${Capitalize<CamelCase<Tail>>}`
+  : S;
+
+/** A row's field as published: a Date as its ISO string (`2026-11-23T15:00:00.000Z`), anything else as it is. */
+function copy(field: string): Read {
+  return (call) => {
+    const value = (call as unknown as Record<string, unknown>)[field];
+    return value instanceof Date ? value.toISOString() : value;
   };
+}
+
+/**
+ * The mapper for `schema` (CallData, or a schema that extends it): one reader per property, in the schema's order,
+ * computed once. The view's keys come out in that order, which the signed webhook bodies keep.
+ */
+export function viewFor(schema: TObject): (call: Call) => Record<string, unknown> {
+  const special: Record<string, Read> = SPECIAL;
+  const readers = Object.keys(schema.properties).map((key) => [key, special[key] ?? copy(camelCase(key))] as const);
+  return (call) => {
+    const outcomes = (Array.isArray(call.attemptOutcomes) ? call.attemptOutcomes : []) as AttemptOutcomeData[];
+    const view: Record<string, unknown> = {};
+    for (const [key, read] of readers) view[key] = read(call, outcomes);
+    return view;
+  };
+}
+
+type Plain = Exclude<keyof CallData, keyof typeof SPECIAL>;
+type Published<T> = T extends Date ? string : T;
+/**
+ * The view's type as the derivation makes it. Returning it as CallData checks at compile time that every plain
+ * property has a row field of its camelCase name whose published type the schema allows.
+ */
+type Derived = {
+  [K in Plain]: CamelCase<K> extends keyof Call ? Published<Call[CamelCase<K>]> : { noRowField: CamelCase<K> };
+} & { [K in keyof typeof SPECIAL]: ReturnType<(typeof SPECIAL)[K]> };
+
+const view = viewFor(CallData);
+
+/** A stored call as CallData: what webhook events carry as `data` (signed, so byte for byte) and callctl shows. */
+export function callView(call: Call): CallData {
+  const derived = view(call) as Derived;
+  return derived;
 }

@@ -6,6 +6,7 @@ import { newSignInLink, resolveUser } from '../admin/user-links.js';
 import { createUser, disableUser, enableUser, setPasswordUrl, setupAgency } from '../admin/users.js';
 import type { Config } from '../config.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
+import { formatTime } from '../domain/utc-time.js';
 import { Mailer } from '../mail/mailer.js';
 import { invitationMail, signInLinkMail } from '../mail/messages.js';
 import type { MailMessage } from '../mail/mailer.js';
@@ -26,8 +27,6 @@ async function emailed(config: Config, message: MailMessage): Promise<{ emailed?
     await mailer.close();
   }
 }
-
-const expiry = (at: Date) => at.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 
 const LINK_NOTICE =
   'This link is shown only once and works once, for 24 hours: open it in a browser to choose the password.';
@@ -65,7 +64,7 @@ export const USER_COMMANDS: Command[] = [
             to: normalizeEmail(values.email ?? ''),
             accountName: await storage.users.accountNameOf(user.id),
             link,
-            expires: expiry(user.expiresAt),
+            expires: formatTime(user.expiresAt),
           })
         : null;
       return { id: user.id, set_password_url: link, ...(mail ? await emailed(config, mail) : {}) };
@@ -106,7 +105,7 @@ export const USER_COMMANDS: Command[] = [
             to: made.email,
             accountName: await storage.users.accountNameOf(made.userId),
             link,
-            expires: expiry(made.expiresAt),
+            expires: formatTime(made.expiresAt),
           })
         : null;
       return { set_password_url: link, ...(mail ? await emailed(config, mail) : {}) };

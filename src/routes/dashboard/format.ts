@@ -2,24 +2,22 @@
 // "Older" links, and statuses, failure reasons, attempts, why a call waits, event sources and endpoint states in a
 // person's words.
 import { canonicalUuid, UUID_PATTERN } from '../../../schemas/uuid.js';
-import type {
-  AnsweredBy,
-  AttemptOutcome,
-  CallStatus,
-  FailureReason,
-  TimezoneSource,
+import {
+  LIVE_STATUSES,
+  type AnsweredBy,
+  type AttemptOutcome,
+  type CallStatus,
+  type FailureReason,
+  type TimezoneSource,
 } from '../../../schemas/vocabulary.js';
 import { callingWindowsSchemaCheck, CallingWindowError, formatCallingWindow } from '../../domain/calling-window.js';
+import { formatMinute, formatTime } from '../../domain/utc-time.js';
 
 // ---- Times ----
 
-/** `2026-11-23 10:42:07 UTC`: the dashboard shows times in UTC. */
-export function formatTime(at: Date): string {
-  return at
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC');
-}
+// The dashboard shows times in UTC, written as callctl writes them (src/domain/utc-time.ts); its pages take
+// formatTime from here, with the rest of how the dashboard words things.
+export { formatTime };
 
 /** A time in UTC and, when a zone is given and is not UTC, the local time there: "... UTC (09:00 America/New_York)". */
 export function formatTimeIn(at: Date, zone: string | null): string {
@@ -322,18 +320,18 @@ export const POLICY_WORDS = { queue: 'Queue until the window opens', reject: 'Re
 /** A badge's colour, as the stylesheet names them (ok green, bad red, wait amber, info blue, muted grey). */
 export type BadgeTone = 'ok' | 'bad' | 'wait' | 'info' | 'muted';
 
-/** Statuses of a call that is being dialled or talked on now. */
-export const ACTIVE_STATUSES: readonly CallStatus[] = ['initiated', 'dialing', 'in_progress'];
-
-/** Whether any of these calls is still going (waiting, dialling or talking): the list is worth refreshing. */
+/**
+ * Whether any of these calls is still going (LIVE_STATUSES: waiting, dialling or talking): the list is worth
+ * refreshing. Not the vocabulary's ACTIVE_STATUSES (dialling or talking, what the concurrency limit counts): a
+ * waiting call changes too.
+ */
 export function hasActiveCall(calls: readonly { status: CallStatus }[]): boolean {
-  return calls.some((c) => ACTIVE_STATUSES.includes(c.status));
+  return calls.some((c) => (LIVE_STATUSES as readonly CallStatus[]).includes(c.status));
 }
 
 /** A time short enough for a badge, in the call's zone: "26 Nov, 09:00 America/New_York", else "2026-11-26 09:00 UTC". */
 export function formatShortIn(at: Date, zone: string | null): string {
-  const utc = () => `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  if (!zone || zone === 'UTC') return utc();
+  if (!zone || zone === 'UTC') return formatMinute(at);
   try {
     const local = new Intl.DateTimeFormat('en-GB', {
       timeZone: zone,
@@ -345,7 +343,7 @@ export function formatShortIn(at: Date, zone: string | null): string {
     }).format(at);
     return `${local} ${zone}`;
   } catch {
-    return utc(); // a zone stored by hand that Intl does not know
+    return formatMinute(at); // a zone stored by hand that Intl does not know
   }
 }
 
