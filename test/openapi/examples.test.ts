@@ -1,6 +1,9 @@
 // The webhook events' examples cannot lie: each one in the OpenAPI document and in the published JSON Schemas is valid
 // against the schema it illustrates, has the payload's fields in the payload's order, and shows what issue 23 asks
-// of them (a retried call's second call.started, a completion, a voicemail failure, a schedule and the callee's zone).
+// of them (a retried call's second call.started, a completion, a voicemail failure, a schedule and the callee's zone);
+// docs/webhooks.md shows the same payloads.
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import Ajv from 'ajv';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -10,6 +13,7 @@ import { CallData } from '../../schemas/call.js';
 import { CallCompletedEvent, CallFailedEvent, CallStartedEvent } from '../../schemas/webhook.js';
 import { CALL_COMPLETED_EXAMPLE, CALL_FAILED_EXAMPLE, CALL_STARTED_EXAMPLE } from '../../schemas/webhook-examples.js';
 import { generateContract } from '../../src/openapi/generate.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
 
 interface Doc {
   components: { schemas: Record<string, { examples?: unknown[] }> };
@@ -140,5 +144,12 @@ describe("the webhook events' examples", () => {
     });
     expect(failed).toMatchObject({ scheduled_at: null, timezone: 'Europe/London', timezone_source: 'country' });
     expect(failed.phone_number.startsWith('+44')).toBe(true);
+  });
+
+  it('docs/webhooks.md shows the scheduled call’s call.started and the voicemail call.failed as they are here', async () => {
+    const markdown = await fs.readFile(path.join(PROJECT_ROOT, 'docs/webhooks.md'), 'utf8');
+    const blocks = [...markdown.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as unknown);
+    expect(blocks).toContainEqual(CALL_STARTED_EXAMPLE);
+    expect(blocks).toContainEqual(CALL_FAILED_EXAMPLE);
   });
 });
