@@ -1,20 +1,30 @@
-// Webhook event payloads: call.started, call.completed, call.failed. `data` is the call, metadata included.
+// Webhook event payloads: call.started, call.completed, call.failed. `data` is the call, metadata included; each
+// event schema carries an example (schemas/webhook-examples.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import { CallData } from './call.js';
+import { CALL_COMPLETED_EXAMPLE, CALL_FAILED_EXAMPLE, CALL_STARTED_EXAMPLE, type Example } from './webhook-examples.js';
 
-const event = (type: string, description: string) =>
+const event = <T extends string>(type: T, description: string, example: Example<T>) =>
   Type.Object(
     {
       type: Type.Literal(type, { description: 'Event type' }),
       timestamp: Type.String({ format: 'date-time', description: 'When the event happened' }),
       data: CallData,
     },
-    { $id: `Event_${type.replace('.', '_')}`, additionalProperties: false, description },
+    { $id: `Event_${type.replace('.', '_')}`, additionalProperties: false, description, examples: [example] },
   );
 
-export const CallStartedEvent = event('call.started', 'Dialling began');
-export const CallCompletedEvent = event('call.completed', 'The call was answered and has ended');
-export const CallFailedEvent = event('call.failed', 'The call ended without completing; data.failure_reason says why');
+export const CallStartedEvent = event('call.started', 'Dialling began', CALL_STARTED_EXAMPLE);
+export const CallCompletedEvent = event(
+  'call.completed',
+  'The call was answered and has ended',
+  CALL_COMPLETED_EXAMPLE,
+);
+export const CallFailedEvent = event(
+  'call.failed',
+  'The call ended without completing; data.failure_reason says why',
+  CALL_FAILED_EXAMPLE,
+);
 export const WebhookEvent = Type.Union([CallStartedEvent, CallCompletedEvent, CallFailedEvent], {
   $id: 'WebhookEvent',
 });

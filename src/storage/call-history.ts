@@ -55,12 +55,17 @@ export interface CallListRow {
   timezone: string | null;
   /** How many attempts have ended (entries of attempt_outcomes). */
   attemptsEnded: number;
+  /** The ended attempts as stored ([{ attempt, outcome, at }]), for the list's attempts line. */
+  attemptOutcomes: unknown;
+  answeredBy: Call['answeredBy'];
+  timezoneSource: Call['timezoneSource'];
 }
 
 const LIST_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "agentId", c.phone_number AS "phoneNumber", c.name,
   c.status::text AS status, c.failure_reason::text AS "failureReason", c.duration_seconds AS "durationSeconds", c.created_at AS "createdAt",
   c.started_at AS "startedAt", c.not_before AS "notBefore", c.next_attempt_at AS "nextAttemptAt", c.scheduled_at AS "scheduledAt",
-  c.attempt, c.timezone, jsonb_array_length(c.attempt_outcomes)::int AS "attemptsEnded"`;
+  c.attempt, c.timezone, jsonb_array_length(c.attempt_outcomes)::int AS "attemptsEnded",
+  c.attempt_outcomes AS "attemptOutcomes", c.answered_by::text AS "answeredBy", c.timezone_source::text AS "timezoneSource"`;
 
 /** The metadata containment's two values: `{"key": value}` for each value that counts (the same twice for one). */
 function containment(match: MetadataMatch): [string, string] {
@@ -175,7 +180,7 @@ function searchStatement(name: string, own: number, where: string): Statement {
     LEFT JOIN LATERAL (
       SELECT m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason", m."durationSeconds",
              m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt, m.timezone,
-             m."attemptsEnded"
+             m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource"
         FROM m
        WHERE (m."createdAt", m.id) < (${n(1)}::timestamptz, ${n(2)}::uuid) AND m."createdAt" >= ${n(3)}::timestamptz
          AND (${n(4)}::text IS NULL OR m.status = ${n(4)}::text)
@@ -253,7 +258,7 @@ const PROBE = statement(
      LIMIT $6::int)
   SELECT k.seen, m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason",
          m."durationSeconds", m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt,
-         m.timezone, m."attemptsEnded"
+         m.timezone, m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource"
     FROM (SELECT count(*)::int AS seen FROM newest) AS k
     LEFT JOIN LATERAL (
       SELECT * FROM newest n

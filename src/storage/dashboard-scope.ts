@@ -87,7 +87,14 @@ export class ScopedReadRepository extends Repository {
       where: onlyUsable ? { AND: [ownedWhere(scope), { archivedAt: null }] } : ownedWhere(scope),
       orderBy: [{ name: 'asc' }, { id: 'asc' }],
       ...(limit === undefined ? {} : { take: limit }),
-      select: { id: true, name: true, phoneNumber: true, accountId: true, account: { select: { name: true } } },
+      select: {
+        id: true,
+        name: true,
+        phoneNumber: true,
+        accountId: true,
+        maxAttempts: true,
+        account: { select: { name: true } },
+      },
     });
     return rows.map((r) => ({
       id: r.id,
@@ -95,6 +102,7 @@ export class ScopedReadRepository extends Repository {
       phoneNumber: r.phoneNumber,
       accountId: r.accountId,
       accountName: r.account.name,
+      maxAttempts: r.maxAttempts,
     }));
   }
 

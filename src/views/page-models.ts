@@ -378,6 +378,16 @@ export interface PageModels {
       /** The status with its reason, as one badge ("Failed: busy", "Waiting for a slot (#2 in line)"). */
       status: string;
       tone: 'ok' | 'bad' | 'wait' | 'info' | 'muted';
+      /** The badge's title: why the call's window is read in its zone (waiting for the window), else null. */
+      statusTitle: string | null;
+      /** The badge's text in two parts that may go on two lines (a narrow row), or null: one line. */
+      statusParts: [string, string] | null;
+      /** "Attempt 2 of 3: busy" when more than one attempt was made or is allowed, else null. */
+      attempts: string | null;
+      /** Each ended attempt's outcome and time, for the attempts line's title; null when none ended. */
+      attemptsTitle: string | null;
+      /** A machine answered (answered_by machine) and the badge does not say so already. */
+      voicemail: boolean;
       duration: string;
       /** The value of the metadata column's key, or empty. */
       columnValue: string;

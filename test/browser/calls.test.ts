@@ -3,7 +3,8 @@
 // text) and its webhook deliveries; an agent made in the Agents page with a window closed now and policy reject, set
 // as default, refused by the API; switched to queue, its call waiting for the window in the Overview. The Calls list
 // (issue 24, point 1): its columns and badges, each search through the filters form, and the metadata column a user
-// chooses, kept across sign-ins.
+// chooses, kept across sign-ins; each call's attempts, a machine's answer and whose zone a waiting call's window is
+// read in (issue 23, point 7), without widening the table.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
@@ -311,6 +312,133 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
         .textContent(),
     ).toBe('abc');
     expect(await again.page.inputValue('input[name=column]')).toBe('crm_id');
+    expect(dialogs).toEqual([]);
+  });
+
+  it("shows each call's attempts, a machine's answer and whose zone its window is read in, within the screen's width", async () => {
+    const { accountId } = await agencyWithUser(world, 'Northwind Growth Partners', 'owner@attempts.example');
+    const { id: clientId } = await createClient(storageOf(world.prisma), {
+      agencyId: accountId,
+      name: 'Bayside Family Dental',
+    });
+    const agent = await createAgent(storageOf(world.prisma), {
+      accountId: clientId,
+      name: 'Bayside front desk (reminders)',
+      phone: '+14155550100',
+    });
+    await world.prisma.agent.update({
+      where: { id: agent.id },
+      data: { maxAttempts: 3, retryOn: ['busy', 'no_answer'] },
+    });
+    const base = {
+      accountId: clientId,
+      agentId: agent.id,
+      fromNumber: '+14155550100',
+      name: 'Alexandra Montgomery-Whitfield',
+      expiresAt: new Date('2030-01-10T14:00:00Z'),
+    };
+    // Waiting for attempt 3 (not due before 2030: the dispatcher leaves them all alone).
+    const retrying = await world.prisma.call.create({
+      data: {
+        ...base,
+        phoneNumber: '+14155550301',
+        attempt: 3,
+        nextAttemptAt: new Date('2030-01-08T17:00:00Z'),
+        notBefore: new Date('2030-01-08T17:00:00Z'),
+        timezone: 'America/Los_Angeles',
+        timezoneSource: 'country',
+        attemptOutcomes: [
+          { attempt: 1, outcome: 'busy', at: '2030-01-07T17:00:00.000Z' },
+          { attempt: 2, outcome: 'no_answer', at: '2030-01-07T17:31:00.000Z' },
+        ],
+      },
+    });
+    // Waiting for the window, read in the callee's zone given by the trigger.
+    const window = await world.prisma.call.create({
+      data: {
+        ...base,
+        phoneNumber: '+14155550302',
+        notBefore: new Date('2030-01-07T17:00:00Z'),
+        timezone: 'America/Los_Angeles',
+        timezoneSource: 'request',
+      },
+    });
+    // On a machine now (no provider id: the simulated dialer does not move it), after a voicemail on attempt 1.
+    const machine = await world.prisma.call.create({
+      data: {
+        ...base,
+        phoneNumber: '+14155550303',
+        status: 'in_progress',
+        attempt: 2,
+        notBefore: new Date(),
+        startedAt: new Date(),
+        answeredAt: new Date(),
+        answeredBy: 'machine',
+        timezone: 'America/Los_Angeles',
+        timezoneSource: 'agent',
+        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2030-01-07T17:00:00.000Z' }],
+      },
+    });
+    // Ended on a machine: its badge says so, no second word for it.
+    const [voicemail] = await insertCalls(world.prisma, {
+      accountId: clientId,
+      agentId: agent.id,
+      count: 1,
+      createdAt: new Date(Date.now() - 60_000),
+      status: 'failed',
+    });
+    await world.prisma.call.update({
+      where: { id: voicemail! },
+      data: {
+        failureReason: 'voicemail',
+        answeredBy: 'machine',
+        voicemailLeft: true,
+        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: new Date().toISOString() }],
+      },
+    });
+    const { page, dialogs } = await signIn(world, 'owner@attempts.example');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto('/dashboard/calls');
+    const row = (id: string) => page.locator(`table.rows tbody tr:has(a[href="/dashboard/calls/${id}"])`);
+    const status = (id: string) => row(id).locator('td[data-label="Status"]');
+
+    expect(await status(retrying.id).locator('.badge').textContent()).toBe(
+      'Retrying at 8 Jan, 09:00 America/Los_Angeles',
+    );
+    const attempts = status(retrying.id).locator('.call-facts span[title]');
+    expect(await attempts.textContent()).toBe('Attempt 3 of 3: busy, no answer');
+    expect(await attempts.getAttribute('title')).toBe(
+      'Attempt 1: busy, 2030-01-07 17:00:00 UTC (Mon 09:00 America/Los_Angeles); ' +
+        'Attempt 2: no answer, 2030-01-07 17:31:00 UTC (Mon 09:31 America/Los_Angeles)',
+    );
+    const windowBadge = status(window.id).locator('.badge');
+    expect(await windowBadge.textContent()).toBe(
+      "Waiting for the window until 7 Jan, 09:00 (callee's zone, America/Los_Angeles)",
+    );
+    expect(await windowBadge.getAttribute('title')).toBe(
+      "Calling hours read in America/Los_Angeles: the callee's, given by the trigger (recipient_timezone)",
+    );
+    expect(await status(window.id).locator('.call-facts').textContent()).toBe('Attempt 1 of 3');
+    expect(await status(machine.id).locator('.call-facts').textContent()).toBe('Attempt 2 of 3: voicemail · Voicemail');
+    expect(await status(voicemail!).locator('.badge').textContent()).toBe('Failed: reached voicemail');
+    expect(await status(voicemail!).locator('.call-facts').textContent()).toBe('Attempt 1 of 3: voicemail');
+
+    // The widest rows of the list (a client column, the select column, long names and badges) fit the screen.
+    for (const size of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
+      await page.setViewportSize(size);
+      const sideways = await page.evaluate<number>(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      );
+      expect(sideways, `${size.width} px`).toBe(0);
+      const outside = await page.evaluate<string[]>(`Array.from(
+        document.querySelectorAll('table.rows td .badge, table.rows td .call-facts'))
+          .filter((el) => el.getBoundingClientRect().right > el.closest('td').getBoundingClientRect().right + 0.5)
+          .map((el) => el.textContent)`);
+      expect(outside, `${size.width} px`).toEqual([]);
+    }
     expect(dialogs).toEqual([]);
   });
 });

@@ -461,6 +461,26 @@ describe('the call detail view', () => {
     const list = decode((await visitors.A2.get('/dashboard/calls')).body);
     const row = list.split('<tr>').find((r) => r.includes(retrying!))!;
     expect(row).toContain('<span class="badge" data-tone="wait">Retrying at 13 Mar, 09:00 America/New_York</span>');
+    // Its attempts under the badge: the one it waits for, of the agent's max_attempts (1 now: the list says 3 of 3),
+    // and how the ended ones went, with their times in the title.
+    expect(row).toContain(
+      '<span class="hint call-facts"><span title="Attempt 1: busy, 2030-03-12 14:31:00 UTC (Tue 10:31 America/New_York); ' +
+        'Attempt 2: no answer, 2030-03-12 15:02:00 UTC (Tue 11:02 America/New_York)">Attempt 3 of 3: busy, no answer</span></span>',
+    );
+    await app.prisma.agent.update({ where: { id: tenants.A2.agentId }, data: { maxAttempts: 5 } });
+    const allowed = decode((await visitors.A2.get('/dashboard/calls')).body);
+    expect(allowed.split('<tr>').find((r) => r.includes(retrying!))).toContain(
+      '>Attempt 3 of 5: busy, no answer</span>',
+    );
+    await app.prisma.agent.update({ where: { id: tenants.A2.agentId }, data: { maxAttempts: 1 } });
+
+    // Waiting for its window instead: the badge says whose zone the window is read in, and its title why.
+    await app.prisma.call.update({ where: { id: retrying! }, data: { nextAttemptAt: null, scheduledAt: null } });
+    const waiting = decode((await visitors.A2.get('/dashboard/calls')).body);
+    expect(waiting.split('<tr>').find((r) => r.includes(retrying!))).toContain(
+      `<span class="badge two-part" data-tone="wait" title="Calling hours read in America/New_York: the callee's, from the number's country (it has one time zone)">` +
+        `<span>Waiting for the window until 13 Mar, 09:00</span> <span>(callee's zone, America/New_York)</span></span>`,
+    );
 
     // A call that ended on a machine, after a message was left.
     await app.prisma.call.update({
@@ -479,6 +499,25 @@ describe('the call detail view', () => {
     expect(ended).toContain('<dt>Voicemail message left</dt><dd>Yes</dd>');
     expect(ended).toContain('<dt>Attempts</dt><dd>1</dd>');
     expect(ended).not.toContain('<dt>Waiting</dt>');
+    // In the list, its badge says voicemail; one attempt of one allowed: no attempts line.
+    const endedRow = decode((await visitors.A2.get('/dashboard/calls')).body)
+      .split('<tr>')
+      .find((r) => r.includes(voicemail!))!;
+    expect(endedRow).toContain(
+      '<td data-label="Status"><span class="badge" data-tone="bad">Failed: reached voicemail</span></td>',
+    );
+    // Still on the machine (its message being left), on its second attempt: the list says so under the badge.
+    await app.prisma.call.update({
+      where: { id: voicemail! },
+      data: { status: 'in_progress', failureReason: null, attempt: 2, voicemailLeft: null, endedAt: null },
+    });
+    const onMachine = decode((await visitors.A2.get('/dashboard/calls')).body)
+      .split('<tr>')
+      .find((r) => r.includes(voicemail!))!;
+    expect(onMachine).toContain(
+      '<span class="badge" data-tone="info">In progress</span><span class="hint call-facts"><span title="Attempt 1: voicemail, 2030-03-12 15:00:00 UTC">Attempt 2 of 2: voicemail</span> · Voicemail</span>',
+    );
+    await app.prisma.call.update({ where: { id: voicemail! }, data: { status: 'failed', failureReason: 'voicemail' } });
     // Not dialled: it must not be picked up by the dispatcher during this test.
     await app.prisma.call.update({ where: { id: retrying! }, data: { status: 'failed', failureReason: 'canceled' } });
   });

@@ -1,7 +1,8 @@
 // The do-not-call check before every attempt: a call accepted while its number was not listed, and listed before the
 // dispatcher claims it (on the list of its account or of its agency), ends failed with failure_reason do_not_call in
 // the claim's transaction: never dialled, no call.started, one call.failed; the calls beside and behind it are
-// dialled as usual, even with one slot.
+// dialled as usual, even with one slot. A number listed while its call waits between attempts is checked again
+// before the next attempt: no second dial, one terminal event.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,9 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { OPERATOR } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { addToDoNotCall } from '../../src/admin/do-not-call.js';
+import { createUser } from '../../src/admin/users.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
+import { SIMULATED_BUSY_THEN_ANSWERS } from '../../src/dispatch/simulated-dialer.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
+import { json, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
@@ -120,5 +124,99 @@ describe('the do-not-call check at the claim', () => {
     });
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: second } })).status).not.toBe('initiated');
     expect(dialled(log)).toEqual([second]);
+  });
+
+  it('a number listed while its call waits between attempts ends the call at the next attempt, never dialled again', async () => {
+    const RING_MS = 30;
+    const T0 = new Date('2026-11-25T10:00:00.000Z');
+    let now = T0;
+    const log = dialLog();
+    const { app } = await buildTestApp({
+      clock: () => now,
+      env: { ...FAST, SIMULATED_RING_MS: String(RING_MS), SIMULATED_DIAL_LOG: log },
+    });
+    const at = async (time: Date) => {
+      now = time;
+      await app.dispatcher!.settle();
+    };
+    const tenant = await createTenant(app.prisma);
+    await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+    await app.prisma.agent.update({
+      where: { id: tenant.agentId },
+      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] },
+    });
+    // Busy on its first attempt; a second attempt, if dialled, would be answered.
+    const callId = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
+    await at(T0);
+    const ended1 = new Date(T0.getTime() + RING_MS);
+    const next = new Date(ended1.getTime() + 30 * 60_000);
+    await at(ended1);
+    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({
+      status: 'initiated',
+      attempt: 2,
+      nextAttemptAt: next,
+      dialAttempts: 1,
+    });
+
+    // Listed from the dashboard (a user of the account) ten minutes before the second attempt is due.
+    const user = await createUser(app.storage, {
+      accountId: tenant.accountId,
+      email: 'ops@example.com',
+      actor: OPERATOR,
+    });
+    const listedAt = new Date(next.getTime() - 10 * 60_000);
+    await at(listedAt);
+    await addToDoNotCall(app.storage, {
+      accountId: tenant.accountId,
+      phoneNumber: SIMULATED_BUSY_THEN_ANSWERS,
+      reason: 'asked on the first call',
+      actor: { kind: 'user', userId: user.id, ip: null },
+      now: listedAt,
+    });
+    await at(next);
+
+    const ended = await app.prisma.call.findUniqueOrThrow({
+      where: { id: callId },
+      include: { events: { orderBy: [{ occurredAt: 'asc' }, { id: 'asc' }] } },
+    });
+    expect(ended).toMatchObject({
+      status: 'failed',
+      failureReason: 'do_not_call',
+      attempt: 2,
+      dialAttempts: 1,
+      nextAttemptAt: null,
+      endedAt: next,
+      attemptOutcomes: [{ attempt: 1, outcome: 'busy', at: ended1.toISOString() }],
+    });
+    expect(ended.events.map((e) => [e.toStatus, e.failureReason])).toEqual([
+      ['initiated', null],
+      ['dialing', null],
+      ['initiated', 'busy'],
+      ['failed', 'do_not_call'],
+    ]);
+    expect(dialled(log)).toEqual([callId]);
+    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls).toBe(0);
+
+    // The first attempt's call.started, and exactly one terminal event, after the check.
+    const deliveries = await app.prisma.webhookDelivery.findMany({
+      where: { callId },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    const events = deliveries.map((d) => json<WebhookEvent>(d.payload));
+    expect(events.map((e) => [e.type, e.data.attempt])).toEqual([
+      ['call.started', 1],
+      ['call.failed', 2],
+    ]);
+    expect(events[1]!.data).toMatchObject({
+      status: 'failed',
+      failure_reason: 'do_not_call',
+      attempts: 1,
+      attempt_outcomes: [{ attempt: 1, outcome: 'busy', at: ended1.toISOString() }],
+    });
+
+    // Later passes change nothing.
+    await at(new Date(next.getTime() + 60 * 60_000));
+    expect(dialled(log)).toEqual([callId]);
+    expect(await app.prisma.webhookDelivery.count({ where: { callId } })).toBe(2);
   });
 });

@@ -23,6 +23,7 @@ import callCancel from './call-cancel.js';
 import { callDoNotCall } from './do-not-call-page.js';
 import { metadataRows, reindent, timeline } from './call-view.js';
 import {
+  attemptsCell,
   callBadge,
   hasActiveCall,
   metadataCellWords,
@@ -99,6 +100,7 @@ async function listPage(
   ]);
   const accountNames = new Map(accounts.map((a) => [a.id, a.name]));
   const agentNames = new Map(agents.map((a) => [a.id, a.name]));
+  const agentAttempts = new Map(agents.map((a) => [a.id, a.maxAttempts]));
   // The route's validation stops at the first filter it refuses; the schema's own errors name every one of them.
   const errors = request.validationError ? [...Value.Errors(CallsQuery, request.query ?? {})] : [];
   const refused = new Set(errors.map((error) => error.path.split('/')[1]));
@@ -219,6 +221,13 @@ async function listPage(
     cancelAction: calls.some((c) => c.status === 'initiated') ? '/dashboard/calls/cancel' : null,
     calls: calls.map((c) => {
       const badge = callBadge(c, now, positions.get(c.id));
+      const outcomes = storedOutcomes(c.attemptOutcomes);
+      const attempts = attemptsCell(
+        c,
+        outcomes,
+        attemptsDialled({ ...c, attemptsEnded: outcomes.length }),
+        agentAttempts.get(c.agentId) ?? null,
+      );
       return {
         id: c.id,
         cancelable: c.status === 'initiated',
@@ -230,6 +239,12 @@ async function listPage(
         client: own(c.accountId) ? `${accountNames.get(c.accountId)} (own)` : (accountNames.get(c.accountId) ?? '-'),
         status: badge.text,
         tone: badge.tone,
+        statusTitle: badge.title ?? null,
+        statusParts: badge.parts ?? null,
+        attempts: attempts?.text ?? null,
+        attemptsTitle: attempts?.title ?? null,
+        // A failed voicemail's badge says so already.
+        voicemail: c.answeredBy === 'machine' && c.failureReason !== 'voicemail',
         duration: formatDuration(c.durationSeconds),
         columnValue: columnValues.has(c.id) ? metadataCellWords(columnValues.get(c.id)) : '',
       };

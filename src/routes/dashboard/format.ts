@@ -329,11 +329,10 @@ export function hasActiveCall(calls: readonly { status: CallStatus }[]): boolean
   return calls.some((c) => (LIVE_STATUSES as readonly CallStatus[]).includes(c.status));
 }
 
-/** A time short enough for a badge, in the call's zone: "26 Nov, 09:00 America/New_York", else "2026-11-26 09:00 UTC". */
-export function formatShortIn(at: Date, zone: string | null): string {
-  if (!zone || zone === 'UTC') return formatMinute(at);
+/** "26 Nov, 09:00" in `zone`; null when Intl does not know the zone (one stored by hand). */
+function shortLocal(at: Date, zone: string): string | null {
   try {
-    const local = new Intl.DateTimeFormat('en-GB', {
+    return new Intl.DateTimeFormat('en-GB', {
       timeZone: zone,
       day: 'numeric',
       month: 'short',
@@ -341,24 +340,42 @@ export function formatShortIn(at: Date, zone: string | null): string {
       minute: '2-digit',
       hourCycle: 'h23',
     }).format(at);
-    return `${local} ${zone}`;
   } catch {
-    return formatMinute(at); // a zone stored by hand that Intl does not know
+    return null;
   }
+}
+
+/** A time short enough for a badge, in the call's zone: "26 Nov, 09:00 America/New_York", else "2026-11-26 09:00 UTC". */
+export function formatShortIn(at: Date, zone: string | null): string {
+  const local = zone && zone !== 'UTC' ? shortLocal(at, zone) : null;
+  return local ? `${local} ${zone}` : formatMinute(at);
 }
 
 /** What the Calls list needs of a call to word its status. */
 export interface BadgeCall extends WaitingCall {
   failureReason: FailureReason | null;
   timezone: string | null;
+  timezoneSource: TimezoneSource | null;
 }
+
+/** Whose zone a call's window is read in, as a badge says it ("callee's zone, America/New_York"). */
+const ZONE_OWNER_WORDS: Record<TimezoneSource, string> = {
+  request: "callee's zone",
+  country: "callee's zone",
+  agent: "agent's zone",
+};
 
 /**
  * A call's status as one badge: "Completed", "Failed: busy", "Retrying at …", "Scheduled for …", "Waiting for the
- * window until …" (local times in the call's zone), "Waiting for a slot (#3 in line)"; `position` is the call's place
- * in its account's line when it waits for a slot (unknown: left out).
+ * window until … (callee's zone, America/New_York)" (local times in the call's zone; the window's badge says whose
+ * zone it is, its `title` why, and its two `parts` may go on two lines where the row is narrow), "Waiting for a slot
+ * (#3 in line)"; `position` is the call's place in its account's line when it waits for a slot (unknown: left out).
  */
-export function callBadge(call: BadgeCall, now: Date, position?: number): { text: string; tone: BadgeTone } {
+export function callBadge(
+  call: BadgeCall,
+  now: Date,
+  position?: number,
+): { text: string; tone: BadgeTone; title?: string; parts?: [string, string] } {
   switch (call.status) {
     case 'completed':
       return { text: 'Completed', tone: 'ok' };
@@ -376,7 +393,18 @@ export function callBadge(call: BadgeCall, now: Date, position?: number): { text
   const later = (d: Date | null): d is Date => d !== null && d.getTime() > now.getTime();
   if (later(call.nextAttemptAt)) return { text: `Retrying at ${at(call.nextAttemptAt)}`, tone: 'wait' };
   if (later(call.scheduledAt)) return { text: `Scheduled for ${at(call.scheduledAt)}`, tone: 'wait' };
-  if (later(call.notBefore)) return { text: `Waiting for the window until ${at(call.notBefore)}`, tone: 'wait' };
+  if (later(call.notBefore)) {
+    const { timezone: zone, timezoneSource: source } = call;
+    const local = zone && source ? shortLocal(call.notBefore, zone) : null;
+    if (!zone || !source || !local) return { text: `Waiting for the window until ${at(call.notBefore)}`, tone: 'wait' };
+    const parts: [string, string] = [`Waiting for the window until ${local}`, `(${ZONE_OWNER_WORDS[source]}, ${zone})`];
+    return {
+      text: parts.join(' '),
+      tone: 'wait',
+      title: `Calling hours read in ${zone}: ${TIMEZONE_SOURCE_WORDS[source]}`,
+      parts,
+    };
+  }
   return { text: `Waiting for a slot${position ? ` (#${position} in line)` : ''}`, tone: 'wait' };
 }
 
@@ -388,4 +416,48 @@ export function waitsForSlot(call: BadgeCall, now: Date): boolean {
 /** A metadata value in a table cell: a string as it is, anything else as JSON (123, true, null, {"a":1}). */
 export function metadataCellWords(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** How an attempt ended, short enough for a list ("busy, no answer"). */
+const ATTEMPT_OUTCOME_SHORT_WORDS: Record<AttemptOutcome, string> = {
+  completed: 'completed',
+  busy: 'busy',
+  no_answer: 'no answer',
+  rejected: 'rejected',
+  provider_error: 'provider error',
+  voicemail: 'voicemail',
+};
+
+/** One ended attempt, as attempt_outcomes stores it. */
+export interface EndedAttempt {
+  attempt: number;
+  outcome: AttemptOutcome;
+  at: string;
+}
+
+/**
+ * A call's attempts on the Calls list, when more than one was made or the agent's policy allows more than one:
+ * "Attempt 2 of 3: busy" (the attempt being made, waited for or, once the call ended, the last one dialled; then the
+ * ended attempts' outcomes), with each ended attempt's time for the `title`; null otherwise. `dialled`: the attempts
+ * dialled so far (src/calls/call-view.ts); `allowed`: the agent's max_attempts (null when the agent is not listed).
+ */
+export function attemptsCell(
+  call: { status: CallStatus; attempt: number; timezone: string | null },
+  outcomes: readonly EndedAttempt[],
+  dialled: number,
+  allowed: number | null,
+): { text: string; title: string | null } | null {
+  const live = (LIVE_STATUSES as readonly CallStatus[]).includes(call.status);
+  const current = live ? call.attempt : dialled;
+  const of = allowed === null ? null : Math.max(allowed, current);
+  if (current < 1 || (of ?? current) < 2) return null;
+  const ended = outcomes.map((o) => ATTEMPT_OUTCOME_SHORT_WORDS[o.outcome] ?? o.outcome).join(', ');
+  const times = outcomes.map(
+    (o) =>
+      `Attempt ${o.attempt}: ${ATTEMPT_OUTCOME_SHORT_WORDS[o.outcome] ?? o.outcome}, ${formatTimeIn(new Date(o.at), call.timezone)}`,
+  );
+  return {
+    text: `Attempt ${current}${of === null ? '' : ` of ${of}`}${ended ? `: ${ended}` : ''}`,
+    title: times.length ? times.join('; ') : null,
+  };
 }

@@ -1,0 +1,112 @@
+// One example of each webhook event, as a real delivery carries it (field for field, in the payload's order): the
+// OpenAPI document publishes them on the event schemas, docs/webhooks.md shows the same ones, and
+// test/openapi/examples.test.ts checks both against the schemas.
+import type { CallData } from './call.js';
+
+/** An event of type `T` as delivered. */
+export interface Example<T extends string> {
+  type: T;
+  timestamp: string;
+  data: CallData;
+}
+
+// A call scheduled for 09:30 in the callee's zone (the trigger's recipient_timezone; its agent's calling window
+// follows the callee), whose agent retries busy lines once after 30 minutes and has voicemail detection on: its first
+// attempt rang busy at the scheduled time.
+
+/** The scheduled call's second attempt begins. */
+export const CALL_STARTED_EXAMPLE: Example<'call.started'> = {
+  type: 'call.started',
+  timestamp: '2026-12-01T15:00:06.000Z',
+  data: {
+    call_id: '01a211b0-6417-70a5-8dd0-599a2fe59dbf',
+    status: 'dialing',
+    agent_id: 'c51ebacf-65fa-4b45-8ce0-edeb8cafdbfb',
+    phone_number: '+12125550143',
+    name: 'Ada Lovelace',
+    email: 'ada@example.com',
+    metadata: { crm_id: 'L-42' },
+    created_at: '2026-11-30T15:00:00.000Z',
+    started_at: '2026-12-01T15:00:06.000Z',
+    answered_at: null,
+    ended_at: null,
+    duration_seconds: null,
+    failure_reason: null,
+    attempt: 2,
+    attempts: 2,
+    attempt_outcomes: [{ attempt: 1, outcome: 'busy', at: '2026-12-01T14:30:06.000Z' }],
+    answered_by: null,
+    voicemail_left: null,
+    scheduled_at: '2026-12-01T14:30:00.000Z',
+    timezone: 'America/New_York',
+    timezone_source: 'request',
+  },
+};
+
+/** The scheduled call's second attempt was answered by a person, and the call ended. */
+export const CALL_COMPLETED_EXAMPLE: Example<'call.completed'> = {
+  type: 'call.completed',
+  timestamp: '2026-12-01T15:02:53.000Z',
+  data: {
+    call_id: '01a211b0-6417-70a5-8dd0-599a2fe59dbf',
+    status: 'completed',
+    agent_id: 'c51ebacf-65fa-4b45-8ce0-edeb8cafdbfb',
+    phone_number: '+12125550143',
+    name: 'Ada Lovelace',
+    email: 'ada@example.com',
+    metadata: { crm_id: 'L-42' },
+    created_at: '2026-11-30T15:00:00.000Z',
+    started_at: '2026-12-01T15:00:06.000Z',
+    answered_at: '2026-12-01T15:00:12.000Z',
+    ended_at: '2026-12-01T15:02:53.000Z',
+    duration_seconds: 161,
+    failure_reason: null,
+    attempt: 2,
+    attempts: 2,
+    attempt_outcomes: [
+      { attempt: 1, outcome: 'busy', at: '2026-12-01T14:30:06.000Z' },
+      { attempt: 2, outcome: 'completed', at: '2026-12-01T15:02:53.000Z' },
+    ],
+    answered_by: 'human',
+    voicemail_left: null,
+    scheduled_at: '2026-12-01T14:30:00.000Z',
+    timezone: 'America/New_York',
+    timezone_source: 'request',
+  },
+};
+
+/**
+ * A call whose agent leaves a message on a machine and retries voicemail once after 2 hours: both attempts reached
+ * voicemail, and the message was left. Its window is read in the callee's zone, from the number's country (the
+ * United Kingdom has one zone).
+ */
+export const CALL_FAILED_EXAMPLE: Example<'call.failed'> = {
+  type: 'call.failed',
+  timestamp: '2026-11-30T12:01:19.400Z',
+  data: {
+    call_id: '01a2118f-3c20-7b41-9e57-1d0c4a8f6e21',
+    status: 'failed',
+    agent_id: 'c51ebacf-65fa-4b45-8ce0-edeb8cafdbfb',
+    phone_number: '+442079460958',
+    name: 'Grace Hopper',
+    email: null,
+    metadata: { crm_id: 'L-43' },
+    created_at: '2026-11-30T10:00:00.000Z',
+    started_at: '2026-11-30T12:00:41.300Z',
+    answered_at: '2026-11-30T12:00:48.200Z',
+    ended_at: '2026-11-30T12:01:19.400Z',
+    duration_seconds: 31,
+    failure_reason: 'voicemail',
+    attempt: 2,
+    attempts: 2,
+    attempt_outcomes: [
+      { attempt: 1, outcome: 'voicemail', at: '2026-11-30T10:00:41.300Z' },
+      { attempt: 2, outcome: 'voicemail', at: '2026-11-30T12:01:19.400Z' },
+    ],
+    answered_by: 'machine',
+    voicemail_left: true,
+    scheduled_at: null,
+    timezone: 'Europe/London',
+    timezone_source: 'country',
+  },
+};
