@@ -212,6 +212,23 @@ const SEARCHES: Record<'metadata' | 'numberPrefix' | 'namePrefix', Statement> = 
   ),
 };
 
+// Hand-written: a name search's page from its index alone. The index holds each named call's time and id (and the
+// name, which the planner wants for lower(name)), so every match's (created_at, id) is read without its table row;
+// the newest $6 of them are then fetched. No LIMIT inside the CTE: with one, a generic plan may walk the newest calls
+// instead. Parameters: the accounts, the prefix, the upper bound (time, id), the lower time, the limit.
+const NAME_NEWEST = statement(
+  'oct_call_search_name_newest',
+  `
+  WITH m AS MATERIALIZED (
+    SELECT c.created_at, c.id FROM calls c
+     WHERE c.account_id = ANY($1::uuid[]) AND c.name IS NOT NULL
+       AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
+       AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz)
+  SELECT ${LIST_COLUMNS} FROM calls c
+   WHERE c.id = ANY (ARRAY(SELECT m.id FROM m ORDER BY m.created_at DESC, m.id DESC LIMIT $6::int))
+   ORDER BY c.created_at DESC, c.id DESC`,
+);
+
 // Hand-written: a page of the given calls (a search's candidates, or one call id), every filter applied, newest first.
 const PAGE_OF = statement(
   'oct_call_search_page',
@@ -286,6 +303,20 @@ const QUEUE_POSITIONS = statement(
                         AND q.expires_at > $2::timestamptz AND (q.created_at, q.id) < (w.created_at, w.id))::int AS position
      FROM calls w WHERE w.id = ANY($1::uuid[])`,
 );
+
+/**
+ * A name search with no other filter than the dates: its index answers it alone (NAME_NEWEST), whatever the number of
+ * matches. The other filters need each match's row, so those searches keep the candidates' cap.
+ */
+function nameOnly(filters: CallHistoryFilters): boolean {
+  return (
+    filters.namePrefix !== null &&
+    filters.status === null &&
+    filters.agentId === null &&
+    filters.numberPrefix === null &&
+    filters.metadata === null
+  );
+}
 
 /** Whether the optional filter `key` is asked for. */
 function filterSet(filters: CallHistoryFilters, key: OptionalKey): boolean {
@@ -455,7 +486,8 @@ export class CallHistoryRepository extends Repository {
 
   /**
    * A page of the calls a search's index finds (metadata first, then the number, then the name), when there are at
-   * most SEARCH_CANDIDATES_MAX of them; null when no search is asked for, or when it matches more.
+   * most SEARCH_CANDIDATES_MAX of them; null when no search is asked for, or when it matches more. A name search with
+   * no other filter has no cap: its index alone orders every match (nameOnly).
    */
   private async searchPage(
     accountIds: string[],
@@ -463,6 +495,13 @@ export class CallHistoryRepository extends Repository {
     upper: { at: Date | 'infinity'; id: string },
     limit: number,
   ): Promise<CallListRow[] | null> {
+    if (nameOnly(filters)) {
+      const { rows } = await this.pool.query<CallListRow>({
+        ...NAME_NEWEST,
+        values: [accountIds, filters.namePrefix, upper.at, upper.id, filters.from ?? '-infinity', limit],
+      });
+      return rows;
+    }
     const [sql, own] = filters.metadata
       ? [SEARCHES.metadata, containment(filters.metadata)]
       : filters.numberPrefix !== null

@@ -227,6 +227,50 @@ describe('searching the Calls list', () => {
       await newestFirst(await search(visitor, 'meta_key=src&meta_value=app')),
     );
   });
+  it('pages a name search whose matches are all older than the newest calls, from the name index alone', async () => {
+    const tenant = await createTenant(app.prisma);
+    await createUserWithPassword(app.prisma, tenant.accountId, 'old-names@search.example');
+    const visitor = new Visitor(app);
+    visitor.ip = '10.9.1.2';
+    expect((await visitor.signIn('old-names@search.example')).status).toBe(303);
+    const named = async (count: number, at: string, name: string) => {
+      const ids = await insertCalls(app.prisma, {
+        accountId: tenant.accountId,
+        agentId: tenant.agentId,
+        count,
+        createdAt: new Date(at),
+        phoneNumber: '+14155550300',
+      });
+      await app.prisma.$executeRaw`UPDATE calls SET name = ${name} WHERE id = ANY(${ids}::uuid[])`;
+      return ids;
+    };
+    // 130 matches, then 400 newer calls that do not match: the newest calls hold no page (nor 5) of matches, so the
+    // search reads its index; a name search with no other filter has no cap there.
+    const older = [
+      ...(await named(70, '2026-08-01T00:00:00Z', 'Old Olga')),
+      ...(await named(60, '2026-08-02T00:00:00Z', 'old timer')),
+    ];
+    await named(400, '2026-08-03T00:00:00Z', 'Newer Caller');
+    const expected = await app.prisma.call
+      .findMany({
+        where: { id: { in: older } },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        select: { id: true },
+      })
+      .then((rows) => rows.map((r) => r.id));
+    const pages: string[][] = [];
+    let url: string | undefined = '/dashboard/calls?name=OLD';
+    while (url) {
+      const res = await visitor.get(url);
+      pages.push(listed(res.body));
+      url = olderLink(res.body);
+    }
+    expect(pages.map((p) => p.length)).toEqual([50, 50, 30]);
+    expect(pages.flat()).toEqual(expected);
+    // With the dates: only the first day's matches.
+    expect(await search(visitor, 'name=old&to=2026-08-01')).toEqual(expected.slice(60));
+    expect(await search(visitor, 'name=old%20t&from=2026-08-02')).toEqual(expected.slice(0, 60));
+  });
 });
 
 describe('the Calls list’s columns', () => {

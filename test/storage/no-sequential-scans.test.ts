@@ -70,6 +70,7 @@ const EXPECTED: Record<(typeof PHASES)[number], string[]> = {
     'oct_call_history_agent_id',
     'oct_call_search_number',
     'oct_call_search_name',
+    'oct_call_search_name_newest',
     'oct_call_search_metadata',
     'oct_call_search_page',
     'oct_call_search_probe',
@@ -531,8 +532,10 @@ beforeAll(async () => {
       // Matches thousands of calls (11,111 of account a's), a few of them among the newest: the probe finds no page
       // but enough matches that the list is walked in order rather than the index asked.
       '/dashboard/calls?name=caller%203',
-      // One old call: none among the newest, so the name's index finds it.
+      // One old call: none among the newest, so the name's index finds it, alone (no other filter) and with a status
+      // (the index hands over its matches, each row then filtered).
       '/dashboard/calls?name=caller%2039999',
+      '/dashboard/calls?name=caller%2039999&status=completed',
       '/dashboard/calls?meta_key=order&meta_value=123',
       `/dashboard/calls?client=${b.accountId}`,
       `/dashboard/calls?from=${day}&to=${day}`,
