@@ -176,19 +176,40 @@ async function signInOverHttp(port: number, agent: http.Agent, email: string): P
   return `${session}; ${csrfCookie}`;
 }
 
-async function measure(get: (path: string) => Promise<{ status: number; body: string }>, scenario: Case) {
+/**
+ * The server's time for each request it answers, from the request's arrival (its headers read) to the response handed
+ * to the socket: what the 50 ms target is about. Over HTTP adds this process's own client, on a shared machine.
+ */
+function serverClock(server: http.Server): { last: () => number } {
+  let last = 0;
+  server.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) => {
+    const arrived = performance.now();
+    response.once('finish', () => {
+      last = performance.now() - arrived;
+    });
+  });
+  return { last: () => last };
+}
+
+async function measure(
+  get: (path: string) => Promise<{ status: number; body: string }>,
+  clock: { last: () => number },
+  scenario: Case,
+) {
   for (let i = 0; i < WARM_UP; i++) await get(scenario.url);
   const samples: number[] = [];
+  const overHttp: number[] = [];
   let status = 0;
   let rows = 0;
   for (let i = 0; i < REQUESTS; i++) {
     const started = performance.now();
     const res = await get(scenario.url);
-    samples.push(performance.now() - started);
+    overHttp.push(performance.now() - started);
+    samples.push(clock.last());
     status = res.status;
     rows = [...res.body.matchAll(/<td class="primary" data-label="Number"><a href="\/dashboard\/calls\//g)].length;
   }
-  return { ...scenario, status, rows, samples, ...percentiles(samples) };
+  return { ...scenario, status, rows, samples, overHttp, ...percentiles(samples), http: percentiles(overHttp) };
 }
 
 /**
@@ -315,6 +336,7 @@ async function measureAll(postgres: BenchPostgres) {
     });
     app = await buildApp({ config, databaseUrl: database.url });
     await app.listen({ host: '127.0.0.1', port: 0 });
+    const clock = serverClock(app.server);
     const address = app.server.address();
     if (!address || typeof address === 'string') throw new Error('no port');
     const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -386,7 +408,7 @@ async function measureAll(postgres: BenchPostgres) {
     ];
     const results = [];
     for (const scenario of cases) {
-      const result = await measure(get, scenario);
+      const result = await measure(get, clock, scenario);
       if (result.status !== 200) throw new Error(`${scenario.name}: HTTP ${result.status}`);
       log(`${scenario.name}: median ${result.p50} ms, p99 ${result.p99} ms`);
       results.push(result);
@@ -446,18 +468,20 @@ async function measureAll(postgres: BenchPostgres) {
     await explain('oct_call_search_metadata', [all, `{"n":${searched.n}}`, `{"n":"${searched.n}"}`, ...page]);
 
     const pooled = percentiles(results.flatMap((r) => r.samples));
+    const pooledHttp = percentiles(results.flatMap((r) => r.overHttp));
     keepAlive.destroy();
     const lines = [
       `Dashboard Calls pages, ${counts.agency.toLocaleString('en')} calls in the agency (${counts.all.toLocaleString('en')} in its three accounts), ` +
-        `${REQUESTS} requests each after ${WARM_UP} warm-up, over HTTP (one keep-alive connection), in ms:`,
+        `${REQUESTS} requests each after ${WARM_UP} warm-up, over HTTP (one keep-alive connection), in ms: the ` +
+        `server's time (request read to response handed to the socket), and the p99 as this process's client saw it:`,
       '',
-      '| Request | Rows | Median | p90 | p99 | Max | Target (p99) |',
-      '|---|---:|---:|---:|---:|---:|---|',
+      '| Request | Rows | Median | p90 | p99 | Max | Over HTTP, p99 | Target (server p99) |',
+      '|---|---:|---:|---:|---:|---:|---:|---|',
       ...results.map(
         (r) =>
-          `| ${r.name} | ${r.url.startsWith('/dashboard/calls?') || r.url === '/dashboard/calls' ? r.rows : '-'} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.max} | ${verdict(r.p99)} |`,
+          `| ${r.name} | ${r.url.startsWith('/dashboard/calls?') || r.url === '/dashboard/calls' ? r.rows : '-'} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.max} | ${r.http.p99} | ${verdict(r.p99)} |`,
       ),
-      `| all requests, pooled (${pooled.count}) | - | ${pooled.p50} | ${pooled.p90} | ${pooled.p99} | ${pooled.max} | ${verdict(pooled.p99)} |`,
+      `| all requests, pooled (${pooled.count}) | - | ${pooled.p50} | ${pooled.p90} | ${pooled.p99} | ${pooled.max} | ${pooledHttp.p99} | ${verdict(pooled.p99)} |`,
       '',
       `Database: ${postgres.kind === 'embedded' ? 'the embedded PostgreSQL (stock settings, autovacuum on)' : 'BENCH_DATABASE_URL'}; ${maintenance}.`,
       `Sizes: ${sizes.rows.map((r) => `${r.relation} ${r.size}`).join(', ')}.`,
