@@ -6,6 +6,11 @@
 // Two kinds of pass, each never twice at once: claims, woken by every acceptance (in process), by freed slots
 // (NOTIFY) and by the poll; and housekeeping (expiry and recovery sweeps on the poll, simulated calls advanced on
 // their scripted times), which runs beside the claims so that a new call never waits for it (issue 16.3).
+//
+// With several replicas one leads (src/jobs/wakeable-loop.ts): only the leader polls, sweeps and answers the freed
+// slots' NOTIFYs, as a lone replica does; the others claim only the calls they accepted themselves, and take the lead
+// over within LEAD_RETRY_MS (src/jobs/wakeable-loop.ts) of the leader's end (a SIGKILL included), so the database's work does not grow with the
+// number of replicas (issue 25.4).
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CallRow as Call } from '../storage/index.js';
@@ -41,6 +46,8 @@ export interface DispatcherOptions {
   queuedCallTtlMs?: number;
   /** Poll interval: the fallback for missed notifications, window openings and expiries. */
   pollMs?: number;
+  /** How often a follower tries to take the lead (default LEAD_RETRY_MS of src/jobs/wakeable-loop.ts). */
+  leadRetryMs?: number;
   /** Test hook: runs after a claim commits and before the dial (a crash there must not lose the call). */
   beforeDial?: (call: Call) => Promise<void> | void;
   /** Observes each call this dispatcher claimed, after the claim commits (metrics: dispatch latency). */
@@ -128,6 +135,16 @@ export class Dispatcher {
       onNotification: () => {
         this.dueQueryWanted = true;
       },
+      leadership: {
+        ...(options.leadRetryMs ? { retryMs: options.leadRetryMs } : {}),
+        onChange: (leading) => {
+          options.log.info({ dispatcher: this.id }, leading ? 'dispatcher leads' : 'dispatcher no longer leads');
+          // What the previous leader would have found: every due account, and the sweeps.
+          if (!leading) return;
+          this.wake();
+          this.sweep();
+        },
+      },
     });
     this.housekeeping = new SingleFlight(
       async () => {
@@ -141,7 +158,12 @@ export class Dispatcher {
 
   async start() {
     await this.loop.start();
-    this.sweep();
+    if (this.loop.leading) this.sweep();
+  }
+
+  /** Whether this dispatcher polls, sweeps and answers NOTIFYs for every replica (see the top of the file). */
+  get leading() {
+    return this.loop.leading;
   }
 
   async stop() {

@@ -1,5 +1,5 @@
 // PostgreSQL NOTIFY and LISTEN: a notification sent outside any transaction, and a connection of its own that listens
-// on a channel (the channels are storage/channels.ts).
+// on a channel (the channels are storage/channels.ts) and may hold the channel's leader lock.
 import pg from 'pg';
 import { statement } from './statements.js';
 import { Repository } from './driver.js';
@@ -7,7 +7,18 @@ import { Repository } from './driver.js';
 // Hand-written: Prisma Client has no NOTIFY; the one statement of CoalescedNotify, sent after other commits.
 const NOTIFY = statement('oct_notify', 'SELECT pg_notify($1, NULL)');
 
+/** Advisory lock space of the channels' leader locks (the claims' account locks are 72707370: call-claims.ts). */
+const LEADER_LOCK_SPACE = 72707371;
+// Hand-written: a session-level advisory lock on the listening connection itself, which Prisma cannot hold.
+const TRY_LEAD = statement('oct_try_lead', `SELECT pg_try_advisory_lock(${LEADER_LOCK_SPACE}, hashtext($1)) AS led`);
+
 export interface Listener {
+  /**
+   * Takes the channel's leader lock on this connection, if no other connection holds it: a session-level advisory lock,
+   * held until this connection ends (closed, lost, or its process killed), so a leader that dies frees it on its own.
+   * Returns whether this connection holds it (asking again once it does is harmless: the lock is re-entrant).
+   */
+  tryLead(): Promise<boolean>;
   /** Closes the connection; never throws. */
   close(): Promise<void>;
 }
@@ -21,10 +32,21 @@ export async function listen(
   channel: string,
   on: { notification: () => void; error: (error: Error) => void },
 ): Promise<Listener> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  // Keepalive: a peer gone without a word (a host down) is found, and its leader lock freed, within minutes, not hours.
+  const client = new pg.Client({ connectionString: databaseUrl, keepAlive: true });
   client.on('notification', on.notification);
   client.on('error', on.error);
-  const listener: Listener = { close: () => client.end().catch(() => undefined) };
+  let leading = false;
+  const listener: Listener = {
+    async tryLead() {
+      // Re-entrant: taken once, not once per ask (each take needs its own unlock).
+      if (leading) return true;
+      const { rows } = await client.query<{ led: boolean }>({ ...TRY_LEAD, values: [channel] });
+      leading = rows[0]?.led === true;
+      return leading;
+    },
+    close: () => client.end().catch(() => undefined),
+  };
   try {
     await client.connect();
     await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
