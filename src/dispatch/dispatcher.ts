@@ -97,7 +97,11 @@ export class Dispatcher {
    * so calls of other accounts, and what a hinted claim left, are found within a poll.
    */
   private readonly hinted = new Set<string>();
-  private dueQueryWanted = true;
+  /**
+   * A wake asked for the due-accounts query. Not at first: the leader asks for it when it takes the lead (and a
+   * replica that cannot LISTEN on its first poll); a follower's passes claim only what it was hinted.
+   */
+  private dueQueryWanted = false;
   private readonly dialing = new Set<Promise<void>>();
   /** Calls this dispatcher is dialling or recording: its own, whatever their lease says, never "recovered" by it. */
   private readonly ownDials = new Set<string>();
@@ -199,6 +203,7 @@ export class Dispatcher {
     await this.giveWay();
     await this.expire();
     await this.recover();
+    this.dueQueryWanted = true;
     await this.claims();
     await this.advance();
   }
@@ -251,6 +256,7 @@ export class Dispatcher {
     const passStarted = performance.now();
     const now = clock();
     const hinted = this.nextAccounts();
+    if (hinted === null) return false;
     let rescheduled = false;
     // An attempt's answering-machine verdict is its own: a later attempt never ends on an earlier one's machine.
     const extra = {
@@ -321,6 +327,9 @@ export class Dispatcher {
     // the hints skipped if it was wanted.
     const more =
       hinted.length === 0 ? locked.length === CLAIM_ACCOUNTS_PER_PASS : this.hinted.size > 0 || this.dueQueryWanted;
+    // The next claim asks again which accounts are due: more may be due than this one took, or calls behind those
+    // put back may be dialable.
+    if ((hinted.length === 0 && more) || rescheduled) this.dueQueryWanted = true;
     if (locked.length === 0) return more;
     if (handOver.length > 0) this.options.webhooks!.take(handOver);
     this.options.onClaimPass?.((performance.now() - passStarted) / 1000);
@@ -347,15 +356,16 @@ export class Dispatcher {
   }
 
   /**
-   * The hinted accounts (up to a claim's worth) when no wake asked for the due-accounts query; otherwise none, and
-   * the query answers for the hinted ones too (an account with due calls is in its answer).
+   * The hinted accounts (up to a claim's worth) when no wake asked for the due-accounts query; none when one did, and
+   * the query answers for the hinted ones too (an account with due calls is in its answer); null when neither.
    */
-  private nextAccounts(): string[] {
-    if (this.dueQueryWanted || this.hinted.size === 0) {
+  private nextAccounts(): string[] | null {
+    if (this.dueQueryWanted) {
       this.dueQueryWanted = false;
       this.hinted.clear();
       return [];
     }
+    if (this.hinted.size === 0) return null;
     const accounts = [...this.hinted].slice(0, CLAIM_ACCOUNTS_PER_PASS);
     for (const id of accounts) this.hinted.delete(id);
     return accounts;
