@@ -89,8 +89,8 @@ export interface ReplicaRun {
   /** The database's work per accepted call (burst until idle) and per drained call (drain until idle): medians over the rounds. */
   acceptWork: DbWork;
   drainWork: DbWork;
-  /** The most executed statements of the last round's drain. */
-  topStatements: string;
+  /** The most executed statements of the last round's burst and drain. */
+  topStatements: { burst: string; drain: string };
   /** Replicas SIGKILLed mid-drain, over the rounds. */
   killed: number;
   /** Over all rounds: the calls of the runs (ended during them), dials in the simulated dialer's logs, calls dialled twice (rows or logs). */
@@ -136,7 +136,7 @@ export interface DbWork {
 interface RoundResult {
   acceptWork: DbWork;
   drainWork: DbWork;
-  topStatements: string;
+  topStatements: { burst: string; drain: string };
   killed: number;
   accepted: number;
   latency: Percentiles;
@@ -185,7 +185,7 @@ export async function runReplicaScaling(ctx: ReplicaContext): Promise<ReplicaRun
         seconds.set(n, seconds.get(n)! + (now() - started) / 1000);
         results.get(n)!.push(r);
         ctx.log(
-          `replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account${r.killed ? `, ${r.killed} replica SIGKILLed mid-drain` : ''}; per accepted call ${workCell(r.acceptWork)}, per drained call ${workCell(r.drainWork)} (transactions / statements / PG CPU ms); drain's top statements: ${r.topStatements}; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`,
+          `replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account${r.killed ? `, ${r.killed} replica SIGKILLed mid-drain` : ''}; per accepted call ${workCell(r.acceptWork)}, per drained call ${workCell(r.drainWork)} (transactions / statements / PG CPU ms); top statements: burst ${r.topStatements.burst}; drain ${r.topStatements.drain}; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`,
         );
       }
     }
@@ -298,7 +298,7 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
         `replicas ${plan.n}: the burst also got ${JSON.stringify(Object.fromEntries(refused))}, ${burst.errors} errors`,
       );
     await waitIdle(db);
-    const { perCall: acceptWork } = await work.end(burst.statuses['200'] ?? 0);
+    const { perCall: acceptWork, top: burstStatements } = await work.end(burst.statuses['200'] ?? 0);
 
     waits = await startSampling(ctx.observerUrl ?? ctx.databaseUrl);
     cpu = cpuMeter(pids, database);
@@ -320,7 +320,7 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     measured = {
       acceptWork,
       drainWork,
-      topStatements,
+      topStatements: { burst: burstStatements, drain: topStatements },
       killed,
       accepted: Math.round(burst.throughput),
       latency: burst.latency,
@@ -491,7 +491,7 @@ async function workMeter(db: pg.Client, ctx: ReplicaContext, databaseName: strin
         xactsDone -= count(true);
         top = rows
           .filter((r) => !r.mine)
-          .slice(0, 8)
+          .slice(0, 12)
           .map((r) => `${r.calls} × ${r.query}`)
           .join(' | ');
       }
