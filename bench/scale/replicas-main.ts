@@ -1,7 +1,7 @@
 // Runs the replica scaling of issue 16.4 and 25.4 (bench/scale/replicas.ts) alone: a fresh database with 200 tenants
 // whose webhooks go to a receiver here, `npm run bench`'s accepting environment, the table printed, the database
 // dropped. `npm run build` first; then `npx tsx bench/scale/replicas-main.ts` (BENCH_ROUNDS, BENCH_DRAIN_CALLS,
-// BENCH_BUDGET_SECONDS to change the size; BENCH_REPLICA_KILL=1 SIGKILLs one replica mid-drain).
+// BENCH_BUDGET_SECONDS to change the size; BENCH_REPLICA_KILL=1 SIGKILLs one replica mid-drain, BENCH_REPLICA_RATE sets the paced load, 200/s).
 //
 // On the embedded PostgreSQL by default (bench/database.ts; BENCH_DATABASE_URL for another server). Two things differ
 // from a default deployment, both for measuring: pg_stat_statements is loaded (shared_preload_libraries, a restart of
@@ -121,6 +121,7 @@ async function measure(postgres: BenchPostgres) {
       observerUrl: await benchRoleUrl(database.url),
       statements,
       kill: env.BENCH_REPLICA_KILL === '1',
+      ...(env.BENCH_REPLICA_RATE ? { rate: Number(env.BENCH_REPLICA_RATE) } : {}),
       redisUrl: REDIS_URL,
       // Killing a replica: its claims not yet dialled are recovered once their lease ends (30 s by default).
       serviceEnv: acceptingEnv(REDIS_URL, env.BENCH_REPLICA_KILL === '1' ? { DISPATCH_LEASE_MS: '5000' } : {}),

@@ -26,7 +26,9 @@
 //    twice to the simulated dialer's logs (one per replica), and the most calls of one account whose
 //    [started_at, ended_at) overlap, by a sweep in SQL (an end and a start at the same millisecond: the end first).
 // The database's work per call (issue 25.4): from the burst's start until idle again, per accepted call (each is
-// also dialled and ends), and from the drain's insert until idle, per drained call: transactions (pg_stat_database,
+// also dialled and ends); the same for a paced load, the same offered load whatever N (open loop at `rate`/s for
+// PACED_SECONDS, below what 3 replicas accept on 2 cores: the closed-loop burst offers each N a different load, and
+// a saturated process batches more calls per pass); and from the drain's insert until idle, per drained call: transactions (pg_stat_database,
 // less the bench's own statements), statements executed (pg_stat_statements, when loaded; the bench's own role's left
 // out) and CPU of the database's backends (/proc; the bench's own left out). With `kill`, one replica (the one that
 // logged last that it leads, else the first) is SIGKILLed once a third of the drain's calls have left the queue.
@@ -56,6 +58,8 @@ export interface ReplicaContext {
   statements?: boolean;
   /** SIGKILL one replica mid-drain (runs of 2 or more). */
   kill?: boolean;
+  /** The paced load's rate, triggers/s (default 200). */
+  rate?: number;
   redisUrl: string;
   /** The service's environment (without DATABASE_URL), e.g. acceptingEnv() of bench/service-env.ts. */
   serviceEnv: Record<string, string>;
@@ -89,6 +93,9 @@ export interface ReplicaRun {
   /** The database's work per accepted call (burst until idle) and per drained call (drain until idle): medians over the rounds. */
   acceptWork: DbWork;
   drainWork: DbWork;
+  /** The same per accepted call at the paced rate, with its latency (p50 / p99 ms, from the intended send times). */
+  pacedWork: DbWork;
+  pacedLatency: { p50: number; p99: number };
   /** The most executed statements of the last round's burst and drain. */
   topStatements: { burst: string; drain: string };
   /** Replicas SIGKILLed mid-drain, over the rounds. */
@@ -118,6 +125,7 @@ const BURST_SECONDS = 5;
  */
 const WARM_UP_SECONDS_PER_REPLICA = Number(process.env.BENCH_REPLICA_WARM_UP_SECONDS || 3);
 const DRAIN_ACCOUNTS = 200;
+const PACED_SECONDS = 10;
 // As bench/scenarios.ts sends them: TLS_MODE=proxy, and the service insists on being told the client spoke https.
 const TRIGGER = {
   path: '/api/v1/calls/trigger',
@@ -135,6 +143,8 @@ export interface DbWork {
 
 interface RoundResult {
   acceptWork: DbWork;
+  pacedWork: DbWork;
+  pacedLatency: Percentiles;
   drainWork: DbWork;
   topStatements: { burst: string; drain: string };
   killed: number;
@@ -185,7 +195,7 @@ export async function runReplicaScaling(ctx: ReplicaContext): Promise<ReplicaRun
         seconds.set(n, seconds.get(n)! + (now() - started) / 1000);
         results.get(n)!.push(r);
         ctx.log(
-          `replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account${r.killed ? `, ${r.killed} replica SIGKILLed mid-drain` : ''}; per accepted call ${workCell(r.acceptWork)}, per drained call ${workCell(r.drainWork)} (transactions / statements / PG CPU ms); top statements: burst ${r.topStatements.burst}; drain ${r.topStatements.drain}; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`,
+          `replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account${r.killed ? `, ${r.killed} replica SIGKILLed mid-drain` : ''}; per accepted call ${workCell(r.acceptWork)}, paced ${workCell(r.pacedWork)} (p50 ${r.pacedLatency.p50} / p99 ${r.pacedLatency.p99} ms), per drained call ${workCell(r.drainWork)} (transactions / statements / PG CPU ms); top statements: burst ${r.topStatements.burst}; drain ${r.topStatements.drain}; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`,
         );
       }
     }
@@ -219,6 +229,8 @@ function summarize(replicas: number, rs: RoundResult[], limit: number, seconds: 
     drainCpuMs: cpu((r) => r.drainCpu),
     drainTransactionsPerCall: med((r) => r.drainXacts),
     acceptWork: work((r) => r.acceptWork),
+    pacedWork: work((r) => r.pacedWork),
+    pacedLatency: { p50: med((r) => r.pacedLatency.p50), p99: med((r) => r.pacedLatency.p99) },
     drainWork: work((r) => r.drainWork),
     topStatements: rs.at(-1)!.topStatements,
     killed: sum((r) => r.killed),
@@ -274,8 +286,9 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     const pids = services.map((s) => s.process.pid!);
     const workOf = () => workMeter(db, ctx, database);
     const database = new URL(ctx.databaseUrl).pathname.slice(1);
-    const load = (seconds: number) =>
+    const load = (seconds: number, rate?: number) =>
       runLoadProcess({
+        ...(rate ? { rate } : {}),
         url: services.map((s) => `http://127.0.0.1:${s.port}`),
         ...TRIGGER,
         keys: ctx.keys.map((k) => k.key),
@@ -300,6 +313,11 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     await waitIdle(db);
     const { perCall: acceptWork, top: burstStatements } = await work.end(burst.statuses['200'] ?? 0);
 
+    work = await workOf();
+    const paced = await load(PACED_SECONDS, ctx.rate ?? 200);
+    await waitIdle(db);
+    const { perCall: pacedWork } = await work.end(paced.statuses['200'] ?? 0);
+
     waits = await startSampling(ctx.observerUrl ?? ctx.databaseUrl);
     cpu = cpuMeter(pids, database);
     work = await workOf();
@@ -319,6 +337,8 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     const { perCall: drainWork, top: topStatements } = await work.end(drain.calls);
     measured = {
       acceptWork,
+      pacedWork,
+      pacedLatency: paced.latency,
       drainWork,
       topStatements: { burst: burstStatements, drain: topStatements },
       killed,
@@ -590,14 +610,14 @@ export function workTable(runs: ReplicaRun[]): string {
   const ratio = (v: number | null, base: number | null | undefined) =>
     v === null || !base ? '' : ` (${(v / base).toFixed(2)}x)`;
   const lines = [
-    '| Replicas | Per accepted call: PG transactions / statements / PG CPU ms | Per drained call: PG transactions / statements / PG CPU ms | Dialled twice | Max active per account | SIGKILLed mid-drain | Not completed |',
-    '|---:|---|---|---:|---:|---:|---:|',
+    '| Replicas | Per accepted call, paced (same load): PG transactions / statements / PG CPU ms | Paced p50 / p99 ms | Per accepted call, burst (closed loop): PG transactions / statements / PG CPU ms | Per drained call: PG transactions / statements / PG CPU ms | Dialled twice | Max active per account | SIGKILLed mid-drain | Not completed |',
+    '|---:|---|---:|---|---|---:|---:|---:|---:|',
   ];
   const cells = (w: DbWork, base: DbWork | undefined) =>
     `${w.transactions.toFixed(3)}${ratio(w.transactions, base?.transactions)} / ${w.statements?.toFixed(2) ?? '-'}${ratio(w.statements, base?.statements)} / ${w.cpuMs.toFixed(2)}${ratio(w.cpuMs, base?.cpuMs)}`;
   for (const r of runs)
     lines.push(
-      `| ${r.replicas} | ${cells(r.acceptWork, one?.acceptWork)} | ${cells(r.drainWork, one?.drainWork)} | ${r.dialledTwice} | ${r.maxActivePerAccount} | ${r.killed} | ${r.notCompleted} |`,
+      `| ${r.replicas} | ${cells(r.pacedWork, one?.pacedWork)} | ${r.pacedLatency.p50.toFixed(1)} / ${r.pacedLatency.p99.toFixed(1)} | ${cells(r.acceptWork, one?.acceptWork)} | ${cells(r.drainWork, one?.drainWork)} | ${r.dialledTwice} | ${r.maxActivePerAccount} | ${r.killed} | ${r.notCompleted} |`,
     );
   return lines.join('\n');
 }
