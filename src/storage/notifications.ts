@@ -3,6 +3,7 @@
 import pg from 'pg';
 import { statement } from './statements.js';
 import { Repository } from './driver.js';
+import { behindTransactionPooler } from './database.js';
 
 // Hand-written: Prisma Client has no NOTIFY; the one statement of CoalescedNotify, sent after other commits.
 const NOTIFY = statement('oct_notify', 'SELECT pg_notify($1, NULL)');
@@ -16,7 +17,9 @@ export interface Listener {
   /**
    * Takes the channel's leader lock on this connection, if no other connection holds it: a session-level advisory lock,
    * held until this connection ends (closed, lost, or its process killed), so a leader that dies frees it on its own.
-   * Returns whether this connection holds it (asking again once it does is harmless: the lock is re-entrant).
+   * Returns whether this connection holds it (asking again once it does is harmless: the lock is re-entrant). Behind
+   * a transaction pooler (?pgbouncer=true) always true, and no lock is taken: a session lock would stay on whichever
+   * server connection ran it, outliving this process, so every replica leads (polls) there, as before leadership.
    */
   tryLead(): Promise<boolean>;
   /** Closes the connection; never throws. */
@@ -36,7 +39,7 @@ export async function listen(
   const client = new pg.Client({ connectionString: databaseUrl, keepAlive: true });
   client.on('notification', on.notification);
   client.on('error', on.error);
-  let leading = false;
+  let leading = behindTransactionPooler(databaseUrl).pooler;
   const listener: Listener = {
     async tryLead() {
       // Re-entrant: taken once, not once per ask (each take needs its own unlock).
