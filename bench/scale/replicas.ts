@@ -28,7 +28,8 @@
 // The database's work per call (issue 25.4): from the burst's start until idle again, per accepted call (each is
 // also dialled and ends); the same for a paced load, the same offered load whatever N (open loop at `rate`/s for
 // PACED_SECONDS, below what 3 replicas accept on 2 cores: the closed-loop burst offers each N a different load, and
-// a saturated process batches more calls per pass); and from the drain's insert until idle, per drained call: transactions (pg_stat_database,
+// a saturated process batches more calls per pass); and from the drain's insert until idle, per drained call; and,
+// with no load at all for IDLE_SECONDS after the warm-up, per second: transactions (pg_stat_database,
 // less the bench's own statements), statements executed (pg_stat_statements, when loaded; the bench's own role's left
 // out) and CPU of the database's backends (/proc; the bench's own left out). With `kill`, one replica (the one that
 // logged last that it leads, else the first) is SIGKILLed once a third of the drain's calls have left the queue.
@@ -96,8 +97,10 @@ export interface ReplicaRun {
   /** The same per accepted call at the paced rate, with its latency (p50 / p99 ms, from the intended send times). */
   pacedWork: DbWork;
   pacedLatency: { p50: number; p99: number };
+  /** The same per second with no load (polls, sweeps, leader lock retries). */
+  idleWork: DbWork;
   /** The most executed statements of the last round's burst and drain. */
-  topStatements: { burst: string; drain: string };
+  topStatements: { burst: string; paced: string; drain: string };
   /** Replicas SIGKILLed mid-drain, over the rounds. */
   killed: number;
   /** Over all rounds: the calls of the runs (ended during them), dials in the simulated dialer's logs, calls dialled twice (rows or logs). */
@@ -126,6 +129,7 @@ const BURST_SECONDS = 5;
 const WARM_UP_SECONDS_PER_REPLICA = Number(process.env.BENCH_REPLICA_WARM_UP_SECONDS || 3);
 const DRAIN_ACCOUNTS = 200;
 const PACED_SECONDS = 10;
+const IDLE_SECONDS = 5;
 // As bench/scenarios.ts sends them: TLS_MODE=proxy, and the service insists on being told the client spoke https.
 const TRIGGER = {
   path: '/api/v1/calls/trigger',
@@ -145,8 +149,9 @@ interface RoundResult {
   acceptWork: DbWork;
   pacedWork: DbWork;
   pacedLatency: Percentiles;
+  idleWork: DbWork;
   drainWork: DbWork;
-  topStatements: { burst: string; drain: string };
+  topStatements: { burst: string; paced: string; drain: string };
   killed: number;
   accepted: number;
   latency: Percentiles;
@@ -195,7 +200,7 @@ export async function runReplicaScaling(ctx: ReplicaContext): Promise<ReplicaRun
         seconds.set(n, seconds.get(n)! + (now() - started) / 1000);
         results.get(n)!.push(r);
         ctx.log(
-          `replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account${r.killed ? `, ${r.killed} replica SIGKILLed mid-drain` : ''}; per accepted call ${workCell(r.acceptWork)}, paced ${workCell(r.pacedWork)} (p50 ${r.pacedLatency.p50} / p99 ${r.pacedLatency.p99} ms), per drained call ${workCell(r.drainWork)} (transactions / statements / PG CPU ms); top statements: burst ${r.topStatements.burst}; drain ${r.topStatements.drain}; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`,
+          `replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account${r.killed ? `, ${r.killed} replica SIGKILLed mid-drain` : ''}; idle per second ${workCell(r.idleWork)}, per accepted call ${workCell(r.acceptWork)}, paced ${workCell(r.pacedWork)} (p50 ${r.pacedLatency.p50} / p99 ${r.pacedLatency.p99} ms), per drained call ${workCell(r.drainWork)} (transactions / statements / PG CPU ms); top statements: burst ${r.topStatements.burst}; paced ${r.topStatements.paced}; drain ${r.topStatements.drain}; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`,
         );
       }
     }
@@ -230,6 +235,7 @@ function summarize(replicas: number, rs: RoundResult[], limit: number, seconds: 
     drainTransactionsPerCall: med((r) => r.drainXacts),
     acceptWork: work((r) => r.acceptWork),
     pacedWork: work((r) => r.pacedWork),
+    idleWork: work((r) => r.idleWork),
     pacedLatency: { p50: med((r) => r.pacedLatency.p50), p99: med((r) => r.pacedLatency.p99) },
     drainWork: work((r) => r.drainWork),
     topStatements: rs.at(-1)!.topStatements,
@@ -299,9 +305,13 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     await load(WARM_UP_SECONDS_PER_REPLICA * plan.n);
     await waitIdle(db);
 
+    let work = await workOf();
+    await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000 - 1_000)); // end() waits the last second
+    const { perCall: idleWork } = await work.end(IDLE_SECONDS);
+
     let waits = await startSampling(ctx.observerUrl ?? ctx.databaseUrl);
     let cpu = cpuMeter(pids, database);
-    let work = await workOf();
+    work = await workOf();
     const burst = await load(BURST_SECONDS);
     const acceptCpu = cpu.perCall(burst.statuses['200'] ?? 0);
     const burstWaits = await waits.stop();
@@ -316,7 +326,7 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     work = await workOf();
     const paced = await load(PACED_SECONDS, ctx.rate ?? 200);
     await waitIdle(db);
-    const { perCall: pacedWork } = await work.end(paced.statuses['200'] ?? 0);
+    const { perCall: pacedWork, top: pacedStatements } = await work.end(paced.statuses['200'] ?? 0);
 
     waits = await startSampling(ctx.observerUrl ?? ctx.databaseUrl);
     cpu = cpuMeter(pids, database);
@@ -337,10 +347,11 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     const { perCall: drainWork, top: topStatements } = await work.end(drain.calls);
     measured = {
       acceptWork,
+      idleWork,
       pacedWork,
       pacedLatency: paced.latency,
       drainWork,
-      topStatements: { burst: burstStatements, drain: topStatements },
+      topStatements: { burst: burstStatements, paced: pacedStatements, drain: topStatements },
       killed,
       accepted: Math.round(burst.throughput),
       latency: burst.latency,
@@ -610,14 +621,14 @@ export function workTable(runs: ReplicaRun[]): string {
   const ratio = (v: number | null, base: number | null | undefined) =>
     v === null || !base ? '' : ` (${(v / base).toFixed(2)}x)`;
   const lines = [
-    '| Replicas | Per accepted call, paced (same load): PG transactions / statements / PG CPU ms | Paced p50 / p99 ms | Per accepted call, burst (closed loop): PG transactions / statements / PG CPU ms | Per drained call: PG transactions / statements / PG CPU ms | Dialled twice | Max active per account | SIGKILLed mid-drain | Not completed |',
-    '|---:|---|---:|---|---|---:|---:|---:|---:|',
+    '| Replicas | Per accepted call, paced (same load): PG transactions / statements / PG CPU ms | Paced p50 / p99 ms | Per accepted call, burst (closed loop): PG transactions / statements / PG CPU ms | Per drained call: PG transactions / statements / PG CPU ms | Idle, per second: PG transactions / statements / PG CPU ms | Dialled twice | Max active per account | SIGKILLed mid-drain | Not completed |',
+    '|---:|---|---:|---|---|---|---:|---:|---:|---:|',
   ];
   const cells = (w: DbWork, base: DbWork | undefined) =>
     `${w.transactions.toFixed(3)}${ratio(w.transactions, base?.transactions)} / ${w.statements?.toFixed(2) ?? '-'}${ratio(w.statements, base?.statements)} / ${w.cpuMs.toFixed(2)}${ratio(w.cpuMs, base?.cpuMs)}`;
   for (const r of runs)
     lines.push(
-      `| ${r.replicas} | ${cells(r.pacedWork, one?.pacedWork)} | ${r.pacedLatency.p50.toFixed(1)} / ${r.pacedLatency.p99.toFixed(1)} | ${cells(r.acceptWork, one?.acceptWork)} | ${cells(r.drainWork, one?.drainWork)} | ${r.dialledTwice} | ${r.maxActivePerAccount} | ${r.killed} | ${r.notCompleted} |`,
+      `| ${r.replicas} | ${cells(r.pacedWork, one?.pacedWork)} | ${r.pacedLatency.p50.toFixed(1)} / ${r.pacedLatency.p99.toFixed(1)} | ${cells(r.acceptWork, one?.acceptWork)} | ${cells(r.drainWork, one?.drainWork)} | ${cells(r.idleWork, one?.idleWork)} | ${r.dialledTwice} | ${r.maxActivePerAccount} | ${r.killed} | ${r.notCompleted} |`,
     );
   return lines.join('\n');
 }
