@@ -9,8 +9,10 @@
 //
 // With several replicas one leads (src/jobs/wakeable-loop.ts): only the leader polls, sweeps and answers the freed
 // slots' NOTIFYs, as a lone replica does; the others claim only the calls they accepted themselves, and take the lead
-// over within LEAD_RETRY_MS (src/jobs/wakeable-loop.ts) of the leader's end (a SIGKILL included), so the database's work does not grow with the
-// number of replicas (issue 25.4).
+// over within LEAD_RETRY_MS (src/jobs/wakeable-loop.ts) of the leader's end (a SIGKILL included), so the database's
+// work does not grow with the number of replicas (issue 25.4). When more accounts have calls due than the leader's
+// claim takes (a queue that became due at once), it asks the others to help (a NOTIFY, BACKLOG_PAYLOAD): each then
+// claims due accounts too, those no other replica holds, until none is left.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CallRow as Call } from '../storage/index.js';
@@ -23,7 +25,13 @@ import { Batcher } from '../jobs/batcher.js';
 import { SingleFlight } from '../jobs/single-flight.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
-import { CALLS_CHANNEL, refusedByServer, type ClaimedDelivery, type Storage } from '../storage/index.js';
+import {
+  BACKLOG_PAYLOAD,
+  CALLS_CHANNEL,
+  refusedByServer,
+  type ClaimedDelivery,
+  type Storage,
+} from '../storage/index.js';
 import type { ClaimCandidate } from '../storage/index.js';
 
 /** A call about to be dialled, with its agent's voicemail setting (read with it by the claim or the takeover). */
@@ -102,6 +110,8 @@ export class Dispatcher {
    * replica that cannot LISTEN on its first poll); a follower's passes claim only what it was hinted.
    */
   private dueQueryWanted = false;
+  /** This (leading) dispatcher asked the others to help with a backlog, and has not seen the end of it since. */
+  private helpAsked = false;
   private readonly dialing = new Set<Promise<void>>();
   /** Calls this dispatcher is dialling or recording: its own, whatever their lease says, never "recovered" by it. */
   private readonly ownDials = new Set<string>();
@@ -139,6 +149,7 @@ export class Dispatcher {
       onNotification: () => {
         this.dueQueryWanted = true;
       },
+      followerAnswers: (payload) => payload === BACKLOG_PAYLOAD,
       leadership: {
         ...(options.leadRetryMs ? { retryMs: options.leadRetryMs } : {}),
         onChange: (leading) => {
@@ -330,6 +341,8 @@ export class Dispatcher {
     // The next claim asks again which accounts are due: more may be due than this one took, or calls behind those
     // put back may be dialable.
     if ((hinted.length === 0 && more) || rescheduled) this.dueQueryWanted = true;
+    if (hinted.length === 0 && more && this.loop.leading) this.askForHelp();
+    else if (hinted.length === 0) this.helpAsked = false;
     if (locked.length === 0) return more;
     if (handOver.length > 0) this.options.webhooks!.take(handOver);
     this.options.onClaimPass?.((performance.now() - passStarted) / 1000);
@@ -369,6 +382,19 @@ export class Dispatcher {
     const accounts = [...this.hinted].slice(0, CLAIM_ACCOUNTS_PER_PASS);
     for (const id of accounts) this.hinted.delete(id);
     return accounts;
+  }
+
+  /**
+   * More accounts are due than a claim takes: the other replicas are asked to claim too (a NOTIFY they answer, leader
+   * or not). Once per backlog: asked again only after a claim that found less than a claim's worth.
+   */
+  private askForHelp() {
+    if (this.helpAsked) return;
+    this.helpAsked = true;
+    this.storage.notifications.notify(CALLS_CHANNEL, BACKLOG_PAYLOAD).catch((error: Error) => {
+      this.helpAsked = false;
+      this.logs.warn('help', { err: error }, 'could not ask the other dispatchers for help with a backlog');
+    });
   }
 
   /** Keeps `work` until it ends; the returned promise ends with it and never rejects. */

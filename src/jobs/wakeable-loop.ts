@@ -23,8 +23,13 @@ export interface WakeableLoopOptions {
    * dispatcher's expiry and recovery sweeps run on the poll, not before every claim).
    */
   onPoll?: () => void;
-  /** Called on every notification on the channel, before the pass it wakes (the owner learns the wake came from outside). */
-  onNotification?: () => void;
+  /**
+   * Called on every notification on the channel this loop answers, before the pass it wakes (the owner learns the wake
+   * came from outside, and its payload).
+   */
+  onNotification?: (payload: string | null) => void;
+  /** The notifications a follower answers too (by their payload): none unless given. */
+  followerAnswers?: (payload: string | null) => boolean;
   /**
    * One replica leads: only it polls and answers notifications (each replica doing both multiplied the database's
    * work by the number of replicas, idle or not). `retryMs`: how often a follower tries to take over (LEAD_RETRY_MS);
@@ -123,9 +128,9 @@ export class WakeableLoop {
     };
     try {
       listener = await listen(this.options.databaseUrl, this.options.channel, {
-        notification: () => {
-          if (!this.leading) return;
-          this.options.onNotification?.();
+        notification: (payload) => {
+          if (!this.leading && !this.options.followerAnswers?.(payload)) return;
+          this.options.onNotification?.(payload);
           this.wake();
         },
         error: (error) => onLost(error, 'lost its LISTEN connection'),

@@ -5,8 +5,9 @@ import { statement } from './statements.js';
 import { Repository } from './driver.js';
 import { behindTransactionPooler } from './database.js';
 
-// Hand-written: Prisma Client has no NOTIFY; the one statement of CoalescedNotify, sent after other commits.
-const NOTIFY = statement('oct_notify', 'SELECT pg_notify($1, NULL)');
+// Hand-written: Prisma Client has no NOTIFY; the statement of CoalescedNotify (sent after other commits) and of the
+// leading dispatcher's call for help.
+const NOTIFY = statement('oct_notify', 'SELECT pg_notify($1, $2)');
 
 /** Advisory lock space of the channels' leader locks (the claims' account locks are 72707370: call-claims.ts). */
 const LEADER_LOCK_SPACE = 72707371;
@@ -33,11 +34,11 @@ export interface Listener {
 export async function listen(
   databaseUrl: string,
   channel: string,
-  on: { notification: () => void; error: (error: Error) => void },
+  on: { notification: (payload: string | null) => void; error: (error: Error) => void },
 ): Promise<Listener> {
   // Keepalive: a peer gone without a word (a host down) is found, and its leader lock freed, within minutes, not hours.
   const client = new pg.Client({ connectionString: databaseUrl, keepAlive: true });
-  client.on('notification', on.notification);
+  client.on('notification', (message) => on.notification(message.payload || null));
   client.on('error', on.error);
   let leading = behindTransactionPooler(databaseUrl).pooler;
   const listener: Listener = {
@@ -61,7 +62,8 @@ export async function listen(
 }
 
 export class NotificationRepository extends Repository {
-  async notify(channel: string): Promise<void> {
-    await this.pool.query({ ...NOTIFY, values: [channel] });
+  /** A NOTIFY on `channel`, with `payload` or none. */
+  async notify(channel: string, payload: string | null = null): Promise<void> {
+    await this.pool.query({ ...NOTIFY, values: [channel, payload] });
   }
 }

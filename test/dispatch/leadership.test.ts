@@ -1,6 +1,6 @@
 // Replicas take turns (issue 25.4): of two dispatchers on one database only the leader polls, so only it finds calls
 // nobody announced; when it stops, or its connection dies, the other takes over and drains the queue, each call
-// dialled once and never more than the account's limit at once.
+// dialled once and never more than the account's limit at once; a backlog larger than one claim is shared.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,8 +15,8 @@ import { waitFor } from '../helpers/wait.js';
 
 const MAX_ACTIVE = 3;
 
-/** A dispatcher of its own (a replica's), polling every 50 ms and trying to lead every 200 ms, its dials logged. */
-function replica(app: App, databaseUrl: string) {
+/** A dispatcher of its own (a replica's), polling every 50 ms (or `pollMs`) and trying to lead every 200 ms, its dials logged. */
+function replica(app: App, databaseUrl: string, pollMs = 50) {
   const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-lead-')), 'dials.log');
   const dispatcher = new Dispatcher({
     storage: app.backgroundStorage,
@@ -26,7 +26,7 @@ function replica(app: App, databaseUrl: string) {
     log: app.log,
     maxConcurrentCalls: MAX_ACTIVE,
     simulated: { ringMs: 20, talkMs: 150 },
-    pollMs: 50,
+    pollMs,
     leadRetryMs: 200,
   });
   onTestFinished(() => dispatcher.stop());
@@ -144,5 +144,42 @@ describe('replicas take turns', () => {
     expect(a.dials()).toHaveLength(before);
     expect(calls.every((c) => c.dialAttempts === 1)).toBe(true);
     expect(peak(calls)).toBeLessThanOrEqual(MAX_ACTIVE);
+  });
+
+  it('more accounts due than one claim takes: the leader asks, and the other replica claims some of them too', async () => {
+    const { app, databaseUrl } = await buildTestApp();
+    const tenants: Awaited<ReturnType<typeof createTenant>>[] = [];
+    for (let i = 0; i < 160; i += 20)
+      tenants.push(...(await Promise.all(Array.from({ length: 20 }, () => createTenant(app.prisma)))));
+    // The leader's poll is an hour away: the follower would never look for these calls on its own.
+    const a = replica(app, databaseUrl, 3_600_000);
+    await a.dispatcher.start();
+    const b = replica(app, databaseUrl, 3_600_000);
+    await b.dispatcher.start();
+    expect([a.dispatcher.leading, b.dispatcher.leading]).toEqual([true, false]);
+    await a.dispatcher.settle();
+
+    const now = new Date();
+    await app.prisma.call.createMany({
+      data: tenants.map((t) => ({
+        accountId: t.accountId,
+        agentId: t.agentId,
+        phoneNumber: '+14155552671',
+        fromNumber: '+14155550100',
+        notBefore: now,
+        expiresAt: new Date(now.getTime() + 3_600_000),
+      })),
+    });
+    // As a calling window opening, or an API-only replica's NOTIFY: the leader asks which accounts are due.
+    a.dispatcher.wake();
+    const calls = await waitFor(
+      () => app.prisma.call.findMany({ where: { accountId: { in: tenants.map((t) => t.accountId) } } }),
+      (cs) => cs.every((c) => c.status === 'completed'),
+      20_000,
+    );
+    expect(calls.every((c) => c.dialAttempts === 1)).toBe(true);
+    const dialled = [...a.dials(), ...b.dials()];
+    expect(dialled.sort()).toEqual(calls.map((c) => c.id).sort());
+    expect(b.dials().length).toBeGreaterThan(0);
   });
 });
