@@ -32,7 +32,8 @@
 // with no load at all for IDLE_SECONDS after the warm-up, per second: transactions (pg_stat_database,
 // less the bench's own statements), statements executed (pg_stat_statements, when loaded; the bench's own role's left
 // out) and CPU of the database's backends (/proc; the bench's own left out). With `kill`, one replica (the one that
-// logged last that it leads, else the first) is SIGKILLed once a third of the drain's calls have left the queue.
+// logged last that it leads, else the first) is SIGKILLed once a third of the drain's calls have left the queue (or
+// when it is empty, if it emptied between two looks).
 // Why a count loses, if it does: the wait events of the database's active backends are sampled (pg_stat_activity,
 // every 200 ms, with the statement's table and, for a lock, its blocker's), CPU per call is taken from /proc (the N
 // services and the database's backends) and transactions per drained call from pg_stat_database.
@@ -374,7 +375,7 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
 
 /**
  * Inserts the drain's calls (and their first event) in one transaction, wakes the dispatchers, and times the claims;
- * `third` is called once a third of them have left the queue.
+ * `third` is called once a third of them have left the queue (or all).
  */
 async function drainOnce(
   db: pg.Client,
@@ -408,8 +409,10 @@ async function drainOnce(
       'SELECT coalesce(sum(waiting_calls), 0)::int AS waiting FROM accounts WHERE id = ANY($1::uuid[])',
       [drainAccounts],
     );
-    if (w!.waiting === 0) break;
+    // At the latest when the queue is empty (its last calls still dialling and talking): a fast drain may empty it
+    // between two looks.
     if (w!.waiting <= (made!.n * 2) / 3) third();
+    if (w!.waiting === 0) break;
     if (now() > deadline) throw new Error(`replicas: ${w!.waiting} drain calls still waiting after 180 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
