@@ -25,6 +25,15 @@
 // 4. Idle again, the services stopped; over every call that ended since the run began: dial_attempts > 1, ids written
 //    twice to the simulated dialer's logs (one per replica), and the most calls of one account whose
 //    [started_at, ended_at) overlap, by a sweep in SQL (an end and a start at the same millisecond: the end first).
+// The database's work per call (issue 25.4): from the burst's start until idle again, per accepted call (each is
+// also dialled and ends); the same for a paced load, the same offered load whatever N (open loop at `rate`/s for
+// PACED_SECONDS, below what 3 replicas accept on 2 cores: the closed-loop burst offers each N a different load, and
+// a saturated process batches more calls per pass); and from the drain's insert until idle, per drained call; and,
+// with no load at all for IDLE_SECONDS after the warm-up, per second: transactions (pg_stat_database,
+// less the bench's own statements), statements executed (pg_stat_statements, when loaded; the bench's own role's left
+// out) and CPU of the database's backends (/proc; the bench's own left out). With `kill`, one replica (the one that
+// logged last that it leads, else the first) is SIGKILLed once a third of the drain's calls have left the queue (or
+// when it is empty, if it emptied between two looks).
 // Why a count loses, if it does: the wait events of the database's active backends are sampled (pg_stat_activity,
 // every 200 ms, with the statement's table and, for a lock, its blocker's), CPU per call is taken from /proc (the N
 // services and the database's backends) and transactions per drained call from pg_stat_database.
@@ -40,8 +49,19 @@ import { runLoadProcess, startService } from '../processes.js';
 import { connect, waitIdle } from '../setup.js';
 import { median, type Percentiles } from '../stats.js';
 
+/** The role the bench's own connections use (bench/scale/replicas-main.ts creates it), told apart from the services'. */
+export const BENCH_ROLE = 'oct_bench';
+
 export interface ReplicaContext {
   databaseUrl: string;
+  /** The same database as BENCH_ROLE, for the bench's own queries (default: databaseUrl, its work then counted in). */
+  observerUrl?: string;
+  /** pg_stat_statements is loaded and created in the database: statements per call are counted. */
+  statements?: boolean;
+  /** SIGKILL one replica mid-drain (runs of 2 or more). */
+  kill?: boolean;
+  /** The paced load's rate, triggers/s (default 200). */
+  rate?: number;
   redisUrl: string;
   /** The service's environment (without DATABASE_URL), e.g. acceptingEnv() of bench/service-env.ts. */
   serviceEnv: Record<string, string>;
@@ -72,6 +92,18 @@ export interface ReplicaRun {
   drainCpuMs: { service: number; database: number };
   /** Database transactions per drained call, from the drain's insert until idle (claims, dials, steps, webhooks; retries and empty claims show here). */
   drainTransactionsPerCall: number;
+  /** The database's work per accepted call (burst until idle) and per drained call (drain until idle): medians over the rounds. */
+  acceptWork: DbWork;
+  drainWork: DbWork;
+  /** The same per accepted call at the paced rate, with its latency (p50 / p99 ms, from the intended send times). */
+  pacedWork: DbWork;
+  pacedLatency: { p50: number; p99: number };
+  /** The same per second with no load (polls, sweeps, leader lock retries). */
+  idleWork: DbWork;
+  /** The most executed statements of the last round's burst and drain. */
+  topStatements: { burst: string; paced: string; drain: string };
+  /** Replicas SIGKILLed mid-drain, over the rounds. */
+  killed: number;
   /** Over all rounds: the calls of the runs (ended during them), dials in the simulated dialer's logs, calls dialled twice (rows or logs). */
   calls: number;
   dials: number;
@@ -97,6 +129,8 @@ const BURST_SECONDS = 5;
  */
 const WARM_UP_SECONDS_PER_REPLICA = Number(process.env.BENCH_REPLICA_WARM_UP_SECONDS || 3);
 const DRAIN_ACCOUNTS = 200;
+const PACED_SECONDS = 10;
+const IDLE_SECONDS = 5;
 // As bench/scenarios.ts sends them: TLS_MODE=proxy, and the service insists on being told the client spoke https.
 const TRIGGER = {
   path: '/api/v1/calls/trigger',
@@ -105,7 +139,21 @@ const TRIGGER = {
 };
 const now = () => performance.timeOrigin + performance.now();
 
+/** The database's work per call: transactions, statements (null: pg_stat_statements not loaded), backends' CPU ms. */
+export interface DbWork {
+  transactions: number;
+  statements: number | null;
+  cpuMs: number;
+}
+
 interface RoundResult {
+  acceptWork: DbWork;
+  pacedWork: DbWork;
+  pacedLatency: Percentiles;
+  idleWork: DbWork;
+  drainWork: DbWork;
+  topStatements: { burst: string; paced: string; drain: string };
+  killed: number;
   accepted: number;
   latency: Percentiles;
   drain: number;
@@ -124,7 +172,7 @@ interface RoundResult {
 export async function runReplicaScaling(ctx: ReplicaContext): Promise<ReplicaRun[]> {
   const rounds = ctx.rounds ?? 2;
   const limit = Number(ctx.serviceEnv.MAX_CONCURRENT_CALLS ?? 10);
-  const db = await connect(ctx.databaseUrl);
+  const db = await connect(ctx.observerUrl ?? ctx.databaseUrl);
   // A connection ended under us (another session's test terminating backends) fails its next query, not the process.
   db.on('error', (error) => ctx.log(`replicas: connection lost: ${error.message}`));
   try {
@@ -153,7 +201,7 @@ export async function runReplicaScaling(ctx: ReplicaContext): Promise<ReplicaRun
         seconds.set(n, seconds.get(n)! + (now() - started) / 1000);
         results.get(n)!.push(r);
         ctx.log(
-          `replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`,
+          `replicas ${n}, round ${round}: accepted ${r.accepted}/s (p99 ${r.latency.p99} ms), drain ${r.drain} dialled/s (${r.drainXacts} transactions per call); ${r.calls} calls, ${r.dialledTwice} dialled twice, max ${r.maxActive} active per account${r.killed ? `, ${r.killed} replica SIGKILLed mid-drain` : ''}; idle per second ${workCell(r.idleWork)}, per accepted call ${workCell(r.acceptWork)}, paced ${workCell(r.pacedWork)} (p50 ${r.pacedLatency.p50} / p99 ${r.pacedLatency.p99} ms), per drained call ${workCell(r.drainWork)} (transactions / statements / PG CPU ms); top statements: burst ${r.topStatements.burst}; paced ${r.topStatements.paced}; drain ${r.topStatements.drain}; waits: burst ${r.waits.burst}; drain ${r.waits.drain}`,
         );
       }
     }
@@ -170,6 +218,11 @@ function summarize(replicas: number, rs: RoundResult[], limit: number, seconds: 
     service: med((r) => f(r).service),
     database: med((r) => f(r).database),
   });
+  const work = (f: (r: RoundResult) => DbWork): DbWork => ({
+    transactions: med((r) => f(r).transactions),
+    statements: f(rs[0]!).statements === null ? null : med((r) => f(r).statements ?? 0),
+    cpuMs: med((r) => f(r).cpuMs),
+  });
   return {
     replicas,
     acceptedPerSecond: med((r) => r.accepted),
@@ -181,6 +234,13 @@ function summarize(replicas: number, rs: RoundResult[], limit: number, seconds: 
     acceptCpuMs: cpu((r) => r.acceptCpu),
     drainCpuMs: cpu((r) => r.drainCpu),
     drainTransactionsPerCall: med((r) => r.drainXacts),
+    acceptWork: work((r) => r.acceptWork),
+    pacedWork: work((r) => r.pacedWork),
+    idleWork: work((r) => r.idleWork),
+    pacedLatency: { p50: med((r) => r.pacedLatency.p50), p99: med((r) => r.pacedLatency.p99) },
+    drainWork: work((r) => r.drainWork),
+    topStatements: rs.at(-1)!.topStatements,
+    killed: sum((r) => r.killed),
     calls: sum((r) => r.calls),
     dials: sum((r) => r.dials),
     dialledTwice: sum((r) => r.dialledTwice),
@@ -231,9 +291,11 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
   let measured: Omit<RoundResult, keyof Awaited<ReturnType<typeof checkCalls>>>;
   try {
     const pids = services.map((s) => s.process.pid!);
+    const workOf = () => workMeter(db, ctx, database);
     const database = new URL(ctx.databaseUrl).pathname.slice(1);
-    const load = (seconds: number) =>
+    const load = (seconds: number, rate?: number) =>
       runLoadProcess({
+        ...(rate ? { rate } : {}),
         url: services.map((s) => `http://127.0.0.1:${s.port}`),
         ...TRIGGER,
         keys: ctx.keys.map((k) => k.key),
@@ -244,8 +306,13 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
     await load(WARM_UP_SECONDS_PER_REPLICA * plan.n);
     await waitIdle(db);
 
-    let waits = await startSampling(ctx.databaseUrl);
+    let work = await workOf();
+    await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000 - 1_000)); // end() waits the last second
+    const { perCall: idleWork } = await work.end(IDLE_SECONDS);
+
+    let waits = await startSampling(ctx.observerUrl ?? ctx.databaseUrl);
     let cpu = cpuMeter(pids, database);
+    work = await workOf();
     const burst = await load(BURST_SECONDS);
     const acceptCpu = cpu.perCall(burst.statuses['200'] ?? 0);
     const burstWaits = await waits.stop();
@@ -255,16 +322,38 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
         `replicas ${plan.n}: the burst also got ${JSON.stringify(Object.fromEntries(refused))}, ${burst.errors} errors`,
       );
     await waitIdle(db);
+    const { perCall: acceptWork, top: burstStatements } = await work.end(burst.statuses['200'] ?? 0);
 
-    waits = await startSampling(ctx.databaseUrl);
+    work = await workOf();
+    const paced = await load(PACED_SECONDS, ctx.rate ?? 200);
+    await waitIdle(db);
+    const { perCall: pacedWork, top: pacedStatements } = await work.end(paced.statuses['200'] ?? 0);
+
+    waits = await startSampling(ctx.observerUrl ?? ctx.databaseUrl);
     cpu = cpuMeter(pids, database);
+    work = await workOf();
     const xactsBefore = await transactions(db);
-    const drain = await drainOnce(db, plan);
+    let killed = 0;
+    const victim = ctx.kill && plan.n > 1 ? leaderOf(services, plan, ctx.logDir) : null;
+    const drain = await drainOnce(db, plan, () => {
+      if (victim === null || killed > 0) return;
+      killed = 1;
+      ctx.log(`replicas ${plan.n}: SIGKILL replica ${victim + 1} mid-drain`);
+      services[victim]!.process.kill('SIGKILL');
+    });
     const drainCpu = cpu.perCall(drain.calls);
     const drainWaits = await waits.stop();
     await waitIdle(db);
     const drainXacts = Math.round((((await transactions(db)) - xactsBefore) / drain.calls) * 100) / 100;
+    const { perCall: drainWork, top: topStatements } = await work.end(drain.calls);
     measured = {
+      acceptWork,
+      idleWork,
+      pacedWork,
+      pacedLatency: paced.latency,
+      drainWork,
+      topStatements: { burst: burstStatements, paced: pacedStatements, drain: topStatements },
+      killed,
       accepted: Math.round(burst.throughput),
       latency: burst.latency,
       drain: drain.perSecond,
@@ -284,10 +373,14 @@ async function runOnce(ctx: ReplicaContext, db: pg.Client, plan: RunPlan): Promi
   return { ...measured, ...checked };
 }
 
-/** Inserts the drain's calls (and their first event) in one transaction, wakes the dispatchers, and times the claims. */
+/**
+ * Inserts the drain's calls (and their first event) in one transaction, wakes the dispatchers, and times the claims;
+ * `third` is called once a third of them have left the queue (or all).
+ */
 async function drainOnce(
   db: pg.Client,
   { drainAccounts, perAccount }: RunPlan,
+  third: () => void = () => undefined,
 ): Promise<{ calls: number; perSecond: number }> {
   await db.query('BEGIN');
   const {
@@ -316,6 +409,9 @@ async function drainOnce(
       'SELECT coalesce(sum(waiting_calls), 0)::int AS waiting FROM accounts WHERE id = ANY($1::uuid[])',
       [drainAccounts],
     );
+    // At the latest when the queue is empty (its last calls still dialling and talking): a fast drain may empty it
+    // between two looks.
+    if (w!.waiting <= (made!.n * 2) / 3) third();
     if (w!.waiting === 0) break;
     if (now() > deadline) throw new Error(`replicas: ${w!.waiting} drain calls still waiting after 180 s`);
     await new Promise((r) => setTimeout(r, 100));
@@ -367,6 +463,82 @@ async function checkCalls(db: pg.Client, since: Date, dialLogs: string[]) {
     dialledTwice: Math.max(c!.twice, logTwice),
     notCompleted: c!.not_completed,
     maxActive: s!.max_active,
+  };
+}
+
+/** The replica that logged last that its dispatcher leads (src/dispatch/dispatcher.ts), else the first. */
+function leaderOf(services: unknown[], plan: RunPlan, logDir: string): number {
+  let leader = 0;
+  let at = '';
+  services.forEach((_, i) => {
+    const file = path.join(logDir, `replicas-${plan.n}-r${plan.round}-${i + 1}.log`);
+    const lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n') : [];
+    for (const line of lines)
+      if (line.includes('dispatcher leads')) {
+        const time = /"time":(\d+)/.exec(line)?.[1] ?? '';
+        if (time >= at) [leader, at] = [i, time];
+      }
+  });
+  return leader;
+}
+
+/** The database's backends serving the services (the bench's own role left out). */
+function serviceBackends(databaseName: string): number[] {
+  return backendPids(databaseName).filter((pid) => {
+    try {
+      return !fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(`postgres: ${BENCH_ROLE} `);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * The database's work from now until end(calls), per call: transactions (less the bench's own statements, each its
+ * own transaction but for the drain's insert), statements (pg_stat_statements, reset here) and backends' CPU. A
+ * second's wait before the end: backends report their transactions to pg_stat_database within a second.
+ */
+async function workMeter(db: pg.Client, ctx: ReplicaContext, databaseName: string) {
+  if (ctx.statements) await db.query('SELECT pg_stat_statements_reset()');
+  const xacts = await transactions(db);
+  const backends = new Map(serviceBackends(databaseName).map((pid) => [pid, processCpuSeconds(pid)]));
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  return {
+    async end(calls: number): Promise<{ perCall: DbWork; top: string }> {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const cpu = serviceBackends(databaseName).reduce(
+        (n, pid) => n + processCpuSeconds(pid) - (backends.get(pid) ?? 0),
+        0,
+      );
+      let xactsDone = (await transactions(db)) - xacts;
+      let statements: number | null = null;
+      let top = 'pg_stat_statements not loaded';
+      if (ctx.statements) {
+        const { rows } = await db.query<{ mine: boolean; calls: string; query: string }>(
+          `SELECT s.userid = (SELECT oid FROM pg_roles WHERE rolname = current_user) AS mine, s.calls::text,
+                  left(regexp_replace(s.query, '\\s+', ' ', 'g'), 60) AS query
+             FROM pg_stat_statements s WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+            ORDER BY s.calls DESC`,
+        );
+        const count = (mine: boolean) => rows.filter((r) => r.mine === mine).reduce((n, r) => n + Number(r.calls), 0);
+        statements = count(false);
+        xactsDone -= count(true);
+        top = rows
+          .filter((r) => !r.mine)
+          .slice(0, 12)
+          .map((r) => `${r.calls} × ${r.query}`)
+          .join(' | ');
+      }
+      const n = Math.max(1, calls);
+      return {
+        perCall: {
+          transactions: round(xactsDone / n),
+          statements: statements === null ? null : round(statements / n),
+          cpuMs: round((cpu * 1000) / n),
+        },
+        top,
+      };
+    },
   };
 }
 
@@ -440,6 +612,29 @@ async function startSampling(databaseUrl: string) {
 }
 
 const pct = (ratio: number) => `${Math.floor(ratio * 100)}%`; // floor: 84.6% is not 85%
+const workCell = (w: DbWork) =>
+  `${w.transactions.toFixed(3)} / ${w.statements?.toFixed(2) ?? '-'} / ${w.cpuMs.toFixed(2)}`;
+
+/**
+ * Markdown: the database's work per accepted-and-dialled call (burst until idle) and per drained call (drain until
+ * idle), each against 1 replica (issue 25.4: within 1.2x), and the checks.
+ */
+export function workTable(runs: ReplicaRun[]): string {
+  const one = runs.find((r) => r.replicas === 1);
+  const ratio = (v: number | null, base: number | null | undefined) =>
+    v === null || !base ? '' : ` (${(v / base).toFixed(2)}x)`;
+  const lines = [
+    '| Replicas | Per accepted call, paced (same load): PG transactions / statements / PG CPU ms | Paced p50 / p99 ms | Per accepted call, burst (closed loop): PG transactions / statements / PG CPU ms | Per drained call: PG transactions / statements / PG CPU ms | Idle, per second: PG transactions / statements / PG CPU ms | Dialled twice | Max active per account | SIGKILLed mid-drain | Not completed |',
+    '|---:|---|---:|---|---|---|---:|---:|---:|---:|',
+  ];
+  const cells = (w: DbWork, base: DbWork | undefined) =>
+    `${w.transactions.toFixed(3)}${ratio(w.transactions, base?.transactions)} / ${w.statements?.toFixed(2) ?? '-'}${ratio(w.statements, base?.statements)} / ${w.cpuMs.toFixed(2)}${ratio(w.cpuMs, base?.cpuMs)}`;
+  for (const r of runs)
+    lines.push(
+      `| ${r.replicas} | ${cells(r.pacedWork, one?.pacedWork)} | ${r.pacedLatency.p50.toFixed(1)} / ${r.pacedLatency.p99.toFixed(1)} | ${cells(r.acceptWork, one?.acceptWork)} | ${cells(r.drainWork, one?.drainWork)} | ${cells(r.idleWork, one?.idleWork)} | ${r.dialledTwice} | ${r.maxActivePerAccount} | ${r.killed} | ${r.notCompleted} |`,
+    );
+  return lines.join('\n');
+}
 const cpuCell = (c: { service: number; database: number }) => `${c.service.toFixed(2)} + ${c.database.toFixed(2)}`;
 
 /** Markdown: one row per replica count, the ratios of 2 and 3 to 1, and each row's targets. */

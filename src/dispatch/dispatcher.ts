@@ -6,6 +6,13 @@
 // Two kinds of pass, each never twice at once: claims, woken by every acceptance (in process), by freed slots
 // (NOTIFY) and by the poll; and housekeeping (expiry and recovery sweeps on the poll, simulated calls advanced on
 // their scripted times), which runs beside the claims so that a new call never waits for it (issue 16.3).
+//
+// With several replicas one leads (src/jobs/wakeable-loop.ts): only the leader polls, sweeps and answers the freed
+// slots' NOTIFYs, as a lone replica does; the others claim only the calls they accepted themselves, and take the lead
+// over within LEAD_RETRY_MS (src/jobs/wakeable-loop.ts) of the leader's end (a SIGKILL included), so the database's
+// work does not grow with the number of replicas (issue 25.4). When more accounts have calls due than the leader's
+// claim takes (a queue that became due at once), it asks the others to help (a NOTIFY, BACKLOG_PAYLOAD): each then
+// claims due accounts too, those no other replica holds, until none is left.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CallRow as Call } from '../storage/index.js';
@@ -18,7 +25,13 @@ import { Batcher } from '../jobs/batcher.js';
 import { SingleFlight } from '../jobs/single-flight.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
-import { CALLS_CHANNEL, refusedByServer, type ClaimedDelivery, type Storage } from '../storage/index.js';
+import {
+  BACKLOG_PAYLOAD,
+  CALLS_CHANNEL,
+  refusedByServer,
+  type ClaimedDelivery,
+  type Storage,
+} from '../storage/index.js';
 import type { ClaimCandidate } from '../storage/index.js';
 
 /** A call about to be dialled, with its agent's voicemail setting (read with it by the claim or the takeover). */
@@ -41,6 +54,8 @@ export interface DispatcherOptions {
   queuedCallTtlMs?: number;
   /** Poll interval: the fallback for missed notifications, window openings and expiries. */
   pollMs?: number;
+  /** How often a follower tries to take the lead (default LEAD_RETRY_MS of src/jobs/wakeable-loop.ts). */
+  leadRetryMs?: number;
   /** Test hook: runs after a claim commits and before the dial (a crash there must not lose the call). */
   beforeDial?: (call: Call) => Promise<void> | void;
   /** Observes each call this dispatcher claimed, after the claim commits (metrics: dispatch latency). */
@@ -90,7 +105,13 @@ export class Dispatcher {
    * so calls of other accounts, and what a hinted claim left, are found within a poll.
    */
   private readonly hinted = new Set<string>();
-  private dueQueryWanted = true;
+  /**
+   * A wake asked for the due-accounts query. Not at first: the leader asks for it when it takes the lead (and a
+   * replica that cannot LISTEN on its first poll); a follower's passes claim only what it was hinted.
+   */
+  private dueQueryWanted = false;
+  /** This (leading) dispatcher asked the others to help with a backlog, and has not seen the end of it since. */
+  private helpAsked = false;
   private readonly dialing = new Set<Promise<void>>();
   /** Calls this dispatcher is dialling or recording: its own, whatever their lease says, never "recovered" by it. */
   private readonly ownDials = new Set<string>();
@@ -128,6 +149,17 @@ export class Dispatcher {
       onNotification: () => {
         this.dueQueryWanted = true;
       },
+      followerAnswers: (payload) => payload === BACKLOG_PAYLOAD,
+      leadership: {
+        ...(options.leadRetryMs ? { retryMs: options.leadRetryMs } : {}),
+        onChange: (leading) => {
+          options.log.info({ dispatcher: this.id }, leading ? 'dispatcher leads' : 'dispatcher no longer leads');
+          // What the previous leader would have found: every due account, and the sweeps.
+          if (!leading) return;
+          this.wake();
+          this.sweep();
+        },
+      },
     });
     this.housekeeping = new SingleFlight(
       async () => {
@@ -141,7 +173,12 @@ export class Dispatcher {
 
   async start() {
     await this.loop.start();
-    this.sweep();
+    if (this.loop.leading) this.sweep();
+  }
+
+  /** Whether this dispatcher polls, sweeps and answers NOTIFYs for every replica (see the top of the file). */
+  get leading() {
+    return this.loop.leading;
   }
 
   async stop() {
@@ -177,6 +214,7 @@ export class Dispatcher {
     await this.giveWay();
     await this.expire();
     await this.recover();
+    this.dueQueryWanted = true;
     await this.claims();
     await this.advance();
   }
@@ -229,6 +267,7 @@ export class Dispatcher {
     const passStarted = performance.now();
     const now = clock();
     const hinted = this.nextAccounts();
+    if (hinted === null) return false;
     let rescheduled = false;
     // An attempt's answering-machine verdict is its own: a later attempt never ends on an earlier one's machine.
     const extra = {
@@ -299,6 +338,11 @@ export class Dispatcher {
     // the hints skipped if it was wanted.
     const more =
       hinted.length === 0 ? locked.length === CLAIM_ACCOUNTS_PER_PASS : this.hinted.size > 0 || this.dueQueryWanted;
+    // The next claim asks again which accounts are due: more may be due than this one took, or calls behind those
+    // put back may be dialable.
+    if ((hinted.length === 0 && more) || rescheduled) this.dueQueryWanted = true;
+    if (hinted.length === 0 && more && this.loop.leading) this.askForHelp();
+    else if (hinted.length === 0) this.helpAsked = false;
     if (locked.length === 0) return more;
     if (handOver.length > 0) this.options.webhooks!.take(handOver);
     this.options.onClaimPass?.((performance.now() - passStarted) / 1000);
@@ -325,18 +369,32 @@ export class Dispatcher {
   }
 
   /**
-   * The hinted accounts (up to a claim's worth) when no wake asked for the due-accounts query; otherwise none, and
-   * the query answers for the hinted ones too (an account with due calls is in its answer).
+   * The hinted accounts (up to a claim's worth) when no wake asked for the due-accounts query; none when one did, and
+   * the query answers for the hinted ones too (an account with due calls is in its answer); null when neither.
    */
-  private nextAccounts(): string[] {
-    if (this.dueQueryWanted || this.hinted.size === 0) {
+  private nextAccounts(): string[] | null {
+    if (this.dueQueryWanted) {
       this.dueQueryWanted = false;
       this.hinted.clear();
       return [];
     }
+    if (this.hinted.size === 0) return null;
     const accounts = [...this.hinted].slice(0, CLAIM_ACCOUNTS_PER_PASS);
     for (const id of accounts) this.hinted.delete(id);
     return accounts;
+  }
+
+  /**
+   * More accounts are due than a claim takes: the other replicas are asked to claim too (a NOTIFY they answer, leader
+   * or not). Once per backlog: asked again only after a claim that found less than a claim's worth.
+   */
+  private askForHelp() {
+    if (this.helpAsked) return;
+    this.helpAsked = true;
+    this.storage.notifications.notify(CALLS_CHANNEL, BACKLOG_PAYLOAD).catch((error: Error) => {
+      this.helpAsked = false;
+      this.logs.warn('help', { err: error }, 'could not ask the other dispatchers for help with a backlog');
+    });
   }
 
   /** Keeps `work` until it ends; the returned promise ends with it and never rejects. */

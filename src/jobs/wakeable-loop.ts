@@ -1,9 +1,15 @@
 // A background pass run on demand: woken in process, by PostgreSQL NOTIFY on a channel and by a poll timer (the
 // fallback for missed notifications and clock-driven work), never two passes at once, one more if woken during a pass.
+// With `leadership`, one replica at a time polls and answers the channel's notifications for all of them: the holder
+// of the channel's leader lock on its LISTEN connection (src/storage/notifications.ts). The others run only the passes
+// woken in process, and try to take the lock over every few seconds; a replica that cannot LISTEN polls as before.
 import type { FastifyBaseLogger } from 'fastify';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { listen, type Listener } from '../storage/index.js';
 import { SingleFlight } from './single-flight.js';
+
+/** How often a follower tries to take the lead over: a leader's end leaves its polling work undone this long. */
+export const LEAD_RETRY_MS = 2_000;
 
 export interface WakeableLoopOptions {
   name: string;
@@ -17,14 +23,27 @@ export interface WakeableLoopOptions {
    * dispatcher's expiry and recovery sweeps run on the poll, not before every claim).
    */
   onPoll?: () => void;
-  /** Called on every notification on the channel, before the pass it wakes (the owner learns the wake came from outside). */
-  onNotification?: () => void;
+  /**
+   * Called on every notification on the channel this loop answers, before the pass it wakes (the owner learns the wake
+   * came from outside, and its payload).
+   */
+  onNotification?: (payload: string | null) => void;
+  /** The notifications a follower answers too (by their payload): none unless given. */
+  followerAnswers?: (payload: string | null) => boolean;
+  /**
+   * One replica leads: only it polls and answers notifications (each replica doing both multiplied the database's
+   * work by the number of replicas, idle or not). `retryMs`: how often a follower tries to take over (LEAD_RETRY_MS);
+   * `onChange` hears this loop take or lose the lead.
+   */
+  leadership?: { retryMs?: number; onChange?: (leading: boolean) => void };
 }
 
 export class WakeableLoop {
   private timer: NodeJS.Timeout | null = null;
   private listener: Listener | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  private leadTimer: NodeJS.Timeout | null = null;
+  private leadingFlag = false;
   private stoppedFlag = false;
   private readonly passes: SingleFlight;
   /** While the database is down every pass fails (four times a second) and every LISTEN retry too. */
@@ -46,9 +65,23 @@ export class WakeableLoop {
     return this.stoppedFlag;
   }
 
+  /**
+   * Whether this loop polls and answers notifications: without leadership always; with it, while it holds the lead,
+   * or while it has no LISTEN connection (it cannot tell whether another leads, nor hear anything: it polls).
+   */
+  get leading() {
+    return !this.options.leadership || this.leadingFlag || this.listener === null;
+  }
+
   async start() {
     await this.listen();
+    const { leadership } = this.options;
+    if (leadership) {
+      this.leadTimer = setInterval(() => void this.tryLead(), leadership.retryMs ?? LEAD_RETRY_MS);
+      this.leadTimer.unref();
+    }
     this.timer = setInterval(() => {
+      if (!this.leading) return;
       this.options.onPoll?.();
       this.wake();
     }, this.options.pollMs);
@@ -56,12 +89,14 @@ export class WakeableLoop {
     this.wake();
   }
 
-  /** Stops waking and waits for the pass under way. */
+  /** Stops waking and waits for the pass under way. Closing the LISTEN connection frees the lead for another replica. */
   async stop() {
     this.stoppedFlag = true;
     if (this.timer) clearInterval(this.timer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.leadTimer) clearInterval(this.leadTimer);
     await this.listener?.close();
+    this.setLeading(false);
     await this.passes.settle();
   }
 
@@ -85,14 +120,17 @@ export class WakeableLoop {
       if (lost) return;
       lost = true;
       if (listener && this.listener === listener) this.listener = null;
+      // The lock went with the connection: another replica may lead by now.
+      this.setLeading(false);
       this.logs.warn('listen', { err: error }, `${this.options.name} ${message}; polling until it is back`);
       void listener?.close();
       this.retryListen();
     };
     try {
       listener = await listen(this.options.databaseUrl, this.options.channel, {
-        notification: () => {
-          this.options.onNotification?.();
+        notification: (payload) => {
+          if (!this.leading && !this.options.followerAnswers?.(payload)) return;
+          this.options.onNotification?.(payload);
           this.wake();
         },
         error: (error) => onLost(error, 'lost its LISTEN connection'),
@@ -107,6 +145,21 @@ export class WakeableLoop {
     }
     this.listener = listener;
     this.logs.recovered('listen', `${this.options.name} listens again`);
+    await this.tryLead();
+  }
+
+  /** Takes the lead if no other replica holds it (a failure is the connection's: its error handler says so). */
+  private async tryLead() {
+    const listener = this.listener;
+    if (!this.options.leadership || this.stoppedFlag || this.leadingFlag || !listener) return;
+    const led = await listener.tryLead().catch(() => false);
+    if (led && this.listener === listener && !this.stoppedFlag) this.setLeading(true);
+  }
+
+  private setLeading(leading: boolean) {
+    if (!this.options.leadership || this.leadingFlag === leading) return;
+    this.leadingFlag = leading;
+    this.options.leadership.onChange?.(leading);
   }
 
   private retryListen() {

@@ -1,13 +1,28 @@
 // PostgreSQL NOTIFY and LISTEN: a notification sent outside any transaction, and a connection of its own that listens
-// on a channel (the channels are storage/channels.ts).
+// on a channel (the channels are storage/channels.ts) and may hold the channel's leader lock.
 import pg from 'pg';
 import { statement } from './statements.js';
 import { Repository } from './driver.js';
+import { behindTransactionPooler } from './database.js';
 
-// Hand-written: Prisma Client has no NOTIFY; the one statement of CoalescedNotify, sent after other commits.
-const NOTIFY = statement('oct_notify', 'SELECT pg_notify($1, NULL)');
+// Hand-written: Prisma Client has no NOTIFY; the statement of CoalescedNotify (sent after other commits) and of the
+// leading dispatcher's call for help.
+const NOTIFY = statement('oct_notify', 'SELECT pg_notify($1, $2)');
+
+/** Advisory lock space of the channels' leader locks (the claims' account locks are 72707370: call-claims.ts). */
+const LEADER_LOCK_SPACE = 72707371;
+// Hand-written: a session-level advisory lock on the listening connection itself, which Prisma cannot hold.
+const TRY_LEAD = statement('oct_try_lead', `SELECT pg_try_advisory_lock(${LEADER_LOCK_SPACE}, hashtext($1)) AS led`);
 
 export interface Listener {
+  /**
+   * Takes the channel's leader lock on this connection, if no other connection holds it: a session-level advisory lock,
+   * held until this connection ends (closed, lost, or its process killed), so a leader that dies frees it on its own.
+   * Returns whether this connection holds it (asking again once it does is harmless: the lock is re-entrant). Behind
+   * a transaction pooler (?pgbouncer=true) always true, and no lock is taken: a session lock would stay on whichever
+   * server connection ran it, outliving this process, so every replica leads (polls) there, as before leadership.
+   */
+  tryLead(): Promise<boolean>;
   /** Closes the connection; never throws. */
   close(): Promise<void>;
 }
@@ -19,12 +34,23 @@ export interface Listener {
 export async function listen(
   databaseUrl: string,
   channel: string,
-  on: { notification: () => void; error: (error: Error) => void },
+  on: { notification: (payload: string | null) => void; error: (error: Error) => void },
 ): Promise<Listener> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  client.on('notification', on.notification);
+  // Keepalive: a peer gone without a word (a host down) is found, and its leader lock freed, within minutes, not hours.
+  const client = new pg.Client({ connectionString: databaseUrl, keepAlive: true });
+  client.on('notification', (message) => on.notification(message.payload || null));
   client.on('error', on.error);
-  const listener: Listener = { close: () => client.end().catch(() => undefined) };
+  let leading = behindTransactionPooler(databaseUrl).pooler;
+  const listener: Listener = {
+    async tryLead() {
+      // Re-entrant: taken once, not once per ask (each take needs its own unlock).
+      if (leading) return true;
+      const { rows } = await client.query<{ led: boolean }>({ ...TRY_LEAD, values: [channel] });
+      leading = rows[0]?.led === true;
+      return leading;
+    },
+    close: () => client.end().catch(() => undefined),
+  };
   try {
     await client.connect();
     await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
@@ -36,7 +62,8 @@ export async function listen(
 }
 
 export class NotificationRepository extends Repository {
-  async notify(channel: string): Promise<void> {
-    await this.pool.query({ ...NOTIFY, values: [channel] });
+  /** A NOTIFY on `channel`, with `payload` or none. */
+  async notify(channel: string, payload: string | null = null): Promise<void> {
+    await this.pool.query({ ...NOTIFY, values: [channel, payload] });
   }
 }

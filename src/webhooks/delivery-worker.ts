@@ -3,6 +3,9 @@
 // every attempt with its outcome and the next try. An endpoint that answers 410 Gone is switched off, and audited as
 // the service's doing, in the statement that records the attempt; that delivery and the endpoint's other pending ones
 // are held (sent when it is enabled again), as is one claimed for an endpoint that was off.
+// With several replicas one worker leads (src/jobs/wakeable-loop.ts): only it polls and answers the NOTIFYs of new
+// deliveries, as a lone replica does; the others send what their own dispatcher hands them (call.started) and what
+// they claim when their own attempts leave a backlog (issue 25.4).
 import type { FastifyBaseLogger } from 'fastify';
 import { newRowId } from '../domain/ids.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
@@ -27,6 +30,8 @@ export interface DeliveryWorkerOptions {
   now: () => Date;
   log: FastifyBaseLogger;
   pollMs?: number;
+  /** How often a follower tries to take the lead (default LEAD_RETRY_MS of src/jobs/wakeable-loop.ts). */
+  leadRetryMs?: number;
   /** In-flight attempts per endpoint in this process. */
   perEndpoint?: number;
   /** In-flight attempts in this process, not counting those stalled (unanswered after STALLED_AFTER_MS). */
@@ -96,6 +101,16 @@ export class DeliveryWorker {
       pollMs: options.pollMs ?? 250,
       log: options.log,
       pass: () => this.claimAndSend(),
+      leadership: {
+        ...(options.leadRetryMs ? { retryMs: options.leadRetryMs } : {}),
+        onChange: (leading) => {
+          options.log.info(leading ? 'webhook delivery leads' : 'webhook delivery no longer leads');
+          if (!leading) return;
+          // Everything due, at once (a full claim): the previous leader's share included.
+          this.lastFullClaim = null;
+          this.wake();
+        },
+      },
     });
   }
 
