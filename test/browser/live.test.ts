@@ -155,4 +155,51 @@ describe.skipIf(!available)('live refresh in chromium', { timeout: 120_000 }, ()
     expect(problems).toEqual([]);
     expect(dialogs).toEqual([]);
   });
+
+  it('drops an answer that comes back after the user ticked a box while it was on its way', async () => {
+    const { accountId } = await agencyWithUser(world, 'In Flight Agency', 'owner@in-flight.example');
+    const storage = storageOf(world.prisma);
+    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100' });
+    await setDefaultAgent(storage, accountId, agent.id);
+    const { key } = await generateKey(storage, accountId);
+    const { page } = await signIn(world, 'owner@in-flight.example');
+    const ids: string[] = [];
+    for (const phone of ['+14155552681', '+14155552682']) {
+      const res = await apiTrigger(world, key, { phone_number: phone });
+      expect(res.status).toBe(200);
+      ids.push(res.body.call_id as string);
+    }
+    const [canceled, ticked] = ids as [string, string];
+    // The next refresh is held on its way until the box is ticked; the call is canceled first, so its answer would
+    // show the change (and an unticked box) if it were swapped in.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held!: () => void;
+    const heldNow = new Promise<void>((resolve) => (held = resolve));
+    await page.route('**/dashboard/calls**', async (route) => {
+      if (route.request().headers()['hx-request'] === 'true') {
+        held();
+        await released;
+      }
+      await route.continue();
+    });
+    await page.goto('/dashboard/calls');
+    const row = (id: string) => `#live table tr:has(a[href="/dashboard/calls/${id}"])`;
+    await heldNow;
+    await cancelCall(storage, canceled, { kind: 'operator' });
+    await page.check(`input[name=call][value="${ticked}"]`);
+    await page.click('h1');
+    release();
+    await page.waitForFunction(() => {
+      const region = (globalThis as unknown as Probe).document.querySelector('#live');
+      return region?.getAttribute('data-live-paused') === 'form';
+    });
+    expect(await page.isChecked(`input[name=call][value="${ticked}"]`)).toBe(true);
+    expect(await page.textContent(row(canceled))).toContain('Waiting');
+    await page.unroute('**/dashboard/calls**');
+    // Unticked, the next refresh shows the change.
+    await page.uncheck(`input[name=call][value="${ticked}"]`);
+    await page.click('h1');
+    await waitForText(page, row(canceled), 'Failed: canceled');
+  });
 });

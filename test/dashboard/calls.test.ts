@@ -140,7 +140,7 @@ describe('the Calls list', () => {
     const completedRow = body.slice(body.indexOf(calls.detail), body.indexOf('</tr>', body.indexOf(calls.detail)));
     expect(completedRow).toContain('<span class="badge" data-tone="ok">Completed</span>');
     expect(completedRow).toMatch(/<td data-label="Duration">\d+ s<\/td>/);
-    expect(completedRow).toMatch(/<td data-label="Created">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td>/);
+    expect(completedRow).toMatch(/<td class="time" data-label="Created">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/td>/);
     expect(completedRow).toContain(
       '<td data-label="Name">Zoë &lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;</td>',
     );
@@ -150,7 +150,7 @@ describe('the Calls list', () => {
     );
     expect(body).toContain('<table class="rows calls"');
     expect(body).not.toContain('Failure reason');
-    const cells = [...body.matchAll(/<td( class="primary")? data-label="[^"]+">/g)].length;
+    const cells = [...body.matchAll(/<td( class="(primary|time)")? data-label="[^"]+">/g)].length;
     expect(cells).toBe([...body.matchAll(/<td/g)].length);
   });
 

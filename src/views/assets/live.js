@@ -2,7 +2,8 @@
 // server for again every few seconds and swaps in; the server stops it by sending a region without the trigger once
 // nothing is active. This script only holds a refresh back while the user is doing something inside the region,
 // so that a refresh never throws it away: focus on a field, link or button in it; a box ticked, a field typed in or
-// a choice changed; a <details> opened or closed by them; text selected in it. The next tick tries again. It also
+// a choice changed; a <details> opened or closed by them; text selected in it. It looks before asking and again
+// before swapping the answer in (the user may have started while it was on its way). The next tick tries again. It also
 // skips refreshes while the tab is hidden, and reloads the whole page when the answer is not such a page (a signed
 // out session is sent to the sign-in page). Without this script (or without script) the page is reloaded by hand.
 'use strict';
@@ -85,9 +86,22 @@
     window.location.reload();
   }
 
+  /** Leaves the region as it is: the answer is not swapped in. @param {unknown} detail htmx's htmx:beforeSwap detail */
+  function keepOut(detail) {
+    if (typeof detail === 'object' && detail !== null && 'shouldSwap' in detail) detail.shouldSwap = false;
+  }
+
   document.addEventListener('htmx:beforeSwap', function (event) {
     var region = event.target;
-    if (region instanceof Element && region.id === 'live' && event instanceof CustomEvent)
-      loadWholeUnlessLive(event.detail);
+    if (!(region instanceof Element) || region.id !== 'live' || !(event instanceof CustomEvent)) return;
+    // The user started something while the answer was on its way (ticked a box, say): the answer is dropped, not
+    // swapped over it; the next tick asks again.
+    var busy = busyWith(region);
+    if (busy) {
+      keepOut(event.detail);
+      region.setAttribute('data-live-paused', busy);
+      return;
+    }
+    loadWholeUnlessLive(event.detail);
   });
 })();
