@@ -12,7 +12,7 @@
 // the embedded PostgreSQL in a temporary DATA_DIR, as `npm start` does.
 // Needs Debian's chromium (apt-get install -y --no-install-recommends chromium).
 // Usage: npm run screenshots [-- --out <dir> | --update]
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -185,14 +185,27 @@ export async function makeShowcase(
   const clientKey = (await generateKey(storage, clientId, operator)).key;
   await setWebhook(storage, clientId, `${options.receiver.url}?client=bayside`, { allowPrivate: true }, operator);
 
+  // As a client should: a 503 (the database did not answer in time, on a starved machine) is tried again with the
+  // same Idempotency-Key, so a trigger that was accepted after all is not made twice.
   const trigger = async (key: string, body: Record<string, unknown>) => {
-    const res = await httpsRequest(options.port, '/api/v1/calls/trigger', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 200) throw new Error(`trigger answered ${res.status}: ${res.body}`);
-    return (JSON.parse(res.body) as { call_id: string }).call_id;
+    const idempotencyKey = randomUUID();
+    for (let attempt = 1; ; attempt++) {
+      const res = await httpsRequest(options.port, '/api/v1/calls/trigger', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'idempotency-key': idempotencyKey,
+        },
+        body: JSON.stringify(body),
+      });
+      if (res.status === 503 && attempt < 5) {
+        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+        continue;
+      }
+      if (res.status !== 200) throw new Error(`trigger answered ${res.status}: ${res.body}`);
+      return (JSON.parse(res.body) as { call_id: string }).call_id;
+    }
   };
 
   // The featured call first: its call.started is the receiver's first request, answered 503 and retried.
