@@ -15,7 +15,7 @@ import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp, closeTestApp } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { createTenant } from '../helpers/fixtures.js';
+import { createTenant, waitingCallNobodyAnnounced } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -52,21 +52,6 @@ async function peakConcurrency(app: App, accountId: string): Promise<number> {
   let peak = 0;
   for (const [, delta] of edges) peak = Math.max(peak, (now += delta));
   return peak;
-}
-
-/** A due call of `tenant` written without waking any dispatcher (as if another replica had accepted it without a NOTIFY). */
-function waitingCallNobodyAnnounced(app: App, tenant: { accountId: string; agentId: string }) {
-  const now = new Date();
-  return app.prisma.call.create({
-    data: {
-      accountId: tenant.accountId,
-      agentId: tenant.agentId,
-      phoneNumber: '+14155552671',
-      fromNumber: '+14155550100',
-      notBefore: now,
-      expiresAt: new Date(now.getTime() + 3_600_000),
-    },
-  });
 }
 
 describe('dispatcher', () => {
@@ -218,7 +203,7 @@ describe('dispatcher', () => {
     const [a, b] = [await createTenant(app.prisma), await createTenant(app.prisma)];
     await app.dispatcher!.settle();
     // A call of b's nobody woke the dispatcher for.
-    const unannounced = await waitingCallNobodyAnnounced(app, b);
+    const unannounced = await waitingCallNobodyAnnounced(app.prisma, b);
     const callId = callIdOf(await trigger(app, a.key));
     await waitFor(
       () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
@@ -259,7 +244,7 @@ describe('dispatcher', () => {
     const tenants = [];
     for (let i = 0; i < 55; i++) tenants.push(await createTenant(app.prisma));
     await app.dispatcher!.settle();
-    for (const t of tenants) await waitingCallNobodyAnnounced(app, t);
+    for (const t of tenants) await waitingCallNobodyAnnounced(app.prisma, t);
     // Another replica's claim holds 50 of the accounts: its transaction-level locks, here session-level ones (they conflict).
     const other = new pg.Client({ connectionString: databaseUrl });
     await other.connect();

@@ -10,7 +10,7 @@ import type { App } from '../../src/app.js';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
 import { buildTestApp } from '../helpers/app.js';
-import { createTenant } from '../helpers/fixtures.js';
+import { createTenant, waitingCallNobodyAnnounced } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait.js';
 
 const MAX_ACTIVE = 3;
@@ -36,21 +36,8 @@ function replica(app: App, databaseUrl: string, pollMs = 50) {
 
 /** Due calls of `tenant` written without waking any dispatcher (as another replica's acceptances would be, unheard). */
 async function unannouncedCalls(app: App, tenant: { accountId: string; agentId: string }, count: number) {
-  const now = new Date();
   const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const call = await app.prisma.call.create({
-      data: {
-        accountId: tenant.accountId,
-        agentId: tenant.agentId,
-        phoneNumber: '+14155552671',
-        fromNumber: '+14155550100',
-        notBefore: now,
-        expiresAt: new Date(now.getTime() + 3_600_000),
-      },
-    });
-    ids.push(call.id);
-  }
+  for (let i = 0; i < count; i++) ids.push((await waitingCallNobodyAnnounced(app.prisma, tenant)).id);
   return ids;
 }
 

@@ -64,3 +64,21 @@ async function completeTenant(prisma: Storage, accountId: string, options: Tenan
 }
 
 export { setPlan, setApiAccess, generateKey };
+
+/**
+ * A call of `tenant` due now that no acceptance announced (no hint, no NOTIFY): only a dispatcher's poll (its
+ * due-accounts query) finds it.
+ */
+export function waitingCallNobodyAnnounced(prisma: PrismaClient, tenant: { accountId: string; agentId: string }) {
+  const now = new Date();
+  return prisma.call.create({
+    data: {
+      accountId: tenant.accountId,
+      agentId: tenant.agentId,
+      phoneNumber: '+14155552671',
+      fromNumber: '+14155550100',
+      notBefore: now,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+    },
+  });
+}
