@@ -193,6 +193,10 @@ function searchStatement(name: string, own: number, where: string): Statement {
   );
 }
 
+/** The calls of the accounts $1 whose name starts with $2 in any case: a range of the name index (its partial predicate too). */
+const NAME_MATCHES = `c.account_id = ANY($1::uuid[]) AND c.name IS NOT NULL
+       AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))`;
+
 const SEARCHES: Record<'metadata' | 'numberPrefix' | 'namePrefix', Statement> = {
   metadata: searchStatement(
     'oct_call_search_metadata',
@@ -204,12 +208,7 @@ const SEARCHES: Record<'metadata' | 'numberPrefix' | 'namePrefix', Statement> = 
     1,
     'c.account_id = ANY($1::uuid[]) AND c.phone_number ~>=~ $2::text AND c.phone_number ~<~ ($2::text || chr(1114111))',
   ),
-  namePrefix: searchStatement(
-    'oct_call_search_name',
-    1,
-    `c.account_id = ANY($1::uuid[]) AND c.name IS NOT NULL
-       AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))`,
-  ),
+  namePrefix: searchStatement('oct_call_search_name', 1, NAME_MATCHES),
 };
 
 // Hand-written: a name search's page from its index alone. The index holds each named call's time and id (and the
@@ -221,8 +220,7 @@ const NAME_NEWEST = statement(
   `
   WITH m AS MATERIALIZED (
     SELECT c.created_at, c.id FROM calls c
-     WHERE c.account_id = ANY($1::uuid[]) AND c.name IS NOT NULL
-       AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
+     WHERE ${NAME_MATCHES}
        AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz)
   SELECT ${LIST_COLUMNS} FROM calls c
    WHERE c.id = ANY (ARRAY(SELECT m.id FROM m ORDER BY m.created_at DESC, m.id DESC LIMIT $6::int))
