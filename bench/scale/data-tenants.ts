@@ -19,7 +19,7 @@ export interface BaseShape {
   /** The first `endpoints` accounts have a webhook endpoint; timingOut of them (never account 0) never answer. */
   endpoints: number;
   timingOut: number;
-  /** The last drainAccounts of the keyed accounts take the drain's waiting calls. */
+  /** The last drainAccounts of the keyed accounts (all of them by default) take the drain's waiting calls. */
   drainAccounts: number;
 }
 
@@ -68,7 +68,7 @@ export function planLayout(base: BaseShape, tenants: TenantsShape | null, window
     for (let c = 0; c <= base.clientsPerAgency; c++) agencyOf.push(agency);
   }
   const baseTotal = agencyOf.length;
-  if (baseTotal < base.keys || base.keys < base.endpoints || base.keys < base.drainAccounts + 1)
+  if (baseTotal < base.keys || base.keys < base.endpoints || base.keys < base.drainAccounts)
     throw new Error(`${baseTotal} base accounts cannot hold ${base.keys} keyed ones with their endpoints and drain`);
   if (tenants) {
     const limit = baseTotal + tenants.accounts;

@@ -72,7 +72,7 @@ export const BASE: BaseShape = {
   keys: 200,
   endpoints: 20,
   timingOut: 2,
-  drainAccounts: 100,
+  drainAccounts: 200,
 };
 
 export const DIMENSIONS = ['empty', 'history', 'tenants', 'queue'] as const;

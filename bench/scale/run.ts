@@ -64,7 +64,7 @@ const SETTINGS = {
   triggerSeconds: Number(env.BENCH_SCALE_TRIGGER_SECONDS || 20),
   deliveriesPerEndpoint: 30,
   /** The drain's due calls on every database: the fewest that keep the dispatcher busy for a measurable while. */
-  drainCalls: 2_000,
+  drainCalls: 6_000,
   drainTimeoutSeconds: 600,
   dashboardRate: 50,
   dashboardSeconds: Number(env.BENCH_SCALE_DASHBOARD_SECONDS || 20),
