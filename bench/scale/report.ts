@@ -61,6 +61,8 @@ export interface ScaleResults {
   database: { kind: string; settings: Record<string, string> };
   settings: Record<string, unknown>;
   runs: DatabaseRun[];
+  /** Databases whose build or measurement failed as a whole, with the error. */
+  failed: Record<string, string>;
   /** Markdown of the replicas' table (bench/scale/replicas.ts), and their figures. */
   replicas?: { markdown: string; runs: unknown[] } | { skipped: string };
   steps: { name: string; seconds: number }[];
@@ -328,6 +330,8 @@ export function markdown(results: ScaleResults): string {
   for (const run of results.runs)
     for (const [phase, error] of Object.entries(run.errors))
       lines.push(`**${run.label}: ${phase} failed**: ${error}`, '');
+  for (const [label, error] of Object.entries(results.failed))
+    lines.push(`**${label}: the database failed**: ${error}`, '');
   if (results.replicas && 'markdown' in results.replicas)
     lines.push('## Replicas (history database)', '', results.replicas.markdown, '');
   else if (results.replicas) lines.push(`Replicas: ${results.replicas.skipped}`, '');

@@ -424,6 +424,7 @@ async function main() {
     });
   }
   const results: DatabaseRun[] = [];
+  const failed: Record<string, string> = {};
   let replicaResults: ScaleResults['replicas'];
   let machine: ScaleResults['machine'] | undefined;
   let database: ScaleResults['database'] | undefined;
@@ -447,10 +448,15 @@ async function main() {
     };
     const shared: Shared = { adminUrl: postgres.adminUrl, receiver, stall };
     for (const label of databases) {
-      // Each database is dropped before the next is built.
-      const measured = await scoped(() => measureDatabase(label, shared));
-      results.push(measured.run);
-      replicaResults = measured.replicas ?? replicaResults;
+      // Each database is dropped before the next is built; one that fails (its build) is reported, the next goes on.
+      try {
+        const measured = await scoped(() => measureDatabase(label, shared));
+        results.push(measured.run);
+        replicaResults = measured.replicas ?? replicaResults;
+      } catch (error) {
+        failed[label] = (error as Error).message;
+        log(`${label} failed: ${(error as Error).stack}`);
+      }
     }
   } finally {
     while (cleanup.length > 0) await cleanup.pop()!().catch((error: Error) => log(`cleanup: ${error.message}`));
@@ -465,6 +471,7 @@ async function main() {
     database,
     settings: { ...SETTINGS, service: SERVICE_ENV },
     runs: results,
+    failed,
     ...(replicaResults ? { replicas: replicaResults } : {}),
     steps,
   };
