@@ -202,7 +202,7 @@ export async function createDashboardUser(databaseUrl: string, accountId: string
   }
 }
 
-/** Before scheduleWindow: a one-hour window three days ahead, so the windowed calls wait days for it. */
+/** A one-hour window three days ahead: the queue dimension's windowed calls wait days for it. */
 export function distantWindow(now: Date): { windows: CallingWindow[]; opensAt: Date } {
   const weekday = ((new Date(now.getTime() + 3 * 86_400_000).getUTCDay() + 6) % 7) + 1;
   const windows = [{ days: [weekday], start: '03:00', end: '04:00' }];

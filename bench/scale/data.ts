@@ -1,10 +1,3 @@
-// The large database of `npm run bench:scale` (issue 16.2): 10,000 accounts with keys, endpoints and a dashboard user,
-// 100,000 waiting calls (some for a calling window that opens during the run) and a year of history (5 million
-// finished calls with their events, 2 million webhook deliveries with their attempts), written set-based in a few
-// minutes; the runner (bench/scale/run.ts) calls buildScaleData and scheduleWindow. Tenants: data-tenants.ts; history:
-// data-history.ts; bulk sessions, indexes and constraints: data-sessions.ts.
-// `npx tsx bench/scale/data.ts [factor]` builds it at that scale on a fresh database, prints counts and time, and drops
-// the database unless BENCH_KEEP=1.
 // The databases of `npm run bench:scale` (issue 25 point 3): the base every one of them has (the few accounts whose
 // keys the load uses, their endpoints and the dashboard user: BASE), alone ("empty") or with one dimension on it:
 // history (5 million finished calls with their events, 2 million webhook deliveries with their attempts, skewed over
