@@ -29,7 +29,7 @@ import {
 import {
   createDashboardUser,
   createRowIdFunction,
-  DASHBOARD_EMAIL,
+  dashboardEmail,
   DASHBOARD_PASSWORD,
   dropRowIdFunction,
   insertQueue,
@@ -148,7 +148,8 @@ export async function buildScaleData(
   try {
     await createRowIdFunction(main);
     const keys = await insertTenants(main, layout, options, now);
-    await createDashboardUser(databaseUrl, layout.accountIds[layout.big]!);
+    const email = dashboardEmail();
+    await createDashboardUser(databaseUrl, layout.accountIds[layout.big]!, email);
     await phase(`${layout.accountIds.length} accounts`);
     if (dimension === 'queue') {
       await insertQueue(main, layout, shape.waitingCalls, now);
@@ -182,7 +183,7 @@ export async function buildScaleData(
         keyed: layout.keyed.map((n) => ({ accountId: layout.accountIds[n]!, key: keys.get(n)! })),
         bigAccount: {
           accountId: bigAccountId,
-          email: DASHBOARD_EMAIL,
+          email,
           password: DASHBOARD_PASSWORD,
           deepCursorCreatedAt: (big!.deep ?? now).toISOString(),
         },

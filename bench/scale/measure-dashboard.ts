@@ -20,7 +20,7 @@ interface Answer {
  * A browser on one keep-alive connection: remembers its cookies (the session's and the CSRF secret's) and the last
  * CSRF token it saw.
  */
-class HttpVisitor {
+export class HttpVisitor {
   private readonly cookies = new Map<string, string>();
   private csrf: string | null = null;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -110,38 +110,37 @@ export interface DashboardTarget {
 const NAME_PREFIX = 'lead 1';
 
 /**
- * Signs in, warms each page up, then starts `load` (the triggers) and, once `running()` says it is under way, requests
+ * With a signed-in visitor (one sign-in per database: sign-ins are throttled per email and per address, in Redis,
+ * across runs), warms each page up, then starts `load` (the triggers) and, once `running()` says it is under way, requests
  * the pages in turn until it ends. Returns every request's time per page and what the load returned.
  */
 export async function measureDashboardUnderLoad<L>(
-  port: number,
+  visitor: HttpVisitor,
   target: DashboardTarget,
   load: () => Promise<L>,
   running: () => Promise<boolean>,
 ): Promise<{ pages: DashboardSamples; load: L }> {
-  const visitor = new HttpVisitor(port);
+  const before = encodeURIComponent(`${new Date(target.deepCursorCreatedAt).toISOString()}_${MAX_UUID}`);
+  const paths: Record<DashboardPage, [string, string]> = {
+    firstPage: ['calls list, first page', '/dashboard/calls'],
+    deepPage: ['calls list, deep keyset page', `/dashboard/calls?before=${before}`],
+    nameSearch: [
+      `calls list, name search "${NAME_PREFIX}"`,
+      `/dashboard/calls?name=${encodeURIComponent(NAME_PREFIX)}`,
+    ],
+    detail: ['call detail', `/dashboard/calls/${target.callId}`],
+  };
+  const pages = Object.fromEntries(
+    Object.entries(paths).map(([key, [name, path]]) => [key, { name, path, status: 0, bytes: 0, samples: [] }]),
+  ) as unknown as DashboardSamples;
+  for (const [, path] of Object.values(paths)) for (let i = 0; i < WARM_UP; i++) await visitor.request('GET', path);
+  let done = false;
+  const loaded = load().finally(() => (done = true));
+  for (const deadline = performance.now() + 15_000; !done && performance.now() < deadline;) {
+    if (await running()) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   try {
-    await visitor.signIn(target.email, target.password);
-    const before = encodeURIComponent(`${new Date(target.deepCursorCreatedAt).toISOString()}_${MAX_UUID}`);
-    const paths: Record<DashboardPage, [string, string]> = {
-      firstPage: ['calls list, first page', '/dashboard/calls'],
-      deepPage: ['calls list, deep keyset page', `/dashboard/calls?before=${before}`],
-      nameSearch: [
-        `calls list, name search "${NAME_PREFIX}"`,
-        `/dashboard/calls?name=${encodeURIComponent(NAME_PREFIX)}`,
-      ],
-      detail: ['call detail', `/dashboard/calls/${target.callId}`],
-    };
-    const pages = Object.fromEntries(
-      Object.entries(paths).map(([key, [name, path]]) => [key, { name, path, status: 0, bytes: 0, samples: [] }]),
-    ) as unknown as DashboardSamples;
-    for (const [, path] of Object.values(paths)) for (let i = 0; i < WARM_UP; i++) await visitor.request('GET', path);
-    let done = false;
-    const loaded = load().finally(() => (done = true));
-    for (const deadline = performance.now() + 15_000; !done && performance.now() < deadline;) {
-      if (await running()) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
     while (!done) {
       for (const page of Object.values(pages)) {
         const started = performance.now();
@@ -153,10 +152,12 @@ export async function measureDashboardUnderLoad<L>(
         if (done) break;
       }
     }
-    return { pages, load: await loaded };
-  } finally {
-    visitor.close();
+  } catch (error) {
+    // The load runs to its end before the phase is given up: the next phase must not run beside it.
+    await loaded.catch(() => undefined);
+    throw error;
   }
+  return { pages, load: await loaded };
 }
 
 export const DASHBOARD_SAMPLES = { warmUp: WARM_UP };
