@@ -24,6 +24,7 @@ import { CSRF_COOKIE } from '../plugins/dashboard/index.js';
 import { SESSION_COOKIE } from '../plugins/dashboard/session.js';
 import { createUser } from '../src/admin/users.js';
 import { hashPassword } from '../src/domain/password.js';
+import { awaitAutovacuum } from './autovacuum.js';
 import { benchPostgres, type BenchPostgres } from './database.js';
 import { connect, freshDatabase, machineFacts } from './setup.js';
 import { percentiles } from './stats.js';
@@ -212,32 +213,6 @@ async function measure(
   return { ...scenario, status, rows, samples, overHttp, ...percentiles(samples), http: percentiles(overHttp) };
 }
 
-/**
- * Waits until autovacuum has caught up with the bulk load on each of LOADED_TABLES: no more changes since its last
- * analyze, nor inserts since its last vacuum, than would make it come back (the server's own thresholds), at most
- * AUTOVACUUM_WAIT_MS; what it waited for and how long, in words.
- */
-async function awaitAutovacuum(db: Awaited<ReturnType<typeof connect>>): Promise<string> {
-  const started = performance.now();
-  for (;;) {
-    const { rows } = await db.query<{ relname: string }>(
-      `WITH s AS (SELECT name, setting::float8 AS v FROM pg_settings WHERE name LIKE 'autovacuum_%')
-       SELECT t.relname FROM pg_stat_user_tables t JOIN pg_class c ON c.oid = t.relid
-        WHERE t.relname = ANY($1::text[])
-          AND (t.n_mod_since_analyze > (SELECT v FROM s WHERE name = 'autovacuum_analyze_threshold')
-                 + (SELECT v FROM s WHERE name = 'autovacuum_analyze_scale_factor') * greatest(c.reltuples, 0)
-            OR t.n_ins_since_vacuum > (SELECT v FROM s WHERE name = 'autovacuum_vacuum_insert_threshold')
-                 + (SELECT v FROM s WHERE name = 'autovacuum_vacuum_insert_scale_factor') * greatest(c.reltuples, 0))`,
-      [LOADED_TABLES],
-    );
-    const seconds = ((performance.now() - started) / 1000).toFixed(0);
-    if (rows.length === 0) return `autovacuum had caught up with ${LOADED_TABLES.join(', ')} after ${seconds} s`;
-    if (performance.now() - started > AUTOVACUUM_WAIT_MS)
-      return `autovacuum had not caught up with ${rows.map((r) => r.relname).join(', ')} after ${seconds} s: measured without`;
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-  }
-}
-
 async function main() {
   const postgres = await benchPostgres(log);
   // Interrupted (Ctrl-C): stop and remove the embedded server before leaving.
@@ -294,7 +269,7 @@ async function measureAll(postgres: BenchPostgres) {
     }
     await generateDeliveries(db, agencyId);
     log(`generated in ${((performance.now() - started) / 1000).toFixed(0)} s; waiting for autovacuum`);
-    const maintenance = await awaitAutovacuum(db);
+    const maintenance = (await awaitAutovacuum(db, { tables: LOADED_TABLES, maxMs: AUTOVACUUM_WAIT_MS })).text;
     log(maintenance);
 
     const sizes = await db.query<{ relation: string; size: string }>(`

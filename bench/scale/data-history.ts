@@ -1,11 +1,26 @@
 // The scale bench's history (bench/scale/data.ts): finished calls with their events, and the webhook deliveries of
 // the last 32 days with their attempts, written a time window at a time by one INSERT ... SELECT chain per window.
+// Not uniform: the accounts' shares follow a Zipf-like law (the k-th busiest account has about 1/k of the first's
+// calls) and the traffic grows over the year (the last month holds about a fifth of the calls).
 import type pg from 'pg';
 import { ROW_ID, TTL, type Layout } from './data-tenants.js';
-
 const DAY = 86_400;
-/** Calls end from 370 days ago (5 past CALL_RETENTION_DAYS = 365) until a minute ago. */
-const HISTORY_DAYS = 370;
+/**
+ * Calls end from 375 days ago until a minute ago; the build then deletes those older than 370 days as a retention
+ * would have (data.ts), which leaves 5 days past CALL_RETENTION_DAYS = 365 for the measured passes.
+ */
+export const HISTORY_DAYS = 375;
+/**
+ * The growth of the traffic: the call at position p (0 oldest, 1 newest) of the base stream ended
+ * HISTORY_DAYS * (1 - p)^GROWTH days ago, so calls per day grow as the age falls (age^(1/GROWTH - 1)).
+ */
+const GROWTH = 1.5;
+/**
+ * Zipf-like pick of one of `count` (1-based): floor(count^u) for u uniform in [0, 1) from a multiplicative hash of
+ * `g`: the k-th is picked with a share of about 1/k.
+ */
+const zipfPick = (g: string, count: number) =>
+  `least(${count}, greatest(1, floor(power(${count}::float8, ((${g}::bigint * 2654435761) % 4294967296) / 4294967296.0))::int))`;
 /** Deliveries are kept for the calls of the last 32 days (2 past WEBHOOK_LOG_RETENTION_DAYS = 30). */
 const DELIVERY_DAYS = 32;
 const NEWEST_AGE = 60;
@@ -17,10 +32,11 @@ export interface HistoryShape {
 }
 
 /**
- * Two streams of calls, each spread evenly in time: the base stream (all accounts, the big one holding bigAccountCalls)
- * over 370 days, and a recent stream over the last 32 days on the endpoint accounts other than the big one. Every call
- * of an account with an endpoint that ended within 32 days has its deliveries (started, and completed or failed), so
- * the recent stream is sized for the deliveries asked for (an even spread alone leaves too few calls in 32 days).
+ * Two streams of calls: the base stream over HISTORY_DAYS, growing (GROWTH), on all accounts (the big one holding
+ * bigAccountCalls evenly, the others by Zipf share), and a recent stream evenly over the last 32 days on the endpoint
+ * accounts other than the big one (Zipf shares too). Every call of an account with an endpoint that ended within 32
+ * days has its deliveries (started, and completed or failed), so the recent stream is sized for the deliveries asked
+ * for (the base stream alone leaves too few calls in 32 days on so few accounts).
  */
 export interface HistoryPlan {
   base: number;
@@ -37,7 +53,8 @@ export function planHistory(
 ): HistoryPlan {
   const total = shape.finishedCalls;
   const big = Math.min(shape.bigAccountCalls, total);
-  const f = DELIVERY_DAYS / HISTORY_DAYS;
+  // The share of the base stream that ended within DELIVERY_DAYS (GROWTH's curve).
+  const f = (DELIVERY_DAYS / HISTORY_DAYS) ** (1 / GROWTH);
   const r = accounts > 1 ? Math.max(0, endpointAccounts - 1) / (accounts - 1) : 0;
   const bigShare = endpointAccounts > 0 ? big : 0;
   const recent =
@@ -48,8 +65,8 @@ export function planHistory(
         )
       : 0;
   const base = total - recent;
-  const step = (HISTORY_DAYS * DAY - NEWEST_AGE) / Math.max(1, base);
-  const firstRecent = Math.max(0, Math.min(base, Math.ceil(base - 1 - (DELIVERY_DAYS * DAY - NEWEST_AGE) / step)));
+  // The first call of the base stream within DELIVERY_DAYS (a little before it: the windows after it carry deliveries).
+  const firstRecent = Math.max(0, Math.min(base, Math.floor(base * (1 - f)) - 1));
   const chunks: HistoryPlan['chunks'] = [];
   const old = Math.ceil(firstRecent / chunkCalls);
   for (let j = 0; j < old; j++)
@@ -87,7 +104,6 @@ function chunkSql(
   recentAccounts: number,
   chunk: HistoryPlan['chunks'][number],
 ): string {
-  const stepB = (HISTORY_DAYS * DAY - NEWEST_AGE) / Math.max(1, plan.base);
   const stepE = (DELIVERY_DAYS * DAY - NEWEST_AGE) / Math.max(1, plan.recent);
   const ms = (x: string) => `date_trunc('milliseconds', ${x})`;
   // Every consumer reads \`calls_made\` (materialized once: it is referenced several times), so the ids and times of a
@@ -96,19 +112,18 @@ function chunkSql(
   return `
 WITH src AS (
   SELECT g::bigint AS k,
-         CASE WHEN x.big THEN $8::uuid ELSE ($1::uuid[])[1 + (g - x.before) % ${others}] END AS account,
-         CASE WHEN x.big THEN $9::uuid ELSE ($2::uuid[])[1 + (g - x.before) % ${others}] END AS agent,
-         CASE WHEN x.big THEN $10::text ELSE ($3::text[])[1 + (g - x.before) % ${others}] END AS from_number,
-         CASE WHEN x.big THEN $12::uuid ELSE ($11::uuid[])[1 + (g - x.before) % ${others}] END AS endpoint,
-         ${ms(`$7::timestamptz - (${NEWEST_AGE} + (${plan.base - 1} - g) * ${stepB}) * interval '1 second'`)} AS ended
+         CASE WHEN x.big THEN $8::uuid ELSE ($1::uuid[])[x.i] END AS account,
+         CASE WHEN x.big THEN $9::uuid ELSE ($2::uuid[])[x.i] END AS agent,
+         CASE WHEN x.big THEN $10::text ELSE ($3::text[])[x.i] END AS from_number,
+         CASE WHEN x.big THEN $12::uuid ELSE ($11::uuid[])[x.i] END AS endpoint,
+         ${ms(`$7::timestamptz - (${NEWEST_AGE} + power(1 - (g + 1)::float8 / ${Math.max(1, plan.base)}, ${GROWTH}) * ${HISTORY_DAYS * DAY - NEWEST_AGE}) * interval '1 second'`)} AS ended
     FROM generate_series(${chunk.g0}, ${chunk.g1 - 1}) AS g,
-         LATERAL (SELECT g::bigint * ${plan.big} / ${Math.max(1, plan.base)} AS before,
+         LATERAL (SELECT ${zipfPick('g', others)} AS i,
                          (g::bigint + 1) * ${plan.big} / ${Math.max(1, plan.base)} > g::bigint * ${plan.big} / ${Math.max(1, plan.base)} AS big) AS x
   UNION ALL
-  SELECT ${plan.base} + h, ($4::uuid[])[1 + h % ${Math.max(1, recentAccounts)}], ($5::uuid[])[1 + h % ${Math.max(1, recentAccounts)}],
-         ($6::text[])[1 + h % ${Math.max(1, recentAccounts)}], ($13::uuid[])[1 + h % ${Math.max(1, recentAccounts)}],
+  SELECT ${plan.base} + h, ($4::uuid[])[y.i], ($5::uuid[])[y.i], ($6::text[])[y.i], ($13::uuid[])[y.i],
          ${ms(`$7::timestamptz - (${NEWEST_AGE} + (${Math.max(0, plan.recent - 1)} - h) * ${stepE}) * interval '1 second'`)}
-    FROM generate_series(${chunk.h0}, ${chunk.h1 - 1}) AS h
+    FROM generate_series(${chunk.h0}, ${chunk.h1 - 1}) AS h, LATERAL (SELECT ${zipfPick('h + 7919', Math.max(1, recentAccounts))} AS i) AS y
 ), calls_made AS MATERIALIZED (
   SELECT s.*, ${ROW_ID}(t.started - (200 + (s.k % 7) * 300) * interval '1 millisecond') AS id, ${ROW_ID}(t.started) AS started_event,
          ${ROW_ID}(s.ended) AS end_event, t.*,

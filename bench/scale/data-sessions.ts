@@ -1,6 +1,7 @@
-// The scale bench's bulk-load sessions (bench/scale/data.ts): connections tuned for loading, work spread over them,
-// and the indexes and constraints of the big tables dropped before the load and made again after it, from their own
-// definitions as the migrations left them (read from the catalog first, so nothing drifts).
+// The scale bench's bulk-load sessions (bench/scale/data.ts): connections tuned for loading (their own session
+// settings: the server's stay stock), work spread over them, the indexes and constraints of the big tables dropped
+// before the load and made again after it, from their own definitions as the migrations left them (read from the
+// catalog first, so nothing drifts), and the churn that a deployment's updates leave behind.
 import fs from 'node:fs';
 import pg from 'pg';
 
@@ -131,8 +132,7 @@ export async function rebuildBulkSchema(
 
 /**
  * Adds the foreign keys back (NOT VALID first, then validated side by side: validation takes weaker locks than adding,
- * and one table's constraints go in one session since VALIDATE locks its table against itself). After VACUUM ANALYZE,
- * so that the validating anti-joins can read the indexes alone.
+ * and one table's constraints go in one session since VALIDATE locks its table against itself).
  */
 export async function restoreForeignKeys(
   sessions: pg.Client[],
@@ -154,10 +154,42 @@ export async function restoreForeignKeys(
   });
 }
 
-/** VACUUM ANALYZE of every table (the big ones spread over the sessions), so the planner sees real statistics. */
-export async function vacuumAnalyze(sessions: pg.Client[]): Promise<void> {
-  const { rows } = await sessions[0]!.query<{ name: string }>(`
-    SELECT c.relname AS name FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace
-     ORDER BY pg_relation_size(c.oid) DESC`);
-  await spread(sessions, rows, (db, { name }) => db.query(`VACUUM ANALYZE "${name}"`));
+/** The smallest UUIDv7 of an instant (ids of the history are UUIDv7 of their row's time: a range of ids is a range of time). */
+function v7Floor(ms: number): string {
+  const hex = Math.floor(ms).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
+
+/**
+ * The churn of the last `days`, with every index in place, a day at a time over the sessions: each call updated twice
+ * (answered, then ended: the service writes a call's row at each status) and each delivery once (marked sent). The
+ * values are left as they are; each update still writes a new row version, which leaves the old one dead and, as the
+ * bulk-loaded pages are full, new entries in every index.
+ */
+export async function churn(
+  sessions: pg.Client[],
+  options: { now: Date; days: number; log: (line: string) => void },
+): Promise<{ calls: number; deliveries: number }> {
+  const day = 86_400_000;
+  const windows = Array.from({ length: options.days }, (_, i) => ({
+    from: v7Floor(options.now.getTime() - (options.days - i) * day),
+    to: v7Floor(options.now.getTime() - (options.days - i - 1) * day + (i === options.days - 1 ? day : 0)),
+  }));
+  const totals = { calls: 0, deliveries: 0 };
+  await spread(sessions, windows, async (db, w) => {
+    for (let pass = 0; pass < 2; pass++) {
+      const { rowCount } = await db.query('UPDATE calls SET updated_at = updated_at WHERE id >= $1 AND id < $2', [
+        w.from,
+        w.to,
+      ]);
+      totals.calls += rowCount ?? 0;
+    }
+    const { rowCount } = await db.query(
+      'UPDATE webhook_deliveries SET completed_at = completed_at WHERE id >= $1 AND id < $2',
+      [w.from, w.to],
+    );
+    totals.deliveries += rowCount ?? 0;
+  });
+  options.log(`  churn: ${totals.calls} call updates, ${totals.deliveries} delivery updates`);
+  return totals;
 }

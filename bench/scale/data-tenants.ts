@@ -9,31 +9,42 @@ import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
 import { createStorage } from '../../src/storage/index.js';
 import { v7IdSql } from '../setup.js';
 
-/** The counts a layout needs (ScaleShape's, see data.ts). */
-export interface LayoutShape {
+/** The accounts every database has: what the measurements need (BASE in data.ts). */
+export interface BaseShape {
+  /** Agencies of clientsPerAgency clients each; account 0 (an agency) is the dashboard's. */
   agencies: number;
   clientsPerAgency: number;
+  /** The first `keys` accounts have an API key (the trigger load rotates over them). */
   keys: number;
+  /** The first `endpoints` accounts have a webhook endpoint; timingOut of them (never account 0) never answer. */
   endpoints: number;
   timingOut: number;
-  waitingAccounts: number;
-  windowedAgents: number;
+  /** The last drainAccounts of the keyed accounts (all of them by default) take the drain's waiting calls. */
+  drainAccounts: number;
 }
 
-/** Every account by number n (agency a is n = a * (1 + clientsPerAgency), its clients the numbers after it). */
+/** The tenants dimension: more accounts, in agencies of skewed sizes, the dashboard's own agency the largest. */
+export interface TenantsShape {
+  /** Accounts added to the base ones. */
+  accounts: number;
+  /** Clients of the largest agency (account 0's); the k-th agency after it has about largestAgency / k. */
+  largestAgency: number;
+}
+
+/** Every account by number n: the base accounts first (agency, then its clients), then the tenants dimension's. */
 export interface Layout {
   accountIds: string[];
   agentIds: string[];
   agentPhones: string[];
   agencyOf: number[];
-  /** Accounts per agency (the agency and its clients). */
-  perAgency: number;
-  /** n = 0: the dashboard's account (an agency), with an endpoint and some waiting calls. */
+  /** n = 0: the dashboard's account (an agency), keyed, with an endpoint. */
   big: number;
   keyed: number[];
+  /** The accounts of the drain's waiting calls. */
   waiting: number[];
   healthy: number[];
   timingOut: number[];
+  /** Second agents with calling windows (the queue dimension's: its calls wait for them). */
   windowed: { agentId: string; owner: number }[];
 }
 
@@ -46,42 +57,47 @@ function spread<T>(pool: readonly T[], count: number): T[] {
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 
 /**
- * Roles by account number: 0 is the big account; 1..keys have keys; the big account and the next waitingAccounts - 1
- * have waiting calls (so the trigger load never meets a full queue); endpoints go to the big account, then half to
- * keyed accounts, a quarter to waiting ones and the rest to accounts with neither; timingOut of them (never the big
- * account's) point at the URL that never answers.
+ * The base accounts (agencies of clientsPerAgency clients), then for `tenants` its accounts: account 0's agency grown
+ * to largestAgency clients, then agencies whose k-th (k >= 2) has largestAgency / k clients (0 when that is below 1:
+ * agencies on their own), until `tenants.accounts` are added. `windowed`: one windowed agent per keyed account.
  */
-export function planLayout(shape: LayoutShape): Layout {
-  const perAgency = 1 + shape.clientsPerAgency;
-  const total = shape.agencies * perAgency;
-  if (total < 1 + shape.keys + shape.waitingAccounts)
-    throw new Error(`${total} accounts cannot hold ${shape.keys} keyed and ${shape.waitingAccounts} waiting ones`);
+export function planLayout(base: BaseShape, tenants: TenantsShape | null, windowed: boolean): Layout {
+  const agencyOf: number[] = [];
+  for (let a = 0; a < base.agencies; a++) {
+    const agency = agencyOf.length;
+    for (let c = 0; c <= base.clientsPerAgency; c++) agencyOf.push(agency);
+  }
+  const baseTotal = agencyOf.length;
+  if (baseTotal < base.keys || base.keys < base.endpoints || base.keys < base.drainAccounts)
+    throw new Error(`${baseTotal} base accounts cannot hold ${base.keys} keyed ones with their endpoints and drain`);
+  if (tenants) {
+    const limit = baseTotal + tenants.accounts;
+    for (let c = base.clientsPerAgency; c < tenants.largestAgency && agencyOf.length < limit; c++) agencyOf.push(0);
+    for (let k = 2; agencyOf.length < limit; k++) {
+      const agency = agencyOf.length;
+      agencyOf.push(agency);
+      const clients = Math.floor(tenants.largestAgency / k);
+      for (let c = 0; c < clients && agencyOf.length < limit; c++) agencyOf.push(agency);
+    }
+  }
+  const total = agencyOf.length;
   const accountIds = range(0, total).map(() => randomUUID());
   const agentIds = range(0, total).map(() => randomUUID());
   const agentPhones = range(0, total).map((n) => `+1415${String(5_000_000 + n).padStart(7, '0')}`);
-  const agencyOf = range(0, total).map((n) => n - (n % perAgency));
-  const keyed = range(1, 1 + shape.keys);
-  const waitingOthers = range(1 + shape.keys, shape.keys + shape.waitingAccounts);
-  const others = range(shape.keys + shape.waitingAccounts, total);
-  const rest = Math.max(0, shape.endpoints - 1);
-  const fromKeyed = spread(keyed, Math.ceil(rest / 2));
-  const fromWaiting = spread(waitingOthers, Math.floor(rest / 4));
-  const fromOthers = spread(others, rest - fromKeyed.length - fromWaiting.length);
-  const withEndpoint = [...fromKeyed, ...fromWaiting, ...fromOthers].sort((a, b) => a - b);
-  const stalled = new Set(spread(withEndpoint, shape.timingOut));
-  const windowOwners = spread(waitingOthers.length > 0 ? waitingOthers : [0], shape.windowedAgents);
+  const keyed = range(0, base.keys);
+  const withEndpoint = range(0, base.endpoints);
+  const stalled = new Set(spread(withEndpoint.slice(1), base.timingOut));
   return {
     accountIds,
     agentIds,
     agentPhones,
     agencyOf,
-    perAgency,
     big: 0,
     keyed,
-    waiting: [0, ...waitingOthers],
-    healthy: [0, ...withEndpoint.filter((n) => !stalled.has(n))],
+    waiting: range(base.keys - base.drainAccounts, base.keys),
+    healthy: withEndpoint.filter((n) => !stalled.has(n)),
     timingOut: [...stalled],
-    windowed: windowOwners.map((owner) => ({ agentId: randomUUID(), owner })),
+    windowed: windowed ? keyed.map((owner) => ({ agentId: randomUUID(), owner })) : [],
   };
 }
 
@@ -106,7 +122,7 @@ export async function insertTenants(
       FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS a(id, name, agency)`,
     [
       layout.accountIds,
-      all.map((n) => (layout.agencyOf[n] === n ? `Scale Agency ${n / layout.perAgency}` : `Scale Client ${n}`)),
+      all.map((n) => (layout.agencyOf[n] === n ? `Scale Agency ${n}` : `Scale Client ${n}`)),
       all.map((n) => (layout.agencyOf[n] === n ? null : layout.accountIds[layout.agencyOf[n]!])),
       since,
     ],
@@ -171,14 +187,18 @@ export async function insertTenants(
   return new Map(keys.map((k) => [k.n, k.key]));
 }
 
-export const DASHBOARD_EMAIL = 'scale.bench@dashboard.example.com';
+/**
+ * The dashboard user's email, new for each build: sign-ins are throttled per email (10 in 15 minutes, in Redis), and
+ * runs one after the other would otherwise share one count.
+ */
+export const dashboardEmail = () => `scale.bench+${randomUUID().slice(0, 8)}@dashboard.example.com`;
 export const DASHBOARD_PASSWORD = 'scale bench: a million calls';
 
 /** The dashboard user of the big account (an agency user), made by the operator functions with a real password hash. */
-export async function createDashboardUser(databaseUrl: string, accountId: string): Promise<void> {
+export async function createDashboardUser(databaseUrl: string, accountId: string, email: string): Promise<void> {
   const storage = createStorage(databaseUrl, { max: 2 });
   try {
-    const { token } = await createUser(storage, { accountId, email: DASHBOARD_EMAIL, actor: { kind: 'operator' } });
+    const { token } = await createUser(storage, { accountId, email, actor: { kind: 'operator' } });
     const set = await setPasswordWithLink(storage, { token, password: DASHBOARD_PASSWORD, ip: null, now: new Date() });
     if (!set.ok) throw new Error(`dashboard user: ${set.problem}`);
   } finally {
@@ -186,7 +206,7 @@ export async function createDashboardUser(databaseUrl: string, accountId: string
   }
 }
 
-/** Before scheduleWindow: a one-hour window three days ahead, so the windowed calls wait days for it. */
+/** A one-hour window three days ahead: the queue dimension's windowed calls wait days for it. */
 export function distantWindow(now: Date): { windows: CallingWindow[]; opensAt: Date } {
   const weekday = ((new Date(now.getTime() + 3 * 86_400_000).getUTCDay() + 6) % 7) + 1;
   const windows = [{ days: [weekday], start: '03:00', end: '04:00' }];
@@ -212,72 +232,83 @@ export async function dropRowIdFunction(db: pg.ClientBase): Promise<void> {
 }
 
 /**
- * The waiting calls with their `initiated` events, written as the acceptance writes them and with the triggers on, so
- * that accounts.waiting_calls counts them. Due calls go to the waiting accounts' default agents, accepted over the last
- * ten minutes; windowed ones to the windowed agents, waiting for `distant`'s window.
+ * Due waiting calls for the drain, with their `initiated` events, written as the acceptance writes them (one
+ * transaction, the triggers on, so that accounts.waiting_calls counts them), spread evenly over the drain's accounts'
+ * default agents, accepted over the last minute. Returns their ids. After the build (its row-id function is gone).
  */
-export async function insertWaitingCalls(
-  db: pg.ClientBase,
-  layout: Layout,
-  counts: { due: number; windowed: number },
-  now: Date,
-): Promise<void> {
+export async function insertDrainCalls(db: pg.ClientBase, layout: Layout, count: number, now: Date): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `
+    WITH target AS (
+      SELECT row_number() OVER () - 1 AS i, account, agent, phone FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(account, agent, phone)
+    ), made AS (
+      INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, not_before, expires_at, created_at, updated_at)
+      SELECT ${v7IdSql('c.at')}, t.account, t.agent, '+1' || (201 + g % 700) || lpad(((g::bigint * 7919) % 10000000)::text, 7, '0'), t.phone,
+             'Lead ' || g, CASE WHEN g % 3 <> 0 THEN 'lead' || g || '@example.com' END,
+             ('{"crm_id":"D-' || g || '","campaign":"drain-' || (g % 7) || '"}')::json,
+             'initiated', c.at, c.at + ${TTL}, c.at, c.at
+        FROM generate_series(0, $4::int - 1) AS g
+        JOIN target t ON t.i = g % $5::int
+        CROSS JOIN LATERAL (SELECT $6::timestamptz - (($4::int - g) * 60.0 / $4::int) * interval '1 second' AS at) AS c
+      RETURNING id, created_at
+    ), events AS (
+      INSERT INTO call_events (id, call_id, to_status, source, occurred_at) SELECT ${v7IdSql('created_at')}, id, 'initiated', 'api', created_at FROM made
+    )
+    SELECT id FROM made`,
+    [
+      layout.waiting.map((n) => layout.accountIds[n]),
+      layout.waiting.map((n) => layout.agentIds[n]),
+      layout.waiting.map((n) => layout.agentPhones[n]),
+      count,
+      layout.waiting.length,
+      now,
+    ],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * The queue dimension: `count` calls waiting, none of them due during the run, accepted over the last 7 days by the
+ * keyed accounts with a Zipf-like share: 7 in 10 for a windowed agent whose window opens in 3 days, the others
+ * scheduled (not_before) 1 to 48 hours ahead on the default agent. Written with the triggers on and every index in
+ * place, as the acceptance writes them.
+ */
+export async function insertQueue(db: pg.ClientBase, layout: Layout, count: number, now: Date): Promise<void> {
   const { windows, opensAt } = distantWindow(now);
   await db.query(`UPDATE agents SET calling_windows = $2::jsonb WHERE id = ANY($1::uuid[])`, [
     layout.windowed.map((w) => w.agentId),
     JSON.stringify(windows),
   ]);
-  const insert = (
-    targets: { account: string; agent: string; phone: string }[],
-    count: number,
-    notBefore: Date | null,
-  ) =>
-    db.query(
-      `
+  const owners = layout.windowed.map((w) => w.owner);
+  await db.query(
+    `
     WITH target AS (
-      SELECT row_number() OVER () - 1 AS i, account, agent, phone FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(account, agent, phone)
+      SELECT row_number() OVER () AS i, account, agent, windowed, phone
+        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[]) AS t(account, agent, windowed, phone)
     ), made AS (
       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, not_before, expires_at, created_at, updated_at)
-      SELECT ${ROW_ID}(c.at), t.account, t.agent, '+1' || (201 + g % 700) || lpad(((g::bigint * 7919) % 10000000)::text, 7, '0'), t.phone,
+      SELECT ${ROW_ID}(c.at), t.account, CASE WHEN g % 10 < 7 THEN t.windowed ELSE t.agent END,
+             '+1' || (201 + g % 700) || lpad(((g::bigint * 7919) % 10000000)::text, 7, '0'), t.phone,
              'Lead ' || g, CASE WHEN g % 3 <> 0 THEN 'lead' || g || '@example.com' END,
-             ('{"crm_id":"W-' || g || '","campaign":"queue-' || (g % 7) || '","priority":' || (g % 3) || '}')::json,
-             'initiated', coalesce($7::timestamptz, c.at), coalesce($7::timestamptz, c.at) + ${TTL}, c.at, c.at
-        FROM generate_series(0, $4::int - 1) AS g
-        JOIN target t ON t.i = g % $5::int
-        CROSS JOIN LATERAL (SELECT $6::timestamptz - (($4::int - g) * 600.0 / $4::int) * interval '1 second' AS at) AS c
+             ('{"crm_id":"Q-' || g || '","campaign":"queue-' || (g % 7) || '","priority":' || (g % 3) || '}')::json,
+             'initiated', n.at, n.at + ${TTL}, c.at, c.at
+        FROM generate_series(0, $5::int - 1) AS g
+        CROSS JOIN LATERAL (SELECT least($6::int, greatest(1, floor(power($6::float8, ((g::bigint * 2654435761) % 4294967296) / 4294967296.0))::int)) AS k) AS z
+        JOIN target t ON t.i = z.k
+        CROSS JOIN LATERAL (SELECT $7::timestamptz - (($5::int - g) * 7 * 86400.0 / $5::int) * interval '1 second' AS at) AS c
+        CROSS JOIN LATERAL (SELECT CASE WHEN g % 10 < 7 THEN $8::timestamptz ELSE $7::timestamptz + (1 + g % 48) * interval '1 hour' END AS at) AS n
       RETURNING id, created_at
     )
     INSERT INTO call_events (id, call_id, to_status, source, occurred_at) SELECT ${ROW_ID}(created_at), id, 'initiated', 'api', created_at FROM made`,
-      [
-        targets.map((t) => t.account),
-        targets.map((t) => t.agent),
-        targets.map((t) => t.phone),
-        count,
-        targets.length,
-        now,
-        notBefore,
-      ],
-    );
-  if (counts.due > 0) {
-    await insert(
-      layout.waiting.map((n) => ({
-        account: layout.accountIds[n]!,
-        agent: layout.agentIds[n]!,
-        phone: layout.agentPhones[n]!,
-      })),
-      counts.due,
-      null,
-    );
-  }
-  if (counts.windowed > 0 && layout.windowed.length > 0) {
-    await insert(
-      layout.windowed.map((w) => ({
-        account: layout.accountIds[w.owner]!,
-        agent: w.agentId,
-        phone: layout.agentPhones[w.owner]!,
-      })),
-      counts.windowed,
+    [
+      owners.map((n) => layout.accountIds[n]),
+      owners.map((n) => layout.agentIds[n]),
+      layout.windowed.map((w) => w.agentId),
+      owners.map((n) => layout.agentPhones[n]),
+      count,
+      owners.length,
+      now,
       opensAt,
-    );
-  }
+    ],
+  );
 }

@@ -1,115 +1,134 @@
-// The large database of `npm run bench:scale` (issue 16.2): 10,000 accounts with keys, endpoints and a dashboard user,
-// 100,000 waiting calls (some for a calling window that opens during the run) and a year of history (5 million
-// finished calls with their events, 2 million webhook deliveries with their attempts), written set-based in a few
-// minutes; the runner (bench/scale/run.ts) calls buildScaleData and scheduleWindow. Tenants: data-tenants.ts; history:
-// data-history.ts; bulk sessions, indexes and constraints: data-sessions.ts.
-// `npx tsx bench/scale/data.ts [factor]` builds it at that scale on a fresh database, prints counts and time, and drops
-// the database unless BENCH_KEEP=1.
+// The databases of `npm run bench:scale` (issue 25 point 3): the base every one of them has (the few accounts whose
+// keys the load uses, their endpoints and the dashboard user: BASE), alone ("empty") or with one dimension on it:
+// history (5 million finished calls with their events, 2 million webhook deliveries with their attempts, skewed over
+// the accounts and growing over the year, then churned and trimmed as the service would: data-history.ts), tenants
+// (10,000 more accounts in agencies of up to 1,000 clients, the dashboard's agency the largest: data-tenants.ts) or
+// queue (100,000 calls waiting, none due during the run). No VACUUM or ANALYZE: the build waits for autovacuum
+// (bench/autovacuum.ts). Bulk sessions, indexes and constraints: data-sessions.ts.
+// `npx tsx bench/scale/data.ts <dimension> [factor]` builds one on a fresh database (of the embedded PostgreSQL, or
+// BENCH_DATABASE_URL's server), prints counts and times, and drops it unless BENCH_KEEP=1 (on BENCH_DATABASE_URL).
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { DateTime } from 'luxon';
+import { retentionPolicy, runRetentionPass } from '../../src/jobs/retention.js';
+import { loadConfig } from '../../src/config.js';
+import { createRetentionPool, RetentionRepository } from '../../src/storage/retention.js';
+import { awaitAutovacuum } from '../autovacuum.js';
+import { benchPostgres } from '../database.js';
 import { connect, freshDatabase } from '../setup.js';
-import { historyStatements, planHistory, runChunk, type ChunkCounts } from './data-history.js';
+import { HISTORY_DAYS, historyStatements, planHistory, runChunk, type ChunkCounts } from './data-history.js';
 import {
   backendCpuSeconds,
-  BULK_TABLES,
+  churn,
   dropBulkSchema,
   openSession,
   rebuildBulkSchema,
   restoreForeignKeys,
   spread,
-  vacuumAnalyze,
 } from './data-sessions.js';
 import {
   createDashboardUser,
   createRowIdFunction,
-  DASHBOARD_EMAIL,
+  dashboardEmail,
   DASHBOARD_PASSWORD,
   dropRowIdFunction,
+  insertQueue,
   insertTenants,
-  insertWaitingCalls,
   planLayout,
-  TTL,
-  WINDOWED_ZONE,
+  type BaseShape,
+  type Layout,
 } from './data-tenants.js';
 
+/** The dimensions, each scaled by BENCH_SCALE_FACTOR. */
 export interface ScaleShape {
-  agencies: number; // default 2_000
-  clientsPerAgency: number; // default 4  -> 10,000 accounts in all, every account with one agent (its default)
-  keys: number; // default 1_000 accounts with an active API key (the trigger load rotates over them)
-  endpoints: number; // default 200 accounts with a webhook endpoint
-  timingOut: number; // default 20 of those endpoints point at a URL that never answers (stallUrl)
-  waitingDue: number; // default 80_000 calls waiting (status initiated), due now
-  waitingWindowed: number; // default 20_000 calls waiting for a calling window that opens during the run
-  waitingAccounts: number; // default 500: the waiting calls are spread over this many accounts (so the 10-per-account limit binds)
-  finishedCalls: number; // default 5_000_000 finished calls (history), each with its events (initiated, dialing, in_progress, completed; or initiated, dialing, failed)
-  bigAccountCalls: number; // default 1_000_000 of those belong to one account (the dashboard measurement)
-  deliveries: number; // default 2_000_000 webhook deliveries (succeeded, for history calls of accounts with endpoints) each with its attempt(s)
-  windowedAgents: number; // default 100 second agents of waiting accounts, with calling windows; the windowed calls are theirs
+  finishedCalls: number; // history: 5,000,000 finished calls, each with its events
+  bigAccountCalls: number; // history: 1,000,000 of them the dashboard's account's
+  deliveries: number; // history: 2,000,000 webhook deliveries (the last 32 days' calls of the endpoint accounts) with their attempts
+  tenantAccounts: number; // tenants: 10,000 accounts added
+  largestAgency: number; // tenants: the dashboard's agency grown to 1,000 clients (the next agencies 1,000 / k)
+  waitingCalls: number; // queue: 100,000 calls waiting (for a window or a time that is not during the run)
 }
 
 export const FULL_SHAPE: ScaleShape = {
-  agencies: 2_000,
-  clientsPerAgency: 4,
-  keys: 1_000,
-  endpoints: 200,
-  timingOut: 20,
-  waitingDue: 80_000,
-  waitingWindowed: 20_000,
-  waitingAccounts: 500,
   finishedCalls: 5_000_000,
   bigAccountCalls: 1_000_000,
   deliveries: 2_000_000,
-  windowedAgents: 100,
+  tenantAccounts: 10_000,
+  largestAgency: 1_000,
+  waitingCalls: 100_000,
 };
 
-/**
- * FULL_SHAPE with every count multiplied by factor (at least 1 where it was > 0); for quick iterations (e.g. 0.01).
- * clientsPerAgency is a ratio, not a count: it stays.
- */
+/** What every database has, at every scale factor: what the measurements need to run. */
+export const BASE: BaseShape = {
+  agencies: 40,
+  clientsPerAgency: 4,
+  keys: 200,
+  endpoints: 20,
+  timingOut: 2,
+  drainAccounts: 200,
+};
+
+export const DIMENSIONS = ['empty', 'history', 'tenants', 'queue'] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+
+/** FULL_SHAPE with every count multiplied by factor (at least 1); for quick iterations (e.g. 0.02). */
 export function scaledShape(factor: number): ScaleShape {
-  const scaled = Object.fromEntries(
-    Object.entries(FULL_SHAPE).map(([key, value]: [string, number]) => [
-      key,
-      key === 'clientsPerAgency' || value === 0 ? value : Math.max(1, Math.round(value * factor)),
-    ]),
+  return Object.fromEntries(
+    Object.entries(FULL_SHAPE).map(([key, value]: [string, number]) => [key, Math.max(1, Math.round(value * factor))]),
   ) as unknown as ScaleShape;
-  return scaled;
 }
 
 export interface ScaleData {
+  dimension: Dimension;
+  layout: Layout;
   keyed: { accountId: string; key: string }[]; // the `keys` accounts with their plaintext keys
-  bigAccount: { accountId: string; email: string; password: string; callId: string; deepCursorCreatedAt: string }; // a dashboard user (can sign in, sees the big account's calls), one of its call ids, and a created_at deep in its history
+  bigAccount: { accountId: string; email: string; password: string; deepCursorCreatedAt: string }; // a dashboard user (can sign in, sees the big account's calls) and a created_at deep in its history
   endpointAccounts: { healthy: string[]; timingOut: string[] };
-  windowedAgentIds: string[];
   counts: Record<string, number>; // rows per table after the build, from count(*) or pg_class estimates
   buildSeconds: number;
   /** Bytes per table (pg_total_relation_size: heap, indexes and TOAST). */
   sizes: Record<string, number>;
+  /** Dead row versions per table when the build ended, before the wait for autovacuum. */
+  deadRows: Record<string, number>;
   /** Seconds per build phase. */
   phases: Record<string, number>;
+  autovacuum: { caughtUp: boolean; seconds: number; text: string };
 }
 
 /** Calls per window of the history: about 4 million rows of calls, events and deliveries per statement. */
 const CHUNK_CALLS = 500_000;
 /** Sessions working side by side (the machine has 2 cores). */
 const SESSIONS = 2;
+/** The churn: the calls and deliveries of the last CHURN_DAYS are updated as the service updates them. */
+const CHURN_DAYS = 30;
+/** The slice a past retention deleted: calls older than this (CALL_RETENTION_DAYS + 5) and deliveries older than 31 days. */
+const TRIMMED_CALL_DAYS = HISTORY_DAYS - 5;
+const TRIMMED_DELIVERY_DAYS = 31;
 
 /**
- * Builds the data on an already migrated database (the runner creates it with freshDatabase from bench/setup.ts).
- * history=false builds the "empty database" for comparison: the same accounts, agents, keys, users, endpoints and
- * waiting calls, but no finished calls, events of them or deliveries.
+ * Builds one database on an already migrated one (the runner creates it with freshDatabase from bench/setup.ts): the
+ * base, its dimension, then the wait for autovacuum (at most autovacuumMaxMs).
  */
 export async function buildScaleData(
   databaseUrl: string,
-  options: { shape: ScaleShape; history: boolean; receiverUrl: string; stallUrl: string; log: (line: string) => void },
+  options: {
+    shape: ScaleShape;
+    dimension: Dimension;
+    receiverUrl: string;
+    stallUrl: string;
+    autovacuumMaxMs: number;
+    log: (line: string) => void;
+  },
 ): Promise<ScaleData> {
-  const { shape, log } = options;
+  const { shape, log, dimension } = options;
   const started = performance.now();
   const phases: Record<string, number> = {};
   const now = new Date();
-  const layout = planLayout(shape);
+  const layout = planLayout(
+    BASE,
+    dimension === 'tenants' ? { accounts: shape.tenantAccounts, largestAgency: shape.largestAgency } : null,
+    dimension === 'queue',
+  );
   const sessions = await Promise.all(
     Array.from({ length: SESSIONS }, () => openSession(databaseUrl, { replica: true })),
   );
@@ -129,88 +148,129 @@ export async function buildScaleData(
   try {
     await createRowIdFunction(main);
     const keys = await insertTenants(main, layout, options, now);
-    await createDashboardUser(databaseUrl, layout.accountIds[layout.big]!);
-    const waiting = { due: shape.waitingDue, windowed: shape.waitingWindowed };
-    if (!options.history) {
-      // With the triggers, as the acceptance writes them (a few seconds with every index in place).
-      await insertWaitingCalls(main, layout, waiting, now);
-      await phase(`tenants and ${waiting.due + waiting.windowed} waiting calls`);
-      await vacuumAnalyze(sessions);
-      await phase('VACUUM ANALYZE');
-    } else {
-      const { rows: endpoints } = await main.query<{ accountId: string; endpointId: string }>(
-        'SELECT account_id AS "accountId", id AS "endpointId" FROM webhook_endpoints',
-      );
-      const plan = planHistory(shape, layout.accountIds.length, endpoints.length, CHUNK_CALLS);
-      log(
-        `history: ${shape.finishedCalls} calls (${plan.big} of the big account, ${plan.recent} recent ones of endpoint accounts) in ${plan.chunks.length} windows`,
-      );
-      const dropped = await dropBulkSchema(main);
-      await phase(`tenants; dropped ${dropped.indexes.length} indexes and ${dropped.foreignKeys.length} foreign keys`);
-      // Without the triggers (a replica session) and the indexes, like the history; the counters are set after.
-      await insertWaitingCalls(sessions[0]!, layout, waiting, now);
-      await main.query(`
-        UPDATE accounts a SET waiting_calls = w.n
-          FROM (SELECT account_id, count(*)::int AS n FROM calls WHERE status = 'initiated' GROUP BY account_id) w WHERE a.id = w.account_id`);
-      await phase(`${waiting.due + waiting.windowed} waiting calls`);
-      const total: ChunkCounts = { calls: 0, events: 0, deliveries: 0, attempts: 0 };
-      await spread(sessions, historyStatements(plan, { layout, endpoints, now }), async (db, statement, i) => {
-        const counts = await runChunk(db, statement);
-        for (const key of Object.keys(total) as (keyof ChunkCounts)[]) total[key] += counts[key];
-        log(
-          `  window ${i + 1}/${plan.chunks.length}: ${counts.calls} calls, ${counts.events} events, ${counts.deliveries} deliveries (${total.calls} calls so far)`,
-        );
-      });
-      await phase(
-        `history: ${total.calls} calls, ${total.events} events, ${total.deliveries} deliveries, ${total.attempts} attempts`,
-      );
-      await rebuildBulkSchema(sessions, dropped, log);
-      await phase('indexes and primary keys');
-      await insertIdempotencyRecords(
-        main,
-        layout.keyed.map((n) => layout.accountIds[n]!),
-        now,
-      );
-      await vacuumAnalyze(sessions);
-      await phase('VACUUM ANALYZE');
-      await restoreForeignKeys(sessions, dropped, log);
-      await phase('foreign keys');
+    const email = dashboardEmail();
+    await createDashboardUser(databaseUrl, layout.accountIds[layout.big]!, email);
+    await phase(`${layout.accountIds.length} accounts`);
+    if (dimension === 'queue') {
+      await insertQueue(main, layout, shape.waitingCalls, now);
+      await phase(`${shape.waitingCalls} waiting calls`);
     }
+    if (dimension === 'history') await buildHistory(databaseUrl, { shape, layout, main, sessions, now, phase, log });
     await dropRowIdFunction(main);
     await checkWaitingCounts(main);
-
-    const bigAccountId = layout.accountIds[layout.big]!;
-    const {
-      rows: [big],
-    } = await main.query<{ call_id: string; deep: Date }>(
-      `
-      SELECT (SELECT id FROM calls WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1) AS call_id,
-             (SELECT created_at FROM calls WHERE account_id = $1 ORDER BY created_at DESC, id DESC
-               OFFSET (SELECT count(*) * 9 / 10 FROM calls WHERE account_id = $1) LIMIT 1) AS deep`,
-      [bigAccountId],
-    );
-    const { counts, sizes } = await tableFacts(main);
-    return {
-      keyed: layout.keyed.map((n) => ({ accountId: layout.accountIds[n]!, key: keys.get(n)! })),
-      bigAccount: {
-        accountId: bigAccountId,
-        email: DASHBOARD_EMAIL,
-        password: DASHBOARD_PASSWORD,
-        callId: big!.call_id,
-        deepCursorCreatedAt: (big!.deep ?? now).toISOString(),
-      },
-      endpointAccounts: {
-        healthy: layout.healthy.map((n) => layout.accountIds[n]!),
-        timingOut: layout.timingOut.map((n) => layout.accountIds[n]!),
-      },
-      windowedAgentIds: layout.windowed.map((w) => w.agentId),
-      counts,
-      sizes,
-      phases,
-      buildSeconds: Math.round((performance.now() - started) / 100) / 10,
-    };
-  } finally {
+    const deadRows = await deadRowsOf(main);
     await Promise.all([main, ...sessions].map((s) => s.end()));
+    log(`waiting for autovacuum (dead rows: ${JSON.stringify(deadRows)})`);
+    const db = await connect(databaseUrl);
+    try {
+      const autovacuum = await awaitAutovacuum(db, { maxMs: options.autovacuumMaxMs, log });
+      log(autovacuum.text);
+      phases.autovacuum = autovacuum.seconds;
+      const bigAccountId = layout.accountIds[layout.big]!;
+      // A created_at 90% of the way down the big account's calls (none on the other databases: the deep page is then
+      // the same request on an empty list).
+      const {
+        rows: [big],
+      } = await db.query<{ deep: Date | null }>(
+        `SELECT (SELECT created_at FROM calls WHERE account_id = $1 ORDER BY created_at DESC, id DESC
+                  OFFSET (SELECT count(*) * 9 / 10 FROM calls WHERE account_id = $1) LIMIT 1) AS deep`,
+        [bigAccountId],
+      );
+      const { counts, sizes } = await tableFacts(db);
+      return {
+        dimension,
+        layout,
+        keyed: layout.keyed.map((n) => ({ accountId: layout.accountIds[n]!, key: keys.get(n)! })),
+        bigAccount: {
+          accountId: bigAccountId,
+          email,
+          password: DASHBOARD_PASSWORD,
+          deepCursorCreatedAt: (big!.deep ?? now).toISOString(),
+        },
+        endpointAccounts: {
+          healthy: layout.healthy.map((n) => layout.accountIds[n]!),
+          timingOut: layout.timingOut.map((n) => layout.accountIds[n]!),
+        },
+        counts,
+        sizes,
+        deadRows,
+        phases,
+        autovacuum: { caughtUp: autovacuum.caughtUp, seconds: autovacuum.seconds, text: autovacuum.text },
+        buildSeconds: Math.round((performance.now() - started) / 100) / 10,
+      };
+    } finally {
+      await db.end();
+    }
+  } finally {
+    await Promise.all([main, ...sessions].map((s) => s.end().catch(() => undefined)));
+  }
+}
+
+type Session = Awaited<ReturnType<typeof openSession>>;
+
+/**
+ * The history: written without indexes (the bulk load), the indexes and keys made again, then the churn with every
+ * index in place (the last CHURN_DAYS' calls updated twice, as dialling and ending update them, and their deliveries
+ * once, as the sender marks them), then the oldest slice deleted by the service's own retention pass (unbounded, as
+ * `callctl retention run`), so that the tables carry dead rows and the indexes their churn, as a deployment's do.
+ */
+async function buildHistory(
+  databaseUrl: string,
+  ctx: {
+    shape: ScaleShape;
+    layout: Layout;
+    main: Session;
+    sessions: Session[];
+    now: Date;
+    phase: (name: string) => Promise<void>;
+    log: (line: string) => void;
+  },
+): Promise<void> {
+  const { shape, layout, main, sessions, now, phase, log } = ctx;
+  const { rows: endpoints } = await main.query<{ accountId: string; endpointId: string }>(
+    'SELECT account_id AS "accountId", id AS "endpointId" FROM webhook_endpoints',
+  );
+  const plan = planHistory(shape, layout.accountIds.length, endpoints.length, CHUNK_CALLS);
+  log(
+    `history: ${shape.finishedCalls} calls (${plan.big} of the big account, ${plan.recent} recent ones of endpoint accounts) in ${plan.chunks.length} windows`,
+  );
+  const dropped = await dropBulkSchema(main);
+  await phase(`dropped ${dropped.indexes.length} indexes and ${dropped.foreignKeys.length} foreign keys`);
+  const total: ChunkCounts = { calls: 0, events: 0, deliveries: 0, attempts: 0 };
+  await spread(sessions, historyStatements(plan, { layout, endpoints, now }), async (db, statement, i) => {
+    const counts = await runChunk(db, statement);
+    for (const key of Object.keys(total) as (keyof ChunkCounts)[]) total[key] += counts[key];
+    log(
+      `  window ${i + 1}/${plan.chunks.length}: ${counts.calls} calls, ${counts.events} events, ${counts.deliveries} deliveries (${total.calls} calls so far)`,
+    );
+  });
+  await phase(
+    `history: ${total.calls} calls, ${total.events} events, ${total.deliveries} deliveries, ${total.attempts} attempts`,
+  );
+  await rebuildBulkSchema(sessions, dropped, log);
+  await phase('indexes and primary keys');
+  await insertIdempotencyRecords(
+    main,
+    layout.keyed.map((n) => layout.accountIds[n]!),
+    now,
+  );
+  await restoreForeignKeys(sessions, dropped, log);
+  await phase('idempotency records, foreign keys');
+  const churned = await churn(sessions, { now, days: CHURN_DAYS, log });
+  await phase(`churn: ${churned.calls} call updates, ${churned.deliveries} delivery updates`);
+  const config = loadConfig({ DATABASE_URL: databaseUrl });
+  const pool = createRetentionPool(databaseUrl);
+  try {
+    const pass = await runRetentionPass({
+      retention: new RetentionRepository(pool),
+      now,
+      policy: { ...retentionPolicy(config), callDays: TRIMMED_CALL_DAYS, webhookLogDays: TRIMMED_DELIVERY_DAYS },
+      batchSize: config.RETENTION_BATCH_SIZE,
+      pauseMs: 0,
+    });
+    await phase(`retention of the oldest slice: ${JSON.stringify(pass.deleted)}`);
+  } finally {
+    await pool.end();
   }
 }
 
@@ -243,9 +303,17 @@ async function checkWaitingCounts(db: Awaited<ReturnType<typeof openSession>>): 
   if (rows[0]!.wrong > 0) throw new Error(`accounts.waiting_calls is wrong for ${rows[0]!.wrong} accounts`);
 }
 
-/** Rows per table (exact for the small ones, pg_class's estimate after VACUUM for the bulk ones) and bytes on disk. */
+/** Dead row versions per table (pg_stat_user_tables), those with any. */
+async function deadRowsOf(db: Session): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ name: string; dead: string }>(
+    `SELECT relname AS name, n_dead_tup AS dead FROM pg_stat_user_tables WHERE schemaname = current_schema() AND n_dead_tup > 0 ORDER BY 1`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.name, Number(r.dead)]));
+}
+
+/** Rows per table (exact up to a million, pg_class's estimate after autovacuum's analyze above) and bytes on disk. */
 async function tableFacts(
-  db: Awaited<ReturnType<typeof openSession>>,
+  db: Awaited<ReturnType<typeof connect>>,
 ): Promise<{ counts: Record<string, number>; sizes: Record<string, number> }> {
   const { rows } = await db.query<{ name: string; estimate: string; size: string }>(`
     SELECT c.relname AS name, c.reltuples::bigint AS estimate, pg_total_relation_size(c.oid) AS size FROM pg_class c
@@ -253,63 +321,42 @@ async function tableFacts(
   const counts: Record<string, number> = {};
   const sizes: Record<string, number> = {};
   for (const row of rows) {
-    counts[row.name] = (BULK_TABLES as readonly string[]).includes(row.name)
-      ? Number(row.estimate)
-      : (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${row.name}"`)).rows[0]!.n;
+    counts[row.name] =
+      Number(row.estimate) > 1_000_000
+        ? Number(row.estimate)
+        : (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${row.name}"`)).rows[0]!.n;
     sizes[row.name] = Number(row.size);
   }
   return { counts, sizes };
 }
 
-/**
- * Just before the service starts: points the windowed agents' calling windows (and their waiting calls' not_before) at
- * `opensAt` (minute precision is fine; the window must stay open for at least 2 hours after it opens).
- */
-export async function scheduleWindow(databaseUrl: string, data: ScaleData, opensAt: Date): Promise<void> {
-  const local = DateTime.fromJSDate(opensAt, { zone: WINDOWED_ZONE });
-  const startMinutes = local.hour * 60 + local.minute;
-  const endMinutes = startMinutes + 180;
-  const hhmm = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
-  // A window ending after midnight belongs to the day it starts on (calling-window.ts); one ending at midnight is 24:00.
-  const windows = [
-    { days: [local.weekday], start: hhmm(startMinutes), end: endMinutes === 1440 ? '24:00' : hhmm(endMinutes % 1440) },
-  ];
-  const db = await connect(databaseUrl);
+async function main() {
+  const dimension = (process.argv[2] ?? 'history') as Dimension;
+  if (!DIMENSIONS.includes(dimension)) throw new Error(`dimension must be one of ${DIMENSIONS.join(', ')}`);
+  const factor = Number(process.argv[3] ?? 1);
+  if (!(factor > 0)) throw new Error(`factor must be a positive number, not ${process.argv[3]}`);
+  const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  const postgres = await benchPostgres(log);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void postgres.stop().finally(() => process.exit(130)));
   try {
-    await db.query('BEGIN');
-    await db.query(`UPDATE agents SET calling_windows = $2::jsonb, updated_at = now() WHERE id = ANY($1::uuid[])`, [
-      data.windowedAgentIds,
-      JSON.stringify(windows),
-    ]);
-    await db.query(
-      `
-      UPDATE calls SET not_before = $2::timestamptz, expires_at = $2::timestamptz + ${TTL}, updated_at = now()
-       WHERE account_id IN (SELECT account_id FROM agents WHERE id = ANY($1::uuid[])) AND agent_id = ANY($1::uuid[]) AND status = 'initiated'`,
-      [data.windowedAgentIds, opensAt],
-    );
-    await db.query('COMMIT');
-  } catch (error) {
-    await db.query('ROLLBACK');
-    throw error;
+    await buildOne(postgres.adminUrl, dimension, factor, log);
   } finally {
-    await db.end();
+    await postgres.stop();
   }
 }
 
-async function main() {
-  const factor = Number(process.argv[2] ?? 1);
-  if (!(factor > 0)) throw new Error(`factor must be a positive number, not ${process.argv[2]}`);
-  const adminUrl = process.env.BENCH_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
-  const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-  const database = await freshDatabase(adminUrl, 'scale');
-  log(`database ${database.name}, factor ${factor}`);
+async function buildOne(adminUrl: string, dimension: Dimension, factor: number, log: (line: string) => void) {
+  const database = await freshDatabase(adminUrl, `scale_${dimension}`);
+  log(`database ${database.name}, ${dimension}, factor ${factor}`);
   try {
     const data = await buildScaleData(database.url, {
       shape: scaledShape(factor),
-      history: process.env.BENCH_HISTORY !== '0',
+      dimension,
       log,
       receiverUrl: 'http://127.0.0.1:9/receiver',
       stallUrl: 'http://127.0.0.1:9/stall',
+      autovacuumMaxMs: 30 * 60_000,
     });
     const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
     for (const table of Object.keys(data.counts)) {
@@ -318,9 +365,6 @@ async function main() {
       );
     }
     process.stdout.write(`built in ${data.buildSeconds} s: ${JSON.stringify(data.phases)}\n`);
-    process.stdout.write(
-      `big account ${data.bigAccount.accountId}, call ${data.bigAccount.callId}, deep cursor ${data.bigAccount.deepCursorCreatedAt}\n`,
-    );
   } finally {
     if (process.env.BENCH_KEEP === '1') log(`kept ${database.name} (${database.url})`);
     else await database.drop();

@@ -1,13 +1,12 @@
-// bench:scale (d): the dashboard's calls list (first page, a deep keyset page) and a call's detail view, over HTTP
-// against the running service, signed in as the big account's user as a browser would be (session cookie, the form's
-// CSRF token, the Origin of a form post). Each request: a warm-up, then sequential requests, median and p99.
+// bench:scale (d): the dashboard's calls list (first page, a deep keyset page, a name search) and a call's detail
+// view, over HTTP against the running service, signed in as the big account's user as a browser would be (session
+// cookie, the form's CSRF token, the Origin of a form post), while triggers arrive at a fixed rate from the load
+// generator: each page a warm-up first (before the load), then the pages in turn, one request at a time, for as long
+// as the load runs; every request's time kept, so that runs can be pooled.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { SESSION_COOKIE } from '../../plugins/dashboard/session.js';
-import { percentiles, type Percentiles } from '../stats.js';
 
 const WARM_UP = 20;
-const REQUESTS = 50;
 /** A cursor id above every uuid: the deep page starts with the calls at or before the cursor's instant. */
 const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
@@ -17,9 +16,12 @@ interface Answer {
   location: string | undefined;
 }
 
-/** A browser on one keep-alive connection: remembers the session cookie and the last CSRF token it saw. */
-class HttpVisitor {
-  private cookie: string | null = null;
+/**
+ * A browser on one keep-alive connection: remembers its cookies (the session's and the CSRF secret's) and the last
+ * CSRF token it saw.
+ */
+export class HttpVisitor {
+  private readonly cookies = new Map<string, string>();
   private csrf: string | null = null;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   private readonly host: string;
@@ -33,7 +35,9 @@ class HttpVisitor {
     const headers: Record<string, string> = {
       host: this.host,
       'x-forwarded-proto': 'https',
-      ...(this.cookie ? { cookie: `${SESSION_COOKIE}=${this.cookie}` } : {}),
+      ...(this.cookies.size > 0
+        ? { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') }
+        : {}),
       ...(body !== undefined
         ? {
             origin: `https://${this.host}`,
@@ -52,9 +56,9 @@ class HttpVisitor {
             for (const line of res.headers['set-cookie'] ?? []) {
               const [pair = ''] = line.split(';');
               const at = pair.indexOf('=');
-              if (pair.slice(0, at) === SESSION_COOKIE)
-                this.cookie =
-                  /Expires=Thu, 01 Jan 1970/i.test(line) || at === pair.length - 1 ? null : pair.slice(at + 1);
+              const name = pair.slice(0, at);
+              if (/Expires=Thu, 01 Jan 1970/i.test(line) || at === pair.length - 1) this.cookies.delete(name);
+              else this.cookies.set(name, pair.slice(at + 1));
             }
             const text = Buffer.concat(chunks).toString();
             this.csrf = /name="_csrf" value="([^"]+)"/.exec(text)?.[1] ?? this.csrf;
@@ -84,28 +88,16 @@ class HttpVisitor {
   }
 }
 
-export interface PageFigures extends Percentiles {
+export interface PageSamples {
   name: string;
   path: string;
   status: number;
-  rows: number;
   bytes: number;
+  /** Milliseconds per request, in order. */
+  samples: number[];
 }
-export type DashboardFigures = Record<'firstPage' | 'deepPage' | 'detail', PageFigures>;
-
-async function measure(visitor: HttpVisitor, name: string, path: string): Promise<PageFigures> {
-  for (let i = 0; i < WARM_UP; i++) await visitor.request('GET', path);
-  const samples: number[] = [];
-  let last: Answer = { status: 0, body: '', location: undefined };
-  for (let i = 0; i < REQUESTS; i++) {
-    const started = performance.now();
-    last = await visitor.request('GET', path);
-    samples.push(performance.now() - started);
-  }
-  if (last.status !== 200) throw new Error(`dashboard ${name} (${path}): HTTP ${last.status}`);
-  const rows = [...last.body.matchAll(/<tr><td><a href="\/dashboard\/calls\//g)].length;
-  return { name, path, status: last.status, rows, bytes: Buffer.byteLength(last.body), ...percentiles(samples) };
-}
+export type DashboardPage = 'firstPage' | 'deepPage' | 'nameSearch' | 'detail';
+export type DashboardSamples = Record<DashboardPage, PageSamples>;
 
 export interface DashboardTarget {
   email: string;
@@ -114,20 +106,58 @@ export interface DashboardTarget {
   deepCursorCreatedAt: string;
 }
 
-/** Signs in, then the first page, the deep keyset page and the detail view, each WARM_UP + REQUESTS times. */
-export async function measureDashboard(port: number, target: DashboardTarget): Promise<DashboardFigures> {
-  const visitor = new HttpVisitor(port);
-  try {
-    await visitor.signIn(target.email, target.password);
-    const before = encodeURIComponent(`${new Date(target.deepCursorCreatedAt).toISOString()}_${MAX_UUID}`);
-    return {
-      firstPage: await measure(visitor, 'calls list, first page', '/dashboard/calls'),
-      deepPage: await measure(visitor, 'calls list, deep keyset page', `/dashboard/calls?before=${before}`),
-      detail: await measure(visitor, 'call detail', `/dashboard/calls/${target.callId}`),
-    };
-  } finally {
-    visitor.close();
+/** The name search: a prefix of the history's names ("Lead <n>"), any case. */
+const NAME_PREFIX = 'lead 1';
+
+/**
+ * With a signed-in visitor (one sign-in per database: sign-ins are throttled per email and per address, in Redis,
+ * across runs), warms each page up, then starts `load` (the triggers) and, once `running()` says it is under way, requests
+ * the pages in turn until it ends. Returns every request's time per page and what the load returned.
+ */
+export async function measureDashboardUnderLoad<L>(
+  visitor: HttpVisitor,
+  target: DashboardTarget,
+  load: () => Promise<L>,
+  running: () => Promise<boolean>,
+): Promise<{ pages: DashboardSamples; load: L }> {
+  const before = encodeURIComponent(`${new Date(target.deepCursorCreatedAt).toISOString()}_${MAX_UUID}`);
+  const paths: Record<DashboardPage, [string, string]> = {
+    firstPage: ['calls list, first page', '/dashboard/calls'],
+    deepPage: ['calls list, deep keyset page', `/dashboard/calls?before=${before}`],
+    nameSearch: [
+      `calls list, name search "${NAME_PREFIX}"`,
+      `/dashboard/calls?name=${encodeURIComponent(NAME_PREFIX)}`,
+    ],
+    detail: ['call detail', `/dashboard/calls/${target.callId}`],
+  };
+  const pages = Object.fromEntries(
+    Object.entries(paths).map(([key, [name, path]]) => [key, { name, path, status: 0, bytes: 0, samples: [] }]),
+  ) as unknown as DashboardSamples;
+  for (const [, path] of Object.values(paths)) for (let i = 0; i < WARM_UP; i++) await visitor.request('GET', path);
+  let done = false;
+  const loaded = load().finally(() => (done = true));
+  for (const deadline = performance.now() + 15_000; !done && performance.now() < deadline;) {
+    if (await running()) break;
+    await new Promise((r) => setTimeout(r, 50));
   }
+  try {
+    while (!done) {
+      for (const page of Object.values(pages)) {
+        const started = performance.now();
+        const answer = await visitor.request('GET', page.path);
+        page.samples.push(performance.now() - started);
+        page.status = answer.status;
+        page.bytes = Buffer.byteLength(answer.body);
+        if (answer.status !== 200) throw new Error(`dashboard ${page.name} (${page.path}): HTTP ${answer.status}`);
+        if (done) break;
+      }
+    }
+  } catch (error) {
+    // The load runs to its end before the phase is given up: the next phase must not run beside it.
+    await loaded.catch(() => undefined);
+    throw error;
+  }
+  return { pages, load: await loaded };
 }
 
-export const DASHBOARD_SAMPLES = { warmUp: WARM_UP, requests: REQUESTS };
+export const DASHBOARD_SAMPLES = { warmUp: WARM_UP };

@@ -1,16 +1,30 @@
-// bench:scale (a): the waiting calls drained by the service as it starts. Dialled per second from the calls' own
-// started_at, the claim pass time from the service's oct_dispatch_pass_duration_seconds histogram, and two checks
-// from the rows: no account above its concurrency limit at any instant, no windowed call dialled before its window.
+// bench:scale (a): due calls committed at once into the running service's queue and drained by its dispatcher.
+// Dialled per second from the calls' own started_at, the claim pass time from the service's
+// oct_dispatch_pass_duration_seconds histogram, and a check from the rows: no account above its concurrency limit at
+// any instant. Calls waiting for something else (the queue dimension's) stay waiting beside them.
 import type pg from 'pg';
 
-/** The calls waiting before the service starts, remembered (runner's connection, temporary) to measure them after. */
-export async function rememberWaiting(db: pg.Client): Promise<number> {
+/** The drain's calls, remembered (runner's connection, temporary) to measure them after. */
+export async function rememberDrain(db: pg.Client, ids: string[]): Promise<number> {
   await db.query('DROP TABLE IF EXISTS scale_waiting');
   const { rowCount } = await db.query(
-    `CREATE TEMP TABLE scale_waiting AS SELECT id, account_id, agent_id FROM calls WHERE status = 'initiated'`,
+    `CREATE TEMP TABLE scale_waiting AS SELECT id, account_id, agent_id FROM calls WHERE id = ANY($1::uuid[])`,
+    [ids],
   );
   await db.query('ALTER TABLE scale_waiting ADD PRIMARY KEY (id)');
   return rowCount ?? 0;
+}
+
+/** The sum of histograms of the same buckets (runs pooled). */
+export function histogramSum(histograms: Histogram[]): Histogram {
+  return {
+    buckets: (histograms[0]?.buckets ?? []).map(([le], i) => [
+      le,
+      histograms.reduce((n, h) => n + (h.buckets[i]?.[1] ?? 0), 0),
+    ]),
+    sum: histograms.reduce((n, h) => n + h.sum, 0),
+    count: histograms.reduce((n, h) => n + h.count, 0),
+  };
 }
 
 /** A histogram's cumulative buckets (upper bound in seconds -> count), its sum and count, as /metrics exposes them. */
@@ -64,25 +78,22 @@ export function quantileMs(h: Histogram, q: number): number {
 export interface DrainFigures {
   calls: number;
   failed: number;
-  /** Seconds from the first dial to the last, and that less the wait for the window when nothing else was left to dial. */
-  spanSeconds: number;
-  busySeconds: number;
-  /** Calls dialled per busy second. */
+  /** Seconds from the commit to the last dial. */
+  seconds: number;
+  /** Calls dialled per second (calls / seconds). */
   perSecond: number;
   claimPasses: { count: number; meanMs: number; p50Ms: number; p99Ms: number };
+  /** The run's claim passes (to pool the runs). */
+  passes: Histogram;
   /** The most calls of one account whose [started_at, ended_at) overlap (an end and a start at one instant: the end first). */
   maxActivePerAccount: number;
-  windowed: { calls: number; dialledBeforeOpening: number; firstDialAfterOpeningMs: number };
-  /** From the service being ready to the last waiting call dialled. */
-  secondsAfterReady: number;
 }
 
 export interface DrainContext {
   db: pg.Client;
   internalPort: number;
-  readyAt: Date;
-  opensAt: Date;
-  windowedAgentIds: string[];
+  /** When the drain's calls were committed. */
+  committedAt: Date;
   timeoutMs: number;
   log(line: string): void;
 }
@@ -94,7 +105,7 @@ async function waitUntilDialled(ctx: DrainContext) {
     const {
       rows: [row],
     } = await ctx.db.query<{ waiting: number }>(
-      `SELECT count(*)::int AS waiting FROM calls WHERE status = 'initiated'`,
+      `SELECT count(*)::int AS waiting FROM scale_waiting w JOIN calls c USING (id) WHERE c.status = 'initiated'`,
     );
     if (row!.waiting === 0) return;
     if (Date.now() > deadline)
@@ -103,27 +114,28 @@ async function waitUntilDialled(ctx: DrainContext) {
       lastLog = Date.now();
       ctx.log(`drain: ${row!.waiting} calls waiting`);
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-/** Waits until no call waits (the windowed ones included), then reads the figures; `before` is scraped at ready. */
+export function claimPassFigures(passes: Histogram): DrainFigures['claimPasses'] {
+  return {
+    count: passes.count,
+    meanMs: round(passes.count ? (passes.sum / passes.count) * 1000 : Number.NaN, 2),
+    p50Ms: round(quantileMs(passes, 0.5), 2),
+    p99Ms: round(quantileMs(passes, 0.99), 2),
+  };
+}
+
+/** Waits until none of the drain's calls waits, then reads the figures; `before` is scraped at the commit. */
 export async function measureDrain(ctx: DrainContext, before: Histogram): Promise<DrainFigures> {
   await waitUntilDialled(ctx);
   const passes = histogramSince(await scrapeHistogram(ctx.internalPort, 'oct_dispatch_pass_duration_seconds'), before);
-  // Busy time: from the first dial to the last, less the wait between the last due call's dial and the first windowed
-  // one when the due calls were all dialled before the window opened (nothing could be dialled meanwhile).
   const {
     rows: [timing],
-  } = await ctx.db.query<{ calls: number; failed: number; span: number; idle: number; last: Date }>(
-    `
-    WITH s AS (SELECT c.started_at AS at, c.status, w.agent_id = ANY($1::uuid[]) AS windowed FROM scale_waiting w JOIN calls c USING (id)),
-         t AS (SELECT count(at)::int AS calls, count(*) FILTER (WHERE status = 'failed')::int AS failed, min(at) AS first, max(at) AS last,
-                      max(at) FILTER (WHERE NOT windowed) AS due_last, min(at) FILTER (WHERE windowed) AS windowed_first FROM s)
-    SELECT calls, failed, coalesce(extract(epoch FROM last - first), 0)::float8 AS span,
-           greatest(0, coalesce(extract(epoch FROM windowed_first - due_last), 0))::float8 AS idle, last
-      FROM t`,
-    [ctx.windowedAgentIds],
+  } = await ctx.db.query<{ calls: number; failed: number; last: Date }>(
+    `SELECT count(c.started_at)::int AS calls, count(*) FILTER (WHERE c.status = 'failed')::int AS failed, max(c.started_at) AS last
+       FROM scale_waiting w JOIN calls c USING (id)`,
   );
   const {
     rows: [overlap],
@@ -133,34 +145,16 @@ export async function measureDrain(ctx: DrainContext, before: Histogram): Promis
          ev AS (SELECT account_id, started_at AS at, 1 AS delta FROM c UNION ALL SELECT account_id, ended_at, -1 FROM c)
     SELECT coalesce(max(active), 0)::int AS max
       FROM (SELECT sum(delta) OVER (PARTITION BY account_id ORDER BY at, delta ROWS UNBOUNDED PRECEDING) AS active FROM ev) r`);
-  const {
-    rows: [windowed],
-  } = await ctx.db.query<{ calls: number; early: number; first: Date | null }>(
-    `
-    SELECT count(*)::int AS calls, count(*) FILTER (WHERE c.started_at < $2)::int AS early, min(c.started_at) AS first
-      FROM scale_waiting w JOIN calls c USING (id) WHERE w.agent_id = ANY($1::uuid[])`,
-    [ctx.windowedAgentIds, ctx.opensAt],
-  );
   const t = timing!;
+  const seconds = (t.last.getTime() - ctx.committedAt.getTime()) / 1000;
   return {
     calls: t.calls,
     failed: t.failed,
-    spanSeconds: round(t.span, 2),
-    busySeconds: round(t.span - t.idle, 2),
-    perSecond: t.span - t.idle > 0 ? Math.round(t.calls / (t.span - t.idle)) : Number.NaN,
-    claimPasses: {
-      count: passes.count,
-      meanMs: round(passes.count ? (passes.sum / passes.count) * 1000 : Number.NaN, 2),
-      p50Ms: round(quantileMs(passes, 0.5), 2),
-      p99Ms: round(quantileMs(passes, 0.99), 2),
-    },
+    seconds: round(seconds, 2),
+    perSecond: seconds > 0 ? Math.round(t.calls / seconds) : Number.NaN,
+    claimPasses: claimPassFigures(passes),
+    passes,
     maxActivePerAccount: overlap!.max,
-    windowed: {
-      calls: windowed!.calls,
-      dialledBeforeOpening: windowed!.early,
-      firstDialAfterOpeningMs: windowed!.first ? windowed!.first.getTime() - ctx.opensAt.getTime() : Number.NaN,
-    },
-    secondsAfterReady: round((t.last.getTime() - ctx.readyAt.getTime()) / 1000, 2),
   };
 }
 

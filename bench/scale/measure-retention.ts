@@ -1,32 +1,41 @@
-// bench:scale (e): one retention pass over the whole history, run with the service's own code (runRetentionPass and
-// its pool, as `callctl retention run` runs it), while the service takes triggers at a fixed rate: the pass's time,
-// rows deleted per table, and the triggers' latency during it.
+// bench:scale (e), issue 25 point 5: is the bounded retention pass felt by the triggers? On the history database and a
+// warm service, rounds of one trigger load at a fixed rate each, with one bounded pass (the service's own code,
+// runRetentionPass with the default RETENTION_PASS_MAX_ROWS and RETENTION_PASS_MAX_SECONDS, on its own pool as another
+// process would run it) started part-way through: the triggers sent while the pass ran against those of the same
+// load before and after it. Rounds alternate both, three times.
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../src/config.js';
 import { retentionPolicy, runRetentionPass } from '../../src/jobs/retention.js';
 import { createRetentionPool, RetentionRepository, type DeletedRows } from '../../src/storage/retention.js';
+import { wallNow } from '../load.js';
+import { percentiles, type Percentiles } from '../stats.js';
 import { round } from './measure-drain.js';
-import { fixedRateTriggers, triggerFigures, type TriggerFigures } from './measure-service.js';
+import { acceptedSoFar, fixedRateTriggers, splitByTime } from './measure-service.js';
 
-/** The pass starts once the service has answered this many triggers of the run: it runs under load from its start. */
-const UNDER_LOAD_AFTER = 50;
-
-/** Triggers the service accepted since it started (its own counter on the internal /metrics). */
-async function accepted(internalPort: number): Promise<number> {
-  const text = await fetch(`http://127.0.0.1:${internalPort}/metrics`).then((r) => r.text());
-  return Number(/^oct_trigger_outcomes_total\{outcome="accepted"\} (\S+)$/m.exec(text)?.[1] ?? 0);
-}
-
-export interface RetentionFigures {
+export interface RetentionRound {
   outcome: string;
   seconds: number;
   deleted: DeletedRows;
   total: number;
-  rowsPerSecond: number;
-  batches: number;
-  triggers: TriggerFigures;
-  /** Seconds of the trigger run during which the pass ran, of the run's whole length. */
-  overlapSeconds: number;
+  /** Triggers sent while the pass ran, and the same load's triggers before and after it. */
+  during: Percentiles;
+  without: Percentiles;
+  /** Seconds of the pass the load did not cover (0: the load outlasted the pass). */
+  uncoveredSeconds: number;
+  statuses: Record<string, number>;
+}
+
+export interface RetentionFigures {
+  budget: { rows: number; seconds: number };
+  rate: number;
+  rounds: RetentionRound[];
+  /** Every round's samples pooled. */
+  during: Percentiles;
+  without: Percentiles;
+  /** Pooled p99 during a pass / pooled p99 without (target: at most 2). */
+  ratio: number;
+  /** Samples kept per round, for the JSON (during, without). */
+  samples?: { during: number[]; without: number[] }[];
 }
 
 export interface RetentionContext {
@@ -36,61 +45,74 @@ export interface RetentionContext {
   internalPort: number;
   keys: string[];
   rate: number;
-  loadSeconds: number;
-  /** The pass stops before its next batch after this long (the run's time budget); its figures say so. */
-  maxSeconds: number;
+  rounds: number;
+  /** Seconds of load before the pass starts; the load lasts this, the pass's time budget and this again. */
+  withoutSeconds: number;
   log(line: string): void;
 }
 
 export async function measureRetention(ctx: RetentionContext): Promise<RetentionFigures> {
-  const before = await accepted(ctx.internalPort);
-  const load = fixedRateTriggers(ctx.port, ctx.keys, ctx.rate, ctx.loadSeconds).then((result) => ({
-    result,
-    endedAt: performance.now(),
-  }));
-  // The load process takes a second or more to start (tsx, autocannon).
-  for (const deadline = performance.now() + 15_000; performance.now() < deadline;) {
-    if ((await accepted(ctx.internalPort)) - before >= UNDER_LOAD_AFTER) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const pool = createRetentionPool(ctx.databaseUrl);
-  let batches = 0;
-  let lastLog = performance.now();
-  const started = performance.now();
-  let pass;
-  try {
-    pass = await runRetentionPass({
-      retention: new RetentionRepository(pool),
-      now: new Date(),
-      policy: retentionPolicy(ctx.config),
-      batchSize: ctx.config.RETENTION_BATCH_SIZE,
-      pauseMs: ctx.config.RETENTION_PAUSE_MS,
-      stopping: () => performance.now() - started > ctx.maxSeconds * 1000,
-      onBatch: () => {
-        batches++;
-        if (performance.now() - lastLog > 15_000) {
-          lastLog = performance.now();
-          ctx.log(`retention: ${batches} batches in ${Math.round((lastLog - started) / 1000)} s`);
-        }
-      },
+  const budget = { rows: ctx.config.RETENTION_PASS_MAX_ROWS, ms: ctx.config.RETENTION_PASS_MAX_SECONDS * 1000 };
+  const rounds: RetentionRound[] = [];
+  const pooled = { during: [] as number[], without: [] as number[] };
+  let startAt = 0;
+  for (let r = 1; r <= ctx.rounds; r++) {
+    const before = await acceptedSoFar(ctx.internalPort);
+    const loadSeconds = 2 * ctx.withoutSeconds + budget.ms / 1000;
+    const load = fixedRateTriggers(ctx.port, ctx.keys, ctx.rate, loadSeconds, { recordCalls: true });
+    // The load process takes a second or more to start (tsx); the pass starts withoutSeconds into the load.
+    for (const deadline = performance.now() + 15_000; performance.now() < deadline;) {
+      if ((await acceptedSoFar(ctx.internalPort)) - before >= 10) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await new Promise((resolve) => setTimeout(resolve, ctx.withoutSeconds * 1000));
+    const pool = createRetentionPool(ctx.databaseUrl);
+    const from = wallNow();
+    let pass;
+    try {
+      pass = await runRetentionPass({
+        retention: new RetentionRepository(pool),
+        now: new Date(),
+        policy: retentionPolicy(ctx.config),
+        batchSize: ctx.config.RETENTION_BATCH_SIZE,
+        pauseMs: ctx.config.RETENTION_PAUSE_MS,
+        budget,
+        startAt,
+      });
+    } finally {
+      await pool.end();
+    }
+    const to = wallNow();
+    startAt = pass.next;
+    const result = await load;
+    const split = splitByTime(result, from, to);
+    const loadEnd = Math.max(...(result.calls ?? []).map(([, due]) => due), from);
+    const total = Object.values(pass.deleted).reduce((a, b) => a + b, 0);
+    rounds.push({
+      outcome: pass.outcome,
+      seconds: round((to - from) / 1000, 2),
+      deleted: pass.deleted,
+      total,
+      during: percentiles(split.inside),
+      without: percentiles(split.outside),
+      uncoveredSeconds: round(Math.max(0, to - loadEnd) / 1000, 1),
+      statuses: result.statuses,
     });
-  } finally {
-    await pool.end();
+    pooled.during.push(...split.inside);
+    pooled.without.push(...split.outside);
+    const last = rounds.at(-1)!;
+    ctx.log(
+      `retention round ${r}: ${last.outcome} in ${last.seconds} s, ${total} rows; triggers p99 ${last.during.p99} ms during (${last.during.count}), ${last.without.p99} ms without (${last.without.count})`,
+    );
   }
-  const ended = performance.now();
-  const { result, endedAt } = await load;
-  const loadStarted = endedAt - result.durationSeconds * 1000;
-  const overlap = Math.max(0, Math.min(ended, endedAt) - Math.max(started, loadStarted)) / 1000;
-  const seconds = (ended - started) / 1000;
-  const total = Object.values(pass.deleted).reduce((a, b) => a + b, 0);
+  const during = percentiles(pooled.during);
+  const without = percentiles(pooled.without);
   return {
-    outcome: pass.outcome,
-    seconds: round(seconds, 2),
-    deleted: pass.deleted,
-    total,
-    rowsPerSecond: Math.round(total / seconds),
-    batches,
-    triggers: triggerFigures(result, ctx.rate),
-    overlapSeconds: round(overlap, 1),
+    budget: { rows: budget.rows, seconds: budget.ms / 1000 },
+    rate: ctx.rate,
+    rounds,
+    during,
+    without,
+    ratio: round(during.p99 / without.p99, 2),
   };
 }

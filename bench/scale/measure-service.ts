@@ -22,7 +22,10 @@ export async function endpointsOf(db: pg.Client, accountIds: string[]): Promise<
   return rows.map((r) => r.id);
 }
 
-/** No live call and no pending delivery except to `stalledEndpoints`. */
+/**
+ * No live call and no pending delivery except to `stalledEndpoints`. A waiting call that is not due (the queue
+ * dimension's: scheduled later, or for a window that opens after the run) is not live.
+ */
 export async function waitQuiet(db: pg.Client, stalledEndpoints: string[], timeoutMs = 120_000): Promise<number> {
   const started = Date.now();
   for (;;) {
@@ -30,7 +33,8 @@ export async function waitQuiet(db: pg.Client, stalledEndpoints: string[], timeo
       rows: [row],
     } = await db.query<{ live: number; pending: number }>(
       `
-      SELECT (SELECT count(*)::int FROM calls WHERE status IN ('initiated', 'dialing', 'in_progress')) AS live,
+      SELECT (SELECT count(*)::int FROM calls
+               WHERE status IN ('dialing', 'in_progress') OR (status = 'initiated' AND not_before <= now())) AS live,
              (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND endpoint_id <> ALL($1::uuid[])) AS pending`,
       [stalledEndpoints],
     );
@@ -68,6 +72,7 @@ export async function fixedRateTriggers(
   keys: string[],
   rate: number,
   seconds: number,
+  options: { recordCalls?: boolean } = {},
 ): Promise<LoadResult> {
   return runLoadProcess({
     url: `http://127.0.0.1:${port}`,
@@ -80,7 +85,29 @@ export async function fixedRateTriggers(
     durationSeconds: seconds,
     rate,
     expectStatus: 200,
+    ...(options.recordCalls ? { recordCalls: true } : {}),
   });
+}
+
+/**
+ * A recordCalls load's latencies split by intended send time: inside [from, to] (wall-clock ms, bench/load.ts wallNow)
+ * and outside it. Both lists are kept in the same order (status 200 only), so sample i is call i.
+ */
+export function splitByTime(result: LoadResult, from: number, to: number): { inside: number[]; outside: number[] } {
+  const inside: number[] = [];
+  const outside: number[] = [];
+  const calls = result.calls ?? [];
+  (result.samples ?? []).forEach((ms, i) => {
+    const due = calls[i]?.[1] ?? Number.NaN;
+    (due >= from && due <= to ? inside : outside).push(ms);
+  });
+  return { inside, outside };
+}
+
+/** Triggers the service accepted since it started (its own counter on the internal /metrics). */
+export async function acceptedSoFar(internalPort: number): Promise<number> {
+  const text = await fetch(`http://127.0.0.1:${internalPort}/metrics`).then((r) => r.text());
+  return Number(/^oct_trigger_outcomes_total\{outcome="accepted"\} (\S+)$/m.exec(text)?.[1] ?? 0);
 }
 
 export interface WebhookFigures {

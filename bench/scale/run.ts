@@ -1,7 +1,10 @@
-// `npm run bench:scale` (issue 16 point 2): the same service and settings as `npm run bench`, measured on an empty
-// database and then on a large one (bench/scale/data.ts: millions of finished calls, deliveries, 10,000 accounts,
-// 100,000 waiting calls, 200 endpoints of which 20 time out), each figure next to its empty-database counterpart;
-// writes bench/results/scale.{json,md}. Options and how to read it: bench/README.md, "Scale".
+// `npm run bench:scale` (issue 25 points 1, 3, 5, 6): on the embedded PostgreSQL the product ships (stock settings,
+// autovacuum on; BENCH_DATABASE_URL for another server), a truly empty database (BASE: only what the measurements
+// need) and each dimension on its own (history, tenants, queue: bench/scale/data.ts), each built, then left to
+// autovacuum; on each, the same measurements three times (drain, triggers, webhooks, dashboard pages under trigger
+// load), per run and pooled, each against empty; on the history database also a bounded retention pass under load,
+// an online upgrade (a CONCURRENTLY migration under load, a new release's start) and the replicas. Writes
+// scale.{json,md} (bench/results/ for a full run). Options and how to read it: bench/README.md, "Scale".
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,44 +12,76 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { loadConfig } from '../../src/config.js';
+import { benchPostgres } from '../database.js';
 import { ROOT, startService, type Child } from '../processes.js';
 import { startReceiver } from '../receiver.js';
 import { acceptingEnv } from '../service-env.js';
 import { connect, freshDatabase, machineFacts, type BenchDatabase } from '../setup.js';
 import { startBlackHole } from '../stalled.js';
-import { buildScaleData, FULL_SHAPE, scaledShape, scheduleWindow, type ScaleData } from './data.js';
-import { measureDashboard } from './measure-dashboard.js';
-import { measureDrain, rememberWaiting, type Histogram } from './measure-drain.js';
+import { pooled, percentiles } from '../stats.js';
+import { BASE, buildScaleData, DIMENSIONS, FULL_SHAPE, scaledShape, type Dimension, type ScaleData } from './data.js';
+import { insertDrainCalls } from './data-tenants.js';
+import {
+  HttpVisitor,
+  measureDashboardUnderLoad,
+  type DashboardPage,
+  type DashboardSamples,
+} from './measure-dashboard.js';
+import {
+  claimPassFigures,
+  histogramSum,
+  measureDrain,
+  rememberDrain,
+  round,
+  scrapeHistogram,
+  type DrainFigures,
+} from './measure-drain.js';
 import { measureRetention } from './measure-retention.js';
-import { endpointsOf, fixedRateTriggers, triggerFigures, waitQuiet, webhookDrain } from './measure-service.js';
+import {
+  acceptedSoFar,
+  endpointsOf,
+  fixedRateTriggers,
+  triggerFigures,
+  waitQuiet,
+  webhookDrain,
+  type WebhookFigures,
+} from './measure-service.js';
+import { measureUpgrade } from './measure-upgrade.js';
 import { runReplicaScaling, replicaTable } from './replicas.js';
 import { writeScaleResults, type DatabaseRun, type ScaleResults } from './report.js';
 
 const env = process.env;
-const ADMIN_URL = env.BENCH_DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const FACTOR = Number(env.BENCH_SCALE_FACTOR || 1);
 const SHAPE = FACTOR === 1 ? FULL_SHAPE : scaledShape(FACTOR);
-const DATABASE_LABELS = ['empty', 'large'] as const;
-const PHASES = ['triggers', 'webhooks', 'dashboard', 'retention', 'replicas'] as const;
-/** BENCH_ONLY: database labels and/or phases (the drain always runs: the waiting calls are there either way). */
+const PHASES = ['drain', 'triggers', 'webhooks', 'dashboard', 'retention', 'upgrade', 'replicas'] as const;
+/** BENCH_ONLY: databases (empty, history, tenants, queue) and/or phases. */
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : null;
-const databases = DATABASE_LABELS.filter((l) => !ONLY || !DATABASE_LABELS.some((d) => ONLY.has(d)) || ONLY.has(l));
+const databases = DIMENSIONS.filter((l) => !ONLY || !DIMENSIONS.some((d) => ONLY.has(d)) || ONLY.has(l));
 const runs = (phase: (typeof PHASES)[number]) => !ONLY || !PHASES.some((p) => ONLY.has(p)) || ONLY.has(phase);
 const LOG_DIR = path.join(os.tmpdir(), 'oct-bench-scale');
 const PARTIAL = FACTOR !== 1 || ONLY !== null;
 const OUT_DIR = env.BENCH_OUT || (PARTIAL ? path.join(LOG_DIR, 'results') : path.join(ROOT, 'bench', 'results'));
 
 const SETTINGS = {
+  runs: Number(env.BENCH_SCALE_RUNS || 3),
   triggerRate: 200,
-  triggerSeconds: 20,
+  triggerSeconds: Number(env.BENCH_SCALE_TRIGGER_SECONDS || 20),
   deliveriesPerEndpoint: 30,
-  windowOpensAfterSeconds: 20,
+  /** The drain's due calls on every database: the fewest that keep the dispatcher busy for a measurable while. */
+  drainCalls: 6_000,
   drainTimeoutSeconds: 600,
-  retentionLoadSeconds: 20,
-  retentionMaxSeconds: Number(env.BENCH_SCALE_RETENTION_MAX_SECONDS || 240),
-  warmUpSeconds: 3,
-  // One round of each replica count keeps the whole run within its 20 minutes (replicas.ts defaults to 2).
+  dashboardRate: 50,
+  dashboardSeconds: Number(env.BENCH_SCALE_DASHBOARD_SECONDS || 20),
+  retentionRounds: 3,
+  retentionRate: 200,
+  retentionWithoutSeconds: 10,
+  upgradeRate: 100,
+  upgradeLoadSeconds: Number(env.BENCH_SCALE_UPGRADE_SECONDS || Math.max(30, Math.round(150 * FACTOR))),
+  upgradeLeadSeconds: 5,
+  warmUpSeconds: 5,
+  autovacuumMaxMinutes: Number(env.BENCH_SCALE_AUTOVACUUM_MINUTES || 60),
+  // One round of each replica count keeps the phase within its budget (replicas.ts defaults to 2).
   replicaRounds: Number(env.BENCH_SCALE_REPLICA_ROUNDS || 2),
 };
 // npm run bench's service, with the retention job off: its pass is measured on its own, (e).
@@ -74,7 +109,7 @@ async function step<T>(name: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** What to undo, newest last: services, connections, databases, servers. Ctrl-C undoes all of it before leaving. */
+/** What to undo, newest last: services, connections, databases, the server. Ctrl-C undoes all of it before leaving. */
 const cleanup: (() => Promise<void>)[] = [];
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -101,6 +136,7 @@ function sizes(bytes: Record<string, number>): Record<string, string> {
  * host, so 20 endpoints on one server would hold 50 attempts in all instead of theirs each.
  */
 interface Shared {
+  adminUrl: string;
   receiver: Awaited<ReturnType<typeof startReceiver>>;
   stall: { url: string; urls: string[]; open: () => number };
 }
@@ -124,31 +160,37 @@ async function scoped<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** One database: build, then (a) to (e) against its service, and (f) the replicas on the large one. */
+const PAGES: DashboardPage[] = ['firstPage', 'deepPage', 'nameSearch', 'detail'];
+
+/** One database: build and autovacuum, then (a) to (d) SETTINGS.runs times; on history (e), (g) and (f). */
 async function measureDatabase(
-  label: 'empty' | 'large',
+  dimension: Dimension,
   shared: Shared,
 ): Promise<{ run: DatabaseRun; replicas?: ScaleResults['replicas'] }> {
   const at = performance.now();
-  const database = await freshDatabase(ADMIN_URL, `scale_${label}`);
+  const database = await freshDatabase(shared.adminUrl, `scale_${dimension}`);
   cleanup.push(async () => {
     if (env.BENCH_KEEP === '1') log(`kept ${database.name}`);
     else await database.drop();
   });
-  const data: ScaleData = await step(`${label}: build`, () =>
+  const data: ScaleData = await step(`${dimension}: build`, () =>
     buildScaleData(database.url, {
       shape: SHAPE,
-      history: label === 'large',
+      dimension,
       receiverUrl: shared.receiver.url,
       stallUrl: shared.stall.url,
-      log: (line) => log(`${label}: ${line}`),
+      autovacuumMaxMs: SETTINGS.autovacuumMaxMinutes * 60_000,
+      log: (line) => log(`${dimension}: ${line}`),
     }),
   );
   const db = await connect(database.url);
   cleanup.push(() => db.end());
   const run: DatabaseRun = {
-    label,
+    label: dimension,
     buildSeconds: data.buildSeconds,
+    buildPhases: data.phases,
+    autovacuum: data.autovacuum,
+    deadRowsAfterBuild: data.deadRows,
     counts: data.counts,
     sizes: sizes(data.sizes),
     loadAverage: {},
@@ -161,107 +203,196 @@ async function measureDatabase(
     [stalledEndpoints, stalledEndpoints.map((_, i) => shared.stall.urls[i % shared.stall.urls.length]!)],
   );
   const keys = data.keyed.map((k) => k.key);
-  const waiting = await rememberWaiting(db);
 
   /** A phase that fails is recorded in the results and the run goes on with the next one. */
   const measure = async <T>(name: string, work: () => Promise<T>): Promise<T | undefined> => {
     run.loadAverage[name] = loadAverage();
     try {
-      return await step(`${label}: ${name}`, work);
+      return await step(`${dimension}: ${name}`, work);
     } catch (error) {
       run.errors[name] = (error as Error).message;
-      log(`${label}: ${name} failed: ${(error as Error).stack}`);
+      log(`${dimension}: ${name} failed: ${(error as Error).stack}`);
       return undefined;
     }
   };
 
-  const opensAt = new Date(Date.now() + SETTINGS.windowOpensAfterSeconds * 1000);
-  await scheduleWindow(database.url, data, opensAt);
-  let service = await serve(`${label}-service`, database);
-  const readyAt = new Date();
-  // Its histogram starts at zero with the process: every pass of the drain is in it.
-  const noPasses: Histogram = { buckets: [], sum: 0, count: 0 };
-  run.drain = await measure(`(a) drain of ${waiting} waiting calls`, async () => {
-    const drain = await measureDrain(
-      {
-        db,
-        internalPort: service.internalPort,
-        readyAt,
-        opensAt,
-        windowedAgentIds: data.windowedAgentIds,
-        timeoutMs: SETTINGS.drainTimeoutSeconds * 1000,
-        log,
+  const service = await serve(`${dimension}-service`, database);
+  await fixedRateTriggers(service.port, keys, SETTINGS.triggerRate, SETTINGS.warmUpSeconds);
+  await waitQuiet(db, stalledEndpoints);
+  const drains: DrainFigures[] = [];
+  const triggerSamples: number[][] = [];
+  const triggerRuns: ReturnType<typeof triggerFigures>[] = [];
+  const webhookRuns: WebhookFigures[] = [];
+  const pageSamples: DashboardSamples[] = [];
+  const dashboardTriggers: number[][] = [];
+  // One sign-in for the database's three runs, as a user stays signed in.
+  let visitor: HttpVisitor | undefined;
+  cleanup.push(async () => visitor?.close());
+  for (let r = 1; r <= SETTINGS.runs; r++) {
+    if (runs('drain')) {
+      await measure(`(a) drain of ${SETTINGS.drainCalls} calls, run ${r}`, async () => {
+        const before = await scrapeHistogram(service.internalPort, 'oct_dispatch_pass_duration_seconds');
+        const ids = await insertDrainCalls(db, data.layout, SETTINGS.drainCalls, new Date());
+        const committedAt = new Date();
+        await rememberDrain(db, ids);
+        const drain = await measureDrain(
+          { db, internalPort: service.internalPort, committedAt, timeoutMs: SETTINGS.drainTimeoutSeconds * 1000, log },
+          before,
+        );
+        log(
+          `${dimension}: drain ${drain.perSecond}/s, claim pass p50 ${drain.claimPasses.p50Ms} ms p99 ${drain.claimPasses.p99Ms} ms (${drain.claimPasses.count}), max active per account ${drain.maxActivePerAccount}`,
+        );
+        drains.push(drain);
+        await waitQuiet(db, stalledEndpoints);
+      });
+    }
+    if (runs('triggers')) {
+      await measure(`(b) triggers, run ${r}`, async () => {
+        const result = await fixedRateTriggers(service.port, keys, SETTINGS.triggerRate, SETTINGS.triggerSeconds);
+        const triggers = triggerFigures(result, SETTINGS.triggerRate);
+        log(
+          `${dimension}: triggers p50 ${triggers.p50} ms p99 ${triggers.p99} ms ${JSON.stringify(triggers.statuses)}`,
+        );
+        triggerRuns.push(triggers);
+        triggerSamples.push(result.samples ?? []);
+        await waitQuiet(db, stalledEndpoints);
+      });
+    }
+    if (runs('webhooks')) {
+      await measure(`(c) webhooks, run ${r}`, async () => {
+        const webhooks = await webhookDrain(
+          db,
+          shared.receiver,
+          stalledEndpoints,
+          SETTINGS.deliveriesPerEndpoint * BASE.endpoints,
+          shared.stall.open,
+        );
+        log(
+          `${dimension}: webhooks ${webhooks.perSecond}/s (${webhooks.healthy} healthy in ${webhooks.seconds} s; ${webhooks.heldAtEnd} held by the stall server)`,
+        );
+        webhookRuns.push(webhooks);
+        await waitQuiet(db, stalledEndpoints);
+      });
+    }
+    if (runs('dashboard')) {
+      await measure(`(d) dashboard under ${SETTINGS.dashboardRate} triggers/s, run ${r}`, async () => {
+        // The detail view: the big account's newest call (on the empty database, one the triggers made).
+        const {
+          rows: [newest],
+        } = await db.query<{ id: string }>(
+          'SELECT id FROM calls WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1',
+          [data.bigAccount.accountId],
+        );
+        if (!newest) throw new Error('dashboard: the big account has no call to show');
+        const before = await acceptedSoFar(service.internalPort);
+        if (!visitor) {
+          visitor = new HttpVisitor(service.port);
+          await visitor.signIn(data.bigAccount.email, data.bigAccount.password);
+        }
+        const { pages, load } = await measureDashboardUnderLoad(
+          visitor,
+          { ...data.bigAccount, callId: newest.id },
+          () => fixedRateTriggers(service.port, keys, SETTINGS.dashboardRate, SETTINGS.dashboardSeconds),
+          async () => (await acceptedSoFar(service.internalPort)) - before >= 10,
+        );
+        for (const page of PAGES) {
+          const p = percentiles(pages[page].samples);
+          log(`${dimension}: ${pages[page].name}: p50 ${p.p50} ms, p99 ${p.p99} ms (${p.count} requests)`);
+        }
+        pageSamples.push(pages);
+        dashboardTriggers.push(load.samples ?? []);
+        await waitQuiet(db, stalledEndpoints);
+      });
+    }
+  }
+  if (drains.length > 0) {
+    const calls = drains.reduce((n, d) => n + d.calls, 0);
+    const seconds = drains.reduce((n, d) => n + d.seconds, 0);
+    run.drain = {
+      // The histograms are pooled below, not kept per run.
+      runs: drains.map((d) => ({ ...d, passes: undefined })),
+      pooled: {
+        calls,
+        seconds: round(seconds, 2),
+        perSecond: Math.round(calls / seconds),
+        claimPasses: claimPassFigures(histogramSum(drains.map((d) => d.passes))),
+        maxActivePerAccount: Math.max(...drains.map((d) => d.maxActivePerAccount)),
       },
-      noPasses,
-    );
-    log(
-      `${label}: drain ${drain.perSecond}/s, claim pass p50 ${drain.claimPasses.p50Ms} ms p99 ${drain.claimPasses.p99Ms} ms (${drain.claimPasses.count}), max active per account ${drain.maxActivePerAccount}`,
-    );
-    await waitQuiet(db, stalledEndpoints);
-    return drain;
-  });
-  if (runs('triggers')) {
-    run.triggers = await measure('(b) triggers', async () => {
-      const triggers = triggerFigures(
-        await fixedRateTriggers(service.port, keys, SETTINGS.triggerRate, SETTINGS.triggerSeconds),
-        SETTINGS.triggerRate,
-      );
-      log(`${label}: triggers p50 ${triggers.p50} ms p99 ${triggers.p99} ms ${JSON.stringify(triggers.statuses)}`);
-      await waitQuiet(db, stalledEndpoints);
-      return triggers;
-    });
+    };
   }
-  if (runs('webhooks')) {
-    run.webhooks = await measure('(c) webhooks', async () => {
-      const webhooks = await webhookDrain(
-        db,
-        shared.receiver,
-        stalledEndpoints,
-        SETTINGS.deliveriesPerEndpoint * SHAPE.endpoints,
-        shared.stall.open,
-      );
-      log(
-        `${label}: webhooks ${webhooks.perSecond}/s (${webhooks.healthy} healthy in ${webhooks.seconds} s; ${webhooks.heldAtEnd} held by the stall server)`,
-      );
-      await waitQuiet(db, stalledEndpoints);
-      return webhooks;
-    });
+  if (triggerRuns.length > 0) run.triggers = { runs: triggerRuns, pooled: pooled(triggerSamples) };
+  if (webhookRuns.length > 0) {
+    const healthy = webhookRuns.reduce((n, w) => n + w.healthy, 0);
+    const seconds = webhookRuns.reduce((n, w) => n + w.seconds, 0);
+    run.webhooks = {
+      runs: webhookRuns,
+      pooled: { healthy, seconds: round(seconds, 2), perSecond: Math.round(healthy / seconds) },
+    };
   }
-  if (runs('dashboard')) {
-    run.dashboard = await measure('(d) dashboard', async () => {
-      const dashboard = await measureDashboard(service.port, data.bigAccount);
-      for (const page of Object.values(dashboard))
-        log(`${label}: ${page.name}: median ${page.p50} ms, p99 ${page.p99} ms (${page.rows} rows)`);
-      return dashboard;
-    });
+  if (pageSamples.length > 0) {
+    run.dashboard = {
+      rate: SETTINGS.dashboardRate,
+      pages: Object.fromEntries(
+        PAGES.map((page) => [
+          page,
+          {
+            name: pageSamples[0]![page].name,
+            path: pageSamples[0]![page].path,
+            ...pooled(pageSamples.map((s) => s[page].samples)),
+          },
+        ]),
+      ) as NonNullable<DatabaseRun['dashboard']>['pages'],
+      all: pooled(pageSamples.map((s) => PAGES.flatMap((page) => s[page].samples))),
+      triggers: pooled(dashboardTriggers),
+    };
   }
-  if (runs('retention')) {
+  if (dimension === 'history' && runs('retention')) {
     run.retention = await measure('(e) retention', async () => {
-      // A fresh instance takes the triggers (warmed up first) while the pass runs beside it, as another process would.
-      await service.stop();
-      service = await serve(`${label}-service-retention`, database);
-      await fixedRateTriggers(service.port, keys, SETTINGS.triggerRate, SETTINGS.warmUpSeconds);
+      // The same warm service: a warm-up load, then the rounds.
+      await fixedRateTriggers(service.port, keys, SETTINGS.retentionRate, SETTINGS.warmUpSeconds);
       await waitQuiet(db, stalledEndpoints);
-      const retention = await measureRetention({
+      return measureRetention({
         databaseUrl: database.url,
         config: loadConfig({ ...SERVICE_ENV, DATABASE_URL: database.url }),
         port: service.port,
         internalPort: service.internalPort,
         keys,
-        rate: SETTINGS.triggerRate,
-        loadSeconds: SETTINGS.retentionLoadSeconds,
-        maxSeconds: SETTINGS.retentionMaxSeconds,
+        rate: SETTINGS.retentionRate,
+        rounds: SETTINGS.retentionRounds,
+        withoutSeconds: SETTINGS.retentionWithoutSeconds,
+        log,
+      });
+    });
+    await waitQuiet(db, stalledEndpoints).catch((error: Error) => log(`after retention: ${error.message}`));
+  }
+  if (dimension === 'history' && runs('upgrade')) {
+    run.upgrade = await measure('(g) online upgrade', async () => {
+      const upgrade = await measureUpgrade({
+        db,
+        databaseUrl: database.url,
+        port: service.port,
+        internalPort: service.internalPort,
+        keys,
+        rate: SETTINGS.upgradeRate,
+        loadSeconds: SETTINGS.upgradeLoadSeconds,
+        leadSeconds: SETTINGS.upgradeLeadSeconds,
+        startRelease: () =>
+          startService({
+            env: { ...SERVICE_ENV, DATABASE_URL: database.url },
+            logFile: path.join(LOG_DIR, `${dimension}-release.log`),
+          }),
         log,
       });
       log(
-        `${label}: retention ${retention.outcome} in ${retention.seconds} s, ${retention.total} rows (${retention.rowsPerSecond}/s); triggers p99 ${retention.triggers.p99} ms`,
+        `${dimension}: upgrade ${upgrade.seconds} s; triggers during it p50 ${upgrade.during.p50} p99 ${upgrade.during.p99} max ${upgrade.during.max} ms (${upgrade.during.count}) ${JSON.stringify(upgrade.statuses)}; new release ready in ${upgrade.restartSeconds} s`,
       );
-      return retention;
+      return upgrade;
     });
+    await waitQuiet(db, stalledEndpoints).catch((error: Error) => log(`after upgrade: ${error.message}`));
   }
   await service.stop();
   run.seconds = Math.round((performance.now() - at) / 1000);
-  if (label !== 'large' || !runs('replicas')) return { run };
+  if (dimension !== 'history' || !runs('replicas')) return { run };
   return { run, replicas: await measure('(f) replicas', () => replicas(database, data, db, stalledEndpoints, shared)) };
 }
 
@@ -304,28 +435,40 @@ async function main() {
       if (build.status !== 0) throw new Error('build failed');
     });
   }
-  const machine = await machineFacts(ADMIN_URL, REDIS_URL);
-  log(
-    `${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres}; scale factor ${FACTOR}; databases ${databases.join(', ')}; logs in ${LOG_DIR}`,
-  );
   const results: DatabaseRun[] = [];
+  const failed: Record<string, string> = {};
   let replicaResults: ScaleResults['replicas'];
+  let machine: ScaleResults['machine'] | undefined;
+  let database: ScaleResults['database'] | undefined;
   try {
+    // The server goes first on the cleanup stack: stopped (and its directory removed) last, on every way out.
+    const postgres = await benchPostgres(log);
+    cleanup.push(() => postgres.stop());
+    machine = await machineFacts(postgres.adminUrl, REDIS_URL);
+    database = { kind: postgres.kind, settings: await postgresSettings(postgres.adminUrl) };
+    log(
+      `${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres} (${postgres.kind}, ${JSON.stringify(database.settings)}); scale factor ${FACTOR}; databases ${databases.join(', ')}; logs in ${LOG_DIR}`,
+    );
     const receiver = await startReceiver();
     cleanup.push(() => receiver.close());
-    const holes = await Promise.all(Array.from({ length: SHAPE.timingOut }, () => startBlackHole()));
+    const holes = await Promise.all(Array.from({ length: BASE.timingOut }, () => startBlackHole()));
     for (const hole of holes) cleanup.push(() => hole.close());
     const stall = {
       url: holes[0]!.url,
       urls: holes.map((h) => h.url),
       open: () => holes.reduce((n, h) => n + h.open(), 0),
     };
-    const shared: Shared = { receiver, stall };
+    const shared: Shared = { adminUrl: postgres.adminUrl, receiver, stall };
     for (const label of databases) {
-      // Each database is dropped before the next is built.
-      const measured = await scoped(() => measureDatabase(label, shared));
-      results.push(measured.run);
-      replicaResults = measured.replicas ?? replicaResults;
+      // Each database is dropped before the next is built; one that fails (its build) is reported, the next goes on.
+      try {
+        const measured = await scoped(() => measureDatabase(label, shared));
+        results.push(measured.run);
+        replicaResults = measured.replicas ?? replicaResults;
+      } catch (error) {
+        failed[label] = (error as Error).message;
+        log(`${label} failed: ${(error as Error).stack}`);
+      }
     }
   } finally {
     while (cleanup.length > 0) await cleanup.pop()!().catch((error: Error) => log(`cleanup: ${error.message}`));
@@ -335,14 +478,43 @@ async function main() {
     durationSeconds: Math.round((performance.now() - started) / 1000),
     factor: FACTOR,
     shape: { ...SHAPE },
+    base: { ...BASE },
     machine,
+    database,
     settings: { ...SETTINGS, service: SERVICE_ENV },
     runs: results,
+    failed,
     ...(replicaResults ? { replicas: replicaResults } : {}),
     steps,
   };
   const md = writeScaleResults(OUT_DIR, scale);
   process.stdout.write(`\n${md}\nWritten to ${OUT_DIR}\n`);
+}
+
+/** The server settings a reader needs to know the database was stock (as the bench found them; it sets none). */
+async function postgresSettings(adminUrl: string): Promise<Record<string, string>> {
+  const db = await connect(adminUrl);
+  try {
+    const { rows } = await db.query<{ name: string; setting: string; unit: string | null }>(
+      `SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1)`,
+      [
+        [
+          'autovacuum',
+          'autovacuum_naptime',
+          'shared_buffers',
+          'max_connections',
+          'work_mem',
+          'maintenance_work_mem',
+          'synchronous_commit',
+          'fsync',
+          'jit',
+        ],
+      ],
+    );
+    return Object.fromEntries(rows.map((r) => [r.name, r.unit ? `${r.setting} ${r.unit}` : r.setting]));
+  } finally {
+    await db.end();
+  }
 }
 
 main().catch((error: unknown) => {
