@@ -8,11 +8,15 @@
 // their scripted times), which runs beside the claims so that a new call never waits for it (issue 16.3).
 //
 // With several replicas one leads (src/jobs/wakeable-loop.ts): only the leader polls, sweeps and answers the freed
-// slots' NOTIFYs, as a lone replica does; the others claim only the calls they accepted themselves, and take the lead
-// over within LEAD_RETRY_MS (src/jobs/wakeable-loop.ts) of the leader's end (a SIGKILL included), so the database's
-// work does not grow with the number of replicas (issue 25.4). When more accounts have calls due than the leader's
-// claim takes (a queue that became due at once), it asks the others to help (a NOTIFY, BACKLOG_PAYLOAD): each then
-// claims due accounts too, those no other replica holds, until none is left.
+// slots' NOTIFYs, as a lone replica does; the others take the lead over within LEAD_RETRY_MS (src/jobs/wakeable-loop.ts)
+// of the leader's end (a SIGKILL included), so the database's work does not grow with the number of replicas (issue
+// 25.4). A follower does not claim the calls it accepts either: it hands their accounts to the leader (one NOTIFY for
+// all accepted since the last, ACCEPTED_PREFIX), which claims them with its own, so under load every claim, dial and
+// transition is batched in one process as with one replica. A hand-off the leader never hears (it died meanwhile) is
+// found by its successor's first due-accounts query, within LEAD_RETRY_MS of PostgreSQL seeing the leader's connection
+// gone; one it heard but did not claim (a failed pass), by its next poll. When more accounts have calls due than the
+// leader's claim takes (a queue that became due at once), it asks the others to help (a NOTIFY, BACKLOG_PAYLOAD): each
+// then claims due accounts too, those no other replica holds, until none is left.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CallRow as Call } from '../storage/index.js';
@@ -22,10 +26,13 @@ import { windowZoneOf } from '../domain/recipient-timezone.js';
 import type { Dialer } from './dialer.js';
 import { advanceSimulatedCalls, simulatedWakeups, type SimulatedTiming } from './simulated-dialer.js';
 import { Batcher } from '../jobs/batcher.js';
+import { CoalescedNotify } from '../jobs/coalesced-notify.js';
 import { SingleFlight } from '../jobs/single-flight.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import {
+  acceptedAccounts,
+  acceptedPayloads,
   BACKLOG_PAYLOAD,
   CALLS_CHANNEL,
   refusedByServer,
@@ -100,11 +107,14 @@ export class Dispatcher {
   private readonly housekeeping: SingleFlight;
   private sweepDue = true;
   /**
-   * Accounts whose calls this process just accepted: the next claim goes straight to them, without the due-accounts
-   * query (a round trip on every new call's path). Any other wake (poll, NOTIFY, start, settle) asks for that query,
-   * so calls of other accounts, and what a hinted claim left, are found within a poll.
+   * Accounts whose calls this process just accepted, or (leading) a follower handed over: the next claim goes straight
+   * to them, without the due-accounts query (a round trip on every new call's path). Any other wake (poll, NOTIFY,
+   * start, settle) asks for that query, so calls of other accounts, and what a hinted claim left, are found within a
+   * poll.
    */
   private readonly hinted = new Set<string>();
+  /** A follower's acceptances, sent to the leader: one NOTIFY for all the accounts accepted since the last one. */
+  private readonly handOff: CoalescedNotify;
   /**
    * A wake asked for the due-accounts query. Not at first: the leader asks for it when it takes the lead (and a
    * replica that cannot LISTEN on its first poll); a follower's passes claim only what it was hinted.
@@ -146,8 +156,11 @@ export class Dispatcher {
         this.dueQueryWanted = true;
         this.sweep();
       },
-      onNotification: () => {
-        this.dueQueryWanted = true;
+      onNotification: (payload) => {
+        // A follower's hand-off names the accounts to claim for; any other NOTIFY asks which accounts are due.
+        const accepted = acceptedAccounts(payload);
+        if (accepted === null) this.dueQueryWanted = true;
+        else for (const id of accepted) this.hinted.add(id);
       },
       followerAnswers: (payload) => payload === BACKLOG_PAYLOAD,
       leadership: {
@@ -161,6 +174,7 @@ export class Dispatcher {
         },
       },
     });
+    this.handOff = new CoalescedNotify(options.storage, CALLS_CHANNEL, options.log, acceptedPayloads);
     this.housekeeping = new SingleFlight(
       async () => {
         if (this.loop.stopped) return;
@@ -183,15 +197,21 @@ export class Dispatcher {
 
   async stop() {
     await this.loop.stop();
+    // Hand-offs on their way still reach the leader.
+    await this.handOff.settle();
     await this.housekeeping.settle();
     await Promise.allSettled([...this.dialing]);
   }
 
   /**
    * Runs a claim pass now, or right after the current one. `accountId`: the account whose call this process just
-   * accepted; the pass claims for it without first asking which accounts are due.
+   * accepted; the pass claims for it without first asking which accounts are due, or, while another replica leads,
+   * that replica's does (the account is handed to it).
    */
   wake(accountId?: string) {
+    // Not leading means another replica's LISTEN connection holds the lead (without one, or behind a transaction
+    // pooler, this one leads): it hears the hand-off, or its successor looks for due accounts when it takes over.
+    if (accountId !== undefined && !this.loop.leading && !this.loop.stopped) return this.handOff.notify(accountId);
     if (accountId === undefined) this.dueQueryWanted = true;
     else this.hinted.add(accountId);
     this.loop.wake();

@@ -8,7 +8,10 @@ import { ThrottledLog } from '../logging/throttled-log.js';
 import { listen, type Listener } from '../storage/index.js';
 import { SingleFlight } from './single-flight.js';
 
-/** How often a follower tries to take the lead over: a leader's end leaves its polling work undone this long. */
+/**
+ * How often a follower tries to take the lead over: a leader's end leaves its polling work, and the calls the
+ * following dispatchers hand it (src/dispatch/dispatcher.ts), undone this long.
+ */
 export const LEAD_RETRY_MS = 2_000;
 
 export interface WakeableLoopOptions {

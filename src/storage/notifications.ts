@@ -8,6 +8,8 @@ import { behindTransactionPooler } from './database.js';
 // Hand-written: Prisma Client has no NOTIFY; the statement of CoalescedNotify (sent after other commits) and of the
 // leading dispatcher's call for help.
 const NOTIFY = statement('oct_notify', 'SELECT pg_notify($1, $2)');
+// Hand-written, as NOTIFY: several payloads in one statement (a following dispatcher's hand-off, split to fit).
+const NOTIFY_EACH = statement('oct_notify_each', 'SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p');
 
 /** Advisory lock space of the channels' leader locks (the claims' account locks are 72707370: call-claims.ts). */
 const LEADER_LOCK_SPACE = 72707371;
@@ -65,5 +67,10 @@ export class NotificationRepository extends Repository {
   /** A NOTIFY on `channel`, with `payload` or none. */
   async notify(channel: string, payload: string | null = null): Promise<void> {
     await this.pool.query({ ...NOTIFY, values: [channel, payload] });
+  }
+
+  /** One NOTIFY on `channel` per payload, all in one statement. */
+  async notifyEach(channel: string, payloads: readonly string[]): Promise<void> {
+    await this.pool.query({ ...NOTIFY_EACH, values: [channel, payloads] });
   }
 }

@@ -1,6 +1,7 @@
 // Replicas take turns (issue 25.4): of two dispatchers on one database only the leader polls, so only it finds calls
 // nobody announced; when it stops, or its connection dies, the other takes over and drains the queue, each call
-// dialled once and never more than the account's limit at once; a backlog larger than one claim is shared.
+// dialled once and never more than the account's limit at once; a backlog larger than one claim is shared; a
+// follower hands the calls it accepts to the leader, and none is lost when the leader goes before it hears of them.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,8 +16,11 @@ import { waitFor } from '../helpers/wait.js';
 
 const MAX_ACTIVE = 3;
 
-/** A dispatcher of its own (a replica's), polling every 50 ms (or `pollMs`) and trying to lead every 200 ms, its dials logged. */
-function replica(app: App, databaseUrl: string, pollMs = 50) {
+/**
+ * A dispatcher of its own (a replica's), polling every 50 ms (or `pollMs`) and trying to lead every 200 ms, its dials
+ * logged; its simulated calls talk 150 ms (or `talkMs`).
+ */
+function replica(app: App, databaseUrl: string, pollMs = 50, talkMs = 150) {
   const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-lead-')), 'dials.log');
   const dispatcher = new Dispatcher({
     storage: app.backgroundStorage,
@@ -25,7 +29,7 @@ function replica(app: App, databaseUrl: string, pollMs = 50) {
     now: () => new Date(),
     log: app.log,
     maxConcurrentCalls: MAX_ACTIVE,
-    simulated: { ringMs: 20, talkMs: 150 },
+    simulated: { ringMs: 20, talkMs },
     pollMs,
     leadRetryMs: 200,
   });
@@ -33,6 +37,9 @@ function replica(app: App, databaseUrl: string, pollMs = 50) {
   const dials = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
   return { dispatcher, dials };
 }
+
+/** The dispatchers' leader lock (src/storage/notifications.ts), as an SQL expression. */
+const LEADER_LOCK = `72707371, hashtext('oct_calls')`;
 
 /** Due calls of `tenant` written without waking any dispatcher (as another replica's acceptances would be, unheard). */
 async function unannouncedCalls(app: App, tenant: { accountId: string; agentId: string }, count: number) {
@@ -168,5 +175,69 @@ describe('replicas take turns', () => {
     const dialled = [...a.dials(), ...b.dials()];
     expect(dialled.sort()).toEqual(calls.map((c) => c.id).sort());
     expect(b.dials().length).toBeGreaterThan(0);
+  });
+
+  it("a follower's accepted call is claimed and dialled by the leader, at once, with no due-accounts query", async () => {
+    const { app, databaseUrl } = await buildTestApp();
+    const [accepted, unannounced] = [await createTenant(app.prisma), await createTenant(app.prisma)];
+    // No polls, and calls that talk a minute (no freed slot's NOTIFY): only the hand-off can wake the leader.
+    const a = replica(app, databaseUrl, 3_600_000, 60_000);
+    await a.dispatcher.start();
+    const b = replica(app, databaseUrl, 3_600_000, 60_000);
+    await b.dispatcher.start();
+    expect([a.dispatcher.leading, b.dispatcher.leading]).toEqual([true, false]);
+    await a.dispatcher.settle();
+
+    // Found only by a due-accounts query: the hand-off names its accounts, so the leader's claim leaves this one.
+    const [unheard] = await unannouncedCalls(app, unannounced, 1);
+    // The follower accepts a call (its acceptance wakes it with the account, as the trigger route does).
+    const [call] = await unannouncedCalls(app, accepted, 1);
+    b.dispatcher.wake(accepted.accountId);
+    await waitFor(
+      () => a.dials(),
+      (dials) => dials.includes(call!),
+      10_000,
+    );
+    // A due-accounts query would have claimed both in one transaction, and dialled both together.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(b.dials()).toEqual([]);
+    expect(a.dials()).toEqual([call]);
+    const rows = await app.prisma.call.findMany({ where: { id: { in: [call!, unheard!] } } });
+    const status = Object.fromEntries(rows.map((c) => [c.id, c.status]));
+    expect(['dialing', 'in_progress']).toContain(status[call!]);
+    expect(status[unheard!]).toBe('initiated');
+  });
+
+  it("the leader stops before it hears of a follower's call: the next leader finds and dials it, once", async () => {
+    const { app, databaseUrl } = await buildTestApp();
+    const tenant = await createTenant(app.prisma);
+    const a = replica(app, databaseUrl);
+    await a.dispatcher.start();
+    const b = replica(app, databaseUrl);
+    await b.dispatcher.start();
+    expect([a.dispatcher.leading, b.dispatcher.leading]).toEqual([true, false]);
+
+    // Between the leader's end and the takeover, as for a leader whose death PostgreSQL has not seen yet: another
+    // connection waits for the lock, so it gets it when the leader's connection closes, before b's next try.
+    const gap = new pg.Client({ connectionString: databaseUrl });
+    await gap.connect();
+    onTestFinished(() => gap.end().catch(() => undefined));
+    const held = gap.query(`SELECT pg_advisory_lock(${LEADER_LOCK})`);
+    await a.dispatcher.stop();
+    await held;
+    expect(b.dispatcher.leading).toBe(false);
+
+    const [call] = await unannouncedCalls(app, tenant, 1);
+    b.dispatcher.wake(tenant.accountId);
+    // Nobody hears the hand-off, and the follower does not claim it itself.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: call! } })).status).toBe('initiated');
+
+    await gap.end();
+    const [ended] = await allEnded(app, [call!]);
+    expect(b.dispatcher.leading).toBe(true);
+    expect(b.dials()).toEqual([call]);
+    expect(a.dials()).toEqual([]);
+    expect(ended!.dialAttempts).toBe(1);
   });
 });
