@@ -15,8 +15,9 @@
 // transition is batched in one process as with one replica. A hand-off the leader never hears (it died meanwhile) is
 // found by its successor's first due-accounts query, within LEAD_RETRY_MS of PostgreSQL seeing the leader's connection
 // gone; one it heard but did not claim (a failed pass), by its next poll. When more accounts have calls due than the
-// leader's claim takes (a queue that became due at once), it asks the others to help (a NOTIFY, BACKLOG_PAYLOAD): each
-// then claims due accounts too, those no other replica holds, until none is left.
+// leader's claim takes (a queue that became due at once), it asks the others to help (a lock on its connection that
+// they look at within LEAD_RETRY_MS: followers do not LISTEN, since every listener reads every NOTIFY in a transaction
+// of its own): each then claims due accounts too, those no other replica holds, until none is left.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CallRow as Call } from '../storage/index.js';
@@ -33,7 +34,6 @@ import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import {
   acceptedAccounts,
   acceptedPayloads,
-  BACKLOG_PAYLOAD,
   CALLS_CHANNEL,
   refusedByServer,
   type ClaimedDelivery,
@@ -120,8 +120,6 @@ export class Dispatcher {
    * replica that cannot LISTEN on its first poll); a follower's passes claim only what it was hinted.
    */
   private dueQueryWanted = false;
-  /** This (leading) dispatcher asked the others to help with a backlog, and has not seen the end of it since. */
-  private helpAsked = false;
   private readonly dialing = new Set<Promise<void>>();
   /** Calls this dispatcher is dialling or recording: its own, whatever their lease says, never "recovered" by it. */
   private readonly ownDials = new Set<string>();
@@ -162,7 +160,10 @@ export class Dispatcher {
         if (accepted === null) this.dueQueryWanted = true;
         else for (const id of accepted) this.hinted.add(id);
       },
-      followerAnswers: (payload) => payload === BACKLOG_PAYLOAD,
+      // The leader has more due accounts than its claims take: claim due accounts too, until none is left.
+      onHelpWanted: () => {
+        this.dueQueryWanted = true;
+      },
       leadership: {
         ...(options.leadRetryMs ? { retryMs: options.leadRetryMs } : {}),
         onChange: (leading) => {
@@ -361,8 +362,8 @@ export class Dispatcher {
     // The next claim asks again which accounts are due: more may be due than this one took, or calls behind those
     // put back may be dialable.
     if ((hinted.length === 0 && more) || rescheduled) this.dueQueryWanted = true;
-    if (hinted.length === 0 && more && this.loop.leading) this.askForHelp();
-    else if (hinted.length === 0) this.helpAsked = false;
+    if (hinted.length === 0 && more && this.loop.leading) this.askForHelp(true);
+    else if (hinted.length === 0) this.askForHelp(false);
     if (locked.length === 0) return more;
     if (handOver.length > 0) this.options.webhooks!.take(handOver);
     this.options.onClaimPass?.((performance.now() - passStarted) / 1000);
@@ -405,16 +406,13 @@ export class Dispatcher {
   }
 
   /**
-   * More accounts are due than a claim takes: the other replicas are asked to claim too (a NOTIFY they answer, leader
-   * or not). Once per backlog: asked again only after a claim that found less than a claim's worth.
+   * More accounts are due than a claim takes (true): the other replicas are asked to claim too (they see it within
+   * LEAD_RETRY_MS, and claim due accounts until none is left); a claim found less than a claim's worth (false): no
+   * longer. The ask is a lock on the leader's connection, not a NOTIFY (the followers do not LISTEN); asking for what
+   * is already asked costs nothing.
    */
-  private askForHelp() {
-    if (this.helpAsked) return;
-    this.helpAsked = true;
-    this.storage.notifications.notify(CALLS_CHANNEL, BACKLOG_PAYLOAD).catch((error: Error) => {
-      this.helpAsked = false;
-      this.logs.warn('help', { err: error }, 'could not ask the other dispatchers for help with a backlog');
-    });
+  private askForHelp(wanted: boolean) {
+    void this.loop.askForHelp(wanted);
   }
 
   /** Keeps `work` until it ends; the returned promise ends with it and never rejects. */

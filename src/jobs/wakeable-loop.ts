@@ -1,16 +1,18 @@
 // A background pass run on demand: woken in process, by PostgreSQL NOTIFY on a channel and by a poll timer (the
 // fallback for missed notifications and clock-driven work), never two passes at once, one more if woken during a pass.
 // With `leadership`, one replica at a time polls and answers the channel's notifications for all of them: the holder
-// of the channel's leader lock on its LISTEN connection (src/storage/notifications.ts). The others run only the passes
-// woken in process, and try to take the lock over every few seconds; a replica that cannot LISTEN polls as before.
+// of the channel's leader lock on its connection (src/storage/notifications.ts), which LISTENs only once it holds it.
+// The others run only the passes woken in process, and every few seconds try to take the lock over and look whether
+// the leader asks for help; a replica that cannot connect polls as before.
 import type { FastifyBaseLogger } from 'fastify';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { listen, type Listener } from '../storage/index.js';
 import { SingleFlight } from './single-flight.js';
 
 /**
- * How often a follower tries to take the lead over: a leader's end leaves its polling work, and the calls the
- * following dispatchers hand it (src/dispatch/dispatcher.ts), undone this long.
+ * How often a follower tries to take the lead over and looks whether the leader asks for help: a leader's end leaves
+ * its polling work, and the calls the following dispatchers hand it (src/dispatch/dispatcher.ts), undone this long,
+ * and a backlog is the leader's alone this long.
  */
 export const LEAD_RETRY_MS = 2_000;
 
@@ -31,8 +33,8 @@ export interface WakeableLoopOptions {
    * came from outside, and its payload).
    */
   onNotification?: (payload: string | null) => void;
-  /** The notifications a follower answers too (by their payload): none unless given. */
-  followerAnswers?: (payload: string | null) => boolean;
+  /** A follower found the leader asking for help (askForHelp), before the pass it wakes. */
+  onHelpWanted?: () => void;
   /**
    * One replica leads: only it polls and answers notifications (each replica doing both multiplied the database's
    * work by the number of replicas, idle or not). `retryMs`: how often a follower tries to take over (LEAD_RETRY_MS);
@@ -103,6 +105,15 @@ export class WakeableLoop {
     await this.passes.settle();
   }
 
+  /**
+   * The leader asks the followers to run passes too (true), or stops asking (false); they see it within their lead
+   * retry. Never throws: an ask that failed is made again at the next call.
+   */
+  async askForHelp(wanted: boolean): Promise<void> {
+    if (!this.leadingFlag) return;
+    await this.listener?.askForHelp(wanted).catch(() => undefined);
+  }
+
   /** Runs a pass now, or right after the current one. */
   wake() {
     if (!this.stoppedFlag) this.passes.request();
@@ -130,14 +141,18 @@ export class WakeableLoop {
       this.retryListen();
     };
     try {
-      listener = await listen(this.options.databaseUrl, this.options.channel, {
-        notification: (payload) => {
-          if (!this.leading && !this.options.followerAnswers?.(payload)) return;
-          this.options.onNotification?.(payload);
-          this.wake();
+      listener = await listen(
+        this.options.databaseUrl,
+        this.options.channel,
+        {
+          notification: (payload) => {
+            this.options.onNotification?.(payload);
+            this.wake();
+          },
+          error: (error) => onLost(error, 'lost its LISTEN connection'),
         },
-        error: (error) => onLost(error, 'lost its LISTEN connection'),
-      });
+        { lead: this.options.leadership !== undefined },
+      );
     } catch (error) {
       onLost(error as Error, 'could not LISTEN');
       return;
@@ -155,8 +170,13 @@ export class WakeableLoop {
   private async tryLead() {
     const listener = this.listener;
     if (!this.options.leadership || this.stoppedFlag || this.leadingFlag || !listener) return;
-    const led = await listener.tryLead().catch(() => false);
-    if (led && this.listener === listener && !this.stoppedFlag) this.setLeading(true);
+    const { leading, helpWanted } = await listener.tryLead().catch(() => ({ leading: false, helpWanted: false }));
+    if (this.listener !== listener || this.stoppedFlag) return;
+    if (leading) this.setLeading(true);
+    else if (helpWanted) {
+      this.options.onHelpWanted?.();
+      this.wake();
+    }
   }
 
   private setLeading(leading: boolean) {

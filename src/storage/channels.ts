@@ -1,12 +1,7 @@
-// PostgreSQL NOTIFY channels: statements that change calls or deliveries notify them; the dispatchers and the
-// webhook workers LISTEN.
+// PostgreSQL NOTIFY channels: statements that change calls or deliveries notify them; the leading dispatcher and the
+// leading webhook worker LISTEN.
 /** A call became due or a slot freed: dispatchers look for calls to claim. */
 export const CALLS_CHANNEL = 'oct_calls';
-/**
- * The payload of a NOTIFY on CALLS_CHANNEL by which the leading dispatcher asks the others to help: more accounts had
- * calls due than its claim took (the others' payloads are an account id, or none).
- */
-export const BACKLOG_PAYLOAD = 'backlog';
 /**
  * The start of a NOTIFY's payload on CALLS_CHANNEL by which a following dispatcher hands the leader the accounts whose
  * calls it accepted (comma-separated ids follow): the leader claims for them as for its own acceptances. Told apart

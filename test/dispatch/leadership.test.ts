@@ -17,10 +17,10 @@ import { waitFor } from '../helpers/wait.js';
 const MAX_ACTIVE = 3;
 
 /**
- * A dispatcher of its own (a replica's), polling every 50 ms (or `pollMs`) and trying to lead every 200 ms, its dials
- * logged; its simulated calls talk 150 ms (or `talkMs`).
+ * A dispatcher of its own (a replica's), polling every 50 ms (or `pollMs`) and trying to lead (and looking whether the
+ * leader asks for help) every 200 ms (or `leadRetryMs`), its dials logged; its simulated calls talk 150 ms (or `talkMs`).
  */
-function replica(app: App, databaseUrl: string, pollMs = 50, talkMs = 150) {
+function replica(app: App, databaseUrl: string, pollMs = 50, talkMs = 150, leadRetryMs = 200) {
   const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-lead-')), 'dials.log');
   const dispatcher = new Dispatcher({
     storage: app.backgroundStorage,
@@ -31,7 +31,7 @@ function replica(app: App, databaseUrl: string, pollMs = 50, talkMs = 150) {
     maxConcurrentCalls: MAX_ACTIVE,
     simulated: { ringMs: 20, talkMs },
     pollMs,
-    leadRetryMs: 200,
+    leadRetryMs,
   });
   onTestFinished(() => dispatcher.stop());
   const dials = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
@@ -145,10 +145,11 @@ describe('replicas take turns', () => {
     const tenants: Awaited<ReturnType<typeof createTenant>>[] = [];
     for (let i = 0; i < 160; i += 20)
       tenants.push(...(await Promise.all(Array.from({ length: 20 }, () => createTenant(app.prisma)))));
-    // The leader's poll is an hour away: the follower would never look for these calls on its own.
+    // The leader's poll is an hour away: the follower would never look for these calls on its own. It looks whether
+    // the leader asks for help every 10 ms, so that it sees the ask before the leader's four claims are done.
     const a = replica(app, databaseUrl, 3_600_000);
     await a.dispatcher.start();
-    const b = replica(app, databaseUrl, 3_600_000);
+    const b = replica(app, databaseUrl, 3_600_000, 150, 10);
     await b.dispatcher.start();
     expect([a.dispatcher.leading, b.dispatcher.leading]).toEqual([true, false]);
     await a.dispatcher.settle();
