@@ -23,6 +23,8 @@ export interface Row {
 
 export interface Results {
   generatedAt: string;
+  /** The measured service's commit (`git describe --always --dirty` of its checkout), or null outside git. */
+  commit: string | null;
   durationSeconds: number;
   machine: MachineFacts;
   conditions: string[];
@@ -42,7 +44,7 @@ export function markdown(results: Results): string {
   const lines = [
     `# Benchmark results`,
     '',
-    `Generated ${results.generatedAt} by \`npm run bench\` in ${Math.round(results.durationSeconds)} s.`,
+    `Generated ${results.generatedAt} by \`npm run bench\` in ${Math.round(results.durationSeconds)} s, service at commit ${results.commit ?? 'unknown'}.`,
     '',
     `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.platform}; Node ${m.node}; PostgreSQL ${m.postgres}; Redis ${m.redis}.`,
     '',

@@ -101,6 +101,15 @@ const REQUEST_PATH_ONLY_ENV = { ...ACCEPTING_ENV, DISPATCH_ENABLED: 'false', WEB
 // past the default 1,000 over a 5-minute round (bench/README.md says why and what that changes).
 const STARTED_ENV = { ...ACCEPTING_ENV, SIMULATED_RING_MS: '1000-3000', SIMULATED_TALK_MS: '500', ...EXTRA_ENV };
 
+/** The measured service's checkout (BENCH_SERVICE_ROOT or this one) as `git describe` says it; null outside git. */
+function serviceCommit(): string | null {
+  const git = spawnSync('git', ['describe', '--always', '--dirty'], {
+    cwd: env.BENCH_SERVICE_ROOT || ROOT,
+    encoding: 'utf8',
+  });
+  return git.status === 0 ? git.stdout.trim() : null;
+}
+
 const log = (message: string) => process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const loadAverage = () =>
   os
@@ -274,6 +283,7 @@ async function main() {
 
   const results: Results = {
     generatedAt: new Date().toISOString(),
+    commit: serviceCommit(),
     durationSeconds: (Date.now() - startedAt) / 1000,
     machine,
     conditions: [
