@@ -38,6 +38,16 @@ function replica(app: App, databaseUrl: string, pollMs = 50, talkMs = 150, leadR
   return { dispatcher, dials };
 }
 
+/** Two replicas' dispatchers with the defaults of `replica`, started in turn: the first leads. */
+async function leaderAndFollower(app: App, databaseUrl: string) {
+  const a = replica(app, databaseUrl);
+  await a.dispatcher.start();
+  const b = replica(app, databaseUrl);
+  await b.dispatcher.start();
+  expect([a.dispatcher.leading, b.dispatcher.leading]).toEqual([true, false]);
+  return { a, b };
+}
+
 /** The dispatchers' leader lock (src/storage/notifications.ts), as an SQL expression. */
 const LEADER_LOCK = `72707371, hashtext('oct_calls')`;
 
@@ -106,11 +116,7 @@ describe('replicas take turns', () => {
   it("the leader's connection dies: another replica takes the lead over, and the old leader follows once it listens again", async () => {
     const { app, databaseUrl } = await buildTestApp();
     const tenant = await createTenant(app.prisma);
-    const a = replica(app, databaseUrl);
-    await a.dispatcher.start();
-    const b = replica(app, databaseUrl);
-    await b.dispatcher.start();
-    expect([a.dispatcher.leading, b.dispatcher.leading]).toEqual([true, false]);
+    const { a, b } = await leaderAndFollower(app, databaseUrl);
 
     // The leader lock's holder: the leader's LISTEN connection (a session-level advisory lock).
     const admin = new pg.Client({ connectionString: databaseUrl });
@@ -212,11 +218,7 @@ describe('replicas take turns', () => {
   it("the leader stops before it hears of a follower's call: the next leader finds and dials it, once", async () => {
     const { app, databaseUrl } = await buildTestApp();
     const tenant = await createTenant(app.prisma);
-    const a = replica(app, databaseUrl);
-    await a.dispatcher.start();
-    const b = replica(app, databaseUrl);
-    await b.dispatcher.start();
-    expect([a.dispatcher.leading, b.dispatcher.leading]).toEqual([true, false]);
+    const { a, b } = await leaderAndFollower(app, databaseUrl);
 
     // Between the leader's end and the takeover, as for a leader whose death PostgreSQL has not seen yet: another
     // connection waits for the lock, so it gets it when the leader's connection closes, before b's next try.
