@@ -210,8 +210,8 @@ export class Dispatcher {
    * that replica's does (the account is handed to it).
    */
   wake(accountId?: string) {
-    // Not leading means another replica's LISTEN connection holds the lead (without one, or behind a transaction
-    // pooler, this one leads): it hears the hand-off, or its successor looks for due accounts when it takes over.
+    // Not leading means another replica's connection holds the lead (without one, or behind a transaction pooler,
+    // this one leads): it hears the hand-off, or its successor looks for due accounts when it takes over.
     if (accountId !== undefined && !this.loop.leading && !this.loop.stopped) return this.handOff.notify(accountId);
     if (accountId === undefined) this.dueQueryWanted = true;
     else this.hinted.add(accountId);

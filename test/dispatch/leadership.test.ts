@@ -20,7 +20,14 @@ const MAX_ACTIVE = 3;
  * A dispatcher of its own (a replica's), polling every 50 ms (or `pollMs`) and trying to lead (and looking whether the
  * leader asks for help) every 200 ms (or `leadRetryMs`), its dials logged; its simulated calls talk 150 ms (or `talkMs`).
  */
-function replica(app: App, databaseUrl: string, pollMs = 50, talkMs = 150, leadRetryMs = 200) {
+function replica(
+  app: App,
+  databaseUrl: string,
+  pollMs = 50,
+  talkMs = 150,
+  leadRetryMs = 200,
+  requestsFirst?: () => Promise<void>,
+) {
   const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-lead-')), 'dials.log');
   const dispatcher = new Dispatcher({
     storage: app.backgroundStorage,
@@ -32,6 +39,7 @@ function replica(app: App, databaseUrl: string, pollMs = 50, talkMs = 150, leadR
     simulated: { ringMs: 20, talkMs },
     pollMs,
     leadRetryMs,
+    ...(requestsFirst ? { requestsFirst } : {}),
   });
   onTestFinished(() => dispatcher.stop());
   const dials = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
@@ -151,9 +159,19 @@ describe('replicas take turns', () => {
     const tenants: Awaited<ReturnType<typeof createTenant>>[] = [];
     for (let i = 0; i < 160; i += 20)
       tenants.push(...(await Promise.all(Array.from({ length: 20 }, () => createTenant(app.prisma)))));
-    // The leader's poll is an hour away: the follower would never look for these calls on its own. It looks whether
-    // the leader asks for help every 10 ms, so that it sees the ask before the leader's four claims are done.
-    const a = replica(app, databaseUrl, 3_600_000);
+    // The leader's poll is an hour away: the follower would never look for these calls on its own. Once the leader
+    // asks for help (its help lock is held), it waits before each step of a pass until the follower has dialled one
+    // of the calls, so that the leader cannot drain the backlog alone before the follower's next look (every 10 ms).
+    let followerDialled: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (followerDialled = resolve));
+    const helpAsked = async () =>
+      (
+        await app.prisma.$queryRaw<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 72707372`
+      )[0]!.n > 0;
+    const a = replica(app, databaseUrl, 3_600_000, 150, 200, async () => {
+      if (await helpAsked()) await gate;
+    });
     await a.dispatcher.start();
     const b = replica(app, databaseUrl, 3_600_000, 150, 10);
     await b.dispatcher.start();
@@ -173,6 +191,12 @@ describe('replicas take turns', () => {
     });
     // As a calling window opening, or an API-only replica's NOTIFY: the leader asks which accounts are due.
     a.dispatcher.wake();
+    await waitFor(
+      () => b.dials().length,
+      (n) => n > 0,
+      10_000,
+    );
+    followerDialled();
     const calls = await waitFor(
       () => app.prisma.call.findMany({ where: { accountId: { in: tenants.map((t) => t.accountId) } } }),
       (cs) => cs.every((c) => c.status === 'completed'),
