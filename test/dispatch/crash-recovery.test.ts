@@ -203,8 +203,9 @@ describe('crash recovery of retried calls', () => {
     expect([...byId.keys()].sort()).toEqual([...all].sort());
     for (const call of rows)
       expect(call.events.filter((e) => e.toStatus === 'completed' || e.toStatus === 'failed')).toHaveLength(1);
-    // A second attempt ends as scripted, unless a process died between asking to dial it and recording the answer:
-    // then it fails with provider_error rather than risk ringing twice.
+    // An attempt ends as scripted, unless a process died between asking to dial it and recording the answer: then it
+    // fails with provider_error rather than risk ringing twice. The calls of one attempt may meet either kill too:
+    // they wait for the slots the busy ones free, so the first kill can find one dialling.
     const outcomesOf = (id: string) => (byId.get(id)!.attemptOutcomes as { outcome: string }[]).map((o) => o.outcome);
     for (const id of retried)
       expect([
@@ -216,7 +217,7 @@ describe('crash recovery of retried calls', () => {
         ['busy', 'busy'],
         ['busy', 'provider_error'],
       ]).toContainEqual(outcomesOf(id));
-    for (const id of once) expect(outcomesOf(id)).toEqual(['completed']);
+    for (const id of once) expect([['completed'], ['provider_error']]).toContainEqual(outcomesOf(id));
     expect(rows.filter((c) => retried.includes(c.id) && c.status === 'completed').length).toBeGreaterThan(0);
 
     // Each attempt dialled exactly once across the three processes.
@@ -238,7 +239,10 @@ describe('crash recovery of retried calls', () => {
       const terminal = byId.get(id)!.status === 'completed' ? 'call.completed' : 'call.failed';
       expect([...heard.get(id)!.keys()].sort()).toEqual(['call.started#1', 'call.started#2', `${terminal}#2`].sort());
     }
-    for (const id of once) expect([...heard.get(id)!.keys()].sort()).toEqual(['call.completed#1', 'call.started#1']);
+    for (const id of once) {
+      const terminal = byId.get(id)!.status === 'completed' ? 'call.completed' : 'call.failed';
+      expect([...heard.get(id)!.keys()].sort()).toEqual([`${terminal}#1`, 'call.started#1'].sort());
+    }
     await prisma.$disconnect();
   }, 150_000);
 });
