@@ -8,7 +8,7 @@ import { SimulatedDialer } from '../src/dispatch/simulated-dialer.js';
 import { CoalescedNotify } from '../src/jobs/coalesced-notify.js';
 import { requestsFirst } from '../src/jobs/requests-first.js';
 import { RetentionJob, retentionPolicy, type RetentionJobOptions } from '../src/jobs/retention.js';
-import { CALLS_CHANNEL, createRetention, RETENTION_TABLES } from '../src/storage/index.js';
+import { CALLS_CHANNEL, createRetention, ListenConnection, RETENTION_TABLES } from '../src/storage/index.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../src/webhooks/delivery-worker.js';
 import { WebhookSender } from '../src/webhooks/sender.js';
 
@@ -48,12 +48,16 @@ export default fp<JobsOptions>(
     const giveWay = requestsFirst(fastify.storage);
     fastify.decorate('dialer', dialer);
 
+    // One connection LISTENs for both loops and holds their leader locks: each NOTIFY costs the leading replica one
+    // reading transaction, not one per loop (issue 25.4); closed with the last loop.
+    const connection = new ListenConnection(options.databaseUrl);
     const { timeoutMs = config.WEBHOOK_TIMEOUT_MS, onAttempt, ...workerOptions } = options.webhooks ?? {};
     const sender = new WebhookSender({ allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs });
     const deliveryWorker = config.WEBHOOK_DELIVERY_ENABLED
       ? new DeliveryWorker({
           storage: fastify.backgroundStorage,
           databaseUrl: options.databaseUrl,
+          connection,
           sender,
           now: fastify.now,
           log: fastify.log.child({ component: 'webhooks' }),
@@ -74,6 +78,7 @@ export default fp<JobsOptions>(
       ? new Dispatcher({
           storage: fastify.backgroundStorage,
           databaseUrl: options.databaseUrl,
+          connection,
           dialer,
           now: fastify.now,
           log: fastify.log.child({ component: 'dispatcher' }),

@@ -39,7 +39,7 @@ import {
   type ClaimedDelivery,
   type Storage,
 } from '../storage/index.js';
-import type { ClaimCandidate } from '../storage/index.js';
+import type { ClaimCandidate, ListenConnection } from '../storage/index.js';
 
 /** A call about to be dialled, with its agent's voicemail setting (read with it by the claim or the takeover). */
 type DialCall = Call & Pick<ClaimCandidate, 'agentVoicemail' | 'agentVoicemailMessage'>;
@@ -48,6 +48,8 @@ export interface DispatcherOptions {
   /** The background pool's storage (fastify.backgroundStorage): this work waits for connections, requests do not. */
   storage: Storage;
   databaseUrl: string;
+  /** The process's LISTEN connection, shared with its other loops (src/jobs/wakeable-loop.ts); else one of its own. */
+  connection?: ListenConnection;
   /** Awaited between the statements of a pass: background work gives way to waiting requests (src/jobs/requests-first.ts). */
   requestsFirst?: () => Promise<void>;
   dialer: Dialer;
@@ -146,6 +148,7 @@ export class Dispatcher {
     this.loop = new WakeableLoop({
       name: 'dispatcher',
       databaseUrl: options.databaseUrl,
+      ...(options.connection ? { connection: options.connection } : {}),
       channel: CALLS_CHANNEL,
       pollMs: options.pollMs ?? 250,
       log: options.log,

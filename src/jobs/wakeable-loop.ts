@@ -6,7 +6,7 @@
 // the leader asks for help; a replica that cannot connect polls as before.
 import type { FastifyBaseLogger } from 'fastify';
 import { ThrottledLog } from '../logging/throttled-log.js';
-import { listen, type Listener } from '../storage/index.js';
+import { ListenConnection, type Listener } from '../storage/index.js';
 import { SingleFlight } from './single-flight.js';
 
 /**
@@ -19,6 +19,11 @@ export const LEAD_RETRY_MS = 2_000;
 export interface WakeableLoopOptions {
   name: string;
   databaseUrl: string;
+  /**
+   * The process's connection for LISTEN and the leader locks, shared with its other loops (src/plugins' jobs): one
+   * connection reads each notification once, and the loops lead in one replica. Without it, one of the loop's own.
+   */
+  connection?: ListenConnection;
   channel: string;
   pollMs: number;
   log: FastifyBaseLogger;
@@ -51,11 +56,13 @@ export class WakeableLoop {
   private leadingFlag = false;
   private stoppedFlag = false;
   private readonly passes: SingleFlight;
+  private readonly connection: ListenConnection;
   /** While the database is down every pass fails (four times a second) and every LISTEN retry too. */
   private readonly logs: ThrottledLog;
 
   constructor(private readonly options: WakeableLoopOptions) {
     this.logs = new ThrottledLog(options.log);
+    this.connection = options.connection ?? new ListenConnection(options.databaseUrl);
     this.passes = new SingleFlight(
       async () => {
         if (this.stoppedFlag) return;
@@ -141,8 +148,7 @@ export class WakeableLoop {
       this.retryListen();
     };
     try {
-      listener = await listen(
-        this.options.databaseUrl,
+      listener = await this.connection.listen(
         this.options.channel,
         {
           notification: (payload) => {
@@ -150,6 +156,8 @@ export class WakeableLoop {
             this.wake();
           },
           error: (error) => onLost(error, 'lost its LISTEN connection'),
+          // Another loop of this process took its lead: this one follows at once rather than at its next retry.
+          leadTaken: () => void this.tryLead(),
         },
         { lead: this.options.leadership !== undefined },
       );

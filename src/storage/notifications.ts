@@ -1,5 +1,5 @@
 // PostgreSQL NOTIFY and LISTEN: a notification sent outside any transaction, and a connection of its own that listens
-// on a channel (the channels are storage/channels.ts) and may hold the channel's leader lock and its call for help.
+// on channels (the channels are storage/channels.ts) and may hold their leader locks and calls for help.
 import pg from 'pg';
 import { statement } from './statements.js';
 import { Repository } from './driver.js';
@@ -25,87 +25,229 @@ const TRY_LEAD = statement(
 );
 const ASK_HELP = statement('oct_ask_help', `SELECT pg_try_advisory_lock(${HELP_LOCK_SPACE}, hashtext($1)) AS asked`);
 const END_HELP = statement('oct_end_help', `SELECT pg_advisory_unlock(${HELP_LOCK_SPACE}, hashtext($1))`);
+/** The application_name of the LISTEN connections. */
+export const LISTEN_APPLICATION_NAME = 'oct-listen';
+/** How long a listener that closes waits for its locks to be given back before the whole connection is ended. */
+const CLOSE_TIMEOUT_MS = 2_000;
+const GIVE_UP_LEAD = statement('oct_give_up_lead', `SELECT pg_advisory_unlock(${LEADER_LOCK_SPACE}, hashtext($1))`);
 
 export interface Listener {
   /**
    * Takes the channel's leader lock on this connection, if no other connection holds it: a session-level advisory lock,
-   * held until this connection ends (closed, lost, or its process killed), so a leader that dies frees it on its own.
-   * Once it holds the lock, the connection LISTENs (before this returns). `leading`: whether it holds it (asking again
-   * once it does is harmless: the lock is re-entrant). `helpWanted`: whether the leader, another connection, asks the
-   * others for help (askForHelp). Behind a transaction pooler (?pgbouncer=true) always leading, and no lock is taken:
-   * a session lock would stay on whichever server connection ran it, outliving this process, so every replica leads
-   * (polls) there, as before leadership.
+   * held until this listener closes or its connection ends (closed, lost, or its process killed), so a leader that dies
+   * frees it on its own. Once it holds the lock, the connection LISTENs on the channel (before this returns).
+   * `leading`: whether it holds it (asking again once it does is harmless). `helpWanted`: whether the leader, another
+   * connection, asks the others for help (askForHelp). Behind a transaction pooler (?pgbouncer=true) always leading,
+   * and no lock is taken: a session lock would stay on whichever server connection ran it, outliving this process, so
+   * every replica leads (polls) there, as before leadership.
    */
   tryLead(): Promise<{ leading: boolean; helpWanted: boolean }>;
   /**
    * The leader asks the followers for help (true), or stops asking (false): a lock they see on their next tryLead.
-   * Goes with the connection, as the lead does. Whether it is asking now (a follower taking a shared look at that
-   * moment makes an ask fail: it is asked again at the next occasion).
+   * Goes with the lead. Whether it is asking now (a follower taking a shared look at that moment makes an ask fail: it
+   * is asked again at the next occasion).
    */
   askForHelp(wanted: boolean): Promise<boolean>;
-  /** Closes the connection; never throws. */
+  /** Gives up the channel (its LISTEN and locks), and the connection with its last listener; never throws. */
   close(): Promise<void>;
 }
 
+/** What a listener hears: its channel's notifications, the connection's failure, and another listener's new lead. */
+export interface ListenerEvents {
+  notification: (payload: string | null) => void;
+  /** The connection failed (while opening it too: listen() then rejects as well); the listener is closed. */
+  error: (error: Error) => void;
+  /**
+   * Another listener on the same connection took its channel's lead: this one may try now, so that one replica leads
+   * every channel (one connection reading the notifications, not one per channel and replica).
+   */
+  leadTaken?: () => void;
+}
+
+interface Subscription {
+  channel: string;
+  on: ListenerEvents;
+  listening: boolean;
+  leading: boolean;
+  helping: boolean;
+}
+
 /**
- * Opens a connection of its own for `channel` (a pooled connection would go back to the pool, its LISTEN and locks with
- * it) and LISTENs on it: at once with `lead: false`; with `lead: true` only once it holds the leader lock (tryLead). A
- * connection that LISTENs reads every NOTIFY of the database in a transaction of its own, whatever its channel
- * (PostgreSQL before 19 tells every listener of every notification), so a follower's would multiply the database's
- * transactions by the number of replicas (issue 25.4). `on.error` hears a failure of the connection, while opening it
- * too (the promise then rejects as well).
+ * One connection of its own that LISTENs for several channels (a pooled connection would go back to the pool, its
+ * LISTEN and locks with it), and holds their leader locks. A connection that LISTENs reads every NOTIFY of the database
+ * in a transaction of its own, whatever its channel (PostgreSQL before 19 tells every listener of every notification):
+ * the dispatcher and the webhook worker of a process share one, so a notification costs the leading replica one such
+ * transaction, not one per channel; and a follower does not LISTEN (issue 25.4). Opened on the first listen(), closed
+ * with the last listener, opened again by the next listen() after it failed.
  */
-export async function listen(
+export class ListenConnection {
+  private client: Promise<pg.Client> | null = null;
+  private readonly subscriptions = new Set<Subscription>();
+  /** Lock statements, one after the other, each on the state the last one left. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly pooler: boolean;
+
+  constructor(private readonly databaseUrl: string) {
+    this.pooler = behindTransactionPooler(databaseUrl).pooler;
+  }
+
+  /**
+   * LISTENs for `channel`: at once with `lead: false`; with `lead: true` only once this connection holds the channel's
+   * leader lock (tryLead). One listener per channel: a second on the same connection would share the first's session,
+   * its lock included.
+   */
+  async listen(channel: string, on: ListenerEvents, options: { lead: boolean } = { lead: false }): Promise<Listener> {
+    if ([...this.subscriptions].some((s) => s.channel === channel)) throw new Error(`already listening for ${channel}`);
+    const subscription: Subscription = { channel, on, listening: false, leading: this.pooler, helping: false };
+    this.subscriptions.add(subscription);
+    try {
+      const client = await this.connected();
+      if (!options.lead || subscription.leading) await this.startListening(client, subscription);
+    } catch (error) {
+      // A failed connection told every listener already (failed()); a failed LISTEN is this listener's alone.
+      if (this.subscriptions.delete(subscription)) on.error(error as Error);
+      throw error;
+    }
+    return {
+      tryLead: () => this.tryLead(subscription),
+      askForHelp: (wanted) => this.askForHelp(subscription, wanted),
+      close: () => this.close(subscription),
+    };
+  }
+
+  private connected(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    // Keepalive: a peer gone without a word (a host down) is found, and its leader locks freed, within minutes.
+    // Named, so an operator sees which backend listens (pg_stat_activity.application_name).
+    const client = new pg.Client({
+      connectionString: this.databaseUrl,
+      keepAlive: true,
+      application_name: LISTEN_APPLICATION_NAME,
+    });
+    client.on('notification', (message) => {
+      for (const s of this.subscriptions)
+        if (s.listening && s.channel === message.channel) s.on.notification(message.payload || null);
+    });
+    // pg may both emit 'error' and reject connect() for one failure: each listener hears it once.
+    client.on('error', (error) => this.failed(connecting, error));
+    const connecting = client.connect().then(
+      () => client,
+      (error: Error) => {
+        this.failed(connecting, error);
+        throw error;
+      },
+    );
+    this.client = connecting;
+    return connecting;
+  }
+
+  /** The connection `which` failed: every listener on it hears so once and is gone; the next listen() opens another. */
+  private failed(which: Promise<pg.Client>, error: Error) {
+    if (this.client !== which) return;
+    this.client = null;
+    const lost = [...this.subscriptions];
+    this.subscriptions.clear();
+    void which.then((client) => client.end()).catch(() => undefined);
+    for (const s of lost) s.on.error(error);
+  }
+
+  private async startListening(client: pg.Client, subscription: Subscription) {
+    if (!this.isListening(subscription.channel))
+      await client.query(`LISTEN ${client.escapeIdentifier(subscription.channel)}`);
+    subscription.listening = true;
+  }
+
+  private isListening(channel: string) {
+    return [...this.subscriptions].some((s) => s.listening && s.channel === channel);
+  }
+
+  private serially<T>(step: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(step);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private tryLead(subscription: Subscription) {
+    return this.serially(async () => {
+      // Held once per listener, not once per ask (each take needs its own unlock).
+      const connection = this.subscriptions.has(subscription) ? this.client : null;
+      if (subscription.leading || !connection) return { leading: subscription.leading, helpWanted: false };
+      const client = await connection;
+      const { rows } = await client.query<{ led: boolean; help: boolean }>({
+        ...TRY_LEAD,
+        values: [subscription.channel],
+      });
+      if (rows[0]?.led !== true) return { leading: false, helpWanted: rows[0]?.help === true };
+      subscription.leading = true;
+      await this.startListening(client, subscription);
+      for (const other of this.subscriptions) if (other !== subscription && !other.leading) other.on.leadTaken?.();
+      return { leading: true, helpWanted: false };
+    });
+  }
+
+  private askForHelp(subscription: Subscription, wanted: boolean) {
+    return this.serially(async () => {
+      const client = this.subscriptions.has(subscription) ? this.client : null;
+      if (!client || wanted === subscription.helping || !subscription.leading || this.pooler)
+        return subscription.helping;
+      const c = await client;
+      if (wanted) {
+        const { rows } = await c.query<{ asked: boolean }>({ ...ASK_HELP, values: [subscription.channel] });
+        subscription.helping = rows[0]?.asked === true;
+      } else {
+        await c.query({ ...END_HELP, values: [subscription.channel] });
+        subscription.helping = false;
+      }
+      return subscription.helping;
+    });
+  }
+
+  private async close(subscription: Subscription) {
+    if (!this.subscriptions.delete(subscription)) return;
+    const client = this.client;
+    if (!client) return;
+    if (this.subscriptions.size === 0) {
+      // The locks and the LISTEN go with the session; not behind a statement that may be waiting on a stalled server.
+      this.client = null;
+      await client.then((c) => c.end()).catch(() => undefined);
+      return;
+    }
+    const giveUp = this.serially(async () => {
+      const c = await client;
+      if (subscription.helping) await c.query({ ...END_HELP, values: [subscription.channel] });
+      if (subscription.leading && !this.pooler) await c.query({ ...GIVE_UP_LEAD, values: [subscription.channel] });
+      if (subscription.listening && !this.isListening(subscription.channel))
+        await c.query(`UNLISTEN ${c.escapeIdentifier(subscription.channel)}`);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`giving up a lead timed out after ${CLOSE_TIMEOUT_MS} ms`)),
+        CLOSE_TIMEOUT_MS,
+      );
+    });
+    try {
+      await Promise.race([giveUp, late]);
+    } catch (error) {
+      // A connection that does not answer is ended: its locks go with it, and the other listeners open another.
+      this.failed(client, error as Error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/**
+ * A listener on a connection of its own (closed with it): for `channel`, LISTENing at once or once it leads
+ * (ListenConnection.listen). A process's dispatcher and webhook worker share one ListenConnection instead.
+ */
+export function listen(
   databaseUrl: string,
   channel: string,
-  on: { notification: (payload: string | null) => void; error: (error: Error) => void },
+  on: ListenerEvents,
   options: { lead: boolean } = { lead: false },
 ): Promise<Listener> {
-  // Keepalive: a peer gone without a word (a host down) is found, and its leader lock freed, within minutes, not hours.
-  const client = new pg.Client({ connectionString: databaseUrl, keepAlive: true });
-  client.on('notification', (message) => on.notification(message.payload || null));
-  client.on('error', on.error);
-  const listenNow = () => client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
-  let leading = behindTransactionPooler(databaseUrl).pooler;
-  let helping = false;
-  let asks: Promise<unknown> = Promise.resolve();
-  const listener: Listener = {
-    async tryLead() {
-      // Re-entrant: taken once, not once per ask (each take needs its own unlock).
-      if (leading) return { leading, helpWanted: false };
-      const { rows } = await client.query<{ led: boolean; help: boolean }>({ ...TRY_LEAD, values: [channel] });
-      if (rows[0]?.led === true) {
-        await listenNow();
-        leading = true;
-      }
-      return { leading, helpWanted: !leading && rows[0]?.help === true };
-    },
-    askForHelp(wanted) {
-      // One after the other, each on the state the last one left.
-      const ask = asks.then(async () => {
-        if (wanted === helping) return helping;
-        if (wanted) {
-          const { rows } = await client.query<{ asked: boolean }>({ ...ASK_HELP, values: [channel] });
-          helping = rows[0]?.asked === true;
-        } else {
-          await client.query({ ...END_HELP, values: [channel] });
-          helping = false;
-        }
-        return helping;
-      });
-      asks = ask.catch(() => undefined);
-      return ask;
-    },
-    close: () => client.end().catch(() => undefined),
-  };
-  try {
-    await client.connect();
-    if (!options.lead || leading) await listenNow();
-  } catch (error) {
-    void listener.close();
-    throw error;
-  }
-  return listener;
+  return new ListenConnection(databaseUrl).listen(channel, on, options);
 }
 
 export class NotificationRepository extends Repository {

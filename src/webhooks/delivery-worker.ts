@@ -14,6 +14,7 @@ import {
   WEBHOOKS_CHANNEL,
   type AttemptRecord,
   type ClaimedDelivery,
+  type ListenConnection,
   type Storage,
 } from '../storage/index.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
@@ -24,6 +25,8 @@ export interface DeliveryWorkerOptions {
   /** The background pool's storage (fastify.backgroundStorage): this work waits for connections, requests do not. */
   storage: Storage;
   databaseUrl: string;
+  /** The process's LISTEN connection, shared with its other loops (src/jobs/wakeable-loop.ts); else one of its own. */
+  connection?: ListenConnection;
   /** Awaited before a claim: background work gives way to waiting requests (src/jobs/requests-first.ts). */
   requestsFirst?: () => Promise<void>;
   sender: WebhookSender;
@@ -97,6 +100,7 @@ export class DeliveryWorker {
     this.loop = new WakeableLoop({
       name: 'webhook delivery',
       databaseUrl: options.databaseUrl,
+      ...(options.connection ? { connection: options.connection } : {}),
       channel: WEBHOOKS_CHANNEL,
       pollMs: options.pollMs ?? 250,
       log: options.log,

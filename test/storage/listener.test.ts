@@ -4,7 +4,7 @@
 // try to lead.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { listen, type Listener } from '../../src/storage/index.js';
+import { listen, ListenConnection, LISTEN_APPLICATION_NAME, type Listener } from '../../src/storage/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -82,5 +82,99 @@ describe('a leading connection', () => {
     expect((await b.listener.tryLead()).helpWanted).toBe(true);
     await a.listener.close();
     expect(await b.listener.tryLead()).toEqual({ leading: true, helpWanted: false });
+  });
+});
+
+describe('one connection for the channels of a process', () => {
+  /** A listener on `connection` for `channel`, leading, with what it heard and how often another listener's lead woke it. */
+  async function on(connection: ListenConnection, channel: string) {
+    const heard: (string | null)[] = [];
+    const woken = { count: 0 };
+    const listener = await connection.listen(
+      channel,
+      { notification: (payload) => heard.push(payload), error: () => undefined, leadTaken: () => woken.count++ },
+      { lead: true },
+    );
+    onTestFinished(() => listener.close());
+    return { listener, heard, woken };
+  }
+
+  it("leads its channels together, hears each on its own listener, and gives one back while keeping the other's", async () => {
+    const { app, databaseUrl } = await buildTestApp();
+    const [calls, webhooks] = [`oct_test_${randomUUID().slice(0, 8)}`, `oct_test_${randomUUID().slice(0, 8)}`];
+    const notify = (channel: string, payload: string) =>
+      app.prisma.$executeRaw`SELECT pg_notify(${channel}, ${payload})`;
+    const listening = async () =>
+      (
+        await app.prisma.$queryRaw<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE application_name = ${LISTEN_APPLICATION_NAME} AND datname = current_database()`
+      )[0]!.n;
+    const process1 = new ListenConnection(databaseUrl);
+    const process2 = new ListenConnection(databaseUrl);
+    const a = { calls: await on(process1, calls), webhooks: await on(process1, webhooks) };
+    const b = { calls: await on(process2, calls), webhooks: await on(process2, webhooks) };
+    // Two listeners each, one connection each.
+    expect(await listening()).toBe(2);
+
+    expect((await a.calls.listener.tryLead()).leading).toBe(true);
+    // The lead of one channel wakes the process's other listener at once, not at its next retry.
+    expect([a.calls.woken.count, a.webhooks.woken.count, b.webhooks.woken.count]).toEqual([0, 1, 0]);
+    expect((await a.webhooks.listener.tryLead()).leading).toBe(true);
+    expect((await b.calls.listener.tryLead()).leading).toBe(false);
+    expect((await b.webhooks.listener.tryLead()).leading).toBe(false);
+
+    await notify(calls, 'call');
+    await notify(webhooks, 'delivery');
+    await waitFor(
+      () => a.webhooks.heard,
+      (heard) => heard.includes('delivery'),
+    );
+    await waitFor(
+      () => a.calls.heard,
+      (heard) => heard.includes('call'),
+    );
+    expect([a.calls.heard, a.webhooks.heard]).toEqual([['call'], ['delivery']]);
+
+    // Closing one listener gives back its channel's lock and LISTEN; the connection stays for the other.
+    await a.calls.listener.close();
+    expect((await b.calls.listener.tryLead()).leading).toBe(true);
+    expect((await b.webhooks.listener.tryLead()).leading).toBe(false);
+    await notify(calls, 'second call');
+    await notify(webhooks, 'second delivery');
+    await waitFor(
+      () => b.calls.heard,
+      (heard) => heard.includes('second call'),
+    );
+    await waitFor(
+      () => a.webhooks.heard,
+      (heard) => heard.includes('second delivery'),
+    );
+    expect(a.calls.heard).toEqual(['call']);
+    expect(await listening()).toBe(2);
+
+    // The last listener takes the connection with it, and its lock.
+    await a.webhooks.listener.close();
+    expect((await b.webhooks.listener.tryLead()).leading).toBe(true);
+    await waitFor(listening, (n) => n === 1);
+  });
+
+  it("a service's dispatcher and webhook worker listen on one connection, and lead together", async () => {
+    const { app, databaseUrl } = await buildTestApp({
+      env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true' },
+    });
+    const other = await buildTestApp({
+      databaseUrl,
+      env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true' },
+    });
+    const held = async () =>
+      app.prisma.$queryRaw<{ application_name: string; locks: number }[]>`
+        SELECT a.application_name, count(*)::int AS locks FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+        WHERE l.locktype = 'advisory' AND l.classid = 72707371 AND l.granted AND a.datname = current_database()
+        GROUP BY a.pid, a.application_name`;
+    // One backend holds both leader locks (the calls' and the webhooks'): the first service's.
+    await waitFor(held, (rows) => rows.length === 1 && rows[0]!.locks === 2);
+    expect(await held()).toEqual([{ application_name: LISTEN_APPLICATION_NAME, locks: 2 }]);
+    expect([app.dispatcher!.leading, other.app.dispatcher!.leading]).toEqual([true, false]);
   });
 });
