@@ -1,6 +1,6 @@
 // Child processes of the bench: the service (built, as `npm start` runs it), the baseline server, and one load
 // generator per measurement. Each is its own Node process; their output goes to log files, not through us.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LoadResult, LoadSpec } from './load.js';
@@ -118,4 +118,13 @@ export async function runLoadProcess(spec: LoadSpec): Promise<LoadResult> {
   } finally {
     await done;
   }
+}
+
+/** The measured service's checkout (BENCH_SERVICE_ROOT or this one) as `git describe` says it; null outside git. */
+export function serviceCommit(): string | null {
+  const git = spawnSync('git', ['describe', '--always', '--dirty'], {
+    cwd: process.env.BENCH_SERVICE_ROOT || ROOT,
+    encoding: 'utf8',
+  });
+  return git.status === 0 ? git.stdout.trim() : null;
 }

@@ -12,7 +12,7 @@ import { benchPostgres, type BenchPostgres } from './database.js';
 import { DNC_ENTRIES, seedDoNotCall } from './do-not-call.js';
 import { zipfShare } from './load.js';
 import * as phase from './phases.js';
-import { ROOT, startBaseline, startService, type Child } from './processes.js';
+import { ROOT, serviceCommit, startBaseline, startService, type Child } from './processes.js';
 import { startReceiver } from './receiver.js';
 import { stalledStartedLatency } from './stalled.js';
 import { writeResults, type Results } from './report.js';
@@ -100,15 +100,6 @@ const REQUEST_PATH_ONLY_ENV = { ...ACCEPTING_ENV, DISPATCH_ENABLED: 'false', WEB
 // queue are raised as for (a): the busiest account gets more than 100 triggers a minute, and its queue grows
 // past the default 1,000 over a 5-minute round (bench/README.md says why and what that changes).
 const STARTED_ENV = { ...ACCEPTING_ENV, SIMULATED_RING_MS: '1000-3000', SIMULATED_TALK_MS: '500', ...EXTRA_ENV };
-
-/** The measured service's checkout (BENCH_SERVICE_ROOT or this one) as `git describe` says it; null outside git. */
-function serviceCommit(): string | null {
-  const git = spawnSync('git', ['describe', '--always', '--dirty'], {
-    cwd: env.BENCH_SERVICE_ROOT || ROOT,
-    encoding: 'utf8',
-  });
-  return git.status === 0 ? git.stdout.trim() : null;
-}
 
 const log = (message: string) => process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const loadAverage = () =>

@@ -54,6 +54,8 @@ export interface DatabaseRun {
 export interface ScaleResults {
   generatedAt: string;
   durationSeconds: number;
+  /** The measured service's commit (`git describe --always --dirty` of its checkout), or null outside git. */
+  commit: string | null;
   factor: number;
   shape: Record<string, number>;
   base: Record<string, number>;
@@ -243,7 +245,7 @@ export function markdown(results: ScaleResults): string {
   const lines = [
     '# Scale benchmark results',
     '',
-    `Generated ${results.generatedAt} by \`npm run bench:scale\` in ${Math.round(results.durationSeconds)} s${results.factor === 1 ? '' : ` (scale factor ${results.factor})`}.`,
+    `Generated ${results.generatedAt} by \`npm run bench:scale\` in ${Math.round(results.durationSeconds)} s${results.factor === 1 ? '' : ` (scale factor ${results.factor})`}, service at commit ${results.commit ?? 'unknown'}.`,
     '',
     `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.platform}; Node ${m.node}; PostgreSQL ${m.postgres} (${results.database.kind === 'embedded' ? 'the embedded server the product ships, stock settings' : 'BENCH_DATABASE_URL: not the default deployment'}: ${Object.entries(
       results.database.settings,

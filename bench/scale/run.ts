@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { benchPostgres } from '../database.js';
-import { ROOT, startService, type Child } from '../processes.js';
+import { ROOT, serviceCommit, startService, type Child } from '../processes.js';
 import { startReceiver } from '../receiver.js';
 import { acceptingEnv } from '../service-env.js';
 import { connect, freshDatabase, machineFacts, type BenchDatabase } from '../setup.js';
@@ -476,6 +476,7 @@ async function main() {
   const scale: ScaleResults = {
     generatedAt: new Date().toISOString(),
     durationSeconds: Math.round((performance.now() - started) / 1000),
+    commit: serviceCommit(),
     factor: FACTOR,
     shape: { ...SHAPE },
     base: { ...BASE },
