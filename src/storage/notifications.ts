@@ -85,10 +85,13 @@ export class ListenConnection {
   private readonly subscriptions = new Set<Subscription>();
   /** Lock statements, one after the other, each on the state the last one left. */
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly pooler: boolean;
+  /** Whether the URL goes through a transaction pooler; read on the first listen() (a loop that never starts needs no URL). */
+  private poolerFlag: boolean | null = null;
 
-  constructor(private readonly databaseUrl: string) {
-    this.pooler = behindTransactionPooler(databaseUrl).pooler;
+  constructor(private readonly databaseUrl: string) {}
+
+  private get pooler(): boolean {
+    return (this.poolerFlag ??= behindTransactionPooler(this.databaseUrl).pooler);
   }
 
   /**
