@@ -4,13 +4,7 @@ export { createStorage, createStorages, type Repositories, type Storage, type St
 export { BACKGROUND_POOL, REQUEST_POOL, locateDatabase, type DatabaseLocation } from './database.js';
 export { isUniqueViolation, refusedByServer } from './db-types.js';
 export { acceptedAccounts, acceptedPayloads, CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
-export {
-  listen,
-  ListenConnection,
-  LISTEN_APPLICATION_NAME,
-  type Listener,
-  type ListenerEvents,
-} from './notifications.js';
+export { ListenConnection, LISTEN_APPLICATION_NAME, type Listener, type ListenerEvents } from './notifications.js';
 export {
   createRetention,
   noRowsDeleted,

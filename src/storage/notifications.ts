@@ -240,19 +240,6 @@ export class ListenConnection {
   }
 }
 
-/**
- * A listener on a connection of its own (closed with it): for `channel`, LISTENing at once or once it leads
- * (ListenConnection.listen). A process's dispatcher and webhook worker share one ListenConnection instead.
- */
-export function listen(
-  databaseUrl: string,
-  channel: string,
-  on: ListenerEvents,
-  options: { lead: boolean } = { lead: false },
-): Promise<Listener> {
-  return new ListenConnection(databaseUrl).listen(channel, on, options);
-}
-
 export class NotificationRepository extends Repository {
   /** A NOTIFY on `channel`, with `payload` or none. */
   async notify(channel: string, payload: string | null = null): Promise<void> {

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CoalescedNotify } from '../../src/jobs/coalesced-notify.js';
-import { acceptedAccounts, acceptedPayloads, listen } from '../../src/storage/index.js';
+import { acceptedAccounts, acceptedPayloads, ListenConnection } from '../../src/storage/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -11,7 +11,7 @@ describe("a follower's hand-off", () => {
   it('splits more accounts than one payload holds, and a listener reads every account back', async () => {
     const { app, databaseUrl } = await buildTestApp();
     const heard: string[] = [];
-    const listener = await listen(databaseUrl, 'oct_hand_off_test', {
+    const listener = await new ListenConnection(databaseUrl).listen('oct_hand_off_test', {
       notification: (payload) => heard.push(...(acceptedAccounts(payload) ?? [])),
       error: () => undefined,
     });

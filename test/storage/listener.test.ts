@@ -4,14 +4,14 @@
 // try to lead.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { listen, ListenConnection, LISTEN_APPLICATION_NAME, type Listener } from '../../src/storage/index.js';
+import { ListenConnection, LISTEN_APPLICATION_NAME, type Listener } from '../../src/storage/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 
 async function listenerOn(databaseUrl: string, channel: string, lead: boolean) {
   const heard: (string | null)[] = [];
-  const listener: Listener = await listen(
-    databaseUrl,
+  // A connection of its own, as each replica has.
+  const listener: Listener = await new ListenConnection(databaseUrl).listen(
     channel,
     { notification: (payload) => heard.push(payload), error: () => undefined },
     { lead },
