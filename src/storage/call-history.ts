@@ -110,35 +110,69 @@ const PARAMS: Record<OptionalKey, number> = { status: 1, agentId: 1, numberPrefi
 // row of the accounts (a million for a big one); a LATERAL top-N per account reads at most a page from each account's
 // index in order. One text per combination of the optional filters, so that each is an index condition in a prepared
 // (generic) plan too; the date range and the cursor are always present (unbounded: ±infinity), as one row comparison.
-function historyStatement(present: readonly OptionalKey[]): Statement {
+function historyStatement(present: readonly OptionalKey[]): { narrow: Statement; wide: Statement } {
   let n = 4;
   const extra = OPTIONAL.filter((f) => present.includes(f.key))
     .map((f) => `\n        AND ${f.sql(Array.from({ length: PARAMS[f.key] }, () => `$${++n}`))}`)
     .join('');
+  const limit = `$${n + 1}::int`;
+  const below = `(c.created_at, c.id) < ($2::timestamptz, $3::uuid)`;
   // `meta`, not `metadata`: oct_call_history_metadata is the detail view's statement.
-  const name = [
-    'oct_call_history',
-    ...present.map((k) => (k === 'metadata' ? 'meta' : k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))),
-  ].join('_');
-  return statement(
-    name,
+  const suffix = present.map((k) => (k === 'metadata' ? 'meta' : k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)));
+  const narrow = statement(
+    ['oct_call_history', ...suffix].join('_'),
     `
   SELECT p.*
     FROM unnest($1::uuid[]) AS a(id)
    CROSS JOIN LATERAL (
      SELECT ${LIST_COLUMNS} FROM calls c
       WHERE c.account_id = a.id
-        AND (c.created_at, c.id) < ($2::timestamptz, $3::uuid)
+        AND ${below}
         AND c.created_at >= $4::timestamptz${extra}
       ORDER BY c.created_at DESC, c.id DESC
-      LIMIT $${n + 1}::int) AS p
+      LIMIT ${limit}) AS p
    ORDER BY p."createdAt" DESC, p.id DESC
-   LIMIT $${n + 1}::int`,
+   LIMIT ${limit}`,
   );
+  // For more accounts than a page has rows (an agency's clients), a page from each would grow with the accounts. So
+  // first each account's newest matching call's time (one index entry each); the page's oldest possible time is the
+  // page-size-th newest of those (that many calls are at least that new); and only the accounts with a call that new
+  // are read, from that time on: at most a page from each of at most a page of accounts.
+  const wide = statement(
+    ['oct_call_history_wide', ...suffix].join('_'),
+    `
+  WITH heads AS MATERIALIZED (
+    SELECT a.id, h.created_at
+      FROM unnest($1::uuid[]) AS a(id)
+     CROSS JOIN LATERAL (
+       SELECT c.created_at FROM calls c
+        WHERE c.account_id = a.id
+          AND ${below}
+          AND c.created_at >= $4::timestamptz${extra}
+        ORDER BY c.created_at DESC, c.id DESC
+        LIMIT 1) AS h
+  ), floor AS (
+    SELECT coalesce((SELECT created_at FROM heads ORDER BY created_at DESC OFFSET ${limit} - 1 LIMIT 1),
+                    '-infinity'::timestamptz) AS at
+  )
+  SELECT p.*
+    FROM heads, floor
+   CROSS JOIN LATERAL (
+     SELECT ${LIST_COLUMNS} FROM calls c
+      WHERE c.account_id = heads.id
+        AND ${below}
+        AND c.created_at >= greatest($4::timestamptz, floor.at)${extra}
+      ORDER BY c.created_at DESC, c.id DESC
+      LIMIT ${limit}) AS p
+   WHERE heads.created_at >= floor.at
+   ORDER BY p."createdAt" DESC, p.id DESC
+   LIMIT ${limit}`,
+  );
+  return { narrow, wide };
 }
 
 /** Every combination of the optional filters, keyed by their names joined with ','. */
-const HISTORY: Map<string, Statement> = new Map(
+const HISTORY: Map<string, { narrow: Statement; wide: Statement }> = new Map(
   Array.from({ length: 1 << OPTIONAL.length }, (_, mask) => {
     const present = OPTIONAL.filter((_, i) => mask & (1 << i)).map((f) => f.key);
     return [present.join(','), historyStatement(present)] as const;
@@ -428,7 +462,9 @@ export class CallHistoryRepository extends Repository {
         : await this.searchPage(accountIds, filters, upper, limit + 1));
     if (!rows) {
       const present = OPTIONAL.filter((f) => filterSet(filters, f.key));
-      const sql = HISTORY.get(present.map((f) => f.key).join(','))!;
+      const statements = HISTORY.get(present.map((f) => f.key).join(','))!;
+      // More accounts than rows asked for: each account's newest first bounds what is read (historyStatement).
+      const sql = accountIds.length > limit + 1 ? statements.wide : statements.narrow;
       const values: unknown[] = [
         accountIds,
         upper.at,
