@@ -95,7 +95,10 @@ export const ConfigSchema = Type.Object({
     default: 1000,
     description: 'Rows one retention statement deletes at most',
   }),
-  RETENTION_PAUSE_MS: NonNegative('Pause between two full batches of a retention pass', 100),
+  RETENTION_PAUSE_MS: NonNegative(
+    'Least pause between two full batches of a retention pass (the pause is also at least as long as the batch took)',
+    100,
+  ),
   RETENTION_PASS_MAX_ROWS: Positive(
     'Rows one retention pass deletes at most (cascaded events, deliveries and attempts included) before it yields to the next interval',
     100_000,

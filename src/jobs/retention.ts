@@ -1,5 +1,5 @@
 // The data lifecycle in the background of every process: every few minutes one pass deletes, in small batches with a
-// pause between them, each kind of row past its retention; one process at a time across replicas (the others skip).
+// pause between them (at least as long as the batch took), each kind of row past its retention; one process at a time across replicas (the others skip).
 // A pass is bounded (rows and time): a backlog is worked off over several intervals, the next pass resuming at the kind
 // of row the last one stopped at. `callctl retention run` runs the same pass once, unbounded.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -75,7 +75,10 @@ export interface RetentionPassOptions {
   policy: RetentionPolicy;
   /** Rows per statement. */
   batchSize: number;
-  /** Pause after a full batch, so that the dispatcher and the webhook worker get the database between batches. */
+  /**
+   * The least pause after a full batch, so that the dispatcher and the webhook worker get the database between
+   * batches. The pause is at least as long as the batch took, too (see runRetentionPass).
+   */
   pauseMs: number;
   /** Checked before each batch: the pass ends early when it returns true. */
   stopping?: () => boolean;
@@ -93,6 +96,11 @@ export interface RetentionPassOptions {
  * One pass: for each kind of row, batches until its range is empty, or until the budget is used ('limited': the next
  * pass resumes at that kind of row, so one large backlog cannot starve the others). Returns at once ('skipped') when
  * another process holds the lock.
+ *
+ * After each full batch it pauses at least as long as that batch took (and at least pauseMs): the pass has the
+ * database at most half the time, and when the database is slow (a checkpoint, whose first change to each page writes
+ * the whole page to the WAL; other load) its batches take longer and the pass slows down with them, rather than
+ * keep the WAL as busy while the requests' commits wait on it.
  */
 export async function runRetentionPass(options: RetentionPassOptions): Promise<RetentionPassResult> {
   const { retention, batchSize, pauseMs, stopping = () => false, onBatch, budget } = options;
@@ -113,14 +121,17 @@ export async function runRetentionPass(options: RetentionPassOptions): Promise<R
           return { outcome: 'limited', deleted, next: at };
         await lock.confirm();
         const limit = budget ? Math.min(batchSize, budget.rows - total) : batchSize;
+        const began = performance.now();
         const batch = await retention.deleteBatch(step, cutoffs, limit);
+        const took = performance.now() - began;
         for (const [table, rows] of Object.entries(batch.deleted) as [keyof DeletedRows, number][]) {
           deleted[table] += rows;
           total += rows;
         }
         await onBatch?.(batch.deleted);
         if (batch.taken < limit) break;
-        if (pauseMs > 0) await sleep(pauseMs);
+        const pause = Math.max(pauseMs, took);
+        if (pause > 0) await sleep(pause);
       }
     }
     return { outcome: 'completed', deleted, next: 0 };

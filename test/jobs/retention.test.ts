@@ -390,6 +390,38 @@ describe('retention', () => {
     );
   });
 
+  it('pauses after each full batch at least as long as the batch took: a slow database slows the pass', async () => {
+    const { app, sql, databaseUrl } = await clockedApp();
+    const tenant = await createTenant(app.prisma);
+    await expiredRecords(sql, tenant, 300);
+    // A database where each delete statement takes 300 ms more (as a checkpoint's full-page writes make it slower).
+    await sql.query(`
+      CREATE FUNCTION slow_statement() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END $$;
+      CREATE TRIGGER slow_delete AFTER DELETE ON idempotency_records FOR EACH STATEMENT EXECUTE FUNCTION slow_statement();`);
+    const pool = createRetentionPool(databaseUrl);
+    const committed: number[] = [];
+    try {
+      const result = await runRetentionPass({
+        retention: new RetentionRepository(pool),
+        now: NOW,
+        policy: retentionPolicy(loadConfig({})),
+        batchSize: 100,
+        pauseMs: 1,
+        onBatch: (deleted) => {
+          if ('idempotency_records' in deleted) committed.push(performance.now());
+        },
+      });
+      expect(result.deleted.idempotency_records).toBe(300);
+    } finally {
+      await pool.end();
+    }
+    // Three full batches and the empty one that ends the range: between two commits, a pause of at least the 300 ms
+    // the batch took and the next batch's 300 ms (a pause of RETENTION_PAUSE_MS alone would leave about 300).
+    const gaps = committed.slice(1).map((at, i) => at - committed[i]!);
+    expect(gaps).toHaveLength(3);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(590);
+  });
+
   it('a pass yields once it deleted RETENTION_PASS_MAX_ROWS rows; the next one resumes at the kind of row it stopped at', async () => {
     const { app, sql } = await clockedApp({ RETENTION_BATCH_SIZE: '100', RETENTION_PASS_MAX_ROWS: '300' });
     const job = app.retention!;
