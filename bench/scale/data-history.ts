@@ -4,6 +4,7 @@
 // calls) and the traffic grows over the year (the last month holds about a fifth of the calls).
 import type pg from 'pg';
 import { ROW_ID, TTL, type Layout } from './data-tenants.js';
+import { personNameSql } from './names.js';
 const DAY = 86_400;
 /**
  * Calls end from 375 days ago until a minute ago; the build then deletes those older than 370 days as a retention
@@ -132,7 +133,7 @@ WITH src AS (
          CASE WHEN o.failure IS NULL THEN o.talk END AS duration, o.failure,
          CASE WHEN o.failure IS NULL THEN 'completed' ELSE 'failed' END AS status,
          '+1' || (201 + s.k % 700) || lpad(((s.k * 104729) % 10000000)::text, 7, '0') AS phone,
-         'Lead ' || s.k AS name, CASE WHEN s.k % 3 <> 0 THEN 'lead' || s.k || '@example.com' END AS email,
+         ${personNameSql('s.k')} AS name, CASE WHEN s.k % 3 <> 0 THEN 'lead' || s.k || '@example.com' END AS email,
          '{"crm_id":"L-' || s.k || '","campaign":"' || (ARRAY['spring', 'summer', 'autumn', 'winter'])[1 + s.k % 4] || '-' || (s.k % 12)
            || '","attempt":' || (1 + s.k % 3) || ',"vip":' || (s.k % 10 = 0) || '}' AS metadata
     FROM src s,

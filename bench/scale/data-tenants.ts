@@ -8,6 +8,7 @@ import { nextWindowOpening, type CallingWindow } from '../../src/domain/calling-
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
 import { createStorage } from '../../src/storage/index.js';
 import { v7IdSql } from '../setup.js';
+import { personNameSql } from './names.js';
 
 /** The accounts every database has: what the measurements need (BASE in data.ts). */
 export interface BaseShape {
@@ -244,7 +245,7 @@ export async function insertDrainCalls(db: pg.ClientBase, layout: Layout, count:
     ), made AS (
       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, not_before, expires_at, created_at, updated_at)
       SELECT ${v7IdSql('c.at')}, t.account, t.agent, '+1' || (201 + g % 700) || lpad(((g::bigint * 7919) % 10000000)::text, 7, '0'), t.phone,
-             'Lead ' || g, CASE WHEN g % 3 <> 0 THEN 'lead' || g || '@example.com' END,
+             ${personNameSql('g')}, CASE WHEN g % 3 <> 0 THEN 'lead' || g || '@example.com' END,
              ('{"crm_id":"D-' || g || '","campaign":"drain-' || (g % 7) || '"}')::json,
              'initiated', c.at, c.at + ${TTL}, c.at, c.at
         FROM generate_series(0, $4::int - 1) AS g
@@ -289,7 +290,7 @@ export async function insertQueue(db: pg.ClientBase, layout: Layout, count: numb
       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, not_before, expires_at, created_at, updated_at)
       SELECT ${ROW_ID}(c.at), t.account, CASE WHEN g % 10 < 7 THEN t.windowed ELSE t.agent END,
              '+1' || (201 + g % 700) || lpad(((g::bigint * 7919) % 10000000)::text, 7, '0'), t.phone,
-             'Lead ' || g, CASE WHEN g % 3 <> 0 THEN 'lead' || g || '@example.com' END,
+             ${personNameSql('g')}, CASE WHEN g % 3 <> 0 THEN 'lead' || g || '@example.com' END,
              ('{"crm_id":"Q-' || g || '","campaign":"queue-' || (g % 7) || '","priority":' || (g % 3) || '}')::json,
              'initiated', n.at, n.at + ${TTL}, c.at, c.at
         FROM generate_series(0, $5::int - 1) AS g

@@ -5,6 +5,7 @@
 // as the load runs; every request's time kept, so that runs can be pooled.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { NAME_SEARCH } from './names.js';
 
 const WARM_UP = 20;
 /** A cursor id above every uuid: the deep page starts with the calls at or before the cursor's instant. */
@@ -106,9 +107,6 @@ export interface DashboardTarget {
   deepCursorCreatedAt: string;
 }
 
-/** The name search: a prefix of the history's names ("Lead <n>"), any case. */
-const NAME_PREFIX = 'lead 1';
-
 /**
  * With a signed-in visitor (one sign-in per database: sign-ins are throttled per email and per address, in Redis,
  * across runs), warms each page up, then starts `load` (the triggers) and, once `running()` says it is under way, requests
@@ -125,8 +123,8 @@ export async function measureDashboardUnderLoad<L>(
     firstPage: ['calls list, first page', '/dashboard/calls'],
     deepPage: ['calls list, deep keyset page', `/dashboard/calls?before=${before}`],
     nameSearch: [
-      `calls list, name search "${NAME_PREFIX}"`,
-      `/dashboard/calls?name=${encodeURIComponent(NAME_PREFIX)}`,
+      `calls list, name search "${NAME_SEARCH.prefix}"`,
+      `/dashboard/calls?name=${encodeURIComponent(NAME_SEARCH.prefix)}`,
     ],
     detail: ['call detail', `/dashboard/calls/${target.callId}`],
   };
