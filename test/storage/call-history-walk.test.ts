@@ -1,0 +1,139 @@
+// The Calls list's walk for a common search (its matches dense among the newest calls, as the probe found): it reads
+// the account's calls newest first until a page matches, not every call of the account sorted, even where the
+// average account is small, so that the planner expects few calls of any one; with its values and as the generic plan
+// a prepared statement keeps. And the list answers such a search from that walk.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallHistoryFilters } from '../../src/storage/call-history.js';
+import { createPrisma } from '../../src/storage/database.js';
+import { storageOver, type Storage } from '../../src/storage/storage.js';
+import { freshDatabase } from '../helpers/database.js';
+import { createTenant } from '../helpers/fixtures.js';
+import { PlanCapture, type PlanNode } from '../helpers/plan-capture.js';
+
+const BIG = 20_000;
+const capture = new PlanCapture();
+let client: pg.Client;
+/** The service's storage as it runs (custom plans, then generic ones), and one that plans generically at once. */
+let storages: { plans: string; storage: Storage; end: () => Promise<void> }[] = [];
+let big: string;
+
+beforeAll(async () => {
+  const { url, name } = await freshDatabase();
+  client = new pg.Client({ connectionString: url });
+  await client.connect();
+  capture.ignore(client);
+  // Every statement the storages' sessions run reports its plan, with the rows each node read (auto_explain).
+  await client.query(`LOAD 'auto_explain'`);
+  for (const setting of [
+    `session_preload_libraries = 'auto_explain'`,
+    'auto_explain.log_min_duration = 0',
+    'auto_explain.log_analyze = on',
+    `auto_explain.log_format = 'json'`,
+    `auto_explain.log_level = 'notice'`,
+  ])
+    await client.query(`ALTER DATABASE ${name} SET ${setting}`);
+  const generic = new URL(url);
+  generic.searchParams.set('options', '-c plan_cache_mode=force_generic_plan');
+  storages = [
+    { plans: 'as the service plans', url },
+    { plans: 'generic plans', url: generic.toString() },
+  ].map(({ plans, url }) => {
+    const prisma = createPrisma(url, { max: 2 });
+    return { plans, storage: storageOver(prisma), end: () => prisma.$disconnect() };
+  });
+  big = (await createTenant(storages[0]!.storage)).accountId;
+  // 300 small accounts of 20 calls and one of 20,000: the planner's average account has about 85 calls. In the big
+  // one every tenth call is a Thomas (with a number of its own and a vip flag), newest ones included.
+  await client.query(
+    `WITH account AS (
+       INSERT INTO accounts (id, kind, name, plan, updated_at)
+       SELECT gen_random_uuid(), 'agency', 'Small ' || g, 'agency', now() FROM generate_series(1, 300) AS g RETURNING id)
+     INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
+     SELECT gen_random_uuid(), id, id, 'Agent', '+14155550100', now() FROM account`,
+  );
+  await client.query(
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
+                        expires_at, created_at, updated_at)
+     SELECT gen_random_uuid(), a.account_id, a.id,
+            CASE WHEN g % 10 = 3 THEN '+1212' ELSE '+1415' END || lpad(g::text, 7, '0'), '+14155550100',
+            CASE WHEN g % 10 = 3 THEN 'Thomas ' ELSE 'Caller ' END || g,
+            CASE WHEN g % 10 = 3 THEN '{"vip": true}' ELSE '{"vip": false}' END::json, 'completed', t, t + interval '1 day', t, t
+       FROM agents a
+      CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN ${BIG} ELSE 20 END) AS g
+      CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - g * interval '1 minute' AS t) AS t`,
+    [big],
+  );
+  await client.query('ANALYZE');
+});
+
+afterAll(async () => {
+  capture.stop();
+  for (const { end } of storages) await end();
+  await client?.end();
+});
+
+const NO_FILTERS: CallHistoryFilters = {
+  status: null,
+  agentId: null,
+  numberPrefix: null,
+  namePrefix: null,
+  metadata: null,
+  from: null,
+  to: null,
+};
+
+/** The common searches of the big account: one call in ten matches each, the newest ones too. */
+const SEARCHES: [string, Partial<CallHistoryFilters>][] = [
+  ['name', { namePrefix: 'thomas' }],
+  ['number', { numberPrefix: '+1212' }],
+  ['metadata', { metadata: { key: 'vip', values: [true] } }],
+];
+
+describe('the walk of a common search', () => {
+  it('reads the newest calls until a page matches (a few hundred of 20,000), however the statements are planned', async () => {
+    capture.start();
+    const read: Record<string, number> = {};
+    for (const { plans, storage } of storages)
+      for (const [search, filter] of SEARCHES) {
+        // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
+        for (let i = 0; i < 6; i++) {
+          const plansBefore = capture.runtimePlans.length;
+          const { calls } = await capture.during('walk', () =>
+            storage.history.listCallHistory({ accountIds: [big], filters: { ...NO_FILTERS, ...filter }, limit: 50 }),
+          );
+          expect(calls).toHaveLength(50);
+          const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
+          expect(ran.length, `${plans} ${search}: plans reported`).toBeGreaterThan(0);
+          read[`${plans}, ${search}, run ${i + 1}`] = Math.max(...ran.map(rowsReadFromCalls));
+          // A generic plan's conditions name the statement's parameters, a custom plan's their values.
+          if (plans === 'generic plans') expect(JSON.stringify(ran), `${search}: a generic plan`).toMatch(/\$\d/);
+        }
+      }
+    capture.stop();
+    // A page of 51 at one call in ten is about 510 calls; every call of the account sorted would be 20,000.
+    for (const [run, rows] of Object.entries(read)) expect(rows, run).toBeLessThan(1_000);
+  });
+
+  it('answers such a search with the newest matches, in order', async () => {
+    const { calls, next } = await storages[0]!.storage.history.listCallHistory({
+      accountIds: [big],
+      filters: { ...NO_FILTERS, namePrefix: 'thomas' },
+      limit: 50,
+    });
+    expect(calls.map((c) => c.name)).toEqual(Array.from({ length: 50 }, (_, i) => `Thomas ${3 + 10 * i}`));
+    expect(next).not.toBeNull();
+  });
+});
+
+/** The rows every scan of `calls` in an EXPLAIN ANALYZE read (returned or filtered out), over all its loops. */
+function rowsReadFromCalls(plan: PlanNode): number {
+  const walk = (node: PlanNode): number =>
+    (node['Relation Name'] === 'calls'
+      ? (Number(node['Actual Rows'] ?? 0) +
+          Number(node['Rows Removed by Filter'] ?? 0) +
+          Number(node['Rows Removed by Index Recheck'] ?? 0)) *
+        Number(node['Actual Loops'] ?? 1)
+      : 0) + (node.Plans ?? []).reduce((sum, child) => sum + walk(child), 0);
+  return walk(plan);
+}
