@@ -1,5 +1,39 @@
 // Tests run against real PostgreSQL (TEST_DATABASE_URL or an embedded server) and real Redis (TEST_REDIS_URL).
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The files that take half a minute or more, longest first. Vitest starts the files it knows to be long first, but it
+ * learns that from a cache under node_modules, which CI's fresh install does not have: there it went by file size,
+ * and the longest files started last, with the other workers idle while they ran.
+ */
+const LONG_FILES = [
+  'test/browser/live.test.ts',
+  'test/browser/screenshots.test.ts',
+  'test/dispatch/crash-recovery.test.ts',
+  'test/storage/embedded-postgres.test.ts',
+  'test/browser/calls.test.ts',
+  'test/webhooks/delivery-rules.test.ts',
+  'test/browser/every-page.test.ts',
+  'test/browser/agents.test.ts',
+  'test/openapi/contract.test.ts',
+  'test/dispatch/dispatcher.test.ts',
+  'test/browser/do-not-call.test.ts',
+  'test/routes/trigger-contract.test.ts',
+  'test/webhooks/keep-alive.test.ts',
+];
+
+class LongFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const i = LONG_FILES.indexOf(path.relative(file.project.config.root, file.moduleId).split(path.sep).join('/'));
+      return i === -1 ? LONG_FILES.length : i;
+    };
+    // Stable: the rest keep vitest's own order.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -10,6 +44,7 @@ export default defineConfig({
     // Most test time is spent waiting (on PostgreSQL, timers, child processes), not computing: four files at a time
     // keep two cores busy without a test failing under load (bench/README.md, "Figures behind code comments").
     maxWorkers: 4,
+    sequence: { sequencer: LongFilesFirst },
     // Timeouts catch a hang, not slowness: on a busy 2-core machine (a second suite beside this one) a test that
     // takes 10 s alone can take 40. What must be fast is asserted against the waits it must not make; speed is bench/'s.
     testTimeout: 120_000,

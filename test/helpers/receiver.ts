@@ -18,6 +18,11 @@ export interface Receiver {
   /** Decides the answer to each request (default 200); a promise holds the answer back until it settles. */
   respond: (request: Received, index: number) => Answer | Promise<Answer>;
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
+  /**
+   * Stops it now, dropping the connections it holds ('hang' answers included): what waits on them fails at once
+   * instead of at its timeout. Otherwise it stops after the file's tests.
+   */
+  stop(): Promise<void>;
 }
 
 const running: (() => Promise<void>)[] = [];
@@ -38,6 +43,7 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
     url: '',
     received: [],
     respond: () => ({ status: 200 }),
+    stop: () => stop(),
     async waitFor(count, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (receiver.received.length < count) {
@@ -64,9 +70,12 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
-  running.push(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((r) => server.close(r));
-  });
+  let stopped: Promise<void> | null = null;
+  const stop = () =>
+    (stopped ??= (async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    })());
+  running.push(stop);
   return receiver;
 }
