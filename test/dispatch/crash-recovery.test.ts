@@ -121,7 +121,7 @@ describe('crash recovery of dispatch', () => {
 });
 
 describe('crash recovery of retried calls', () => {
-  it('SIGKILL between attempts and during the second: every attempt is dialled exactly once, every call ends once', async () => {
+  it('SIGKILL between attempts and during the second: no attempt is dialled twice, every call ends once', async () => {
     const { url } = await freshDatabase();
     const prisma = createPrisma(url, { max: 2 });
     const tenant = await createTenant(prisma);
@@ -220,10 +220,16 @@ describe('crash recovery of retried calls', () => {
     for (const id of once) expect([['completed'], ['provider_error']]).toContainEqual(outcomesOf(id));
     expect(rows.filter((c) => retried.includes(c.id) && c.status === 'completed').length).toBeGreaterThan(0);
 
-    // Each attempt dialled exactly once across the three processes.
+    // No attempt dialled twice across the three processes, none but these calls' attempts, and each that ended as
+    // scripted dialled. One that ended provider_error may not have been: a kill can land after the dispatcher asked
+    // for the dial and before the dialler placed it.
     const dials = (await fs.readFile(dialLog, 'utf8')).trim().split('\n');
     expect(new Set(dials).size).toBe(dials.length);
-    expect(dials.sort()).toEqual([...all, ...[...between].map((id) => `${id}/2`)].sort());
+    const attempts = all.flatMap((id) =>
+      outcomesOf(id).map((outcome, i) => ({ key: i === 0 ? id : `${id}/${i + 1}`, outcome })),
+    );
+    expect(dials.filter((d) => !attempts.some((a) => a.key === d))).toEqual([]);
+    expect(attempts.filter((a) => a.outcome !== 'provider_error' && !dials.includes(a.key))).toEqual([]);
 
     // The receiver: per call, one call.started per attempt and one terminal event (by webhook-id: a retry of a
     // delivery repeats its id, never adds one).
