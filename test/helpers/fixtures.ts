@@ -1,6 +1,6 @@
 // Tenants for tests, made through the same operator functions callctl uses.
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
-import type { Storage } from '../../src/storage/index.js';
+import type { CallHistoryFilters, Storage } from '../../src/storage/index.js';
 import { storageOf } from './database.js';
 import { createAgency, createClient, generateKey, setApiAccess, setPlan } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
@@ -82,3 +82,14 @@ export function waitingCallNobodyAnnounced(prisma: PrismaClient, tenant: { accou
     },
   });
 }
+
+/** The Calls list's filters with none set (CallHistoryRepository.listCallHistory): spread and set the ones a test asks. */
+export const NO_CALL_FILTERS: CallHistoryFilters = {
+  status: null,
+  agentId: null,
+  numberPrefix: null,
+  namePrefix: null,
+  metadata: null,
+  from: null,
+  to: null,
+};

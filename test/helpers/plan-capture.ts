@@ -108,9 +108,14 @@ export class PlanCapture {
 
 /**
  * Every session opened on `database` from now on reports the plan of every statement it runs, nested ones included,
- * as a NOTICE to its client (auto_explain, a contrib module of PostgreSQL; loading it needs a superuser).
+ * as a NOTICE to its client (auto_explain, a contrib module of PostgreSQL; loading it needs a superuser). `analyze`:
+ * with the rows each node returned and filtered out (EXPLAIN ANALYZE's figures).
  */
-export async function reportPlansToClients(client: pg.Client, database: string): Promise<void> {
+export async function reportPlansToClients(
+  client: pg.Client,
+  database: string,
+  options: { analyze?: boolean } = {},
+): Promise<void> {
   await client.query(`LOAD 'auto_explain'`);
   for (const setting of [
     `session_preload_libraries = 'auto_explain'`,
@@ -118,6 +123,7 @@ export async function reportPlansToClients(client: pg.Client, database: string):
     'auto_explain.log_nested_statements = on',
     `auto_explain.log_format = 'json'`,
     `auto_explain.log_level = 'notice'`,
+    ...(options.analyze ? ['auto_explain.log_analyze = on'] : []),
   ])
     await client.query(`ALTER DATABASE ${database} SET ${setting}`);
 }

@@ -8,8 +8,8 @@ import type { CallHistoryFilters } from '../../src/storage/call-history.js';
 import { createPrisma } from '../../src/storage/database.js';
 import { storageOver, type Storage } from '../../src/storage/storage.js';
 import { freshDatabase } from '../helpers/database.js';
-import { createTenant } from '../helpers/fixtures.js';
-import { PlanCapture, type PlanNode } from '../helpers/plan-capture.js';
+import { createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { PlanCapture, reportPlansToClients, type PlanNode } from '../helpers/plan-capture.js';
 
 const BIG = 20_000;
 const capture = new PlanCapture();
@@ -24,15 +24,7 @@ beforeAll(async () => {
   await client.connect();
   capture.ignore(client);
   // Every statement the storages' sessions run reports its plan, with the rows each node read (auto_explain).
-  await client.query(`LOAD 'auto_explain'`);
-  for (const setting of [
-    `session_preload_libraries = 'auto_explain'`,
-    'auto_explain.log_min_duration = 0',
-    'auto_explain.log_analyze = on',
-    `auto_explain.log_format = 'json'`,
-    `auto_explain.log_level = 'notice'`,
-  ])
-    await client.query(`ALTER DATABASE ${name} SET ${setting}`);
+  await reportPlansToClients(client, name, { analyze: true });
   const generic = new URL(url);
   generic.searchParams.set('options', '-c plan_cache_mode=force_generic_plan');
   storages = [
@@ -73,16 +65,6 @@ afterAll(async () => {
   await client?.end();
 });
 
-const NO_FILTERS: CallHistoryFilters = {
-  status: null,
-  agentId: null,
-  numberPrefix: null,
-  namePrefix: null,
-  metadata: null,
-  from: null,
-  to: null,
-};
-
 /** The common searches of the big account: one call in ten matches each, the newest ones too. */
 const SEARCHES: [string, Partial<CallHistoryFilters>][] = [
   ['name', { namePrefix: 'thomas' }],
@@ -100,7 +82,11 @@ describe('the walk of a common search', () => {
         for (let i = 0; i < 6; i++) {
           const plansBefore = capture.runtimePlans.length;
           const { calls } = await capture.during('walk', () =>
-            storage.history.listCallHistory({ accountIds: [big], filters: { ...NO_FILTERS, ...filter }, limit: 50 }),
+            storage.history.listCallHistory({
+              accountIds: [big],
+              filters: { ...NO_CALL_FILTERS, ...filter },
+              limit: 50,
+            }),
           );
           expect(calls).toHaveLength(50);
           const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
@@ -118,7 +104,7 @@ describe('the walk of a common search', () => {
   it('answers such a search with the newest matches, in order', async () => {
     const { calls, next } = await storages[0]!.storage.history.listCallHistory({
       accountIds: [big],
-      filters: { ...NO_FILTERS, namePrefix: 'thomas' },
+      filters: { ...NO_CALL_FILTERS, namePrefix: 'thomas' },
       limit: 50,
     });
     expect(calls.map((c) => c.name)).toEqual(Array.from({ length: 50 }, (_, i) => `Thomas ${3 + 10 * i}`));

@@ -7,20 +7,10 @@ import type { CallHistoryFilters, CallListRow } from '../../src/storage/call-his
 import { declaredStatements } from '../../src/storage/statements.js';
 import type { Storage } from '../../src/storage/storage.js';
 import { freshPrisma, storageOf } from '../helpers/database.js';
-import { createTenant } from '../helpers/fixtures.js';
+import { createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
 
 const CLIENTS = 79;
 const PAGE = 50;
-const NO_FILTERS: CallHistoryFilters = {
-  status: null,
-  agentId: null,
-  numberPrefix: null,
-  namePrefix: null,
-  metadata: null,
-  from: null,
-  to: null,
-};
-
 let client: pg.Client;
 let storage: Storage;
 let accounts: string[];
@@ -90,21 +80,21 @@ async function everyPage(filters: CallHistoryFilters): Promise<CallListRow[]> {
 
 describe('an agency with more clients than a page has rows', () => {
   it('pages through every call newest first, ties on the time in id order, with no call twice or missing', async () => {
-    const ids = (await everyPage(NO_FILTERS)).map((c) => c.id);
+    const ids = (await everyPage(NO_CALL_FILTERS)).map((c) => c.id);
     expect(ids.length).toBe(600 + 60 * CLIENTS);
     expect(ids).toEqual(await expected());
   });
 
   it('applies the filters: status, agent and dates', async () => {
-    expect((await everyPage({ ...NO_FILTERS, status: 'failed' })).map((c) => c.id)).toEqual(
+    expect((await everyPage({ ...NO_CALL_FILTERS, status: 'failed' })).map((c) => c.id)).toEqual(
       await expected(`status = 'failed'`),
     );
-    expect((await everyPage({ ...NO_FILTERS, agentId: busyAgent })).map((c) => c.id)).toEqual(
+    expect((await everyPage({ ...NO_CALL_FILTERS, agentId: busyAgent })).map((c) => c.id)).toEqual(
       await expected('agent_id = $2::uuid', [busyAgent]),
     );
     const from = new Date('2026-10-31T00:00:00Z');
     const to = new Date('2026-10-31T12:00:00Z');
-    const ranged = (await everyPage({ ...NO_FILTERS, from, to })).map((c) => c.id);
+    const ranged = (await everyPage({ ...NO_CALL_FILTERS, from, to })).map((c) => c.id);
     expect(ranged.length).toBeGreaterThan(PAGE);
     expect(ranged).toEqual(await expected('created_at >= $2 AND created_at < $3', [from, to]));
   });
