@@ -62,22 +62,27 @@ async function call(
   options: { agentId?: string; at?: Date } = {},
 ): Promise<string> {
   const now = clock.now;
-  // No attempt may be in flight while the clock stands elsewhere: it would record its time (and its retry) there.
+  const at = options.at ?? now;
+  // The trigger is accepted by the app's clock. No attempt may be in flight while that clock stands elsewhere: it
+  // would record its time (and its retry) there.
   if (options.at) await app.deliveryWorker!.settle();
-  clock.now = options.at ?? now;
+  clock.now = at;
+  let callId: string;
   try {
     const answer = await trigger(app, tenant.key, {
       phone_number: '+14155552671',
       ...(options.agentId ? { agent_id: options.agentId } : {}),
     });
     expect(answer.statusCode).toBe(200);
-    const callId = callIdOf(answer);
-    for (const update of updates)
-      await applyCallUpdate(app.storage, callId, update, { now: clock.now, source: 'provider' });
-    return callId;
+    callId = callIdOf(answer);
   } finally {
     clock.now = now;
   }
+  // The updates are given their time; the app's clock is back by then, so that the worker their deliveries wake leases
+  // by the present. A lease taken while the clock stood yesterday looks expired once it is back, and under load a
+  // second claim sent that delivery again (a fifth failed attempt where the test counts four).
+  for (const update of updates) await applyCallUpdate(app.storage, callId, update, { now: at, source: 'provider' });
+  return callId;
 }
 
 /** The trigger as a TLS-terminating proxy forwards it (these apps run with TLS_MODE=proxy, as the dashboard's). */
