@@ -1,7 +1,8 @@
 // The data lifecycle in the background of every process: every few minutes one pass deletes, in small batches with a
-// pause between them (at least as long as the batch took), each kind of row past its retention; one process at a time across replicas (the others skip).
-// A pass is bounded (rows and time): a backlog is worked off over several intervals, the next pass resuming at the kind
-// of row the last one stopped at. `callctl retention run` runs the same pass once, unbounded.
+// pause between them (at least as long as the batch took), each kind of row past its retention; one process at a time
+// across replicas (the others skip). A pass is bounded (rows and time): a backlog is worked off over several
+// intervals, the next pass resuming at the kind of row the last one stopped at. `callctl retention run` runs the same
+// pass once, unbounded.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
