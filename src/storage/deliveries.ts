@@ -37,7 +37,9 @@ export interface ClaimedDelivery {
 // with attempts in flight here gets only the rest of its cap ($6, $7), so two events written between passes cannot
 // take it over the cap. $8 bounds the index range from below: every delivery sent leaves a dead entry at the low
 // end of the pending part of (status, next_attempt_at) until vacuum, so a claim woken for new deliveries reads only
-// the recent end.
+// the recent end. The window and the ranks follow one order, ties broken by id: ranked among equals in another order
+// (deliveries written by one transaction share their times), an endpoint's first ranks could fall outside the window,
+// and a claim took nothing for it while its deliveries were due.
 const CLAIM_DELIVERIES = statement(
   'oct_claim_deliveries',
   `
@@ -45,12 +47,12 @@ const CLAIM_DELIVERIES = statement(
     SELECT * FROM unnest($6::uuid[], $7::int[]) AS f(endpoint_id, n)
   ), due AS (
     SELECT ranked.id FROM (
-      SELECT d.id, d.endpoint_id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
+      SELECT d.id, d.endpoint_id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at, d.id) AS rank
         FROM webhook_deliveries d
        WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.next_attempt_at >= $8
          AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
          AND NOT (d.endpoint_id = ANY($2::uuid[]))
-       ORDER BY d.next_attempt_at LIMIT 1000
+       ORDER BY d.next_attempt_at, d.created_at, d.id LIMIT 1000
     ) ranked
     LEFT JOIN in_flight f ON f.endpoint_id = ranked.endpoint_id
      WHERE ranked.rank <= $3 - COALESCE(f.n, 0)
