@@ -504,6 +504,11 @@ export interface PageModels {
           })
         | null;
     }[];
+    /**
+     * The clients left out of `rows` (an agency of more than the Overview lists), and how many of them have calls
+     * under way or waiting; null when every account is shown.
+     */
+    notShown: { count: number; underWay: number } | null;
     limit: number;
     maxWaiting: number;
     /** The UTC day "today" is, YYYY-MM-DD. */
@@ -637,7 +642,7 @@ export const PAGE_FIELDS = {
   'forgot-password': ['email', 'problem'],
   'forgot-password-sent': ['email'],
   'link-unusable': ['message'],
-  overview: ['announce', 'checklist', 'rows', 'limit', 'maxWaiting', 'today', 'asOf', 'perClient'],
+  overview: ['announce', 'checklist', 'rows', 'notShown', 'limit', 'maxWaiting', 'today', 'asOf', 'perClient'],
   'set-password': ['email', 'action', 'policy', 'problem'],
   'sign-in': ['email', 'next', 'problem'],
   'users-invite': ['back', 'invited', 'invite', 'from'],

@@ -1,12 +1,14 @@
-// The Calls list of an agency with more clients and agents than a menu lists (FILTER_MENU_MAX): the Agent and Client
-// filters are names to type, chosen by the server (a whole name first, else the only one that starts so, else a
-// choice of links); the page reads and shows only the accounts and agents its filters and rows name; another
-// tenant's clients and agents are never found; an id from a link stands while the name beside it still fits.
+// The dashboard of an agency with more clients and agents than a menu lists (FILTER_MENU_MAX). The Calls list: the
+// Agent and Client filters are names to type, chosen by the server (a whole name first, else the only one that
+// starts so, else a choice of links); the page reads and shows only the accounts and agents its filters and rows
+// name; another tenant's clients and agents are never found; an id from a link stands while the name beside it
+// still fits. The Overview: the agency and the OVERVIEW_CLIENTS_MAX clients with the most to see.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createClient } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { FILTER_MENU_MAX } from '../../src/routes/dashboard/calls.js';
+import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { storageOf } from '../helpers/database.js';
@@ -169,5 +171,41 @@ describe('the Calls list of an agency with more clients and agents than a menu l
     const cleared = await visitor.get(query({ client: clients.acme.accountId, client_name: ' ' }));
     expect(cleared.status).toBe(200);
     expect(listed(cleared.body)).toEqual(callsOf(...ofAgency));
+  });
+});
+
+describe('the Overview of an agency with more clients than it lists', () => {
+  it('lists the agency and the clients with the most to see, and says how many more there are', async () => {
+    const answer = await visitor.get('/dashboard');
+    expect(answer.status).toBe(200);
+    const table = /<table class="rows overview" id="calls-now">[^]*?<\/table>/.exec(answer.body)![0];
+    const accounts = [...table.matchAll(/<th scope="row" data-label="Account">([^<]+)</g)].map((m) => m[1]!.trim());
+    expect(accounts).toHaveLength(1 + OVERVIEW_CLIENTS_MAX);
+    expect(accounts[0]).toBe('Test Agency');
+    // The four clients with a call completed today come before those with nothing to see, which follow by name.
+    expect(accounts.slice(1, 5).sort()).toEqual(['Acme', 'Acme Two', 'BoltX1', 'Bolt_1'].sort());
+    expect(accounts.slice(5).every((name) => name.startsWith('Filler '))).toBe(true);
+    const clientCount = FILTER_MENU_MAX + 1 + ofAgency.length;
+    expect(answer.body).toContain(
+      `${clientCount - OVERVIEW_CLIENTS_MAX} more are not shown: see <a href="/dashboard/calls">Calls</a>`,
+    );
+  });
+
+  it('puts a client whose endpoint is disabled first, with its warning', async () => {
+    const filler = await app.prisma.account.findFirstOrThrow({ where: { name: 'Filler 99' }, select: { id: true } });
+    await app.prisma.webhookEndpoint.create({
+      data: {
+        accountId: filler.id,
+        url: 'https://hooks.example.test/in',
+        secret: 'whsec_' + 'a'.repeat(32),
+        enabled: false,
+        disabledReason: 'manual',
+      },
+    });
+    const answer = await visitor.get('/dashboard');
+    const table = /<table class="rows overview" id="calls-now">[^]*?<\/table>/.exec(answer.body)![0];
+    const accounts = [...table.matchAll(/<th scope="row" data-label="Account">([^<]+)</g)].map((m) => m[1]!.trim());
+    expect(accounts[1]).toBe('Filler 99');
+    expect(answer.body).toContain('The webhook endpoint of Filler 99 is disabled');
   });
 });
