@@ -12,6 +12,7 @@ import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { storageOf } from '../helpers/database.js';
+import { PlanCapture } from '../helpers/plan-capture.js';
 import { insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
 
@@ -191,8 +192,37 @@ describe('the Overview of an agency with more clients than it lists', () => {
     );
   });
 
+  it('reads every client in the same few statements, however many have a webhook endpoint', async () => {
+    const sent = async () => {
+      const capture = new PlanCapture();
+      capture.start();
+      try {
+        await capture.during('overview', async () => expect((await visitor.get('/dashboard')).status).toBe(200));
+      } finally {
+        capture.stop();
+      }
+      return capture.statements.length;
+    };
+    const before = await sent();
+    const fillers = await app.prisma.account.findMany({
+      where: { agencyId: agency.accountId, name: { startsWith: 'Filler' } },
+      select: { id: true },
+      take: 40,
+    });
+    await app.prisma.webhookEndpoint.createMany({
+      data: fillers.map((f) => ({
+        accountId: f.id,
+        url: 'https://hooks.example.test/in',
+        secret: 'whsec_' + 'b'.repeat(32),
+      })),
+    });
+    // Two per endpoint before: 80 more.
+    expect(await sent()).toBe(before);
+  });
+
   it('puts a client whose endpoint is disabled first, with its warning', async () => {
     const filler = await app.prisma.account.findFirstOrThrow({ where: { name: 'Filler 99' }, select: { id: true } });
+    await app.prisma.webhookEndpoint.deleteMany({ where: { accountId: filler.id } });
     await app.prisma.webhookEndpoint.create({
       data: {
         accountId: filler.id,
