@@ -165,7 +165,7 @@ async function scoped<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-const PAGES: DashboardPage[] = ['firstPage', 'deepPage', 'nameSearch', 'detail'];
+const PAGES: DashboardPage[] = ['overview', 'firstPage', 'deepPage', 'nameSearch', 'detail'];
 
 /** One database: build and autovacuum, then (a) to (d) SETTINGS.runs times; on history (e), (g) and (f). */
 async function measureDatabase(
