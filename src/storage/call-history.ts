@@ -109,6 +109,9 @@ const OPTIONAL = [
 type OptionalKey = (typeof OPTIONAL)[number]['key'];
 const PARAMS: Record<OptionalKey, number> = { status: 1, agentId: 1, numberPrefix: 1, namePrefix: 1, metadata: 2 };
 
+const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+const MIN_UUID = '00000000-0000-0000-0000-000000000000';
+
 // Hand-written: Prisma's `account_id IN (...) ORDER BY created_at DESC, id DESC` makes PostgreSQL sort every matching
 // row of the accounts (a million for a big one); a LATERAL top-N per account reads at most a page from each account's
 // index in order. One text per combination of the optional filters, so that each is an index condition in a prepared
@@ -276,6 +279,79 @@ const NAME_NEWEST = statement(
    ORDER BY c.created_at DESC, c.id DESC`,
 );
 
+/**
+ * A name search merges the newest matches of each distinct name in its prefix (NAME_MERGE) when the prefix holds at
+ * most this many names (people's names repeat: a first name has a few hundred last names at most); with more, its
+ * matches are read in full (NAME_NEWEST). What the merge reads is bounded by this and the page, not by the matches.
+ */
+export const SEARCH_NAMES_MAX = 200;
+
+// Hand-written: a name search's page as a merge of its names, newest first, from the name index alone (Prisma has no
+// recursive query). Within one (account, lower(name)) the index is ordered by (created_at, id), so each name is a
+// stream of its matches, newest last. `found` lists the names of the prefix, one descent each (a loose scan, stopped
+// at $7 names: `names` = $7 says there may be more, and then nothing else is read); `heads` takes each name's newest match
+// below the bound, and keeps the newest $6 of them (a name whose newest is not among them has $6 newer matches before
+// it); `merged` then takes the newest head, emits it and replaces it with that name's next match (one descent), $6
+// times. So at most $7 + $7 + $6 index entries and $6 rows. Parameters: the accounts, the prefix, the upper bound
+// (time, id), the lower time, the limit, SEARCH_NAMES_MAX + 1.
+const NAME_MERGE = statement(
+  'oct_call_search_name_merge',
+  `
+  WITH RECURSIVE names AS (
+    SELECT a.id AS account, f.lname
+      FROM unnest($1::uuid[]) AS a(id)
+     CROSS JOIN LATERAL (
+       SELECT lower(c.name) AS lname FROM calls c
+        WHERE c.account_id = a.id AND c.name IS NOT NULL
+          AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
+        ORDER BY lower(c.name) USING ~<~ LIMIT 1) AS f
+    UNION ALL
+    SELECT s.account, f.lname
+      FROM names s
+     CROSS JOIN LATERAL (
+       SELECT lower(c.name) AS lname FROM calls c
+        WHERE c.account_id = s.account AND c.name IS NOT NULL
+          AND lower(c.name) ~>~ s.lname AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
+        ORDER BY lower(c.name) USING ~<~ LIMIT 1) AS f
+  ), found AS MATERIALIZED (
+    SELECT * FROM names LIMIT $7::int
+  ), heads AS MATERIALIZED (
+    SELECT s.account, s.lname, h.created_at, h.id
+      FROM found s
+     CROSS JOIN LATERAL (
+       SELECT c.created_at, c.id FROM calls c
+        WHERE c.account_id = s.account AND c.name IS NOT NULL AND lower(c.name) = s.lname
+          AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz
+        ORDER BY c.created_at DESC, c.id DESC LIMIT 1) AS h
+     WHERE (SELECT count(*) FROM found) < $7::int
+     ORDER BY h.created_at DESC, h.id DESC
+     LIMIT $6::int
+  ), merged AS (
+    SELECT 0 AS step, NULL::uuid AS id, array_agg(account) AS accounts, array_agg(lname) AS lnames,
+           array_agg(created_at) AS ats, array_agg(id) AS ids
+      FROM heads
+    UNION ALL
+    SELECT m.step + 1, m.ids[p.i], m.accounts, m.lnames,
+           m.ats[:p.i - 1] || coalesce(nx.created_at, '-infinity'::timestamptz) || m.ats[p.i + 1:],
+           m.ids[:p.i - 1] || coalesce(nx.id, '${MIN_UUID}'::uuid) || m.ids[p.i + 1:]
+      FROM merged m
+     CROSS JOIN LATERAL (
+       SELECT u.i FROM unnest(m.ats, m.ids) WITH ORDINALITY AS u(at, id, i) ORDER BY u.at DESC, u.id DESC LIMIT 1) AS p
+      LEFT JOIN LATERAL (
+       SELECT c.created_at, c.id FROM calls c
+        WHERE c.account_id = m.accounts[p.i] AND c.name IS NOT NULL AND lower(c.name) = m.lnames[p.i]
+          AND (c.created_at, c.id) < (m.ats[p.i], m.ids[p.i]) AND c.created_at >= $5::timestamptz
+        ORDER BY c.created_at DESC, c.id DESC LIMIT 1) AS nx ON true
+     WHERE m.step < $6::int AND m.ats[p.i] > '-infinity'::timestamptz
+  )
+  SELECT k.names, p.*
+    FROM (SELECT count(*)::int AS names FROM found) AS k
+    LEFT JOIN LATERAL (
+      SELECT ${LIST_COLUMNS} FROM calls c
+       WHERE k.names < $7::int AND c.id = ANY (ARRAY(SELECT m.id FROM merged m WHERE m.step > 0))
+       ORDER BY c.created_at DESC, c.id DESC) AS p ON true`,
+);
+
 // Hand-written: a page of the given calls (a search's candidates, or one call id), every filter applied, newest first.
 const PAGE_OF = statement(
   'oct_call_search_page',
@@ -352,8 +428,8 @@ const QUEUE_POSITIONS = statement(
 );
 
 /**
- * A name search with no other filter than the dates: its index answers it alone (NAME_NEWEST), whatever the number of
- * matches. The other filters need each match's row, so those searches keep the candidates' cap.
+ * A name search with no other filter than the dates: its index answers it alone (NAME_MERGE, else NAME_NEWEST),
+ * whatever the number of matches. The other filters need each match's row, so those searches keep the candidates' cap.
  */
 function nameOnly(filters: CallHistoryFilters): boolean {
   return (
@@ -406,9 +482,6 @@ function pageParameters(
     limit,
   ];
 }
-
-const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
-const MIN_UUID = '00000000-0000-0000-0000-000000000000';
 
 // Hand-written: the metadata's text as stored (`json` keeps the client's key order); Prisma Client parses it into an
 // object, which moves integer-like keys ("2", "10") first.
@@ -544,7 +617,8 @@ export class CallHistoryRepository extends Repository {
   /**
    * A page of the calls a search's index finds (metadata first, then the number, then the name), when there are at
    * most SEARCH_CANDIDATES_MAX of them; null when no search is asked for, or when it matches more. A name search with
-   * no other filter has no cap: its index alone orders every match (nameOnly).
+   * no other filter has no cap: its index alone answers it (nameOnly), by a merge of its names' newest matches when it
+   * has at most SEARCH_NAMES_MAX names, else by reading every match.
    */
   private async searchPage(
     accountIds: string[],
@@ -553,9 +627,16 @@ export class CallHistoryRepository extends Repository {
     limit: number,
   ): Promise<CallListRow[] | null> {
     if (nameOnly(filters)) {
+      const bounds = [upper.at, upper.id, filters.from ?? '-infinity', limit];
+      const merged = await this.pool.query<CallListRow & { names: number }>({
+        ...NAME_MERGE,
+        values: [accountIds, filters.namePrefix, ...bounds, SEARCH_NAMES_MAX + 1],
+      });
+      // The rows keep their `names` column: nothing reads it past here.
+      if ((merged.rows[0]?.names ?? 0) <= SEARCH_NAMES_MAX) return merged.rows.filter((r) => r.id !== null);
       const { rows } = await this.pool.query<CallListRow>({
         ...NAME_NEWEST,
-        values: [accountIds, filters.namePrefix, upper.at, upper.id, filters.from ?? '-infinity', limit],
+        values: [accountIds, filters.namePrefix, ...bounds],
       });
       return rows;
     }
