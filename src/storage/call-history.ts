@@ -280,9 +280,10 @@ const NAME_NEWEST = statement(
 );
 
 /**
- * A name search merges the newest matches of each distinct name in its prefix (NAME_MERGE) when the prefix holds at
- * most this many names (people's names repeat: a first name has a few hundred last names at most); with more, its
- * matches are read in full (NAME_NEWEST). What the merge reads is bounded by this and the page, not by the matches.
+ * A name search alone is answered by merging the newest matches of each distinct name of its prefix (NAME_MERGE) when
+ * the accounts hold at most this many names with that prefix: what it reads is then bounded by this and the page, not
+ * by the matches. A prefix of more names (names that seldom repeat) goes on as other searches: the probe, then the
+ * walk or every match read from the index (NAME_NEWEST).
  */
 export const SEARCH_NAMES_MAX = 200;
 
@@ -540,10 +541,14 @@ export class CallHistoryRepository extends Repository {
     const { accountIds, filters, before, limit } = query;
     if (accountIds.length === 0) return { calls: [], next: null };
     const upper = upperBound(filters, before);
-    const probe = await this.probePage(accountIds, filters, upper, limit + 1);
+    // A name search alone is answered by the merge of its names when they are few enough, however many its matches and
+    // wherever they lie; only a prefix of more names goes on to the probe.
+    const merged = nameOnly(filters) ? await this.nameMerge(accountIds, filters, upper, limit + 1) : null;
+    const probe = merged ? null : await this.probePage(accountIds, filters, upper, limit + 1);
     // Matches enough of the newest calls that the walk meets a page soon: the index is not asked (it would hand over
     // thousands of matches first).
     let rows =
+      merged ??
       probe?.page ??
       (probe && probe.matched >= SEARCH_PROBE_WALK_MIN
         ? null
@@ -615,10 +620,35 @@ export class CallHistoryRepository extends Repository {
   }
 
   /**
+   * A name search's page as the merge of its names' newest matches (NAME_MERGE); null when the prefix has more than
+   * SEARCH_NAMES_MAX names (then nothing but the names was read).
+   */
+  private async nameMerge(
+    accountIds: string[],
+    filters: CallHistoryFilters,
+    upper: { at: Date | 'infinity'; id: string },
+    limit: number,
+  ): Promise<CallListRow[] | null> {
+    const { rows } = await this.pool.query<CallListRow & { names: number }>({
+      ...NAME_MERGE,
+      values: [
+        accountIds,
+        filters.namePrefix,
+        upper.at,
+        upper.id,
+        filters.from ?? '-infinity',
+        limit,
+        SEARCH_NAMES_MAX + 1,
+      ],
+    });
+    // The rows keep their `names` column: nothing reads it past here.
+    return (rows[0]?.names ?? 0) <= SEARCH_NAMES_MAX ? rows.filter((r) => r.id !== null) : null;
+  }
+
+  /**
    * A page of the calls a search's index finds (metadata first, then the number, then the name), when there are at
    * most SEARCH_CANDIDATES_MAX of them; null when no search is asked for, or when it matches more. A name search with
-   * no other filter has no cap: its index alone answers it (nameOnly), by a merge of its names' newest matches when it
-   * has at most SEARCH_NAMES_MAX names, else by reading every match.
+   * no other filter (of more names than nameMerge takes) has no cap: every match is read from its index alone.
    */
   private async searchPage(
     accountIds: string[],
@@ -627,16 +657,9 @@ export class CallHistoryRepository extends Repository {
     limit: number,
   ): Promise<CallListRow[] | null> {
     if (nameOnly(filters)) {
-      const bounds = [upper.at, upper.id, filters.from ?? '-infinity', limit];
-      const merged = await this.pool.query<CallListRow & { names: number }>({
-        ...NAME_MERGE,
-        values: [accountIds, filters.namePrefix, ...bounds, SEARCH_NAMES_MAX + 1],
-      });
-      // The rows keep their `names` column: nothing reads it past here.
-      if ((merged.rows[0]?.names ?? 0) <= SEARCH_NAMES_MAX) return merged.rows.filter((r) => r.id !== null);
       const { rows } = await this.pool.query<CallListRow>({
         ...NAME_NEWEST,
-        values: [accountIds, filters.namePrefix, ...bounds],
+        values: [accountIds, filters.namePrefix, upper.at, upper.id, filters.from ?? '-infinity', limit],
       });
       return rows;
     }
