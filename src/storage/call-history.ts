@@ -281,25 +281,27 @@ const NAME_NEWEST = statement(
 
 /**
  * A name search alone is answered by merging the newest matches of each distinct name of its prefix (NAME_MERGE) when
- * the accounts hold at most this many names with that prefix: what it reads is then bounded by this and the page, not
- * by the matches. A prefix of more names (names that seldom repeat) goes on as other searches: the probe, then the
- * walk or every match read from the index (NAME_NEWEST).
+ * no account searched holds more than this many names with that prefix (and the scope is one the probe reads, of at
+ * most SEARCH_PROBE_ACCOUNTS accounts): what it reads is then bounded by this and the page, not by the matches. A
+ * prefix of more names (names that seldom repeat) goes on as other searches: the probe, then the walk or every match
+ * read from the index (NAME_NEWEST).
  */
 export const SEARCH_NAMES_MAX = 200;
 
 // Hand-written: a name search's page as a merge of its names, newest first, from the name index alone (Prisma has no
 // recursive query). Within one (account, lower(name)) the index is ordered by (created_at, id), so each name is a
-// stream of its matches, newest last. `found` lists the names of the prefix, one descent each (a loose scan, stopped
-// at $7 names: `names` = $7 says there may be more, and then nothing else is read); `heads` takes each name's newest match
-// below the bound, and keeps the newest $6 of them (a name whose newest is not among them has $6 newer matches before
-// it); `merged` then takes the newest head, emits it and replaces it with that name's next match (one descent), $6
-// times. So at most $7 + $7 + $6 index entries and $6 rows. Parameters: the accounts, the prefix, the upper bound
-// (time, id), the lower time, the limit, SEARCH_NAMES_MAX + 1.
+// stream of its matches, newest last. `names` lists each account's names of the prefix, one descent each (a loose
+// scan, stopped at $7 names in an account: `names` = $7, the most of one account, says there may be more, and then
+// nothing else is read); `heads` takes each name's newest match below the bound, and keeps the newest $6 of them (a
+// name whose newest is not among them has $6 newer matches before it); `merged` then takes the newest head, emits it
+// and replaces it with that name's next match (one descent), $6 times. So at most 2 x $7 index entries an account,
+// $6 more and $6 rows. Parameters: the accounts, the prefix, the upper bound (time, id), the lower time, the limit,
+// SEARCH_NAMES_MAX + 1.
 const NAME_MERGE = statement(
   'oct_call_search_name_merge',
   `
   WITH RECURSIVE names AS (
-    SELECT a.id AS account, f.lname
+    SELECT a.id AS account, f.lname, 1 AS n
       FROM unnest($1::uuid[]) AS a(id)
      CROSS JOIN LATERAL (
        SELECT lower(c.name) AS lname FROM calls c
@@ -307,24 +309,23 @@ const NAME_MERGE = statement(
           AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
         ORDER BY lower(c.name) USING ~<~ LIMIT 1) AS f
     UNION ALL
-    SELECT s.account, f.lname
+    SELECT s.account, f.lname, s.n + 1
       FROM names s
      CROSS JOIN LATERAL (
        SELECT lower(c.name) AS lname FROM calls c
         WHERE c.account_id = s.account AND c.name IS NOT NULL
           AND lower(c.name) ~>~ s.lname AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
         ORDER BY lower(c.name) USING ~<~ LIMIT 1) AS f
-  ), found AS MATERIALIZED (
-    SELECT * FROM names LIMIT $7::int
+     WHERE s.n < $7::int
   ), heads AS MATERIALIZED (
     SELECT s.account, s.lname, h.created_at, h.id
-      FROM found s
+      FROM names s
      CROSS JOIN LATERAL (
        SELECT c.created_at, c.id FROM calls c
         WHERE c.account_id = s.account AND c.name IS NOT NULL AND lower(c.name) = s.lname
           AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz
         ORDER BY c.created_at DESC, c.id DESC LIMIT 1) AS h
-     WHERE (SELECT count(*) FROM found) < $7::int
+     WHERE (SELECT max(n) FROM names) < $7::int
      ORDER BY h.created_at DESC, h.id DESC
      LIMIT $6::int
   ), merged AS (
@@ -346,7 +347,7 @@ const NAME_MERGE = statement(
      WHERE m.step < $6::int AND m.ats[p.i] > '-infinity'::timestamptz
   )
   SELECT k.names, p.*
-    FROM (SELECT count(*)::int AS names FROM found) AS k
+    FROM (SELECT coalesce(max(n), 0)::int AS names FROM names) AS k
     LEFT JOIN LATERAL (
       SELECT ${LIST_COLUMNS} FROM calls c
        WHERE k.names < $7::int AND c.id = ANY (ARRAY(SELECT m.id FROM merged m WHERE m.step > 0))
@@ -620,8 +621,9 @@ export class CallHistoryRepository extends Repository {
   }
 
   /**
-   * A name search's page as the merge of its names' newest matches (NAME_MERGE); null when the prefix has more than
-   * SEARCH_NAMES_MAX names (then nothing but the names was read).
+   * A name search's page as the merge of its names' newest matches (NAME_MERGE); null when an account has more than
+   * SEARCH_NAMES_MAX names with the prefix (then nothing but the names was read), or the scope is wider than the
+   * probe's.
    */
   private async nameMerge(
     accountIds: string[],
@@ -629,6 +631,7 @@ export class CallHistoryRepository extends Repository {
     upper: { at: Date | 'infinity'; id: string },
     limit: number,
   ): Promise<CallListRow[] | null> {
+    if (accountIds.length > SEARCH_PROBE_ACCOUNTS) return null;
     const { rows } = await this.pool.query<CallListRow & { names: number }>({
       ...NAME_MERGE,
       values: [

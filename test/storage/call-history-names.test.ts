@@ -8,7 +8,7 @@ import { SEARCH_NAMES_MAX, type CallHistoryFilters } from '../../src/storage/cal
 import { createPrisma } from '../../src/storage/database.js';
 import { storageOver, type Storage } from '../../src/storage/storage.js';
 import { freshDatabase } from '../helpers/database.js';
-import { createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
 import { PlanCapture, reportPlansToClients, type PlanNode } from '../helpers/plan-capture.js';
 
 const CALLS = 100_000;
@@ -18,6 +18,8 @@ let client: pg.Client;
 /** The service's storage as it runs (custom plans, then generic ones), and one that plans generically at once. */
 let storages: { plans: string; storage: Storage; end: () => Promise<void> }[] = [];
 let big: string;
+/** A client of the big account's agency, with Thomases of 160 other last names. */
+let client2: string;
 
 beforeAll(async () => {
   const { url, name } = await freshDatabase();
@@ -50,6 +52,17 @@ beforeAll(async () => {
        FROM generate_series(1, ${CALLS}) AS g
       CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - g * interval '5 minutes' AS t) AS t`,
     [big, tenant.agentId],
+  );
+  const other = await createClientTenant(storages[0]!.storage, big);
+  client2 = other.accountId;
+  await client.query(
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
+                        expires_at, created_at, updated_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+1212' || lpad(g::text, 7, '0'), '+14155550100',
+            'Thomas Other' || g % 160, '{}'::json, 'completed', t, t + interval '1 day', t, t
+       FROM generate_series(1, 2000) AS g
+      CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - g * interval '4 hours' - interval '1 second' AS t) AS t`,
+    [client2, other.agentId],
   );
   // As autovacuum leaves it: index-only scans read no table row for pages it marked all-visible.
   await client.query('VACUUM (ANALYZE) calls');
@@ -173,6 +186,31 @@ describe('a name search the probe finds too few matches for', () => {
         prefix,
       ).toEqual(expected.map((r) => r.id));
     }
+  });
+});
+
+describe('a name search over an agency and its client', () => {
+  it('merges the names of each account, more than SEARCH_NAMES_MAX together (50 and 160)', async () => {
+    capture.start();
+    const sentBefore = capture.statements.length;
+    const { calls } = await capture.during('scope', () =>
+      storages[0]!.storage.history.listCallHistory({
+        accountIds: [big, client2],
+        filters: { ...NO_CALL_FILTERS, namePrefix: 'thomas' },
+        limit: PAGE,
+      }),
+    );
+    capture.stop();
+    const sent = capture.statements.slice(sentBefore).map((s) => s.name);
+    expect(sent).toContain('oct_call_search_name_merge');
+    expect(sent).not.toContain('oct_call_search_name_newest');
+    const { rows } = await client.query<{ id: string; accountId: string }>(
+      `SELECT id, account_id AS "accountId" FROM calls WHERE account_id = ANY($1) AND lower(name) LIKE 'thomas%'
+        ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
+      [[big, client2]],
+    );
+    expect(calls.map((c) => c.id)).toEqual(rows.map((r) => r.id));
+    expect(new Set(rows.map((r) => r.accountId)).size).toBe(2);
   });
 });
 
