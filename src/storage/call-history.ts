@@ -283,8 +283,8 @@ const NAME_NEWEST = statement(
  * A name search alone is answered by merging the newest matches of each distinct name of its prefix (NAME_MERGE) when
  * no account searched holds more than this many names with that prefix (and the scope is one the probe reads, of at
  * most SEARCH_PROBE_ACCOUNTS accounts): what it reads is then bounded by this and the page, not by the matches. A
- * prefix of more names (names that seldom repeat) goes on as other searches: the probe, then the walk or every match
- * read from the index (NAME_NEWEST).
+ * prefix of more names (names that seldom repeat) is read in full (NAME_NEWEST). Either is asked only when the probe
+ * of the newest calls finds too few matches to walk to a page (SEARCH_PROBE_WALK_MIN), as for other searches.
  */
 export const SEARCH_NAMES_MAX = 200;
 
@@ -542,14 +542,10 @@ export class CallHistoryRepository extends Repository {
     const { accountIds, filters, before, limit } = query;
     if (accountIds.length === 0) return { calls: [], next: null };
     const upper = upperBound(filters, before);
-    // A name search alone is answered by the merge of its names when they are few enough, however many its matches and
-    // wherever they lie; only a prefix of more names goes on to the probe.
-    const merged = nameOnly(filters) ? await this.nameMerge(accountIds, filters, upper, limit + 1) : null;
-    const probe = merged ? null : await this.probePage(accountIds, filters, upper, limit + 1);
+    const probe = await this.probePage(accountIds, filters, upper, limit + 1);
     // Matches enough of the newest calls that the walk meets a page soon: the index is not asked (it would hand over
     // thousands of matches first).
     let rows =
-      merged ??
       probe?.page ??
       (probe && probe.matched >= SEARCH_PROBE_WALK_MIN
         ? null
@@ -651,7 +647,8 @@ export class CallHistoryRepository extends Repository {
   /**
    * A page of the calls a search's index finds (metadata first, then the number, then the name), when there are at
    * most SEARCH_CANDIDATES_MAX of them; null when no search is asked for, or when it matches more. A name search with
-   * no other filter (of more names than nameMerge takes) has no cap: every match is read from its index alone.
+   * no other filter has no cap: the merge of its names' newest matches (nameMerge), else every match read from its
+   * index alone.
    */
   private async searchPage(
     accountIds: string[],
@@ -660,6 +657,8 @@ export class CallHistoryRepository extends Repository {
     limit: number,
   ): Promise<CallListRow[] | null> {
     if (nameOnly(filters)) {
+      const merged = await this.nameMerge(accountIds, filters, upper, limit);
+      if (merged) return merged;
       const { rows } = await this.pool.query<CallListRow>({
         ...NAME_NEWEST,
         values: [accountIds, filters.namePrefix, upper.at, upper.id, filters.from ?? '-infinity', limit],
