@@ -290,10 +290,11 @@ export const SEARCH_NAMES_MAX = 200;
 
 // Hand-written: a name search's page as a merge of its names, newest first, from the name index alone (Prisma has no
 // recursive query). Within one (account, lower(name)) the index is ordered by (created_at, id), so each name is a
-// stream of its matches, newest last. `names` lists each account's names of the prefix, one descent each (a loose
-// scan, stopped at $7 names in an account: `names` = $7, the most of one account, says there may be more, and then
-// nothing else is read); `heads` takes each name's newest match below the bound, and keeps the newest $6 of them (a
-// name whose newest is not among them has $6 newer matches before it); `merged` then takes the newest head, emits it
+// stream of its matches, newest last. `names` lists each account's names of the prefix with each one's newest match,
+// one descent each (a loose scan, backwards, stopped at $7 names in an account: `names` = $7, the most of one account,
+// says there may be more, and then nothing else is read); `heads` takes each name's newest match below the page's
+// bound (that one, or for a later page one more descent), and keeps the newest $6 of them (a name whose newest is not
+// among them has $6 newer matches before it); `merged` then takes the newest head, emits it
 // and replaces it with that name's next match (one descent), $6 times. So at most 2 x $7 index entries an account,
 // $6 more and $6 rows. Parameters: the accounts, the prefix, the upper bound (time, id), the lower time, the limit,
 // SEARCH_NAMES_MAX + 1.
@@ -301,30 +302,33 @@ const NAME_MERGE = statement(
   'oct_call_search_name_merge',
   `
   WITH RECURSIVE names AS (
-    SELECT a.id AS account, f.lname, 1 AS n
+    SELECT a.id AS account, f.lname, f.at, f.id, 1 AS n
       FROM unnest($1::uuid[]) AS a(id)
      CROSS JOIN LATERAL (
-       SELECT lower(c.name) AS lname FROM calls c
+       SELECT lower(c.name) AS lname, c.created_at AS at, c.id FROM calls c
         WHERE c.account_id = a.id AND c.name IS NOT NULL
           AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
-        ORDER BY lower(c.name) USING ~<~ LIMIT 1) AS f
+        ORDER BY lower(c.name) USING ~>~, c.created_at DESC, c.id DESC LIMIT 1) AS f
     UNION ALL
-    SELECT s.account, f.lname, s.n + 1
+    SELECT s.account, f.lname, f.at, f.id, s.n + 1
       FROM names s
      CROSS JOIN LATERAL (
-       SELECT lower(c.name) AS lname FROM calls c
+       SELECT lower(c.name) AS lname, c.created_at AS at, c.id FROM calls c
         WHERE c.account_id = s.account AND c.name IS NOT NULL
-          AND lower(c.name) ~>~ s.lname AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
-        ORDER BY lower(c.name) USING ~<~ LIMIT 1) AS f
+          AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ s.lname
+        ORDER BY lower(c.name) USING ~>~, c.created_at DESC, c.id DESC LIMIT 1) AS f
      WHERE s.n < $7::int
   ), heads AS MATERIALIZED (
     SELECT s.account, s.lname, h.created_at, h.id
       FROM names s
      CROSS JOIN LATERAL (
-       SELECT c.created_at, c.id FROM calls c
-        WHERE c.account_id = s.account AND c.name IS NOT NULL AND lower(c.name) = s.lname
-          AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz
-        ORDER BY c.created_at DESC, c.id DESC LIMIT 1) AS h
+       SELECT s.at AS created_at, s.id WHERE (s.at, s.id) < ($3::timestamptz, $4::uuid) AND s.at >= $5::timestamptz
+       UNION ALL
+       (SELECT c.created_at, c.id FROM calls c
+         WHERE (s.at, s.id) >= ($3::timestamptz, $4::uuid)
+           AND c.account_id = s.account AND c.name IS NOT NULL AND lower(c.name) = s.lname
+           AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz
+         ORDER BY c.created_at DESC, c.id DESC LIMIT 1)) AS h
      WHERE (SELECT max(n) FROM names) < $7::int
      ORDER BY h.created_at DESC, h.id DESC
      LIMIT $6::int

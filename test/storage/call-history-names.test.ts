@@ -125,9 +125,9 @@ describe('a name search the probe finds too few matches for', () => {
         }
       }
     capture.stop();
-    // Per request: the probe's 300 newest calls, then the names of the prefix, each name's newest match, the next of a
-    // name per row of the page and the page's rows (about 2 x 50 names + 2 x 51 rows). Reading every match would be
-    // 1,492 and 9,851 entries.
+    // Per request: the probe's 300 newest calls, then the names of the prefix with each one's newest match, the next
+    // match of a name per row of the page and the page's rows (about 50 names + 2 x 51 rows). Reading every match
+    // would be 1,492 and 9,851 entries.
     for (const [run, entries] of Object.entries(read)) expect(entries, run).toBeLessThan(20 * PAGE);
   });
 
