@@ -1,5 +1,5 @@
-// bench:scale (d): the dashboard's calls list (first page, a deep keyset page, a name search) and a call's detail
-// view, over HTTP against the running service, signed in as the big account's user as a browser would be (session
+// bench:scale (d): the dashboard's Overview (the landing page), the calls list (first page, a deep keyset page, a
+// name search) and a call's detail view, over HTTP against the running service, signed in as the big account's user as a browser would be (session
 // cookie, the form's CSRF token, the Origin of a form post), while triggers arrive at a fixed rate from the load
 // generator: each page a warm-up first (before the load), then the pages in turn, one request at a time, for as long
 // as the load runs; every request's time kept, so that runs can be pooled.
@@ -97,7 +97,7 @@ export interface PageSamples {
   /** Milliseconds per request, in order. */
   samples: number[];
 }
-export type DashboardPage = 'firstPage' | 'deepPage' | 'nameSearch' | 'detail';
+export type DashboardPage = 'overview' | 'firstPage' | 'deepPage' | 'nameSearch' | 'detail';
 export type DashboardSamples = Record<DashboardPage, PageSamples>;
 
 export interface DashboardTarget {
@@ -120,6 +120,7 @@ export async function measureDashboardUnderLoad<L>(
 ): Promise<{ pages: DashboardSamples; load: L }> {
   const before = encodeURIComponent(`${new Date(target.deepCursorCreatedAt).toISOString()}_${MAX_UUID}`);
   const paths: Record<DashboardPage, [string, string]> = {
+    overview: ['overview', '/dashboard'],
     firstPage: ['calls list, first page', '/dashboard/calls'],
     deepPage: ['calls list, deep keyset page', `/dashboard/calls?before=${before}`],
     nameSearch: [

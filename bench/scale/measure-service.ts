@@ -6,7 +6,7 @@ import type { LoadResult } from '../load.js';
 import { runLoadProcess } from '../processes.js';
 import type { Receiver } from '../receiver.js';
 import { TRIGGER_BODY, TRIGGER_PATH } from '../scenarios.js';
-import { createPendingDeliveries } from '../setup.js';
+import { v7IdSql } from '../setup.js';
 import type { Percentiles } from '../stats.js';
 import { round } from './measure-drain.js';
 
@@ -120,35 +120,97 @@ export interface WebhookFigures {
   heldAtEnd: number;
 }
 
-/** Due deliveries over every endpoint, committed at once; arrivals of the healthy ones at the receiver. */
+/**
+ * `perHealthy` due call.completed deliveries to each endpoint but the stalled ones, and `perStalled` to each of those,
+ * with their completed calls and events, in one transaction that wakes the workers (as bench/setup.ts's
+ * createPendingDeliveries, with counts per endpoint); returns the ids of the healthy ones and the commit time. The
+ * deliveries of the endpoints are interleaved, as events of many accounts arrive.
+ */
+async function createDueDeliveries(
+  db: pg.Client,
+  stalledEndpoints: string[],
+  perHealthy: number,
+  perStalled: number,
+): Promise<{ healthy: Set<string>; inserted: number; committedAt: number }> {
+  await db.query('BEGIN');
+  try {
+    const { rows } = await db.query<{ id: string; healthy: boolean }>(
+      `
+      WITH endpoints AS (
+             SELECT e.id, e.account_id, a.default_agent_id AS agent_id,
+                    CASE WHEN e.id = ANY($1::uuid[]) THEN $3::int ELSE $2::int END AS n
+               FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id),
+           wanted AS (
+             SELECT e.*, ${v7IdSql('now()')} AS call_id, ${v7IdSql('now()')} AS event_id, ${v7IdSql('now()')} AS delivery_id, g
+               FROM endpoints e CROSS JOIN LATERAL generate_series(1, e.n) AS g),
+           made AS (
+             INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
+                                created_at, updated_at, started_at, answered_at, ended_at, duration_seconds)
+             SELECT call_id, account_id, agent_id, '+14155552671', '+14155550100', '{"bench":"e"}', 'completed', now(), now(),
+                    now(), now(), now(), now(), now(), 1
+               FROM wanted
+             RETURNING id, agent_id, phone_number, name, email, metadata, created_at, started_at, answered_at, ended_at,
+                       duration_seconds),
+           events AS (
+             INSERT INTO call_events (id, call_id, from_status, to_status, source, occurred_at)
+             SELECT event_id, call_id, 'in_progress', 'completed', 'bench', now() FROM wanted)
+      INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at)
+      SELECT w.delivery_id, w.id, c.id, w.event_id, 'call.completed',
+             json_build_object('type', 'call.completed', 'timestamp', now(), 'data', json_build_object(
+               'call_id', c.id, 'status', 'completed', 'agent_id', c.agent_id, 'phone_number', c.phone_number, 'name', c.name,
+               'email', c.email, 'metadata', c.metadata, 'created_at', c.created_at, 'started_at', c.started_at,
+               'answered_at', c.answered_at, 'ended_at', c.ended_at, 'duration_seconds', c.duration_seconds,
+               'failure_reason', NULL))::text,
+             now()
+        FROM wanted w JOIN made c ON c.id = w.call_id
+       ORDER BY w.g, w.id
+      RETURNING id, NOT (endpoint_id = ANY($1::uuid[])) AS healthy`,
+      [stalledEndpoints, perHealthy, perStalled],
+    );
+    await db.query(`SELECT pg_notify('oct_webhooks', 'bench')`);
+    await db.query('COMMIT');
+    return {
+      healthy: new Set(rows.filter((r) => r.healthy).map((r) => r.id)),
+      inserted: rows.length,
+      committedAt: performance.timeOrigin + performance.now(),
+    };
+  } catch (error) {
+    await db.query('ROLLBACK');
+    throw error;
+  }
+}
+
+/**
+ * `perHealthy` due deliveries to each healthy endpoint and `perStalled` to each timing-out one, committed at once;
+ * the healthy ones' arrivals at the receiver, from the commit to the last.
+ */
 export async function webhookDrain(
   db: pg.Client,
   receiver: Receiver,
   stalledEndpoints: string[],
-  count: number,
+  counts: { perHealthy: number; perStalled: number },
   held: () => number,
 ): Promise<WebhookFigures> {
   receiver.arrivals = [];
-  const { ids, committedAt } = await createPendingDeliveries(db, count);
+  const { healthy, inserted, committedAt } = await createDueDeliveries(
+    db,
+    stalledEndpoints,
+    counts.perHealthy,
+    counts.perStalled,
+  );
   // Set in the same tick as the commit's answer: no arrival is missed. The stalled ones never arrive.
-  receiver.awaited = new Set(ids);
+  receiver.awaited = new Set(healthy);
   try {
-    const {
-      rows: [row],
-    } = await db.query<{ stalled: number }>(
-      'SELECT count(*)::int AS stalled FROM webhook_deliveries WHERE id = ANY($1::uuid[]) AND endpoint_id = ANY($2::uuid[])',
-      [[...ids], stalledEndpoints],
-    );
-    const healthy = ids.size - row!.stalled;
     const deadline = Date.now() + 120_000;
-    while (receiver.arrivals.length < healthy && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    if (receiver.arrivals.length < healthy)
-      throw new Error(`webhooks: ${receiver.arrivals.length} of ${healthy} healthy deliveries arrived`);
+    while (receiver.arrivals.length < healthy.size && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    if (receiver.arrivals.length < healthy.size)
+      throw new Error(`webhooks: ${receiver.arrivals.length} of ${healthy.size} healthy deliveries arrived`);
     const seconds = (Math.max(...receiver.arrivals) - committedAt) / 1000;
     return {
-      inserted: ids.size,
-      healthy,
-      perSecond: Math.round(healthy / seconds),
+      inserted,
+      healthy: healthy.size,
+      perSecond: Math.round(healthy.size / seconds),
       seconds: round(seconds, 2),
       heldAtEnd: held(),
     };

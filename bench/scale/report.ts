@@ -83,6 +83,7 @@ interface Figure {
 }
 
 const PAGE_NAMES: Record<DashboardPage, string> = {
+  overview: 'overview',
   firstPage: 'calls list, first page',
   deepPage: 'calls list, deep keyset page',
   nameSearch: 'calls list, name search',

@@ -28,7 +28,16 @@ export const CallsQuery = Type.Object(
       CALL_STATUSES.join('|'),
     ),
     agent: Filter("An agent's id; empty: any", ID),
+    agent_name: Filter(
+      "The start of an agent's name, in any case (the filter of a scope with more agents than its menu lists); " +
+        'an agent whose whole name it is, or the only one whose name starts with it; beside `agent`, that agent ' +
+        'while its name still fits; empty: any',
+    ),
     client: Filter("An account's id, the agency's own or one of its clients' (agency users); empty: all of them", ID),
+    client_name: Filter(
+      "The start of an account's name, in any case (the filter of an agency with more accounts than its menu " +
+        'lists), chosen as `agent_name` chooses an agent; empty: all of them',
+    ),
     from: Filter('Created on or after: YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM, in UTC; empty: no bound', DATE),
     to: Filter(
       'Created on or before: YYYY-MM-DD (the whole day) or YYYY-MM-DDTHH:MM (before that minute), in UTC; empty: no bound',

@@ -8,6 +8,7 @@ import type { CallStatus } from '../generated/prisma/enums.js';
 import { inScope, type Scope } from '../domain/tenancy.js';
 import { AccountRepository } from './accounts.js';
 import { AgentRepository, type ListedAgent } from './agents.js';
+import { likeLiteral } from './like.js';
 import { AuditRepository, type AuditCursor } from './audit.js';
 import { CallHistoryRepository, type CallDetail } from './call-history.js';
 import { Repository, type Driver } from './driver.js';
@@ -23,6 +24,43 @@ function accountsWhere(scope: Scope): Prisma.AccountWhereInput {
 /** Rows owned by an account of `scope`, for tables that carry the owner's agency (agents, audit entries). */
 function ownedWhere(scope: Scope): { agencyId: string } | { accountId: string } {
   return scope.kind === 'agency' ? { agencyId: scope.accountId } : { accountId: scope.accountId };
+}
+
+const AGENT_SELECT = {
+  id: true,
+  name: true,
+  phoneNumber: true,
+  accountId: true,
+  maxAttempts: true,
+  account: { select: { name: true } },
+} as const;
+
+/** An agent of a scope as the dashboard's menus and lists show it: with its owner's name. */
+export interface ScopeAgent {
+  id: string;
+  name: string;
+  phoneNumber: string | null;
+  accountId: string;
+  accountName: string;
+  maxAttempts: number;
+}
+
+function scopeAgent(r: {
+  id: string;
+  name: string;
+  phoneNumber: string | null;
+  accountId: string;
+  maxAttempts: number;
+  account: { name: string };
+}): ScopeAgent {
+  return {
+    id: r.id,
+    name: r.name,
+    phoneNumber: r.phoneNumber,
+    accountId: r.accountId,
+    accountName: r.account.name,
+    maxAttempts: r.maxAttempts,
+  };
 }
 
 export interface ScopeAccount {
@@ -58,6 +96,61 @@ export class ScopedReadRepository extends Repository {
     return [...accounts.filter((a) => a.id === scope.accountId), ...accounts.filter((a) => a.id !== scope.accountId)];
   }
 
+  /** The ids of the accounts of `scope`. */
+  async accountIdsInScope(scope: Scope): Promise<string[]> {
+    const accounts = await this.prisma.account.findMany({ where: accountsWhere(scope), select: { id: true } });
+    return accounts.map((a) => a.id);
+  }
+
+  /**
+   * The accounts of `scope` as listAccountsInScope orders them when there are at most `max`, else null: a page that
+   * offers them as a menu asks for at most that many rather than read an agency of thousands of clients.
+   */
+  async listAccountsInScopeUpTo(scope: Scope, max: number): Promise<ScopeAccount[] | null> {
+    const accounts = await this.prisma.account.findMany({
+      where: accountsWhere(scope),
+      select: { id: true, name: true, kind: true },
+      orderBy: [{ name: 'asc' }, { id: 'asc' }],
+      take: max + 1,
+    });
+    if (accounts.length > max) return null;
+    return [...accounts.filter((a) => a.id === scope.accountId), ...accounts.filter((a) => a.id !== scope.accountId)];
+  }
+
+  /** The accounts of `scope` among `ids` (others' and missing ones left out). */
+  async findAccountsInScope(scope: Scope, ids: string[]): Promise<ScopeAccount[]> {
+    if (ids.length === 0) return [];
+    return this.prisma.account.findMany({
+      where: { AND: [accountsWhere(scope), { id: { in: [...new Set(ids)] } }] },
+      select: { id: true, name: true, kind: true },
+    });
+  }
+
+  /**
+   * The accounts of `scope` whose name starts with `text` in any case, by name, at most `limit`; those whose whole
+   * name is `text` (in any case) first, so that a name that is also the start of others' can still be chosen.
+   */
+  async findAccountsInScopeByName(scope: Scope, text: string, limit: number): Promise<ScopeAccount[]> {
+    const select = { id: true, name: true, kind: true } as const;
+    const orderBy = [{ name: 'asc' as const }, { id: 'asc' as const }];
+    const [exact, starting] = await Promise.all([
+      this.prisma.account.findMany({
+        where: { AND: [accountsWhere(scope), { name: { equals: likeLiteral(text), mode: 'insensitive' } }] },
+        select,
+        orderBy,
+        take: limit,
+      }),
+      this.prisma.account.findMany({
+        where: { AND: [accountsWhere(scope), { name: { startsWith: likeLiteral(text), mode: 'insensitive' } }] },
+        select,
+        orderBy,
+        take: limit,
+      }),
+    ]);
+    const seen = new Set(exact.map((a) => a.id));
+    return [...exact, ...starting.filter((a) => !seen.has(a.id))].slice(0, limit);
+  }
+
   /** The account `accountId` when it is in `scope` (not an id, no such account, another tenant's: null). */
   async findAccountInScope(scope: Scope, accountId: string) {
     const account = isUuid(accountId)
@@ -80,30 +173,54 @@ export class ScopedReadRepository extends Repository {
     return scope.kind === 'agency' ? this.accounts.listClients(scope.accountId) : [];
   }
 
-  /** The agents of `scope`'s accounts by name (every agent their calls can use), with their owner's name. */
-  /** The agents in scope by name; `onlyUsable` leaves out archived ones (menus that pick an agent for new calls). */
-  async listAgentsInScope(scope: Scope, limit?: number, { onlyUsable = false } = {}) {
+  /**
+   * The agents of `scope`'s accounts by name (every agent their calls can use), with their owner's name, at most
+   * `limit`; `onlyUsable` leaves out archived ones (menus that pick an agent for new calls).
+   */
+  async listAgentsInScope(scope: Scope, limit?: number, { onlyUsable = false } = {}): Promise<ScopeAgent[]> {
     const rows = await this.prisma.agent.findMany({
       where: onlyUsable ? { AND: [ownedWhere(scope), { archivedAt: null }] } : ownedWhere(scope),
       orderBy: [{ name: 'asc' }, { id: 'asc' }],
       ...(limit === undefined ? {} : { take: limit }),
-      select: {
-        id: true,
-        name: true,
-        phoneNumber: true,
-        accountId: true,
-        maxAttempts: true,
-        account: { select: { name: true } },
-      },
+      select: AGENT_SELECT,
     });
-    return rows.map((r) => ({
-      id: r.id,
-      name: r.name,
-      phoneNumber: r.phoneNumber,
-      accountId: r.accountId,
-      accountName: r.account.name,
-      maxAttempts: r.maxAttempts,
-    }));
+    return rows.map(scopeAgent);
+  }
+
+  /** The agents of `scope` among `ids`, with their owner's name (others' and missing ones left out). */
+  async findAgentsInScope(scope: Scope, ids: string[]) {
+    if (ids.length === 0) return [];
+    const rows = await this.prisma.agent.findMany({
+      where: { AND: [ownedWhere(scope), { id: { in: [...new Set(ids)] } }] },
+      select: AGENT_SELECT,
+    });
+    return rows.map(scopeAgent);
+  }
+
+  /**
+   * The agents of `accountIds` (accounts of `scope`; null: all of them) whose name starts with `text` in any case, at most `limit`, by
+   * name; those whose whole name is `text` first (findAccountsInScopeByName says why).
+   */
+  async findAgentsInScopeByName(scope: Scope, accountIds: string[] | null, text: string, limit: number) {
+    const owners = accountIds ? { AND: [ownedWhere(scope), { accountId: { in: accountIds } }] } : ownedWhere(scope);
+    // Agents of several clients often share a name: then by their owner's.
+    const orderBy = [{ name: 'asc' as const }, { account: { name: 'asc' as const } }, { id: 'asc' as const }];
+    const [exact, starting] = await Promise.all([
+      this.prisma.agent.findMany({
+        where: { AND: [owners, { name: { equals: likeLiteral(text), mode: 'insensitive' } }] },
+        select: AGENT_SELECT,
+        orderBy,
+        take: limit,
+      }),
+      this.prisma.agent.findMany({
+        where: { AND: [owners, { name: { startsWith: likeLiteral(text), mode: 'insensitive' } }] },
+        select: AGENT_SELECT,
+        orderBy,
+        take: limit,
+      }),
+    ]);
+    const seen = new Set(exact.map((a) => a.id));
+    return [...exact, ...starting.filter((a) => !seen.has(a.id))].slice(0, limit).map(scopeAgent);
   }
 
   /** The agents of `scope`'s accounts as the Agents page lists them, and the accounts' ids. */

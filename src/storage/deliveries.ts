@@ -30,11 +30,16 @@ export interface ClaimedDelivery {
 // Hand-written: the worker's every pass; one statement ranks, caps per endpoint and leases (Prisma would need a read
 // and an update per row). Two workers may pick the same rows: the second skips those the first has locked (SKIP
 // LOCKED in a step of its own, as the ranking's window function cannot lock) instead of waiting for its commit, and
-// the UPDATE re-checks the lease of any the first leased and committed meanwhile. An endpoint with attempts in
-// flight here gets only the rest of its cap ($6, $7), so two events written between passes cannot take it over the
-// cap. $8 bounds the index range from below: every delivery
-// sent leaves a dead entry at the low end of the pending part of (status, next_attempt_at) until vacuum, so a claim
-// woken for new deliveries reads only the recent end.
+// leases only those still pending and unleased as the lock finds them (the row's latest version, which a lock reads
+// in READ COMMITTED): any the first leased and committed meanwhile are left alone. The UPDATE reaches its rows by id
+// alone: with a history of finished deliveries the planner takes `status = 'pending'` for a row or two, and given
+// that condition it read every pending delivery once per delivery leased (bench/README.md, "Scale"). An endpoint
+// with attempts in flight here gets only the rest of its cap ($6, $7), so two events written between passes cannot
+// take it over the cap. $8 bounds the index range from below: every delivery sent leaves a dead entry at the low
+// end of the pending part of (status, next_attempt_at) until vacuum, so a claim woken for new deliveries reads only
+// the recent end. The window and the ranks follow one order, ties broken by id: ranked among equals in another order
+// (deliveries written by one transaction share their times), an endpoint's first ranks could fall outside the window,
+// and a claim took nothing for it while its deliveries were due.
 const CLAIM_DELIVERIES = statement(
   'oct_claim_deliveries',
   `
@@ -42,23 +47,24 @@ const CLAIM_DELIVERIES = statement(
     SELECT * FROM unnest($6::uuid[], $7::int[]) AS f(endpoint_id, n)
   ), due AS (
     SELECT ranked.id FROM (
-      SELECT d.id, d.endpoint_id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at) AS rank
+      SELECT d.id, d.endpoint_id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.created_at, d.id) AS rank
         FROM webhook_deliveries d
        WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND d.next_attempt_at >= $8
          AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
          AND NOT (d.endpoint_id = ANY($2::uuid[]))
-       ORDER BY d.next_attempt_at LIMIT 1000
+       ORDER BY d.next_attempt_at, d.created_at, d.id LIMIT 1000
     ) ranked
     LEFT JOIN in_flight f ON f.endpoint_id = ranked.endpoint_id
      WHERE ranked.rank <= $3 - COALESCE(f.n, 0)
      LIMIT $4
   ), locked AS (
-    SELECT d.id FROM webhook_deliveries d WHERE d.id = ANY(ARRAY(SELECT id FROM due)) FOR UPDATE SKIP LOCKED
+    SELECT d.id, d.status, d.lease_expires_at FROM webhook_deliveries d
+     WHERE d.id = ANY(ARRAY(SELECT id FROM due)) FOR UPDATE SKIP LOCKED
   )
   UPDATE webhook_deliveries d SET lease_expires_at = $5
-    FROM locked, webhook_endpoints e
-   WHERE d.id = locked.id AND e.id = d.endpoint_id AND d.status = 'pending'
-     AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $1)
+    FROM locked l, webhook_endpoints e
+   WHERE d.id = l.id AND e.id = d.endpoint_id AND l.status = 'pending'
+     AND (l.lease_expires_at IS NULL OR l.lease_expires_at < $1)
   RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`,
   { planEachTime: true },
 );
@@ -96,7 +102,9 @@ export interface AttemptRecord {
 // would need an interactive transaction of three queries per attempt (most of the worker's CPU). An endpoint it
 // switches off is audited in the same statement, and its other pending deliveries are held (not those of this batch,
 // which their own rows set; those in flight elsewhere keep their lease, so none is sent twice if it is enabled again
-// before they finish: their own record then sets their state).
+// before they finish: their own record then sets their state). That step runs only when an endpoint was switched off
+// (EXISTS: a one-time filter): the planner, taking `status = 'pending'` for a row or two once the table holds a
+// history, read every pending delivery in it for every batch recorded.
 const RECORD_ATTEMPTS = statement(
   'oct_record_webhook_attempts',
   `
@@ -124,6 +132,7 @@ const RECORD_ATTEMPTS = statement(
   ), held AS (
     UPDATE webhook_deliveries d SET status = 'held', held_reason = ${heldReason('x.disabled_reason')}
       FROM endpoint x WHERE d.endpoint_id = x.id AND d.status = 'pending' AND NOT (d.id = ANY($2::uuid[]))
+       AND EXISTS (SELECT FROM endpoint)
   ), disabled AS (
     INSERT INTO audit_log (id, account_id, agency_id, actor_kind, action, detail, created_at)
     SELECT gen_random_uuid(), x.account_id, COALESCE(a.agency_id, a.id), 'service', $14::text,

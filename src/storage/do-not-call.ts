@@ -3,6 +3,7 @@
 // at a time or by the thousand (an import), removed one at a time. The trigger's check is in the acceptance function
 // (oct_accept_call_v2) and the dispatcher's in its claim (call-claims.ts).
 import { Repository } from './driver.js';
+import { likeLiteral } from './like.js';
 
 export interface DoNotCallEntry {
   id: string;
@@ -32,9 +33,7 @@ export function afterPrefix(prefix: string): string | null {
 
 function searchWhere(search: EntrySearch) {
   if (search === null) return {};
-  // Prisma passes `contains` into ILIKE as it is: % and _ are escaped to stand for themselves.
-  if (search.kind === 'reason')
-    return { reason: { contains: search.text.replace(/[\\%_]/g, '\\$&'), mode: 'insensitive' as const } };
+  if (search.kind === 'reason') return { reason: { contains: likeLiteral(search.text), mode: 'insensitive' as const } };
   const next = afterPrefix(search.prefix);
   return { phoneNumber: next === null ? { gte: search.prefix } : { gte: search.prefix, lt: next } };
 }

@@ -1,9 +1,9 @@
-// What the dashboard's Overview reads besides the live counts (plugins/concurrency.ts): the accounts it covers, the
-// outcomes of calls that ended in a time range, each webhook endpoint's health, and the first-run checklist. Each is an index range over the
-// recent rows only (calls by (account_id, ended_at); deliveries by (endpoint_id, status, last_attempt_at)), never
-// a count of an account's history. Prisma Client only.
+// What the dashboard's Overview reads besides the live counts (plugins/concurrency.ts): the outcomes of calls that
+// ended in a time range, each webhook endpoint's health, and the first-run checklist. Each is an index range over the
+// recent rows only (calls by (account_id, ended_at); deliveries by (endpoint_id, status, last_attempt_at)), never a
+// count of an account's history, and each one statement whatever the number of accounts (an agency may have
+// thousands of clients): the health and the checklist are hand-written for that (their statements say why).
 import { DELIVERY_STATUSES, FAILURE_REASONS, TERMINAL_STATUSES, type FailureReason } from '../../schemas/vocabulary.js';
-import type pg from 'pg';
 import { statement } from './statements.js';
 import { Repository } from './driver.js';
 
@@ -55,34 +55,40 @@ export interface FirstRun {
  * (endpoint_id, status, last_attempt_at) index range of each status, then their attempts. Hand-written and planned
  * each time: with `since` unknown a prepared (generic) plan guessed a third of all attempts and read the whole table.
  */
-const FAILED_ATTEMPTS_SINCE = statement(
-  'oct_overview_failed_attempts',
+// One statement for every endpoint of the accounts, not two per endpoint: an agency of a thousand clients' Overview
+// would send two thousand, again on every live refresh. Each endpoint's last success is the last entry of its
+// (endpoint_id, succeeded) index range; its failed attempts are counted over the deliveries attempted since $3, each
+// status its own range of the (endpoint_id, status, last_attempt_at) index.
+const ENDPOINT_HEALTH = statement(
+  'oct_overview_endpoint_health',
   `
-  SELECT count(*)::int AS failures FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id
-   WHERE d.endpoint_id = $1 AND d.status = ANY($2::delivery_status[]) AND d.last_attempt_at >= $3
-     AND a.started_at >= $3 AND (a.response_status IS NULL OR a.response_status < 200 OR a.response_status >= 300)`,
+  SELECT e.account_id, e.url, e.enabled, e.disabled_reason, s.last_attempt_at AS last_success_at, f.failures
+    FROM webhook_endpoints e
+    LEFT JOIN LATERAL (
+      SELECT d.last_attempt_at FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id AND d.status = 'succeeded' AND d.last_attempt_at IS NOT NULL
+       ORDER BY d.last_attempt_at DESC LIMIT 1) s ON true
+   CROSS JOIN LATERAL (
+      SELECT count(*)::int AS failures FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id
+       WHERE d.endpoint_id = e.id AND d.status = ANY($2::delivery_status[]) AND d.last_attempt_at >= $3
+         AND a.started_at >= $3 AND (a.response_status IS NULL OR a.response_status < 200 OR a.response_status >= 300)) f
+   WHERE e.account_id = ANY($1::uuid[])`,
   { planEachTime: true },
 );
 
-/**
- * Whether any of the accounts has a call: the newest entry of each account's (account_id, created_at, id) index range
- * until one is found. Hand-written: Prisma's `account_id IN (...) LIMIT 1` was planned as a sequential scan.
- */
-const ANY_CALL = statement(
-  'oct_overview_any_call',
+// The five steps at once, each an EXISTS on an index, the accounts as one array: Prisma's `in` sends one parameter
+// per account (a thousand for a large agency) in each of five statements.
+const FIRST_RUN = statement(
+  'oct_overview_first_run',
   `
-  SELECT 1 AS found FROM unnest($1::uuid[]) AS a(id)
-   CROSS JOIN LATERAL (SELECT 1 FROM calls c WHERE c.account_id = a.id ORDER BY c.created_at DESC, c.id DESC LIMIT 1) x
-   LIMIT 1`,
+  SELECT EXISTS (SELECT 1 FROM agents WHERE account_id = ANY($1::uuid[]) AND phone_number IS NOT NULL) AS agent_with_number,
+         EXISTS (SELECT 1 FROM accounts WHERE id = ANY($1::uuid[]) AND default_agent_id IS NOT NULL) AS default_agent,
+         EXISTS (SELECT 1 FROM api_keys WHERE account_id = ANY($1::uuid[]) AND revoked_at IS NULL) AS api_key,
+         EXISTS (SELECT 1 FROM webhook_endpoints WHERE account_id = ANY($1::uuid[])) AS webhook,
+         EXISTS (SELECT 1 FROM unnest($1::uuid[]) AS a(id)
+                  CROSS JOIN LATERAL (SELECT 1 FROM calls c WHERE c.account_id = a.id
+                                       ORDER BY c.created_at DESC, c.id DESC LIMIT 1) x) AS first_call`,
 );
-
-async function failedAttemptsSince(pool: pg.Pool, endpointId: string, since: Date): Promise<number> {
-  const { rows } = await pool.query<{ failures: number }>({
-    ...FAILED_ATTEMPTS_SINCE,
-    values: [endpointId, DELIVERY_STATUSES, since],
-  });
-  return rows[0]!.failures;
-}
 
 export class OverviewRepository extends Repository {
   /** Per account, the calls that ended in [from, to): completed, and failed by reason. Accounts with none are absent. */
@@ -104,54 +110,47 @@ export class OverviewRepository extends Repository {
 
   /** Per account with a webhook endpoint, its health; accounts without one are absent. */
   async endpointHealth(accountIds: string[], since: Date): Promise<Map<string, EndpointHealth>> {
-    const endpoints = await this.prisma.webhookEndpoint.findMany({
-      where: { accountId: { in: accountIds } },
-      select: { id: true, accountId: true, url: true, enabled: true, disabledReason: true },
-    });
-    const health = await Promise.all(
-      endpoints.map(async (endpoint) => {
-        const [lastSuccess, failures] = await Promise.all([
-          // The last entry of the (endpoint_id, succeeded) index range. (Prisma's aggregate() wraps max() in a subquery
-          // that PostgreSQL cannot answer from the index: it would read every success.)
-          this.prisma.webhookDelivery.findFirst({
-            where: { endpointId: endpoint.id, status: 'succeeded', lastAttemptAt: { not: null } },
-            orderBy: { lastAttemptAt: 'desc' },
-            select: { lastAttemptAt: true },
-          }),
-          failedAttemptsSince(this.pool, endpoint.id, since),
-        ]);
-        const entry: EndpointHealth = {
-          url: endpoint.url,
-          enabled: endpoint.enabled,
-          disabledReason: endpoint.disabledReason,
-          lastSuccessAt: lastSuccess?.lastAttemptAt ?? null,
-          failuresSince: failures,
-        };
-        return [endpoint.accountId, entry] as const;
-      }),
+    const { rows } = await this.pool.query<{
+      account_id: string;
+      url: string;
+      enabled: boolean;
+      disabled_reason: string | null;
+      last_success_at: Date | null;
+      failures: number;
+    }>({ ...ENDPOINT_HEALTH, values: [accountIds, DELIVERY_STATUSES, since] });
+    return new Map(
+      rows.map((r) => [
+        r.account_id,
+        {
+          url: r.url,
+          enabled: r.enabled,
+          disabledReason: r.disabled_reason,
+          lastSuccessAt: r.last_success_at,
+          failuresSince: r.failures,
+        },
+      ]),
     );
-    return new Map(health);
   }
 
   /**
    * The first-run checklist of the accounts a viewer sees (an agency's steps may be taken by it or by its clients):
-   * five single-row reads, each on an index (accounts by id, agents, keys, endpoints and calls by account).
+   * five EXISTS in one statement, each on an index (accounts by id, agents, keys, endpoints and calls by account).
    */
   async firstRun(accountIds: string[]): Promise<FirstRun> {
-    const accountId = { in: accountIds };
-    const [agent, account, key, endpoint, call] = await Promise.all([
-      this.prisma.agent.findFirst({ where: { accountId, phoneNumber: { not: null } }, select: { id: true } }),
-      this.prisma.account.findFirst({ where: { id: accountId, defaultAgentId: { not: null } }, select: { id: true } }),
-      this.prisma.apiKey.findFirst({ where: { accountId, revokedAt: null }, select: { id: true } }),
-      this.prisma.webhookEndpoint.findFirst({ where: { accountId }, select: { id: true } }),
-      this.pool.query<{ found: number }>({ ...ANY_CALL, values: [accountIds] }),
-    ]);
+    const { rows } = await this.pool.query<{
+      agent_with_number: boolean;
+      default_agent: boolean;
+      api_key: boolean;
+      webhook: boolean;
+      first_call: boolean;
+    }>({ ...FIRST_RUN, values: [accountIds] });
+    const row = rows[0]!;
     return {
-      agentWithNumber: agent !== null,
-      defaultAgent: account !== null,
-      apiKey: key !== null,
-      webhook: endpoint !== null,
-      firstCall: call.rows.length > 0,
+      agentWithNumber: row.agent_with_number,
+      defaultAgent: row.default_agent,
+      apiKey: row.api_key,
+      webhook: row.webhook,
+      firstCall: row.first_call,
     };
   }
 }

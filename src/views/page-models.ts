@@ -31,6 +31,17 @@ export interface PageLocals {
   mailEnabled: boolean;
 }
 
+/**
+ * The Calls list's Agent or Client filter: a menu of every one in scope (`menu`), or, in a scope of more than the
+ * menu lists, a name to type; `chosen` is the one the filters chose, `choices` those a typed name fits when several do.
+ */
+interface CallsFilter {
+  menu: { id: string; label: string }[] | null;
+  chosen: { id: string; name: string } | null;
+  typedName: string;
+  choices: { label: string; href: string }[];
+}
+
 /** A form's problem, or null. */
 type Problem = string | null;
 interface PasswordPolicy {
@@ -350,14 +361,27 @@ export interface PageModels {
     /** The filters as typed, for the form and the links. */
     typed: Partial<
       Record<
-        'status' | 'agent' | 'client' | 'from' | 'to' | 'number' | 'name' | 'meta_key' | 'meta_value' | 'call',
+        | 'status'
+        | 'agent'
+        | 'agent_name'
+        | 'client'
+        | 'client_name'
+        | 'from'
+        | 'to'
+        | 'number'
+        | 'name'
+        | 'meta_key'
+        | 'meta_value'
+        | 'call',
         string
       >
     >;
     filtered: boolean;
     statuses: { value: string; label: string }[];
-    agents: { id: string; label: string }[];
-    accounts: { id: string; label: string }[];
+    /** The Agent filter (CallsFilter says how it shows). */
+    agentFilter: CallsFilter;
+    /** The Client filter (agency users). */
+    clientFilter: CallsFilter;
     /** The metadata key shown as a column (the viewer's choice), or null. */
     column: string | null;
     /** The list's filters as a query string, for the column form to come back to. */
@@ -480,6 +504,11 @@ export interface PageModels {
           })
         | null;
     }[];
+    /**
+     * The clients left out of `rows` (an agency of more than the Overview lists), and how many of them have calls
+     * under way or waiting; null when every account is shown.
+     */
+    notShown: { count: number; underWay: number } | null;
     limit: number;
     maxWaiting: number;
     /** The UTC day "today" is, YYYY-MM-DD. */
@@ -580,8 +609,8 @@ export const PAGE_FIELDS = {
     'typed',
     'filtered',
     'statuses',
-    'agents',
-    'accounts',
+    'agentFilter',
+    'clientFilter',
     'column',
     'columnBack',
     'cancelAction',
@@ -613,7 +642,7 @@ export const PAGE_FIELDS = {
   'forgot-password': ['email', 'problem'],
   'forgot-password-sent': ['email'],
   'link-unusable': ['message'],
-  overview: ['announce', 'checklist', 'rows', 'limit', 'maxWaiting', 'today', 'asOf', 'perClient'],
+  overview: ['announce', 'checklist', 'rows', 'notShown', 'limit', 'maxWaiting', 'today', 'asOf', 'perClient'],
   'set-password': ['email', 'action', 'policy', 'problem'],
   'sign-in': ['email', 'next', 'problem'],
   'users-invite': ['back', 'invited', 'invite', 'from'],

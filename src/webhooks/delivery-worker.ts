@@ -204,17 +204,26 @@ export class DeliveryWorker {
       this.lastFullClaim = now.getTime();
       this.lastFullClaimAt = performance.now();
     }
-    const claimed = await this.options.storage.deliveries.claimDueDeliveries({
-      now,
-      inFlight: this.perEndpointCount,
-      perEndpoint,
-      limit: room,
-      leaseUntil: new Date(now.getTime() + this.options.leaseMs),
-      dueSince: full ? undefined : new Date(since - RECENT_MARGIN_MS),
-    });
-    let capped = false;
-    for (const delivery of claimed) if (this.launch(delivery, perEndpoint) >= perEndpoint) capped = true;
-    this.backlog = capped || claimed.length >= Math.min(room, CLAIM_WINDOW);
+    // This claim answers the backlog asked for so far. One asked for while it runs (an attempt finished at its
+    // endpoint's cap, deliveries handed back) is kept for the next: overwritten here, it left the next claim reading
+    // only recent deliveries.
+    this.backlog = false;
+    let leftBehind = true;
+    try {
+      const claimed = await this.options.storage.deliveries.claimDueDeliveries({
+        now,
+        inFlight: this.perEndpointCount,
+        perEndpoint,
+        limit: room,
+        leaseUntil: new Date(now.getTime() + this.options.leaseMs),
+        dueSince: full ? undefined : new Date(since - RECENT_MARGIN_MS),
+      });
+      let capped = false;
+      for (const delivery of claimed) if (this.launch(delivery, perEndpoint) >= perEndpoint) capped = true;
+      leftBehind = capped || claimed.length >= Math.min(room, CLAIM_WINDOW);
+    } finally {
+      if (leftBehind) this.backlog = true;
+    }
   }
 
   /** How many more attempts may start now. */
@@ -258,8 +267,12 @@ export class DeliveryWorker {
         const left = (this.perEndpointCount.get(delivery.endpointId) ?? 1) - 1;
         if (left <= 0) this.perEndpointCount.delete(delivery.endpointId);
         else this.perEndpointCount.set(delivery.endpointId, left);
-        // A slot is free: there may be more due for this endpoint, or for any when the last claim was full.
-        if (this.backlog || left + 1 >= perEndpoint) this.wake();
+        // A slot is free: there may be more due for any endpoint when the last claim was full, and for this one if it
+        // was at its cap. Claims passed over its due deliveries however old they are, so the next claim reads every
+        // due delivery: one woken for new deliveries would miss those due before the last full claim, and a backlog
+        // older than RECENT_MARGIN_MS went out a cap's worth per full claim (FULL_CLAIM_EVERY_MS).
+        if (left + 1 >= perEndpoint) this.backlog = true;
+        if (this.backlog) this.wake();
       });
     this.inFlight.set(delivery.id, work);
     return count;

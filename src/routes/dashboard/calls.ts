@@ -11,7 +11,7 @@ import { isAgencyScope } from '../../domain/tenancy.js';
 import { CallParams, CallsColumnForm, CallsQuery } from '../../../schemas/dashboard/calls.js';
 import { formProblem } from './form-problem.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
-import type { ActiveUser } from '../../storage/index.js';
+import type { ActiveUser, ScopeAgent } from '../../storage/index.js';
 import {
   type CallCursor,
   type CallDetail,
@@ -52,7 +52,9 @@ const PAGE_SIZE = 50;
 const FILTER_NAMES = [
   'status',
   'agent',
+  'agent_name',
   'client',
+  'client_name',
   'from',
   'to',
   'number',
@@ -61,6 +63,10 @@ const FILTER_NAMES = [
   'meta_value',
   'call',
 ] as const;
+/** Above this many agents (or accounts), the Agent (or Client) filter is a name to type rather than a menu. */
+export const FILTER_MENU_MAX = 100;
+/** The most agents or clients offered to choose from when a typed name fits several. */
+const NAME_CHOICES_MAX = 20;
 /** The start of a phone number once separators are dropped: `+` (may be left out) and 1 to 15 digits. */
 const NUMBER_PREFIX = /^\+?(\d{1,15})$/;
 /** A number as JSON writes it: such a search value matches the JSON number too. */
@@ -85,22 +91,75 @@ function typedFilters(query: CallsQuery | undefined): Partial<Record<(typeof FIL
   return typed;
 }
 
+/** An agent or a client the filters name: its id and name. */
+interface Chosen {
+  id: string;
+  name: string;
+}
+
+/** What the Agent or Client filter came to: the one chosen (or none), a problem, or several that fit a typed name. */
+interface FilterChoice {
+  chosen: Chosen | null;
+  problem: string | null;
+  choices: { label: string; chosen: Chosen }[];
+}
+
+const NO_CHOICE: FilterChoice = { chosen: null, problem: null, choices: [] };
+
+/**
+ * The Agent or Client filter: an id (a menu's choice, a link's) stands unless a name typed beside it no longer fits it;
+ * else the typed name picks the one whose whole name it is, or the only one whose name starts with it. Several: the
+ * first NAME_CHOICES_MAX to choose from.
+ */
+async function chooseFrom(
+  kind: { one: string; many: string },
+  typed: { id?: string; idRefused: boolean; name?: string; nameCleared: boolean },
+  lookUp: {
+    byId: (id: string) => Promise<Chosen | null>;
+    byName: (text: string, limit: number) => Promise<(Chosen & { label: string })[]>;
+  },
+  unknownId: (typedId: string) => string,
+): Promise<FilterChoice> {
+  const sameName = (a: string, b: string) => a.toLocaleLowerCase('en') === b.toLocaleLowerCase('en');
+  // The form's name field sent empty beside the id it carried: the person cleared the filter.
+  if (typed.nameCleared) return NO_CHOICE;
+  if (typed.id) {
+    const found = typed.idRefused ? null : await lookUp.byId(canonicalUuid(typed.id));
+    if (!found) return { ...NO_CHOICE, problem: unknownId(typed.id) };
+    if (!typed.name || sameName(found.name, typed.name)) return { ...NO_CHOICE, chosen: found };
+  }
+  if (!typed.name) return NO_CHOICE;
+  const found = await lookUp.byName(typed.name, NAME_CHOICES_MAX + 1);
+  const whole = found.filter((f) => sameName(f.name, typed.name!));
+  if (whole.length === 1 || (whole.length === 0 && found.length === 1)) return { ...NO_CHOICE, chosen: found[0]! };
+  if (found.length === 0) return { ...NO_CHOICE, problem: `No ${kind.one}'s name starts with "${typed.name}".` };
+  const shown = found.slice(0, NAME_CHOICES_MAX);
+  const count = found.length > NAME_CHOICES_MAX ? `More than ${NAME_CHOICES_MAX}` : String(found.length);
+  return {
+    chosen: null,
+    problem: `${count} ${kind.many} have a name that starts with "${typed.name}": choose one below, or type more of the name.`,
+    choices: shown.map((f) => ({ label: f.label, chosen: { id: f.id, name: f.name } })),
+  };
+}
+
 async function listPage(
   fastify: FastifyInstance,
   request: FastifyRequest<{ Querystring: CallsQuery }>,
   reply: FastifyReply,
 ) {
   const viewer: Viewer = request.user;
+  const scoped = fastify.storage.scoped;
+  const scope = request.scope;
   const now = fastify.now();
-  const isAgency = isAgencyScope(request.scope);
-  const [accounts, agents, column] = await Promise.all([
-    fastify.storage.scoped.listAccountsInScope(request.scope),
-    fastify.storage.scoped.listAgentsInScope(request.scope),
+  const isAgency = isAgencyScope(scope);
+  // An agency of a few accounts and agents chooses them from menus; one of thousands types their names, and the page
+  // reads only the accounts and agents its filters and rows name.
+  const [accountMenu, agentList, column] = await Promise.all([
+    scoped.listAccountsInScopeUpTo(scope, FILTER_MENU_MAX),
+    scoped.listAgentsInScope(scope, FILTER_MENU_MAX + 1),
     fastify.storage.users.callsMetadataColumnOf(viewer.id),
   ]);
-  const accountNames = new Map(accounts.map((a) => [a.id, a.name]));
-  const agentNames = new Map(agents.map((a) => [a.id, a.name]));
-  const agentAttempts = new Map(agents.map((a) => [a.id, a.maxAttempts]));
+  const agentMenu = agentList.length > FILTER_MENU_MAX ? null : agentList;
   // The route's validation stops at the first filter it refuses; the schema's own errors name every one of them.
   const errors = request.validationError ? [...Value.Errors(CallsQuery, request.query ?? {})] : [];
   const refused = new Set(errors.map((error) => error.path.split('/')[1]));
@@ -127,17 +186,51 @@ async function listPage(
     if (!refused.has('status')) filters.status = typed.status as CallStatus;
     else problems.push(`${unknownStatus(typed.status)}.`);
   }
-  if (typed.agent) {
-    const agentId = canonicalUuid(typed.agent);
-    if (!refused.has('agent') && agentNames.has(agentId)) filters.agentId = agentId;
-    else problems.push(`Unknown agent "${typed.agent}": choose one of your agents.`);
-  }
-  let accountIds = accounts.map((a) => a.id);
-  if (typed.client) {
-    const clientId = canonicalUuid(typed.client);
-    if (!refused.has('client') && accountNames.has(clientId)) accountIds = [clientId];
-    else problems.push(`Unknown client "${typed.client}": choose one of your ${isAgency ? 'accounts' : 'account'}.`);
-  }
+  const cleared = (name: 'agent_name' | 'client_name') =>
+    !unreadable && request.query?.[name] !== undefined && !typed[name];
+  const own = (accountId: string) => isAgency && accountId === viewer.accountId;
+  const accountLabel = (a: { id: string; name: string }) => (own(a.id) ? `Own calls (${a.name})` : a.name);
+  const client = await chooseFrom(
+    { one: 'client', many: 'clients' },
+    {
+      id: typed.client,
+      idRefused: refused.has('client'),
+      name: typed.client_name,
+      nameCleared: cleared('client_name'),
+    },
+    {
+      byId: async (id) =>
+        accountMenu
+          ? (accountMenu.find((a) => a.id === id) ?? null)
+          : ((await scoped.findAccountsInScope(scope, [id]))[0] ?? null),
+      byName: async (text, limit) =>
+        (await scoped.findAccountsInScopeByName(scope, text, limit)).map((a) => ({ ...a, label: accountLabel(a) })),
+    },
+    (id) => `Unknown client "${id}": choose one of your ${isAgency ? 'accounts' : 'account'}.`,
+  );
+  const accountIds = client.chosen
+    ? [client.chosen.id]
+    : (accountMenu?.map((a) => a.id) ?? (await scoped.accountIdsInScope(scope)));
+  const agentLabel = (a: ScopeAgent) =>
+    isAgency && a.accountId !== viewer.accountId ? `${a.name} (${a.accountName})` : a.name;
+  const agent = await chooseFrom(
+    { one: 'agent', many: 'agents' },
+    { id: typed.agent, idRefused: refused.has('agent'), name: typed.agent_name, nameCleared: cleared('agent_name') },
+    {
+      byId: async (id) =>
+        agentMenu
+          ? (agentMenu.find((a) => a.id === id) ?? null)
+          : ((await scoped.findAgentsInScope(scope, [id]))[0] ?? null),
+      byName: async (text, limit) =>
+        (await scoped.findAgentsInScopeByName(scope, client.chosen ? accountIds : null, text, limit)).map((a) => ({
+          ...a,
+          label: agentLabel(a),
+        })),
+    },
+    (id) => `Unknown agent "${id}": choose one of your agents.`,
+  );
+  for (const choice of [client, agent]) if (choice.problem) problems.push(choice.problem);
+  if (agent.chosen) filters.agentId = agent.chosen.id;
   for (const [name, end] of [
     ['from', false],
     ['to', true],
@@ -196,12 +289,33 @@ async function listPage(
       now,
     ),
   ]);
+  // The filters as typed, with the agent and the client they chose carried by id (a name may fit others later).
+  const kept: Record<string, string> = { ...typed };
+  for (const [name, choice] of [
+    ['agent', agent],
+    ['client', client],
+  ] as const) {
+    if (choice.chosen) kept[name] = choice.chosen.id;
+    if (choice.chosen && kept[`${name}_name`] !== undefined) kept[`${name}_name`] = choice.chosen.name;
+  }
   const link = (extra: Record<string, string>) => {
-    const params = new URLSearchParams({ ...typed, ...extra } as Record<string, string>).toString();
+    const params = new URLSearchParams({ ...kept, ...extra }).toString();
     return `/dashboard/calls${params ? `?${params}` : ''}`;
   };
   const filtered = Object.keys(typed).length > 0;
-  const own = (accountId: string) => isAgency && accountId === viewer.accountId;
+  // The names of the page's agents and accounts: from the menus, else read for these rows alone.
+  const [rowAgents, rowAccounts] = await Promise.all([
+    agentMenu ?? scoped.findAgentsInScope(scope, [...new Set(calls.map((c) => c.agentId))]),
+    accountMenu ?? scoped.findAccountsInScope(scope, [...new Set(calls.map((c) => c.accountId))]),
+  ]);
+  const accountNames = new Map(rowAccounts.map((a) => [a.id, a.name]));
+  const agentNames = new Map(rowAgents.map((a) => [a.id, a.name]));
+  const agentAttempts = new Map(rowAgents.map((a) => [a.id, a.maxAttempts]));
+  const choicesOf = (name: 'agent' | 'client', choice: FilterChoice) =>
+    choice.choices.map((c) => ({
+      label: c.label,
+      href: link({ [name]: c.chosen.id, [`${name}_name`]: c.chosen.name }),
+    }));
   return reply.code(problems.length ? 400 : 200).page('calls', {
     title: 'Calls',
     isAgency,
@@ -211,13 +325,20 @@ async function listPage(
     // Read by the live refresh: the page shows a call that may still change.
     live: hasActiveCall(calls),
     statuses: CALL_STATUSES.map((s) => ({ value: s, label: `${STATUS_WORDS[s]} (${s})` })),
-    agents: agents.map((a) => ({
-      id: a.id,
-      label: isAgency && a.accountId !== viewer.accountId ? `${a.name} (${accountNames.get(a.accountId)})` : a.name,
-    })),
-    accounts: accounts.map((a) => ({ id: a.id, label: own(a.id) ? `Own calls (${a.name})` : a.name })),
+    agentFilter: {
+      menu: agentMenu?.map((a) => ({ id: a.id, label: agentLabel(a) })) ?? null,
+      chosen: agent.chosen,
+      typedName: typed.agent_name ?? '',
+      choices: choicesOf('agent', agent),
+    },
+    clientFilter: {
+      menu: accountMenu?.map((a) => ({ id: a.id, label: accountLabel(a) })) ?? null,
+      chosen: client.chosen,
+      typedName: typed.client_name ?? '',
+      choices: choicesOf('client', client),
+    },
     column,
-    columnBack: new URLSearchParams(typed as Record<string, string>).toString(),
+    columnBack: new URLSearchParams(kept).toString(),
     cancelAction: calls.some((c) => c.status === 'initiated') ? '/dashboard/calls/cancel' : null,
     calls: calls.map((c) => {
       const badge = callBadge(c, now, positions.get(c.id));

@@ -18,6 +18,9 @@ const SETTINGS = '/dashboard/settings/api-webhooks';
 
 type Checklist = NonNullable<PageModels['overview']['checklist']>;
 
+/** The most clients an agency's Overview lists (mostToSee says which). */
+export const OVERVIEW_CLIENTS_MAX = 50;
+
 /** The five steps to a first call, each done or with where to take it; null once all five are done. */
 function checklist(done: FirstRun): Checklist | null {
   const steps: Checklist = [
@@ -55,6 +58,36 @@ function checklist(done: FirstRun): Checklist | null {
   return steps.every((step) => step.done) ? null : steps;
 }
 
+/** What an account's row would show that decides whether an agency's Overview lists it. */
+interface Standing {
+  trouble: boolean;
+  underWay: number;
+  failed: number;
+  completed: number;
+}
+
+/**
+ * The accounts an agency's Overview lists: its own (the first `own`), then at most OVERVIEW_CLIENTS_MAX clients, those
+ * with the most to see first: an endpoint disabled or failing, then calls under way or waiting, failed today and
+ * completed today, then by name. An agency of a thousand clients would otherwise get a page of megabytes, again on
+ * every live refresh.
+ */
+function mostToSee<S extends Standing>(standings: S[], own: number): S[] {
+  if (standings.length <= own + OVERVIEW_CLIENTS_MAX) return standings;
+  const clients = standings
+    .slice(own)
+    .map((standing, order) => ({ standing, order }))
+    .sort(
+      (a, b) =>
+        Number(b.standing.trouble) - Number(a.standing.trouble) ||
+        b.standing.underWay - a.standing.underWay ||
+        b.standing.failed - a.standing.failed ||
+        b.standing.completed - a.standing.completed ||
+        a.order - b.order,
+    );
+  return [...standings.slice(0, own), ...clients.slice(0, OVERVIEW_CLIENTS_MAX).map((c) => c.standing)];
+}
+
 /** Where the delivery log of `accountId` lives: the viewer's own settings, or (agency users) a client's. */
 function apiWebhooksBase(viewerAccountId: string, accountId: string): string {
   return accountId === viewerAccountId ? SETTINGS : `/dashboard/clients/${accountId}/api-webhooks`;
@@ -84,7 +117,19 @@ export default async function overview(fastify: FastifyInstance) {
       if (perClient) query.set('client', accountId);
       return `/dashboard/calls?${query.toString()}`;
     };
-    const rows = accounts.map((account) => {
+    const standings = accounts.map((account) => {
+      const endpoint = endpoints.get(account.id);
+      const counts = live.get(account.id);
+      const done = outcomes.get(account.id) ?? noOutcomes();
+      return {
+        account,
+        trouble: Boolean(endpoint && (!endpoint.enabled || endpoint.failuresSince > 0)),
+        underWay: (counts?.active ?? 0) + (counts?.waiting ?? 0),
+        failed: FAILURE_REASONS.reduce((sum, r) => sum + done.failed[r], 0),
+        completed: done.completed,
+      };
+    });
+    const rowOf = (account: OverviewAccount) => {
       const counts = live.get(account.id) ?? {
         active: 0,
         waiting: 0,
@@ -130,14 +175,19 @@ export default async function overview(fastify: FastifyInstance) {
             }
           : null,
       };
-    });
+    };
+    // An agency's own account is listed first (listAccountsInScope).
+    const shown = mostToSee(standings, perClient ? 1 : 0);
+    const listed = new Set(shown);
+    const left = standings.filter((s) => !listed.has(s));
     return reply.page('overview', {
       title: 'Overview',
-      live: rows.some((row) => row.active + row.waiting > 0),
+      live: standings.some((s) => s.underWay > 0),
       // A refresh (htmx) swaps the warnings in again: an alert role would have them read out every few seconds.
       announce: request.headers['hx-request'] !== 'true',
       checklist: checklist(firstRun),
-      rows,
+      rows: shown.map((s) => rowOf(s.account)),
+      notShown: left.length > 0 ? { count: left.length, underWay: left.filter((s) => s.underWay > 0).length } : null,
       limit: fastify.concurrency.limits.maxActive,
       maxWaiting: fastify.concurrency.limits.maxWaiting,
       today: day,
