@@ -39,9 +39,9 @@ export function personNameSql(k: string): string {
 }
 
 /**
- * The dashboard's name search: the 17th first name, about 1.5% of the calls, spread over the whole history. Of the
- * searches a user types, the one the list serves slowest: rarer names are few matches read from the name index,
- * commoner ones are found among the newest calls at once (src/storage/call-history.ts, SEARCH_PROBE_ROWS), and this
- * share lies just below where the list stops asking the index.
+ * The dashboard's name search: the 17th first name, about 1.5% of the calls, spread over the whole history. Chosen
+ * (fourteenth session) as the search the list served slowest: commoner ones are found among the newest calls at once
+ * (src/storage/call-history.ts, SEARCH_PROBE_ROWS), and this share lies just below where the list stops asking the
+ * name index, which then read every match; since the fifteenth session it merges the newest of each name instead.
  */
 export const NAME_SEARCH = { prefix: FIRST_NAMES[16].toLowerCase(), share: Math.log(18 / 17) / Math.log(48) };

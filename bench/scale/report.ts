@@ -300,7 +300,7 @@ export function markdown(results: ScaleResults): string {
     lines.push(
       '## Online upgrade (history database)',
       '',
-      `Migration ${upgrade.migration} (\`CREATE INDEX CONCURRENTLY\` of ${upgrade.index}, ${Math.round(upgrade.indexBytes / 2 ** 20)} MB) applied by the project's runner in **${upgrade.seconds} s** while triggers arrived at ${upgrade.rate}/s${upgrade.uncoveredSeconds > 0 ? ` (the load ended ${upgrade.uncoveredSeconds} s before the migration did)` : ''}. Triggers sent during it: p50 / p99 / max ${pct(upgrade.during)} ms; the whole load's statuses ${JSON.stringify(upgrade.statuses)}, errors ${upgrade.errors} (all 200: ${yes(all200)}).`,
+      `Migrations ${upgrade.migration} (\`CREATE INDEX CONCURRENTLY\` of the new ${upgrade.index}, ${Math.round(upgrade.indexBytes / 2 ** 20)} MB, \`DROP INDEX CONCURRENTLY\` of the old one, a rename) applied by the project's runner in **${upgrade.seconds} s** while triggers arrived at ${upgrade.rate}/s${upgrade.uncoveredSeconds > 0 ? ` (the load ended ${upgrade.uncoveredSeconds} s before the migration did)` : ''}. Triggers sent during it: p50 / p99 / max ${pct(upgrade.during)} ms; the whole load's statuses ${JSON.stringify(upgrade.statuses)}, errors ${upgrade.errors} (all 200: ${yes(all200)}).`,
       '',
       `A new release's process on that database, spawn to ready (its migrations with nothing to apply, then the service's start): **${upgrade.restartSeconds} s**; the runner alone with nothing to apply: ${upgrade.noOpMigrateSeconds} s.`,
       '',

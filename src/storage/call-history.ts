@@ -109,6 +109,9 @@ const OPTIONAL = [
 type OptionalKey = (typeof OPTIONAL)[number]['key'];
 const PARAMS: Record<OptionalKey, number> = { status: 1, agentId: 1, numberPrefix: 1, namePrefix: 1, metadata: 2 };
 
+const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+const MIN_UUID = '00000000-0000-0000-0000-000000000000';
+
 // Hand-written: Prisma's `account_id IN (...) ORDER BY created_at DESC, id DESC` makes PostgreSQL sort every matching
 // row of the accounts (a million for a big one); a LATERAL top-N per account reads at most a page from each account's
 // index in order. One text per combination of the optional filters, so that each is an index condition in a prepared
@@ -276,6 +279,85 @@ const NAME_NEWEST = statement(
    ORDER BY c.created_at DESC, c.id DESC`,
 );
 
+/**
+ * A name search alone is answered by merging the newest matches of each distinct name of its prefix (NAME_MERGE) when
+ * no account searched holds more than this many names with that prefix (and the scope is one the probe reads, of at
+ * most SEARCH_PROBE_ACCOUNTS accounts): what it reads is then bounded by this and the page, not by the matches. A
+ * prefix of more names (names that seldom repeat) is read in full (NAME_NEWEST). Either is asked only when the probe
+ * of the newest calls finds too few matches to walk to a page (SEARCH_PROBE_WALK_MIN), as for other searches.
+ */
+export const SEARCH_NAMES_MAX = 200;
+
+// Hand-written: a name search's page as a merge of its names, newest first, from the name index alone (Prisma has no
+// recursive query). Within one (account, lower(name)) the index is ordered by (created_at, id), so each name is a
+// stream of its matches, newest last. `names` lists each account's names of the prefix with each one's newest match,
+// one descent each (a loose scan, backwards, stopped at $7 names in an account: `names` = $7, the most of one account,
+// says there may be more, and then nothing else is read); `heads` takes each name's newest match below the page's
+// bound (that one, or for a later page one more descent), and keeps the newest $6 of them (a name whose newest is not
+// among them has $6 newer matches before it); `merged` then takes the newest head, emits it
+// and replaces it with that name's next match (one descent), $6 times. So at most 2 x $7 index entries an account,
+// $6 more and $6 rows. Parameters: the accounts, the prefix, the upper bound (time, id), the lower time, the limit,
+// SEARCH_NAMES_MAX + 1.
+const NAME_MERGE = statement(
+  'oct_call_search_name_merge',
+  `
+  WITH RECURSIVE names AS (
+    SELECT a.id AS account, f.lname, f.at, f.id, 1 AS n
+      FROM unnest($1::uuid[]) AS a(id)
+     CROSS JOIN LATERAL (
+       SELECT lower(c.name) AS lname, c.created_at AS at, c.id FROM calls c
+        WHERE c.account_id = a.id AND c.name IS NOT NULL
+          AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
+        ORDER BY lower(c.name) USING ~>~, c.created_at DESC, c.id DESC LIMIT 1) AS f
+    UNION ALL
+    SELECT s.account, f.lname, f.at, f.id, s.n + 1
+      FROM names s
+     CROSS JOIN LATERAL (
+       SELECT lower(c.name) AS lname, c.created_at AS at, c.id FROM calls c
+        WHERE c.account_id = s.account AND c.name IS NOT NULL
+          AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ s.lname
+        ORDER BY lower(c.name) USING ~>~, c.created_at DESC, c.id DESC LIMIT 1) AS f
+     WHERE s.n < $7::int
+  ), heads AS MATERIALIZED (
+    SELECT s.account, s.lname, h.created_at, h.id
+      FROM names s
+     CROSS JOIN LATERAL (
+       SELECT s.at AS created_at, s.id WHERE (s.at, s.id) < ($3::timestamptz, $4::uuid) AND s.at >= $5::timestamptz
+       UNION ALL
+       (SELECT c.created_at, c.id FROM calls c
+         WHERE (s.at, s.id) >= ($3::timestamptz, $4::uuid)
+           AND c.account_id = s.account AND c.name IS NOT NULL AND lower(c.name) = s.lname
+           AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz
+         ORDER BY c.created_at DESC, c.id DESC LIMIT 1)) AS h
+     WHERE (SELECT max(n) FROM names) < $7::int
+     ORDER BY h.created_at DESC, h.id DESC
+     LIMIT $6::int
+  ), merged AS (
+    SELECT 0 AS step, NULL::uuid AS id, array_agg(account) AS accounts, array_agg(lname) AS lnames,
+           array_agg(created_at) AS ats, array_agg(id) AS ids
+      FROM heads
+    UNION ALL
+    SELECT m.step + 1, m.ids[p.i], m.accounts, m.lnames,
+           m.ats[:p.i - 1] || coalesce(nx.created_at, '-infinity'::timestamptz) || m.ats[p.i + 1:],
+           m.ids[:p.i - 1] || coalesce(nx.id, '${MIN_UUID}'::uuid) || m.ids[p.i + 1:]
+      FROM merged m
+     CROSS JOIN LATERAL (
+       SELECT u.i FROM unnest(m.ats, m.ids) WITH ORDINALITY AS u(at, id, i) ORDER BY u.at DESC, u.id DESC LIMIT 1) AS p
+      LEFT JOIN LATERAL (
+       SELECT c.created_at, c.id FROM calls c
+        WHERE c.account_id = m.accounts[p.i] AND c.name IS NOT NULL AND lower(c.name) = m.lnames[p.i]
+          AND (c.created_at, c.id) < (m.ats[p.i], m.ids[p.i]) AND c.created_at >= $5::timestamptz
+        ORDER BY c.created_at DESC, c.id DESC LIMIT 1) AS nx ON true
+     WHERE m.step < $6::int AND m.ats[p.i] > '-infinity'::timestamptz
+  )
+  SELECT k.names, p.*
+    FROM (SELECT coalesce(max(n), 0)::int AS names FROM names) AS k
+    LEFT JOIN LATERAL (
+      SELECT ${LIST_COLUMNS} FROM calls c
+       WHERE k.names < $7::int AND c.id = ANY (ARRAY(SELECT m.id FROM merged m WHERE m.step > 0))
+       ORDER BY c.created_at DESC, c.id DESC) AS p ON true`,
+);
+
 // Hand-written: a page of the given calls (a search's candidates, or one call id), every filter applied, newest first.
 const PAGE_OF = statement(
   'oct_call_search_page',
@@ -352,8 +434,8 @@ const QUEUE_POSITIONS = statement(
 );
 
 /**
- * A name search with no other filter than the dates: its index answers it alone (NAME_NEWEST), whatever the number of
- * matches. The other filters need each match's row, so those searches keep the candidates' cap.
+ * A name search with no other filter than the dates: its index answers it alone (NAME_MERGE, else NAME_NEWEST),
+ * whatever the number of matches. The other filters need each match's row, so those searches keep the candidates' cap.
  */
 function nameOnly(filters: CallHistoryFilters): boolean {
   return (
@@ -406,9 +488,6 @@ function pageParameters(
     limit,
   ];
 }
-
-const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
-const MIN_UUID = '00000000-0000-0000-0000-000000000000';
 
 // Hand-written: the metadata's text as stored (`json` keeps the client's key order); Prisma Client parses it into an
 // object, which moves integer-like keys ("2", "10") first.
@@ -542,9 +621,38 @@ export class CallHistoryRepository extends Repository {
   }
 
   /**
+   * A name search's page as the merge of its names' newest matches (NAME_MERGE); null when an account has more than
+   * SEARCH_NAMES_MAX names with the prefix (then nothing but the names was read), or the scope is wider than the
+   * probe's.
+   */
+  private async nameMerge(
+    accountIds: string[],
+    filters: CallHistoryFilters,
+    upper: { at: Date | 'infinity'; id: string },
+    limit: number,
+  ): Promise<CallListRow[] | null> {
+    if (accountIds.length > SEARCH_PROBE_ACCOUNTS) return null;
+    const { rows } = await this.pool.query<CallListRow & { names: number }>({
+      ...NAME_MERGE,
+      values: [
+        accountIds,
+        filters.namePrefix,
+        upper.at,
+        upper.id,
+        filters.from ?? '-infinity',
+        limit,
+        SEARCH_NAMES_MAX + 1,
+      ],
+    });
+    // The rows keep their `names` column: nothing reads it past here.
+    return (rows[0]?.names ?? 0) <= SEARCH_NAMES_MAX ? rows.filter((r) => r.id !== null) : null;
+  }
+
+  /**
    * A page of the calls a search's index finds (metadata first, then the number, then the name), when there are at
    * most SEARCH_CANDIDATES_MAX of them; null when no search is asked for, or when it matches more. A name search with
-   * no other filter has no cap: its index alone orders every match (nameOnly).
+   * no other filter has no cap: the merge of its names' newest matches (nameMerge), else every match read from its
+   * index alone.
    */
   private async searchPage(
     accountIds: string[],
@@ -553,6 +661,8 @@ export class CallHistoryRepository extends Repository {
     limit: number,
   ): Promise<CallListRow[] | null> {
     if (nameOnly(filters)) {
+      const merged = await this.nameMerge(accountIds, filters, upper, limit);
+      if (merged) return merged;
       const { rows } = await this.pool.query<CallListRow>({
         ...NAME_NEWEST,
         values: [accountIds, filters.namePrefix, upper.at, upper.id, filters.from ?? '-infinity', limit],

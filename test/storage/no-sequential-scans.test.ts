@@ -70,6 +70,7 @@ const EXPECTED: Record<(typeof PHASES)[number], string[]> = {
     'oct_call_history_agent_id',
     'oct_call_search_number',
     'oct_call_search_name',
+    'oct_call_search_name_merge',
     'oct_call_search_name_newest',
     'oct_call_search_metadata',
     'oct_call_search_page',
@@ -536,6 +537,9 @@ beforeAll(async () => {
       // (the index hands over its matches, each row then filtered).
       '/dashboard/calls?name=caller%2039999',
       '/dashboard/calls?name=caller%2039999&status=completed',
+      // 1,111 names (39, 390-399, 3900-3999, 39000-39999), one among the newest: more names than the list merges, so
+      // every match is read from the name index.
+      '/dashboard/calls?name=caller%2039',
       '/dashboard/calls?meta_key=order&meta_value=123',
       `/dashboard/calls?client=${b.accountId}`,
       `/dashboard/calls?from=${day}&to=${day}`,

@@ -1,0 +1,227 @@
+// The Calls list's name search, for prefixes whose matches are too rare among the newest calls to walk to: it reads a
+// number of index entries and rows bounded by the page and the prefix's distinct names, not by its matches, whether
+// they are spread over the whole history (a first name) or all old; with its values and as the generic plan a
+// prepared statement keeps. And the pages it gives are the newest matches, in order, page after page.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SEARCH_NAMES_MAX, type CallHistoryFilters } from '../../src/storage/call-history.js';
+import { createPrisma } from '../../src/storage/database.js';
+import { storageOver, type Storage } from '../../src/storage/storage.js';
+import { freshDatabase } from '../helpers/database.js';
+import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { PlanCapture, reportPlansToClients, type PlanNode } from '../helpers/plan-capture.js';
+
+const CALLS = 100_000;
+const PAGE = 50;
+const capture = new PlanCapture();
+let client: pg.Client;
+/** The service's storage as it runs (custom plans, then generic ones), and one that plans generically at once. */
+let storages: { plans: string; storage: Storage; end: () => Promise<void> }[] = [];
+let big: string;
+/** A client of the big account's agency, with Thomases of 160 other last names, none among the newest 300 calls. */
+let client2: string;
+
+beforeAll(async () => {
+  const { url, name } = await freshDatabase();
+  client = new pg.Client({ connectionString: url });
+  await client.connect();
+  capture.ignore(client);
+  await reportPlansToClients(client, name, { analyze: true });
+  const generic = new URL(url);
+  generic.searchParams.set('options', '-c plan_cache_mode=force_generic_plan');
+  storages = [
+    { plans: 'as the service plans', url },
+    { plans: 'generic plans', url: generic.toString() },
+  ].map(({ plans, url }) => {
+    const prisma = createPrisma(url, { max: 2 });
+    return { plans, storage: storageOver(prisma), end: () => prisma.$disconnect() };
+  });
+  const tenant = await createTenant(storages[0]!.storage);
+  big = tenant.accountId;
+  // 100,000 calls over a year, one a minute newest first. Every 67th (1.5%, 4 of the newest 300: too few for the
+  // walk) is a Thomas with one of 50 last names, over the whole history; of the oldest 10,000 the others are a Zed
+  // with one of 40 (none among the newest); every other name is its own.
+  await client.query(
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
+                        expires_at, created_at, updated_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+1415' || lpad(g::text, 7, '0'), '+14155550100',
+            CASE WHEN g % 67 = 50 THEN 'Thomas Last' || (g / 67) % 50
+                 WHEN g > ${CALLS - 10_000} THEN 'Zed Last' || g % 40
+                 ELSE 'Caller ' || g END,
+            '{}'::json, 'completed', t, t + interval '1 day', t, t
+       FROM generate_series(1, ${CALLS}) AS g
+      CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - g * interval '5 minutes' AS t) AS t`,
+    [big, tenant.agentId],
+  );
+  const other = await createClientTenant(storages[0]!.storage, big);
+  client2 = other.accountId;
+  await client.query(
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
+                        expires_at, created_at, updated_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+1212' || lpad(g::text, 7, '0'), '+14155550100',
+            'Thomas Other' || g % 160, '{}'::json, 'completed', t, t + interval '1 day', t, t
+       FROM generate_series(1, 2000) AS g
+      CROSS JOIN LATERAL (SELECT timestamptz '2026-10-30 00:00Z' - g * interval '4 hours' - interval '1 second' AS t) AS t`,
+    [client2, other.agentId],
+  );
+  // As autovacuum leaves it: index-only scans read no table row for pages it marked all-visible.
+  await client.query('VACUUM (ANALYZE) calls');
+});
+
+afterAll(async () => {
+  capture.stop();
+  for (const { end } of storages) await end();
+  await client?.end();
+});
+
+/** The prefixes, with how many calls and distinct names they match. */
+const SEARCHES = [
+  { prefix: 'thomas', matches: Math.floor((CALLS - 50) / 67) + 1, names: 50, where: 'over the whole history' },
+  { prefix: 'zed', matches: 10_000 - 149, names: 40, where: 'all older than the newest 90,000 calls' },
+];
+
+/** The newest `limit` calls of the big account whose name starts with `prefix`, below `before`, as SQL finds them. */
+async function newestMatches(prefix: string, limit: number, before?: { createdAt: Date; id: string }) {
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT id FROM calls WHERE account_id = $1 AND lower(name) LIKE $2 || '%'
+        AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
+      ORDER BY created_at DESC, id DESC LIMIT $5`,
+    [big, prefix, before?.createdAt ?? null, before?.id ?? null, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+describe('a name search the probe finds too few matches for', () => {
+  it('the data is as described', async () => {
+    for (const { prefix, matches, names } of SEARCHES) {
+      const { rows } = await client.query<{ matches: number; names: number }>(
+        `SELECT count(*)::int AS matches, count(DISTINCT lower(name))::int AS names FROM calls
+          WHERE account_id = $1 AND lower(name) LIKE $2 || '%'`,
+        [big, prefix],
+      );
+      expect(rows[0], prefix).toEqual({ matches, names });
+    }
+  });
+
+  it('reads index entries and rows bounded by the page and its names, not its matches, however planned', async () => {
+    capture.start();
+    const read: Record<string, number> = {};
+    for (const { plans, storage } of storages)
+      for (const { prefix, where } of SEARCHES) {
+        // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
+        for (let i = 0; i < 6; i++) {
+          const plansBefore = capture.runtimePlans.length;
+          const { calls } = await capture.during('search', () =>
+            storage.history.listCallHistory({
+              accountIds: [big],
+              filters: { ...NO_CALL_FILTERS, namePrefix: prefix },
+              limit: PAGE,
+            }),
+          );
+          expect(calls).toHaveLength(PAGE);
+          const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
+          expect(ran.length, `${plans} ${prefix}: plans reported`).toBeGreaterThan(0);
+          read[`${plans}, ${prefix} (${where}), run ${i + 1}`] = ran.reduce((sum, p) => sum + readFromCalls(p), 0);
+        }
+      }
+    capture.stop();
+    // Per request: the probe's 300 newest calls, then the names of the prefix with each one's newest match, the next
+    // match of a name per row of the page and the page's rows (about 50 names + 2 x 51 rows). Reading every match
+    // would be 1,492 and 9,851 entries.
+    for (const [run, entries] of Object.entries(read)) expect(entries, run).toBeLessThan(20 * PAGE);
+  });
+
+  it('gives the newest matches, in order, page after page', async () => {
+    const storage = storages[0]!.storage;
+    for (const { prefix } of SEARCHES) {
+      let before: { createdAt: Date; id: string } | undefined;
+      for (let page = 0; page < 3; page++) {
+        const { calls, next } = await storage.history.listCallHistory({
+          accountIds: [big],
+          filters: { ...NO_CALL_FILTERS, namePrefix: prefix.toUpperCase() },
+          ...(before ? { before } : {}),
+          limit: PAGE,
+        });
+        expect(
+          calls.map((c) => c.id),
+          `${prefix}, page ${page + 1}`,
+        ).toEqual(await newestMatches(prefix, PAGE, before));
+        expect(next).not.toBeNull();
+        before = next!;
+      }
+    }
+  });
+
+  it('with a date range, and with more names than it merges (every match read then), gives the same', async () => {
+    const storage = storages[0]!.storage;
+    // "caller 31" matches calls 31, 310-319, 3100-3199, ...: over a thousand names, each its own; one among the newest
+    // 300 (too few to walk).
+    const { rows } = await client.query<{ names: number }>(
+      `SELECT count(DISTINCT lower(name))::int AS names FROM calls WHERE account_id = $1 AND lower(name) LIKE 'caller 31%'`,
+      [big],
+    );
+    expect(rows[0]!.names).toBeGreaterThan(SEARCH_NAMES_MAX);
+    const ranged: Partial<CallHistoryFilters> = {
+      from: new Date('2026-06-01T00:00:00Z'),
+      to: new Date('2026-07-01T00:00:00Z'),
+    };
+    for (const [prefix, filters] of [
+      ['caller 31', {}],
+      ['thomas', ranged],
+    ] as const) {
+      const { calls } = await storage.history.listCallHistory({
+        accountIds: [big],
+        filters: { ...NO_CALL_FILTERS, ...filters, namePrefix: prefix },
+        limit: PAGE,
+      });
+      const { rows: expected } = await client.query<{ id: string }>(
+        `SELECT id FROM calls WHERE account_id = $1 AND lower(name) LIKE $2 || '%'
+            AND created_at >= coalesce($3::timestamptz, '-infinity') AND created_at < coalesce($4::timestamptz, 'infinity')
+          ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
+        [big, prefix, filters.from ?? null, filters.to ?? null],
+      );
+      expect(calls.length, prefix).toBeGreaterThan(0);
+      expect(
+        calls.map((c) => c.id),
+        prefix,
+      ).toEqual(expected.map((r) => r.id));
+    }
+  });
+});
+
+describe('a name search over an agency and its client', () => {
+  it('merges the names of each account, more than SEARCH_NAMES_MAX together (50 and 160)', async () => {
+    capture.start();
+    const sentBefore = capture.statements.length;
+    const { calls } = await capture.during('scope', () =>
+      storages[0]!.storage.history.listCallHistory({
+        accountIds: [big, client2],
+        filters: { ...NO_CALL_FILTERS, namePrefix: 'thomas' },
+        limit: PAGE,
+      }),
+    );
+    capture.stop();
+    const sent = capture.statements.slice(sentBefore).map((s) => s.name);
+    expect(sent).toContain('oct_call_search_name_merge');
+    expect(sent).not.toContain('oct_call_search_name_newest');
+    const { rows } = await client.query<{ id: string; accountId: string }>(
+      `SELECT id, account_id AS "accountId" FROM calls WHERE account_id = ANY($1) AND lower(name) LIKE 'thomas%'
+        ORDER BY created_at DESC, id DESC LIMIT ${PAGE}`,
+      [[big, client2]],
+    );
+    expect(calls.map((c) => c.id)).toEqual(rows.map((r) => r.id));
+    expect(new Set(rows.map((r) => r.accountId)).size).toBe(2);
+  });
+});
+
+/** The rows and index entries every scan of `calls` in an EXPLAIN ANALYZE read (returned or filtered out), over all its loops. */
+function readFromCalls(plan: PlanNode): number {
+  const walk = (node: PlanNode): number =>
+    (node['Relation Name'] === 'calls'
+      ? (Number(node['Actual Rows'] ?? 0) +
+          Number(node['Rows Removed by Filter'] ?? 0) +
+          Number(node['Rows Removed by Index Recheck'] ?? 0)) *
+        Number(node['Actual Loops'] ?? 1)
+      : 0) + (node.Plans ?? []).reduce((sum, child) => sum + walk(child), 0);
+  return walk(plan);
+}
