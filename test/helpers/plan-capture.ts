@@ -3,6 +3,9 @@
 // (plpgsql functions, triggers, foreign-key cascades), from auto_explain; then each statement EXPLAINed again, with its
 // values (custom plan) and, for a named (prepared) statement, as the generic plan PostgreSQL switches to after five runs.
 import pg from 'pg';
+import { createPrisma } from '../../src/storage/database.js';
+import { storageOver, type Storage } from '../../src/storage/storage.js';
+import { freshDatabase } from './database.js';
 
 /** The tables that grow without bound: no path may read one of them from end to end. */
 export const GROWING_TABLES = ['calls', 'call_events', 'webhook_deliveries', 'webhook_attempts'] as const;
@@ -326,4 +329,37 @@ export function describeFindings(findings: Finding[]): string {
       ].join('\n'),
     )
     .join('\n\n');
+}
+
+/** A storage over its own pool, named for how its statements are planned. */
+export interface PlannedStorage {
+  plans: string;
+  storage: Storage;
+  end: () => Promise<void>;
+}
+
+/**
+ * A fresh database every session of which reports the plans it runs, with their rows (auto_explain with ANALYZE);
+ * the test's own connection to it (`client`, ignored by `capture`); and storages over it: as the service plans
+ * (custom plans, then generic ones) and, with `generic`, one whose prepared statements use the generic plan at once.
+ */
+export async function databaseReportingPlans(
+  capture: PlanCapture,
+  options: { generic?: boolean } = {},
+): Promise<{ client: pg.Client; storages: PlannedStorage[] }> {
+  const { url, name } = await freshDatabase();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  capture.ignore(client);
+  await reportPlansToClients(client, name, { analyze: true });
+  const generic = new URL(url);
+  generic.searchParams.set('options', '-c plan_cache_mode=force_generic_plan');
+  const storages = [
+    { plans: 'as the service plans', url },
+    ...(options.generic ? [{ plans: 'generic plans', url: generic.toString() }] : []),
+  ].map(({ plans, url }) => {
+    const prisma = createPrisma(url, { max: 2 });
+    return { plans, storage: storageOver(prisma), end: () => prisma.$disconnect() };
+  });
+  return { client, storages };
 }

@@ -5,37 +5,21 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_NAMES_MAX, type CallHistoryFilters } from '../../src/storage/call-history.js';
-import { createPrisma } from '../../src/storage/database.js';
-import { storageOver, type Storage } from '../../src/storage/storage.js';
-import { freshDatabase } from '../helpers/database.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
-import { PlanCapture, reportPlansToClients, type PlanNode } from '../helpers/plan-capture.js';
+import { databaseReportingPlans, PlanCapture, type PlannedStorage, type PlanNode } from '../helpers/plan-capture.js';
 
 const CALLS = 100_000;
 const PAGE = 50;
 const capture = new PlanCapture();
 let client: pg.Client;
 /** The service's storage as it runs (custom plans, then generic ones), and one that plans generically at once. */
-let storages: { plans: string; storage: Storage; end: () => Promise<void> }[] = [];
+let storages: PlannedStorage[] = [];
 let big: string;
 /** A client of the big account's agency, with Thomases of 160 other last names, none among the newest 300 calls. */
 let client2: string;
 
 beforeAll(async () => {
-  const { url, name } = await freshDatabase();
-  client = new pg.Client({ connectionString: url });
-  await client.connect();
-  capture.ignore(client);
-  await reportPlansToClients(client, name, { analyze: true });
-  const generic = new URL(url);
-  generic.searchParams.set('options', '-c plan_cache_mode=force_generic_plan');
-  storages = [
-    { plans: 'as the service plans', url },
-    { plans: 'generic plans', url: generic.toString() },
-  ].map(({ plans, url }) => {
-    const prisma = createPrisma(url, { max: 2 });
-    return { plans, storage: storageOver(prisma), end: () => prisma.$disconnect() };
-  });
+  ({ client, storages } = await databaseReportingPlans(capture, { generic: true }));
   const tenant = await createTenant(storages[0]!.storage);
   big = tenant.accountId;
   // 100,000 calls over a year, one a minute newest first. Every 67th (1.5%, 4 of the newest 300: too few for the

@@ -5,35 +5,19 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallHistoryFilters } from '../../src/storage/call-history.js';
-import { createPrisma } from '../../src/storage/database.js';
-import { storageOver, type Storage } from '../../src/storage/storage.js';
-import { freshDatabase } from '../helpers/database.js';
 import { createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
-import { PlanCapture, reportPlansToClients, type PlanNode } from '../helpers/plan-capture.js';
+import { databaseReportingPlans, PlanCapture, type PlannedStorage, type PlanNode } from '../helpers/plan-capture.js';
 
 const BIG = 20_000;
 const capture = new PlanCapture();
 let client: pg.Client;
 /** The service's storage as it runs (custom plans, then generic ones), and one that plans generically at once. */
-let storages: { plans: string; storage: Storage; end: () => Promise<void> }[] = [];
+let storages: PlannedStorage[] = [];
 let big: string;
 
 beforeAll(async () => {
-  const { url, name } = await freshDatabase();
-  client = new pg.Client({ connectionString: url });
-  await client.connect();
-  capture.ignore(client);
   // Every statement the storages' sessions run reports its plan, with the rows each node read (auto_explain).
-  await reportPlansToClients(client, name, { analyze: true });
-  const generic = new URL(url);
-  generic.searchParams.set('options', '-c plan_cache_mode=force_generic_plan');
-  storages = [
-    { plans: 'as the service plans', url },
-    { plans: 'generic plans', url: generic.toString() },
-  ].map(({ plans, url }) => {
-    const prisma = createPrisma(url, { max: 2 });
-    return { plans, storage: storageOver(prisma), end: () => prisma.$disconnect() };
-  });
+  ({ client, storages } = await databaseReportingPlans(capture, { generic: true }));
   big = (await createTenant(storages[0]!.storage)).accountId;
   // 300 small accounts of 20 calls and one of 20,000: the planner's average account has about 85 calls. In the big
   // one every tenth call is a Thomas (with a number of its own and a vip flag), newest ones included.

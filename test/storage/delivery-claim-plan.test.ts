@@ -6,11 +6,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { newRowId } from '../../src/domain/ids.js';
-import { createPrisma } from '../../src/storage/database.js';
-import { storageOver, type Storage } from '../../src/storage/storage.js';
-import { freshDatabase } from '../helpers/database.js';
+import type { Storage } from '../../src/storage/storage.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { PlanCapture, reportPlansToClients, walk, type PlanNode } from '../helpers/plan-capture.js';
+import { databaseReportingPlans, PlanCapture, walk, type PlanNode } from '../helpers/plan-capture.js';
 
 /** Finished deliveries of the history; pending ones of an endpoint at its cap (one timing out); and due ones. */
 const HISTORY = 20_000;
@@ -55,14 +53,9 @@ async function deliveries(
 }
 
 beforeAll(async () => {
-  const { url, name } = await freshDatabase();
-  client = new pg.Client({ connectionString: url });
-  await client.connect();
-  capture.ignore(client);
-  await reportPlansToClients(client, name, { analyze: true });
-  const prisma = createPrisma(url, { max: 2 });
-  storage = storageOver(prisma);
-  end = () => prisma.$disconnect();
+  const reporting = await databaseReportingPlans(capture);
+  client = reporting.client;
+  ({ storage, end } = reporting.storages[0]!);
   const tenants = [await createTenant(storage), await createTenant(storage)];
   const endpoints: string[] = [];
   for (const tenant of tenants) {
