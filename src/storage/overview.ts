@@ -51,14 +51,13 @@ export interface FirstRun {
 }
 
 /**
- * Attempts since `since` that got no 2xx. Every delivery attempted since `since` has its last attempt since then: the
- * (endpoint_id, status, last_attempt_at) index range of each status, then their attempts. Hand-written and planned
- * each time: with `since` unknown a prepared (generic) plan guessed a third of all attempts and read the whole table.
+ * Every endpoint of the accounts with its health, in one statement (two per endpoint would be two thousand for an
+ * agency of a thousand clients, again on every live refresh). Its last success: the last entry of its (endpoint_id,
+ * succeeded) index range (Prisma's aggregate() wraps max() in a subquery PostgreSQL cannot answer from the index).
+ * Its attempts since $3 that got no 2xx: every delivery attempted since then has its last attempt since then, so the
+ * (endpoint_id, status, last_attempt_at) index range of each status, then their attempts. Planned each time: with
+ * `since` unknown a prepared (generic) plan guessed a third of all attempts and read the whole table.
  */
-// One statement for every endpoint of the accounts, not two per endpoint: an agency of a thousand clients' Overview
-// would send two thousand, again on every live refresh. Each endpoint's last success is the last entry of its
-// (endpoint_id, succeeded) index range; its failed attempts are counted over the deliveries attempted since $3, each
-// status its own range of the (endpoint_id, status, last_attempt_at) index.
 const ENDPOINT_HEALTH = statement(
   'oct_overview_endpoint_health',
   `
@@ -76,8 +75,12 @@ const ENDPOINT_HEALTH = statement(
   { planEachTime: true },
 );
 
-// The five steps at once, each an EXISTS on an index, the accounts as one array: Prisma's `in` sends one parameter
-// per account (a thousand for a large agency) in each of five statements.
+/**
+ * The five steps at once, each an EXISTS on an index, the accounts as one array: Prisma's `in` sends one parameter per
+ * account (a thousand for a large agency) in each of five statements. Whether any account has a call is the newest
+ * entry of each one's (account_id, created_at, id) range until one is found: Prisma's `account_id IN (...) LIMIT 1`
+ * was planned as a sequential scan.
+ */
 const FIRST_RUN = statement(
   'oct_overview_first_run',
   `
