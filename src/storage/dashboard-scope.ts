@@ -26,6 +26,25 @@ function ownedWhere(scope: Scope): { agencyId: string } | { accountId: string } 
   return scope.kind === 'agency' ? { agencyId: scope.accountId } : { accountId: scope.accountId };
 }
 
+const ACCOUNT_SELECT = { id: true, name: true, kind: true } as const;
+
+/**
+ * The rows whose name starts with `text` in any case, at most `limit`, those whose whole name it is first (so that a
+ * name that also starts others' can still be chosen): `find` reads with the name condition it is given.
+ */
+async function wholeNameFirst<T extends { id: string }>(
+  text: string,
+  limit: number,
+  find: (name: { equals: string; mode: 'insensitive' } | { startsWith: string; mode: 'insensitive' }) => Promise<T[]>,
+): Promise<T[]> {
+  const [whole, starting] = await Promise.all([
+    find({ equals: likeLiteral(text), mode: 'insensitive' }),
+    find({ startsWith: likeLiteral(text), mode: 'insensitive' }),
+  ]);
+  const seen = new Set(whole.map((row) => row.id));
+  return [...whole, ...starting.filter((row) => !seen.has(row.id))].slice(0, limit);
+}
+
 const AGENT_SELECT = {
   id: true,
   name: true,
@@ -88,12 +107,7 @@ export class ScopedReadRepository extends Repository {
 
   /** The accounts of `scope`, its own first, then the clients by name. */
   async listAccountsInScope(scope: Scope): Promise<ScopeAccount[]> {
-    const accounts = await this.prisma.account.findMany({
-      where: accountsWhere(scope),
-      select: { id: true, name: true, kind: true },
-      orderBy: [{ name: 'asc' }, { id: 'asc' }],
-    });
-    return [...accounts.filter((a) => a.id === scope.accountId), ...accounts.filter((a) => a.id !== scope.accountId)];
+    return this.accountsInScopeByName(scope);
   }
 
   /** The ids of the accounts of `scope`. */
@@ -107,13 +121,18 @@ export class ScopedReadRepository extends Repository {
    * offers them as a menu asks for at most that many rather than read an agency of thousands of clients.
    */
   async listAccountsInScopeUpTo(scope: Scope, max: number): Promise<ScopeAccount[] | null> {
+    const accounts = await this.accountsInScopeByName(scope, max + 1);
+    return accounts.length > max ? null : accounts;
+  }
+
+  /** The accounts of `scope` by name, at most `take`, its own first (when among them). */
+  private async accountsInScopeByName(scope: Scope, take?: number): Promise<ScopeAccount[]> {
     const accounts = await this.prisma.account.findMany({
       where: accountsWhere(scope),
-      select: { id: true, name: true, kind: true },
+      select: ACCOUNT_SELECT,
       orderBy: [{ name: 'asc' }, { id: 'asc' }],
-      take: max + 1,
+      ...(take === undefined ? {} : { take }),
     });
-    if (accounts.length > max) return null;
     return [...accounts.filter((a) => a.id === scope.accountId), ...accounts.filter((a) => a.id !== scope.accountId)];
   }
 
@@ -122,33 +141,20 @@ export class ScopedReadRepository extends Repository {
     if (ids.length === 0) return [];
     return this.prisma.account.findMany({
       where: { AND: [accountsWhere(scope), { id: { in: [...new Set(ids)] } }] },
-      select: { id: true, name: true, kind: true },
+      select: ACCOUNT_SELECT,
     });
   }
 
-  /**
-   * The accounts of `scope` whose name starts with `text` in any case, by name, at most `limit`; those whose whole
-   * name is `text` (in any case) first, so that a name that is also the start of others' can still be chosen.
-   */
+  /** The accounts of `scope` whose name starts with `text` in any case, by name (wholeNameFirst), at most `limit`. */
   async findAccountsInScopeByName(scope: Scope, text: string, limit: number): Promise<ScopeAccount[]> {
-    const select = { id: true, name: true, kind: true } as const;
-    const orderBy = [{ name: 'asc' as const }, { id: 'asc' as const }];
-    const [exact, starting] = await Promise.all([
+    return wholeNameFirst(text, limit, (name) =>
       this.prisma.account.findMany({
-        where: { AND: [accountsWhere(scope), { name: { equals: likeLiteral(text), mode: 'insensitive' } }] },
-        select,
-        orderBy,
+        where: { AND: [accountsWhere(scope), { name }] },
+        select: ACCOUNT_SELECT,
+        orderBy: [{ name: 'asc' }, { id: 'asc' }],
         take: limit,
       }),
-      this.prisma.account.findMany({
-        where: { AND: [accountsWhere(scope), { name: { startsWith: likeLiteral(text), mode: 'insensitive' } }] },
-        select,
-        orderBy,
-        take: limit,
-      }),
-    ]);
-    const seen = new Set(exact.map((a) => a.id));
-    return [...exact, ...starting.filter((a) => !seen.has(a.id))].slice(0, limit);
+    );
   }
 
   /** The account `accountId` when it is in `scope` (not an id, no such account, another tenant's: null). */
@@ -198,29 +204,21 @@ export class ScopedReadRepository extends Repository {
   }
 
   /**
-   * The agents of `accountIds` (accounts of `scope`; null: all of them) whose name starts with `text` in any case, at most `limit`, by
-   * name; those whose whole name is `text` first (findAccountsInScopeByName says why).
+   * The agents of `accountIds` (accounts of `scope`; null: all of them) whose name starts with `text` in any case, by
+   * name (wholeNameFirst), at most `limit`.
    */
   async findAgentsInScopeByName(scope: Scope, accountIds: string[] | null, text: string, limit: number) {
     const owners = accountIds ? { AND: [ownedWhere(scope), { accountId: { in: accountIds } }] } : ownedWhere(scope);
-    // Agents of several clients often share a name: then by their owner's.
-    const orderBy = [{ name: 'asc' as const }, { account: { name: 'asc' as const } }, { id: 'asc' as const }];
-    const [exact, starting] = await Promise.all([
+    const agents = await wholeNameFirst(text, limit, (name) =>
       this.prisma.agent.findMany({
-        where: { AND: [owners, { name: { equals: likeLiteral(text), mode: 'insensitive' } }] },
+        where: { AND: [owners, { name }] },
         select: AGENT_SELECT,
-        orderBy,
+        // Agents of several clients often share a name: then by their owner's.
+        orderBy: [{ name: 'asc' }, { account: { name: 'asc' } }, { id: 'asc' }],
         take: limit,
       }),
-      this.prisma.agent.findMany({
-        where: { AND: [owners, { name: { startsWith: likeLiteral(text), mode: 'insensitive' } }] },
-        select: AGENT_SELECT,
-        orderBy,
-        take: limit,
-      }),
-    ]);
-    const seen = new Set(exact.map((a) => a.id));
-    return [...exact, ...starting.filter((a) => !seen.has(a.id))].slice(0, limit).map(scopeAgent);
+    );
+    return agents.map(scopeAgent);
   }
 
   /** The agents of `scope`'s accounts as the Agents page lists them, and the accounts' ids. */
