@@ -110,6 +110,8 @@ type OptionalKey = (typeof OPTIONAL)[number]['key'];
 const PARAMS: Record<OptionalKey, number> = { status: 1, agentId: 1, numberPrefix: 1, namePrefix: 1, metadata: 2 };
 
 const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+/** A name search's values, as NAME_NEWEST and NAME_MERGE take them: accounts, prefix, upper bound, from, limit. */
+type NameSearchValues = [string[], string | null, Date | 'infinity', string, Date | '-infinity', number];
 const MIN_UUID = '00000000-0000-0000-0000-000000000000';
 
 // Hand-written: Prisma's `account_id IN (...) ORDER BY created_at DESC, id DESC` makes PostgreSQL sort every matching
@@ -625,24 +627,11 @@ export class CallHistoryRepository extends Repository {
    * SEARCH_NAMES_MAX names with the prefix (then nothing but the names was read), or the scope is wider than the
    * probe's.
    */
-  private async nameMerge(
-    accountIds: string[],
-    filters: CallHistoryFilters,
-    upper: { at: Date | 'infinity'; id: string },
-    limit: number,
-  ): Promise<CallListRow[] | null> {
-    if (accountIds.length > SEARCH_PROBE_ACCOUNTS) return null;
+  private async nameMerge(search: NameSearchValues): Promise<CallListRow[] | null> {
+    if (search[0].length > SEARCH_PROBE_ACCOUNTS) return null;
     const { rows } = await this.pool.query<CallListRow & { names: number }>({
       ...NAME_MERGE,
-      values: [
-        accountIds,
-        filters.namePrefix,
-        upper.at,
-        upper.id,
-        filters.from ?? '-infinity',
-        limit,
-        SEARCH_NAMES_MAX + 1,
-      ],
+      values: [...search, SEARCH_NAMES_MAX + 1],
     });
     // The rows keep their `names` column: nothing reads it past here.
     return (rows[0]?.names ?? 0) <= SEARCH_NAMES_MAX ? rows.filter((r) => r.id !== null) : null;
@@ -661,12 +650,17 @@ export class CallHistoryRepository extends Repository {
     limit: number,
   ): Promise<CallListRow[] | null> {
     if (nameOnly(filters)) {
-      const merged = await this.nameMerge(accountIds, filters, upper, limit);
+      const search: NameSearchValues = [
+        accountIds,
+        filters.namePrefix,
+        upper.at,
+        upper.id,
+        filters.from ?? '-infinity',
+        limit,
+      ];
+      const merged = await this.nameMerge(search);
       if (merged) return merged;
-      const { rows } = await this.pool.query<CallListRow>({
-        ...NAME_NEWEST,
-        values: [accountIds, filters.namePrefix, upper.at, upper.id, filters.from ?? '-infinity', limit],
-      });
+      const { rows } = await this.pool.query<CallListRow>({ ...NAME_NEWEST, values: search });
       return rows;
     }
     const [sql, own] = filters.metadata
