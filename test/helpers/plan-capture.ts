@@ -136,6 +136,23 @@ export function walk(node: PlanNode, visit: (node: PlanNode, depth: number) => v
   for (const child of node.Plans ?? []) walk(child, visit, depth + 1);
 }
 
+/**
+ * The rows and index entries every scan of `table` in an EXPLAIN ANALYZE plan read (returned or filtered out, by the
+ * condition or the recheck of a bitmap), over all its loops.
+ */
+export function rowsReadFrom(plan: PlanNode, table: string): number {
+  let rows = 0;
+  walk(plan, (node) => {
+    if (node['Relation Name'] === table)
+      rows +=
+        (Number(node['Actual Rows'] ?? 0) +
+          Number(node['Rows Removed by Filter'] ?? 0) +
+          Number(node['Rows Removed by Index Recheck'] ?? 0)) *
+        Number(node['Actual Loops'] ?? 1);
+  });
+  return rows;
+}
+
 const isGrowing = (relation: string | undefined) => (GROWING_TABLES as readonly string[]).includes(relation ?? '');
 
 export function seqScansOfGrowingTables(plan: PlanNode): string[] {

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_NAMES_MAX, type CallHistoryFilters } from '../../src/storage/call-history.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
-import { databaseReportingPlans, PlanCapture, type PlannedStorage, type PlanNode } from '../helpers/plan-capture.js';
+import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
 
 const CALLS = 100_000;
 const PAGE = 50;
@@ -105,7 +105,10 @@ describe('a name search the probe finds too few matches for', () => {
           expect(calls).toHaveLength(PAGE);
           const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
           expect(ran.length, `${plans} ${prefix}: plans reported`).toBeGreaterThan(0);
-          read[`${plans}, ${prefix} (${where}), run ${i + 1}`] = ran.reduce((sum, p) => sum + readFromCalls(p), 0);
+          read[`${plans}, ${prefix} (${where}), run ${i + 1}`] = ran.reduce(
+            (sum, p) => sum + rowsReadFrom(p, 'calls'),
+            0,
+          );
         }
       }
     capture.stop();
@@ -197,15 +200,3 @@ describe('a name search over an agency and its client', () => {
     expect(new Set(rows.map((r) => r.accountId)).size).toBe(2);
   });
 });
-
-/** The rows and index entries every scan of `calls` in an EXPLAIN ANALYZE read (returned or filtered out), over all its loops. */
-function readFromCalls(plan: PlanNode): number {
-  const walk = (node: PlanNode): number =>
-    (node['Relation Name'] === 'calls'
-      ? (Number(node['Actual Rows'] ?? 0) +
-          Number(node['Rows Removed by Filter'] ?? 0) +
-          Number(node['Rows Removed by Index Recheck'] ?? 0)) *
-        Number(node['Actual Loops'] ?? 1)
-      : 0) + (node.Plans ?? []).reduce((sum, child) => sum + walk(child), 0);
-  return walk(plan);
-}

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallHistoryFilters } from '../../src/storage/call-history.js';
 import { createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
-import { databaseReportingPlans, PlanCapture, type PlannedStorage, type PlanNode } from '../helpers/plan-capture.js';
+import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
 
 const BIG = 20_000;
 const capture = new PlanCapture();
@@ -75,7 +75,7 @@ describe('the walk of a common search', () => {
           expect(calls).toHaveLength(50);
           const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
           expect(ran.length, `${plans} ${search}: plans reported`).toBeGreaterThan(0);
-          read[`${plans}, ${search}, run ${i + 1}`] = Math.max(...ran.map(rowsReadFromCalls));
+          read[`${plans}, ${search}, run ${i + 1}`] = Math.max(...ran.map((p) => rowsReadFrom(p, 'calls')));
           // A generic plan's conditions name the statement's parameters, a custom plan's their values.
           if (plans === 'generic plans') expect(JSON.stringify(ran), `${search}: a generic plan`).toMatch(/\$\d/);
         }
@@ -95,15 +95,3 @@ describe('the walk of a common search', () => {
     expect(next).not.toBeNull();
   });
 });
-
-/** The rows every scan of `calls` in an EXPLAIN ANALYZE read (returned or filtered out), over all its loops. */
-function rowsReadFromCalls(plan: PlanNode): number {
-  const walk = (node: PlanNode): number =>
-    (node['Relation Name'] === 'calls'
-      ? (Number(node['Actual Rows'] ?? 0) +
-          Number(node['Rows Removed by Filter'] ?? 0) +
-          Number(node['Rows Removed by Index Recheck'] ?? 0)) *
-        Number(node['Actual Loops'] ?? 1)
-      : 0) + (node.Plans ?? []).reduce((sum, child) => sum + walk(child), 0);
-  return walk(plan);
-}
