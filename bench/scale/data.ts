@@ -158,6 +158,7 @@ export async function buildScaleData(
     if (dimension === 'history') await buildHistory(databaseUrl, { shape, layout, main, sessions, now, phase, log });
     await dropRowIdFunction(main);
     await checkWaitingCounts(main);
+    await checkOutcomeCounts(main);
     const deadRows = await deadRowsOf(main);
     await Promise.all([main, ...sessions].map((s) => s.end()));
     log(`waiting for autovacuum (dead rows: ${JSON.stringify(deadRows)})`);
@@ -272,6 +273,15 @@ async function buildHistory(
   } finally {
     await pool.end();
   }
+  // The bulk sessions bypassed the triggers that count the outcomes of today's and yesterday's calls: counted here as
+  // they would have (the migration's own first count).
+  await main.query(`
+    INSERT INTO call_outcome_days (account_id, day, outcome, calls)
+    SELECT account_id, (ended_at AT TIME ZONE 'UTC')::date, coalesce(failure_reason::text, status::text), count(*)::int
+      FROM calls WHERE status IN ('completed', 'failed') AND ended_at >= oct_outcomes_since()
+     GROUP BY 1, 2, 3
+    ON CONFLICT (account_id, day, outcome) DO UPDATE SET calls = excluded.calls`);
+  await phase("today's and yesterday's outcomes counted");
 }
 
 /**
@@ -301,6 +311,21 @@ async function checkWaitingCounts(db: Awaited<ReturnType<typeof openSession>>): 
       LEFT JOIN (SELECT account_id, count(*)::int AS n FROM calls WHERE status = 'initiated' GROUP BY account_id) w ON w.account_id = a.id
      WHERE a.waiting_calls <> coalesce(w.n, 0)`);
   if (rows[0]!.wrong > 0) throw new Error(`accounts.waiting_calls is wrong for ${rows[0]!.wrong} accounts`);
+}
+
+/** call_outcome_days must hold each account's calls that ended today and yesterday by outcome (the triggers keep it). */
+async function checkOutcomeCounts(db: Awaited<ReturnType<typeof openSession>>): Promise<void> {
+  const { rows } = await db.query<{ wrong: number }>(`
+    WITH counted AS (
+      SELECT account_id, (ended_at AT TIME ZONE 'UTC')::date AS day, coalesce(failure_reason::text, status::text) AS outcome,
+             count(*)::int AS calls
+        FROM calls WHERE status IN ('completed', 'failed') AND ended_at >= oct_outcomes_since() GROUP BY 1, 2, 3)
+    SELECT count(*)::int AS wrong FROM counted c
+      FULL JOIN (SELECT * FROM call_outcome_days WHERE day >= (oct_outcomes_since() AT TIME ZONE 'UTC')::date) o
+             USING (account_id, day, outcome)
+     WHERE c.calls IS DISTINCT FROM o.calls`);
+  if (rows[0]!.wrong > 0)
+    throw new Error(`call_outcome_days is wrong for ${rows[0]!.wrong} accounts, days and outcomes`);
 }
 
 /** Dead row versions per table (pg_stat_user_tables), those with any. */

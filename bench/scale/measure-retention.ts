@@ -11,6 +11,7 @@ import { wallNow } from '../load.js';
 import { percentiles, type Percentiles } from '../stats.js';
 import { round } from './measure-drain.js';
 import { acceptedSoFar, fixedRateTriggers, splitByTime } from './measure-service.js';
+import { WaitSampler, type WaitWindow } from './wait-sampler.js';
 
 export interface RetentionRound {
   outcome: string;
@@ -23,6 +24,8 @@ export interface RetentionRound {
   /** Seconds of the pass the load did not cover (0: the load outlasted the pass). */
   uncoveredSeconds: number;
   statuses: Record<string, number>;
+  /** What the database's backends were doing before, during and after the pass (wait-sampler.ts). */
+  waits: Record<string, WaitWindow>;
 }
 
 export interface RetentionFigures {
@@ -65,9 +68,12 @@ export async function measureRetention(ctx: RetentionContext): Promise<Retention
       if ((await acceptedSoFar(ctx.internalPort)) - before >= 10) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    const sampler = new WaitSampler(ctx.databaseUrl);
+    await sampler.start('before');
     await new Promise((resolve) => setTimeout(resolve, ctx.withoutSeconds * 1000));
     const pool = createRetentionPool(ctx.databaseUrl);
     const from = wallNow();
+    sampler.mark('pass');
     let pass;
     try {
       pass = await runRetentionPass({
@@ -80,11 +86,13 @@ export async function measureRetention(ctx: RetentionContext): Promise<Retention
         startAt,
       });
     } finally {
+      sampler.mark('after');
       await pool.end();
     }
     const to = wallNow();
     startAt = pass.next;
-    const result = await load;
+    const result = await load.finally(() => sampler.stop());
+    const waits = await sampler.stop();
     const split = splitByTime(result, from, to);
     const loadEnd = Math.max(...(result.calls ?? []).map(([, due]) => due), from);
     const total = Object.values(pass.deleted).reduce((a, b) => a + b, 0);
@@ -97,6 +105,7 @@ export async function measureRetention(ctx: RetentionContext): Promise<Retention
       without: percentiles(split.outside),
       uncoveredSeconds: round(Math.max(0, to - loadEnd) / 1000, 1),
       statuses: result.statuses,
+      waits,
     });
     pooled.during.push(...split.inside);
     pooled.without.push(...split.outside);

@@ -10,6 +10,7 @@ import type { Dimension } from './data.js';
 import type { DashboardPage } from './measure-dashboard.js';
 import type { DrainFigures } from './measure-drain.js';
 import type { RetentionFigures } from './measure-retention.js';
+import { describeStates, WAIT_SAMPLE_MS } from './wait-sampler.js';
 import type { TriggerFigures, WebhookFigures } from './measure-service.js';
 import type { UpgradeFigures } from './measure-upgrade.js';
 
@@ -291,6 +292,19 @@ export function markdown(results: ScaleResults): string {
       `| pooled | | | ${retention.rounds.reduce((n, r) => n + r.total, 0).toLocaleString('en')} | ${pct(retention.during)} | ${pct(retention.without)} | |`,
       '',
       `Trigger p99 during a pass / without: ${retention.ratio}x (target <= ${RETENTION_TARGET_FACTOR}x: ${yes(retention.ratio <= RETENTION_TARGET_FACTOR)}).`,
+      '',
+    );
+    lines.push(
+      `Where the database's time went (pg_stat_activity every ${WAIT_SAMPLE_MS} ms: backends active per sample, and their share on CPU or in each wait):`,
+      '',
+      '| Round | Window | Samples | Requests | Retention | Autovacuum |',
+      '|---:|---|---:|---|---|---|',
+      ...retention.rounds.flatMap((r, i) =>
+        Object.entries(r.waits).map(
+          ([window, w]) =>
+            `| ${i + 1} | ${window} | ${w.samples} | ${describeStates(w, 'requests')} | ${describeStates(w, 'retention')} | ${describeStates(w, 'autovacuum')} |`,
+        ),
+      ),
       '',
     );
   }

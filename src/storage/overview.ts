@@ -1,9 +1,9 @@
-// What the dashboard's Overview reads besides the live counts (plugins/concurrency.ts): the outcomes of calls that
-// ended in a time range, each webhook endpoint's health, and the first-run checklist. Each is an index range over the
-// recent rows only (calls by (account_id, ended_at); deliveries by (endpoint_id, status, last_attempt_at)), never a
-// count of an account's history, and each one statement whatever the number of accounts (an agency may have
-// thousands of clients): all three are hand-written for that (their statements say why).
-import { DELIVERY_STATUSES, FAILURE_REASONS, TERMINAL_STATUSES, type FailureReason } from '../../schemas/vocabulary.js';
+// What the dashboard's Overview reads besides the live counts (plugins/concurrency.ts): the outcomes of the calls that
+// ended today (from counters the triggers on calls keep), each webhook endpoint's health, and the first-run checklist.
+// Each is an index range over a few recent rows (the counters; deliveries by (endpoint_id, status, last_attempt_at)),
+// never a count of an account's history or of its day, and each one statement whatever the number of accounts (an
+// agency may have thousands of clients): all three are hand-written for that (their statements say why).
+import { DELIVERY_STATUSES, FAILURE_REASONS, type FailureReason } from '../../schemas/vocabulary.js';
 import { statement } from './statements.js';
 import { Repository } from './driver.js';
 
@@ -18,6 +18,9 @@ export interface Outcomes {
   /** Every failure reason, zero included. */
   failed: Record<FailureReason, number>;
 }
+
+const REASONS: ReadonlySet<string> = new Set(FAILURE_REASONS);
+const isFailureReason = (outcome: string): outcome is FailureReason => REASONS.has(outcome);
 
 export function noOutcomes(): Outcomes {
   return {
@@ -51,22 +54,15 @@ export interface FirstRun {
 }
 
 /**
- * Per account, its calls that ended in [$2, $3) by status and reason: each account's own (account_id, ended_at) index
- * range, one after another (the aggregate inside the lateral keeps it one range per account, whatever the planner
- * thinks of the day's rows). Prisma's groupBy sent `account_id IN ($1, ..., $1001)` for an agency of a thousand
- * clients, planned (with statistics from before the day's calls ended) as every call that ended today, each compared
- * with all thousand ids: 300-1,000 ms per Overview in bench:scale, growing with the day's calls of every tenant.
+ * Per account, its calls that ended on the UTC day $2 by outcome ('completed' or the failure reason): the counters the
+ * triggers on calls keep (migration 20261128100000), a few rows per account whatever the day's calls. Counting the
+ * day's calls instead read some 5,000 rows of bench:scale's busiest account at every load and live refresh.
  */
 const OUTCOMES = statement(
   'oct_overview_outcomes',
   `
-  SELECT a.id AS account_id, o.status, o.failure_reason, o.calls
-    FROM unnest($1::uuid[]) AS a(id)
-   CROSS JOIN LATERAL (
-      SELECT c.status::text AS status, c.failure_reason::text AS failure_reason, count(*)::int AS calls
-        FROM calls c
-       WHERE c.account_id = a.id AND c.ended_at >= $2 AND c.ended_at < $3 AND c.status = ANY($4::call_status[])
-       GROUP BY c.status, c.failure_reason) o`,
+  SELECT account_id, outcome, calls FROM call_outcome_days
+   WHERE account_id = ANY($1::uuid[]) AND day = $2::date AND calls <> 0`,
 );
 
 /**
@@ -113,19 +109,20 @@ const FIRST_RUN = statement(
 );
 
 export class OverviewRepository extends Repository {
-  /** Per account, the calls that ended in [from, to): completed, and failed by reason. Accounts with none are absent. */
-  async outcomesBetween(accountIds: string[], from: Date, to: Date): Promise<Map<string, Outcomes>> {
-    const { rows } = await this.pool.query<{
-      account_id: string;
-      status: string;
-      failure_reason: FailureReason | null;
-      calls: number;
-    }>({ ...OUTCOMES, values: [accountIds, from, to, TERMINAL_STATUSES] });
+  /**
+   * Per account, its calls that ended on the UTC day that `day` begins: completed, and failed by reason. Accounts
+   * with none are absent. Today or yesterday only (the counters keep no other day).
+   */
+  async outcomesOfDay(accountIds: string[], day: Date): Promise<Map<string, Outcomes>> {
+    const { rows } = await this.pool.query<{ account_id: string; outcome: string; calls: number }>({
+      ...OUTCOMES,
+      values: [accountIds, day.toISOString().slice(0, 10)],
+    });
     const result = new Map<string, Outcomes>();
     for (const row of rows) {
       const outcomes = result.get(row.account_id) ?? noOutcomes();
-      if (row.status === 'completed') outcomes.completed += row.calls;
-      else if (row.failure_reason) outcomes.failed[row.failure_reason] += row.calls;
+      if (row.outcome === 'completed') outcomes.completed += row.calls;
+      else if (isFailureReason(row.outcome)) outcomes.failed[row.outcome] += row.calls;
       result.set(row.account_id, outcomes);
     }
     return result;

@@ -1,6 +1,7 @@
-// The Overview's count of today's outcomes for an agency of many clients: it reads each client's own calls that
-// ended today and nothing else, with statistics from before the day's calls ended (as autovacuum leaves them until its
-// next pass), with its values and as the generic plan a prepared statement keeps; and its counts are right.
+// The Overview's outcomes of today: counters per account, UTC day and outcome that triggers on calls keep (migration
+// 20261128100000), so that an agency of many clients, or an account that ends thousands of calls a day, reads a few
+// rows and no call, with its values and as the generic plan a prepared statement keeps. The counters follow every
+// insert, update, delete and truncate of calls for today and yesterday, and keep no older day.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURE_REASONS } from '../../schemas/vocabulary.js';
@@ -8,66 +9,85 @@ import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtur
 import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
 
 const CLIENTS = 120;
-/** Calls of another tenant that ended today: every one of them a row the count must not read. */
+/** Calls of another tenant that ended today: counting the day's calls would read every one of them. */
 const OTHERS_TODAY = 20_000;
-const DAY = { from: new Date('2026-11-20T00:00:00Z'), to: new Date('2026-11-21T00:00:00Z') };
+const DAY_MS = 86_400_000;
 
 const capture = new PlanCapture();
 let client: pg.Client;
 let storages: PlannedStorage[] = [];
 let agency: Tenant;
+let other: Tenant;
+let clients: string[];
 let scope: string[];
+/** Today, 00:00 UTC. */
+let today: Date;
+/** `days` days from today's start, plus `hours` hours, as an ISO string. */
+const at = (days: number, hours = 0) => new Date(today.getTime() + days * DAY_MS + hours * 3_600_000).toISOString();
 
-/** `count` calls per account of `accounts` (an agent of `agentId`), ended at `endedAt` + i seconds. */
+/** `count` calls per account of `accounts` (an agent of `agentId`), ended at `endedAt` + i seconds. Their ids. */
 async function insertEnded(
   accounts: string[],
   agentId: string,
   count: number,
   endedAt: string,
   outcome: { status: string; reason: string | null },
-) {
-  await client.query(
+): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
     `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, failure_reason,
                         not_before, expires_at, created_at, updated_at, ended_at)
      SELECT gen_random_uuid(), a, $2::uuid, '+1415' || lpad(g::text, 7, '0'), '+14155550100', '{}'::json,
-            $5::call_status, $6::failure_reason, t, t + interval '1 day', t, t, t
+            $5::call_status, $6::failure_reason, t, t + interval '1 day', t, t,
+            CASE WHEN $5 IN ('completed', 'failed') THEN t END
        FROM unnest($1::uuid[]) AS a, generate_series(1, $3::int) AS g
-      CROSS JOIN LATERAL (SELECT $4::timestamptz + g * interval '1 second' AS t) AS t`,
+      CROSS JOIN LATERAL (SELECT $4::timestamptz + g * interval '1 second' AS t) AS t
+     RETURNING id`,
     [accounts, agentId, count, endedAt, outcome.status, outcome.reason],
   );
+  return rows.map((r) => r.id);
+}
+
+/** The counters as kept, and as counting the calls gives them: they must be equal. */
+async function keptAndCounted() {
+  const kept = await client.query(
+    `SELECT account_id, day::text, outcome, calls FROM call_outcome_days ORDER BY account_id, day, outcome`,
+  );
+  const counted = await client.query(
+    `SELECT account_id, (ended_at AT TIME ZONE 'UTC')::date::text AS day,
+            coalesce(failure_reason::text, status::text) AS outcome, count(*)::int AS calls
+       FROM calls WHERE status IN ('completed', 'failed') AND ended_at >= $1::timestamptz
+      GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    [at(-1)],
+  );
+  return { kept: kept.rows, counted: counted.rows };
 }
 
 beforeAll(async () => {
+  // The kept days are the database's today and yesterday: not across midnight (UTC) while the test runs.
+  const untilMidnight = DAY_MS - (Date.now() % DAY_MS);
+  if (untilMidnight < 120_000) await new Promise((resolve) => setTimeout(resolve, untilMidnight + 1_000));
+  today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS);
   ({ client, storages } = await databaseReportingPlans(capture, { generic: true }));
   const storage = storages[0]!.storage;
   agency = await createTenant(storage);
-  const clients: string[] = [];
+  clients = [];
   for (let i = 0; i < CLIENTS; i++) clients.push((await createClientTenant(storage, agency.accountId)).accountId);
   scope = [agency.accountId, ...clients];
-  const other = await createTenant(storage);
-  // Yesterday's calls, then statistics: today's range is empty as far as the planner knows.
-  await insertEnded([other.accountId], other.agentId, 5_000, '2026-11-19T08:00:00Z', {
-    status: 'completed',
-    reason: null,
-  });
-  await insertEnded(scope, agency.agentId, 3, '2026-11-19T23:00:00Z', { status: 'completed', reason: null });
-  await client.query('ANALYZE calls');
-  // Today: the other tenant's many, and a few of each account of the scope (one reason per client, in turn).
-  await insertEnded([other.accountId], other.agentId, OTHERS_TODAY, '2026-11-20T06:00:00Z', {
-    status: 'completed',
-    reason: null,
-  });
-  await insertEnded(scope, agency.agentId, 2, '2026-11-20T09:00:00Z', { status: 'completed', reason: null });
+  other = await createTenant(storage);
+  await insertEnded([other.accountId], other.agentId, OTHERS_TODAY, at(0, 0.5), { status: 'completed', reason: null });
+  // The scope: two completed each today, one failure per client (one reason per client, in turn), three completed
+  // yesterday and two three days ago (not kept).
+  await insertEnded(scope, agency.agentId, 2, at(0, 0.25), { status: 'completed', reason: null });
   for (const [i, reason] of FAILURE_REASONS.entries())
     await insertEnded(
       clients.filter((_, n) => n % FAILURE_REASONS.length === i),
       agency.agentId,
       1,
-      '2026-11-20T10:00:00Z',
+      at(0, 0.2),
       { status: 'failed', reason },
     );
-  // Tomorrow's first second is not today's.
-  await insertEnded(scope, agency.agentId, 1, '2026-11-20T23:59:59Z', { status: 'completed', reason: null });
+  await insertEnded(scope, agency.agentId, 3, at(-1, 10), { status: 'completed', reason: null });
+  await insertEnded(scope, agency.agentId, 2, at(-3, 10), { status: 'completed', reason: null });
 }, 120_000);
 
 afterAll(async () => {
@@ -76,41 +96,108 @@ afterAll(async () => {
   await client?.end();
 });
 
-describe("the Overview's outcomes of today for an agency of many clients", () => {
+const none = () => Object.fromEntries(FAILURE_REASONS.map((r) => [r, 0]));
+
+describe("the Overview's outcomes of a day", () => {
   it('counts each account’s calls that ended today, completed and failed by reason', async () => {
-    const outcomes = await storages[0]!.storage.overview.outcomesBetween(scope, DAY.from, DAY.to);
+    const outcomes = await storages[0]!.storage.overview.outcomesOfDay(scope, today);
     expect(outcomes.size).toBe(scope.length);
-    expect(outcomes.get(agency.accountId)).toEqual({
-      completed: 2,
-      failed: Object.fromEntries(FAILURE_REASONS.map((r) => [r, 0])),
-    });
-    for (const [n, id] of scope.slice(1).entries()) {
+    expect(outcomes.get(agency.accountId)).toEqual({ completed: 2, failed: none() });
+    for (const [n, id] of clients.entries()) {
       const reason = FAILURE_REASONS[n % FAILURE_REASONS.length]!;
-      expect(outcomes.get(id), `client ${n}`).toEqual({
-        completed: 2,
-        failed: Object.fromEntries(FAILURE_REASONS.map((r) => [r, r === reason ? 1 : 0])),
-      });
+      expect(outcomes.get(id), `client ${n}`).toEqual({ completed: 2, failed: { ...none(), [reason]: 1 } });
     }
+    expect((await storages[0]!.storage.overview.outcomesOfDay([other.accountId], today)).get(other.accountId)).toEqual({
+      completed: OTHERS_TODAY,
+      failed: none(),
+    });
   });
 
-  it('reads only the scope’s calls that ended today, however planned', async () => {
-    const scopeToday = 2 * scope.length + (scope.length - 1);
+  it('keeps yesterday, and no day before it', async () => {
+    const overview = storages[0]!.storage.overview;
+    const yesterday = await overview.outcomesOfDay(scope, new Date(today.getTime() - DAY_MS));
+    expect(yesterday.get(clients[0]!)).toEqual({ completed: 3, failed: none() });
+    expect((await overview.outcomesOfDay(scope, new Date(today.getTime() - 3 * DAY_MS))).size).toBe(0);
+    const { kept, counted } = await keptAndCounted();
+    expect(kept).toEqual(counted);
+    expect(kept.length).toBeGreaterThan(scope.length);
+  });
+
+  it('reads a few counters and no call, however planned', async () => {
     capture.start();
-    const read: Record<string, number> = {};
+    const read: Record<string, { calls: number; counters: number }> = {};
     for (const { plans, storage } of storages)
       // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
       for (let i = 0; i < 6; i++) {
         const plansBefore = capture.runtimePlans.length;
-        await capture.during('outcomes', () => storage.overview.outcomesBetween(scope, DAY.from, DAY.to));
+        await capture.during('outcomes', () => storage.overview.outcomesOfDay(scope, today));
         const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
         expect(ran.length, `${plans}: plans reported`).toBeGreaterThan(0);
-        read[`${plans}, run ${i + 1}`] = ran.reduce((sum, p) => sum + rowsReadFrom(p, 'calls'), 0);
+        read[`${plans}, run ${i + 1}`] = {
+          calls: ran.reduce((sum, p) => sum + rowsReadFrom(p, 'calls'), 0),
+          counters: ran.reduce((sum, p) => sum + rowsReadFrom(p, 'call_outcome_days'), 0),
+        };
       }
     capture.stop();
-    // EXPLAIN gives a node's rows per loop, rounded: one loop per account, so up to one row each either way. Reading
-    // every call that ended today would be OTHERS_TODAY more (Prisma's groupBy read them all, each compared with every
-    // id of the scope).
-    for (const [run, rows] of Object.entries(read))
-      expect(Math.abs(rows - scopeToday), run).toBeLessThanOrEqual(scope.length);
+    // Counting the day's calls read the scope's 362 of them, or every call that ended today (20,362).
+    for (const [run, rows] of Object.entries(read)) {
+      expect(rows.calls, run).toBe(0);
+      // Each account's rows of today: 1 or 2 (completed, a failure); "as planned" may read yesterday's too.
+      expect(rows.counters, run).toBeLessThanOrEqual(4 * scope.length);
+    }
+  });
+
+  it('follows every change to the calls of today and yesterday, and none to older ones', async () => {
+    const [waiting] = await insertEnded([clients[1]!], agency.agentId, 1, at(0, 0.1), {
+      status: 'initiated',
+      reason: null,
+    });
+    const [old] = await insertEnded([clients[1]!], agency.agentId, 1, at(-5), { status: 'completed', reason: null });
+    const check = async (what: string) => {
+      const { kept, counted } = await keptAndCounted();
+      expect(kept, what).toEqual(counted);
+    };
+    await check('inserted');
+    // Ended now; another account's call of three days ago ended yesterday instead.
+    await client.query(`UPDATE calls SET status = 'completed', ended_at = $2 WHERE id = $1`, [waiting, at(0, 0.3)]);
+    await check('ended');
+    await client.query(
+      `UPDATE calls SET status = 'failed', failure_reason = 'busy', ended_at = $2
+        WHERE id = (SELECT id FROM calls WHERE account_id = $1 AND status = 'completed' ORDER BY ended_at LIMIT 1)`,
+      [clients[2], at(-1, 11)],
+    );
+    await client.query(`UPDATE calls SET status = 'failed', failure_reason = 'busy', ended_at = $2 WHERE id = $1`, [
+      waiting,
+      at(0, 0.3),
+    ]);
+    await check('ended, then its outcome changed');
+    // Many accounts' calls in one statement, in no particular order.
+    await client.query(
+      `UPDATE calls SET failure_reason = 'no_answer' WHERE status = 'failed' AND account_id = ANY($1::uuid[])`,
+      [clients.slice(0, 40)],
+    );
+    await check('outcomes of 40 accounts changed at once');
+    await client.query(`UPDATE calls SET ended_at = $2 WHERE id = $1`, [old, at(0, 0.4)]);
+    await check('an old call moved to today');
+    await client.query(`DELETE FROM calls WHERE id = $1 OR (account_id = $2 AND ended_at < $3)`, [
+      waiting,
+      clients[3],
+      at(0),
+    ]);
+    await check('deleted');
+    const before = await client.query(`SELECT count(*)::int AS n FROM call_outcome_days`);
+    await client.query(`UPDATE calls SET name = 'Renamed' WHERE ended_at < $1`, [at(-2)]);
+    await client.query(`DELETE FROM calls WHERE ended_at < $1`, [at(-2)]);
+    expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_days`)).rows).toEqual(before.rows);
+    await check('older calls renamed and deleted');
+    // No row of 0 is kept.
+    expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_days WHERE calls = 0`)).rows[0]).toEqual({
+      n: 0,
+    });
+  });
+
+  it('is emptied with the calls', async () => {
+    await client.query('TRUNCATE calls CASCADE');
+    expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_days`)).rows[0]).toEqual({ n: 0 });
   });
 });

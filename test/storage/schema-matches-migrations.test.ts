@@ -21,6 +21,8 @@ const SCALAR_TYPES: Record<string, string> = {
   Bytes: 'bytea',
   Float: 'double precision',
 };
+/** The native types (@db.X) whose column type is not the scalar's. */
+const NATIVE_TYPES: Record<string, string> = { Uuid: 'uuid', Json: 'json', Date: 'date' };
 const ON_DELETE: Record<string, string> = { Cascade: 'c', Restrict: 'r', SetNull: 'n', NoAction: 'a', SetDefault: 'd' };
 
 beforeAll(async () => {
@@ -71,7 +73,7 @@ describe('migrated database matches schema.prisma', () => {
           expect(col.udt_name, where).toBe(enumDef.dbName ?? enumDef.name);
         } else {
           const native = (field.nativeType as [string, string[]] | null)?.[0];
-          const expectedType = native === 'Uuid' ? 'uuid' : native === 'Json' ? 'json' : SCALAR_TYPES[field.type];
+          const expectedType = NATIVE_TYPES[native ?? ''] ?? SCALAR_TYPES[field.type];
           expect(col.data_type, where).toBe(expectedType);
           if (native === 'Timestamptz')
             expect(col.datetime_precision, where).toBe(Number((field.nativeType as [string, string[]])[1][0] ?? 6));

@@ -101,7 +101,7 @@ export default async function overview(fastify: FastifyInstance) {
     const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
     const [live, outcomes, endpoints, firstRun] = await Promise.all([
       fastify.concurrency.counts(ids),
-      fastify.storage.overview.outcomesBetween(ids, today, new Date(today.getTime() + DAY_MS)),
+      fastify.storage.overview.outcomesOfDay(ids, today),
       fastify.storage.overview.endpointHealth(ids, new Date(now.getTime() - HOUR_MS)),
       fastify.storage.overview.firstRun(ids),
     ]);
