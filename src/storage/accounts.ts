@@ -5,6 +5,8 @@ import type { Account, Agent, Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, Plan } from '../generated/prisma/enums.js';
 import { governingPlan } from '../domain/api-access.js';
 import { Repository } from './driver.js';
+import { likeLiteral } from './like.js';
+import { readPage, type ListPage, type PageWanted } from './paging.js';
 
 export interface NewAgent {
   accountId: string;
@@ -92,7 +94,7 @@ export class AccountRepository extends Repository {
     return this.prisma.agent.findUnique({ where: { id: agentId } });
   }
 
-  /** An agency's clients by name (the Clients page). */
+  /** An agency's clients by name, every one (switching the agency's API access off names those it stops). */
   async listClients(agencyId: string): Promise<ClientSummary[]> {
     const rows = await this.prisma.account.findMany({
       where: { agencyId, kind: 'client' },
@@ -100,6 +102,28 @@ export class AccountRepository extends Repository {
       select: CLIENT_SUMMARY,
     });
     return rows.map(clientSummary);
+  }
+
+  /**
+   * A page of an agency's clients by name, then id (the Clients page): those whose name starts with `name` in any
+   * case (% and _ as themselves) when it is not null.
+   */
+  async listClientsPage(agencyId: string, name: string | null, wanted: PageWanted): Promise<ListPage<ClientSummary>> {
+    const where: Prisma.AccountWhereInput = { agencyId, kind: 'client' };
+    if (name) where.name = { startsWith: likeLiteral(name), mode: 'insensitive' };
+    return readPage(
+      wanted,
+      () => this.prisma.account.count({ where }),
+      async (range) =>
+        (
+          await this.prisma.account.findMany({
+            where,
+            orderBy: [{ name: 'asc' }, { id: 'asc' }],
+            select: CLIENT_SUMMARY,
+            ...range,
+          })
+        ).map(clientSummary),
+    );
   }
 
   /** One client with its agency's name and plan (a client inherits it), or null when `clientId` is not a client. */

@@ -1,9 +1,10 @@
 // The agents table as the dashboard and callctl change it: writing an agent (inside the caller's transaction, next to
-// its audit entry), listing the agents of the accounts a person manages, and handing an edited agent's waiting calls
+// its audit entry), listing a page of the agents a person manages, and handing an edited agent's waiting calls
 // back to the dispatcher, archiving and restoring. Prisma Client, and one row lock in SQL. (The trigger's agent lookup is storage/accounts.ts findAgentById.)
 import type { Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, VoicemailPolicy, WindowTimezone } from '../generated/prisma/enums.js';
 import { Repository } from './driver.js';
+import { readPage, type ListPage, type PageWanted } from './paging.js';
 
 /** What an edit may change; the owning account and agency never change (calls and defaults point at the agent). */
 export interface AgentFields {
@@ -97,13 +98,19 @@ export class AgentRepository extends Repository {
     await this.prisma.agent.update({ where: { id: agentId }, data: { archivedAt: at, updatedAt: now } });
   }
 
-  /** The agents owned by the given accounts, by name (the Agents page). */
-  async listAgentsOfAccounts(accountIds: string[]): Promise<ListedAgent[]> {
-    return this.prisma.agent.findMany({
-      where: { accountId: { in: accountIds } },
-      orderBy: [{ name: 'asc' }, { id: 'asc' }],
-      select: LISTED_AGENT,
-    });
+  /** A page of the agents `where` picks, by name, then id (the Agents page). */
+  async listAgentsPage(where: Prisma.AgentWhereInput, wanted: PageWanted): Promise<ListPage<ListedAgent>> {
+    return readPage(
+      wanted,
+      () => this.prisma.agent.count({ where }),
+      (range) =>
+        this.prisma.agent.findMany({
+          where,
+          orderBy: [{ name: 'asc' }, { id: 'asc' }],
+          select: LISTED_AGENT,
+          ...range,
+        }),
+    );
   }
 
   /** One agent as the edit page shows it, or null. */

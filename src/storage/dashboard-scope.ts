@@ -6,9 +6,10 @@ import { canonicalUuid, isUuid } from '../../schemas/uuid.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { CallStatus } from '../generated/prisma/enums.js';
 import { inScope, type Scope } from '../domain/tenancy.js';
-import { AccountRepository } from './accounts.js';
+import { AccountRepository, type ClientSummary } from './accounts.js';
 import { AgentRepository, type ListedAgent } from './agents.js';
 import { likeLiteral } from './like.js';
+import type { ListPage, PageWanted } from './paging.js';
 import { AuditRepository, type AuditCursor } from './audit.js';
 import { CallHistoryRepository, type CallDetail } from './call-history.js';
 import { Repository, type Driver } from './driver.js';
@@ -174,9 +175,14 @@ export class ScopedReadRepository extends Repository {
     return account?.kind === 'client' ? account : null;
   }
 
-  /** The clients of `scope` with what the Clients page shows (none for a client's scope). */
-  async listClientsInScope(scope: Scope) {
-    return scope.kind === 'agency' ? this.accounts.listClients(scope.accountId) : [];
+  /**
+   * A page of the clients of `scope` with what the Clients page shows, by name (none for a client's scope): those
+   * whose name starts with `name` in any case when it is not null.
+   */
+  async listClientsInScope(scope: Scope, name: string | null, wanted: PageWanted): Promise<ListPage<ClientSummary>> {
+    return scope.kind === 'agency'
+      ? this.accounts.listClientsPage(scope.accountId, name, wanted)
+      : { rows: [], total: 0, page: 1, size: wanted.size };
   }
 
   /**
@@ -221,10 +227,19 @@ export class ScopedReadRepository extends Repository {
     return agents.map(scopeAgent);
   }
 
-  /** The agents of `scope`'s accounts as the Agents page lists them, and the accounts' ids. */
-  async listListedAgentsInScope(scope: Scope) {
-    const accountIds = (await this.listAccountsInScope(scope)).map((a) => a.id);
-    return { accountIds, agents: await this.agents.listAgentsOfAccounts(accountIds) };
+  /**
+   * A page of the agents of `scope`'s accounts as the Agents page lists them, by name: those in use, or the archived
+   * ones; whose name starts with `name` in any case when it is not null. An agent's `defaultFor` may name an account
+   * outside the scope (a client's agent may be its agency's default): the page keeps those `inScope`.
+   */
+  async listListedAgentsInScope(
+    scope: Scope,
+    list: { archived: boolean; name: string | null },
+    wanted: PageWanted,
+  ): Promise<ListPage<ListedAgent>> {
+    const where: Prisma.AgentWhereInput[] = [ownedWhere(scope), { archivedAt: list.archived ? { not: null } : null }];
+    if (list.name) where.push({ name: { startsWith: likeLiteral(list.name), mode: 'insensitive' } });
+    return this.agents.listAgentsPage({ AND: where }, wanted);
   }
 
   /** The agent `agentId` when its owner is in `scope`, else null. */

@@ -38,6 +38,7 @@ export type * from './do-not-call.js';
 export type * from './idempotency.js';
 export type * from './keys.js';
 export type * from './overview.js';
+export type * from './paging.js';
 export { noOutcomes } from './overview.js';
 export type * from './dashboard-scope.js';
 export { migrate, MigrationError, type MigrateResult } from './migrate.js';

@@ -44,6 +44,29 @@ interface CallsFilter {
 
 /** A form's problem, or null. */
 type Problem = string | null;
+
+/**
+ * The Agents or Clients list's name filter, count line and Previous/Next links (src/views/list-filter.eta and
+ * list-pager.eta; made by src/routes/dashboard/list-page.ts). Everything on one page and no filter: only the table.
+ */
+export interface NamedList {
+  /** The list's own page: the filter form's action, and "Show all ..." (the list without a filter). */
+  path: string;
+  /** What the list holds, plural and lowercase ("agents"): the filter form's label and its links' words. */
+  many: string;
+  /** The name filter as it is applied (blanks around it dropped); empty: none. */
+  name: string;
+  /** The most characters the filter takes. */
+  maxLength: number;
+  /** Whether the filter form shows: the list (or a section of the page) is longer than a page, or it is filtered. */
+  filterShown: boolean;
+  /** What was wrong with the query string, each with what the page shows instead. */
+  problems: string[];
+  /** "Agents 51–100 of 1,001", with the filter's words when filtered; null with no filter on a single page. */
+  count: string | null;
+  previousHref: string | null;
+  nextHref: string | null;
+}
 interface PasswordPolicy {
   min: number;
   max: number;
@@ -203,8 +226,11 @@ export interface PageModels {
       isDefault: boolean;
       defaultOfOthers: string[];
     }[];
-    /** The archived agents (new triggers cannot use them; their calls keep them), by name. */
+    /** The archived agents (new triggers cannot use them; their calls keep them), by name: a page's worth at most. */
     archived: { id: string; name: string; accountName: string; accountKind: AccountKind; archivedAt: string }[];
+    /** The archived agents (of the name filter's) left out of `archived`: the name filter finds them. */
+    archivedMore: number;
+    list: NamedList;
   };
   'api-webhooks': ApiWebhooksPlace & {
     clientHref: string | null;
@@ -445,6 +471,7 @@ export interface PageModels {
       webhookSet: boolean;
       activeUsers: number;
     }[];
+    list: NamedList;
     form: { name: string; problem: Problem; maxLength: number };
   };
   'confirm-password': { next: string; problem: Problem };
@@ -551,7 +578,7 @@ export const LOCALS_FIELDS = ['mailEnabled'] as const satisfies readonly (keyof 
 export const PAGE_FIELDS = {
   account: ['lastSignIn', 'policy', 'problem'],
   'agent-form': ['action', 'agent', 'values', 'rules', 'zones', 'browserZone', 'accounts', 'problem', 'errors'],
-  agents: ['showAccount', 'agents', 'archived'],
+  agents: ['showAccount', 'agents', 'archived', 'archivedMore', 'list'],
   'api-webhooks': [
     'account',
     'base',
@@ -620,7 +647,7 @@ export const PAGE_FIELDS = {
     'clearHref',
   ],
   client: ['people', 'showAccount', 'canManage', 'from', 'invite', 'client', 'apiWebhooksHref', 'sections'],
-  clients: ['agencyOff', 'clients', 'form'],
+  clients: ['agencyOff', 'clients', 'list', 'form'],
   'confirm-password': ['next', 'problem'],
   'do-not-call': [
     'account',

@@ -1,8 +1,9 @@
 // Agents: the agents a person manages (an agency user: the agency's and its clients'; a client user: their client's),
 // created and edited through src/admin/agents.ts with callctl's rules (calling windows, retry policy, voicemail, whose
-// time the windows are read in), "Set as default", archive and restore. Another tenant's agent, or an account that is
-// not the viewer's to manage, is a 404. Every field's problem is shown next to it, all at once, in plain words
-// (src/routes/dashboard/agent-form.ts); "Add a window" and "Remove" show the form again and save nothing.
+// time the windows are read in), "Set as default", archive and restore; their list is agents-list.ts. Another
+// tenant's agent, or an account that is not the viewer's to manage, is a 404. Every field's problem is shown next to
+// it, all at once, in plain words (src/routes/dashboard/agent-form.ts); "Add a window" and "Remove" show the form
+// again and save nothing.
 import { inScope, isAgencyScope } from '../../domain/tenancy.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAgent, setAgentArchived, setDefaultAgent, updateAgent } from '../../admin/agents.js';
@@ -24,15 +25,13 @@ import {
   type FieldErrors,
   type FormValues,
 } from './agent-form.js';
-import { attemptsWords, reachSummary, voicemailWords } from './agent-words.js';
-import { formatTime, NO_PHONE_DEFAULT, POLICY_WORDS, windowWords } from './format.js';
+import { reachSummary } from './agent-words.js';
+import { formatTime, NO_PHONE_DEFAULT } from './format.js';
 import { clientIp, formProblem, refusals, type Refusal } from './form-problem.js';
 import { canonicalZone, isOfferedZone, UTC_ALIASES, ZONE_REGIONS } from '../../domain/time-zones.js';
 import { dashboardBaseUrl } from '../../admin/users.js';
+import { AGENTS_PATH as LIST_PATH } from './agents-list.js';
 
-const LIST_PATH = '/dashboard/agents';
-/** The Agents list's cells stay short: a longer voicemail message is cut there (the agent's page shows it whole). */
-const LIST_MESSAGE_MAX = 60;
 /** What the page says above a form with field problems. */
 const FIELDS_PROBLEM = 'Some fields need a change: each says what is wrong next to it.';
 
@@ -110,47 +109,6 @@ export default async function agents(fastify: FastifyInstance) {
       errors,
     });
   };
-
-  fastify.get('/agents', { schema: { hide: true } }, async (request, reply) => {
-    const { accountIds, agents } = await fastify.storage.scoped.listListedAgentsInScope(request.scope);
-    return reply.page('agents', {
-      title: 'Agents',
-      showAccount: isAgencyScope(request.scope),
-      agents: agents
-        .filter((agent) => agent.archivedAt === null)
-        .map((agent) => {
-          const defaultFor = agent.defaultFor.filter((a) => accountIds.includes(a.id));
-          return {
-            id: agent.id,
-            name: agent.name,
-            accountName: agent.account.name,
-            accountKind: agent.account.kind,
-            phone: agent.phoneNumber,
-            timezone: canonicalZone(agent.timezone),
-            windows: windowWords(agent.callingWindows),
-            policy: POLICY_WORDS[agent.outsideWindowPolicy],
-            calleeHours: agent.windowTimezone === 'recipient',
-            attempts: attemptsWords(agent),
-            voicemail: voicemailWords(agent, LIST_MESSAGE_MAX),
-            isDefault: defaultFor.some((a) => a.id === agent.accountId),
-            defaultOfOthers: defaultFor.filter((a) => a.id !== agent.accountId).map((a) => a.name),
-          };
-        }),
-      archived: agents.flatMap((agent) =>
-        agent.archivedAt === null
-          ? []
-          : [
-              {
-                id: agent.id,
-                name: agent.name,
-                accountName: agent.account.name,
-                accountKind: agent.account.kind,
-                archivedAt: formatTime(agent.archivedAt),
-              },
-            ],
-      ),
-    });
-  });
 
   fastify.get('/agents/new', { schema: { hide: true } }, async (request, reply) => {
     const values = newAgentValues(request.user.accountId);

@@ -1,13 +1,16 @@
-// Clients (agency users only): the agency's clients, "Create client", and each client's detail page with its plan,
-// a link to its API & Webhooks section (/dashboard/clients/:id/api-webhooks) and its users (invite, disable).
+// Clients (agency users only): the agency's clients a page at a time by name ("Name starts with" filters them),
+// "Create client", and each client's detail page with its plan, a link to its API & Webhooks section
+// (/dashboard/clients/:id/api-webhooks) and its users (invite, disable).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CLIENT_NAME_MAX_LENGTH, createClient } from '../../admin/accounts.js';
 import { AdminError } from '../../admin/errors.js';
 import { apiAccessOn, switchedOffBy } from '../../domain/api-access.js';
 import { NAVIGATION } from '../../views/navigation.js';
+import { ClientsQuery } from '../../../schemas/dashboard/lists.js';
 import { ClientParams, CreateClientForm } from '../../../schemas/dashboard/people.js';
 import { clientIp, formProblem } from './form-problem.js';
 import { formatTime } from './format.js';
+import { FIRST_PAGE, LIST_PAGE_SIZE, listAsked, namedList, type ListAsked } from './list-page.js';
 import type { PageData } from '../../views/page-models.js';
 import { peopleOf } from './users.js';
 
@@ -30,23 +33,29 @@ function accessWords(own: boolean, agencySwitch: boolean | null): string {
     : "off (this client's switch, and the agency's too)";
 }
 
+const LIST_PATH = '/dashboard/clients';
+
 export default async function clients(fastify: FastifyInstance) {
   // `/clients/:id`: a client of the viewer's agency; the agency's own id is no client page (404, like any other).
   fastify.resolveManaged('client', 'id');
 
   const listPage = async (
     request: FastifyRequest,
+    asked: ListAsked,
     form: { name: string; problem: string | null },
   ): Promise<PageData<'clients'>> => {
-    const [rows, agency] = await Promise.all([
-      fastify.storage.scoped.listClientsInScope(request.scope),
+    const [page, agency] = await Promise.all([
+      fastify.storage.scoped.listClientsInScope(request.scope, asked.name, {
+        page: asked.page,
+        size: LIST_PAGE_SIZE,
+      }),
       fastify.storage.keys.findApiAccessState(request.scope.accountId),
     ]);
     const agencyOff = agency ? !apiAccessOn(agency.accountSwitch, agency.agencySwitch) : false;
     return {
       title: 'Clients',
       agencyOff,
-      clients: rows.map((c) => ({
+      clients: page.rows.map((c) => ({
         href: `/dashboard/clients/${c.id}`,
         name: c.name,
         created: formatTime(c.createdAt),
@@ -55,12 +64,20 @@ export default async function clients(fastify: FastifyInstance) {
         webhookSet: c.webhookSet,
         activeUsers: c.activeUsers,
       })),
+      list: namedList(LIST_PATH, { one: 'client', many: 'clients' }, asked, page),
       form: { ...form, maxLength: CLIENT_NAME_MAX_LENGTH },
     };
   };
 
-  fastify.get('/clients', { schema: { hide: true } }, async (request, reply) =>
-    reply.page('clients', await listPage(request, { name: '', problem: null })),
+  fastify.get<{ Querystring: ClientsQuery }>(
+    '/clients',
+    { schema: { hide: true, querystring: ClientsQuery }, attachValidation: true },
+    async (request, reply) => {
+      const asked = listAsked(request, ClientsQuery);
+      return reply
+        .code(asked.problems.length ? 400 : 200)
+        .page('clients', await listPage(request, asked, { name: '', problem: null }));
+    },
   );
 
   fastify.post<{ Body: CreateClientForm }>(
@@ -69,7 +86,7 @@ export default async function clients(fastify: FastifyInstance) {
     async (request, reply) => {
       const viewer = request.user;
       const problem = formProblem(request);
-      if (problem) return reply.code(400).page('clients', await listPage(request, { name: '', problem }));
+      if (problem) return reply.code(400).page('clients', await listPage(request, FIRST_PAGE, { name: '', problem }));
       try {
         const client = await createClient(
           fastify.storage,
@@ -84,7 +101,7 @@ export default async function clients(fastify: FastifyInstance) {
         if (error instanceof AdminError)
           return reply
             .code(400)
-            .page('clients', await listPage(request, { name: request.body.name, problem: error.message }));
+            .page('clients', await listPage(request, FIRST_PAGE, { name: request.body.name, problem: error.message }));
         throw error;
       }
     },

@@ -15,6 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import account from './account.js';
 import { clientApiWebhooks, ownApiWebhooks } from './api-webhooks/index.js';
 import agents from './agents.js';
+import agentsList from './agents-list.js';
 import assets from './assets.js';
 import auditLog from './audit-log.js';
 import calls from './calls.js';
@@ -46,6 +47,7 @@ export default async function dashboard(fastify: FastifyInstance) {
     await family.register(account);
     await family.register(auditLog);
     await family.register(ownApiWebhooks);
+    await family.register(agentsList);
     await family.register(agents);
     await family.register(calls);
     await family.register(users);
