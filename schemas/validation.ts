@@ -122,8 +122,8 @@ function firstProblem(errors: ValueError[]): { path: string; error: ValueError }
   return { path: first.path, error: first };
 }
 
-// NUL and unpaired UTF-16 surrogates cannot be stored as PostgreSQL text or jsonb (or would be silently replaced):
-// refuse them like any other invalid value, naming the field. The schema states it (STORABLE_TEXT) for free text;
+// NUL and unpaired UTF-16 surrogates cannot be stored as PostgreSQL text or jsonb (or would be silently replaced), nor
+// sent to it as a query's text: refuse them like any other invalid value, naming the field. The schema states it (STORABLE_TEXT) for free text;
 // this walk also covers metadata keys, which TypeBox checks with its own regex.
 // eslint-disable-next-line no-control-regex -- NUL is what this refuses
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -157,7 +157,9 @@ export const validatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, http
   return (input: unknown) => {
     const value = httpPart === 'body' ? input : Value.Convert(schema, input);
     if (check.Check(value)) {
-      const bad = httpPart === 'body' ? unstorable(value, '') : null;
+      // Headers cannot carry NUL (the HTTP parser refuses it); a query string or a path can (%00), and would reach
+      // PostgreSQL as text it refuses (a 500) from any page that searches with it.
+      const bad = httpPart === 'headers' ? null : unstorable(value, '');
       if (bad === null) return { value };
       return { error: [{ instancePath: bad, message: STORABLE_TEXT_RULE }] as never };
     }

@@ -207,6 +207,10 @@ describe('the Calls list', () => {
       [visitors.A, 'call=12345', '&quot;12345&quot; is not a call id'],
       [visitors.A, 'before=garbage', 'This link to older calls is not valid.'],
       [visitors.A, `status=${'x'.repeat(500)}`, 'A filter is longer than any value it can have.'],
+      // PostgreSQL takes no NUL in text: searched for, it was a 500.
+      [visitors.A, 'name=Ann%00', 'A filter holds a character that cannot be searched for'],
+      [visitors.A, 'meta_key=crm_id&meta_value=%00', 'A filter holds a character that cannot be searched for'],
+      [visitors.A, 'client_name=%00', 'A filter holds a character that cannot be searched for'],
       [
         visitors.A,
         'status=%3Cscript%3Ealert(1)%3C%2Fscript%3E',

@@ -168,8 +168,13 @@ async function listPage(
       ? Boolean(request.validationError)
       : errors.some((e) => e.type !== ValueErrorType.StringPattern);
   const typed = unreadable ? {} : typedFilters(request.query);
+  // No schema error, yet refused: a filter holds what PostgreSQL cannot take as text (NUL, half a surrogate pair).
   const problems: string[] = unreadable
-    ? ['A filter is longer than any value it can have. Clear the filters and try again.']
+    ? [
+        errors.length === 0
+          ? 'A filter holds a character that cannot be searched for (NUL, or half of a character). Clear the filters and try again.'
+          : 'A filter is longer than any value it can have. Clear the filters and try again.',
+      ]
     : [];
 
   const filters: CallHistoryFilters = {
