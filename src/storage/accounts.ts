@@ -94,14 +94,22 @@ export class AccountRepository extends Repository {
     return this.prisma.agent.findUnique({ where: { id: agentId } });
   }
 
-  /** An agency's clients by name, every one (switching the agency's API access off names those it stops). */
-  async listClients(agencyId: string): Promise<ClientSummary[]> {
-    const rows = await this.prisma.account.findMany({
-      where: { agencyId, kind: 'client' },
-      orderBy: [{ name: 'asc' }, { id: 'asc' }],
-      select: CLIENT_SUMMARY,
-    });
-    return rows.map(clientSummary);
+  /**
+   * The names of an agency's clients whose own API access is on, by name, at most `limit`, and how many there are
+   * (switching the agency's access off names those it stops; an agency may have thousands).
+   */
+  async clientsWithApiAccess(agencyId: string, limit: number): Promise<{ names: string[]; total: number }> {
+    const where = { agencyId, kind: 'client', apiAccessEnabled: true } as const;
+    const [rows, total] = await Promise.all([
+      this.prisma.account.findMany({
+        where,
+        orderBy: [{ name: 'asc' }, { id: 'asc' }],
+        select: { name: true },
+        take: limit,
+      }),
+      this.prisma.account.count({ where }),
+    ]);
+    return { names: rows.map((r) => r.name), total };
   }
 
   /**

@@ -254,7 +254,8 @@ export interface PageModels {
     /** A form's problem, shown next to the form of that section. */
     problem: { section: 'access' | 'agent' | 'webhook'; text: string } | null;
   };
-  'api-webhooks-access': ApiWebhooksPlace & { affected: string[] };
+  /** `affected`: the first names (by name) of the `affectedTotal` clients whose keys stop too. */
+  'api-webhooks-access': ApiWebhooksPlace & { affected: string[]; affectedTotal: number };
   'api-webhooks-deliveries': ApiWebhooksPlace & {
     problem: Problem;
     endpoint: EndpointState | null;
@@ -594,7 +595,7 @@ export const PAGE_FIELDS = {
     'endpoint',
     'problem',
   ],
-  'api-webhooks-access': ['account', 'base', 'affected'],
+  'api-webhooks-access': ['account', 'base', 'affected', 'affectedTotal'],
   'api-webhooks-deliveries': [
     'account',
     'base',

@@ -8,6 +8,7 @@ import { createAgent } from '../../src/admin/agents.js';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { webhookUrlProblem } from '../../src/webhooks/url-policy.js';
+import { AFFECTED_NAMES_MAX } from '../../src/routes/dashboard/api-webhooks/access.js';
 import { buildTestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger as triggerDirect } from '../helpers/trigger.js';
@@ -197,6 +198,24 @@ async function switchOff(base: string) {
 }
 
 describe('API access', () => {
+  it('off names at most AFFECTED_NAMES_MAX of the clients it stops, and says how many more', async () => {
+    const { id: many } = await createAgency(app.storage, { name: 'Many Clients', plan: 'agency' });
+    for (let i = 0; i < AFFECTED_NAMES_MAX + 7; i++)
+      await createClient(app.storage, { agencyId: many, name: `Client ${String(i).padStart(3, '0')}` });
+    const email = 'many-clients@example.test';
+    await createUserWithPassword(app.prisma, many, email);
+    const owner = new Visitor(app);
+    owner.ip = '10.9.8.7';
+    expect((await owner.signIn(email)).status).toBe(303);
+    const asked = await owner.submit(OWN, `${OWN}/api-access`);
+    expect(asked.status).toBe(200);
+    expect(asked.body).toContain(`these ${AFFECTED_NAMES_MAX + 7} clients`);
+    expect([...asked.body.matchAll(/<li>Client \d{3}<\/li>/g)]).toHaveLength(AFFECTED_NAMES_MAX);
+    expect(asked.body).toContain('<li>Client 000</li>');
+    expect(asked.body).not.toContain(`<li>Client ${String(AFFECTED_NAMES_MAX).padStart(3, '0')}</li>`);
+    expect(asked.body).toContain('and 7 more (the <a href="/dashboard/clients">Clients</a> page lists every client).');
+  });
+
   it('off asks first, naming the clients whose keys stop too; nothing changes until confirmed (issue 21, point 10)', async () => {
     const { id: quiet } = await createClient(app.storage, { agencyId, name: 'Quiet <Two>' });
     await setApiAccess(app.storage, quiet, false);

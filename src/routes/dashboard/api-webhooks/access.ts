@@ -9,6 +9,9 @@ import { canonicalUuid } from '../../../../schemas/uuid.js';
 import { formProblem, refusedField } from '../form-problem.js';
 import { NO_PHONE_DEFAULT } from '../format.js';
 import { actorOf, type Place } from './place.js';
+
+/** The most clients the confirmation names (an agency may have thousands: it says how many more). */
+export const AFFECTED_NAMES_MAX = 50;
 import { showSettings } from './section.js';
 
 /** A default agent that is not an id of an agent the account may use ("None set" too). */
@@ -33,12 +36,16 @@ export function accessRoutes(fastify: FastifyInstance, place: Place) {
       const on = request.body.api_access === 'on';
       if (!on && request.body.confirm !== 'on') {
         // One click would stop every integration of the account (an agency's: its clients' too): ask first, naming them.
-        const clients = account.kind === 'agency' ? await storage.accounts.listClients(account.id) : [];
+        const affected =
+          account.kind === 'agency'
+            ? await storage.accounts.clientsWithApiAccess(account.id, AFFECTED_NAMES_MAX)
+            : { names: [], total: 0 };
         return reply.page('api-webhooks-access', {
           title: 'Switch API access off?',
           account,
           base: place.base(account.id),
-          affected: clients.filter((c) => c.apiAccessEnabled).map((c) => c.name),
+          affected: affected.names,
+          affectedTotal: affected.total,
         });
       }
       await setApiAccess(storage, account.id, on, actorOf(request), fastify.now());
