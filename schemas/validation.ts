@@ -123,8 +123,8 @@ function firstProblem(errors: ValueError[]): { path: string; error: ValueError }
 }
 
 // NUL and unpaired UTF-16 surrogates cannot be stored as PostgreSQL text or jsonb (or would be silently replaced), nor
-// sent to it as a query's text: refuse them like any other invalid value, naming the field. The schema states it (STORABLE_TEXT) for free text;
-// this walk also covers metadata keys, which TypeBox checks with its own regex.
+// sent to it as a query's text: refuse them like any other invalid value, naming the field. The schema states it
+// (STORABLE_TEXT) for free text; this walk also covers metadata keys, which TypeBox checks with its own regex.
 // eslint-disable-next-line no-control-regex -- NUL is what this refuses
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

@@ -5,7 +5,7 @@ import type { Account, Agent, Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, Plan } from '../generated/prisma/enums.js';
 import { governingPlan } from '../domain/api-access.js';
 import { Repository } from './driver.js';
-import { likeLiteral } from './like.js';
+import { startsWithInAnyCase } from './like.js';
 import { readPage, type ListPage, type PageWanted } from './paging.js';
 
 export interface NewAgent {
@@ -118,7 +118,7 @@ export class AccountRepository extends Repository {
    */
   async listClientsPage(agencyId: string, name: string | null, wanted: PageWanted): Promise<ListPage<ClientSummary>> {
     const where: Prisma.AccountWhereInput = { agencyId, kind: 'client' };
-    if (name) where.name = { startsWith: likeLiteral(name), mode: 'insensitive' };
+    if (name) where.name = startsWithInAnyCase(name);
     return readPage(
       wanted,
       () => this.prisma.account.count({ where }),

@@ -8,7 +8,7 @@ import type { CallStatus } from '../generated/prisma/enums.js';
 import { inScope, type Scope } from '../domain/tenancy.js';
 import { AccountRepository, type ClientSummary } from './accounts.js';
 import { AgentRepository, type ListedAgent } from './agents.js';
-import { likeLiteral } from './like.js';
+import { likeLiteral, startsWithInAnyCase } from './like.js';
 import type { ListPage, PageWanted } from './paging.js';
 import { AuditRepository, type AuditCursor } from './audit.js';
 import { CallHistoryRepository, type CallDetail } from './call-history.js';
@@ -40,7 +40,7 @@ async function wholeNameFirst<T extends { id: string }>(
 ): Promise<T[]> {
   const [whole, starting] = await Promise.all([
     find({ equals: likeLiteral(text), mode: 'insensitive' }),
-    find({ startsWith: likeLiteral(text), mode: 'insensitive' }),
+    find(startsWithInAnyCase(text)),
   ]);
   const seen = new Set(whole.map((row) => row.id));
   return [...whole, ...starting.filter((row) => !seen.has(row.id))].slice(0, limit);
@@ -238,7 +238,7 @@ export class ScopedReadRepository extends Repository {
     wanted: PageWanted,
   ): Promise<ListPage<ListedAgent>> {
     const where: Prisma.AgentWhereInput[] = [ownedWhere(scope), { archivedAt: list.archived ? { not: null } : null }];
-    if (list.name) where.push({ name: { startsWith: likeLiteral(list.name), mode: 'insensitive' } });
+    if (list.name) where.push({ name: startsWithInAnyCase(list.name) });
     return this.agents.listAgentsPage({ AND: where }, wanted);
   }
 

@@ -6,3 +6,8 @@
 export function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, '\\$&');
 }
+
+/** Prisma's condition for text that starts with `text` in any case, every character of it as itself. */
+export function startsWithInAnyCase(text: string): { startsWith: string; mode: 'insensitive' } {
+  return { startsWith: likeLiteral(text), mode: 'insensitive' };
+}

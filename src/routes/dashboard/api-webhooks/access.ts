@@ -9,10 +9,10 @@ import { canonicalUuid } from '../../../../schemas/uuid.js';
 import { formProblem, refusedField } from '../form-problem.js';
 import { NO_PHONE_DEFAULT } from '../format.js';
 import { actorOf, type Place } from './place.js';
+import { showSettings } from './section.js';
 
 /** The most clients the confirmation names (an agency may have thousands: it says how many more). */
 export const AFFECTED_NAMES_MAX = 50;
-import { showSettings } from './section.js';
 
 /** A default agent that is not an id of an agent the account may use ("None set" too). */
 const NOT_USABLE = 'That agent is not one this account may use. Choose one from the list.';
