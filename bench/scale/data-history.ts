@@ -97,7 +97,7 @@ const quoted = (x: string) => `coalesce('"' || ${iso(x)} || '"', 'null')`;
  * One window: its calls (5% failed, busy or no answer), their events (initiated, dialing, then in_progress and
  * completed, or failed), the deliveries of those events the account's endpoint heard (call.started, call.completed,
  * call.failed; the body the service would have frozen), and their attempts: one 200, or for 2% a 500 and then a 200
- * about 5 s later. Numbers are inlined; the arrays and times are parameters.
+ * about 5 s later (the 500's start kept as the delivery's last failure, as the worker keeps it). Numbers are inlined; the arrays and times are parameters.
  */
 function chunkSql(
   plan: HistoryPlan,
@@ -162,7 +162,7 @@ WITH src AS (
   RETURNING 1
 ), deliveries_written AS (
   INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, status, attempt_count, next_attempt_at,
-                                  last_attempt_at, completed_at, created_at)
+                                  last_attempt_at, completed_at, created_at, last_failure_at)
   SELECT ${ROW_ID}(d.at), c.endpoint, c.id, d.event, d.type,
          '{"type":"' || d.type || '","timestamp":"' || ${iso('d.at')} || '","data":{"call_id":"' || c.id || '","status":"'
            || d.status || '","agent_id":"' || c.agent || '","phone_number":"' || c.phone || '","name":'
@@ -171,7 +171,8 @@ WITH src AS (
            || ',"answered_at":' || ${quoted('d.answered')} || ',"ended_at":' || ${quoted('d.ended')}
            || ',"duration_seconds":' || coalesce(d.duration::text, 'null') || ',"failure_reason":'
            || coalesce('"' || d.failure || '"', 'null') || '}}',
-         'succeeded', a.attempts, a.last_at, a.last_at, a.last_at + a.took * interval '1 millisecond', d.at
+         'succeeded', a.attempts, a.last_at, a.last_at, a.last_at + a.took * interval '1 millisecond', d.at,
+         CASE WHEN a.attempts > 1 THEN d.at + interval '15 milliseconds' END
     FROM calls_made c
    CROSS JOIN LATERAL (VALUES
       (c.started_event, 'call.started', 'dialing', c.started, NULL::timestamptz, NULL::timestamptz, NULL::int, NULL::text),

@@ -122,6 +122,8 @@ const RECORD_ATTEMPTS = statement(
   ), delivery AS (
     UPDATE webhook_deliveries d
        SET attempt_count = i.attempt_count, last_attempt_at = i.started_at, lease_expires_at = NULL, status = i.status::delivery_status,
+           last_failure_at = CASE WHEN i.response_status BETWEEN 200 AND 299 THEN d.last_failure_at
+                                  ELSE greatest(d.last_failure_at, i.started_at) END,
            completed_at = COALESCE(i.completed_at, d.completed_at), next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at),
            held_reason = CASE WHEN i.status = 'held' THEN ${heldReason('i.disabled_reason')} END
       FROM input i WHERE d.id = i.delivery_id
