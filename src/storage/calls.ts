@@ -12,7 +12,7 @@ import { CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
 import { heldReason, type ClaimedDelivery } from './deliveries.js';
 import { statement } from './statements.js';
 import { Repository } from './driver.js';
-import { inTransaction } from './transaction.js';
+import { againIfDeadlocked, inTransaction } from './transaction.js';
 
 export interface AcceptedCallRow {
   accountId: string;
@@ -445,32 +445,35 @@ export class CallRepository extends Repository {
    */
   async insertAcceptedCall(row: AcceptedCallRow): Promise<AcceptOutcome> {
     const { idempotency } = row;
-    const { rows } = await this.pool.query<{ waiting: number }>({
-      ...ACCEPT_CALL,
-      values: [
-        row.accountId,
-        row.agencyId,
-        row.callId,
-        row.eventId,
-        row.agentId,
-        row.phoneNumber,
-        row.fromNumber,
-        row.name,
-        row.email,
-        row.metadataJson,
-        row.notBefore,
-        row.expiresAt,
-        row.now,
-        new Date(),
-        row.maxWaiting,
-        idempotency?.recordId ?? null,
-        idempotency?.status ?? null,
-        idempotency ? JSON.stringify(idempotency.body) : null,
-        row.scheduledAt,
-        row.timezone,
-        row.timezoneSource,
-      ],
-    });
+    // One statement: a deadlock (an upgrade's DDL under way) undid all of it, so it is sent again.
+    const { rows } = await againIfDeadlocked(() =>
+      this.pool.query<{ waiting: number }>({
+        ...ACCEPT_CALL,
+        values: [
+          row.accountId,
+          row.agencyId,
+          row.callId,
+          row.eventId,
+          row.agentId,
+          row.phoneNumber,
+          row.fromNumber,
+          row.name,
+          row.email,
+          row.metadataJson,
+          row.notBefore,
+          row.expiresAt,
+          row.now,
+          new Date(),
+          row.maxWaiting,
+          idempotency?.recordId ?? null,
+          idempotency?.status ?? null,
+          idempotency ? JSON.stringify(idempotency.body) : null,
+          row.scheduledAt,
+          row.timezone,
+          row.timezoneSource,
+        ],
+      }),
+    );
     const waiting = rows[0]!.waiting;
     if (waiting === -2) return { kind: 'do_not_call' };
     return waiting >= 0 ? { kind: 'queue_full', waiting } : { kind: 'stored' };

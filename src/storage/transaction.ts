@@ -20,3 +20,23 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     client.release(broken);
   }
 }
+
+/** deadlock_detected: PostgreSQL undid the statement (and its transaction) to break a cycle of lock waits. */
+const DEADLOCK_DETECTED = '40P01';
+
+/**
+ * Runs `work`, and once more (up to `attempts` in all) when PostgreSQL chose it to break a deadlock: what it wrote was
+ * undone with it, so it can run again as it was. For a statement run on its own (autocommit) or a whole transaction;
+ * never for a statement inside a larger transaction, which the deadlock aborted too. Cycles arise with the DDL of an
+ * upgrade under way (a migration that locks accounts, then calls, while an acceptance holds calls and waits for
+ * accounts: bench:scale (g) met one), and the client should not get a 500 for a call it may simply send again.
+ */
+export async function againIfDeadlocked<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= attempts || (error as { code?: unknown }).code !== DEADLOCK_DETECTED) throw error;
+    }
+  }
+}
