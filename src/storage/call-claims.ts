@@ -4,8 +4,8 @@
 // batch of calls on the background path, where Prisma's per-statement client cost was most of the dispatcher's CPU.
 import type pg from 'pg';
 import type { Call } from '../generated/prisma/client.js';
-import { ACTIVE_STATUSES, type VoicemailPolicy } from '../../schemas/vocabulary.js';
-import { CALL_COLUMNS, writeCallBatch, type PlannedBatch } from './calls.js';
+import type { VoicemailPolicy } from '../../schemas/vocabulary.js';
+import { ACTIVE_STATUSES_SQL, CALL_COLUMNS, writeCallBatch, type PlannedBatch } from './calls.js';
 import type { ClaimedDelivery } from './deliveries.js';
 import { inTransaction } from './transaction.js';
 import { statement } from './statements.js';
@@ -31,7 +31,7 @@ const LOCK_DUE_ACCOUNTS = statement(
     SELECT a.id FROM accounts a
      WHERE a.waiting_calls > 0
        AND EXISTS (SELECT 1 FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated' AND c.not_before <= $1 AND c.expires_at > $1)
-       AND (SELECT count(*) FROM calls c WHERE c.account_id = a.id AND c.status = ANY($4::call_status[])) < $2
+       AND (SELECT count(*) FROM calls c WHERE c.account_id = a.id AND c.status IN (${ACTIVE_STATUSES_SQL})) < $2
     OFFSET 0) AS due
    WHERE pg_try_advisory_xact_lock(${CLAIM_LOCK_SPACE}, hashtext(due.id::text))
    LIMIT $3`,
@@ -43,7 +43,7 @@ export async function lockDueAccounts(
 ): Promise<string[]> {
   const { rows } = await client.query<{ account_id: string }>({
     ...LOCK_DUE_ACCOUNTS,
-    values: [now, maxActive, limit, ACTIVE_STATUSES],
+    values: [now, maxActive, limit],
   });
   return rows.map((r) => r.account_id);
 }
@@ -95,7 +95,7 @@ const CANDIDATES = statement(
     FROM unnest($1::uuid[]) AS a(id)
     JOIN accounts acc ON acc.id = a.id
    CROSS JOIN LATERAL (SELECT $2::int - count(*)::int AS free FROM calls
-                        WHERE account_id = a.id AND status = ANY($4::call_status[])) AS slots
+                        WHERE account_id = a.id AND status IN (${ACTIVE_STATUSES_SQL})) AS slots
    CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3 AND expires_at > $3
                         ORDER BY created_at, id LIMIT greatest(slots.free, 0) FOR UPDATE SKIP LOCKED) AS c
     JOIN agents ag ON ag.id = c.agent_id
@@ -108,7 +108,7 @@ export async function claimCandidates(
 ): Promise<ClaimCandidate[]> {
   const { rows } = await client.query<ClaimCandidate>({
     ...CANDIDATES,
-    values: [accountIds, maxActive, now, ACTIVE_STATUSES],
+    values: [accountIds, maxActive, now],
   });
   return rows;
 }

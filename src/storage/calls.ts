@@ -66,6 +66,14 @@ export interface LiveCallCounts {
   waitingForRetry: number;
 }
 
+/**
+ * The active statuses written into a statement, `'dialing', 'in_progress'`: a condition on them matches the partial
+ * index calls_active_by_account (status IN those) in a generic plan too. As a parameter (status = ANY($n)), the
+ * generic plan a prepared statement settles on after five runs reads every call of the account through another
+ * index and filters them.
+ */
+export const ACTIVE_STATUSES_SQL = ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ');
+
 // Hand-written: per account, active calls counted on calls_active_by_account (at most the concurrency limit of them;
 // its statuses written out, so that a generic plan can use the partial index too) and the waiting count read from the
 // counter the triggers keep. Its breakdown depends on the time, so no counter holds it, and counting every waiting
@@ -77,7 +85,7 @@ const LIVE_COUNTS = statement(
   `
   SELECT a.id AS account_id, a.waiting_calls AS waiting,
          (SELECT count(*)::int FROM calls c WHERE c.account_id = a.id
-             AND c.status IN (${ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ')})) AS active,
+             AND c.status IN (${ACTIVE_STATUSES_SQL})) AS active,
          (a.waiting_calls - sr.calls - p.due + sr.waiting_for_window)::int AS waiting_for_window, sr.scheduled,
          sr.waiting_for_retry
     FROM accounts a
