@@ -1,12 +1,13 @@
-// bench:scale (g), issue 25 point 6: an online upgrade on the history database, the one this release ships: the
-// name index rebuilt in its new order (20261128010000-02: the new index built CONCURRENTLY, the old one dropped
-// CONCURRENTLY, the new one renamed). The database is first put back as the release before it left it (the old
-// index, built as its own migration 20261125020002 builds it, and the three migrations' _prisma_migrations rows
-// deleted), then the project's runner (src/storage/migrate.ts, as `callctl migrate` and the server's start run it)
-// applies them while the service takes triggers at a fixed rate: the migrations' time, and the triggers sent while
-// they ran. Then a new release's start on that database: a second service process, from spawn to /health/ready,
-// with nothing to apply.
+// bench:scale (g), issue 25 point 6: an online upgrade on the history database, the one this release ships: each of
+// its migrations that does work on the large tables, redone while the service takes triggers at a fixed rate. The
+// database is first put back as the release before it left it (each step's `undo`, newest first, and their
+// _prisma_migrations rows deleted); then the project's runner (src/storage/migrate.ts, as `callctl migrate` and the
+// server's start run it) applies them one at a time (a directory of the migrations up to each), so that each step has
+// its time and the triggers sent while it ran. Then a new release's start on that database: a second service process,
+// from spawn to /health/ready, with nothing to apply. The service under load is this release's; a step it cannot run
+// without (20261128220000, the column its worker writes: no rewrite, a moment's lock) is not redone.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
@@ -17,19 +18,80 @@ import { percentiles, type Percentiles } from '../stats.js';
 import { round } from './measure-drain.js';
 import { acceptedSoFar, fixedRateTriggers, splitByTime } from './measure-service.js';
 
-/** The migrations redone: the name index in its new order, built, swapped for the old one and renamed, online. */
-export const UPGRADE_MIGRATIONS = [
-  '20261128010000_calls_name_newest_index',
-  '20261128010001_drop_calls_name_prefix_index',
-  '20261128010002_calls_name_newest_index_rename',
+const MIGRATIONS = path.join(import.meta.dirname, '../../prisma/migrations');
+
+/** A migration of this release redone under load: what it does, and how the release before left the database. */
+export interface UpgradeStep {
+  migration: string;
+  what: string;
+  /** Statements that put the database back as the release before left it (run before the load, in order). */
+  undo: string[];
+  /** An index the step builds: its size is reported. */
+  builds?: string;
+}
+
+/** This release's steps on the large tables, in the order the runner applies them. */
+export const UPGRADE_STEPS: UpgradeStep[] = [
+  {
+    migration: '20261128100000_call_outcome_days',
+    what: "the Overview's outcome counters: a lock on calls while the calls ended since yesterday are counted, triggers",
+    undo: [
+      ...['insert', 'update', 'delete', 'truncate'].map(
+        (op) => `DROP TRIGGER IF EXISTS "calls_waiting_then_outcomes_after_${op}" ON "calls"`,
+      ),
+      ...['after_insert', 'after_update', 'after_delete', 'after_truncate'].map(
+        (op) => `DROP FUNCTION IF EXISTS "oct_calls_outcomes_${op}"()`,
+      ),
+      'DROP FUNCTION IF EXISTS "oct_add_call_outcomes"(jsonb)',
+      'DROP FUNCTION IF EXISTS "oct_outcomes_since"()',
+      'DROP TABLE IF EXISTS "call_outcome_days"',
+    ],
+  },
+  {
+    migration: '20261128200000_calls_waiting_by_not_before_index',
+    what: "`CREATE INDEX CONCURRENTLY` of the Overview's plain waiting calls (partial: it reads all of calls)",
+    undo: ['DROP INDEX CONCURRENTLY IF EXISTS "calls_waiting_by_not_before"'],
+    builds: 'calls_waiting_by_not_before',
+  },
+  {
+    migration: '20261128200001_calls_waiting_scheduled_or_retry_index',
+    what: "`CREATE INDEX CONCURRENTLY` of the Overview's scheduled and retry-waiting calls (partial)",
+    undo: ['DROP INDEX CONCURRENTLY IF EXISTS "calls_waiting_scheduled_or_retry"'],
+    builds: 'calls_waiting_scheduled_or_retry',
+  },
+  {
+    migration: '20261128200002_drop_calls_account_id_ended_at_index',
+    what: '`DROP INDEX CONCURRENTLY` of (account_id, ended_at), which nothing reads since the outcome counters',
+    // Built again as the release before had it (its first migration built it in a transaction, on an empty table).
+    undo: [
+      'CREATE INDEX CONCURRENTLY IF NOT EXISTS "calls_account_id_ended_at_idx" ON "calls"("account_id", "ended_at")',
+    ],
+  },
+  {
+    migration: '20261128220001_delivery_last_failure_filled',
+    what: 'last_failure_at filled for the failures of the last day (one pass over webhook_attempts)',
+    undo: ['UPDATE "webhook_deliveries" SET "last_failure_at" = NULL WHERE "last_failure_at" IS NOT NULL'],
+  },
+  {
+    migration: '20261128220002_delivery_failures_index',
+    what: '`CREATE INDEX CONCURRENTLY` of the failed deliveries (partial: it scans the whole table, keeps few entries)',
+    undo: ['DROP INDEX CONCURRENTLY IF EXISTS "webhook_deliveries_endpoint_id_last_failure_at_idx"'],
+    builds: 'webhook_deliveries_endpoint_id_last_failure_at_idx',
+  },
 ];
-/** The migration that built the index the upgrade replaces (run again to put the database back as it was). */
-const PREVIOUS_MIGRATION = '20261125020002_calls_name_prefix_index';
-const UPGRADE_INDEX = 'calls_account_id_name_prefix_idx';
+
+export interface UpgradeStepFigures {
+  migration: string;
+  what: string;
+  seconds: number;
+  /** Triggers sent while it ran. */
+  during: Percentiles;
+  /** The size of the index it built. */
+  indexBytes: number | null;
+}
 
 export interface UpgradeFigures {
-  migration: string;
-  index: string;
+  steps: UpgradeStepFigures[];
   applied: string[];
   seconds: number;
   rate: number;
@@ -40,7 +102,6 @@ export interface UpgradeFigures {
   errors: number;
   /** Seconds of the migration the load did not cover (0: it outlasted the migration). */
   uncoveredSeconds: number;
-  indexBytes: number;
   /** A new release's process: spawn to ready (migrations with nothing to apply, then the service's start). */
   restartSeconds: number;
   /** The runner alone with nothing to apply. */
@@ -62,14 +123,19 @@ export interface UpgradeContext {
   log(line: string): void;
 }
 
+/** A directory holding copies of the migrations up to `last`: the runner applies those alone (it reads directories, not links). */
+function migrationsUpTo(last: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oct-upgrade-'));
+  for (const name of fs.readdirSync(MIGRATIONS).filter((n) => n <= last && !n.includes('.')))
+    fs.cpSync(path.join(MIGRATIONS, name), path.join(dir, name), { recursive: true });
+  return dir;
+}
+
 export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigures> {
-  const previous = fs.readFileSync(
-    path.join(import.meta.dirname, '../../prisma/migrations', PREVIOUS_MIGRATION, 'migration.sql'),
-    'utf8',
-  );
-  await ctx.db.query(`DROP INDEX CONCURRENTLY IF EXISTS "${UPGRADE_INDEX}"`);
-  await ctx.db.query(previous);
-  await ctx.db.query('DELETE FROM "_prisma_migrations" WHERE migration_name = ANY($1::text[])', [UPGRADE_MIGRATIONS]);
+  for (const step of [...UPGRADE_STEPS].reverse()) for (const sql of step.undo) await ctx.db.query(sql);
+  await ctx.db.query('DELETE FROM "_prisma_migrations" WHERE migration_name = ANY($1::text[])', [
+    UPGRADE_STEPS.map((s) => s.migration),
+  ]);
   const before = await acceptedSoFar(ctx.internalPort);
   const load = fixedRateTriggers(ctx.port, ctx.keys, ctx.rate, ctx.loadSeconds, { recordCalls: true });
   for (const deadline = performance.now() + 15_000; performance.now() < deadline;) {
@@ -78,23 +144,56 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
   }
   await new Promise((resolve) => setTimeout(resolve, ctx.leadSeconds * 1000));
   const from = wallNow();
-  const result = await migrate(ctx.databaseUrl);
+  const windows: { step: UpgradeStep; from: number; to: number }[] = [];
+  const applied: string[] = [];
+  for (const step of UPGRADE_STEPS) {
+    const dir = migrationsUpTo(step.migration);
+    const stepFrom = wallNow();
+    try {
+      const { applied: now } = await migrate(ctx.databaseUrl, dir);
+      if (now.join() !== step.migration)
+        throw new Error(`upgrade: ${step.migration} applied ${now.join(', ') || 'nothing'}`);
+      applied.push(...now);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    windows.push({ step, from: stepFrom, to: wallNow() });
+  }
+  const lastFrom = wallNow();
+  applied.push(...(await migrate(ctx.databaseUrl)).applied);
   const to = wallNow();
-  ctx.log(`upgrade: ${result.applied.join(', ') || 'nothing'} applied in ${round((to - from) / 1000, 2)} s`);
-  const triggers = await load;
-  for (const migration of UPGRADE_MIGRATIONS)
-    if (!result.applied.includes(migration))
-      throw new Error(`upgrade: the runner did not apply ${migration} (${result.applied.join(', ')})`);
-  const {
-    rows: [index],
-  } = await ctx.db.query<{ valid: boolean; bytes: string; definition: string }>(
-    `SELECT i.indisvalid AS valid, pg_relation_size(i.indexrelid) AS bytes, pg_get_indexdef(i.indexrelid) AS definition
-       FROM pg_index i WHERE i.indexrelid = $1::regclass`,
-    [UPGRADE_INDEX],
+  ctx.log(
+    `upgrade: steps ${windows.map((w) => `${round((w.from - from) / 1000, 2)}-${round((w.to - from) / 1000, 2)}`).join(', ')}; the rest ${round((lastFrom - from) / 1000, 2)}-${round((to - from) / 1000, 2)} s`,
   );
-  if (!index?.valid) throw new Error(`upgrade: ${UPGRADE_INDEX} is not valid after the migration`);
-  if (!index.definition.includes('created_at, id) INCLUDE'))
-    throw new Error(`upgrade: ${UPGRADE_INDEX} is not the new index after the migration: ${index.definition}`);
+  ctx.log(`upgrade: ${applied.join(', ') || 'nothing'} applied in ${round((to - from) / 1000, 2)} s`);
+  const triggers = await load;
+  const missing = UPGRADE_STEPS.filter((s) => !applied.includes(s.migration));
+  const extra = applied.filter((name) => !UPGRADE_STEPS.some((s) => s.migration === name));
+  if (missing.length > 0 || extra.length > 0)
+    throw new Error(
+      `upgrade: the runner applied ${applied.join(', ')}; expected ${UPGRADE_STEPS.map((s) => s.migration).join(', ')}`,
+    );
+  const steps: UpgradeStepFigures[] = [];
+  for (const { step, from: stepFrom, to: stepTo } of windows) {
+    let indexBytes: number | null = null;
+    if (step.builds) {
+      const {
+        rows: [index],
+      } = await ctx.db.query<{ valid: boolean; bytes: string }>(
+        `SELECT i.indisvalid AS valid, pg_relation_size(i.indexrelid) AS bytes FROM pg_index i WHERE i.indexrelid = $1::regclass`,
+        [step.builds],
+      );
+      if (!index?.valid) throw new Error(`upgrade: ${step.builds} is not valid after ${step.migration}`);
+      indexBytes = Number(index.bytes);
+    }
+    steps.push({
+      migration: step.migration,
+      what: step.what,
+      seconds: round((stepTo - stepFrom) / 1000, 2),
+      during: percentiles(splitByTime(triggers, stepFrom, stepTo).inside),
+      indexBytes,
+    });
+  }
   const loadEnd = Math.max(...(triggers.calls ?? []).map(([, due]) => due), from);
 
   const noOpStarted = performance.now();
@@ -105,16 +204,14 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
   const restartSeconds = round((performance.now() - restartStarted) / 1000, 2);
   await release.stop();
   return {
-    migration: UPGRADE_MIGRATIONS.join(', '),
-    index: UPGRADE_INDEX,
-    applied: result.applied,
+    steps,
+    applied,
     seconds: round((to - from) / 1000, 2),
     rate: ctx.rate,
     during: percentiles(splitByTime(triggers, from, to).inside),
     statuses: triggers.statuses,
     errors: triggers.errors + triggers.timeouts,
     uncoveredSeconds: round(Math.max(0, to - loadEnd) / 1000, 1),
-    indexBytes: Number(index.bytes),
     restartSeconds,
     noOpMigrateSeconds,
   };

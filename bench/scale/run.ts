@@ -82,7 +82,7 @@ const SETTINGS = {
   retentionRate: 200,
   retentionWithoutSeconds: 10,
   upgradeRate: 100,
-  upgradeLoadSeconds: Number(env.BENCH_SCALE_UPGRADE_SECONDS || Math.max(30, Math.round(150 * FACTOR))),
+  upgradeLoadSeconds: Number(env.BENCH_SCALE_UPGRADE_SECONDS || Math.max(30, Math.round(240 * FACTOR))),
   upgradeLeadSeconds: 5,
   warmUpSeconds: 5,
   autovacuumMaxMinutes: Number(env.BENCH_SCALE_AUTOVACUUM_MINUTES || 60),
