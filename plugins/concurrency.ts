@@ -17,7 +17,7 @@ export interface ConcurrencyLimits {
 
 export interface Concurrency {
   limits: ConcurrencyLimits;
-  /** Live counts per account given; an account that does not exist is absent from the map. */
+  /** Live counts per account given; one with no call active or waiting (or that does not exist) is absent: zeros. */
   counts(accountIds: string[]): Promise<Map<string, LiveCallCounts>>;
   /** Calls in each live status across all accounts (metrics). */
   totals(): Promise<Record<(typeof LIVE_STATUSES)[number], number>>;

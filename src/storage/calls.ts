@@ -80,12 +80,16 @@ export const ACTIVE_STATUSES_SQL = ACTIVE_STATUSES.map((s) => `'${s}'`).join(', 
 // call grew with the queue: each waiting call is in one of two partial indexes (migrations 20261128200000-01); the
 // scheduled and retry-waiting ones are counted from theirs, of the plain ones only those due (not_before <= now, a
 // range of the other), and the rest of the counter waits for its window. Exact as the counter is (acceptance trusts it).
+// Active calls are counted for all the accounts at once (one scan of calls_active_by_account), and an account with
+// none active and none waiting is left out, its breakdown not read: an agency's Overview of a thousand quiet clients
+// read and returned a row of zeros for each (3.3 -> 2.5 ms for 1,001 quiet accounts).
 const LIVE_COUNTS = statement(
   'oct_live_call_counts',
   `
-  SELECT a.id AS account_id, a.waiting_calls AS waiting,
-         (SELECT count(*)::int FROM calls c WHERE c.account_id = a.id
-             AND c.status IN (${ACTIVE_STATUSES_SQL})) AS active,
+  WITH active AS (
+    SELECT c.account_id, count(*)::int AS calls FROM calls c
+     WHERE c.account_id = ANY($1::uuid[]) AND c.status IN (${ACTIVE_STATUSES_SQL}) GROUP BY c.account_id)
+  SELECT a.id AS account_id, a.waiting_calls AS waiting, coalesce(act.calls, 0) AS active,
          (a.waiting_calls - sr.calls - p.due + sr.waiting_for_window)::int AS waiting_for_window, sr.scheduled,
          sr.waiting_for_retry
     FROM accounts a
@@ -96,13 +100,14 @@ const LIVE_COUNTS = statement(
             count(*) FILTER (WHERE c.next_attempt_at IS NULL AND c.scheduled_at > $2::timestamptz)::int AS scheduled,
             count(*) FILTER (WHERE c.next_attempt_at IS NOT NULL)::int AS waiting_for_retry
        FROM calls c
-      WHERE c.account_id = a.id AND c.status = 'initiated'
+      WHERE a.waiting_calls > 0 AND c.account_id = a.id AND c.status = 'initiated'
         AND (c.next_attempt_at IS NOT NULL OR c.scheduled_at IS NOT NULL)) AS sr
    CROSS JOIN LATERAL (
      SELECT count(*) AS due FROM calls c
-      WHERE c.account_id = a.id AND c.status = 'initiated' AND c.next_attempt_at IS NULL AND c.scheduled_at IS NULL
+      WHERE a.waiting_calls > 0 AND c.account_id = a.id AND c.status = 'initiated' AND c.next_attempt_at IS NULL AND c.scheduled_at IS NULL
         AND c.not_before <= $2::timestamptz) AS p
-   WHERE a.id = ANY($1::uuid[])`,
+    LEFT JOIN active act ON act.account_id = a.id
+   WHERE a.id = ANY($1::uuid[]) AND (a.waiting_calls > 0 OR act.calls IS NOT NULL)`,
 );
 
 /**
@@ -500,7 +505,10 @@ export class CallRepository extends Repository {
     return waiting >= 0 ? { kind: 'queue_full', waiting } : { kind: 'stored' };
   }
 
-  /** Live call counts of each account given (accounts that do not exist are absent). */
+  /**
+   * Live call counts of the accounts given that have a call active or waiting (the others, and accounts that do not
+   * exist, are absent: all zeros). An agency of a thousand clients gets rows for its busy ones.
+   */
   async liveCallCounts(accountIds: string[], now: Date): Promise<Map<string, LiveCallCounts>> {
     const { rows } = await this.pool.query<{
       account_id: string;
