@@ -282,6 +282,13 @@ async function buildHistory(
      GROUP BY 1, 2, 3
     ON CONFLICT (account_id, day, outcome) DO UPDATE SET calls = excluded.calls`);
   await phase("today's and yesterday's outcomes counted");
+  // And the trigger that keeps each account's first call's time (20261128210000): set here as the migration does, one
+  // descent of the (account_id, created_at, id) index per account.
+  await main.query(`
+    UPDATE accounts a SET first_call_at = f.at
+      FROM (SELECT x.id, (SELECT min(c.created_at) FROM calls c WHERE c.account_id = x.id) AS at FROM accounts x) f
+     WHERE a.id = f.id AND f.at IS DISTINCT FROM a.first_call_at`);
+  await phase('first calls noted');
 }
 
 /**

@@ -30,6 +30,19 @@ export interface MetadataMatch {
   values: [unknown] | [unknown, unknown];
 }
 
+/**
+ * Whose calls a page lists: the accounts given, or an agency's whole scope (itself and every client), which the
+ * walk reads from the accounts table rather than from a list of a thousand ids.
+ */
+export type HistoryAccounts = { accountIds: string[] } | { agencyId: string };
+
+/** A page of at most `limit` of `rows` (read one more than that), and the cursor of the next one when there is more. */
+function pageOfRows(rows: CallListRow[], limit: number): { calls: CallListRow[]; next: CallCursor | null } {
+  const calls = rows.slice(0, limit);
+  const last = calls.at(-1);
+  return { calls, next: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+}
+
 /** Where a page starts: the call before which (newest first) the next page begins. */
 export interface CallCursor {
   createdAt: Date;
@@ -118,7 +131,7 @@ const MIN_UUID = '00000000-0000-0000-0000-000000000000';
 // row of the accounts (a million for a big one); a LATERAL top-N per account reads at most a page from each account's
 // index in order. One text per combination of the optional filters, so that each is an index condition in a prepared
 // (generic) plan too; the date range and the cursor are always present (unbounded: ±infinity), as one row comparison.
-function historyStatement(present: readonly OptionalKey[]): { narrow: Statement; wide: Statement } {
+function historyStatement(present: readonly OptionalKey[]): { narrow: Statement; wide: Statement; agency: Statement } {
   let n = 4;
   const extra = OPTIONAL.filter((f) => present.includes(f.key))
     .map((f) => `\n        AND ${f.sql(Array.from({ length: PARAMS[f.key] }, () => `$${++n}`))}`)
@@ -176,7 +189,42 @@ function historyStatement(present: readonly OptionalKey[]): { narrow: Statement;
    ORDER BY p."createdAt" DESC, p.id DESC
    LIMIT ${limit}`,
   );
-  return { narrow, wide };
+  // An agency's whole scope, as `wide` but given the agency rather than its ids: the statement reads its accounts (a
+  // range of accounts_agency_id_idx and its own row) and descends only into those whose first call (first_call_at,
+  // kept by a trigger) is at or before the page's bound; the others have no call on this page. So an agency of a
+  // thousand clients that never placed a call costs their account rows, not a thousand index descents.
+  const agency = statement(
+    ['oct_call_history_agency', ...suffix].join('_'),
+    `
+  WITH heads AS MATERIALIZED (
+    SELECT a.id, h.created_at
+      FROM accounts a
+     CROSS JOIN LATERAL (
+       SELECT c.created_at FROM calls c
+        WHERE c.account_id = a.id
+          AND ${below}
+          AND c.created_at >= $4::timestamptz${extra}
+        ORDER BY c.created_at DESC, c.id DESC
+        LIMIT 1) AS h
+     WHERE (a.id = $1::uuid OR a.agency_id = $1::uuid) AND a.first_call_at <= $2::timestamptz
+  ), floor AS (
+    SELECT coalesce((SELECT created_at FROM heads ORDER BY created_at DESC OFFSET ${limit} - 1 LIMIT 1),
+                    '-infinity'::timestamptz) AS at
+  )
+  SELECT p.*
+    FROM heads, floor
+   CROSS JOIN LATERAL (
+     SELECT ${LIST_COLUMNS} FROM calls c
+      WHERE c.account_id = heads.id
+        AND ${below}
+        AND c.created_at >= greatest($4::timestamptz, floor.at)${extra}
+      ORDER BY c.created_at DESC, c.id DESC
+      LIMIT ${limit}) AS p
+   WHERE heads.created_at >= floor.at
+   ORDER BY p."createdAt" DESC, p.id DESC
+   LIMIT ${limit}`,
+  );
+  return { narrow, wide, agency };
 }
 
 /**
@@ -192,7 +240,7 @@ function historyStatement(present: readonly OptionalKey[]): { narrow: Statement;
 const NEWEST_FIRST = 'SET LOCAL enable_sort = off; SET LOCAL jit = off';
 
 /** Every combination of the optional filters, keyed by their names joined with ','. */
-const HISTORY: Map<string, { narrow: Statement; wide: Statement }> = new Map(
+const HISTORY: Map<string, { narrow: Statement; wide: Statement; agency: Statement }> = new Map(
   Array.from({ length: 1 << OPTIONAL.length }, (_, mask) => {
     const present = OPTIONAL.filter((_, i) => mask & (1 << i)).map((f) => f.key);
     return [present.join(','), historyStatement(present)] as const;
@@ -285,8 +333,9 @@ const NAME_NEWEST = statement(
  * A name search alone is answered by merging the newest matches of each distinct name of its prefix (NAME_MERGE) when
  * no account searched holds more than this many names with that prefix (and the scope is one the probe reads, of at
  * most SEARCH_PROBE_ACCOUNTS accounts): what it reads is then bounded by this and the page, not by the matches. A
- * prefix of more names (names that seldom repeat) is read in full (NAME_NEWEST). Either is asked only when the probe
- * of the newest calls finds too few matches to walk to a page (SEARCH_PROBE_WALK_MIN), as for other searches.
+ * prefix of more names (names that seldom repeat) is read in full (NAME_NEWEST), but only when the probe of the
+ * newest calls finds too few matches to walk to a page (SEARCH_PROBE_WALK_MIN); with more, the merge is still tried
+ * first, and the walk taken only when it gives up.
  */
 export const SEARCH_NAMES_MAX = 200;
 
@@ -535,34 +584,50 @@ export type CallDetail = Omit<Call, 'metadata'> & {
 
 export class CallHistoryRepository extends Repository {
   /**
-   * One page of the calls of `accountIds`, newest first (ties on created_at by id), and the cursor of the next page
+   * One page of the calls of `accounts`, newest first (ties on created_at by id), and the cursor of the next page
    * (null at the end). The cost does not grow with the page number nor the accounts' size: a search reads its own
    * index first (at most SEARCH_CANDIDATES_MAX calls), and only when it matches more walks the accounts' calls in order.
+   * Given an agency, the walk reads its accounts itself and skips those with no call by the page (historyStatement);
+   * only a search reads the agency's ids first, as its indexes take them.
    */
-  async listCallHistory(query: {
-    accountIds: string[];
-    filters: CallHistoryFilters;
-    before?: CallCursor;
-    limit: number;
-  }): Promise<{ calls: CallListRow[]; next: CallCursor | null }> {
-    const { accountIds, filters, before, limit } = query;
-    if (accountIds.length === 0) return { calls: [], next: null };
+  async listCallHistory(
+    query: HistoryAccounts & {
+      filters: CallHistoryFilters;
+      before?: CallCursor;
+      limit: number;
+    },
+  ): Promise<{ calls: CallListRow[]; next: CallCursor | null }> {
+    const { filters, before, limit } = query;
     const upper = upperBound(filters, before);
-    const probe = await this.probePage(accountIds, filters, upper, limit + 1);
-    // Matches enough of the newest calls that the walk meets a page soon: the index is not asked (it would hand over
-    // thousands of matches first).
-    let rows =
-      probe?.page ??
-      (probe && probe.matched >= SEARCH_PROBE_WALK_MIN
-        ? null
-        : await this.searchPage(accountIds, filters, upper, limit + 1));
+    const searching = filters.metadata !== null || filters.numberPrefix !== null || filters.namePrefix !== null;
+    const accountIds = 'accountIds' in query || searching ? await this.idsOf(query) : null;
+    if (accountIds?.length === 0) return { calls: [], next: null };
+    let rows: CallListRow[] | null = null;
+    if (accountIds && searching) {
+      const probe = await this.probePage(accountIds, filters, upper, limit + 1);
+      // Matches enough of the newest calls that the walk meets a page soon: the index is not asked for every match
+      // (it would hand over thousands first). But a name search alone still asks for the merge of its names, whose
+      // reads are bounded by the names and the page: the walk reads a page of matches from every account, 1 / share
+      // calls each (15,000 rows for 5 accounts and a name 1 call in 60 has).
+      rows =
+        probe?.page ??
+        (probe && probe.matched >= SEARCH_PROBE_WALK_MIN
+          ? nameOnly(filters)
+            ? await this.nameMerge(this.nameSearch(accountIds, filters, upper, limit + 1))
+            : null
+          : await this.searchPage(accountIds, filters, upper, limit + 1));
+    }
     if (!rows) {
       const present = OPTIONAL.filter((f) => filterSet(filters, f.key));
       const statements = HISTORY.get(present.map((f) => f.key).join(','))!;
-      // More accounts than rows asked for: each account's newest first bounds what is read (historyStatement).
-      const sql = accountIds.length > limit + 1 ? statements.wide : statements.narrow;
+      // An agency: its own statement. More accounts than rows asked for: each account's newest first bounds what is
+      // read (historyStatement).
+      const [sql, whose] =
+        'agencyId' in query
+          ? [statements.agency, query.agencyId]
+          : [accountIds!.length > limit + 1 ? statements.wide : statements.narrow, accountIds];
       const values: unknown[] = [
-        accountIds,
+        whose,
         upper.at,
         upper.id,
         filters.from ?? '-infinity',
@@ -571,9 +636,18 @@ export class CallHistoryRepository extends Repository {
       ];
       rows = await this.newestFirst<CallListRow>({ ...sql, values });
     }
-    const calls = rows.slice(0, limit);
-    const last = calls.at(-1);
-    return { calls, next: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+    return pageOfRows(rows, limit);
+  }
+
+  /** The ids of the accounts `accounts` names: as given, or the agency's and its clients' (the tenancy rule's scope). */
+  private async idsOf(accounts: HistoryAccounts): Promise<string[]> {
+    if ('accountIds' in accounts) return accounts.accountIds;
+    // The tenancy rule for an agency (dashboard-scope.ts accountsWhere), as the walk's statement applies it too.
+    const rows = await this.prisma.account.findMany({
+      where: { OR: [{ id: accounts.agencyId }, { agencyId: accounts.agencyId }] },
+      select: { id: true },
+    });
+    return rows.map((r) => r.id);
   }
 
   /** Runs one of the statements that read accounts' calls newest first, with NEWEST_FIRST's planner settings. */
@@ -622,6 +696,16 @@ export class CallHistoryRepository extends Repository {
     return { page: page.length >= limit || seen < SEARCH_PROBE_ROWS ? page : null, matched: page.length };
   }
 
+  /** A name search's values, as NAME_MERGE and NAME_NEWEST take them. */
+  private nameSearch(
+    accountIds: string[],
+    filters: CallHistoryFilters,
+    upper: { at: Date | 'infinity'; id: string },
+    limit: number,
+  ): NameSearchValues {
+    return [accountIds, filters.namePrefix, upper.at, upper.id, filters.from ?? '-infinity', limit];
+  }
+
   /**
    * A name search's page as the merge of its names' newest matches (NAME_MERGE); null when an account has more than
    * SEARCH_NAMES_MAX names with the prefix (then nothing but the names was read), or the scope is wider than the
@@ -650,14 +734,7 @@ export class CallHistoryRepository extends Repository {
     limit: number,
   ): Promise<CallListRow[] | null> {
     if (nameOnly(filters)) {
-      const search: NameSearchValues = [
-        accountIds,
-        filters.namePrefix,
-        upper.at,
-        upper.id,
-        filters.from ?? '-infinity',
-        limit,
-      ];
+      const search = this.nameSearch(accountIds, filters, upper, limit);
       const merged = await this.nameMerge(search);
       if (merged) return merged;
       const { rows } = await this.pool.query<CallListRow>({ ...NAME_NEWEST, values: search });
@@ -696,13 +773,15 @@ export class CallHistoryRepository extends Repository {
   }
 
   /** The call `callId` when it is one of `accountIds`' and passes the filters (a search by call id), else none. */
-  async findCallInHistory(query: {
-    accountIds: string[];
-    callId: string;
-    filters: CallHistoryFilters;
-  }): Promise<CallListRow[]> {
-    if (query.accountIds.length === 0) return [];
-    return this.pageOf([query.callId], query.accountIds, query.filters, upperBound(query.filters), 1);
+  async findCallInHistory(
+    query: HistoryAccounts & {
+      callId: string;
+      filters: CallHistoryFilters;
+    },
+  ): Promise<CallListRow[]> {
+    const accountIds = await this.idsOf(query);
+    if (accountIds.length === 0) return [];
+    return this.pageOf([query.callId], accountIds, query.filters, upperBound(query.filters), 1);
   }
 
   /** The value of one metadata key of each of the calls `ids` (absent keys left out), as JSON values. */

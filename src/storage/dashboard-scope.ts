@@ -111,12 +111,6 @@ export class ScopedReadRepository extends Repository {
     return this.accountsInScopeByName(scope);
   }
 
-  /** The ids of the accounts of `scope`. */
-  async accountIdsInScope(scope: Scope): Promise<string[]> {
-    const accounts = await this.prisma.account.findMany({ where: accountsWhere(scope), select: { id: true } });
-    return accounts.map((a) => a.id);
-  }
-
   /**
    * The accounts of `scope` as listAccountsInScope orders them when there are at most `max`, else null: a page that
    * offers them as a menu asks for at most that many rather than read an agency of thousands of clients.

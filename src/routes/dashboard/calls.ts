@@ -17,6 +17,7 @@ import {
   type CallDetail,
   type CallHistoryFilters,
   type CallListRow,
+  type HistoryAccounts,
   type MetadataMatch,
 } from '../../storage/index.js';
 import callCancel from './call-cancel.js';
@@ -213,9 +214,10 @@ async function listPage(
     },
     (id) => `Unknown client "${id}": choose one of your ${isAgency ? 'accounts' : 'account'}.`,
   );
-  const accountIds = client.chosen
-    ? [client.chosen.id]
-    : (accountMenu?.map((a) => a.id) ?? (await scoped.accountIdsInScope(scope)));
+  // No client chosen and too many accounts for a menu (an agency of many clients): the storage reads the agency's
+  // scope itself, so that the list does not first read a thousand account ids and hand them back.
+  const accountIds = client.chosen ? [client.chosen.id] : (accountMenu?.map((a) => a.id) ?? null);
+  const accounts: HistoryAccounts = accountIds ? { accountIds } : { agencyId: scope.accountId };
   const agentLabel = (a: ScopeAgent) =>
     isAgency && a.accountId !== viewer.accountId ? `${a.name} (${a.accountName})` : a.name;
   const agent = await chooseFrom(
@@ -227,10 +229,12 @@ async function listPage(
           ? (agentMenu.find((a) => a.id === id) ?? null)
           : ((await scoped.findAgentsInScope(scope, [id]))[0] ?? null),
       byName: async (text, limit) =>
-        (await scoped.findAgentsInScopeByName(scope, client.chosen ? accountIds : null, text, limit)).map((a) => ({
-          ...a,
-          label: agentLabel(a),
-        })),
+        (await scoped.findAgentsInScopeByName(scope, client.chosen ? [client.chosen.id] : null, text, limit)).map(
+          (a) => ({
+            ...a,
+            label: agentLabel(a),
+          }),
+        ),
     },
     (id) => `Unknown agent "${id}": choose one of your agents.`,
   );
@@ -277,10 +281,10 @@ async function listPage(
   let calls: CallListRow[] = [];
   let next: CallCursor | null = null;
   if (problems.length === 0) {
-    if (callId) calls = await fastify.storage.history.findCallInHistory({ accountIds, callId, filters });
+    if (callId) calls = await fastify.storage.history.findCallInHistory({ ...accounts, callId, filters });
     else
       ({ calls, next } = await fastify.storage.history.listCallHistory({
-        accountIds,
+        ...accounts,
         filters,
         before: before ?? undefined,
         limit: PAGE_SIZE,

@@ -1,0 +1,221 @@
+// The Calls list of an agency's whole scope, given the agency (not its ids): it pages through exactly the calls a
+// plain ORDER BY gives, and descends into the calls index only for the accounts that had a call by the page's bound
+// (accounts.first_call_at, kept by a trigger), not once per client: an agency of hundreds of clients that never
+// placed a call costs their account rows.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallHistoryFilters, CallListRow } from '../../src/storage/call-history.js';
+import { declaredStatements } from '../../src/storage/statements.js';
+import type { Storage } from '../../src/storage/storage.js';
+import { freshPrisma, storageOf } from '../helpers/database.js';
+import { createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+
+const CLIENTS = 300;
+/** The clients with calls: the first BUSY of them (the agency has calls too). */
+const BUSY = 4;
+const PAGE = 50;
+let client: pg.Client;
+let storage: Storage;
+let agencyId: string;
+let accounts: string[];
+let busyAgent: string;
+
+beforeAll(async () => {
+  const { url, prisma } = await freshPrisma();
+  storage = storageOf(prisma);
+  const agency = await createTenant(prisma);
+  agencyId = agency.accountId;
+  busyAgent = agency.agentId;
+  client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows } = await client.query<{ id: string }>(
+    `WITH account AS (
+       INSERT INTO accounts (id, kind, name, agency_id, updated_at)
+       SELECT gen_random_uuid(), 'client', 'Client ' || lpad(g::text, 3, '0'), $1::uuid, now() FROM generate_series(1, ${CLIENTS}) AS g
+       RETURNING id, name)
+     INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
+     SELECT gen_random_uuid(), id, $1::uuid, 'Agent', '+14155550100', now() FROM account ORDER BY name RETURNING account_id AS id`,
+    [agencyId],
+  );
+  accounts = [agencyId, ...rows.map((r) => r.id)];
+  // The agency 300 calls, each busy client 60 (the last one's all after 2026-10-31 12:00), on whole minutes so that
+  // many share a time and the id decides; every fifth failed. Another agency's calls, newer, must never show.
+  const other = await createTenant(prisma);
+  await client.query(
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
+                        expires_at, created_at, updated_at)
+     SELECT gen_random_uuid(), a.account_id, a.id, '+1415555' || lpad(g::text, 4, '0'), '+14155550100', 'Caller ' || g,
+            '{}', CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'completed' END::call_status, t, t + interval '1 day', t, t
+       FROM agents a
+      CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN 300 ELSE 60 END) AS g
+      CROSS JOIN LATERAL (SELECT CASE WHEN a.account_id = $3::uuid THEN timestamptz '2026-11-01 00:00Z' - g * interval '7 minutes'
+                                      ELSE timestamptz '2026-11-01 00:00Z' - ((g * 7 + abs(hashtext(a.account_id::text)) % 50) % 3000) * interval '1 minute'
+                                 END AS t) AS t
+      WHERE a.account_id = ANY($2::uuid[])`,
+    [agencyId, [...accounts.slice(0, BUSY + 1), other.accountId], accounts[BUSY]],
+  );
+  await client.query('ANALYZE');
+});
+
+afterAll(() => client?.end());
+
+async function expected(where = 'true', values: unknown[] = []): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT id FROM calls WHERE account_id = ANY($1::uuid[]) AND ${where} ORDER BY created_at DESC, id DESC`,
+    [accounts, ...values],
+  );
+  return rows.map((r) => r.id);
+}
+
+async function everyPage(filters: CallHistoryFilters): Promise<CallListRow[]> {
+  const seen: CallListRow[] = [];
+  let before: { createdAt: Date; id: string } | undefined;
+  for (let page = 0; page < 1000; page++) {
+    const { calls, next } = await storage.history.listCallHistory({ agencyId, filters, before, limit: PAGE });
+    seen.push(...calls);
+    if (!next) return seen;
+    before = next;
+  }
+  throw new Error('the pages never ended');
+}
+
+interface PlanNode {
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Shared Hit Blocks': number;
+  'Shared Read Blocks': number;
+  Plans?: PlanNode[];
+}
+
+/** How many times a plan descended into calls' (account_id, created_at, id) index, and the buffers it touched. */
+async function explained(name: string, values: unknown[]): Promise<{ descents: number; buffers: number }> {
+  const { text } = declaredStatements().find((s) => s.name === name)!;
+  await client.query('BEGIN');
+  try {
+    await client.query('SET LOCAL enable_sort = off');
+    const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`,
+      values,
+    );
+    const walk = (node: PlanNode): number =>
+      (node['Index Name'] === 'calls_account_id_created_at_id_idx' ? node['Actual Loops'] : 0) +
+      (node.Plans ?? []).reduce((sum, child) => sum + walk(child), 0);
+    const plan = rows[0]!['QUERY PLAN'][0]!.Plan;
+    return { descents: walk(plan), buffers: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'] };
+  } finally {
+    await client.query('ROLLBACK');
+  }
+}
+
+describe("an agency's whole scope, given the agency", () => {
+  it('pages through every call of the agency and its clients newest first, and no other agency’s', async () => {
+    const ids = (await everyPage(NO_CALL_FILTERS)).map((c) => c.id);
+    expect(ids.length).toBe(300 + 60 * BUSY);
+    expect(ids).toEqual(await expected());
+  });
+
+  it('applies the filters: status, agent and dates', async () => {
+    expect((await everyPage({ ...NO_CALL_FILTERS, status: 'failed' })).map((c) => c.id)).toEqual(
+      await expected(`status = 'failed'`),
+    );
+    expect((await everyPage({ ...NO_CALL_FILTERS, agentId: busyAgent })).map((c) => c.id)).toEqual(
+      await expected('agent_id = $2::uuid', [busyAgent]),
+    );
+    const from = new Date('2026-10-30T00:00:00Z');
+    const to = new Date('2026-10-31T12:00:00Z');
+    const ranged = (await everyPage({ ...NO_CALL_FILTERS, from, to })).map((c) => c.id);
+    expect(ranged.length).toBeGreaterThan(PAGE);
+    expect(ranged).toEqual(await expected('created_at >= $2 AND created_at < $3', [from, to]));
+  });
+
+  it('descends only into the accounts with a call by the page’s bound, not into every client', async () => {
+    const first = await explained('oct_call_history_agency', [
+      agencyId,
+      'infinity',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+      '-infinity',
+      PAGE + 1,
+    ]);
+    // The agency and its busy clients: a head each, then a page from those that reach it.
+    expect(first.descents).toBeLessThanOrEqual(2 * (BUSY + 1));
+    // Before the busy last client's first call: it is not looked at either.
+    const deep = await explained('oct_call_history_agency', [
+      agencyId,
+      '2026-10-31T11:00:00Z',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+      '-infinity',
+      PAGE + 1,
+    ]);
+    expect(deep.descents).toBeLessThanOrEqual(2 * BUSY);
+    // The same page given the ids: a head from every one of the 301 accounts.
+    const wide = await explained('oct_call_history_wide', [
+      accounts,
+      'infinity',
+      'ffffffff-ffff-ffff-ffff-ffffffffffff',
+      '-infinity',
+      PAGE + 1,
+    ]);
+    expect(wide.descents).toBeGreaterThan(CLIENTS);
+    expect(first.buffers).toBeLessThan(wide.buffers / 3);
+  });
+
+  // The calls on indexes; the accounts (300 rows here) as the planner finds cheapest.
+  it('runs on indexes in every combination of filters, with its values and as the generic plan it keeps', async () => {
+    const values: Record<string, string[]> = {
+      status: [`'failed'`],
+      agent_id: [`'${busyAgent}'`],
+      number_prefix: [`'+1415555'`],
+      name_prefix: [`'caller 1'`],
+      meta: [`'{"crm_id": 1}'`, `'{"crm_id": "1"}'`],
+    };
+    const statements = declaredStatements().filter((s) => s.name.startsWith('oct_call_history_agency'));
+    expect(statements).toHaveLength(32);
+    const found: string[] = [];
+    for (const { name, text } of statements) {
+      const own = Object.keys(values)
+        .filter((key) => name.includes(key))
+        .flatMap((key) => values[key]!);
+      await client.query(`PREPARE agency AS ${text}`);
+      try {
+        for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+          await client.query(`SET plan_cache_mode = ${mode}`);
+          const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+            `EXPLAIN EXECUTE agency('${agencyId}', 'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '-infinity',
+                                    ${[...own, '51'].join(', ')})`,
+          );
+          const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+          if (!/Index (Only )?Scan.*calls/.test(plan) || /Seq Scan on calls/.test(plan))
+            found.push(`${mode} ${name}:\n${plan}`);
+        }
+      } finally {
+        await client.query('DEALLOCATE agency');
+        await client.query('RESET plan_cache_mode');
+      }
+    }
+    expect(found.join('\n\n')).toBe('');
+  });
+
+  it('keeps first_call_at at each account’s oldest call as calls are added, older ones too', async () => {
+    const quiet = accounts[CLIENTS]!;
+    const firstOf = async () =>
+      (await client.query<{ at: Date | null }>('SELECT first_call_at AS at FROM accounts WHERE id = $1', [quiet]))
+        .rows[0]!.at;
+    expect(await firstOf()).toBeNull();
+    const insert = (at: string) =>
+      client.query(
+        `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, not_before, expires_at, created_at, updated_at)
+         SELECT gen_random_uuid(), account_id, id, '+14155550123', '+14155550100', '{}', $2, $2, $2, $2 FROM agents WHERE account_id = $1`,
+        [quiet, at],
+      );
+    await insert('2026-11-02T10:00:00.123Z');
+    expect(await firstOf()).toEqual(new Date('2026-11-02T10:00:00.123Z'));
+    await insert('2026-11-03T10:00:00Z');
+    expect(await firstOf()).toEqual(new Date('2026-11-02T10:00:00.123Z'));
+    await insert('2026-11-01T09:00:00Z');
+    expect(await firstOf()).toEqual(new Date('2026-11-01T09:00:00Z'));
+    const page = await storage.history.listCallHistory({ agencyId, filters: NO_CALL_FILTERS, limit: 3 });
+    expect(page.calls.map((c) => c.accountId)).toEqual([quiet, quiet, quiet]);
+  });
+});

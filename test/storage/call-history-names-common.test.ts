@@ -1,0 +1,113 @@
+// The Calls list's name search over an agency and its clients, for a prefix common enough among the newest calls that
+// the list would walk to a page (5 or more of the newest 300 match) yet rare over all (1 call in 40): it merges the
+// prefix's names (reads bounded by the names and the page) rather than walking a page of matches from every account
+// (40 calls read for each match, 51 matches from each of 5 accounts). The page is the newest matches, in order.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SEARCH_PROBE_ROWS } from '../../src/storage/call-history.js';
+import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
+
+const ACCOUNTS = 5;
+const CALLS = 6_000;
+const PAGE = 50;
+const capture = new PlanCapture();
+let client: pg.Client;
+let storages: PlannedStorage[] = [];
+let accounts: string[];
+
+beforeAll(async () => {
+  ({ client, storages } = await databaseReportingPlans(capture, { generic: true }));
+  const storage = storages[0]!.storage;
+  const agency = await createTenant(storage);
+  const tenants = [agency];
+  for (let i = 1; i < ACCOUNTS; i++) tenants.push(await createClientTenant(storage, agency.accountId));
+  accounts = tenants.map((t) => t.accountId);
+  // Each account 6,000 calls, one a minute newest first, interleaved across accounts; every 40th a Sarah with one of
+  // 50 last names, the others each their own name.
+  await client.query(
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
+                        expires_at, created_at, updated_at)
+     SELECT gen_random_uuid(), t.account, t.agent, '+1415' || lpad(g::text, 7, '0'), '+14155550100',
+            CASE WHEN g % 40 = 7 THEN 'Sarah Last' || (g / 40) % 50 ELSE 'Caller ' || g END,
+            '{}'::json, 'completed', c.at, c.at + interval '1 day', c.at, c.at
+       FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS t(account, agent, k)
+      CROSS JOIN generate_series(1, ${CALLS}) AS g
+      CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - (g * ${ACCOUNTS} + t.k) * interval '1 minute' AS at) AS c`,
+    [accounts, tenants.map((t) => t.agentId)],
+  );
+  await client.query('VACUUM (ANALYZE) calls');
+});
+
+afterAll(async () => {
+  capture.stop();
+  for (const { end } of storages) await end();
+  await client?.end();
+});
+
+async function newestMatches(limit: number, before?: { createdAt: Date; id: string }): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT id FROM calls WHERE account_id = ANY($1) AND lower(name) LIKE 'sarah%'
+        AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
+      ORDER BY created_at DESC, id DESC LIMIT $4`,
+    [accounts, before?.createdAt ?? null, before?.id ?? null, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+describe('a name search common among the newest calls, rare over all, over five accounts', () => {
+  it('the data is as described: enough matches among the newest to walk, too few for a page', async () => {
+    const { rows } = await client.query<{ matched: number }>(
+      `SELECT count(*) FILTER (WHERE lower(name) LIKE 'sarah%')::int AS matched FROM (
+         SELECT name FROM calls WHERE account_id = ANY($1) ORDER BY created_at DESC, id DESC LIMIT ${SEARCH_PROBE_ROWS}) n`,
+      [accounts],
+    );
+    expect(rows[0]!.matched).toBeGreaterThanOrEqual(5);
+    expect(rows[0]!.matched).toBeLessThan(PAGE);
+  });
+
+  it('reads the probe’s newest calls and the names’ merge, not a page of matches from every account', async () => {
+    capture.start();
+    const read: Record<string, number> = {};
+    for (const { plans, storage } of storages)
+      for (let i = 0; i < 6; i++) {
+        const plansBefore = capture.runtimePlans.length;
+        const { calls } = await capture.during('search', () =>
+          storage.history.listCallHistory({
+            accountIds: accounts,
+            filters: { ...NO_CALL_FILTERS, namePrefix: 'sarah' },
+            limit: PAGE,
+          }),
+        );
+        expect(calls).toHaveLength(PAGE);
+        const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
+        expect(ran.length, `${plans}: plans reported`).toBeGreaterThan(0);
+        read[`${plans}, run ${i + 1}`] = ran.reduce((sum, p) => sum + rowsReadFrom(p, 'calls'), 0);
+      }
+    capture.stop();
+    // The probe reads 300 newest calls of each account (1,500); the merge each account's 50 names with their newest
+    // match, the next match per row of the page and the page (about 250 + 250 + 2 x 51). Walking a page of matches
+    // from each account would read about 5 x 51 x 40 = 10,200 calls more.
+    for (const [run, rows] of Object.entries(read))
+      expect(rows, run).toBeLessThan(ACCOUNTS * SEARCH_PROBE_ROWS + 1_000);
+  });
+
+  it('gives the newest matches, in order, page after page', async () => {
+    const storage = storages[0]!.storage;
+    let before: { createdAt: Date; id: string } | undefined;
+    for (let page = 0; page < 3; page++) {
+      const { calls, next } = await storage.history.listCallHistory({
+        accountIds: accounts,
+        filters: { ...NO_CALL_FILTERS, namePrefix: 'SARAH' },
+        ...(before ? { before } : {}),
+        limit: PAGE,
+      });
+      expect(
+        calls.map((c) => c.id),
+        `page ${page + 1}`,
+      ).toEqual(await newestMatches(PAGE, before));
+      expect(next).not.toBeNull();
+      before = next!;
+    }
+  });
+});
