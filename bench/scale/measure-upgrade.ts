@@ -4,8 +4,10 @@
 // _prisma_migrations rows deleted); then the project's runner (src/storage/migrate.ts, as `callctl migrate` and the
 // server's start run it) applies them one at a time (a directory of the migrations up to each), so that each step has
 // its time and the triggers sent while it ran. Then a new release's start on that database: a second service process,
-// from spawn to /health/ready, with nothing to apply. The service under load is this release's; a step it cannot run
-// without (20261128220000, the column its worker writes: no rewrite, a moment's lock) is not redone.
+// from spawn to /health/ready, with nothing to apply. The service under load is this release's; the steps it cannot
+// run without are not redone: the columns it reads and writes (20261128210000, accounts.first_call_at with its
+// trigger and fill: a lock on calls while each account's oldest call is found, one index descent per account;
+// 20261128220000, webhook_deliveries.last_failure_at: no rewrite, a moment's lock).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
