@@ -60,6 +60,7 @@ describe("the claim's count of an account's active calls", () => {
         host: client.host,
         port: client.port,
         user: client.user,
+        password: client.password,
         database: client.database,
         options: `-c plan_cache_mode=${mode}`,
       });

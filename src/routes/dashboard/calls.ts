@@ -291,12 +291,16 @@ async function listPage(
       }));
   }
   const ids = calls.map((c) => c.id);
-  const [columnValues, positions] = await Promise.all([
+  // What the rows show besides themselves, read at once: the metadata column, queue positions, and the names of the
+  // page's agents and accounts (from the menus, else read for these rows alone).
+  const [columnValues, positions, rowAgents, rowAccounts] = await Promise.all([
     column ? fastify.storage.history.metadataValues(ids, column) : new Map<string, unknown>(),
     fastify.storage.history.queuePositions(
       calls.filter((c) => waitsForSlot(c, now)).map((c) => c.id),
       now,
     ),
+    agentMenu ?? scoped.findAgentsInScope(scope, [...new Set(calls.map((c) => c.agentId))]),
+    accountMenu ?? scoped.findAccountsInScope(scope, [...new Set(calls.map((c) => c.accountId))]),
   ]);
   // The filters as typed, with the agent and the client they chose carried by id (a name may fit others later).
   const kept: Record<string, string> = { ...typed };
@@ -312,11 +316,6 @@ async function listPage(
     return `/dashboard/calls${params ? `?${params}` : ''}`;
   };
   const filtered = Object.keys(typed).length > 0;
-  // The names of the page's agents and accounts: from the menus, else read for these rows alone.
-  const [rowAgents, rowAccounts] = await Promise.all([
-    agentMenu ?? scoped.findAgentsInScope(scope, [...new Set(calls.map((c) => c.agentId))]),
-    accountMenu ?? scoped.findAccountsInScope(scope, [...new Set(calls.map((c) => c.accountId))]),
-  ]);
   const accountNames = new Map(rowAccounts.map((a) => [a.id, a.name]));
   const agentNames = new Map(rowAgents.map((a) => [a.id, a.name]));
   const agentAttempts = new Map(rowAgents.map((a) => [a.id, a.maxAttempts]));
