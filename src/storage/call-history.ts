@@ -158,20 +158,19 @@ function historyStatement(present: readonly OptionalKey[]): { narrow: Statement;
   // For more accounts than a page has rows (an agency's clients), a page from each would grow with the accounts. So
   // first each account's newest matching call's time (one index entry each); the page's oldest possible time is the
   // page-size-th newest of those (that many calls are at least that new); and only the accounts with a call that new
-  // are read, from that time on: at most a page from each of at most a page of accounts.
-  const wide = statement(
-    ['oct_call_history_wide', ...suffix].join('_'),
-    `
+  // are read, from that time on: at most a page from each of at most a page of accounts. `from` names the accounts as
+  // `a` (with `where`, when it is a table): the ids given (wide) or an agency's (below).
+  const merged = (from: string, where = '') => `
   WITH heads AS MATERIALIZED (
     SELECT a.id, h.created_at
-      FROM unnest($1::uuid[]) AS a(id)
+      FROM ${from}
      CROSS JOIN LATERAL (
        SELECT c.created_at FROM calls c
         WHERE c.account_id = a.id
           AND ${below}
           AND c.created_at >= $4::timestamptz${extra}
         ORDER BY c.created_at DESC, c.id DESC
-        LIMIT 1) AS h
+        LIMIT 1) AS h${where}
   ), floor AS (
     SELECT coalesce((SELECT created_at FROM heads ORDER BY created_at DESC OFFSET ${limit} - 1 LIMIT 1),
                     '-infinity'::timestamptz) AS at
@@ -187,42 +186,19 @@ function historyStatement(present: readonly OptionalKey[]): { narrow: Statement;
       LIMIT ${limit}) AS p
    WHERE heads.created_at >= floor.at
    ORDER BY p."createdAt" DESC, p.id DESC
-   LIMIT ${limit}`,
-  );
+   LIMIT ${limit}`;
+  const wide = statement(['oct_call_history_wide', ...suffix].join('_'), merged('unnest($1::uuid[]) AS a(id)'));
   // An agency's whole scope, as `wide` but given the agency rather than its ids: the statement reads its accounts (a
   // range of accounts_agency_id_idx and its own row) and descends only into those whose first call (first_call_at,
   // kept by a trigger) is at or before the page's bound; the others have no call on this page. So an agency of a
   // thousand clients that never placed a call costs their account rows, not a thousand index descents.
   const agency = statement(
     ['oct_call_history_agency', ...suffix].join('_'),
-    `
-  WITH heads AS MATERIALIZED (
-    SELECT a.id, h.created_at
-      FROM accounts a
-     CROSS JOIN LATERAL (
-       SELECT c.created_at FROM calls c
-        WHERE c.account_id = a.id
-          AND ${below}
-          AND c.created_at >= $4::timestamptz${extra}
-        ORDER BY c.created_at DESC, c.id DESC
-        LIMIT 1) AS h
-     WHERE (a.id = $1::uuid OR a.agency_id = $1::uuid) AND a.first_call_at <= $2::timestamptz
-  ), floor AS (
-    SELECT coalesce((SELECT created_at FROM heads ORDER BY created_at DESC OFFSET ${limit} - 1 LIMIT 1),
-                    '-infinity'::timestamptz) AS at
-  )
-  SELECT p.*
-    FROM heads, floor
-   CROSS JOIN LATERAL (
-     SELECT ${LIST_COLUMNS} FROM calls c
-      WHERE c.account_id = heads.id
-        AND ${below}
-        AND c.created_at >= greatest($4::timestamptz, floor.at)${extra}
-      ORDER BY c.created_at DESC, c.id DESC
-      LIMIT ${limit}) AS p
-   WHERE heads.created_at >= floor.at
-   ORDER BY p."createdAt" DESC, p.id DESC
-   LIMIT ${limit}`,
+    merged(
+      'accounts a',
+      `
+     WHERE (a.id = $1::uuid OR a.agency_id = $1::uuid) AND a.first_call_at <= $2::timestamptz`,
+    ),
   );
   return { narrow, wide, agency };
 }
