@@ -83,6 +83,16 @@ export class PlanCapture {
     }
   }
 
+  /**
+   * Runs `work` as one phase; with its result, the plans of the statements it ran (nested ones included), as
+   * auto_explain reported them while it ran.
+   */
+  async plansDuring<T>(phase: string, work: () => Promise<T>): Promise<{ result: T; plans: PlanNode[] }> {
+    const before = this.runtimePlans.length;
+    const result = await this.during(phase, work);
+    return { result, plans: this.runtimePlans.slice(before).map((p) => p.plan) };
+  }
+
   private record(client: pg.Client, args: unknown[]) {
     if (this.ignored.has(client)) return;
     if (!this.listened.has(client)) {
@@ -137,19 +147,20 @@ export function walk(node: PlanNode, visit: (node: PlanNode, depth: number) => v
 }
 
 /**
- * The rows and index entries every scan of `table` in an EXPLAIN ANALYZE plan read (returned or filtered out, by the
- * condition or the recheck of a bitmap), over all its loops.
+ * The rows and index entries every scan of `table` in an EXPLAIN ANALYZE plan (or in each of several) read (returned
+ * or filtered out, by the condition or the recheck of a bitmap), over all its loops.
  */
-export function rowsReadFrom(plan: PlanNode, table: string): number {
+export function rowsReadFrom(plans: PlanNode | PlanNode[], table: string): number {
   let rows = 0;
-  walk(plan, (node) => {
-    if (node['Relation Name'] === table)
-      rows +=
-        (Number(node['Actual Rows'] ?? 0) +
-          Number(node['Rows Removed by Filter'] ?? 0) +
-          Number(node['Rows Removed by Index Recheck'] ?? 0)) *
-        Number(node['Actual Loops'] ?? 1);
-  });
+  for (const plan of ([] as PlanNode[]).concat(plans))
+    walk(plan, (node) => {
+      if (node['Relation Name'] === table)
+        rows +=
+          (Number(node['Actual Rows'] ?? 0) +
+            Number(node['Rows Removed by Filter'] ?? 0) +
+            Number(node['Rows Removed by Index Recheck'] ?? 0)) *
+          Number(node['Actual Loops'] ?? 1);
+    });
   return rows;
 }
 

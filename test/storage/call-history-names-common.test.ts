@@ -71,8 +71,10 @@ describe('a name search common among the newest calls, rare over all, over five 
     const read: Record<string, number> = {};
     for (const { plans, storage } of storages)
       for (let i = 0; i < 6; i++) {
-        const plansBefore = capture.runtimePlans.length;
-        const { calls } = await capture.during('search', () =>
+        const {
+          result: { calls },
+          plans: ran,
+        } = await capture.plansDuring('search', () =>
           storage.history.listCallHistory({
             accountIds: accounts,
             filters: { ...NO_CALL_FILTERS, namePrefix: 'sarah' },
@@ -80,9 +82,8 @@ describe('a name search common among the newest calls, rare over all, over five 
           }),
         );
         expect(calls).toHaveLength(PAGE);
-        const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
         expect(ran.length, `${plans}: plans reported`).toBeGreaterThan(0);
-        read[`${plans}, run ${i + 1}`] = ran.reduce((sum, p) => sum + rowsReadFrom(p, 'calls'), 0);
+        read[`${plans}, run ${i + 1}`] = rowsReadFrom(ran, 'calls');
       }
     capture.stop();
     // The probe reads 300 newest calls of each account (1,500); the merge each account's 50 names with their newest

@@ -94,8 +94,10 @@ describe('a name search the probe finds too few matches for', () => {
       for (const { prefix, where } of SEARCHES) {
         // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
         for (let i = 0; i < 6; i++) {
-          const plansBefore = capture.runtimePlans.length;
-          const { calls } = await capture.during('search', () =>
+          const {
+            result: { calls },
+            plans: ran,
+          } = await capture.plansDuring('search', () =>
             storage.history.listCallHistory({
               accountIds: [big],
               filters: { ...NO_CALL_FILTERS, namePrefix: prefix },
@@ -103,12 +105,8 @@ describe('a name search the probe finds too few matches for', () => {
             }),
           );
           expect(calls).toHaveLength(PAGE);
-          const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
           expect(ran.length, `${plans} ${prefix}: plans reported`).toBeGreaterThan(0);
-          read[`${plans}, ${prefix} (${where}), run ${i + 1}`] = ran.reduce(
-            (sum, p) => sum + rowsReadFrom(p, 'calls'),
-            0,
-          );
+          read[`${plans}, ${prefix} (${where}), run ${i + 1}`] = rowsReadFrom(ran, 'calls');
         }
       }
     capture.stop();

@@ -64,8 +64,10 @@ describe('the walk of a common search', () => {
       for (const [search, filter] of SEARCHES) {
         // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
         for (let i = 0; i < 6; i++) {
-          const plansBefore = capture.runtimePlans.length;
-          const { calls } = await capture.during('walk', () =>
+          const {
+            result: { calls },
+            plans: ran,
+          } = await capture.plansDuring('walk', () =>
             storage.history.listCallHistory({
               accountIds: [big],
               filters: { ...NO_CALL_FILTERS, ...filter },
@@ -73,7 +75,6 @@ describe('the walk of a common search', () => {
             }),
           );
           expect(calls).toHaveLength(50);
-          const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
           expect(ran.length, `${plans} ${search}: plans reported`).toBeGreaterThan(0);
           read[`${plans}, ${search}, run ${i + 1}`] = Math.max(...ran.map((p) => rowsReadFrom(p, 'calls')));
           // A generic plan's conditions name the statement's parameters, a custom plan's their values.

@@ -69,8 +69,10 @@ describe("the claim's count of an account's active calls", () => {
       try {
         // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
         for (let i = 0; i < 6; i++) {
-          const plansBefore = capture.runtimePlans.length;
-          const { locked, candidates } = await capture.during('claim', async () => {
+          const {
+            result: { locked, candidates },
+            plans: ran,
+          } = await capture.plansDuring('claim', async () => {
             await claimer.query('BEGIN');
             try {
               const locked = await lockDueAccounts(claimer, { now, maxActive: MAX_ACTIVE, limit: 50 });
@@ -83,9 +85,8 @@ describe("the claim's count of an account's active calls", () => {
           expect(locked).toEqual([tenant.accountId]);
           // Five slots, two taken: the three oldest due calls.
           expect(candidates).toHaveLength(MAX_ACTIVE - 2);
-          const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
           expect(ran.length).toBeGreaterThan(0);
-          const calls = ran.reduce((sum, p) => sum + rowsReadFrom(p, 'calls'), 0);
+          const calls = rowsReadFrom(ran, 'calls');
           // The two active calls (twice: due accounts, then candidates) and the due calls up to the free slots.
           expect(calls, `${mode}, run ${i + 1}\n${ran.flatMap(renderPlan).join('\n')}`).toBeLessThanOrEqual(20);
         }

@@ -129,13 +129,13 @@ describe("the Overview's outcomes of a day", () => {
     for (const { plans, storage } of storages)
       // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
       for (let i = 0; i < 6; i++) {
-        const plansBefore = capture.runtimePlans.length;
-        await capture.during('outcomes', () => storage.overview.outcomesOfDay(scope, today));
-        const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
+        const { plans: ran } = await capture.plansDuring('outcomes', () =>
+          storage.overview.outcomesOfDay(scope, today),
+        );
         expect(ran.length, `${plans}: plans reported`).toBeGreaterThan(0);
         read[`${plans}, run ${i + 1}`] = {
-          calls: ran.reduce((sum, p) => sum + rowsReadFrom(p, 'calls'), 0),
-          counters: ran.reduce((sum, p) => sum + rowsReadFrom(p, 'call_outcome_days'), 0),
+          calls: rowsReadFrom(ran, 'calls'),
+          counters: rowsReadFrom(ran, 'call_outcome_days'),
         };
       }
     capture.stop();

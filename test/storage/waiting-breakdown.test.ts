@@ -159,9 +159,9 @@ describe("the Overview's breakdown of the waiting calls", () => {
     for (const { plans, storage } of storages)
       // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
       for (let i = 0; i < 6; i++) {
-        const plansBefore = capture.runtimePlans.length;
-        await capture.during('counts', () => storage.calls.liveCallCounts(everyAccount(), now));
-        const ran = capture.runtimePlans.slice(plansBefore).map((p) => p.plan);
+        const { plans: ran } = await capture.plansDuring('counts', () =>
+          storage.calls.liveCallCounts(everyAccount(), now),
+        );
         expect(ran.length, `${plans}: plans reported`).toBeGreaterThan(0);
         const scans: string[] = [];
         let heapFetches = 0;
@@ -172,7 +172,7 @@ describe("the Overview's breakdown of the waiting calls", () => {
             heapFetches += Number(node['Heap Fetches'] ?? 0);
           });
         read[`${plans}, run ${i + 1}`] = {
-          calls: ran.reduce((sum, p) => sum + rowsReadFrom(p, 'calls'), 0),
+          calls: rowsReadFrom(ran, 'calls'),
           heapFetches,
           scans,
           plan: ran.flatMap(renderPlan),
