@@ -6,6 +6,7 @@ import type { CallStatus, DeliveryStatus, FailureReason } from '../../schemas/vo
 import type pg from 'pg';
 import { statement, type Statement } from './statements.js';
 import { Repository } from './driver.js';
+import { accountsWhere } from './scope-where.js';
 import { inTransaction } from './transaction.js';
 
 /** Which calls: every filter that is not null must hold. */
@@ -618,9 +619,9 @@ export class CallHistoryRepository extends Repository {
   /** The ids of the accounts `accounts` names: as given, or the agency's and its clients' (the tenancy rule's scope). */
   private async idsOf(accounts: HistoryAccounts): Promise<string[]> {
     if ('accountIds' in accounts) return accounts.accountIds;
-    // The tenancy rule for an agency (dashboard-scope.ts accountsWhere), as the walk's statement applies it too.
+    // The tenancy rule for an agency, as the walk's statement applies it too.
     const rows = await this.prisma.account.findMany({
-      where: { OR: [{ id: accounts.agencyId }, { agencyId: accounts.agencyId }] },
+      where: accountsWhere({ accountId: accounts.agencyId, kind: 'agency' }),
       select: { id: true },
     });
     return rows.map((r) => r.id);

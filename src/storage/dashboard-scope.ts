@@ -1,7 +1,7 @@
 // The dashboard's reads, each taking the viewer's Scope (src/domain/tenancy.ts): the accounts, agents, users, calls
 // and audit entries a viewer may see. An object outside the scope is read as absent (null), so a page answers 404
 // for another tenant's object exactly as for a missing one. The scope's rule is `inScope`; `accountsWhere` and
-// `ownedWhere` are that rule as a query.
+// `ownedWhere` (scope-where.ts) are that rule as a query.
 import { canonicalUuid, isUuid } from '../../schemas/uuid.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { CallStatus } from '../generated/prisma/enums.js';
@@ -13,19 +13,8 @@ import type { ListPage, PageWanted } from './paging.js';
 import { AuditRepository, type AuditCursor } from './audit.js';
 import { CallHistoryRepository, type CallDetail } from './call-history.js';
 import { Repository, type Driver } from './driver.js';
+import { accountsWhere, ownedWhere } from './scope-where.js';
 import { UserRepository } from './users.js';
-
-/** The accounts of `scope`, as a query on accounts. */
-function accountsWhere(scope: Scope): Prisma.AccountWhereInput {
-  return scope.kind === 'agency'
-    ? { OR: [{ id: scope.accountId }, { agencyId: scope.accountId }] }
-    : { id: scope.accountId };
-}
-
-/** Rows owned by an account of `scope`, for tables that carry the owner's agency (agents, audit entries). */
-function ownedWhere(scope: Scope): { agencyId: string } | { accountId: string } {
-  return scope.kind === 'agency' ? { agencyId: scope.accountId } : { accountId: scope.accountId };
-}
 
 const ACCOUNT_SELECT = { id: true, name: true, kind: true } as const;
 
