@@ -74,15 +74,14 @@ export interface LiveCallCounts {
  */
 export const ACTIVE_STATUSES_SQL = ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ');
 
-// Hand-written: per account, active calls counted on calls_active_by_account (at most the concurrency limit of them;
-// its statuses written out, so that a generic plan can use the partial index too) and the waiting count read from the
-// counter the triggers keep. Its breakdown depends on the time, so no counter holds it, and counting every waiting
-// call grew with the queue: each waiting call is in one of two partial indexes (migrations 20261128200000-01); the
-// scheduled and retry-waiting ones are counted from theirs, of the plain ones only those due (not_before <= now, a
-// range of the other), and the rest of the counter waits for its window. Exact as the counter is (acceptance trusts it).
-// Active calls are counted for all the accounts at once (one scan of calls_active_by_account), and an account with
-// none active and none waiting is left out, its breakdown not read: an agency's Overview of a thousand quiet clients
-// read and returned a row of zeros for each (3.3 -> 2.5 ms for 1,001 quiet accounts).
+// Hand-written: the active calls of all the accounts counted in one scan of calls_active_by_account (at most the
+// concurrency limit per account), the waiting count read from the counter the triggers keep. The waiting breakdown
+// depends on the time, so no counter holds it, and counting every waiting call grew with the queue: each waiting call
+// is in one of two partial indexes (migrations 20261128200000-01); the scheduled and retry-waiting ones are counted
+// from theirs, of the plain ones only those due (not_before <= now, a range of the other), and the rest of the counter
+// waits for its window. Exact as the counter is (acceptance trusts it). An account with nothing active or waiting is
+// left out, its breakdown not read: an agency's Overview of a thousand quiet clients read and returned a row of zeros
+// for each (3.3 -> 2.5 ms for 1,001 quiet accounts).
 const LIVE_COUNTS = statement(
   'oct_live_call_counts',
   `
