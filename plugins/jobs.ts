@@ -4,6 +4,7 @@
 import fp from 'fastify-plugin';
 import type { Dialer } from '../src/dispatch/dialer.js';
 import { Dispatcher, type DispatcherOptions } from '../src/dispatch/dispatcher.js';
+import { RedisHandOff } from '../src/dispatch/hand-off-relay.js';
 import { SimulatedDialer } from '../src/dispatch/simulated-dialer.js';
 import { CoalescedNotify } from '../src/jobs/coalesced-notify.js';
 import { requestsFirst } from '../src/jobs/requests-first.js';
@@ -11,6 +12,7 @@ import { RetentionJob, retentionPolicy, type RetentionJobOptions } from '../src/
 import { CALLS_CHANNEL, createRetention, ListenConnection, RETENTION_TABLES } from '../src/storage/index.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../src/webhooks/delivery-worker.js';
 import { WebhookSender } from '../src/webhooks/sender.js';
+import { subscriberOf } from './redis.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -74,6 +76,17 @@ export default fp<JobsOptions>(
       : null;
     fastify.decorate('deliveryWorker', deliveryWorker);
 
+    // With Redis, followers hand their calls to the leading dispatcher by PUBLISH, not NOTIFY (issue 25.4).
+    const { redis } = fastify;
+    const relay =
+      config.DISPATCH_ENABLED && redis
+        ? new RedisHandOff({
+            publisher: redis,
+            subscriber: () => subscriberOf(redis),
+            databaseIdentity: () => fastify.backgroundStorage.notifications.databaseIdentity(),
+            log: fastify.log.child({ component: 'dispatcher' }),
+          })
+        : null;
     const dispatcher = config.DISPATCH_ENABLED
       ? new Dispatcher({
           storage: fastify.backgroundStorage,
@@ -95,6 +108,7 @@ export default fp<JobsOptions>(
           onClaimPass: (seconds) => fastify.metrics.dispatchPassDuration.observe(seconds),
           // This process's worker sends a claim's call.started deliveries as soon as the claim commits.
           ...(deliveryWorker ? { webhooks: deliveryWorker } : {}),
+          ...(relay ? { relay } : {}),
           ...options.dispatcher,
         })
       : null;
@@ -143,7 +157,7 @@ export default fp<JobsOptions>(
       sender.close();
     });
   },
-  { name: 'jobs', fastify: '5.x', dependencies: ['config', 'db', 'metrics'] },
+  { name: 'jobs', fastify: '5.x', dependencies: ['config', 'db', 'metrics', 'redis'] },
 );
 
 async function createDialer(fastify: import('fastify').FastifyInstance): Promise<Dialer> {

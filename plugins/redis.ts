@@ -37,6 +37,22 @@ export function createRedis(url: string): Redis {
   });
 }
 
+/**
+ * A connection of its own for SUBSCRIBE (a subscribed connection runs nothing else), made from the process's client:
+ * unlike a command, its subscription waits for a reconnect rather than fail, has no answer time to keep, and is made
+ * again after every reconnect (ioredis' autoResubscribe).
+ */
+export function subscriberOf(redis: Redis): Redis {
+  return redis.duplicate({
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: null,
+    commandTimeout: undefined,
+    socketTimeout: undefined,
+    enableAutoPipelining: false,
+    lazyConnect: false,
+  });
+}
+
 export default fp<RedisPluginOptions>(
   async (fastify, { redisUrl }) => {
     if (!redisUrl) {

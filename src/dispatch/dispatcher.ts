@@ -10,9 +10,10 @@
 // With several replicas one leads (src/jobs/wakeable-loop.ts): only the leader polls, sweeps and answers the freed
 // slots' NOTIFYs, as a lone replica does; the others take the lead over within LEAD_RETRY_MS (src/jobs/wakeable-loop.ts)
 // of the leader's end (a SIGKILL included), so the database's work does not grow with the number of replicas (issue
-// 25.4). A follower does not claim the calls it accepts either: it hands their accounts to the leader (one NOTIFY for
-// all accepted since the last, ACCEPTED_PREFIX), which claims them with its own, so under load every claim, dial and
-// transition is batched in one process as with one replica. A hand-off the leader never hears (it died meanwhile) is
+// 25.4). A follower does not claim the calls it accepts either: it hands their accounts to the leader (one message for
+// all accepted since the last, ACCEPTED_PREFIX: a Redis PUBLISH when the leader subscribes, src/dispatch/
+// hand-off-relay.ts, else a NOTIFY), which claims them with its own, so under load every claim, dial and transition is
+// batched in one process as with one replica. A hand-off the leader never hears (it died meanwhile) is
 // found by its successor's first due-accounts query, within LEAD_RETRY_MS of PostgreSQL seeing the leader's connection
 // gone; one it heard but did not claim (a failed pass), by its next poll. When more accounts have calls due than the
 // leader's claim takes (a queue that became due at once), it asks the others to help (a lock on its connection that
@@ -25,6 +26,7 @@ import { planCallBatch, transitionCalls, type CallChange } from '../calls/transi
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
 import { windowZoneOf } from '../domain/recipient-timezone.js';
 import type { Dialer } from './dialer.js';
+import type { HandOffRelay } from './hand-off-relay.js';
 import { advanceSimulatedCalls, simulatedWakeups, type SimulatedTiming } from './simulated-dialer.js';
 import { Batcher } from '../jobs/batcher.js';
 import { CoalescedNotify } from '../jobs/coalesced-notify.js';
@@ -77,6 +79,11 @@ export interface DispatcherOptions {
    * worker to be woken and to claim it.
    */
   webhooks?: WebhookHandOff;
+  /**
+   * Redis pub/sub for the hand-offs (src/dispatch/hand-off-relay.ts): a follower publishes, the leader subscribes;
+   * a hand-off nobody heard goes by NOTIFY. Without it, every hand-off is a NOTIFY.
+   */
+  relay?: HandOffRelay;
 }
 
 export interface WebhookHandOff {
@@ -171,14 +178,19 @@ export class Dispatcher {
         ...(options.leadRetryMs ? { retryMs: options.leadRetryMs } : {}),
         onChange: (leading) => {
           options.log.info({ dispatcher: this.id }, leading ? 'dispatcher leads' : 'dispatcher no longer leads');
+          if (!leading) return void options.relay?.unsubscribe();
+          // Hand-offs published before this subscription is made reach nobody: they come by NOTIFY, already heard.
+          void options.relay?.subscribe((payload) => this.handedOver(payload));
           // What the previous leader would have found: every due account, and the sweeps.
-          if (!leading) return;
           this.wake();
           this.sweep();
         },
       },
     });
-    this.handOff = new CoalescedNotify(options.storage, CALLS_CHANNEL, options.log, acceptedPayloads);
+    this.handOff = new CoalescedNotify(options.storage, CALLS_CHANNEL, options.log, {
+      payloads: acceptedPayloads,
+      ...(options.relay ? { relay: options.relay } : {}),
+    });
     this.housekeeping = new SingleFlight(
       async () => {
         if (this.loop.stopped) return;
@@ -200,6 +212,9 @@ export class Dispatcher {
   }
 
   async stop() {
+    // Before the lead goes: a hand-off published from here on reaches nobody, so it comes by NOTIFY to this leader
+    // (until it stops listening) or to the next, rather than to a subscriber that ignores it.
+    await this.options.relay?.unsubscribe();
     await this.loop.stop();
     // Hand-offs on their way still reach the leader.
     await this.handOff.settle();
@@ -406,6 +421,15 @@ export class Dispatcher {
     const accounts = [...this.hinted].slice(0, CLAIM_ACCOUNTS_PER_PASS);
     for (const id of accounts) this.hinted.delete(id);
     return accounts;
+  }
+
+  /** A follower's hand-off heard through the relay: claims for its accounts, as for one heard by NOTIFY. */
+  private handedOver(payload: string) {
+    const accepted = acceptedAccounts(payload);
+    // Anyone who may connect to Redis can publish: anything but a hand-off is ignored.
+    if (accepted === null || accepted.length === 0 || this.loop.stopped) return;
+    for (const id of accepted) this.hinted.add(id);
+    this.loop.wake();
   }
 
   /**

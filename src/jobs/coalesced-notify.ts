@@ -9,16 +9,25 @@ import { ThrottledLog } from '../logging/throttled-log.js';
 import type { Storage } from '../storage/index.js';
 import { SingleFlight } from './single-flight.js';
 
+export interface CoalescedNotifyOptions {
+  /**
+   * The NOTIFY carries the items given to notify() since the last one, as payloads made by this (sent in one
+   * statement, however many); without it, a NOTIFY without payload.
+   */
+  payloads?: (items: string[]) => string[];
+  /**
+   * Tried first with the payloads (src/dispatch/hand-off-relay.ts): only those it resolves unheard are NOTIFYed.
+   */
+  relay?: { publish(payloads: readonly string[]): Promise<string[]> };
+}
+
 export class CoalescedNotify {
   private readonly sends: SingleFlight;
   /** The items asked for since the last send began (with `payloads` only). */
   private pending = new Set<string>();
 
-  /**
-   * `payloads`: the NOTIFY carries the items given to notify() since the last one, as payloads made by this (sent in
-   * one statement, however many); without it, a NOTIFY without payload.
-   */
-  constructor(storage: Storage, channel: string, log: FastifyBaseLogger, payloads?: (items: string[]) => string[]) {
+  constructor(storage: Storage, channel: string, log: FastifyBaseLogger, options: CoalescedNotifyOptions = {}) {
+    const { payloads, relay } = options;
     // Every acceptance asks for a NOTIFY: with the database down, one line per interval.
     const logs = new ThrottledLog(log);
     this.sends = new SingleFlight(
@@ -28,7 +37,8 @@ export class CoalescedNotify {
           const items = [...this.pending];
           this.pending = new Set();
           if (items.length === 0) return;
-          await storage.notifications.notifyEach(channel, payloads(items));
+          const unheard = relay ? await relay.publish(payloads(items)) : payloads(items);
+          if (unheard.length > 0) await storage.notifications.notifyEach(channel, unheard);
         }
         logs.recovered('notify', 'the dispatchers are notified again');
       },

@@ -9,6 +9,13 @@ import { behindTransactionPooler } from './database.js';
 const NOTIFY = statement('oct_notify', 'SELECT pg_notify($1, $2)');
 // Hand-written, as NOTIFY: several payloads in one statement (a following dispatcher's hand-off, split to fit).
 const NOTIFY_EACH = statement('oct_notify_each', 'SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p');
+// Hand-written: what names this database outside it (the dispatchers' Redis channel, src/dispatch/hand-off-relay.ts),
+// the same for every replica however it connects: the cluster's system identifier (random at initdb) and the oid.
+const DATABASE_IDENTITY = statement(
+  'oct_database_identity',
+  `SELECT (SELECT system_identifier FROM pg_control_system())::text || '.' || d.oid::text AS id
+     FROM pg_database d WHERE d.datname = current_database()`,
+);
 
 /** Advisory lock space of the channels' leader locks (the claims' account locks are 72707370: call-claims.ts). */
 const LEADER_LOCK_SPACE = 72707371;
@@ -244,6 +251,15 @@ export class NotificationRepository extends Repository {
   /** A NOTIFY on `channel`, with `payload` or none. */
   async notify(channel: string, payload: string | null = null): Promise<void> {
     await this.pool.query({ ...NOTIFY, values: [channel, payload] });
+  }
+
+  /**
+   * This database's name among all others (two deployments may share a Redis): its cluster's system identifier and
+   * its oid.
+   */
+  async databaseIdentity(): Promise<string> {
+    const { rows } = await this.pool.query<{ id: string }>(DATABASE_IDENTITY);
+    return rows[0]!.id;
   }
 
   /** One NOTIFY on `channel` per payload, all in one statement. */

@@ -22,7 +22,9 @@ describe("a follower's hand-off", () => {
     expect(payloads).toHaveLength(3);
     for (const payload of payloads) expect(Buffer.byteLength(payload)).toBeLessThan(8000);
 
-    const handOff = new CoalescedNotify(app.backgroundStorage, 'oct_hand_off_test', app.log, acceptedPayloads);
+    const handOff = new CoalescedNotify(app.backgroundStorage, 'oct_hand_off_test', app.log, {
+      payloads: acceptedPayloads,
+    });
     for (const id of accounts) handOff.notify(id);
     await handOff.settle();
     await waitFor(
