@@ -36,7 +36,9 @@ export interface JobsOptions {
   /** Overrides the configured dialer (tests). */
   dialer?: Dialer;
   dispatcher?: Partial<Pick<DispatcherOptions, 'leaseMs' | 'pollMs' | 'beforeDial'>>;
-  webhooks?: Partial<Pick<DeliveryWorkerOptions, 'pollMs' | 'random' | 'perEndpoint' | 'maxInFlight' | 'onAttempt'>> & {
+  webhooks?: Partial<
+    Pick<DeliveryWorkerOptions, 'pollMs' | 'random' | 'perEndpoint' | 'maxInFlight' | 'onAttempt' | 'stopWaitMs'>
+  > & {
     timeoutMs?: number;
   };
   retention?: Partial<Pick<RetentionJobOptions, 'batchSize' | 'pauseMs'>>;

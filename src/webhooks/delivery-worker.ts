@@ -18,6 +18,7 @@ import {
   type Storage,
 } from '../storage/index.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
+import { withTimeout } from '../jobs/with-timeout.js';
 import { classifyStatus, MAX_ATTEMPTS, nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
 import type { AttemptResult, WebhookSender } from './sender.js';
 
@@ -46,6 +47,8 @@ export interface DeliveryWorkerOptions {
   leaseMs: number;
   /** Observes each attempt (metrics). */
   onAttempt?: (outcome: string, result: AttemptResult) => void;
+  /** How long stop() waits for attempts unanswered (default STOP_WAIT_MS). */
+  stopWaitMs?: number;
 }
 
 /** Attempts recorded by one statement at most. */
@@ -65,12 +68,22 @@ const FULL_CLAIM_EVERY_MS = 1_000;
  */
 const STALLED_AFTER_MS = 1_000;
 const RECENT_MARGIN_MS = 5_000;
+/**
+ * How long a stopping worker waits for its attempts' answers: an endpoint that times out holds its attempt for
+ * WEBHOOK_TIMEOUT_MS (15 s by default), the whole of the process's shutdown grace (src/server.ts), after which the
+ * process was killed (exit 1) with the attempt's lease still held.
+ */
+const STOP_WAIT_MS = 5_000;
 /** How often a worker releases held deliveries whose endpoint is enabled (a race's leftovers; see releaseStrandedDeliveries). */
 const STRANDED_EVERY_MS = 60_000;
 
 export class DeliveryWorker {
   private readonly loop: WakeableLoop;
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Attempts sent and not yet answered. */
+  private readonly unanswered = new Set<string>();
+  /** Attempts a stop gave back unanswered: their answer, if it comes, is not recorded (another attempt is made). */
+  private readonly givenBack = new Set<string>();
   private readonly perEndpointCount = new Map<string, number>();
   private readonly unrecorded: { record: AttemptRecord; done: (error?: Error) => void }[] = [];
   private recording = false;
@@ -122,9 +135,32 @@ export class DeliveryWorker {
     await this.loop.start();
   }
 
+  /**
+   * Stops claiming and waits for the attempts in flight, at most stopWaitMs for their answers: those still unanswered
+   * then (an endpoint timing out) are given back unrecorded, so that the process stops within its grace and any
+   * replica's next claim sends them again at once rather than after their lease. Their endpoint may get such a
+   * webhook twice, with the same webhook-id (at least once, as when a lease runs out).
+   */
   async stop() {
     await this.loop.stop();
-    await Promise.allSettled([...this.inFlight.values()]);
+    const attempts = Promise.allSettled([...this.inFlight.values()]);
+    const answered = await withTimeout(attempts, this.options.stopWaitMs ?? STOP_WAIT_MS).then(
+      () => true,
+      () => false,
+    );
+    if (answered) return;
+    const unanswered = [...this.unanswered];
+    for (const id of unanswered) this.givenBack.add(id);
+    await this.options.storage.deliveries
+      .releaseDeliveries(unanswered)
+      .catch((error: Error) =>
+        this.options.log.warn(
+          { err: error, deliveries: unanswered.length },
+          'could not give back the webhook attempts unanswered at stop; they are sent again after their lease',
+        ),
+      );
+    // The others are being recorded.
+    await Promise.allSettled([...this.inFlight].filter(([id]) => !this.givenBack.has(id)).map(([, work]) => work));
   }
 
   wake() {
@@ -285,7 +321,15 @@ export class DeliveryWorker {
       return;
     }
     const startedAt = clock();
-    const result = await sender.send(delivery, delivery.id, delivery.payload, startedAt);
+    this.unanswered.add(delivery.id);
+    let result: AttemptResult;
+    try {
+      result = await sender.send(delivery, delivery.id, delivery.payload, startedAt);
+    } finally {
+      this.unanswered.delete(delivery.id);
+    }
+    // Given back by a stop while it waited: the next claim makes the attempt this one would have recorded.
+    if (this.givenBack.delete(delivery.id)) return;
     const finishedAt = clock();
     const attemptsMade = delivery.attemptCount + 1;
     const outcome = classifyStatus(result.status);
