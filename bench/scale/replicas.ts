@@ -624,20 +624,33 @@ export function workTable(runs: ReplicaRun[]): string {
   const ratio = (v: number | null, base: number | null | undefined) =>
     v === null || !base ? '' : ` (${(v / base).toFixed(2)}x)`;
   const lines = [
-    '| Replicas | Per accepted call, paced (same load): PG transactions / statements / PG CPU ms | Paced p50 / p99 ms | Per accepted call, burst (closed loop): PG transactions / statements / PG CPU ms | Per drained call: PG transactions / statements / PG CPU ms | Idle, per second: PG transactions / statements / PG CPU ms | Dialled twice | Max active per account | SIGKILLed mid-drain | Not completed |',
-    '|---:|---|---:|---|---|---|---:|---:|---:|---:|',
+    '| Replicas | Per accepted call, paced (same load): PG transactions / statements / PG CPU ms | Paced p50 / p99 ms | Per accepted call, burst (closed loop): PG transactions / statements / PG CPU ms | Per drained call: PG transactions / statements / PG CPU ms | Idle, per second: PG transactions / statements / PG CPU ms | Dialled twice | Max active per account | SIGKILLed mid-drain | Not completed | Target: paced work within 1.2x of 1 replica |',
+    '|---:|---|---:|---|---|---|---:|---:|---:|---:|---|',
   ];
+  // Issue 25.4: at the same offered load (the paced window), each figure within 1.2x of one replica's.
+  const target = (w: DbWork, base: DbWork | undefined) => {
+    if (!base) return '-';
+    const over = (['transactions', 'statements', 'cpuMs'] as const).filter((k) => {
+      const [v, b] = [w[k], base[k]];
+      return v !== null && b !== null && b > 0 && v / b > 1.2;
+    });
+    return over.length === 0 ? 'met' : `**not met** (${over.join(', ')})`;
+  };
   const cells = (w: DbWork, base: DbWork | undefined) =>
     `${w.transactions.toFixed(3)}${ratio(w.transactions, base?.transactions)} / ${w.statements?.toFixed(2) ?? '-'}${ratio(w.statements, base?.statements)} / ${w.cpuMs.toFixed(2)}${ratio(w.cpuMs, base?.cpuMs)}`;
   for (const r of runs)
     lines.push(
-      `| ${r.replicas} | ${cells(r.pacedWork, one?.pacedWork)} | ${r.pacedLatency.p50.toFixed(1)} / ${r.pacedLatency.p99.toFixed(1)} | ${cells(r.acceptWork, one?.acceptWork)} | ${cells(r.drainWork, one?.drainWork)} | ${cells(r.idleWork, one?.idleWork)} | ${r.dialledTwice} | ${r.maxActivePerAccount} | ${r.killed} | ${r.notCompleted} |`,
+      `| ${r.replicas} | ${cells(r.pacedWork, one?.pacedWork)} | ${r.pacedLatency.p50.toFixed(1)} / ${r.pacedLatency.p99.toFixed(1)} | ${cells(r.acceptWork, one?.acceptWork)} | ${cells(r.drainWork, one?.drainWork)} | ${cells(r.idleWork, one?.idleWork)} | ${r.dialledTwice} | ${r.maxActivePerAccount} | ${r.killed} | ${r.notCompleted} | ${r.replicas === 1 ? '-' : target(r.pacedWork, one?.pacedWork)} |`,
     );
   return lines.join('\n');
 }
 const cpuCell = (c: { service: number; database: number }) => `${c.service.toFixed(2)} + ${c.database.toFixed(2)}`;
 
-/** Markdown: one row per replica count, the ratios of 2 and 3 to 1, and each row's targets. */
+/**
+ * Markdown: one row per replica count, the ratios of 2 and 3 to 1, and each row's targets. Throughput is reported, not
+ * a target (issue 25.4: more processes on the same 2 cores only share them); the database's work per call against 1
+ * replica is workTable's (bench/scale/replicas-main.ts, with pg_stat_statements and the bench's own role left out).
+ */
 export function replicaTable(runs: ReplicaRun[]): string {
   const one = runs.find((r) => r.replicas === 1);
   const lines = [
@@ -648,12 +661,10 @@ export function replicaTable(runs: ReplicaRun[]): string {
     const accepted = one ? r.acceptedPerSecond / one.acceptedPerSecond : Number.NaN;
     const drain = one ? r.drainCallsPerSecond / one.drainCallsPerSecond : Number.NaN;
     const missed = [
-      ...(r.replicas > 1 && !(accepted >= 0.85) ? [`accepted ${pct(accepted)} of 1`] : []),
-      ...(r.replicas > 1 && !(drain >= 0.85) ? [`drain ${pct(drain)} of 1`] : []),
       ...(r.dialledTwice > 0 ? [`${r.dialledTwice} dialled twice`] : []),
       ...(r.maxActivePerAccount > r.limit ? [`${r.maxActivePerAccount} active > ${r.limit}`] : []),
     ];
-    const target = `${r.replicas > 1 ? '>= 85% of 1 replica, ' : ''}0 dialled twice, max active <= ${r.limit}`;
+    const target = `0 dialled twice, max active <= ${r.limit}`;
     lines.push(
       `| ${r.replicas} | ${Math.round(r.acceptedPerSecond)} (${r.acceptedRounds.join(', ')}) | ${r.p50Ms.toFixed(1)} / ${r.p99Ms.toFixed(1)} | ${r.replicas > 1 ? pct(accepted) : '-'} ` +
         `| ${Math.round(r.drainCallsPerSecond)} (${r.drainRounds.join(', ')}) | ${r.replicas > 1 ? pct(drain) : '-'} | ${cpuCell(r.acceptCpuMs)} / ${cpuCell(r.drainCpuMs)} ` +
