@@ -216,6 +216,9 @@ function historyStatement(present: readonly OptionalKey[]): { narrow: Statement;
  */
 const NEWEST_FIRST = 'SET LOCAL enable_sort = off; SET LOCAL jit = off';
 
+/** The planner's setting for NAME_MERGE, set in the transaction that runs it (nameMerge says why). */
+const GENERIC_PLAN = 'SET LOCAL plan_cache_mode = force_generic_plan';
+
 /** Every combination of the optional filters, keyed by their names joined with ','. */
 const HISTORY: Map<string, { narrow: Statement; wide: Statement; agency: Statement }> = new Map(
   Array.from({ length: 1 << OPTIONAL.length }, (_, mask) => {
@@ -415,25 +418,38 @@ export const SEARCH_PROBE_ACCOUNTS = 20;
  */
 const SEARCH_PROBE_WALK_MIN = 5;
 
-// Hand-written: the newest calls of the accounts below the bound (a LATERAL top-N per account, as HISTORY, then the
-// newest of all of them: exactly the accounts' newest $6), every filter applied to those, newest first. `seen` is
-// how many calls were looked at: fewer than $6 means there were no more below the bound.
+// Hand-written: the accounts' newest $6 calls below the bound, every filter applied to them, newest first. Which calls
+// those are is read from the (account_id, created_at, id) index alone (`keys`: a LATERAL top-N per account, as
+// HISTORY, then the newest $6 of all of them); only they are then read from the table, each account's from the oldest
+// of them on (`newest`, ordered and limited as `keys` so that the planner, which cannot know how few that is, takes the
+// index range too), rather than $6 rows of every account for $6 kept. `seen` is how many calls were looked at: fewer
+// than $6 means there were no more below the bound.
 const PROBE = statement(
   'oct_call_search_probe',
   `
-  WITH newest AS MATERIALIZED (
-    SELECT p.* FROM unnest($1::uuid[]) AS a(id)
+  WITH keys AS MATERIALIZED (
+    SELECT k.created_at, k.id FROM unnest($1::uuid[]) AS a(id)
      CROSS JOIN LATERAL (
-       SELECT ${LIST_COLUMNS}, c.metadata AS meta FROM calls c
+       SELECT c.created_at, c.id FROM calls c
         WHERE c.account_id = a.id AND (c.created_at, c.id) < ($2::timestamptz, $3::uuid) AND c.created_at >= $4::timestamptz
         ORDER BY c.created_at DESC, c.id DESC
-        LIMIT $6::int) AS p
-     ORDER BY p."createdAt" DESC, p.id DESC
-     LIMIT $6::int)
+        LIMIT $6::int) AS k
+     ORDER BY k.created_at DESC, k.id DESC
+     LIMIT $6::int
+  ), oldest AS (
+    SELECT k.created_at, k.id FROM keys k ORDER BY k.created_at, k.id LIMIT 1
+  ), newest AS MATERIALIZED (
+    SELECT p.* FROM oldest o, unnest($1::uuid[]) AS a(id)
+     CROSS JOIN LATERAL (
+       SELECT ${LIST_COLUMNS}, c.metadata AS meta FROM calls c
+        WHERE c.account_id = a.id AND (c.created_at, c.id) < ($2::timestamptz, $3::uuid)
+          AND (c.created_at, c.id) >= (o.created_at, o.id)
+        ORDER BY c.created_at DESC, c.id DESC
+        LIMIT $6::int) AS p)
   SELECT k.seen, m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason",
          m."durationSeconds", m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt,
          m.timezone, m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource"
-    FROM (SELECT count(*)::int AS seen FROM newest) AS k
+    FROM (SELECT count(*)::int AS seen FROM keys) AS k
     LEFT JOIN LATERAL (
       SELECT * FROM newest n
        WHERE ($7::text IS NULL OR n.status = $7::text)
@@ -690,9 +706,12 @@ export class CallHistoryRepository extends Repository {
    */
   private async nameMerge(search: NameSearchValues): Promise<CallListRow[] | null> {
     if (search[0].length > SEARCH_PROBE_ACCOUNTS) return null;
-    const { rows } = await this.pool.query<CallListRow & { names: number }>({
-      ...NAME_MERGE,
-      values: [...search, SEARCH_NAMES_MAX + 1],
+    const values = [...search, SEARCH_NAMES_MAX + 1];
+    // In a generic plan: PostgreSQL would plan it afresh on every run (the custom plan, knowing the accounts and the
+    // prefix, looks cheaper than the generic one, of the same shape), and planning it costs about what running it does.
+    const rows = await inTransaction(this.pool, async (client) => {
+      await client.query(GENERIC_PLAN);
+      return (await client.query<CallListRow & { names: number }>({ ...NAME_MERGE, values })).rows;
     });
     // The rows keep their `names` column: nothing reads it past here.
     return (rows[0]?.names ?? 0) <= SEARCH_NAMES_MAX ? rows.filter((r) => r.id !== null) : null;
