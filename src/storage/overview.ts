@@ -4,6 +4,8 @@
 // failed lately), never a count of an account's history or of its day, and each one statement whatever the number of
 // accounts (an agency may have thousands of clients): all three are hand-written for that (their statements say why).
 import { FAILURE_REASONS, type FailureReason } from '../../schemas/vocabulary.js';
+import type { Scope } from '../domain/tenancy.js';
+import { accountsSql, ownedSql, scopeValues } from './scope-where.js';
 import { statement } from './statements.js';
 import { Repository } from './driver.js';
 
@@ -96,22 +98,58 @@ const ENDPOINT_HEALTH = statement(
 );
 
 /**
- * The five steps at once, each an EXISTS on an index, the accounts as one array: Prisma's `in` sends one parameter per
- * account (a thousand for a large agency) in each of five statements. Whether any account has a call is the newest
- * entry of each one's (account_id, created_at, id) range until one is found: Prisma's `account_id IN (...) LIMIT 1`
- * was planned as a sequential scan.
+ * The five steps at once, each an EXISTS on an index, the scope given as its account and agency (scope-where.ts):
+ * Prisma's `in` sends one parameter per account (a thousand for a large agency) in each of five statements, and a
+ * list of ids waits for the listing of them. Whether any account has a call is the newest entry of each one's
+ * (account_id, created_at, id) range until one is found, only for accounts that ever had one (first_call_at):
+ * Prisma's `account_id IN (...) LIMIT 1` was planned as a sequential scan.
  */
 const FIRST_RUN = statement(
-  'oct_overview_first_run',
+  'oct_overview_first_run_of_scope',
   `
-  SELECT EXISTS (SELECT 1 FROM agents WHERE account_id = ANY($1::uuid[]) AND phone_number IS NOT NULL) AS agent_with_number,
-         EXISTS (SELECT 1 FROM accounts WHERE id = ANY($1::uuid[]) AND default_agent_id IS NOT NULL) AS default_agent,
-         EXISTS (SELECT 1 FROM api_keys WHERE account_id = ANY($1::uuid[]) AND revoked_at IS NULL) AS api_key,
-         EXISTS (SELECT 1 FROM webhook_endpoints WHERE account_id = ANY($1::uuid[])) AS webhook,
-         EXISTS (SELECT 1 FROM unnest($1::uuid[]) AS a(id)
+  SELECT EXISTS (SELECT 1 FROM agents g WHERE ${ownedSql('g', 1)} AND g.phone_number IS NOT NULL) AS agent_with_number,
+         EXISTS (SELECT 1 FROM accounts a WHERE ${accountsSql('a', 1)} AND a.default_agent_id IS NOT NULL) AS default_agent,
+         EXISTS (SELECT 1 FROM accounts a JOIN api_keys k ON k.account_id = a.id
+                  WHERE ${accountsSql('a', 1)} AND k.revoked_at IS NULL) AS api_key,
+         EXISTS (SELECT 1 FROM accounts a JOIN webhook_endpoints e ON e.account_id = a.id
+                  WHERE ${accountsSql('a', 1)}) AS webhook,
+         EXISTS (SELECT 1 FROM accounts a
                   CROSS JOIN LATERAL (SELECT 1 FROM calls c WHERE c.account_id = a.id
-                                       ORDER BY c.created_at DESC, c.id DESC LIMIT 1) x) AS first_call`,
+                                       ORDER BY c.created_at DESC, c.id DESC LIMIT 1) x
+                  WHERE ${accountsSql('a', 1)} AND a.first_call_at IS NOT NULL) AS first_call`,
 );
+
+/**
+ * The accounts of a scope an Overview may show, in its order (its own first, then by name): the first $3 clients by
+ * name, and every other client with something to show: one that ever had a call (first_call_at: only those can have
+ * calls under way or ended today, or deliveries that failed) or whose endpoint is disabled; with how many accounts the
+ * scope has. Each part is a range of an index of its own (migrations 20261128231000-02); the other clients, often
+ * most of a large agency's, are only counted. Listing every client and sending their ids to each read cost an agency
+ * of a thousand quiet clients most of its Overview. The scope's rule (accountsSql) bounds the whole.
+ */
+const ACCOUNTS_TO_SHOW = statement(
+  'oct_overview_accounts_to_show',
+  `
+  SELECT a.id, a.name, a.kind::text AS kind, a.first_call_at IS NOT NULL AS had_calls,
+         e.account_id IS NOT NULL AS has_endpoint,
+         (SELECT 1 + count(*)::int FROM accounts c WHERE c.agency_id = $2::uuid) AS total
+    FROM accounts a
+    LEFT JOIN webhook_endpoints e ON e.account_id = a.id
+   WHERE a.id = ANY (ARRAY(
+           SELECT $1::uuid
+           UNION (SELECT c.id FROM accounts c WHERE c.agency_id = $2::uuid ORDER BY c.name, c.id LIMIT $3::int)
+           UNION SELECT c.id FROM accounts c WHERE c.agency_id = $2::uuid AND c.first_call_at IS NOT NULL
+           UNION SELECT d.account_id FROM webhook_endpoints d JOIN accounts c ON c.id = d.account_id
+                  WHERE NOT d.enabled AND c.agency_id = $2::uuid))
+     AND ${accountsSql('a', 1)}
+   ORDER BY a.id = $1::uuid DESC, a.name, a.id`,
+);
+
+/** An account an Overview may show (ACCOUNTS_TO_SHOW): whether it ever had a call, whether it has an endpoint. */
+export interface OverviewCandidate extends OverviewAccount {
+  hadCalls: boolean;
+  hasEndpoint: boolean;
+}
 
 export class OverviewRepository extends Repository {
   /**
@@ -158,17 +196,44 @@ export class OverviewRepository extends Repository {
   }
 
   /**
-   * The first-run checklist of the accounts a viewer sees (an agency's steps may be taken by it or by its clients):
-   * five EXISTS in one statement, each on an index (accounts by id, agents, keys, endpoints and calls by account).
+   * The accounts of `scope` its Overview may show (ACCOUNTS_TO_SHOW), its own first, then by name: the first
+   * `clients` clients and every other one that ever had a call or whose endpoint is disabled; and how many accounts
+   * `scope` has.
    */
-  async firstRun(accountIds: string[]): Promise<FirstRun> {
+  async accountsToShow(scope: Scope, clients: number): Promise<{ accounts: OverviewCandidate[]; total: number }> {
+    const { rows } = await this.pool.query<{
+      id: string;
+      name: string;
+      kind: 'agency' | 'client';
+      had_calls: boolean;
+      has_endpoint: boolean;
+      total: number;
+    }>({ ...ACCOUNTS_TO_SHOW, values: [...scopeValues(scope), clients] });
+    return {
+      accounts: rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        kind: r.kind,
+        hadCalls: r.had_calls,
+        hasEndpoint: r.has_endpoint,
+      })),
+      total: rows[0]?.total ?? 0,
+    };
+  }
+
+  /**
+   * The first-run checklist of the accounts a viewer sees (an agency's steps may be taken by it or by its clients):
+   * five EXISTS in one statement, each on an index (accounts by id and agency, agents, keys, endpoints and calls by
+   * account).
+   */
+  async firstRun(scope: Scope): Promise<FirstRun> {
     const { rows } = await this.pool.query<{
       agent_with_number: boolean;
       default_agent: boolean;
       api_key: boolean;
       webhook: boolean;
       first_call: boolean;
-    }>({ ...FIRST_RUN, values: [accountIds] });
+    }>({ ...FIRST_RUN, values: scopeValues(scope) });
     const row = rows[0]!;
     return {
       agentWithNumber: row.agent_with_number,

@@ -70,10 +70,11 @@ interface Standing {
  * The accounts an agency's Overview lists: its own (the first `own`), then at most OVERVIEW_CLIENTS_MAX clients, those
  * with the most to see first: an endpoint disabled or failing, then calls under way or waiting, failed today and
  * completed today, then by name. An agency of a thousand clients would otherwise get a page of megabytes, again on
- * every live refresh.
+ * every live refresh. `standings` are in the listing's order and hold every account with something to see (of
+ * `accounts` in all); when all `accounts` fit, they are listed in that order.
  */
-function mostToSee<S extends Standing>(standings: S[], own: number): S[] {
-  if (standings.length <= own + OVERVIEW_CLIENTS_MAX) return standings;
+function mostToSee<S extends Standing>(standings: S[], own: number, accounts: number): S[] {
+  if (accounts <= own + OVERVIEW_CLIENTS_MAX) return standings;
   const clients = standings
     .slice(own)
     .map((standing, order) => ({ standing, order }))
@@ -96,14 +97,20 @@ function apiWebhooksBase(viewerAccountId: string, accountId: string): string {
 export default async function overview(fastify: FastifyInstance) {
   fastify.get('', { schema: { hide: true } }, async (request, reply) => {
     const now = fastify.now();
-    const accounts: OverviewAccount[] = await fastify.storage.scoped.listAccountsInScope(request.scope);
-    const ids = accounts.map((a) => a.id);
+    const overview = fastify.storage.overview;
+    // An account that never had a call and whose endpoint (if any) is enabled has nothing to show: of those, only the
+    // first few by name are listed (they fill the page), and nothing more of them is read but their endpoint.
+    const [{ accounts, total }, firstRun] = await Promise.all([
+      overview.accountsToShow(request.scope, OVERVIEW_CLIENTS_MAX),
+      overview.firstRun(request.scope),
+    ]);
+    const withCalls = accounts.filter((a) => a.hadCalls).map((a) => a.id);
+    const withEndpoint = accounts.filter((a) => a.hasEndpoint).map((a) => a.id);
     const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
-    const [live, outcomes, endpoints, firstRun] = await Promise.all([
-      fastify.concurrency.counts(ids),
-      fastify.storage.overview.outcomesOfDay(ids, today),
-      fastify.storage.overview.endpointHealth(ids, new Date(now.getTime() - HOUR_MS)),
-      fastify.storage.overview.firstRun(ids),
+    const [live, outcomes, endpoints] = await Promise.all([
+      fastify.concurrency.counts(withCalls),
+      overview.outcomesOfDay(withCalls, today),
+      overview.endpointHealth(withEndpoint, new Date(now.getTime() - HOUR_MS)),
     ]);
     const perClient = isAgencyScope(request.scope);
     const day = utcDay(today);
@@ -176,10 +183,11 @@ export default async function overview(fastify: FastifyInstance) {
           : null,
       };
     };
-    // An agency's own account is listed first (listAccountsInScope).
-    const shown = mostToSee(standings, perClient ? 1 : 0);
+    // An agency's own account is listed first (accountsToShow).
+    const shown = mostToSee(standings, perClient ? 1 : 0, total);
     const listed = new Set(shown);
     const left = standings.filter((s) => !listed.has(s));
+    const notShown = total - shown.length;
     return reply.page('overview', {
       title: 'Overview',
       live: standings.some((s) => s.underWay > 0),
@@ -187,7 +195,7 @@ export default async function overview(fastify: FastifyInstance) {
       announce: request.headers['hx-request'] !== 'true',
       checklist: checklist(firstRun),
       rows: shown.map((s) => rowOf(s.account)),
-      notShown: left.length > 0 ? { count: left.length, underWay: left.filter((s) => s.underWay > 0).length } : null,
+      notShown: notShown > 0 ? { count: notShown, underWay: left.filter((s) => s.underWay > 0).length } : null,
       limit: fastify.concurrency.limits.maxActive,
       maxWaiting: fastify.concurrency.limits.maxWaiting,
       today: day,

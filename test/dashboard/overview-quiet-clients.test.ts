@@ -1,0 +1,188 @@
+// The Overview of an agency of a thousand clients that never had a call: it shows the same page as it would by reading
+// every client (the clients with the most to see first, then the others by name, and how many are not shown), but it
+// reads only the clients it may show (the first by name, those that ever had a call, those whose endpoint is
+// disabled) and counts the rest: no statement carries the agency's thousand ids, and the accounts it reads do not
+// grow with its quiet clients but for that count. Never another agency's client.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
+import { buildTestApp } from '../helpers/app.js';
+import { freshDatabase } from '../helpers/database.js';
+import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { PlanCapture, reportPlansToClients, rowsReadFrom } from '../helpers/plan-capture.js';
+import { agentOf, insertCalls } from './call-fixtures.js';
+import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+
+/** The agency's clients that never had a call. */
+const QUIET = 1_000;
+/** Accounts of other agencies, so that the agency is a small part of accounts, as it would be. */
+const OTHERS = 3_000;
+
+const clock = { now: new Date('2030-03-11T12:00:00.000Z') };
+const capture = new PlanCapture();
+let app: App;
+let db: pg.Client;
+let agency: Tenant;
+let visitor: Visitor;
+
+/** `count` clients of `agencyId` named `prefix` and a number (zero-padded from `from`). */
+async function clients(agencyId: string, prefix: string, count: number, from = 1): Promise<void> {
+  await db.query(
+    `INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
+     SELECT gen_random_uuid(), 'client', $2 || lpad(g::text, 4, '0'), $1::uuid, now(), now()
+       FROM generate_series($4::int, $4::int + $3::int - 1) AS g`,
+    [agencyId, prefix, count, from],
+  );
+}
+
+async function client(agencyId: string, name: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
+     VALUES (gen_random_uuid(), 'client', $2, $1::uuid, now(), now()) RETURNING id`,
+    [agencyId, name],
+  );
+  return rows[0]!.id;
+}
+
+async function endpoint(accountId: string, enabled: boolean): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_endpoints (id, account_id, url, secret, enabled, disabled_reason, updated_at)
+     VALUES (gen_random_uuid(), $1::uuid, 'https://hooks.example.test/in', 'whsec_test', $2, $3, now())`,
+    [accountId, enabled, enabled ? null : 'manual'],
+  );
+}
+
+/** Calls of `accountId` created now (the clock's) in `status`: under way or waiting, as acceptance leaves them. */
+async function live(accountId: string, statuses: ('dialing' | 'initiated')[]): Promise<void> {
+  await db.query(
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
+                        created_at, updated_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+14155552671', '+14155550100', '{}'::json, s::call_status, $4,
+            $4::timestamptz + interval '1 day', $4, $4
+       FROM unnest($3::text[]) AS s`,
+    [accountId, await agentOf(app.prisma, accountId), statuses, clock.now],
+  );
+}
+
+/** Calls of `accountId` that ended today (the clock's), `status`. */
+async function ended(accountId: string, count: number, status: 'completed' | 'failed'): Promise<void> {
+  const agentId = await agentOf(app.prisma, accountId);
+  await insertCalls(app.prisma, {
+    accountId,
+    agentId,
+    count,
+    status,
+    createdAt: new Date(clock.now.getTime() - 600_000),
+  });
+}
+
+/** The account names of the page's Calls table, in order. */
+const accountsOf = (body: string) =>
+  [
+    ...(/<table class="rows overview" id="calls-now">[^]*?<\/table>/.exec(body)?.[0] ?? '').matchAll(
+      /<th scope="row" data-label="Account">([^<]+)</g,
+    ),
+  ].map((m) => m[1]!.trim());
+
+/** The Overview as the agency's user gets it, with the statements it sent and the plans they ran. */
+async function overview() {
+  capture.start();
+  try {
+    const { result, plans } = await capture.plansDuring('overview', () => visitor.get('/dashboard'));
+    const statements = capture.statements.filter((s) => s.phase === 'overview');
+    capture.statements.length = 0;
+    expect(result.status).toBe(200);
+    return { body: result.body, plans, statements };
+  } finally {
+    capture.stop();
+  }
+}
+
+/** The most values a statement was sent with, each element of an array one value. */
+const mostValues = (statements: { values: unknown[] }[]) =>
+  Math.max(...statements.map((s) => s.values.reduce<number>((n, v) => n + (Array.isArray(v) ? v.length : 1), 0)));
+
+beforeAll(async () => {
+  const { url, name } = await freshDatabase();
+  db = new pg.Client({ connectionString: url });
+  await db.connect();
+  capture.ignore(db);
+  await reportPlansToClients(db, name, { analyze: true });
+  ({ app } = await buildTestApp({ databaseUrl: url, env: DASHBOARD_ENV, clock: () => clock.now }));
+  agency = await createTenant(app.prisma);
+  await clients(agency.accountId, 'Quiet ', QUIET);
+  // Named to come after every quiet client: only what they have to show can put them on the page.
+  const [busyA, busyB, busyC, disabled] = await Promise.all(
+    ['Zulu Busy A', 'Zulu Busy B', 'Zulu Busy C', 'Zulu Disabled'].map((n) => client(agency.accountId, n)),
+  );
+  await live(busyA!, ['dialing', 'initiated']);
+  await ended(busyB!, 2, 'failed');
+  await ended(busyC!, 3, 'completed');
+  await endpoint(disabled!, false);
+  // A quiet client among the first by name has an endpoint: its row shows it.
+  const { rows } = await db.query<{ id: string }>(`SELECT id FROM accounts WHERE name = 'Quiet 0002'`);
+  await endpoint(rows[0]!.id, true);
+  // Other agencies, one with a client busier than any of the agency's.
+  const other = await createTenant(app.prisma);
+  const otherBusy = await client(other.accountId, 'Zulu Other');
+  await live(otherBusy, ['dialing', 'dialing', 'initiated']);
+  await ended(otherBusy, 5, 'failed');
+  await endpoint(otherBusy, false);
+  await db.query(
+    `WITH ag AS (INSERT INTO accounts (id, kind, name, plan, created_at, updated_at)
+                 SELECT gen_random_uuid(), 'agency', 'Other Agency ' || g, 'agency', now(), now()
+                   FROM generate_series(1, $1::int / 10) AS g RETURNING id)
+     INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
+     SELECT gen_random_uuid(), 'client', 'Other Client ' || g, ag.id, now(), now() FROM ag, generate_series(1, 9) AS g`,
+    [OTHERS],
+  );
+  // What autovacuum would have done by then.
+  await db.query('VACUUM ANALYZE');
+  await createUserWithPassword(app.prisma, agency.accountId, 'agency@quiet.example');
+  visitor = new Visitor(app);
+  expect((await visitor.signIn('agency@quiet.example')).status).toBe(303);
+}, 120_000);
+
+afterAll(async () => {
+  capture.stop();
+  await db?.end();
+});
+
+describe('the Overview of an agency of a thousand quiet clients', () => {
+  it('lists the clients with the most to see first, then the first by name, and counts the others', async () => {
+    const { body } = await overview();
+    const shown = accountsOf(body);
+    expect(shown).toHaveLength(1 + OVERVIEW_CLIENTS_MAX);
+    // Its own; the disabled endpoint (trouble), calls under way, failed today, completed today; then by name.
+    expect(shown.slice(0, 5)).toEqual(['Test Agency', 'Zulu Disabled', 'Zulu Busy A', 'Zulu Busy B', 'Zulu Busy C']);
+    const byName = Array.from(
+      { length: OVERVIEW_CLIENTS_MAX - 4 },
+      (_, i) => `Quiet ${String(i + 1).padStart(4, '0')}`,
+    );
+    expect(shown.slice(5)).toEqual(byName);
+    expect(body).not.toContain('Zulu Other');
+    expect(body).toContain('The webhook endpoint of Zulu Disabled is disabled');
+    expect(body).toContain(`${QUIET + 4 - OVERVIEW_CLIENTS_MAX} more are not shown: see`);
+    // The quiet client's endpoint, enabled; the others with none.
+    const endpoints = /<table class="rows overview" id="endpoints">[^]*?<\/table>/.exec(body)![0];
+    expect(endpoints).toMatch(/Quiet 0002<\/th>\s*<td data-label="Endpoint"><code>https:\/\/hooks\.example\.test\/in</);
+    expect(endpoints).toMatch(/Quiet 0001<\/th>\s*<td data-label="Endpoint" colspan="4">No webhook endpoint set/);
+  });
+
+  it("sends no statement the agency's thousand ids, and reads the quiet clients only to count them", async () => {
+    const before = await overview();
+    // The listing of every client (1,001 ids) went to each of four reads.
+    expect(mostValues(before.statements)).toBeLessThanOrEqual(2 * OVERVIEW_CLIENTS_MAX);
+    const accountsRead = rowsReadFrom(before.plans, 'accounts');
+    // A thousand more quiet clients: the count reads them, nothing else.
+    await clients(agency.accountId, 'Quiet ', QUIET, QUIET + 1);
+    await db.query('VACUUM ANALYZE accounts');
+    const after = await overview();
+    expect(after.body).toContain(`${2 * QUIET + 4 - OVERVIEW_CLIENTS_MAX} more are not shown: see`);
+    expect(mostValues(after.statements)).toBeLessThanOrEqual(2 * OVERVIEW_CLIENTS_MAX);
+    // Listing, live counts and the first-run checks each read every client: 3,000 more rows for the 1,000 clients.
+    expect(rowsReadFrom(after.plans, 'accounts') - accountsRead).toBeLessThanOrEqual(QUIET + 50);
+    expect(accountsRead).toBeLessThanOrEqual(QUIET + 300);
+  });
+});
