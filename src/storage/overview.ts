@@ -1,8 +1,9 @@
-// What the dashboard's Overview reads besides the live counts (plugins/concurrency.ts): the outcomes of the calls that
-// ended today (from counters the triggers on calls keep), each webhook endpoint's health, and the first-run checklist.
-// Each is an index range over a few recent rows (the counters; an endpoint's newest success and its deliveries that
-// failed lately), never a count of an account's history or of its day, and each one statement whatever the number of
-// accounts (an agency may have thousands of clients): all three are hand-written for that (their statements say why).
+// What the dashboard's Overview reads besides the live counts (plugins/concurrency.ts): the accounts it may show, the
+// outcomes of the calls that ended today (from counters the triggers on calls keep), each webhook endpoint's health,
+// and the first-run checklist. Each is an index range over a few recent rows (the counters; an endpoint's newest
+// success and its deliveries that failed lately), never a count of an account's history or of its day, and each one
+// statement whatever the number of accounts (an agency may have thousands of clients): all four are hand-written for
+// that (their statements say why).
 import { FAILURE_REASONS, type FailureReason } from '../../schemas/vocabulary.js';
 import type { Scope } from '../domain/tenancy.js';
 import { accountsSql, ownedSql, scopeValues } from './scope-where.js';
