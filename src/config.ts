@@ -30,7 +30,9 @@ export const ConfigSchema = Type.Object({
     description: 'Embedded database and generated TLS certificate',
   }),
   DATABASE_URL: Url('PostgreSQL connection string; unset = embedded PostgreSQL under DATA_DIR'),
-  REDIS_URL: Url('Redis for rate limits shared across replicas; unset = in-process limits'),
+  REDIS_URL: Url(
+    'Redis for rate limits shared across replicas and their hand-offs to the leading dispatcher; unset = in-process limits, hand-offs by NOTIFY',
+  ),
   TLS_MODE: Type.Union([Type.Literal('self-signed'), Type.Literal('files'), Type.Literal('proxy')], {
     default: 'self-signed',
     description: 'self-signed | files | proxy',
