@@ -154,14 +154,33 @@ export function rowsReadFrom(plans: PlanNode | PlanNode[], table: string): numbe
   let rows = 0;
   for (const plan of ([] as PlanNode[]).concat(plans))
     walk(plan, (node) => {
-      if (node['Relation Name'] === table)
-        rows +=
-          (Number(node['Actual Rows'] ?? 0) +
-            Number(node['Rows Removed by Filter'] ?? 0) +
-            Number(node['Rows Removed by Index Recheck'] ?? 0)) *
-          Number(node['Actual Loops'] ?? 1);
+      if (node['Relation Name'] === table) rows += rowsReadBy(node);
     });
   return rows;
+}
+
+/**
+ * As rowsReadFrom, but the rows read from `table` itself: an index-only scan counts only its heap fetches (none once
+ * a vacuum has marked the pages all-visible), not the index entries it read.
+ */
+export function heapRowsReadFrom(plans: PlanNode | PlanNode[], table: string): number {
+  let rows = 0;
+  for (const plan of ([] as PlanNode[]).concat(plans))
+    walk(plan, (node) => {
+      if (node['Relation Name'] !== table) return;
+      rows += node['Node Type'] === 'Index Only Scan' ? Number(node['Heap Fetches'] ?? 0) : rowsReadBy(node);
+    });
+  return rows;
+}
+
+/** The rows one scan node read, returned or filtered out (by the condition or a bitmap's recheck), over its loops. */
+function rowsReadBy(node: PlanNode): number {
+  return (
+    (Number(node['Actual Rows'] ?? 0) +
+      Number(node['Rows Removed by Filter'] ?? 0) +
+      Number(node['Rows Removed by Index Recheck'] ?? 0)) *
+    Number(node['Actual Loops'] ?? 1)
+  );
 }
 
 const isGrowing = (relation: string | undefined) => (GROWING_TABLES as readonly string[]).includes(relation ?? '');

@@ -9,10 +9,9 @@ import { SEARCH_PROBE_ROWS } from '../../src/storage/call-history.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
 import {
   databaseReportingPlans,
+  heapRowsReadFrom,
   PlanCapture,
   rowsReadFrom,
-  walk,
-  type PlanNode,
   type PlannedStorage,
 } from '../helpers/plan-capture.js';
 
@@ -24,26 +23,6 @@ const capture = new PlanCapture();
 let client: pg.Client;
 let storages: PlannedStorage[] = [];
 const scopes: Record<keyof typeof QUEUES, string[]> = { short: [], long: [] };
-
-/**
- * The rows of `table` read from its heap: what its scans returned or filtered out, and an index-only scan's heap
- * fetches (none once a vacuum has marked the pages all-visible; autovacuum does so for the service).
- */
-function heapRowsReadFrom(plans: PlanNode[], table: string): number {
-  let rows = 0;
-  for (const plan of plans)
-    walk(plan, (node) => {
-      if (node['Relation Name'] !== table) return;
-      if (node['Node Type'] === 'Index Only Scan') rows += Number(node['Heap Fetches'] ?? 0);
-      else
-        rows +=
-          (Number(node['Actual Rows'] ?? 0) +
-            Number(node['Rows Removed by Filter'] ?? 0) +
-            Number(node['Rows Removed by Index Recheck'] ?? 0)) *
-          Number(node['Actual Loops'] ?? 1);
-    });
-  return rows;
-}
 
 beforeAll(async () => {
   ({ client, storages } = await databaseReportingPlans(capture, { generic: true }));
