@@ -59,7 +59,9 @@ async function replica(app: App, databaseUrl: string, relay?: RedisHandOff) {
   onTestFinished(() => dispatcher.stop());
   await dispatcher.start();
   const dials = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
-  return { dispatcher, dials };
+  /** Waits until this replica has dialled `callId`. */
+  const dialled = (callId: string) => waitFor(dials, (ids) => ids.includes(callId), 10_000);
+  return { dispatcher, dials, dialled };
 }
 
 /** The hand-off NOTIFYs sent on the database of `databaseUrl` from now on (a listener of the test's own). */
@@ -108,11 +110,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
 
     const first = (await waitingCallNobodyAnnounced(app.prisma, tenant)).id;
     b.dispatcher.wake(tenant.accountId);
-    await waitFor(
-      () => a.dials(),
-      (dials) => dials.includes(first),
-      10_000,
-    );
+    await a.dialled(first);
 
     // The leader goes: it unsubscribes before it gives the lead up, and the next leader subscribes.
     await a.dispatcher.stop();
@@ -125,11 +123,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
     const [leader, follower] = b.dispatcher.leading ? [b, c] : [c, b];
     const second = (await waitingCallNobodyAnnounced(app.prisma, tenant)).id;
     follower.dispatcher.wake(tenant.accountId);
-    await waitFor(
-      () => leader.dials(),
-      (dials) => dials.includes(second),
-      10_000,
-    );
+    await leader.dialled(second);
 
     expect(notifies).toEqual([]);
     expect([...a.dials(), ...b.dials(), ...c.dials()].sort()).toEqual([first, second].sort());
@@ -150,11 +144,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
 
     const call = (await waitingCallNobodyAnnounced(app.prisma, tenant)).id;
     b.dispatcher.wake(tenant.accountId);
-    await waitFor(
-      () => a.dials(),
-      (dials) => dials.includes(call),
-      10_000,
-    );
+    await a.dialled(call);
     expect(notifies).toEqual([`${ACCEPTED_PREFIX}${tenant.accountId}`]);
     expect(b.dials()).toEqual([]);
   });
@@ -172,11 +162,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
 
     const call = (await waitingCallNobodyAnnounced(app.prisma, tenant)).id;
     b.dispatcher.wake(tenant.accountId);
-    await waitFor(
-      () => a.dials(),
-      (dials) => dials.includes(call),
-      10_000,
-    );
+    await a.dialled(call);
     expect(notifies).toEqual([`${ACCEPTED_PREFIX}${tenant.accountId}`]);
   });
 
@@ -196,10 +182,6 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: call } })).status).toBe('initiated');
     // A hand-off naming the account is claimed at once.
     expect(await redis.publish(channel, `${ACCEPTED_PREFIX}${tenant.accountId}`)).toBe(1);
-    await waitFor(
-      () => a.dials(),
-      (dials) => dials.includes(call),
-      10_000,
-    );
+    await a.dialled(call);
   });
 });

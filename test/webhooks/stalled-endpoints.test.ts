@@ -2,6 +2,7 @@
 // second no longer takes one of the worker's places in flight; nor do they hold a stopping process past its grace.
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
+import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { DeliveryWorker } from '../../src/webhooks/delivery-worker.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
@@ -10,6 +11,18 @@ import { createTenant } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+
+/** A call of `tenant` triggered and then ended by an operator: its webhook events are queued at once. */
+async function endedCall(app: App, tenant: { key: string }) {
+  const callId = callIdOf(await trigger(app, tenant.key));
+  await applyCallUpdate(
+    app.storage,
+    callId,
+    { kind: 'failed', reason: 'canceled' },
+    { now: new Date(), source: 'operator' },
+  );
+  return callId;
+}
 
 describe('stalled endpoints', () => {
   it('with every place in flight held by an endpoint that never answers, another endpoint still gets its webhook within seconds', async () => {
@@ -24,22 +37,12 @@ describe('stalled endpoints', () => {
     const other = await createTenant(app.prisma);
     await setWebhook(app.storage, slow.accountId, hanging.url, { allowPrivate: true });
     await setWebhook(app.storage, other.accountId, healthy.url, { allowPrivate: true });
-    const event = async (tenant: { key: string }) => {
-      const callId = callIdOf(await trigger(app, tenant.key));
-      await applyCallUpdate(
-        app.storage,
-        callId,
-        { kind: 'failed', reason: 'canceled' },
-        { now: new Date(), source: 'operator' },
-      );
-      return callId;
-    };
-    await event(slow);
-    await event(slow);
-    await event(slow);
+    await endedCall(app, slow);
+    await endedCall(app, slow);
+    await endedCall(app, slow);
     await hanging.waitFor(2);
     const started = Date.now();
-    const callId = await event(other);
+    const callId = await endedCall(app, other);
     const [received] = await healthy.waitFor(1, 10_000);
     expect(json<WebhookEvent>(received!.body).data.call_id).toBe(callId);
     // Within the second after which the hanging attempts stop counting, not after their 20 s timeout.
@@ -60,13 +63,7 @@ describe('stalled endpoints', () => {
     receiver.respond = (_, index) => (index === 0 ? 'hang' : { status: 204 });
     const tenant = await createTenant(app.prisma);
     await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
-    const callId = callIdOf(await trigger(app, tenant.key));
-    await applyCallUpdate(
-      app.storage,
-      callId,
-      { kind: 'failed', reason: 'canceled' },
-      { now: new Date(), source: 'operator' },
-    );
+    const callId = await endedCall(app, tenant);
     const [first] = await receiver.waitFor(1);
 
     // Its endpoint would hold the attempt for a minute (the whole shutdown grace, and more): the stop does not wait.
