@@ -593,7 +593,7 @@ export class CallHistoryRepository extends Repository {
     const { filters, before, limit } = query;
     const upper = upperBound(filters, before);
     const searching = filters.metadata !== null || filters.numberPrefix !== null || filters.namePrefix !== null;
-    const accountIds = 'accountIds' in query || searching ? await this.idsOf(query) : null;
+    const accountIds = 'accountIds' in query || searching ? await this.idsOf(query, upper) : null;
     if (accountIds?.length === 0) return { calls: [], next: null };
     let rows: CallListRow[] | null = null;
     if (accountIds && searching) {
@@ -632,12 +632,21 @@ export class CallHistoryRepository extends Repository {
     return pageOfRows(rows, limit);
   }
 
-  /** The ids of the accounts `accounts` names: as given, or the agency's and its clients' (the tenancy rule's scope). */
-  private async idsOf(accounts: HistoryAccounts): Promise<string[]> {
+  /**
+   * The ids of the accounts `accounts` names that can have a call at or before `upper`: as given, or the agency's and
+   * its clients' (the tenancy rule's scope) whose first call (first_call_at, kept by a trigger) is at or before it,
+   * as the agency's walk reads them: a client that never placed a call is not searched, so an agency of a thousand
+   * quiet clients costs neither a thousand ids nor a thousand index descents.
+   */
+  private async idsOf(accounts: HistoryAccounts, upper: { at: Date | 'infinity' }): Promise<string[]> {
     if ('accountIds' in accounts) return accounts.accountIds;
-    // The tenancy rule for an agency, as the walk's statement applies it too.
     const rows = await this.prisma.account.findMany({
-      where: accountsWhere({ accountId: accounts.agencyId, kind: 'agency' }),
+      where: {
+        AND: [
+          accountsWhere({ accountId: accounts.agencyId, kind: 'agency' }),
+          { firstCallAt: upper.at === 'infinity' ? { not: null } : { not: null, lte: upper.at } },
+        ],
+      },
       select: { id: true },
     });
     return rows.map((r) => r.id);
@@ -775,9 +784,10 @@ export class CallHistoryRepository extends Repository {
       filters: CallHistoryFilters;
     },
   ): Promise<CallListRow[]> {
-    const accountIds = await this.idsOf(query);
+    const upper = upperBound(query.filters);
+    const accountIds = await this.idsOf(query, upper);
     if (accountIds.length === 0) return [];
-    return this.pageOf([query.callId], accountIds, query.filters, upperBound(query.filters), 1);
+    return this.pageOf([query.callId], accountIds, query.filters, upper, 1);
   }
 
   /** The value of one metadata key of each of the calls `ids` (absent keys left out), as JSON values. */

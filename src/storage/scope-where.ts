@@ -10,6 +10,15 @@ export function accountsWhere(scope: Scope): Prisma.AccountWhereInput {
     : { id: scope.accountId };
 }
 
+/**
+ * The clients of `scope`, as a query on accounts: an agency's clients, without the agency's own row (null for a
+ * client's scope, which has none). Read on its own, a range of (agency_id, ...) indexes: with the agency's own row in
+ * the same condition (accountsWhere's OR), PostgreSQL can no longer read the clients in an index's order.
+ */
+export function clientsWhere(scope: Scope): Prisma.AccountWhereInput | null {
+  return scope.kind === 'agency' ? { agencyId: scope.accountId } : null;
+}
+
 /** Rows owned by an account of `scope`, for tables that carry the owner's agency (agents, audit entries). */
 export function ownedWhere(scope: Scope): { agencyId: string } | { accountId: string } {
   return scope.kind === 'agency' ? { agencyId: scope.accountId } : { accountId: scope.accountId };
@@ -27,6 +36,15 @@ export function accountsSql(alias: string, n: number): string {
 /** ownedWhere for hand-written SQL over a table carrying the owner's account and agency (see accountsSql). */
 export function ownedSql(alias: string, n: number): string {
   return `(${alias}.account_id = $${n}::uuid OR ${alias}.agency_id = $${n + 1}::uuid)`;
+}
+
+/**
+ * ownedWhere for hand-written SQL, for a scope of `kind`, as one condition on `$n` (whose value is the scope's
+ * account): a range of an (agency_id, ...) or (account_id, ...) index that can be read in that index's order, which
+ * ownedSql's OR cannot. A statement declares one text per kind.
+ */
+export function ownedByKindSql(kind: Scope['kind'], alias: string, n: number): string {
+  return kind === 'agency' ? `${alias}.agency_id = $${n}::uuid` : `${alias}.account_id = $${n}::uuid`;
 }
 
 /** The values of accountsSql's and ownedSql's two parameters for `scope`. */

@@ -1,0 +1,147 @@
+// The Calls list of an agency of a thousand clients (each with an agent), among thousands of other tenants: its first
+// page and its name search read the first rows of its menus (the accounts and agents by name, up to one more than a
+// menu shows) and the accounts that ever had a call, not every client, agent or tenant: the rows they read do not
+// grow with quiet clients or with other tenants. The page is the one it was: the busy client's calls with its name,
+// never another agency's.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { FILTER_MENU_MAX } from '../../src/routes/dashboard/calls.js';
+import { buildTestApp } from '../helpers/app.js';
+import { freshDatabase } from '../helpers/database.js';
+import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
+import { PlanCapture, reportPlansToClients, rowsReadFrom } from '../helpers/plan-capture.js';
+import { insertCalls } from './call-fixtures.js';
+import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+
+/** The agency's clients that never had a call, each with an agent: more than a menu lists. */
+const QUIET = 1_000;
+/** Other agencies, of 9 clients each, every account with an agent. */
+const OTHER_AGENCIES = 300;
+
+const capture = new PlanCapture();
+let app: App;
+let db: pg.Client;
+let agency: Tenant;
+let visitor: Visitor;
+let busyCalls: string[];
+let otherCalls: string[];
+
+/** `count` more quiet clients of the agency, each with an agent, numbered from `from`. */
+async function quietClients(count: number, from: number): Promise<void> {
+  await db.query(
+    `WITH c AS (INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
+                SELECT gen_random_uuid(), 'client', 'Quiet ' || lpad(g::text, 5, '0'), $1::uuid, now(), now()
+                  FROM generate_series($3::int, $3::int + $2::int - 1) AS g RETURNING id)
+     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
+     SELECT gen_random_uuid(), c.id, $1::uuid, 'Quiet agent', '+14155550100', now(), now() FROM c`,
+    [agency.accountId, count, from],
+  );
+}
+
+/** `count` more agencies of 9 clients, every account with an agent. */
+async function otherTenants(count: number): Promise<void> {
+  await db.query(
+    `WITH ag AS (INSERT INTO accounts (id, kind, name, plan, created_at, updated_at)
+                 SELECT gen_random_uuid(), 'agency', 'Other Agency ' || g, 'agency', now(), now()
+                   FROM generate_series(1, $1::int) AS g RETURNING id),
+          c AS (INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
+                SELECT gen_random_uuid(), 'client', 'Other Client ' || g, ag.id, now(), now()
+                  FROM ag, generate_series(1, 9) AS g RETURNING id, agency_id)
+     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
+     SELECT gen_random_uuid(), id, coalesce(agency_id, id), 'Other agent', '+14155550100', now(), now()
+       FROM (SELECT id, agency_id FROM c UNION ALL SELECT id, NULL FROM ag) AS owners`,
+    [count],
+  );
+}
+
+/** `count` calls of `tenant`, a minute old, named `name`. */
+async function namedCalls(tenant: Tenant, count: number, name: string): Promise<string[]> {
+  const ids = await insertCalls(app.prisma, {
+    accountId: tenant.accountId,
+    agentId: tenant.agentId,
+    count,
+    createdAt: new Date(Date.now() - 60_000),
+  });
+  await db.query('UPDATE calls SET name = $2 WHERE id = ANY($1::uuid[])', [ids, name]);
+  return ids;
+}
+
+const CALL_LINK = /href="\/dashboard\/calls\/([0-9a-f-]{36})"/g;
+const listed = (body: string) => [...body.matchAll(CALL_LINK)].map((m) => m[1]!).sort();
+
+/** A page as the agency's user gets it, and the rows its statements read from accounts and agents. */
+async function read(path: string) {
+  capture.start();
+  try {
+    const { result, plans } = await capture.plansDuring(path, () => visitor.get(path));
+    capture.statements.length = 0;
+    expect(result.status).toBe(200);
+    return { body: result.body, accounts: rowsReadFrom(plans, 'accounts'), agents: rowsReadFrom(plans, 'agents') };
+  } finally {
+    capture.stop();
+  }
+}
+
+const PAGES = { first: '/dashboard/calls', nameSearch: '/dashboard/calls?name=ada' };
+
+beforeAll(async () => {
+  const { url, name } = await freshDatabase();
+  db = new pg.Client({ connectionString: url });
+  await db.connect();
+  capture.ignore(db);
+  await reportPlansToClients(db, name, { analyze: true });
+  ({ app } = await buildTestApp({ databaseUrl: url, env: DASHBOARD_ENV }));
+  agency = await createTenant(app.prisma);
+  await quietClients(QUIET, 1);
+  const busy = await createClientTenant(app.prisma, agency.accountId);
+  await app.prisma.account.update({ where: { id: busy.accountId }, data: { name: 'Zulu Busy' } });
+  busyCalls = [...(await namedCalls(busy, 3, 'Ada Lovelace')), ...(await namedCalls(busy, 2, 'Grace Hopper'))];
+  const other = await createTenant(app.prisma);
+  const otherClient = await createClientTenant(app.prisma, other.accountId);
+  otherCalls = await namedCalls(otherClient, 2, 'Ada Byron');
+  await otherTenants(OTHER_AGENCIES);
+  // What autovacuum would have done by then.
+  await db.query('VACUUM ANALYZE');
+  await createUserWithPassword(app.prisma, agency.accountId, 'agency@tenants.example');
+  visitor = new Visitor(app);
+  expect((await visitor.signIn('agency@tenants.example')).status).toBe(303);
+}, 120_000);
+
+afterAll(async () => {
+  capture.stop();
+  await db?.end();
+});
+
+describe('the Calls list of an agency of a thousand clients among thousands of tenants', () => {
+  it('shows the busy client’s calls with its name, and finds them by name, never another agency’s', async () => {
+    const first = await read(PAGES.first);
+    expect(listed(first.body)).toEqual([...busyCalls].sort());
+    expect(first.body).toContain('Zulu Busy');
+    // Too many to list: the filters are names to type.
+    expect(first.body).not.toContain('Quiet 00001');
+    const search = await read(PAGES.nameSearch);
+    expect(listed(search.body)).toEqual([...busyCalls.slice(0, 3)].sort());
+    for (const id of otherCalls) expect(search.body).not.toContain(id);
+  });
+
+  it('reads a menu’s worth of accounts and agents, not every client, agent or tenant', async () => {
+    const before = { first: await read(PAGES.first), nameSearch: await read(PAGES.nameSearch) };
+    for (const page of Object.values(before)) {
+      // The menus' first rows (one more than a menu lists) and each agent's owner; the page's own rows.
+      expect(page.accounts).toBeLessThanOrEqual(2 * (FILTER_MENU_MAX + 1) + 20);
+      expect(page.agents).toBeLessThanOrEqual(FILTER_MENU_MAX + 1 + 20);
+    }
+    // A thousand more quiet clients and ten times the other tenants: nothing more is read.
+    await quietClients(QUIET, QUIET + 1);
+    await otherTenants(10 * OTHER_AGENCIES);
+    await db.query('VACUUM ANALYZE accounts');
+    await db.query('VACUUM ANALYZE agents');
+    const after = { first: await read(PAGES.first), nameSearch: await read(PAGES.nameSearch) };
+    for (const key of Object.keys(PAGES) as (keyof typeof PAGES)[]) {
+      expect(listed(after[key].body)).toEqual(listed(before[key].body));
+      expect(after[key].accounts - before[key].accounts).toBeLessThanOrEqual(5);
+      expect(after[key].agents - before[key].agents).toBeLessThanOrEqual(5);
+    }
+  }, 60_000);
+});
