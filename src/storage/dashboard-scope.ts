@@ -89,6 +89,15 @@ const AGENTS_BY_NAME = Object.fromEntries(
   ]),
 ) as Record<Scope['kind'], Statement>;
 
+/** findAgentsInScope's statement: the agents `$1` with their owner's name and agency, whoever's they are. */
+const AGENTS_BY_ID = statement(
+  'oct_scope_agents_by_id',
+  `SELECT g.id, g.name, g.phone_number AS "phoneNumber", g.account_id AS "accountId", g.agency_id AS "agencyId",
+          a.name AS "accountName", g.max_attempts AS "maxAttempts"
+     FROM agents g JOIN accounts a ON a.id = g.account_id
+    WHERE g.id = ANY ($1::uuid[])`,
+);
+
 export interface ScopeAccount {
   id: string;
   name: string;
@@ -210,13 +219,27 @@ export class ScopedReadRepository extends Repository {
   }
 
   /** The agents of `scope` among `ids`, with their owner's name (others' and missing ones left out). */
-  async findAgentsInScope(scope: Scope, ids: string[]) {
+  /**
+   * Read by their keys, each with its owner's name, then kept when in scope (as findAccountInScope does): asked for as
+   * "the scope's agents among these ids", a prepared statement's generic plan reads all of a large agency's agents
+   * by (agency_id) to find a page's few.
+   */
+  async findAgentsInScope(scope: Scope, ids: string[]): Promise<ScopeAgent[]> {
     if (ids.length === 0) return [];
-    const rows = await this.prisma.agent.findMany({
-      where: { AND: [ownedWhere(scope), { id: { in: [...new Set(ids)] } }] },
-      select: AGENT_SELECT,
+    const { rows } = await this.pool.query<ScopeAgent & { agencyId: string }>({
+      ...AGENTS_BY_ID,
+      values: [[...new Set(ids)]],
     });
-    return rows.map(scopeAgent);
+    return rows
+      .filter((r) => inScope(scope, { id: r.accountId, agencyId: r.agencyId }))
+      .map((r) => ({
+        id: r.id,
+        name: r.name,
+        phoneNumber: r.phoneNumber,
+        accountId: r.accountId,
+        accountName: r.accountName,
+        maxAttempts: r.maxAttempts,
+      }));
   }
 
   /**
