@@ -30,7 +30,16 @@ export function ownedWhere(scope: Scope): { agencyId: string } | { accountId: st
  * true). A statement that takes the scope this way runs beside the others rather than after a listing of its ids.
  */
 export function accountsSql(alias: string, n: number): string {
-  return `(${alias}.id = $${n}::uuid OR ${alias}.agency_id = $${n + 1}::uuid)`;
+  const [own, clients] = accountsSqlHalves(alias, n);
+  return `(${own} OR ${clients})`;
+}
+
+/**
+ * accountsSql's two halves, the scope's own account and its clients, for a statement that asks each on its own: an
+ * EXISTS of the own account's row first, the agency's thousand clients only when that finds nothing.
+ */
+export function accountsSqlHalves(alias: string, n: number): [own: string, clients: string] {
+  return [`${alias}.id = $${n}::uuid`, `${alias}.agency_id = $${n + 1}::uuid`];
 }
 
 /** ownedWhere for hand-written SQL over a table carrying the owner's account and agency (see accountsSql). */
