@@ -312,12 +312,14 @@ const NAME_NEWEST = statement(
 /**
  * A name search alone is answered by merging the newest matches of each distinct name of its prefix (NAME_MERGE) when
  * no account searched holds more than this many names with that prefix (and the scope is one the probe reads, of at
- * most SEARCH_PROBE_ACCOUNTS accounts): what it reads is then bounded by this and the page, not by the matches. A
- * prefix of more names (names that seldom repeat) is read in full (NAME_NEWEST), but only when the probe of the
- * newest calls finds too few matches to walk to a page (SEARCH_PROBE_WALK_MIN); with more, the merge is still tried
- * first, and the walk taken only when it gives up.
+ * most SEARCH_PROBE_ACCOUNTS accounts): what it reads is then bounded by this and the page, not by the matches. It is
+ * asked before the probe of the newest calls, but for a single letter (NAME_MERGE_FIRST_MIN), whose page the probe
+ * is asked for first. A prefix of more names (names that seldom repeat) is then read in full (NAME_NEWEST), but only
+ * when the probe finds too few matches among the newest calls to walk to a page (SEARCH_PROBE_WALK_MIN).
  */
 export const SEARCH_NAMES_MAX = 200;
+/** The shortest name prefix whose merge is asked before the probe (listCallHistory says why). */
+const NAME_MERGE_FIRST_MIN = 2;
 
 // Hand-written: a name search's page as a merge of its names, newest first, from the name index alone (Prisma has no
 // recursive query). Within one (account, lower(name)) the index is ordered by (created_at, id), so each name is a
@@ -597,18 +599,27 @@ export class CallHistoryRepository extends Repository {
     if (accountIds?.length === 0) return { calls: [], next: null };
     let rows: CallListRow[] | null = null;
     if (accountIds && searching) {
-      const probe = await this.probePage(accountIds, filters, upper, limit + 1);
-      // Matches enough of the newest calls that the walk meets a page soon: the index is not asked for every match
-      // (it would hand over thousands first). But a name search alone still asks for the merge of its names, whose
-      // reads are bounded by the names and the page: the walk reads a page of matches from every account, 1 / share
-      // calls each (15,000 rows for 5 accounts and a name 1 call in 60 has).
-      rows =
-        probe?.page ??
-        (probe && probe.matched >= SEARCH_PROBE_WALK_MIN
-          ? nameOnly(filters)
-            ? await this.nameMerge(this.nameSearch(accountIds, filters, upper, limit + 1))
-            : null
-          : await this.searchPage(accountIds, filters, upper, limit + 1));
+      // A name search alone is the merge of its names, whose reads are bounded by the names and the page whether the
+      // name is common or rare: asked first, it answers with one statement. Not for a single letter, which starts
+      // hundreds of names (the merge would list SEARCH_NAMES_MAX of them an account before it gives up) and which
+      // the newest calls usually hold a page of. The probe comes after the merge only when it gives up (more names
+      // than it merges, or a scope wider than it reads).
+      const mergeFirst = nameOnly(filters) && [...filters.namePrefix!].length >= NAME_MERGE_FIRST_MIN;
+      rows = mergeFirst ? await this.nameMerge(this.nameSearch(accountIds, filters, upper, limit + 1)) : null;
+      if (!rows) {
+        const probe = await this.probePage(accountIds, filters, upper, limit + 1);
+        // Matches enough of the newest calls that the walk meets a page soon: the index is not asked for every match
+        // (it would hand over thousands first). But a single letter still asks for the merge of its names, whose
+        // reads are bounded by the names and the page: the walk reads a page of matches from every account, 1 / share
+        // calls each (15,000 rows for 5 accounts and a name 1 call in 60 has).
+        rows =
+          probe?.page ??
+          (probe && probe.matched >= SEARCH_PROBE_WALK_MIN
+            ? nameOnly(filters) && !mergeFirst
+              ? await this.nameMerge(this.nameSearch(accountIds, filters, upper, limit + 1))
+              : null
+            : await this.searchPage(accountIds, filters, upper, limit + 1, { merged: mergeFirst }));
+      }
     }
     if (!rows) {
       const present = OPTIONAL.filter((f) => filterSet(filters, f.key));
@@ -737,11 +748,13 @@ export class CallHistoryRepository extends Repository {
     filters: CallHistoryFilters,
     upper: { at: Date | 'infinity'; id: string },
     limit: number,
+    tried: { merged: boolean } = { merged: false },
   ): Promise<CallListRow[] | null> {
     if (nameOnly(filters)) {
       const search = this.nameSearch(accountIds, filters, upper, limit);
-      const merged = await this.nameMerge(search);
+      const merged = tried.merged ? null : await this.nameMerge(search);
       if (merged) return merged;
+      // The merge of its names gave up: every match is read.
       const { rows } = await this.pool.query<CallListRow>({ ...NAME_NEWEST, values: search });
       return rows;
     }
