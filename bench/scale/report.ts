@@ -1,7 +1,7 @@
-// bench:scale's output: each figure on each dimension's database next to the empty one's, per run and pooled, with
-// the target (within 1.5x of empty; the dashboard's pages also p99 < 50 ms), the checks, the retention pass and the
-// online upgrade on the history database, each database's build and autovacuum wait, the machine and its load;
-// scale.{json,md}.
+// bench:scale's output: each figure on each dimension's database next to its own empty database's (built beside it,
+// measured interleaved with it), per run and pooled, with the target (within 1.5x of empty; the dashboard's pages
+// also p99 < 50 ms), the checks, the retention pass and the online upgrade on the history database, each database's
+// build and autovacuum wait, the machine and its load; scale.{json,md}.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { MachineFacts } from '../setup.js';
@@ -50,6 +50,23 @@ export interface DatabaseRun {
   /** Phases that failed, with their error (the run went on). */
   errors: Record<string, string>;
   seconds: number;
+  /**
+   * A dimension's own empty database, built beside it and measured interleaved with it (each phase on one, then on
+   * the other, the empty one first in odd runs): its ratios are against this. Absent on the empty database itself.
+   */
+  empty?: DatabaseRun;
+}
+
+/** The name a database goes by in the results: `tenants`, `empty (beside tenants)`, or `empty` measured alone. */
+const databaseName = (run: DatabaseRun, beside?: DatabaseRun) =>
+  beside ? `${run.label} (beside ${beside.label})` : run.label;
+
+/** Every database measured, each dimension's own empty one after it, with its name. */
+function databasesOf(runs: DatabaseRun[]): { name: string; run: DatabaseRun }[] {
+  return runs.flatMap((run) => [
+    { name: databaseName(run), run },
+    ...(run.empty ? [{ name: databaseName(run.empty, run), run: run.empty }] : []),
+  ]);
 }
 
 export interface ScaleResults {
@@ -63,6 +80,7 @@ export interface ScaleResults {
   machine: MachineFacts;
   database: { kind: string; settings: Record<string, string> };
   settings: Record<string, unknown>;
+  /** Each dimension with its own empty database in `empty`; or the empty database alone (BENCH_ONLY=empty). */
   runs: DatabaseRun[];
   /** Databases whose build or measurement failed as a whole, with the error. */
   failed: Record<string, string>;
@@ -173,18 +191,23 @@ export interface FigureRow {
   met?: boolean;
 }
 
-/** Each dimension's figures against empty's. */
+/**
+ * Each dimension's figures against its own empty database's; the empty database measured alone (BENCH_ONLY=empty) has
+ * its figures in the empty columns and no ratio.
+ */
 export function figureRows(runs: DatabaseRun[]): FigureRow[] {
-  const empty = runs.find((r) => r.label === 'empty');
-  const others = runs.filter((r) => r.label !== 'empty');
-  return (others.length > 0 ? others : runs).flatMap((run) =>
+  return runs.flatMap((run) =>
     FIGURES.map((f) => {
+      const alone = run.label === 'empty';
+      const empty = alone ? run : run.empty;
       const e = empty && f.pooled(empty);
-      const v = f.pooled(run);
-      const ratio = run !== empty && e !== undefined && v !== undefined && e > 0 ? v / e : undefined;
+      const v = alone ? undefined : f.pooled(run);
+      const ratio = e !== undefined && v !== undefined && e > 0 ? v / e : undefined;
       const within =
         ratio === undefined ? undefined : f.better === 'lower' ? ratio <= TARGET_FACTOR : ratio >= 1 / TARGET_FACTOR;
-      const underLimit = f.limit === undefined || v === undefined ? undefined : v < f.limit;
+      // The absolute limit holds for every database, the empty one alone included.
+      const limited = alone ? e : v;
+      const underLimit = f.limit === undefined || limited === undefined ? undefined : limited < f.limit;
       const target = `${f.better === 'lower' ? `<= ${TARGET_FACTOR}x` : `>= 1/${TARGET_FACTOR}`}${f.limit === undefined ? '' : `, < ${f.limit} ${f.unit}`}`;
       const met =
         within === undefined && underLimit === undefined ? undefined : within !== false && underLimit !== false;
@@ -195,7 +218,7 @@ export function figureRows(runs: DatabaseRun[]): FigureRow[] {
         empty: e,
         value: v,
         emptyRuns: empty && f.perRun(empty),
-        runs: f.perRun(run),
+        runs: alone ? undefined : f.perRun(run),
         ratio,
         target,
         met,
@@ -241,6 +264,13 @@ function checks(r: DatabaseRun): string[] {
 const describe = (p: Pooled) =>
   `worst run (${p.worst.round} of ${p.rounds.length}): p50 ${p.worst.p50} / p99 ${p.worst.p99} / max ${p.worst.max} ms`;
 
+/** The one sentence that says what a ratio compares. */
+function pairing(runs: DatabaseRun[]): string {
+  if (runs.length > 0 && runs.every((r) => r.label === 'empty'))
+    return 'The empty database alone (BENCH_ONLY named no dimension): its figures, no ratios.';
+  return "Each dimension is measured interleaved with its own fresh empty database, built beside it with its own service: each phase on one, then on the other, the empty one first in odd runs and the dimension first in even ones, so that the shared host's drift falls on both alike.";
+}
+
 export function markdown(results: ScaleResults): string {
   const m = results.machine;
   const rows = figureRows(results.runs);
@@ -248,6 +278,8 @@ export function markdown(results: ScaleResults): string {
     '# Scale benchmark results',
     '',
     `Generated ${results.generatedAt} by \`npm run bench:scale\` in ${Math.round(results.durationSeconds)} s${results.factor === 1 ? '' : ` (scale factor ${results.factor})`}, service at commit ${results.commit ?? 'unknown'}.`,
+    '',
+    pairing(results.runs),
     '',
     `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.platform}; Node ${m.node}; PostgreSQL ${m.postgres} (${results.database.kind === 'embedded' ? 'the embedded server the product ships, stock settings' : 'BENCH_DATABASE_URL: not the default deployment'}: ${Object.entries(
       results.database.settings,
@@ -257,11 +289,11 @@ export function markdown(results: ScaleResults): string {
     '',
     `Databases: empty (base only: ${Object.entries(results.base)
       .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}), and each dimension on the base: ${Object.entries(results.shape)
+      .join(', ')}), one fresh for each dimension, and each dimension on the base: ${Object.entries(results.shape)
       .map(([k, v]) => `${k} ${v.toLocaleString('en')}`)
       .join(
         ', ',
-      )}. Each measurement ${String(results.settings.runs)} runs on one built database; "runs" lists each run's figure, "pooled" is over every sample of every run (rates: all calls over all seconds). The drain inserts ${String(results.settings.drainCalls)} due calls on every database, the fewest that keep the dispatcher busy for a measurable while (an empty database has none to drain).`,
+      )}. Each measurement ${String(results.settings.runs)} runs on one built database; "runs" lists each run's figure, "pooled" is over every sample of every run (rates: all calls over all seconds); a dimension's "Empty" columns are its own empty database's. The drain inserts ${String(results.settings.drainCalls)} due calls on every database, the fewest that keep the dispatcher busy for a measurable while (an empty database has none to drain).`,
     '',
     '| Dimension | Figure | Empty: runs | Empty: pooled | Dimension: runs | Dimension: pooled | Ratio | Target | Met |',
     '|---|---|---|---:|---|---:|---:|---|---|',
@@ -271,9 +303,9 @@ export function markdown(results: ScaleResults): string {
     ),
     '',
   ];
-  for (const run of results.runs) {
+  for (const { name, run } of databasesOf(results.runs)) {
     const c = checks(run);
-    if (c.length > 0) lines.push(`**${run.label}**:`, '', ...c.map((x) => `- ${x}`), '');
+    if (c.length > 0) lines.push(`**${name}**:`, '', ...c.map((x) => `- ${x}`), '');
   }
   const history = results.runs.find((r) => r.label === 'history');
   const retention = history?.retention;
@@ -332,9 +364,9 @@ export function markdown(results: ScaleResults): string {
     '',
     '| Database | Build (s) | Build phases (s) | Dead rows after the build | Autovacuum | Rows | Sizes | Load average at each phase |',
     '|---|---:|---|---|---|---|---|---|',
-    ...results.runs.map(
-      (r) =>
-        `| ${r.label} | ${Math.round(r.buildSeconds)} | ${Object.entries(r.buildPhases)
+    ...databasesOf(results.runs).map(
+      ({ name, run: r }) =>
+        `| ${name} | ${Math.round(r.buildSeconds)} | ${Object.entries(r.buildPhases)
           .map(([k, v]) => `${k}: ${v}`)
           .join('; ')} | ${
           Object.entries(r.deadRowsAfterBuild)
@@ -351,9 +383,8 @@ export function markdown(results: ScaleResults): string {
     ),
     '',
   );
-  for (const run of results.runs)
-    for (const [phase, error] of Object.entries(run.errors))
-      lines.push(`**${run.label}: ${phase} failed**: ${error}`, '');
+  for (const { name, run } of databasesOf(results.runs))
+    for (const [phase, error] of Object.entries(run.errors)) lines.push(`**${name}: ${phase} failed**: ${error}`, '');
   for (const [label, error] of Object.entries(results.failed))
     lines.push(`**${label}: the database failed**: ${error}`, '');
   if (results.replicas && 'markdown' in results.replicas)

@@ -1,9 +1,11 @@
 // `npm run bench:scale` (issue 25 points 1, 3, 5, 6): on the embedded PostgreSQL the product ships (stock settings,
-// autovacuum on; BENCH_DATABASE_URL for another server), a truly empty database (BASE: only what the measurements
-// need) and each dimension on its own (history, tenants, queue: bench/scale/data.ts), each built, then left to
-// autovacuum; on each, the same measurements three times (drain, triggers, webhooks, dashboard pages under trigger
-// load), per run and pooled, each against empty; on the history database also a bounded retention pass under load,
-// an online upgrade (a CONCURRENTLY migration under load, a new release's start) and the replicas. Writes
+// autovacuum on; BENCH_DATABASE_URL for another server), each dimension on its own (history, tenants, queue:
+// bench/scale/data.ts) beside a truly empty database of its own (BASE: only what the measurements need), both built
+// side by side and left to autovacuum, each with its own service; then the same measurements three times (drain,
+// triggers, webhooks, dashboard pages under trigger load), interleaved: each phase on one database, then on the other,
+// the order alternating per run, so that the host's drift falls on both alike; per run and pooled, each against its
+// own empty database. On the history database also a bounded retention pass under load, an online upgrade (a
+// CONCURRENTLY migration under load, a new release's start) and the replicas, once its empty one is gone. Writes
 // scale.{json,md} (bench/results/ for a full run). Options and how to read it: bench/README.md, "Scale".
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -44,6 +46,7 @@ import {
   triggerFigures,
   waitQuiet,
   webhookDrain,
+  type TriggerFigures,
   type WebhookFigures,
 } from './measure-service.js';
 import { measureUpgrade } from './measure-upgrade.js';
@@ -57,7 +60,13 @@ const SHAPE = FACTOR === 1 ? FULL_SHAPE : scaledShape(FACTOR);
 const PHASES = ['drain', 'triggers', 'webhooks', 'dashboard', 'retention', 'upgrade', 'replicas'] as const;
 /** BENCH_ONLY: databases (empty, history, tenants, queue) and/or phases. */
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : null;
-const databases = DIMENSIONS.filter((l) => !ONLY || !DIMENSIONS.some((d) => ONLY.has(d)) || ONLY.has(l));
+/**
+ * The dimensions measured, each beside an empty database of its own (so `empty` beside dimensions adds nothing); the
+ * empty database alone when BENCH_ONLY names it and no dimension.
+ */
+const named = DIMENSIONS.filter((l) => ONLY?.has(l));
+const measured = DIMENSIONS.filter((l) => l !== 'empty' && (named.length === 0 || named.includes(l)));
+const databases: Dimension[] = measured.length > 0 ? measured : ['empty'];
 const runs = (phase: (typeof PHASES)[number]) => !ONLY || !PHASES.some((p) => ONLY.has(p)) || ONLY.has(phase);
 const LOG_DIR = path.join(os.tmpdir(), 'oct-bench-scale');
 const PARTIAL = FACTOR !== 1 || ONLY !== null;
@@ -136,23 +145,45 @@ function sizes(bytes: Record<string, number>): Record<string, string> {
   };
 }
 
-/**
- * The stall servers: one per timing-out endpoint, as in bench/stalled.ts. The sender keeps at most 50 sockets per
- * host, so 20 endpoints on one server would hold 50 attempts in all instead of theirs each.
- */
+/** What every database shares: the server and the webhook receiver (each side has its own stall servers). */
 interface Shared {
   adminUrl: string;
   receiver: Awaited<ReturnType<typeof startReceiver>>;
-  stall: { url: string; urls: string[]; open: () => number };
 }
 
-async function serve(name: string, database: BenchDatabase): Promise<Child & { internalPort: number }> {
-  const child = await startService({
+/**
+ * The stall servers: one per timing-out endpoint, as in bench/stalled.ts. The sender keeps at most 50 sockets per
+ * host, so 20 endpoints on one server would hold 50 attempts in all instead of theirs each. Each database has its own,
+ * so that the attempts held at the end of (c) are its service's alone.
+ */
+interface Stall {
+  url: string;
+  urls: string[];
+  open: () => number;
+}
+
+type Service = Child & { internalPort: number };
+
+async function serve(name: string, database: BenchDatabase): Promise<Service> {
+  return startService({
     env: { ...SERVICE_ENV, DATABASE_URL: database.url },
     logFile: path.join(LOG_DIR, `${name}.log`),
   });
-  cleanup.push(() => child.stop());
-  return child;
+}
+
+/**
+ * What to undo for one database (its service, visitor, connection, stall servers, the database), newest first, each
+ * once: the empty database beside a dimension is released as soon as its runs are done, and the cleanup stack
+ * releases whatever is left on every way out.
+ */
+class Undo {
+  private readonly steps: (() => Promise<void>)[] = [];
+  push(step: () => Promise<void>) {
+    this.steps.push(step);
+  }
+  async release() {
+    while (this.steps.length > 0) await this.steps.pop()!().catch((error: Error) => log(`cleanup: ${error.message}`));
+  }
 }
 
 /** Runs `work`, then what it left on the cleanup stack (services, connections, its database), newest first. */
@@ -166,76 +197,132 @@ async function scoped<T>(work: () => Promise<T>): Promise<T> {
 }
 
 const PAGES: DashboardPage[] = ['overview', 'firstPage', 'deepPage', 'nameSearch', 'detail'];
+/** The phases run on both databases of a pair, interleaved. */
+const INTERLEAVED = ['drain', 'triggers', 'webhooks', 'dashboard'] as const;
+type InterleavedPhase = (typeof INTERLEAVED)[number];
 
-/** One database: build and autovacuum, then (a) to (d) SETTINGS.runs times; on history (e), (g) and (f). */
-async function measureDatabase(
-  dimension: Dimension,
-  shared: Shared,
-): Promise<{ run: DatabaseRun; replicas?: ScaleResults['replicas'] }> {
-  const at = performance.now();
-  const database = await freshDatabase(shared.adminUrl, `scale_${dimension}`);
-  cleanup.push(async () => {
+/** One built database with its service: a dimension's, the empty one beside it, or the empty one alone. */
+interface Side {
+  /** In the log and the results: `tenants`, `empty (beside tenants)`, or `empty`. */
+  name: string;
+  database: BenchDatabase;
+  data: ScaleData;
+  db: pg.Client;
+  run: DatabaseRun;
+  stall: Stall;
+  stalledEndpoints: string[];
+  keys: string[];
+  undo: Undo;
+  service?: Service;
+  /** One sign-in per service for all its runs, as a user stays signed in. */
+  visitor?: HttpVisitor;
+  drains: DrainFigures[];
+  triggerSamples: number[][];
+  triggerRuns: TriggerFigures[];
+  webhookRuns: WebhookFigures[];
+  pageSamples: DashboardSamples[];
+  dashboardTriggers: number[][];
+}
+
+/**
+ * A fresh database of `dimension` (the empty one `beside` a dimension, or a dimension's own), built and left to
+ * autovacuum, its timing-out endpoints on stall servers of its own.
+ */
+async function buildSide(dimension: Dimension, beside: Dimension | null, shared: Shared, undo: Undo): Promise<Side> {
+  const name = beside ? `${dimension} (beside ${beside})` : dimension;
+  const holes = await Promise.all(Array.from({ length: BASE.timingOut }, () => startBlackHole()));
+  for (const hole of holes) undo.push(() => hole.close());
+  const stall: Stall = {
+    url: holes[0]!.url,
+    urls: holes.map((h) => h.url),
+    open: () => holes.reduce((n, h) => n + h.open(), 0),
+  };
+  const database = await freshDatabase(shared.adminUrl, beside ? `scale_${dimension}_${beside}` : `scale_${dimension}`);
+  undo.push(async () => {
     if (env.BENCH_KEEP === '1') log(`kept ${database.name}`);
     else await database.drop();
   });
-  const data: ScaleData = await step(`${dimension}: build`, () =>
+  const data: ScaleData = await step(`${name}: build`, () =>
     buildScaleData(database.url, {
       shape: SHAPE,
       dimension,
       receiverUrl: shared.receiver.url,
-      stallUrl: shared.stall.url,
+      stallUrl: stall.url,
       autovacuumMaxMs: SETTINGS.autovacuumMaxMinutes * 60_000,
-      log: (line) => log(`${dimension}: ${line}`),
+      log: (line) => log(`${name}: ${line}`),
     }),
   );
   const db = await connect(database.url);
-  cleanup.push(() => db.end());
-  const run: DatabaseRun = {
-    label: dimension,
-    buildSeconds: data.buildSeconds,
-    buildPhases: data.phases,
-    autovacuum: data.autovacuum,
-    deadRowsAfterBuild: data.deadRows,
-    counts: data.counts,
-    sizes: sizes(data.sizes),
-    loadAverage: {},
-    errors: {},
-    seconds: 0,
-  };
+  undo.push(() => db.end());
   const stalledEndpoints = await endpointsOf(db, data.endpointAccounts.timingOut);
   await db.query(
     `UPDATE webhook_endpoints e SET url = u.url FROM unnest($1::uuid[], $2::text[]) AS u(id, url) WHERE e.id = u.id`,
-    [stalledEndpoints, stalledEndpoints.map((_, i) => shared.stall.urls[i % shared.stall.urls.length]!)],
+    [stalledEndpoints, stalledEndpoints.map((_, i) => stall.urls[i % stall.urls.length]!)],
   );
-  const keys = data.keyed.map((k) => k.key);
-
-  /** A phase that fails is recorded in the results and the run goes on with the next one. */
-  const measure = async <T>(name: string, work: () => Promise<T>): Promise<T | undefined> => {
-    run.loadAverage[name] = loadAverage();
-    try {
-      return await step(`${dimension}: ${name}`, work);
-    } catch (error) {
-      run.errors[name] = (error as Error).message;
-      log(`${dimension}: ${name} failed: ${(error as Error).stack}`);
-      return undefined;
-    }
+  return {
+    name,
+    database,
+    data,
+    db,
+    stall,
+    stalledEndpoints,
+    keys: data.keyed.map((k) => k.key),
+    undo,
+    run: {
+      label: dimension,
+      buildSeconds: data.buildSeconds,
+      buildPhases: data.phases,
+      autovacuum: data.autovacuum,
+      deadRowsAfterBuild: data.deadRows,
+      counts: data.counts,
+      sizes: sizes(data.sizes),
+      loadAverage: {},
+      errors: {},
+      seconds: 0,
+    },
+    drains: [],
+    triggerSamples: [],
+    triggerRuns: [],
+    webhookRuns: [],
+    pageSamples: [],
+    dashboardTriggers: [],
   };
+}
 
-  const service = await serve(`${dimension}-service`, database);
-  await fixedRateTriggers(service.port, keys, SETTINGS.triggerRate, SETTINGS.warmUpSeconds);
-  await waitQuiet(db, stalledEndpoints);
-  const drains: DrainFigures[] = [];
-  const triggerSamples: number[][] = [];
-  const triggerRuns: ReturnType<typeof triggerFigures>[] = [];
-  const webhookRuns: WebhookFigures[] = [];
-  const pageSamples: DashboardSamples[] = [];
-  const dashboardTriggers: number[][] = [];
-  // One sign-in for the database's three runs, as a user stays signed in.
-  let visitor: HttpVisitor | undefined;
-  cleanup.push(async () => visitor?.close());
-  for (let r = 1; r <= SETTINGS.runs; r++) {
-    if (runs('drain')) {
-      await measure(`(a) drain of ${SETTINGS.drainCalls} calls, run ${r}`, async () => {
+/** The side's service, started, warmed up by 5 s of triggers, then quiet. */
+async function startSide(side: Side): Promise<Service> {
+  // The log's name: `tenants-service.log`, `empty-beside-tenants-service.log`.
+  const service = await serve(`${side.name.replace(/\W+/g, '-').replace(/-$/, '')}-service`, side.database);
+  side.service = service;
+  side.undo.push(async () => {
+    side.visitor?.close();
+    await service.stop();
+  });
+  await fixedRateTriggers(service.port, side.keys, SETTINGS.triggerRate, SETTINGS.warmUpSeconds);
+  await waitQuiet(side.db, side.stalledEndpoints);
+  return service;
+}
+
+/** A phase that fails is recorded in the side's results and the run goes on with the next one. */
+async function measure<T>(side: Side, name: string, work: () => Promise<T>): Promise<T | undefined> {
+  side.run.loadAverage[name] = loadAverage();
+  try {
+    return await step(`${side.name}: ${name}`, work);
+  } catch (error) {
+    side.run.errors[name] = (error as Error).message;
+    log(`${side.name}: ${name} failed: ${(error as Error).stack}`);
+    return undefined;
+  }
+}
+
+/** One of (a) to (d), run r, on one side's running service; it waits for the service to be quiet again after. */
+async function measurePhase(side: Side, phase: InterleavedPhase, r: number, shared: Shared): Promise<void> {
+  const { db, keys, stalledEndpoints, data } = side;
+  const service = side.service!;
+  const phases: Record<InterleavedPhase, [name: string, work: () => Promise<void>]> = {
+    drain: [
+      `(a) drain of ${SETTINGS.drainCalls} calls, run ${r}`,
+      async () => {
         const before = await scrapeHistogram(service.internalPort, 'oct_dispatch_pass_duration_seconds');
         const ids = await insertDrainCalls(db, data.layout, SETTINGS.drainCalls, new Date());
         const committedAt = new Date();
@@ -245,42 +332,45 @@ async function measureDatabase(
           before,
         );
         log(
-          `${dimension}: drain ${drain.perSecond}/s, claim pass p50 ${drain.claimPasses.p50Ms} ms p99 ${drain.claimPasses.p99Ms} ms (${drain.claimPasses.count}), max active per account ${drain.maxActivePerAccount}`,
+          `${side.name}: drain ${drain.perSecond}/s, claim pass p50 ${drain.claimPasses.p50Ms} ms p99 ${drain.claimPasses.p99Ms} ms (${drain.claimPasses.count}), max active per account ${drain.maxActivePerAccount}`,
         );
-        drains.push(drain);
+        side.drains.push(drain);
         await waitQuiet(db, stalledEndpoints);
-      });
-    }
-    if (runs('triggers')) {
-      await measure(`(b) triggers, run ${r}`, async () => {
+      },
+    ],
+    triggers: [
+      `(b) triggers, run ${r}`,
+      async () => {
         const result = await fixedRateTriggers(service.port, keys, SETTINGS.triggerRate, SETTINGS.triggerSeconds);
         const triggers = triggerFigures(result, SETTINGS.triggerRate);
         log(
-          `${dimension}: triggers p50 ${triggers.p50} ms p99 ${triggers.p99} ms ${JSON.stringify(triggers.statuses)}`,
+          `${side.name}: triggers p50 ${triggers.p50} ms p99 ${triggers.p99} ms ${JSON.stringify(triggers.statuses)}`,
         );
-        triggerRuns.push(triggers);
-        triggerSamples.push(result.samples ?? []);
+        side.triggerRuns.push(triggers);
+        side.triggerSamples.push(result.samples ?? []);
         await waitQuiet(db, stalledEndpoints);
-      });
-    }
-    if (runs('webhooks')) {
-      await measure(`(c) webhooks, run ${r}`, async () => {
+      },
+    ],
+    webhooks: [
+      `(c) webhooks, run ${r}`,
+      async () => {
         const webhooks = await webhookDrain(
           db,
           shared.receiver,
           stalledEndpoints,
           SETTINGS.webhookDeliveries,
-          shared.stall.open,
+          side.stall.open,
         );
         log(
-          `${dimension}: webhooks ${webhooks.perSecond}/s (${webhooks.healthy} healthy in ${webhooks.seconds} s; ${webhooks.heldAtEnd} held by the stall server)`,
+          `${side.name}: webhooks ${webhooks.perSecond}/s (${webhooks.healthy} healthy in ${webhooks.seconds} s; ${webhooks.heldAtEnd} held by the stall server)`,
         );
-        webhookRuns.push(webhooks);
+        side.webhookRuns.push(webhooks);
         await waitQuiet(db, stalledEndpoints);
-      });
-    }
-    if (runs('dashboard')) {
-      await measure(`(d) dashboard under ${SETTINGS.dashboardRate} triggers/s, run ${r}`, async () => {
+      },
+    ],
+    dashboard: [
+      `(d) dashboard under ${SETTINGS.dashboardRate} triggers/s, run ${r}`,
+      async () => {
         // The detail view: the big account's newest call (on the empty database, one the triggers made).
         const {
           rows: [newest],
@@ -290,26 +380,33 @@ async function measureDatabase(
         );
         if (!newest) throw new Error('dashboard: the big account has no call to show');
         const before = await acceptedSoFar(service.internalPort);
-        if (!visitor) {
-          visitor = new HttpVisitor(service.port);
-          await visitor.signIn(data.bigAccount.email, data.bigAccount.password);
+        if (!side.visitor) {
+          side.visitor = new HttpVisitor(service.port);
+          await side.visitor.signIn(data.bigAccount.email, data.bigAccount.password);
         }
         const { pages, load } = await measureDashboardUnderLoad(
-          visitor,
+          side.visitor,
           { ...data.bigAccount, callId: newest.id },
           () => fixedRateTriggers(service.port, keys, SETTINGS.dashboardRate, SETTINGS.dashboardSeconds),
           async () => (await acceptedSoFar(service.internalPort)) - before >= 10,
         );
         for (const page of PAGES) {
           const p = percentiles(pages[page].samples);
-          log(`${dimension}: ${pages[page].name}: p50 ${p.p50} ms, p99 ${p.p99} ms (${p.count} requests)`);
+          log(`${side.name}: ${pages[page].name}: p50 ${p.p50} ms, p99 ${p.p99} ms (${p.count} requests)`);
         }
-        pageSamples.push(pages);
-        dashboardTriggers.push(load.samples ?? []);
+        side.pageSamples.push(pages);
+        side.dashboardTriggers.push(load.samples ?? []);
         await waitQuiet(db, stalledEndpoints);
-      });
-    }
-  }
+      },
+    ],
+  };
+  const [name, work] = phases[phase];
+  await measure(side, name, work);
+}
+
+/** The side's runs of (a) to (d) into its results: each run's figures and the runs pooled. */
+function poolRuns(side: Side): void {
+  const { run, drains, webhookRuns, pageSamples } = side;
   if (drains.length > 0) {
     const calls = drains.reduce((n, d) => n + d.calls, 0);
     const seconds = drains.reduce((n, d) => n + d.seconds, 0);
@@ -325,7 +422,7 @@ async function measureDatabase(
       },
     };
   }
-  if (triggerRuns.length > 0) run.triggers = { runs: triggerRuns, pooled: pooled(triggerSamples) };
+  if (side.triggerRuns.length > 0) run.triggers = { runs: side.triggerRuns, pooled: pooled(side.triggerSamples) };
   if (webhookRuns.length > 0) {
     const healthy = webhookRuns.reduce((n, w) => n + w.healthy, 0);
     const seconds = webhookRuns.reduce((n, w) => n + w.seconds, 0);
@@ -348,11 +445,57 @@ async function measureDatabase(
         ]),
       ) as NonNullable<DatabaseRun['dashboard']>['pages'],
       all: pooled(pageSamples.map((s) => PAGES.flatMap((page) => s[page].samples))),
-      triggers: pooled(dashboardTriggers),
+      triggers: pooled(side.dashboardTriggers),
     };
   }
+}
+
+/**
+ * One dimension with a fresh empty database of its own, built side by side, each with its own service; then (a) to
+ * (d) SETTINGS.runs times, interleaved: each phase on one database, then on the other, the empty one first in odd
+ * runs and the dimension first in even ones. Then the empty database is dropped and its service stopped; on history
+ * (e), (g) and (f) follow on the dimension's service alone. `dimension` 'empty' (BENCH_ONLY=empty and no dimension):
+ * the empty database alone, as before the pairs.
+ */
+async function measurePair(
+  dimension: Dimension,
+  shared: Shared,
+): Promise<{ run: DatabaseRun; replicas?: ScaleResults['replicas'] }> {
+  const at = performance.now();
+  const alone = dimension === 'empty';
+  const mainUndo = new Undo();
+  cleanup.push(() => mainUndo.release());
+  const emptyUndo = new Undo();
+  cleanup.push(() => emptyUndo.release());
+  // Built side by side (the empty one's inserts take seconds, then it waits for autovacuum as the dimension's does);
+  // both builds run to their end before a failure of either is reported, so that nothing is left writing.
+  const built = await Promise.allSettled([
+    buildSide(dimension, null, shared, mainUndo),
+    ...(alone ? [] : [buildSide('empty', dimension, shared, emptyUndo)]),
+  ]);
+  const failure = built.find((b) => b.status === 'rejected');
+  if (failure) throw failure.reason;
+  const [main, empty] = built.map((b) => (b as PromiseFulfilledResult<Side>).value) as [Side, Side | undefined];
+  const pair = empty ? [empty, main] : [main];
+  for (const side of pair) await step(`${side.name}: service start and warm-up`, () => startSide(side));
+  for (let r = 1; r <= SETTINGS.runs; r++) {
+    // Odd runs the empty database first, even runs the dimension first: neither always follows the other.
+    const order = r % 2 === 1 ? pair : [...pair].reverse();
+    if (empty) log(`run ${r}: ${order.map((s) => s.name).join(', then ')}, phase by phase`);
+    for (const phase of INTERLEAVED)
+      if (runs(phase)) for (const side of order) await measurePhase(side, phase, r, shared);
+  }
+  for (const side of pair) poolRuns(side);
+  if (empty) {
+    // Its service no longer takes CPU from the history's own phases, and its database is gone.
+    await emptyUndo.release();
+    empty.run.seconds = Math.round((performance.now() - at) / 1000);
+    main.run.empty = empty.run;
+  }
+  const { run, database, data, db, stalledEndpoints, keys } = main;
+  const service = main.service!;
   if (dimension === 'history' && runs('retention')) {
-    run.retention = await measure('(e) retention', async () => {
+    run.retention = await measure(main, '(e) retention', async () => {
       // The same warm service: a warm-up load, then the rounds.
       await fixedRateTriggers(service.port, keys, SETTINGS.retentionRate, SETTINGS.warmUpSeconds);
       await waitQuiet(db, stalledEndpoints);
@@ -371,7 +514,7 @@ async function measureDatabase(
     await waitQuiet(db, stalledEndpoints).catch((error: Error) => log(`after retention: ${error.message}`));
   }
   if (dimension === 'history' && runs('upgrade')) {
-    run.upgrade = await measure('(g) online upgrade', async () => {
+    run.upgrade = await measure(main, '(g) online upgrade', async () => {
       const upgrade = await measureUpgrade({
         db,
         databaseUrl: database.url,
@@ -395,10 +538,14 @@ async function measureDatabase(
     });
     await waitQuiet(db, stalledEndpoints).catch((error: Error) => log(`after upgrade: ${error.message}`));
   }
+  main.visitor?.close();
   await service.stop();
   run.seconds = Math.round((performance.now() - at) / 1000);
   if (dimension !== 'history' || !runs('replicas')) return { run };
-  return { run, replicas: await measure('(f) replicas', () => replicas(database, data, db, stalledEndpoints, shared)) };
+  return {
+    run,
+    replicas: await measure(main, '(f) replicas', () => replicas(database, data, db, stalledEndpoints, shared)),
+  };
 }
 
 /** The replicas on the large database, their own service processes; the timing-out endpoints' webhooks settled first. */
@@ -452,22 +599,15 @@ async function main() {
     machine = await machineFacts(postgres.adminUrl, REDIS_URL);
     database = { kind: postgres.kind, settings: await postgresSettings(postgres.adminUrl) };
     log(
-      `${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres} (${postgres.kind}, ${JSON.stringify(database.settings)}); scale factor ${FACTOR}; databases ${databases.join(', ')}; logs in ${LOG_DIR}`,
+      `${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres} (${postgres.kind}, ${JSON.stringify(database.settings)}); scale factor ${FACTOR}; databases ${databases.map((l) => (l === 'empty' ? 'empty alone' : `${l} beside its own empty`)).join(', ')}; logs in ${LOG_DIR}`,
     );
     const receiver = await startReceiver();
     cleanup.push(() => receiver.close());
-    const holes = await Promise.all(Array.from({ length: BASE.timingOut }, () => startBlackHole()));
-    for (const hole of holes) cleanup.push(() => hole.close());
-    const stall = {
-      url: holes[0]!.url,
-      urls: holes.map((h) => h.url),
-      open: () => holes.reduce((n, h) => n + h.open(), 0),
-    };
-    const shared: Shared = { adminUrl: postgres.adminUrl, receiver, stall };
+    const shared: Shared = { adminUrl: postgres.adminUrl, receiver };
     for (const label of databases) {
-      // Each database is dropped before the next is built; one that fails (its build) is reported, the next goes on.
+      // Each pair is dropped before the next is built; one that fails (a build) is reported, the next goes on.
       try {
-        const measured = await scoped(() => measureDatabase(label, shared));
+        const measured = await scoped(() => measurePair(label, shared));
         results.push(measured.run);
         replicaResults = measured.replicas ?? replicaResults;
       } catch (error) {
