@@ -4,7 +4,7 @@ import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LoadResult, LoadSpec } from './load.js';
-import { freePort } from '../src/storage/free-port.js';
+import { freePort, freePorts } from '../src/storage/free-port.js';
 
 const BENCH_DIR = path.dirname(new URL(import.meta.url).pathname);
 export const ROOT = path.dirname(BENCH_DIR);
@@ -63,8 +63,7 @@ export async function startService({
   logFile,
   nodeFlags = [],
 }: ServiceOptions): Promise<Child & { internalPort: number }> {
-  const port = await freePort();
-  const internalPort = await freePort();
+  const [port, internalPort] = (await freePorts(2)) as [number, number];
   // BENCH_SERVICE_ROOT: another built checkout (e.g. the last commit) to compare before and after a change.
   const server = path.join(process.env.BENCH_SERVICE_ROOT || ROOT, 'dist/src/server.js');
   const child = spawnLogged(

@@ -2,7 +2,7 @@
 import type { ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import path from 'node:path';
-import { freePort } from '../../src/storage/free-port.js';
+import { freePorts } from '../../src/storage/free-port.js';
 import { spawnChild, stopChild } from './child-processes.js';
 
 export interface ServerProcess {
@@ -26,8 +26,7 @@ export interface StartOptions {
 
 export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
   const { readyTimeoutMs = 45_000, ...ids } = options;
-  const port = await freePort();
-  const internalPort = await freePort();
+  const [port, internalPort] = (await freePorts(2)) as [number, number];
   const child = spawnChild(SERVER_COMMAND[0], SERVER_COMMAND.slice(1), {
     env: {
       ...process.env,

