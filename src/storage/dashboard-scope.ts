@@ -218,11 +218,10 @@ export class ScopedReadRepository extends Repository {
     return rows;
   }
 
-  /** The agents of `scope` among `ids`, with their owner's name (others' and missing ones left out). */
   /**
-   * Read by their keys, each with its owner's name, then kept when in scope (as findAccountInScope does): asked for as
-   * "the scope's agents among these ids", a prepared statement's generic plan reads all of a large agency's agents
-   * by (agency_id) to find a page's few.
+   * The agents of `scope` among `ids`, with their owner's name (others' and missing ones left out). Read by their keys,
+   * then kept when in scope (as findAccountInScope does): asked for as "the scope's agents among these ids", a
+   * prepared statement's generic plan reads all of a large agency's agents by (agency_id) to find a page's few.
    */
   async findAgentsInScope(scope: Scope, ids: string[]): Promise<ScopeAgent[]> {
     if (ids.length === 0) return [];
@@ -230,16 +229,7 @@ export class ScopedReadRepository extends Repository {
       ...AGENTS_BY_ID,
       values: [[...new Set(ids)]],
     });
-    return rows
-      .filter((r) => inScope(scope, { id: r.accountId, agencyId: r.agencyId }))
-      .map((r) => ({
-        id: r.id,
-        name: r.name,
-        phoneNumber: r.phoneNumber,
-        accountId: r.accountId,
-        accountName: r.accountName,
-        maxAttempts: r.maxAttempts,
-      }));
+    return rows.filter((r) => inScope(scope, { id: r.accountId, agencyId: r.agencyId }));
   }
 
   /**
