@@ -9,11 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { FILTER_MENU_MAX } from '../../src/routes/dashboard/calls.js';
 import { buildTestApp } from '../helpers/app.js';
-import { freshDatabase } from '../helpers/database.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { PlanCapture, reportPlansToClients, rowsReadFrom } from '../helpers/plan-capture.js';
+import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
 import { insertCalls } from './call-fixtures.js';
-import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { createUserWithPassword, DASHBOARD_ENV, pageWithPlans, Visitor } from './helpers.js';
 
 /** The agency's clients that never had a call, each with an agent: more than a menu lists. */
 const QUIET = 1_000;
@@ -93,25 +92,15 @@ const listed = (body: string) => [...body.matchAll(CALL_LINK)].map((m) => m[1]!)
  */
 async function read(path: string) {
   for (let i = 0; i < 6; i++) await visitor.get(path);
-  capture.start();
-  try {
-    const { result, plans } = await capture.plansDuring(path, () => visitor.get(path));
-    capture.statements.length = 0;
-    expect(result.status).toBe(200);
-    return { body: result.body, accounts: rowsReadFrom(plans, 'accounts'), agents: rowsReadFrom(plans, 'agents') };
-  } finally {
-    capture.stop();
-  }
+  const { body, plans } = await pageWithPlans(capture, visitor, path);
+  return { body, accounts: rowsReadFrom(plans, 'accounts'), agents: rowsReadFrom(plans, 'agents') };
 }
 
 const PAGES = { first: '/dashboard/calls', nameSearch: '/dashboard/calls?name=ada' };
 
 beforeAll(async () => {
-  const { url, name } = await freshDatabase();
-  db = new pg.Client({ connectionString: url });
-  await db.connect();
-  capture.ignore(db);
-  await reportPlansToClients(db, name, { analyze: true });
+  let url: string;
+  ({ client: db, url } = await clientReportingPlans(capture));
   ({ app } = await buildTestApp({ databaseUrl: url, env: DASHBOARD_ENV }));
   agency = await createTenant(app.prisma);
   await quietClients(QUIET, 1);

@@ -1,5 +1,6 @@
 // A dashboard visitor for inject() tests: keeps the session cookie like a browser, sends the Origin a browser sends
 // with a form, reads each page's CSRF token, and posts forms. Users with a known password, made fast.
+import { expect } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createUser } from '../../src/admin/users.js';
 import { hashPassword } from '../../src/domain/password.js';
@@ -7,6 +8,7 @@ import { CSRF_COOKIE } from '../../plugins/dashboard/index.js';
 import { SESSION_COOKIE } from '../../plugins/dashboard/session.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { storageOf } from '../helpers/database.js';
+import type { PlanCapture } from '../helpers/plan-capture.js';
 import type { Storage } from '../../src/storage/index.js';
 
 /** The app is built with TLS_MODE=proxy: a request is https when it says so, as behind a TLS-terminating proxy. */
@@ -177,5 +179,22 @@ export class Visitor {
 
   async signIn(email: string, password = PASSWORD): Promise<Answer> {
     return this.submit('/dashboard/sign-in', '/dashboard/sign-in', { email, password });
+  }
+}
+
+/**
+ * The page at `path` as `visitor` gets it (200 expected), with the statements it sent and the plans they ran (phase
+ * `path` of `capture`, started and stopped around it).
+ */
+export async function pageWithPlans(capture: PlanCapture, visitor: Visitor, path: string) {
+  capture.start();
+  try {
+    const { result, plans } = await capture.plansDuring(path, () => visitor.get(path));
+    const statements = capture.statements.filter((s) => s.phase === path);
+    capture.statements.length = 0;
+    expect(result.status).toBe(200);
+    return { body: result.body, plans, statements };
+  } finally {
+    capture.stop();
   }
 }

@@ -8,11 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
 import { buildTestApp } from '../helpers/app.js';
-import { freshDatabase } from '../helpers/database.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
-import { PlanCapture, reportPlansToClients, rowsReadFrom } from '../helpers/plan-capture.js';
+import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
 import { agentOf, insertCalls } from './call-fixtures.js';
-import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { createUserWithPassword, DASHBOARD_ENV, pageWithPlans, Visitor } from './helpers.js';
 
 /** The agency's clients that never had a call. */
 const QUIET = 1_000;
@@ -86,29 +85,15 @@ const accountsOf = (body: string) =>
   ].map((m) => m[1]!.trim());
 
 /** The Overview as the agency's user gets it, with the statements it sent and the plans they ran. */
-async function overview() {
-  capture.start();
-  try {
-    const { result, plans } = await capture.plansDuring('overview', () => visitor.get('/dashboard'));
-    const statements = capture.statements.filter((s) => s.phase === 'overview');
-    capture.statements.length = 0;
-    expect(result.status).toBe(200);
-    return { body: result.body, plans, statements };
-  } finally {
-    capture.stop();
-  }
-}
+const overview = () => pageWithPlans(capture, visitor, '/dashboard');
 
 /** The most values a statement was sent with, each element of an array one value. */
 const mostValues = (statements: { values: unknown[] }[]) =>
   Math.max(...statements.map((s) => s.values.reduce<number>((n, v) => n + (Array.isArray(v) ? v.length : 1), 0)));
 
 beforeAll(async () => {
-  const { url, name } = await freshDatabase();
-  db = new pg.Client({ connectionString: url });
-  await db.connect();
-  capture.ignore(db);
-  await reportPlansToClients(db, name, { analyze: true });
+  let url: string;
+  ({ client: db, url } = await clientReportingPlans(capture));
   ({ app } = await buildTestApp({ databaseUrl: url, env: DASHBOARD_ENV, clock: () => clock.now }));
   agency = await createTenant(app.prisma);
   await clients(agency.accountId, 'Quiet ', QUIET);

@@ -386,19 +386,28 @@ export interface PlannedStorage {
 }
 
 /**
- * A fresh database every session of which reports the plans it runs, with their rows (auto_explain with ANALYZE);
- * the test's own connection to it (`client`, ignored by `capture`); and storages over it: as the service plans
- * (custom plans, then generic ones) and, with `generic`, one whose prepared statements use the generic plan at once.
+ * A fresh database every session of which reports the plans it runs, with their rows (auto_explain with ANALYZE): its
+ * URL, for the storages or the app a test builds over it, and the test's own connection to it (`client`, ignored by
+ * `capture`).
  */
-export async function databaseReportingPlans(
-  capture: PlanCapture,
-  options: { generic?: boolean } = {},
-): Promise<{ client: pg.Client; storages: PlannedStorage[] }> {
+export async function clientReportingPlans(capture: PlanCapture): Promise<{ client: pg.Client; url: string }> {
   const { url, name } = await freshDatabase();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   capture.ignore(client);
   await reportPlansToClients(client, name, { analyze: true });
+  return { client, url };
+}
+
+/**
+ * A database reporting its plans (clientReportingPlans), and storages over it: as the service plans (custom plans,
+ * then generic ones) and, with `generic`, one whose prepared statements use the generic plan at once.
+ */
+export async function databaseReportingPlans(
+  capture: PlanCapture,
+  options: { generic?: boolean } = {},
+): Promise<{ client: pg.Client; storages: PlannedStorage[] }> {
+  const { client, url } = await clientReportingPlans(capture);
   const generic = new URL(url);
   generic.searchParams.set('options', '-c plan_cache_mode=force_generic_plan');
   const storages = [
