@@ -98,18 +98,19 @@ const ENDPOINT_HEALTH = statement(
   { planEachTime: true },
 );
 
-/** What each first-run step asks of the accounts `a` named by `{accounts}`. */
-const FIRST_RUN_STEPS = {
-  agent_with_number: 'JOIN agents g ON g.account_id = a.id WHERE {accounts} AND g.phone_number IS NOT NULL',
-  default_agent: 'WHERE {accounts} AND a.default_agent_id IS NOT NULL',
-  api_key: 'JOIN api_keys k ON k.account_id = a.id WHERE {accounts} AND k.revoked_at IS NULL',
-  webhook: 'JOIN webhook_endpoints e ON e.account_id = a.id WHERE {accounts}',
+/** What each first-run step asks of the accounts `a` that `accounts` (a condition on them) names. */
+const FIRST_RUN_STEPS: Record<string, (accounts: string) => string> = {
+  agent_with_number: (accounts) =>
+    `JOIN agents g ON g.account_id = a.id WHERE ${accounts} AND g.phone_number IS NOT NULL`,
+  default_agent: (accounts) => `WHERE ${accounts} AND a.default_agent_id IS NOT NULL`,
+  api_key: (accounts) => `JOIN api_keys k ON k.account_id = a.id WHERE ${accounts} AND k.revoked_at IS NULL`,
+  webhook: (accounts) => `JOIN webhook_endpoints e ON e.account_id = a.id WHERE ${accounts}`,
   // Whether any account has a call: the newest entry of each one's (account_id, created_at, id) range until one is
   // found, only for accounts that ever had one (first_call_at): Prisma's `account_id IN (...) LIMIT 1` was planned
   // as a sequential scan.
-  first_call: `CROSS JOIN LATERAL (SELECT 1 FROM calls c WHERE c.account_id = a.id
+  first_call: (accounts) => `CROSS JOIN LATERAL (SELECT 1 FROM calls c WHERE c.account_id = a.id
                                    ORDER BY c.created_at DESC, c.id DESC LIMIT 1) x
-                WHERE {accounts} AND a.first_call_at IS NOT NULL`,
+                WHERE ${accounts} AND a.first_call_at IS NOT NULL`,
 };
 
 /**
@@ -125,7 +126,7 @@ const FIRST_RUN = statement(
     .map(
       ([step, asked]) =>
         `(${accountsSqlHalves('a', 1)
-          .map((accounts) => `EXISTS (SELECT 1 FROM accounts a ${asked.replace('{accounts}', accounts)})`)
+          .map((accounts) => `EXISTS (SELECT 1 FROM accounts a ${asked(accounts)})`)
           .join(' OR ')}) AS ${step}`,
     )
     .join(',\n         ')}`,
