@@ -193,6 +193,14 @@ describe('metrics', () => {
     // Passes that found no account due are not observed: at least the one that claimed the call.
     expect(samples.get('oct_dispatch_pass_duration_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(samples.get('oct_dispatch_pass_duration_seconds_sum')).toBeGreaterThan(0);
+    // Buckets at most a third apart where a busy host's passes fall (0.1-0.5 s), so that a quantile means something.
+    const bounds = [...samples.keys()]
+      .map((k) => /^oct_dispatch_pass_duration_seconds_bucket\{le="([\d.]+)"\}$/.exec(k)?.[1])
+      .filter((le) => le !== undefined)
+      .map(Number);
+    for (const [i, le] of bounds.entries()) if (i > 0) expect(le / bounds[i - 1]!).toBeLessThanOrEqual(4 / 3 + 1e-9);
+    expect(bounds[0]).toBeLessThanOrEqual(0.001);
+    expect(bounds.at(-1)).toBeGreaterThanOrEqual(2.5);
     expect(samples.get('oct_calls_active')).toBe(0);
     expect(samples.get('oct_calls_queued')).toBe(0);
   });
