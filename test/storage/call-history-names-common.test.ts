@@ -86,9 +86,10 @@ describe('a name search common among the newest calls, rare over all, over five 
         read[`${plans}, run ${i + 1}`] = rowsReadFrom(ran, 'calls');
       }
     capture.stop();
-    // The probe reads 300 newest calls of each account (1,500); the merge each account's 50 names with their newest
-    // match, the next match per row of the page and the page (about 250 + 250 + 2 x 51). Walking a page of matches
-    // from each account would read about 5 x 51 x 40 = 10,200 calls more.
+    // The merge reads each account's 50 names with their newest match (250 + 250), the newest matches of the names
+    // whose newest are the page's (at most 1,326 entries; here 3 a name and account) and the page (51); the probe of
+    // 300 newest calls of each account (1,500) only if the merge gives up. Walking a page of matches from each
+    // account would read about 5 x 51 x 40 = 10,200 calls more.
     for (const [run, rows] of Object.entries(read))
       expect(rows, run).toBeLessThan(ACCOUNTS * SEARCH_PROBE_ROWS + 1_000);
   });
