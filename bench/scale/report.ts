@@ -293,7 +293,7 @@ export function markdown(results: ScaleResults): string {
       .map(([k, v]) => `${k} ${v.toLocaleString('en')}`)
       .join(
         ', ',
-      )}. Each measurement ${String(results.settings.runs)} runs on one built database; "runs" lists each run's figure, "pooled" is over every sample of every run (rates: all calls over all seconds); a dimension's "Empty" columns are its own empty database's. The drain inserts ${String(results.settings.drainCalls)} due calls on every database (an empty database has none to drain): enough for some 70 claim passes a run.`,
+      )}. Each measurement ${String(results.settings.runs)} runs on one built database; "runs" lists each run's figure, "pooled" is over every sample of every run (rates: all calls over all seconds); a dimension's "Empty" columns are its own empty database's. The drain inserts ${String(results.settings.drainCalls)} due calls on every database (an empty database has none to drain): enough for dozens of claim passes a run.`,
     '',
     '| Dimension | Figure | Empty: runs | Empty: pooled | Dimension: runs | Dimension: pooled | Ratio | Target | Met |',
     '|---|---|---|---:|---|---:|---:|---|---|',

@@ -83,8 +83,9 @@ const SETTINGS = {
    */
   webhookDeliveries: { perHealthy: 300, perStalled: 30 },
   /**
-   * The drain's due calls on every database: some 70 claim passes a run over some 12 s (6,000 gave 20-35 passes over
-   * 4-6 s, where one stall of the host moved a run's p50 threefold and a side's pooled p50 by 1.7x).
+   * The drain's due calls on every database: 37-140 claim passes a run over 16-30 s on this machine (6,000 gave 20-35
+   * passes over 4-6 s, where one stall of the host moved a run's p50 threefold and a side's pooled p50 by 1.7x). How
+   * many depends on which of the dispatcher's two modes a run falls into (bench/README.md, twentieth session).
    */
   drainCalls: 18_000,
   drainTimeoutSeconds: 600,
