@@ -82,7 +82,12 @@ export interface DrainFigures {
   seconds: number;
   /** Calls dialled per second (calls / seconds). */
   perSecond: number;
-  claimPasses: { count: number; meanMs: number; p50Ms: number; p99Ms: number };
+  /**
+   * The claim passes: how many, their mean and quantiles, and their time per call dialled (all passes' seconds over the
+   * drain's calls). A pass's length follows how many calls it takes (at most 50 accounts x 10 slots), which depends on
+   * how the previous passes' calls ended (bench/README.md, "(a) drain"); the time per call does not.
+   */
+  claimPasses: { count: number; meanMs: number; p50Ms: number; p99Ms: number; msPerCall: number };
   /** The run's claim passes (to pool the runs). */
   passes: Histogram;
   /** The most calls of one account whose [started_at, ended_at) overlap (an end and a start at one instant: the end first). */
@@ -118,9 +123,10 @@ async function waitUntilDialled(ctx: DrainContext) {
   }
 }
 
-export function claimPassFigures(passes: Histogram): DrainFigures['claimPasses'] {
+export function claimPassFigures(passes: Histogram, calls: number): DrainFigures['claimPasses'] {
   return {
     count: passes.count,
+    msPerCall: round(calls ? (passes.sum / calls) * 1000 : Number.NaN, 3),
     meanMs: round(passes.count ? (passes.sum / passes.count) * 1000 : Number.NaN, 2),
     p50Ms: round(quantileMs(passes, 0.5), 2),
     p99Ms: round(quantileMs(passes, 0.99), 2),
@@ -152,7 +158,7 @@ export async function measureDrain(ctx: DrainContext, before: Histogram): Promis
     failed: t.failed,
     seconds: round(seconds, 2),
     perSecond: seconds > 0 ? Math.round(t.calls / seconds) : Number.NaN,
-    claimPasses: claimPassFigures(passes),
+    claimPasses: claimPassFigures(passes, t.calls),
     passes,
     maxActivePerAccount: overlap!.max,
   };

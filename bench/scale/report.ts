@@ -139,6 +139,13 @@ const FIGURES: Figure[] = [
     perRun: (r) => r.drain?.runs.map((d) => d.claimPasses.p99Ms),
   },
   {
+    name: "dispatcher: claim passes' time per call dialled",
+    unit: 'ms',
+    better: 'lower',
+    pooled: (r) => r.drain?.pooled.claimPasses.msPerCall,
+    perRun: (r) => r.drain?.runs.map((d) => d.claimPasses.msPerCall),
+  },
+  {
     name: 'dispatcher: due calls dialled per second (drain)',
     unit: '/s',
     better: 'higher',

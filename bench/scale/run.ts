@@ -336,7 +336,7 @@ async function measurePhase(side: Side, phase: InterleavedPhase, r: number, shar
           before,
         );
         log(
-          `${side.name}: drain ${drain.perSecond}/s, claim pass p50 ${drain.claimPasses.p50Ms} ms p99 ${drain.claimPasses.p99Ms} ms (${drain.claimPasses.count}), max active per account ${drain.maxActivePerAccount}`,
+          `${side.name}: drain ${drain.perSecond}/s, claim pass p50 ${drain.claimPasses.p50Ms} ms p99 ${drain.claimPasses.p99Ms} ms (${drain.claimPasses.count}, ${drain.claimPasses.msPerCall} ms a call), max active per account ${drain.maxActivePerAccount}`,
         );
         side.drains.push(drain);
         await waitQuiet(db, stalledEndpoints);
@@ -421,7 +421,7 @@ function poolRuns(side: Side): void {
         calls,
         seconds: round(seconds, 2),
         perSecond: Math.round(calls / seconds),
-        claimPasses: claimPassFigures(histogramSum(drains.map((d) => d.passes))),
+        claimPasses: claimPassFigures(histogramSum(drains.map((d) => d.passes)), calls),
         maxActivePerAccount: Math.max(...drains.map((d) => d.maxActivePerAccount)),
       },
     };
