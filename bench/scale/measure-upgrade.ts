@@ -17,6 +17,7 @@ import { migrate } from '../../src/storage/migrate.js';
 import type { Child } from '../processes.js';
 import { wallNow } from '../load.js';
 import { percentiles, type Percentiles } from '../stats.js';
+import { LockSampler } from './lock-sampler.js';
 import { round } from './measure-drain.js';
 import { acceptedSoFar, fixedRateTriggers, splitByTime } from './measure-service.js';
 
@@ -90,6 +91,8 @@ export interface UpgradeStepFigures {
   during: Percentiles;
   /** The size of the index it built. */
   indexBytes: number | null;
+  /** Lock waits while it ran (bench/scale/lock-sampler.ts): its samples and the most sampled chains, "waiter <- blockers". */
+  lockWaits: { samples: number; chains: [string, number][] };
 }
 
 export interface UpgradeFigures {
@@ -146,20 +149,36 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
   }
   await new Promise((resolve) => setTimeout(resolve, ctx.leadSeconds * 1000));
   const from = wallNow();
-  const windows: { step: UpgradeStep; from: number; to: number }[] = [];
+  const windows: { step: UpgradeStep; from: number; to: number; lockWaits: UpgradeStepFigures['lockWaits'] }[] = [];
   const applied: string[] = [];
-  for (const step of UPGRADE_STEPS) {
-    const dir = migrationsUpTo(step.migration);
-    const stepFrom = wallNow();
-    try {
-      const { applied: now } = await migrate(ctx.databaseUrl, dir);
-      if (now.join() !== step.migration)
-        throw new Error(`upgrade: ${step.migration} applied ${now.join(', ') || 'nothing'}`);
-      applied.push(...now);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+  const locks = new LockSampler(ctx.databaseUrl);
+  await locks.start();
+  try {
+    for (const step of UPGRADE_STEPS) {
+      const dir = migrationsUpTo(step.migration);
+      const stepFrom = wallNow();
+      locks.take();
+      try {
+        const { applied: now } = await migrate(ctx.databaseUrl, dir);
+        if (now.join() !== step.migration)
+          throw new Error(`upgrade: ${step.migration} applied ${now.join(', ') || 'nothing'}`);
+        applied.push(...now);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+      const { samples, chains } = locks.take();
+      windows.push({ step, from: stepFrom, to: wallNow(), lockWaits: { samples, chains: chains.slice(0, 6) } });
+      ctx.log(
+        `upgrade: ${step.migration} lock waits over ${samples} samples: ${
+          chains
+            .slice(0, 6)
+            .map(([chain, n]) => `${chain} x${n}`)
+            .join('; ') || 'none'
+        }`,
+      );
     }
-    windows.push({ step, from: stepFrom, to: wallNow() });
+  } finally {
+    await locks.stop();
   }
   const lastFrom = wallNow();
   applied.push(...(await migrate(ctx.databaseUrl)).applied);
@@ -176,7 +195,7 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
       `upgrade: the runner applied ${applied.join(', ')}; expected ${UPGRADE_STEPS.map((s) => s.migration).join(', ')}`,
     );
   const steps: UpgradeStepFigures[] = [];
-  for (const { step, from: stepFrom, to: stepTo } of windows) {
+  for (const { step, from: stepFrom, to: stepTo, lockWaits } of windows) {
     let indexBytes: number | null = null;
     if (step.builds) {
       const {
@@ -194,6 +213,7 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
       seconds: round((stepTo - stepFrom) / 1000, 2),
       during: percentiles(splitByTime(triggers, stepFrom, stepTo).inside),
       indexBytes,
+      lockWaits,
     });
   }
   const loadEnd = Math.max(...(triggers.calls ?? []).map(([, due]) => due), from);

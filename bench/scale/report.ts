@@ -362,6 +362,10 @@ export function markdown(results: ScaleResults): string {
           `| ${s.migration} | ${s.what}${s.indexBytes === null ? '' : ` (${Math.round(s.indexBytes / 2 ** 20)} MB)`} | ${s.seconds} | ${pct(s.during)} |`,
       ),
       '',
+      `Lock waits during each step (pg_stat_activity and pg_blocking_pids every 20 ms, bench/scale/lock-sampler.ts; "waiter <- blockers" x samples): ${upgrade.steps
+        .map((s) => `${s.migration}: ${s.lockWaits.chains.map(([chain, n]) => `${chain} x${n}`).join('; ') || 'none'}`)
+        .join('. ')}.`,
+      '',
       `A new release's process on that database, spawn to ready (its migrations with nothing to apply, then the service's start): **${upgrade.restartSeconds} s**; the runner alone with nothing to apply: ${upgrade.noOpMigrateSeconds} s.`,
       '',
     );
