@@ -1,7 +1,8 @@
 // Applies prisma/migrations without Prisma's native schema engine, recording them in `_prisma_migrations`
 // exactly as `prisma migrate deploy` does, under the same advisory lock, so either tool can take over. A migration
 // that is one `… INDEX CONCURRENTLY` statement runs outside a transaction, so building an index on a large table
-// does not block writes; it resumes safely after a failure (an invalid index left behind is dropped and rebuilt).
+// does not block writes; it resumes safely after a failure (an invalid index left behind is dropped and rebuilt). A
+// migration's `locks` file names the table locks its transaction takes first, in that order (see LockFirst).
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -16,6 +17,60 @@ export interface Migration {
   checksum: string;
   /** Set for a migration that is one `CREATE/DROP/REINDEX … CONCURRENTLY` statement: it runs outside a transaction. */
   online?: OnlineStep;
+  /** The table locks its transaction takes before its SQL, in order (its `locks` file). */
+  locksFirst?: LockFirst[];
+}
+
+/**
+ * A table lock a migration's transaction takes before its SQL runs: one line `<table> <LOCK MODE>` of the migration's
+ * `locks` file (`#` starts a comment). A migration that locks two tables that requests write in one order (an
+ * acceptance inserts its call, then its trigger updates the account's counter) must take them in that order, or each
+ * waits for the other until PostgreSQL's deadlock check (1 s) undoes one of them; the file gives a migration already
+ * applied somewhere that order without changing its SQL, whose checksum is recorded. It changes when the locks are
+ * taken, never what the migration does; `prisma migrate deploy` ignores it.
+ */
+export interface LockFirst {
+  table: string;
+  mode: string;
+}
+
+const LOCK_MODES = [
+  'ACCESS SHARE',
+  'ROW SHARE',
+  'ROW EXCLUSIVE',
+  'SHARE UPDATE EXCLUSIVE',
+  'SHARE',
+  'SHARE ROW EXCLUSIVE',
+  'EXCLUSIVE',
+  'ACCESS EXCLUSIVE',
+];
+
+/** A migration's `locks` file, checked before anything runs; none when it has no such file. */
+export function locksFirst(name: string, text: string | null): LockFirst[] {
+  if (text === null) return [];
+  return text
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter(Boolean)
+    .map((line) => {
+      const [, table, mode] = /^([a-z_][a-z0-9_]*)\s+([A-Z ]+)$/.exec(line) ?? [];
+      const normalised = mode?.split(/\s+/).join(' ');
+      if (table === undefined || normalised === undefined || !LOCK_MODES.includes(normalised)) {
+        throw new MigrationError(
+          `migration ${name}: its locks file has "${line}"; each line is a table and a lock mode (calls SHARE ROW EXCLUSIVE)`,
+        );
+      }
+      return { table, mode: normalised };
+    });
+}
+
+async function readOptional(file: string): Promise<string | null> {
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
 }
 
 /** The one statement of an online migration, and the index it builds (for a `CREATE INDEX`). */
@@ -42,7 +97,16 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
     names.map(async (name) => {
       const sql = await fs.readFile(path.join(dir, name, 'migration.sql'), 'utf8');
       const online = onlineStep(name, sql);
-      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex'), ...(online ? { online } : {}) };
+      const locks = locksFirst(name, await readOptional(path.join(dir, name, 'locks')));
+      if (online && locks.length > 0)
+        throw new MigrationError(`migration ${name} runs outside a transaction: it cannot take locks first`);
+      return {
+        name,
+        sql,
+        checksum: createHash('sha256').update(sql).digest('hex'),
+        ...(online ? { online } : {}),
+        ...(locks.length > 0 ? { locksFirst: locks } : {}),
+      };
     }),
   );
 }
@@ -185,6 +249,8 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
       }
       await client.query('BEGIN');
       try {
+        for (const { table, mode } of migration.locksFirst ?? [])
+          await client.query(`LOCK TABLE "${table}" IN ${mode} MODE`);
         await client.query(migration.sql);
         await record();
         await client.query('COMMIT');

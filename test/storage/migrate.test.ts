@@ -166,3 +166,112 @@ describe('online migrations (CREATE INDEX CONCURRENTLY, issue 25)', () => {
     expect(await query(url, `SELECT 1 FROM information_schema.tables WHERE table_name = 'never_made'`)).toHaveLength(0);
   });
 });
+
+describe("a migration's locks file (issue 25.6)", () => {
+  // An acceptance's order, reduced: the account's row lock, its call's insert, then the account's counter (a trigger).
+  const TABLES = `CREATE TABLE acc (id int PRIMARY KEY, n int NOT NULL DEFAULT 0); INSERT INTO acc VALUES (1);
+                  CREATE TABLE cal (id int)`;
+  // A migration that locks them the other way round, as 20261128100000's foreign key (accounts) and count (calls) do.
+  const OTHER_WAY_ROUND = `LOCK TABLE acc IN SHARE ROW EXCLUSIVE MODE;\nLOCK TABLE cal IN SHARE ROW EXCLUSIVE MODE;\n`;
+
+  async function migrationDir(sql: string, locks?: string): Promise<string> {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-migrations-'));
+    await fs.mkdir(path.join(dir, '29990101000000_locks'));
+    await fs.writeFile(path.join(dir, '29990101000000_locks', 'migration.sql'), sql);
+    if (locks !== undefined) await fs.writeFile(path.join(dir, '29990101000000_locks', 'locks'), locks);
+    return dir;
+  }
+
+  /** Polls until a backend of the database waits for a lock while running `LOCK TABLE ...`. */
+  async function untilWaiting(admin: pg.Client) {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await admin.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'LOCK TABLE%'`,
+      );
+      if (rows.length > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error('the migration never waited for a lock');
+  }
+
+  /**
+   * An acceptance that has inserted its call when the migration starts, and updates its account once the migration
+   * waits: what the writer's statements and the migration end with.
+   */
+  async function acceptanceDuring(url: string, dir: string) {
+    const writer = new pg.Client({ connectionString: url });
+    const admin = new pg.Client({ connectionString: url });
+    await Promise.all([writer.connect(), admin.connect()]);
+    try {
+      await writer.query('BEGIN');
+      await writer.query('SELECT 1 FROM acc WHERE id = 1 FOR NO KEY UPDATE');
+      await writer.query('INSERT INTO cal VALUES (1)');
+      const migrating = migrate(url, dir).then(
+        () => 'applied',
+        (error: Error) => error.message,
+      );
+      await untilWaiting(admin);
+      const wrote = await writer.query('UPDATE acc SET n = n + 1 WHERE id = 1').then(
+        async () => {
+          await writer.query('COMMIT');
+          return 'committed';
+        },
+        async (error: Error) => {
+          await writer.query('ROLLBACK');
+          return error.message;
+        },
+      );
+      return { wrote, migrated: await migrating };
+    } finally {
+      await Promise.all([writer.end(), admin.end()]);
+    }
+  }
+
+  it('without it, a migration locking the tables the other way round deadlocks with the acceptance', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    await query(url, TABLES);
+    const { wrote, migrated } = await acceptanceDuring(url, await migrationDir(OTHER_WAY_ROUND));
+    // PostgreSQL undoes one of the two after its deadlock check: the acceptance or the migration.
+    expect([wrote, migrated].filter((outcome) => /deadlock detected/.test(outcome))).toHaveLength(1);
+  });
+
+  it('takes its locks first, in its order: the acceptance commits and the migration then runs', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    await query(url, TABLES);
+    const dir = await migrationDir(
+      OTHER_WAY_ROUND,
+      '# the acceptance locks calls, then accounts\ncal SHARE ROW EXCLUSIVE\nacc   SHARE ROW  EXCLUSIVE\n',
+    );
+    expect(await acceptanceDuring(url, dir)).toEqual({ wrote: 'committed', migrated: 'applied' });
+    expect(await query(url, 'SELECT n FROM acc')).toEqual([{ n: 1 }]);
+    // The file is not part of the migration's checksum: it orders the locks and changes nothing the SQL does.
+    const [recorded] = await query<{ checksum: string }>(url, 'SELECT checksum FROM _prisma_migrations');
+    expect(recorded!.checksum).toBe(createHash('sha256').update(OTHER_WAY_ROUND).digest('hex'));
+  });
+
+  it('refuses a locks file it cannot read as tables and lock modes, and one on an online migration', async () => {
+    for (const [locks, error] of [
+      [
+        'calls SHARE ROW EXCLUSIVE; DROP TABLE calls',
+        /its locks file has "calls SHARE ROW EXCLUSIVE; DROP TABLE calls"/,
+      ],
+      ['calls SHARE ROW', /its locks file has "calls SHARE ROW"/],
+      ['"calls" EXCLUSIVE', /its locks file has/],
+    ] as const) {
+      await expect(readMigrations(await migrationDir('SELECT 1;\n', locks))).rejects.toThrow(error);
+    }
+    await expect(
+      readMigrations(
+        await migrationDir('CREATE INDEX CONCURRENTLY probe ON calls (id);\n', 'calls SHARE UPDATE EXCLUSIVE\n'),
+      ),
+    ).rejects.toThrow(/runs outside a transaction: it cannot take locks first/);
+  });
+
+  it('is read for the outcome counters: calls first, then accounts', async () => {
+    const counters = (await readMigrations()).find((m) => m.name === '20261128100000_call_outcome_days');
+    expect(counters?.locksFirst).toEqual([
+      { table: 'calls', mode: 'SHARE ROW EXCLUSIVE' },
+      { table: 'accounts', mode: 'SHARE ROW EXCLUSIVE' },
+    ]);
+  });
+});
