@@ -22,6 +22,17 @@ const describe = (b: Backend | undefined) =>
       ? `"${b.query}"${b.state === 'active' ? '' : ` (${b.state})`}`
       : b.backend_type;
 
+/** A window's samples and its most sampled chains, "waiter <- blockers" with their counts. */
+export interface LockWaits {
+  samples: number;
+  chains: [string, number][];
+}
+
+/** The chains as the log and the report print them: "waiter <- blockers xN; ...", or "none". */
+export function chainsText({ chains }: LockWaits): string {
+  return chains.map(([chain, n]) => `${chain} x${n}`).join('; ') || 'none';
+}
+
 export class LockSampler {
   private readonly client: pg.Client;
   private chains = new Map<string, number>();
@@ -44,9 +55,9 @@ export class LockSampler {
     })();
   }
 
-  /** The chains sampled since the last call (most sampled first) and how many samples that was; starts anew. */
-  take(): { samples: number; chains: [string, number][] } {
-    const taken = { samples: this.samples, chains: [...this.chains].sort((a, b) => b[1] - a[1]) };
+  /** The `top` chains sampled since the last call (most sampled first) and how many samples that was; starts anew. */
+  take(top: number): LockWaits {
+    const taken = { samples: this.samples, chains: [...this.chains].sort((a, b) => b[1] - a[1]).slice(0, top) };
     this.chains = new Map();
     this.samples = 0;
     return taken;

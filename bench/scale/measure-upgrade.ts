@@ -17,7 +17,7 @@ import { migrate } from '../../src/storage/migrate.js';
 import type { Child } from '../processes.js';
 import { wallNow } from '../load.js';
 import { percentiles, type Percentiles } from '../stats.js';
-import { LockSampler } from './lock-sampler.js';
+import { chainsText, LockSampler, type LockWaits } from './lock-sampler.js';
 import { round } from './measure-drain.js';
 import { acceptedSoFar, fixedRateTriggers, splitByTime } from './measure-service.js';
 
@@ -92,7 +92,7 @@ export interface UpgradeStepFigures {
   /** The size of the index it built. */
   indexBytes: number | null;
   /** Lock waits while it ran (bench/scale/lock-sampler.ts): its samples and the most sampled chains, "waiter <- blockers". */
-  lockWaits: { samples: number; chains: [string, number][] };
+  lockWaits: LockWaits;
 }
 
 export interface UpgradeFigures {
@@ -149,7 +149,7 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
   }
   await new Promise((resolve) => setTimeout(resolve, ctx.leadSeconds * 1000));
   const from = wallNow();
-  const windows: { step: UpgradeStep; from: number; to: number; lockWaits: UpgradeStepFigures['lockWaits'] }[] = [];
+  const windows: { step: UpgradeStep; from: number; to: number; lockWaits: LockWaits }[] = [];
   const applied: string[] = [];
   const locks = new LockSampler(ctx.databaseUrl);
   await locks.start();
@@ -157,7 +157,7 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
     for (const step of UPGRADE_STEPS) {
       const dir = migrationsUpTo(step.migration);
       const stepFrom = wallNow();
-      locks.take();
+      locks.take(0); // what was sampled before this step is not its own
       try {
         const { applied: now } = await migrate(ctx.databaseUrl, dir);
         if (now.join() !== step.migration)
@@ -166,16 +166,9 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }
-      const { samples, chains } = locks.take();
-      windows.push({ step, from: stepFrom, to: wallNow(), lockWaits: { samples, chains: chains.slice(0, 6) } });
-      ctx.log(
-        `upgrade: ${step.migration} lock waits over ${samples} samples: ${
-          chains
-            .slice(0, 6)
-            .map(([chain, n]) => `${chain} x${n}`)
-            .join('; ') || 'none'
-        }`,
-      );
+      const lockWaits = locks.take(6);
+      windows.push({ step, from: stepFrom, to: wallNow(), lockWaits });
+      ctx.log(`upgrade: ${step.migration} lock waits over ${lockWaits.samples} samples: ${chainsText(lockWaits)}`);
     }
   } finally {
     await locks.stop();

@@ -12,6 +12,7 @@ import type { DrainFigures } from './measure-drain.js';
 import type { RetentionFigures } from './measure-retention.js';
 import { describeStates, WAIT_SAMPLE_MS } from './wait-sampler.js';
 import type { TriggerFigures, WebhookFigures } from './measure-service.js';
+import { chainsText } from './lock-sampler.js';
 import type { UpgradeFigures } from './measure-upgrade.js';
 
 /** A dimension within this factor of empty: a time at most 1.5x, a rate at least 1/1.5. */
@@ -363,7 +364,7 @@ export function markdown(results: ScaleResults): string {
       ),
       '',
       `Lock waits during each step (pg_stat_activity and pg_blocking_pids every 20 ms, bench/scale/lock-sampler.ts; "waiter <- blockers" x samples): ${upgrade.steps
-        .map((s) => `${s.migration}: ${s.lockWaits.chains.map(([chain, n]) => `${chain} x${n}`).join('; ') || 'none'}`)
+        .map((s) => `${s.migration}: ${chainsText(s.lockWaits)}`)
         .join('. ')}.`,
       '',
       `A new release's process on that database, spawn to ready (its migrations with nothing to apply, then the service's start): **${upgrade.restartSeconds} s**; the runner alone with nothing to apply: ${upgrade.noOpMigrateSeconds} s.`,

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR } from '../../src/paths.js';
 import { migrate, readMigrations } from '../../src/storage/migrate.js';
 import { freshDatabase } from '../helpers/database.js';
+import { waitFor } from '../helpers/wait.js';
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []) {
   const client = new pg.Client({ connectionString: url });
@@ -183,16 +184,17 @@ describe("a migration's locks file (issue 25.6)", () => {
   }
 
   /** Polls until a backend of the database waits for a lock while running `LOCK TABLE ...`. */
-  async function untilWaiting(admin: pg.Client) {
-    for (let i = 0; i < 200; i++) {
-      const { rows } = await admin.query(
-        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'LOCK TABLE%'`,
-      );
-      if (rows.length > 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error('the migration never waited for a lock');
-  }
+  const untilWaiting = (admin: pg.Client) =>
+    waitFor(
+      async () =>
+        (
+          await admin.query(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'LOCK TABLE%'`,
+          )
+        ).rowCount,
+      (waiting) => (waiting ?? 0) > 0,
+      5_000,
+    );
 
   /**
    * An acceptance that has inserted its call when the migration starts, and updates its account once the migration
