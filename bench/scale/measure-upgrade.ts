@@ -81,6 +81,20 @@ export const UPGRADE_STEPS: UpgradeStep[] = [
     undo: ['DROP INDEX CONCURRENTLY IF EXISTS "webhook_deliveries_endpoint_id_last_failure_at_idx"'],
     builds: 'webhook_deliveries_endpoint_id_last_failure_at_idx',
   },
+  {
+    migration: '20261129010000_calls_waiting_due_index',
+    what: "`CREATE INDEX CONCURRENTLY` of the waiting calls by (account_id, not_before): the dispatcher's due accounts",
+    undo: ['DROP INDEX CONCURRENTLY IF EXISTS "calls_waiting_due"'],
+    builds: 'calls_waiting_due',
+  },
+  {
+    migration: '20261129010001_drop_calls_waiting_by_not_before_index',
+    what: '`DROP INDEX CONCURRENTLY` of the plain waiting calls by (account_id, not_before), now in calls_waiting_due',
+    // Built again as the release before had it (migration 20261128200000).
+    undo: [
+      'CREATE INDEX CONCURRENTLY IF NOT EXISTS "calls_waiting_by_not_before" ON "calls" ("account_id", "not_before") WHERE "status" = \'initiated\' AND "next_attempt_at" IS NULL AND "scheduled_at" IS NULL',
+    ],
+  },
 ];
 
 export interface UpgradeStepFigures {

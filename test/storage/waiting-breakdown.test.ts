@@ -1,8 +1,8 @@
 // The Overview's breakdown of an account's waiting calls (oct_live_call_counts): for its window, for a scheduled_at,
 // for a retry. An account with thousands of calls waiting for their window reads none of them, only its due,
-// scheduled and retry-waiting ones, from the two partial indexes of waiting calls (migrations 20261128200000-01) and
-// with no heap row after a VACUUM (the visibility map; autovacuum keeps it for the service), with its values and as
-// the generic plan a prepared statement keeps. Each number equals a plain count, at any time.
+// scheduled and retry-waiting ones, from the two partial indexes of waiting calls (migrations 20261129010000 and
+// 20261128200001) and with no heap row after a VACUUM (the visibility map; autovacuum keeps it for the service), with
+// its values and as the generic plan a prepared statement keeps. Each number equals a plain count, at any time.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
