@@ -1,7 +1,10 @@
-// bench:scale (b) and (c): triggers at a fixed rate across the keys, and the webhook worker's deliveries per second to
-// the healthy endpoints while the timing-out ones hold their attempts; and the wait for a quiet service between them
-// (the timing-out endpoints' deliveries never finish, so bench/setup.ts's waitIdle would wait for ever).
+// bench:scale (i), (b) and (c): the CPU a quiet service costs, triggers at a fixed rate across the keys, and the
+// webhook worker's deliveries per second to the healthy endpoints while the timing-out ones hold their attempts; and
+// the wait for a quiet service between them (the timing-out endpoints' deliveries never finish, so bench/setup.ts's
+// waitIdle would wait for ever).
+import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
+import { cpuSince, cpuSnapshot } from '../cpu.js';
 import type { LoadResult } from '../load.js';
 import { runLoadProcess } from '../processes.js';
 import type { Receiver } from '../receiver.js';
@@ -45,6 +48,33 @@ export async function waitQuiet(db: pg.Client, stalledEndpoints: string[], timeo
       );
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** CPU milliseconds a second: the service's process, its database's sessions (client backends), both. */
+export interface IdleFigures {
+  seconds: number;
+  serviceMsPerSecond: number;
+  databaseMsPerSecond: number;
+  msPerSecond: number;
+}
+
+/**
+ * (i) What a quiet service (nothing sent, nothing due) and the sessions it holds on its database use of the CPU over
+ * `seconds`: its polls, sweeps and leadership. Autovacuum is the database's own and is not counted.
+ */
+export async function measureIdle(pid: number, database: string, seconds: number): Promise<IdleFigures> {
+  const before = cpuSnapshot(pid, database);
+  const at = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const used = cpuSince(before, pid, database);
+  const elapsed = (performance.now() - at) / 1000;
+  const perSecond = (cpu: number) => round((cpu * 1000) / elapsed, 1);
+  return {
+    seconds: round(elapsed, 1),
+    serviceMsPerSecond: perSecond(used.service),
+    databaseMsPerSecond: perSecond(used.database),
+    msPerSecond: perSecond(used.service + used.database),
+  };
 }
 
 export interface TriggerFigures extends Percentiles {

@@ -43,9 +43,11 @@ import {
   acceptedSoFar,
   endpointsOf,
   fixedRateTriggers,
+  measureIdle,
   triggerFigures,
   waitQuiet,
   webhookDrain,
+  type IdleFigures,
   type TriggerFigures,
   type WebhookFigures,
 } from './measure-service.js';
@@ -57,7 +59,7 @@ const env = process.env;
 const REDIS_URL = env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const FACTOR = Number(env.BENCH_SCALE_FACTOR || 1);
 const SHAPE = FACTOR === 1 ? FULL_SHAPE : scaledShape(FACTOR);
-const PHASES = ['drain', 'triggers', 'webhooks', 'dashboard', 'retention', 'upgrade', 'replicas'] as const;
+const PHASES = ['idle', 'drain', 'triggers', 'webhooks', 'dashboard', 'retention', 'upgrade', 'replicas'] as const;
 /** BENCH_ONLY: databases (empty, history, tenants, queue) and/or phases. */
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',')) : null;
 /**
@@ -98,6 +100,12 @@ const SETTINGS = {
   upgradeLoadSeconds: Number(env.BENCH_SCALE_UPGRADE_SECONDS || Math.max(30, Math.round(240 * FACTOR))),
   upgradeLeadSeconds: 5,
   warmUpSeconds: 5,
+  /**
+   * (i): how long each side's quiet service is watched. Both sides' services run all along, so a cost of a large
+   * database's that never stops (a poll that reads the queue) slows the empty side's phases as much as its own and no
+   * ratio of (a) to (d) shows it: this figure does (the due-accounts poll, twenty-second session).
+   */
+  idleSeconds: Number(env.BENCH_SCALE_IDLE_SECONDS || 10),
   autovacuumMaxMinutes: Number(env.BENCH_SCALE_AUTOVACUUM_MINUTES || 60),
   // One round of each replica count keeps the phase within its budget (replicas.ts defaults to 2).
   replicaRounds: Number(env.BENCH_SCALE_REPLICA_ROUNDS || 2),
@@ -202,7 +210,7 @@ async function scoped<T>(work: () => Promise<T>): Promise<T> {
 
 const PAGES: DashboardPage[] = ['overview', 'firstPage', 'deepPage', 'nameSearch', 'detail'];
 /** The phases run on both databases of a pair, interleaved. */
-const INTERLEAVED = ['drain', 'triggers', 'webhooks', 'dashboard'] as const;
+const INTERLEAVED = ['idle', 'drain', 'triggers', 'webhooks', 'dashboard'] as const;
 type InterleavedPhase = (typeof INTERLEAVED)[number];
 
 /** One built database with its service: a dimension's, the empty one beside it, or the empty one alone. */
@@ -220,6 +228,7 @@ interface Side {
   service?: Service;
   /** One sign-in per service for all its runs, as a user stays signed in. */
   visitor?: HttpVisitor;
+  idleRuns: IdleFigures[];
   drains: DrainFigures[];
   triggerSamples: number[][];
   triggerRuns: TriggerFigures[];
@@ -284,6 +293,7 @@ async function buildSide(dimension: Dimension, beside: Dimension | null, shared:
       errors: {},
       seconds: 0,
     },
+    idleRuns: [],
     drains: [],
     triggerSamples: [],
     triggerRuns: [],
@@ -324,6 +334,16 @@ async function measurePhase(side: Side, phase: InterleavedPhase, r: number, shar
   const { db, keys, stalledEndpoints, data } = side;
   const service = side.service!;
   const phases: Record<InterleavedPhase, [name: string, work: () => Promise<void>]> = {
+    idle: [
+      `(i) quiet service for ${SETTINGS.idleSeconds} s, run ${r}`,
+      async () => {
+        const idle = await measureIdle(service.process.pid!, side.database.name, SETTINGS.idleSeconds);
+        log(
+          `${side.name}: quiet: service ${idle.serviceMsPerSecond} ms/s, its database's sessions ${idle.databaseMsPerSecond} ms/s of CPU`,
+        );
+        side.idleRuns.push(idle);
+      },
+    ],
     drain: [
       `(a) drain of ${SETTINGS.drainCalls} calls, run ${r}`,
       async () => {
@@ -410,7 +430,21 @@ async function measurePhase(side: Side, phase: InterleavedPhase, r: number, shar
 
 /** The side's runs of (a) to (d) into its results: each run's figures and the runs pooled. */
 function poolRuns(side: Side): void {
-  const { run, drains, webhookRuns, pageSamples } = side;
+  const { run, drains, webhookRuns, pageSamples, idleRuns } = side;
+  if (idleRuns.length > 0) {
+    const seconds = idleRuns.reduce((n, i) => n + i.seconds, 0);
+    const cpu = (of: (i: IdleFigures) => number) =>
+      round(idleRuns.reduce((n, i) => n + of(i) * i.seconds, 0) / seconds, 1);
+    run.idle = {
+      runs: idleRuns,
+      pooled: {
+        seconds: round(seconds, 1),
+        serviceMsPerSecond: cpu((i) => i.serviceMsPerSecond),
+        databaseMsPerSecond: cpu((i) => i.databaseMsPerSecond),
+        msPerSecond: cpu((i) => i.msPerSecond),
+      },
+    };
+  }
   if (drains.length > 0) {
     const calls = drains.reduce((n, d) => n + d.calls, 0);
     const seconds = drains.reduce((n, d) => n + d.seconds, 0);
