@@ -2,9 +2,9 @@
 // autovacuum on; BENCH_DATABASE_URL for another server), each dimension on its own (history, tenants, queue:
 // bench/scale/data.ts) beside a truly empty database of its own (BASE: only what the measurements need), both built
 // side by side and left to autovacuum, each with its own service; then the same measurements three times (the quiet
-// service's CPU, drain, triggers, webhooks, dashboard pages under trigger load), interleaved: each phase on one database, then on the other,
-// the order alternating per run, so that the host's drift falls on both alike; per run and pooled, each against its
-// own empty database. On the history database also a bounded retention pass under load, an online upgrade (a
+// service's CPU, drain, triggers, webhooks, dashboard pages under trigger load), interleaved: each phase on one
+// database, then on the other, the order alternating per run, so that the host's drift falls on both alike; per run
+// and pooled, each against its own empty database. On the history database also a bounded retention pass under load, an online upgrade (a
 // CONCURRENTLY migration under load, a new release's start) and the replicas, once its empty one is gone. Writes
 // scale.{json,md} (bench/results/ for a full run). Options and how to read it: bench/README.md, "Scale".
 import { spawnSync } from 'node:child_process';

@@ -386,6 +386,17 @@ export interface PlannedStorage {
 }
 
 /**
+ * Another session on `client`'s database, as the service's are (its plans reported by that database), planning as
+ * `mode` says (plan_cache_mode: `auto` as the service, `force_generic_plan` for the plan a prepared statement may keep).
+ */
+export async function sessionPlanning(client: pg.Client, mode: 'auto' | 'force_generic_plan'): Promise<pg.Client> {
+  const { host, port, user, password, database } = client;
+  const session = new pg.Client({ host, port, user, password, database, options: `-c plan_cache_mode=${mode}` });
+  await session.connect();
+  return session;
+}
+
+/**
  * A fresh database every session of which reports the plans it runs, with their rows (auto_explain with ANALYZE): its
  * URL, for the storages or the app a test builds over it, and the test's own connection to it (`client`, ignored by
  * `capture`).

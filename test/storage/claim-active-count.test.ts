@@ -11,6 +11,7 @@ import {
   PlanCapture,
   renderPlan,
   rowsReadFrom,
+  sessionPlanning,
   type PlannedStorage,
 } from '../helpers/plan-capture.js';
 
@@ -54,17 +55,9 @@ afterAll(async () => {
 
 describe("the claim's count of an account's active calls", () => {
   it('reads the active calls only, with its values and as the generic plan', async () => {
-    for (const mode of ['auto', 'force_generic_plan']) {
+    for (const mode of ['auto', 'force_generic_plan'] as const) {
       // A session of the service's kind (its plans reported), planning as the mode says.
-      const claimer = new pg.Client({
-        host: client.host,
-        port: client.port,
-        user: client.user,
-        password: client.password,
-        database: client.database,
-        options: `-c plan_cache_mode=${mode}`,
-      });
-      await claimer.connect();
+      const claimer = await sessionPlanning(client, mode);
       capture.start();
       try {
         // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.

@@ -13,6 +13,7 @@ import {
   PlanCapture,
   renderPlan,
   rowsReadFrom,
+  sessionPlanning,
   type PlanNode,
   type PlannedStorage,
 } from '../helpers/plan-capture.js';
@@ -55,14 +56,6 @@ async function insertCalls(
   );
 }
 
-/** A session of the service's kind (its plans reported), planning as `mode` says. */
-async function session(mode: (typeof MODES)[number]): Promise<pg.Client> {
-  const { host, port, user, password, database } = client;
-  const session = new pg.Client({ host, port, user, password, database, options: `-c plan_cache_mode=${mode}` });
-  await session.connect();
-  return session;
-}
-
 beforeAll(async () => {
   ({ client, storages } = await databaseReportingPlans(capture));
   const storage = storages[0]!.storage;
@@ -96,7 +89,7 @@ afterAll(async () => {
 describe("the dispatcher's poll on a queue that is not due", () => {
   it('the due-accounts query probes each queued account once, with its values and as the generic plan', async () => {
     for (const mode of MODES) {
-      const poller = await session(mode);
+      const poller = await sessionPlanning(client, mode);
       capture.start();
       try {
         // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
@@ -125,7 +118,7 @@ describe("the dispatcher's poll on a queue that is not due", () => {
   it('the expiry sweep reads the expired calls from the expiry index, with its values and as the generic plan', async () => {
     const { text } = declaredStatements().find((s) => s.name === 'oct_expired')!;
     for (const mode of MODES) {
-      const sweeper = await session(mode);
+      const sweeper = await sessionPlanning(client, mode);
       try {
         await sweeper.query(`PREPARE expired(timestamptz) AS ${text}`);
         for (let i = 0; i < 6; i++) {
