@@ -142,6 +142,19 @@ export interface UpgradeContext {
   log(line: string): void;
 }
 
+/** The size of the index `step` built, which must be valid. */
+async function builtIndexBytes(db: pg.Client, step: UpgradeStep): Promise<number> {
+  const {
+    rows: [index],
+  } = await db.query<{ valid: boolean; bytes: string }>(
+    `SELECT i.indisvalid AS valid, pg_relation_size(i.indexrelid) AS bytes FROM pg_index i
+      WHERE i.indexrelid = to_regclass($1::text)`,
+    [step.builds],
+  );
+  if (!index?.valid) throw new Error(`upgrade: ${step.builds} is missing or not valid after ${step.migration}`);
+  return Number(index.bytes);
+}
+
 /** A directory holding copies of the migrations up to `last`: the runner applies those alone (it reads directories, not links). */
 function migrationsUpTo(last: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'oct-upgrade-'));
@@ -163,7 +176,8 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
   }
   await new Promise((resolve) => setTimeout(resolve, ctx.leadSeconds * 1000));
   const from = wallNow();
-  const windows: { step: UpgradeStep; from: number; to: number; lockWaits: LockWaits }[] = [];
+  const windows: { step: UpgradeStep; from: number; to: number; lockWaits: LockWaits; indexBytes: number | null }[] =
+    [];
   const applied: string[] = [];
   const locks = new LockSampler(ctx.databaseUrl);
   await locks.start();
@@ -180,8 +194,11 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }
+      const to = wallNow();
       const lockWaits = locks.take(6);
-      windows.push({ step, from: stepFrom, to: wallNow(), lockWaits });
+      // Read now: a later step may drop it (calls_waiting_by_not_before, replaced by calls_waiting_due).
+      const indexBytes = step.builds ? await builtIndexBytes(ctx.db, step) : null;
+      windows.push({ step, from: stepFrom, to, lockWaits, indexBytes });
       ctx.log(`upgrade: ${step.migration} lock waits over ${lockWaits.samples} samples: ${chainsText(lockWaits)}`);
     }
   } finally {
@@ -202,18 +219,7 @@ export async function measureUpgrade(ctx: UpgradeContext): Promise<UpgradeFigure
       `upgrade: the runner applied ${applied.join(', ')}; expected ${UPGRADE_STEPS.map((s) => s.migration).join(', ')}`,
     );
   const steps: UpgradeStepFigures[] = [];
-  for (const { step, from: stepFrom, to: stepTo, lockWaits } of windows) {
-    let indexBytes: number | null = null;
-    if (step.builds) {
-      const {
-        rows: [index],
-      } = await ctx.db.query<{ valid: boolean; bytes: string }>(
-        `SELECT i.indisvalid AS valid, pg_relation_size(i.indexrelid) AS bytes FROM pg_index i WHERE i.indexrelid = $1::regclass`,
-        [step.builds],
-      );
-      if (!index?.valid) throw new Error(`upgrade: ${step.builds} is not valid after ${step.migration}`);
-      indexBytes = Number(index.bytes);
-    }
+  for (const { step, from: stepFrom, to: stepTo, lockWaits, indexBytes } of windows) {
     steps.push({
       migration: step.migration,
       what: step.what,
