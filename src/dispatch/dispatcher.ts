@@ -37,6 +37,7 @@ import {
   acceptedAccounts,
   acceptedPayloads,
   CALLS_CHANNEL,
+  notifiedAccounts,
   refusedByServer,
   type ClaimedDelivery,
   type Storage,
@@ -116,10 +117,10 @@ export class Dispatcher {
   private readonly housekeeping: SingleFlight;
   private sweepDue = true;
   /**
-   * Accounts whose calls this process just accepted, or (leading) a follower handed over: the next claim goes straight
-   * to them, without the due-accounts query (a round trip on every new call's path). Any other wake (poll, NOTIFY,
-   * start, settle) asks for that query, so calls of other accounts, and what a hinted claim left, are found within a
-   * poll.
+   * Accounts whose calls this process just accepted, or (leading) a follower handed over, or whose slot freed (a
+   * call's end, NOTIFYed): the next claim goes straight to them, without the due-accounts query (a round trip on every
+   * new call's path, and a read of every account with a queue). Any other wake (poll, another NOTIFY, start, settle)
+   * asks for that query, so calls of other accounts, and what a hinted claim left, are found within a poll.
    */
   private readonly hinted = new Set<string>();
   /** A follower's acceptances, sent to the leader: one NOTIFY for all the accounts accepted since the last one. */
@@ -165,10 +166,11 @@ export class Dispatcher {
         this.sweep();
       },
       onNotification: (payload) => {
-        // A follower's hand-off names the accounts to claim for; any other NOTIFY asks which accounts are due.
-        const accepted = acceptedAccounts(payload);
-        if (accepted === null) this.dueQueryWanted = true;
-        else for (const id of accepted) this.hinted.add(id);
+        // A follower's hand-off and a freed slot name the accounts to claim for; any other NOTIFY asks which
+        // accounts are due.
+        const named = notifiedAccounts(payload);
+        if (named === null) this.dueQueryWanted = true;
+        else for (const id of named) this.hinted.add(id);
       },
       // The leader has more due accounts than its claims take: claim due accounts too, until none is left.
       onHelpWanted: () => {

@@ -3,7 +3,7 @@
 export { createStorage, createStorages, type Repositories, type Storage, type Storages } from './storage.js';
 export { BACKGROUND_POOL, REQUEST_POOL, locateDatabase, type DatabaseLocation } from './database.js';
 export { isUniqueViolation, refusedByServer } from './db-types.js';
-export { acceptedAccounts, acceptedPayloads, CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
+export { acceptedAccounts, acceptedPayloads, CALLS_CHANNEL, notifiedAccounts, WEBHOOKS_CHANNEL } from './channels.js';
 export { ListenConnection, LISTEN_APPLICATION_NAME, type Listener, type ListenerEvents } from './notifications.js';
 export {
   createRetention,

@@ -224,6 +224,31 @@ describe('dispatcher', () => {
     expect(found.dialAttempts).toBe(1);
   });
 
+  it("a call's end wakes a claim for its own account alone, without the due-accounts query", async () => {
+    // One call at a time, and the poll an hour away: a's second call can only be claimed on its first call's end.
+    const { app } = await buildTestApp({
+      env: { ...FAST, MAX_CONCURRENT_CALLS: '1' },
+      jobs: { dispatcher: { pollMs: 3_600_000 } },
+    });
+    const [a, b] = [await createTenant(app.prisma), await createTenant(app.prisma)];
+    await app.dispatcher!.settle();
+    const unannounced = await waitingCallNobodyAnnounced(app.prisma, b);
+    const first = callIdOf(await trigger(app, a.key));
+    const second = callIdOf(await trigger(app, a.key));
+    const ended = await waitFor(
+      () => app.prisma.call.findMany({ where: { id: { in: [first, second] } } }),
+      (calls) => calls.every((c) => c.status === 'completed'),
+    );
+    expect(ended.map((c) => c.dialAttempts)).toEqual([1, 1]);
+    // The end's NOTIFY named a's account: b's call, due all along, was not looked for.
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } })).status).toBe('initiated');
+    app.dispatcher!.wake();
+    await waitFor(
+      () => app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } }),
+      (c) => c.status !== 'initiated',
+    );
+  });
+
   it('a simulated call whose dial is recorded after its ring is over still advances at once, not on the next poll', async () => {
     // The dial takes three rings: the answer is due before the provider id is stored (what a loaded machine does).
     const { app } = await buildTestApp({

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CoalescedNotify } from '../../src/jobs/coalesced-notify.js';
-import { acceptedAccounts, acceptedPayloads, ListenConnection } from '../../src/storage/index.js';
+import { acceptedAccounts, acceptedPayloads, ListenConnection, notifiedAccounts } from '../../src/storage/index.js';
 import { buildTestApp } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -40,5 +40,13 @@ describe("a follower's hand-off", () => {
     expect(acceptedAccounts('backlog')).toBeNull();
     expect(acceptedAccounts(null)).toBeNull();
     expect(acceptedAccounts(`accepted:${id},x'); DROP TABLE calls; --`)).toEqual([id]);
+  });
+
+  it("names the accounts a NOTIFY names: a hand-off's, or a freed slot's one; anything else asks which are due", () => {
+    const [id, other] = [randomUUID(), randomUUID()];
+    expect(notifiedAccounts(id)).toEqual([id]);
+    expect(notifiedAccounts(`accepted:${id},${other}`)).toEqual([id, other]);
+    for (const payload of [null, '', 'backlog', `${id},${other}`, `${id}'); DROP TABLE calls; --`])
+      expect(notifiedAccounts(payload)).toBeNull();
   });
 });
