@@ -430,3 +430,26 @@ export async function databaseReportingPlans(
   });
   return { client, storages };
 }
+
+/**
+ * `VACUUM (ANALYZE)` of `table`, again until the visibility map marks every page of it all-visible: what an index-only
+ * scan and its cost need, as autovacuum keeps it on a service's quiet tables. A VACUUM cannot mark a page whose rows
+ * are newer than the oldest snapshot in the database: an autovacuum ANALYZE that started while the test was still
+ * inserting (the embedded PostgreSQL runs autovacuum) holds one, and the planner, costing the index-only scan as one
+ * that visits the table, chose another index (the waiting breakdown, on a newcomer's run).
+ */
+export async function vacuumAllVisible(client: pg.Client, table: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await client.query(`VACUUM (ANALYZE) ${table}`);
+    const { rows } = await client.query<{ relpages: number; relallvisible: number }>(
+      'SELECT relpages, relallvisible FROM pg_class WHERE oid = $1::regclass',
+      [table],
+    );
+    const { relpages, relallvisible } = rows[0]!;
+    if (relallvisible >= relpages) return;
+    if (Date.now() > deadline)
+      throw new Error(`VACUUM left ${relpages - relallvisible} of ${relpages} pages of ${table} not all-visible`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -6,7 +6,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_PROBE_ROWS } from '../../src/storage/call-history.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
-import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
+import {
+  databaseReportingPlans,
+  PlanCapture,
+  rowsReadFrom,
+  vacuumAllVisible,
+  type PlannedStorage,
+} from '../helpers/plan-capture.js';
 
 const ACCOUNTS = 5;
 const CALLS = 6_000;
@@ -36,7 +42,7 @@ beforeAll(async () => {
       CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - (g * ${ACCOUNTS} + t.k) * interval '1 minute' AS at) AS c`,
     [accounts, tenants.map((t) => t.agentId)],
   );
-  await client.query('VACUUM (ANALYZE) calls');
+  await vacuumAllVisible(client, 'calls');
 });
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import {
   heapRowsReadFrom,
   PlanCapture,
   rowsReadFrom,
+  vacuumAllVisible,
   type PlannedStorage,
 } from '../helpers/plan-capture.js';
 
@@ -47,7 +48,7 @@ beforeAll(async () => {
       [scopes[queue], tenants.map((t) => t.agentId), notBefore, perAccount],
     );
   }
-  await client.query('VACUUM (ANALYZE) calls');
+  await vacuumAllVisible(client, 'calls');
 });
 
 afterAll(async () => {

@@ -6,7 +6,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_NAMES_MAX, type CallHistoryFilters } from '../../src/storage/call-history.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
-import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
+import {
+  databaseReportingPlans,
+  PlanCapture,
+  rowsReadFrom,
+  vacuumAllVisible,
+  type PlannedStorage,
+} from '../helpers/plan-capture.js';
 
 const CALLS = 100_000;
 const PAGE = 50;
@@ -49,7 +55,7 @@ beforeAll(async () => {
     [client2, other.agentId],
   );
   // As autovacuum leaves it: index-only scans read no table row for pages it marked all-visible.
-  await client.query('VACUUM (ANALYZE) calls');
+  await vacuumAllVisible(client, 'calls');
 });
 
 afterAll(async () => {

@@ -8,6 +8,7 @@ import '../../src/storage/call-history.js';
 import { declaredStatements } from '../../src/storage/statements.js';
 import { freshPrisma } from '../helpers/database.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
+import { vacuumAllVisible } from '../helpers/plan-capture.js';
 
 let client: pg.Client;
 let accounts: string[];
@@ -120,7 +121,7 @@ it('the name prefix is a range of (account_id, lower(name) text_pattern_ops)', a
 it('a name search with no other filter reads every match from the name index alone (an index-only scan)', async () => {
   // Index-only scans skip the table for pages the visibility map marks all-visible: VACUUM sets it, as autovacuum
   // does on a default database.
-  await client.query('VACUUM (ANALYZE) calls');
+  await vacuumAllVisible(client, 'calls');
   const found = await plans(
     'oct_call_search_name_newest',
     'uuid[], text, timestamptz, uuid, timestamptz, int',

@@ -11,6 +11,7 @@ import {
   PlanCapture,
   renderPlan,
   rowsReadFrom,
+  vacuumAllVisible,
   walk,
   type PlannedStorage,
 } from '../helpers/plan-capture.js';
@@ -121,7 +122,7 @@ beforeAll(async () => {
   await insertCalls(quiet, agent, 2, { notBefore: at(5) });
   await insertCalls(quiet, agent, 1, { notBefore: at(-0.1) });
   await insertCalls(other.accountId, other.agentId, OTHERS_WAITING, { notBefore: at(10) });
-  await client.query('VACUUM (ANALYZE) calls');
+  await vacuumAllVisible(client, 'calls');
 }, 120_000);
 
 afterAll(async () => {
