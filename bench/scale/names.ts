@@ -45,3 +45,10 @@ export function personNameSql(k: string): string {
  * name index, which then read every match; since the fifteenth session it merges the newest of each name instead.
  */
 export const NAME_SEARCH = { prefix: FIRST_NAMES[16].toLowerCase(), share: Math.log(18 / 17) / Math.log(48) };
+
+/**
+ * Every name the search finds, "Thomas Smith" to "Thomas Roberts": each account of the dashboard's agency has a finished
+ * call with each on every database (data-tenants.ts, insertSearchedNames), so that the empty database's search lists
+ * the names a large history has and renders a full page, as the history's does, and the ratio compares the same page.
+ */
+export const SEARCHED_NAMES: readonly string[] = LAST_NAMES.map((last) => `${FIRST_NAMES[16]} ${last}`);
