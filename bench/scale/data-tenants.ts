@@ -269,15 +269,22 @@ export async function insertDrainCalls(db: pg.ClientBase, layout: Layout, count:
 }
 
 /**
- * The name search's page on every database (names.ts, SEARCHED_NAMES): for each account of the dashboard's agency, a
- * completed call with each searched name, with its four events, one every two hours over the last three weeks (none
- * among the newest calls, none old enough for retention, none ended today or yesterday, whose outcomes are counted).
- * Without them the empty database's agency had only the drain's few matches, and its search listed a handful of names
- * and rendered a part of a page where the history's listed some 250 and rendered 50 rows: 1.24-1.94x at p50 in every
- * run since the fourteenth session, a measure of the empty side having nothing to find.
+ * The name search's page on every database (names.ts, SEARCHED_NAMES): for each account of the base's dashboard
+ * agency, a completed call with each searched name, with its four events, one every two hours over the last three
+ * weeks (none among the newest calls, none old enough for retention, none ended today or yesterday, whose outcomes
+ * are counted). Without them the empty database's agency had only the drain's few matches, and its search listed a
+ * handful of names and rendered a part of a page where the history's listed some 250 and rendered 50 rows: 1.24-1.94x
+ * at p50 in every run since the fourteenth session, a measure of the empty side having nothing to find.
  */
-export async function insertSearchedNames(db: pg.ClientBase, layout: Layout, now: Date): Promise<number> {
-  const agency = layout.agencyOf.flatMap((agency, n) => (agency === layout.agencyOf[layout.big] ? [n] : []));
+export async function insertSearchedNames(
+  db: pg.ClientBase,
+  layout: Layout,
+  base: BaseShape,
+  now: Date,
+): Promise<number> {
+  // The base's agency alone (account 0 and its clients, laid out first): the tenants dimension grows it to a thousand
+  // clients, which must not get calls the empty database's has not.
+  const agency = range(0, base.clientsPerAgency + 1).filter((n) => layout.agencyOf[n] === layout.agencyOf[layout.big]);
   const { rowCount } = await db.query(
     `
     WITH target AS (

@@ -152,7 +152,7 @@ export async function buildScaleData(
     const email = dashboardEmail();
     await createDashboardUser(databaseUrl, layout.accountIds[layout.big]!, email);
     await phase(`${layout.accountIds.length} accounts`);
-    await phase(`${await insertSearchedNames(main, layout, now)} calls with the searched names`);
+    await phase(`${await insertSearchedNames(main, layout, BASE, now)} calls with the searched names`);
     if (dimension === 'queue') {
       await insertQueue(main, layout, shape.waitingCalls, now);
       await phase(`${shape.waitingCalls} waiting calls`);

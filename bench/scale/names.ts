@@ -47,8 +47,9 @@ export function personNameSql(k: string): string {
 export const NAME_SEARCH = { prefix: FIRST_NAMES[16].toLowerCase(), share: Math.log(18 / 17) / Math.log(48) };
 
 /**
- * Every name the search finds, "Thomas Smith" to "Thomas Roberts": each account of the dashboard's agency has a finished
- * call with each on every database (data-tenants.ts, insertSearchedNames), so that the empty database's search lists
- * the names a large history has and renders a full page, as the history's does, and the ratio compares the same page.
+ * Every name the search finds, "Thomas Smith" to "Thomas Roberts": each account of the base's dashboard agency has a
+ * finished call with each on every database (data-tenants.ts, insertSearchedNames), so that the empty database's
+ * search lists the names a large history has and renders a full page, as the history's does: the ratio compares the
+ * same page, read from indexes of different sizes.
  */
 export const SEARCHED_NAMES: readonly string[] = LAST_NAMES.map((last) => `${FIRST_NAMES[16]} ${last}`);
