@@ -5,6 +5,7 @@ export default defineConfig({
   test: {
     include: ['test/reliability/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/file-setup.ts'],
     pool: 'forks',
     testTimeout: 600_000,
     hookTimeout: 120_000,

@@ -7,11 +7,14 @@ import { startEmbeddedPostgres } from '../src/storage/embedded-postgres.js';
 import { migrate } from '../src/storage/migrate.js';
 
 export const TEMPLATE_DATABASE = `oct_template_${process.pid}`;
+/** Every test file's databases are named with this (helpers/database.ts), so that the run can find those left behind. */
+const TEST_DATABASE_PREFIX = `oct_test_${process.pid}_`;
 
 declare module 'vitest' {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
     templateDatabase: string;
+    testDatabasePrefix: string;
     redisUrl: string | null;
   }
 }
@@ -45,11 +48,29 @@ export default async function setup(project: TestProject) {
 
   project.provide('adminDatabaseUrl', adminUrl);
   project.provide('templateDatabase', TEMPLATE_DATABASE);
+  project.provide('testDatabasePrefix', TEST_DATABASE_PREFIX);
   project.provide('redisUrl', process.env.TEST_REDIS_URL ?? null);
 
+  // Each test file's databases are dropped when it ends (helpers/file-end.ts): one still here says a cleanup did not
+  // run, and the run fails (once they are dropped).
   return async () => {
-    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
-    await release();
+    const left: string[] = [];
+    try {
+      const { rows } = await admin.query<{ name: string }>(
+        `SELECT datname AS name FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1`,
+        [TEST_DATABASE_PREFIX],
+      );
+      left.push(...rows.map((r) => r.name));
+      for (const name of left) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`).catch(() => undefined);
+    } finally {
+      await admin.end();
+      await release();
+    }
+    if (left.length > 0) {
+      // Vitest reports an error thrown here but exits 0: the run fails by its exit code.
+      process.exitCode = 1;
+      throw new Error(`${left.length} test databases were left when their files ended: ${left.join(', ')}`);
+    }
   };
 }

@@ -4,11 +4,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { afterAll } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { freshDatabase, storageOf } from '../helpers/database.js';
+import { atFileEnd } from '../helpers/file-end.js';
 import { httpsRequest, startServer, type ServerProcess } from '../helpers/server-process.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -34,7 +34,7 @@ export interface BrowserWorld {
 }
 
 const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
+atFileEnd(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 

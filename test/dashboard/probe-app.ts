@@ -2,14 +2,14 @@
 // tested apart from any page (requireRecentSignIn; an account resolved by a route family).
 import Fastify, { type FastifyInstance, type preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { afterAll } from 'vitest';
 import { app, fastifyOptions, registerDashboard } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { validatorCompiler } from '../../schemas/validation.js';
 import { freshDatabase } from '../helpers/database.js';
+import { atFileEnd } from '../helpers/file-end.js';
 
 const open: FastifyInstance[] = [];
-afterAll(async () => {
+atFileEnd(async () => {
   for (const instance of open.splice(0)) await instance.close();
 });
 

@@ -1,10 +1,10 @@
 // Builds the real app on a fresh database, as server.ts does, for tests that use inject(). An app built inside a test
-// (or its beforeEach) is closed when that test ends; one built in beforeAll, after the file's tests, by a hook
-// registered here at import (vitest 4 ignores afterAll registered inside beforeAll or it).
-import { afterAll, onTestFinished } from 'vitest';
+// (or its beforeEach) is closed when that test ends; one built in beforeAll, when the file ends (file-end.ts).
+import { onTestFinished } from 'vitest';
 import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { freshDatabase } from './database.js';
+import { atFileEnd } from './file-end.js';
 
 export interface TestApp {
   app: App;
@@ -21,7 +21,7 @@ export interface TestAppOptions {
 }
 
 const open = new Set<App>();
-afterAll(async () => {
+atFileEnd(async () => {
   for (const app of [...open].reverse()) await app.close();
   open.clear();
 });
@@ -40,7 +40,7 @@ function closeAfterCurrentTest(app: App): void {
   try {
     onTestFinished(() => closeTestApp(app));
   } catch {
-    // Not inside a test (beforeAll, or the file's top level): the afterAll above closes it.
+    // Not inside a test (beforeAll, or the file's top level): closed when the file ends (above).
   }
 }
 

@@ -2,6 +2,7 @@
 // by that group on every path: by its test, when the test file ends, when it fails to start, and when the test worker
 // exits for any reason. `.ci/run` then fails if anything the suite started is still alive (OCT_TEST_RUN marker).
 import { fork, spawn, type ChildProcess, type ForkOptions, type SpawnOptions } from 'node:child_process';
+import { atFileEnd } from './file-end.js';
 
 const live = new Set<ChildProcess>();
 
@@ -19,13 +20,10 @@ process.once('exit', () => {
   for (const child of live) signalGroup(child, 'SIGKILL');
 });
 
-// Also used outside vitest (scripts/screenshots.ts), where there is no test file to end.
-if (process.env.VITEST) {
-  const { afterAll } = await import('vitest');
-  afterAll(async () => {
-    await Promise.all([...live].map((child) => stopChild(child, 'SIGKILL')));
-  });
-}
+// Also used outside vitest (scripts/screenshots.ts), where no test file ends and file-end.ts runs nothing.
+atFileEnd(async () => {
+  await Promise.all([...live].map((child) => stopChild(child, 'SIGKILL')));
+});
 
 function track(child: ChildProcess): ChildProcess {
   live.add(child);

@@ -1,10 +1,11 @@
-// A fresh, migrated database for one test file, cloned from the run's template and dropped afterwards by a hook
-// registered here at import (vitest 4 ignores afterAll registered inside beforeAll or a test).
+// A fresh, migrated database for one test file, cloned from the run's template and dropped when the file ends
+// (file-end.ts).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, inject } from 'vitest';
+import { inject } from 'vitest';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { storageOver, type Storage } from '../../src/storage/storage.js';
+import { atFileEnd } from './file-end.js';
 
 export function databaseUrl(name: string): string {
   const u = new URL(inject('adminDatabaseUrl'));
@@ -24,7 +25,7 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
 
 const created: string[] = [];
 const clients: PrismaClient[] = [];
-afterAll(async () => {
+atFileEnd(async () => {
   for (const prisma of clients.splice(0)) await prisma.$disconnect();
   const names = created.splice(0);
   if (names.length)
@@ -35,7 +36,7 @@ afterAll(async () => {
 
 /** Creates the database now (migrated, unless `empty`); it is dropped after the file's tests. */
 export async function freshDatabase(options: { empty?: boolean } = {}): Promise<{ url: string; name: string }> {
-  const name = `oct_test_${randomBytes(6).toString('hex')}`;
+  const name = `${inject('testDatabasePrefix')}${randomBytes(6).toString('hex')}`;
   // The template must have no other connections while it is copied: retry briefly if a sibling is cloning.
   for (let attempt = 0; ; attempt++) {
     try {

@@ -1,8 +1,8 @@
-// A webhook receiver on 127.0.0.1 for tests: records every request and answers as scripted; stopped after the
-// file's tests by a hook registered here at import (vitest 4 ignores afterAll registered inside beforeAll or it).
+// A webhook receiver on 127.0.0.1 for tests: records every request and answers as scripted; stopped when the file
+// ends (file-end.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll } from 'vitest';
+import { atFileEnd } from './file-end.js';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;
@@ -26,7 +26,7 @@ export interface Receiver {
 }
 
 const running: (() => Promise<void>)[] = [];
-afterAll(async () => {
+atFileEnd(async () => {
   for (const stop of running.splice(0)) await stop();
 });
 

@@ -1,12 +1,12 @@
 // Twilio for tests: a local stand-in of Programmable Voice's REST API (the Calls resource: create and update, Basic
 // auth, forms in, JSON out, errors in Twilio's shape), and callbacks signed with Twilio's own SDK, as Twilio sends
-// them. Stopped after the file's tests by a hook registered here at import.
+// them. Stopped when the file ends (file-end.ts).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import twilio from 'twilio';
-import { afterAll } from 'vitest';
 import type { App } from '../../src/app.js';
+import { atFileEnd } from './file-end.js';
 
 export const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
 export const TOKEN = 'test-token';
@@ -17,7 +17,7 @@ export const AGENT_PHONE = '+14155550100';
 export const REFUSED_TO = '+14155552699';
 
 const running: TwilioStandIn[] = [];
-afterAll(async () => {
+atFileEnd(async () => {
   for (const standIn of running.splice(0)) await standIn.stop();
 });
 
