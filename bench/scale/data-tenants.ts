@@ -268,6 +268,38 @@ export async function insertDrainCalls(db: pg.ClientBase, layout: Layout, count:
   return rows.map((r) => r.id);
 }
 
+/** The accounts `ns`' ids, their default agents' ids and those agents' numbers: three parameters, for unnest. */
+function accountsAgentsPhones(layout: Layout, ns: number[]): [string[], string[], string[]] {
+  return [
+    ns.map((n) => layout.accountIds[n]!),
+    ns.map((n) => layout.agentIds[n]!),
+    ns.map((n) => layout.agentPhones[n]!),
+  ];
+}
+
+/**
+ * SQL that follows a CTE `made` of completed calls (id, account, agent, phone, name, k, created, started, answered,
+ * ended; k numbers the call, for its number, email and metadata): writes them as the service leaves a completed call,
+ * with their four events. Its row count is the events'.
+ */
+function completedCallsWritten(campaign: string): string {
+  return `, calls_written AS (
+      INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, not_before, expires_at,
+                         created_at, updated_at, started_at, answered_at, ended_at, duration_seconds, provider_call_id, dial_attempts)
+      SELECT c.id, c.account, c.agent, '+1' || (201 + c.k % 700) || lpad(((c.k * 104729) % 10000000)::text, 7, '0'), c.phone, c.name,
+             'lead' || c.k || '@example.com', ('{"crm_id":"N-' || c.k || '","campaign":"${campaign}"}')::json, 'completed', c.created,
+             c.created + ${TTL}, c.created, c.ended, c.started, c.answered, c.ended,
+             extract(epoch FROM c.ended - c.answered)::int, 'sim_' || c.id, 1
+        FROM made c
+    )
+    INSERT INTO call_events (id, call_id, from_status, to_status, source, occurred_at)
+    SELECT ${ROW_ID}(e.at), c.id, e.from_status::call_status, e.to_status::call_status, e.source, e.at
+      FROM made c CROSS JOIN LATERAL (VALUES
+        (NULL, 'initiated', 'api', c.created), ('initiated', 'dialing', 'dispatcher', c.started),
+        ('dialing', 'in_progress', 'provider', c.answered), ('in_progress', 'completed', 'provider', c.ended))
+        AS e(from_status, to_status, source, at)`;
+}
+
 /**
  * The name search's page on every database (names.ts, SEARCHED_NAMES): for each account of the base's dashboard
  * agency, a completed call with each searched name, with its four events, one every two hours over the last three
@@ -283,7 +315,7 @@ export async function insertSearchedNames(
   now: Date,
 ): Promise<number> {
   // The base's agency alone (account 0 and its clients, laid out first): the tenants dimension grows it to a thousand
-  // clients, which must not get calls the empty database's has not.
+  // clients, whose calls are its own (insertClientCalls).
   const agency = range(0, base.clientsPerAgency + 1).filter((n) => layout.agencyOf[n] === layout.agencyOf[layout.big]);
   const { rowCount } = await db.query(
     `
@@ -297,28 +329,49 @@ export async function insertSearchedNames(
              s.created + interval '96 seconds' AS ended
         FROM target t CROSS JOIN named n
         CROSS JOIN LATERAL (SELECT $5::timestamptz - interval '3 days' - (t.i * $6::int + n.j) * interval '2 hours' AS created) AS s
-    ), calls_written AS (
-      INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, email, metadata, status, not_before, expires_at,
-                         created_at, updated_at, started_at, answered_at, ended_at, duration_seconds, provider_call_id, dial_attempts)
-      SELECT c.id, c.account, c.agent, '+1' || (201 + c.k % 700) || lpad(((c.k * 104729) % 10000000)::text, 7, '0'), c.phone, c.name,
-             'lead' || c.k || '@example.com', ('{"crm_id":"N-' || c.k || '","campaign":"names"}')::json, 'completed', c.created,
-             c.created + ${TTL}, c.created, c.ended, c.started, c.answered, c.ended, 90, 'sim_' || c.id, 1
-        FROM made c
-    )
-    INSERT INTO call_events (id, call_id, from_status, to_status, source, occurred_at)
-    SELECT ${ROW_ID}(e.at), c.id, e.from_status::call_status, e.to_status::call_status, e.source, e.at
-      FROM made c CROSS JOIN LATERAL (VALUES
-        (NULL, 'initiated', 'api', c.created), ('initiated', 'dialing', 'dispatcher', c.started),
-        ('dialing', 'in_progress', 'provider', c.answered), ('in_progress', 'completed', 'provider', c.ended))
-        AS e(from_status, to_status, source, at)`,
-    [
-      agency.map((n) => layout.accountIds[n]),
-      agency.map((n) => layout.agentIds[n]),
-      agency.map((n) => layout.agentPhones[n]),
-      SEARCHED_NAMES,
-      now,
-      SEARCHED_NAMES.length,
-    ],
+    )${completedCallsWritten('names')}`,
+    [...accountsAgentsPhones(layout, agency), SEARCHED_NAMES, now, SEARCHED_NAMES.length],
+  );
+  return (rowCount ?? 0) / 4;
+}
+
+/** The most calls one client of the grown agency has (insertClientCalls). */
+const CLIENT_CALLS_MAX = 200;
+
+/**
+ * The tenants dimension: the clients it adds to the dashboard's agency are not idle. Each has completed calls with
+ * their events, how many picked with a Zipf-like share from a hash of its id (1 to CLIENT_CALLS_MAX: many clients with
+ * a few, a few with many; some 37 on average), over the last 90 days, named as the history's calls are. Until the
+ * twenty-fourth session they had none, and no run measured an agency whose clients call: its list reads each client's
+ * newest call and its name search each client's names. The other agencies' clients stay idle (no page reads them).
+ * Written with the triggers on, as the acceptance and the dispatcher would have left them.
+ */
+export async function insertClientCalls(
+  db: pg.ClientBase,
+  layout: Layout,
+  base: BaseShape,
+  now: Date,
+): Promise<number> {
+  const clients = layout.agencyOf.flatMap((agency, n) =>
+    n > base.clientsPerAgency && agency === layout.agencyOf[layout.big] ? [n] : [],
+  );
+  const { rowCount } = await db.query(
+    `
+    WITH target AS (
+      SELECT row_number() OVER () AS i, account, agent, phone FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(account, agent, phone)
+    ), sized AS (
+      SELECT t.*, least($5::int, greatest(1, floor(power($5::float8,
+               (hashtext(t.account::text) & 2147483647)::float8 / 2147483648.0))::int)) AS calls
+        FROM target t
+    ), made AS MATERIALIZED (
+      SELECT ${ROW_ID}(x.created) AS id, s.account, s.agent, s.phone, ${personNameSql('(s.i * 1000 + g)')} AS name,
+             s.i * 1000 + g AS k, x.created, x.created + interval '3 seconds' AS started,
+             x.created + interval '9 seconds' AS answered, x.created + (30 + (s.i * 7 + g * 13) % 240) * interval '1 second' AS ended
+        FROM sized s CROSS JOIN LATERAL generate_series(1, s.calls) AS g
+        CROSS JOIN LATERAL (SELECT $4::timestamptz - interval '1 hour'
+                                   - ((hashtext(s.account::text || g) & 2147483647) % (90 * 86400)) * interval '1 second' AS created) AS x
+    )${completedCallsWritten('clients')}`,
+    [...accountsAgentsPhones(layout, clients), now, CLIENT_CALLS_MAX],
   );
   return (rowCount ?? 0) / 4;
 }

@@ -32,6 +32,7 @@ import {
   dashboardEmail,
   DASHBOARD_PASSWORD,
   dropRowIdFunction,
+  insertClientCalls,
   insertQueue,
   insertSearchedNames,
   insertTenants,
@@ -153,6 +154,8 @@ export async function buildScaleData(
     await createDashboardUser(databaseUrl, layout.accountIds[layout.big]!, email);
     await phase(`${layout.accountIds.length} accounts`);
     await phase(`${await insertSearchedNames(main, layout, BASE, now)} calls with the searched names`);
+    if (dimension === 'tenants')
+      await phase(`${await insertClientCalls(main, layout, BASE, now)} calls of the dashboard agency's clients`);
     if (dimension === 'queue') {
       await insertQueue(main, layout, shape.waitingCalls, now);
       await phase(`${shape.waitingCalls} waiting calls`);
