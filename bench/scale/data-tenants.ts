@@ -232,6 +232,15 @@ export async function dropRowIdFunction(db: pg.ClientBase): Promise<void> {
   await db.query(`DROP FUNCTION IF EXISTS ${ROW_ID}(timestamptz)`);
 }
 
+/** The accounts `ns`' ids, their default agents' ids and those agents' numbers: three parameters, for unnest. */
+function accountsAgentsPhones(layout: Layout, ns: number[]): [string[], string[], string[]] {
+  return [
+    ns.map((n) => layout.accountIds[n]!),
+    ns.map((n) => layout.agentIds[n]!),
+    ns.map((n) => layout.agentPhones[n]!),
+  ];
+}
+
 /**
  * Due waiting calls for the drain, with their `initiated` events, written as the acceptance writes them (one
  * transaction, the triggers on, so that accounts.waiting_calls counts them), spread evenly over the drain's accounts'
@@ -256,25 +265,9 @@ export async function insertDrainCalls(db: pg.ClientBase, layout: Layout, count:
       INSERT INTO call_events (id, call_id, to_status, source, occurred_at) SELECT ${v7IdSql('created_at')}, id, 'initiated', 'api', created_at FROM made
     )
     SELECT id FROM made`,
-    [
-      layout.waiting.map((n) => layout.accountIds[n]),
-      layout.waiting.map((n) => layout.agentIds[n]),
-      layout.waiting.map((n) => layout.agentPhones[n]),
-      count,
-      layout.waiting.length,
-      now,
-    ],
+    [...accountsAgentsPhones(layout, layout.waiting), count, layout.waiting.length, now],
   );
   return rows.map((r) => r.id);
-}
-
-/** The accounts `ns`' ids, their default agents' ids and those agents' numbers: three parameters, for unnest. */
-function accountsAgentsPhones(layout: Layout, ns: number[]): [string[], string[], string[]] {
-  return [
-    ns.map((n) => layout.accountIds[n]!),
-    ns.map((n) => layout.agentIds[n]!),
-    ns.map((n) => layout.agentPhones[n]!),
-  ];
 }
 
 /**
