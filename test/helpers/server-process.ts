@@ -24,7 +24,22 @@ export interface StartOptions {
   readyTimeoutMs?: number;
 }
 
+/**
+ * Starts the server on two free ports. A port found free can be taken before the server listens on it (by another
+ * test process's connection: the system hands out its outgoing ports from the same range), and then the server
+ * exits with EADDRINUSE: it is started again on other ports, up to three times.
+ */
 export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(env, options);
+    } catch (error) {
+      if (attempt >= 3 || !/EADDRINUSE/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function startServerOnce(env: Record<string, string>, options: StartOptions): Promise<ServerProcess> {
   const { readyTimeoutMs = 45_000, ...ids } = options;
   const [port, internalPort] = (await freePorts(2)) as [number, number];
   const child = spawnChild(SERVER_COMMAND[0], SERVER_COMMAND.slice(1), {
