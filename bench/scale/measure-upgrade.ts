@@ -7,7 +7,8 @@
 // from spawn to /health/ready, with nothing to apply. The service under load is this release's; the steps it cannot
 // run without are not redone: the columns it reads and writes (20261128210000, accounts.first_call_at with its
 // trigger and fill: a lock on calls while each account's oldest call is found, one index descent per account;
-// 20261128220000, webhook_deliveries.last_failure_at: no rewrite, a moment's lock).
+// 20261128220000, webhook_deliveries.last_failure_at: no rewrite, a moment's lock; 20261129100000, calls.agency_id
+// and its trigger: no rewrite, a moment's lock; its fill, 20261129100001, is redone).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,6 +95,24 @@ export const UPGRADE_STEPS: UpgradeStep[] = [
     undo: [
       'CREATE INDEX CONCURRENTLY IF NOT EXISTS "calls_waiting_by_not_before" ON "calls" ("account_id", "not_before") WHERE "status" = \'initiated\' AND "next_attempt_at" IS NULL AND "scheduled_at" IS NULL',
     ],
+  },
+  {
+    migration: '20261129100001_calls_agency_id_filled',
+    what: 'calls.agency_id of every call written before, in batches of 5,000 committed one by one (one pass over calls)',
+    // As the release before left them: none (the column and its trigger, 20261129100000, stay: the service writes them).
+    undo: ['UPDATE "calls" SET "agency_id" = NULL WHERE "agency_id" IS NOT NULL'],
+  },
+  {
+    migration: '20261129100002_calls_agency_created_index',
+    what: "`CREATE INDEX CONCURRENTLY` of an agency's calls by (agency_id, created_at, id): its Calls list",
+    undo: ['DROP INDEX CONCURRENTLY IF EXISTS "calls_agency_id_created_at_id_idx"'],
+    builds: 'calls_agency_id_created_at_id_idx',
+  },
+  {
+    migration: '20261129100003_calls_agency_name_index',
+    what: "`CREATE INDEX CONCURRENTLY` of an agency's named calls by (agency_id, lower(name), created_at, id): its name search",
+    undo: ['DROP INDEX CONCURRENTLY IF EXISTS "calls_agency_id_name_newest_idx"'],
+    builds: 'calls_agency_id_name_newest_idx',
   },
 ];
 

@@ -37,6 +37,24 @@ export interface MetadataMatch {
  */
 export type HistoryAccounts = { accountIds: string[] } | { agencyId: string };
 
+/**
+ * The column a statement finds its scope's calls by: the accounts given (account_id), or an agency's whole scope
+ * (agency_id: the agency at the top of each call's account, kept by a trigger, migration 20261129100000), one range
+ * of the (agency_id, ...) indexes rather than one per client.
+ */
+type Owner = 'account_id' | 'agency_id';
+
+/** Whose calls a statement reads: the ids of `column` ($1). */
+interface Owners {
+  column: Owner;
+  ids: string[];
+}
+
+/** A statement's name for `owner`: the agency's twin of a statement carries `_by_agency`. */
+function ownerName(name: string, owner: Owner): string {
+  return owner === 'agency_id' ? `${name}_by_agency` : name;
+}
+
 /** A page of at most `limit` of `rows` (read one more than that), and the cursor of the next one when there is more. */
 function pageOfRows(rows: CallListRow[], limit: number): { calls: CallListRow[]; next: CallCursor | null } {
   const calls = rows.slice(0, limit);
@@ -124,7 +142,7 @@ type OptionalKey = (typeof OPTIONAL)[number]['key'];
 const PARAMS: Record<OptionalKey, number> = { status: 1, agentId: 1, numberPrefix: 1, namePrefix: 1, metadata: 2 };
 
 const MAX_UUID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
-/** A name search's values, as NAME_NEWEST and NAME_MERGE take them: accounts, prefix, upper bound, from, limit. */
+/** A name search's values, as nameNewest and nameMerge take them: owners, prefix, upper bound, from, limit. */
 type NameSearchValues = [string[], string | null, Date | 'infinity', string, Date | '-infinity', number];
 const MIN_UUID = '00000000-0000-0000-0000-000000000000';
 
@@ -132,7 +150,11 @@ const MIN_UUID = '00000000-0000-0000-0000-000000000000';
 // row of the accounts (a million for a big one); a LATERAL top-N per account reads at most a page from each account's
 // index in order. One text per combination of the optional filters, so that each is an index condition in a prepared
 // (generic) plan too; the date range and the cursor are always present (unbounded: ±infinity), as one row comparison.
-function historyStatement(present: readonly OptionalKey[]): { narrow: Statement; wide: Statement; agency: Statement } {
+function historyStatement(present: readonly OptionalKey[]): {
+  narrow: Statement;
+  wide: Statement;
+  byAgency: Statement;
+} {
   let n = 4;
   const extra = OPTIONAL.filter((f) => present.includes(f.key))
     .map((f) => `\n        AND ${f.sql(Array.from({ length: PARAMS[f.key] }, () => `$${++n}`))}`)
@@ -141,37 +163,40 @@ function historyStatement(present: readonly OptionalKey[]): { narrow: Statement;
   const below = `(c.created_at, c.id) < ($2::timestamptz, $3::uuid)`;
   // `meta`, not `metadata`: oct_call_history_metadata is the detail view's statement.
   const suffix = present.map((k) => (k === 'metadata' ? 'meta' : k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)));
-  const narrow = statement(
-    ['oct_call_history', ...suffix].join('_'),
-    `
+  const narrow = (owner: Owner) =>
+    statement(
+      [owner === 'agency_id' ? 'oct_call_history_by_agency' : 'oct_call_history', ...suffix].join('_'),
+      `
   SELECT p.*
     FROM unnest($1::uuid[]) AS a(id)
    CROSS JOIN LATERAL (
      SELECT ${LIST_COLUMNS} FROM calls c
-      WHERE c.account_id = a.id
+      WHERE c.${owner} = a.id
         AND ${below}
         AND c.created_at >= $4::timestamptz${extra}
       ORDER BY c.created_at DESC, c.id DESC
       LIMIT ${limit}) AS p
    ORDER BY p."createdAt" DESC, p.id DESC
    LIMIT ${limit}`,
-  );
+    );
   // For more accounts than a page has rows (an agency's clients), a page from each would grow with the accounts. So
   // first each account's newest matching call's time (one index entry each); the page's oldest possible time is the
   // page-size-th newest of those (that many calls are at least that new); and only the accounts with a call that new
-  // are read, from that time on: at most a page from each of at most a page of accounts. `from` names the accounts as
-  // `a` (with `where`, when it is a table): the ids given (wide) or an agency's (below).
-  const merged = (from: string, where = '') => `
+  // are read, from that time on: at most a page from each of at most a page of accounts (an agency's whole scope is
+  // one range of the agency_id index: `byAgency`, the narrow statement by that column).
+  const wide = statement(
+    ['oct_call_history_wide', ...suffix].join('_'),
+    `
   WITH heads AS MATERIALIZED (
     SELECT a.id, h.created_at
-      FROM ${from}
+      FROM unnest($1::uuid[]) AS a(id)
      CROSS JOIN LATERAL (
        SELECT c.created_at FROM calls c
         WHERE c.account_id = a.id
           AND ${below}
           AND c.created_at >= $4::timestamptz${extra}
         ORDER BY c.created_at DESC, c.id DESC
-        LIMIT 1) AS h${where}
+        LIMIT 1) AS h
   ), floor AS (
     SELECT coalesce((SELECT created_at FROM heads ORDER BY created_at DESC OFFSET ${limit} - 1 LIMIT 1),
                     '-infinity'::timestamptz) AS at
@@ -187,25 +212,13 @@ function historyStatement(present: readonly OptionalKey[]): { narrow: Statement;
       LIMIT ${limit}) AS p
    WHERE heads.created_at >= floor.at
    ORDER BY p."createdAt" DESC, p.id DESC
-   LIMIT ${limit}`;
-  const wide = statement(['oct_call_history_wide', ...suffix].join('_'), merged('unnest($1::uuid[]) AS a(id)'));
-  // An agency's whole scope, as `wide` but given the agency rather than its ids: the statement reads its accounts (a
-  // range of accounts_agency_id_idx and its own row) and descends only into those whose first call (first_call_at,
-  // kept by a trigger) is at or before the page's bound; the others have no call on this page. So an agency of a
-  // thousand clients that never placed a call costs their account rows, not a thousand index descents.
-  const agency = statement(
-    ['oct_call_history_agency', ...suffix].join('_'),
-    merged(
-      'accounts a',
-      `
-     WHERE (a.id = $1::uuid OR a.agency_id = $1::uuid) AND a.first_call_at <= $2::timestamptz`,
-    ),
+   LIMIT ${limit}`,
   );
-  return { narrow, wide, agency };
+  return { narrow: narrow('account_id'), wide, byAgency: narrow('agency_id') };
 }
 
 /**
- * The planner's settings for the statements that read accounts' calls newest first (HISTORY and PROBE), set in the
+ * The planner's settings for the statements that read accounts' calls newest first (HISTORY and probe), set in the
  * transaction that runs one. Each is meant to read a page (or SEARCH_PROBE_ROWS) of each account's calls in order
  * from the (account_id, created_at, id) index. But the planner takes any account for an average one and a search's
  * predicate for one row in 200; where it then expects fewer rows than it asks for, it prefers to read every call of
@@ -216,11 +229,11 @@ function historyStatement(present: readonly OptionalKey[]): { narrow: Statement;
  */
 const NEWEST_FIRST = 'SET LOCAL enable_sort = off; SET LOCAL jit = off';
 
-/** The planner's setting for NAME_MERGE, set in the transaction that runs it (nameMerge says why). */
+/** The planner's setting for nameMerge, set in the transaction that runs it (nameMerge says why). */
 const GENERIC_PLAN = 'SET LOCAL plan_cache_mode = force_generic_plan';
 
 /** Every combination of the optional filters, keyed by their names joined with ','. */
-const HISTORY: Map<string, { narrow: Statement; wide: Statement; agency: Statement }> = new Map(
+const HISTORY: Map<string, { narrow: Statement; wide: Statement; byAgency: Statement }> = new Map(
   Array.from({ length: 1 << OPTIONAL.length }, (_, mask) => {
     const present = OPTIONAL.filter((_, i) => mask & (1 << i)).map((f) => f.key);
     return [present.join(','), historyStatement(present)] as const;
@@ -275,46 +288,61 @@ function searchStatement(name: string, own: number, where: string): Statement {
   );
 }
 
-/** The calls of the accounts $1 whose name starts with $2 in any case: a range of the name index (its partial predicate too). */
-const NAME_MATCHES = `c.account_id = ANY($1::uuid[]) AND c.name IS NOT NULL
+/**
+ * The calls of the owners $1 whose name starts with $2 in any case: a range of the owner's name index (its partial
+ * predicate too).
+ */
+const nameMatches = (owner: Owner) => `c.${owner} = ANY($1::uuid[]) AND c.name IS NOT NULL
        AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))`;
 
-const SEARCHES: Record<'metadata' | 'numberPrefix' | 'namePrefix', Statement> = {
+type Search = 'metadata' | 'numberPrefix' | 'namePrefix';
+
+/**
+ * The searches by owner. An agency's whole scope has no number search of its own: the number index is by account
+ * (a twin by agency would be one more index for every call's writes to keep), so a number search reads the agency's
+ * accounts (listCallHistory).
+ */
+const searches = (owner: Owner): Partial<Record<Search, Statement>> => ({
   metadata: searchStatement(
-    'oct_call_search_metadata',
+    ownerName('oct_call_search_metadata', owner),
     2,
-    '(c.metadata::jsonb @> $2::jsonb OR c.metadata::jsonb @> $3::jsonb) AND c.account_id = ANY($1::uuid[])',
+    `(c.metadata::jsonb @> $2::jsonb OR c.metadata::jsonb @> $3::jsonb) AND c.${owner} = ANY($1::uuid[])`,
   ),
-  numberPrefix: searchStatement(
-    'oct_call_search_number',
-    1,
-    'c.account_id = ANY($1::uuid[]) AND c.phone_number ~>=~ $2::text AND c.phone_number ~<~ ($2::text || chr(1114111))',
-  ),
-  namePrefix: searchStatement('oct_call_search_name', 1, NAME_MATCHES),
-};
+  ...(owner === 'account_id'
+    ? {
+        numberPrefix: searchStatement(
+          'oct_call_search_number',
+          1,
+          'c.account_id = ANY($1::uuid[]) AND c.phone_number ~>=~ $2::text AND c.phone_number ~<~ ($2::text || chr(1114111))',
+        ),
+      }
+    : {}),
+  namePrefix: searchStatement(ownerName('oct_call_search_name', owner), 1, nameMatches(owner)),
+});
 
 // Hand-written: a name search's page from its index alone. The index holds each named call's time and id (and the
 // name, which the planner wants for lower(name)), so every match's (created_at, id) is read without its table row;
 // the newest $6 of them are then fetched. No LIMIT inside the CTE: with one, a generic plan may walk the newest calls
 // instead. Parameters: the accounts, the prefix, the upper bound (time, id), the lower time, the limit.
-const NAME_NEWEST = statement(
-  'oct_call_search_name_newest',
-  `
+const nameNewest = (owner: Owner) =>
+  statement(
+    ownerName('oct_call_search_name_newest', owner),
+    `
   WITH m AS MATERIALIZED (
     SELECT c.created_at, c.id FROM calls c
-     WHERE ${NAME_MATCHES}
+     WHERE ${nameMatches(owner)}
        AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz)
   SELECT ${LIST_COLUMNS} FROM calls c
    WHERE c.id = ANY (ARRAY(SELECT m.id FROM m ORDER BY m.created_at DESC, m.id DESC LIMIT $6::int))
    ORDER BY c.created_at DESC, c.id DESC`,
-);
+  );
 
 /**
- * A name search alone is answered by merging the newest matches of each distinct name of its prefix (NAME_MERGE) when
+ * A name search alone is answered by merging the newest matches of each distinct name of its prefix (nameMerge) when
  * no account searched holds more than this many names with that prefix (and the scope is one the probe reads, of at
  * most SEARCH_PROBE_ACCOUNTS accounts): what it reads is then bounded by this and the page, not by the matches. It is
  * asked before the probe of the newest calls, but for a single letter (NAME_MERGE_FIRST_MIN), whose page the probe
- * is asked for first. A prefix of more names (names that seldom repeat) is then read in full (NAME_NEWEST), but only
+ * is asked for first. A prefix of more names (names that seldom repeat) is then read in full (nameNewest), but only
  * when the probe finds too few matches among the newest calls to walk to a page (SEARCH_PROBE_WALK_MIN).
  */
 export const SEARCH_NAMES_MAX = 200;
@@ -334,15 +362,16 @@ const NAME_MERGE_FIRST_MIN = 2;
 // each, read 51 entries where this reads up to 1,326, but its steps cost more than the entries: 4.3 against 2.8 ms on
 // a million-call account's 49 names, twentieth session.) Parameters: the accounts, the prefix, the upper bound (time,
 // id), the lower time, the limit, SEARCH_NAMES_MAX + 1.
-const NAME_MERGE = statement(
-  'oct_call_search_name_merge',
-  `
+const nameMerge = (owner: Owner) =>
+  statement(
+    ownerName('oct_call_search_name_merge', owner),
+    `
   WITH RECURSIVE names AS (
     SELECT a.id AS account, f.lname, f.at, f.id, 1 AS n
       FROM unnest($1::uuid[]) AS a(id)
      CROSS JOIN LATERAL (
        SELECT lower(c.name) AS lname, c.created_at AS at, c.id FROM calls c
-        WHERE c.account_id = a.id AND c.name IS NOT NULL
+        WHERE c.${owner} = a.id AND c.name IS NOT NULL
           AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))
         ORDER BY lower(c.name) USING ~>~, c.created_at DESC, c.id DESC LIMIT 1) AS f
     UNION ALL
@@ -350,7 +379,7 @@ const NAME_MERGE = statement(
       FROM names s
      CROSS JOIN LATERAL (
        SELECT lower(c.name) AS lname, c.created_at AS at, c.id FROM calls c
-        WHERE c.account_id = s.account AND c.name IS NOT NULL
+        WHERE c.${owner} = s.account AND c.name IS NOT NULL
           AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ s.lname
         ORDER BY lower(c.name) USING ~>~, c.created_at DESC, c.id DESC LIMIT 1) AS f
      WHERE s.n < $7::int
@@ -362,7 +391,7 @@ const NAME_MERGE = statement(
        UNION ALL
        (SELECT c.created_at, c.id FROM calls c
          WHERE (s.at, s.id) >= ($3::timestamptz, $4::uuid)
-           AND c.account_id = s.account AND c.name IS NOT NULL AND lower(c.name) = s.lname
+           AND c.${owner} = s.account AND c.name IS NOT NULL AND lower(c.name) = s.lname
            AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz
          ORDER BY c.created_at DESC, c.id DESC LIMIT 1)) AS h
      WHERE (SELECT max(n) FROM names) < $7::int
@@ -372,7 +401,7 @@ const NAME_MERGE = statement(
     SELECT m.id FROM heads h
      CROSS JOIN LATERAL (
        SELECT c.created_at, c.id FROM calls c
-        WHERE c.account_id = h.account AND c.name IS NOT NULL AND lower(c.name) = h.lname
+        WHERE c.${owner} = h.account AND c.name IS NOT NULL AND lower(c.name) = h.lname
           AND (c.created_at, c.id) <= (h.created_at, h.id) AND c.created_at >= $5::timestamptz
         ORDER BY c.created_at DESC, c.id DESC
         LIMIT $6::int - h.rank + 1) AS m
@@ -385,13 +414,14 @@ const NAME_MERGE = statement(
       SELECT ${LIST_COLUMNS} FROM calls c
        WHERE k.names < $7::int AND c.id = ANY (ARRAY(SELECT m.id FROM merged m))
        ORDER BY c.created_at DESC, c.id DESC) AS p ON true`,
-);
+  );
 
 // Hand-written: a page of the given calls (a search's candidates, or one call id), every filter applied, newest first.
-const PAGE_OF = statement(
-  'oct_call_search_page',
-  `SELECT ${LIST_COLUMNS} FROM calls c
-    WHERE c.id = ANY($1::uuid[]) AND c.account_id = ANY($2::uuid[])
+const pageOf = (owner: Owner) =>
+  statement(
+    ownerName('oct_call_search_page', owner),
+    `SELECT ${LIST_COLUMNS} FROM calls c
+    WHERE c.id = ANY($1::uuid[]) AND c.${owner} = ANY($2::uuid[])
       AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz
       AND ($6::call_status IS NULL OR c.status = $6::call_status)
       AND ($7::uuid IS NULL OR c.agent_id = $7::uuid)
@@ -400,7 +430,7 @@ const PAGE_OF = statement(
       AND ($10::jsonb IS NULL OR jsonb_contains(c.metadata::jsonb, $10::jsonb) OR jsonb_contains(c.metadata::jsonb, $11::jsonb))
     ORDER BY c.created_at DESC, c.id DESC
     LIMIT $12::int`,
-);
+  );
 
 /**
  * A search over a common value finds its page among the newest calls at once, while asking its index first would read
@@ -422,14 +452,15 @@ const SEARCH_PROBE_WALK_MIN = 5;
 // of them on (`newest`, ordered and limited as `keys` so that the planner, which cannot know how few that is, takes the
 // index range too), rather than $6 rows of every account for $6 kept. `seen` is how many calls were looked at: fewer
 // than $6 means there were no more below the bound.
-const PROBE = statement(
-  'oct_call_search_probe',
-  `
+const probe = (owner: Owner) =>
+  statement(
+    ownerName('oct_call_search_probe', owner),
+    `
   WITH keys AS MATERIALIZED (
     SELECT k.created_at, k.id FROM unnest($1::uuid[]) AS a(id)
      CROSS JOIN LATERAL (
        SELECT c.created_at, c.id FROM calls c
-        WHERE c.account_id = a.id AND (c.created_at, c.id) < ($2::timestamptz, $3::uuid) AND c.created_at >= $4::timestamptz
+        WHERE c.${owner} = a.id AND (c.created_at, c.id) < ($2::timestamptz, $3::uuid) AND c.created_at >= $4::timestamptz
         ORDER BY c.created_at DESC, c.id DESC
         LIMIT $6::int) AS k
      ORDER BY k.created_at DESC, k.id DESC
@@ -440,7 +471,7 @@ const PROBE = statement(
     SELECT p.* FROM oldest o, unnest($1::uuid[]) AS a(id)
      CROSS JOIN LATERAL (
        SELECT ${LIST_COLUMNS}, c.metadata AS meta FROM calls c
-        WHERE c.account_id = a.id AND (c.created_at, c.id) < ($2::timestamptz, $3::uuid)
+        WHERE c.${owner} = a.id AND (c.created_at, c.id) < ($2::timestamptz, $3::uuid)
           AND (c.created_at, c.id) >= (o.created_at, o.id)
         ORDER BY c.created_at DESC, c.id DESC
         LIMIT $6::int) AS p)
@@ -457,7 +488,29 @@ const PROBE = statement(
          AND ($11::jsonb IS NULL OR n.meta::jsonb @> $11::jsonb OR n.meta::jsonb @> $12::jsonb)
        ORDER BY n."createdAt" DESC, n.id DESC
        LIMIT $5::int) AS m ON true`,
-);
+  );
+
+/** The statements that read a scope's calls but for the plain walk (HISTORY), for one column they find them by. */
+interface OwnerStatements {
+  searches: Partial<Record<Search, Statement>>;
+  nameNewest: Statement;
+  nameMerge: Statement;
+  pageOf: Statement;
+  probe: Statement;
+}
+
+const BY_OWNER = Object.fromEntries(
+  (['account_id', 'agency_id'] as const).map((owner) => [
+    owner,
+    {
+      searches: searches(owner),
+      nameNewest: nameNewest(owner),
+      nameMerge: nameMerge(owner),
+      pageOf: pageOf(owner),
+      probe: probe(owner),
+    },
+  ]),
+) as Record<Owner, OwnerStatements>;
 
 // Hand-written: one metadata key's value of each call (jsonb: the last of duplicate keys, as the search reads them).
 const METADATA_VALUES = statement(
@@ -476,7 +529,7 @@ const QUEUE_POSITIONS = statement(
 );
 
 /**
- * A name search with no other filter than the dates: its index answers it alone (NAME_MERGE, else NAME_NEWEST),
+ * A name search with no other filter than the dates: its index answers it alone (nameMerge, else nameNewest),
  * whatever the number of matches. The other filters need each match's row, so those searches keep the candidates' cap.
  */
 function nameOnly(filters: CallHistoryFilters): boolean {
@@ -508,7 +561,7 @@ function upperBound(filters: CallHistoryFilters, before?: CallCursor): { at: Dat
 }
 
 /**
- * A page's parameters as the search statements and PAGE_OF take them, after their own: the upper bound (time, id),
+ * A page's parameters as the search statements and pageOf take them, after their own: the upper bound (time, id),
  * the lower time, status, agent, number prefix, name prefix, the two metadata containments (null: not asked), limit.
  */
 function pageParameters(
@@ -577,9 +630,8 @@ export class CallHistoryRepository extends Repository {
   /**
    * One page of the calls of `accounts`, newest first (ties on created_at by id), and the cursor of the next page
    * (null at the end). The cost does not grow with the page number nor the accounts' size: a search reads its own
-   * index first (at most SEARCH_CANDIDATES_MAX calls), and only when it matches more walks the accounts' calls in order.
-   * Given an agency, the walk reads its accounts itself and skips those with no call by the page (historyStatement);
-   * only a search reads the agency's ids first, as its indexes take them.
+   * index first (at most SEARCH_CANDIDATES_MAX calls), and only when it matches more walks the scope's calls in order.
+   * Given an agency, its whole scope is one range of the agency_id indexes (ownersOf).
    */
   async listCallHistory(
     query: HistoryAccounts & {
@@ -591,19 +643,19 @@ export class CallHistoryRepository extends Repository {
     const { filters, before, limit } = query;
     const upper = upperBound(filters, before);
     const searching = filters.metadata !== null || filters.numberPrefix !== null || filters.namePrefix !== null;
-    const accountIds = 'accountIds' in query || searching ? await this.idsOf(query, upper) : null;
-    if (accountIds?.length === 0) return { calls: [], next: null };
+    const owners = await this.ownersOf(query, filters, upper);
+    if (owners.ids.length === 0) return { calls: [], next: null };
     let rows: CallListRow[] | null = null;
-    if (accountIds && searching) {
+    if (searching) {
       // A name search alone is the merge of its names, whose reads are bounded by the names and the page whether the
       // name is common or rare: asked first, it answers with one statement. Not for a single letter, which starts
       // hundreds of names (the merge would list SEARCH_NAMES_MAX of them an account before it gives up) and which
       // the newest calls usually hold a page of. The probe comes after the merge only when it gives up (more names
       // than it merges, or a scope wider than it reads).
       const mergeFirst = nameOnly(filters) && [...filters.namePrefix!].length >= NAME_MERGE_FIRST_MIN;
-      rows = mergeFirst ? await this.nameMerge(this.nameSearch(accountIds, filters, upper, limit + 1)) : null;
+      rows = mergeFirst ? await this.nameMerge(owners, this.nameSearch(owners, filters, upper, limit + 1)) : null;
       if (!rows) {
-        const probe = await this.probePage(accountIds, filters, upper, limit + 1);
+        const probe = await this.probePage(owners, filters, upper, limit + 1);
         // Matches enough of the newest calls that the walk meets a page soon: the index is not asked for every match
         // (it would hand over thousands first). But a single letter still asks for the merge of its names, whose
         // reads are bounded by the names and the page: the walk reads a page of matches from every account, 1 / share
@@ -612,22 +664,24 @@ export class CallHistoryRepository extends Repository {
           probe?.page ??
           (probe && probe.matched >= SEARCH_PROBE_WALK_MIN
             ? nameOnly(filters) && !mergeFirst
-              ? await this.nameMerge(this.nameSearch(accountIds, filters, upper, limit + 1))
+              ? await this.nameMerge(owners, this.nameSearch(owners, filters, upper, limit + 1))
               : null
-            : await this.searchPage(accountIds, filters, upper, limit + 1, { merged: mergeFirst }));
+            : await this.searchPage(owners, filters, upper, limit + 1, { merged: mergeFirst }));
       }
     }
     if (!rows) {
       const present = OPTIONAL.filter((f) => filterSet(filters, f.key));
       const statements = HISTORY.get(present.map((f) => f.key).join(','))!;
-      // An agency: its own statement. More accounts than rows asked for: each account's newest first bounds what is
-      // read (historyStatement).
-      const [sql, whose] =
-        'agencyId' in query
-          ? [statements.agency, query.agencyId]
-          : [accountIds!.length > limit + 1 ? statements.wide : statements.narrow, accountIds];
+      // An agency's whole scope: one range. More accounts than rows asked for: each account's newest first bounds
+      // what is read (historyStatement).
+      const sql =
+        owners.column === 'agency_id'
+          ? statements.byAgency
+          : owners.ids.length > limit + 1
+            ? statements.wide
+            : statements.narrow;
       const values: unknown[] = [
-        whose,
+        owners.ids,
         upper.at,
         upper.id,
         filters.from ?? '-infinity',
@@ -640,13 +694,21 @@ export class CallHistoryRepository extends Repository {
   }
 
   /**
-   * The ids of the accounts `accounts` names that can have a call at or before `upper`: as given, or the agency's and
-   * its clients' (the tenancy rule's scope) whose first call (first_call_at, kept by a trigger) is at or before it,
-   * as the agency's walk reads them: a client that never placed a call is not searched, so an agency of a thousand
-   * quiet clients costs neither a thousand ids nor a thousand index descents.
+   * Whose calls the statements read for `accounts` and `filters`: the accounts given; or, for an agency, the agency
+   * by its calls' agency_id, a range of an (agency_id, ...) index whatever its number of clients. But for a filter
+   * that only an account's index serves (an agent, whose calls are one account's; a number prefix), the agency's
+   * accounts that can have a call at or before `upper` (first_call_at, kept by a trigger, at or before it): a client
+   * that never placed a call is not searched, so an agency of a thousand quiet clients costs neither a thousand ids
+   * nor a thousand index descents.
    */
-  private async idsOf(accounts: HistoryAccounts, upper: { at: Date | 'infinity' }): Promise<string[]> {
-    if ('accountIds' in accounts) return accounts.accountIds;
+  private async ownersOf(
+    accounts: HistoryAccounts,
+    filters: Pick<CallHistoryFilters, 'agentId' | 'numberPrefix'>,
+    upper: { at: Date | 'infinity' },
+  ): Promise<Owners> {
+    if ('accountIds' in accounts) return { column: 'account_id', ids: accounts.accountIds };
+    if (filters.agentId === null && filters.numberPrefix === null)
+      return { column: 'agency_id', ids: [accounts.agencyId] };
     const rows = await this.prisma.account.findMany({
       where: {
         AND: [
@@ -656,10 +718,10 @@ export class CallHistoryRepository extends Repository {
       },
       select: { id: true },
     });
-    return rows.map((r) => r.id);
+    return { column: 'account_id', ids: rows.map((r) => r.id) };
   }
 
-  /** Runs one of the statements that read accounts' calls newest first, with NEWEST_FIRST's planner settings. */
+  /** Runs one of the statements that read a scope's calls newest first, with NEWEST_FIRST's planner settings. */
   private async newestFirst<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<R[]> {
     return inTransaction(this.pool, async (client) => {
       await client.query(NEWEST_FIRST);
@@ -668,23 +730,23 @@ export class CallHistoryRepository extends Repository {
   }
 
   /**
-   * A search's look at the accounts' newest SEARCH_PROBE_ROWS calls (SEARCH_PROBE_ROWS says why): `page` is the page
+   * A search's look at the scope's newest SEARCH_PROBE_ROWS calls (SEARCH_PROBE_ROWS says why): `page` is the page
    * when it is among them (null when fewer than a page match there while older calls remain), `matched` how many of
    * them match. Null when no search is asked for or the scope is too wide.
    */
   private async probePage(
-    accountIds: string[],
+    owners: Owners,
     filters: CallHistoryFilters,
     upper: { at: Date | 'infinity'; id: string },
     limit: number,
   ): Promise<{ page: CallListRow[] | null; matched: number } | null> {
     const searching = filters.metadata !== null || filters.numberPrefix !== null || filters.namePrefix !== null;
-    if (!searching || accountIds.length > SEARCH_PROBE_ACCOUNTS) return null;
+    if (!searching || owners.ids.length > SEARCH_PROBE_ACCOUNTS) return null;
     const [a, b] = filters.metadata ? containment(filters.metadata) : [null, null];
     const rows = await this.newestFirst<CallListRow & { seen: number }>({
-      ...PROBE,
+      ...BY_OWNER[owners.column].probe,
       values: [
-        accountIds,
+        owners.ids,
         upper.at,
         upper.id,
         filters.from ?? '-infinity',
@@ -705,29 +767,30 @@ export class CallHistoryRepository extends Repository {
     return { page: page.length >= limit || seen < SEARCH_PROBE_ROWS ? page : null, matched: page.length };
   }
 
-  /** A name search's values, as NAME_MERGE and NAME_NEWEST take them. */
+  /** A name search's values, as nameMerge and nameNewest take them. */
   private nameSearch(
-    accountIds: string[],
+    owners: Owners,
     filters: CallHistoryFilters,
     upper: { at: Date | 'infinity'; id: string },
     limit: number,
   ): NameSearchValues {
-    return [accountIds, filters.namePrefix, upper.at, upper.id, filters.from ?? '-infinity', limit];
+    return [owners.ids, filters.namePrefix, upper.at, upper.id, filters.from ?? '-infinity', limit];
   }
 
   /**
-   * A name search's page as the merge of its names' newest matches (NAME_MERGE); null when an account has more than
+   * A name search's page as the merge of its names' newest matches (nameMerge); null when an owner has more than
    * SEARCH_NAMES_MAX names with the prefix (then nothing but the names was read), or the scope is wider than the
    * probe's.
    */
-  private async nameMerge(search: NameSearchValues): Promise<CallListRow[] | null> {
+  private async nameMerge(owners: Owners, search: NameSearchValues): Promise<CallListRow[] | null> {
     if (search[0].length > SEARCH_PROBE_ACCOUNTS) return null;
     const values = [...search, SEARCH_NAMES_MAX + 1];
     // In a generic plan: PostgreSQL would plan it afresh on every run (the custom plan, knowing the accounts and the
     // prefix, looks cheaper than the generic one, of the same shape), and planning it costs about what running it does.
     const rows = await inTransaction(this.pool, async (client) => {
       await client.query(GENERIC_PLAN);
-      return (await client.query<CallListRow & { names: number }>({ ...NAME_MERGE, values })).rows;
+      return (await client.query<CallListRow & { names: number }>({ ...BY_OWNER[owners.column].nameMerge, values }))
+        .rows;
     });
     // The rows keep their `names` column: nothing reads it past here.
     return (rows[0]?.names ?? 0) <= SEARCH_NAMES_MAX ? rows.filter((r) => r.id !== null) : null;
@@ -740,63 +803,57 @@ export class CallHistoryRepository extends Repository {
    * index alone.
    */
   private async searchPage(
-    accountIds: string[],
+    owners: Owners,
     filters: CallHistoryFilters,
     upper: { at: Date | 'infinity'; id: string },
     limit: number,
     tried: { merged: boolean } = { merged: false },
   ): Promise<CallListRow[] | null> {
+    const statements = BY_OWNER[owners.column];
     if (nameOnly(filters)) {
-      const search = this.nameSearch(accountIds, filters, upper, limit);
-      const merged = tried.merged ? null : await this.nameMerge(search);
+      const search = this.nameSearch(owners, filters, upper, limit);
+      const merged = tried.merged ? null : await this.nameMerge(owners, search);
       if (merged) return merged;
       // The merge of its names gave up: every match is read.
-      const { rows } = await this.pool.query<CallListRow>({ ...NAME_NEWEST, values: search });
+      const { rows } = await this.pool.query<CallListRow>({ ...statements.nameNewest, values: search });
       return rows;
     }
     const [sql, own] = filters.metadata
-      ? [SEARCHES.metadata, containment(filters.metadata)]
+      ? [statements.searches.metadata, containment(filters.metadata)]
       : filters.numberPrefix !== null
-        ? [SEARCHES.numberPrefix, [filters.numberPrefix]]
+        ? [statements.searches.numberPrefix, [filters.numberPrefix]]
         : filters.namePrefix !== null
-          ? [SEARCHES.namePrefix, [filters.namePrefix]]
-          : [null, []];
+          ? [statements.searches.namePrefix, [filters.namePrefix]]
+          : [undefined, []];
     if (!sql) return null;
     const { rows } = await this.pool.query<CallListRow & { matched: number }>({
       ...sql,
-      values: [accountIds, ...own, ...pageParameters(filters, upper, limit)],
+      values: [owners.ids, ...own, ...pageParameters(filters, upper, limit)],
     });
     if ((rows[0]?.matched ?? 0) > SEARCH_CANDIDATES_MAX) return null;
     return rows.filter((r) => r.id !== null);
   }
 
-  /** Of the calls `ids`, those of `accountIds` that pass every filter and lie below `upper`, newest first. */
-  private async pageOf(
-    ids: string[],
-    accountIds: string[],
-    filters: CallHistoryFilters,
-    upper: { at: Date | 'infinity'; id: string },
-    limit: number,
-  ): Promise<CallListRow[]> {
-    if (ids.length === 0) return [];
-    const { rows } = await this.pool.query<CallListRow>({
-      ...PAGE_OF,
-      values: [ids, accountIds, ...pageParameters(filters, upper, limit)],
-    });
-    return rows;
-  }
-
-  /** The call `callId` when it is one of `accountIds`' and passes the filters (a search by call id), else none. */
+  /** The call `callId` when it is in the scope of `accounts` and passes the filters (a search by call id), else none. */
   async findCallInHistory(
     query: HistoryAccounts & {
       callId: string;
       filters: CallHistoryFilters;
     },
   ): Promise<CallListRow[]> {
-    const upper = upperBound(query.filters);
-    const accountIds = await this.idsOf(query, upper);
-    if (accountIds.length === 0) return [];
-    return this.pageOf([query.callId], accountIds, query.filters, upper, 1);
+    const { filters } = query;
+    const upper = upperBound(filters);
+    // The call's own row decides: one probe of the primary key, by its account or its agency.
+    const owners: Owners =
+      'accountIds' in query
+        ? { column: 'account_id', ids: query.accountIds }
+        : { column: 'agency_id', ids: [query.agencyId] };
+    if (owners.ids.length === 0) return [];
+    const { rows } = await this.pool.query<CallListRow>({
+      ...BY_OWNER[owners.column].pageOf,
+      values: [[query.callId], owners.ids, ...pageParameters(filters, upper, 1)],
+    });
+    return rows;
   }
 
   /** The value of one metadata key of each of the calls `ids` (absent keys left out), as JSON values. */

@@ -1,7 +1,8 @@
 // Applies prisma/migrations without Prisma's native schema engine, recording them in `_prisma_migrations`
 // exactly as `prisma migrate deploy` does, under the same advisory lock, so either tool can take over. A migration
 // that is one `… INDEX CONCURRENTLY` statement runs outside a transaction, so building an index on a large table
-// does not block writes; it resumes safely after a failure (an invalid index left behind is dropped and rebuilt). A
+// does not block writes; it resumes safely after a failure (an invalid index left behind is dropped and rebuilt). So
+// does one that is a `DO` block committing between batches (a fill of a large table's new column). A
 // migration's `locks` file names the table locks its transaction takes first, in that order (see LockFirst).
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -15,7 +16,10 @@ export interface Migration {
   name: string;
   sql: string;
   checksum: string;
-  /** Set for a migration that is one `CREATE/DROP/REINDEX … CONCURRENTLY` statement: it runs outside a transaction. */
+  /**
+   * Set for a migration that is one `CREATE/DROP/REINDEX … CONCURRENTLY` statement, or one `DO` block that commits
+   * between batches (batchedStep): it runs outside a transaction.
+   */
   online?: OnlineStep;
   /** The table locks its transaction takes before its SQL, in order (its `locks` file). */
   locksFirst?: LockFirst[];
@@ -120,12 +124,14 @@ const CREATE_INDEX_CONCURRENTLY =
   /^CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+(?:IF\s+NOT\s+EXISTS\s+)?("?)([A-Za-z_][A-Za-z0-9_$]*)\1\s+ON\b/i;
 
 /**
- * The online step of a migration that uses CONCURRENTLY, or null for an ordinary one. PostgreSQL runs CONCURRENTLY
- * only outside a transaction block, and `prisma migrate deploy` sends a file as one script, so such a migration must
- * be exactly one statement (as Prisma's documentation asks too); anything else is refused before it runs.
+ * The online step of a migration that uses CONCURRENTLY (or commits in a DO block: batchedStep), or null for an
+ * ordinary one. PostgreSQL runs CONCURRENTLY only outside a transaction block, and `prisma migrate deploy` sends a
+ * file as one script, so such a migration must be exactly one statement (as Prisma's documentation asks too);
+ * anything else is refused before it runs.
  */
 export function onlineStep(name: string, sql: string): OnlineStep | null {
   const plain = withoutComments(sql);
+  if (/\bDO\s+\$[A-Za-z_]*\$/i.test(plain) && /\bCOMMIT\b/i.test(plain)) return batchedStep(name, plain);
   if (!/\bCONCURRENTLY\b/i.test(plain)) return null;
   const statements = plain
     .split(';')
@@ -143,6 +149,23 @@ export function onlineStep(name: string, sql: string): OnlineStep | null {
     );
   }
   return { statement, builds: CREATE_INDEX_CONCURRENTLY.exec(statement)?.[2] ?? null };
+}
+
+/**
+ * A migration that fills a large table in batches: one `DO` block that commits after each batch (PL/pgSQL allows
+ * COMMIT there only outside a transaction block), so that no row stays locked longer than a batch and an upgrade of
+ * millions of rows does not hold back the service's writes. Like a CONCURRENTLY step it runs on its own and is
+ * recorded once it finished; after a failure the next start runs it again, so it must be written to resume (skip what
+ * a batch already filled): 20261129100001 is one. Exactly one statement, the block, or it is refused.
+ */
+function batchedStep(name: string, plain: string): OnlineStep {
+  const body = /^\s*DO\s+(\$[A-Za-z_]*\$)[\s\S]*\1\s*;?\s*$/.exec(plain);
+  if (!body) {
+    throw new MigrationError(
+      `migration ${name} commits inside a DO block: the block must be the migration's only statement`,
+    );
+  }
+  return { statement: plain.trim(), builds: null };
 }
 
 /**

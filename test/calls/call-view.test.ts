@@ -10,6 +10,7 @@ import type { CallRow } from '../../src/storage/index.js';
 const ended: CallRow = {
   id: '0190a0b0-0000-7000-8000-000000000001',
   accountId: '0190a0b0-0000-7000-8000-0000000000aa',
+  agencyId: '0190a0b0-0000-7000-8000-0000000000aa',
   agentId: '0190a0b0-0000-7000-8000-000000000002',
   phoneNumber: '+14155552671',
   fromNumber: '+14155550100',

@@ -1,8 +1,8 @@
-// The Overview of an agency of a thousand clients that never had a call: it shows the same page as it would by reading
-// every client (the clients with the most to see first, then the others by name, and how many are not shown), but it
-// reads only the clients it may show (the first by name, those that ever had a call, those whose endpoint is
-// disabled) and counts the rest: no statement carries the agency's thousand ids, and the accounts it reads do not
-// grow with its quiet clients but for that count. Never another agency's client.
+// The Overview of an agency of a thousand clients: it shows the same page as it would by reading every client in full
+// (the clients with the most to see first, then the others by name, and how many are not shown), but it ranks them
+// in one statement from a few entries of each (the account row, active calls, the day's counters, the endpoint's
+// recent failures) and reads only the clients it shows in full: no statement carries the agency's thousand ids,
+// whether they never had a call or all had. Never another agency's client.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -155,7 +155,7 @@ describe('the Overview of an agency of a thousand quiet clients', () => {
     expect(endpoints).toMatch(/Quiet 0001<\/th>\s*<td data-label="Endpoint" colspan="4">No webhook endpoint set/);
   });
 
-  it("sends no statement the agency's thousand ids, and reads the quiet clients only to count them", async () => {
+  it("sends no statement the agency's thousand ids, and reads each quiet client's row once, to rank it", async () => {
     const before = await overview();
     // The listing of every client (1,001 ids) went to each of four reads.
     expect(mostValues(before.statements)).toBeLessThanOrEqual(2 * OVERVIEW_CLIENTS_MAX);
@@ -166,8 +166,36 @@ describe('the Overview of an agency of a thousand quiet clients', () => {
     const after = await overview();
     expect(after.body).toContain(`${2 * QUIET + 4 - OVERVIEW_CLIENTS_MAX} more are not shown: see`);
     expect(mostValues(after.statements)).toBeLessThanOrEqual(2 * OVERVIEW_CLIENTS_MAX);
-    // Listing, live counts and the first-run checks each read every client: 3,000 more rows for the 1,000 clients.
+    // One read of each client's row, to rank it (before the eighteenth session the listing, the live counts and the
+    // first-run checks each read every client: 3,000 more rows for the 1,000 clients).
     expect(rowsReadFrom(after.plans, 'accounts') - accountsRead).toBeLessThanOrEqual(QUIET + 50);
     expect(accountsRead).toBeLessThanOrEqual(QUIET + 300);
+  });
+
+  it('ranks a thousand clients that all had calls from a few entries each, and reads only those it shows', async () => {
+    // Every other quiet client completed a call today: each now has something to show, so only the ranking, not
+    // their names, decides which of them are listed.
+    await db.query(
+      `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
+                          created_at, updated_at, started_at, answered_at, ended_at, duration_seconds)
+       SELECT gen_random_uuid(), a.id, $2::uuid, '+14155552671', '+14155550100', '{}', 'completed', $3, $3, $3, $3, $3, $3,
+              $3::timestamptz + interval '1 minute', 60
+         FROM accounts a
+        WHERE a.agency_id = $1::uuid AND a.name LIKE 'Quiet %' AND right(a.name, 1) IN ('0', '2', '4', '6', '8')`,
+      [agency.accountId, agency.agentId, new Date(clock.now.getTime() - 3_600_000)],
+    );
+    await db.query('VACUUM ANALYZE');
+    const { body, statements, plans } = await overview();
+    const shown = accountsOf(body);
+    expect(shown.slice(0, 5)).toEqual(['Test Agency', 'Zulu Disabled', 'Zulu Busy A', 'Zulu Busy B', 'Zulu Busy C']);
+    expect(shown.slice(5)).toEqual(
+      Array.from({ length: OVERVIEW_CLIENTS_MAX - 4 }, (_, i) => `Quiet ${String(2 * (i + 1)).padStart(4, '0')}`),
+    );
+    expect(body).toContain(`${2 * QUIET + 4 - OVERVIEW_CLIENTS_MAX} more are not shown: see`);
+    // The shown accounts' counts are read in full (their 51 ids and the time); the thousand others' never leave the
+    // database.
+    expect(mostValues(statements)).toBeLessThanOrEqual(1 + OVERVIEW_CLIENTS_MAX + 1);
+    // Their calls are not read: the day's outcomes are counters, and only active calls are counted.
+    expect(rowsReadFrom(plans, 'calls')).toBeLessThan(50);
   });
 });

@@ -168,6 +168,92 @@ describe('online migrations (CREATE INDEX CONCURRENTLY, issue 25)', () => {
   });
 });
 
+describe('batched fills (a DO block that commits between batches, issue 25)', () => {
+  const FILL = '20261129100001_calls_agency_id_filled';
+
+  async function withFill(sql: string): Promise<string> {
+    const dir = await copyMigrations();
+    await fs.mkdir(path.join(dir, '29990101000000_fill'));
+    await fs.writeFile(path.join(dir, '29990101000000_fill', 'migration.sql'), sql);
+    return dir;
+  }
+
+  // Fills probe.v in batches of 100 (each committed), and fails at id 250 while the table `stop` exists.
+  const PROBE_FILL = `-- A fill in batches.
+DO $$
+DECLARE lo int := 0;
+BEGIN
+  LOOP
+    EXIT WHEN NOT EXISTS (SELECT 1 FROM probe WHERE id > lo);
+    IF lo >= 200 AND to_regclass('stop') IS NOT NULL THEN
+      RAISE EXCEPTION 'stopped at %', lo;
+    END IF;
+    UPDATE probe SET v = 1 WHERE id > lo AND id <= lo + 100 AND v IS NULL;
+    lo := lo + 100;
+    COMMIT;
+  END LOOP;
+END $$;
+`;
+
+  it('runs outside a transaction: a failure keeps the batches committed, and the next start finishes', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    await migrate(url);
+    await query(url, 'CREATE TABLE probe (id int PRIMARY KEY, v int); CREATE TABLE stop ()');
+    await query(url, 'INSERT INTO probe (id) SELECT g FROM generate_series(1, 1000) AS g');
+    const dir = await withFill(PROBE_FILL);
+    expect((await readMigrations(dir)).find((m) => m.name === '29990101000000_fill')?.online).toBeDefined();
+    await expect(migrate(url, dir)).rejects.toThrow(/29990101000000_fill failed \(it runs again at the next start\)/);
+    expect(await query(url, 'SELECT count(v)::int AS filled FROM probe')).toEqual([{ filled: 200 }]);
+    expect(await query(url, `SELECT 1 FROM _prisma_migrations WHERE migration_name = '29990101000000_fill'`)).toEqual(
+      [],
+    );
+
+    await query(url, 'DROP TABLE stop');
+    expect((await migrate(url, dir)).applied).toEqual(['29990101000000_fill']);
+    expect(await query(url, 'SELECT count(v)::int AS filled FROM probe')).toEqual([{ filled: 1000 }]);
+  });
+
+  it('refuses a block that commits beside another statement before running anything', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    const dir = await withFill(`CREATE TABLE never_made (id int);\n${PROBE_FILL}`);
+    await expect(migrate(url, dir)).rejects.toThrow(/the block must be the migration's only statement/);
+    expect(await query(url, `SELECT 1 FROM information_schema.tables WHERE table_name = 'never_made'`)).toHaveLength(0);
+  });
+
+  it('fills calls.agency_id of the calls written before it, in batches, and the trigger every call since', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    await migrate(url);
+    // An agency with a client, and a standalone agency; 12,000 calls (three batches) spread over the three.
+    await query(
+      url,
+      `INSERT INTO accounts (id, kind, name, agency_id, plan, updated_at) VALUES
+         ('00000000-0000-4000-8000-00000000000a', 'agency', 'Agency', NULL, 'agency', now()),
+         ('00000000-0000-4000-8000-00000000000c', 'client', 'Client', '00000000-0000-4000-8000-00000000000a', NULL, now()),
+         ('00000000-0000-4000-8000-00000000000b', 'agency', 'Other', NULL, 'agency', now());
+       INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
+       SELECT gen_random_uuid(), id, coalesce(agency_id, id), 'Agent', '+14155550100', now() FROM accounts;
+       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, not_before, expires_at,
+                          created_at, updated_at)
+       SELECT gen_random_uuid(), g.account_id, g.id, '+14155550123', '+14155550100', '{}', now(), now(), now(), now()
+         FROM generate_series(1, 4000) CROSS JOIN agents g`,
+    );
+    const wrong = () =>
+      query<{ wrong: number; empty: number }>(
+        url,
+        `SELECT count(*) FILTER (WHERE c.agency_id IS DISTINCT FROM coalesce(a.agency_id, a.id))::int AS wrong,
+                count(*) FILTER (WHERE c.agency_id IS NULL)::int AS empty
+           FROM calls c JOIN accounts a ON a.id = c.account_id`,
+      );
+    // The trigger filled them; as the release before left them, they have none.
+    expect(await wrong()).toEqual([{ wrong: 0, empty: 0 }]);
+    await query(url, 'UPDATE calls SET agency_id = NULL');
+    await query(url, `DELETE FROM _prisma_migrations WHERE migration_name = '${FILL}'`);
+    expect(await wrong()).toEqual([{ wrong: 12_000, empty: 12_000 }]);
+    expect((await migrate(url)).applied).toEqual([FILL]);
+    expect(await wrong()).toEqual([{ wrong: 0, empty: 0 }]);
+  });
+});
+
 describe("a migration's locks file (issue 25.6)", () => {
   // An acceptance's order, reduced: the account's row lock, its call's insert, then the account's counter (a trigger).
   const TABLES = `CREATE TABLE acc (id int PRIMARY KEY, n int NOT NULL DEFAULT 0); INSERT INTO acc VALUES (1);

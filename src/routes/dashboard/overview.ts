@@ -18,7 +18,11 @@ const SETTINGS = '/dashboard/settings/api-webhooks';
 
 type Checklist = NonNullable<PageModels['overview']['checklist']>;
 
-/** The most clients an agency's Overview lists (mostToSee says which). */
+/**
+ * The most clients an agency's Overview lists: those with the most to see first (an endpoint disabled or failing,
+ * then calls under way, failed today and completed today), then by name (storage's rankedAccounts). An agency of a
+ * thousand clients would otherwise get a page of megabytes, again on every live refresh.
+ */
 export const OVERVIEW_CLIENTS_MAX = 50;
 
 /** The five steps to a first call, each done or with where to take it; null once all five are done. */
@@ -58,37 +62,6 @@ function checklist(done: FirstRun): Checklist | null {
   return steps.every((step) => step.done) ? null : steps;
 }
 
-/** What an account's row would show that decides whether an agency's Overview lists it. */
-interface Standing {
-  trouble: boolean;
-  underWay: number;
-  failed: number;
-  completed: number;
-}
-
-/**
- * The accounts an agency's Overview lists: its own (the first `own`), then at most OVERVIEW_CLIENTS_MAX clients, those
- * with the most to see first: an endpoint disabled or failing, then calls under way or waiting, failed today and
- * completed today, then by name. An agency of a thousand clients would otherwise get a page of megabytes, again on
- * every live refresh. `standings` are in the listing's order and hold every account with something to see (of
- * `accounts` in all); when all `accounts` fit, they are listed in that order.
- */
-function mostToSee<S extends Standing>(standings: S[], own: number, accounts: number): S[] {
-  if (accounts <= own + OVERVIEW_CLIENTS_MAX) return standings;
-  const clients = standings
-    .slice(own)
-    .map((standing, order) => ({ standing, order }))
-    .sort(
-      (a, b) =>
-        Number(b.standing.trouble) - Number(a.standing.trouble) ||
-        b.standing.underWay - a.standing.underWay ||
-        b.standing.failed - a.standing.failed ||
-        b.standing.completed - a.standing.completed ||
-        a.order - b.order,
-    );
-  return [...standings.slice(0, own), ...clients.slice(0, OVERVIEW_CLIENTS_MAX).map((c) => c.standing)];
-}
-
 /** Where the delivery log of `accountId` lives: the viewer's own settings, or (agency users) a client's. */
 function apiWebhooksBase(viewerAccountId: string, accountId: string): string {
   return accountId === viewerAccountId ? SETTINGS : `/dashboard/clients/${accountId}/api-webhooks`;
@@ -98,19 +71,19 @@ export default async function overview(fastify: FastifyInstance) {
   fastify.get('', { schema: { hide: true } }, async (request, reply) => {
     const now = fastify.now();
     const overview = fastify.storage.overview;
-    // An account that never had a call and whose endpoint (if any) is enabled has nothing to show: of those, only the
-    // first few by name are listed (they fill the page), and nothing more of them is read but their endpoint.
-    const [{ accounts, total }, firstRun] = await Promise.all([
-      overview.accountsToShow(request.scope, OVERVIEW_CLIENTS_MAX),
+    const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
+    const since = new Date(now.getTime() - HOUR_MS);
+    // Which accounts are shown is decided in one statement from a few entries of each; only those are then read in
+    // full (their live counts, outcomes and endpoint health).
+    const [{ accounts, total, underWay }, firstRun] = await Promise.all([
+      overview.rankedAccounts(request.scope, OVERVIEW_CLIENTS_MAX, today, since),
       overview.firstRun(request.scope),
     ]);
-    const withCalls = accounts.filter((a) => a.hadCalls).map((a) => a.id);
-    const withEndpoint = accounts.filter((a) => a.hasEndpoint).map((a) => a.id);
-    const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
+    const ids = accounts.map((a) => a.id);
     const [live, outcomes, endpoints] = await Promise.all([
-      fastify.concurrency.counts(withCalls),
-      overview.outcomesOfDay(withCalls, today),
-      overview.endpointHealth(withEndpoint, new Date(now.getTime() - HOUR_MS)),
+      fastify.concurrency.counts(ids),
+      overview.outcomesOfDay(ids, today),
+      overview.endpointHealth(ids, since),
     ]);
     const perClient = isAgencyScope(request.scope);
     const day = utcDay(today);
@@ -124,18 +97,6 @@ export default async function overview(fastify: FastifyInstance) {
       if (perClient) query.set('client', accountId);
       return `/dashboard/calls?${query.toString()}`;
     };
-    const standings = accounts.map((account) => {
-      const endpoint = endpoints.get(account.id);
-      const counts = live.get(account.id);
-      const done = outcomes.get(account.id) ?? noOutcomes();
-      return {
-        account,
-        trouble: Boolean(endpoint && (!endpoint.enabled || endpoint.failuresSince > 0)),
-        underWay: (counts?.active ?? 0) + (counts?.waiting ?? 0),
-        failed: FAILURE_REASONS.reduce((sum, r) => sum + done.failed[r], 0),
-        completed: done.completed,
-      };
-    });
     const rowOf = (account: OverviewAccount) => {
       const counts = live.get(account.id) ?? {
         active: 0,
@@ -183,19 +144,17 @@ export default async function overview(fastify: FastifyInstance) {
           : null,
       };
     };
-    // An agency's own account is listed first (accountsToShow).
-    const shown = mostToSee(standings, perClient ? 1 : 0, total);
-    const listed = new Set(shown);
-    const left = standings.filter((s) => !listed.has(s));
-    const notShown = total - shown.length;
+    const notShown = total - accounts.length;
     return reply.page('overview', {
       title: 'Overview',
-      live: standings.some((s) => s.underWay > 0),
+      live: underWay > 0,
       // A refresh (htmx) swaps the warnings in again: an alert role would have them read out every few seconds.
       announce: request.headers['hx-request'] !== 'true',
       checklist: checklist(firstRun),
-      rows: shown.map((s) => rowOf(s.account)),
-      notShown: notShown > 0 ? { count: notShown, underWay: left.filter((s) => s.underWay > 0).length } : null,
+      rows: accounts.map(rowOf),
+      // Of the accounts not shown, those with calls under way (as ranked: the same statement counted them all).
+      notShown:
+        notShown > 0 ? { count: notShown, underWay: underWay - accounts.filter((a) => a.underWay > 0).length } : null,
       limit: fastify.concurrency.limits.maxActive,
       maxWaiting: fastify.concurrency.limits.maxWaiting,
       today: day,
