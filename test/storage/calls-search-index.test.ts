@@ -112,8 +112,12 @@ it('the name prefix is a range of (account_id, lower(name) text_pattern_ops)', a
     `uuid[], text, ${PAGE_TYPES}`,
     `${ids()}, 'CALLER 1234', ${PAGE_VALUES}`,
   );
+  // Or its agency's twin (migration 20261129100003): PostgreSQL 18 reads a B-tree by its second column (skip scan),
+  // and here the two accounts are one agency's, so that is one range too.
   for (const [mode, plan] of Object.entries(found)) {
-    expect(plan, mode).toMatch(/(Index Scan using|Bitmap Index Scan on) calls_account_id_name_prefix_idx/);
+    expect(plan, mode).toMatch(
+      /(Index Scan using|Bitmap Index Scan on) (calls_account_id_name_prefix_idx|calls_agency_id_name_newest_idx)/,
+    );
     expect(plan, mode).not.toMatch(/Seq Scan/);
   }
 });
