@@ -50,6 +50,13 @@ interface Owners {
   ids: string[];
 }
 
+/** The whole scope of `accounts` by its own column: the accounts given, or the agency by its calls' agency_id. */
+function wholeScope(accounts: HistoryAccounts): Owners {
+  return 'accountIds' in accounts
+    ? { column: 'account_id', ids: accounts.accountIds }
+    : { column: 'agency_id', ids: [accounts.agencyId] };
+}
+
 /** A statement's name for `owner`: the agency's twin of a statement carries `_by_agency`. */
 function ownerName(name: string, owner: Owner): string {
   return owner === 'agency_id' ? `${name}_by_agency` : name;
@@ -706,9 +713,8 @@ export class CallHistoryRepository extends Repository {
     filters: Pick<CallHistoryFilters, 'agentId' | 'numberPrefix'>,
     upper: { at: Date | 'infinity' },
   ): Promise<Owners> {
-    if ('accountIds' in accounts) return { column: 'account_id', ids: accounts.accountIds };
-    if (filters.agentId === null && filters.numberPrefix === null)
-      return { column: 'agency_id', ids: [accounts.agencyId] };
+    if ('accountIds' in accounts || (filters.agentId === null && filters.numberPrefix === null))
+      return wholeScope(accounts);
     const rows = await this.prisma.account.findMany({
       where: {
         AND: [
@@ -844,10 +850,7 @@ export class CallHistoryRepository extends Repository {
     const { filters } = query;
     const upper = upperBound(filters);
     // The call's own row decides: one probe of the primary key, by its account or its agency.
-    const owners: Owners =
-      'accountIds' in query
-        ? { column: 'account_id', ids: query.accountIds }
-        : { column: 'agency_id', ids: [query.agencyId] };
+    const owners = wholeScope(query);
     if (owners.ids.length === 0) return [];
     const { rows } = await this.pool.query<CallListRow>({
       ...BY_OWNER[owners.column].pageOf,
