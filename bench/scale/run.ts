@@ -176,10 +176,15 @@ interface Stall {
 
 type Service = Child & { internalPort: number };
 
+/** Diagnostics, as in bench/run.ts: BENCH_PROFILE=<dir> writes a CPU profile of each service when it stops. */
+const profileFlags = (name: string) =>
+  env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PROFILE}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+
 async function serve(name: string, database: BenchDatabase): Promise<Service> {
   return startService({
     env: { ...SERVICE_ENV, DATABASE_URL: database.url },
     logFile: path.join(LOG_DIR, `${name}.log`),
+    nodeFlags: profileFlags(name),
   });
 }
 

@@ -1,8 +1,9 @@
 // The Overview of an agency of a thousand clients: it shows the same page as it would by reading every client in full
-// (the clients with the most to see first, then the others by name, and how many are not shown), but it ranks them
+// (the clients with the most to see first, then the others by name, and how many are not shown), but it chooses them
 // in one statement from a few entries of each (the account row, active calls, the day's counters, the endpoint's
-// recent failures) and reads only the clients it shows in full: no statement carries the agency's thousand ids,
-// whether they never had a call or all had. Never another agency's client.
+// recent failures), ranking only the clients with something to see, and reads only the clients it shows in full: no
+// statement carries the agency's thousand ids, whether they never had a call or all had. Never another agency's
+// client.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
@@ -155,7 +156,7 @@ describe('the Overview of an agency of a thousand quiet clients', () => {
     expect(endpoints).toMatch(/Quiet 0001<\/th>\s*<td data-label="Endpoint" colspan="4">No webhook endpoint set/);
   });
 
-  it("sends no statement the agency's thousand ids, and reads each quiet client's row once, to rank it", async () => {
+  it("sends no statement the agency's thousand ids, and reads each quiet client's row once, to count it", async () => {
     const before = await overview();
     // The listing of every client (1,001 ids) went to each of four reads.
     expect(mostValues(before.statements)).toBeLessThanOrEqual(2 * OVERVIEW_CLIENTS_MAX);
@@ -166,7 +167,7 @@ describe('the Overview of an agency of a thousand quiet clients', () => {
     const after = await overview();
     expect(after.body).toContain(`${2 * QUIET + 4 - OVERVIEW_CLIENTS_MAX} more are not shown: see`);
     expect(mostValues(after.statements)).toBeLessThanOrEqual(2 * OVERVIEW_CLIENTS_MAX);
-    // One read of each client's row, to rank it (before the eighteenth session the listing, the live counts and the
+    // One read of each client's row, to count it and see its waiting calls (before the eighteenth session the listing, the live counts and the
     // first-run checks each read every client: 3,000 more rows for the 1,000 clients).
     expect(rowsReadFrom(after.plans, 'accounts') - accountsRead).toBeLessThanOrEqual(QUIET + 50);
     expect(accountsRead).toBeLessThanOrEqual(QUIET + 300);
