@@ -7,7 +7,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR } from '../../src/paths.js';
+import { createPrisma } from '../../src/storage/database.js';
 import { migrate, readMigrations } from '../../src/storage/migrate.js';
+import { storageOver } from '../../src/storage/storage.js';
 import { freshDatabase } from '../helpers/database.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -251,6 +253,75 @@ END $$;
     expect(await wrong()).toEqual([{ wrong: 12_000, empty: 12_000 }]);
     expect((await migrate(url)).applied).toEqual([FILL]);
     expect(await wrong()).toEqual([{ wrong: 0, empty: 0 }]);
+  });
+});
+
+describe("webhook_endpoints.agency_id (the Overview reads an agency's endpoints by it)", () => {
+  const COLUMN = '20261129200000_webhook_endpoints_agency_id';
+  const INDEX = '20261129200001_webhook_endpoints_agency_index';
+
+  it('fills the endpoints written before it, and the trigger every endpoint since, whatever inserts it', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    await migrate(url);
+    const endpoint = (account: string) =>
+      `INSERT INTO webhook_endpoints (id, account_id, url, secret, updated_at)
+       VALUES (gen_random_uuid(), '${account}', 'https://hooks.example.test/in', 'whsec_test', now())`;
+    await query(
+      url,
+      `INSERT INTO accounts (id, kind, name, agency_id, plan, updated_at) VALUES
+         ('00000000-0000-4000-8000-00000000000a', 'agency', 'Agency', NULL, 'agency', now()),
+         ('00000000-0000-4000-8000-00000000000c', 'client', 'Client', '00000000-0000-4000-8000-00000000000a', NULL, now()),
+         ('00000000-0000-4000-8000-00000000000b', 'agency', 'Other', NULL, 'agency', now());
+       ${endpoint('00000000-0000-4000-8000-00000000000a')};
+       ${endpoint('00000000-0000-4000-8000-00000000000c')};`,
+    );
+    const agencies = () =>
+      query<{ name: string; agency: string | null }>(
+        url,
+        `SELECT a.name, e.agency_id AS agency FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id
+          ORDER BY a.name`,
+      );
+    const AGENCY = '00000000-0000-4000-8000-00000000000a';
+    // The agency's own endpoint and its client's carry the agency.
+    expect(await agencies()).toEqual([
+      { name: 'Agency', agency: AGENCY },
+      { name: 'Client', agency: AGENCY },
+    ]);
+    // As the release before left them: no column, no trigger; then this release's two steps.
+    await query(
+      url,
+      `DROP TRIGGER webhook_endpoints_agency_before_insert ON webhook_endpoints;
+       ALTER TABLE webhook_endpoints DROP COLUMN agency_id;
+       DELETE FROM _prisma_migrations WHERE migration_name IN ('${COLUMN}', '${INDEX}');
+       ${endpoint('00000000-0000-4000-8000-00000000000b')};`,
+    );
+    expect((await migrate(url)).applied).toEqual([COLUMN, INDEX]);
+    expect(await agencies()).toEqual([
+      { name: 'Agency', agency: AGENCY },
+      { name: 'Client', agency: AGENCY },
+      { name: 'Other', agency: '00000000-0000-4000-8000-00000000000b' },
+    ]);
+    const [index] = await query<{ indexdef: string }>(
+      url,
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'webhook_endpoints_agency_id_idx'`,
+    );
+    expect(index?.indexdef).toContain('(agency_id)');
+    // The dashboard's way (Prisma's upsert) for another client of the agency.
+    await query(
+      url,
+      `INSERT INTO accounts (id, kind, name, agency_id, updated_at) VALUES
+         ('00000000-0000-4000-8000-00000000000d', 'client', 'Second', '00000000-0000-4000-8000-00000000000a', now())`,
+    );
+    const prisma = createPrisma(url, { max: 1 });
+    try {
+      await storageOver(prisma).endpoints.upsertEndpoint('00000000-0000-4000-8000-00000000000d', {
+        url: 'https://hooks.example.test/second',
+        secret: 'whsec_test',
+      });
+    } finally {
+      await prisma.$disconnect();
+    }
+    expect((await agencies()).find((e) => e.name === 'Second')).toEqual({ name: 'Second', agency: AGENCY });
   });
 });
 
