@@ -139,7 +139,7 @@ const FIRST_RUN = statement(
  * completed on the UTC day $4), then by name; by name alone when all fit. With how many accounts the scope has and
  * how many of them have calls under way.
  *
- * Only the clients with something to see are ranked: those waiting calls (their row's counter, which the triggers
+ * Only the clients with something to see are ranked: those with waiting calls (their row's counter, which the triggers
  * keep), with an active call (calls_active_by_account: at most the limit each), with an outcome counter of the day, or
  * whose endpoint is disabled or failing (the scope's endpoints by their agency_id, then the partial index of failed
  * deliveries: no probe per client for an endpoint it may not have), each read from a few entries, then their names
@@ -148,7 +148,8 @@ const FIRST_RUN = statement(
  * and waiting counters. Ranking every client (the previous statement: each one's row joined to the four sources, a
  * probe of its endpoint, and the thousand sorted on five keys) took 2.9 ms for an agency of 1,001 accounts on a copy
  * of bench:scale's tenants database (prepared, no load), 1.7 ms now; under the bench's triggers 10.8 ms then, 3.6 ms
- * now (the small agency's 1.0 ms), and the page 2.0x the small agency's then, 1.5x now.
+ * now (the small agency's 1.0 ms), and the page 2.0x the small agency's then, 1.5-1.8x now (bench/README.md,
+ * "Twenty-sixth session").
  */
 const RANKED = statement(
   'oct_overview_ranked_accounts',
