@@ -50,6 +50,23 @@ async function stopChild(child: ChildProcess) {
   clearTimeout(timer);
 }
 
+/**
+ * Diagnostic node flags for a service, from the environment: BENCH_PROFILE=<dir> writes a CPU profile when it stops
+ * (`<name>.cpuprofile` when named), BENCH_NODE_FLAGS adds node flags (e.g. --trace-gc). A run with either is a
+ * diagnosis, not a committed run (`DIAGNOSED`).
+ */
+export function diagnosticNodeFlags(name?: string): string[] {
+  const { BENCH_PROFILE, BENCH_NODE_FLAGS } = process.env;
+  return [
+    ...(BENCH_PROFILE
+      ? ['--cpu-prof', `--cpu-prof-dir=${BENCH_PROFILE}`, ...(name ? [`--cpu-prof-name=${name}.cpuprofile`] : [])]
+      : []),
+    ...(BENCH_NODE_FLAGS ? BENCH_NODE_FLAGS.split(' ').filter(Boolean) : []),
+  ];
+}
+
+export const DIAGNOSED = Boolean(process.env.BENCH_PROFILE || process.env.BENCH_NODE_FLAGS);
+
 export interface ServiceOptions {
   env: Record<string, string>;
   logFile: string;

@@ -12,7 +12,15 @@ import { benchPostgres, type BenchPostgres } from './database.js';
 import { DNC_ENTRIES, seedDoNotCall } from './do-not-call.js';
 import { zipfShare } from './load.js';
 import * as phase from './phases.js';
-import { ROOT, serviceCommit, startBaseline, startService, type Child } from './processes.js';
+import {
+  DIAGNOSED,
+  diagnosticNodeFlags,
+  ROOT,
+  serviceCommit,
+  startBaseline,
+  startService,
+  type Child,
+} from './processes.js';
 import { startReceiver } from './receiver.js';
 import { stalledStartedLatency } from './stalled.js';
 import { writeResults, type Results } from './report.js';
@@ -46,8 +54,7 @@ const LOG_DIR = path.join(os.tmpdir(), 'oct-bench');
 const OUT_DIR =
   env.BENCH_OUT ||
   (ONLY ||
-  env.BENCH_PROFILE ||
-  env.BENCH_NODE_FLAGS ||
+  DIAGNOSED ||
   env.BENCH_SERVICE_ENV ||
   env.BENCH_SERVICE_ROOT ||
   env.BENCH_STEADY_SECONDS ||
@@ -155,11 +162,7 @@ async function main() {
   log(
     `${machine.cores} cores, ${machine.cpuModel}, Node ${machine.node}, PostgreSQL ${machine.postgres} (${pgServer.kind === 'embedded' ? `embedded, in ${pgServer.dataDir}` : 'BENCH_DATABASE_URL'}), Redis ${machine.redis}; load average ${loadBefore}; logs in ${LOG_DIR}`,
   );
-  // Diagnostics: BENCH_PROFILE=<dir> writes a CPU profile per service; BENCH_NODE_FLAGS adds node flags (e.g. --trace-gc).
-  const profile = [
-    ...(env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PROFILE}`] : []),
-    ...(env.BENCH_NODE_FLAGS ? env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : []),
-  ];
+  const profile = diagnosticNodeFlags();
   const serve = async (
     name: string,
     serviceEnv: Record<string, string>,

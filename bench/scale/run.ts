@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { benchPostgres } from '../database.js';
-import { ROOT, serviceCommit, startService, type Child } from '../processes.js';
+import { DIAGNOSED, diagnosticNodeFlags, ROOT, serviceCommit, startService, type Child } from '../processes.js';
 import { startReceiver } from '../receiver.js';
 import { acceptingEnv } from '../service-env.js';
 import { connect, freshDatabase, machineFacts, type BenchDatabase } from '../setup.js';
@@ -71,7 +71,8 @@ const measured = DIMENSIONS.filter((l) => l !== 'empty' && (named.length === 0 |
 const databases: Dimension[] = measured.length > 0 ? measured : ['empty'];
 const runs = (phase: (typeof PHASES)[number]) => !ONLY || !PHASES.some((p) => ONLY.has(p)) || ONLY.has(phase);
 const LOG_DIR = path.join(os.tmpdir(), 'oct-bench-scale');
-const PARTIAL = FACTOR !== 1 || ONLY !== null;
+/** Partial or diagnosed runs (BENCH_PROFILE, BENCH_NODE_FLAGS) must not overwrite the committed results. */
+const PARTIAL = FACTOR !== 1 || ONLY !== null || DIAGNOSED;
 const OUT_DIR = env.BENCH_OUT || (PARTIAL ? path.join(LOG_DIR, 'results') : path.join(ROOT, 'bench', 'results'));
 
 const SETTINGS = {
@@ -176,15 +177,11 @@ interface Stall {
 
 type Service = Child & { internalPort: number };
 
-/** Diagnostics, as in bench/run.ts: BENCH_PROFILE=<dir> writes a CPU profile of each service when it stops. */
-const profileFlags = (name: string) =>
-  env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_PROFILE}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
-
 async function serve(name: string, database: BenchDatabase): Promise<Service> {
   return startService({
     env: { ...SERVICE_ENV, DATABASE_URL: database.url },
     logFile: path.join(LOG_DIR, `${name}.log`),
-    nodeFlags: profileFlags(name),
+    nodeFlags: diagnosticNodeFlags(name),
   });
 }
 
