@@ -167,8 +167,8 @@ describe('the Overview of an agency of a thousand quiet clients', () => {
     const after = await overview();
     expect(after.body).toContain(`${2 * QUIET + 4 - OVERVIEW_CLIENTS_MAX} more are not shown: see`);
     expect(mostValues(after.statements)).toBeLessThanOrEqual(2 * OVERVIEW_CLIENTS_MAX);
-    // One read of each client's row, to count it and see its waiting calls (before the eighteenth session the listing, the live counts and the
-    // first-run checks each read every client: 3,000 more rows for the 1,000 clients).
+    // One read of each client's row, to count it and see its waiting calls (before the eighteenth session the
+    // listing, the live counts and the first-run checks each read every client: 3,000 more rows for the 1,000 clients).
     expect(rowsReadFrom(after.plans, 'accounts') - accountsRead).toBeLessThanOrEqual(QUIET + 50);
     expect(accountsRead).toBeLessThanOrEqual(QUIET + 300);
   });

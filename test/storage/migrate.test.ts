@@ -170,6 +170,12 @@ describe('online migrations (CREATE INDEX CONCURRENTLY, issue 25)', () => {
   });
 });
 
+/** An agency (…0a) with a client (…0c), and a standalone agency (…0b): the fills of an agency column read them. */
+const THREE_ACCOUNTS = `INSERT INTO accounts (id, kind, name, agency_id, plan, updated_at) VALUES
+  ('00000000-0000-4000-8000-00000000000a', 'agency', 'Agency', NULL, 'agency', now()),
+  ('00000000-0000-4000-8000-00000000000c', 'client', 'Client', '00000000-0000-4000-8000-00000000000a', NULL, now()),
+  ('00000000-0000-4000-8000-00000000000b', 'agency', 'Other', NULL, 'agency', now())`;
+
 describe('batched fills (a DO block that commits between batches, issue 25)', () => {
   const FILL = '20261129100001_calls_agency_id_filled';
 
@@ -228,10 +234,7 @@ END $$;
     // An agency with a client, and a standalone agency; 12,000 calls (three batches) spread over the three.
     await query(
       url,
-      `INSERT INTO accounts (id, kind, name, agency_id, plan, updated_at) VALUES
-         ('00000000-0000-4000-8000-00000000000a', 'agency', 'Agency', NULL, 'agency', now()),
-         ('00000000-0000-4000-8000-00000000000c', 'client', 'Client', '00000000-0000-4000-8000-00000000000a', NULL, now()),
-         ('00000000-0000-4000-8000-00000000000b', 'agency', 'Other', NULL, 'agency', now());
+      `${THREE_ACCOUNTS};
        INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
        SELECT gen_random_uuid(), id, coalesce(agency_id, id), 'Agent', '+14155550100', now() FROM accounts;
        INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, not_before, expires_at,
@@ -268,10 +271,7 @@ describe("webhook_endpoints.agency_id (the Overview reads an agency's endpoints 
        VALUES (gen_random_uuid(), '${account}', 'https://hooks.example.test/in', 'whsec_test', now())`;
     await query(
       url,
-      `INSERT INTO accounts (id, kind, name, agency_id, plan, updated_at) VALUES
-         ('00000000-0000-4000-8000-00000000000a', 'agency', 'Agency', NULL, 'agency', now()),
-         ('00000000-0000-4000-8000-00000000000c', 'client', 'Client', '00000000-0000-4000-8000-00000000000a', NULL, now()),
-         ('00000000-0000-4000-8000-00000000000b', 'agency', 'Other', NULL, 'agency', now());
+      `${THREE_ACCOUNTS};
        ${endpoint('00000000-0000-4000-8000-00000000000a')};
        ${endpoint('00000000-0000-4000-8000-00000000000c')};`,
     );
