@@ -1,5 +1,8 @@
 // Once per test run: find PostgreSQL (TEST_DATABASE_URL, else an embedded server under .data/test) and build a
-// migrated template database that each test file clones (CREATE DATABASE ... TEMPLATE is fast).
+// migrated template database that each test file clones (CREATE DATABASE ... TEMPLATE is fast); and make the run's
+// temporary directory, which every file's TMPDIR is (test/file-setup.ts) and which goes with the run.
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
@@ -16,7 +19,21 @@ declare module 'vitest' {
     templateDatabase: string;
     testDatabasePrefix: string;
     redisUrl: string | null;
+    tmpDir: string;
   }
+}
+
+/**
+ * The run's temporary directory. Tests make directories (copies of the migrations, dial logs, a browser's profile, an
+ * embedded server's data) and child processes write there too; some 90 were left in $TMPDIR after every run. One
+ * directory removed at the end keeps a developer's disk clean whatever a test forgets. Readable and traversable by
+ * others: the embedded PostgreSQL runs as its own system user when the tests run as root, and must reach its data
+ * directory and password file under it.
+ */
+async function runTmpDir(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), `oct-test-run-${process.pid}-`));
+  await fs.chmod(dir, 0o755);
+  return dir;
 }
 
 function withDatabase(url: string, database: string): string {
@@ -26,6 +43,8 @@ function withDatabase(url: string, database: string): string {
 }
 
 export default async function setup(project: TestProject) {
+  const tmpDir = await runTmpDir();
+  const removeTmp = () => fs.rm(tmpDir, { recursive: true, force: true });
   let release = async () => {};
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
@@ -43,6 +62,7 @@ export default async function setup(project: TestProject) {
     // No teardown runs for a setup that failed: the embedded server it started must not outlive the run.
     await admin.end().catch(() => undefined);
     await release();
+    await removeTmp();
     throw error;
   }
 
@@ -50,6 +70,7 @@ export default async function setup(project: TestProject) {
   project.provide('templateDatabase', TEMPLATE_DATABASE);
   project.provide('testDatabasePrefix', TEST_DATABASE_PREFIX);
   project.provide('redisUrl', process.env.TEST_REDIS_URL ?? null);
+  project.provide('tmpDir', tmpDir);
 
   // Each test file's databases are dropped when it ends (helpers/file-end.ts): one still here says a cleanup did not
   // run, and the run fails (once they are dropped).
@@ -66,6 +87,7 @@ export default async function setup(project: TestProject) {
     } finally {
       await admin.end();
       await release();
+      await removeTmp();
     }
     if (left.length > 0) {
       // Vitest reports an error thrown here but exits 0: the run fails by its exit code.
