@@ -114,6 +114,13 @@ export const UPGRADE_STEPS: UpgradeStep[] = [
     undo: ['DROP INDEX CONCURRENTLY IF EXISTS "calls_agency_id_name_newest_idx"'],
     builds: 'calls_agency_id_name_newest_idx',
   },
+  {
+    migration: '20261129300000_call_outcome_days_agency_id',
+    what: "the outcome counters' agency: the column, the counters' function, the counters filled, the index (one transaction)",
+    // Undone with the counters themselves (20261128100000's undo drops the table and its functions), which the steps
+    // above build again as the release before had them.
+    undo: [],
+  },
 ];
 
 export interface UpgradeStepFigures {

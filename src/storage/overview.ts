@@ -140,16 +140,15 @@ const FIRST_RUN = statement(
  * how many of them have calls under way.
  *
  * Only the clients with something to see are ranked: those with waiting calls (their row's counter, which the triggers
- * keep), with an active call (calls_active_by_account: at most the limit each), with an outcome counter of the day, or
- * whose endpoint is disabled or failing (the scope's endpoints by their agency_id, then the partial index of failed
- * deliveries: no probe per client for an endpoint it may not have), each read from a few entries, then their names
- * by primary key. The others all tie at nothing to see and follow by name: the first of them come from
- * the (agency_id, name, id) index, as many as the page still needs. The scope's rows are read once, for its count
- * and waiting counters. Ranking every client (the previous statement: each one's row joined to the four sources, a
- * probe of its endpoint, and the thousand sorted on five keys) took 2.9 ms for an agency of 1,001 accounts on a copy
- * of bench:scale's tenants database (prepared, no load), 1.7 ms now; under the bench's triggers 10.8 ms then, 3.6 ms
- * now (the small agency's 1.0 ms), and the page 2.0x the small agency's then, 1.5-1.8x now (bench/README.md,
- * "Twenty-sixth session").
+ * keep), with an active call (calls_active_by_account: at most the limit each), with an outcome counter of the day
+ * (the scope's counters of the day by their agency_id), or whose endpoint is disabled or failing (the scope's
+ * endpoints by their agency_id, then the partial index of failed deliveries: no probe per client for an endpoint it
+ * may not have), each read from a few entries, then their names by primary key. The others all tie at nothing to see
+ * and follow by name: the first of them come from the (agency_id, name, id) index, only while the ranked ones leave
+ * room on the page. The scope's rows are read once, for its count and waiting counters. Ranking every client (the
+ * statement before: each one's row joined to the four sources, a probe of its endpoint, and the thousand sorted on
+ * five keys) took 2.9 ms for an agency of 1,001 accounts on a copy of bench:scale's tenants database (prepared, no
+ * load); 1.7 ms after the twenty-sixth session, 1.5 ms now (bench/README.md, "Twenty-seventh session").
  */
 const RANKED = statement(
   'oct_overview_ranked_accounts',
@@ -164,7 +163,7 @@ const RANKED = statement(
     SELECT o.account_id, sum(o.calls) FILTER (WHERE o.outcome = 'completed') AS completed,
            sum(o.calls) FILTER (WHERE o.outcome <> 'completed') AS failed
       FROM call_outcome_days o
-     WHERE o.account_id IN (SELECT s.id FROM scope s) AND o.day = $4::date AND o.calls <> 0
+     WHERE ${ownedSql('o', 1)} AND o.day = $4::date AND o.calls <> 0
      GROUP BY o.account_id
   ), trouble AS MATERIALIZED (
     SELECT e.account_id FROM webhook_endpoints e
@@ -197,11 +196,12 @@ const RANKED = statement(
       ORDER BY r.own DESC, r.trouble DESC, r.under_way DESC, r.failed DESC, r.completed DESC, r.name, r.id
       LIMIT $3::int + 1)
     UNION ALL
-    -- The clients with nothing to see, by name: enough of the index's first entries to leave $3 + 1 once the ranked
-    -- ones among them are skipped.
+    -- The clients with nothing to see, by name, only while the ranked ones leave room: of the index's first $3 + 1
+    -- entries, those not ranked are at least the room left. Each ranked client has something to see and comes
+    -- before every one of them, so $3 + 1 ranked fill the page alone.
     (SELECT f.id, f.name, f.kind, false, false, 0, 0, 0 FROM (
        SELECT a.id, a.name, a.kind FROM accounts a WHERE a.agency_id = $2::uuid
-        ORDER BY a.name, a.id LIMIT $3::int + 1 + (SELECT c.ranked FROM counted c)) f
+        ORDER BY a.name, a.id LIMIT CASE WHEN (SELECT c.ranked FROM counted c) > $3::int THEN 0 ELSE $3::int + 1 END) f
       WHERE NOT EXISTS (SELECT 1 FROM ranked r WHERE r.id = f.id))
   )
   SELECT s.id, s.name, s.kind::text AS kind, s.under_way::int AS under_way, k.total, k.under_way AS under_way_total

@@ -325,6 +325,65 @@ describe("webhook_endpoints.agency_id (the Overview reads an agency's endpoints 
   });
 });
 
+describe("call_outcome_days.agency_id (the Overview reads an agency's counters of the day by it)", () => {
+  const COLUMN = '20261129300000_call_outcome_days_agency_id';
+  const AGENCY = '00000000-0000-4000-8000-00000000000a';
+  const OTHER = '00000000-0000-4000-8000-00000000000b';
+
+  it('fills the counters written before it, and each counter written since carries its account’s agency', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    await migrate(url);
+    // Calls of each account that ended today, completed, and one of the client's that failed: their counters.
+    const ended = (status: string, reason: string | null, accounts: string) =>
+      `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, failure_reason,
+                          not_before, expires_at, created_at, updated_at, ended_at)
+       SELECT gen_random_uuid(), g.account_id, g.id, '+14155550123', '+14155550100', '{}', '${status}',
+              ${reason === null ? 'NULL' : `'${reason}'`}, now(), now(), now(), now(), now()
+         FROM agents g WHERE g.account_id IN (${accounts})`;
+    await query(
+      url,
+      `${THREE_ACCOUNTS};
+       INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
+       SELECT gen_random_uuid(), id, coalesce(agency_id, id), 'Agent', '+14155550100', now() FROM accounts;
+       ${ended('completed', null, 'SELECT id FROM accounts')};`,
+    );
+    const counters = () =>
+      query<{ name: string; outcome: string; agency: string | null; calls: number }>(
+        url,
+        `SELECT a.name, o.outcome, o.agency_id AS agency, o.calls FROM call_outcome_days o
+           JOIN accounts a ON a.id = o.account_id ORDER BY a.name, o.outcome`,
+      );
+    const before = [
+      { name: 'Agency', outcome: 'completed', agency: AGENCY, calls: 1 },
+      { name: 'Client', outcome: 'completed', agency: AGENCY, calls: 1 },
+      { name: 'Other', outcome: 'completed', agency: OTHER, calls: 1 },
+    ];
+    expect(await counters()).toEqual(before);
+    // As the release before left them: no column, no index; then this release's step fills them.
+    await query(
+      url,
+      `ALTER TABLE call_outcome_days DROP COLUMN agency_id;
+       DELETE FROM _prisma_migrations WHERE migration_name = '${COLUMN}'`,
+    );
+    expect((await migrate(url)).applied).toEqual([COLUMN]);
+    expect(await counters()).toEqual(before);
+    const [index] = await query<{ indexdef: string }>(
+      url,
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'call_outcome_days_agency_id_day_idx'`,
+    );
+    expect(index?.indexdef).toContain('(agency_id, day)');
+    // A new counter (the client's first failure of the day) and an existing one (its second completed call).
+    await query(url, ended('failed', 'busy', `'00000000-0000-4000-8000-00000000000c'`));
+    await query(url, ended('completed', null, `'00000000-0000-4000-8000-00000000000c'`));
+    expect(await counters()).toEqual([
+      before[0],
+      { name: 'Client', outcome: 'busy', agency: AGENCY, calls: 1 },
+      { name: 'Client', outcome: 'completed', agency: AGENCY, calls: 2 },
+      before[2],
+    ]);
+  });
+});
+
 describe("a migration's locks file (issue 25.6)", () => {
   // An acceptance's order, reduced: the account's row lock, its call's insert, then the account's counter (a trigger).
   const TABLES = `CREATE TABLE acc (id int PRIMARY KEY, n int NOT NULL DEFAULT 0); INSERT INTO acc VALUES (1);

@@ -47,16 +47,20 @@ async function insertEnded(
   return rows.map((r) => r.id);
 }
 
-/** The counters as kept, and as counting the calls gives them: they must be equal. */
+/**
+ * The counters as kept, and as counting the calls gives them: they must be equal, each with its account's agency (the
+ * agency itself for its own), by which an agency's Overview reads them.
+ */
 async function keptAndCounted() {
   const kept = await client.query(
-    `SELECT account_id, day::text, outcome, calls FROM call_outcome_days ORDER BY account_id, day, outcome`,
+    `SELECT account_id, agency_id, day::text, outcome, calls FROM call_outcome_days ORDER BY account_id, day, outcome`,
   );
   const counted = await client.query(
-    `SELECT account_id, (ended_at AT TIME ZONE 'UTC')::date::text AS day,
-            coalesce(failure_reason::text, status::text) AS outcome, count(*)::int AS calls
-       FROM calls WHERE status IN ('completed', 'failed') AND ended_at >= $1::timestamptz
-      GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    `SELECT c.account_id, coalesce(a.agency_id, a.id) AS agency_id, (c.ended_at AT TIME ZONE 'UTC')::date::text AS day,
+            coalesce(c.failure_reason::text, c.status::text) AS outcome, count(*)::int AS calls
+       FROM calls c JOIN accounts a ON a.id = c.account_id
+      WHERE c.status IN ('completed', 'failed') AND c.ended_at >= $1::timestamptz
+      GROUP BY 1, 2, 3, 4 ORDER BY 1, 3, 4`,
     [at(-1)],
   );
   return { kept: kept.rows, counted: counted.rows };
