@@ -26,13 +26,14 @@ declare module 'vitest' {
 /**
  * The run's temporary directory. Tests make directories (copies of the migrations, dial logs, a browser's profile, an
  * embedded server's data) and child processes write there too; some 90 were left in $TMPDIR after every run. One
- * directory removed at the end keeps a developer's disk clean whatever a test forgets. Readable and traversable by
- * others: the embedded PostgreSQL runs as its own system user when the tests run as root, and must reach its data
- * directory and password file under it.
+ * directory removed at the end keeps a developer's disk clean whatever a test forgets. Open to every user, sticky, as
+ * /tmp is: when the tests run as root, the embedded PostgreSQL runs as its own system user and reaches its data
+ * directory and password file under it, and a test runs the service as an ordinary user, whose tsx keeps its cache
+ * there.
  */
 async function runTmpDir(): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), `oct-test-run-${process.pid}-`));
-  await fs.chmod(dir, 0o755);
+  await fs.chmod(dir, 0o1777);
   return dir;
 }
 
