@@ -116,9 +116,9 @@ export const UPGRADE_STEPS: UpgradeStep[] = [
   },
   {
     migration: '20261129300000_call_outcome_days_agency_id',
-    what: "the outcome counters' agency: the column, the counters' function, the counters filled, the index (one transaction)",
-    // Undone with the counters themselves (20261128100000's undo drops the table and its functions), which the steps
-    // above build again as the release before had them.
+    what: "the outcome counters' agency: the column, its trigger, the counters filled, the index (one transaction)",
+    // Undone with the counters themselves (20261128100000's undo drops the table, its trigger and its functions),
+    // which the steps above build again as the release before had them.
     undo: [],
   },
 ];
