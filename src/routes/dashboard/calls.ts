@@ -292,16 +292,20 @@ async function listPage(
   }
   const ids = calls.map((c) => c.id);
   // What the rows show besides themselves, read at once: the metadata column, queue positions, and the names of the
-  // page's agents and accounts (from the menus, else read for these rows alone).
-  const [columnValues, positions, rowAgents, rowAccounts] = await Promise.all([
+  // page's agents and accounts (from the menus, else read for these rows alone, in one statement).
+  const [columnValues, positions, rowNames] = await Promise.all([
     column ? fastify.storage.history.metadataValues(ids, column) : new Map<string, unknown>(),
     fastify.storage.history.queuePositions(
       calls.filter((c) => waitsForSlot(c, now)).map((c) => c.id),
       now,
     ),
-    agentMenu ?? scoped.findAgentsInScope(scope, [...new Set(calls.map((c) => c.agentId))]),
-    accountMenu ?? scoped.findAccountsInScope(scope, [...new Set(calls.map((c) => c.accountId))]),
+    scoped.findInScopeById(scope, {
+      agentIds: agentMenu ? [] : calls.map((c) => c.agentId),
+      accountIds: accountMenu ? [] : calls.map((c) => c.accountId),
+    }),
   ]);
+  const rowAgents = agentMenu ?? rowNames.agents;
+  const rowAccounts = accountMenu ?? rowNames.accounts;
   // The filters as typed, with the agent and the client they chose carried by id (a name may fit others later).
   const kept: Record<string, string> = { ...typed };
   for (const [name, choice] of [
