@@ -36,16 +36,28 @@ afterAll(async () => {
 });
 
 const sorted = (ids: string[]) => [...ids].sort();
+/** Every account and every agent of the two agencies, asked for in one list whatever the scope. */
+const everyAccount = () => [
+  agency.accountId,
+  client.accountId,
+  sibling.accountId,
+  other.accountId,
+  othersClient.accountId,
+];
+const everyAgent = () => [
+  agency.agentId,
+  agencyShared,
+  client.agentId,
+  sibling.agentId,
+  other.agentId,
+  othersClient.agentId,
+];
 
 describe('accounts and agents read by id within a scope', () => {
   it('an agency finds itself and its clients, never another agency or its clients, nor ids of nothing', async () => {
     const scope = { accountId: agency.accountId, kind: 'agency' } as const;
     const accounts = await storage.scoped.findAccountsInScope(scope, [
-      agency.accountId,
-      client.accountId,
-      sibling.accountId,
-      other.accountId,
-      othersClient.accountId,
+      ...everyAccount(),
       randomUUID(),
       client.accountId,
     ]);
@@ -58,15 +70,10 @@ describe('accounts and agents read by id within a scope', () => {
       kind: 'client',
     });
 
-    const agents = await storage.scoped.findAgentsInScope(scope, [
-      agency.agentId,
-      agencyShared,
-      client.agentId,
-      other.agentId,
-      othersClient.agentId,
-      randomUUID(),
-    ]);
-    expect(sorted(agents.map((a) => a.id))).toEqual(sorted([agency.agentId, agencyShared, client.agentId]));
+    const agents = await storage.scoped.findAgentsInScope(scope, [...everyAgent(), randomUUID()]);
+    expect(sorted(agents.map((a) => a.id))).toEqual(
+      sorted([agency.agentId, agencyShared, client.agentId, sibling.agentId]),
+    );
     expect(agents.find((a) => a.id === client.agentId)).toMatchObject({
       accountId: client.accountId,
       accountName: 'Test Client',
@@ -76,21 +83,9 @@ describe('accounts and agents read by id within a scope', () => {
 
   it('a client finds itself alone: not its agency, a sibling or another tenant', async () => {
     const scope = { accountId: client.accountId, kind: 'client' } as const;
-    const accounts = await storage.scoped.findAccountsInScope(scope, [
-      agency.accountId,
-      client.accountId,
-      sibling.accountId,
-      other.accountId,
-      othersClient.accountId,
-    ]);
+    const accounts = await storage.scoped.findAccountsInScope(scope, everyAccount());
     expect(accounts.map((a) => a.id)).toEqual([client.accountId]);
-    const agents = await storage.scoped.findAgentsInScope(scope, [
-      agency.agentId,
-      agencyShared,
-      client.agentId,
-      sibling.agentId,
-      othersClient.agentId,
-    ]);
+    const agents = await storage.scoped.findAgentsInScope(scope, everyAgent());
     expect(agents.map((a) => a.id)).toEqual([client.agentId]);
   });
 
