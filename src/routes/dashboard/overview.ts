@@ -91,12 +91,21 @@ export default async function overview(fastify: FastifyInstance) {
      * The Calls list filtered to one account (agency users: a client filter) and `filters`. "Today" is the day the
      * calls were created: the list filters by creation, the Overview counts calls that ended today.
      */
-    const callsHref = (accountId: string, status: CallStatus, when?: 'today') => {
+    const listHref = (status: CallStatus, when?: 'today') => {
       const query = new URLSearchParams({ status });
       if (when) for (const bound of ['from', 'to']) query.set(bound, day);
-      if (perClient) query.set('client', accountId);
       return `/dashboard/calls?${query.toString()}`;
     };
+    // Each link's query once per page, the account's id (a uuid: nothing to encode) appended per row: a
+    // URLSearchParams per link was a tenth of the server's time for an agency's Overview of 51 rows.
+    const lists = {
+      active: listHref('in_progress'),
+      waiting: listHref('initiated'),
+      completed: listHref('completed', 'today'),
+      failed: listHref('failed', 'today'),
+    };
+    const callsHref = (accountId: string, list: keyof typeof lists) =>
+      perClient ? `${lists[list]}&client=${accountId}` : lists[list];
     const rowOf = (account: OverviewAccount) => {
       const counts = live.get(account.id) ?? {
         active: 0,
@@ -125,10 +134,10 @@ export default async function overview(fastify: FastifyInstance) {
         failures,
         // The list has one status at a time: "active" (dialling or connected) links to the connected calls.
         links: {
-          active: callsHref(account.id, 'in_progress'),
-          waiting: callsHref(account.id, 'initiated'),
-          completed: callsHref(account.id, 'completed', 'today'),
-          failed: callsHref(account.id, 'failed', 'today'),
+          active: callsHref(account.id, 'active'),
+          waiting: callsHref(account.id, 'waiting'),
+          completed: callsHref(account.id, 'completed'),
+          failed: callsHref(account.id, 'failed'),
         },
         endpoint: endpoint
           ? {
