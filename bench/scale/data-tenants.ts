@@ -15,6 +15,11 @@ export interface BaseShape {
   /** Agencies of clientsPerAgency clients each; account 0 (an agency) is the dashboard's. */
   agencies: number;
   clientsPerAgency: number;
+  /**
+   * The dashboard's agency's clients in every database: its clientsPerAgency, then the rest after every base agency
+   * (not keyed, no endpoint, no calls). Enough that its pages take their large-agency form (BASE in data.ts).
+   */
+  dashboardClients: number;
   /** The first `keys` accounts have an API key (the trigger load rotates over them). */
   keys: number;
   /** The first `endpoints` accounts have a webhook endpoint; timingOut of them (never account 0) never answer. */
@@ -58,9 +63,10 @@ function spread<T>(pool: readonly T[], count: number): T[] {
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 
 /**
- * The base accounts (agencies of clientsPerAgency clients), then for `tenants` its accounts: account 0's agency grown
- * to largestAgency clients, then agencies whose k-th (k >= 2) has largestAgency / k clients (0 when that is below 1:
- * agencies on their own), until `tenants.accounts` are added. `windowed`: one windowed agent per keyed account.
+ * The base accounts (agencies of clientsPerAgency clients, then account 0's further clients up to dashboardClients),
+ * then for `tenants` its accounts: account 0's agency grown to largestAgency clients, then agencies whose k-th (k >= 2)
+ * has largestAgency / k clients (0 when that is below 1: agencies on their own), until `tenants.accounts` are added.
+ * `windowed`: one windowed agent per keyed account.
  */
 export function planLayout(base: BaseShape, tenants: TenantsShape | null, windowed: boolean): Layout {
   const agencyOf: number[] = [];
@@ -68,12 +74,13 @@ export function planLayout(base: BaseShape, tenants: TenantsShape | null, window
     const agency = agencyOf.length;
     for (let c = 0; c <= base.clientsPerAgency; c++) agencyOf.push(agency);
   }
+  for (let c = base.clientsPerAgency; c < base.dashboardClients; c++) agencyOf.push(0);
   const baseTotal = agencyOf.length;
   if (baseTotal < base.keys || base.keys < base.endpoints || base.keys < base.drainAccounts)
     throw new Error(`${baseTotal} base accounts cannot hold ${base.keys} keyed ones with their endpoints and drain`);
   if (tenants) {
     const limit = baseTotal + tenants.accounts;
-    for (let c = base.clientsPerAgency; c < tenants.largestAgency && agencyOf.length < limit; c++) agencyOf.push(0);
+    for (let c = base.dashboardClients; c < tenants.largestAgency && agencyOf.length < limit; c++) agencyOf.push(0);
     for (let k = 2; agencyOf.length < limit; k++) {
       const agency = agencyOf.length;
       agencyOf.push(agency);
@@ -332,7 +339,8 @@ export async function insertSearchedNames(
 const CLIENT_CALLS_MAX = 200;
 
 /**
- * The tenants dimension: the clients it adds to the dashboard's agency are not idle. Each has completed calls with
+ * The tenants dimension: the dashboard's agency's clients beyond the base's first clientsPerAgency are not idle (on
+ * the other databases the base's further ones are: BASE in data.ts). Each has completed calls with
  * their events, how many picked with a Zipf-like share from a hash of its id (1 to CLIENT_CALLS_MAX: many clients with
  * a few, a few with many; some 37 on average), over the last 90 days, named as the history's calls are. Until the
  * twenty-fourth session they had none, and no run measured an agency whose clients call: its list reads each client's
