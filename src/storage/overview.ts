@@ -146,11 +146,12 @@ const FIRST_RUN = statement(
  * may not have), each read from a few entries. The others all tie at nothing to see and follow by name: the first of
  * them come from the (agency_id, name, id) index, only while the ranked ones leave room on the page. The scope's rows
  * are read once, for its count, waiting counters and the ranked clients' names (a hash join: a probe of the primary key
- * per ranked client read 735 pages for the 245 with outcomes of the day on bench:scale's tenants database, 1.33 ->
- * 1.22 ms a statement). Ranking every client (the
- * statement before: each one's row joined to the four sources, a probe of its endpoint, and the thousand sorted on
- * five keys) took 2.9 ms for an agency of 1,001 accounts on a copy of bench:scale's tenants database (prepared, no
- * load); 1.7 ms after the twenty-sixth session, 1.5 ms now (bench/README.md, "Twenty-seventh session").
+ * per ranked client read 735 pages for the 245 with outcomes of the day on bench:scale's tenants database). Ranking
+ * every client (the statement before: each one's row joined to the four sources, a probe of its endpoint, and the
+ * thousand sorted on five keys) took 2.9 ms for an agency of 1,001 accounts on a copy of bench:scale's tenants
+ * database (prepared, no load); 1.7 ms after the twenty-sixth session, 1.5 ms after the twenty-seventh
+ * (bench/README.md, "Twenty-seventh session"), 1.22 ms with the names from the scope's rows (1.33 with the probes,
+ * "Thirtieth session").
  */
 const RANKED = statement(
   'oct_overview_ranked_accounts',

@@ -88,16 +88,16 @@ export default async function overview(fastify: FastifyInstance) {
     const perClient = isAgencyScope(request.scope);
     const day = utcDay(today);
     /**
-     * The Calls list filtered to one account (agency users: a client filter) and `filters`. "Today" is the day the
-     * calls were created: the list filters by creation, the Overview counts calls that ended today.
+     * The Calls list filtered to one status (and for outcomes, today). "Today" is the day the calls were created: the
+     * list filters by creation, the Overview counts calls that ended today.
      */
     const listHref = (status: CallStatus, when?: 'today') => {
       const query = new URLSearchParams({ status });
       if (when) for (const bound of ['from', 'to']) query.set(bound, day);
       return `/dashboard/calls?${query.toString()}`;
     };
-    // Each link's query once per page, the account's id (a uuid: nothing to encode) appended per row: a
-    // URLSearchParams per link was a tenth of the server's time for an agency's Overview of 51 rows.
+    // Each link's query once per page; callsHref adds the account (agency users: a client filter), its id a uuid
+    // with nothing to encode. A URLSearchParams per link was a tenth of the server's time for an Overview of 51 rows.
     const lists = {
       active: listHref('in_progress'),
       waiting: listHref('initiated'),
