@@ -45,7 +45,7 @@ beforeAll(async () => {
       accountId: tenants[name].accountId,
       agentId: tenants[name].agentId,
       count: 60,
-      createdAt: new Date('2026-11-20T12:00:00Z'),
+      createdAt: new Date(Date.now() - 3_600_000),
     });
     const email = `${name.toLowerCase()}@busy.example`;
     await createUserWithPassword(app.prisma, tenants[name].accountId, email);
