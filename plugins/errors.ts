@@ -18,9 +18,15 @@ const UNAVAILABLE_CODES = new Set([
   'ETIMEDOUT',
   '57P01',
   '57P03',
+  // Overload, not fault: a statement cancelled by statement_timeout, a lock not had within lock_timeout, no free
+  // server connection.
+  '57014',
+  '55P03',
+  '53300',
 ]);
 
-function isDatabaseUnavailable(error: unknown): boolean {
+/** A database outage or overload the client may retry after (503), not a fault of ours (500). */
+export function isDatabaseUnavailable(error: unknown): boolean {
   const e = error as { code?: string; name?: string; message?: string; cause?: unknown } | null;
   if (!e) return false;
   if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;

@@ -15,6 +15,7 @@ import { DASHBOARD_IMPORT_MAX_BYTES } from '../../src/domain/do-not-call.js';
 import { VIEWS_DIR } from '../../src/paths.js';
 import { clearHeadersForError } from '../errors.js';
 import { mailEnabledLocals } from '../mailer.js';
+import busy, { isBusy } from './busy.js';
 import forgotPasswordLimiter from './forgot-password-limiter.js';
 import pages from './pages.js';
 import requestChecks from './request-checks.js';
@@ -130,10 +131,12 @@ export default fp<DashboardOptions>(
     await fastify.register(forgotPasswordLimiter);
     await fastify.register(mailEnabledLocals);
     await fastify.register(pages);
+    await fastify.register(busy);
     // After every plugin with an onSend hook (@fastify/session's above all).
     await fastify.register(responseGuard);
 
     fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
+      if (isBusy(error)) return reply.busy(error);
       const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
       if (status >= 500) request.log.error({ err: error }, 'dashboard error');
       // The CSRF plugin's own messages are for developers; people get one sentence that says what to do.

@@ -41,6 +41,8 @@ export default async function dashboard(fastify: FastifyInstance) {
   // The signed-in family: its hook asks for a user (else the sign-in page, and back), so no route of it declares a
   // guard; its reads take `request.scope`. Inside it, the agency-only family (a client user gets 404).
   await fastify.register(async function signedIn(family) {
+    // A user's requests in flight at once are capped (plugins/dashboard/busy.ts): before the body is read.
+    family.addHook('onRequest', family.limitUserInFlight);
     family.addHook('preHandler', family.dashboardGuards.requireUser);
     await family.register(confirmPassword);
     await family.register(overview);
