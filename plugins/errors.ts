@@ -6,6 +6,7 @@ import { AppError } from '../src/errors.js';
 import type { ErrorCode } from '../schemas/error-codes.js';
 import { safePath } from '../src/logger.js';
 import { describeValidationError, validationErrorCode } from '../schemas/validation.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../schemas/headers.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 const UNAVAILABLE_CODES = new Set([
@@ -109,7 +110,10 @@ async function errorsPlugin(fastify: FastifyInstance) {
     const status = error.statusCode ?? 500;
     if (isDatabaseUnavailable(error)) {
       request.log.error({ err: error }, 'database unavailable');
-      return sendError(reply, new AppError('SERVICE_UNAVAILABLE'));
+      return sendError(
+        reply,
+        new AppError('SERVICE_UNAVAILABLE', {}, { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }),
+      );
     }
     if (status >= 400 && status < 500 && error.code?.startsWith('FST_')) {
       // Fastify's remaining client errors (bad URL, bad content length...) have safe, specific messages.

@@ -1,4 +1,4 @@
-// Response headers the API documents: rate-limit headers on every authenticated response, Retry-After on 429s,
+// Response headers the API documents: rate-limit headers on every authenticated response, Retry-After on 429s and 503s,
 // Idempotent-Replayed on replays.
 const integer = (description: string) => ({ type: 'integer', description });
 const string = (description: string) => ({ type: 'string', description });
@@ -13,6 +13,13 @@ export const RATE_LIMIT_HEADERS = {
 
 export const RETRY_AFTER_HEADER = {
   'retry-after': integer('Seconds to wait before retrying; the same number as in the error message'),
+} as const;
+
+/** How long a client waits after a 503 (the database busy or unreachable): the API's and the dashboard's. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+export const UNAVAILABLE_RETRY_AFTER_HEADER = {
+  'retry-after': integer(`Seconds to wait before retrying (${UNAVAILABLE_RETRY_AFTER_SECONDS})`),
 } as const;
 
 export const REPLAYED_HEADER = {

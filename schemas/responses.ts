@@ -3,7 +3,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { errorMessage, type ErrorCode } from './error-codes.js';
 import { ErrorResponse } from './error.js';
-import { RATE_LIMIT_HEADERS, REPLAYED_HEADER, RETRY_AFTER_HEADER } from './headers.js';
+import { RATE_LIMIT_HEADERS, REPLAYED_HEADER, RETRY_AFTER_HEADER, UNAVAILABLE_RETRY_AFTER_HEADER } from './headers.js';
 import { TRIGGER_FIELD_ERRORS } from './trigger.js';
 
 const envelope = (message: string) => ({ success: false, error: message });
@@ -91,6 +91,11 @@ export function triggerResponses(success: TSchema) {
       RETRY_AFTER_HEADER,
     ),
     500: errorResponse(500, 'Internal error; details are logged, never returned', ['INTERNAL']),
-    503: errorResponse(503, 'The database cannot be reached', ['SERVICE_UNAVAILABLE']),
+    503: errorResponse(
+      503,
+      'The database is busy or cannot be reached',
+      ['SERVICE_UNAVAILABLE'],
+      UNAVAILABLE_RETRY_AFTER_HEADER,
+    ),
   };
 }

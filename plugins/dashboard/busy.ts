@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import type {} from '@fastify/sensible';
 import { ThrottledLog } from '../../src/logging/throttled-log.js';
 import { clearHeadersForError, isDatabaseUnavailable } from '../errors.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../schemas/headers.js';
 
 /**
  * A user's dashboard requests at once, per process. A page, a live refresh or two and a form fit in it; a script or a
@@ -14,8 +15,8 @@ import { clearHeadersForError, isDatabaseUnavailable } from '../errors.js';
  * request pool (src/storage/database.ts), and counting in Redis would cost two round trips on every page.
  */
 export const USER_IN_FLIGHT_MAX = 4;
-/** The live refresh's interval (src/views/layout.eta): a refused refresh comes back at its next tick anyway. */
-export const BUSY_RETRY_AFTER_SECONDS = 5;
+/** The API's too; and the live refresh's interval (src/views/layout.eta): a refused refresh comes back at its next tick. */
+export const BUSY_RETRY_AFTER_SECONDS = UNAVAILABLE_RETRY_AFTER_SECONDS;
 export const BUSY_MESSAGE = 'The service is busy right now. Try again in a few seconds.';
 
 declare module 'fastify' {

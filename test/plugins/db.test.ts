@@ -51,6 +51,7 @@ describe('connection pools', () => {
       const refused = await trigger(app, tenant.key);
       expect(refused.statusCode).toBe(503);
       expect(refused.json()).toEqual({ success: false, error: 'Service temporarily unavailable' });
+      expect(refused.headers['retry-after']).toBe('5');
       // The background statement has waited as long as the request did, and is still waiting, not failed.
       for (const client of background.splice(0)) client.release();
       expect((await waiting).rows).toEqual([{ ok: 1 }]);
