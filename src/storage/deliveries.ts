@@ -348,13 +348,30 @@ export class DeliveryRepository extends Repository {
     return this.prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { endpoint: true } });
   }
 
-  async requeueDelivery(deliveryId: string, now: Date): Promise<void> {
-    await this.prisma.webhookDelivery.update({ where: { id: deliveryId }, data: REQUEUED(now) });
+  /**
+   * Sends a delivery again, in one conditional statement (UPDATE ... WHERE status = ...): only when it is not pending
+   * and, with `seen`, still in the state the caller read (its status and the time of its last attempt). Of concurrent
+   * resends one changes it and the others find it changed, so none is sent twice. Returns whether it changed.
+   */
+  async requeueDelivery(
+    deliveryId: string,
+    now: Date,
+    seen?: { status: Exclude<DeliveryStatus, 'pending'>; lastAttemptAt: Date | null },
+  ): Promise<boolean> {
+    const { count } = await this.prisma.webhookDelivery.updateMany({
+      where: {
+        id: deliveryId,
+        ...(seen ? { status: seen.status, lastAttemptAt: seen.lastAttemptAt } : { status: { not: 'pending' } }),
+      },
+      data: REQUEUED(now),
+    });
+    return count === 1;
   }
 
   /**
    * Sends again every failed delivery of the endpoint created at or after `since`, in one statement (served by the
-   * (endpoint_id, status) index); returns how many.
+   * (endpoint_id, status) index); returns how many. Conditional as requeueDelivery is: a concurrent resend waits for
+   * this one's row locks, then finds those rows pending and leaves them.
    */
   async requeueFailedDeliveriesSince(endpointId: string, since: Date, now: Date): Promise<number> {
     const { count } = await this.prisma.webhookDelivery.updateMany({
