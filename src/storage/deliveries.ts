@@ -209,6 +209,8 @@ export interface LoggedDelivery {
   id: string;
   eventType: string;
   callId: string;
+  /** The number the call dialled (the call is the account's own: deliveries go to its account's endpoint). */
+  phoneNumber: string;
   /** The body sent, frozen when the event happened. */
   payload: string;
   status: DeliveryStatus;
@@ -420,6 +422,8 @@ export class DeliveryRepository extends Repository {
         id: true,
         eventType: true,
         callId: true,
+        // One more statement for the page's calls (by id, the primary key), not one per delivery.
+        call: { select: { phoneNumber: true } },
         payload: true,
         status: true,
         heldReason: true,
@@ -440,7 +444,9 @@ export class DeliveryRepository extends Repository {
         },
       },
     });
-    const deliveries = rows.slice(0, page.limit).map((row) => ({ ...row, attempts: row.attempts.reverse() }));
+    const deliveries = rows
+      .slice(0, page.limit)
+      .map(({ call, ...row }) => ({ ...row, phoneNumber: call.phoneNumber, attempts: row.attempts.reverse() }));
     const last = deliveries.at(-1);
     return { deliveries, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
   }
