@@ -9,11 +9,11 @@ import net, { isIP, type LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isPrivateAddress } from './url-policy.js';
 
-type Connect = (options: http.ClientRequestArgs, callback?: (error: Error | null, stream: Duplex) => void) => unknown;
 type Callback = (error: Error | null, stream: Duplex) => void;
+type Connect = (options: http.ClientRequestArgs, callback?: Callback) => unknown;
 
 /** Why a connection was not made, as the delivery log shows it. */
-export function refusal(address: string, host: string | undefined): Error {
+function refusal(address: string, host: string | undefined): Error {
   const name = host && host !== address ? ` (${host})` : '';
   return Object.assign(
     new Error(

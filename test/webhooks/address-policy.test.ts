@@ -1,7 +1,8 @@
 // One address policy when a webhook URL is saved and when an event is sent (issue 45, point 8): every address of the
 // table gets the same verdict from the URL check (as callctl and the dashboard call it) and from the sender with
 // private targets not allowed, making a real connection attempt (to the address itself, and to a name resolving to
-// it) while a local server listens on every local address, so a refused loopback form would otherwise reach it.
+// it; http and https) while a local server listens on every local address, which a refused loopback form would
+// otherwise reach.
 import http from 'node:http';
 import { isIP, type AddressInfo, type LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,6 +114,9 @@ describe('one address policy, when a URL is saved and when an event is sent', ()
             webhookUrlProblem(`https://${literal(address)}/hooks`, false, 'tenant') === null ? 'allowed' : 'refused',
           connected: await connectVerdict(sender, `http://${literal(address)}:${port}/hooks`),
           resolved: await connectVerdict(sender, `http://${name}:${port}/hooks`),
+          // The https agent, as every real endpoint uses (the server speaks http: a TLS attempt is still a connection).
+          connectedTls: await connectVerdict(sender, `https://${literal(address)}:${port}/hooks`),
+          resolvedTls: await connectVerdict(sender, `https://${name}:${port}/hooks`),
         })),
       );
       const verdicts = (row: (typeof rows)[number]) => [
@@ -122,8 +126,10 @@ describe('one address policy, when a URL is saved and when an event is sent', ()
         row.savedByTenant,
         row.connected,
         row.resolved,
+        row.connectedTls,
+        row.resolvedTls,
       ];
-      expect(rows.map(verdicts)).toEqual(rows.map((row) => [row.address, ...Array<string>(5).fill(row.expected)]));
+      expect(rows.map(verdicts)).toEqual(rows.map((row) => [row.address, ...Array<string>(7).fill(row.expected)]));
     } finally {
       sender.close();
     }
