@@ -126,6 +126,43 @@ describe('concurrent resends of one delivery', () => {
 });
 
 describe('"resend every failed delivery since" racing itself and single resends', () => {
+  it('four users pressing "Resend failed" at once: their counts add up, each delivery is sent once', async () => {
+    const ids = await failedDeliveries(3);
+    const LOG = '/dashboard/settings/api-webhooks/deliveries';
+    const since = new Date(app.now().getTime() - 3_600_000).toISOString().slice(0, 16);
+    const visitors: Visitor[] = [];
+    for (let i = 0; i < 4; i++) {
+      const email = `resend-failed${i}@race.example`;
+      await createUserWithPassword(app.prisma, tenant.accountId, email);
+      const visitor = new Visitor(app);
+      visitor.ip = `198.51.100.${i + 30}`;
+      expect((await visitor.signIn(email)).status).toBe(303);
+      await visitor.get(LOG);
+      visitors.push(visitor);
+    }
+    const from = receiver.received.length;
+    const answers = await Promise.all(
+      visitors.map((v) => v.request('POST', `${LOG}/resend-failed`, { _csrf: v.lastCsrf!, since })),
+    );
+    const flashes = await Promise.all(
+      answers.map(async (answer, i) => {
+        expect(answer.status).toBe(303);
+        return /<p class="notice ok" role="status">([^<]*)<\/p>/.exec(
+          (await visitors[i]!.get(answer.location!)).body,
+        )?.[1];
+      }),
+    );
+    // "1 failed delivery since ...", "3 failed deliveries since ...", or none left.
+    const counted = flashes.map((f) => Number(/^(\d+) failed deliver/.exec(f ?? '')?.[1] ?? 0));
+    expect(counted.reduce((a, b) => a + b, 0)).toBe(ids.length);
+    for (const [i, flash] of flashes.entries())
+      if (counted[i] === 0)
+        expect(flash).toMatch(
+          /^No failed delivery since .* is left to send again \(none failed, or a resend made at the same time took them\)\.$/,
+        );
+    expect(await sentAfter(ids, from)).toEqual([1, 1, 1]);
+  });
+
   it('sends each failed delivery once, however the resends interleave; the counts add up to one each', async () => {
     const ids = await failedDeliveries(3);
     const since = new Date(app.now().getTime() - 3_600_000);
