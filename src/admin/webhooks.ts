@@ -92,7 +92,8 @@ function disabledProblem(endpoint: { disabledReason: string | null; accountId: s
 /**
  * Sends a delivery again with the same webhook-id and body: back to pending, due now. Not while it is pending (it
  * could be sent twice at once) nor while its endpoint is disabled. With `accountId`, only a delivery of that
- * account's endpoint (any other is NoSuchDelivery).
+ * account's endpoint (any other is NoSuchDelivery). The change is conditional on the state read here: of concurrent
+ * resends of one delivery exactly one sends it; the others are told it is being sent already.
  */
 export async function replayDelivery(
   storage: Storage,
@@ -107,8 +108,12 @@ export async function replayDelivery(
   if (delivery.status === 'pending')
     throw new AdminError(`Delivery ${deliveryId} is still pending; it will be sent without a replay`);
   const now = options.now ?? new Date();
+  const seen = { status: delivery.status, lastAttemptAt: delivery.lastAttemptAt };
   await storage.transaction(async (tx) => {
-    await tx.deliveries.requeueDelivery(delivery.id, now);
+    if (!(await tx.deliveries.requeueDelivery(delivery.id, now, seen)))
+      throw new AdminError(
+        `Delivery ${deliveryId} is already being sent again (another resend came first); it will be sent once`,
+      );
     if (actor)
       await audit(tx, delivery.endpoint.accountId, actor, 'deliveries_resent', now, {
         delivery_id: delivery.id,

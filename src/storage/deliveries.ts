@@ -209,6 +209,8 @@ export interface LoggedDelivery {
   id: string;
   eventType: string;
   callId: string;
+  /** The number the call dialled (the call is the account's own: deliveries go to its account's endpoint). */
+  phoneNumber: string;
   /** The body sent, frozen when the event happened. */
   payload: string;
   status: DeliveryStatus;
@@ -348,13 +350,30 @@ export class DeliveryRepository extends Repository {
     return this.prisma.webhookDelivery.findUnique({ where: { id: deliveryId }, include: { endpoint: true } });
   }
 
-  async requeueDelivery(deliveryId: string, now: Date): Promise<void> {
-    await this.prisma.webhookDelivery.update({ where: { id: deliveryId }, data: REQUEUED(now) });
+  /**
+   * Sends a delivery again, in one conditional statement (UPDATE ... WHERE status = ...): only when it is not pending
+   * and, with `seen`, still in the state the caller read (its status and the time of its last attempt). Of concurrent
+   * resends one changes it and the others find it changed, so none is sent twice. Returns whether it changed.
+   */
+  async requeueDelivery(
+    deliveryId: string,
+    now: Date,
+    seen?: { status: Exclude<DeliveryStatus, 'pending'>; lastAttemptAt: Date | null },
+  ): Promise<boolean> {
+    const { count } = await this.prisma.webhookDelivery.updateMany({
+      where: {
+        id: deliveryId,
+        ...(seen ? { status: seen.status, lastAttemptAt: seen.lastAttemptAt } : { status: { not: 'pending' } }),
+      },
+      data: REQUEUED(now),
+    });
+    return count === 1;
   }
 
   /**
    * Sends again every failed delivery of the endpoint created at or after `since`, in one statement (served by the
-   * (endpoint_id, status) index); returns how many.
+   * (endpoint_id, status) index); returns how many. Conditional as requeueDelivery is: a concurrent resend waits for
+   * this one's row locks, then finds those rows pending and leaves them.
    */
   async requeueFailedDeliveriesSince(endpointId: string, since: Date, now: Date): Promise<number> {
     const { count } = await this.prisma.webhookDelivery.updateMany({
@@ -403,6 +422,8 @@ export class DeliveryRepository extends Repository {
         id: true,
         eventType: true,
         callId: true,
+        // One more statement for the page's calls (by id, the primary key), not one per delivery.
+        call: { select: { phoneNumber: true } },
         payload: true,
         status: true,
         heldReason: true,
@@ -423,7 +444,9 @@ export class DeliveryRepository extends Repository {
         },
       },
     });
-    const deliveries = rows.slice(0, page.limit).map((row) => ({ ...row, attempts: row.attempts.reverse() }));
+    const deliveries = rows
+      .slice(0, page.limit)
+      .map(({ call, ...row }) => ({ ...row, phoneNumber: call.phoneNumber, attempts: row.attempts.reverse() }));
     const last = deliveries.at(-1);
     return { deliveries, next: rows.length > page.limit && last ? { createdAt: last.createdAt, id: last.id } : null };
   }

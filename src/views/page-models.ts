@@ -277,6 +277,9 @@ export interface PageModels {
       id: string;
       eventType: string;
       callId: string;
+      /** The number the call dialled, and the call's page (it names the call: issue 45, point 23). */
+      callNumber: string;
+      callHref: string;
       status: string;
       /** The badge's words and tone. */
       statusWords: string;

@@ -1,12 +1,13 @@
 // One HTTP attempt of a webhook: POST the frozen body with Standard Webhooks headers, no redirects, a hard timeout,
-// and (unless private targets are allowed) an agent that refuses private addresses at connect time (DNS rebinding).
+// and (unless private targets are allowed) agents that put every address connected to through the URL check's own
+// address policy (guarded-agent.ts: DNS rebinding, and the same verdict as when the URL was saved).
 // The answer's first 2 KB are kept for the delivery log; a long body is not read to its end.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
-import type { Socket } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import https from 'node:https';
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { webhookSigningKey } from '../domain/webhook-secret.js';
+import { GuardedHttpAgent, GuardedHttpsAgent } from './guarded-agent.js';
 
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 const USER_AGENT = 'outbound-call-trigger-webhooks/1';
@@ -82,6 +83,8 @@ export interface AttemptResult {
 export interface SenderOptions {
   allowPrivateTargets: boolean;
   timeoutMs?: number;
+  /** How names are resolved (node:net's `lookup` connect option); dns.lookup unless given (tests name addresses). */
+  lookup?: LookupFunction;
 }
 
 type Agents = { http: http.Agent; https: https.Agent };
@@ -104,6 +107,7 @@ export class WebhookSender {
   /** For the one immediate retry: never a kept-alive socket, so always a new connection. */
   private readonly fresh: Agents;
   private readonly timeoutMs: number;
+  private readonly lookup: LookupFunction | undefined;
 
   constructor(options: SenderOptions) {
     // As many idle connections kept per host as may be open: after a burst, the next one reuses them instead of
@@ -112,12 +116,13 @@ export class WebhookSender {
     const once = { keepAlive: false };
     this.agents = options.allowPrivateTargets
       ? { http: new http.Agent(common), https: new https.Agent(common) }
-      : { http: new RequestFilteringHttpAgent(common), https: new RequestFilteringHttpsAgent(common) };
+      : { http: new GuardedHttpAgent(common), https: new GuardedHttpsAgent(common) };
     for (const agent of [this.agents.http, this.agents.https]) idleNoLongerThanHinted(agent);
     this.fresh = options.allowPrivateTargets
       ? { http: new http.Agent(once), https: new https.Agent(once) }
-      : { http: new RequestFilteringHttpAgent(once), https: new RequestFilteringHttpsAgent(once) };
+      : { http: new GuardedHttpAgent(once), https: new GuardedHttpsAgent(once) };
     this.timeoutMs = options.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+    this.lookup = options.lookup;
   }
 
   /**
@@ -197,7 +202,14 @@ export class WebhookSender {
       const timedOut = () => new Error(`timed out after ${this.timeoutMs} ms`);
       let bytesBefore: number | null = null;
       let answered = false;
-      const request = client.request(url, { method: 'POST', headers, agent, timeout: timeoutMs }, (response) => {
+      const options = {
+        method: 'POST',
+        headers,
+        agent,
+        timeout: timeoutMs,
+        ...(this.lookup && { lookup: this.lookup }),
+      };
+      const request = client.request(url, options, (response) => {
         answered = true;
         idleHints.set(response.socket, String(response.headers['keep-alive'] ?? ''));
         // The first bytes are kept (copied: a chunk's buffer may be far larger); the rest is drained, for the

@@ -98,6 +98,8 @@ describe('the API key', () => {
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body).toContain('shown only this once');
+    // True of a key: only its digest is kept.
+    expect(res.body).toContain('It is not stored in readable form (only a digest of it is kept)');
     expect(res.body).toMatch(/<input id="secret-value" class="secret-value" type="text" readonly value="svc_sk_/);
     expect(res.body).toContain('<script src="/dashboard/assets/copy.js" defer></script>');
     firstKey = shownKey(res)!;
@@ -418,6 +420,11 @@ describe('the webhook endpoint', () => {
     expect(shownSecret(again)).toBeUndefined();
     const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
     expect(endpoint.secret).toBe(secret);
+    // Kept as it is, to sign: the page says so, and not that it is unreadable (issue 45.11).
+    expect(res.body).not.toContain('not stored in readable form');
+    expect(res.body).toContain(
+      'The service keeps it in its database, unencrypted, because it signs every event with it',
+    );
     const settings = (await visitor.get(OWN)).body;
     expect(settings).toContain(receiver.url);
     expect(settings).not.toContain(secret);

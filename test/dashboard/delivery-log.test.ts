@@ -2,13 +2,15 @@
 // (a <details>, no script) to its payload and every attempt's answer, escaped; filters by event type, status and date
 // with each wrong one named next to its field; status badges; Resend only where it can act, each named for its
 // delivery, and none under the banner that says resend is impossible; "Resend failed since" 24 hours ago by default.
-import { beforeAll, describe, expect, it } from 'vitest';
+// Each row names its call (number and id, a link the viewer can open), read for the whole page at once.
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import type { DeliveryStatus } from '../../schemas/vocabulary.js';
+import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp } from '../helpers/app.js';
-import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
@@ -247,7 +249,7 @@ describe('Resend', () => {
     expect(new Set(labels).size).toBe(3);
     for (const label of labels)
       expect(label).toMatch(
-        /^Resend call\.(started|completed|failed) of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, call …[0-9a-f]{8}$/,
+        /^Resend call\.(started|completed|failed) of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, call to \+14155552671 …[0-9a-f]{8}$/,
       );
     for (const id of [delivered!, failed!]) expect(part(page, id)).toContain(`/deliveries/${id}/resend"`);
     for (const id of [pending!, held!]) expect(part(page, id)).not.toContain('/resend"');
@@ -291,5 +293,87 @@ describe('Resend', () => {
     expect(bad.body).toMatch(
       /value="2026-02-30 10:00" required aria-describedby="resend-since-error" aria-invalid="true">[\s\S]*<p class="field-error" id="resend-since-error">Enter the date and time as YYYY-MM-DD HH:MM \(UTC\)\.<\/p>/,
     );
+  });
+});
+
+describe('each row names its call', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** The delivery log's row of a call: its number and id, a link to the call's page. */
+  const callLine = (callId: string, number: string) =>
+    `<p class="delivery-call"><a href="/dashboard/calls/${callId}">Call to ${number}</a> <code>${callId}</code></p>`;
+  const deliveryOf = async (callId: string) =>
+    (await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } })).id;
+
+  /** The statements a GET of the page makes (the request pool: Prisma's and the hand-written ones). */
+  async function statementsOf(visitor: Visitor, path: string): Promise<{ count: number; body: string }> {
+    const pool = sqlPool(app.prisma);
+    const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    let count = 0;
+    const spy = vi.spyOn(pool, 'query').mockImplementation((...args: unknown[]) => {
+      count++;
+      return original(...args);
+    });
+    const res = await visitor.get(path);
+    spy.mockRestore();
+    expect(res.status).toBe(200);
+    return { count, body: res.body };
+  }
+
+  it('by number and id, linking to a call page the viewer can open', async () => {
+    const a = await account('calls@log.example');
+    receiver.respond = () => ({ status: 200 });
+    const calls = [
+      [await failedCall(a, { phone_number: '+14155550101' }), '+14155550101'],
+      [await failedCall(a, { phone_number: '+14155550102' }), '+14155550102'],
+    ] as const;
+    await app.deliveryWorker!.settle();
+    const page = (await a.visitor.get(LOG)).body;
+    for (const [callId, number] of calls) {
+      expect(part(page, await deliveryOf(callId))).toContain(callLine(callId, number));
+      expect((await a.visitor.get(`/dashboard/calls/${callId}`)).status).toBe(200);
+    }
+  });
+
+  it("a client's log, as its agency and as its own user sees it, names the client's calls", async () => {
+    const a = await account('agency-calls@log.example');
+    const client = await createClientTenant(app.prisma, a.tenant.accountId);
+    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
+    await createUserWithPassword(app.prisma, client.accountId, 'client-calls@log.example');
+    const clientUser = new Visitor(app);
+    clientUser.ip = '198.51.100.230';
+    expect((await clientUser.signIn('client-calls@log.example')).status).toBe(303);
+    const callId = await failedCall({ ...a, tenant: client }, { phone_number: '+14155550103' });
+    await app.deliveryWorker!.settle();
+    const id = await deliveryOf(callId);
+    for (const [visitor, log] of [
+      [a.visitor, `/dashboard/clients/${client.accountId}/api-webhooks/deliveries`],
+      [clientUser, LOG],
+    ] as const) {
+      expect(part((await visitor.get(log)).body, id)).toContain(callLine(callId, '+14155550103'));
+      expect((await visitor.get(`/dashboard/calls/${callId}`)).status).toBe(200);
+    }
+    // The agency's own log has no delivery of its client's endpoint.
+    expect(shown((await a.visitor.get(LOG)).body)).not.toContain(id);
+  });
+
+  it('reads the calls of a page at once: as many statements for twenty rows as for one', async () => {
+    const one = await account('one-call@log.example');
+    const many = await account('many-calls@log.example');
+    receiver.respond = () => ({ status: 200 });
+    await failedCall(one, { phone_number: '+14155550200' });
+    const numbers = Array.from({ length: 20 }, (_, i) => `+141555502${String(i + 10)}`);
+    for (const phone_number of numbers) await failedCall(many, { phone_number });
+    await app.deliveryWorker!.settle();
+    // Once each first: whatever a first visit reads once (and caches) is not counted.
+    await one.visitor.get(LOG);
+    await many.visitor.get(LOG);
+    const few = await statementsOf(one.visitor, LOG);
+    const lots = await statementsOf(many.visitor, LOG);
+    expect(shown(few.body)).toHaveLength(1);
+    expect(shown(lots.body)).toHaveLength(20);
+    for (const number of numbers) expect(lots.body).toContain(`>Call to ${number}</a>`);
+    expect(few.count).toBeGreaterThan(0);
+    expect(lots.count).toBe(few.count);
   });
 });

@@ -153,7 +153,7 @@ export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
         const { resent } = await resendFailedDeliveries(storage, account.id, since, actorOf(request), fastify.now());
         const text =
           resent === 0
-            ? `No delivery failed since ${formatTime(since)}: nothing to send again.`
+            ? `No failed delivery since ${formatTime(since)} is left to send again (none failed, or a resend made at the same time took them).`
             : `${resent === 1 ? '1 failed delivery' : `${resent} failed deliveries`} since ${formatTime(since)} will be sent again in a moment.`;
         return reply.seeOther(logHref(place.base(account.id), {}), { kind: 'ok', text });
       } catch (error) {

@@ -128,6 +128,9 @@ export function shownDelivery(d: LoggedDelivery, canResend: boolean): LogPage['d
     id: d.id,
     eventType: d.eventType,
     callId: d.callId,
+    callNumber: d.phoneNumber,
+    // The call page resolves the call within the viewer's scope, as for any link to it.
+    callHref: `/dashboard/calls/${d.callId}`,
     status: d.status,
     statusWords: d.status === 'pending' && d.attempts.length > 0 ? 'Retrying' : shown.words,
     tone: shown.tone,
@@ -139,7 +142,7 @@ export function shownDelivery(d: LoggedDelivery, canResend: boolean): LogPage['d
       : null,
     payload: reindent(d.payload),
     // The call's id ends in random bits (its start is its creation time, shared by calls made together).
-    resendLabel: resendable ? `Resend ${d.eventType} of ${at}, call …${d.callId.slice(-8)}` : null,
+    resendLabel: resendable ? `Resend ${d.eventType} of ${at}, call to ${d.phoneNumber} …${d.callId.slice(-8)}` : null,
     attempts: d.attempts.map((a) => ({
       attemptNumber: a.attemptNumber,
       at: formatTime(a.startedAt),
