@@ -3,7 +3,8 @@
 import { DOMParser } from '@xmldom/xmldom';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
-import { connectTwiml } from '../../src/routes/telephony/twilio.js';
+import { voicemailText } from '../../src/domain/voicemail.js';
+import { connectTwiml, voicemailTwiml } from '../../src/routes/telephony/twilio.js';
 
 /**
  * Parses strictly: an error (a document Twilio would refuse) fails the test. xmldom reads XML 1.1's line ends (NEL,
@@ -77,5 +78,14 @@ describe('TwiML escaping', () => {
       // A boolean: a failure would otherwise print 4,096 characters twice.
       expect(read === expected, `slice ${i}: ${JSON.stringify(read?.slice(0, 40))}`).toBe(true);
     }
+  });
+
+  it("the voicemail message, built by Twilio's builder, carries none of them raw either: they are spoken as spaces", () => {
+    const separators = ['\n', '\r', '\u000B', '\u000C', '\u0085', '\u2028', '\u2029', '\t', '\u007F', '\u009F'];
+    const text = voicemailText(`Hi {{name}},${separators.join('x')} call us`, `Ada${separators.join('')}Byron`)!;
+    const twiml = voicemailTwiml(text);
+    expect(twiml).not.toMatch(/[\p{Cc}\p{Zl}\p{Zp}]/u);
+    const said = new DOMParser().parseFromString(twiml, 'text/xml').getElementsByTagName('Say').item(0)!.textContent;
+    expect(said).toBe(text);
   });
 });
