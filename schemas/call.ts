@@ -56,9 +56,9 @@ export const CallData = Type.Object(
     }),
     failure_reason: FailureReasonSchema,
     attempt: Type.Integer({
-      minimum: 1,
+      minimum: 0,
       description:
-        "The attempt being made or last made, from 1. A call retried under its agent's retry policy keeps its call_id; call.started is sent once per attempt",
+        "The attempt being made or last made, from 1; 0 when no attempt was dialled (the call ended, or waits, before its first dial). A call retried under its agent's retry policy keeps its call_id; call.started is sent once per attempt. A call that ended while it waited for a retry names the attempt it last dialled",
     }),
     attempts: Type.Integer({
       minimum: 0,

@@ -1,4 +1,4 @@
-// One example of each webhook event, as a real delivery carries it (field for field, in the payload's order): the
+// Examples of each webhook event, as a real delivery carries it (field for field, in the payload's order): the
 // OpenAPI document publishes them on the event schemas, docs/webhooks.md shows the same ones, and
 // test/openapi/examples.test.ts checks both against the schemas.
 import type { CallData } from './call.js';
@@ -108,5 +108,37 @@ export const CALL_FAILED_EXAMPLE: Example<'call.failed'> = {
     scheduled_at: null,
     timezone: 'Europe/London',
     timezone_source: 'country',
+  },
+};
+
+/**
+ * A call canceled in the dashboard while it waited for its first dial (its agent's window was shut): it was never
+ * dialled, so no attempt was made (attempt and attempts 0) and it has no times but its creation.
+ */
+export const CALL_FAILED_BEFORE_DIAL_EXAMPLE: Example<'call.failed'> = {
+  type: 'call.failed',
+  timestamp: '2026-11-30T18:12:05.250Z',
+  data: {
+    call_id: '01a212d4-8e5a-7c3f-b0a4-3f6d2c9e1a77',
+    status: 'failed',
+    agent_id: 'c51ebacf-65fa-4b45-8ce0-edeb8cafdbfb',
+    phone_number: '+14155552671',
+    name: 'Alan Turing',
+    email: null,
+    metadata: { crm_id: 'L-44' },
+    created_at: '2026-11-30T17:55:00.000Z',
+    started_at: null,
+    answered_at: null,
+    ended_at: '2026-11-30T18:12:05.250Z',
+    duration_seconds: null,
+    failure_reason: 'canceled',
+    attempt: 0,
+    attempts: 0,
+    attempt_outcomes: [],
+    answered_by: null,
+    voicemail_left: null,
+    scheduled_at: null,
+    timezone: 'America/Los_Angeles',
+    timezone_source: 'agent',
   },
 };

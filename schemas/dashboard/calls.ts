@@ -90,7 +90,16 @@ export type CallsColumnForm = Static<typeof CallsColumnForm>;
 export const CANCEL_MAX_CALLS = 50;
 const CallId = Type.String({ maxLength: 64, pattern: UUID_PATTERN, description: "A call's id" });
 
-export const CancelCallForm = Form({}, 'Cancel this call (it must still be waiting)');
+/** The second step of a cancel: the confirmation page's button (without it, the first POST shows that page). */
+const Confirm = Type.Optional(
+  Type.Literal('yes', {
+    description:
+      "Sent by the confirmation page's button: cancel now. Without it the POST cancels nothing and answers the " +
+      'confirmation page, which says how many calls and that it cannot be undone',
+  }),
+);
+
+export const CancelCallForm = Form({ confirm: Confirm }, 'Cancel this call (it must still be waiting)');
 export type CancelCallForm = Static<typeof CancelCallForm>;
 
 export const CancelCallsForm = Form(
@@ -102,6 +111,15 @@ export const CancelCallsForm = Form(
           'manages (else the whole form is refused with 404); none ticked: nothing is canceled',
       }),
     ),
+    back: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description:
+          'The Calls list query string to go back to afterwards (its filters and page), without the "?": only the ' +
+          "list's own parameters are kept, and the way back is always the Calls list",
+      }),
+    ),
+    confirm: Confirm,
   },
   'Cancel the selected calls of the Calls list (those still waiting; the others are named as not canceled)',
 );

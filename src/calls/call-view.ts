@@ -18,6 +18,19 @@ export function attemptsDialled(
   return call.attemptsEnded + current;
 }
 
+/**
+ * The attempt being made or last made: the current one once it is dialled, else the last that ended; 0 when none was
+ * dialled (a call canceled, expired or refused by do-not-call while it waited for its first dial). A call waiting
+ * for a retry, or ended while it waited, names the attempt it last dialled, never one that was not made.
+ */
+export function attemptMade(
+  call: Pick<Call, 'attempt' | 'startedAt' | 'status'>,
+  outcomes: AttemptOutcomeData[],
+): number {
+  const dialled = call.status !== 'initiated' && call.startedAt !== null && outcomes.length < call.attempt;
+  return dialled ? call.attempt : (outcomes.at(-1)?.attempt ?? 0);
+}
+
 /** How a property is made: from the row and its attempt outcomes (read once per call; several properties need them). */
 type Read = (call: Call, outcomes: AttemptOutcomeData[]) => unknown;
 
@@ -27,6 +40,7 @@ const SPECIAL = {
   // The parsed metadata, or {} for none. Callers holding the stored text (src/calls/transition.ts, src/admin/calls.ts)
   // put it in this place as RawJson, so that the client's key order reaches the webhook body unchanged.
   metadata: (call: Call) => (call.metadata ?? {}) as CallData['metadata'],
+  attempt: (call: Call, outcomes: AttemptOutcomeData[]) => attemptMade(call, outcomes),
   attempts: (call: Call, outcomes: AttemptOutcomeData[]) =>
     attemptsDialled({ ...call, attemptsEnded: outcomes.length }),
   attempt_outcomes: (_call: Call, outcomes: AttemptOutcomeData[]) => outcomes,

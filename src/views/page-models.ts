@@ -416,6 +416,8 @@ export interface PageModels {
     column: string | null;
     /** The list's filters as a query string, for the column form to come back to. */
     columnBack: string;
+    /** The list's filters and page as a query string, for "Cancel selected calls" to come back to. */
+    cancelBack: string;
     /** Where "Cancel selected calls" posts; null when no call of this page still waits. */
     cancelAction: string | null;
     calls: {
@@ -449,6 +451,23 @@ export interface PageModels {
     olderHref: string | null;
     newestHref: string | null;
     clearHref: string | null;
+  };
+  /** The step before cancelling waiting calls (src/routes/dashboard/call-cancel.ts): its title asks how many. */
+  'cancel-confirm': {
+    /** Where the button posts (the form's own action, with confirm=yes). */
+    action: string;
+    /** The calls the list's form cancels (those still waiting), carried to the second POST; empty for one call's. */
+    callIds: string[];
+    /** The list's query string to come back to (the list's form), or null (one call's form). */
+    back: string | null;
+    /** What becomes of the calls, in words. */
+    consequence: string;
+    /** Ticked calls that no longer wait and stay as they are, in words; null when none. */
+    notWaiting: string | null;
+    confirmLabel: string;
+    /** Where "Keep …" goes back to, cancelling nothing. */
+    keepHref: string;
+    keepLabel: string;
   };
   client: UsersTableModel &
     InviteFormModel & {
@@ -644,12 +663,14 @@ export const PAGE_FIELDS = {
     'clientFilter',
     'column',
     'columnBack',
+    'cancelBack',
     'cancelAction',
     'calls',
     'olderHref',
     'newestHref',
     'clearHref',
   ],
+  'cancel-confirm': ['action', 'callIds', 'back', 'consequence', 'notWaiting', 'confirmLabel', 'keepHref', 'keepLabel'],
   client: ['people', 'showAccount', 'canManage', 'from', 'invite', 'client', 'apiWebhooksHref', 'sections'],
   clients: ['agencyOff', 'clients', 'list', 'form'],
   'confirm-password': ['next', 'problem'],

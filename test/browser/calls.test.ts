@@ -363,6 +363,17 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
         timezoneSource: 'request',
       },
     });
+    // Scheduled for Saturday 09:30 in the agent's zone, outside its weekday window: first dialled Monday 08:00.
+    const scheduled = await world.prisma.call.create({
+      data: {
+        ...base,
+        phoneNumber: '+14155550304',
+        scheduledAt: new Date('2030-01-05T17:30:00Z'),
+        notBefore: new Date('2030-01-07T16:00:00Z'),
+        timezone: 'America/Los_Angeles',
+        timezoneSource: 'agent',
+      },
+    });
     // On a machine now (no provider id: the simulated dialer does not move it), after a voicemail on attempt 1.
     const machine = await world.prisma.call.create({
       data: {
@@ -419,6 +430,14 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       "Calling hours read in America/Los_Angeles: the callee's, given by the trigger (recipient_timezone)",
     );
     expect(await status(window.id).locator('.call-facts').textContent()).toBe('Attempt 1 of 3');
+    // The earliest dial, as the call's page names it: the window's opening after the schedule, not the schedule.
+    const scheduledBadge = status(scheduled.id).locator('.badge');
+    expect(await scheduledBadge.textContent()).toBe(
+      "Scheduled; the window opens 7 Jan, 08:00 (agent's zone, America/Los_Angeles)",
+    );
+    expect(await scheduledBadge.getAttribute('title')).toBe(
+      "Scheduled for 5 Jan, 09:30 America/Los_Angeles, outside the calling window. Calling hours read in America/Los_Angeles: the agent's",
+    );
     expect(await status(machine.id).locator('.call-facts').textContent()).toBe('Attempt 2 of 3: voicemail · Voicemail');
     expect(await status(voicemail!).locator('.badge').textContent()).toBe('Failed: reached voicemail');
     expect(await status(voicemail!).locator('.call-facts').textContent()).toBe('Attempt 1 of 3: voicemail');
@@ -439,6 +458,11 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
           .map((el) => el.textContent)`);
       expect(outside, `${size.width} px`).toEqual([]);
     }
+    await page.goto(`/dashboard/calls/${scheduled.id}`);
+    expect(await page.textContent('dd.waiting')).toBe(
+      'Scheduled for 2030-01-05 17:30:00 UTC (Sat 09:30 America/Los_Angeles); then the calling window, which opens ' +
+        '2030-01-07 16:00:00 UTC (Mon 08:00 America/Los_Angeles)',
+    );
     expect(dialogs).toEqual([]);
   });
 });

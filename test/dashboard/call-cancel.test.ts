@@ -1,10 +1,13 @@
 // Cancelling from the dashboard: "Cancel this call" on a waiting call's detail view (the call ends failed, canceled,
 // with its call.failed and an audit entry), its wording once the call is dialling or has ended, a call claimed between
 // the page and the POST (not cancelled; the page says so), "Cancel selected calls" on the Calls list, and tenancy:
-// another tenant's call is a 404, and a list form naming one is refused as a whole (404, nothing cancelled).
+// another tenant's call is a 404, and a list form naming one is refused as a whole (404, nothing cancelled). Each
+// cancel asks first (a confirmation page: how many, cannot be undone; its button posts again, CSRF included), and the
+// list's comes back to the list as it was filtered, by a relative path to the list only.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
+import { encodeCursor } from '../../src/routes/dashboard/format.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
@@ -42,12 +45,21 @@ const statusOf = async (id: string) =>
 const notice = (body: string) => /<p class="notice (?:ok|error)" role="status">([^<]*)<\/p>/.exec(body)?.[1];
 const decode = (text: string | undefined) => text?.replace(/&#39;/g, "'").replace(/&quot;/g, '"');
 
-/** Posts the Calls list's form with `ids` ticked (a field repeated, as a browser sends checkboxes). */
-async function cancelSelected(visitor: Visitor, ids: string[]): Promise<Answer> {
+/**
+ * Posts the Calls list's form with `ids` ticked (a field repeated, as a browser sends checkboxes); `confirmed` sends
+ * the confirmation page's confirm=yes at once, `back` the list's query string the form carries.
+ */
+async function cancelSelected(
+  visitor: Visitor,
+  ids: string[],
+  { confirmed = true, back }: { confirmed?: boolean; back?: string } = {},
+): Promise<Answer> {
   await visitor.get('/dashboard/calls');
   const payload = new URLSearchParams([
     ['_csrf', visitor.lastCsrf ?? ''],
     ...ids.map((id): [string, string] => ['call', id]),
+    ...(confirmed ? [['confirm', 'yes'] as [string, string]] : []),
+    ...(back === undefined ? [] : [['back', back] as [string, string]]),
   ]);
   const res = await app.inject({
     method: 'POST',
@@ -65,6 +77,48 @@ async function cancelSelected(visitor: Visitor, ids: string[]): Promise<Answer> 
   return { status: res.statusCode, headers: res.headers, body: res.body, location: res.headers.location };
 }
 
+/** The hidden fields of the confirmation page's form, in order (a repeated `call` kept), and where it posts. */
+function confirmation(answer: Answer): { action: string; fields: [string, string][] } {
+  expect(answer.status, answer.body.slice(0, 300)).toBe(200);
+  const form = /<form method="post" action="([^"]+)" class="stack cancel-confirm"[^>]*>([\s\S]*?)<\/form>/.exec(
+    answer.body,
+  );
+  expect(form).not.toBeNull();
+  const fields = [...form![2]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(
+    (m): [string, string] => [
+      m[1]!,
+      m[2]!
+        .replace(/&amp;/g, '&')
+        .replace(/&#39;/g, "'")
+        .replace(/&quot;/g, '"'),
+    ],
+  );
+  return { action: form![1]!, fields };
+}
+
+/** Presses the confirmation page's button: its form, posted as a browser posts it. */
+async function confirm(visitor: Visitor, answer: Answer, change: (fields: [string, string][]) => void = () => {}) {
+  const { action, fields } = confirmation(answer);
+  change(fields);
+  const res = await app.inject({
+    method: 'POST',
+    url: action,
+    headers: {
+      host: HOST,
+      'x-forwarded-proto': 'https',
+      'x-forwarded-for': visitor.ip,
+      cookie: visitor.cookieHeader(),
+      origin: ORIGIN,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    payload: new URLSearchParams(fields).toString(),
+  });
+  return { status: res.statusCode, headers: res.headers, body: res.body, location: res.headers.location };
+}
+
+/** The page's <h1>, as a person reads it. */
+const heading = (body: string) => decode(/<h1[^>]*>([^<]*)<\/h1>/.exec(body)?.[1]);
+
 describe('cancel from the detail view', () => {
   it('cancels a waiting call: failed (canceled), its timeline, one call.failed event, an audit entry', async () => {
     const id = await waiting(tenants.A);
@@ -72,7 +126,18 @@ describe('cancel from the detail view', () => {
     expect(page.body).toContain(`action="/dashboard/calls/${id}/cancel"`);
     expect(page.body).toContain('Cancel this call');
 
-    const res = await visitors.A.submit(`/dashboard/calls/${id}`, `/dashboard/calls/${id}/cancel`);
+    // The button asks first: which call, and that it cannot be undone; nothing is cancelled yet.
+    const asked = await visitors.A.submit(`/dashboard/calls/${id}`, `/dashboard/calls/${id}/cancel`);
+    expect(heading(asked.body)).toBe('Cancel the call to +14155552671?');
+    expect(asked.body).toContain('<strong>This cannot be undone.</strong>');
+    expect(asked.body).toContain(`<a class="button secondary" href="/dashboard/calls/${id}">Keep it waiting</a>`);
+    expect(await statusOf(id)).toEqual({ status: 'initiated', failureReason: null });
+    // The confirmation is a form like any other: without its CSRF token it is refused.
+    const forged = await confirm(visitors.A, asked, (fields) => fields.splice(0, 1));
+    expect(forged.status).toBe(403);
+    expect(await statusOf(id)).toEqual({ status: 'initiated', failureReason: null });
+
+    const res = await confirm(visitors.A, asked);
     expect(res.status).toBe(303);
     expect(res.location).toBe(`/dashboard/calls/${id}`);
     expect(await statusOf(id)).toEqual({ status: 'failed', failureReason: 'canceled' });
@@ -90,10 +155,8 @@ describe('cancel from the detail view', () => {
     const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'call_canceled' } });
     expect(entry).toMatchObject({ actorKind: 'user', accountId: tenants.A.accountId, detail: { call_id: id } });
 
-    // Sent again (a second tab): nothing changes.
-    const again = await visitors.A.submit(`/dashboard/calls/${id}`, `/dashboard/calls/${id}/cancel`, {
-      _csrf: visitors.A.lastCsrf!,
-    });
+    // Confirmed again (a second tab): nothing changes.
+    const again = await confirm(visitors.A, asked);
     expect(again.status).toBe(303);
     expect(decode(notice((await visitors.A.get(`/dashboard/calls/${id}`)).body))).toBe(
       'This call was already canceled.',
@@ -127,9 +190,17 @@ describe('cancel from the detail view', () => {
     const page = await visitors.A.get(`/dashboard/calls/${id}`);
     expect(page.body).toContain('Cancel this call');
     await dial(id);
-    const res = await visitors.A.request('POST', `/dashboard/calls/${id}/cancel`, { _csrf: visitors.A.lastCsrf! });
+    const res = await visitors.A.request('POST', `/dashboard/calls/${id}/cancel`, {
+      _csrf: visitors.A.lastCsrf!,
+      confirm: 'yes',
+    });
     expect(res.status).toBe(303);
     expect(await statusOf(id)).toEqual({ status: 'dialing', failureReason: null });
+    // Nothing to confirm for a call no longer waiting: the first POST says so at once.
+    const unconfirmed = await visitors.A.request('POST', `/dashboard/calls/${id}/cancel`, {
+      _csrf: visitors.A.lastCsrf!,
+    });
+    expect(unconfirmed).toMatchObject({ status: 303, location: `/dashboard/calls/${id}` });
     expect(decode(notice((await visitors.A.get(`/dashboard/calls/${id}`)).body))).toBe(
       'Not canceled: the call is already being dialled, so it can no longer be canceled.',
     );
@@ -143,14 +214,17 @@ describe('cancel from the detail view', () => {
       [visitors.A1, ofA],
       [visitors.B, ofA],
     ] as const) {
-      const res = await visitor.submit('/dashboard/calls', `/dashboard/calls/${id}/cancel`);
-      expect(res.status).toBe(404);
+      for (const form of [{}, { confirm: 'yes' }] as Record<string, string>[]) {
+        const res = await visitor.submit('/dashboard/calls', `/dashboard/calls/${id}/cancel`, form);
+        expect(res.status).toBe(404);
+      }
     }
     expect(await statusOf(ofB)).toEqual({ status: 'initiated', failureReason: null });
     expect(await statusOf(ofA)).toEqual({ status: 'initiated', failureReason: null });
     // The agency manages its client's calls.
     const ofA1 = await waiting(tenants.A1);
-    expect((await visitors.A.submit(`/dashboard/calls/${ofA1}`, `/dashboard/calls/${ofA1}/cancel`)).status).toBe(303);
+    const asked = await visitors.A.submit(`/dashboard/calls/${ofA1}`, `/dashboard/calls/${ofA1}/cancel`);
+    expect((await confirm(visitors.A, asked)).status).toBe(303);
     expect(await statusOf(ofA1)).toEqual({ status: 'failed', failureReason: 'canceled' });
   });
 });
@@ -167,15 +241,32 @@ describe('cancel selected calls from the Calls list', () => {
     for (const id of [first, second]) expect(list).toContain(`name="call" value="${id}"`);
     expect(list).not.toContain(`name="call" value="${dialing}"`);
 
-    const res = await cancelSelected(visitors.B, [first, second, dialing]);
+    // Asked first: how many of those ticked it cancels (the waiting ones), and that it cannot be undone.
+    const asked = await cancelSelected(visitors.B, [first, second, dialing], { confirmed: false });
+    expect(heading(asked.body)).toBe('Cancel 2 calls?');
+    expect(decode(asked.body)).toContain(
+      'Each of the 2 will never be dialled: each ends failed (canceled), and call.failed is sent to the webhook. <strong>This cannot be undone.</strong>',
+    );
+    expect(decode(asked.body)).toContain(
+      '1 call of those ticked is no longer waiting (being dialled or ended): not canceled.',
+    );
+    expect(asked.body).toContain('<button type="submit" class="button danger">Cancel 2 calls</button>');
+    expect(confirmation(asked).fields.filter(([name]) => name === 'call')).toEqual([
+      ['call', first],
+      ['call', second],
+    ]);
+    for (const id of [first, second]) expect(await statusOf(id)).toEqual({ status: 'initiated', failureReason: null });
+    await dial(second);
+
+    const res = await confirm(visitors.B, asked);
     expect(res.status).toBe(303);
     expect(res.location).toBe('/dashboard/calls');
+    // The one dialled between the confirmation and the button is named, not cancelled.
     expect(decode(notice((await visitors.B.get('/dashboard/calls')).body))).toBe(
-      '2 calls canceled (they will not be dialled). Not canceled: 1 call already being dialled or ended, which can no longer be canceled.',
+      '1 call canceled (they will not be dialled). Not canceled: 1 call already being dialled or ended, which can no longer be canceled.',
     );
-    for (const id of [first, second])
-      expect(await statusOf(id)).toEqual({ status: 'failed', failureReason: 'canceled' });
-    expect(await statusOf(dialing)).toEqual({ status: 'dialing', failureReason: null });
+    expect(await statusOf(first)).toEqual({ status: 'failed', failureReason: 'canceled' });
+    for (const id of [second, dialing]) expect(await statusOf(id)).toEqual({ status: 'dialing', failureReason: null });
 
     // One ticked box is one value, not a list; and a call sent twice is cancelled once.
     const third = await waiting(tenants.B, '+14155550114');
@@ -186,8 +277,8 @@ describe('cancel selected calls from the Calls list', () => {
     expect((await cancelSelected(visitors.B, [third, third.toUpperCase()])).status).toBe(303);
     expect(decode(notice((await visitors.B.get('/dashboard/calls')).body))).toBe('1 call had already been canceled.');
 
-    // Nothing ticked.
-    expect((await cancelSelected(visitors.B, [])).status).toBe(303);
+    // Nothing ticked, or nothing ticked still waiting: nothing to confirm, the list says so at once.
+    expect((await cancelSelected(visitors.B, [], { confirmed: false })).status).toBe(303);
     expect(decode(notice((await visitors.B.get('/dashboard/calls')).body))).toBe(
       'No call was selected: tick the waiting calls to cancel, then press the button.',
     );
@@ -220,9 +311,81 @@ describe('cancel selected calls from the Calls list', () => {
     }
     for (const id of [own, other, agencys])
       expect(await statusOf(id)).toEqual({ status: 'initiated', failureReason: null });
+    for (const ids of [
+      [own, other],
+      [own, 'not-a-call-id'],
+    ])
+      expect((await cancelSelected(visitors.A1, ids, { confirmed: false })).status).toBe(404);
     // The agency may cancel its own and its client's together.
     expect((await cancelSelected(visitors.A, [own, agencys])).status).toBe(303);
     for (const id of [own, agencys])
       expect(await statusOf(id)).toEqual({ status: 'failed', failureReason: 'canceled' });
+  });
+});
+
+describe('after "Cancel selected calls", the list as it was filtered', () => {
+  it('keeps the filters and the page, from the form through the confirmation to the list', async () => {
+    const calls: string[] = [];
+    for (let i = 0; i < 3; i++) calls.push(await waiting(tenants.B, `+1415555030${i}`));
+    const filters = `status=initiated&agent=${tenants.B.agentId}&from=2020-01-01&to=2099-12-31&number=%2B141555503`;
+    const newest = await visitors.B.get(`/dashboard/calls?${filters}`);
+    expect(newest.status).toBe(200);
+    /** The `back` of the page's "Cancel selected calls" form (the column form has one too). */
+    const cancelBack = (body: string) =>
+      /class="cancel-calls"[^>]*>\s*<input type="hidden" name="_csrf" value="[^"]*">\s*<input type="hidden" name="back" value="([^"]*)">/
+        .exec(body)![1]!
+        .replace(/&amp;/g, '&');
+    const back = cancelBack(newest.body);
+    const entries = (query: string) => [...new URLSearchParams(query)].sort();
+    expect(entries(back)).toEqual(entries(filters));
+    const older = `${filters}&before=${encodeURIComponent(encodeCursor({ createdAt: new Date(Date.now() + 60_000), id: calls[2]! }))}`;
+    // A later page, as its "Older" link's cursor names it.
+    const paged = await visitors.B.get(`/dashboard/calls?${older}`);
+    const pagedBack = cancelBack(paged.body);
+    expect(entries(pagedBack)).toEqual(entries(older));
+
+    const asked = await cancelSelected(visitors.B, [calls[0]!, calls[1]!], { confirmed: false, back: pagedBack });
+    expect(heading(asked.body)).toBe('Cancel 2 calls?');
+    const keep = /<a class="button secondary" href="([^"]*)">Keep them waiting<\/a>/.exec(asked.body)![1]!;
+    const listOf = (href: string) => {
+      expect(href.startsWith('/dashboard/calls?')).toBe(true);
+      return entries(href.slice('/dashboard/calls?'.length));
+    };
+    expect(listOf(keep.replace(/&amp;/g, '&'))).toEqual(entries(older));
+    const done = await confirm(visitors.B, asked);
+    expect(done.status).toBe(303);
+    expect(listOf(done.location!)).toEqual(entries(older));
+    const list = await visitors.B.get(done.location!);
+    expect(list.status).toBe(200);
+    expect(decode(notice(list.body))).toBe('2 calls canceled (they will not be dialled).');
+  });
+
+  it('goes only to the Calls list, with only its own parameters, whatever `back` says', async () => {
+    const hostile: [string, string][] = [
+      ['//evil.example/x', '/dashboard/calls'],
+      ['https://evil.example/dashboard/calls?status=failed', '/dashboard/calls'],
+      ['/\\evil.example', '/dashboard/calls'],
+      ['status=failed&next=https://evil.example&redirect=//evil.example', '/dashboard/calls?status=failed'],
+      ['status=failed&status=completed', '/dashboard/calls?status=failed'],
+      [
+        'number=%0D%0ALocation:%20https://evil.example',
+        '/dashboard/calls?number=%0D%0ALocation%3A+https%3A%2F%2Fevil.example',
+      ],
+      [`name=${'x'.repeat(101)}&call=abc`, '/dashboard/calls?call=abc'],
+      ['?status=initiated', '/dashboard/calls?status=initiated'],
+      ['', '/dashboard/calls'],
+    ];
+    for (const [back, expected] of hostile) {
+      const id = await waiting(tenants.B, '+14155550400');
+      const res = await cancelSelected(visitors.B, [id], { back });
+      expect({ back, status: res.status, location: res.location }).toEqual({ back, status: 303, location: expected });
+      const asked = await cancelSelected(visitors.B, [await waiting(tenants.B, '+14155550401')], {
+        confirmed: false,
+        back,
+      });
+      const keep = /<a class="button secondary" href="([^"]*)">Keep it waiting<\/a>/.exec(asked.body)![1]!;
+      expect({ back, keep: keep.replace(/&amp;/g, '&') }).toEqual({ back, keep: expected });
+      expect((await confirm(visitors.B, asked)).location).toBe(expected);
+    }
   });
 });

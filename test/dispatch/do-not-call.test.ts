@@ -197,7 +197,8 @@ describe('the do-not-call check at the claim', () => {
     expect(dialled(log)).toEqual([callId]);
     expect((await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls).toBe(0);
 
-    // The first attempt's call.started, and exactly one terminal event, after the check.
+    // The first attempt's call.started, and exactly one terminal event, after the check: it names the attempt last
+    // dialled (1), not the one that was never made.
     const deliveries = await app.prisma.webhookDelivery.findMany({
       where: { callId },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
@@ -205,7 +206,7 @@ describe('the do-not-call check at the claim', () => {
     const events = deliveries.map((d) => json<WebhookEvent>(d.payload));
     expect(events.map((e) => [e.type, e.data.attempt])).toEqual([
       ['call.started', 1],
-      ['call.failed', 2],
+      ['call.failed', 1],
     ]);
     expect(events[1]!.data).toMatchObject({
       status: 'failed',

@@ -328,7 +328,7 @@ describe('retries', () => {
     const failed = (await eventsOf(app, canceled)).at(-1)!;
     expect(failed).toMatchObject({
       type: 'call.failed',
-      data: { failure_reason: 'canceled', attempt: 2, attempts: 1, started_at: null },
+      data: { failure_reason: 'canceled', attempt: 1, attempts: 1, started_at: null },
     });
 
     // The other one's window is shut when its next attempt is due: it waits, and expires an hour after that time.

@@ -1,7 +1,7 @@
 // The webhook events' examples cannot lie: each one in the OpenAPI document and in the published JSON Schemas is valid
 // against the schema it illustrates, has the payload's fields in the payload's order, and shows what issue 23 asks
-// of them (a retried call's second call.started, a completion, a voicemail failure, a schedule and the callee's zone);
-// docs/webhooks.md shows the same payloads.
+// of them (a retried call's second call.started, a completion, a voicemail failure, a schedule and the callee's zone,
+// and a call that ended before its first dial: attempt 0); docs/webhooks.md shows the same payloads.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Value } from '@sinclair/typebox/value';
@@ -11,7 +11,12 @@ import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CallData } from '../../schemas/call.js';
 import { CallCompletedEvent, CallFailedEvent, CallStartedEvent } from '../../schemas/webhook.js';
-import { CALL_COMPLETED_EXAMPLE, CALL_FAILED_EXAMPLE, CALL_STARTED_EXAMPLE } from '../../schemas/webhook-examples.js';
+import {
+  CALL_COMPLETED_EXAMPLE,
+  CALL_FAILED_BEFORE_DIAL_EXAMPLE,
+  CALL_FAILED_EXAMPLE,
+  CALL_STARTED_EXAMPLE,
+} from '../../schemas/webhook-examples.js';
 import { generateContract } from '../../src/openapi/generate.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 
@@ -35,6 +40,9 @@ beforeAll(async () => {
   ajv2020.addSchema({ $id: 'doc', components: doc.components }, 'doc');
 });
 
+/** How many examples each event's schema carries: call.failed has one after dialling and one before any dial. */
+const EXAMPLES: Record<string, number> = { 'call.started': 1, 'call.completed': 1, 'call.failed': 2 };
+
 /** Each webhook's event schema in the document, by event type, and a validator for it. */
 function documented(): [string, { examples?: unknown[] }, Validator][] {
   return Object.entries(doc.webhooks).map(([type, hook]) => {
@@ -45,17 +53,17 @@ function documented(): [string, { examples?: unknown[] }, Validator][] {
 }
 
 describe("the webhook events' examples", () => {
-  it('in the OpenAPI document: every event has one, valid against its schema, of its own type', () => {
+  it('in the OpenAPI document: every event has its examples, valid against its schema, of its own type', () => {
     const seen: string[] = [];
     for (const [type, schema, validate] of documented()) {
-      expect(schema.examples, type).toHaveLength(1);
+      expect(schema.examples, type).toHaveLength(EXAMPLES[type]!);
       for (const example of schema.examples!) {
         expect(validate(example), `${type}: ${JSON.stringify(validate.errors)}`).toBe(true);
         expect((example as { type: string }).type).toBe(type);
         seen.push(type);
       }
     }
-    expect(seen.sort()).toEqual(['call.completed', 'call.failed', 'call.started']);
+    expect(seen.sort()).toEqual(['call.completed', 'call.failed', 'call.failed', 'call.started']);
   });
 
   it('the validation can fail: a wrong field, a missing one or an unknown one is refused', () => {
@@ -75,9 +83,13 @@ describe("the webhook events' examples", () => {
   });
 
   it('in the published JSON Schemas (openapi/schemas/): each is valid against the file that carries it', () => {
-    for (const name of ['CallStartedEvent', 'CallCompletedEvent', 'CallFailedEvent']) {
+    for (const [name, count] of [
+      ['CallStartedEvent', 1],
+      ['CallCompletedEvent', 1],
+      ['CallFailedEvent', 2],
+    ] as const) {
       const schema = JSON.parse(files.get(`openapi/schemas/${name}.json`)!) as { examples?: unknown[] };
-      expect(schema.examples, name).toHaveLength(1);
+      expect(schema.examples, name).toHaveLength(count);
       const validate = ajv07.compile(schema) as Validator;
       for (const example of schema.examples!)
         expect(validate(example), `${name}: ${JSON.stringify(validate.errors)}`).toBe(true);
@@ -85,18 +97,24 @@ describe("the webhook events' examples", () => {
   });
 
   it("are the TypeBox schemas' own, each passing its schema's check", () => {
-    for (const [schema, example] of [
-      [CallStartedEvent, CALL_STARTED_EXAMPLE],
-      [CallCompletedEvent, CALL_COMPLETED_EXAMPLE],
-      [CallFailedEvent, CALL_FAILED_EXAMPLE],
+    for (const [schema, examples] of [
+      [CallStartedEvent, [CALL_STARTED_EXAMPLE]],
+      [CallCompletedEvent, [CALL_COMPLETED_EXAMPLE]],
+      [CallFailedEvent, [CALL_FAILED_EXAMPLE, CALL_FAILED_BEFORE_DIAL_EXAMPLE]],
     ] as const) {
-      expect(schema.examples).toEqual([example]);
-      expect([...Value.Errors(schema, example)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
+      expect(schema.examples).toEqual(examples);
+      for (const example of examples)
+        expect([...Value.Errors(schema, example)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
     }
   });
 
   it("carry the payload's fields in the payload's order (a delivery's data follows CallData)", () => {
-    for (const example of [CALL_STARTED_EXAMPLE, CALL_COMPLETED_EXAMPLE, CALL_FAILED_EXAMPLE]) {
+    for (const example of [
+      CALL_STARTED_EXAMPLE,
+      CALL_COMPLETED_EXAMPLE,
+      CALL_FAILED_EXAMPLE,
+      CALL_FAILED_BEFORE_DIAL_EXAMPLE,
+    ]) {
       expect(Object.keys(example), example.type).toEqual(['type', 'timestamp', 'data']);
       expect(Object.keys(example.data), example.type).toEqual(Object.keys(CallData.properties));
       for (const outcome of example.data.attempt_outcomes)
@@ -144,12 +162,28 @@ describe("the webhook events' examples", () => {
     });
     expect(failed).toMatchObject({ scheduled_at: null, timezone: 'Europe/London', timezone_source: 'country' });
     expect(failed.phone_number.startsWith('+44')).toBe(true);
+
+    // Ended before its first dial: no attempt made, no times but its creation and its end.
+    const undialled = CALL_FAILED_BEFORE_DIAL_EXAMPLE.data;
+    expect(undialled).toMatchObject({
+      status: 'failed',
+      failure_reason: 'canceled',
+      attempt: 0,
+      attempts: 0,
+      attempt_outcomes: [],
+      started_at: null,
+      answered_at: null,
+      duration_seconds: null,
+      answered_by: null,
+    });
+    expect(CALL_FAILED_BEFORE_DIAL_EXAMPLE.timestamp).toBe(undialled.ended_at);
   });
 
-  it('docs/webhooks.md shows the scheduled call’s call.started and the voicemail call.failed as they are here', async () => {
+  it('docs/webhooks.md shows the scheduled call’s call.started and both call.failed examples as they are here', async () => {
     const markdown = await fs.readFile(path.join(PROJECT_ROOT, 'docs/webhooks.md'), 'utf8');
     const blocks = [...markdown.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!) as unknown);
     expect(blocks).toContainEqual(CALL_STARTED_EXAMPLE);
     expect(blocks).toContainEqual(CALL_FAILED_EXAMPLE);
+    expect(blocks).toContainEqual(CALL_FAILED_BEFORE_DIAL_EXAMPLE);
   });
 });

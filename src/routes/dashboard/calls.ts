@@ -351,6 +351,8 @@ async function listPage(
     },
     column,
     columnBack: new URLSearchParams(kept).toString(),
+    // The page too: after a cancel the list comes back where it was (src/routes/dashboard/call-cancel.ts).
+    cancelBack: new URLSearchParams({ ...kept, ...(before && beforeText ? { before: beforeText } : {}) }).toString(),
     cancelAction: calls.some((c) => c.status === 'initiated') ? '/dashboard/calls/cancel' : null,
     calls: calls.map((c) => {
       const badge = callBadge(c, now, positions.get(c.id));

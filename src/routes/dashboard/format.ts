@@ -12,6 +12,7 @@ import {
 } from '../../../schemas/vocabulary.js';
 import { callingWindowsSchemaCheck, CallingWindowError, formatCallingWindow } from '../../domain/calling-window.js';
 import { formatMinute, formatTime } from '../../domain/utc-time.js';
+import { dialWait } from '../../domain/dial-wait.js';
 
 // ---- Times ----
 
@@ -47,20 +48,24 @@ export interface WaitingCall {
 
 /**
  * Why a waiting call has not been dialled, in words; null when it does not wait. In order: its next attempt, its
- * scheduled time, its calling window (which may open after either), else a free slot (it is due).
+ * scheduled time, its calling window (which may open after either), else a free slot (it is due). The Calls list's
+ * badge reads the same wait (dialWait), so both pages name the same earliest dial.
  */
 export function waitingWords(call: WaitingCall, now: Date, zone: string | null = null): string | null {
-  if (call.status !== 'initiated') return null;
-  const opens = call.notBefore.getTime() > now.getTime();
+  const wait = dialWait(call, now);
+  if (!wait) return null;
   const at = (d: Date) => formatTimeIn(d, zone);
-  const windowAfter = (from: Date) =>
-    call.notBefore.getTime() > from.getTime() ? `; then the calling window, which opens ${at(call.notBefore)}` : '';
-  if (call.nextAttemptAt && call.nextAttemptAt.getTime() > now.getTime())
-    return `Attempt ${call.attempt} is due ${at(call.nextAttemptAt)}${windowAfter(call.nextAttemptAt)}`;
-  if (call.scheduledAt && call.scheduledAt.getTime() > now.getTime())
-    return `Scheduled for ${at(call.scheduledAt)}${windowAfter(call.scheduledAt)}`;
-  if (opens) return `The calling window opens ${at(call.notBefore)}`;
-  return call.attempt > 1 ? `Attempt ${call.attempt} waits for a free slot` : 'Waits for a free slot';
+  const windowAfter = wait.thenWindow ? `; then the calling window, which opens ${at(wait.dialAt)}` : '';
+  switch (wait.first) {
+    case 'retry':
+      return `Attempt ${call.attempt} is due ${at(wait.firstAt)}${windowAfter}`;
+    case 'schedule':
+      return `Scheduled for ${at(wait.firstAt)}${windowAfter}`;
+    case 'window':
+      return `The calling window opens ${at(wait.firstAt)}`;
+    case 'slot':
+      return call.attempt > 1 ? `Attempt ${call.attempt} waits for a free slot` : 'Waits for a free slot';
+  }
 }
 
 /** Where a call's time zone came from, in words. */
@@ -367,7 +372,8 @@ const ZONE_OWNER_WORDS: Record<TimezoneSource, string> = {
 
 /**
  * A call's status as one badge: "Completed", "Failed: busy", "Retrying at …", "Scheduled for …", "Waiting for the
- * window until … (callee's zone, America/New_York)" (local times in the call's zone; the window's badge says whose
+ * window until … (callee's zone, America/New_York)", "Scheduled; the window opens …" (the earliest dial, as the call
+ * page's waitingWords names it: the same dialWait) (local times in the call's zone; the window's badge says whose
  * zone it is, its `title` why, and its two `parts` may go on two lines where the row is narrow), "Waiting for a slot
  * (#3 in line)"; `position` is the call's place in its account's line when it waits for a slot (unknown: left out).
  */
@@ -389,28 +395,39 @@ export function callBadge(
     case 'initiated':
       break;
   }
+  const wait = dialWait(call, now)!;
+  if (wait.first === 'slot')
+    return { text: `Waiting for a slot${position ? ` (#${position} in line)` : ''}`, tone: 'wait' };
   const at = (d: Date) => formatShortIn(d, call.timezone);
-  const later = (d: Date | null): d is Date => d !== null && d.getTime() > now.getTime();
-  if (later(call.nextAttemptAt)) return { text: `Retrying at ${at(call.nextAttemptAt)}`, tone: 'wait' };
-  if (later(call.scheduledAt)) return { text: `Scheduled for ${at(call.scheduledAt)}`, tone: 'wait' };
-  if (later(call.notBefore)) {
-    const { timezone: zone, timezoneSource: source } = call;
-    const local = zone && source ? shortLocal(call.notBefore, zone) : null;
-    if (!zone || !source || !local) return { text: `Waiting for the window until ${at(call.notBefore)}`, tone: 'wait' };
-    const parts: [string, string] = [`Waiting for the window until ${local}`, `(${ZONE_OWNER_WORDS[source]}, ${zone})`];
-    return {
-      text: parts.join(' '),
-      tone: 'wait',
-      title: `Calling hours read in ${zone}: ${TIMEZONE_SOURCE_WORDS[source]}`,
-      parts,
-    };
+  if (wait.first === 'retry' && !wait.thenWindow) return { text: `Retrying at ${at(wait.firstAt)}`, tone: 'wait' };
+  if (wait.first === 'schedule' && !wait.thenWindow) return { text: `Scheduled for ${at(wait.firstAt)}`, tone: 'wait' };
+  // The window holds it, alone or after its schedule or next attempt: the badge names when it is first dialled.
+  const lead = wait.first === 'window' ? 'Waiting for the window until' : `${WAIT_LEAD[wait.first]}; the window opens`;
+  const before =
+    wait.first === 'window'
+      ? ''
+      : `${wait.first === 'schedule' ? 'Scheduled for' : `Attempt ${call.attempt} due`} ${at(wait.firstAt)}, outside the calling window. `;
+  const { timezone: zone, timezoneSource: source } = call;
+  const local = zone && source ? shortLocal(wait.dialAt, zone) : null;
+  if (!zone || !source || !local) {
+    const text = `${lead} ${at(wait.dialAt)}`;
+    return before ? { text, tone: 'wait', title: before.trim() } : { text, tone: 'wait' };
   }
-  return { text: `Waiting for a slot${position ? ` (#${position} in line)` : ''}`, tone: 'wait' };
+  const parts: [string, string] = [`${lead} ${local}`, `(${ZONE_OWNER_WORDS[source]}, ${zone})`];
+  return {
+    text: parts.join(' '),
+    tone: 'wait',
+    title: `${before}Calling hours read in ${zone}: ${TIMEZONE_SOURCE_WORDS[source]}`,
+    parts,
+  };
 }
+
+/** How a badge starts when the window opens after the call's schedule or next attempt. */
+const WAIT_LEAD = { schedule: 'Scheduled', retry: 'Retrying' } as const;
 
 /** Whether a waiting call waits only for a free slot (it is due): its badge says its place in line. */
 export function waitsForSlot(call: BadgeCall, now: Date): boolean {
-  return call.status === 'initiated' && callBadge(call, now).text === 'Waiting for a slot';
+  return dialWait(call, now)?.first === 'slot';
 }
 
 /** A metadata value in a table cell: a string as it is, anything else as JSON (123, true, null, {"a":1}). */

@@ -50,28 +50,21 @@ export function isValidTwilioSignature(
 }
 
 export function escapeXml(value: string): string {
-  // Control characters are not allowed in XML 1.0 at all: Twilio would reject the whole document. Tab, LF and CR are,
-  // but a parser turns them into spaces inside an attribute value; as character references they survive (Twilio's SDK
-  // writes them the same way). NEL and LS too: XML 1.1 parsers treat them as line ends.
+  // Control characters, noncharacters and unpaired surrogates are not allowed in XML 1.0 at all: Twilio would reject
+  // the whole document. Markup and quotes are entities. Every other character a parser would not hand back as written
+  // is a character reference: tab, LF and CR (turned into spaces inside an attribute value), and the whole class of
+  // line and paragraph separators and C1 controls an XML 1.1 parser normalises or refuses (DEL, NEL and the rest of
+  // U+007F-U+009F, LS U+2028, PS U+2029). Twilio's SDK references only tab, LF and CR; a reference is read back the
+  // same by every parser.
   return (
     value
       // eslint-disable-next-line no-control-regex -- the control characters are what this removes
-      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
-      .replace(/[&<>"'\t\n\r\u0085\u2028]/g, (c) => XML_ENTITIES[c]!)
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|\p{Cs}/gu, '')
+      .replace(/[&<>"']/g, (c) => XML_ENTITIES[c]!)
+      .replace(/[\t\n\r\u007F-\u009F\u2028\u2029]/g, (c) => `&#x${c.charCodeAt(0).toString(16).toUpperCase()};`)
   );
 }
-const XML_ENTITIES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&apos;',
-  '\t': '&#x9;',
-  '\n': '&#xA;',
-  '\r': '&#xD;',
-  '\u0085': '&#x85;',
-  '\u2028': '&#x2028;',
-};
+const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
 /** The TwiML that connects an answered call to the voice-agent runtime, with what the agent needs to know. */
 export function connectTwiml(agentStreamUrl: string, call: Pick<Call, 'id' | 'agentId' | 'name' | 'email'>): string {
