@@ -1,6 +1,8 @@
 // New one-time links for existing users (a lost invitation, a forgotten password): made by an agency user or an
-// operator ("New sign-in link", `callctl user link`) or asked for by the person ("Forgot your password?"). Each new
-// link voids the user's earlier unused links; a disabled user gets none (enable them first).
+// operator ("New sign-in link", `callctl user link`) or asked for by anyone ("Forgot your password?"). A link made by
+// an admin or an operator voids the user's earlier unused links; a reset request voids only earlier reset links, so an
+// anonymous request never spoils a link someone else issued. Whichever link is used first wins: using one voids the
+// others (setPasswordWithLink). A disabled user gets none (enable them first).
 import { generateOneTimeToken, ONE_TIME_TOKEN_TTL_MS } from '../domain/one-time-token.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
 import { type Storage, type TokenPurpose } from '../storage/index.js';
@@ -52,7 +54,12 @@ async function replaceLinks(
   const generated = generateOneTimeToken();
   const expiresAt = new Date(input.now.getTime() + ONE_TIME_TOKEN_TTL_MS);
   await storage.transaction(async (tx) => {
-    const voided = await tx.tokens.expireUserTokens(user.id, input.now);
+    // A reset request (anyone may make one) replaces only earlier reset links; an admin's link replaces every link.
+    const voided = await tx.tokens.expireUserTokens(
+      user.id,
+      input.now,
+      input.purpose === 'password_reset' ? 'password_reset' : undefined,
+    );
     const createdById =
       input.actor.kind === 'user' && input.action === 'sign_in_link_created' ? input.actor.userId : null;
     await tx.tokens.insertToken({
@@ -93,7 +100,7 @@ export async function newSignInLink(
 
 /**
  * "Forgot your password?": a password-reset link for every enabled user with this address (one per agency it is
- * used in), each voiding that user's earlier links and audited on their account with the asking IP. Unknown
+ * used in), each voiding that user's earlier reset links (not an invitation or a link an admin made) and audited on their account with the asking IP. Unknown
  * addresses give nothing; the caller answers the same either way and sends what this returns by e-mail only.
  */
 export async function requestPasswordReset(

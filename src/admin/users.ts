@@ -197,7 +197,10 @@ export type SetPasswordResult = { ok: true; userId: string } | { ok: false; prob
 export const LINK_UNUSABLE =
   'This link has expired or was already used, or a newer link replaced it. Ask for a new one.';
 
-/** Sets the password from a one-time link; the link is used up, and any session the user had ends. */
+/**
+ * Sets the password from a one-time link; the link is used up, the user's other links stop working, and any session
+ * the user had ends.
+ */
 export async function setPasswordWithLink(
   storage: Storage,
   input: { token: string; password: string; ip: string | null; now: Date },
@@ -211,11 +214,14 @@ export async function setPasswordWithLink(
   return storage.transaction(async (tx) => {
     const used = await tx.tokens.consumeToken(oneTimeTokenDigest(input.token), input.now);
     if (!used || used.userId !== link.userId) return { ok: false as const, problem: LINK_UNUSABLE };
+    // The first link used wins: the user's other links (an invitation, an admin's, a reset) stop working.
+    const voided = await tx.tokens.expireUserTokens(used.userId, input.now);
     await tx.users.setPasswordHash(used.userId, hash);
     await tx.sessions.deleteUserSessions(used.userId);
     const user = await tx.users.findUserById(used.userId);
     await audit(tx, user!.accountId, { kind: 'user', userId: used.userId, ip: input.ip }, 'password_set', input.now, {
       link: used.purpose,
+      other_links_ended: voided,
     });
     return { ok: true as const, userId: used.userId };
   });

@@ -35,10 +35,13 @@ export class TokenRepository extends Repository {
     return used ?? null;
   }
 
-  /** Ends the user's links that were not used yet (a new link replaces them; a disabled user's stop working); how many. */
-  async expireUserTokens(userId: string, now: Date): Promise<number> {
+  /**
+   * Ends the user's links that were not used yet, or only those of `purpose` (a reset request replaces only earlier
+   * reset links: a link someone else made stays good); how many.
+   */
+  async expireUserTokens(userId: string, now: Date, purpose?: TokenPurpose): Promise<number> {
     const { count } = await this.prisma.oneTimeToken.updateMany({
-      where: { userId, usedAt: null, expiresAt: { gt: now } },
+      where: { userId, usedAt: null, expiresAt: { gt: now }, ...(purpose ? { purpose } : {}) },
       data: { expiresAt: now },
     });
     return count;
