@@ -9,10 +9,12 @@ import {
 } from '../domain/one-time-token.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../domain/password.js';
 import { passwordProblem } from '../domain/password-policy.js';
+import type { LinkLimitRefusal } from '../domain/people-limits.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
 import { isUniqueViolation, type Storage, type TokenPurpose } from '../storage/index.js';
 import { accountAndAgency, audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
+import { linkLimitCheck, refuseOverLimit } from './user-links.js';
 import { readableNameProblem } from '../../schemas/text.js';
 import { notAnEmailAddress } from '../../schemas/user-email.js';
 import { isUuid } from '../../schemas/uuid.js';
@@ -31,21 +33,26 @@ export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>,
 /**
  * Creates a user of `accountId` and a one-time link to set their password (24 h). The token is returned once and
  * only its digest is stored. An operator's link sets a password (audited as user_created); a user's is an invitation
- * (audited as user_invited). An email taken within the account's agency changes nothing; other agencies' users do not
- * count (emails are unique per agency), so the answer never says whether another tenant uses the address.
+ * (audited as user_invited). An email taken within the account's agency changes nothing. An email used in another
+ * agency: the operator is refused unless `allowExistingEmail` (then signing in asks which account); a dashboard user's
+ * invitation is made, so that the answer never says whether another tenant uses the address. A dashboard user over a
+ * limit of src/domain/people-limits.ts is refused (LinkLimitError, audited).
  */
 export async function createUser(
   storage: Storage,
-  input: { accountId: string; email: string; actor: Actor; now?: Date },
+  input: { accountId: string; email: string; actor: Actor; now?: Date; allowExistingEmail?: boolean },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
   const now = input.now ?? new Date();
   const email = normalizeEmail(input.email);
   if (!isPlausibleEmail(email)) throw new AdminError(notAnEmailAddress(input.email));
+  if (input.actor.kind !== 'user' && !input.allowExistingEmail) await refuseExistingEmail(storage, email);
   const generated = generateOneTimeToken();
   const expiresAt = new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS);
   const purpose: TokenPurpose = input.actor.kind === 'user' ? 'invitation' : 'set_password';
   try {
-    const id = await storage.transaction(async (tx) => {
+    const made = await storage.transaction(async (tx): Promise<{ refused: LinkLimitRefusal } | { id: string }> => {
+      const refusal = await linkLimitCheck(tx, input.accountId, input.actor, now);
+      if (refusal) return { refused: refusal };
       const { agencyId } = await accountAndAgency(tx, input.accountId);
       const { id } = await tx.users.insertUser({
         accountId: input.accountId,
@@ -70,9 +77,15 @@ export async function createUser(
         now,
         { user_id: id, email },
       );
-      return id;
+      return { id };
     });
-    return { id, token: generated.token, expiresAt };
+    if ('refused' in made)
+      return await refuseOverLimit(
+        storage,
+        { accountId: input.accountId, actor: input.actor, what: 'invitation', email, now },
+        made.refused,
+      );
+    return { id: made.id, token: generated.token, expiresAt };
   } catch (error) {
     if (isUniqueViolation(error)) throw new AdminError(`A user with the email ${email} already exists`);
     throw error;
@@ -93,6 +106,20 @@ export async function inviteUser(
     actor: { kind: 'user', ...input.invitedBy },
     now: input.now,
   });
+}
+
+/** The flag of `callctl setup` and `callctl user create` that allows an email another account's user already has. */
+export const ALLOW_EXISTING_EMAIL_FLAG = '--allow-existing-email';
+
+/** Refuses (for the operator) an email that already has a user anywhere, naming where and the flag that allows it. */
+async function refuseExistingEmail(storage: Storage, email: string): Promise<void> {
+  const users = await storage.users.findUsersByEmail(email);
+  if (users.length === 0) return;
+  const where = users.map((u) => `${u.accountName} (account ${u.accountId})`).join(', ');
+  throw new AdminError(
+    `${email} already has a dashboard user in ${where}. To add another user with this email anyway, add ` +
+      `${ALLOW_EXISTING_EMAIL_FLAG}: signing in then asks which account to open.`,
+  );
 }
 
 export const CANNOT_DISABLE_SELF = 'You cannot disable yourself. Another agency user can, or an operator with callctl.';
@@ -280,13 +307,18 @@ export async function recordSignOut(
 }
 
 /** A new agency on the agency plan and its first user, with the user's set-password link: the one-command start. */
-export async function setupAgency(storage: Storage, input: { agencyName: string; email: string; now?: Date }) {
+export async function setupAgency(
+  storage: Storage,
+  input: { agencyName: string; email: string; now?: Date; allowExistingEmail?: boolean },
+) {
   const name = input.agencyName.trim();
   if (!name) throw new AdminError('An agency needs a name');
   const problem = readableNameProblem(name);
   if (problem) throw new AdminError(`An agency's name ${problem}`);
   if (!isPlausibleEmail(input.email)) throw new AdminError(notAnEmailAddress(input.email));
-  // No check of the email: it is unique per agency, and this agency is new (the same person may run two agencies).
+  // Run twice, setup would make a second agency with a second user of the same email: refused unless allowed (the
+  // same person may run two agencies; signing in then asks which), before anything is made.
+  if (!input.allowExistingEmail) await refuseExistingEmail(storage, normalizeEmail(input.email));
   const agency = await storage.accounts.insertAgency({ name, plan: 'agency' });
   try {
     const user = await createUser(storage, {
@@ -294,6 +326,7 @@ export async function setupAgency(storage: Storage, input: { agencyName: string;
       email: input.email,
       actor: { kind: 'operator' },
       now: input.now,
+      allowExistingEmail: true,
     });
     return { agencyId: agency.id, ...user };
   } catch (error) {

@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS = {
   sign_in_link_created: 'New one-time sign-in link made (earlier links stopped working)',
   password_reset_requested:
     'Password reset link e-mailed ("Forgot your password?"; earlier reset links stopped working)',
+  people_link_refused: 'Invitation or new sign-in link refused: over the limit (nothing made, nothing e-mailed)',
+  email_sent: 'E-mail sent (an invitation, a new sign-in link or a password reset link)',
   client_created: 'Client created',
   key_generated: 'API key generated (the previous key stopped working)',
   api_access_switched: 'API access switched',

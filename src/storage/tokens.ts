@@ -2,6 +2,9 @@
 import type { TokenPurpose } from '../generated/prisma/enums.js';
 import { Repository } from './driver.js';
 
+/** The first key of the per-agency lock that serialises counting and making links (two-key form, like call-claims'). */
+const LINKS_LOCK_SPACE = 72707371;
+
 export class TokenRepository extends Repository {
   async insertToken(input: {
     userId: string;
@@ -45,5 +48,31 @@ export class TokenRepository extends Repository {
       data: { expiresAt: now },
     });
     return count;
+  }
+
+  /**
+   * Serialises, until the caller's transaction ends, the agency's invitations and new links, so that two requests
+   * cannot both see room under a limit and both make one. Hand-written: an advisory lock, which Prisma cannot express.
+   */
+  async lockAgencyLinks(agencyId: string): Promise<void> {
+    await this.prisma
+      .$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(${LINKS_LOCK_SPACE}::int, hashtext(${agencyId}))`;
+  }
+
+  /**
+   * The invitations and new sign-in links dashboard users of the agency made since `since`, oldest first, as the
+   * audit log records them (it keeps them for AUDIT_RETENTION_DAYS, whatever happens to the links themselves). The
+   * (agency_id, created_at, id) index reads just that stretch of the agency's entries.
+   */
+  async linksMadeSince(
+    agencyId: string,
+    since: Date,
+    actions: readonly string[],
+  ): Promise<{ actorUserId: string | null; createdAt: Date }[]> {
+    return this.prisma.auditEntry.findMany({
+      where: { agencyId, createdAt: { gt: since }, actorKind: 'user', action: { in: [...actions] } },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      select: { actorUserId: true, createdAt: true },
+    });
   }
 }

@@ -87,7 +87,7 @@ describe('with SMTP_URL', () => {
     const [mail] = mails;
     expect(mail!.to).toEqual(['forgetful@parcel.example']);
     expect(mail!.from).toBe('dashboard@dash.example.test');
-    expect(mail!.subject).toBe('Reset your password for Parcel');
+    expect(mail!.subject).toBe('Reset your dashboard password');
     const token = LINK.exec(mail!.text)?.[1];
     expect(token).toBeDefined();
     // The operator's link is not the asker's to void; it ends when the reset link is used (below).
@@ -192,9 +192,9 @@ describe('with SMTP_URL', () => {
     await app.mailer!.settled();
     const [invitation, link] = smtp!.received.slice(sent);
     expect(invitation!.to).toEqual(['newcomer@parcel.example']);
-    expect(invitation!.subject).toBe('You are invited to the Parcel dashboard');
+    expect(invitation!.subject).toBe('You are invited to a call dashboard');
     expect(LINK.exec(invitation!.text)![0]).toBe(LINK.exec(invited.body)![0]);
-    expect(link!.subject).toBe('Your new sign-in link for Parcel');
+    expect(link!.subject).toBe('Your new dashboard sign-in link');
     expect(LINK.exec(link!.text)![0]).toBe(LINK.exec(linked.body)![0]);
   });
 });
