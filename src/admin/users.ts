@@ -1,4 +1,4 @@
-// Dashboard people: creating users with a one-time link, signing in, setting and changing passwords, disabling, and
+// Dashboard people: creating users with a one-time link, setting and changing passwords, disabling, and
 // ending sessions. callctl and the dashboard both call these, so each change is made (and audited) one way only.
 import type { Config } from '../config.js';
 import {
@@ -156,53 +156,6 @@ export async function enableUser(storage: Storage, userId: string, actor: Actor,
   return { id: user.id, enabled: true, already_enabled: !changed };
 }
 
-export type SignInResult = { ok: true; userId: string; accountId: string } | { ok: false };
-
-/**
- * Checks an email and password. An address may belong to users of several agencies: the password is checked against
- * each usable one (at once, so the time hardly depends on how many there are) and signs in to the one it opens (the
- * most recently signed-in when it opens several). Unknown emails, users without a password yet and disabled users
- * verify against a dummy hash, so every refusal takes the time of a wrong password and says the same thing. A failed
- * attempt is audited on each known user's account (with the IP); success records the sign-in time and is audited too.
- */
-export async function authenticate(
-  storage: Storage,
-  input: { email: string; password: string; ip: string | null; now: Date },
-): Promise<SignInResult> {
-  const email = normalizeEmail(input.email);
-  const users = isPlausibleEmail(email) ? await storage.users.findUsersByEmail(email) : [];
-  const usable = users.filter((user) => !user.disabled && user.passwordHash !== null);
-  const checks =
-    usable.length > 0
-      ? usable.map((user) => verifyPassword(input.password, user.passwordHash!))
-      : [dummyPasswordHash().then((hash) => verifyPassword(input.password, hash))];
-  const matches = await Promise.all(checks);
-  const user = usable.find((_user, i) => matches[i]);
-  if (!user) {
-    for (const known of users) {
-      const reason = known.disabled
-        ? { reason: 'disabled' }
-        : known.passwordHash === null
-          ? { reason: 'no password set' }
-          : {};
-      await audit(
-        storage,
-        known.accountId,
-        { kind: 'user', userId: known.id, ip: input.ip },
-        'sign_in_failed',
-        input.now,
-        reason,
-      );
-    }
-    return { ok: false };
-  }
-  await storage.transaction(async (tx) => {
-    await tx.users.recordSignIn(user.id, input.now);
-    await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_in', input.now);
-  });
-  return { ok: true, userId: user.id, accountId: user.accountId };
-}
-
 /** Whether `password` is the user's (re-entering it for a sensitive action). */
 export async function checkPassword(storage: Storage, userId: string, password: string): Promise<boolean> {
   const user = await storage.users.findUserById(userId);
@@ -294,16 +247,6 @@ export async function endAllSessions(
     });
     return ended;
   });
-}
-
-/** Records a sign-out (the session itself is destroyed by the session plugin). */
-export async function recordSignOut(
-  storage: Storage,
-  input: { userId: string; ip: string | null; now: Date },
-): Promise<void> {
-  const user = await storage.users.findUserById(input.userId);
-  if (user)
-    await audit(storage, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_out', input.now);
 }
 
 /** A new agency on the agency plan and its first user, with the user's set-password link: the one-command start. */

@@ -475,6 +475,7 @@ export interface PageModels {
     list: NamedList;
     form: { name: string; problem: Problem; maxLength: number };
   };
+  'choose-account': { choices: { userId: string; accountName: string }[]; problem: Problem };
   'confirm-password': { next: string; problem: Problem };
   'do-not-call': {
     account: SectionAccount;
@@ -649,6 +650,7 @@ export const PAGE_FIELDS = {
   ],
   client: ['people', 'showAccount', 'canManage', 'from', 'invite', 'client', 'apiWebhooksHref', 'sections'],
   clients: ['agencyOff', 'clients', 'list', 'form'],
+  'choose-account': ['choices', 'problem'],
   'confirm-password': ['next', 'problem'],
   'do-not-call': [
     'account',

@@ -1,7 +1,8 @@
 // callctl user create / link / disable / enable / setup through runCli on a real database: output contract, usage
 // errors, a new link voiding the earlier ones, enabling again, and e-mail through a real SMTP server when configured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, setPasswordWithLink, usableLink } from '../../src/admin/users.js';
+import { authenticate } from '../../src/admin/sign-in.js';
+import { setPasswordWithLink, usableLink } from '../../src/admin/users.js';
 import { callctl, type CliError } from '../helpers/cli.js';
 import { json } from '../helpers/json.js';
 import { startSmtp } from '../helpers/smtp.js';
