@@ -476,7 +476,8 @@ export interface PageModels {
     form: { name: string; problem: Problem; maxLength: number };
   };
   'choose-account': { choices: { userId: string; accountName: string }[]; problem: Problem };
-  'confirm-password': { next: string; problem: Problem };
+  /** keptForm: a form sent meanwhile waits in the session and comes back filled in. */
+  'confirm-password': { next: string; keptForm: boolean; problem: Problem };
   'do-not-call': {
     account: SectionAccount;
     /** The list's page: /dashboard/do-not-call or a client's. */
@@ -651,7 +652,7 @@ export const PAGE_FIELDS = {
   client: ['people', 'showAccount', 'canManage', 'from', 'invite', 'client', 'apiWebhooksHref', 'sections'],
   clients: ['agencyOff', 'clients', 'list', 'form'],
   'choose-account': ['choices', 'problem'],
-  'confirm-password': ['next', 'problem'],
+  'confirm-password': ['next', 'keptForm', 'problem'],
   'do-not-call': [
     'account',
     'base',

@@ -19,6 +19,7 @@ import {
   UserParams,
 } from '../../../schemas/dashboard/people.js';
 import { notAnEmailAddress } from '../../../schemas/user-email.js';
+import { takePendingForm } from './confirm-password.js';
 import { clientIp, formProblem, refusals } from './form-problem.js';
 import { formatTime, timeOrDash } from './format.js';
 import type { PageData, PersonRow } from '../../views/page-models.js';
@@ -106,9 +107,13 @@ async function usersPage(
 }
 
 export default async function users(fastify: FastifyInstance) {
-  fastify.get('/users', { schema: { hide: true } }, async (request, reply) =>
-    reply.page('users', await usersPage(fastify, request, null)),
-  );
+  fastify.get('/users', { schema: { hide: true } }, async (request, reply) => {
+    const page = await usersPage(fastify, request, null);
+    // An invitation sent when the password had to be typed again: its form comes back as it was filled in.
+    const kept = takePendingForm(request, { path: '/dashboard/users', action: '/dashboard/users/invite' });
+    if (kept) page.invite = { ...page.invite, email: kept.email ?? '', account: kept.account ?? page.invite.account };
+    return reply.page('users', page);
+  });
 }
 
 /** What agency users do to people (invite, links, disable, enable): the agency-only family's routes. */
