@@ -6,6 +6,7 @@ import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
 import { hashPassword } from '../../src/domain/password.js';
 import { SIGN_IN_LIMITS } from '../../plugins/dashboard/sign-in-limiter.js';
+import { SIGN_IN_CHOICE_MS } from '../../src/routes/dashboard/sign-in.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
 
@@ -108,5 +109,25 @@ describe('one email, users in several accounts', () => {
         await person.submit('/dashboard/sign-in/choose', '/dashboard/sign-in/choose', { user: ids.charlie.user })
       ).status;
     expect(status).toBe(429);
+  });
+});
+
+describe('a choice left too long', () => {
+  it('lapses: the choice is refused and the person signs in again', async () => {
+    let now = new Date('2026-11-23T09:00:00Z');
+    const { app: timed } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now });
+    for (const name of ['One', 'Two']) {
+      const { id } = await createAgency(timed.storage, { name });
+      await createUserWithPassword(timed.prisma, id, EMAIL);
+    }
+    const person = new Visitor(timed);
+    expect((await person.signIn(EMAIL)).location).toBe('/dashboard/sign-in/choose');
+    const page = await person.get('/dashboard/sign-in/choose');
+    const user = /name="user" value="([^"]+)"/.exec(page.body)![1]!;
+    now = new Date(now.getTime() + SIGN_IN_CHOICE_MS + 1000);
+    const late = await person.request('POST', '/dashboard/sign-in/choose', { _csrf: person.lastCsrf!, user });
+    expect(late.status).toBe(400);
+    expect(late.body).toContain('That took too long: sign in again.');
+    expect((await person.get('/dashboard')).status).toBe(303);
   });
 });
