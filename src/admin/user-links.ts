@@ -172,8 +172,9 @@ export async function newSignInLink(
 
 /**
  * "Forgot your password?": a password-reset link for every enabled user with this address (one per agency it is
- * used in), each voiding that user's earlier reset links (not an invitation or a link an admin made) and audited on their account with the asking IP. Unknown
- * addresses give nothing; the caller answers the same either way and sends what this returns by e-mail only.
+ * used in), each voiding that user's earlier reset links (not an invitation or a link an admin made) and audited on
+ * their account with the asking IP. Unknown addresses give nothing; the caller answers the same either way and sends
+ * what this returns by e-mail only.
  */
 export async function requestPasswordReset(
   storage: Storage,
