@@ -6,6 +6,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler, RouteOptions } from 'fastify';
 import type {} from '@fastify/sensible';
+import { keptFields, type PendingForm } from '../../src/domain/pending-form.js';
 import { isRecentSignIn } from '../../src/domain/recent-sign-in.js';
 import { scopeOf, type Scope } from '../../src/domain/tenancy.js';
 import type { ListedAgent } from '../../src/storage/index.js';
@@ -41,6 +42,10 @@ export interface DashboardGuards {
 }
 
 declare module 'fastify' {
+  interface Session {
+    /** A form sent when the password had to be typed again, shown filled in after the re-check. */
+    pendingForm?: PendingForm;
+  }
   interface FastifyRequest {
     /** The signed-in user: only on the routes of the signed-in family (throws elsewhere). */
     readonly user: ActiveUser;
@@ -82,6 +87,15 @@ function requireRecentSignIn(returnTo?: (request: FastifyRequest) => string): pr
     if (!request.viewer) return requireUser.call(this, request, reply);
     if (isRecentSignIn(request.session.authenticatedAt, request.server.now())) return;
     const next = returnTo?.(request) ?? returnPath(request, '/dashboard');
+    // A form sent meanwhile: its fields (never a password, secret or the CSRF token) wait in the session, and the
+    // page at `next` shows them filled in after the re-check (src/domain/pending-form.ts).
+    if (request.method === 'POST')
+      request.session.pendingForm = {
+        path: next,
+        action: request.url,
+        fields: keptFields(request.body),
+        at: request.server.now().getTime(),
+      };
     await reply.redirect(`${CONFIRM_PASSWORD_PATH}?next=${encodeURIComponent(next)}`, 303);
   };
 }

@@ -72,3 +72,16 @@ export const UserLinkForm = Form(
   "Make a new one-time link (24 h) for the user to set their password, shown once; the user's earlier links stop working",
 );
 export type UserLinkForm = Static<typeof UserLinkForm>;
+
+export const ChooseAccountForm = Form(
+  {
+    user: Type.String({
+      maxLength: 64,
+      pattern: UUID_PATTERN,
+      description:
+        'The user to sign in as: one of those the typed password opened (kept in the session since the password was checked)',
+    }),
+  },
+  'Sign in: choose the account to open when one email has users in several accounts',
+);
+export type ChooseAccountForm = Static<typeof ChooseAccountForm>;

@@ -1,11 +1,17 @@
 // New one-time links for existing users (a lost invitation, a forgotten password): made by an agency user or an
-// operator ("New sign-in link", `callctl user link`) or asked for by the person ("Forgot your password?"). Each new
-// link voids the user's earlier unused links; a disabled user gets none (enable them first).
+// operator ("New sign-in link", `callctl user link`) or asked for by anyone ("Forgot your password?"). A link made by
+// an admin or an operator voids the user's earlier unused links; a reset request voids only earlier reset links, so an
+// anonymous request never spoils a link someone else issued. Whichever link is used first wins: using one voids the
+// others (setPasswordWithLink). A disabled user gets none (enable them first).
 import { generateOneTimeToken, ONE_TIME_TOKEN_TTL_MS } from '../domain/one-time-token.js';
+import { linkLimitRefusal, PEOPLE_LINK_ACTIONS, PEOPLE_LINK_LIMITS } from '../domain/people-limits.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
-import { type Storage, type TokenPurpose } from '../storage/index.js';
+import { formatTime } from '../domain/utc-time.js';
+import type { MailMessage } from '../mail/mailer.js';
+import type { MailKind } from '../mail/messages.js';
+import { type Repositories, type Storage, type TokenPurpose } from '../storage/index.js';
 import { AdminError } from './errors.js';
-import { audit, type Actor } from './audit.js';
+import { accountAndAgency, audit, type Actor } from './audit.js';
 import { isUuid } from '../../schemas/uuid.js';
 
 export interface NewLink {
@@ -13,6 +19,62 @@ export interface NewLink {
   email: string;
   token: string;
   expiresAt: Date;
+}
+
+/** An invitation or a new link refused because its maker (or their agency) is over a limit (src/domain/people-limits.ts). */
+export class LinkLimitError extends AdminError {
+  override name = 'LinkLimitError';
+}
+
+/**
+ * In the caller's transaction, before a dashboard user makes an invitation or a link for `accountId`: locks the
+ * agency's links until the transaction ends and says whether one more is over a limit. The operator is not limited.
+ */
+export async function linkLimitCheck(tx: Repositories, accountId: string, actor: Actor, now: Date) {
+  if (actor.kind !== 'user') return null;
+  const { agencyId } = await accountAndAgency(tx, accountId);
+  await tx.tokens.lockAgencyLinks(agencyId);
+  const since = new Date(now.getTime() - PEOPLE_LINK_LIMITS.perAgency.windowMs);
+  const made = await tx.tokens.linksMadeSince(agencyId, since, PEOPLE_LINK_ACTIONS);
+  return linkLimitRefusal(made, actor.userId, now, formatTime);
+}
+
+/** Audits the refusal (on the account the link was for, with who asked and from where) and throws it. */
+export async function refuseOverLimit(
+  storage: Storage,
+  input: { accountId: string; actor: Actor; what: 'invitation' | 'sign_in_link'; email: string; now: Date },
+  refusal: { limit: string; message: string; retryAt: Date },
+): Promise<never> {
+  await audit(storage, input.accountId, input.actor, 'people_link_refused', input.now, {
+    what: input.what,
+    email: input.email,
+    limit: refusal.limit,
+    retry_at: refusal.retryAt.toISOString(),
+  });
+  throw new LinkLimitError(refusal.message);
+}
+
+/** What sends an e-mail and says whether the SMTP server took it (src/mail/mailer.ts's Mailer). */
+export interface MailSender {
+  send(message: MailMessage): Promise<boolean>;
+}
+
+/**
+ * Sends a dashboard e-mail and audits it on `accountId` (to whom, which kind, whether the server took it), as caused
+ * by `actor`. The message's words are src/mail/messages.ts's; returns whether it was sent.
+ */
+export async function sendAuditedMail(
+  storage: Storage,
+  mailer: MailSender,
+  input: { accountId: string; actor: Actor; kind: MailKind; message: MailMessage; now: () => Date },
+): Promise<boolean> {
+  const sent = await mailer.send(input.message);
+  await audit(storage, input.accountId, input.actor, 'email_sent', input.now(), {
+    kind: input.kind,
+    to: input.message.to,
+    sent,
+  });
+  return sent;
 }
 
 export const disabledNoLink = (email: string) =>
@@ -51,8 +113,17 @@ async function replaceLinks(
 ): Promise<NewLink> {
   const generated = generateOneTimeToken();
   const expiresAt = new Date(input.now.getTime() + ONE_TIME_TOKEN_TTL_MS);
-  await storage.transaction(async (tx) => {
-    const voided = await tx.tokens.expireUserTokens(user.id, input.now);
+  const refused = await storage.transaction(async (tx) => {
+    if (input.action === 'sign_in_link_created') {
+      const refusal = await linkLimitCheck(tx, user.accountId, input.actor, input.now);
+      if (refusal) return refusal;
+    }
+    // A reset request (anyone may make one) replaces only earlier reset links; an admin's link replaces every link.
+    const voided = await tx.tokens.expireUserTokens(
+      user.id,
+      input.now,
+      input.purpose === 'password_reset' ? 'password_reset' : undefined,
+    );
     const createdById =
       input.actor.kind === 'user' && input.action === 'sign_in_link_created' ? input.actor.userId : null;
     await tx.tokens.insertToken({
@@ -68,13 +139,21 @@ async function replaceLinks(
       email: user.email,
       earlier_links_ended: voided,
     });
+    return null;
   });
+  if (refused)
+    await refuseOverLimit(
+      storage,
+      { accountId: user.accountId, actor: input.actor, what: 'sign_in_link', email: user.email, now: input.now },
+      refused,
+    );
   return { userId: user.id, email: user.email, token: generated.token, expiresAt };
 }
 
 /**
  * A new one-time link (24 h) to set the password of an existing user, shown once to whoever made it; earlier unused
- * links stop working. Refused for a disabled user. The caller has checked that the actor manages the user.
+ * links stop working. Refused for a disabled user, and for a dashboard user over a limit of src/domain/people-limits.ts
+ * (LinkLimitError, audited). The caller has checked that the actor manages the user.
  */
 export async function newSignInLink(
   storage: Storage,
@@ -93,13 +172,14 @@ export async function newSignInLink(
 
 /**
  * "Forgot your password?": a password-reset link for every enabled user with this address (one per agency it is
- * used in), each voiding that user's earlier links and audited on their account with the asking IP. Unknown
- * addresses give nothing; the caller answers the same either way and sends what this returns by e-mail only.
+ * used in), each voiding that user's earlier reset links (not an invitation or a link an admin made) and audited on
+ * their account with the asking IP. Unknown addresses give nothing; the caller answers the same either way and sends
+ * what this returns by e-mail only.
  */
 export async function requestPasswordReset(
   storage: Storage,
   input: { email: string; ip: string | null; now: Date },
-): Promise<(NewLink & { accountName: string })[]> {
+): Promise<(NewLink & { accountId: string; accountName: string })[]> {
   const email = normalizeEmail(input.email);
   if (!isPlausibleEmail(email)) return [];
   const users = (await storage.users.findUsersByEmail(email)).filter((u) => !u.disabled);
@@ -113,6 +193,7 @@ export async function requestPasswordReset(
         action: 'password_reset_requested',
         now: input.now,
       })),
+      accountId: user.accountId,
       accountName: user.accountName,
     });
   }

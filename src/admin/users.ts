@@ -1,4 +1,4 @@
-// Dashboard people: creating users with a one-time link, signing in, setting and changing passwords, disabling, and
+// Dashboard people: creating users with a one-time link, setting and changing passwords, disabling, and
 // ending sessions. callctl and the dashboard both call these, so each change is made (and audited) one way only.
 import type { Config } from '../config.js';
 import {
@@ -9,10 +9,12 @@ import {
 } from '../domain/one-time-token.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../domain/password.js';
 import { passwordProblem } from '../domain/password-policy.js';
+import type { LinkLimitRefusal } from '../domain/people-limits.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
 import { isUniqueViolation, type Storage, type TokenPurpose } from '../storage/index.js';
 import { accountAndAgency, audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
+import { linkLimitCheck, refuseOverLimit } from './user-links.js';
 import { readableNameProblem } from '../../schemas/text.js';
 import { notAnEmailAddress } from '../../schemas/user-email.js';
 import { isUuid } from '../../schemas/uuid.js';
@@ -31,21 +33,26 @@ export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>,
 /**
  * Creates a user of `accountId` and a one-time link to set their password (24 h). The token is returned once and
  * only its digest is stored. An operator's link sets a password (audited as user_created); a user's is an invitation
- * (audited as user_invited). An email taken within the account's agency changes nothing; other agencies' users do not
- * count (emails are unique per agency), so the answer never says whether another tenant uses the address.
+ * (audited as user_invited). An email taken within the account's agency changes nothing. An email used in another
+ * agency: the operator is refused unless `allowExistingEmail` (then signing in asks which account); a dashboard user's
+ * invitation is made, so that the answer never says whether another tenant uses the address. A dashboard user over a
+ * limit of src/domain/people-limits.ts is refused (LinkLimitError, audited).
  */
 export async function createUser(
   storage: Storage,
-  input: { accountId: string; email: string; actor: Actor; now?: Date },
+  input: { accountId: string; email: string; actor: Actor; now?: Date; allowExistingEmail?: boolean },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
   const now = input.now ?? new Date();
   const email = normalizeEmail(input.email);
   if (!isPlausibleEmail(email)) throw new AdminError(notAnEmailAddress(input.email));
+  if (input.actor.kind !== 'user' && !input.allowExistingEmail) await refuseExistingEmail(storage, email);
   const generated = generateOneTimeToken();
   const expiresAt = new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS);
   const purpose: TokenPurpose = input.actor.kind === 'user' ? 'invitation' : 'set_password';
   try {
-    const id = await storage.transaction(async (tx) => {
+    const made = await storage.transaction(async (tx): Promise<{ refused: LinkLimitRefusal } | { id: string }> => {
+      const refusal = await linkLimitCheck(tx, input.accountId, input.actor, now);
+      if (refusal) return { refused: refusal };
       const { agencyId } = await accountAndAgency(tx, input.accountId);
       const { id } = await tx.users.insertUser({
         accountId: input.accountId,
@@ -70,9 +77,15 @@ export async function createUser(
         now,
         { user_id: id, email },
       );
-      return id;
+      return { id };
     });
-    return { id, token: generated.token, expiresAt };
+    if ('refused' in made)
+      return await refuseOverLimit(
+        storage,
+        { accountId: input.accountId, actor: input.actor, what: 'invitation', email, now },
+        made.refused,
+      );
+    return { id: made.id, token: generated.token, expiresAt };
   } catch (error) {
     if (isUniqueViolation(error)) throw new AdminError(`A user with the email ${email} already exists`);
     throw error;
@@ -93,6 +106,20 @@ export async function inviteUser(
     actor: { kind: 'user', ...input.invitedBy },
     now: input.now,
   });
+}
+
+/** The flag of `callctl setup` and `callctl user create` that allows an email another account's user already has. */
+export const ALLOW_EXISTING_EMAIL_FLAG = '--allow-existing-email';
+
+/** Refuses (for the operator) an email that already has a user anywhere, naming where and the flag that allows it. */
+async function refuseExistingEmail(storage: Storage, email: string): Promise<void> {
+  const users = await storage.users.findUsersByEmail(email);
+  if (users.length === 0) return;
+  const where = users.map((u) => `${u.accountName} (account ${u.accountId})`).join(', ');
+  throw new AdminError(
+    `${email} already has a dashboard user in ${where}. To add another user with this email anyway, add ` +
+      `${ALLOW_EXISTING_EMAIL_FLAG}: signing in then asks which account to open.`,
+  );
 }
 
 export const CANNOT_DISABLE_SELF = 'You cannot disable yourself. Another agency user can, or an operator with callctl.';
@@ -129,53 +156,6 @@ export async function enableUser(storage: Storage, userId: string, actor: Actor,
   return { id: user.id, enabled: true, already_enabled: !changed };
 }
 
-export type SignInResult = { ok: true; userId: string; accountId: string } | { ok: false };
-
-/**
- * Checks an email and password. An address may belong to users of several agencies: the password is checked against
- * each usable one (at once, so the time hardly depends on how many there are) and signs in to the one it opens (the
- * most recently signed-in when it opens several). Unknown emails, users without a password yet and disabled users
- * verify against a dummy hash, so every refusal takes the time of a wrong password and says the same thing. A failed
- * attempt is audited on each known user's account (with the IP); success records the sign-in time and is audited too.
- */
-export async function authenticate(
-  storage: Storage,
-  input: { email: string; password: string; ip: string | null; now: Date },
-): Promise<SignInResult> {
-  const email = normalizeEmail(input.email);
-  const users = isPlausibleEmail(email) ? await storage.users.findUsersByEmail(email) : [];
-  const usable = users.filter((user) => !user.disabled && user.passwordHash !== null);
-  const checks =
-    usable.length > 0
-      ? usable.map((user) => verifyPassword(input.password, user.passwordHash!))
-      : [dummyPasswordHash().then((hash) => verifyPassword(input.password, hash))];
-  const matches = await Promise.all(checks);
-  const user = usable.find((_user, i) => matches[i]);
-  if (!user) {
-    for (const known of users) {
-      const reason = known.disabled
-        ? { reason: 'disabled' }
-        : known.passwordHash === null
-          ? { reason: 'no password set' }
-          : {};
-      await audit(
-        storage,
-        known.accountId,
-        { kind: 'user', userId: known.id, ip: input.ip },
-        'sign_in_failed',
-        input.now,
-        reason,
-      );
-    }
-    return { ok: false };
-  }
-  await storage.transaction(async (tx) => {
-    await tx.users.recordSignIn(user.id, input.now);
-    await audit(tx, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_in', input.now);
-  });
-  return { ok: true, userId: user.id, accountId: user.accountId };
-}
-
 /** Whether `password` is the user's (re-entering it for a sensitive action). */
 export async function checkPassword(storage: Storage, userId: string, password: string): Promise<boolean> {
   const user = await storage.users.findUserById(userId);
@@ -197,7 +177,10 @@ export type SetPasswordResult = { ok: true; userId: string } | { ok: false; prob
 export const LINK_UNUSABLE =
   'This link has expired or was already used, or a newer link replaced it. Ask for a new one.';
 
-/** Sets the password from a one-time link; the link is used up, and any session the user had ends. */
+/**
+ * Sets the password from a one-time link; the link is used up, the user's other links stop working, and any session
+ * the user had ends.
+ */
 export async function setPasswordWithLink(
   storage: Storage,
   input: { token: string; password: string; ip: string | null; now: Date },
@@ -211,11 +194,14 @@ export async function setPasswordWithLink(
   return storage.transaction(async (tx) => {
     const used = await tx.tokens.consumeToken(oneTimeTokenDigest(input.token), input.now);
     if (!used || used.userId !== link.userId) return { ok: false as const, problem: LINK_UNUSABLE };
+    // The first link used wins: the user's other links (an invitation, an admin's, a reset) stop working.
+    const voided = await tx.tokens.expireUserTokens(used.userId, input.now);
     await tx.users.setPasswordHash(used.userId, hash);
     await tx.sessions.deleteUserSessions(used.userId);
     const user = await tx.users.findUserById(used.userId);
     await audit(tx, user!.accountId, { kind: 'user', userId: used.userId, ip: input.ip }, 'password_set', input.now, {
       link: used.purpose,
+      other_links_ended: voided,
     });
     return { ok: true as const, userId: used.userId };
   });
@@ -263,24 +249,19 @@ export async function endAllSessions(
   });
 }
 
-/** Records a sign-out (the session itself is destroyed by the session plugin). */
-export async function recordSignOut(
-  storage: Storage,
-  input: { userId: string; ip: string | null; now: Date },
-): Promise<void> {
-  const user = await storage.users.findUserById(input.userId);
-  if (user)
-    await audit(storage, user.accountId, { kind: 'user', userId: user.id, ip: input.ip }, 'sign_out', input.now);
-}
-
 /** A new agency on the agency plan and its first user, with the user's set-password link: the one-command start. */
-export async function setupAgency(storage: Storage, input: { agencyName: string; email: string; now?: Date }) {
+export async function setupAgency(
+  storage: Storage,
+  input: { agencyName: string; email: string; now?: Date; allowExistingEmail?: boolean },
+) {
   const name = input.agencyName.trim();
   if (!name) throw new AdminError('An agency needs a name');
   const problem = readableNameProblem(name);
   if (problem) throw new AdminError(`An agency's name ${problem}`);
   if (!isPlausibleEmail(input.email)) throw new AdminError(notAnEmailAddress(input.email));
-  // No check of the email: it is unique per agency, and this agency is new (the same person may run two agencies).
+  // Run twice, setup would make a second agency with a second user of the same email: refused unless allowed (the
+  // same person may run two agencies; signing in then asks which), before anything is made.
+  if (!input.allowExistingEmail) await refuseExistingEmail(storage, normalizeEmail(input.email));
   const agency = await storage.accounts.insertAgency({ name, plan: 'agency' });
   try {
     const user = await createUser(storage, {
@@ -288,6 +269,7 @@ export async function setupAgency(storage: Storage, input: { agencyName: string;
       email: input.email,
       actor: { kind: 'operator' },
       now: input.now,
+      allowExistingEmail: true,
     });
     return { agencyId: agency.id, ...user };
   } catch (error) {

@@ -50,6 +50,7 @@ export const OPTIONS = {
   email: { type: 'string' },
   'agency-name': { type: 'string' },
   reason: { type: 'string' },
+  'allow-existing-email': { type: 'boolean' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type FlagName = Exclude<keyof typeof OPTIONS, 'json' | 'help'>;
@@ -110,6 +111,10 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
   },
   email: { value: '<email>', help: "The user's email address (compared case-insensitively)" },
   'agency-name': { value: '<name>', help: "The new agency's name" },
+  'allow-existing-email': {
+    value: '',
+    help: 'Allow an email that already has a dashboard user in another account (signing in then asks which account)',
+  },
   ...DNC_FLAG_HELP,
 };
 
@@ -158,6 +163,7 @@ export interface Values {
   email?: string;
   'agency-name'?: string;
   reason?: string;
+  'allow-existing-email'?: boolean;
 }
 
 export interface Context {

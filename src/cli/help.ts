@@ -16,7 +16,10 @@ export function commandsOf(group: string): Command[] {
 
 function options(commands: Command[]): { flag: string; help: string }[] {
   const flags = [...new Set(commands.flatMap((c) => c.flags))] as FlagName[];
-  return [...flags.map((f) => ({ flag: `--${f} ${FLAG_HELP[f].value}`, help: FLAG_HELP[f].help })), ...COMMON_FLAGS];
+  return [
+    ...flags.map((f) => ({ flag: `--${f} ${FLAG_HELP[f].value}`.trimEnd(), help: FLAG_HELP[f].help })),
+    ...COMMON_FLAGS,
+  ];
 }
 
 function optionLines(commands: Command[]): string[] {

@@ -2,18 +2,23 @@
 // link for an existing user (voiding earlier ones), disable and enable one, and `setup`, the one-command start (an
 // agency on the agency plan and its first user). With SMTP_URL set, the links are e-mailed too ("emailed" says
 // whether the SMTP server took the message).
-import { newSignInLink, resolveUser } from '../admin/user-links.js';
+import { newSignInLink, resolveUser, sendAuditedMail } from '../admin/user-links.js';
 import { createUser, disableUser, enableUser, setPasswordUrl, setupAgency } from '../admin/users.js';
-import type { Config } from '../config.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
 import { formatTime } from '../domain/utc-time.js';
 import { Mailer } from '../mail/mailer.js';
-import { invitationMail, signInLinkMail } from '../mail/messages.js';
+import { invitationMail, signInLinkMail, type MailKind } from '../mail/messages.js';
 import type { MailMessage } from '../mail/mailer.js';
-import type { Command, Values } from './commands.js';
+import type { Command, Context, Values } from './commands.js';
 
-/** E-mails `message` when SMTP_URL is set: {} without it, else whether it was sent and, if not, why. */
-async function emailed(config: Config, message: MailMessage): Promise<{ emailed?: boolean; email_error?: string }> {
+/**
+ * E-mails `message` when SMTP_URL is set, audited on the account as the operator's: {} without SMTP_URL, else whether
+ * it was sent and, if not, why.
+ */
+async function emailed(
+  { storage, config }: Context,
+  input: { accountId: string; kind: MailKind; message: MailMessage },
+): Promise<{ emailed?: boolean; email_error?: string }> {
   if (!config.SMTP_URL) return {};
   let problem = 'not sent';
   const mailer = new Mailer(config.SMTP_URL, config.smtpFrom, {
@@ -22,7 +27,12 @@ async function emailed(config: Config, message: MailMessage): Promise<{ emailed?
     },
   });
   try {
-    return (await mailer.send(message)) ? { emailed: true } : { emailed: false, email_error: problem };
+    const sent = await sendAuditedMail(storage, mailer, {
+      ...input,
+      actor: { kind: 'operator' },
+      now: () => new Date(),
+    });
+    return sent ? { emailed: true } : { emailed: false, email_error: problem };
   } finally {
     await mailer.close();
   }
@@ -46,17 +56,21 @@ export const USER_COMMANDS: Command[] = [
   {
     words: ['user', 'create'],
     args: [],
-    flags: ['account', 'email'],
+    flags: ['account', 'email', 'allow-existing-email'],
     required: ['account', 'email'],
-    usage: 'callctl user create --account <account-id> --email <email>',
-    summary: 'Create a dashboard user of an account; prints a one-time link to set the password (24 h)',
+    usage: 'callctl user create --account <account-id> --email <email> [--allow-existing-email]',
+    summary:
+      'Create a dashboard user of an account; prints a one-time link to set the password (24 h). An email that ' +
+      'already has a user elsewhere is refused without --allow-existing-email',
     notice: LINK_NOTICE,
     check: (_args, values) => checkEmail(values),
-    run: async ({ storage, config }, _args, values) => {
+    run: async (ctx, _args, values) => {
+      const { storage, config } = ctx;
       const user = await createUser(storage, {
         accountId: values.account ?? '',
         email: values.email ?? '',
         actor: { kind: 'operator' },
+        allowExistingEmail: values['allow-existing-email'] === true,
       });
       const link = setPasswordUrl(config, user.token);
       const mail = config.SMTP_URL
@@ -67,7 +81,10 @@ export const USER_COMMANDS: Command[] = [
             expires: formatTime(user.expiresAt),
           })
         : null;
-      return { id: user.id, set_password_url: link, ...(mail ? await emailed(config, mail) : {}) };
+      const sent = mail
+        ? await emailed(ctx, { accountId: values.account ?? '', kind: 'invitation', message: mail })
+        : {};
+      return { id: user.id, set_password_url: link, ...sent };
     },
   },
   {
@@ -94,7 +111,8 @@ export const USER_COMMANDS: Command[] = [
     summary:
       'Make a new one-time link (24 h) for an existing user to set their password; their earlier links stop working',
     notice: `${LINK_NOTICE} Their earlier links no longer work.`,
-    run: async ({ storage, config }, args) => {
+    run: async (ctx, args) => {
+      const { storage, config } = ctx;
       const made = await newSignInLink(storage, {
         userId: await resolveUser(storage, args[0] ?? ''),
         actor: { kind: 'operator' },
@@ -108,21 +126,29 @@ export const USER_COMMANDS: Command[] = [
             expires: formatTime(made.expiresAt),
           })
         : null;
-      return { set_password_url: link, ...(mail ? await emailed(config, mail) : {}) };
+      const user = await storage.users.findUserById(made.userId);
+      const sent =
+        mail && user ? await emailed(ctx, { accountId: user.accountId, kind: 'sign_in_link', message: mail }) : {};
+      return { set_password_url: link, ...sent };
     },
   },
   {
     words: ['setup'],
     args: [],
-    flags: ['agency-name', 'email'],
+    flags: ['agency-name', 'email', 'allow-existing-email'],
     required: ['agency-name', 'email'],
-    usage: 'callctl setup --agency-name <name> --email <email>',
+    usage: 'callctl setup --agency-name <name> --email <email> [--allow-existing-email]',
     summary:
-      'Create an agency (agency plan) and its first dashboard user; prints the one-time link to set the password',
+      'Create an agency (agency plan) and its first dashboard user; prints the one-time link to set the password. ' +
+      'An email that already has a user (run twice?) is refused without --allow-existing-email',
     notice: `${LINK_NOTICE} Then sign in at /dashboard.`,
     check: (_args, values) => checkEmail(values),
     run: async ({ storage, config }, _args, values) => {
-      const made = await setupAgency(storage, { agencyName: values['agency-name'] ?? '', email: values.email ?? '' });
+      const made = await setupAgency(storage, {
+        agencyName: values['agency-name'] ?? '',
+        email: values.email ?? '',
+        allowExistingEmail: values['allow-existing-email'] === true,
+      });
       return { agency_id: made.agencyId, user_id: made.id, set_password_url: setPasswordUrl(config, made.token) };
     },
   },

@@ -497,7 +497,9 @@ export interface PageModels {
     list: NamedList;
     form: { name: string; problem: Problem; maxLength: number };
   };
-  'confirm-password': { next: string; problem: Problem };
+  'choose-account': { choices: { userId: string; accountName: string }[]; problem: Problem };
+  /** keptForm: a form sent meanwhile waits in the session and comes back filled in. */
+  'confirm-password': { next: string; keptForm: boolean; problem: Problem };
   'do-not-call': {
     account: SectionAccount;
     /** The list's page: /dashboard/do-not-call or a client's. */
@@ -673,7 +675,8 @@ export const PAGE_FIELDS = {
   'cancel-confirm': ['action', 'callIds', 'back', 'consequence', 'notWaiting', 'confirmLabel', 'keepHref', 'keepLabel'],
   client: ['people', 'showAccount', 'canManage', 'from', 'invite', 'client', 'apiWebhooksHref', 'sections'],
   clients: ['agencyOff', 'clients', 'list', 'form'],
-  'confirm-password': ['next', 'problem'],
+  'choose-account': ['choices', 'problem'],
+  'confirm-password': ['next', 'keptForm', 'problem'],
   'do-not-call': [
     'account',
     'base',

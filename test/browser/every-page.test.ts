@@ -21,7 +21,8 @@ import {
   type ShowcaseReceiver,
   type Viewer,
 } from '../../scripts/screenshots.js';
-import { createUser } from '../../src/admin/users.js';
+import { createAgency } from '../../src/admin/accounts.js';
+import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
 import { chromiumAvailable, startBrowserWorld, submit, type BrowserWorld } from './browser.js';
 import { storageOf } from '../helpers/database.js';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.js';
@@ -327,6 +328,36 @@ describe.skipIf(!available)('every dashboard page in chromium at 1280 px and 390
       await submit(page, 'form[action$="/key"] button[type=submit]');
       expect(await page.textContent('h1')).toBe('Your new API key');
       expect(await problemsOf(page)).toEqual([]);
+    });
+
+    // Last: it gives the showcase's email a user in a second agency, with the same password.
+    it('choosing an account when the password opens users in several', async () => {
+      const storage = storageOf(world.prisma);
+      const { id: second } = await createAgency(storage, { name: 'Second Agency of the Same Person' });
+      const { token } = await createUser(storage, {
+        accountId: second,
+        email: showcase.email,
+        actor: { kind: 'operator' },
+        allowExistingEmail: true,
+      });
+      expect(
+        (await setPasswordWithLink(storage, { token, password: showcase.password, ip: null, now: new Date() })).ok,
+      ).toBe(true);
+      const context = await world.context();
+      try {
+        const page = await context.newPage();
+        troubles.set(page, []);
+        await openPage(page, { path: '/dashboard/sign-in' });
+        await page.fill('input[name=email]', showcase.email);
+        await page.fill('input[name=password]', showcase.password);
+        await submit(page, 'main button[type=submit]');
+        expect(await page.textContent('h1')).toBe('Choose an account');
+        expect(await problemsOf(page)).toEqual([]);
+        await submit(page, 'main button:has-text("Second Agency of the Same Person")');
+        expect(new URL(page.url()).pathname).toBe('/dashboard');
+      } finally {
+        await context.close();
+      }
     });
   });
 });

@@ -1,7 +1,8 @@
 // callctl user create / link / disable / enable / setup through runCli on a real database: output contract, usage
 // errors, a new link voiding the earlier ones, enabling again, and e-mail through a real SMTP server when configured.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, setPasswordWithLink, usableLink } from '../../src/admin/users.js';
+import { authenticate } from '../../src/admin/sign-in.js';
+import { setPasswordWithLink, usableLink } from '../../src/admin/users.js';
 import { callctl, type CliError } from '../helpers/cli.js';
 import { json } from '../helpers/json.js';
 import { startSmtp } from '../helpers/smtp.js';
@@ -40,9 +41,60 @@ describe('callctl user and setup', () => {
       email: 'owner@acme.example',
       passwordHash: null,
     });
-    // Emails are unique per agency: the same person may own a second agency, with a user of its own.
-    const again = await cli(['setup', '--agency-name', 'Other', '--email', 'OWNER@acme.example', '--json']);
+    // Run twice, setup is refused: nothing made, and the error names the account and the flag that allows it.
+    const agencies = await prisma.account.count({ where: { kind: 'agency' } });
+    const twice = await cli(['setup', '--agency-name', 'Acme Agency', '--email', 'owner@acme.example', '--json']);
+    expect(twice.code).toBe(1);
+    expect(json<CliError>(twice.stderr).error).toBe(
+      `owner@acme.example already has a dashboard user in Acme Agency (account ${out.agency_id as string}). To add ` +
+        'another user with this email anyway, add --allow-existing-email: signing in then asks which account to open.',
+    );
+    expect(await prisma.account.count({ where: { kind: 'agency' } })).toBe(agencies);
+    expect(await prisma.user.count({ where: { email: 'owner@acme.example' } })).toBe(1);
+    // Told so, the same person may own a second agency, with a user of its own.
+    const again = await cli([
+      'setup',
+      '--agency-name',
+      'Other',
+      '--email',
+      'OWNER@acme.example',
+      '--allow-existing-email',
+      '--json',
+    ]);
     expect(again.code).toBe(0);
+    // user create follows the same rule.
+    const elsewhere = await cli([
+      'user',
+      'create',
+      '--account',
+      again.json().agency_id as string,
+      '--email',
+      'x@acme.example',
+      '--json',
+    ]);
+    expect(elsewhere.code).toBe(0);
+    const refused = await cli([
+      'user',
+      'create',
+      '--account',
+      out.agency_id as string,
+      '--email',
+      'X@acme.example',
+      '--json',
+    ]);
+    expect(refused.code).toBe(1);
+    expect(json<CliError>(refused.stderr).error).toContain('add --allow-existing-email');
+    const allowed = await cli([
+      'user',
+      'create',
+      '--account',
+      out.agency_id as string,
+      '--email',
+      'X@acme.example',
+      '--allow-existing-email',
+      '--json',
+    ]);
+    expect(allowed.code).toBe(0);
     expect(again.json().user_id).not.toBe(out.user_id);
     // In one agency the address stays unique.
     const taken = await cli([
@@ -53,6 +105,7 @@ describe('callctl user and setup', () => {
       '--email',
       'owner@ACME.example',
       '--json',
+      '--allow-existing-email',
     ]);
     expect(taken.code).toBe(1);
     expect(json<CliError>(taken.stderr).error).toBe('A user with the email owner@acme.example already exists');
@@ -201,10 +254,20 @@ describe('callctl user and setup', () => {
       const [first, second] = await smtp.waitFor(2);
       expect(first!.to).toEqual(['m@m.example']);
       expect(first!.from).toBe('no-reply@calls.example.com');
-      expect(first!.subject).toBe('Your new sign-in link for Mail Agency');
+      expect(first!.subject).toBe('Your new dashboard sign-in link');
+      expect(first!.text).toContain('An admin of the account named "Mail Agency" made you a new sign-in link.');
       expect(first!.text).toContain(linked.json().set_password_url as string);
       expect(second!.to).toEqual(['n@m.example']);
       expect(second!.text).toContain(created.json().set_password_url as string);
+      // Each e-mail is audited on the user's account, as the operator's.
+      const sent = await prisma.auditEntry.findMany({
+        where: { action: 'email_sent', accountId: made.agency_id as string },
+        orderBy: { createdAt: 'asc' },
+      });
+      expect(sent.map((e) => [e.actorKind, e.detail])).toEqual([
+        ['operator', { kind: 'sign_in_link', to: 'm@m.example', sent: true }],
+        ['operator', { kind: 'invitation', to: 'n@m.example', sent: true }],
+      ]);
     } finally {
       await smtp.stop();
     }
@@ -223,7 +286,10 @@ describe('callctl user and setup', () => {
     const help = await cli(['--help']);
     expect(help.stdout).toContain('callctl user link <user-id|email>');
     expect(help.stdout).toContain('callctl user enable <user-id>');
-    expect(help.stdout).toContain('callctl user create --account <account-id> --email <email>');
-    expect(help.stdout).toContain('callctl setup --agency-name <name> --email <email>');
+    expect(help.stdout).toContain(
+      'callctl user create --account <account-id> --email <email> [--allow-existing-email]',
+    );
+    expect(help.stdout).toContain('callctl setup --agency-name <name> --email <email> [--allow-existing-email]');
+    expect(help.stdout).toMatch(/--allow-existing-email {2,}Allow an email that already has a dashboard user/);
   });
 });

@@ -69,7 +69,7 @@ describe('with SMTP_URL', () => {
     expect((await stranger().get('/dashboard/forgot-password')).status).toBe(200);
   });
 
-  it('e-mails a known address a link that works (earlier links void); an unknown address gets the same page and no mail', async () => {
+  it("e-mails a known address a link that works (the operator's link stays good until one is used); an unknown address gets the same page and no mail", async () => {
     const userId = await createUserWithPassword(app.prisma, clientId, 'forgetful@parcel.example');
     const earlier = await app.prisma.oneTimeToken.findFirstOrThrow({ where: { userId } });
     const sent = smtp!.received.length;
@@ -87,12 +87,13 @@ describe('with SMTP_URL', () => {
     const [mail] = mails;
     expect(mail!.to).toEqual(['forgetful@parcel.example']);
     expect(mail!.from).toBe('dashboard@dash.example.test');
-    expect(mail!.subject).toBe('Reset your password for Parcel');
+    expect(mail!.subject).toBe('Reset your dashboard password');
     const token = LINK.exec(mail!.text)?.[1];
     expect(token).toBeDefined();
+    // The operator's link is not the asker's to void; it ends when the reset link is used (below).
     expect(
       (await app.prisma.oneTimeToken.findUniqueOrThrow({ where: { id: earlier.id } })).expiresAt.getTime(),
-    ).toBeLessThanOrEqual(Date.now());
+    ).toBeGreaterThan(Date.now());
 
     const person = stranger();
     const path = `/dashboard/set-password/${token}`;
@@ -101,13 +102,44 @@ describe('with SMTP_URL', () => {
     expect((await person.signIn('forgetful@parcel.example', password)).status).toBe(303);
     expect((await person.get('/dashboard')).status).toBe(200);
     expect((await person.get(path)).status).toBe(410);
+    expect(
+      (await app.prisma.oneTimeToken.findUniqueOrThrow({ where: { id: earlier.id } })).expiresAt.getTime(),
+    ).toBeLessThanOrEqual(Date.now());
 
     const entry = await app.prisma.auditEntry.findFirstOrThrow({
       where: { action: 'password_reset_requested', accountId: clientId },
     });
     expect(entry).toMatchObject({ actorKind: 'user', actorUserId: userId, agencyId });
     expect(entry.ip).toMatch(/^192\.0\.2\./);
-    expect(entry.detail).toMatchObject({ user_id: userId, earlier_links_ended: 1 });
+    expect(entry.detail).toMatchObject({ user_id: userId, earlier_links_ended: 0 });
+  });
+
+  it("does not void an admin's link: the admin's link works after a reset request, and the first link used wins", async () => {
+    const password = 'the quiet lighthouse keeper sings';
+    for (const first of ['admin', 'reset'] as const) {
+      const userId = await createUserWithPassword(app.prisma, clientId, `${first}-first@parcel.example`);
+      const sent = smtp!.received.length;
+      const linked = await owner.submit('/dashboard/users', `/dashboard/users/${userId}/link`);
+      expect(linked.status).toBe(200);
+      const adminPath = `/dashboard/set-password/${LINK.exec(linked.body)![1]}`;
+      await forgot(stranger(), `${first}-first@parcel.example`);
+      await smtp!.waitFor(sent + 2);
+      const resetMail = smtp!.received.slice(sent).find((m) => m.subject.startsWith('Reset'));
+      const resetPath = `/dashboard/set-password/${LINK.exec(resetMail!.text)![1]}`;
+      const person = stranger();
+      expect((await person.get(adminPath)).status).toBe(200);
+      expect((await person.get(resetPath)).status).toBe(200);
+
+      const [used, other] = first === 'admin' ? [adminPath, resetPath] : [resetPath, adminPath];
+      expect((await person.submit(used, used, { password, confirm: password })).status).toBe(303);
+      expect((await person.get(other)).status).toBe(410);
+      expect((await person.submit(other, other, { password, confirm: password })).status).toBe(410);
+      expect((await person.signIn(`${first}-first@parcel.example`, password)).status).toBe(303);
+      const set = await app.prisma.auditEntry.findFirstOrThrow({
+        where: { action: 'password_set', actorUserId: userId },
+      });
+      expect(set.detail).toMatchObject({ other_links_ended: 1 });
+    }
   });
 
   it('sends nothing to a disabled user, with the same page', async () => {
@@ -160,9 +192,9 @@ describe('with SMTP_URL', () => {
     await app.mailer!.settled();
     const [invitation, link] = smtp!.received.slice(sent);
     expect(invitation!.to).toEqual(['newcomer@parcel.example']);
-    expect(invitation!.subject).toBe('You are invited to the Parcel dashboard');
+    expect(invitation!.subject).toBe('You are invited to a call dashboard');
     expect(LINK.exec(invitation!.text)![0]).toBe(LINK.exec(invited.body)![0]);
-    expect(link!.subject).toBe('Your new sign-in link for Parcel');
+    expect(link!.subject).toBe('Your new dashboard sign-in link');
     expect(LINK.exec(link!.text)![0]).toBe(LINK.exec(linked.body)![0]);
   });
 });

@@ -525,6 +525,8 @@ const SELF_ROUTES: Record<string, string> = {
   'GET /dashboard/': 'a redirect to /dashboard',
   'GET /dashboard/sign-in': 'public',
   'POST /dashboard/sign-in': 'public; the email names a user, answered the same whoever owns it',
+  'GET /dashboard/sign-in/choose': 'the accounts the password opened, kept in the session (sign-in-choice.test.ts)',
+  'POST /dashboard/sign-in/choose': 'only a user the session was offered (test/dashboard/sign-in-choice.test.ts)',
   'POST /dashboard/sign-out': "the viewer's own session",
   'GET /dashboard/forgot-password': 'public (404 without SMTP_URL)',
   'POST /dashboard/forgot-password':

@@ -2,7 +2,7 @@
 // field; the answer is the same page whatever the address, known, unknown or throttled, and takes the same time,
 // because the lookup, the new link and the e-mail all happen after the answer (fastify.mailer.later).
 import type { FastifyInstance } from 'fastify';
-import { requestPasswordReset } from '../../admin/user-links.js';
+import { requestPasswordReset, sendAuditedMail } from '../../admin/user-links.js';
 import { setPasswordUrl } from '../../admin/users.js';
 import { passwordResetMail } from '../../mail/messages.js';
 import { ForgotPasswordForm } from '../../../schemas/dashboard/forms.js';
@@ -34,14 +34,18 @@ export default async function forgotPassword(fastify: FastifyInstance) {
         mailer.later(async () => {
           const links = await requestPasswordReset(fastify.storage, { email, ip, now: fastify.now() });
           for (const link of links) {
-            await mailer.send(
-              passwordResetMail({
+            await sendAuditedMail(fastify.storage, mailer, {
+              accountId: link.accountId,
+              actor: { kind: 'user', userId: link.userId, ip },
+              kind: 'password_reset',
+              message: passwordResetMail({
                 to: link.email,
                 accountName: link.accountName,
                 link: setPasswordUrl(fastify.config, link.token),
                 expires: formatTime(link.expiresAt),
               }),
-            );
+              now: () => fastify.now(),
+            });
           }
         });
       }

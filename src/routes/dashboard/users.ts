@@ -4,12 +4,12 @@
 // client users those actions do not exist (404).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AdminError } from '../../admin/errors.js';
-import { newSignInLink } from '../../admin/user-links.js';
+import { LinkLimitError, newSignInLink, sendAuditedMail } from '../../admin/user-links.js';
 import { disableUser, enableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
 import { isAgencyScope, scopeOf, type Scope } from '../../domain/tenancy.js';
 import { normalizeEmail } from '../../domain/user-email.js';
 import type { MailMessage } from '../../mail/mailer.js';
-import { invitationMail, signInLinkMail } from '../../mail/messages.js';
+import { invitationMail, signInLinkMail, type MailKind } from '../../mail/messages.js';
 import { type ActiveUser } from '../../storage/index.js';
 import {
   DisableUserForm,
@@ -19,6 +19,7 @@ import {
   UserParams,
 } from '../../../schemas/dashboard/people.js';
 import { notAnEmailAddress } from '../../../schemas/user-email.js';
+import { takePendingForm } from './confirm-password.js';
 import { clientIp, formProblem, refusals } from './form-problem.js';
 import { formatTime, timeOrDash } from './format.js';
 import type { PageData, PersonRow } from '../../views/page-models.js';
@@ -68,14 +69,24 @@ function pageOf(account: { id: string; kind: string } | null, from: string | und
   return account?.kind === 'client' && from === 'client' ? `/dashboard/clients/${account.id}` : '/dashboard/users';
 }
 
-/** E-mails a one-time link when SMTP_URL is set (after the answer; a failure is logged, never shown). */
+/**
+ * E-mails a one-time link when SMTP_URL is set (after the answer; a failure is logged, never shown), audited on the
+ * link's account as sent by the viewer.
+ */
 function mailLaterOf(fastify: FastifyInstance) {
-  return (message: MailMessage): string | null => {
+  return (
+    request: FastifyRequest,
+    input: { accountId: string; kind: MailKind; message: MailMessage },
+  ): string | null => {
     const mailer = fastify.mailer;
-    mailer?.later(() => mailer.send(message));
-    return mailer ? message.to : null;
+    const actor = { kind: 'user' as const, userId: request.user.id, ip: clientIp(request) };
+    mailer?.later(() => sendAuditedMail(fastify.storage, mailer, { ...input, actor, now: () => fastify.now() }));
+    return mailer ? input.message.to : null;
   };
 }
+
+/** A refusal's status: 429 for a limit reached (src/domain/people-limits.ts), else 400. */
+const statusOf = (error: AdminError) => (error instanceof LinkLimitError ? 429 : 400);
 
 async function usersPage(
   fastify: FastifyInstance,
@@ -96,9 +107,13 @@ async function usersPage(
 }
 
 export default async function users(fastify: FastifyInstance) {
-  fastify.get('/users', { schema: { hide: true } }, async (request, reply) =>
-    reply.page('users', await usersPage(fastify, request, null)),
-  );
+  fastify.get('/users', { schema: { hide: true } }, async (request, reply) => {
+    const page = await usersPage(fastify, request, null);
+    // An invitation sent when the password had to be typed again: its form comes back as it was filled in.
+    const kept = takePendingForm(request, { path: '/dashboard/users', action: '/dashboard/users/invite' });
+    if (kept) page.invite = { ...page.invite, email: kept.email ?? '', account: kept.account ?? page.invite.account };
+    return reply.page('users', page);
+  });
 }
 
 /** What agency users do to people (invite, links, disable, enable): the agency-only family's routes. */
@@ -161,14 +176,16 @@ export async function userActions(fastify: FastifyInstance) {
         // which is refused as a taken email.
         const email = normalizeEmail(body.email);
         const expires = formatTime(invited.expiresAt);
-        const emailedTo = mailLater(
-          invitationMail({
+        const emailedTo = mailLater(request, {
+          accountId: account.id,
+          kind: 'invitation',
+          message: invitationMail({
             to: email,
             accountName: account.name,
             link: setPasswordUrl(fastify.config, invited.token),
             expires,
           }),
-        );
+        });
         return reply.page('users-invite', {
           title: 'Invitation link',
           invited: {
@@ -181,7 +198,7 @@ export async function userActions(fastify: FastifyInstance) {
           back: backTo(account),
         });
       } catch (error) {
-        if (error instanceof AdminError) return render(400, error.message, account);
+        if (error instanceof AdminError) return render(statusOf(error), error.message, account);
         throw error;
       }
     },
@@ -238,14 +255,16 @@ export async function userActions(fastify: FastifyInstance) {
           now: fastify.now(),
         });
         const expires = formatTime(made.expiresAt);
-        const emailedTo = mailLater(
-          signInLinkMail({
+        const emailedTo = mailLater(request, {
+          accountId: account.id,
+          kind: 'sign_in_link',
+          message: signInLinkMail({
             to: made.email,
             accountName: account.name,
             link: setPasswordUrl(fastify.config, made.token),
             expires,
           }),
-        );
+        });
         // Like an invitation: in this answer only, never cached; a reload sends the form again and voids this link.
         return reply.page('users-link', {
           title: 'New sign-in link',
@@ -260,7 +279,7 @@ export async function userActions(fastify: FastifyInstance) {
         });
       } catch (error) {
         if (error instanceof AdminError)
-          return reply.code(400).page('users', await usersPage(fastify, request, error.message));
+          return reply.code(statusOf(error)).page('users', await usersPage(fastify, request, error.message));
         throw error;
       }
     },

@@ -7,6 +7,7 @@ import { changeWebhookUrl, enableWebhook, setWebhook } from '../../../admin/webh
 import { CsrfOnlyForm } from '../../../../schemas/dashboard/forms.js';
 import { WEBHOOK_URL_MAX_LENGTH, WebhookForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { webhookUrlProblem } from '../../../webhooks/url-policy.js';
+import { takePendingForm } from '../confirm-password.js';
 import { formProblem } from '../form-problem.js';
 import { actorOf, type Account, type Place } from './place.js';
 import { showSettings } from './section.js';
@@ -41,7 +42,13 @@ export function webhookRoutes(fastify: FastifyInstance, place: Place, recent: pr
   fastify.get<{ Params: { id?: string } }>(
     `${place.prefix}/webhook`,
     { schema: { hide: true }, preHandler: recent },
-    async (request, reply) => webhookPage(reply, await place.account(request, reply)),
+    async (request, reply) => {
+      const account = await place.account(request, reply);
+      // A URL sent when the password had to be typed again comes back filled in (the form posts to this path).
+      const path = `${place.base(account.id)}/webhook`;
+      const kept = takePendingForm(request, { path, action: path });
+      return webhookPage(reply, account, 200, null, kept?.url);
+    },
   );
 
   fastify.post<{ Params: { id?: string }; Body: WebhookForm }>(
