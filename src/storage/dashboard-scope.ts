@@ -230,6 +230,18 @@ export class ScopedReadRepository extends Repository {
     return rows;
   }
 
+  /**
+   * The account's own agents by name (not its clients'), at most `limit`: those that can be its default agent
+   * (`onlyUsable` leaves out archived ones). The statement of a client's scope, whose agents are its own.
+   */
+  async listOwnAgents(accountId: string, limit: number, { onlyUsable = false } = {}): Promise<ScopeAgent[]> {
+    const { rows } = await this.pool.query<ScopeAgent>({
+      ...AGENTS_BY_NAME.client,
+      values: [accountId, onlyUsable, limit],
+    });
+    return rows;
+  }
+
   /** The agents of `scope` among `ids`, with their owner's name (others' and missing ones left out). */
   async findAgentsInScope(scope: Scope, ids: string[]): Promise<ScopeAgent[]> {
     return (await this.findInScopeById(scope, { agentIds: ids, accountIds: [] })).agents;
