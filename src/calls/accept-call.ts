@@ -116,6 +116,9 @@ export async function acceptCall(storage: Storage, input: AcceptInput): Promise<
     scheduledAt,
     timezone: zone.timezone,
     timezoneSource: zone.source,
+    // An agency's key on a client's agent: the call stays the agency's (limit, queue, idempotency, endpoint) and is
+    // listed for the client too, whose do-not-call list then applies as well.
+    listedForAccountId: agent.accountId === principal.accountId ? null : agent.accountId,
     idempotency: input.idempotencyRecordId
       ? { recordId: input.idempotencyRecordId, status: 200, body: acceptedResponse(callId) }
       : null,

@@ -322,18 +322,27 @@ export class ScopedReadRepository extends Repository {
     return account && { user, account };
   }
 
-  /** The call `callId` with its detail when its account is in `scope`, else null. */
+  /**
+   * The call `callId` with its detail when its account is in `scope`, or the client it is listed for (an agency's key
+   * on that client's agent), else null.
+   */
   async findCallInScope(scope: Scope, callId: string): Promise<CallDetail | null> {
     const call = isUuid(callId) ? await this.history.findCallDetail(canonicalUuid(callId)) : null;
-    return call && inScope(scope, call.account) ? call : null;
+    if (!call) return null;
+    return inScope(scope, call.account) || (call.listedFor !== null && inScope(scope, call.listedFor)) ? call : null;
   }
 
-  /** Of the calls `callIds`, those whose account is in `scope` (ids that are not uuids, missing calls, others': left out). */
+  /**
+   * Of the calls `callIds`, those whose account is in `scope` or that are listed for an account of it (ids that are
+   * not uuids, missing calls, others': left out).
+   */
   async findCallsInScope(scope: Scope, callIds: string[]): Promise<{ id: string; status: CallStatus }[]> {
     const ids = [...new Set(callIds.filter(isUuid).map(canonicalUuid))];
     if (ids.length === 0) return [];
+    // An agency's listed calls are its own (account_id): only a client's scope has others listed for it.
+    const listed: Prisma.CallWhereInput[] = scope.kind === 'client' ? [{ listedForAccountId: scope.accountId }] : [];
     return this.prisma.call.findMany({
-      where: { id: { in: ids }, account: accountsWhere(scope) },
+      where: { id: { in: ids }, OR: [{ account: accountsWhere(scope) }, ...listed] },
       select: { id: true, status: true },
     });
   }
