@@ -294,8 +294,8 @@ export class ScopedReadRepository extends Repository {
 
   /**
    * A page of the agents of `scope`'s accounts as the Agents page lists them, by name: those in use, or the archived
-   * ones; whose name starts with `name` in any case when it is not null. An agent's `defaultFor` may name an account
-   * outside the scope (a client's agent may be its agency's default): the page keeps those `inScope`.
+   * ones; whose name starts with `name` in any case when it is not null. An agent's `defaultFor` names its own account
+   * at most (an account's default agent is one of its own); the page still keeps those `inScope`.
    */
   async listListedAgentsInScope(
     scope: Scope,
