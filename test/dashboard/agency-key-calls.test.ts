@@ -68,6 +68,8 @@ describe("the client's Calls list and call page", () => {
     expect(page.body).toContain('<dt>Triggered by</dt><dd class="triggered-by">Acme Agency (agency key)</dd>');
     expect(page.body).toContain("go to Acme Agency's endpoint");
     expect(page.body).not.toContain('/api-webhooks/deliveries');
+    // Its number goes on the client's own do-not-call list, which covers the call (not the agency's).
+    expect(page.body).toContain('action="/dashboard/do-not-call/add"');
   });
 
   it("is a 404 for a sibling client's user, and absent from its list", async () => {
