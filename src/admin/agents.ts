@@ -19,7 +19,6 @@ import {
   voicemailMessageProblem,
   type ReachSettings,
 } from '../domain/agent-settings.js';
-import { canUseAgent } from '../domain/tenancy.js';
 import type { AgentFields, Storage } from '../storage/index.js';
 import {
   DEFAULT_RETRY_WAITS_MINUTES,
@@ -229,9 +228,14 @@ export async function createAgent(
 /** Why an archived agent cannot be made a default agent. */
 export const ARCHIVED_DEFAULT = (name: string) => `${name} is archived: restore it before making it the default agent`;
 
+/** Why an agent cannot be an account's default: it is another account's (a client's, for an agency). */
+export const NOT_OWN_DEFAULT = (agentId: string, accountId: string) =>
+  `Agent ${agentId} does not belong to account ${accountId}: an account's default agent is one of its own agents`;
+
 /**
- * The agent a trigger without agent_id uses: one the account's key may use (canUseAgent); audited when an actor is
- * given. Returns the account's id and the agent as checked (the caller needs no second, unscoped read of it).
+ * The agent a trigger without agent_id uses: one of the account's own agents (an agency's key may name its clients'
+ * agents with agent_id, but its default calls with its own number); audited when an actor is given. Returns the
+ * account's id and the agent as checked (the caller needs no second, unscoped read of it).
  */
 export async function setDefaultAgent(
   storage: Storage,
@@ -243,8 +247,7 @@ export async function setDefaultAgent(
   const account = await findAccount(storage, accountId);
   const agent = isUuid(agentId) ? await storage.accounts.findAgentById(agentId) : null;
   if (!agent) throw new AdminError(`No agent ${agentId}`);
-  if (!canUseAgent(account, agent))
-    throw new AdminError(`Agent ${agentId} does not belong to account ${accountId} or its clients`);
+  if (agent.accountId !== account.id) throw new AdminError(NOT_OWN_DEFAULT(agentId, accountId));
   await storage.transaction(async (tx) => {
     // Under the agent's row lock: an archive of the same agent waits, then sees it is a default and refuses.
     const locked = await tx.agents.lockAgent(agent.id);

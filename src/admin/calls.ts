@@ -15,11 +15,33 @@ export const isStatus = (status: string): status is CallStatus => isOneOf(CALL_S
 export const unknownStatus = (status: string) =>
   `Unknown status "${status}" (expected one of ${CALL_STATUSES.join(', ')})`;
 
+/**
+ * An account's most recent calls, those an agency's key placed on its agents included (listed for it): such a call
+ * carries `listed_for_account_id` and `triggered_by` ("<agency> (agency key)"); `account_id` is the key's account.
+ */
 export async function listCalls(storage: Storage, accountId: string, status?: string, limit = 100) {
   const account = await findAccount(storage, accountId);
   if (status !== undefined && !isStatus(status)) throw new AdminError(unknownStatus(status));
   const calls = await storage.calls.listCallsOfAccount({ accountId: account.id, status: status ?? null, limit });
-  return { calls: calls.map(operatorView) };
+  // Only the account's agency (or the agency itself) can have placed a call listed for it.
+  const agencyId = account.agencyId ?? account.id;
+  const agency = calls.some((c) => c.listedForAccountId)
+    ? agencyId === account.id
+      ? account
+      : await findAccount(storage, agencyId)
+    : null;
+  return {
+    calls: calls.map((call) => ({
+      ...operatorView(call),
+      ...(call.listedForAccountId
+        ? {
+            account_id: call.accountId,
+            listed_for_account_id: call.listedForAccountId,
+            triggered_by: `${agency?.name ?? call.accountId} (agency key)`,
+          }
+        : {}),
+    })),
+  };
 }
 
 /**

@@ -49,6 +49,9 @@ async function selectAgent(
   // An archived agent is no agent to a new trigger (a default agent is never archived: src/admin/agents.ts).
   if (!agent || ('archivedAt' in agent && agent.archivedAt !== null))
     throw new AppError(requested ? 'AGENT_NOT_FOUND' : 'NO_DEFAULT_AGENT');
+  // A default agent is one of the account's own: one of a client's, picked before that rule (and not yet cleared by
+  // migration 20261201160005), would have every trigger of an agency's key call with the client's number.
+  if (!requested && agent.accountId !== principal.accountId) throw new AppError('NO_DEFAULT_AGENT');
   if (!canUseAgent({ id: principal.accountId, kind: principal.accountKind }, agent))
     throw new AppError('AGENT_FORBIDDEN');
   if (!agent.phoneNumber) throw new AppError('AGENT_HAS_NO_PHONE');
@@ -113,6 +116,9 @@ export async function acceptCall(storage: Storage, input: AcceptInput): Promise<
     scheduledAt,
     timezone: zone.timezone,
     timezoneSource: zone.source,
+    // An agency's key on a client's agent: the call stays the agency's (limit, queue, idempotency, endpoint) and is
+    // listed for the client too, whose do-not-call list then applies as well.
+    listedForAccountId: agent.accountId === principal.accountId ? null : agent.accountId,
     idempotency: input.idempotencyRecordId
       ? { recordId: input.idempotencyRecordId, status: 200, body: acceptedResponse(callId) }
       : null,

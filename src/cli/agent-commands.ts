@@ -127,7 +127,7 @@ export const AGENT_COMMANDS: Command[] = [
     args: ['account-id', 'agent-id'],
     flags: [],
     usage: 'callctl agent set-default <account-id> <agent-id>',
-    summary: 'Set the agent used when a trigger names none',
+    summary: "Set the agent used when a trigger names none: one of the account's own agents (not a client's)",
     run: async ({ storage }, args) => {
       const { accountId, agent } = await setDefaultAgent(storage, args[0] ?? '', args[1] ?? '', OPERATOR);
       return { account_id: accountId, default_agent_id: agent.id };

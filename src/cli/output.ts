@@ -2,7 +2,7 @@
 
 // A call has a dozen fields; a list of them only stays readable with the few that tell calls apart.
 const TABLE_COLUMNS: Record<string, string[]> = {
-  calls: ['call_id', 'status', 'phone_number', 'agent_id', 'created_at', 'failure_reason'],
+  calls: ['call_id', 'status', 'phone_number', 'agent_id', 'created_at', 'failure_reason', 'triggered_by'],
 };
 
 export const label = (key: string) => key.replace(/_/g, ' ');

@@ -71,7 +71,10 @@ export async function lockAccountsForClaim(client: pg.ClientBase, accountIds: st
 export type ClaimCandidate = Call & {
   agentTimezone: string;
   agentCallingWindows: unknown;
-  /** The number is on the do-not-call list of the call's account or its agency (listed after acceptance). */
+  /**
+   * The number is on the do-not-call list of the call's account, its agency or the client the call is listed for
+   * (listed after acceptance).
+   */
   onDoNotCallList: boolean;
 } & AgentVoicemail;
 
@@ -84,8 +87,8 @@ const AGENT_VOICEMAIL_COLUMNS = `ag.voicemail::text AS "agentVoicemail", ag.voic
 
 /**
  * Per locked account, its oldest due calls up to its free slots, locked, with their agent's windows and whether their
- * number is now on the account's or its agency's do-not-call list (two probes of its unique index, in this round
- * trip). A statement of its own after the account locks: under READ COMMITTED its snapshot sees every claim committed
+ * number is now on the do-not-call list of the account, its agency or the client the call is listed for (an agency's
+ * key on a client's agent): probes of its unique index, in this round trip. A statement of its own after the account locks: under READ COMMITTED its snapshot sees every claim committed
  * by whoever held a lock before us, so the count of active calls is exact.
  */
 const CANDIDATES = statement(
@@ -93,7 +96,7 @@ const CANDIDATES = statement(
   `
   SELECT ${CALL_COLUMNS}, ag.timezone AS "agentTimezone", ag.calling_windows AS "agentCallingWindows",
          ${AGENT_VOICEMAIL_COLUMNS},
-         EXISTS (SELECT 1 FROM do_not_call_entries d WHERE d.account_id IN (acc.id, acc.agency_id)
+         EXISTS (SELECT 1 FROM do_not_call_entries d WHERE d.account_id IN (acc.id, acc.agency_id, c.listed_for_account_id)
                     AND d.phone_number = c.phone_number) AS "onDoNotCallList"
     FROM unnest($1::uuid[]) AS a(id)
     JOIN accounts acc ON acc.id = a.id

@@ -6,6 +6,7 @@ import type { CallStatus, DeliveryStatus, FailureReason } from '../../schemas/vo
 import type pg from 'pg';
 import { statement, type Statement } from './statements.js';
 import { Repository } from './driver.js';
+import type { Scope } from '../domain/tenancy.js';
 import { accountsWhere } from './scope-where.js';
 import { inTransaction } from './transaction.js';
 
@@ -33,16 +34,29 @@ export interface MetadataMatch {
 
 /**
  * Whose calls a page lists: the accounts given, or an agency's whole scope (itself and every client), which the
- * walk reads from the accounts table rather than from a list of a thousand ids.
+ * walk reads from the accounts table rather than from a list of a thousand ids. With the accounts, `listedFor`: those
+ * whose listed calls (an agency's key on their agents: calls.listed_for_account_id) are read besides (historyAccounts).
  */
-export type HistoryAccounts = { accountIds: string[] } | { agencyId: string };
+export type HistoryAccounts = { accountIds: string[]; listedFor?: string[] } | { agencyId: string };
+
+/**
+ * Whose calls a Calls list of `scope` reads: the accounts given (null: the whole scope). The calls an agency's key
+ * placed on its clients' agents are the agency's (account_id) and listed for the client: a list that reads the agency's
+ * own calls has them already; one of clients alone (a client's scope, or an agency's choosing one client) reads the
+ * calls listed for those clients too.
+ */
+export function historyAccounts(scope: Scope, accountIds: string[] | null): HistoryAccounts {
+  if (!accountIds) return { agencyId: scope.accountId };
+  const agencyIncluded = scope.kind === 'agency' && accountIds.includes(scope.accountId);
+  return { accountIds, listedFor: agencyIncluded ? [] : accountIds };
+}
 
 /**
  * The column a statement finds its scope's calls by: the accounts given (account_id), or an agency's whole scope
  * (agency_id: the agency at the top of each call's account, kept by a trigger, migration 20261129100000), one range
  * of the (agency_id, ...) indexes rather than one per client.
  */
-type Owner = 'account_id' | 'agency_id';
+type Owner = 'account_id' | 'agency_id' | 'listed_for_account_id';
 
 /** Whose calls a statement reads: the ids of `column` ($1). */
 interface Owners {
@@ -57,9 +71,20 @@ function wholeScope(accounts: HistoryAccounts): Owners {
     : { column: 'agency_id', ids: [accounts.agencyId] };
 }
 
-/** A statement's name for `owner`: the agency's twin of a statement carries `_by_agency`. */
+/**
+ * A statement's name for `owner`: the agency's twin of a statement carries `_by_agency`, the twin over the calls listed
+ * for a client (calls.listed_for_account_id, read through partial indexes twin to the account's) `_listed`.
+ */
 function ownerName(name: string, owner: Owner): string {
-  return owner === 'agency_id' ? `${name}_by_agency` : name;
+  return owner === 'agency_id' ? `${name}_by_agency` : owner === 'listed_for_account_id' ? `${name}_listed` : name;
+}
+
+/** The newest `count` of two pages each newest first (a call in both once), newest first. */
+function mergedNewest(a: CallListRow[], b: CallListRow[], count: number): CallListRow[] {
+  const seen = new Set(a.map((r) => r.id));
+  return [...a, ...b.filter((r) => !seen.has(r.id))]
+    .sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime() || (x.id < y.id ? 1 : x.id > y.id ? -1 : 0))
+    .slice(0, count);
 }
 
 /** A page of at most `limit` of `rows` (read one more than that), and the cursor of the next one when there is more. */
@@ -100,13 +125,16 @@ export interface CallListRow {
   attemptOutcomes: unknown;
   answeredBy: Call['answeredBy'];
   timezoneSource: Call['timezoneSource'];
+  /** The client the call is listed for besides its account (an agency's key on that client's agent), else null. */
+  listedForAccountId: string | null;
 }
 
 const LIST_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "agentId", c.phone_number AS "phoneNumber", c.name,
   c.status::text AS status, c.failure_reason::text AS "failureReason", c.duration_seconds AS "durationSeconds", c.created_at AS "createdAt",
   c.started_at AS "startedAt", c.not_before AS "notBefore", c.next_attempt_at AS "nextAttemptAt", c.scheduled_at AS "scheduledAt",
   c.attempt, c.timezone, jsonb_array_length(c.attempt_outcomes)::int AS "attemptsEnded",
-  c.attempt_outcomes AS "attemptOutcomes", c.answered_by::text AS "answeredBy", c.timezone_source::text AS "timezoneSource"`;
+  c.attempt_outcomes AS "attemptOutcomes", c.answered_by::text AS "answeredBy", c.timezone_source::text AS "timezoneSource",
+  c.listed_for_account_id AS "listedForAccountId"`;
 
 /** The metadata containment's two values: `{"key": value}` for each value that counts (the same twice for one). */
 function containment(match: MetadataMatch): [string, string] {
@@ -161,6 +189,7 @@ function historyStatement(present: readonly OptionalKey[]): {
   narrow: Statement;
   wide: Statement;
   byAgency: Statement;
+  listed: Statement;
 } {
   let n = 4;
   const extra = OPTIONAL.filter((f) => present.includes(f.key))
@@ -172,7 +201,7 @@ function historyStatement(present: readonly OptionalKey[]): {
   const suffix = present.map((k) => (k === 'metadata' ? 'meta' : k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)));
   const narrow = (owner: Owner) =>
     statement(
-      [owner === 'agency_id' ? 'oct_call_history_by_agency' : 'oct_call_history', ...suffix].join('_'),
+      [ownerName('oct_call_history', owner), ...suffix].join('_'),
       `
   SELECT p.*
     FROM unnest($1::uuid[]) AS a(id)
@@ -221,7 +250,12 @@ function historyStatement(present: readonly OptionalKey[]): {
    ORDER BY p."createdAt" DESC, p.id DESC
    LIMIT ${limit}`,
   );
-  return { narrow: narrow('account_id'), wide, byAgency: narrow('agency_id') };
+  return {
+    narrow: narrow('account_id'),
+    wide,
+    byAgency: narrow('agency_id'),
+    listed: narrow('listed_for_account_id'),
+  };
 }
 
 /**
@@ -240,7 +274,7 @@ const NEWEST_FIRST = 'SET LOCAL enable_sort = off; SET LOCAL jit = off';
 const GENERIC_PLAN = 'SET LOCAL plan_cache_mode = force_generic_plan';
 
 /** Every combination of the optional filters, keyed by their names joined with ','. */
-const HISTORY: Map<string, { narrow: Statement; wide: Statement; byAgency: Statement }> = new Map(
+const HISTORY: Map<string, ReturnType<typeof historyStatement>> = new Map(
   Array.from({ length: 1 << OPTIONAL.length }, (_, mask) => {
     const present = OPTIONAL.filter((_, i) => mask & (1 << i)).map((f) => f.key);
     return [present.join(','), historyStatement(present)] as const;
@@ -282,7 +316,7 @@ function searchStatement(name: string, own: number, where: string): Statement {
     LEFT JOIN LATERAL (
       SELECT m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason", m."durationSeconds",
              m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt, m.timezone,
-             m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource"
+             m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource", m."listedForAccountId"
         FROM m
        WHERE (m."createdAt", m.id) < (${n(1)}::timestamptz, ${n(2)}::uuid) AND m."createdAt" >= ${n(3)}::timestamptz
          AND (${n(4)}::text IS NULL OR m.status = ${n(4)}::text)
@@ -296,10 +330,17 @@ function searchStatement(name: string, own: number, where: string): Statement {
 }
 
 /**
+ * The calls whose `owner` is one of `$n`. For the listed calls' column, stated as not null too: PostgreSQL does not
+ * infer that from `= ANY`, and without it cannot use the partial indexes that hold only listed calls.
+ */
+const ownerAny = (owner: Owner, n: number) =>
+  `c.${owner} = ANY($${n}::uuid[])${owner === 'listed_for_account_id' ? ` AND c.${owner} IS NOT NULL` : ''}`;
+
+/**
  * The calls of the owners $1 whose name starts with $2 in any case: a range of the owner's name index (its partial
  * predicate too).
  */
-const nameMatches = (owner: Owner) => `c.${owner} = ANY($1::uuid[]) AND c.name IS NOT NULL
+const nameMatches = (owner: Owner) => `${ownerAny(owner, 1)} AND c.name IS NOT NULL
        AND lower(c.name) ~>=~ lower($2::text) AND lower(c.name) ~<~ (lower($2::text) || chr(1114111))`;
 
 type Search = 'metadata' | 'numberPrefix' | 'namePrefix';
@@ -307,20 +348,20 @@ type Search = 'metadata' | 'numberPrefix' | 'namePrefix';
 /**
  * The searches by owner. An agency's whole scope has no number search of its own: the number index is by account
  * (a twin by agency would be one more index for every call's writes to keep), so a number search reads the agency's
- * accounts (listCallHistory).
+ * accounts (listCallHistory). The calls listed for a client have theirs (a partial index: listed calls only).
  */
 const searches = (owner: Owner): Partial<Record<Search, Statement>> => ({
   metadata: searchStatement(
     ownerName('oct_call_search_metadata', owner),
     2,
-    `(c.metadata::jsonb @> $2::jsonb OR c.metadata::jsonb @> $3::jsonb) AND c.${owner} = ANY($1::uuid[])`,
+    `(c.metadata::jsonb @> $2::jsonb OR c.metadata::jsonb @> $3::jsonb) AND ${ownerAny(owner, 1)}`,
   ),
-  ...(owner === 'account_id'
+  ...(owner !== 'agency_id'
     ? {
         numberPrefix: searchStatement(
-          'oct_call_search_number',
+          ownerName('oct_call_search_number', owner),
           1,
-          'c.account_id = ANY($1::uuid[]) AND c.phone_number ~>=~ $2::text AND c.phone_number ~<~ ($2::text || chr(1114111))',
+          `${ownerAny(owner, 1)} AND c.phone_number ~>=~ $2::text AND c.phone_number ~<~ ($2::text || chr(1114111))`,
         ),
       }
     : {}),
@@ -428,7 +469,7 @@ const pageOf = (owner: Owner) =>
   statement(
     ownerName('oct_call_search_page', owner),
     `SELECT ${LIST_COLUMNS} FROM calls c
-    WHERE c.id = ANY($1::uuid[]) AND c.${owner} = ANY($2::uuid[])
+    WHERE c.id = ANY($1::uuid[]) AND ${ownerAny(owner, 2)}
       AND (c.created_at, c.id) < ($3::timestamptz, $4::uuid) AND c.created_at >= $5::timestamptz
       AND ($6::call_status IS NULL OR c.status = $6::call_status)
       AND ($7::uuid IS NULL OR c.agent_id = $7::uuid)
@@ -484,7 +525,7 @@ const probe = (owner: Owner) =>
         LIMIT $6::int) AS p)
   SELECT k.seen, m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason",
          m."durationSeconds", m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt,
-         m.timezone, m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource"
+         m.timezone, m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource", m."listedForAccountId"
     FROM (SELECT count(*)::int AS seen FROM keys) AS k
     LEFT JOIN LATERAL (
       SELECT * FROM newest n
@@ -507,7 +548,7 @@ interface OwnerStatements {
 }
 
 const BY_OWNER = Object.fromEntries(
-  (['account_id', 'agency_id'] as const).map((owner) => [
+  (['account_id', 'agency_id', 'listed_for_account_id'] as const).map((owner) => [
     owner,
     {
       searches: searches(owner),
@@ -602,6 +643,8 @@ const METADATA_TEXT = statement(
 export type CallDetail = Omit<Call, 'metadata'> & {
   metadata: string;
   account: { id: string; name: string; kind: 'agency' | 'client'; agencyId: string | null };
+  /** The client the call is listed for besides its account (an agency's key on that client's agent), else null. */
+  listedFor: { id: string; name: string; kind: 'agency' | 'client'; agencyId: string | null } | null;
   agent: { id: string; name: string };
   events: {
     id: string;
@@ -638,7 +681,9 @@ export class CallHistoryRepository extends Repository {
    * One page of the calls of `accounts`, newest first (ties on created_at by id), and the cursor of the next page
    * (null at the end). The cost does not grow with the page number nor the accounts' size: a search reads its own
    * index first (at most SEARCH_CANDIDATES_MAX calls), and only when it matches more walks the scope's calls in order.
-   * Given an agency, its whole scope is one range of the agency_id indexes (ownersOf).
+   * Given an agency, its whole scope is one range of the agency_id indexes (ownersOf). The calls listed for the
+   * accounts of `listedFor` are read the same way through their own indexes, beside (not after) the accounts' own,
+   * and the two pages merged: each is the newest of its part below the bound, so the merge is the page.
    */
   async listCallHistory(
     query: HistoryAccounts & {
@@ -649,9 +694,23 @@ export class CallHistoryRepository extends Repository {
   ): Promise<{ calls: CallListRow[]; next: CallCursor | null }> {
     const { filters, before, limit } = query;
     const upper = upperBound(filters, before);
+    const listed = 'listedFor' in query && query.listedFor?.length ? query.listedFor : null;
+    const [own, listedRows] = await Promise.all([
+      this.ownersOf(query, filters, upper).then((owners) => this.newestOf(owners, filters, upper, limit)),
+      listed ? this.newestOf({ column: 'listed_for_account_id', ids: listed }, filters, upper, limit) : [],
+    ]);
+    return pageOfRows(listedRows.length ? mergedNewest(own, listedRows, limit + 1) : own, limit);
+  }
+
+  /** The newest `limit` + 1 calls of `owners` below `upper` that pass `filters` (listCallHistory's page, unsliced). */
+  private async newestOf(
+    owners: Owners,
+    filters: CallHistoryFilters,
+    upper: { at: Date | 'infinity'; id: string },
+    limit: number,
+  ): Promise<CallListRow[]> {
     const searching = filters.metadata !== null || filters.numberPrefix !== null || filters.namePrefix !== null;
-    const owners = await this.ownersOf(query, filters, upper);
-    if (owners.ids.length === 0) return { calls: [], next: null };
+    if (owners.ids.length === 0) return [];
     let rows: CallListRow[] | null = null;
     if (searching) {
       // A name search alone is the merge of its names, whose reads are bounded by the names and the page whether the
@@ -684,9 +743,11 @@ export class CallHistoryRepository extends Repository {
       const sql =
         owners.column === 'agency_id'
           ? statements.byAgency
-          : owners.ids.length > limit + 1
-            ? statements.wide
-            : statements.narrow;
+          : owners.column === 'listed_for_account_id'
+            ? statements.listed
+            : owners.ids.length > limit + 1
+              ? statements.wide
+              : statements.narrow;
       const values: unknown[] = [
         owners.ids,
         upper.at,
@@ -697,7 +758,7 @@ export class CallHistoryRepository extends Repository {
       ];
       rows = await this.newestFirst<CallListRow>({ ...sql, values });
     }
-    return pageOfRows(rows, limit);
+    return rows;
   }
 
   /**
@@ -849,14 +910,22 @@ export class CallHistoryRepository extends Repository {
   ): Promise<CallListRow[]> {
     const { filters } = query;
     const upper = upperBound(filters);
-    // The call's own row decides: one probe of the primary key, by its account or its agency.
-    const owners = wholeScope(query);
-    if (owners.ids.length === 0) return [];
-    const { rows } = await this.pool.query<CallListRow>({
-      ...BY_OWNER[owners.column].pageOf,
-      values: [[query.callId], owners.ids, ...pageParameters(filters, upper, 1)],
-    });
-    return rows;
+    // The call's own row decides: one probe of the primary key, by its account or its agency, or by the client it is
+    // listed for.
+    const listed = 'listedFor' in query && query.listedFor?.length ? query.listedFor : null;
+    const owners: Owners[] = [
+      wholeScope(query),
+      ...(listed ? [{ column: 'listed_for_account_id' as const, ids: listed }] : []),
+    ];
+    for (const { column, ids } of owners) {
+      if (ids.length === 0) continue;
+      const { rows } = await this.pool.query<CallListRow>({
+        ...BY_OWNER[column].pageOf,
+        values: [[query.callId], ids, ...pageParameters(filters, upper, 1)],
+      });
+      if (rows.length > 0) return rows;
+    }
+    return [];
   }
 
   /** The value of one metadata key of each of the calls `ids` (absent keys left out), as JSON values. */
@@ -919,7 +988,14 @@ export class CallHistoryRepository extends Repository {
       this.pool.query<{ metadata: string }>({ ...METADATA_TEXT, values: [callId] }),
     ]);
     if (!call) return null;
-    return { ...call, metadata: text.rows[0]?.metadata ?? '{}' };
+    // Read only for a listed call (no relation: calls.listed_for_account_id has no foreign key, as agency_id).
+    const listedFor = call.listedForAccountId
+      ? await this.prisma.account.findUnique({
+          where: { id: call.listedForAccountId },
+          select: { id: true, name: true, kind: true, agencyId: true },
+        })
+      : null;
+    return { ...call, listedFor, metadata: text.rows[0]?.metadata ?? '{}' };
   }
 }
 

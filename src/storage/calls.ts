@@ -5,7 +5,7 @@ import { ACTIVE_STATUSES, type CallStatus, type LIVE_STATUSES, type TimezoneSour
 import type { AnsweredBy } from '../../schemas/vocabulary.js';
 
 type LiveStatus = (typeof LIVE_STATUSES)[number];
-import type { Call } from '../generated/prisma/client.js';
+import type { Call, Prisma } from '../generated/prisma/client.js';
 import type { AuditActor } from '../generated/prisma/enums.js';
 import type { Transition } from '../domain/call-lifecycle.js';
 import { CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
@@ -38,16 +38,21 @@ export interface AcceptedCallRow {
   timezoneSource: TimezoneSource;
   /** The Idempotency-Key reservation this acceptance answers, with the response it stores. */
   idempotency: { recordId: string; status: number; body: unknown } | null;
+  /**
+   * The agent's account when it is not `accountId` (an agency's key on a client's agent): the call is listed for it
+   * too, and its do-not-call list applies. Null otherwise.
+   */
+  listedForAccountId: string | null;
 }
 
-// Hand-written: the function (migration 20261125011000) checks the do-not-call lists, takes the account's row lock and writes call, event and
-// idempotency response in one round trip; Prisma would need an interactive transaction of four. The casts pin the
+// Hand-written: the function (migration 20261201160000) checks the do-not-call lists (the account's, its agency's and
+// the listed client's), takes the account's row lock and writes call, event and idempotency response in one round trip; Prisma would need an interactive transaction of four. The casts pin the
 // one overload whatever types the driver gives the parameters.
 const ACCEPT_CALL = statement(
-  'oct_accept_call_v2',
-  `SELECT oct_accept_call_v2($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6::text, $7::text, $8::text, $9::text,
+  'oct_accept_call_v3',
+  `SELECT oct_accept_call_v3($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6::text, $7::text, $8::text, $9::text,
   $10::json, $11::timestamptz, $12::timestamptz, $13::timestamptz, $14::timestamptz, $15::int, $16::uuid, $17::int, $18::jsonb,
-  $19::timestamptz, $20::text, $21::timezone_source) AS waiting`,
+  $19::timestamptz, $20::text, $21::timezone_source, $22::uuid) AS waiting`,
 );
 
 /** What storing an accepted call came to: stored, refused for a full queue (with its count), or a listed number. */
@@ -123,7 +128,7 @@ export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agency_id AS "
   c.provider_call_id AS "providerCallId", c.dial_attempts AS "dialAttempts", c.lease_owner AS "leaseOwner",
   c.lease_expires_at AS "leaseExpiresAt", c.attempt, c.attempt_outcomes AS "attemptOutcomes", c.next_attempt_at AS "nextAttemptAt",
   c.answered_by::text AS "answeredBy", c.voicemail_left AS "voicemailLeft", c.scheduled_at AS "scheduledAt", c.timezone,
-  c.timezone_source::text AS "timezoneSource"`;
+  c.timezone_source::text AS "timezoneSource", c.listed_for_account_id AS "listedForAccountId"`;
 
 /**
  * A call as a transition locks it, with its agent's retry policy as stored (unchecked; src/calls/transition.ts checks
@@ -468,8 +473,8 @@ export class CallRepository extends Repository {
   }
 
   /**
-   * Stores an accepted call unless its number is on the account's or its agency's do-not-call list, or the
-   * account's queue is full.
+   * Stores an accepted call unless its number is on the do-not-call list of the account, its agency or the client it
+   * is listed for, or the account's queue is full.
    */
   async insertAcceptedCall(row: AcceptedCallRow): Promise<AcceptOutcome> {
     const { idempotency } = row;
@@ -499,6 +504,7 @@ export class CallRepository extends Repository {
           row.scheduledAt,
           row.timezone,
           row.timezoneSource,
+          row.listedForAccountId,
         ],
       }),
     );
@@ -537,18 +543,31 @@ export class CallRepository extends Repository {
     );
   }
 
-  /** The account's most recent calls (of one status, when given), newest first. */
+  /**
+   * The account's most recent calls (of one status, when given), newest first: its own and those listed for it (an
+   * agency's key on its agents). Each read on its own index, newest first, then merged: as one `OR`, PostgreSQL would
+   * read and sort every call of the account.
+   */
   async listCallsOfAccount(query: {
     accountId: string;
     status: CallStatus | null;
     limit: number;
   }): Promise<CallWithMetadataText[]> {
-    const calls = await this.prisma.call.findMany({
-      where: { accountId: query.accountId, ...(query.status ? { status: query.status } : {}) },
-      orderBy: { createdAt: 'desc' },
-      take: query.limit,
-      omit: { metadata: true },
-    });
+    const status = query.status ? { status: query.status } : {};
+    const newest = (where: Prisma.CallWhereInput) =>
+      this.prisma.call.findMany({
+        where: { ...where, ...status },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: query.limit,
+        omit: { metadata: true },
+      });
+    const [own, listed] = await Promise.all([
+      newest({ accountId: query.accountId }),
+      newest({ listedForAccountId: query.accountId }),
+    ]);
+    const calls = [...own, ...listed]
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .slice(0, query.limit);
     return withMetadataTexts(this.pool, calls);
   }
 

@@ -230,6 +230,18 @@ export class ScopedReadRepository extends Repository {
     return rows;
   }
 
+  /**
+   * The account's own agents by name (not its clients'), at most `limit`: those that can be its default agent
+   * (`onlyUsable` leaves out archived ones). The statement of a client's scope, whose agents are its own.
+   */
+  async listOwnAgents(accountId: string, limit: number, { onlyUsable = false } = {}): Promise<ScopeAgent[]> {
+    const { rows } = await this.pool.query<ScopeAgent>({
+      ...AGENTS_BY_NAME.client,
+      values: [accountId, onlyUsable, limit],
+    });
+    return rows;
+  }
+
   /** The agents of `scope` among `ids`, with their owner's name (others' and missing ones left out). */
   async findAgentsInScope(scope: Scope, ids: string[]): Promise<ScopeAgent[]> {
     return (await this.findInScopeById(scope, { agentIds: ids, accountIds: [] })).agents;
@@ -282,8 +294,8 @@ export class ScopedReadRepository extends Repository {
 
   /**
    * A page of the agents of `scope`'s accounts as the Agents page lists them, by name: those in use, or the archived
-   * ones; whose name starts with `name` in any case when it is not null. An agent's `defaultFor` may name an account
-   * outside the scope (a client's agent may be its agency's default): the page keeps those `inScope`.
+   * ones; whose name starts with `name` in any case when it is not null. An agent's `defaultFor` names its own account
+   * at most (an account's default agent is one of its own); the page still keeps those `inScope`.
    */
   async listListedAgentsInScope(
     scope: Scope,
@@ -310,18 +322,27 @@ export class ScopedReadRepository extends Repository {
     return account && { user, account };
   }
 
-  /** The call `callId` with its detail when its account is in `scope`, else null. */
+  /**
+   * The call `callId` with its detail when its account is in `scope`, or the client it is listed for (an agency's key
+   * on that client's agent), else null.
+   */
   async findCallInScope(scope: Scope, callId: string): Promise<CallDetail | null> {
     const call = isUuid(callId) ? await this.history.findCallDetail(canonicalUuid(callId)) : null;
-    return call && inScope(scope, call.account) ? call : null;
+    if (!call) return null;
+    return inScope(scope, call.account) || (call.listedFor !== null && inScope(scope, call.listedFor)) ? call : null;
   }
 
-  /** Of the calls `callIds`, those whose account is in `scope` (ids that are not uuids, missing calls, others': left out). */
+  /**
+   * Of the calls `callIds`, those whose account is in `scope` or that are listed for an account of it (ids that are
+   * not uuids, missing calls, others': left out).
+   */
   async findCallsInScope(scope: Scope, callIds: string[]): Promise<{ id: string; status: CallStatus }[]> {
     const ids = [...new Set(callIds.filter(isUuid).map(canonicalUuid))];
     if (ids.length === 0) return [];
+    // An agency's listed calls are its own (account_id): only a client's scope has others listed for it.
+    const listed: Prisma.CallWhereInput[] = scope.kind === 'client' ? [{ listedForAccountId: scope.accountId }] : [];
     return this.prisma.call.findMany({
-      where: { id: { in: ids }, account: accountsWhere(scope) },
+      where: { id: { in: ids }, OR: [{ account: accountsWhere(scope) }, ...listed] },
       select: { id: true, status: true },
     });
   }

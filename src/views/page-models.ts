@@ -361,6 +361,10 @@ export interface PageModels {
       voicemailLeft: string | null;
       /** The zone its calling window is read in, and why that zone. */
       timezone: string | null;
+      /** "Triggered by <agency> (agency key)" for a call an agency's key placed on a client's agent, else null. */
+      triggeredBy: string | null;
+      /** Set for a client's user on such a call: whose endpoint its webhook events go to (its deliveries are not shown). */
+      eventsGoTo: string | null;
     };
     /** Each finished attempt, oldest first. */
     attemptOutcomes: { attempt: number; outcome: string; at: string }[];
@@ -431,6 +435,8 @@ export interface PageModels {
       name: string;
       agent: string;
       client: string;
+      /** "Triggered by <agency> (agency key)" for a call an agency's key placed on a client's agent, else null. */
+      triggeredBy: string | null;
       /** The status with its reason, as one badge ("Failed: busy", "Waiting for a slot (#2 in line)"). */
       status: string;
       tone: 'ok' | 'bad' | 'wait' | 'info' | 'muted';

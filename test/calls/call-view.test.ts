@@ -42,6 +42,7 @@ const ended: CallRow = {
   scheduledAt: new Date('2026-11-23T15:00:00Z'),
   timezone: 'America/New_York',
   timezoneSource: 'request',
+  listedForAccountId: null,
 };
 
 describe('callView', () => {

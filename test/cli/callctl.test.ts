@@ -131,12 +131,18 @@ describe('callctl operator flow', () => {
     expect(agent.callingWindows).toHaveLength(2);
   });
 
-  it("agent set-default lets an agency default to its client's agent", async () => {
-    expect(await ok(['agent', 'set-default', agencyId, agentId])).toEqual({
-      account_id: agencyId,
+  it("agent set-default refuses an agency its client's agent, and sets a client's own", async () => {
+    // An account's default agent is one of its own: the agency's key would otherwise call with the client's number.
+    const refusal = await fails(['agent', 'set-default', agencyId, agentId], 1);
+    expect(refusal).toBe(
+      `Agent ${agentId} does not belong to account ${agencyId}: an account's default agent is one of its own agents`,
+    );
+    expect((await prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).defaultAgentId).toBeNull();
+    expect(await ok(['agent', 'set-default', clientId, agentId])).toEqual({
+      account_id: clientId,
       default_agent_id: agentId,
     });
-    expect((await prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).defaultAgentId).toBe(agentId);
+    expect((await prisma.account.findUniqueOrThrow({ where: { id: clientId } })).defaultAgentId).toBe(agentId);
   });
 
   it('webhook set returns a whsec_ secret once and refuses private targets unless allowed', async () => {

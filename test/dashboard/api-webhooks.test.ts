@@ -338,7 +338,7 @@ describe('API access', () => {
 });
 
 describe('the default agent', () => {
-  it("offers the agency's and its clients' agents, sets one that a trigger without agent_id then uses, and refuses another agency's", async () => {
+  it("offers the agency's own agents, sets one that a trigger without agent_id then uses, and refuses a client's or another agency's", async () => {
     const { id: second } = await createAgent(app.storage, {
       accountId: agencyId,
       name: 'Night shift',
@@ -346,7 +346,15 @@ describe('the default agent', () => {
     });
     const page = (await visitor.get(OWN)).body;
     expect(page).toContain('Night shift');
-    expect(page).toContain('Client agent (Client &lt;One&gt;)');
+    // An account's default agent is one of its own: its clients' agents are not offered, and refused when posted.
+    const clientAgent = await app.prisma.agent.findFirstOrThrow({
+      where: { accountId: clientId, name: 'Client agent' },
+    });
+    expect(page).not.toContain('Client agent (Client &lt;One&gt;)');
+    expect(page).not.toContain(`value="${clientAgent.id}"`);
+    const notOwn = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id: clientAgent.id });
+    expect(notOwn.status).toBe(400);
+    expect(notOwn.body).toContain('That agent is not one this account may use.');
     const res = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id: second });
     expect(await flashOf(visitor, res)).toContain('The default agent is set');
     const keyPage = await visitor.get(`${OWN}/key`);

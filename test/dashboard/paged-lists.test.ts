@@ -111,9 +111,8 @@ beforeAll(async () => {
     const { id: agentId } = await createAgent(storage, { accountId, name: agent, phone: '+14155550100' });
     named[key] = { accountId, agentId };
   }
-  // Bolt_1's agent is its own default and the agency's: a client user is not told about the agency.
+  // Bolt_1's agent is its own default (an account's default agent is one of its own: never the agency's too).
   await setDefaultAgent(storage, named.bolt1.accountId, named.bolt1.agentId);
-  await setDefaultAgent(storage, agency.accountId, named.bolt1.agentId);
 
   // An agency with more archived agents than a page.
   const archive = await createTenant(app.prisma);
@@ -208,11 +207,11 @@ describe('the Agents page of an agency with a thousand clients', () => {
     expect(none.body).toContain('<a class="button secondary" href="/dashboard/agents">Show all agents</a>');
   });
 
-  it('says which accounts an agent is the default of, among the viewer’s own', async () => {
+  it('says an agent is its account’s default, to the agency’s users and the client’s alike', async () => {
     const row = (body: string, id: string) => new RegExp(`<code id="agent-id-${id}">[^]*?</tr>`).exec(body)?.[0] ?? '';
     const agencyRow = row((await visitor.get(url('/dashboard/agents', { name: 'sales_' }))).body, named.bolt1.agentId);
     expect(agencyRow).toContain('<strong class="default">Default</strong>');
-    expect(agencyRow).toContain('<small>default of Test Agency</small>');
+    expect(agencyRow).not.toContain('default of');
     const clientRow = row((await clientVisitor.get('/dashboard/agents')).body, named.bolt1.agentId);
     expect(clientRow).toContain('<strong class="default">Default</strong>');
     expect(clientRow).not.toContain('default of');

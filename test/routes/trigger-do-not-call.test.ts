@@ -51,15 +51,17 @@ describe("the trigger refuses a number on the call's account's or its agency's l
     expect(await callsTo('+14155550101')).toBe(1);
   });
 
-  it("a client's list: that client's calls only, not its sibling's nor the agency's own (even with the client's agent)", async () => {
+  it("a client's list: that client's calls (the agency's key on the client's agent too), not its sibling's nor the agency's own", async () => {
     await list(t.client, '+14155550102');
     expect((await trigger(app, t.client.key, { phone_number: '+14155550102' })).json()).toEqual(REFUSED);
     expect((await trigger(app, t.sibling.key, { phone_number: '+14155550102' })).statusCode).toBe(200);
+    // A call the agency's key places on the client's agent is listed for the client: the client's list applies.
     const agencyWithClientAgent = await trigger(app, t.agency.key, {
       phone_number: '+14155550102',
       agent_id: t.client.agentId,
     });
-    expect(agencyWithClientAgent.statusCode).toBe(200);
+    expect(agencyWithClientAgent.json()).toEqual(REFUSED);
+    expect((await trigger(app, t.agency.key, { phone_number: '+14155550102' })).statusCode).toBe(200);
   });
 
   it('compares numbers exactly: a neighbouring number is called', async () => {

@@ -47,7 +47,7 @@ const PHASES = ['trigger', 'callbacks', 'dispatch', 'webhooks', 'dashboard', 're
 
 /** The hand-written statements each path must have been seen sending (Prisma's have no stable names). */
 const EXPECTED: Record<(typeof PHASES)[number], string[]> = {
-  trigger: ['oct_accept_call_v2'],
+  trigger: ['oct_accept_call_v3'],
   callbacks: ['oct_lock_calls', 'oct_transition_batch'],
   dispatch: [
     'oct_lock_due_accounts',
@@ -542,6 +542,11 @@ beforeAll(async () => {
       '/dashboard/calls?name=caller%2039',
       '/dashboard/calls?meta_key=order&meta_value=123',
       `/dashboard/calls?client=${b.accountId}`,
+      // One client chosen: its calls and those listed for it (an agency's key on its agents), each part by its index.
+      `/dashboard/calls?client=${b.accountId}&name=caller%2012`,
+      `/dashboard/calls?client=${b.accountId}&number=${encodeURIComponent('+1415000012')}`,
+      `/dashboard/calls?client=${b.accountId}&meta_key=order&meta_value=123`,
+      `/dashboard/calls?client=${b.accountId}&status=failed`,
       `/dashboard/calls?from=${day}&to=${day}`,
       `/dashboard/calls?call=${detail!.call_id}`,
       `/dashboard/calls/${detail!.call_id}`,

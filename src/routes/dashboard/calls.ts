@@ -19,6 +19,7 @@ import {
   type CallListRow,
   type HistoryAccounts,
   type MetadataMatch,
+  historyAccounts,
 } from '../../storage/index.js';
 import callCancel from './call-cancel.js';
 import { callDoNotCall } from './do-not-call-page.js';
@@ -217,7 +218,7 @@ async function listPage(
   // No client chosen and too many accounts for a menu (an agency of many clients): the storage reads the agency's
   // scope itself, so that the list does not first read a thousand account ids and hand them back.
   const accountIds = client.chosen ? [client.chosen.id] : (accountMenu?.map((a) => a.id) ?? null);
-  const accounts: HistoryAccounts = accountIds ? { accountIds } : { agencyId: scope.accountId };
+  const accounts: HistoryAccounts = historyAccounts(scope, accountIds);
   const agentLabel = (a: ScopeAgent) =>
     isAgency && a.accountId !== viewer.accountId ? `${a.name} (${a.accountName})` : a.name;
   const agent = await chooseFrom(
@@ -293,7 +294,7 @@ async function listPage(
   const ids = calls.map((c) => c.id);
   // What the rows show besides themselves, read at once: the metadata column, queue positions, and the names of the
   // page's agents and accounts (from the menus, else read for these rows alone, in one statement).
-  const [columnValues, positions, rowNames] = await Promise.all([
+  const [columnValues, positions, rowNames, triggeredBy] = await Promise.all([
     column ? fastify.storage.history.metadataValues(ids, column) : new Map<string, unknown>(),
     fastify.storage.history.queuePositions(
       calls.filter((c) => waitsForSlot(c, now)).map((c) => c.id),
@@ -301,8 +302,9 @@ async function listPage(
     ),
     scoped.findInScopeById(scope, {
       agentIds: agentMenu ? [] : calls.map((c) => c.agentId),
-      accountIds: accountMenu ? [] : calls.map((c) => c.accountId),
+      accountIds: accountMenu ? [] : calls.map((c) => c.listedForAccountId ?? c.accountId),
     }),
+    triggeredByWords(fastify, viewer, calls),
   ]);
   const rowAgents = agentMenu ?? rowNames.agents;
   const rowAccounts = accountMenu ?? rowNames.accounts;
@@ -323,6 +325,8 @@ async function listPage(
   const accountNames = new Map(rowAccounts.map((a) => [a.id, a.name]));
   const agentNames = new Map(rowAgents.map((a) => [a.id, a.name]));
   const agentAttempts = new Map(rowAgents.map((a) => [a.id, a.maxAttempts]));
+  // A call an agency's key placed on a client's agent shows under that client (and is marked).
+  const clientWords = (id: string) => (own(id) ? `${accountNames.get(id)} (own)` : (accountNames.get(id) ?? '-'));
   const choicesOf = (name: 'agent' | 'client', choice: FilterChoice) =>
     choice.choices.map((c) => ({
       label: c.label,
@@ -371,7 +375,8 @@ async function listPage(
         number: c.phoneNumber,
         name: c.name ?? '',
         agent: agentNames.get(c.agentId) ?? 'an agent no longer listed',
-        client: own(c.accountId) ? `${accountNames.get(c.accountId)} (own)` : (accountNames.get(c.accountId) ?? '-'),
+        client: clientWords(c.listedForAccountId ?? c.accountId),
+        triggeredBy: c.listedForAccountId ? triggeredBy : null,
         status: badge.text,
         tone: badge.tone,
         statusTitle: badge.title ?? null,
@@ -417,6 +422,19 @@ async function saveColumn(
   );
 }
 
+/**
+ * The mark of the rows an agency's key placed on a client's agent, "Triggered by <agency> (agency key)": the agency is
+ * the viewer's own account or, for a client's user, its agency (read only when the page has such a row).
+ */
+async function triggeredByWords(fastify: FastifyInstance, viewer: Viewer, calls: CallListRow[]): Promise<string> {
+  if (!calls.some((c) => c.listedForAccountId)) return '';
+  const agency =
+    viewer.accountKind === 'agency'
+      ? viewer.accountName
+      : (await fastify.storage.accounts.findAccountById(viewer.agencyId))?.name;
+  return `Triggered by ${agency ?? 'the agency'} (agency key)`;
+}
+
 /** Where the delivery log of the call's account lives: the viewer's own settings, or (agency users) a client's. */
 function deliveryLogBase(viewer: Viewer, accountId: string): string {
   return accountId === viewer.accountId
@@ -440,6 +458,10 @@ function attemptsWords(call: CallDetail, ended: number): string {
 
 function detailPage(viewer: Viewer, call: CallDetail, now: Date, doNotCall: CallDoNotCall): PageData<'call'> {
   const log = deliveryLogBase(viewer, call.accountId);
+  // Listed for a client (an agency's key on its agent): a client's user sees it, not the agency's deliveries.
+  const triggeredBy = call.listedFor ? `${call.account.name} (agency key)` : null;
+  const eventsElsewhere =
+    call.listedFor !== null && call.accountId !== viewer.accountId && viewer.accountKind === 'client';
   const rows = metadataRows(call.metadata);
   const outcomes = storedOutcomes(call.attemptOutcomes);
   const eventOrder = new Map(call.events.map((e, i) => [e.id, i]));
@@ -455,8 +477,10 @@ function detailPage(viewer: Viewer, call: CallDetail, now: Date, doNotCall: Call
       phoneNumber: call.phoneNumber,
       fromNumber: call.fromNumber,
       agent: call.agent.name,
-      account: call.account.name,
-      accountKind: call.account.kind,
+      account: (call.listedFor ?? call.account).name,
+      accountKind: (call.listedFor ?? call.account).kind,
+      triggeredBy,
+      eventsGoTo: eventsElsewhere ? call.account.name : null,
       name: call.name,
       email: call.email,
       status: STATUS_WORDS[call.status],
@@ -485,7 +509,7 @@ function detailPage(viewer: Viewer, call: CallDetail, now: Date, doNotCall: Call
     metadataRows: rows,
     metadataJson: rows === null ? call.metadata : reindent(call.metadata),
     deliveryLogHref: `${log}/deliveries`,
-    deliveries: deliveries.map((d) => ({
+    deliveries: (eventsElsewhere ? [] : deliveries).map((d) => ({
       id: d.id,
       eventType: d.eventType,
       status: d.status,

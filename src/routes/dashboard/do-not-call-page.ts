@@ -128,21 +128,23 @@ export async function callDoNotCall(
   viewer: ActiveUser,
   call: CallDetail,
 ): Promise<CallDoNotCall> {
-  const agencyId = call.account.agencyId;
+  // A call an agency's key placed on a client's agent is listed for the client: the client's list and its agency's.
+  const account = call.listedFor ?? call.account;
+  const agencyId = account.agencyId;
   const entries = await fastify.storage.doNotCall.findEntries(
-    agencyId ? [call.accountId, agencyId] : [call.accountId],
+    agencyId ? [account.id, agencyId] : [account.id],
     call.phoneNumber,
   );
-  const own = entries.find((e) => e.accountId === call.accountId) ?? entries[0];
-  const ownList = call.account.kind === 'client' ? `the list of ${call.account.name}` : "the agency's list";
+  const own = entries.find((e) => e.accountId === account.id) ?? entries[0];
+  const ownList = account.kind === 'client' ? `the list of ${account.name}` : "the agency's list";
   if (!own)
     return {
       listed: null,
-      addAction: `${listBase(viewer, call.accountId)}/add`,
+      addAction: `${listBase(viewer, account.id)}/add`,
       listName: ownList,
-      listHref: listBase(viewer, call.accountId),
+      listHref: listBase(viewer, account.id),
     };
-  const onOwn = own.accountId === call.accountId;
+  const onOwn = own.accountId === account.id;
   const list = onOwn ? ownList : "the agency's list (it covers all its clients)";
   // A client user does not manage the agency's list: they learn that it covers the number, not who listed it or why.
   const manages = onOwn || isAgencyScope(scopeOf(viewer));

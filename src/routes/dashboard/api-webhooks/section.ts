@@ -1,7 +1,6 @@
 // The section's own page: the API key, API access, the default agent and the webhook endpoint of one account.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { planAllowsApi } from '../../../domain/api-access.js';
-import { scopeOfAccount } from '../../../domain/tenancy.js';
 import { disabledReasonWords, timeOrNull } from '../format.js';
 import type { PageData } from '../../../views/page-models.js';
 import { CLIENT, type Account, type Place } from './place.js';
@@ -22,8 +21,8 @@ async function settings(
   const [access, key, agents, endpoint] = await Promise.all([
     storage.keys.findApiAccessState(account.id),
     storage.keys.findActiveKey(account.id),
-    // The default agent is picked for new calls: archived agents are not offered.
-    storage.scoped.listAgentsInScope(scopeOfAccount(account), AGENTS_LISTED, { onlyUsable: true }),
+    // The default agent is picked for new calls among the account's own agents: archived ones are not offered.
+    storage.scoped.listOwnAgents(account.id, AGENTS_LISTED, { onlyUsable: true }),
     storage.endpoints.findEndpointOfAccount(account.id),
   ]);
   const counts = endpoint ? await storage.deliveries.countOpenDeliveries(endpoint.id) : null;
