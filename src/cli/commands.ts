@@ -50,6 +50,7 @@ export const OPTIONS = {
   email: { type: 'string' },
   'agency-name': { type: 'string' },
   reason: { type: 'string' },
+  'skip-bad-rows': { type: 'boolean' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type FlagName = Exclude<keyof typeof OPTIONS, 'json' | 'help'>;
@@ -158,6 +159,7 @@ export interface Values {
   email?: string;
   'agency-name'?: string;
   reason?: string;
+  'skip-bad-rows'?: boolean;
 }
 
 export interface Context {
