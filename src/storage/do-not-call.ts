@@ -124,4 +124,4 @@ export class DoNotCallRepository extends Repository {
   }
 }
 
-const EXPORT_BATCH = 5_000;
+const EXPORT_BATCH = 1_000;
