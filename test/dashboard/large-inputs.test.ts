@@ -9,29 +9,13 @@ import { buildTestApp } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { UNLIMITED } from '../reliability/helpers.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
-import { LOOP_STALL_LIMIT_MS, watchLoop, type Watched } from './loop-watch.js';
+import { LOOP_STALL_LIMIT_MS, numbersFile, watchLoop, type Watched } from './loop-watch.js';
 
 let app: App;
 let owner: Tenant;
 let other: Tenant;
 let visitor: Visitor;
 const OWN = '/dashboard/do-not-call';
-
-/** A file of `+1202nnnnnnn` lines (with a reason on every tenth) just under `bytes`; how many rows it has. */
-export function numbersFile(bytes: number, bad = false): { content: Buffer; rows: number } {
-  const lines = ['phone_number,reason'];
-  let size = lines[0]!.length + 1;
-  for (let n = 1; ; n++) {
-    // A bad row costs what a good one does: its number is only found too long once it is parsed.
-    const line = bad
-      ? `+1202${String(n).padStart(8, '0')},bad`
-      : `+1202${String(n).padStart(7, '0')},${n % 10 === 0 ? 'asked' : ''}`;
-    if (size + line.length + 1 > bytes) break;
-    lines.push(line);
-    size += line.length + 1;
-  }
-  return { content: Buffer.from(`${lines.join('\n')}\n`), rows: lines.length - 1 };
-}
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: { ...DASHBOARD_ENV, ...UNLIMITED } }));

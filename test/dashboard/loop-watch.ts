@@ -77,3 +77,19 @@ export async function watchLoop<T>(app: App, key: string, work: () => Promise<T>
     await triggering.catch(() => undefined);
   }
 }
+
+/** A file of `+1202nnnnnnn` lines (with a reason on every tenth) just under `bytes`; how many rows it has. */
+export function numbersFile(bytes: number, bad = false): { content: Buffer; rows: number } {
+  const lines = ['phone_number,reason'];
+  let size = lines[0]!.length + 1;
+  for (let n = 1; ; n++) {
+    // A bad row costs what a good one does: its number is only found too long once it is parsed.
+    const line = bad
+      ? `+1202${String(n).padStart(8, '0')},bad`
+      : `+1202${String(n).padStart(7, '0')},${n % 10 === 0 ? 'asked' : ''}`;
+    if (size + line.length + 1 > bytes) break;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return { content: Buffer.from(`${lines.join('\n')}\n`), rows: lines.length - 1 };
+}

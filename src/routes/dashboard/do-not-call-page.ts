@@ -63,9 +63,10 @@ export interface PageInput {
 /** What the import's notice says above its problems. */
 function importTitle(result: NonNullable<PageInput['importRefused']>): string {
   if (result.kind === 'refused') return 'Nothing was imported:';
-  const rows = (n: number) => (n === 1 ? '1 row' : `${n.toLocaleString('en-US')} rows`);
+  const rows = (n: number) => `${n.toLocaleString('en-US')} rows`;
   const numbers = result.added === 1 ? '1 number' : `${result.added.toLocaleString('en-US')} numbers`;
-  return `Imported ${numbers}; these ${rows(result.badRows)} were left out (fix them and import them again):`;
+  const left = result.badRows === 1 ? 'this row was' : `these ${rows(result.badRows)} were`;
+  return `Imported ${numbers}; ${left} left out (fix them and import them again):`;
 }
 
 /** The model of one page of `account`'s list. */
