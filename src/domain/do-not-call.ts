@@ -47,9 +47,9 @@ export function parseSearch(query: string | undefined): DoNotCallSearch {
 export const DEFAULT_COUNTRY = 'US';
 
 /**
- * "The account's country", for numbers people type without a plus: the country most of the account's agents' caller
- * IDs belong to (`agentNumbers`: the account's own first, then its agency's; the first listed wins a tie), else the
- * United States. A number with a plus is read as written whatever this says.
+ * "The account's country", for numbers people type without a plus: the country most of `agentNumbers` belong to
+ * (the caller IDs of the account's agents in use, oldest first, or, when it has none, its agency's; the first
+ * listed wins a tie), else the United States (docs/dashboard.md). A number with a plus is read as written.
  */
 export function accountCountry(agentNumbers: string[]): string {
   const counts = new Map<string, number>();
