@@ -102,7 +102,7 @@ export function importRoute(fastify: FastifyInstance, place: ListPlace, render: 
         if (part.file.truncated) return refuse(413, TOO_LARGE);
         if (!outcome.ok && 'busy' in outcome) {
           reply.header('retry-after', String(outcome.retryAfterSeconds));
-          return refuse(429, `Nothing was imported: ${outcome.busy}`);
+          return refuse(429, outcome.busy);
         }
         // Refused for its rows: the form comes back offering to import the good ones.
         if (!outcome.ok)
