@@ -49,7 +49,7 @@ const csrfOptions: FastifyCsrfProtectionOptions = {
  * File uploads (the do-not-call list's CSV import, a multipart form). @fastify/multipart's parser only marks a
  * multipart request: nothing of its body is read before the handler, so before the session and the CSRF checks. Only
  * a route whose config says `multipart: true` takes one; it reads the parts itself (its CSRF token first) and streams
- * the file (src/routes/dashboard/do-not-call-import.ts). Any other route answers 415 unread (onlyUploadRoutes).
+ * the file (src/routes/dashboard/do-not-call-import.ts). Any other route answers 415 unread (the preValidation hook below).
  * Bounded: one file, a few short fields; the file stops one byte past the import's limit, without an error, so the
  * route can tell "too large" in its own words.
  */

@@ -81,7 +81,8 @@ export function importRoute(fastify: FastifyInstance, place: ListPlace, render: 
           else if (part.fieldname === 'mode' && Value.Check(ImportMode, part.value)) mode = part.value;
           continue;
         }
-        if (token === null || !csrfPassed(fastify, request, reply, token)) break;
+        if (token === null) break;
+        if (!csrfPassed(fastify, request, reply, token)) return reply;
         let outcome;
         try {
           outcome = await importDoNotCall(fastify.storage, {
@@ -115,7 +116,7 @@ export function importRoute(fastify: FastifyInstance, place: ListPlace, render: 
         return reply.seeOther(place.base(account.id), { kind: 'ok', text: importedText(outcome) });
       }
       // No file, or a part before the token: the token is checked (a wrong or missing one gets every form's 403).
-      if (reply.sent || !csrfPassed(fastify, request, reply, token ?? '')) return reply;
+      if (!csrfPassed(fastify, request, reply, token ?? '')) return reply;
       return refuse(400, NO_FILE);
     },
   );
