@@ -100,7 +100,7 @@ export async function importDoNotCall(storage: Storage, input: ImportInput): Pro
       throw error;
     } finally {
       // A slot another import took over is its now, staged rows included.
-      if (!lost) {
+      if (!lost && (await storage.doNotCall.imports.heartbeat(account.id, importId, now))) {
         await storage.doNotCall.imports.clearStaged(account.id, MOVE_BATCH);
         await storage.doNotCall.imports.finish(account.id, importId);
       }
@@ -132,9 +132,10 @@ async function runImport(storage: Storage, input: ImportInput, importId: string,
     badRows += batch.problems.length;
     for (const problem of batch.problems) if (problems.length < PROBLEMS_KEPT) problems.push(problem);
     if (batch.fatal) fatal = true;
+    // Every batch, read only for its problems or not: the slot stays this import's however long the file takes.
+    if (!(await imports.heartbeat(input.accountId, importId, clock()))) throw new SlotLost();
     // All or nothing: once a row is bad nothing will be written, so the rest is only read for its problems.
     if (mode === 'all' && badRows > 0) continue;
-    if (!(await imports.heartbeat(input.accountId, importId, clock()))) throw new SlotLost();
     read += batch.rows.length;
     staged += await imports.stage(input.accountId, batch.rows);
   }
