@@ -1,14 +1,15 @@
 // A do-not-call list at bench size. `BENCH_DNC_ENTRIES=1000000 npm run bench` puts that many numbers on the first
 // bench tenant's list before the service starts, through the product's own import (importDoNotCall, what
-// `callctl dnc import` runs: 5,000 rows per INSERT in one transaction). The bench issues no ANALYZE after it: the plans
-// are what the product and autovacuum leave (issue 25.1). Every trigger's check then probes a unique index of a
+// `callctl dnc import` runs: staged as the file is read, then moved to the list a thousand rows a statement). The
+// bench issues no ANALYZE after it: the plans are what the product and autovacuum leave (issue 25.1). Every trigger's check then probes a unique index of a
 // million entries (the index's depth, not whose entries they are, sets a probe's cost), and that tenant's triggers
 // probe inside its own million-number list. None of the numbers is the one the load triggers, so every trigger is
 // still accepted. Run alone, `npx tsx bench/do-not-call.ts [count]` seeds a fresh database on the embedded
 // PostgreSQL (or BENCH_DATABASE_URL), prints how long that took and the plan of the acceptance's check, and drops it.
 import pg from 'pg';
 import { pathToFileURL } from 'node:url';
-import { importDoNotCall } from '../src/admin/do-not-call.js';
+import { importDoNotCall } from '../src/admin/do-not-call-import.js';
+import { CLI_IMPORT_MAX_BYTES } from '../src/domain/do-not-call.js';
 import { createStorage } from '../src/storage/index.js';
 import { benchPostgres } from './database.js';
 import { connect, createTenants, freshDatabase } from './setup.js';
@@ -39,8 +40,10 @@ export async function seedDoNotCall(databaseUrl: string, accountId: string, coun
       file: importFile(count),
       fileName: 'bench.csv',
       actor: { kind: 'operator' },
+      now: new Date(),
+      maxBytes: CLI_IMPORT_MAX_BYTES,
     });
-    if (!outcome.ok) throw new Error(`the bench's import was refused: ${JSON.stringify(outcome.problems.slice(0, 3))}`);
+    if (!outcome.ok) throw new Error(`the bench's import was refused: ${JSON.stringify(outcome).slice(0, 500)}`);
     if (outcome.added !== count) throw new Error(`the bench's import added ${outcome.added} of ${count} numbers`);
     return (performance.now() - started) / 1000;
   } finally {

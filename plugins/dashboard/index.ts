@@ -7,7 +7,7 @@ import fp from 'fastify-plugin';
 import csrf, { type FastifyCsrfProtectionOptions } from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
-import multipart, { type FastifyMultipartAttachFieldsToBodyOptions } from '@fastify/multipart';
+import multipart, { type FastifyMultipartOptions } from '@fastify/multipart';
 import sensible from '@fastify/sensible';
 import view, { type FastifyViewOptions } from '@fastify/view';
 import { Eta } from 'eta';
@@ -47,16 +47,24 @@ const csrfOptions: FastifyCsrfProtectionOptions = {
 };
 
 /**
- * File uploads (the do-not-call list's CSV import, a multipart form): every part read before validation into the
- * body, fields as strings and the file as a Buffer, so the CSRF check and the form's schema see them as any form's.
- * Bounded as a whole: one file, a few short fields. The file stops one byte past the import's limit, without an
- * error, so the route can tell "too large" in its own words.
+ * File uploads (the do-not-call list's CSV import, a multipart form). @fastify/multipart's parser only marks a
+ * multipart request: nothing of its body is read before the handler, so before the session and the CSRF checks. Only
+ * a route whose config says `multipart: true` takes one; it reads the parts itself (its CSRF token first) and streams
+ * the file (src/routes/dashboard/do-not-call-import.ts). Any other route answers 415 unread (the preValidation hook below).
+ * Bounded: one file, a few short fields; the file stops one byte past the import's limit, without an error, so the
+ * route can tell "too large" in its own words.
  */
-const multipartOptions: FastifyMultipartAttachFieldsToBodyOptions = {
-  attachFieldsToBody: 'keyValues',
+const multipartOptions: FastifyMultipartOptions = {
   throwFileSizeLimit: false,
   limits: { fileSize: DASHBOARD_IMPORT_MAX_BYTES + 1, files: 1, fields: 4, fieldSize: 1024, parts: 5, headerPairs: 20 },
 };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** This route reads a multipart body itself (after its checks); every other dashboard route refuses one. */
+    multipart?: boolean;
+  }
+}
 
 /**
  * A strict CSP: same-origin styles, images and scripts only (the self-hosted htmx and the scripts of
@@ -121,8 +129,12 @@ export default fp<DashboardOptions>(
     });
     await fastify.register(formbody);
     await fastify.register(csrf, csrfOptions);
-    // Before request-checks: its CSRF check (a preValidation hook) reads the token from the body this one parses.
     await fastify.register(multipart, multipartOptions);
+    // Before request-checks' CSRF check (a preValidation hook too): a multipart body elsewhere is refused unread.
+    fastify.addHook('preValidation', async (request) => {
+      if (request.isMultipart() && request.routeOptions.config.multipart !== true)
+        throw fastify.httpErrors.unsupportedMediaType('This page takes no file: send the form from its page.');
+    });
     await fastify.register(view, viewOptions());
     await fastify.register(viewer);
     await fastify.register(tenancy);

@@ -1,14 +1,19 @@
 // The Do-not-call list page's forms and query string: add a number (from the page, or from a call's detail view),
 // remove one, import a CSV file (a multipart form), and a page of the list (search, keyset cursor). Lengths bound the
-// input; what a number and a reason must be (E.164 exactly as the trigger takes it; one readable line of at most 500
-// characters) src/admin checks, in the words callctl gives too.
+// input; what a number and a reason must be (a number the trigger would take, once read into E.164; one readable line
+// of at most 500 characters) src/admin checks, in the words callctl gives too.
 import { Type, type Static } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../uuid.js';
 import { Form } from './forms.js';
 
 const PhoneNumber = Type.String({
   maxLength: 64,
-  description: 'The number, E.164 exactly as triggers send it (like +14155552671); never normalised',
+  description: 'The number, E.164 exactly as stored (like +14155552671)',
+});
+const WrittenNumber = Type.String({
+  maxLength: 64,
+  description:
+    "The number as people write it: E.164 (+1 415 555 2671 with spaces too), or without a plus as dialled in the account's country ((415) 555-2671); stored in E.164",
 });
 const Search = Type.String({
   maxLength: 200,
@@ -29,7 +34,7 @@ export type DoNotCallQuery = Static<typeof DoNotCallQuery>;
 
 export const AddDoNotCallForm = Form(
   {
-    phone_number: PhoneNumber,
+    phone_number: WrittenNumber,
     reason: Type.Optional(
       Type.String({
         maxLength: 4000,
@@ -57,12 +62,22 @@ export const RemoveDoNotCallForm = Form(
 );
 export type RemoveDoNotCallForm = Static<typeof RemoveDoNotCallForm>;
 
+export const ImportMode = Type.Union([Type.Literal('all'), Type.Literal('good_rows')], {
+  description:
+    'all: a file with a bad row imports nothing (the default); good_rows: the good rows, the bad ones listed',
+});
+export type ImportMode = Static<typeof ImportMode>;
+
+/**
+ * The import's multipart form, read part by part in this order (the handler streams the file to the parser once the
+ * token is checked): _csrf, mode, file. Not a route body schema: the route reads the parts itself.
+ */
 export const ImportDoNotCallForm = Form(
   {
-    // Any value: the handler takes a file (a Buffer) and words every other case itself.
+    mode: Type.Optional(ImportMode),
     file: Type.Unknown({
       description:
-        'The CSV file (multipart/form-data): UTF-8, first line phone_number,reason, at most 2 MiB; every row is imported or, when any row is bad, none',
+        'The CSV file (multipart/form-data): UTF-8, a first line naming the columns (phone_number,reason; "Phone Number,Reason" too) or a plain list of numbers, at most 2 MiB',
     }),
   },
   'Import numbers from a CSV file',

@@ -1,17 +1,21 @@
-// Do-not-call lists, for callctl and the dashboard alike: add a number (with a reason), remove one, read a list, import
-// a CSV file (all or nothing). An agency's list covers the agency and all its clients; a client's covers the client.
-// Every change is audited in the transaction that makes it. Who may change which list is the caller's check.
-import { normalReason, numberProblem, parseImport, reasonProblem, type ImportProblem } from '../domain/do-not-call.js';
+// Do-not-call lists, for callctl and the dashboard alike: add a number (with a reason), remove one, read a list (the
+// import is do-not-call-import.ts). An agency's list covers the agency and all its clients; a client's covers the
+// client. Every change is audited in the transaction that makes it; a number newly listed ends the waiting calls to it
+// of the accounts the list covers at once. Who may change which list is the caller's check.
+import { accountCountry, DEFAULT_COUNTRY, normalReason, reasonProblem } from '../domain/do-not-call.js';
+import { writtenNumberProblem } from '../domain/do-not-call-csv.js';
+import { readWrittenNumber } from '../domain/phone-number.js';
+import { transitionCalls } from '../calls/transition.js';
 import type { DoNotCallEntry, Repositories, Storage } from '../storage/index.js';
 import { findAccount } from './accounts.js';
 import { audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
 
-/** An import may write this long (a million numbers take tens of seconds on a busy machine). */
-const IMPORT_TIMEOUT_MS = 10 * 60_000;
+/** Waiting calls ended per transition transaction (each locks its calls). */
+const END_BATCH = 500;
 
 /** Who added an entry, as the list shows it: the user's email, or "operator" (callctl) / "service". */
-async function addedByOf(storage: Repositories, actor: Actor): Promise<string> {
+export async function addedByOf(storage: Repositories, actor: Actor): Promise<string> {
   if (actor.kind !== 'user') return actor.kind;
   return (await storage.users.findUserById(actor.userId))?.email ?? 'a user no longer listed';
 }
@@ -26,26 +30,60 @@ export function entryView(entry: DoNotCallEntry) {
   };
 }
 
-/** The number and reason as stored, or an AdminError saying what is wrong (the dashboard and callctl say the same). */
-export function checkedEntry(phoneNumber: string, reason: string | null | undefined) {
-  const problem = numberProblem(phoneNumber);
-  if (problem) throw new AdminError(problem);
+/**
+ * The number (as people write it, read in `country` when it has no plus) and reason as stored, or an AdminError
+ * saying what is wrong (the dashboard and callctl say the same).
+ */
+export function checkedEntry(written: string, reason: string | null | undefined, country = DEFAULT_COUNTRY) {
+  const phoneNumber = readWrittenNumber(written, country);
+  if (phoneNumber === null) throw new AdminError(writtenNumberProblem(written.trim(), country));
   const stored = normalReason(reason);
   const reasonRefused = reasonProblem(stored);
   if (reasonRefused) throw new AdminError(reasonRefused);
   return { phoneNumber, reason: stored };
 }
 
+/** The country numbers typed without a plus are read in for `account`'s list (src/domain/do-not-call.ts, accountCountry). */
+export async function countryOf(storage: Storage, account: { id: string; agencyId: string | null }): Promise<string> {
+  return accountCountry(await storage.doNotCall.imports.agentNumbers(account.id, account.agencyId));
+}
+
 /**
- * Puts the number on the account's list. A number already on it keeps its entry (reason, who, when): `added` is false
- * and nothing is audited.
+ * Ends the waiting calls (status initiated: for a slot, the window, the schedule or the next attempt) to `numbers`
+ * of the accounts the list of `accountId` covers: failed, reason do_not_call, one call.failed each, through the
+ * lifecycle's transition (events, counters, the outbox), a bounded batch per transaction. A call claimed for dialling
+ * meanwhile is found dialling under its lock and left alone (the list is checked again before any further attempt).
+ * How many ended.
+ */
+export async function endWaitingCalls(
+  storage: Storage,
+  input: { accountId: string; numbers: string[]; actor: Actor; now: Date },
+): Promise<number> {
+  const ids = await storage.doNotCall.imports.waitingCallsTo(input.accountId, input.numbers);
+  let ended = 0;
+  for (let start = 0; start < ids.length; start += END_BATCH) {
+    const applied = await transitionCalls(
+      storage,
+      { kind: 'ids', ids: ids.slice(start, start + END_BATCH) },
+      (call) => (call.status === 'initiated' ? { update: { kind: 'failed', reason: 'do_not_call' } } : null),
+      { now: input.now, source: input.actor.kind === 'user' ? 'dashboard' : input.actor.kind },
+    );
+    ended += applied.filter((a) => a.steps.length > 0).length;
+  }
+  return ended;
+}
+
+/**
+ * Puts the number on the account's list (in E.164: `phoneNumber` may be written as people do, see checkedEntry) and
+ * ends the waiting calls to it that the list covers. A number already on it keeps its entry (reason, who, when):
+ * `added` is false and nothing is audited.
  */
 export async function addToDoNotCall(
   storage: Storage,
   input: { accountId: string; phoneNumber: string; reason?: string | null | undefined; actor: Actor; now?: Date },
 ) {
   const account = await findAccount(storage, input.accountId);
-  const { phoneNumber, reason } = checkedEntry(input.phoneNumber, input.reason);
+  const { phoneNumber, reason } = checkedEntry(input.phoneNumber, input.reason, await countryOf(storage, account));
   const now = input.now ?? new Date();
   const { added, entry } = await storage.transaction(async (tx) => {
     const result = await tx.doNotCall.addEntry({
@@ -59,7 +97,11 @@ export async function addToDoNotCall(
       await audit(tx, account.id, input.actor, 'do_not_call_added', now, { phone_number: phoneNumber, reason });
     return result;
   });
-  return { account_id: account.id, added, ...entryView(entry) };
+  // After the commit: a trigger accepted from here on is refused, and the dispatcher's claim checks the list too.
+  const ended = added
+    ? await endWaitingCalls(storage, { accountId: account.id, numbers: [phoneNumber], actor: input.actor, now })
+    : 0;
+  return { account_id: account.id, added, ...entryView(entry), waiting_calls_ended: ended };
 }
 
 /** Takes the number off the account's list; `removed` false when it was not on it (nothing audited then). */
@@ -89,53 +131,4 @@ export async function listDoNotCall(storage: Storage, accountId: string) {
   const entries: ReturnType<typeof entryView>[] = [];
   for await (const batch of storage.doNotCall.eachEntry(account.id)) entries.push(...batch.map(entryView));
   return { account_id: account.id, covered_by_agency: account.agencyId, count: entries.length, entries };
-}
-
-/** An import refused as a whole: every bad row, by its line. */
-export type ImportOutcome =
-  | { ok: true; rows: number; added: number; alreadyListed: number; duplicatesInFile: number }
-  | { ok: false; problems: ImportProblem[] };
-
-/**
- * Imports a CSV file (src/domain/do-not-call.ts says its form) into the account's list: every row or none. A file
- * with a bad row imports nothing and every bad row is reported with its line. Numbers already on the list, and a
- * number repeated in the file, are skipped (counted). One audit entry with the counts; each entry carries who added
- * it and when.
- */
-export async function importDoNotCall(
-  storage: Storage,
-  input: { accountId: string; file: Uint8Array; fileName?: string | null; actor: Actor; now?: Date },
-): Promise<ImportOutcome> {
-  const account = await findAccount(storage, input.accountId);
-  const { rows, duplicates, problems } = parseImport(input.file);
-  if (problems.length > 0) return { ok: false, problems };
-  const now = input.now ?? new Date();
-  const added = await storage.transaction(
-    async (tx) => {
-      const count = await tx.doNotCall.addEntries(account.id, rows, await addedByOf(tx, input.actor), now);
-      await audit(tx, account.id, input.actor, 'do_not_call_imported', now, {
-        ...(input.fileName ? { file: input.fileName } : {}),
-        rows: rows.length + duplicates,
-        added: count,
-        already_listed: rows.length - count,
-        duplicates_in_file: duplicates,
-      });
-      return count;
-    },
-    { timeoutMs: IMPORT_TIMEOUT_MS },
-  );
-  return {
-    ok: true,
-    rows: rows.length + duplicates,
-    added,
-    alreadyListed: rows.length - added,
-    duplicatesInFile: duplicates,
-  };
-}
-
-/** The problems of a refused import in a few lines: the first `shown`, then how many more. */
-export function describeProblems(problems: ImportProblem[], shown = 20): string[] {
-  const lines = problems.slice(0, shown).map((p) => (p.line > 0 ? `line ${p.line}: ${p.message}` : p.message));
-  if (problems.length > shown) lines.push(`... and ${problems.length - shown} more`);
-  return lines;
 }

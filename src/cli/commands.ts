@@ -51,6 +51,7 @@ export const OPTIONS = {
   'agency-name': { type: 'string' },
   reason: { type: 'string' },
   'allow-existing-email': { type: 'boolean' },
+  'skip-bad-rows': { type: 'boolean' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type FlagName = Exclude<keyof typeof OPTIONS, 'json' | 'help'>;
@@ -164,6 +165,7 @@ export interface Values {
   'agency-name'?: string;
   reason?: string;
   'allow-existing-email'?: boolean;
+  'skip-bad-rows'?: boolean;
 }
 
 export interface Context {

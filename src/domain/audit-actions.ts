@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = {
   do_not_call_added: 'Number added to the do-not-call list',
   do_not_call_removed: 'Number removed from the do-not-call list',
   do_not_call_imported: 'Numbers imported into the do-not-call list (CSV)',
+  do_not_call_import_refused: 'Do-not-call import refused (another under way, or too many)',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

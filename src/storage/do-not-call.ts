@@ -1,7 +1,10 @@
 // The do_not_call_entries table: an account's list of numbers never to call, in number order (keyset pages on the
 // unique (account_id, phone_number) index), searched by a number's beginning or a reason's words; entries added one
-// at a time or by the thousand (an import), removed one at a time. The trigger's check is in the acceptance function
+// at a time or by an import (do-not-call-import.ts), removed one at a time. The trigger's check is in the acceptance function
 // (oct_accept_call_v2) and the dispatcher's in its claim (call-claims.ts).
+import { DoNotCallImportRepository } from './do-not-call-import.js';
+
+export type { ImportSlot } from './do-not-call-import.js';
 import { Repository } from './driver.js';
 import { likeLiteral } from './like.js';
 
@@ -39,6 +42,11 @@ function searchWhere(search: EntrySearch) {
 }
 
 export class DoNotCallRepository extends Repository {
+  /** An import's writes (do-not-call-import.ts), on the same driver. */
+  get imports(): DoNotCallImportRepository {
+    return new DoNotCallImportRepository(this.driver);
+  }
+
   /** Adds the number to the account's list; `added` false (and the entry as it was) when it already was on it. */
   async addEntry(input: Omit<DoNotCallEntry, 'id'>): Promise<{ added: boolean; entry: DoNotCallEntry }> {
     const [created] = await this.prisma.doNotCallEntry.createManyAndReturn({
@@ -75,29 +83,6 @@ export class DoNotCallRepository extends Repository {
     if (!entry) return null;
     const { count } = await this.prisma.doNotCallEntry.deleteMany({ where: { id: entry.id } });
     return count === 1 ? entry : null;
-  }
-
-  /**
-   * Adds every row not yet on the account's list (a number already on it keeps its entry); how many were added. In
-   * batches of a few thousand rows per statement: Prisma's createMany with ON CONFLICT DO NOTHING.
-   */
-  async addEntries(
-    accountId: string,
-    rows: { phoneNumber: string; reason: string | null }[],
-    addedBy: string,
-    addedAt: Date,
-  ): Promise<number> {
-    let added = 0;
-    for (let start = 0; start < rows.length; start += IMPORT_BATCH) {
-      const { count } = await this.prisma.doNotCallEntry.createMany({
-        data: rows
-          .slice(start, start + IMPORT_BATCH)
-          .map((row) => ({ accountId, phoneNumber: row.phoneNumber, reason: row.reason, addedBy, addedAt })),
-        skipDuplicates: true,
-      });
-      added += count;
-    }
-    return added;
   }
 
   /**
@@ -139,6 +124,4 @@ export class DoNotCallRepository extends Repository {
   }
 }
 
-/** Rows per INSERT of an import (6 columns: well under PostgreSQL's 65,535 parameters a statement). */
-const IMPORT_BATCH = 5_000;
-const EXPORT_BATCH = 5_000;
+const EXPORT_BATCH = 1_000;

@@ -524,9 +524,17 @@ export interface PageModels {
     firstHref: string | null;
     exportHref: string;
     add: { phoneNumber: string; reason: string; problem: Problem };
-    /** A refused import: its problems (the first ones) and how many more there were; null otherwise. */
-    importRefused: { problems: { line: string; message: string }[]; more: number } | null;
-    limits: { reasonMax: number; importMax: string };
+    /** An import refused, or done without its bad rows: a title, its problems (the first ones), how many more. */
+    importRefused: {
+      title: string;
+      error: boolean;
+      problems: { line: string; message: string }[];
+      more: number;
+    } | null;
+    /** The import form's choice for bad rows: all (import nothing) or good_rows. */
+    importMode: string;
+    /** `country`: where a number written without a plus is read (the account's, see docs/dashboard.md). */
+    limits: { reasonMax: number; importMax: string; country: string };
   };
   error: { message: string };
   'forgot-password': { email: string; problem: Problem };
@@ -697,6 +705,7 @@ export const PAGE_FIELDS = {
     'exportHref',
     'add',
     'importRefused',
+    'importMode',
     'limits',
   ],
   error: ['message'],

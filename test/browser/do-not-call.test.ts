@@ -52,28 +52,37 @@ describe.skipIf(!available)('the do-not-call list in chromium', { timeout: 90_00
       body: { success: false, error: 'Phone number is on the do-not-call list' },
     });
 
-    // A refused number stays in the form with the problem.
+    // A number as people write it is stored, and shown, in E.164; one that is none stays in the form with the problem.
     await page.fill('form[aria-label="Add a number"] input[name=phone_number]', '+1 (415) 555-2672');
     await submit(page, 'button:has-text("Add to the list")');
-    expect(await page.textContent('.field-error')).toContain('is not a phone number in E.164 form');
-    expect(await page.inputValue('form[aria-label="Add a number"] input[name=phone_number]')).toBe('+1 (415) 555-2672');
+    expect(await page.textContent('.notice.ok')).toContain("+14155552672 is on the agency's do-not-call list");
+    expect(await page.locator('table.do-not-call tbody td code').allTextContents()).toEqual(['+14155552672']);
+    await page.goto('/dashboard/do-not-call');
+    await page.fill('form[aria-label="Add a number"] input[name=phone_number]', '555-2672');
+    await submit(page, 'button:has-text("Add to the list")');
+    expect(await page.textContent('.field-error')).toContain('"555-2672" is not a phone number');
+    expect(await page.inputValue('form[aria-label="Add a number"] input[name=phone_number]')).toBe('555-2672');
 
-    // Import through the file input: a bad file first (nothing imported, its bad rows by line), then a good one.
+    // Import through the file input: a bad file first (nothing imported, its bad rows by line, the choice to import
+    // the good rows offered), then its good rows, then a good file.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'oct-dnc-browser-'));
     const bad = path.join(dir, 'bad.csv');
-    writeFileSync(bad, 'phone_number,reason\n+14155550001,fine\n555-0002,local\n');
+    writeFileSync(bad, 'Phone Number,Reason\n+14155550001,fine\n555-0002,local\n');
     await page.setInputFiles('input[type=file][name=file]', bad);
     await submit(page, 'button:has-text("Import")');
-    expect(await page.textContent('.import-problems')).toContain(
-      'Line 3: "555-0002" is not a phone number in E.164 form',
-    );
-    expect(await page.locator('table.do-not-call tbody tr').count()).toBe(1);
+    expect(await page.textContent('.import-problems')).toContain('Line 3: "555-0002" is not a phone number');
+    expect(await page.locator('table.do-not-call tbody tr').count()).toBe(2);
+    expect(await page.isChecked('input[name=mode][value=good_rows]')).toBe(true);
+    await page.setInputFiles('input[type=file][name=file]', bad);
+    await submit(page, 'button:has-text("Import")');
+    expect(await page.textContent('.notice')).toContain('Imported 1 number; this row was left out');
+    expect(await page.locator('table.do-not-call tbody tr').count()).toBe(3);
     const good = path.join(dir, 'good.csv');
     writeFileSync(good, 'phone_number,reason\n+14155550001,fine\n+14155550002,"by letter, twice"\n+14155552671,dup\n');
     await page.setInputFiles('input[type=file][name=file]', good);
     await submit(page, 'button:has-text("Import")');
-    expect(await page.textContent('.notice.ok')).toBe('Imported: 2 numbers added; skipped 1 already on the list.');
-    expect(await page.locator('table.do-not-call tbody tr').count()).toBe(3);
+    expect(await page.textContent('.notice.ok')).toBe('Imported: 1 number added; skipped 2 already on the list.');
+    expect(await page.locator('table.do-not-call tbody tr').count()).toBe(4);
 
     // Search by a reason's words, then by a number's beginning.
     await page.fill('input[name=q]', 'LETTER');
@@ -95,9 +104,9 @@ describe.skipIf(!available)('the do-not-call list in chromium', { timeout: 90_00
     expect(download.suggestedFilename()).toBe('do-not-call-quiet-agency.csv');
     const csv = readFileSync(await download.path(), 'utf8');
     expect(csv.split('\r\n').slice(0, 3)).toEqual([
-      '\ufeffphone_number,reason,added_by,added_at',
-      expect.stringMatching(/^\+14155550001,fine,owner@dnc\.example,/) as string,
-      expect.stringMatching(/^\+14155550002,"by letter, twice",owner@dnc\.example,/) as string,
+      '\ufeff"phone_number","reason","added_by","added_at"',
+      expect.stringMatching(/^"\+14155550001","fine","owner@dnc\.example",/) as string,
+      expect.stringMatching(/^"\+14155550002","by letter, twice","owner@dnc\.example",/) as string,
     ]);
 
     // Remove one.

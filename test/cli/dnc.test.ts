@@ -55,6 +55,7 @@ describe('callctl dnc add and remove', () => {
       reason: 'Complained by letter',
       added_by: 'operator',
       added_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as string,
+      waiting_calls_ended: 0,
     });
     // The agency's list covers its client.
     expect((await trigger(app, client.key, { phone_number: '+14155550301' })).json()).toEqual({
@@ -83,12 +84,15 @@ describe('callctl dnc add and remove', () => {
     expect(await app.prisma.auditEntry.count({ where: { action: 'do_not_call_removed' } })).toBe(1);
   });
 
-  it('refuses what is not E.164 as a usage error, an unknown account as a refusal', async () => {
+  it('reads a number as people write it (stored in E.164); refuses what is none, a long reason, an unknown account', async () => {
     const spaced = await callctl(databaseUrl, ['dnc', 'add', agency.accountId, '+1 415 555 0302', '--json']);
-    expect(spaced.code).toBe(2);
-    expect(JSON.parse(spaced.stderr)).toEqual<CliError>({
-      error:
-        '"+1 415 555 0302" is not a phone number in E.164 form (like +14155552671): a plus, the country code and the number, nothing else',
+    expect(spaced.code).toBe(0);
+    expect(spaced.json()).toMatchObject({ added: true, phone_number: '+14155550302' });
+    await callctl(databaseUrl, ['dnc', 'remove', agency.accountId, '+14155550302']);
+    const none = await callctl(databaseUrl, ['dnc', 'add', agency.accountId, 'call me', '--json']);
+    expect(none.code).toBe(1);
+    expect(JSON.parse(none.stderr)).toEqual<CliError>({
+      error: '"call me" is not a phone number: write it in E.164 (like +14155552671), or as it is dialled in US',
     });
     const longReason = await callctl(databaseUrl, [
       'dnc',
@@ -127,6 +131,9 @@ describe('callctl dnc import and list', () => {
       added: 2,
       already_listed: 1,
       duplicates_in_file: 1,
+      waiting_calls_ended: 0,
+      bad_rows: 0,
+      problems: [],
     });
     expect(await entries(client)).toEqual([
       { phoneNumber: '+14155550310', reason: 'first', addedBy: 'operator' },
@@ -160,9 +167,21 @@ describe('callctl dnc import and list', () => {
     const res = await callctl(databaseUrl, ['dnc', 'import', client.accountId, file]);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`Nothing was imported from ${file}:`);
-    expect(res.stderr).toContain('line 3: "+1415555032" is not a phone number in E.164 form');
-    expect(res.stderr).toContain('line 4: "not a number" is not a phone number in E.164 form');
+    expect(res.stderr).toContain('line 3: "+1415555032" is not a phone number: write it in E.164');
+    expect(res.stderr).toContain('line 4: "not a number" is not a phone number: write it in E.164');
     expect(await entries(client)).toEqual(before);
+    // --skip-bad-rows: the good row, the bad ones reported.
+    const some = await callctl(databaseUrl, ['dnc', 'import', client.accountId, file, '--skip-bad-rows', '--json']);
+    expect(some.code).toBe(0);
+    expect(some.json()).toMatchObject({
+      added: 1,
+      bad_rows: 2,
+      problems: [
+        'line 3: "+1415555032" is not a phone number: write it in E.164 (like +14155552671), or as it is dialled in US',
+        'line 4: "not a number" is not a phone number: write it in E.164 (like +14155552671), or as it is dialled in US',
+      ],
+    });
+    expect((await entries(client)).map((e) => e.phoneNumber)).toContain('+14155550320');
     const missing = await callctl(databaseUrl, ['dnc', 'import', client.accountId, '/no/such/file.csv', '--json']);
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stderr)).toEqual({ error: 'No file /no/such/file.csv' });
@@ -172,10 +191,10 @@ describe('callctl dnc import and list', () => {
     const help = await callctl(databaseUrl, ['dnc', '--help']);
     expect(help.code).toBe(0);
     for (const usage of [
-      'callctl dnc add <account-id> <e164> [--reason <text>]',
+      'callctl dnc add <account-id> <number> [--reason <text>]',
       'callctl dnc remove <account-id> <e164>',
       'callctl dnc list <account-id>',
-      'callctl dnc import <account-id> <file.csv>',
+      'callctl dnc import <account-id> <file.csv> [--skip-bad-rows]',
     ])
       expect(help.stdout).toContain(usage);
   });

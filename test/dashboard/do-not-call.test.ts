@@ -67,7 +67,7 @@ describe('adding and removing', () => {
     expect(res.location).toBe(`${OWN}?q=%2B14155552671`);
     const page = await visitors.A.get(res.location!);
     expect(decode(notice(page.body))).toBe(
-      "+14155552671 is on the agency's do-not-call list: triggers to it are refused, and calls to it that still wait end failed (do-not-call) instead of being dialled.",
+      "+14155552671 is on the agency's do-not-call list: triggers to it are refused, and no call to it was waiting.",
     );
     expect(numbersOn(page.body)).toEqual(['+14155552671']);
     expect(page.body).toContain('<td data-label="Reason">Asked us to stop</td>');
@@ -87,11 +87,29 @@ describe('adding and removing', () => {
     expect(await auditOf(tenants.A, 'do_not_call_added')).toHaveLength(1);
   });
 
-  it('refuses a number that is not E.164 as given (never normalised) and an unreadable or long reason', async () => {
+  it('reads a number as people write it and says the E.164 it stores; refuses what is no number', async () => {
+    for (const [written, stored] of [
+      ['+1 415 555 2681', '+14155552681'],
+      ['(415) 555-2682', '+14155552682'],
+      ['1-415-555-2683', '+14155552683'],
+      ['415.555.2684', '+14155552684'],
+    ] as const) {
+      const res = await visitors.A.submit(OWN, `${OWN}/add`, { phone_number: written });
+      expect(res.status, written).toBe(303);
+      expect(res.location).toBe(`${OWN}?q=${encodeURIComponent(stored)}`);
+      expect(decode(notice((await visitors.A.get(res.location!)).body))).toMatch(new RegExp(`^\\${stored} is on`));
+    }
+    expect((await entriesOf(tenants.A)).map((e) => e.phoneNumber)).toEqual(
+      expect.arrayContaining(['+14155552681', '+14155552682', '+14155552683', '+14155552684']),
+    );
     for (const [phone, reason, words] of [
-      ['+1 415 555 2671', '', 'is not a phone number in E.164 form'],
-      ['14155552671', '', 'is not a phone number in E.164 form'],
-      ['+4402079460000', '', 'is not a phone number in E.164 form'],
+      [
+        '555-2671',
+        '',
+        '"555-2671" is not a phone number: write it in E.164 (like +14155552671), or as it is dialled in US',
+      ],
+      ['+1415555267x', '', 'is not a phone number'],
+      ['tel:+14155552671', '', 'is not a phone number'],
       ['+14155552672', 'line\nbreak', 'A reason must not contain control characters'],
       ['+14155552672', 'x'.repeat(501), 'A reason has at most 500 characters'],
     ] as const) {
@@ -102,6 +120,16 @@ describe('adding and removing', () => {
       expect(res.body).toContain(`value="${html(phone)}"`);
     }
     expect((await entriesOf(tenants.A)).map((e) => e.phoneNumber)).not.toContain('+14155552672');
+  });
+
+  it("reads a number without a plus in the country of the account's agents", async () => {
+    // A client whose agents call from the United Kingdom: 020 7946 0958 is a London number.
+    const uk = await createClientTenant(app.prisma, tenants.A.accountId);
+    await app.prisma.agent.update({ where: { id: uk.agentId }, data: { phoneNumber: '+442079460000' } });
+    await visitors.A.get(clientList(uk));
+    const res = await visitors.A.submit(clientList(uk), `${clientList(uk)}/add`, { phone_number: '020 7946 0958' });
+    expect(res.status).toBe(303);
+    expect((await entriesOf(uk)).map((e) => e.phoneNumber)).toEqual(['+442079460958']);
   });
 
   it('removes a number (audited with what the entry said); removing it again changes nothing', async () => {
@@ -234,7 +262,7 @@ describe('CSV import', () => {
       {
         actorKind: 'user',
         ip: '10.9.0.2',
-        detail: { rows: 5, added: 3, already_listed: 1, duplicates_in_file: 1 },
+        detail: { file: 'list.csv', rows: 5, added: 3, already_listed: 1, duplicates_in_file: 1 },
       },
     ]);
   });
@@ -244,7 +272,7 @@ describe('CSV import', () => {
     const csv = [
       'phone_number,reason',
       '+14155550010,fine',
-      '4155550011,no plus',
+      '5550011,too short',
       '+14155550012,"two',
       'lines"',
       '+1415555001x,',
@@ -257,9 +285,9 @@ describe('CSV import', () => {
       (m) => `${m[1]}: ${m[2]}`,
     );
     expect(problems).toEqual([
-      'Line 3: "4155550011" is not a phone number in E.164 form (like +14155552671): a plus, the country code and the number, nothing else',
+      'Line 3: "5550011" is not a phone number: write it in E.164 (like +14155552671), or as it is dialled in US',
       'Line 4: A reason must not contain control characters such as line breaks or tabs',
-      'Line 6: "+1415555001x" is not a phone number in E.164 form (like +14155552671): a plus, the country code and the number, nothing else',
+      'Line 6: "+1415555001x" is not a phone number: write it in E.164 (like +14155552671), or as it is dialled in US',
       'Line 7: No phone number',
       'Line 8: 3 cells, but the first line names 2 columns',
     ]);
@@ -278,15 +306,16 @@ describe('CSV import', () => {
     const atLimit = await upload(visitors.A1, OWN, Buffer.alloc(DASHBOARD_IMPORT_MAX_BYTES, 'x'));
     expect(atLimit.status).toBe(400);
     expect(decode(atLimit.body)).toContain('The first line must name the columns phone_number and reason');
+    expect(decode(atLimit.body)).not.toContain('x'.repeat(200));
     const latin1 = await upload(visitors.A1, OWN, Buffer.from('phone_number,reason\n+14155550020,caf\xe9\n', 'latin1'));
     expect(latin1.body).toContain('The file is not UTF-8 text');
-    const header = await upload(visitors.A1, OWN, 'phone,reason\n+14155550020,x\n');
+    const header = await upload(visitors.A1, OWN, 'telefono,motivo\n+14155550020,x\n');
     expect(decode(header.body)).toContain(
-      'The first line must name the columns phone_number and reason (found "phone,reason")',
+      'The first line must name the columns phone_number and reason (as "Phone Number,Reason" too), or be the first number of a list without a header (found "telefono,motivo")',
     );
     const empty = await upload(visitors.A1, OWN, '');
     expect(empty.status).toBe(400);
-    expect(empty.body).toContain('Choose a CSV file to import');
+    expect(empty.body).toContain('The file is empty');
     expect(await entriesOf(tenants.A1)).toEqual([]);
   });
 });
@@ -308,16 +337,23 @@ describe('CSV export', () => {
     expect(res.headers['content-disposition']).toBe('attachment; filename="do-not-call-client-one.csv"');
     expect(res.headers['cache-control']).toBe('no-store');
     const lines = res.body.split('\r\n');
-    expect(lines[0]).toBe('\ufeffphone_number,reason,added_by,added_at');
-    expect(lines.slice(1, 7).map((l) => l.split(',').slice(0, 2).join(','))).toEqual([
-      `+14155550020,"'=HYPERLINK(""http://evil.example"")"`,
-      "+14155550021,'+cmd",
-      "+14155550022,'-2",
-      "+14155550023,'@SUM(A1)",
-      '+14155550024,"a',
-      '+14155550025,plain',
-    ]);
-    expect(lines[5]).toMatch(/^\+14155550024,"a, ""quoted"" one",operator,\d{4}-\d\d-\d\dT/);
+    // Every cell quoted: no separator (`,` here, `;` in some locales) splits one, so a formula can only be at a
+    // cell's start, where it has its apostrophe.
+    expect(lines[0]).toBe('\ufeff"phone_number","reason","added_by","added_at"');
+    const expected = [
+      `"'=HYPERLINK(""http://evil.example"")"`,
+      `"'+cmd"`,
+      `"'-2"`,
+      `"'@SUM(A1)"`,
+      '"a, ""quoted"" one"',
+      '"plain"',
+    ];
+    for (const [i, cell] of expected.entries())
+      expect(lines[i + 1]).toMatch(
+        new RegExp(
+          `^"\\+1415555002${i}",${cell.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},"operator","\\d{4}-\\d\\d-\\d\\dT[^"]+"$`,
+        ),
+      );
 
     // Read back into another list: the same numbers and reasons.
     await clear(tenants.A2);

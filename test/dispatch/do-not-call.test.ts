@@ -1,8 +1,9 @@
 // The do-not-call check before every attempt: a call accepted while its number was not listed, and listed before the
-// dispatcher claims it (on the list of its account or of its agency), ends failed with failure_reason do_not_call in
-// the claim's transaction: never dialled, no call.started, one call.failed; the calls beside and behind it are
-// dialled as usual, even with one slot. A number listed while its call waits between attempts is checked again
-// before the next attempt: no second dial, one terminal event.
+// dispatcher claims it (on the list of its account or of its agency) by a path that ends no call (a row written in the
+// moment the call was accepted), ends failed with failure_reason do_not_call in the claim's transaction: never
+// dialled, no call.started, one call.failed; the calls beside and behind it are dialled as usual, even with one slot.
+// Adding a number (dashboard, callctl, import) ends its waiting calls at once, whatever they wait for (the window,
+// the next attempt): failed, do_not_call, one call.failed each, not when each would next be due.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +28,10 @@ const MONDAY_MORNING = new Date('2026-11-30T14:00:00Z');
 
 function dialLog(): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-dnc-dials-')), 'dials.log');
+}
+/** A number on a list by a write that ends no call: only the claim's check can catch its waiting calls. */
+async function listedQuietly(app: Awaited<ReturnType<typeof buildTestApp>>['app'], accountId: string, phone: string) {
+  await app.prisma.doNotCallEntry.create({ data: { accountId, phoneNumber: phone, addedBy: 'operator' } });
 }
 const dialled = (log: string) => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
 
@@ -69,8 +74,8 @@ describe('the do-not-call check at the claim', () => {
     expect(await app.prisma.call.count({ where: { accountId: client.accountId, status: 'initiated' } })).toBe(3);
 
     // Listed after acceptance, while the calls wait for the window.
-    await addToDoNotCall(app.storage, { accountId: client.accountId, phoneNumber: '+14155550201', actor: OPERATOR });
-    await addToDoNotCall(app.storage, { accountId: agency.accountId, phoneNumber: '+14155550202', actor: OPERATOR });
+    await listedQuietly(app, client.accountId, '+14155550201');
+    await listedQuietly(app, agency.accountId, '+14155550202');
     now = MONDAY_MORNING;
     await app.dispatcher!.settle();
 
@@ -115,7 +120,7 @@ describe('the do-not-call check at the claim', () => {
     const first = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155550211', agent_id: agentId }));
     const second = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155550212', agent_id: agentId }));
     await app.dispatcher!.settle();
-    await addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber: '+14155550211', actor: OPERATOR });
+    await listedQuietly(app, tenant.accountId, '+14155550211');
     now = MONDAY_MORNING;
     await app.dispatcher!.settle();
     expect(await app.prisma.call.findUniqueOrThrow({ where: { id: first } })).toMatchObject({
@@ -126,7 +131,7 @@ describe('the do-not-call check at the claim', () => {
     expect(dialled(log)).toEqual([second]);
   });
 
-  it('a number listed while its call waits between attempts ends the call at the next attempt, never dialled again', async () => {
+  it('a number listed while its call waits between attempts ends the call then, not at the next attempt', async () => {
     const RING_MS = 30;
     const T0 = new Date('2026-11-25T10:00:00.000Z');
     let now = T0;
@@ -173,6 +178,8 @@ describe('the do-not-call check at the claim', () => {
       actor: { kind: 'user', userId: user.id, ip: null },
       now: listedAt,
     });
+    // Ended by the add itself, before its next attempt was due.
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('failed');
     await at(next);
 
     const ended = await app.prisma.call.findUniqueOrThrow({
@@ -185,14 +192,14 @@ describe('the do-not-call check at the claim', () => {
       attempt: 2,
       dialAttempts: 1,
       nextAttemptAt: null,
-      endedAt: next,
+      endedAt: listedAt,
       attemptOutcomes: [{ attempt: 1, outcome: 'busy', at: ended1.toISOString() }],
     });
-    expect(ended.events.map((e) => [e.toStatus, e.failureReason])).toEqual([
-      ['initiated', null],
-      ['dialing', null],
-      ['initiated', 'busy'],
-      ['failed', 'do_not_call'],
+    expect(ended.events.map((e) => [e.toStatus, e.failureReason, e.source])).toEqual([
+      ['initiated', null, 'api'],
+      ['dialing', null, 'dispatcher'],
+      ['initiated', 'busy', expect.any(String)],
+      ['failed', 'do_not_call', 'dashboard'],
     ]);
     expect(dialled(log)).toEqual([callId]);
     expect((await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls).toBe(0);
@@ -219,5 +226,72 @@ describe('the do-not-call check at the claim', () => {
     await at(new Date(next.getTime() + 60 * 60_000));
     expect(dialled(log)).toEqual([callId]);
     expect(await app.prisma.webhookDelivery.count({ where: { callId } })).toBe(2);
+  });
+
+  it("adding a number ends its waiting calls at once on the lists' accounts: an agency's covers its clients", async () => {
+    const now = FRIDAY_EVENING;
+    const log = dialLog();
+    const { app } = await buildTestApp({
+      clock: () => now,
+      env: {
+        ...FAST,
+        SIMULATED_DIAL_LOG: log,
+        WEBHOOK_DELIVERY_ENABLED: 'true',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      },
+    });
+    const agency = await createTenant(app.prisma);
+    const client = await createClientTenant(app.prisma, agency.accountId);
+    const other = await createTenant(app.prisma);
+    const receiver = await startReceiver();
+    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
+    const agentId = await officeHoursAgent(app, client.accountId);
+    const otherAgent = await officeHoursAgent(app, other.accountId);
+    const call = async (phone: string) =>
+      callIdOf(await trigger(app, client.key, { phone_number: phone, agent_id: agentId }));
+    const [a, b, free] = [await call('+14155550221'), await call('+14155550222'), await call('+14155550223')];
+    const otherTenant = callIdOf(await trigger(app, other.key, { phone_number: '+14155550221', agent_id: otherAgent }));
+    await app.dispatcher!.settle();
+
+    const added = await addToDoNotCall(app.storage, {
+      accountId: agency.accountId,
+      phoneNumber: '+14155550221',
+      actor: OPERATOR,
+      now,
+    });
+    expect(added.waiting_calls_ended).toBe(1);
+    await addToDoNotCall(app.storage, {
+      accountId: client.accountId,
+      phoneNumber: '+1 415 555 0222',
+      actor: OPERATOR,
+      now,
+    });
+
+    // Ended now, on Friday evening, not on Monday morning when the window opens.
+    for (const id of [a, b]) {
+      const ended = await app.prisma.call.findUniqueOrThrow({ where: { id }, include: { events: true } });
+      expect(ended).toMatchObject({ status: 'failed', failureReason: 'do_not_call', endedAt: FRIDAY_EVENING });
+      expect(ended.events.map((e) => [e.toStatus, e.failureReason, e.source])).toEqual([
+        ['initiated', null, 'api'],
+        ['failed', 'do_not_call', 'operator'],
+      ]);
+    }
+    // Another tenant's call to the same number is no business of these lists.
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: otherTenant } })).status).toBe('initiated');
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: free } })).status).toBe('initiated');
+    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: client.accountId } })).waitingCalls).toBe(1);
+    const received = await receiver.waitFor(2);
+    expect(
+      received
+        .map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
+        .map((e) => [e.type, e.data.call_id, e.data.failure_reason])
+        .sort(),
+    ).toEqual(
+      [
+        ['call.failed', a, 'do_not_call'],
+        ['call.failed', b, 'do_not_call'],
+      ].sort(),
+    );
+    expect(dialled(log)).toEqual([]);
   });
 });

@@ -1,12 +1,10 @@
 // What the Do-not-call list page and a call's detail view show of the lists: the page's model (a page of the list,
 // its search, the other lists an agency user manages) and a call's number on its account's and its agency's lists.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import {
-  DASHBOARD_IMPORT_MAX_BYTES,
-  parseSearch,
-  REASON_MAX_LENGTH,
-  type ImportProblem,
-} from '../../domain/do-not-call.js';
+import { countryOf } from '../../admin/do-not-call.js';
+import { DASHBOARD_IMPORT_MAX_BYTES, parseSearch, REASON_MAX_LENGTH } from '../../domain/do-not-call.js';
+import type { ImportProblem } from '../../domain/do-not-call-csv.js';
+import type { ImportMode } from '../../../schemas/dashboard/do-not-call.js';
 import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
 import type { AccountInScope, ActiveUser, CallDetail, DoNotCallEntry } from '../../storage/index.js';
 import type { CallDoNotCall, PageData } from '../../views/page-models.js';
@@ -54,7 +52,21 @@ function countWords(count: number): string {
 export interface PageInput {
   query?: { q?: string | undefined; after?: string | undefined } | undefined;
   add?: { phoneNumber: string; reason: string; problem: string | null };
-  importProblems?: ImportProblem[];
+  /** Which choice the import form shows selected for bad rows. */
+  importMode?: ImportMode;
+  /** An import refused (`refused`: nothing imported) or done without its bad rows (`partly`), and its problems. */
+  importRefused?:
+    | { kind: 'refused'; problems: ImportProblem[]; badRows: number }
+    | { kind: 'partly'; problems: ImportProblem[]; badRows: number; added: number };
+}
+
+/** What the import's notice says above its problems. */
+function importTitle(result: NonNullable<PageInput['importRefused']>): string {
+  if (result.kind === 'refused') return 'Nothing was imported:';
+  const rows = (n: number) => `${n.toLocaleString('en-US')} rows`;
+  const numbers = result.added === 1 ? '1 number' : `${result.added.toLocaleString('en-US')} numbers`;
+  const left = result.badRows === 1 ? 'this row was' : `these ${rows(result.badRows)} were`;
+  return `Imported ${numbers}; ${left} left out (fix them and import them again):`;
 }
 
 /** The model of one page of `account`'s list. */
@@ -69,17 +81,18 @@ export async function listPage(
   const searchText = input.query?.q?.trim() ?? '';
   const search = parseSearch(searchText);
   const after = input.query?.after?.trim() || undefined;
-  const [page, count, accounts] = await Promise.all([
+  const [page, count, accounts, country] = await Promise.all([
     fastify.storage.doNotCall.listEntries(account.id, { search, after, limit: PAGE_SIZE }),
     fastify.storage.doNotCall.countEntries(account.id, null, COUNT_CAP + 1),
     isAgencyScope(request.scope) ? fastify.storage.scoped.listAccountsInScope(request.scope) : Promise.resolve([]),
+    countryOf(fastify.storage, account),
   ]);
   const agency = account.agencyId ? await fastify.storage.accounts.findAccountById(account.agencyId) : null;
   const link = (extra: Record<string, string>) => {
     const params = new URLSearchParams({ ...(searchText ? { q: searchText } : {}), ...extra }).toString();
     return `${base}${params ? `?${params}` : ''}`;
   };
-  const problems = input.importProblems ?? null;
+  const result = input.importRefused ?? null;
   return {
     title: account.id === viewer.accountId ? 'Do-not-call list' : `Do-not-call list of ${account.name}`,
     account: { id: account.id, name: account.name, kind: account.kind },
@@ -108,14 +121,21 @@ export async function listPage(
     firstHref: after ? link({}) : null,
     exportHref: `${base}/export.csv`,
     add: input.add ?? { phoneNumber: '', reason: '', problem: null },
-    importRefused: problems && {
-      problems: problems.slice(0, PROBLEMS_SHOWN).map((p) => ({
+    importRefused: result && {
+      title: importTitle(result),
+      error: result.kind === 'refused',
+      problems: result.problems.slice(0, PROBLEMS_SHOWN).map((p) => ({
         line: p.line > 0 ? `Line ${p.line}` : 'The file',
         message: p.message,
       })),
-      more: Math.max(0, problems.length - PROBLEMS_SHOWN),
+      more: Math.max(0, result.badRows - Math.min(PROBLEMS_SHOWN, result.problems.length)),
     },
-    limits: { reasonMax: REASON_MAX_LENGTH, importMax: `${DASHBOARD_IMPORT_MAX_BYTES / 1024 / 1024} MiB` },
+    importMode: input.importMode ?? 'all',
+    limits: {
+      reasonMax: REASON_MAX_LENGTH,
+      importMax: `${DASHBOARD_IMPORT_MAX_BYTES / 1024 / 1024} MiB`,
+      country,
+    },
   };
 }
 

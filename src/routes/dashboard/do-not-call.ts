@@ -1,27 +1,26 @@
 // Do-not-call list: the numbers an account's calls must never ring, for the viewer's own account (/dashboard/do-not-call)
 // and, for agency users, each client's (/dashboard/clients/:id/do-not-call): one set of routes, registered twice. An
 // agency's list covers the agency and all its clients. The list in number order, 50 a page (keyset), searched by a
-// number's beginning or a reason's words; add a number with a reason (also from a call's detail view), remove one,
-// import a CSV file (every row or none: each bad row is shown with its line), export the list as CSV. Every change
-// goes through src/admin/do-not-call.ts, as callctl's do, which audits it.
-import { Readable } from 'node:stream';
+// number's beginning or a reason's words; add a number with a reason (also from a call's detail view; written as
+// people do, stored in E.164), remove one, import a CSV file (do-not-call-import.ts: streamed), export the list as
+// CSV (streamed). Every change goes through src/admin, as callctl's do, which audits it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addToDoNotCall, importDoNotCall, removeFromDoNotCall } from '../../admin/do-not-call.js';
+import { addToDoNotCall, removeFromDoNotCall } from '../../admin/do-not-call.js';
 import type { Actor } from '../../admin/audit.js';
 import { AdminError } from '../../admin/errors.js';
-import { csvHeader, csvLines, DASHBOARD_IMPORT_MAX_BYTES } from '../../domain/do-not-call.js';
+import { exportCsv } from '../../domain/do-not-call-csv.js';
 import type { AccountInScope } from '../../storage/index.js';
-import {
-  AddDoNotCallForm,
-  DoNotCallQuery,
-  ImportDoNotCallForm,
-  RemoveDoNotCallForm,
-} from '../../../schemas/dashboard/do-not-call.js';
+import { AddDoNotCallForm, DoNotCallQuery, RemoveDoNotCallForm } from '../../../schemas/dashboard/do-not-call.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
+import { importRoute } from './do-not-call-import.js';
 import { CLIENT_LIST, listPage, OWN_LIST, type ListPlace, type PageInput } from './do-not-call-page.js';
 import { clientIp, formProblem } from './form-problem.js';
 
-const actorOf = (request: FastifyRequest): Actor => ({ kind: 'user', userId: request.user.id, ip: clientIp(request) });
+const actorOf = (request: FastifyRequest): Actor => ({
+  kind: 'user',
+  userId: request.user.id,
+  ip: clientIp(request),
+});
 
 /** A file name for the export: the account's name in plain letters and digits (its id when it has none). */
 function exportName(account: AccountInScope): string {
@@ -32,12 +31,6 @@ function exportName(account: AccountInScope): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 60);
   return `do-not-call-${slug || account.id}.csv`;
-}
-
-/** The list as CSV, a batch at a time (a list may hold millions): a byte-order mark so spreadsheets read UTF-8. */
-async function* exportLines(fastify: FastifyInstance, accountId: string): AsyncGenerator<string> {
-  yield `\ufeff${csvHeader()}`;
-  for await (const batch of fastify.storage.doNotCall.eachEntry(accountId)) yield csvLines(batch);
 }
 
 function routesOf(place: ListPlace) {
@@ -65,14 +58,20 @@ function routesOf(place: ListPlace) {
         const base = place.base(account.id);
         const problem = formProblem(request);
         if (problem) return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem } });
-        const { phone_number: phoneNumber, reason = '', call } = request.body;
+        const { phone_number: written, reason = '', call } = request.body;
         // From a call's detail view: back there (the call is the viewer's: they were shown its button).
         const back = call ? `/dashboard/calls/${canonicalUuid(call)}` : null;
         let added: boolean;
+        let phoneNumber: string;
+        let ended: number;
         try {
-          ({ added } = await addToDoNotCall(fastify.storage, {
+          ({
+            added,
+            phone_number: phoneNumber,
+            waiting_calls_ended: ended,
+          } = await addToDoNotCall(fastify.storage, {
             accountId: account.id,
-            phoneNumber,
+            phoneNumber: written,
             reason,
             actor: actorOf(request),
             now: fastify.now(),
@@ -80,12 +79,16 @@ function routesOf(place: ListPlace) {
         } catch (error) {
           if (!(error instanceof AdminError)) throw error;
           if (back) return reply.seeOther(back, { kind: 'error', text: `${error.message}.` });
-          return render(request, reply, 400, { add: { phoneNumber, reason, problem: `${error.message}.` } });
+          return render(request, reply, 400, { add: { phoneNumber: written, reason, problem: `${error.message}.` } });
         }
         const list =
           account.kind === 'agency' ? "the agency's do-not-call list" : `the do-not-call list of ${account.name}`;
+        const waiting =
+          ended === 0
+            ? 'no call to it was waiting'
+            : `${ended === 1 ? '1 call' : `${ended} calls`} to it that waited ended failed (do-not-call)`;
         const text = added
-          ? `${phoneNumber} is on ${list}: triggers to it are refused, and calls to it that still wait end failed (do-not-call) instead of being dialled.`
+          ? `${phoneNumber} is on ${list}: triggers to it are refused, and ${waiting}.`
           : `${phoneNumber} was already on ${list}: its entry is unchanged.`;
         return reply.seeOther(back ?? `${base}?q=${encodeURIComponent(phoneNumber)}`, { kind: 'ok', text });
       },
@@ -113,37 +116,7 @@ function routesOf(place: ListPlace) {
       },
     );
 
-    fastify.post<{ Body: ImportDoNotCallForm }>(
-      `${place.prefix}/import`,
-      { schema: { hide: true, consumes: ['multipart/form-data'], body: ImportDoNotCallForm }, attachValidation: true },
-      async (request, reply) => {
-        const account = accountOf(request);
-        const file = request.validationError ? null : request.body.file;
-        const refuse = (status: number, message: string) =>
-          render(request, reply, status, { importProblems: [{ line: 0, message }] });
-        if (!Buffer.isBuffer(file) || file.length === 0)
-          return refuse(400, 'Choose a CSV file to import (its first line: phone_number,reason).');
-        // The upload stops one byte past the limit (plugins/dashboard/index.ts): that byte says it was larger.
-        if (file.length > DASHBOARD_IMPORT_MAX_BYTES)
-          return refuse(
-            413,
-            `The file is larger than ${DASHBOARD_IMPORT_MAX_BYTES / 1024 / 1024} MiB: split it into smaller files, or have an operator import it with callctl dnc import.`,
-          );
-        const outcome = await importDoNotCall(fastify.storage, {
-          accountId: account.id,
-          file,
-          actor: actorOf(request),
-          now: fastify.now(),
-        });
-        if (!outcome.ok) return render(request, reply, 400, { importProblems: outcome.problems });
-        const skipped = [
-          outcome.alreadyListed > 0 ? `${outcome.alreadyListed} already on the list` : null,
-          outcome.duplicatesInFile > 0 ? `${outcome.duplicatesInFile} repeated in the file` : null,
-        ].filter(Boolean);
-        const text = `Imported: ${outcome.added} ${outcome.added === 1 ? 'number' : 'numbers'} added${skipped.length ? `; skipped ${skipped.join(' and ')}` : ''}.`;
-        return reply.seeOther(place.base(account.id), { kind: 'ok', text });
-      },
-    );
+    importRoute(fastify, place, render);
 
     fastify.get(`${place.prefix}/export.csv`, { schema: { hide: true } }, async (request, reply) => {
       const account = accountOf(request);
@@ -151,7 +124,7 @@ function routesOf(place: ListPlace) {
         .header('content-type', 'text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="${exportName(account)}"`)
         .header('cache-control', 'no-store')
-        .send(Readable.from(exportLines(fastify, account.id)));
+        .send(exportCsv(fastify.storage.doNotCall.eachEntry(account.id)));
     });
   };
 }
