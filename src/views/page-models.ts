@@ -164,6 +164,8 @@ export interface PageModels {
       archivedAt: string | null;
       /** A ready trigger request naming this agent (the service's base URL, a placeholder for the key). */
       curl: string;
+      /** The self-signed certificate's file the example could trust with --cacert (it says -k); null: a real one. */
+      certificate: string | null;
     } | null;
     values: {
       name: string;

@@ -4,6 +4,7 @@
 // tenant's agent, or an account that is not the viewer's to manage, is a 404. Every field's problem is shown next to
 // it, all at once, in plain words (src/routes/dashboard/agent-form.ts); "Add a window" and "Remove" show the form
 // again and save nothing.
+import path from 'node:path';
 import { inScope, isAgencyScope } from '../../domain/tenancy.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAgent, setAgentArchived, setDefaultAgent, updateAgent } from '../../admin/agents.js';
@@ -40,10 +41,15 @@ function timeZoneChoices(current: string) {
   return { utcAliases: UTC_ALIASES, regions: ZONE_REGIONS, other: isOfferedZone(current) ? null : current };
 }
 
-/** A trigger naming the agent, ready to paste (the key is a placeholder: a key is shown once, when generated). */
-function curlExample(baseUrl: string, agentId: string): string {
+/**
+ * A trigger naming the agent, ready to paste (the key is a placeholder: a key is shown once, when generated). With a
+ * self-signed certificate (TLS_MODE=self-signed, the default install) curl refuses the connection unless told: `-k`,
+ * as the README's example says, since the certificate's names (localhost, the host's name) may not be the address
+ * the page gives; the page names the certificate for --cacert beside it.
+ */
+function curlExample(baseUrl: string, agentId: string, selfSigned: boolean): string {
   return [
-    `curl -X POST '${baseUrl}/api/v1/calls/trigger' \\`,
+    `curl${selfSigned ? ' -k' : ''} -X POST '${baseUrl}/api/v1/calls/trigger' \\`,
     "  -H 'Authorization: Bearer <your key>' \\",
     "  -H 'Content-Type: application/json' \\",
     `  -d '{"phone_number": "+14155552671", "agent_id": "${agentId}"}'`,
@@ -61,6 +67,9 @@ export default async function agents(fastify: FastifyInstance) {
   /** The accounts a new agent may belong to: for an agency user, the agency and its clients. */
   const accountChoices = async (request: FastifyRequest) =>
     isAgencyScope(request.scope) ? fastify.storage.scoped.listAccountsInScope(request.scope) : [];
+
+  /** The listener's certificate is the one generated under DATA_DIR/tls (src/tls.ts), which no client trusts. */
+  const selfSigned = fastify.config.TLS_MODE === 'self-signed';
 
   /** The service's address as integrators reach it: PUBLIC_BASE_URL, else the host this page was asked on. */
   const baseUrlOf = (request: FastifyRequest) =>
@@ -98,7 +107,8 @@ export default async function agents(fastify: FastifyInstance) {
         // Its zone as the form shows it: by its canonical name.
         summary: reachSummary({ ...agent, timezone: canonicalZone(agent.timezone) }),
         archivedAt: agent.archivedAt && formatTime(agent.archivedAt),
-        curl: curlExample(baseUrlOf(request), agent.id),
+        curl: curlExample(baseUrlOf(request), agent.id, selfSigned),
+        certificate: selfSigned ? path.join(fastify.config.DATA_DIR, 'tls', 'cert.pem') : null,
       },
       values,
       rules: FORM_RULES,
