@@ -6,9 +6,9 @@ import {
   CallingWindowError,
   callingWindowsSchemaCheck,
   formatCallingWindow,
-  isValidTimeZone,
   parseCallingWindow,
 } from '../domain/calling-window.js';
+import { canonicalTimeZone } from '../domain/time-zones.js';
 import {
   AgentSettingError,
   normalizeVoicemailMessage,
@@ -42,6 +42,7 @@ export interface AgentInput {
   name?: string | undefined;
   /** E.164; null: none (the agent cannot place calls). */
   phone?: string | null | undefined;
+  /** An IANA name in any case, or a link: stored by its canonical name (america/new_york: America/New_York). */
   timezone?: string | undefined;
   windows?: string[] | undefined;
   outsideWindow?: string | undefined;
@@ -87,8 +88,8 @@ function settingProblem(read: () => unknown): string | null {
 export function agentInputProblem(input: Omit<AgentInput, 'name'>): string | null {
   if (typeof input.phone === 'string' && !isValidE164(input.phone))
     return `Invalid phone number "${input.phone}": use E.164, e.g. +14155552671`;
-  const timezone = input.timezone ?? 'UTC';
-  if (!isValidTimeZone(timezone)) return `Unknown time zone "${timezone}": use an IANA name such as America/New_York`;
+  if (input.timezone !== undefined && canonicalTimeZone(input.timezone) === null)
+    return `Unknown time zone "${input.timezone}": use an IANA name such as America/New_York`;
   const policy = oneOf('outside-window', input.outsideWindow ?? 'queue', OUTSIDE_WINDOW_POLICIES);
   if (policy) return policy;
   for (const window of input.windows ?? []) {
@@ -158,7 +159,8 @@ function givenFields(input: AgentInput): Partial<AgentFields> {
   const fields: Partial<AgentFields> = {};
   if (input.name !== undefined) fields.name = input.name.trim();
   if (input.phone !== undefined) fields.phoneNumber = input.phone;
-  if (input.timezone !== undefined) fields.timezone = input.timezone;
+  // Stored by its canonical name only, whatever the spelling given (see canonicalTimeZone).
+  if (input.timezone !== undefined) fields.timezone = canonicalTimeZone(input.timezone) ?? input.timezone;
   if (input.windows !== undefined) fields.callingWindows = input.windows.map(parseCallingWindow) as object[];
   if (input.outsideWindow !== undefined)
     fields.outsideWindowPolicy = input.outsideWindow as AgentFields['outsideWindowPolicy'];

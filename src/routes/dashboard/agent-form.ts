@@ -26,9 +26,9 @@ import {
   parseRetryWaits,
   voicemailMessageProblem,
 } from '../../domain/agent-settings.js';
-import { callingWindowsSchemaCheck, CallingWindowError, isValidTimeZone } from '../../domain/calling-window.js';
+import { callingWindowsSchemaCheck, CallingWindowError } from '../../domain/calling-window.js';
 import { isValidE164 } from '../../domain/phone-number.js';
-import { canonicalZone } from '../../domain/time-zones.js';
+import { canonicalTimeZone, canonicalZone } from '../../domain/time-zones.js';
 import { OUTCOME_WORDS, retryOutcomes, retryWaits, VOICEMAIL_WORDS, type AgentReach } from './agent-words.js';
 import type { PageModels } from '../../views/page-models.js';
 
@@ -186,7 +186,8 @@ export function valuesOfForm(body: AgentForm, rows: WindowRow[], account: string
   return {
     name: body.name,
     phone: body.phone,
-    timezone: body.timezone.trim(),
+    // A zone by its canonical name (the one the select offers, and the one saved), whatever its spelling.
+    timezone: canonicalTimeZone(body.timezone) ?? body.timezone.trim(),
     policy: body.policy,
     account,
     rows: rows.length ? rows : [emptyRow()],
@@ -248,7 +249,7 @@ export function fieldProblems(body: AgentForm, rows: WindowRow[]): FieldErrors {
     errors.phone = /^\+[1-9]\d{1,14}$/.test(phone)
       ? 'This is not a possible number for its country: check the country code and the digits.'
       : 'Write the number with a plus and the country code, without spaces, such as +14155552671.';
-  if (!isValidTimeZone(body.timezone.trim())) errors.timezone = 'Choose a time zone from the list.';
+  if (canonicalTimeZone(body.timezone) === null) errors.timezone = 'Choose a time zone from the list.';
   rows.forEach((row, i) => Object.assign(errors, rowProblems(row, i)));
 
   const attempts = body.max_attempts ?? '1';
