@@ -182,6 +182,8 @@ export interface PageModels {
       voicemail: string;
       voicemailMessage: string;
     };
+    /** The country a caller ID typed without its country code is read in, in words: "United States (+1)". */
+    phoneCountry: string;
     /** The choices and bounds the form states (src/routes/dashboard/agent-form.ts FORM_RULES). */
     rules: {
       attempts: string[];
@@ -580,7 +582,18 @@ export const LOCALS_FIELDS = ['mailEnabled'] as const satisfies readonly (keyof 
 /** Each model's fields, at run time; `satisfies` and the check below keep it equal to the types. */
 export const PAGE_FIELDS = {
   account: ['lastSignIn', 'policy', 'problem'],
-  'agent-form': ['action', 'agent', 'values', 'rules', 'zones', 'browserZone', 'accounts', 'problem', 'errors'],
+  'agent-form': [
+    'action',
+    'agent',
+    'values',
+    'phoneCountry',
+    'rules',
+    'zones',
+    'browserZone',
+    'accounts',
+    'problem',
+    'errors',
+  ],
   agents: ['showAccount', 'agents', 'archived', 'archivedMore', 'list'],
   'api-webhooks': [
     'account',
