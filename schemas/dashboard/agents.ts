@@ -89,9 +89,14 @@ export const AgentForm = Form(
       pattern: '\\S',
       description: 'IANA time zone the calling windows are read in (the server checks that the zone exists)',
     }),
-    policy: Type.Union([Type.Literal('queue'), Type.Literal('reject')], {
-      description: 'Outside the calling window: queue the call until it opens, or reject the trigger',
-    }),
+    policy: Type.Optional(
+      Type.Union([Type.Literal('queue'), Type.Literal('reject')], {
+        description:
+          'Outside the calling window: queue the call until it opens, or reject the trigger; reject needs a window. ' +
+          "Absent (the page's script leaves it out without a window): queue on a new agent; on an edit, unchanged, " +
+          'or queue when the edit leaves no window',
+      }),
+    ),
     account: Type.Optional(
       Type.String({
         maxLength: 64,
@@ -105,7 +110,8 @@ export const AgentForm = Form(
         description:
           "Whose local time the calling windows are read in: agent (the agent's time zone) or recipient (the callee's: " +
           "the trigger's recipient_timezone, else their number's country when it has one zone, else the agent's); " +
-          'absent: agent on a new agent, unchanged on an edit',
+          'recipient needs a window; absent: agent on a new agent; on an edit, unchanged, or agent when the edit ' +
+          'leaves no window',
       }),
     ),
     max_attempts: Type.Optional(
@@ -124,8 +130,8 @@ export const AgentForm = Form(
         {
           description:
             `The outcomes dialled again, one field per ticked box: ${RETRYABLE_OUTCOMES.join(', ')} (never rejected: ` +
-            'the callee declined); absent: none. More than 1 attempt needs at least one; voicemail needs ' +
-            'voicemail detection',
+            'the callee declined); absent: none. More than 1 attempt needs at least one, 1 attempt allows none; ' +
+            'voicemail needs voicemail detection',
         },
       ),
     ),
@@ -153,7 +159,8 @@ export const AgentForm = Form(
         description:
           `The message left on a machine: at most ${VOICEMAIL_MESSAGE_MAX} characters (a line break counts as one), ` +
           `no control character but line breaks; ${VOICEMAIL_NAME_PLACEHOLDER} is replaced by the trigger's name (no ` +
-          'other placeholder); needed for leave_message; empty: none; absent: none on a new agent, unchanged on an edit',
+          'other placeholder); needed for leave_message, refused with any other voicemail setting; empty: none; ' +
+          'absent: none on a new agent; on an edit, unchanged, or none when voicemail is not leave_message',
       }),
     ),
     window_day: Type.Optional(

@@ -29,6 +29,7 @@ import {
 import { callingWindowsSchemaCheck, CallingWindowError } from '../../domain/calling-window.js';
 import { parseTypedNumber } from '../../domain/typed-phone-number.js';
 import { phoneProblem, phoneShown, type PhoneCountry } from './agent-caller-id.js';
+import { conflictProblems } from './agent-conflicts.js';
 import { canonicalTimeZone, canonicalZone } from '../../domain/time-zones.js';
 import { OUTCOME_WORDS, retryOutcomes, retryWaits, VOICEMAIL_WORDS, type AgentReach } from './agent-words.js';
 import type { PageModels } from '../../views/page-models.js';
@@ -195,7 +196,7 @@ export function valuesOfForm(
     phone: phoneShown(body.phone, country),
     // A zone by its canonical name (the one the select offers, and the one saved), whatever its spelling.
     timezone: canonicalTimeZone(body.timezone) ?? body.timezone.trim(),
-    policy: body.policy,
+    policy: body.policy ?? before.policy,
     account,
     rows: rows.length ? rows : [emptyRow()],
     windowTimezone: body.window_timezone ?? before.windowTimezone,
@@ -271,15 +272,15 @@ export function fieldProblems(body: AgentForm, rows: WindowRow[], country: Phone
   const messageProblem = message === null ? null : voicemailMessageProblem(message);
   if (messageProblem) errors.voicemail_message = `${messageProblem}.`;
 
-  // The settings that must agree (src/domain/agent-settings.ts reachSettingsProblem), each on the field to change.
-  const voicemail = body.voicemail ?? 'off';
-  if (!errors.max_attempts && !errors.retry_on && Number(attempts.trim()) > 1 && outcomes.length === 0)
-    errors.retry_on = `Trying up to ${attempts.trim()} times needs a reason to try again: tick busy, no answer or voicemail (or try once).`;
-  if (!errors.retry_on && outcomes.includes('voicemail') && voicemail === 'off')
-    errors.voicemail =
-      'Retrying on voicemail needs a machine to be detected: choose "Hang up" or "Leave a message" (or untick voicemail).';
-  if (!errors.voicemail_message && voicemail === 'leave_message' && message === null)
-    errors.voicemail_message = 'Write the message to leave on a machine, or choose another answer above.';
+  // The settings that must agree (agent-conflicts.ts), each on the field to change.
+  Object.assign(
+    errors,
+    conflictProblems(
+      body,
+      rows.some((row) => !isEmptyRow(row)),
+      errors,
+    ),
+  );
   return errors;
 }
 
