@@ -1,7 +1,7 @@
-// The Agents pages' forms. The schema states each field's syntax: a phone number in E.164, a time zone that is not
+// The Agents pages' forms. The schema states each field's syntax: a phone number's characters, a time zone that is not
 // blank, an account id, each calling window row's day boxes and times, the button pressed, the attempts, the outcomes
 // retried, the waits between attempts, the voicemail message's characters. What needs more than a pattern (the
-// number's length for its country, the zone existing, a window's start differing from its end, a row with one time
+// number as a number of its country, the zone existing, a window's start differing from its end, a row with one time
 // only, the message's length and placeholder, settings that contradict each other) is checked by the page in plain
 // words next to each field (src/routes/dashboard/agent-form.ts), and again by src/admin/agents.ts on save.
 import { Type, type Static, type TLiteral } from '@sinclair/typebox';
@@ -22,6 +22,11 @@ const blankOr = (pattern: string) => `^\\s*(?:${pattern})?\\s*$`;
 
 /** E.164: "+", a country code, at most 15 digits in all (src/domain/phone-number.ts's E164_PATTERN, unanchored). */
 export const E164 = '\\+[1-9]\\d{1,14}';
+/**
+ * A caller ID as typed (src/domain/typed-phone-number.ts reads it): ASCII digits, blanks and the separators people
+ * write, a plus among them; the domain says which of these are numbers (the plus first, a possible length).
+ */
+export const TYPED_NUMBER = '[\\d\\s().+/-]*';
 /** The time a window opens at: HH:MM, 00:00 to 23:59, two digits each (as src/domain/calling-window.ts reads it). */
 export const OPEN_TIME = '(?:[01]\\d|2[0-3]):[0-5]\\d';
 /** The time a window closes at: as it opens, or 24:00 (the end of the day). */
@@ -72,9 +77,11 @@ export const AgentForm = Form(
     }),
     phone: Type.String({
       maxLength: 100,
-      pattern: blankOr(E164),
+      pattern: `^${TYPED_NUMBER}$`,
       description:
-        'Caller ID in E.164, e.g. +14155552671 (a length possible for its country); empty: none (the agent cannot ' +
+        'Caller ID as people write it: digits with blanks, brackets, dots, dashes or slashes, e.g. +1 415 555 2671, ' +
+        "or (415) 555-2671 without a country code for a number of the account's country (the country of its agents' " +
+        'numbers, else the US); stored in E.164 (a length possible for its country); empty: none (the agent cannot ' +
         'place calls)',
     }),
     timezone: Type.String({
@@ -82,9 +89,14 @@ export const AgentForm = Form(
       pattern: '\\S',
       description: 'IANA time zone the calling windows are read in (the server checks that the zone exists)',
     }),
-    policy: Type.Union([Type.Literal('queue'), Type.Literal('reject')], {
-      description: 'Outside the calling window: queue the call until it opens, or reject the trigger',
-    }),
+    policy: Type.Optional(
+      Type.Union([Type.Literal('queue'), Type.Literal('reject')], {
+        description:
+          'Outside the calling window: queue the call until it opens, or reject the trigger; reject needs a window. ' +
+          "Absent (the page's script leaves it out without a window): queue on a new agent; on an edit, unchanged, " +
+          'or queue when the edit leaves no window',
+      }),
+    ),
     account: Type.Optional(
       Type.String({
         maxLength: 64,
@@ -98,7 +110,8 @@ export const AgentForm = Form(
         description:
           "Whose local time the calling windows are read in: agent (the agent's time zone) or recipient (the callee's: " +
           "the trigger's recipient_timezone, else their number's country when it has one zone, else the agent's); " +
-          'absent: agent on a new agent, unchanged on an edit',
+          'recipient needs a window; absent: agent on a new agent; on an edit, unchanged, or agent when the edit ' +
+          'leaves no window',
       }),
     ),
     max_attempts: Type.Optional(
@@ -117,8 +130,8 @@ export const AgentForm = Form(
         {
           description:
             `The outcomes dialled again, one field per ticked box: ${RETRYABLE_OUTCOMES.join(', ')} (never rejected: ` +
-            'the callee declined); absent: none. More than 1 attempt needs at least one; voicemail needs ' +
-            'voicemail detection',
+            'the callee declined); absent: none. More than 1 attempt needs at least one, 1 attempt allows none; ' +
+            'voicemail needs voicemail detection',
         },
       ),
     ),
@@ -146,7 +159,8 @@ export const AgentForm = Form(
         description:
           `The message left on a machine: at most ${VOICEMAIL_MESSAGE_MAX} characters (a line break counts as one), ` +
           `no control character but line breaks; ${VOICEMAIL_NAME_PLACEHOLDER} is replaced by the trigger's name (no ` +
-          'other placeholder); needed for leave_message; empty: none; absent: none on a new agent, unchanged on an edit',
+          'other placeholder); needed for leave_message, refused with any other voicemail setting; empty: none; ' +
+          'absent: none on a new agent; on an edit, unchanged, or none when voicemail is not leave_message',
       }),
     ),
     window_day: Type.Optional(

@@ -6,16 +6,18 @@ import {
   CallingWindowError,
   callingWindowsSchemaCheck,
   formatCallingWindow,
-  isValidTimeZone,
   parseCallingWindow,
 } from '../domain/calling-window.js';
+import { canonicalTimeZone } from '../domain/time-zones.js';
 import {
   AgentSettingError,
+  conflictsOfChange,
   normalizeVoicemailMessage,
   parseMaxAttempts,
   parseRetryOn,
   parseRetryWaits,
   reachSettingsProblem,
+  settledSettings,
   voicemailMessageProblem,
   type ReachSettings,
 } from '../domain/agent-settings.js';
@@ -41,6 +43,7 @@ export interface AgentInput {
   name?: string | undefined;
   /** E.164; null: none (the agent cannot place calls). */
   phone?: string | null | undefined;
+  /** An IANA name in any case, or a link: stored by its canonical name (america/new_york: America/New_York). */
   timezone?: string | undefined;
   windows?: string[] | undefined;
   outsideWindow?: string | undefined;
@@ -86,8 +89,8 @@ function settingProblem(read: () => unknown): string | null {
 export function agentInputProblem(input: Omit<AgentInput, 'name'>): string | null {
   if (typeof input.phone === 'string' && !isValidE164(input.phone))
     return `Invalid phone number "${input.phone}": use E.164, e.g. +14155552671`;
-  const timezone = input.timezone ?? 'UTC';
-  if (!isValidTimeZone(timezone)) return `Unknown time zone "${timezone}": use an IANA name such as America/New_York`;
+  if (input.timezone !== undefined && canonicalTimeZone(input.timezone) === null)
+    return `Unknown time zone "${input.timezone}": use an IANA name such as America/New_York`;
   const policy = oneOf('outside-window', input.outsideWindow ?? 'queue', OUTSIDE_WINDOW_POLICIES);
   if (policy) return policy;
   for (const window of input.windows ?? []) {
@@ -106,8 +109,16 @@ export function agentInputProblem(input: Omit<AgentInput, 'name'>): string | nul
     (input.voicemail === undefined ? null : oneOf('voicemail', input.voicemail, VOICEMAIL_POLICIES));
   if (problem) return problem;
   const message = typeof voicemailMessage === 'string' ? normalizeVoicemailMessage(voicemailMessage) : null;
-  return message === null ? null : voicemailMessageProblem(message);
+  const messageProblem = message === null ? null : voicemailMessageProblem(message);
+  if (messageProblem) return messageProblem;
+  // Two settings given that contradict each other (--max-attempts 1 --retry-on busy): wrong whatever is stored.
+  const given = givenSettings(input);
+  return conflictsOfChange(reachSettingsOf(newAgentFields(input)), given, true)[0]?.message ?? null;
 }
+
+/** The settings a change gives, by their AgentInput names. */
+const givenSettings = (input: Omit<AgentInput, 'name'>) =>
+  new Set(Object.entries(input).flatMap(([key, value]) => (value === undefined ? [] : [key])));
 
 /** agentInputProblem, then whether the settings agree once the missing ones take their defaults (a new agent's). */
 export function newAgentProblem(input: Omit<AgentInput, 'name'>): string | null {
@@ -150,14 +161,13 @@ function auditedFields(fields: AgentFields): Record<string, unknown> {
   };
 }
 
-const RETRY_SETTINGS = ['maxAttempts', 'retryOn', 'voicemail', 'voicemailMessage'] as const;
-
 /** The given fields, read into their stored values (each already checked by agentInputProblem). */
 function givenFields(input: AgentInput): Partial<AgentFields> {
   const fields: Partial<AgentFields> = {};
   if (input.name !== undefined) fields.name = input.name.trim();
   if (input.phone !== undefined) fields.phoneNumber = input.phone;
-  if (input.timezone !== undefined) fields.timezone = input.timezone;
+  // Stored by its canonical name only, whatever the spelling given (see canonicalTimeZone).
+  if (input.timezone !== undefined) fields.timezone = canonicalTimeZone(input.timezone) ?? input.timezone;
   if (input.windows !== undefined) fields.callingWindows = input.windows.map(parseCallingWindow) as object[];
   if (input.outsideWindow !== undefined)
     fields.outsideWindowPolicy = input.outsideWindow as AgentFields['outsideWindowPolicy'];
@@ -195,7 +205,23 @@ const reachSettingsOf = (fields: AgentFields): ReachSettings => ({
   retryOn: Array.isArray(fields.retryOn) ? fields.retryOn.filter((o) => typeof o === 'string') : [],
   voicemail: fields.voicemail,
   voicemailMessage: fields.voicemailMessage,
+  hasWindow: Array.isArray(fields.callingWindows) && fields.callingWindows.length > 0,
+  outsideWindow: fields.outsideWindowPolicy,
+  windowTimezone: fields.windowTimezone,
 });
+
+/** The fields with the settings a change leaves alone but makes inapplicable back at their neutral values. */
+function settledFields(fields: AgentFields, given: ReadonlySet<string>): AgentFields {
+  const before = reachSettingsOf(fields);
+  const settled = settledSettings(before, given);
+  return {
+    ...fields,
+    retryOn: settled.retryOn === before.retryOn ? fields.retryOn : [],
+    voicemailMessage: settled.voicemailMessage,
+    outsideWindowPolicy: settled.outsideWindow,
+    windowTimezone: settled.windowTimezone,
+  };
+}
 
 /** The checked, normalised fields of a new agent, or an AdminError saying what is wrong (callctl's words). */
 function agentFields(input: CreateAgentInput): AgentFields {
@@ -292,12 +318,13 @@ export async function updateAgent(
     voicemail: agent.voicemail,
     voicemailMessage: agent.voicemailMessage,
   };
-  const fields = { ...stored, ...givenFields(input) };
-  // Settings stored before these rules (or by hand) do not block an edit of other fields.
-  if (RETRY_SETTINGS.some((key) => input[key] !== undefined)) {
-    const problem = reachSettingsProblem(reachSettingsOf(fields));
-    if (problem) throw new AdminError(problem);
-  }
+  // A setting the change makes inapplicable and does not give returns to its neutral value (--window none: queue, in
+  // the agent's zone); one it gives that cannot apply is refused. A contradiction between settings it leaves alone
+  // (stored before these rules, or by hand) does not block an edit of other fields.
+  const given = givenSettings(input);
+  const fields = settledFields({ ...stored, ...givenFields(input) }, given);
+  const conflict = conflictsOfChange(reachSettingsOf(fields), given)[0];
+  if (conflict) throw new AdminError(conflict.message);
   const before = auditedFields(stored);
   const changes = Object.fromEntries(
     Object.entries(auditedFields(fields)).filter(

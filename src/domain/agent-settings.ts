@@ -8,6 +8,7 @@ import {
   VOICEMAIL_MESSAGE_MAX,
   type RetryableOutcome,
   type VoicemailPolicy,
+  type WindowTimezone,
 } from '../../schemas/vocabulary.js';
 
 export class AgentSettingError extends Error {
@@ -106,17 +107,106 @@ export interface ReachSettings {
   retryOn: readonly string[];
   voicemail: VoicemailPolicy;
   voicemailMessage: string | null;
+  /** Whether the agent has a calling window (none: always open). */
+  hasWindow: boolean;
+  outsideWindow: 'queue' | 'reject';
+  windowTimezone: WindowTimezone;
 }
 
-/** What makes the settings contradict each other (a setting that could never take effect), or null. */
+/**
+ * The setting a contradiction is put on (the one to change), by the name callctl and the form share; and the two
+ * settings it ties (src/admin/agents.ts checks a contradiction only when one of them is given, so that settings
+ * stored before a rule do not block an edit of other fields).
+ */
+export const CONFLICTS = {
+  /** More than one attempt and nothing to retry on: the attempts could never be made. */
+  attempts_without_outcome: { field: 'retry_on', ties: ['maxAttempts', 'retryOn'] },
+  /** An outcome to retry on with one attempt: there is no second attempt to make. */
+  outcome_with_one_attempt: { field: 'retry_on', ties: ['maxAttempts', 'retryOn'] },
+  /** Retrying on voicemail without detecting one: no call ever ends on voicemail. */
+  voicemail_retry_without_detection: { field: 'voicemail', ties: ['retryOn', 'voicemail'] },
+  /** Leaving a message without one to leave. */
+  message_missing: { field: 'voicemail_message', ties: ['voicemail', 'voicemailMessage'] },
+  /** A message with voicemail other than leave_message: it would never be said. */
+  message_without_leave: { field: 'voicemail_message', ties: ['voicemail', 'voicemailMessage'] },
+  /** Rejecting triggers outside the window without a window: an agent without one is always open. */
+  reject_without_window: { field: 'outside_window', ties: ['windows', 'outsideWindow'] },
+  /** Reading the window in the callee's zone without a window: there are no hours to read. */
+  recipient_without_window: { field: 'window_timezone', ties: ['windows', 'windowTimezone'] },
+} as const;
+export type ConflictCode = keyof typeof CONFLICTS;
+
+const CONFLICT_WORDS: Record<ConflictCode, (s: ReachSettings) => string> = {
+  attempts_without_outcome: (s) =>
+    `Trying up to ${s.maxAttempts} times needs at least one outcome to retry on: ${OUTCOME_LIST} (or try once)`,
+  outcome_with_one_attempt: (s) =>
+    `Retrying on ${s.retryOn.join(', ')} needs more than one attempt: try up to 2 or more times (or retry on none)`,
+  voicemail_retry_without_detection: () =>
+    'Retrying on voicemail needs voicemail detection: hang up or leave a message when a machine answers',
+  message_missing: () => 'Leaving a message when a machine answers needs the message to leave',
+  message_without_leave: () =>
+    'A voicemail message is only left when a machine answers and the agent leaves a message: remove the message ' +
+    '(or leave it, with voicemail leave_message)',
+  reject_without_window: () =>
+    'Rejecting triggers outside the calling window needs a calling window: without one the agent is always open ' +
+    '(add a window, or queue)',
+  recipient_without_window: () =>
+    "Reading the calling window in the callee's time zone needs a calling window: without one the agent is always " +
+    "open (add a window, or read it in the agent's time zone)",
+};
+
+/**
+ * The settings that contradict each other (a setting that could never take effect), each once, in a fixed order.
+ * The retry waits are no part of it: they always have a value (the defaults), unused with one attempt and kept for
+ * when the attempts are raised.
+ */
+export function settingConflicts(s: ReachSettings): { code: ConflictCode; message: string }[] {
+  const found: ConflictCode[] = [];
+  if (s.maxAttempts > 1 && s.retryOn.length === 0) found.push('attempts_without_outcome');
+  if (s.maxAttempts <= 1 && s.retryOn.length > 0) found.push('outcome_with_one_attempt');
+  if (s.retryOn.includes('voicemail') && s.voicemail === 'off') found.push('voicemail_retry_without_detection');
+  if (s.voicemail === 'leave_message' && s.voicemailMessage === null) found.push('message_missing');
+  if (s.voicemail !== 'leave_message' && s.voicemailMessage !== null) found.push('message_without_leave');
+  if (!s.hasWindow && s.outsideWindow === 'reject') found.push('reject_without_window');
+  if (!s.hasWindow && s.windowTimezone === 'recipient') found.push('recipient_without_window');
+  return found.map((code) => ({ code, message: CONFLICT_WORDS[code](s) }));
+}
+
+/** The first contradiction's words, or null. */
 export function reachSettingsProblem(settings: ReachSettings): string | null {
-  if (settings.maxAttempts > 1 && settings.retryOn.length === 0)
-    return `Trying up to ${settings.maxAttempts} times needs at least one outcome to retry on: ${OUTCOME_LIST} (or try once)`;
-  if (settings.retryOn.includes('voicemail') && settings.voicemail === 'off')
-    return 'Retrying on voicemail needs voicemail detection: hang up or leave a message when a machine answers';
-  if (settings.voicemail === 'leave_message' && settings.voicemailMessage === null)
-    return 'Leaving a message when a machine answers needs the message to leave';
-  return null;
+  return settingConflicts(settings)[0]?.message ?? null;
+}
+
+/** A setting as a change names it (src/admin/agents.ts AgentInput's keys). */
+export type SettingKey = (typeof CONFLICTS)[ConflictCode]['ties'][number];
+
+/**
+ * The contradictions a change is answerable for: those that tie a setting it gives (`all`: both settings, the check
+ * callctl makes before it reads the agent). A contradiction between two settings it leaves alone was stored before
+ * the rule, and does not block an edit of other fields.
+ */
+export function conflictsOfChange(s: ReachSettings, given: ReadonlySet<string>, all = false) {
+  return settingConflicts(s).filter(({ code }) =>
+    all ? CONFLICTS[code].ties.every((key) => given.has(key)) : CONFLICTS[code].ties.some((key) => given.has(key)),
+  );
+}
+
+/**
+ * The settings after a change that gives `given`, where a setting it leaves alone could no longer take effect: that
+ * one returns to its neutral value (the default) rather than refusing the change. One attempt: nothing to retry on;
+ * voicemail other than leave_message: no message; no window: queue, in the agent's time zone. A setting given that
+ * cannot apply is refused instead (conflictsOfChange).
+ */
+export function settledSettings(s: ReachSettings, given: ReadonlySet<string>): ReachSettings {
+  const left = (key: SettingKey) => !given.has(key);
+  return {
+    ...s,
+    retryOn: given.has('maxAttempts') && left('retryOn') && s.maxAttempts <= 1 ? [] : s.retryOn,
+    voicemailMessage:
+      given.has('voicemail') && left('voicemailMessage') && s.voicemail !== 'leave_message' ? null : s.voicemailMessage,
+    outsideWindow: given.has('windows') && left('outsideWindow') && !s.hasWindow ? 'queue' : s.outsideWindow,
+    windowTimezone: given.has('windows') && left('windowTimezone') && !s.hasWindow ? 'agent' : s.windowTimezone,
+  };
 }
 
 /** The wait before each attempt after the first, for `maxAttempts` attempts (the last listed wait repeats). */

@@ -1,6 +1,7 @@
 // Agent calling windows: parse/format the operator syntax, validate stored JSON, and evaluate open/next-opening in the agent's time zone.
 import { DateTime, IANAZone } from 'luxon';
 import { DAY_NAMES, EVERY_DAY } from '../../schemas/calling-window.js';
+import { canonicalTimeZone } from './time-zones.js';
 
 export interface CallingWindow {
   days: number[];
@@ -122,18 +123,24 @@ export function callingWindowsSchemaCheck(value: unknown): CallingWindow[] {
 }
 
 /**
- * Zones already found valid: a zone's validity does not change while the process runs, and luxon's check builds an
- * Intl.DateTimeFormat every time (a large share of an accepted trigger's CPU: bench/README.md, "Figures behind code
- * comments").
+ * The zone objects handed to luxon, by canonical name: a zone's validity does not change while the process runs, and
+ * luxon's check builds an Intl.DateTimeFormat every time (a large share of an accepted trigger's CPU: bench/README.md,
+ * "Figures behind code comments"). Luxon is only ever given canonical names (canonicalTimeZone): it keeps every zone
+ * object it makes by the name it was given, for good, so a name per spelling (america/new_york, AMERICA/new_york, ...)
+ * would grow without bound; by canonical name, this map and luxon's cache hold at most the tz database's names.
  */
-const validZones = new Set<string>();
+const zones = new Map<string, IANAZone>();
 
 function requireZone(timeZone: string): IANAZone {
-  if (!validZones.has(timeZone)) {
-    if (!isValidTimeZone(timeZone)) throw new CallingWindowError(`Invalid time zone "${timeZone}"`);
-    validZones.add(timeZone);
+  const name = canonicalTimeZone(timeZone);
+  if (name === null) throw new CallingWindowError(`Invalid time zone "${timeZone}"`);
+  let zone = zones.get(name);
+  if (zone === undefined) {
+    zone = IANAZone.create(name);
+    if (!zone.isValid) throw new CallingWindowError(`Invalid time zone "${timeZone}"`);
+    zones.set(name, zone);
   }
-  return IANAZone.create(timeZone);
+  return zone;
 }
 
 function requireInstant(d: Date): number {

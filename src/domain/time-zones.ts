@@ -1,6 +1,7 @@
 // The time zones an agent's form offers: the canonical IANA names only (no deprecated links such as Asia/Calcutta or
 // Europe/Kiev), grouped by region, with each one's deprecated names, as countries-and-timezones ships the tz database.
-// Node 20's Intl.supportedValuesOf('timeZone') is not used: it lists CLDR's ids, which are the old names.
+// Node 20's Intl.supportedValuesOf('timeZone') is not used: it lists CLDR's ids, which are the old names. And the one
+// spelling of a zone stored and used: canonicalTimeZone.
 import { getAllTimezones } from 'countries-and-timezones';
 
 /** The one zone offered outside the regions: a new agent's default. */
@@ -63,6 +64,56 @@ export const ZONE_REGIONS: ZoneRegion[] = (() => {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([region, zones]) => ({ region, zones: zones.sort((a, b) => a.place.localeCompare(b.place)) }));
 })();
+
+/** Every name of the table (canonical names and links) by its lower-case form. */
+const BY_LOWER_CASE: ReadonlyMap<string, string> = new Map(Object.keys(ALL).map((name) => [name.toLowerCase(), name]));
+
+/**
+ * Whether this runtime's time-zone data knows each name asked about so far: only canonical names and the table's
+ * own spellings are asked, so it holds at most the table's names. Asking builds an Intl.DateTimeFormat.
+ */
+const runtimeKnows = new Map<string, boolean>();
+
+function runtimeZone(name: string): string | null {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+}
+
+function knows(name: string): boolean {
+  let known = runtimeKnows.get(name);
+  if (known === undefined) runtimeKnows.set(name, (known = runtimeZone(name) !== null));
+  return known;
+}
+
+/** A table name as stored: its canonical name (UTC for UTC's links) when this runtime knows it, else itself. */
+function canonicalOfTableName(spelled: string): string | null {
+  const canonical = canonicalZone(spelled);
+  if (knows(canonical)) return canonical;
+  return knows(spelled) ? spelled : null;
+}
+
+/**
+ * The canonical IANA name a time zone written in any case, with blanks around it, names: links followed
+ * (america/new_york -> America/New_York, Asia/Calcutta -> Asia/Kolkata, US/Eastern -> America/New_York, Etc/UTC ->
+ * UTC), or null for no zone (a UTC offset such as +05:00 included: it has no daylight-saving rules). The result is
+ * always one of the tz database's names as this runtime knows them, never the spelling given: whatever keeps zones
+ * by name (Luxon's cache of zone objects, which it never frees; the agents table) holds at most those few hundred,
+ * never one per spelling. A zone newer than the package's table is taken as the runtime spells it.
+ */
+export function canonicalTimeZone(text: string): string | null {
+  const name = text.trim();
+  if (name === '' || /^[+-]/.test(name)) return null;
+  const spelled = BY_LOWER_CASE.get(name.toLowerCase());
+  if (spelled !== undefined) return canonicalOfTableName(spelled);
+  // Not in the table: the runtime's own spelling of it (bounded by the runtime's list), itself never remembered.
+  const resolved = runtimeZone(name);
+  if (resolved === null || /^[+-]/.test(resolved)) return null;
+  const inTable = BY_LOWER_CASE.get(resolved.toLowerCase());
+  return inTable === undefined ? resolved : canonicalOfTableName(inTable);
+}
 
 /** UTC's own deprecated names, for the UTC choice. */
 export const UTC_ALIASES = ['Etc/UTC', 'Etc/GMT', ...(aliasesOf.get(UTC) ?? [])];

@@ -164,6 +164,8 @@ export interface PageModels {
       archivedAt: string | null;
       /** A ready trigger request naming this agent (the service's base URL, a placeholder for the key). */
       curl: string;
+      /** The self-signed certificate's file the example could trust with --cacert (it says -k); null: a real one. */
+      certificate: string | null;
     } | null;
     values: {
       name: string;
@@ -180,6 +182,8 @@ export interface PageModels {
       voicemail: string;
       voicemailMessage: string;
     };
+    /** The country a caller ID typed without its country code is read in, in words: "United States (+1)". */
+    phoneCountry: string;
     /** The choices and bounds the form states (src/routes/dashboard/agent-form.ts FORM_RULES). */
     rules: {
       attempts: string[];
@@ -616,7 +620,18 @@ export const LOCALS_FIELDS = ['mailEnabled'] as const satisfies readonly (keyof 
 /** Each model's fields, at run time; `satisfies` and the check below keep it equal to the types. */
 export const PAGE_FIELDS = {
   account: ['lastSignIn', 'policy', 'problem'],
-  'agent-form': ['action', 'agent', 'values', 'rules', 'zones', 'browserZone', 'accounts', 'problem', 'errors'],
+  'agent-form': [
+    'action',
+    'agent',
+    'values',
+    'phoneCountry',
+    'rules',
+    'zones',
+    'browserZone',
+    'accounts',
+    'problem',
+    'errors',
+  ],
   agents: ['showAccount', 'agents', 'archived', 'archivedMore', 'list'],
   'api-webhooks': [
     'account',

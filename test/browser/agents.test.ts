@@ -1,7 +1,8 @@
 // The agent form in a real browser (issue 24, point 4): a new agent's zone is the browser's (chosen by the self-hosted
 // script; UTC with script off), windows are entered with day boxes and time inputs, rows are added and removed with
 // buttons that keep what was typed, every problem shows next to its field at once, Enter saves (not "Remove"), and
-// the agent is archived from its page.
+// the agent is archived from its page; a caller ID typed as people write it; the settings that cannot apply disabled
+// by a self-hosted script while they cannot (issue 45, points 16 and 22).
 import type { BrowserContextOptions, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -106,28 +107,31 @@ describe.skipIf(!available)('the agent form in chromium', { timeout: 90_000 }, (
 
       // Save with problems: each next to its field, all at once, the field marked.
       await page.fill('#f-name', '');
-      await page.fill('#f-phone', '+1 415 555 0100');
+      await page.fill('#f-phone', '+1 415 555 0100 ext 2');
       await submit(page, 'form.agent-form button[type=submit]:has-text("Create agent")');
       expect(await page.textContent('.notice.error')).toContain('Some fields need a change');
       expect(await page.textContent('#f-name-error')).toBe('Give the agent a name.');
-      expect(await page.textContent('#f-phone-error')).toContain('with a plus and the country code');
+      expect(await page.textContent('#f-phone-error')).toContain('no letters, no extension');
       expect(await page.textContent('#f-w0-to-error')).toBe('Enter the time this window closes, such as 17:00.');
       expect(await page.getAttribute('#f-name', 'aria-invalid')).toBe('true');
       expect(await page.getAttribute('#f-name', 'aria-describedby')).toBe('f-name-error');
       expect(await page.getAttribute('#f-w0-to', 'aria-describedby')).toBe('f-w0-to-error');
       expect(await page.locator('.field-error').count()).toBe(3);
-      expect(await page.inputValue('#f-phone')).toBe('+1 415 555 0100');
+      expect(await page.inputValue('#f-phone')).toBe('+1 415 555 0100 ext 2');
       expect(await rows(page)).toEqual([
         { days: ['sat'], from: '10:00', to: '' },
         { days: ['sun'], from: '12:00', to: '13:00' },
       ]);
 
-      // Fixed, and Enter in the name field saves (the first submit button is Save, not "Remove window 1").
-      await page.fill('#f-phone', '+14155550100');
+      // Fixed (as people write numbers), and Enter in the name field saves (the first submit button is Save, not
+      // "Remove window 1").
+      await page.fill('#f-phone', '(415) 555-0100');
       await page.fill('#f-w0-to', '00:00');
       await page.fill('#f-name', name);
       await Promise.all([page.waitForURL(/\/dashboard\/agents$/), page.press('#f-name', 'Enter')]);
-      expect(await page.textContent('.notice.ok')).toContain(`Agent ${name} created.`);
+      expect(await page.textContent('.notice.ok')).toContain(
+        `Agent ${name} created. Its caller ID is stored as +14155550100.`,
+      );
       const agent = await world.prisma.agent.findFirstOrThrow({ where: { name } });
       expect(agent).toMatchObject({
         timezone: 'America/Chicago',
@@ -148,4 +152,55 @@ describe.skipIf(!available)('the agent form in chromium', { timeout: 90_000 }, (
       expect(dialogs).toEqual([]);
     });
   }
+
+  it('disables what cannot apply while it cannot, and a save returns it to its neutral value (script on)', async () => {
+    const { page, dialogs } = await signedIn({ timezoneId: 'UTC' });
+    await page.goto('/dashboard/agents/new');
+    const disabled = async () => ({
+      outcomes: await page.locator('#f-retry_on input').first().isDisabled(),
+      waits: await page.isDisabled('#f-retry_waits_minutes'),
+      message: await page.isDisabled('#f-voicemail_message'),
+      policy: await page.locator('#f-policy input').first().isDisabled(),
+      hours: await page.locator('#f-window_timezone input').first().isDisabled(),
+    });
+    // A new agent: one attempt, no window, no voicemail detection: nothing of these applies.
+    expect(await disabled()).toEqual({ outcomes: true, waits: true, message: true, policy: true, hours: true });
+    await page.selectOption('#f-max_attempts', '3');
+    await page.check('#f-w0-days input[aria-label=Monday]');
+    await page.check('#f-voicemail input[value=leave_message]');
+    expect(await disabled()).toEqual({ outcomes: false, waits: false, message: false, policy: false, hours: false });
+
+    // Everything on, then the window untied, one attempt, hang up: saved, the rest back to neutral.
+    await page.fill('#f-name', 'Neutral');
+    await page.fill('#f-phone', '+1 415 555 0142');
+    await page.check('#f-retry_on input[value=busy]');
+    await page.fill('#f-voicemail_message', 'Hello {{name}}');
+    await page.check('#f-policy input[value=reject]');
+    await page.check('#f-window_timezone input[value=recipient]');
+    await page.uncheck('#f-w0-days input[aria-label=Monday]');
+    await page.selectOption('#f-max_attempts', '1');
+    await page.check('#f-voicemail input[value=hang_up]');
+    expect(await disabled()).toEqual({ outcomes: true, waits: true, message: true, policy: true, hours: true });
+    await Promise.all([page.waitForURL(/\/dashboard\/agents$/), page.click('button:has-text("Create agent")')]);
+    expect(await world.prisma.agent.findFirstOrThrow({ where: { name: 'Neutral' } })).toMatchObject({
+      phoneNumber: '+14155550142',
+      callingWindows: [],
+      outsideWindowPolicy: 'queue',
+      windowTimezone: 'agent',
+      maxAttempts: 1,
+      retryOn: [],
+      voicemail: 'hang_up',
+      voicemailMessage: null,
+    });
+    expect(dialogs).toEqual([]);
+
+    // Without script every field stays usable, and the server refuses the contradiction next to its field.
+    const noScript = await signedIn({ timezoneId: 'UTC', javaScriptEnabled: false });
+    await noScript.page.goto('/dashboard/agents/new');
+    expect(await noScript.page.locator('#f-policy input').first().isDisabled()).toBe(false);
+    await noScript.page.fill('#f-name', 'Refused');
+    await noScript.page.check('#f-policy input[value=reject]');
+    await submit(noScript.page, 'button:has-text("Create agent")');
+    expect(await noScript.page.textContent('#f-policy-error')).toContain('the agent is always open');
+  });
 });

@@ -68,6 +68,8 @@ describe('callctl agent create: retries, voicemail, whose time the windows are r
       'Hello {{name}}, we will call again.',
       '--window-timezone',
       'recipient',
+      '--window',
+      'mon-fri 09:00-18:00',
     );
     expect(await agentRow(id)).toMatchObject({
       maxAttempts: 3,
@@ -211,12 +213,20 @@ describe('callctl agent update', () => {
       maxAttempts: 3,
     });
 
-    // none: no number, no window (always open).
+    // none: no number, no window (always open): the settings only a window gives meaning to return to queue and
+    // the agent's zone.
     expect((await ok(['agent', 'update', id, '--phone', 'none', '--window', 'none'])).changed).toEqual([
       'phone_number',
       'calling_windows',
+      'outside_window_policy',
+      'window_timezone',
     ]);
-    expect(await agentRow(id)).toMatchObject({ phoneNumber: null, callingWindows: [] });
+    expect(await agentRow(id)).toMatchObject({
+      phoneNumber: null,
+      callingWindows: [],
+      outsideWindowPolicy: 'queue',
+      windowTimezone: 'agent',
+    });
   });
 
   it('sets and removes the voicemail message, and refuses (exit 1) what contradicts the stored settings', async () => {
@@ -237,6 +247,9 @@ describe('callctl agent update', () => {
       retryOn: ['voicemail'],
       voicemail: 'leave_message',
       voicemailMessage: 'Hi {{name}}',
+      hasWindow: false,
+      outsideWindow: 'queue',
+      windowTimezone: 'agent',
     } as const;
     for (const [options, settings] of [
       [['--voicemail-message', ''], { voicemailMessage: null }],
@@ -337,8 +350,10 @@ describe('callctl agent help', () => {
       phoneNumber: null,
       callingWindows: [],
       maxAttempts: 1,
+      // One attempt: nothing left to retry on; no window: the callee's hours went with it.
+      retryOn: [],
       voicemail: 'hang_up',
-      windowTimezone: 'recipient',
+      windowTimezone: 'agent',
     });
   });
 });

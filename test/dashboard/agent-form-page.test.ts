@@ -210,4 +210,19 @@ describe('the time-zone picker', () => {
     const body = (await owner.get(`/dashboard/agents/${id}`)).body;
     expect(body).toMatch(/<select id="f-timezone" name="timezone"[^>]*>\s*<option selected>Etc\/GMT\+5<\/option>/);
   });
+
+  it('a zone sent in another spelling (a form sent by hand) is saved by its canonical name', async () => {
+    const pairs = form([]).map(([k, v]): [string, string] => (k === 'timezone' ? [k, 'america/new_york'] : [k, v]));
+    const created = await post('/dashboard/agents', [...pairs.filter(([k]) => k !== 'name'), ['name', 'Typed zone']]);
+    expect(created.status).toBe(303);
+    const agent = await app.prisma.agent.findFirstOrThrow({ where: { name: 'Typed zone' } });
+    expect(agent.timezone).toBe('America/New_York');
+    const edited = await post(`/dashboard/agents/${agent.id}`, [
+      ...pairs.filter(([k]) => k !== 'name' && k !== 'timezone'),
+      ['name', 'Typed zone'],
+      ['timezone', ' US/EASTERN '],
+    ]);
+    expect(edited.status).toBe(303);
+    expect((await app.prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).timezone).toBe('America/New_York');
+  });
 });

@@ -13,6 +13,7 @@ import {
 } from '../../src/domain/agent-settings.js';
 import { parseCallingWindow } from '../../src/domain/calling-window.js';
 import { E164_PATTERN, isValidE164 } from '../../src/domain/phone-number.js';
+import { parseTypedNumber } from '../../src/domain/typed-phone-number.js';
 import { isPlausibleEmail } from '../../src/domain/user-email.js';
 import { DAY_NAMES } from '../../schemas/calling-window.js';
 import { RETRY_WAIT_MAX_MINUTES, RETRY_WAITS_MAX } from '../../schemas/agent-settings.js';
@@ -72,12 +73,25 @@ describe('agent form schema', () => {
       expect(accepts({ action }), action).toBe(false);
   });
 
-  it('states E.164 as the domain writes it, and refuses nothing the domain accepts', () => {
+  it('states the characters of a typed number, and refuses nothing the domain reads as a number', () => {
     expect(`^${E164}$`).toBe(E164_PATTERN.source);
-    for (const phone of ['+14155552671', '+442071838750', '+4915123456789', ' +14155552671 ', ''])
+    const typed = ['+14155552671', '+442071838750', ' +14155552671 ', '', '+1 415 555 2671', '(415) 555-2671'];
+    typed.push('415.555.2671', '011 44 20 7183 8750', '+44 (0)20 7183 8750', '415/555-2671', '14155552671');
+    for (const phone of typed) {
       expect(accepts({ phone }), phone).toBe(true);
-    for (const phone of ['+1 415 555 2671', '14155552671', '+0123', '+1', '+1234567890123456', '+１４１５'])
+      if (phone) expect('e164' in parseTypedNumber(phone, 'US'), phone).toBe(true);
+    }
+    // What the schema refuses, the domain does not read either (so the page words it next to the field).
+    for (const phone of [
+      '1-800-FLOWERS',
+      '+１４１５５５５２６７１',
+      '415 555 2671 ext 5',
+      '+1\u0000415',
+      'x'.repeat(101),
+    ]) {
       expect(accepts({ phone }), phone).toBe(false);
+      expect(parseTypedNumber(phone, 'US'), phone).toEqual({ problem: 'unreadable' });
+    }
     for (const phone of ['+14155552671', '+442071838750']) expect(isValidE164(phone)).toBe(true);
   });
 

@@ -79,6 +79,30 @@ describe('agent ids', () => {
     // The fields are the trigger's (schemas/trigger.ts): the example's body is one the trigger's schema accepts.
     const sent = JSON.parse(curl.split("-d '")[1]!.slice(0, -1)) as Record<string, unknown>;
     expect(Value.Check(TriggerBody, sent)).toBe(true);
+    // Behind a proxy (these tests) the certificate is the proxy's: no -k, no word of one.
+    expect(body).not.toContain('agent-curl-tls');
+  });
+
+  it('on a default install (self-signed certificate) the example says -k, and names the certificate', async () => {
+    // TLS_MODE=self-signed, the default: the listener's certificate is generated under DATA_DIR/tls (src/tls.ts).
+    // (TRUST_PROXY: the test's requests, injected without TLS, say they came over https, as the listener's do.)
+    const env = { TLS_MODE: 'self-signed', DATA_DIR: '.data', TRUST_PROXY: 'true' };
+    const { app: plain } = await buildTestApp({ env });
+    const { id } = await createAgency(plain.storage, { name: 'Self-signed agency' });
+    const { id: agent } = await createAgent(plain.storage, { accountId: id, name: 'Desk', phone: '+14155550100' });
+    await createUserWithPassword(plain.prisma, id, 'owner@self-signed.example');
+    const visitor = new Visitor(plain);
+    expect((await visitor.signIn('owner@self-signed.example')).status).toBe(303);
+    const { body } = await visitor.get(`/dashboard/agents/${agent}`);
+    const curl = [
+      `curl -k -X POST 'https://${HOST}/api/v1/calls/trigger' \\`,
+      "  -H 'Authorization: Bearer <your key>' \\",
+      "  -H 'Content-Type: application/json' \\",
+      `  -d '{"phone_number": "+14155552671", "agent_id": "${agent}"}'`,
+    ].join('\n');
+    expect(body).toContain(`<pre class="example" id="agent-curl"><code>${html(curl)}</code></pre>`);
+    // The README's words: -k, or --cacert with the certificate kept in .data/tls/.
+    expect(body).toContain('<code>--cacert .data/tls/cert.pem</code>');
   });
 
   it("the default-agent menu names each agent with its id, and shows the default's id to copy", async () => {

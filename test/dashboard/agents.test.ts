@@ -184,14 +184,18 @@ describe('agents pages', () => {
   it('refuses a bad phone number, time zone or window in plain words next to the field, keeps what was typed, stores nothing', async () => {
     const cases: { input: AgentInput; key: string; words: string }[] = [
       {
-        input: { name: 'Bad phone', phone: '+1 415 555 0100' },
+        input: { name: 'Bad phone', phone: '+1 415 555 0100 ext 7' },
         key: 'phone',
-        words: 'Write the number with a plus and the country code, without spaces, such as +14155552671.',
+        words:
+          'Write the number in digits, with spaces, brackets, dots or dashes if you like, such as +1 415 555 2671: ' +
+          'no letters, no extension.',
       },
       {
         input: { name: 'Short phone', phone: '+1415555' },
         key: 'phone',
-        words: 'This is not a possible number for its country: check the country code and the digits.',
+        words:
+          'This is not a possible number: check the country code and the digits (a number without a country code ' +
+          'is read as one of United States (+1)).',
       },
       {
         input: { name: 'Bad zone', timezone: 'Mars/Olympus' },
@@ -250,7 +254,7 @@ describe('agents pages', () => {
   it('shows every problem at once, each next to its field with aria-invalid and aria-describedby, and keeps the values', async () => {
     const input: AgentInput = {
       name: '',
-      phone: '+1 415 555 0100',
+      phone: '+1 415 555 0100 ext 7',
       timezone: '   ',
       windows: [
         ['mon-fri', '9:00', '17:00'],
@@ -287,7 +291,7 @@ describe('agents pages', () => {
     expect(res.body).toContain('<input type="checkbox" name="window_day" value="2:mon" aria-invalid="true"');
     expect(res.body).toMatch(/id="f-w1-from" name="window_from" value="09:00">/);
     // What was typed stays on the form, row by row.
-    expect(res.body).toContain(`value="${html('+1 415 555 0100')}"`);
+    expect(res.body).toContain(`value="${html('+1 415 555 0100 ext 7')}"`);
     expect(res.body).toContain('value="9:00"');
     expect(res.body).toContain('value="24:01"');
     expect(res.body).toContain('<input type="checkbox" name="window_day" value="3:sat" checked');
@@ -745,7 +749,7 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
   it('names every setting the schema refuses at once, each beside its field', async () => {
     const input: AgentInput = {
       name: 'Many wrong settings',
-      phone: '+1 415 555 0100',
+      phone: '+1 415 555 0100 ext 7',
       maxAttempts: '9',
       retryOn: ['busy', 'rejected'],
       retryWaits: 'thirty',

@@ -544,6 +544,7 @@ const SELF_ROUTES: Record<string, string> = {
   'GET /dashboard/assets/htmx.min.js': 'public',
   'GET /dashboard/assets/live.js': 'public',
   'GET /dashboard/assets/zone-default.js': 'public',
+  'GET /dashboard/assets/agent-form.js': 'public',
   'GET /dashboard/assets/favicon.svg': 'public',
   'GET /dashboard/settings/api-webhooks':
     "the viewer's own account (clients' through /dashboard/clients/:id/api-webhooks)",

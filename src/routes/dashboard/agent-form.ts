@@ -26,9 +26,11 @@ import {
   parseRetryWaits,
   voicemailMessageProblem,
 } from '../../domain/agent-settings.js';
-import { callingWindowsSchemaCheck, CallingWindowError, isValidTimeZone } from '../../domain/calling-window.js';
-import { isValidE164 } from '../../domain/phone-number.js';
-import { canonicalZone } from '../../domain/time-zones.js';
+import { callingWindowsSchemaCheck, CallingWindowError } from '../../domain/calling-window.js';
+import { parseTypedNumber } from '../../domain/typed-phone-number.js';
+import { phoneProblem, phoneShown, type PhoneCountry } from './agent-caller-id.js';
+import { conflictProblems } from './agent-conflicts.js';
+import { canonicalTimeZone, canonicalZone } from '../../domain/time-zones.js';
 import { OUTCOME_WORDS, retryOutcomes, retryWaits, VOICEMAIL_WORDS, type AgentReach } from './agent-words.js';
 import type { PageModels } from '../../views/page-models.js';
 
@@ -182,12 +184,19 @@ export function rowsAfter(rows: WindowRow[], action: FormAction): WindowRow[] {
 }
 
 /** What was sent, to show again; a field the form always sends but did not falls back to `before`. */
-export function valuesOfForm(body: AgentForm, rows: WindowRow[], account: string, before: FormValues): FormValues {
+export function valuesOfForm(
+  body: AgentForm,
+  rows: WindowRow[],
+  account: string,
+  before: FormValues,
+  country: PhoneCountry,
+): FormValues {
   return {
     name: body.name,
-    phone: body.phone,
-    timezone: body.timezone.trim(),
-    policy: body.policy,
+    phone: phoneShown(body.phone, country),
+    // A zone by its canonical name (the one the select offers, and the one saved), whatever its spelling.
+    timezone: canonicalTimeZone(body.timezone) ?? body.timezone.trim(),
+    policy: body.policy ?? before.policy,
     account,
     rows: rows.length ? rows : [emptyRow()],
     windowTimezone: body.window_timezone ?? before.windowTimezone,
@@ -235,7 +244,7 @@ function settingProblem(read: () => unknown): string | null {
  * row's days and times, the retry settings, the message, and the settings that contradict each other (each put on
  * the field to change). The same rules as src/admin/agents.ts, which checks again on save.
  */
-export function fieldProblems(body: AgentForm, rows: WindowRow[]): FieldErrors {
+export function fieldProblems(body: AgentForm, rows: WindowRow[], country: PhoneCountry): FieldErrors {
   const errors: FieldErrors = {};
   const name = body.name.trim();
   const nameProblem = readableNameProblem(name);
@@ -243,12 +252,9 @@ export function fieldProblems(body: AgentForm, rows: WindowRow[]): FieldErrors {
   else if (name.length > AGENT_NAME_MAX_LENGTH)
     errors.name = `The name is too long: at most ${AGENT_NAME_MAX_LENGTH} characters.`;
   else if (nameProblem) errors.name = `The name ${nameProblem}.`;
-  const phone = body.phone.trim();
-  if (phone && !isValidE164(phone))
-    errors.phone = /^\+[1-9]\d{1,14}$/.test(phone)
-      ? 'This is not a possible number for its country: check the country code and the digits.'
-      : 'Write the number with a plus and the country code, without spaces, such as +14155552671.';
-  if (!isValidTimeZone(body.timezone.trim())) errors.timezone = 'Choose a time zone from the list.';
+  const phone = phoneProblem(body.phone, country);
+  if (phone) errors.phone = phone;
+  if (canonicalTimeZone(body.timezone) === null) errors.timezone = 'Choose a time zone from the list.';
   rows.forEach((row, i) => Object.assign(errors, rowProblems(row, i)));
 
   const attempts = body.max_attempts ?? '1';
@@ -266,15 +272,15 @@ export function fieldProblems(body: AgentForm, rows: WindowRow[]): FieldErrors {
   const messageProblem = message === null ? null : voicemailMessageProblem(message);
   if (messageProblem) errors.voicemail_message = `${messageProblem}.`;
 
-  // The settings that must agree (src/domain/agent-settings.ts reachSettingsProblem), each on the field to change.
-  const voicemail = body.voicemail ?? 'off';
-  if (!errors.max_attempts && !errors.retry_on && Number(attempts.trim()) > 1 && outcomes.length === 0)
-    errors.retry_on = `Trying up to ${attempts.trim()} times needs a reason to try again: tick busy, no answer or voicemail (or try once).`;
-  if (!errors.retry_on && outcomes.includes('voicemail') && voicemail === 'off')
-    errors.voicemail =
-      'Retrying on voicemail needs a machine to be detected: choose "Hang up" or "Leave a message" (or untick voicemail).';
-  if (!errors.voicemail_message && voicemail === 'leave_message' && message === null)
-    errors.voicemail_message = 'Write the message to leave on a machine, or choose another answer above.';
+  // The settings that must agree (agent-conflicts.ts), each on the field to change.
+  Object.assign(
+    errors,
+    conflictProblems(
+      body,
+      rows.some((row) => !isEmptyRow(row)),
+      errors,
+    ),
+  );
   return errors;
 }
 
@@ -282,10 +288,17 @@ export function fieldProblems(body: AgentForm, rows: WindowRow[]): FieldErrors {
  * What the form asks of createAgent or updateAgent, in callctl's terms: every field (no phone: none; no ticked
  * outcome: none). A field a form without it leaves out keeps the agent's value, or a new agent's default.
  */
-export function agentInput(body: AgentForm, rows: WindowRow[], now: Date): AgentInput & { name: string; now: Date } {
+export function agentInput(
+  body: AgentForm,
+  rows: WindowRow[],
+  now: Date,
+  country: PhoneCountry,
+): AgentInput & { name: string; now: Date } {
+  const phone = parseTypedNumber(body.phone, country.code);
   return {
     name: body.name,
-    phone: body.phone.trim() || null,
+    // The number as stored, in E.164 (fieldProblems refused one that does not read); empty: none.
+    phone: 'e164' in phone ? phone.e164 : null,
     timezone: body.timezone.trim(),
     windows: rows.filter((row) => !isEmptyRow(row)).map(windowText),
     outsideWindow: body.policy,

@@ -4,7 +4,9 @@
 // tenant's agent, or an account that is not the viewer's to manage, is a 404. Every field's problem is shown next to
 // it, all at once, in plain words (src/routes/dashboard/agent-form.ts); "Add a window" and "Remove" show the form
 // again and save nothing.
-import { inScope, isAgencyScope } from '../../domain/tenancy.js';
+import path from 'node:path';
+import { inScope, isAgencyScope, scopeOfAccount } from '../../domain/tenancy.js';
+import { accountCountry } from '../../domain/typed-phone-number.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createAgent, setAgentArchived, setDefaultAgent, updateAgent } from '../../admin/agents.js';
 import { AdminError } from '../../admin/errors.js';
@@ -25,6 +27,7 @@ import {
   type FieldErrors,
   type FormValues,
 } from './agent-form.js';
+import { phoneCountry, storedNumber, type PhoneCountry } from './agent-caller-id.js';
 import { reachSummary } from './agent-words.js';
 import { formatTime, NO_PHONE_DEFAULT } from './format.js';
 import { clientIp, formProblem, refusals, type Refusal } from './form-problem.js';
@@ -40,10 +43,15 @@ function timeZoneChoices(current: string) {
   return { utcAliases: UTC_ALIASES, regions: ZONE_REGIONS, other: isOfferedZone(current) ? null : current };
 }
 
-/** A trigger naming the agent, ready to paste (the key is a placeholder: a key is shown once, when generated). */
-function curlExample(baseUrl: string, agentId: string): string {
+/**
+ * A trigger naming the agent, ready to paste (the key is a placeholder: a key is shown once, when generated). With a
+ * self-signed certificate (TLS_MODE=self-signed, the default install) curl refuses the connection unless told: `-k`,
+ * as the README's example says, since the certificate's names (localhost, the host's name) may not be the address
+ * the page gives; the page names the certificate for --cacert beside it.
+ */
+function curlExample(baseUrl: string, agentId: string, selfSigned: boolean): string {
   return [
-    `curl -X POST '${baseUrl}/api/v1/calls/trigger' \\`,
+    `curl${selfSigned ? ' -k' : ''} -X POST '${baseUrl}/api/v1/calls/trigger' \\`,
     "  -H 'Authorization: Bearer <your key>' \\",
     "  -H 'Content-Type: application/json' \\",
     `  -d '{"phone_number": "+14155552671", "agent_id": "${agentId}"}'`,
@@ -62,12 +70,35 @@ export default async function agents(fastify: FastifyInstance) {
   const accountChoices = async (request: FastifyRequest) =>
     isAgencyScope(request.scope) ? fastify.storage.scoped.listAccountsInScope(request.scope) : [];
 
+  /** The listener's certificate is the one generated under DATA_DIR/tls (src/tls.ts), which no client trusts. */
+  const selfSigned = fastify.config.TLS_MODE === 'self-signed';
+
   /** The service's address as integrators reach it: PUBLIC_BASE_URL, else the host this page was asked on. */
   const baseUrlOf = (request: FastifyRequest) =>
     dashboardBaseUrl({
       PUBLIC_BASE_URL: fastify.config.PUBLIC_BASE_URL ?? `https://${request.host}`,
       PORT: fastify.config.PORT,
     });
+
+  /**
+   * The country a caller ID typed without its country code is read in: the most frequent country of the numbers of
+   * the account's agents (an agency's with its clients'; the first hundred by name), else, for a client, of its
+   * agency's, else the US (docs/dashboard.md).
+   */
+  const countryOf = async (account: { id: string; kind: 'agency' | 'client'; agencyId: string | null }) => {
+    const numbersOf = async (scope: { id: string; kind: 'agency' | 'client' }) =>
+      (await fastify.storage.scoped.listAgentsInScope(scopeOfAccount(scope), 100)).map((a) => a.phoneNumber);
+    let numbers = await numbersOf(account);
+    if (!numbers.some(Boolean) && account.kind === 'client' && account.agencyId)
+      numbers = await numbersOf({ id: account.agencyId, kind: 'agency' });
+    return phoneCountry(accountCountry(numbers));
+  };
+
+  /** The country of the account `accountId` (one of the viewer's: the viewer's own, a new agent's, an agent's). */
+  const countryOfAccount = async (request: FastifyRequest, accountId: string): Promise<PhoneCountry> => {
+    const account = await fastify.storage.scoped.findAccountInScope(request.scope, accountId);
+    return account ? countryOf(account) : phoneCountry(accountCountry([]));
+  };
 
   const renderForm = async (
     request: FastifyRequest,
@@ -78,6 +109,7 @@ export default async function agents(fastify: FastifyInstance) {
       problem?: string | null;
       errors?: FieldErrors;
       browserZone?: boolean;
+      country: PhoneCountry;
     },
   ) => {
     const { agent, values } = page;
@@ -98,9 +130,11 @@ export default async function agents(fastify: FastifyInstance) {
         // Its zone as the form shows it: by its canonical name.
         summary: reachSummary({ ...agent, timezone: canonicalZone(agent.timezone) }),
         archivedAt: agent.archivedAt && formatTime(agent.archivedAt),
-        curl: curlExample(baseUrlOf(request), agent.id),
+        curl: curlExample(baseUrlOf(request), agent.id, selfSigned),
+        certificate: selfSigned ? path.join(fastify.config.DATA_DIR, 'tls', 'cert.pem') : null,
       },
       values,
+      phoneCountry: page.country.name,
       rules: FORM_RULES,
       zones: timeZoneChoices(values.timezone),
       browserZone: page.browserZone ?? false,
@@ -112,7 +146,8 @@ export default async function agents(fastify: FastifyInstance) {
 
   fastify.get('/agents/new', { schema: { hide: true } }, async (request, reply) => {
     const values = newAgentValues(request.user.accountId);
-    return renderForm(request, reply, { agent: null, values, browserZone: true });
+    const country = await countryOfAccount(request, request.user.accountId);
+    return renderForm(request, reply, { agent: null, values, browserZone: true, country });
   });
 
   fastify.post<{ Body: AgentForm }>(
@@ -126,29 +161,30 @@ export default async function agents(fastify: FastifyInstance) {
           agent: null,
           values: newAgentValues(viewer.accountId),
           problem: formProblem(request),
+          country: await countryOfAccount(request, viewer.accountId),
         });
       const body = request.body;
       if (refused.some((r) => r.field === 'account')) throw fastify.httpErrors.notFound();
       const account = await fastify.storage.scoped.findAccountInScope(request.scope, body.account || viewer.accountId);
       if (!account) throw fastify.httpErrors.notFound();
+      // A number without its country code is read in the country of the account the agent is for.
+      const country = await countryOf(account);
       const action = actionOf(body);
       const rows = rowsOfForm(body);
-      const values = valuesOfForm(body, rowsAfter(rows, action), account.id, newAgentValues(account.id));
-      if (action.kind !== 'save') return renderForm(request, reply, { agent: null, values });
-      const errors = fieldProblems(body, rows);
+      const values = valuesOfForm(body, rowsAfter(rows, action), account.id, newAgentValues(account.id), country);
+      const page = { agent: null, values, country };
+      if (action.kind !== 'save') return renderForm(request, reply, page);
+      const errors = fieldProblems(body, rows, country);
       // A field the schema refused is one fieldProblems words; should one not be, the form as a whole is refused.
       if (Object.keys(errors).length || refused.length)
-        return renderForm(request, reply, { agent: null, values, errors, problem: problemOf(errors, refused) });
+        return renderForm(request, reply, { ...page, errors, problem: problemOf(errors, refused) });
       try {
-        await createAgent(
-          fastify.storage,
-          { accountId: account.id, ...agentInput(body, rows, fastify.now()) },
-          actorOf(request),
-        );
-        return reply.seeOther(LIST_PATH, { kind: 'ok', text: `Agent ${body.name.trim()} created.` });
+        const input = agentInput(body, rows, fastify.now(), country);
+        await createAgent(fastify.storage, { accountId: account.id, ...input }, actorOf(request));
+        const text = `Agent ${body.name.trim()} created.${storedNumber(body.phone, input.phone)}`;
+        return reply.seeOther(LIST_PATH, { kind: 'ok', text });
       } catch (error) {
-        if (error instanceof AdminError)
-          return renderForm(request, reply, { agent: null, values, problem: error.message });
+        if (error instanceof AdminError) return renderForm(request, reply, { ...page, problem: error.message });
         throw error;
       }
     },
@@ -159,7 +195,8 @@ export default async function agents(fastify: FastifyInstance) {
     { schema: { hide: true, params: AgentParams } },
     async (request, reply) => {
       const agent = request.managed('agent');
-      return renderForm(request, reply, { agent, values: valuesOfAgent(agent) });
+      const country = await countryOfAccount(request, agent.accountId);
+      return renderForm(request, reply, { agent, values: valuesOfAgent(agent), country });
     },
   );
 
@@ -168,30 +205,36 @@ export default async function agents(fastify: FastifyInstance) {
     { schema: { hide: true, params: AgentParams, body: AgentForm }, attachValidation: true },
     async (request, reply) => {
       const agent = request.managed('agent');
+      const country = await countryOfAccount(request, agent.accountId);
       const refused = refusals(request, AgentForm, request.body);
       if (!refused)
-        return renderForm(request, reply, { agent, values: valuesOfAgent(agent), problem: formProblem(request) });
+        return renderForm(request, reply, {
+          agent,
+          values: valuesOfAgent(agent),
+          problem: formProblem(request),
+          country,
+        });
       const body = request.body;
       const action = actionOf(body);
       const rows = rowsOfForm(body);
       // An edit keeps the agent's account: the field, refused or not, is not read.
-      const values = valuesOfForm(body, rowsAfter(rows, action), agent.accountId, valuesOfAgent(agent));
-      if (action.kind !== 'save') return renderForm(request, reply, { agent, values });
-      const errors = fieldProblems(body, rows);
+      const values = valuesOfForm(body, rowsAfter(rows, action), agent.accountId, valuesOfAgent(agent), country);
+      const page = { agent, values, country };
+      if (action.kind !== 'save') return renderForm(request, reply, page);
+      const errors = fieldProblems(body, rows, country);
       const fields = refused.filter((r) => r.field !== 'account');
       if (Object.keys(errors).length || fields.length)
-        return renderForm(request, reply, { agent, values, errors, problem: problemOf(errors, fields) });
+        return renderForm(request, reply, { ...page, errors, problem: problemOf(errors, fields) });
       try {
-        const result = await updateAgent(
-          fastify.storage,
-          agent.id,
-          agentInput(body, rows, fastify.now()),
-          actorOf(request),
-        );
-        const text = result.changed.length === 0 ? 'Nothing changed.' : `Agent ${body.name.trim()} saved.`;
+        const input = agentInput(body, rows, fastify.now(), country);
+        const result = await updateAgent(fastify.storage, agent.id, input, actorOf(request));
+        const text =
+          result.changed.length === 0
+            ? 'Nothing changed.'
+            : `Agent ${body.name.trim()} saved.${storedNumber(body.phone, input.phone)}`;
         return reply.seeOther(LIST_PATH, { kind: 'ok', text });
       } catch (error) {
-        if (error instanceof AdminError) return renderForm(request, reply, { agent, values, problem: error.message });
+        if (error instanceof AdminError) return renderForm(request, reply, { ...page, problem: error.message });
         throw error;
       }
     },

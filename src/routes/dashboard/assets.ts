@@ -25,6 +25,8 @@ export default async function assets(fastify: FastifyInstance) {
   serve('/assets/live.js', await own('live.js'), JS);
   // A new agent's time zone: the browser's.
   serve('/assets/zone-default.js', await own('zone-default.js'), JS);
+  // The agent form: the settings that cannot apply (one attempt, no window, ...) disabled while they cannot.
+  serve('/assets/agent-form.js', await own('agent-form.js'), JS);
   // The icon of every page (<link rel="icon"> in layout.eta); /favicon.ico redirects here (root-redirect.ts).
   serve('/assets/favicon.svg', await own('favicon.svg'), 'image/svg+xml');
 }
