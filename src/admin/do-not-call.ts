@@ -50,10 +50,10 @@ export async function countryOf(storage: Storage, account: { id: string; agencyI
 
 /**
  * Ends the waiting calls (status initiated: for a slot, the window, the schedule or the next attempt) to `numbers`
- * of the accounts the list of `accountId` covers: failed, reason do_not_call, one call.failed each, through the
- * lifecycle's transition (events, counters, the outbox), a bounded batch per transaction. A call claimed for dialling
- * meanwhile is found dialling under its lock and left alone (the list is checked again before any further attempt).
- * How many ended.
+ * that the list of `accountId` covers (its account's, an agency's clients', and for a client's those its agency's key
+ * placed on the client's agents): failed, reason do_not_call, one call.failed each, through the lifecycle's transition
+ * (events, counters, the outbox), a bounded batch per transaction. A call claimed for dialling meanwhile is found
+ * dialling under its lock and left alone (the list is checked again before any further attempt). How many ended.
  */
 export async function endWaitingCalls(
   storage: Storage,

@@ -1,8 +1,9 @@
 // A do-not-call import's writes, each one short statement on its own: the account's import slot (one at a time per
 // account across replicas, a few an hour), its rows staged as the file is read (do_not_call_import_rows: a number
-// repeated in the file is one row, the first), then moved to the list in bounded batches (each taken off the stage); and the waiting calls a
-// newly listed number ends. Hand-written: multi-row writes from arrays (unnest) and data-modifying CTEs that Prisma
-// cannot express, each under the pool's query timeout whatever the file's size.
+// repeated in the file is one row, the first), then moved to the list in bounded batches (each taken off the stage);
+// and the waiting calls a newly listed number ends (an agency's key's calls listed for a client among them).
+// Hand-written: multi-row writes from arrays (unnest) and data-modifying CTEs that Prisma cannot express, each under
+// the pool's query timeout whatever the file's size.
 import { Repository } from './driver.js';
 import { statement } from './statements.js';
 
@@ -71,15 +72,23 @@ const MOVE = statement(
 );
 
 /**
- * The waiting calls (status initiated) to these numbers of the accounts a list covers: the list's account and, for an
- * agency's, its clients. Only accounts with waiting calls are read, and a waiting queue is bounded per account.
+ * The waiting calls (status initiated) to these numbers that a list covers: those of the list's account and, for an
+ * agency's, of its clients; and, for a client's, those its agency's key placed on the client's agents (the agency's
+ * calls, listed for the client: calls.listed_for_account_id), through the partial index of listed calls by number.
+ * Only accounts with waiting calls are read (for listed calls, the agency's counter counts them), and a waiting queue
+ * is bounded per account. The two parts share no call: a listed call's account is the client's agency.
  */
 const WAITING_CALLS = statement(
   'oct_dnc_waiting_calls',
   `
   SELECT c.id FROM accounts a
     JOIN calls c ON c.account_id = a.id AND c.status = 'initiated'
-   WHERE (a.id = $1 OR a.agency_id = $1) AND a.waiting_calls > 0 AND c.phone_number = ANY($2::text[])`,
+   WHERE (a.id = $1 OR a.agency_id = $1) AND a.waiting_calls > 0 AND c.phone_number = ANY($2::text[])
+  UNION ALL
+  SELECT c.id FROM accounts a
+    JOIN accounts agency ON agency.id = a.agency_id AND agency.waiting_calls > 0
+    JOIN calls c ON c.listed_for_account_id = a.id AND c.account_id = agency.id AND c.status = 'initiated'
+   WHERE a.id = $1 AND c.listed_for_account_id IS NOT NULL AND c.phone_number = ANY($2::text[])`,
 );
 
 export class DoNotCallImportRepository extends Repository {

@@ -1,7 +1,8 @@
 // The do_not_call_entries table: an account's list of numbers never to call, in number order (keyset pages on the
 // unique (account_id, phone_number) index), searched by a number's beginning or a reason's words; entries added one
-// at a time or by an import (do-not-call-import.ts), removed one at a time. The trigger's check is in the acceptance function
-// (oct_accept_call_v2) and the dispatcher's in its claim (call-claims.ts).
+// at a time or by an import (do-not-call-import.ts), removed one at a time. The trigger's check is in the acceptance
+// function (oct_accept_call_v3: the key's account's list, its agency's and the client a call is listed for) and the
+// dispatcher's in its claim (call-claims.ts).
 import { DoNotCallImportRepository } from './do-not-call-import.js';
 
 export type { ImportSlot } from './do-not-call-import.js';

@@ -3,7 +3,8 @@
 // moment the call was accepted), ends failed with failure_reason do_not_call in the claim's transaction: never
 // dialled, no call.started, one call.failed; the calls beside and behind it are dialled as usual, even with one slot.
 // Adding a number (dashboard, callctl, import) ends its waiting calls at once, whatever they wait for (the window,
-// the next attempt): failed, do_not_call, one call.failed each, not when each would next be due.
+// the next attempt): failed, do_not_call, one call.failed each, not when each would next be due; a call an agency's
+// key placed on a client's agent (the agency's, listed for the client) ends when the client's list gets its number.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { OPERATOR } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { addToDoNotCall } from '../../src/admin/do-not-call.js';
+import { importDoNotCall } from '../../src/admin/do-not-call-import.js';
 import { createUser } from '../../src/admin/users.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { SIMULATED_BUSY_THEN_ANSWERS } from '../../src/dispatch/simulated-dialer.js';
@@ -292,6 +294,85 @@ describe('the do-not-call check at the claim', () => {
         ['call.failed', b, 'do_not_call'],
       ].sort(),
     );
+    expect(dialled(log)).toEqual([]);
+  });
+
+  it("the client's list ends the waiting calls the agency's key placed on the client's agents", async () => {
+    const now = FRIDAY_EVENING;
+    const log = dialLog();
+    const { app } = await buildTestApp({
+      clock: () => now,
+      env: {
+        ...FAST,
+        SIMULATED_DIAL_LOG: log,
+        WEBHOOK_DELIVERY_ENABLED: 'true',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      },
+    });
+    const agency = await createTenant(app.prisma);
+    const client = await createClientTenant(app.prisma, agency.accountId);
+    const agencyReceiver = await startReceiver();
+    const clientReceiver = await startReceiver();
+    await setWebhook(app.storage, agency.accountId, agencyReceiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, client.accountId, clientReceiver.url, { allowPrivate: true });
+    const agentId = await officeHoursAgent(app, client.accountId);
+    // The agency's key on the client's agent, outside its window: the agency's calls, listed for the client.
+    const call = async (phone: string) =>
+      callIdOf(await trigger(app, agency.key, { phone_number: phone, agent_id: agentId }));
+    const [added, imported, free] = [
+      await call('+14155550231'),
+      await call('+14155550232'),
+      await call('+14155550233'),
+    ];
+    await app.dispatcher!.settle();
+    expect(
+      (await app.prisma.call.findUniqueOrThrow({ where: { id: added } })).listedForAccountId,
+      'the call is listed for the client',
+    ).toBe(client.accountId);
+
+    // Dashboard and callctl add through addToDoNotCall; the import ends its calls batch by batch.
+    const result = await addToDoNotCall(app.storage, {
+      accountId: client.accountId,
+      phoneNumber: '+14155550231',
+      actor: OPERATOR,
+      now,
+    });
+    expect(result.waiting_calls_ended).toBe(1);
+    const outcome = await importDoNotCall(app.storage, {
+      accountId: client.accountId,
+      file: Buffer.from('phone_number,reason\n+14155550232,asked\n'),
+      actor: OPERATOR,
+      now,
+      maxBytes: 1024,
+    });
+    expect(outcome).toMatchObject({ ok: true, added: 1, waitingCallsEnded: 1 });
+
+    for (const id of [added, imported]) {
+      const ended = await app.prisma.call.findUniqueOrThrow({ where: { id }, include: { events: true } });
+      expect(ended).toMatchObject({ status: 'failed', failureReason: 'do_not_call', endedAt: FRIDAY_EVENING });
+      expect(ended.events.map((e) => [e.toStatus, e.failureReason])).toEqual([
+        ['initiated', null],
+        ['failed', 'do_not_call'],
+      ]);
+    }
+    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: free } })).status).toBe('initiated');
+    // The calls are the agency's: its queue counts them, and their events go to its endpoint alone.
+    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: agency.accountId } })).waitingCalls).toBe(1);
+    const received = await agencyReceiver.waitFor(2);
+    expect(
+      received
+        .map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
+        .map((e) => [e.type, e.data.call_id, e.data.failure_reason])
+        .sort(),
+    ).toEqual(
+      [
+        ['call.failed', added, 'do_not_call'],
+        ['call.failed', imported, 'do_not_call'],
+      ].sort(),
+    );
+    await app.dispatcher!.settle();
+    expect(await app.prisma.webhookDelivery.count({ where: { callId: { in: [added, imported] } } })).toBe(2);
+    expect(clientReceiver.received).toEqual([]);
     expect(dialled(log)).toEqual([]);
   });
 });
