@@ -23,6 +23,8 @@ import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
+/** FAST, with webhooks delivered to a receiver on this machine. */
+const DELIVERING = { ...FAST, WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
 /** Friday 18:30 in New York: the office-hours window is closed, so accepted calls wait. */
 const FRIDAY_EVENING = new Date('2026-11-27T23:30:00Z');
 /** Monday 09:00 in New York: it opens. */
@@ -35,6 +37,15 @@ function dialLog(): string {
 async function listedQuietly(app: Awaited<ReturnType<typeof buildTestApp>>['app'], accountId: string, phone: string) {
   await app.prisma.doNotCallEntry.create({ data: { accountId, phoneNumber: phone, addedBy: 'operator' } });
 }
+/** The webhook events a receiver got. */
+const eventsOf = (received: { body: string }[]) =>
+  received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
+/** The events received (or, for call ids, those expected: a call.failed each), as [type, call, reason], sorted. */
+const failures = (of: { body: string }[] | string[]) =>
+  (typeof of[0] === 'string'
+    ? (of as string[]).map((id) => ['call.failed', id, 'do_not_call'])
+    : eventsOf(of as { body: string }[]).map((e) => [e.type, e.data.call_id, e.data.failure_reason])
+  ).sort();
 const dialled = (log: string) => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
 
 async function officeHoursAgent(app: Awaited<ReturnType<typeof buildTestApp>>['app'], accountId: string) {
@@ -49,21 +60,31 @@ async function officeHoursAgent(app: Awaited<ReturnType<typeof buildTestApp>>['a
   return id;
 }
 
+/** An app whose dispatcher dials (into a log) and delivers webhooks, with an agency and a client of it. */
+async function agencyAndClient(clock: () => Date) {
+  const log = dialLog();
+  const { app } = await buildTestApp({ clock, env: { ...DELIVERING, SIMULATED_DIAL_LOG: log } });
+  const agency = await createTenant(app.prisma);
+  const client = await createClientTenant(app.prisma, agency.accountId);
+  return { app, log, agency, client };
+}
+
+/** The calls ended failed (do_not_call) on Friday evening by an operator's addition, before any dial. */
+async function expectEndedNow(app: Awaited<ReturnType<typeof buildTestApp>>['app'], ids: string[]) {
+  for (const id of ids) {
+    const ended = await app.prisma.call.findUniqueOrThrow({ where: { id }, include: { events: true } });
+    expect(ended).toMatchObject({ status: 'failed', failureReason: 'do_not_call', endedAt: FRIDAY_EVENING });
+    expect(ended.events.map((e) => [e.toStatus, e.failureReason, e.source])).toEqual([
+      ['initiated', null, 'api'],
+      ['failed', 'do_not_call', 'operator'],
+    ]);
+  }
+}
+
 describe('the do-not-call check at the claim', () => {
   it("fails a waiting call whose number was listed (its account's or its agency's list) instead of dialling it", async () => {
     let now = FRIDAY_EVENING;
-    const log = dialLog();
-    const { app } = await buildTestApp({
-      clock: () => now,
-      env: {
-        ...FAST,
-        SIMULATED_DIAL_LOG: log,
-        WEBHOOK_DELIVERY_ENABLED: 'true',
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      },
-    });
-    const agency = await createTenant(app.prisma);
-    const client = await createClientTenant(app.prisma, agency.accountId);
+    const { app, log, agency, client } = await agencyAndClient(() => now);
     const receiver = await startReceiver();
     await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
     const agentId = await officeHoursAgent(app, client.accountId);
@@ -101,7 +122,7 @@ describe('the do-not-call check at the claim', () => {
 
     // One call.failed each, with the reason, and no call.started for them; the free call's start is sent too.
     const received = await receiver.waitFor(3);
-    const events = received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> });
+    const events = eventsOf(received);
     for (const id of [onClientList, onAgencyList]) {
       const mine = events.filter((e) => e.data.call_id === id);
       expect(mine.map((e) => e.type)).toEqual(['call.failed']);
@@ -232,18 +253,7 @@ describe('the do-not-call check at the claim', () => {
 
   it("adding a number ends its waiting calls at once on the lists' accounts: an agency's covers its clients", async () => {
     const now = FRIDAY_EVENING;
-    const log = dialLog();
-    const { app } = await buildTestApp({
-      clock: () => now,
-      env: {
-        ...FAST,
-        SIMULATED_DIAL_LOG: log,
-        WEBHOOK_DELIVERY_ENABLED: 'true',
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      },
-    });
-    const agency = await createTenant(app.prisma);
-    const client = await createClientTenant(app.prisma, agency.accountId);
+    const { app, log, agency, client } = await agencyAndClient(() => now);
     const other = await createTenant(app.prisma);
     const receiver = await startReceiver();
     await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
@@ -270,47 +280,18 @@ describe('the do-not-call check at the claim', () => {
     });
 
     // Ended now, on Friday evening, not on Monday morning when the window opens.
-    for (const id of [a, b]) {
-      const ended = await app.prisma.call.findUniqueOrThrow({ where: { id }, include: { events: true } });
-      expect(ended).toMatchObject({ status: 'failed', failureReason: 'do_not_call', endedAt: FRIDAY_EVENING });
-      expect(ended.events.map((e) => [e.toStatus, e.failureReason, e.source])).toEqual([
-        ['initiated', null, 'api'],
-        ['failed', 'do_not_call', 'operator'],
-      ]);
-    }
+    await expectEndedNow(app, [a, b]);
     // Another tenant's call to the same number is no business of these lists.
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: otherTenant } })).status).toBe('initiated');
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: free } })).status).toBe('initiated');
     expect((await app.prisma.account.findUniqueOrThrow({ where: { id: client.accountId } })).waitingCalls).toBe(1);
-    const received = await receiver.waitFor(2);
-    expect(
-      received
-        .map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
-        .map((e) => [e.type, e.data.call_id, e.data.failure_reason])
-        .sort(),
-    ).toEqual(
-      [
-        ['call.failed', a, 'do_not_call'],
-        ['call.failed', b, 'do_not_call'],
-      ].sort(),
-    );
+    expect(failures(await receiver.waitFor(2))).toEqual(failures([a, b]));
     expect(dialled(log)).toEqual([]);
   });
 
   it("the client's list ends the waiting calls the agency's key placed on the client's agents", async () => {
     const now = FRIDAY_EVENING;
-    const log = dialLog();
-    const { app } = await buildTestApp({
-      clock: () => now,
-      env: {
-        ...FAST,
-        SIMULATED_DIAL_LOG: log,
-        WEBHOOK_DELIVERY_ENABLED: 'true',
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      },
-    });
-    const agency = await createTenant(app.prisma);
-    const client = await createClientTenant(app.prisma, agency.accountId);
+    const { app, log, agency, client } = await agencyAndClient(() => now);
     const agencyReceiver = await startReceiver();
     const clientReceiver = await startReceiver();
     await setWebhook(app.storage, agency.accountId, agencyReceiver.url, { allowPrivate: true });
@@ -347,29 +328,11 @@ describe('the do-not-call check at the claim', () => {
     });
     expect(outcome).toMatchObject({ ok: true, added: 1, waitingCallsEnded: 1 });
 
-    for (const id of [added, imported]) {
-      const ended = await app.prisma.call.findUniqueOrThrow({ where: { id }, include: { events: true } });
-      expect(ended).toMatchObject({ status: 'failed', failureReason: 'do_not_call', endedAt: FRIDAY_EVENING });
-      expect(ended.events.map((e) => [e.toStatus, e.failureReason])).toEqual([
-        ['initiated', null],
-        ['failed', 'do_not_call'],
-      ]);
-    }
+    await expectEndedNow(app, [added, imported]);
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: free } })).status).toBe('initiated');
     // The calls are the agency's: its queue counts them, and their events go to its endpoint alone.
     expect((await app.prisma.account.findUniqueOrThrow({ where: { id: agency.accountId } })).waitingCalls).toBe(1);
-    const received = await agencyReceiver.waitFor(2);
-    expect(
-      received
-        .map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
-        .map((e) => [e.type, e.data.call_id, e.data.failure_reason])
-        .sort(),
-    ).toEqual(
-      [
-        ['call.failed', added, 'do_not_call'],
-        ['call.failed', imported, 'do_not_call'],
-      ].sort(),
-    );
+    expect(failures(await agencyReceiver.waitFor(2))).toEqual(failures([added, imported]));
     await app.dispatcher!.settle();
     expect(await app.prisma.webhookDelivery.count({ where: { callId: { in: [added, imported] } } })).toBe(2);
     expect(clientReceiver.received).toEqual([]);
