@@ -8,7 +8,8 @@ import { readImport, Slicer, type ImportProblem } from '../domain/do-not-call-cs
 import type { Storage } from '../storage/index.js';
 import { findAccount } from './accounts.js';
 import { audit, type Actor } from './audit.js';
-import { addedByOf, countryOf, endWaitingCalls } from './do-not-call.js';
+import { accountCountry } from './account-country.js';
+import { addedByOf, endWaitingCalls } from './do-not-call.js';
 
 /** `all`: a file with a bad row imports nothing. `good_rows`: the good rows are imported, the bad ones listed. */
 export type ImportMode = 'all' | 'good_rows';
@@ -94,7 +95,12 @@ export async function importDoNotCall(storage: Storage, input: ImportInput): Pro
     await storage.doNotCall.imports.clearStaged(account.id, MOVE_BATCH);
     let lost = false;
     try {
-      return await runImport(storage, { ...input, accountId: account.id }, importId, await countryOf(storage, account));
+      return await runImport(
+        storage,
+        { ...input, accountId: account.id },
+        importId,
+        await accountCountry(storage, account),
+      );
     } catch (error) {
       lost = error instanceof SlotLost;
       throw error;

@@ -2,11 +2,12 @@
 // import is do-not-call-import.ts). An agency's list covers the agency and all its clients; a client's covers the
 // client. Every change is audited in the transaction that makes it; a number newly listed ends the waiting calls to it
 // of the accounts the list covers at once. Who may change which list is the caller's check.
-import { accountCountry, DEFAULT_COUNTRY, normalReason, reasonProblem } from '../domain/do-not-call.js';
+import { normalReason, reasonProblem } from '../domain/do-not-call.js';
 import { writtenNumberProblem } from '../domain/do-not-call-csv.js';
-import { readWrittenNumber } from '../domain/phone-number.js';
+import { DEFAULT_COUNTRY, parseTypedNumber } from '../domain/typed-phone-number.js';
 import { transitionCalls } from '../calls/transition.js';
 import type { DoNotCallEntry, Repositories, Storage } from '../storage/index.js';
+import { accountCountry } from './account-country.js';
 import { findAccount } from './accounts.js';
 import { audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
@@ -35,17 +36,12 @@ export function entryView(entry: DoNotCallEntry) {
  * saying what is wrong (the dashboard and callctl say the same).
  */
 export function checkedEntry(written: string, reason: string | null | undefined, country = DEFAULT_COUNTRY) {
-  const phoneNumber = readWrittenNumber(written, country);
-  if (phoneNumber === null) throw new AdminError(writtenNumberProblem(written.trim(), country));
+  const read = parseTypedNumber(written, country);
+  if (!('e164' in read)) throw new AdminError(writtenNumberProblem(written.trim(), country));
   const stored = normalReason(reason);
   const reasonRefused = reasonProblem(stored);
   if (reasonRefused) throw new AdminError(reasonRefused);
-  return { phoneNumber, reason: stored };
-}
-
-/** The country numbers typed without a plus are read in for `account`'s list (src/domain/do-not-call.ts, accountCountry). */
-export async function countryOf(storage: Storage, account: { id: string; agencyId: string | null }): Promise<string> {
-  return accountCountry(await storage.doNotCall.imports.agentNumbers(account.id, account.agencyId));
+  return { phoneNumber: read.e164, reason: stored };
 }
 
 /**
@@ -83,7 +79,7 @@ export async function addToDoNotCall(
   input: { accountId: string; phoneNumber: string; reason?: string | null | undefined; actor: Actor; now?: Date },
 ) {
   const account = await findAccount(storage, input.accountId);
-  const { phoneNumber, reason } = checkedEntry(input.phoneNumber, input.reason, await countryOf(storage, account));
+  const { phoneNumber, reason } = checkedEntry(input.phoneNumber, input.reason, await accountCountry(storage, account));
   const now = input.now ?? new Date();
   const { added, entry } = await storage.transaction(async (tx) => {
     const result = await tx.doNotCall.addEntry({

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { CsvError, parse } from 'csv-parse';
 import { stringify } from 'csv-stringify';
 import { normalReason, reasonProblem } from './do-not-call.js';
-import { readWrittenNumber } from './phone-number.js';
+import { parseTypedNumber } from './typed-phone-number.js';
 
 /** The CSV columns, in the export's order; an import needs the number and reads the reason (the others are ignored). */
 export const CSV_COLUMNS = ['phone_number', 'reason', 'added_by', 'added_at'] as const;
@@ -155,7 +155,7 @@ export async function* readImport(
       if (columns === null) {
         columns = headerOf(record);
         if (columns !== null) continue;
-        if (record.length > 2 || readWrittenNumber(unquoted(record[0] ?? ''), options.country) === null) {
+        if (record.length > 2 || !('e164' in parseTypedNumber(unquoted(record[0] ?? ''), options.country))) {
           yield { rows: [], problems: [{ line, message: headerProblem(record) }], fatal: true };
           return;
         }
@@ -200,10 +200,10 @@ function readRow(
   const written = unquoted(record[numberAt] ?? '');
   const reason = normalReason(reasonAt < 0 ? null : unquoted(record[reasonAt] ?? ''));
   if (written === '') return { line, message: 'No phone number' };
-  const phoneNumber = readWrittenNumber(written, country);
-  if (phoneNumber === null) return { line, message: writtenNumberProblem(written, country) };
+  const read = parseTypedNumber(written, country);
+  if (!('e164' in read)) return { line, message: writtenNumberProblem(written, country) };
   const problem = reasonProblem(reason);
-  return problem ? { line, message: problem } : { line, phoneNumber, reason };
+  return problem ? { line, message: problem } : { line, phoneNumber: read.e164, reason };
 }
 
 /** Why a number as typed cannot be read, in the words of the add form and the import alike. */

@@ -2,7 +2,7 @@
 // in E.164 and compared exactly; a reason of one readable line) and how a search is read (a number's beginning or
 // words of the reason). The CSV a list is imported from and exported to is in do-not-call-csv.ts.
 import { codePoints, readableNameProblem } from '../../schemas/text.js';
-import { isValidE164, parseE164 } from './phone-number.js';
+import { isValidE164 } from './phone-number.js';
 
 /** A reason has at most this many characters (Unicode code points). */
 export const REASON_MAX_LENGTH = 500;
@@ -41,23 +41,4 @@ export function parseSearch(query: string | undefined): DoNotCallSearch {
   if (text === '') return null;
   const digits = /^\+?(\d{1,15})$/.exec(text)?.[1];
   return digits ? { kind: 'prefix', prefix: `+${digits}` } : { kind: 'reason', text };
-}
-
-/** The country a number written without a plus is read in when the account's agents do not say (see accountCountry). */
-export const DEFAULT_COUNTRY = 'US';
-
-/**
- * "The account's country", for numbers people type without a plus: the country most of `agentNumbers` belong to
- * (the caller IDs of the account's agents in use, oldest first, or, when it has none, its agency's; the first
- * listed wins a tie), else the United States (docs/dashboard.md). A number with a plus is read as written.
- */
-export function accountCountry(agentNumbers: string[]): string {
-  const counts = new Map<string, number>();
-  for (const number of agentNumbers) {
-    const country = parseE164(number)?.country;
-    if (country) counts.set(country, (counts.get(country) ?? 0) + 1);
-  }
-  let best: string | null = null;
-  for (const [country, count] of counts) if (best === null || count > counts.get(best)!) best = country;
-  return best ?? DEFAULT_COUNTRY;
 }

@@ -3,7 +3,7 @@
 // of a shared calling code (+1, +7, +44, ...) a number belongs to with the full per-type patterns,
 // as Google's libphonenumber does, and that country's lengths are the ones checked. `mobile` is not
 // an option: it drops non-mobile lengths, so landlines could be reported as impossible.
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 // `\d` in JS only ever matches ASCII 0-9 and `$` without the `m` flag only matches at the very end,
 // so full-width digits and a trailing newline are rejected here, before the library could normalize them.
@@ -29,27 +29,6 @@ export function parseE164(value: string): { country: string | undefined } | null
     return parsed !== undefined && parsed.number === value && parsed.isPossible() ? { country: parsed.country } : null;
   } catch {
     // The library documents no throw for a string that passed the pattern; this keeps it a predicate.
-    return null;
-  }
-}
-
-/** The separators people write a number with; anything else (letters, "tel:", an extension) is not read. */
-const WRITTEN_NUMBER = /^\+?[\d\s().\-/]{2,40}$/;
-
-/**
- * A number as a person typed it into a form ("+1 415 555 2671", "(415) 555-2671" in the US, "1-415-555-2671") in
- * E.164, or null when it is not one. Only for forms people fill in (the do-not-call list's add and import): a number
- * without a plus is read in `country` (ISO 3166-1 alpha-2, the account's), and the result must pass the trigger's own
- * rule (isValidE164). The trigger never calls this: it takes E.164 exactly as given.
- */
-export function readWrittenNumber(text: string, country: string): string | null {
-  const written = text.trim();
-  if (isValidE164(written)) return written;
-  if (!WRITTEN_NUMBER.test(written)) return null;
-  try {
-    const parsed = parsePhoneNumberFromString(written, { defaultCountry: country as CountryCode, extract: false });
-    return parsed !== undefined && isValidE164(parsed.number) ? parsed.number : null;
-  } catch {
     return null;
   }
 }

@@ -1,11 +1,12 @@
 // A phone number as people type it into a form ("+1 415 555 2671", "(415) 555-2671" or "415.555.2671" read with a
 // default country, "020 7183 8750" in GB, "0044 20 7183 8750"), read into the E.164 number that is stored, or the
-// problem with it; and the default country of an account (the country of its agents' numbers). For the dashboard's
-// forms only: the trigger API takes E.164 exactly as written and never normalises (src/domain/phone-number.ts).
+// problem with it; and the country most of an account's agents' numbers are in (the account's country, read by
+// src/admin/account-country.ts). For the forms people type into (an agent's caller ID, do-not-call add and import,
+// callctl dnc) only: the trigger API takes E.164 exactly as written and never normalises (src/domain/phone-number.ts).
 import { getCountryCallingCode, isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { parseE164 } from './phone-number.js';
+import { E164_PATTERN, parseE164 } from './phone-number.js';
 
-/** The country a number without a country code is read in when an account's agents have no number yet. */
+/** The country a number without a country code is read in when an account's agents have no number to say. */
 export const DEFAULT_COUNTRY = 'US';
 
 /**
@@ -31,6 +32,9 @@ export function parseTypedNumber(text: string, defaultCountry: string): TypedNum
   const typed = text.trim();
   if (typed === '') return { problem: 'empty' };
   if (typed.length > MAX_TYPED || !TYPED.test(typed) || !/\d/.test(typed)) return { problem: 'unreadable' };
+  // Already E.164 (an import's rows mostly are): one parse, not two.
+  const exact = E164_PATTERN.test(typed) ? parseE164(typed) : null;
+  if (exact) return { e164: typed, country: exact.country };
   const country = isSupportedCountry(defaultCountry) ? defaultCountry : DEFAULT_COUNTRY;
   let number: string | undefined;
   try {
@@ -46,22 +50,17 @@ export function parseTypedNumber(text: string, defaultCountry: string): TypedNum
 }
 
 /**
- * The country an account's numbers are read in: the most frequent country among `numbers` (its agents' caller IDs,
- * E.164; a tie goes to the one listed first), else DEFAULT_COUNTRY. Numbers of no country (+800 ...) do not count.
+ * The country most of `numbers` (E.164 caller IDs, in the order they count: the oldest agent's first) belong to; a tie
+ * goes to the country listed first. Undefined when none has a country (none at all, or only +800 and the like).
  */
-export function accountCountry(numbers: readonly (string | null)[]): string {
+export function mostCommonCountry(numbers: readonly string[]): string | undefined {
   const counts = new Map<string, number>();
   for (const number of numbers) {
-    const country = number === null ? undefined : parseE164(number)?.country;
+    const country = parseE164(number)?.country;
     if (country !== undefined) counts.set(country, (counts.get(country) ?? 0) + 1);
   }
-  let best: string = DEFAULT_COUNTRY;
-  let most = 0;
-  for (const [country, count] of counts)
-    if (count > most) {
-      best = country;
-      most = count;
-    }
+  let best: string | undefined;
+  for (const [country, count] of counts) if (best === undefined || count > counts.get(best)!) best = country;
   return best;
 }
 

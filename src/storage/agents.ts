@@ -1,6 +1,7 @@
 // The agents table as the dashboard and callctl change it: writing an agent (inside the caller's transaction, next to
 // its audit entry), listing a page of the agents a person manages, and handing an edited agent's waiting calls
-// back to the dispatcher, archiving and restoring. Prisma Client, and one row lock in SQL. (The trigger's agent lookup is storage/accounts.ts findAgentById.)
+// back to the dispatcher, archiving and restoring; the caller IDs an account's country is read from. Prisma Client,
+// and one row lock in SQL. (The trigger's agent lookup is storage/accounts.ts findAgentById.)
 import type { Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, VoicemailPolicy, WindowTimezone } from '../generated/prisma/enums.js';
 import { Repository } from './driver.js';
@@ -116,6 +117,24 @@ export class AgentRepository extends Repository {
   /** One agent as the edit page shows it, or null. */
   async findListedAgent(agentId: string): Promise<ListedAgent | null> {
     return this.prisma.agent.findUnique({ where: { id: agentId }, select: LISTED_AGENT });
+  }
+
+  /**
+   * The caller IDs of the agents in use (not archived, with a number) of `account`, an agency's with its clients',
+   * the oldest first, at most `limit`: what the account's country is read from (src/admin/account-country.ts).
+   */
+  async callerIdsOf(account: { id: string; agencyId: string | null }, limit: number): Promise<string[]> {
+    const agents = await this.prisma.agent.findMany({
+      where: {
+        ...(account.agencyId === null ? { agencyId: account.id } : { accountId: account.id }),
+        archivedAt: null,
+        phoneNumber: { not: null },
+      },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      take: limit,
+      select: { phoneNumber: true },
+    });
+    return agents.map((a) => a.phoneNumber!);
   }
 }
 

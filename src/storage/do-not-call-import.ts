@@ -169,18 +169,4 @@ export class DoNotCallImportRepository extends Repository {
     const { rows } = await this.pool.query<{ id: string }>({ ...WAITING_CALLS, values: [accountId, numbers] });
     return rows.map((r) => r.id);
   }
-
-  /** The caller IDs of the account's agents in use (none: its agency's), for the country numbers are typed in. */
-  async agentNumbers(accountId: string, agencyId: string | null): Promise<string[]> {
-    for (const id of agencyId ? [accountId, agencyId] : [accountId]) {
-      const agents = await this.prisma.agent.findMany({
-        where: { accountId: id, archivedAt: null, phoneNumber: { not: null } },
-        select: { phoneNumber: true },
-        orderBy: { createdAt: 'asc' },
-        take: 100,
-      });
-      if (agents.length > 0) return agents.map((a) => a.phoneNumber!);
-    }
-    return [];
-  }
 }

@@ -1,9 +1,10 @@
 // An agent's caller ID as people type it (issue 45, point 22): "+1 415 555 2671" and "(415) 555-2671" (read in the
 // account's country: its agents' numbers' country, else the US) are saved as the E.164 number, which the page then
-// shows; what is no number is refused next to the field. The trigger API is untouched: it takes E.164 only.
+// shows; what is no number is refused next to the field. The trigger API is untouched: it takes E.164 only. The
+// do-not-call forms read numbers in the same country, by the same rule.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAgency } from '../../src/admin/accounts.js';
-import { createAgent } from '../../src/admin/agents.js';
+import { createAgency, createClient } from '../../src/admin/accounts.js';
+import { createAgent, setAgentArchived } from '../../src/admin/agents.js';
 import type { App } from '../../src/app.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
@@ -109,5 +110,34 @@ describe("an agent's caller ID", () => {
       expect(res.body, typed).toContain('Some fields need a change');
     }
     expect(await app.prisma.agent.count({ where: { name: 'Refused' } })).toBe(0);
+  });
+
+  it("the do-not-call forms read in the same country: an agency's counts its clients' agents in use", async () => {
+    const { id: agency } = await createAgency(app.storage, { name: 'Mixed agency' });
+    // The agency's own agents are archived (Paris); its client's agent, in use, calls from London.
+    for (const [i, phone] of ['+33142685300', '+33612345678'].entries()) {
+      const { id } = await createAgent(app.storage, { accountId: agency, name: `Paris ${i}`, phone });
+      await setAgentArchived(app.storage, id, true);
+    }
+    const { id: client } = await createClient(app.storage, { agencyId: agency, name: 'London client' });
+    await createAgent(app.storage, { accountId: client, name: 'Westminster', phone: '+442071838750' });
+    // A client of it without agents takes the agency's country.
+    const { id: quiet } = await createClient(app.storage, { agencyId: agency, name: 'Quiet client' });
+    const mixed = await signedIn(agency, 'owner@mixed-caller.example');
+
+    expect((await mixed.get('/dashboard/agents/new')).body).toContain('number of United Kingdom (+44), such as');
+    for (const accountId of [agency, client, quiet]) {
+      const list = accountId === agency ? '/dashboard/do-not-call' : `/dashboard/clients/${accountId}/do-not-call`;
+      expect((await mixed.get(list)).body, accountId).toContain('as dialled in GB without one');
+      const added = await mixed.submit(list, `${list}/add`, { phone_number: '020 7946 0958' });
+      expect(added.status, accountId).toBe(303);
+      const entry = await app.prisma.doNotCallEntry.findFirst({ where: { accountId } });
+      expect(entry?.phoneNumber, accountId).toBe('+442079460958');
+    }
+    // A caller ID typed without a country code, for the agency and for its client without agents: read in GB too.
+    expect((await create(mixed, 'Soho', { phone: '020 7183 8751' })).status).toBe(303);
+    expect(await phoneOf('Soho')).toBe('+442071838751');
+    expect((await create(mixed, 'Quiet one', { account: quiet, phone: '020 7183 8752' })).status).toBe(303);
+    expect(await phoneOf('Quiet one')).toBe('+442071838752');
   });
 });

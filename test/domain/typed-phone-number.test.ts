@@ -1,9 +1,9 @@
 // A caller ID as people type it (issue 45, point 22): read into the E.164 number stored, a number without its
-// country code in the account's country; what is no number refused with the problem's kind; and the account's
-// country as the country of most of its agents' numbers, else the US.
+// country code in the account's country; what is no number refused with the problem's kind; and the country most of
+// an account's agents' numbers belong to (src/admin/account-country.ts makes it the account's country).
 import { describe, expect, it } from 'vitest';
 import { isValidE164 } from '../../src/domain/phone-number.js';
-import { accountCountry, parseTypedNumber } from '../../src/domain/typed-phone-number.js';
+import { mostCommonCountry, parseTypedNumber } from '../../src/domain/typed-phone-number.js';
 
 describe('parseTypedNumber', () => {
   it('reads the usual ways of writing a number into E.164', () => {
@@ -42,13 +42,13 @@ describe('parseTypedNumber', () => {
   });
 });
 
-describe('accountCountry', () => {
-  it("is the country of most of the account's numbers, else the US", () => {
-    expect(accountCountry([])).toBe('US');
-    expect(accountCountry([null, null])).toBe('US');
-    expect(accountCountry(['+442071838750', null, '+14155552671', '+447911123456'])).toBe('GB');
-    expect(accountCountry(['+4930123456', '+14155552671'])).toBe('DE');
+describe('mostCommonCountry', () => {
+  it('is the country of most of the numbers (a tie: the first listed), else none', () => {
+    expect(mostCommonCountry([])).toBeUndefined();
+    expect(mostCommonCountry(['+442071838750', '+14155552671', '+447911123456'])).toBe('GB');
+    expect(mostCommonCountry(['+4930123456', '+14155552671'])).toBe('DE');
+    expect(mostCommonCountry(['+14155552671', '+4930123456', '+4930123457', '+14155552672'])).toBe('US');
     // A number of no country (+800) does not count.
-    expect(accountCountry(['+80012345678'])).toBe('US');
+    expect(mostCommonCountry(['+80012345678'])).toBeUndefined();
   });
 });

@@ -3,8 +3,8 @@
 import { callingCodeOf, parseTypedNumber, type TypedNumberProblem } from '../../domain/typed-phone-number.js';
 
 /**
- * The country a number typed without its country code is read in (the account's: its agents' numbers' country, else
- * the US; src/domain/typed-phone-number.ts accountCountry), and its name for the form's words.
+ * The country a number typed without its country code is read in (the account's: src/admin/account-country.ts), and
+ * its name for the form's words.
  */
 export interface PhoneCountry {
   code: string;

@@ -5,9 +5,10 @@
 // it, all at once, in plain words (src/routes/dashboard/agent-form.ts); "Add a window" and "Remove" show the form
 // again and save nothing.
 import path from 'node:path';
-import { inScope, isAgencyScope, scopeOfAccount } from '../../domain/tenancy.js';
-import { accountCountry } from '../../domain/typed-phone-number.js';
+import { inScope, isAgencyScope } from '../../domain/tenancy.js';
+import { DEFAULT_COUNTRY } from '../../domain/typed-phone-number.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { accountCountry } from '../../admin/account-country.js';
 import { createAgent, setAgentArchived, setDefaultAgent, updateAgent } from '../../admin/agents.js';
 import { AdminError } from '../../admin/errors.js';
 import type { Actor } from '../../admin/audit.js';
@@ -80,24 +81,14 @@ export default async function agents(fastify: FastifyInstance) {
       PORT: fastify.config.PORT,
     });
 
-  /**
-   * The country a caller ID typed without its country code is read in: the most frequent country of the numbers of
-   * the account's agents (an agency's with its clients'; the first hundred by name), else, for a client, of its
-   * agency's, else the US (docs/dashboard.md).
-   */
-  const countryOf = async (account: { id: string; kind: 'agency' | 'client'; agencyId: string | null }) => {
-    const numbersOf = async (scope: { id: string; kind: 'agency' | 'client' }) =>
-      (await fastify.storage.scoped.listAgentsInScope(scopeOfAccount(scope), 100)).map((a) => a.phoneNumber);
-    let numbers = await numbersOf(account);
-    if (!numbers.some(Boolean) && account.kind === 'client' && account.agencyId)
-      numbers = await numbersOf({ id: account.agencyId, kind: 'agency' });
-    return phoneCountry(accountCountry(numbers));
-  };
+  /** The country a caller ID typed without its country code is read in: the account's (src/admin/account-country.ts). */
+  const countryOf = async (account: { id: string; agencyId: string | null }) =>
+    phoneCountry(await accountCountry(fastify.storage, account));
 
   /** The country of the account `accountId` (one of the viewer's: the viewer's own, a new agent's, an agent's). */
   const countryOfAccount = async (request: FastifyRequest, accountId: string): Promise<PhoneCountry> => {
     const account = await fastify.storage.scoped.findAccountInScope(request.scope, accountId);
-    return account ? countryOf(account) : phoneCountry(accountCountry([]));
+    return account ? countryOf(account) : phoneCountry(DEFAULT_COUNTRY);
   };
 
   const renderForm = async (

@@ -1,7 +1,7 @@
 // What the Do-not-call list page and a call's detail view show of the lists: the page's model (a page of the list,
 // its search, the other lists an agency user manages) and a call's number on its account's and its agency's lists.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { countryOf } from '../../admin/do-not-call.js';
+import { accountCountry } from '../../admin/account-country.js';
 import { DASHBOARD_IMPORT_MAX_BYTES, parseSearch, REASON_MAX_LENGTH } from '../../domain/do-not-call.js';
 import type { ImportProblem } from '../../domain/do-not-call-csv.js';
 import type { ImportMode } from '../../../schemas/dashboard/do-not-call.js';
@@ -85,7 +85,7 @@ export async function listPage(
     fastify.storage.doNotCall.listEntries(account.id, { search, after, limit: PAGE_SIZE }),
     fastify.storage.doNotCall.countEntries(account.id, null, COUNT_CAP + 1),
     isAgencyScope(request.scope) ? fastify.storage.scoped.listAccountsInScope(request.scope) : Promise.resolve([]),
-    countryOf(fastify.storage, account),
+    accountCountry(fastify.storage, account),
   ]);
   const agency = account.agencyId ? await fastify.storage.accounts.findAccountById(account.agencyId) : null;
   const link = (extra: Record<string, string>) => {
