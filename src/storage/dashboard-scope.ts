@@ -295,7 +295,7 @@ export class ScopedReadRepository extends Repository {
   /**
    * A page of the agents of `scope`'s accounts as the Agents page lists them, by name: those in use, or the archived
    * ones; whose name starts with `name` in any case when it is not null. An agent's `defaultFor` names its own account
-   * at most (an account's default agent is one of its own); the page still keeps those `inScope`.
+   * at most (an account's default agent is one of its own).
    */
   async listListedAgentsInScope(
     scope: Scope,

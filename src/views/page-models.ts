@@ -228,7 +228,6 @@ export interface PageModels {
       /** What happens when a machine answers, in words (a long message cut short). */
       voicemail: string;
       isDefault: boolean;
-      defaultOfOthers: string[];
     }[];
     /** The archived agents (new triggers cannot use them; their calls keep them), by name: a page's worth at most. */
     archived: { id: string; name: string; accountName: string; accountKind: AccountKind; archivedAt: string }[];

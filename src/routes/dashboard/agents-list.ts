@@ -2,7 +2,7 @@
 // client's), in use a page at a time by name, then the archived ones (at most a page's worth, the rest found with
 // the name filter), each row with its settings in words and "Set as default"; "Name starts with" filters both.
 import type { FastifyInstance } from 'fastify';
-import { inScope, isAgencyScope } from '../../domain/tenancy.js';
+import { isAgencyScope } from '../../domain/tenancy.js';
 import { canonicalZone } from '../../domain/time-zones.js';
 import { AgentsQuery } from '../../../schemas/dashboard/lists.js';
 import { attemptsWords, voicemailWords } from './agent-words.js';
@@ -36,25 +36,21 @@ export default async function agentsList(fastify: FastifyInstance) {
       return reply.code(asked.problems.length ? 400 : 200).page('agents', {
         title: 'Agents',
         showAccount: isAgencyScope(scope),
-        agents: inUse.rows.map((agent) => {
-          // The accounts (among the viewer's) whose trigger without agent_id uses this agent.
-          const defaultFor = agent.defaultFor.filter((a) => inScope(scope, a));
-          return {
-            id: agent.id,
-            name: agent.name,
-            accountName: agent.account.name,
-            accountKind: agent.account.kind,
-            phone: agent.phoneNumber,
-            timezone: canonicalZone(agent.timezone),
-            windows: windowWords(agent.callingWindows),
-            policy: POLICY_WORDS[agent.outsideWindowPolicy],
-            calleeHours: agent.windowTimezone === 'recipient',
-            attempts: attemptsWords(agent),
-            voicemail: voicemailWords(agent, LIST_MESSAGE_MAX),
-            isDefault: defaultFor.some((a) => a.id === agent.accountId),
-            defaultOfOthers: defaultFor.filter((a) => a.id !== agent.accountId).map((a) => a.name),
-          };
-        }),
+        agents: inUse.rows.map((agent) => ({
+          id: agent.id,
+          name: agent.name,
+          accountName: agent.account.name,
+          accountKind: agent.account.kind,
+          phone: agent.phoneNumber,
+          timezone: canonicalZone(agent.timezone),
+          windows: windowWords(agent.callingWindows),
+          policy: POLICY_WORDS[agent.outsideWindowPolicy],
+          calleeHours: agent.windowTimezone === 'recipient',
+          attempts: attemptsWords(agent),
+          voicemail: voicemailWords(agent, LIST_MESSAGE_MAX),
+          // An account's default agent is one of its own (migration 20261201160005): only its account's can be.
+          isDefault: agent.defaultFor.some((a) => a.id === agent.accountId),
+        })),
         archived: archived.rows.flatMap((agent) =>
           agent.archivedAt === null
             ? []
