@@ -155,7 +155,8 @@ export function planCallBatch(
   const { now, source } = context;
   const ttlMs = context.queuedCallTtlMs ?? DEFAULT_QUEUED_CALL_TTL_MS;
   const policies = new Map<string, RetryPolicy | null>();
-  const updatedAt = new Date();
+  // The row's write time by the same clock as its changes (the caller's, injected in tests), not the wall clock.
+  const updatedAt = now;
   const current = new Map<string, Call>();
   const events: CallBatchEvent[] = [];
   const deliveries: CallBatchDelivery[] = [];

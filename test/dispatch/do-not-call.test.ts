@@ -73,7 +73,13 @@ async function agencyAndClient(clock: () => Date) {
 async function expectEndedNow(app: Awaited<ReturnType<typeof buildTestApp>>['app'], ids: string[]) {
   for (const id of ids) {
     const ended = await app.prisma.call.findUniqueOrThrow({ where: { id }, include: { events: true } });
-    expect(ended).toMatchObject({ status: 'failed', failureReason: 'do_not_call', endedAt: FRIDAY_EVENING });
+    // Dated by the app's clock, the row's updated_at too.
+    expect(ended).toMatchObject({
+      status: 'failed',
+      failureReason: 'do_not_call',
+      endedAt: FRIDAY_EVENING,
+      updatedAt: FRIDAY_EVENING,
+    });
     expect(ended.events.map((e) => [e.toStatus, e.failureReason, e.source])).toEqual([
       ['initiated', null, 'api'],
       ['failed', 'do_not_call', 'operator'],
