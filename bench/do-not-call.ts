@@ -39,6 +39,7 @@ export async function seedDoNotCall(databaseUrl: string, accountId: string, coun
       file: importFile(count),
       fileName: 'bench.csv',
       actor: { kind: 'operator' },
+      now: new Date(),
     });
     if (!outcome.ok) throw new Error(`the bench's import was refused: ${JSON.stringify(outcome.problems.slice(0, 3))}`);
     if (outcome.added !== count) throw new Error(`the bench's import added ${outcome.added} of ${count} numbers`);

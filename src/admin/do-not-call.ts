@@ -42,11 +42,11 @@ export function checkedEntry(phoneNumber: string, reason: string | null | undefi
  */
 export async function addToDoNotCall(
   storage: Storage,
-  input: { accountId: string; phoneNumber: string; reason?: string | null | undefined; actor: Actor; now?: Date },
+  input: { accountId: string; phoneNumber: string; reason?: string | null | undefined; actor: Actor; now: Date },
 ) {
   const account = await findAccount(storage, input.accountId);
   const { phoneNumber, reason } = checkedEntry(input.phoneNumber, input.reason);
-  const now = input.now ?? new Date();
+  const now = input.now;
   const { added, entry } = await storage.transaction(async (tx) => {
     const result = await tx.doNotCall.addEntry({
       accountId: account.id,
@@ -65,10 +65,10 @@ export async function addToDoNotCall(
 /** Takes the number off the account's list; `removed` false when it was not on it (nothing audited then). */
 export async function removeFromDoNotCall(
   storage: Storage,
-  input: { accountId: string; phoneNumber: string; actor: Actor; now?: Date },
+  input: { accountId: string; phoneNumber: string; actor: Actor; now: Date },
 ) {
   const account = await findAccount(storage, input.accountId);
-  const now = input.now ?? new Date();
+  const now = input.now;
   const removed = await storage.transaction(async (tx) => {
     const entry = await tx.doNotCall.removeEntry(account.id, input.phoneNumber);
     if (entry)
@@ -104,12 +104,12 @@ export type ImportOutcome =
  */
 export async function importDoNotCall(
   storage: Storage,
-  input: { accountId: string; file: Uint8Array; fileName?: string | null; actor: Actor; now?: Date },
+  input: { accountId: string; file: Uint8Array; fileName?: string | null; actor: Actor; now: Date },
 ): Promise<ImportOutcome> {
   const account = await findAccount(storage, input.accountId);
   const { rows, duplicates, problems } = parseImport(input.file);
   if (problems.length > 0) return { ok: false, problems };
-  const now = input.now ?? new Date();
+  const now = input.now;
   const added = await storage.transaction(
     async (tx) => {
       const count = await tx.doNotCall.addEntries(account.id, rows, await addedByOf(tx, input.actor), now);

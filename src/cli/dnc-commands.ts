@@ -55,12 +55,13 @@ export const DNC_COMMANDS: Command[] = [
     check: checkNumberAndReason,
     notice: (result) =>
       result.added === false ? 'It was already on the list: its entry is unchanged.' : 'Added to the list.',
-    run: ({ storage }, args, values) =>
+    run: ({ storage, now }, args, values) =>
       addToDoNotCall(storage, {
         accountId: arg(args, 0),
         phoneNumber: arg(args, 1),
         reason: values.reason,
         actor: OPERATOR,
+        now: now(),
       }),
   },
   {
@@ -74,8 +75,13 @@ export const DNC_COMMANDS: Command[] = [
       if (problem) throw new DncUsageError(problem);
     },
     notice: (result) => (result.removed === false ? 'It was not on the list: nothing changed.' : undefined),
-    run: ({ storage }, args) =>
-      removeFromDoNotCall(storage, { accountId: arg(args, 0), phoneNumber: arg(args, 1), actor: OPERATOR }),
+    run: ({ storage, now }, args) =>
+      removeFromDoNotCall(storage, {
+        accountId: arg(args, 0),
+        phoneNumber: arg(args, 1),
+        actor: OPERATOR,
+        now: now(),
+      }),
   },
   {
     words: ['dnc', 'list'],
@@ -101,13 +107,14 @@ export const DNC_COMMANDS: Command[] = [
     summary: `Import a CSV file (first line phone_number,reason; UTF-8; at most ${mib(CLI_IMPORT_MAX_BYTES)}) into an account's do-not-call list: every row or, when any row is bad, none (each bad row is reported with its line)`,
     notice: (result) =>
       `Added ${String(result.added)}; skipped ${String(result.already_listed)} already on the list and ${String(result.duplicates_in_file)} repeated in the file.`,
-    run: async ({ storage }, args) => {
+    run: async ({ storage, now }, args) => {
       const file = arg(args, 1);
       const outcome = await importDoNotCall(storage, {
         accountId: arg(args, 0),
         file: await readImportFile(file),
         fileName: path.basename(file),
         actor: OPERATOR,
+        now: now(),
       });
       if (!outcome.ok)
         throw new AdminError(

@@ -52,11 +52,12 @@ export const USER_COMMANDS: Command[] = [
     summary: 'Create a dashboard user of an account; prints a one-time link to set the password (24 h)',
     notice: LINK_NOTICE,
     check: (_args, values) => checkEmail(values),
-    run: async ({ storage, config }, _args, values) => {
+    run: async ({ storage, config, now }, _args, values) => {
       const user = await createUser(storage, {
         accountId: values.account ?? '',
         email: values.email ?? '',
         actor: { kind: 'operator' },
+        now: now(),
       });
       const link = setPasswordUrl(config, user.token);
       const mail = config.SMTP_URL
@@ -76,7 +77,7 @@ export const USER_COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl user disable <user-id>',
     summary: 'Disable a dashboard user: they cannot sign in, their sessions end at once, their links stop working',
-    run: ({ storage }, args) => disableUser(storage, args[0] ?? '', { kind: 'operator' }),
+    run: ({ storage, now }, args) => disableUser(storage, args[0] ?? '', { kind: 'operator' }, now()),
   },
   {
     words: ['user', 'enable'],
@@ -84,7 +85,7 @@ export const USER_COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl user enable <user-id>',
     summary: 'Enable a disabled dashboard user again: they can sign in with their password (their old links stay void)',
-    run: ({ storage }, args) => enableUser(storage, args[0] ?? '', { kind: 'operator' }),
+    run: ({ storage, now }, args) => enableUser(storage, args[0] ?? '', { kind: 'operator' }, now()),
   },
   {
     words: ['user', 'link'],
@@ -94,10 +95,11 @@ export const USER_COMMANDS: Command[] = [
     summary:
       'Make a new one-time link (24 h) for an existing user to set their password; their earlier links stop working',
     notice: `${LINK_NOTICE} Their earlier links no longer work.`,
-    run: async ({ storage, config }, args) => {
+    run: async ({ storage, config, now }, args) => {
       const made = await newSignInLink(storage, {
         userId: await resolveUser(storage, args[0] ?? ''),
         actor: { kind: 'operator' },
+        now: now(),
       });
       const link = setPasswordUrl(config, made.token);
       const mail = config.SMTP_URL
@@ -121,8 +123,12 @@ export const USER_COMMANDS: Command[] = [
       'Create an agency (agency plan) and its first dashboard user; prints the one-time link to set the password',
     notice: `${LINK_NOTICE} Then sign in at /dashboard.`,
     check: (_args, values) => checkEmail(values),
-    run: async ({ storage, config }, _args, values) => {
-      const made = await setupAgency(storage, { agencyName: values['agency-name'] ?? '', email: values.email ?? '' });
+    run: async ({ storage, config, now }, _args, values) => {
+      const made = await setupAgency(storage, {
+        agencyName: values['agency-name'] ?? '',
+        email: values.email ?? '',
+        now: now(),
+      });
       return { agency_id: made.agencyId, user_id: made.id, set_password_url: setPasswordUrl(config, made.token) };
     },
   },

@@ -65,10 +65,15 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
   it('follows a triggered call from waiting to completed, with its metadata as sent and its deliveries', async () => {
     const { accountId } = await agencyWithUser(world, 'Follow Agency', 'owner@follow.example');
-    const agent = await createAgent(storageOf(world.prisma), { accountId, name: 'Front desk', phone: '+14155550100' });
-    await setDefaultAgent(storageOf(world.prisma), accountId, agent.id);
-    const { key } = await generateKey(storageOf(world.prisma), accountId);
-    await setWebhook(storageOf(world.prisma), accountId, receiver.url, { allowPrivate: true });
+    const agent = await createAgent(storageOf(world.prisma), {
+      accountId,
+      name: 'Front desk',
+      phone: '+14155550100',
+      now: new Date(),
+    });
+    await setDefaultAgent(storageOf(world.prisma), accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storageOf(world.prisma), accountId, undefined, { now: new Date() });
+    await setWebhook(storageOf(world.prisma), accountId, receiver.url, { allowPrivate: true, now: new Date() });
     const { page, dialogs } = await signIn(world, 'owner@follow.example');
 
     expect((await apiTrigger(world, key, { phone_number: '+14155552671' })).status).toBe(200);
@@ -135,7 +140,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
   it("refuses a trigger outside a rejecting agent's window; switched to queue, the call waits in the overview", async () => {
     const { accountId } = await agencyWithUser(world, 'Window Agency', 'owner@window.example');
-    const { key } = await generateKey(storageOf(world.prisma), accountId);
+    const { key } = await generateKey(storageOf(world.prisma), accountId, undefined, { now: new Date() });
     const { page, dialogs } = await signIn(world, 'owner@window.example');
     const from = utcClock(2);
     const to = utcClock(3);
@@ -194,12 +199,22 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
   it('lists calls with badges, searches them by number, name, metadata and id, and keeps a metadata column', async () => {
     const { accountId } = await agencyWithUser(world, 'Search Agency', 'owner@search.example');
-    const { id: clientId } = await createClient(storageOf(world.prisma), { agencyId: accountId, name: 'Client Co' });
-    const agent = await createAgent(storageOf(world.prisma), { accountId, name: 'Desk', phone: '+14155550100' });
+    const { id: clientId } = await createClient(storageOf(world.prisma), {
+      agencyId: accountId,
+      name: 'Client Co',
+      now: new Date(),
+    });
+    const agent = await createAgent(storageOf(world.prisma), {
+      accountId,
+      name: 'Desk',
+      phone: '+14155550100',
+      now: new Date(),
+    });
     const clientAgent = await createAgent(storageOf(world.prisma), {
       accountId: clientId,
       name: 'Client desk',
       phone: '+14155550100',
+      now: new Date(),
     });
     const made = async (
       tenant: { accountId: string; agentId: string },
@@ -320,11 +335,13 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     const { id: clientId } = await createClient(storageOf(world.prisma), {
       agencyId: accountId,
       name: 'Bayside Family Dental',
+      now: new Date(),
     });
     const agent = await createAgent(storageOf(world.prisma), {
       accountId: clientId,
       name: 'Bayside front desk (reminders)',
       phone: '+14155550100',
+      now: new Date(),
     });
     await world.prisma.agent.update({
       where: { id: agent.id },

@@ -36,10 +36,10 @@ describe.skipIf(!available)('cancelling waiting calls in chromium', { timeout: 6
   it('cancels a waiting call from its detail view, and ticked calls from the Calls list', async () => {
     const { accountId } = await agencyWithUser(world, 'Cancel Agency', 'owner@cancel.example');
     const storage = storageOf(world.prisma);
-    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100' });
-    await setDefaultAgent(storage, accountId, agent.id);
-    const { key } = await generateKey(storage, accountId);
-    await setWebhook(storage, accountId, receiver.url, { allowPrivate: true });
+    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100', now: new Date() });
+    await setDefaultAgent(storage, accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storage, accountId, undefined, { now: new Date() });
+    await setWebhook(storage, accountId, receiver.url, { allowPrivate: true, now: new Date() });
     const { page, dialogs } = await signIn(world, 'owner@cancel.example');
 
     const ids: string[] = [];

@@ -265,6 +265,7 @@ describe.skipIf(!available)('every dashboard page in chromium at 1280 px and 390
         accountId: showcase.agencyId,
         email: 'new.colleague@northwind-growth.example',
         actor: { kind: 'operator' },
+        now: new Date(),
       });
       const page = pages.visitor;
       await openPage(page, { path: `/dashboard/set-password/${token}` });

@@ -33,8 +33,9 @@ beforeAll(async () => {
     accountId: agencyId,
     name: 'Front desk',
     phone: '+14155550100',
+    now: app.now(),
   }));
-  ({ id: noPhone } = await createAgent(app.storage, { accountId: agencyId, name: 'Not yet dialling' }));
+  ({ id: noPhone } = await createAgent(app.storage, { accountId: agencyId, name: 'Not yet dialling', now: app.now() }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@ids.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@ids.example')).status).toBe(303);
@@ -82,7 +83,7 @@ describe('agent ids', () => {
   });
 
   it("the default-agent menu names each agent with its id, and shows the default's id to copy", async () => {
-    await setDefaultAgent(app.storage, agencyId, withPhone);
+    await setDefaultAgent(app.storage, agencyId, withPhone, undefined, app.now());
     const { body } = await owner.get(SETTINGS);
     expect(body).toContain(`Front desk · +14155550100 · id ${withPhone}</option>`);
     expect(body).toContain(`Not yet dialling · no phone number · id ${noPhone}</option>`);

@@ -166,7 +166,7 @@ describe('agents pages', () => {
 
   it('offers an agency user the agency and its clients as owners, and a client user no choice', async () => {
     const other = await createAgency(app.storage, { name: 'Elsewhere Agency' });
-    await createClient(app.storage, { agencyId: other.id, name: 'Elsewhere Client' });
+    await createClient(app.storage, { agencyId: other.id, name: 'Elsewhere Client', now: app.now() });
     const agencyForm = (await agencyUser.get('/dashboard/agents/new')).body;
     expect(agencyForm).toContain(`<option value="${agency.accountId}" selected>Test Agency (agency)</option>`);
     expect(agencyForm).toContain(`<option value="${client.accountId}">Test Client (client)</option>`);

@@ -74,7 +74,7 @@ beforeAll(async () => {
     await app.prisma.account.update({ where: { id: tenant.accountId }, data: { name: `Account ${name}` } });
     await app.prisma.agent.update({ where: { id: tenant.agentId }, data: { name: `Agent of ${name}` } });
   }
-  await setWebhook(app.storage, tenants.A.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenants.A.accountId, receiver.url, { allowPrivate: true, now: app.now() });
 
   calls.detail = await triggered(
     tenants.A.key,

@@ -44,7 +44,7 @@ interface Account {
 /** An agency with a webhook to the receiver and a signed-in user. */
 async function account(email: string): Promise<Account> {
   const tenant = await createTenant(app.prisma);
-  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
   await createUserWithPassword(app.prisma, tenant.accountId, email);
   const visitor = new Visitor(app);
   visitor.ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;

@@ -38,7 +38,7 @@ export async function createUserWithPassword(
   options: { realCost?: boolean } = {},
 ): Promise<string> {
   const storage = storageOf(prisma);
-  const { id } = await createUser(storage, { accountId, email, actor: { kind: 'operator' } });
+  const { id } = await createUser(storage, { accountId, email, actor: { kind: 'operator' }, now: new Date() });
   const real = options.realCost ?? false;
   if (!hashes.has(real)) hashes.set(real, real ? hashPassword(PASSWORD) : hashPassword(PASSWORD, CHEAP));
   await storage.users.setPasswordHash(id, await hashes.get(real)!);

@@ -102,14 +102,14 @@ beforeAll(async () => {
   }));
   agency = await createTenant(app.prisma);
   client = await createClientTenant(app.prisma, agency.accountId);
-  await createClient(app.storage, { agencyId: agency.accountId, name: 'Quiet Client' });
+  await createClient(app.storage, { agencyId: agency.accountId, name: 'Quiet Client', now: app.now() });
   const receiver = await startReceiver();
   // Started and completed events are taken; failed ones get a 503 (retried later).
   receiver.respond = (request) => ({ status: request.body.includes('"type":"call.failed"') ? 503 : 200 });
   const gone = await startReceiver();
   gone.respond = () => ({ status: 410 });
-  await setWebhook(app.storage, agency.accountId, receiver.url, { allowPrivate: true });
-  await setWebhook(app.storage, client.accountId, gone.url, { allowPrivate: true });
+  await setWebhook(app.storage, agency.accountId, receiver.url, { allowPrivate: true, now: app.now() });
+  await setWebhook(app.storage, client.accountId, gone.url, { allowPrivate: true, now: app.now() });
   await createUserWithPassword(app.prisma, agency.accountId, 'agency@overview.example');
   await createUserWithPassword(app.prisma, client.accountId, 'client@overview.example');
 
@@ -118,6 +118,7 @@ beforeAll(async () => {
     name: 'Weekend',
     phone: '+14155550111',
     windows: ['sat,sun 09:00-17:00'],
+    now: app.now(),
   });
   // The agency: 2 active, 4 waiting (one for the weekend window, one scheduled, one for a retry), 1 completed, 2 busy and 1 unanswered today, and a
   // call that expired yesterday.
@@ -215,7 +216,11 @@ describe('overview', () => {
   });
 
   it("shows a client's name with markup, quotes and Unicode as text", async () => {
-    await createClient(app.storage, { agencyId: agency.accountId, name: `<img src=x onerror="alert(1)"> Zoë's` });
+    await createClient(app.storage, {
+      agencyId: agency.accountId,
+      name: `<img src=x onerror="alert(1)"> Zoë's`,
+      now: app.now(),
+    });
     const visitor = await signedIn('agency@overview.example', '203.0.113.25');
     const page = (await visitor.get('/dashboard')).body;
     expect(page).toContain('&lt;img src=x onerror=&quot;alert(1)&quot;&gt; Zoë&#39;s');
@@ -383,16 +388,21 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     for (const [, href] of todo) expect((await visitor.get(href!.split('#')[0]!)).status).toBe(200);
 
     // An agent without a number is not the step.
-    const silent = await createAgent(app.storage, { accountId, name: 'No number' });
+    const silent = await createAgent(app.storage, { accountId, name: 'No number', now: app.now() });
     expect((await steps())![0]).toEqual(todo[0]);
-    const agent = await createAgent(app.storage, { accountId, name: 'Front desk', phone: '+14155550199' });
+    const agent = await createAgent(app.storage, {
+      accountId,
+      name: 'Front desk',
+      phone: '+14155550199',
+      now: app.now(),
+    });
     expect(await steps()).toEqual([[done[0], null], ...todo.slice(1)]);
-    await setDefaultAgent(app.storage, accountId, silent.id);
-    await setDefaultAgent(app.storage, accountId, agent.id);
+    await setDefaultAgent(app.storage, accountId, silent.id, undefined, app.now());
+    await setDefaultAgent(app.storage, accountId, agent.id, undefined, app.now());
     expect(await steps()).toEqual([[done[0], null], [done[1], null], ...todo.slice(2)]);
-    const { key } = await generateKey(app.storage, accountId);
+    const { key } = await generateKey(app.storage, accountId, undefined, { now: app.now() });
     expect(await steps()).toEqual([[done[0], null], [done[1], null], [done[2], null], ...todo.slice(3)]);
-    await setWebhook(app.storage, accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+    await setWebhook(app.storage, accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
     const four = await steps();
     expect(four!.slice(3)).toEqual([['Done A webhook endpoint', null], todo[4]]);
     expect((await visitor.get('/dashboard')).body).toContain('4 of 5 steps to a first call done.');

@@ -107,13 +107,18 @@ beforeAll(async () => {
     ['otherBolt', other.accountId, 'Bolt_1', 'Sales_1'],
   ] as const;
   for (const [key, agencyId, client, agent] of specials) {
-    const { id: accountId } = await createClient(storage, { agencyId, name: client });
-    const { id: agentId } = await createAgent(storage, { accountId, name: agent, phone: '+14155550100' });
+    const { id: accountId } = await createClient(storage, { agencyId, name: client, now: app.now() });
+    const { id: agentId } = await createAgent(storage, {
+      accountId,
+      name: agent,
+      phone: '+14155550100',
+      now: app.now(),
+    });
     named[key] = { accountId, agentId };
   }
   // Bolt_1's agent is its own default and the agency's: a client user is not told about the agency.
-  await setDefaultAgent(storage, named.bolt1.accountId, named.bolt1.agentId);
-  await setDefaultAgent(storage, agency.accountId, named.bolt1.agentId);
+  await setDefaultAgent(storage, named.bolt1.accountId, named.bolt1.agentId, undefined, app.now());
+  await setDefaultAgent(storage, agency.accountId, named.bolt1.agentId, undefined, app.now());
 
   // An agency with more archived agents than a page.
   const archive = await createTenant(app.prisma);

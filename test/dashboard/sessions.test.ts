@@ -141,7 +141,7 @@ describe('ending sessions', () => {
 
   it('disabling a user ends their sessions at once; they cannot sign in again', async () => {
     const { visitor, email, userId } = await signedIn();
-    const result = await disableUser(app.storage, userId, { kind: 'operator' });
+    const result = await disableUser(app.storage, userId, { kind: 'operator' }, app.now());
     expect(result.sessions_ended).toBe(1);
     expect(await isSignedIn(visitor)).toBe(false);
     expect((await new Visitor(app).signIn(email)).status).toBe(401);

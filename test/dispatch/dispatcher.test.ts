@@ -328,7 +328,7 @@ describe('dispatcher', () => {
     });
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     const heard: number[] = [];
     const listener = new pg.Client({ connectionString: databaseUrl });
     await listener.connect();
@@ -532,6 +532,7 @@ describe('queued calls and the clock', () => {
         timezone: 'America/New_York',
         windows: ['mon-fri 09:00-17:00'],
         outsideWindow: 'queue',
+        now: app.now(),
       })
     ).id;
     const early = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: agentId }));

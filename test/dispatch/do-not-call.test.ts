@@ -38,6 +38,7 @@ async function officeHoursAgent(app: Awaited<ReturnType<typeof buildTestApp>>['a
     timezone: 'America/New_York',
     windows: ['mon-fri 09:00-17:00'],
     outsideWindow: 'queue',
+    now: app.now(),
   });
   return id;
 }
@@ -58,7 +59,7 @@ describe('the do-not-call check at the claim', () => {
     const agency = await createTenant(app.prisma);
     const client = await createClientTenant(app.prisma, agency.accountId);
     const receiver = await startReceiver();
-    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     const agentId = await officeHoursAgent(app, client.accountId);
     const call = async (phone: string) =>
       callIdOf(await trigger(app, client.key, { phone_number: phone, agent_id: agentId }));
@@ -69,8 +70,18 @@ describe('the do-not-call check at the claim', () => {
     expect(await app.prisma.call.count({ where: { accountId: client.accountId, status: 'initiated' } })).toBe(3);
 
     // Listed after acceptance, while the calls wait for the window.
-    await addToDoNotCall(app.storage, { accountId: client.accountId, phoneNumber: '+14155550201', actor: OPERATOR });
-    await addToDoNotCall(app.storage, { accountId: agency.accountId, phoneNumber: '+14155550202', actor: OPERATOR });
+    await addToDoNotCall(app.storage, {
+      accountId: client.accountId,
+      phoneNumber: '+14155550201',
+      actor: OPERATOR,
+      now: app.now(),
+    });
+    await addToDoNotCall(app.storage, {
+      accountId: agency.accountId,
+      phoneNumber: '+14155550202',
+      actor: OPERATOR,
+      now: app.now(),
+    });
     now = MONDAY_MORNING;
     await app.dispatcher!.settle();
 
@@ -115,7 +126,12 @@ describe('the do-not-call check at the claim', () => {
     const first = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155550211', agent_id: agentId }));
     const second = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155550212', agent_id: agentId }));
     await app.dispatcher!.settle();
-    await addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber: '+14155550211', actor: OPERATOR });
+    await addToDoNotCall(app.storage, {
+      accountId: tenant.accountId,
+      phoneNumber: '+14155550211',
+      actor: OPERATOR,
+      now: app.now(),
+    });
     now = MONDAY_MORNING;
     await app.dispatcher!.settle();
     expect(await app.prisma.call.findUniqueOrThrow({ where: { id: first } })).toMatchObject({
@@ -140,7 +156,10 @@ describe('the do-not-call check at the claim', () => {
       await app.dispatcher!.settle();
     };
     const tenant = await createTenant(app.prisma);
-    await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+    await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
+      allowPrivate: false,
+      now: app.now(),
+    });
     await app.prisma.agent.update({
       where: { id: tenant.agentId },
       data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] },
@@ -163,6 +182,7 @@ describe('the do-not-call check at the claim', () => {
       accountId: tenant.accountId,
       email: 'ops@example.com',
       actor: OPERATOR,
+      now: app.now(),
     });
     const listedAt = new Date(next.getTime() - 10 * 60_000);
     await at(listedAt);

@@ -22,6 +22,7 @@ describe("the claim reads the window in the call's zone", () => {
         timezone: 'Asia/Tokyo',
         windows: ['daily 09:00-17:00'],
         outsideWindow: 'queue',
+        now: app.now(),
       });
       await app.prisma.agent.update({ where: { id }, data: { windowTimezone } });
       return id;

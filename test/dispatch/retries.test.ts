@@ -45,7 +45,10 @@ async function setUp(env: Record<string, string> = {}) {
     },
   });
   const tenant = await createTenant(app.prisma);
-  await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+  await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
+    allowPrivate: false,
+    now: app.now(),
+  });
   /** Moves the clock to `at` and lets the dispatcher do everything due by then. */
   const at = async (time: Date) => {
     clock.now = time;

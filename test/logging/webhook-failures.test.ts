@@ -48,7 +48,10 @@ describe('webhook failure logs', () => {
     apps.push(app);
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+    const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
+      allowPrivate: true,
+      now: app.now(),
+    });
     const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
     const metadataValue = 'body-must-not-be-logged-41';
     const event = async () => {

@@ -35,6 +35,7 @@ describe('concurrency counters', () => {
         timezone: 'UTC',
         windows: ['mon-fri 09:00-17:00'],
         outsideWindow: 'queue',
+        now: app.now(),
       })
     ).id;
     const ids: string[] = [];

@@ -82,7 +82,7 @@ describe('key usage', () => {
     const starter = await createTenant(app.prisma, { plan: 'starter' });
     const agencyOff = await createTenant(app.prisma);
     const clientOfOff = await createClientTenant(app.prisma, agencyOff.accountId);
-    await setApiAccess(app.storage, agencyOff.accountId, false);
+    await setApiAccess(app.storage, agencyOff.accountId, false, undefined, app.now());
     for (const [tenant, error] of [
       [off, 'API access is disabled'],
       [starter, 'API access requires the agency plan'],
@@ -96,7 +96,7 @@ describe('key usage', () => {
 
     // Switched on again, the key is used. A minute later on the service's clock (the rate limit's window is real time,
     // so still the same one), the next request is rate limited, and it is a use: the key was good and allowed.
-    await setApiAccess(app.storage, off.accountId, true);
+    await setApiAccess(app.storage, off.accountId, true, undefined, app.now());
     expect((await send(off.key)).statusCode).toBe(200);
     expect(
       await waitFor(

@@ -71,6 +71,7 @@ describe('calling windows', () => {
         timezone: 'America/New_York',
         windows: ['mon-fri 09:00-17:00'],
         outsideWindow,
+        now: app.now(),
       })
     ).id;
 

@@ -29,9 +29,9 @@ beforeAll(async () => {
 });
 
 const list = (tenant: Tenant, phoneNumber: string) =>
-  addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR });
+  addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR, now: app.now() });
 const unlist = (tenant: Tenant, phoneNumber: string) =>
-  removeFromDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR });
+  removeFromDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR, now: app.now() });
 const callsTo = (phoneNumber: string) => app.prisma.call.count({ where: { phoneNumber } });
 const waitingOf = async (tenant: Tenant) =>
   (await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls;

@@ -38,6 +38,7 @@ async function agent(
     timezone: 'Asia/Tokyo',
     windows,
     outsideWindow,
+    now: app.now(),
   });
   await app.prisma.agent.update({ where: { id }, data: { windowTimezone } });
   return id;

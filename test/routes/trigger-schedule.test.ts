@@ -37,6 +37,7 @@ async function officeHoursAgent(outsideWindow: 'queue' | 'reject'): Promise<stri
     timezone: 'America/New_York',
     windows: ['mon-fri 09:00-17:00'],
     outsideWindow,
+    now: app.now(),
   });
   return agent.id;
 }
