@@ -15,7 +15,7 @@ import { waitFor } from '../helpers/wait.js';
 const OPERATOR = { kind: 'operator' } as const;
 
 async function setup() {
-  const now = new Date('2026-12-01T10:00:00Z');
+  const now = new Date('2054-12-01T10:00:00Z');
   const { app } = await buildTestApp({ clock: () => now });
   const tenant = await createTenant(app.prisma);
   // An endpoint, so that each event makes a delivery (the delivery worker is off: they stay pending).
@@ -42,7 +42,7 @@ describe('cancelCalls', () => {
   it('ends a waiting call failed (canceled) with one event, one call.failed delivery and one audit entry', async () => {
     const s = await setup();
     const id = await s.waiting();
-    const at = new Date('2026-12-01T10:05:00Z');
+    const at = new Date('2054-12-01T10:05:00Z');
 
     expect(await cancelCalls(s.app.storage, [id], OPERATOR, at)).toEqual([
       { call_id: id, result: 'canceled', status: 'failed' },
@@ -64,7 +64,7 @@ describe('cancelCalls', () => {
     expect((await s.app.prisma.account.findUniqueOrThrow({ where: { id: s.tenant.accountId } })).waitingCalls).toBe(0);
 
     // Again: nothing changes, and it says it was already canceled.
-    expect(await cancelCalls(s.app.storage, [id], OPERATOR, new Date('2026-12-01T10:06:00Z'))).toEqual([
+    expect(await cancelCalls(s.app.storage, [id], OPERATOR, new Date('2054-12-01T10:06:00Z'))).toEqual([
       { call_id: id, result: 'already_canceled', status: 'failed' },
     ]);
     expect(await s.stateOf(id)).toEqual(call);

@@ -253,8 +253,8 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
           phoneNumber: '+442071234567',
           fromNumber: '+14155550100',
           name: 'Later Person',
-          notBefore: new Date('2030-01-07T14:00:00Z'),
-          expiresAt: new Date('2030-01-08T14:00:00Z'),
+          notBefore: new Date('2058-01-07T14:00:00Z'),
+          expiresAt: new Date('2058-01-08T14:00:00Z'),
           timezone: 'America/New_York',
         },
       })
@@ -352,21 +352,21 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       agentId: agent.id,
       fromNumber: '+14155550100',
       name: 'Alexandra Montgomery-Whitfield',
-      expiresAt: new Date('2030-01-10T14:00:00Z'),
+      expiresAt: new Date('2058-01-10T14:00:00Z'),
     };
-    // Waiting for attempt 3 (not due before 2030: the dispatcher leaves them all alone).
+    // Waiting for attempt 3 (not due before 2058: the dispatcher leaves them all alone).
     const retrying = await world.prisma.call.create({
       data: {
         ...base,
         phoneNumber: '+14155550301',
         attempt: 3,
-        nextAttemptAt: new Date('2030-01-08T17:00:00Z'),
-        notBefore: new Date('2030-01-08T17:00:00Z'),
+        nextAttemptAt: new Date('2058-01-08T17:00:00Z'),
+        notBefore: new Date('2058-01-08T17:00:00Z'),
         timezone: 'America/Los_Angeles',
         timezoneSource: 'country',
         attemptOutcomes: [
-          { attempt: 1, outcome: 'busy', at: '2030-01-07T17:00:00.000Z' },
-          { attempt: 2, outcome: 'no_answer', at: '2030-01-07T17:31:00.000Z' },
+          { attempt: 1, outcome: 'busy', at: '2058-01-07T17:00:00.000Z' },
+          { attempt: 2, outcome: 'no_answer', at: '2058-01-07T17:31:00.000Z' },
         ],
       },
     });
@@ -375,7 +375,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       data: {
         ...base,
         phoneNumber: '+14155550302',
-        notBefore: new Date('2030-01-07T17:00:00Z'),
+        notBefore: new Date('2058-01-07T17:00:00Z'),
         timezone: 'America/Los_Angeles',
         timezoneSource: 'request',
       },
@@ -393,7 +393,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
         answeredBy: 'machine',
         timezone: 'America/Los_Angeles',
         timezoneSource: 'agent',
-        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2030-01-07T17:00:00.000Z' }],
+        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2058-01-07T17:00:00.000Z' }],
       },
     });
     // Ended on a machine: its badge says so, no second word for it.
@@ -425,8 +425,8 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     const attempts = status(retrying.id).locator('.call-facts span[title]');
     expect(await attempts.textContent()).toBe('Attempt 3 of 3: busy, no answer');
     expect(await attempts.getAttribute('title')).toBe(
-      'Attempt 1: busy, 2030-01-07 17:00:00 UTC (Mon 09:00 America/Los_Angeles); ' +
-        'Attempt 2: no answer, 2030-01-07 17:31:00 UTC (Mon 09:31 America/Los_Angeles)',
+      'Attempt 1: busy, 2058-01-07 17:00:00 UTC (Mon 09:00 America/Los_Angeles); ' +
+        'Attempt 2: no answer, 2058-01-07 17:31:00 UTC (Mon 09:31 America/Los_Angeles)',
     );
     const windowBadge = status(window.id).locator('.badge');
     expect(await windowBadge.textContent()).toBe(

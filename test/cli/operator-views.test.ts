@@ -19,7 +19,7 @@ interface ShownCall {
 }
 
 async function setup() {
-  const clock = { now: new Date('2026-12-01T10:00:00Z') };
+  const clock = { now: new Date('2054-12-01T10:00:00Z') };
   const { app, databaseUrl } = await buildTestApp({
     clock: () => clock.now,
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
@@ -52,12 +52,12 @@ describe('calls show for people', () => {
     const pending = await cli(s.databaseUrl, ['calls', 'show', callId], {}, s.app.now);
     expect(pending.code).toBe(0);
     expect(pending.stdout).toMatch(
-      /call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2026-12-01T10:00:05\.000Z/,
+      /call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2054-12-01T10:00:05\.000Z/,
     );
     const shown = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'], {}, s.app.now)).json<ShownCall>();
-    expect(shown.call.deliveries[0]?.next_attempt_at).toBe('2026-12-01T10:00:05.000Z');
+    expect(shown.call.deliveries[0]?.next_attempt_at).toBe('2054-12-01T10:00:05.000Z');
 
-    s.clock.now = new Date('2026-12-01T10:00:05Z');
+    s.clock.now = new Date('2054-12-01T10:00:05Z');
     await s.app.deliveryWorker!.settle();
     const { code, stdout } = await cli(s.databaseUrl, ['calls', 'show', callId], {}, s.app.now);
     expect(code).toBe(0);
@@ -73,8 +73,8 @@ describe('calls show for people', () => {
     expect(stdout).toMatch(/call\.failed, succeeded, webhook-id [0-9a-f-]{36}, 2 attempts$/m);
     expect(stdout).not.toContain('next attempt');
     expect(stdout).toMatch(/^ {4}attempt +time +status +latency +error$/m);
-    expect(stdout).toMatch(/^ {4}1 +2026-12-01T10:00:00\.000Z +503 +\d+ ms +-$/m);
-    expect(stdout).toMatch(/^ {4}2 +2026-12-01T10:00:05\.000Z +200 +\d+ ms +-$/m);
+    expect(stdout).toMatch(/^ {4}1 +2054-12-01T10:00:00\.000Z +503 +\d+ ms +-$/m);
+    expect(stdout).toMatch(/^ {4}2 +2054-12-01T10:00:05\.000Z +200 +\d+ ms +-$/m);
     const finished = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'], {}, s.app.now)).json<ShownCall>();
     expect(finished.call.deliveries[0]).toMatchObject({
       status: 'succeeded',
@@ -93,7 +93,7 @@ describe('calls show for people', () => {
     const callId = await s.event();
     await s.app.deliveryWorker!.settle();
     const { stdout } = await cli(s.databaseUrl, ['calls', 'show', callId], {}, s.app.now);
-    expect(stdout).toMatch(/^ {4}1 +2026-12-01T10:00:00\.000Z +- +\d+ ms +connect ECONNREFUSED 127\.0\.0\.1:1$/m);
+    expect(stdout).toMatch(/^ {4}1 +2054-12-01T10:00:00\.000Z +- +\d+ ms +connect ECONNREFUSED 127\.0\.0\.1:1$/m);
   });
 });
 

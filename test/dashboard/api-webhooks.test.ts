@@ -594,7 +594,7 @@ describe('the webhook endpoint', () => {
 
     const since = new Date(Date.now() - 3_600_000).toISOString().slice(0, 16);
     // Not a time, and times that do not exist (the same parser as the Calls filters': no roll-over into March).
-    for (const wrong of ['yesterday', '2026-02-30 10:00', '2026-04-31T10:00', '2026-01-01 24:00']) {
+    for (const wrong of ['yesterday', '2054-02-30 10:00', '2054-04-31T10:00', '2054-01-01 24:00']) {
       const bad = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since: wrong });
       expect(bad.status, wrong).toBe(400);
       expect(bad.body).toContain('Enter the date and time as YYYY-MM-DD HH:MM (UTC).');

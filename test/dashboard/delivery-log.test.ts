@@ -197,7 +197,7 @@ describe('the filters', () => {
   });
 
   it('name each wrong filter next to its field, all at once', async () => {
-    const res = await a.visitor.get(`${LOG}?event=call.exploded&status=lost&from=2026-02-30&to=yesterday`);
+    const res = await a.visitor.get(`${LOG}?event=call.exploded&status=lost&from=2054-02-30&to=yesterday`);
     expect(res.status).toBe(400);
     for (const field of ['event', 'status', 'from', 'to'])
       expect(res.body).toMatch(
@@ -206,10 +206,10 @@ describe('the filters', () => {
         ),
       );
     expect(res.body).toContain(html('"call.exploded" is not an event type'));
-    expect(res.body).toContain(html('"2026-02-30" is not a date'));
+    expect(res.body).toContain(html('"2054-02-30" is not a date'));
     expect(res.body).toContain('No deliveries are shown until the filters are corrected.');
     expect(shown(res.body)).toEqual([]);
-    const backwards = await a.visitor.get(`${LOG}?from=2026-11-20&to=2026-11-10`);
+    const backwards = await a.visitor.get(`${LOG}?from=2054-11-20&to=2054-11-10`);
     expect(backwards.status).toBe(400);
     expect(backwards.body).toContain('The date range ends before it starts');
   });
@@ -259,12 +259,12 @@ describe('Resend', () => {
     // Disabled: the banner says resend is impossible, and nothing on the page offers one.
     await app.prisma.webhookEndpoint.update({
       where: { id: a.endpointId },
-      data: { enabled: false, disabledReason: 'answered 410 Gone at 2026-11-25T10:00:00.000Z' },
+      data: { enabled: false, disabledReason: 'answered 410 Gone at 2054-11-25T10:00:00.000Z' },
     });
     const disabled = (await a.visitor.get(LOG)).body;
     expect(disabled).toContain('Deliveries cannot be resent while the endpoint is disabled');
     expect(disabled).toContain(
-      '<span class="badge" data-tone="bad">Disabled</span> answered 410 Gone at 2026-11-25 10:00:00 UTC',
+      '<span class="badge" data-tone="bad">Disabled</span> answered 410 Gone at 2054-11-25 10:00:00 UTC',
     );
     expect(disabled).not.toContain('/resend"');
     expect(disabled).not.toContain('resend-failed');
@@ -286,10 +286,10 @@ describe('Resend', () => {
     )?.[1];
     expect([before, after]).toContain(value);
     // A wrong time is named next to the field, and kept there to correct.
-    const bad = await a.visitor.submit(LOG, `${LOG}/resend-failed`, { since: '2026-02-30 10:00' });
+    const bad = await a.visitor.submit(LOG, `${LOG}/resend-failed`, { since: '2054-02-30 10:00' });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatch(
-      /value="2026-02-30 10:00" required aria-describedby="resend-since-error" aria-invalid="true">[\s\S]*<p class="field-error" id="resend-since-error">Enter the date and time as YYYY-MM-DD HH:MM \(UTC\)\.<\/p>/,
+      /value="2054-02-30 10:00" required aria-describedby="resend-since-error" aria-invalid="true">[\s\S]*<p class="field-error" id="resend-since-error">Enter the date and time as YYYY-MM-DD HH:MM \(UTC\)\.<\/p>/,
     );
   });
 });

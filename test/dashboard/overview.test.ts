@@ -17,7 +17,7 @@ import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 // A Monday, noon UTC: a weekend window is closed.
-const clock = { now: new Date('2030-03-11T12:00:00.000Z') };
+const clock = { now: new Date('2058-03-11T12:00:00.000Z') };
 let app: App;
 let agency: Tenant;
 let client: Tenant;
@@ -149,7 +149,7 @@ beforeAll(async () => {
       attemptOutcomes: [{ attempt: 1, outcome: 'busy', at: clock.now.toISOString() }],
     },
   });
-  await call(agency, [{ kind: 'failed', reason: 'expired' }], { at: new Date('2030-03-10T23:59:59.000Z') });
+  await call(agency, [{ kind: 'failed', reason: 'expired' }], { at: new Date('2058-03-10T23:59:59.000Z') });
   // The client: one call failed with a provider error; its endpoint answers 410 and is switched off.
   await call(client, [{ kind: 'failed', reason: 'provider_error' }]);
   await app.deliveryWorker!.settle();
@@ -160,7 +160,7 @@ describe('overview', () => {
     const visitor = await signedIn('agency@overview.example', '203.0.113.21');
     const page = await visitor.get('/dashboard');
     expect(page.status).toBe(200);
-    expect(page.body).toContain('"Today" is 2030-03-11 in UTC');
+    expect(page.body).toContain('"Today" is 2058-03-11 in UTC');
     const calls = table(page.body, 'calls-now');
     expect([...calls.keys()]).toEqual(['Test Agency', 'Quiet Client', 'Test Client']);
     // Active, waiting, of them for a window, scheduled and for a retry, completed today, failed today (each reason).
@@ -178,7 +178,7 @@ describe('overview', () => {
     expect(disabled.enabled).toBe(false);
     // Four call.failed deliveries got a 503 (yesterday's expiry among them: it was sent now).
     // Enabled, but failing: no green "Enabled".
-    expect(endpoints.get('Test Agency')).toEqual([agencyUrl, 'Failing', '2030-03-11 12:00:00 UTC', '4']);
+    expect(endpoints.get('Test Agency')).toEqual([agencyUrl, 'Failing', '2058-03-11 12:00:00 UTC', '4']);
     // The stored reason holds an ISO time; the page writes it as every page writes times (issue 21, point 11).
     expect(disabled.disabledReason).toMatch(/^answered 410 Gone at \d{4}-\d\d-\d\dT/);
     const shownAt = new Date(/at (\S+)$/.exec(disabled.disabledReason!)![1]!)
@@ -194,14 +194,14 @@ describe('overview', () => {
     expect(endpoints.get('Quiet Client')).toEqual(['No webhook endpoint set']);
 
     // Two hours on: the failures are older than an hour; the last success stays.
-    clock.now = new Date('2030-03-11T14:00:00.000Z');
+    clock.now = new Date('2058-03-11T14:00:00.000Z');
     try {
       const later = await signedIn('agency@overview.example', '203.0.113.23');
       const after = table((await later.get('/dashboard')).body, 'endpoints');
-      expect(after.get('Test Agency')).toEqual([agencyUrl, 'Enabled', '2030-03-11 12:00:00 UTC', '0']);
+      expect(after.get('Test Agency')).toEqual([agencyUrl, 'Enabled', '2058-03-11 12:00:00 UTC', '0']);
       expect(after.get('Test Client')![3]).toBe('0');
     } finally {
-      clock.now = new Date('2030-03-11T12:00:00.000Z');
+      clock.now = new Date('2058-03-11T12:00:00.000Z');
     }
   });
 
@@ -256,8 +256,8 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     const a = agency.accountId;
     const active = `/dashboard/calls?status=in_progress&client=${a}`;
     const waiting = `/dashboard/calls?status=initiated&client=${a}`;
-    const completed = `/dashboard/calls?status=completed&from=2030-03-11&to=2030-03-11&client=${a}`;
-    const failed = `/dashboard/calls?status=failed&from=2030-03-11&to=2030-03-11&client=${a}`;
+    const completed = `/dashboard/calls?status=completed&from=2058-03-11&to=2058-03-11&client=${a}`;
+    const failed = `/dashboard/calls?status=failed&from=2058-03-11&to=2058-03-11&client=${a}`;
     // Active, waiting (and each kind of waiting), completed, failed (and each reason: busy, no answer).
     expect(hrefs(rowOf(page, 'calls-now', 'Test Agency (agency)'))).toEqual([
       active,
@@ -293,9 +293,9 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     expect(hrefs(rowOf(own, 'calls-now', 'Test Client'))).toEqual([
       '/dashboard/calls?status=in_progress',
       ...Array<string>(4).fill('/dashboard/calls?status=initiated'),
-      '/dashboard/calls?status=completed&from=2030-03-11&to=2030-03-11',
+      '/dashboard/calls?status=completed&from=2058-03-11&to=2058-03-11',
       // Failed today, and its one reason.
-      ...Array<string>(2).fill('/dashboard/calls?status=failed&from=2030-03-11&to=2030-03-11'),
+      ...Array<string>(2).fill('/dashboard/calls?status=failed&from=2058-03-11&to=2058-03-11'),
     ]);
   });
 
@@ -311,7 +311,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     expect(warnings(page)).toEqual([
       [
         'The webhook endpoint of Test Agency failed 4 delivery attempts in the last hour (last success: ' +
-          '2030-03-11 12:00:00 UTC). See its failed deliveries',
+          '2058-03-11 12:00:00 UTC). See its failed deliveries',
         ['/dashboard/settings/api-webhooks/deliveries?failed=1'],
       ],
       [
@@ -336,7 +336,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     ]);
 
     // Two hours on, the agency's failures are older than an hour: no warning; the disabled endpoint still has one.
-    clock.now = new Date('2030-03-11T14:00:00.000Z');
+    clock.now = new Date('2058-03-11T14:00:00.000Z');
     try {
       const later = await signedIn('agency@overview.example', '203.0.113.35');
       const after = (await later.get('/dashboard')).body;
@@ -346,7 +346,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
       expect(table(after, 'endpoints').get('Test Agency')![1]).toBe('Enabled');
       expect(rowOf(after, 'endpoints', 'Test Agency')).toContain('<span class="badge" data-tone="ok">Enabled</span>');
     } finally {
-      clock.now = new Date('2030-03-11T12:00:00.000Z');
+      clock.now = new Date('2058-03-11T12:00:00.000Z');
     }
   });
 

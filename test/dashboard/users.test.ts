@@ -379,7 +379,7 @@ describe('inviting an address another agency uses (emails are unique per agency)
 
 describe('inviting and new sign-in links need a recent password entry', () => {
   it('after 10 minutes, sends to the re-enter-password page and back to the Users page; nothing is made until then', async () => {
-    let now = new Date('2026-11-23T09:00:00Z');
+    let now = new Date('2054-11-23T09:00:00Z');
     const { app: timed } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now });
     const { id: agency } = await createAgency(timed.storage, { name: 'Clockwork' });
     await createUserWithPassword(timed.prisma, agency, 'keeper@clockwork.example');

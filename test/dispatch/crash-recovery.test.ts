@@ -260,7 +260,7 @@ describe('simulated calls across a restart', () => {
     const RING_MS = 1_000;
     const TALK_MS = 5_000;
     const env = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: String(RING_MS), SIMULATED_TALK_MS: String(TALK_MS) };
-    const t0 = new Date('2026-11-21T10:00:00.000Z');
+    const t0 = new Date('2054-11-21T10:00:00.000Z');
     let firstClock = t0;
     const first = await buildTestApp({ env, clock: () => firstClock });
     const tenant = await createTenant(first.app.prisma);

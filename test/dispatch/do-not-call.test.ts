@@ -21,9 +21,9 @@ import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
 /** Friday 18:30 in New York: the office-hours window is closed, so accepted calls wait. */
-const FRIDAY_EVENING = new Date('2026-11-27T23:30:00Z');
+const FRIDAY_EVENING = new Date('2054-11-27T23:30:00Z');
 /** Monday 09:00 in New York: it opens. */
-const MONDAY_MORNING = new Date('2026-11-30T14:00:00Z');
+const MONDAY_MORNING = new Date('2054-11-30T14:00:00Z');
 
 function dialLog(): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-dnc-dials-')), 'dials.log');
@@ -144,7 +144,7 @@ describe('the do-not-call check at the claim', () => {
 
   it('a number listed while its call waits between attempts ends the call at the next attempt, never dialled again', async () => {
     const RING_MS = 30;
-    const T0 = new Date('2026-11-25T10:00:00.000Z');
+    const T0 = new Date('2054-11-25T10:00:00.000Z');
     let now = T0;
     const log = dialLog();
     const { app } = await buildTestApp({

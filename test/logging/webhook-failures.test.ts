@@ -30,7 +30,7 @@ describe('webhook failure logs', () => {
       },
     });
     const { url } = await freshDatabase();
-    const clock = { now: new Date('2026-12-01T10:00:00Z') };
+    const clock = { now: new Date('2054-12-01T10:00:00Z') };
     const config = loadConfig({
       DATABASE_URL: url,
       LOG_LEVEL: 'info',

@@ -10,7 +10,7 @@ import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 // A Saturday: the weekday window below is closed, so its calls wait for Monday.
-const now = new Date('2030-03-09T15:00:00.000Z');
+const now = new Date('2058-03-09T15:00:00.000Z');
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({

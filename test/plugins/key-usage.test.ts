@@ -10,7 +10,7 @@ const TRIGGER = { phone_number: '+14155552671' };
 
 describe('key usage', () => {
   it('records when a key authenticated a request, to the minute, and only for that key', async () => {
-    let now = new Date('2026-11-23T10:00:00.000Z');
+    let now = new Date('2054-11-23T10:00:00.000Z');
     const { app } = await buildTestApp({
       clock: () => now,
       env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false' },
@@ -61,7 +61,7 @@ describe('key usage', () => {
   });
 
   it('a request refused by the access switch or the plan (403) is not a use; one refused by the rate limit (429) is', async () => {
-    const now = new Date('2026-11-23T10:00:00.000Z');
+    const now = new Date('2054-11-23T10:00:00.000Z');
     const clock = { now };
     const { app } = await buildTestApp({
       clock: () => clock.now,

@@ -39,7 +39,7 @@ interface Setup {
 }
 
 async function setup(options: { allowPrivate?: boolean; perEndpoint?: number } = {}): Promise<Setup> {
-  const clock = { now: new Date('2026-12-01T10:00:00Z') };
+  const clock = { now: new Date('2054-12-01T10:00:00Z') };
   const { app } = await buildTestApp({
     clock: () => clock.now,
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: String(options.allowPrivate ?? true) },

@@ -20,7 +20,7 @@ beforeAll(async () => {
   // Noon UTC: a window of 09:00-10:00 UTC is closed, whatever the time the test runs at.
   ({ app, databaseUrl } = await buildTestApp({
     env: { MAX_QUEUED_CALLS: '3' },
-    clock: () => new Date('2026-11-25T12:00:00Z'),
+    clock: () => new Date('2054-11-25T12:00:00Z'),
   }));
   t.agency = await createTenant(app.prisma);
   t.client = await createClientTenant(app.prisma, t.agency.accountId);

@@ -31,7 +31,7 @@ interface Setup {
 }
 
 async function setup(): Promise<Setup> {
-  const clock = { now: new Date('2026-12-01T10:00:00Z') };
+  const clock = { now: new Date('2054-12-01T10:00:00Z') };
   const { app, databaseUrl } = await buildTestApp({
     clock: () => clock.now,
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
@@ -372,9 +372,9 @@ describe('retention', () => {
     // As if the retention periods had long passed; a succeeded delivery of that age would go.
     await s.app.prisma.webhookDelivery.updateMany({
       where: { callId },
-      data: { completedAt: new Date('2020-01-01T00:00:00Z') },
+      data: { completedAt: new Date('2048-01-01T00:00:00Z') },
     });
-    const future = new Date('2030-01-01T00:00:00Z');
+    const future = new Date('2058-01-01T00:00:00Z');
     const cutoffs = {
       now: future,
       sessionsIdleSince: future,
