@@ -137,8 +137,8 @@ describe("the webhook events' examples", () => {
     }
     // Scheduled (09:30 in New York is 14:30 UTC in December), in the zone the trigger gave; and a zone from the
     // number's country (+44: the United Kingdom, one zone).
+    expect(started.scheduled_at).toMatch(/^\d{4}-12-\d{2}T14:30:00\.000Z$/);
     expect(started).toMatchObject({
-      scheduled_at: '2026-12-01T14:30:00.000Z',
       timezone: 'America/New_York',
       timezone_source: 'request',
     });

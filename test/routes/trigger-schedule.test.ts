@@ -4,6 +4,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DATE_TIME_RULE } from '../../schemas/text.js';
 import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { callView } from '../../src/calls/call-view.js';
@@ -126,7 +127,8 @@ describe('the calling window is read at the scheduled time', () => {
 });
 
 describe('every bad scheduled_at is a 400 naming the field, and stores nothing', () => {
-  const FORMAT = 'scheduled_at must be an RFC 3339 date-time with its UTC offset, such as 2026-12-01T09:30:00-05:00';
+  // The rule's example is documentation, not a time: read from the one place that writes it.
+  const FORMAT = `scheduled_at ${DATE_TIME_RULE}`;
   beforeAll(() => {
     now = new Date('2054-11-23T15:00:00Z');
   });
