@@ -39,9 +39,9 @@ beforeAll(async () => {
   us = await signedIn(usAgency, 'owner@us-caller.example');
   ({ id: gbAgency } = await createAgency(app.storage, { name: 'GB agency' }));
   // Its agents' numbers are British: a number typed without a country code is read as one.
-  await createAgent(app.storage, { accountId: gbAgency, name: 'London', phone: '+442071838750' });
-  await createAgent(app.storage, { accountId: gbAgency, name: 'Mobile', phone: '+447911123456' });
-  await createAgent(app.storage, { accountId: gbAgency, name: 'New York', phone: '+12125550100' });
+  await createAgent(app.storage, { now: app.now(), accountId: gbAgency, name: 'London', phone: '+442071838750' });
+  await createAgent(app.storage, { now: app.now(), accountId: gbAgency, name: 'Mobile', phone: '+447911123456' });
+  await createAgent(app.storage, { now: app.now(), accountId: gbAgency, name: 'New York', phone: '+12125550100' });
   gb = await signedIn(gbAgency, 'owner@gb-caller.example');
 });
 

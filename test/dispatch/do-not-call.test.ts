@@ -22,9 +22,9 @@ import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
 /** Friday 18:30 in New York: the office-hours window is closed, so accepted calls wait. */
-const FRIDAY_EVENING = new Date('2026-11-27T23:30:00Z');
+const FRIDAY_EVENING = new Date('2054-11-27T23:30:00Z');
 /** Monday 09:00 in New York: it opens. */
-const MONDAY_MORNING = new Date('2026-11-30T14:00:00Z');
+const MONDAY_MORNING = new Date('2054-11-30T14:00:00Z');
 
 function dialLog(): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-dnc-dials-')), 'dials.log');
@@ -43,6 +43,7 @@ async function officeHoursAgent(app: Awaited<ReturnType<typeof buildTestApp>>['a
     timezone: 'America/New_York',
     windows: ['mon-fri 09:00-17:00'],
     outsideWindow: 'queue',
+    now: app.now(),
   });
   return id;
 }
@@ -63,7 +64,7 @@ describe('the do-not-call check at the claim', () => {
     const agency = await createTenant(app.prisma);
     const client = await createClientTenant(app.prisma, agency.accountId);
     const receiver = await startReceiver();
-    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     const agentId = await officeHoursAgent(app, client.accountId);
     const call = async (phone: string) =>
       callIdOf(await trigger(app, client.key, { phone_number: phone, agent_id: agentId }));
@@ -133,7 +134,7 @@ describe('the do-not-call check at the claim', () => {
 
   it('a number listed while its call waits between attempts ends the call then, not at the next attempt', async () => {
     const RING_MS = 30;
-    const T0 = new Date('2026-11-25T10:00:00.000Z');
+    const T0 = new Date('2054-11-25T10:00:00.000Z');
     let now = T0;
     const log = dialLog();
     const { app } = await buildTestApp({
@@ -145,7 +146,10 @@ describe('the do-not-call check at the claim', () => {
       await app.dispatcher!.settle();
     };
     const tenant = await createTenant(app.prisma);
-    await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+    await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
+      allowPrivate: false,
+      now: app.now(),
+    });
     await app.prisma.agent.update({
       where: { id: tenant.agentId },
       data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] },
@@ -168,6 +172,7 @@ describe('the do-not-call check at the claim', () => {
       accountId: tenant.accountId,
       email: 'ops@example.com',
       actor: OPERATOR,
+      now: app.now(),
     });
     const listedAt = new Date(next.getTime() - 10 * 60_000);
     await at(listedAt);
@@ -244,7 +249,7 @@ describe('the do-not-call check at the claim', () => {
     const client = await createClientTenant(app.prisma, agency.accountId);
     const other = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, client.accountId, receiver.url, { now: app.now(), allowPrivate: true });
     const agentId = await officeHoursAgent(app, client.accountId);
     const otherAgent = await officeHoursAgent(app, other.accountId);
     const call = async (phone: string) =>
