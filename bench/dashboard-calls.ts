@@ -239,18 +239,19 @@ async function measureAll(postgres: BenchPostgres) {
   try {
     const { id: agencyId } = await createAgency(storage, { name: 'Million Calls Agency', plan: 'agency' });
     const clients = [
-      (await createClient(storage, { agencyId, name: 'Client One' })).id,
-      (await createClient(storage, { agencyId, name: 'Client Two' })).id,
+      (await createClient(storage, { agencyId, name: 'Client One', now: new Date() })).id,
+      (await createClient(storage, { agencyId, name: 'Client Two', now: new Date() })).id,
     ];
     const agent = async (accountId: string, name: string) =>
-      (await createAgent(storage, { accountId, name, phone: '+14155550100' })).id;
+      (await createAgent(storage, { accountId, name, phone: '+14155550100', now: new Date() })).id;
     const agents = [await agent(agencyId, 'Agent A'), await agent(agencyId, 'Agent B')];
     const rareAgent = await agent(agencyId, 'Rare Agent');
-    await setWebhook(storage, agencyId, 'https://hooks.example.com/calls', { allowPrivate: false });
+    await setWebhook(storage, agencyId, 'https://hooks.example.com/calls', { allowPrivate: false, now: new Date() });
     const { id: userId } = await createUser(storage, {
       accountId: agencyId,
       email: 'bench@dashboard.example',
       actor: { kind: 'operator' },
+      now: new Date(),
     });
     await storage.users.setPasswordHash(userId, await hashPassword(PASSWORD, { N: 2 ** 10, r: 8, p: 1 }));
 

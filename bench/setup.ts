@@ -94,10 +94,11 @@ export async function createTenants(
         name: 'Bench Agent',
         phone: '+14155550100',
         ...(hours ? { timezone: hours.timezone, windows: hours.windows } : {}),
+        now: new Date(),
       });
-      await setDefaultAgent(storage, accountId, agentId);
-      if (webhookUrl) await setWebhook(storage, accountId, webhookUrl, { allowPrivate: true });
-      const { key } = await generateKey(storage, accountId);
+      await setDefaultAgent(storage, accountId, agentId, undefined, new Date());
+      if (webhookUrl) await setWebhook(storage, accountId, webhookUrl, { allowPrivate: true, now: new Date() });
+      const { key } = await generateKey(storage, accountId, undefined, { now: new Date() });
       return { accountId, agentId, key };
     };
     const tenants: Tenant[] = [];

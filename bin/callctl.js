@@ -65,6 +65,8 @@ try {
   const { runCli } = await load();
   process.exitCode = await runCli(argv, {
     env: process.env,
+    // callctl's real clock: runCli and its commands take theirs from here.
+    now: () => new Date(),
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
   });

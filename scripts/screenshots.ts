@@ -121,12 +121,18 @@ export async function makeShowcase(
   const password = `showcase ${randomBytes(9).toString('base64url')}`;
 
   const { id: agencyId } = await createAgency(storage, { name: 'Northwind Growth Partners' });
-  const { token } = await createUser(storage, { accountId: agencyId, email, actor: operator });
+  const { token } = await createUser(storage, { accountId: agencyId, email, actor: operator, now: new Date() });
   const set = await setPasswordWithLink(storage, { token, password, ip: null, now: new Date() });
   if (!set.ok) throw new Error(set.problem);
   const riley = await createAgent(
     storage,
-    { accountId: agencyId, name: 'Riley (new leads)', phone: '+15125550142', timezone: 'America/Chicago' },
+    {
+      accountId: agencyId,
+      name: 'Riley (new leads)',
+      phone: '+15125550142',
+      timezone: 'America/Chicago',
+      now: new Date(),
+    },
     operator,
   );
   await createAgent(
@@ -138,26 +144,38 @@ export async function makeShowcase(
       timezone: 'America/Chicago',
       windows: ['mon-fri 09:00-17:30', 'sat 10:00-14:00'],
       outsideWindow: 'queue',
+      now: new Date(),
     },
     operator,
   );
-  await setDefaultAgent(storage, agencyId, riley.id, operator);
-  const agencyKey = (await generateKey(storage, agencyId, operator)).key;
-  await setWebhook(storage, agencyId, options.receiver.url, { allowPrivate: true }, operator);
+  await setDefaultAgent(storage, agencyId, riley.id, operator, new Date());
+  const agencyKey = (await generateKey(storage, agencyId, operator, { now: new Date() })).key;
+  await setWebhook(storage, agencyId, options.receiver.url, { allowPrivate: true, now: new Date() }, operator);
 
   // Someone invited who has not chosen a password yet (the Users page shows both states).
-  await createUser(storage, { accountId: agencyId, email: 'jordan.kim@northwind-growth.example', actor: operator });
+  await createUser(storage, {
+    accountId: agencyId,
+    email: 'jordan.kim@northwind-growth.example',
+    actor: operator,
+    now: new Date(),
+  });
   await addToDoNotCall(storage, {
     accountId: agencyId,
     phoneNumber: '+15125550199',
     reason: 'Asked not to be called again',
     actor: operator,
+    now: new Date(),
   });
-  await addToDoNotCall(storage, { accountId: agencyId, phoneNumber: '+15125550108', actor: operator });
+  await addToDoNotCall(storage, { accountId: agencyId, phoneNumber: '+15125550108', actor: operator, now: new Date() });
 
-  const { id: clientId } = await createClient(storage, { agencyId, name: 'Bayside Dental' }, operator);
+  const { id: clientId } = await createClient(storage, { agencyId, name: 'Bayside Dental', now: new Date() }, operator);
   const clientEmail = 'frontdesk@bayside-dental.example';
-  const clientUser = await createUser(storage, { accountId: clientId, email: clientEmail, actor: operator });
+  const clientUser = await createUser(storage, {
+    accountId: clientId,
+    email: clientEmail,
+    actor: operator,
+    now: new Date(),
+  });
   const clientSet = await setPasswordWithLink(storage, {
     token: clientUser.token,
     password,
@@ -170,6 +188,7 @@ export async function makeShowcase(
     phoneNumber: '+14155550166',
     reason: 'Moved away',
     actor: operator,
+    now: new Date(),
   });
   const frontDesk = await createAgent(
     storage,
@@ -178,12 +197,19 @@ export async function makeShowcase(
       name: 'Bayside front desk',
       phone: '+14155550123',
       timezone: 'America/Los_Angeles',
+      now: new Date(),
     },
     operator,
   );
-  await setDefaultAgent(storage, clientId, frontDesk.id, operator);
-  const clientKey = (await generateKey(storage, clientId, operator)).key;
-  await setWebhook(storage, clientId, `${options.receiver.url}?client=bayside`, { allowPrivate: true }, operator);
+  await setDefaultAgent(storage, clientId, frontDesk.id, operator, new Date());
+  const clientKey = (await generateKey(storage, clientId, operator, { now: new Date() })).key;
+  await setWebhook(
+    storage,
+    clientId,
+    `${options.receiver.url}?client=bayside`,
+    { allowPrivate: true, now: new Date() },
+    operator,
+  );
 
   // As a client should: a 503 (the database did not answer in time, on a starved machine) is tried again with the
   // same Idempotency-Key, so a trigger that was accepted after all is not made twice.

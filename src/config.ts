@@ -131,6 +131,11 @@ export const ConfigSchema = Type.Object({
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info', description: 'pino level' },
   ),
+  LOG_FORMAT: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')], {
+    default: 'auto',
+    description:
+      'json: one JSON object a line; pretty: readable lines; auto: pretty when stdout is a terminal and NODE_ENV is not production, else json',
+  }),
 });
 
 type RawConfig = Static<typeof ConfigSchema>;

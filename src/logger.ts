@@ -96,7 +96,13 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   };
 }
 
-/** One line per request (method, path, status, latency) instead of Fastify's two; the request id is on every line. */
+/** The dashboard's stylesheet, scripts and icon: a page asks for several, their lines would bury the page's own. */
+const QUIET_ROUTES = /^\/dashboard\/assets\//;
+
+/**
+ * One line per request (method, path, status, latency) instead of Fastify's two; the request id is on every line.
+ * An asset's line is at debug level (LOG_LEVEL=debug shows it), unless it failed.
+ */
 export class RequestLineLogController extends LogController {
   override incomingRequest() {}
 
@@ -109,6 +115,7 @@ export class RequestLineLogController extends LogController {
       responseTimeMs: Math.round(reply.elapsedTime * 100) / 100,
     };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else if (QUIET_ROUTES.test(request.routeOptions.url ?? '')) reply.log.debug(line, 'request completed');
     else reply.log.info(line, 'request completed');
   }
 }

@@ -3,9 +3,11 @@
 import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import type { Server } from 'node:net';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildInternalApp } from './internal/app.js';
 import { loggerOptions } from './logger.js';
+import { logFormat, prettyDestination } from './logging/pretty.js';
 import { locateDatabase } from './storage/index.js';
 import { migrate } from './storage/index.js';
 import { tlsMaterial } from './tls.js';
@@ -24,9 +26,11 @@ async function main() {
   // Asynchronous writes: lines logged while a write is under way go out together in the next one (under load, one
   // write for many requests instead of a write per request; bench/README.md, "Figures behind code comments"). pino
   // flushes what is left synchronously when the process exits; only a SIGKILL can lose the lines of that moment.
+  // At a terminal the lines are for a person (src/logging/pretty.ts); elsewhere JSON for a collector.
+  const format = logFormat(config.LOG_FORMAT, process.stdout, process.env.NODE_ENV);
   const logger = pino(
     loggerOptions(config.LOG_LEVEL) as pino.LoggerOptions,
-    pino.destination({ dest: 1, sync: false }),
+    format === 'pretty' ? prettyDestination(process.stdout) : pino.destination({ dest: 1, sync: false }),
   );
   const database = await locateDatabase(config, 'server', (msg) => logger.info(msg));
   let app, internal;
@@ -54,14 +58,29 @@ async function main() {
 
   await app.listen({ port: config.PORT, host: config.HOST });
   await internal.listen({ port: config.INTERNAL_PORT, host: config.INTERNAL_HOST });
-  logger.info(
-    {
-      tls: config.TLS_MODE,
-      database: database.embedded ? 'embedded' : 'DATABASE_URL',
-      redis: Boolean(config.REDIS_URL),
-    },
-    'ready',
-  );
+  const ready = {
+    tls: config.TLS_MODE,
+    database: database.embedded ? 'embedded' : 'DATABASE_URL',
+    redis: Boolean(config.REDIS_URL),
+  };
+  const dashboard = dashboardUrl(config, app.server.address());
+  // One line with the dashboard's address: a field of the JSON "ready" line, or a line of its own for a person.
+  if (format === 'json') logger.info({ ...ready, dashboard }, 'ready');
+  else {
+    logger.info(ready, 'ready');
+    process.stdout.write(`Dashboard: ${dashboard}\n`);
+  }
+}
+
+/** Where a browser finds the dashboard: PUBLIC_BASE_URL's, else the listener's (localhost for a wildcard or loopback). */
+function dashboardUrl(config: Config, address: ReturnType<Server['address']>): string {
+  if (config.PUBLIC_BASE_URL) return `${config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/dashboard`;
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const local = ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost'].includes(config.HOST);
+  const host = local ? 'localhost' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  // Behind a TLS proxy the listener is plain HTTP and refuses a browser that comes without the proxy.
+  if (config.TLS_MODE === 'proxy') return `http://${host}:${port}/dashboard (through your TLS proxy)`;
+  return `https://${host}:${port}/dashboard`;
 }
 
 main().catch((error: unknown) => {

@@ -206,7 +206,7 @@ export const DASHBOARD_PASSWORD = 'scale bench: a million calls';
 export async function createDashboardUser(databaseUrl: string, accountId: string, email: string): Promise<void> {
   const storage = createStorage(databaseUrl, { max: 2 });
   try {
-    const { token } = await createUser(storage, { accountId, email, actor: { kind: 'operator' } });
+    const { token } = await createUser(storage, { accountId, email, actor: { kind: 'operator' }, now: new Date() });
     const set = await setPasswordWithLink(storage, { token, password: DASHBOARD_PASSWORD, ip: null, now: new Date() });
     if (!set.ok) throw new Error(`dashboard user: ${set.problem}`);
   } finally {

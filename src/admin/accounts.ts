@@ -57,7 +57,7 @@ export const CLIENT_NAME_MAX_LENGTH = 200;
 /** A client of the agency, audited as client_created when an actor is given (callctl and the dashboard give one). */
 export async function createClient(
   storage: Storage,
-  input: { agencyId: string; name: string; now?: Date },
+  input: { agencyId: string; name: string; now: Date },
   actor?: Actor,
 ) {
   const agency = await findAccount(storage, input.agencyId);
@@ -71,7 +71,7 @@ export async function createClient(
   if (!actor) return storage.accounts.insertClient({ agencyId: agency.id, name });
   return storage.transaction(async (tx) => {
     const client = await tx.accounts.insertClient({ agencyId: agency.id, name });
-    await audit(tx, client.id, actor, 'client_created', input.now ?? new Date(), { client_id: client.id, name });
+    await audit(tx, client.id, actor, 'client_created', input.now, { client_id: client.id, name });
     return client;
   });
 }
@@ -85,12 +85,12 @@ export async function createClient(
 export async function generateKey(
   storage: Storage,
   accountId: string,
-  actor?: Actor,
-  options: { replaces?: string | null; now?: Date } = {},
+  actor: Actor | undefined,
+  options: { replaces?: string | null; now: Date },
 ) {
   const account = await findAccount(storage, accountId);
   const generated = generateApiKey();
-  const now = options.now ?? new Date();
+  const now = options.now;
   const rotated = await storage.transaction(async (tx) => {
     const result = await tx.keys.rotateApiKey(
       account.id,
@@ -117,8 +117,8 @@ export async function setApiAccess(
   storage: Storage,
   accountId: string,
   enabled: boolean,
-  actor?: Actor,
-  now = new Date(),
+  actor: Actor | undefined,
+  now: Date,
 ) {
   const account = await findAccount(storage, accountId);
   await storage.transaction(async (tx) => {

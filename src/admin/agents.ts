@@ -231,14 +231,10 @@ function agentFields(input: CreateAgentInput): AgentFields {
 }
 
 /** A new agent of the account, audited as agent_created when an actor is given (callctl and the dashboard give one). */
-export async function createAgent(
-  storage: Storage,
-  input: CreateAgentInput & { now?: Date | undefined },
-  actor?: Actor,
-) {
+export async function createAgent(storage: Storage, input: CreateAgentInput & { now: Date }, actor?: Actor) {
   const account = await findAccount(storage, input.accountId);
   const fields = agentFields(input);
-  const now = input.now ?? new Date();
+  const now = input.now;
   const agent = await storage.transaction(async (tx) => {
     const row = await tx.agents.insertAgentRow({
       accountId: account.id,
@@ -267,8 +263,8 @@ export async function setDefaultAgent(
   storage: Storage,
   accountId: string,
   agentId: string,
-  actor?: Actor,
-  now = new Date(),
+  actor: Actor | undefined,
+  now: Date,
 ) {
   const account = await findAccount(storage, accountId);
   const agent = isUuid(agentId) ? await storage.accounts.findAgentById(agentId) : null;
@@ -295,12 +291,7 @@ export async function setDefaultAgent(
  * for the old calling window are handed back to the dispatcher, which dials them now or waits for the new window.
  * Nothing changed: nothing is written. The dashboard gives every field; callctl's `agent update` only those it names.
  */
-export async function updateAgent(
-  storage: Storage,
-  agentId: string,
-  input: AgentInput & { now?: Date | undefined },
-  actor?: Actor,
-) {
+export async function updateAgent(storage: Storage, agentId: string, input: AgentInput & { now: Date }, actor?: Actor) {
   const agent = isUuid(agentId) ? await storage.accounts.findAgentById(agentId) : null;
   if (!agent) throw new AdminError(`No agent ${agentId}`);
   const single = (input.name === undefined ? null : agentNameProblem(input.name.trim())) ?? agentInputProblem(input);
@@ -334,7 +325,7 @@ export async function updateAgent(
   const changed = Object.keys(changes);
   const result = { id: agent.id, changed, agent: auditedFields(fields) };
   if (changed.length === 0) return result;
-  const now = input.now ?? new Date();
+  const now = input.now;
   await storage.transaction(async (tx) => {
     await tx.agents.updateAgentRow(agent.id, fields, now);
     if (changes.calling_windows !== undefined || changes.timezone !== undefined)
@@ -359,8 +350,8 @@ export async function setAgentArchived(
   storage: Storage,
   agentId: string,
   archive: boolean,
-  actor?: Actor,
-  now = new Date(),
+  actor: Actor | undefined,
+  now: Date,
 ): Promise<{ id: string; name: string; archived: boolean; changed: boolean }> {
   const agent = isUuid(agentId) ? await storage.accounts.findAgentById(agentId) : null;
   if (!agent) throw new AdminError(`No agent ${agentId}`);

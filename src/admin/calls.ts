@@ -113,7 +113,7 @@ export async function cancelCalls(
   storage: Storage,
   callIds: string[],
   actor: Actor,
-  now = new Date(),
+  now: Date,
 ): Promise<CancelOutcome[]> {
   const ids = [...new Set(callIds.filter(isUuid).map(canonicalUuid))];
   const found = new Map<string, { status: CallStatus; reason: string | null; accountId: string }>();
@@ -150,7 +150,7 @@ export async function cancelCalls(
 }
 
 /** callctl's cancel of one call: the call as it now is, or an AdminError saying why it cannot be canceled. */
-export async function cancelCall(storage: Storage, callId: string, actor: Actor, now = new Date()) {
+export async function cancelCall(storage: Storage, callId: string, actor: Actor, now: Date) {
   const [outcome] = await cancelCalls(storage, [callId], actor, now);
   if (!outcome || outcome.result === 'not_found') throw new AdminError(`No call ${callId}`);
   if (outcome.result === 'too_late') throw new AdminError(cannotCancel(outcome.call_id, outcome.status!));

@@ -76,11 +76,11 @@ export async function endWaitingCalls(
  */
 export async function addToDoNotCall(
   storage: Storage,
-  input: { accountId: string; phoneNumber: string; reason?: string | null | undefined; actor: Actor; now?: Date },
+  input: { accountId: string; phoneNumber: string; reason?: string | null | undefined; actor: Actor; now: Date },
 ) {
   const account = await findAccount(storage, input.accountId);
   const { phoneNumber, reason } = checkedEntry(input.phoneNumber, input.reason, await accountCountry(storage, account));
-  const now = input.now ?? new Date();
+  const now = input.now;
   const { added, entry } = await storage.transaction(async (tx) => {
     const result = await tx.doNotCall.addEntry({
       accountId: account.id,
@@ -103,10 +103,10 @@ export async function addToDoNotCall(
 /** Takes the number off the account's list; `removed` false when it was not on it (nothing audited then). */
 export async function removeFromDoNotCall(
   storage: Storage,
-  input: { accountId: string; phoneNumber: string; actor: Actor; now?: Date },
+  input: { accountId: string; phoneNumber: string; actor: Actor; now: Date },
 ) {
   const account = await findAccount(storage, input.accountId);
-  const now = input.now ?? new Date();
+  const now = input.now;
   const removed = await storage.transaction(async (tx) => {
     const entry = await tx.doNotCall.removeEntry(account.id, input.phoneNumber);
     if (entry)

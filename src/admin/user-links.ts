@@ -157,7 +157,7 @@ async function replaceLinks(
  */
 export async function newSignInLink(
   storage: Storage,
-  input: { userId: string; actor: Actor; now?: Date },
+  input: { userId: string; actor: Actor; now: Date },
 ): Promise<NewLink> {
   const user = isUuid(input.userId) ? await storage.users.findUserById(input.userId) : null;
   if (!user) throw new AdminError(`No user ${input.userId}`);
@@ -166,7 +166,7 @@ export async function newSignInLink(
     purpose: 'set_password',
     actor: input.actor,
     action: 'sign_in_link_created',
-    now: input.now ?? new Date(),
+    now: input.now,
   });
 }
 

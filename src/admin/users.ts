@@ -40,9 +40,9 @@ export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>,
  */
 export async function createUser(
   storage: Storage,
-  input: { accountId: string; email: string; actor: Actor; now?: Date; allowExistingEmail?: boolean },
+  input: { accountId: string; email: string; actor: Actor; now: Date; allowExistingEmail?: boolean },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
-  const now = input.now ?? new Date();
+  const now = input.now;
   const email = normalizeEmail(input.email);
   if (!isPlausibleEmail(email)) throw new AdminError(notAnEmailAddress(input.email));
   if (input.actor.kind !== 'user' && !input.allowExistingEmail) await refuseExistingEmail(storage, email);
@@ -98,7 +98,7 @@ export async function createUser(
  */
 export async function inviteUser(
   storage: Storage,
-  input: { accountId: string; email: string; invitedBy: { userId: string; ip: string | null }; now?: Date },
+  input: { accountId: string; email: string; invitedBy: { userId: string; ip: string | null }; now: Date },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
   return createUser(storage, {
     accountId: input.accountId,
@@ -125,7 +125,7 @@ async function refuseExistingEmail(storage: Storage, email: string): Promise<voi
 export const CANNOT_DISABLE_SELF = 'You cannot disable yourself. Another agency user can, or an operator with callctl.';
 
 /** Disables the user: they cannot sign in, their sessions end at once and their unused links stop working. */
-export async function disableUser(storage: Storage, userId: string, actor: Actor, now = new Date()) {
+export async function disableUser(storage: Storage, userId: string, actor: Actor, now: Date) {
   const user = isUuid(userId) ? await storage.users.findUserById(userId) : null;
   if (!user) throw new AdminError(`No user ${userId}`);
   if (actor.kind === 'user' && actor.userId === user.id) throw new AdminError(CANNOT_DISABLE_SELF);
@@ -145,7 +145,7 @@ export async function disableUser(storage: Storage, userId: string, actor: Actor
 }
 
 /** Enables a disabled user again: they can sign in with their password; their old links stay void (send a new one). */
-export async function enableUser(storage: Storage, userId: string, actor: Actor, now = new Date()) {
+export async function enableUser(storage: Storage, userId: string, actor: Actor, now: Date) {
   const user = isUuid(userId) ? await storage.users.findUserById(userId) : null;
   if (!user) throw new AdminError(`No user ${userId}`);
   const changed = await storage.transaction(async (tx) => {
@@ -252,7 +252,7 @@ export async function endAllSessions(
 /** A new agency on the agency plan and its first user, with the user's set-password link: the one-command start. */
 export async function setupAgency(
   storage: Storage,
-  input: { agencyName: string; email: string; now?: Date; allowExistingEmail?: boolean },
+  input: { agencyName: string; email: string; now: Date; allowExistingEmail?: boolean },
 ) {
   const name = input.agencyName.trim();
   if (!name) throw new AdminError('An agency needs a name');

@@ -25,14 +25,14 @@ export async function setWebhook(
   storage: Storage,
   accountId: string,
   url: string,
-  options: { allowPrivate: boolean; replaces?: Date | null; now?: Date },
+  options: { allowPrivate: boolean; replaces?: Date | null; now: Date },
   actor?: Actor,
 ) {
   const account = await findAccount(storage, accountId);
   const problem = webhookUrlProblem(url, options.allowPrivate);
   if (problem) throw new AdminError(problem);
   const secret = generateWebhookSecret();
-  const now = options.now ?? new Date();
+  const now = options.now;
   const changed = await storage.transaction(async (tx) => {
     const done = await tx.endpoints.upsertEndpoint(
       account.id,
@@ -58,13 +58,13 @@ export async function changeWebhookUrl(
   storage: Storage,
   accountId: string,
   url: string,
-  options: { allowPrivate: boolean; replaces: Date; now?: Date },
+  options: { allowPrivate: boolean; replaces: Date; now: Date },
   actor?: Actor,
 ) {
   const account = await findAccount(storage, accountId);
   const problem = webhookUrlProblem(url, options.allowPrivate);
   if (problem) throw new AdminError(problem);
-  const now = options.now ?? new Date();
+  const now = options.now;
   const changed = await storage.transaction(async (tx) => {
     const current = await tx.endpoints.findEndpointOfAccount(account.id);
     if (!current || current.updatedAt.getTime() !== options.replaces.getTime()) return null;
@@ -98,8 +98,8 @@ function disabledProblem(endpoint: { disabledReason: string | null; accountId: s
 export async function replayDelivery(
   storage: Storage,
   deliveryId: string,
-  actor?: Actor,
-  options: { accountId?: string; now?: Date } = {},
+  actor: Actor | undefined,
+  options: { accountId?: string; now: Date },
 ) {
   const delivery = isUuid(deliveryId) ? await storage.deliveries.findDeliveryWithEndpoint(deliveryId) : null;
   if (!delivery || (options.accountId !== undefined && delivery.endpoint.accountId !== options.accountId))
@@ -107,7 +107,7 @@ export async function replayDelivery(
   if (!delivery.endpoint.enabled) throw new AdminError(disabledProblem(delivery.endpoint));
   if (delivery.status === 'pending')
     throw new AdminError(`Delivery ${deliveryId} is still pending; it will be sent without a replay`);
-  const now = options.now ?? new Date();
+  const now = options.now;
   const seen = { status: delivery.status, lastAttemptAt: delivery.lastAttemptAt };
   await storage.transaction(async (tx) => {
     if (!(await tx.deliveries.requeueDelivery(delivery.id, now, seen)))
@@ -129,8 +129,8 @@ export async function resendFailedDeliveries(
   storage: Storage,
   accountId: string,
   since: Date,
-  actor?: Actor,
-  now = new Date(),
+  actor: Actor | undefined,
+  now: Date,
 ) {
   const account = await findAccount(storage, accountId);
   const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
@@ -171,7 +171,7 @@ export async function showWebhook(storage: Storage, accountId: string) {
  * transaction. Says what it was before and when it changed, for the operator's record. Deliveries whose attempts ran
  * out (failed) stay failed (replay or resend sends them).
  */
-export async function enableWebhook(storage: Storage, accountId: string, actor?: Actor, now = new Date()) {
+export async function enableWebhook(storage: Storage, accountId: string, actor: Actor | undefined, now: Date) {
   const account = await findAccount(storage, accountId);
   const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
   if (!endpoint)

@@ -86,10 +86,10 @@ export const AGENT_COMMANDS: Command[] = [
       `callctl agent create --account ${ACCOUNT} --name Sales --phone +14155550101 --max-attempts 3 --retry-on busy,no_answer,voicemail --retry-waits 30,120 --voicemail leave_message --voicemail-message "Hello {{name}}, we will call you again later." --window "mon-fri 09:00-20:00" --window-timezone recipient`,
     ],
     check: (_args, values) => usage(newAgentProblem(agentInputOf(values))),
-    run: ({ storage }, _args, values) =>
+    run: ({ storage, now }, _args, values) =>
       createAgent(
         storage,
-        { ...agentInputOf(values), accountId: values.account ?? '', name: values.name ?? '' },
+        { ...agentInputOf(values), accountId: values.account ?? '', name: values.name ?? '', now: now() },
         OPERATOR,
       ),
   },
@@ -120,7 +120,8 @@ export const AGENT_COMMANDS: Command[] = [
         throw new UsageError(`Nothing to change: give at least one of ${AGENT_FLAGS.map((f) => `--${f}`).join(', ')}`);
       usage(agentInputProblem(input));
     },
-    run: ({ storage }, args, values) => updateAgent(storage, args[0] ?? '', agentInputOf(values), OPERATOR),
+    run: ({ storage, now }, args, values) =>
+      updateAgent(storage, args[0] ?? '', { ...agentInputOf(values), now: now() }, OPERATOR),
   },
   {
     words: ['agent', 'set-default'],
@@ -128,8 +129,8 @@ export const AGENT_COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl agent set-default <account-id> <agent-id>',
     summary: "Set the agent used when a trigger names none: one of the account's own agents (not a client's)",
-    run: async ({ storage }, args) => {
-      const { accountId, agent } = await setDefaultAgent(storage, args[0] ?? '', args[1] ?? '', OPERATOR);
+    run: async ({ storage, now }, args) => {
+      const { accountId, agent } = await setDefaultAgent(storage, args[0] ?? '', args[1] ?? '', OPERATOR, now());
       return { account_id: accountId, default_agent_id: agent.id };
     },
   },
@@ -142,8 +143,8 @@ export const AGENT_COMMANDS: Command[] = [
       'Archive an agent: new triggers naming it get 400 "Agent not found"; its calls keep it. The default agent of ' +
       'an account is refused (set another default first); audited',
     notice: (result) => (result.changed ? undefined : 'Nothing changed: the agent was already archived.'),
-    run: async ({ storage }, args) => {
-      const result = await setAgentArchived(storage, args[0] ?? '', true, OPERATOR);
+    run: async ({ storage, now }, args) => {
+      const result = await setAgentArchived(storage, args[0] ?? '', true, OPERATOR, now());
       return { agent_id: result.id, archived: result.archived, changed: result.changed };
     },
   },
@@ -154,8 +155,8 @@ export const AGENT_COMMANDS: Command[] = [
     usage: 'callctl agent restore <agent-id>',
     summary: 'Restore an archived agent: new triggers may use it again; audited',
     notice: (result) => (result.changed ? undefined : 'Nothing changed: the agent was not archived.'),
-    run: async ({ storage }, args) => {
-      const result = await setAgentArchived(storage, args[0] ?? '', false, OPERATOR);
+    run: async ({ storage, now }, args) => {
+      const result = await setAgentArchived(storage, args[0] ?? '', false, OPERATOR, now());
       return { agent_id: result.id, archived: result.archived, changed: result.changed };
     },
   },

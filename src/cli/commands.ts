@@ -175,6 +175,8 @@ export interface Context {
   migrations: MigrateResult;
   /** The database the command works on (DATABASE_URL, or the embedded server's). */
   databaseUrl: string;
+  /** The command's clock: what it schedules (held deliveries released, a cancel, a link's expiry) is due from it. */
+  now: () => Date;
 }
 
 export type Result = Record<string, unknown>;
@@ -244,8 +246,12 @@ export const COMMANDS: Command[] = [
     required: ['agency', 'name'],
     usage: 'callctl client create --agency <agency-id> --name <name>',
     summary: 'Create a client of an agency',
-    run: ({ storage }, _args, values) =>
-      createClient(storage, { agencyId: flag(values, 'agency'), name: flag(values, 'name') }, { kind: 'operator' }),
+    run: ({ storage, now }, _args, values) =>
+      createClient(
+        storage,
+        { agencyId: flag(values, 'agency'), name: flag(values, 'name'), now: now() },
+        { kind: 'operator' },
+      ),
   },
   {
     words: ['key', 'generate'],
@@ -254,7 +260,7 @@ export const COMMANDS: Command[] = [
     usage: 'callctl key generate <account-id>',
     summary: "Generate the account's API key, revoking the previous one",
     notice: 'This key is shown only once: store it now. The previous key of this account no longer works.',
-    run: ({ storage }, args) => generateKey(storage, arg(args, 0), OPERATOR),
+    run: ({ storage, now }, args) => generateKey(storage, arg(args, 0), OPERATOR, { now: now() }),
   },
   {
     words: ['api-access'],
@@ -265,7 +271,7 @@ export const COMMANDS: Command[] = [
     check(args) {
       if (!ON_OFF.includes(arg(args, 1))) throw new UsageError(`Expected on or off, not "${arg(args, 1)}"`);
     },
-    run: ({ storage }, args) => setApiAccess(storage, arg(args, 0), arg(args, 1) === 'on', OPERATOR),
+    run: ({ storage, now }, args) => setApiAccess(storage, arg(args, 0), arg(args, 1) === 'on', OPERATOR, now()),
   },
   ...AGENT_COMMANDS,
   {
@@ -279,12 +285,12 @@ export const COMMANDS: Command[] = [
       result.enabled === false
         ? `This signing secret is shown only once: store it now. The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${arg(args, 0)} sends the events held meanwhile.`
         : 'This signing secret is shown only once: store it now.',
-    run: ({ storage, config }, args, values) =>
+    run: ({ storage, config, now }, args, values) =>
       setWebhook(
         storage,
         arg(args, 0),
         flag(values, 'url'),
-        { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS },
+        { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, now: now() },
         OPERATOR,
       ),
   },
@@ -324,7 +330,7 @@ export const COMMANDS: Command[] = [
         ' Deliveries whose attempts had run out stay failed: callctl deliveries replay <delivery-id> sends one again.'
       );
     },
-    run: ({ storage }, args) => enableWebhook(storage, arg(args, 0), OPERATOR),
+    run: ({ storage, now }, args) => enableWebhook(storage, arg(args, 0), OPERATOR, now()),
   },
   {
     words: ['calls', 'list'],
@@ -356,7 +362,7 @@ export const COMMANDS: Command[] = [
       result.already_canceled === true
         ? 'It was already canceled: nothing changed.'
         : 'Canceled: it will not be dialled; call.failed goes to the webhook endpoint.',
-    run: ({ storage }, args) => cancelCall(storage, arg(args, 0), OPERATOR),
+    run: ({ storage, now }, args) => cancelCall(storage, arg(args, 0), OPERATOR, now()),
   },
   {
     words: ['deliveries', 'replay'],
@@ -364,7 +370,7 @@ export const COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl deliveries replay <delivery-id>',
     summary: 'Send a webhook delivery again (same webhook-id)',
-    run: ({ storage }, args) => replayDelivery(storage, arg(args, 0), OPERATOR),
+    run: ({ storage, now }, args) => replayDelivery(storage, arg(args, 0), OPERATOR, { now: now() }),
   },
   ...USER_COMMANDS,
   ...RETENTION_COMMANDS,

@@ -52,13 +52,13 @@ export const DNC_COMMANDS: Command[] = [
       result.added === false
         ? 'It was already on the list: its entry is unchanged.'
         : `Added to the list as ${String(result.phone_number)}; ${String(result.waiting_calls_ended)} waiting calls to it ended.`,
-    run: ({ storage }, args, values) =>
+    run: ({ storage, now }, args, values) =>
       addToDoNotCall(storage, {
         accountId: arg(args, 0),
         phoneNumber: arg(args, 1),
         reason: values.reason,
         actor: OPERATOR,
-        now: new Date(),
+        now: now(),
       }),
   },
   {
@@ -72,8 +72,13 @@ export const DNC_COMMANDS: Command[] = [
       if (problem) throw new DncUsageError(problem);
     },
     notice: (result) => (result.removed === false ? 'It was not on the list: nothing changed.' : undefined),
-    run: ({ storage }, args) =>
-      removeFromDoNotCall(storage, { accountId: arg(args, 0), phoneNumber: arg(args, 1), actor: OPERATOR }),
+    run: ({ storage, now }, args) =>
+      removeFromDoNotCall(storage, {
+        accountId: arg(args, 0),
+        phoneNumber: arg(args, 1),
+        actor: OPERATOR,
+        now: now(),
+      }),
   },
   {
     words: ['dnc', 'list'],
@@ -100,14 +105,14 @@ export const DNC_COMMANDS: Command[] = [
     notice: (result) =>
       `Added ${String(result.added)}; skipped ${String(result.already_listed)} already on the list and ${String(result.duplicates_in_file)} repeated in the file` +
       `${result.bad_rows ? `; left out ${result.bad_rows as number} bad rows:\n  ${(result.problems as string[]).join('\n  ')}` : ''}.`,
-    run: async ({ storage }, args, values) => {
+    run: async ({ storage, now }, args, values) => {
       const file = arg(args, 1);
       const outcome = await importDoNotCall(storage, {
         accountId: arg(args, 0),
         file: await openImportFile(file),
         fileName: path.basename(file),
         actor: OPERATOR,
-        now: new Date(),
+        now: now(),
         mode: values['skip-bad-rows'] ? 'good_rows' : 'all',
         maxBytes: CLI_IMPORT_MAX_BYTES,
       });

@@ -21,6 +21,8 @@ import { formatHuman } from './output.js';
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
+  /** The clock every command schedules by: the real one at the edge below, a test's own in tests. */
+  now: () => Date;
   stdout: (s: string) => void;
   stderr: (s: string) => void;
 }
@@ -73,6 +75,7 @@ async function execute(
   args: string[],
   values: Values,
   config: Config,
+  now: () => Date,
   log?: (msg: string) => void,
 ): Promise<Result> {
   const location = await locateDatabase(config, 'cli', log);
@@ -81,7 +84,7 @@ async function execute(
     const migrations = await migrate(location.url);
     const storage = createStorage(location.url, { max: 2 });
     try {
-      return await command.run({ storage, config, migrations, databaseUrl: location.url }, args, values);
+      return await command.run({ storage, config, migrations, databaseUrl: location.url, now }, args, values);
     } finally {
       await storage.close();
     }
@@ -169,7 +172,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     // Starting an embedded server takes seconds: tell people why; --json callers get nothing but the result.
     const log = json ? undefined : (msg: string) => io.stderr(`callctl: ${msg}\n`);
-    const result = await execute(command, rest, values, config, log);
+    const result = await execute(command, rest, values, config, io.now, log);
     print(result, command, rest);
     return EXIT.ok;
   } catch (error) {
@@ -181,6 +184,8 @@ const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
   void runCli(process.argv.slice(2), {
     env: process.env,
+    // callctl's one real clock.
+    now: () => new Date(),
     stdout: (s) => {
       process.stdout.write(s);
     },

@@ -16,12 +16,12 @@ export const RETENTION_COMMANDS: Command[] = [
       result.outcome === 'skipped'
         ? 'Another process is deleting right now (it holds the retention lock): nothing was deleted by this command.'
         : undefined,
-    run: async ({ config, databaseUrl }) => {
+    run: async ({ config, databaseUrl, now }) => {
       const retention = createRetention(databaseUrl);
       try {
         const { outcome, deleted } = await runRetentionPass({
           retention,
-          now: new Date(),
+          now: now(),
           policy: retentionPolicy(config),
           batchSize: config.RETENTION_BATCH_SIZE,
           pauseMs: config.RETENTION_PAUSE_MS,

@@ -16,7 +16,7 @@ import type { Command, Context, Values } from './commands.js';
  * it was sent and, if not, why.
  */
 async function emailed(
-  { storage, config }: Context,
+  { storage, config, now }: Context,
   input: { accountId: string; kind: MailKind; message: MailMessage },
 ): Promise<{ emailed?: boolean; email_error?: string }> {
   if (!config.SMTP_URL) return {};
@@ -30,7 +30,7 @@ async function emailed(
     const sent = await sendAuditedMail(storage, mailer, {
       ...input,
       actor: { kind: 'operator' },
-      now: () => new Date(),
+      now,
     });
     return sent ? { emailed: true } : { emailed: false, email_error: problem };
   } finally {
@@ -65,12 +65,13 @@ export const USER_COMMANDS: Command[] = [
     notice: LINK_NOTICE,
     check: (_args, values) => checkEmail(values),
     run: async (ctx, _args, values) => {
-      const { storage, config } = ctx;
+      const { storage, config, now } = ctx;
       const user = await createUser(storage, {
         accountId: values.account ?? '',
         email: values.email ?? '',
         actor: { kind: 'operator' },
         allowExistingEmail: values['allow-existing-email'] === true,
+        now: now(),
       });
       const link = setPasswordUrl(config, user.token);
       const mail = config.SMTP_URL
@@ -93,7 +94,7 @@ export const USER_COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl user disable <user-id>',
     summary: 'Disable a dashboard user: they cannot sign in, their sessions end at once, their links stop working',
-    run: ({ storage }, args) => disableUser(storage, args[0] ?? '', { kind: 'operator' }),
+    run: ({ storage, now }, args) => disableUser(storage, args[0] ?? '', { kind: 'operator' }, now()),
   },
   {
     words: ['user', 'enable'],
@@ -101,7 +102,7 @@ export const USER_COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl user enable <user-id>',
     summary: 'Enable a disabled dashboard user again: they can sign in with their password (their old links stay void)',
-    run: ({ storage }, args) => enableUser(storage, args[0] ?? '', { kind: 'operator' }),
+    run: ({ storage, now }, args) => enableUser(storage, args[0] ?? '', { kind: 'operator' }, now()),
   },
   {
     words: ['user', 'link'],
@@ -112,10 +113,11 @@ export const USER_COMMANDS: Command[] = [
       'Make a new one-time link (24 h) for an existing user to set their password; their earlier links stop working',
     notice: `${LINK_NOTICE} Their earlier links no longer work.`,
     run: async (ctx, args) => {
-      const { storage, config } = ctx;
+      const { storage, config, now } = ctx;
       const made = await newSignInLink(storage, {
         userId: await resolveUser(storage, args[0] ?? ''),
         actor: { kind: 'operator' },
+        now: now(),
       });
       const link = setPasswordUrl(config, made.token);
       const mail = config.SMTP_URL
@@ -143,11 +145,12 @@ export const USER_COMMANDS: Command[] = [
       'An email that already has a user (run twice?) is refused without --allow-existing-email',
     notice: `${LINK_NOTICE} Then sign in at /dashboard.`,
     check: (_args, values) => checkEmail(values),
-    run: async ({ storage, config }, _args, values) => {
+    run: async ({ storage, config, now }, _args, values) => {
       const made = await setupAgency(storage, {
         agencyName: values['agency-name'] ?? '',
         email: values.email ?? '',
         allowExistingEmail: values['allow-existing-email'] === true,
+        now: now(),
       });
       return { agency_id: made.agencyId, user_id: made.id, set_password_url: setPasswordUrl(config, made.token) };
     },

@@ -17,10 +17,10 @@ export class EndpointRepository extends Repository {
   async upsertEndpoint(
     accountId: string,
     endpoint: { url: string; secret: string },
-    options: { now?: Date; replaces?: Date | null } = {},
+    options: { now: Date; replaces?: Date | null },
   ): Promise<boolean> {
     const { url, secret } = endpoint;
-    const now = options.now ?? new Date();
+    const now = options.now;
     if (options.replaces === undefined) {
       await this.prisma.webhookEndpoint.upsert({
         where: { accountId },

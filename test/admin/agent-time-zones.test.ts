@@ -37,22 +37,32 @@ describe("an agent's time zone", () => {
       ['etc/utc', 'UTC'],
     ];
     for (const [given, stored] of cases) {
-      const { id } = await createAgent(app.storage, { accountId: tenant.accountId, name: 'Zone', timezone: given });
+      const { id } = await createAgent(app.storage, {
+        now: app.now(),
+        accountId: tenant.accountId,
+        name: 'Zone',
+        timezone: given,
+      });
       expect(await zoneOf(id), given).toBe(stored);
     }
   });
 
   it('an update stores the canonical name, and the same zone spelled otherwise changes nothing', async () => {
-    const { id } = await createAgent(app.storage, { accountId: tenant.accountId, name: 'Zone', timezone: 'UTC' });
-    const changed = await updateAgent(app.storage, id, { timezone: 'europe/kiev' });
+    const { id } = await createAgent(app.storage, {
+      now: app.now(),
+      accountId: tenant.accountId,
+      name: 'Zone',
+      timezone: 'UTC',
+    });
+    const changed = await updateAgent(app.storage, id, { now: app.now(), timezone: 'europe/kiev' });
     expect(changed.changed).toEqual(['timezone']);
     expect(await zoneOf(id)).toBe('Europe/Kyiv');
-    expect((await updateAgent(app.storage, id, { timezone: 'EUROPE/KYIV' })).changed).toEqual([]);
+    expect((await updateAgent(app.storage, id, { now: app.now(), timezone: 'EUROPE/KYIV' })).changed).toEqual([]);
   });
 
   it('an unknown name or an offset is refused', async () => {
     for (const timezone of ['Mars/Olympus_Mons', '+05:00', '']) {
-      const made = createAgent(app.storage, { accountId: tenant.accountId, name: 'Zone', timezone });
+      const made = createAgent(app.storage, { now: app.now(), accountId: tenant.accountId, name: 'Zone', timezone });
       await expect(made, timezone).rejects.toThrow(AdminError);
     }
   });
@@ -92,7 +102,7 @@ describe('the migration of the agents stored before', () => {
     const stored = ['america/new_york', 'US/Eastern', ' Asia/Calcutta ', 'Europe/London', 'Not/AZone', 'ETC/UTC'];
     const ids: string[] = [];
     for (const timezone of stored) {
-      const { id } = await createAgent(app.storage, { accountId, name: 'Old row' });
+      const { id } = await createAgent(app.storage, { now: app.now(), accountId, name: 'Old row' });
       // As a row written before: the zone as it was typed.
       await app.prisma.agent.update({ where: { id }, data: { timezone } });
       ids.push(id);

@@ -15,11 +15,11 @@ import { waitFor } from '../helpers/wait.js';
 const OPERATOR = { kind: 'operator' } as const;
 
 async function setup() {
-  const now = new Date('2026-12-01T10:00:00Z');
+  const now = new Date('2054-12-01T10:00:00Z');
   const { app } = await buildTestApp({ clock: () => now });
   const tenant = await createTenant(app.prisma);
   // An endpoint, so that each event makes a delivery (the delivery worker is off: they stay pending).
-  await setWebhook(app.storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
   const waiting = async () => {
     const res = await trigger(app, tenant.key, { phone_number: '+14155552671', metadata: { crm: 'x-1' } });
     expect(res.statusCode, res.body).toBe(200);
@@ -42,7 +42,7 @@ describe('cancelCalls', () => {
   it('ends a waiting call failed (canceled) with one event, one call.failed delivery and one audit entry', async () => {
     const s = await setup();
     const id = await s.waiting();
-    const at = new Date('2026-12-01T10:05:00Z');
+    const at = new Date('2054-12-01T10:05:00Z');
 
     expect(await cancelCalls(s.app.storage, [id], OPERATOR, at)).toEqual([
       { call_id: id, result: 'canceled', status: 'failed' },
@@ -64,7 +64,7 @@ describe('cancelCalls', () => {
     expect((await s.app.prisma.account.findUniqueOrThrow({ where: { id: s.tenant.accountId } })).waitingCalls).toBe(0);
 
     // Again: nothing changes, and it says it was already canceled.
-    expect(await cancelCalls(s.app.storage, [id], OPERATOR, new Date('2026-12-01T10:06:00Z'))).toEqual([
+    expect(await cancelCalls(s.app.storage, [id], OPERATOR, new Date('2054-12-01T10:06:00Z'))).toEqual([
       { call_id: id, result: 'already_canceled', status: 'failed' },
     ]);
     expect(await s.stateOf(id)).toEqual(call);
@@ -82,7 +82,7 @@ describe('cancelCalls', () => {
     await applyCallUpdate(s.app.storage, busy, { kind: 'failed', reason: 'busy' }, { now: s.now, source: 'provider' });
     const before = await Promise.all([dialing, answered, busy].map(s.stateOf));
 
-    expect(await cancelCalls(s.app.storage, [dialing, answered, busy], OPERATOR)).toEqual([
+    expect(await cancelCalls(s.app.storage, [dialing, answered, busy], OPERATOR, s.app.now())).toEqual([
       { call_id: dialing, result: 'too_late', status: 'dialing' },
       { call_id: answered, result: 'too_late', status: 'in_progress' },
       { call_id: busy, result: 'too_late', status: 'failed' },
@@ -95,7 +95,7 @@ describe('cancelCalls', () => {
     const s = await setup();
     const id = await s.waiting();
     const missing = randomUUID();
-    expect(await cancelCalls(s.app.storage, [missing, 'not-a-call', id.toUpperCase()], OPERATOR)).toEqual([
+    expect(await cancelCalls(s.app.storage, [missing, 'not-a-call', id.toUpperCase()], OPERATOR, s.app.now())).toEqual([
       { call_id: missing, result: 'not_found', status: null },
       { call_id: 'not-a-call', result: 'not_found', status: null },
       { call_id: id, result: 'canceled', status: 'failed' },
@@ -110,7 +110,7 @@ describe('cancelCalls', () => {
     await s.app.prisma.$transaction(
       async (tx) => {
         await tx.$queryRaw`SELECT id FROM calls WHERE id = ${id}::uuid FOR UPDATE`;
-        pending.cancel = cancelCalls(s.app.storage, [id], OPERATOR);
+        pending.cancel = cancelCalls(s.app.storage, [id], OPERATOR, s.app.now());
         // The cancel is blocked on the row lock before the claim goes on.
         await waitFor(
           () =>

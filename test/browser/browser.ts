@@ -89,6 +89,7 @@ export async function agencyWithUser(
     accountId,
     email,
     actor: { kind: 'operator' },
+    now: new Date(),
   });
   const set = await setPasswordWithLink(storageOf(world.prisma), {
     token,

@@ -32,9 +32,9 @@ describe.skipIf(!available)('a live refresh answered "busy"', { timeout: 120_000
   it('keeps the last content, then shows the next change', async () => {
     const { accountId } = await agencyWithUser(world, 'Busy Agency', 'owner@busy.example');
     const storage = storageOf(world.prisma);
-    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100' });
-    await setDefaultAgent(storage, accountId, agent.id);
-    const { key } = await generateKey(storage, accountId);
+    const agent = await createAgent(storage, { now: new Date(), accountId, name: 'Front desk', phone: '+14155550100' });
+    await setDefaultAgent(storage, accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storage, accountId, undefined, { now: new Date() });
     const ids: string[] = [];
     for (const phone of ['+14155552691', '+14155552692']) {
       const res = await apiTrigger(world, key, { phone_number: phone });
@@ -70,7 +70,7 @@ describe.skipIf(!available)('a live refresh answered "busy"', { timeout: 120_000
     }
 
     // The server answers again: the next tick shows the change on the same page.
-    await cancelCall(storage, ids[0]!, { kind: 'operator' });
+    await cancelCall(storage, ids[0]!, { kind: 'operator' }, new Date());
     await page.waitForFunction(
       (selector) =>
         ((globalThis as unknown as Probe).document.querySelector(selector)?.textContent ?? '').includes(

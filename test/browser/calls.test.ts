@@ -65,10 +65,15 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
   it('follows a triggered call from waiting to completed, with its metadata as sent and its deliveries', async () => {
     const { accountId } = await agencyWithUser(world, 'Follow Agency', 'owner@follow.example');
-    const agent = await createAgent(storageOf(world.prisma), { accountId, name: 'Front desk', phone: '+14155550100' });
-    await setDefaultAgent(storageOf(world.prisma), accountId, agent.id);
-    const { key } = await generateKey(storageOf(world.prisma), accountId);
-    await setWebhook(storageOf(world.prisma), accountId, receiver.url, { allowPrivate: true });
+    const agent = await createAgent(storageOf(world.prisma), {
+      accountId,
+      name: 'Front desk',
+      phone: '+14155550100',
+      now: new Date(),
+    });
+    await setDefaultAgent(storageOf(world.prisma), accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storageOf(world.prisma), accountId, undefined, { now: new Date() });
+    await setWebhook(storageOf(world.prisma), accountId, receiver.url, { allowPrivate: true, now: new Date() });
     const { page, dialogs } = await signIn(world, 'owner@follow.example');
 
     expect((await apiTrigger(world, key, { phone_number: '+14155552671' })).status).toBe(200);
@@ -135,7 +140,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
   it("refuses a trigger outside a rejecting agent's window; switched to queue, the call waits in the overview", async () => {
     const { accountId } = await agencyWithUser(world, 'Window Agency', 'owner@window.example');
-    const { key } = await generateKey(storageOf(world.prisma), accountId);
+    const { key } = await generateKey(storageOf(world.prisma), accountId, undefined, { now: new Date() });
     const { page, dialogs } = await signIn(world, 'owner@window.example');
     const from = utcClock(2);
     const to = utcClock(3);
@@ -194,12 +199,22 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
 
   it('lists calls with badges, searches them by number, name, metadata and id, and keeps a metadata column', async () => {
     const { accountId } = await agencyWithUser(world, 'Search Agency', 'owner@search.example');
-    const { id: clientId } = await createClient(storageOf(world.prisma), { agencyId: accountId, name: 'Client Co' });
-    const agent = await createAgent(storageOf(world.prisma), { accountId, name: 'Desk', phone: '+14155550100' });
+    const { id: clientId } = await createClient(storageOf(world.prisma), {
+      agencyId: accountId,
+      name: 'Client Co',
+      now: new Date(),
+    });
+    const agent = await createAgent(storageOf(world.prisma), {
+      accountId,
+      name: 'Desk',
+      phone: '+14155550100',
+      now: new Date(),
+    });
     const clientAgent = await createAgent(storageOf(world.prisma), {
       accountId: clientId,
       name: 'Client desk',
       phone: '+14155550100',
+      now: new Date(),
     });
     const made = async (
       tenant: { accountId: string; agentId: string },
@@ -238,8 +253,8 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
           phoneNumber: '+442071234567',
           fromNumber: '+14155550100',
           name: 'Later Person',
-          notBefore: new Date('2030-01-07T14:00:00Z'),
-          expiresAt: new Date('2030-01-08T14:00:00Z'),
+          notBefore: new Date('2058-01-07T14:00:00Z'),
+          expiresAt: new Date('2058-01-08T14:00:00Z'),
           timezone: 'America/New_York',
         },
       })
@@ -320,11 +335,13 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     const { id: clientId } = await createClient(storageOf(world.prisma), {
       agencyId: accountId,
       name: 'Bayside Family Dental',
+      now: new Date(),
     });
     const agent = await createAgent(storageOf(world.prisma), {
       accountId: clientId,
       name: 'Bayside front desk (reminders)',
       phone: '+14155550100',
+      now: new Date(),
     });
     await world.prisma.agent.update({
       where: { id: agent.id },
@@ -335,21 +352,21 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       agentId: agent.id,
       fromNumber: '+14155550100',
       name: 'Alexandra Montgomery-Whitfield',
-      expiresAt: new Date('2030-01-10T14:00:00Z'),
+      expiresAt: new Date('2058-01-10T14:00:00Z'),
     };
-    // Waiting for attempt 3 (not due before 2030: the dispatcher leaves them all alone).
+    // Waiting for attempt 3 (not due before 2058: the dispatcher leaves them all alone).
     const retrying = await world.prisma.call.create({
       data: {
         ...base,
         phoneNumber: '+14155550301',
         attempt: 3,
-        nextAttemptAt: new Date('2030-01-08T17:00:00Z'),
-        notBefore: new Date('2030-01-08T17:00:00Z'),
+        nextAttemptAt: new Date('2058-01-08T17:00:00Z'),
+        notBefore: new Date('2058-01-08T17:00:00Z'),
         timezone: 'America/Los_Angeles',
         timezoneSource: 'country',
         attemptOutcomes: [
-          { attempt: 1, outcome: 'busy', at: '2030-01-07T17:00:00.000Z' },
-          { attempt: 2, outcome: 'no_answer', at: '2030-01-07T17:31:00.000Z' },
+          { attempt: 1, outcome: 'busy', at: '2058-01-07T17:00:00.000Z' },
+          { attempt: 2, outcome: 'no_answer', at: '2058-01-07T17:31:00.000Z' },
         ],
       },
     });
@@ -358,7 +375,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       data: {
         ...base,
         phoneNumber: '+14155550302',
-        notBefore: new Date('2030-01-07T17:00:00Z'),
+        notBefore: new Date('2058-01-07T17:00:00Z'),
         timezone: 'America/Los_Angeles',
         timezoneSource: 'request',
       },
@@ -387,7 +404,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
         answeredBy: 'machine',
         timezone: 'America/Los_Angeles',
         timezoneSource: 'agent',
-        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2030-01-07T17:00:00.000Z' }],
+        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2058-01-07T17:00:00.000Z' }],
       },
     });
     // Ended on a machine: its badge says so, no second word for it.
@@ -419,8 +436,8 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
     const attempts = status(retrying.id).locator('.call-facts span[title]');
     expect(await attempts.textContent()).toBe('Attempt 3 of 3: busy, no answer');
     expect(await attempts.getAttribute('title')).toBe(
-      'Attempt 1: busy, 2030-01-07 17:00:00 UTC (Mon 09:00 America/Los_Angeles); ' +
-        'Attempt 2: no answer, 2030-01-07 17:31:00 UTC (Mon 09:31 America/Los_Angeles)',
+      'Attempt 1: busy, 2058-01-07 17:00:00 UTC (Mon 09:00 America/Los_Angeles); ' +
+        'Attempt 2: no answer, 2058-01-07 17:31:00 UTC (Mon 09:31 America/Los_Angeles)',
     );
     const windowBadge = status(window.id).locator('.badge');
     expect(await windowBadge.textContent()).toBe(

@@ -39,10 +39,10 @@ describe.skipIf(!available)('cancelling waiting calls in chromium', { timeout: 6
   it('cancels a waiting call from its detail view, and ticked calls from the Calls list', async () => {
     const { accountId } = await agencyWithUser(world, 'Cancel Agency', 'owner@cancel.example');
     const storage = storageOf(world.prisma);
-    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100' });
-    await setDefaultAgent(storage, accountId, agent.id);
-    const { key } = await generateKey(storage, accountId);
-    await setWebhook(storage, accountId, receiver.url, { allowPrivate: true });
+    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100', now: new Date() });
+    await setDefaultAgent(storage, accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storage, accountId, undefined, { now: new Date() });
+    await setWebhook(storage, accountId, receiver.url, { allowPrivate: true, now: new Date() });
     const { page, dialogs } = await signIn(world, 'owner@cancel.example');
 
     const ids: string[] = [];
@@ -99,9 +99,9 @@ describe.skipIf(!available)('cancelling waiting calls in chromium', { timeout: 6
   it('asks how many before cancelling ticked calls, without JavaScript too, and comes back to the filtered list', async () => {
     const { accountId } = await agencyWithUser(world, 'Filtered Agency', 'owner@filtered.example');
     const storage = storageOf(world.prisma);
-    const agent = await createAgent(storage, { accountId, name: 'Desk', phone: '+14155550100' });
-    await setDefaultAgent(storage, accountId, agent.id);
-    const { key } = await generateKey(storage, accountId);
+    const agent = await createAgent(storage, { now: new Date(), accountId, name: 'Desk', phone: '+14155550100' });
+    await setDefaultAgent(storage, accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storage, accountId, undefined, { now: new Date() });
     const ids: string[] = [];
     for (const phone of ['+14155553001', '+14155553002', '+14155553003', '+14155554001']) {
       const res = await apiTrigger(world, key, { phone_number: phone });

@@ -71,6 +71,7 @@ describe.skipIf(!available)('dashboard in chromium', { timeout: 60_000 }, () => 
       accountId: id,
       email: 'owner@acme.example',
       actor: { kind: 'operator' },
+      now: new Date(),
     });
     setPasswordPath = `/dashboard/set-password/${user.token}`;
     return async () => {

@@ -30,9 +30,9 @@ describe.skipIf(!available)('the do-not-call list in chromium', { timeout: 90_00
   it('adds, searches, imports, exports and removes; the trigger refuses a listed number', async () => {
     const { accountId } = await agencyWithUser(world, 'Quiet Agency', 'owner@dnc.example');
     const storage = storageOf(world.prisma);
-    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100' });
-    await setDefaultAgent(storage, accountId, agent.id);
-    const { key } = await generateKey(storage, accountId);
+    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100', now: new Date() });
+    await setDefaultAgent(storage, accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storage, accountId, undefined, { now: new Date() });
     const { page, dialogs } = await signIn(world, 'owner@dnc.example');
 
     await submit(page, 'nav a:has-text("Do-not-call list")');
@@ -119,9 +119,9 @@ describe.skipIf(!available)('the do-not-call list in chromium', { timeout: 90_00
   it("adds a waiting call's number from its detail view and shows it listed there", async () => {
     const { accountId } = await agencyWithUser(world, 'Caller Agency', 'owner@calls-dnc.example');
     const storage = storageOf(world.prisma);
-    const agent = await createAgent(storage, { accountId, name: 'Desk', phone: '+14155550100' });
-    await setDefaultAgent(storage, accountId, agent.id);
-    const { key } = await generateKey(storage, accountId);
+    const agent = await createAgent(storage, { accountId, name: 'Desk', phone: '+14155550100', now: new Date() });
+    await setDefaultAgent(storage, accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storage, accountId, undefined, { now: new Date() });
     const { page, dialogs } = await signIn(world, 'owner@calls-dnc.example');
     const res = await apiTrigger(world, key, { phone_number: '+14155559876' });
     expect(res.status).toBe(200);

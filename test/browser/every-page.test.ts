@@ -266,6 +266,7 @@ describe.skipIf(!available)('every dashboard page in chromium at 1280 px and 390
         accountId: showcase.agencyId,
         email: 'new.colleague@northwind-growth.example',
         actor: { kind: 'operator' },
+        now: new Date(),
       });
       const page = pages.visitor;
       await openPage(page, { path: `/dashboard/set-password/${token}` });
@@ -283,7 +284,10 @@ describe.skipIf(!available)('every dashboard page in chromium at 1280 px and 390
       await openPage(page, { path: '/dashboard/do-not-call' });
       await page.fill('#f-phone-number', '555 0100');
       await submit(page, 'form[aria-label="Add a number"] button[type=submit]');
-      expect(await page.getAttribute('#f-phone-number', 'aria-describedby')).toBe('f-phone-number-error');
+      // The field's hint (the country a number without its code is read in), then its error.
+      expect(await page.getAttribute('#f-phone-number', 'aria-describedby')).toBe(
+        'f-phone-number-hint f-phone-number-error',
+      );
       expect(await problemsOf(page)).toEqual([]);
     });
 
@@ -335,6 +339,7 @@ describe.skipIf(!available)('every dashboard page in chromium at 1280 px and 390
       const storage = storageOf(world.prisma);
       const { id: second } = await createAgency(storage, { name: 'Second Agency of the Same Person' });
       const { token } = await createUser(storage, {
+        now: new Date(),
         accountId: second,
         email: showcase.email,
         actor: { kind: 'operator' },

@@ -75,9 +75,9 @@ describe.skipIf(!available)('live refresh in chromium', { timeout: 120_000 }, ()
   it('shows status changes on the Overview, the Calls list and a call without a reload, then stops', async () => {
     const { accountId } = await agencyWithUser(world, 'Live Agency', 'owner@live.example');
     const storage = storageOf(world.prisma);
-    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100' });
-    await setDefaultAgent(storage, accountId, agent.id);
-    const { key } = await generateKey(storage, accountId);
+    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100', now: new Date() });
+    await setDefaultAgent(storage, accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storage, accountId, undefined, { now: new Date() });
     const { page, dialogs } = await signIn(world, 'owner@live.example');
     const problems: string[] = [];
     page.on('console', (message) => {
@@ -89,7 +89,7 @@ describe.skipIf(!available)('live refresh in chromium', { timeout: 120_000 }, ()
       expect(res.status).toBe(200);
       return res.body.call_id as string;
     };
-    const cancel = (id: string) => cancelCall(storage, id, { kind: 'operator' });
+    const cancel = (id: string) => cancelCall(storage, id, { kind: 'operator' }, new Date());
 
     // The Overview: two calls waiting; each canceled in turn shows without a reload; then polling stops.
     const [first, second] = [await trigger('+14155552671'), await trigger('+14155552672')];
@@ -159,9 +159,9 @@ describe.skipIf(!available)('live refresh in chromium', { timeout: 120_000 }, ()
   it('drops an answer that comes back after the user ticked a box while it was on its way', async () => {
     const { accountId } = await agencyWithUser(world, 'In Flight Agency', 'owner@in-flight.example');
     const storage = storageOf(world.prisma);
-    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100' });
-    await setDefaultAgent(storage, accountId, agent.id);
-    const { key } = await generateKey(storage, accountId);
+    const agent = await createAgent(storage, { accountId, name: 'Front desk', phone: '+14155550100', now: new Date() });
+    await setDefaultAgent(storage, accountId, agent.id, undefined, new Date());
+    const { key } = await generateKey(storage, accountId, undefined, { now: new Date() });
     const { page } = await signIn(world, 'owner@in-flight.example');
     const ids: string[] = [];
     for (const phone of ['+14155552681', '+14155552682']) {
@@ -186,7 +186,7 @@ describe.skipIf(!available)('live refresh in chromium', { timeout: 120_000 }, ()
     await page.goto('/dashboard/calls');
     const row = (id: string) => `#live table tr:has(a[href="/dashboard/calls/${id}"])`;
     await heldNow;
-    await cancelCall(storage, canceled, { kind: 'operator' });
+    await cancelCall(storage, canceled, { kind: 'operator' }, new Date());
     await page.check(`input[name=call][value="${ticked}"]`);
     await page.click('h1');
     release();

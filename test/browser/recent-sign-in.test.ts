@@ -46,7 +46,11 @@ describe.skipIf(!available)('the password re-check keeps the form', { timeout: 6
     world = await startBrowserWorld({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     const made = await agencyWithUser(world, 'Recheck Agency', 'owner@recheck.example');
     userId = made.userId;
-    ({ id: clientId } = await createClient(storageOf(world.prisma), { agencyId: made.accountId, name: 'Slow Client' }));
+    ({ id: clientId } = await createClient(storageOf(world.prisma), {
+      now: new Date(),
+      agencyId: made.accountId,
+      name: 'Slow Client',
+    }));
     owner = await signIn(world, 'owner@recheck.example');
   }, 90_000);
 

@@ -51,6 +51,7 @@ describe.skipIf(!available)('Settings → API & Webhooks in chromium', { timeout
       accountId,
       name: 'Front desk',
       phone: '+14155550100',
+      now: new Date(),
     }));
     owner = await signIn(world, 'owner@keys.example');
   }, 90_000);

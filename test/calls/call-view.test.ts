@@ -19,13 +19,13 @@ const ended: CallRow = {
   metadata: { b: 1, a: 'x' },
   status: 'completed',
   failureReason: null,
-  notBefore: new Date('2026-11-23T15:00:00Z'),
-  expiresAt: new Date('2026-11-24T15:00:00Z'),
-  createdAt: new Date('2026-11-23T15:00:00.123Z'),
-  updatedAt: new Date('2026-11-23T15:01:02Z'),
-  startedAt: new Date('2026-11-23T15:00:01Z'),
-  answeredAt: new Date('2026-11-23T15:00:02.5Z'),
-  endedAt: new Date('2026-11-23T15:01:02Z'),
+  notBefore: new Date('2054-11-23T15:00:00Z'),
+  expiresAt: new Date('2054-11-24T15:00:00Z'),
+  createdAt: new Date('2054-11-23T15:00:00.123Z'),
+  updatedAt: new Date('2054-11-23T15:01:02Z'),
+  startedAt: new Date('2054-11-23T15:00:01Z'),
+  answeredAt: new Date('2054-11-23T15:00:02.5Z'),
+  endedAt: new Date('2054-11-23T15:01:02Z'),
   durationSeconds: 60,
   providerCallId: 'CA123',
   dialAttempts: 2,
@@ -33,13 +33,13 @@ const ended: CallRow = {
   leaseExpiresAt: null,
   attempt: 2,
   attemptOutcomes: [
-    { attempt: 1, outcome: 'busy', at: '2026-11-23T14:00:00.000Z' },
-    { attempt: 2, outcome: 'completed', at: '2026-11-23T15:01:02.000Z' },
+    { attempt: 1, outcome: 'busy', at: '2054-11-23T14:00:00.000Z' },
+    { attempt: 2, outcome: 'completed', at: '2054-11-23T15:01:02.000Z' },
   ],
   nextAttemptAt: null,
   answeredBy: 'human',
   voicemailLeft: false,
-  scheduledAt: new Date('2026-11-23T15:00:00Z'),
+  scheduledAt: new Date('2054-11-23T15:00:00Z'),
   timezone: 'America/New_York',
   timezoneSource: 'request',
   listedForAccountId: null,
@@ -52,12 +52,12 @@ describe('callView', () => {
     expect(JSON.stringify(view)).toBe(
       '{"call_id":"0190a0b0-0000-7000-8000-000000000001","status":"completed",' +
         '"agent_id":"0190a0b0-0000-7000-8000-000000000002","phone_number":"+14155552671","name":"Ann",' +
-        '"email":"ann@example.com","metadata":{"b":1,"a":"x"},"created_at":"2026-11-23T15:00:00.123Z",' +
-        '"started_at":"2026-11-23T15:00:01.000Z","answered_at":"2026-11-23T15:00:02.500Z",' +
-        '"ended_at":"2026-11-23T15:01:02.000Z","duration_seconds":60,"failure_reason":null,"attempt":2,' +
-        '"attempts":2,"attempt_outcomes":[{"attempt":1,"outcome":"busy","at":"2026-11-23T14:00:00.000Z"},' +
-        '{"attempt":2,"outcome":"completed","at":"2026-11-23T15:01:02.000Z"}],"answered_by":"human",' +
-        '"voicemail_left":false,"scheduled_at":"2026-11-23T15:00:00.000Z","timezone":"America/New_York",' +
+        '"email":"ann@example.com","metadata":{"b":1,"a":"x"},"created_at":"2054-11-23T15:00:00.123Z",' +
+        '"started_at":"2054-11-23T15:00:01.000Z","answered_at":"2054-11-23T15:00:02.500Z",' +
+        '"ended_at":"2054-11-23T15:01:02.000Z","duration_seconds":60,"failure_reason":null,"attempt":2,' +
+        '"attempts":2,"attempt_outcomes":[{"attempt":1,"outcome":"busy","at":"2054-11-23T14:00:00.000Z"},' +
+        '{"attempt":2,"outcome":"completed","at":"2054-11-23T15:01:02.000Z"}],"answered_by":"human",' +
+        '"voicemail_left":false,"scheduled_at":"2054-11-23T15:00:00.000Z","timezone":"America/New_York",' +
         '"timezone_source":"request"}',
     );
   });
@@ -90,9 +90,9 @@ describe('callView', () => {
       language: Type.Union([Type.String(), Type.Null()]),
       next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     });
-    const row = { ...ended, language: 'fr-CA', nextAttemptAt: new Date('2026-11-24T09:30:00Z') };
+    const row = { ...ended, language: 'fr-CA', nextAttemptAt: new Date('2054-11-24T09:30:00Z') };
     const view = viewFor(extended)(row);
     expect(Object.keys(view)).toEqual([...Object.keys(CallData.properties), 'language', 'next_attempt_at']);
-    expect(view).toEqual({ ...callView(ended), language: 'fr-CA', next_attempt_at: '2026-11-24T09:30:00.000Z' });
+    expect(view).toEqual({ ...callView(ended), language: 'fr-CA', next_attempt_at: '2054-11-24T09:30:00.000Z' });
   });
 });

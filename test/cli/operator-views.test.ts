@@ -19,7 +19,7 @@ interface ShownCall {
 }
 
 async function setup() {
-  const clock = { now: new Date('2026-12-01T10:00:00Z') };
+  const clock = { now: new Date('2054-12-01T10:00:00Z') };
   const { app, databaseUrl } = await buildTestApp({
     clock: () => clock.now,
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
@@ -27,7 +27,7 @@ async function setup() {
   });
   const tenant = await createTenant(app.prisma);
   const receiver = await startReceiver();
-  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
   /** A call that ends at once (canceled): one call.failed delivery. */
   const event = async (metadata: Record<string, unknown> = {}) => {
     const callId = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', name: '-', metadata }));
@@ -49,17 +49,17 @@ describe('calls show for people', () => {
     const callId = await s.event({ empty: null, dash: '-', number: 42, text: '42' });
     await s.app.deliveryWorker!.settle();
 
-    const pending = await cli(s.databaseUrl, ['calls', 'show', callId]);
+    const pending = await cli(s.databaseUrl, ['calls', 'show', callId], {}, s.app.now);
     expect(pending.code).toBe(0);
     expect(pending.stdout).toMatch(
-      /call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2026-12-01T10:00:05\.000Z/,
+      /call\.failed, pending, webhook-id [0-9a-f-]{36}, 1 attempt, next attempt 2054-12-01T10:00:05\.000Z/,
     );
-    const shown = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).json<ShownCall>();
-    expect(shown.call.deliveries[0]?.next_attempt_at).toBe('2026-12-01T10:00:05.000Z');
+    const shown = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'], {}, s.app.now)).json<ShownCall>();
+    expect(shown.call.deliveries[0]?.next_attempt_at).toBe('2054-12-01T10:00:05.000Z');
 
-    s.clock.now = new Date('2026-12-01T10:00:05Z');
+    s.clock.now = new Date('2054-12-01T10:00:05Z');
     await s.app.deliveryWorker!.settle();
-    const { code, stdout } = await cli(s.databaseUrl, ['calls', 'show', callId]);
+    const { code, stdout } = await cli(s.databaseUrl, ['calls', 'show', callId], {}, s.app.now);
     expect(code).toBe(0);
     // Metadata as JSON values: null, the string "-", the number 42 and the string "42" all differ.
     expect(stdout).toMatch(/^ {2}"empty": +null$/m);
@@ -73,9 +73,9 @@ describe('calls show for people', () => {
     expect(stdout).toMatch(/call\.failed, succeeded, webhook-id [0-9a-f-]{36}, 2 attempts$/m);
     expect(stdout).not.toContain('next attempt');
     expect(stdout).toMatch(/^ {4}attempt +time +status +latency +error$/m);
-    expect(stdout).toMatch(/^ {4}1 +2026-12-01T10:00:00\.000Z +503 +\d+ ms +-$/m);
-    expect(stdout).toMatch(/^ {4}2 +2026-12-01T10:00:05\.000Z +200 +\d+ ms +-$/m);
-    const finished = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'])).json<ShownCall>();
+    expect(stdout).toMatch(/^ {4}1 +2054-12-01T10:00:00\.000Z +503 +\d+ ms +-$/m);
+    expect(stdout).toMatch(/^ {4}2 +2054-12-01T10:00:05\.000Z +200 +\d+ ms +-$/m);
+    const finished = (await cli(s.databaseUrl, ['calls', 'show', callId, '--json'], {}, s.app.now)).json<ShownCall>();
     expect(finished.call.deliveries[0]).toMatchObject({
       status: 'succeeded',
       next_attempt_at: null,
@@ -92,8 +92,8 @@ describe('calls show for people', () => {
     });
     const callId = await s.event();
     await s.app.deliveryWorker!.settle();
-    const { stdout } = await cli(s.databaseUrl, ['calls', 'show', callId]);
-    expect(stdout).toMatch(/^ {4}1 +2026-12-01T10:00:00\.000Z +- +\d+ ms +connect ECONNREFUSED 127\.0\.0\.1:1$/m);
+    const { stdout } = await cli(s.databaseUrl, ['calls', 'show', callId], {}, s.app.now);
+    expect(stdout).toMatch(/^ {4}1 +2054-12-01T10:00:00\.000Z +- +\d+ ms +connect ECONNREFUSED 127\.0\.0\.1:1$/m);
   });
 });
 
@@ -107,10 +107,10 @@ describe('metadata as the client wrote it', () => {
     expect(response.statusCode, response.body).toBe(200);
     const callId = callIdOf(response);
 
-    const shown = await cli(databaseUrl, ['calls', 'show', callId, '--json']);
+    const shown = await cli(databaseUrl, ['calls', 'show', callId, '--json'], {}, app.now);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`"metadata":${METADATA}`);
-    const listed = await cli(databaseUrl, ['calls', 'list', tenant.accountId, '--json']);
+    const listed = await cli(databaseUrl, ['calls', 'list', tenant.accountId, '--json'], {}, app.now);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(`"metadata":${METADATA}`);
     expect(listed.json<{ calls: unknown[] }>().calls[0]).toMatchObject({
@@ -118,7 +118,7 @@ describe('metadata as the client wrote it', () => {
       metadata: json<unknown>(METADATA),
     });
 
-    const { code, stdout } = await cli(databaseUrl, ['calls', 'show', callId]);
+    const { code, stdout } = await cli(databaseUrl, ['calls', 'show', callId], {}, app.now);
     expect(code).toBe(0);
     const lines = stdout.split('\n');
     const first = lines.indexOf('metadata (JSON, as given):');
@@ -142,7 +142,7 @@ describe('webhook show and webhook enable', () => {
     await s.event();
     await s.app.deliveryWorker!.settle();
 
-    const shown = (await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json<{
+    const shown = (await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'], {}, s.app.now)).json<{
       webhook: Record<string, unknown>;
     }>();
     // The delivery answered 410 reached no one: held until the endpoint is enabled again.
@@ -157,14 +157,14 @@ describe('webhook show and webhook enable', () => {
         failed: 0,
       },
     });
-    const human = await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId]);
+    const human = await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId], {}, s.app.now);
     expect(human.stdout).toMatch(/^ {2}enabled: +false$/m);
     expect(human.stdout).toContain(`callctl webhook enable ${s.tenant.accountId}`);
     expect(human.stdout).not.toContain('whsec_');
 
     // The receiver is fixed first: enabling sends the held delivery at once.
     s.receiver.respond = () => ({ status: 200 });
-    const enabled = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
+    const enabled = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json'], {}, s.app.now);
     expect(enabled.code).toBe(0);
     expect(enabled.json()).toEqual({
       account_id: s.tenant.accountId,
@@ -176,7 +176,7 @@ describe('webhook show and webhook enable', () => {
     });
     const after = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
     expect(after).toMatchObject({ enabled: true, disabledReason: null, secret: before.secret, url: before.url });
-    const again = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId]);
+    const again = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId], {}, s.app.now);
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^changed at: +-$/m);
     expect(again.stdout).toContain('already enabled');
@@ -185,8 +185,9 @@ describe('webhook show and webhook enable', () => {
     await s.event();
     await s.app.deliveryWorker!.settle();
     expect(
-      (await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json<{ webhook: unknown }>()
-        .webhook,
+      (await cli(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'], {}, s.app.now)).json<{
+        webhook: unknown;
+      }>().webhook,
     ).toMatchObject({ enabled: true, pending: 0, held: 0, failed: 0 });
     expect(s.receiver.received.map((r) => r.headers['webhook-id'])).toHaveLength(3);
   });
@@ -194,10 +195,12 @@ describe('webhook show and webhook enable', () => {
   it('an account without an endpoint: show says none, enable is refused (exit 1)', async () => {
     const s = await setup();
     const other = await createTenant(s.app.prisma);
-    expect(JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', other.accountId, '--json'])).stdout)).toEqual({
+    expect(
+      JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', other.accountId, '--json'], {}, s.app.now)).stdout),
+    ).toEqual({
       webhook: null,
     });
-    const refused = await cli(s.databaseUrl, ['webhook', 'enable', other.accountId, '--json']);
+    const refused = await cli(s.databaseUrl, ['webhook', 'enable', other.accountId, '--json'], {}, s.app.now);
     expect(refused.code).toBe(1);
     expect(json<CliError>(refused.stderr).error).toMatch(/no webhook endpoint/);
   });

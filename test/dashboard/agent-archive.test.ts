@@ -42,6 +42,7 @@ describe('archiving an agent', () => {
       accountId: tenant.accountId,
       name: 'Summer campaign',
       phone: '+14155550123',
+      now: app.now(),
     });
     const old = callIdOf(await trigger({ phone_number: '+14155552671', agent_id: id }));
 
@@ -116,9 +117,10 @@ describe('archiving an agent', () => {
       accountId: tenant.accountId,
       name: 'Old line',
       phone: '+14155550124',
+      now: app.now(),
     });
     await owner.submit(`/dashboard/agents/${id}`, `/dashboard/agents/${id}/archive`);
-    await expect(setDefaultAgent(app.storage, tenant.accountId, id)).rejects.toThrow(
+    await expect(setDefaultAgent(app.storage, tenant.accountId, id, undefined, app.now())).rejects.toThrow(
       new AdminError(ARCHIVED_DEFAULT('Old line')),
     );
     // The settings page's default-agent menu does not offer it; posted by hand, it is refused.
@@ -145,10 +147,11 @@ describe('archiving an agent', () => {
         accountId: other.accountId,
         name: `Racer ${round}`,
         phone: '+14155550125',
+        now: app.now(),
       });
       const outcomes = await Promise.allSettled([
-        setAgentArchived(app.storage, id, true),
-        setDefaultAgent(app.storage, other.accountId, id),
+        setAgentArchived(app.storage, id, true, undefined, app.now()),
+        setDefaultAgent(app.storage, other.accountId, id, undefined, app.now()),
       ]);
       // Exactly one of the two wins: the other sees it done and refuses.
       expect(
@@ -159,12 +162,13 @@ describe('archiving an agent', () => {
       const account = await app.prisma.account.findUniqueOrThrow({ where: { id: other.accountId } });
       expect(agent.archivedAt !== null && account.defaultAgentId === id, `round ${round}`).toBe(false);
       // Leave the account's own agent as its default for the next round.
-      if (account.defaultAgentId === id) await setDefaultAgent(app.storage, other.accountId, other.agentId);
+      if (account.defaultAgentId === id)
+        await setDefaultAgent(app.storage, other.accountId, other.agentId, undefined, app.now());
     }
   });
 
   it('archives and restores with callctl, audited as the operator; another tenant gets 404 from the page', async () => {
-    const { id } = await createAgent(app.storage, { accountId: tenant.accountId, name: 'Night line' });
+    const { id } = await createAgent(app.storage, { accountId: tenant.accountId, name: 'Night line', now: app.now() });
     const archived = await callctl(databaseUrl, ['agent', 'archive', id, '--json']);
     expect(archived.stderr).toBe('');
     expect(archived.json()).toEqual({ agent_id: id, archived: true, changed: true });

@@ -40,9 +40,9 @@ beforeAll(async () => {
   us = await signedIn(usAgency, 'owner@us-caller.example');
   ({ id: gbAgency } = await createAgency(app.storage, { name: 'GB agency' }));
   // Its agents' numbers are British: a number typed without a country code is read as one.
-  await createAgent(app.storage, { accountId: gbAgency, name: 'London', phone: '+442071838750' });
-  await createAgent(app.storage, { accountId: gbAgency, name: 'Mobile', phone: '+447911123456' });
-  await createAgent(app.storage, { accountId: gbAgency, name: 'New York', phone: '+12125550100' });
+  await createAgent(app.storage, { now: app.now(), accountId: gbAgency, name: 'London', phone: '+442071838750' });
+  await createAgent(app.storage, { now: app.now(), accountId: gbAgency, name: 'Mobile', phone: '+447911123456' });
+  await createAgent(app.storage, { now: app.now(), accountId: gbAgency, name: 'New York', phone: '+12125550100' });
   gb = await signedIn(gbAgency, 'owner@gb-caller.example');
 });
 
@@ -116,13 +116,13 @@ describe("an agent's caller ID", () => {
     const { id: agency } = await createAgency(app.storage, { name: 'Mixed agency' });
     // The agency's own agents are archived (Paris); its client's agent, in use, calls from London.
     for (const [i, phone] of ['+33142685300', '+33612345678'].entries()) {
-      const { id } = await createAgent(app.storage, { accountId: agency, name: `Paris ${i}`, phone });
-      await setAgentArchived(app.storage, id, true);
+      const { id } = await createAgent(app.storage, { now: app.now(), accountId: agency, name: `Paris ${i}`, phone });
+      await setAgentArchived(app.storage, id, true, undefined, app.now());
     }
-    const { id: client } = await createClient(app.storage, { agencyId: agency, name: 'London client' });
-    await createAgent(app.storage, { accountId: client, name: 'Westminster', phone: '+442071838750' });
+    const { id: client } = await createClient(app.storage, { now: app.now(), agencyId: agency, name: 'London client' });
+    await createAgent(app.storage, { now: app.now(), accountId: client, name: 'Westminster', phone: '+442071838750' });
     // A client of it without agents takes the agency's country.
-    const { id: quiet } = await createClient(app.storage, { agencyId: agency, name: 'Quiet client' });
+    const { id: quiet } = await createClient(app.storage, { now: app.now(), agencyId: agency, name: 'Quiet client' });
     const mixed = await signedIn(agency, 'owner@mixed-caller.example');
 
     expect((await mixed.get('/dashboard/agents/new')).body).toContain('number of United Kingdom (+44), such as');

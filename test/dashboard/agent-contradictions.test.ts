@@ -153,6 +153,7 @@ describe('settings that cannot apply', () => {
 
   it('a field left out because it cannot apply (as the script disables it) returns to its neutral value', async () => {
     const { id } = await createAgent(app.storage, {
+      now: app.now(),
       accountId: agencyId,
       name: 'Everything on',
       phone: '+14155550101',

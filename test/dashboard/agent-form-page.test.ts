@@ -194,6 +194,7 @@ describe('the time-zone picker', () => {
         accountId: tenant.accountId,
         name: `Zone ${stored}`,
         timezone: stored,
+        now: app.now(),
       });
       const page = (await owner.get(`/dashboard/agents/${id}`)).body;
       const { selected, values } = zonesOf(page);
@@ -206,6 +207,7 @@ describe('the time-zone picker', () => {
       accountId: tenant.accountId,
       name: 'Offset',
       timezone: 'Etc/GMT+5',
+      now: app.now(),
     });
     const body = (await owner.get(`/dashboard/agents/${id}`)).body;
     expect(body).toMatch(/<select id="f-timezone" name="timezone"[^>]*>\s*<option selected>Etc\/GMT\+5<\/option>/);

@@ -33,8 +33,9 @@ beforeAll(async () => {
     accountId: agencyId,
     name: 'Front desk',
     phone: '+14155550100',
+    now: app.now(),
   }));
-  ({ id: noPhone } = await createAgent(app.storage, { accountId: agencyId, name: 'Not yet dialling' }));
+  ({ id: noPhone } = await createAgent(app.storage, { accountId: agencyId, name: 'Not yet dialling', now: app.now() }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@ids.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@ids.example')).status).toBe(303);
@@ -89,7 +90,12 @@ describe('agent ids', () => {
     const env = { TLS_MODE: 'self-signed', DATA_DIR: '.data', TRUST_PROXY: 'true' };
     const { app: plain } = await buildTestApp({ env });
     const { id } = await createAgency(plain.storage, { name: 'Self-signed agency' });
-    const { id: agent } = await createAgent(plain.storage, { accountId: id, name: 'Desk', phone: '+14155550100' });
+    const { id: agent } = await createAgent(plain.storage, {
+      now: plain.now(),
+      accountId: id,
+      name: 'Desk',
+      phone: '+14155550100',
+    });
     await createUserWithPassword(plain.prisma, id, 'owner@self-signed.example');
     const visitor = new Visitor(plain);
     expect((await visitor.signIn('owner@self-signed.example')).status).toBe(303);
@@ -106,7 +112,7 @@ describe('agent ids', () => {
   });
 
   it("the default-agent menu names each agent with its id, and shows the default's id to copy", async () => {
-    await setDefaultAgent(app.storage, agencyId, withPhone);
+    await setDefaultAgent(app.storage, agencyId, withPhone, undefined, app.now());
     const { body } = await owner.get(SETTINGS);
     expect(body).toContain(`Front desk · +14155550100 · id ${withPhone}</option>`);
     expect(body).toContain(`Not yet dialling · no phone number · id ${noPhone}</option>`);

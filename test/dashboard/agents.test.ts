@@ -16,7 +16,7 @@ import { createUserWithPassword, DASHBOARD_ENV, Visitor, html } from './helpers.
 
 let app: App;
 // A Saturday, 15:00 UTC: a weekday window is closed now and opens on Monday 09:00.
-const clock = { now: new Date('2030-03-09T15:00:00.000Z') };
+const clock = { now: new Date('2058-03-09T15:00:00.000Z') };
 let agency: Tenant;
 let client: Tenant;
 let agencyUser: Visitor;
@@ -166,7 +166,7 @@ describe('agents pages', () => {
 
   it('offers an agency user the agency and its clients as owners, and a client user no choice', async () => {
     const other = await createAgency(app.storage, { name: 'Elsewhere Agency' });
-    await createClient(app.storage, { agencyId: other.id, name: 'Elsewhere Client' });
+    await createClient(app.storage, { agencyId: other.id, name: 'Elsewhere Client', now: app.now() });
     const agencyForm = (await agencyUser.get('/dashboard/agents/new')).body;
     expect(agencyForm).toContain(`<option value="${agency.accountId}" selected>Test Agency (agency)</option>`);
     expect(agencyForm).toContain(`<option value="${client.accountId}">Test Client (client)</option>`);
@@ -449,7 +449,7 @@ describe('agents pages', () => {
     expect(accepted.statusCode).toBe(200);
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } });
     expect(call.status).toBe('initiated');
-    expect(call.notBefore.toISOString()).toBe('2030-03-11T09:00:00.000Z');
+    expect(call.notBefore.toISOString()).toBe('2058-03-11T09:00:00.000Z');
 
     const overview = (await visitor.get('/dashboard')).body;
     const row = overview.split('<tr>').find((r) => r.includes('data-label="Account">Test Agency'))!;
@@ -461,7 +461,7 @@ describe('agents pages', () => {
     const tenant = await createTenant(app.prisma, { windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' });
     const callId = callIdOf(await trigger(app, tenant.key));
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe(
-      '2030-03-11T09:00:00.000Z',
+      '2058-03-11T09:00:00.000Z',
     );
     expect(
       (
@@ -475,7 +475,7 @@ describe('agents pages', () => {
     ).toBe(303);
     // Another agent's edit leaves this call as it was.
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe(
-      '2030-03-11T09:00:00.000Z',
+      '2058-03-11T09:00:00.000Z',
     );
     await createUserWithPassword(app.prisma, tenant.accountId, 'waiting@agents.example');
     const visitor = new Visitor(app);
@@ -801,9 +801,9 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
   it('new windows hand waiting calls back, each due at its schedule or next attempt when later; a zone switch moves none', async () => {
     const { tenant, visitor } = await ownTenant('zone@agents.example', '203.0.113.22');
     // Scheduled for this Saturday evening, waiting for Monday's window; a retry due next Wednesday, inside the window.
-    const scheduledAt = new Date('2030-03-09T19:00:00.000Z');
-    const monday = new Date('2030-03-11T09:00:00.000Z');
-    const nextAttempt = new Date('2030-03-13T10:00:00.000Z');
+    const scheduledAt = new Date('2058-03-09T19:00:00.000Z');
+    const monday = new Date('2058-03-11T09:00:00.000Z');
+    const nextAttempt = new Date('2058-03-13T10:00:00.000Z');
     const [forWindow, scheduled, retrying] = [
       callIdOf(await trigger(app, tenant.key)),
       callIdOf(await trigger(app, tenant.key)),

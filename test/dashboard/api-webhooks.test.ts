@@ -75,11 +75,12 @@ beforeAll(async () => {
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme Agency' }));
-  ({ id: clientId } = await createClient(app.storage, { agencyId, name: 'Client <One>' }));
+  ({ id: clientId } = await createClient(app.storage, { agencyId, name: 'Client <One>', now: app.now() }));
   ({ id: agentId } = await createAgent(app.storage, {
     accountId: agencyId,
     name: 'Front desk',
     phone: '+14155550100',
+    now: app.now(),
   }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
   visitor = await signedIn('owner@acme.example');
@@ -203,7 +204,7 @@ describe('API access', () => {
   it('off names at most AFFECTED_NAMES_MAX of the clients it stops, and says how many more', async () => {
     const { id: many } = await createAgency(app.storage, { name: 'Many Clients', plan: 'agency' });
     for (let i = 0; i < AFFECTED_NAMES_MAX + 7; i++)
-      await createClient(app.storage, { agencyId: many, name: `Client ${String(i).padStart(3, '0')}` });
+      await createClient(app.storage, { agencyId: many, name: `Client ${String(i).padStart(3, '0')}`, now: app.now() });
     const email = 'many-clients@example.test';
     await createUserWithPassword(app.prisma, many, email);
     const owner = new Visitor(app);
@@ -219,8 +220,8 @@ describe('API access', () => {
   });
 
   it('off asks first, naming the clients whose keys stop too; nothing changes until confirmed (issue 21, point 10)', async () => {
-    const { id: quiet } = await createClient(app.storage, { agencyId, name: 'Quiet <Two>' });
-    await setApiAccess(app.storage, quiet, false);
+    const { id: quiet } = await createClient(app.storage, { agencyId, name: 'Quiet <Two>', now: app.now() });
+    await setApiAccess(app.storage, quiet, false, undefined, app.now());
     const asked = await visitor.submit(OWN, `${OWN}/api-access`);
     expect(asked.status).toBe(200);
     expect(asked.body).toContain('<title>Switch API access off? · Outbound calls</title>');
@@ -273,6 +274,7 @@ describe('API access', () => {
       accountId: clientId,
       name: 'Client agent',
       phone: '+14155550101',
+      now: app.now(),
     });
     await visitor.submit(clientPage, `${clientPage}/default-agent`, { agent_id: clientAgent });
     expect((await trigger(app, clientKey)).statusCode).toBe(200);
@@ -343,6 +345,7 @@ describe('the default agent', () => {
       accountId: agencyId,
       name: 'Night shift',
       phone: '+14155550102',
+      now: app.now(),
     });
     const page = (await visitor.get(OWN)).body;
     expect(page).toContain('Night shift');
@@ -370,6 +373,7 @@ describe('the default agent', () => {
       accountId: otherAgency,
       name: 'Foreign',
       phone: '+14155550103',
+      now: app.now(),
     });
     const refused = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id: foreign });
     expect(refused.status).toBe(400);
@@ -605,7 +609,7 @@ describe('the webhook endpoint', () => {
 
     const since = new Date(Date.now() - 3_600_000).toISOString().slice(0, 16);
     // Not a time, and times that do not exist (the same parser as the Calls filters': no roll-over into March).
-    for (const wrong of ['yesterday', '2026-02-30 10:00', '2026-04-31T10:00', '2026-01-01 24:00']) {
+    for (const wrong of ['yesterday', '2054-02-30 10:00', '2054-04-31T10:00', '2054-01-01 24:00']) {
       const bad = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since: wrong });
       expect(bad.status, wrong).toBe(400);
       expect(bad.body).toContain('Enter the date and time as YYYY-MM-DD HH:MM (UTC).');

@@ -12,7 +12,9 @@ export function agentOf(prisma: PrismaClient, accountId: string): Promise<string
   if (!agents.has(accountId))
     agents.set(
       accountId,
-      createAgent(storageOf(prisma), { accountId, name: 'Fixture Agent', phone: '+14155550100' }).then((a) => a.id),
+      createAgent(storageOf(prisma), { accountId, name: 'Fixture Agent', phone: '+14155550100', now: new Date() }).then(
+        (a) => a.id,
+      ),
     );
   return agents.get(accountId)!;
 }
@@ -71,7 +73,7 @@ export async function insertCalls(prisma: PrismaClient, calls: FixtureCalls): Pr
  */
 export async function insertFailedDelivery(prisma: PrismaClient, accountId: string, callId: string): Promise<string> {
   if (!(await prisma.webhookEndpoint.findUnique({ where: { accountId } }))) {
-    await setWebhook(storageOf(prisma), accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+    await setWebhook(storageOf(prisma), accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: new Date() });
   }
   const endpoint = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId } });
   const event = await prisma.callEvent.findFirstOrThrow({ where: { callId }, orderBy: { occurredAt: 'desc' } });

@@ -8,8 +8,8 @@ import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
-/** Thursday 2026-12-03, 10:00 in New York. */
-const NOW = new Date('2026-12-03T15:00:00Z');
+/** Thursday 2054-12-03, 10:00 in New York. */
+const NOW = new Date('2054-12-03T15:00:00Z');
 
 let app: App;
 let tenant: Tenant;
@@ -62,9 +62,9 @@ async function waitingLineOf(callId: string): Promise<string> {
 
 describe("a scheduled call's earliest dial", () => {
   it('lands outside the window (Saturday 09:30): the list and the call page both say the window opens Monday 08:00', async () => {
-    const callId = await scheduled('2026-12-05T09:30:00-05:00');
+    const callId = await scheduled('2054-12-05T09:30:00-05:00');
     const stored = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
-    expect(stored.notBefore).toEqual(new Date('2026-12-07T13:00:00Z'));
+    expect(stored.notBefore).toEqual(new Date('2054-12-07T13:00:00Z'));
 
     const badge = await badgeOf(callId);
     expect(badge.text).toBe("Scheduled; the window opens 7 Dec, 08:00 (agent's zone, America/New_York)");
@@ -73,35 +73,35 @@ describe("a scheduled call's earliest dial", () => {
       "Scheduled for 5 Dec, 09:30 America/New_York, outside the calling window. Calling hours read in America/New_York: the agent's",
     );
     expect(await waitingLineOf(callId)).toBe(
-      'Scheduled for 2026-12-05 14:30:00 UTC (Sat 09:30 America/New_York); then the calling window, which opens ' +
-        '2026-12-07 13:00:00 UTC (Mon 08:00 America/New_York)',
+      'Scheduled for 2054-12-05 14:30:00 UTC (Sat 09:30 America/New_York); then the calling window, which opens ' +
+        '2054-12-07 13:00:00 UTC (Mon 08:00 America/New_York)',
     );
   });
 
   it('inside the window (Friday 09:30): both pages name the scheduled time', async () => {
-    const callId = await scheduled('2026-12-04T09:30:00-05:00');
+    const callId = await scheduled('2054-12-04T09:30:00-05:00');
     expect((await badgeOf(callId)).text).toBe('Scheduled for 4 Dec, 09:30 America/New_York');
-    expect(await waitingLineOf(callId)).toBe('Scheduled for 2026-12-04 14:30:00 UTC (Fri 09:30 America/New_York)');
+    expect(await waitingLineOf(callId)).toBe('Scheduled for 2054-12-04 14:30:00 UTC (Fri 09:30 America/New_York)');
   });
 
   it('a retry due outside the window: both pages say when the window then opens', async () => {
-    const callId = await scheduled('2026-12-04T09:30:00-05:00');
+    const callId = await scheduled('2054-12-04T09:30:00-05:00');
     // As the dispatcher leaves a retry it found the window shut for: next attempt Friday 18:00, window Monday 08:00.
     await app.prisma.call.update({
       where: { id: callId },
       data: {
         scheduledAt: null,
         attempt: 2,
-        nextAttemptAt: new Date('2026-12-04T23:00:00Z'),
-        notBefore: new Date('2026-12-07T13:00:00Z'),
+        nextAttemptAt: new Date('2054-12-04T23:00:00Z'),
+        notBefore: new Date('2054-12-07T13:00:00Z'),
       },
     });
     expect((await badgeOf(callId)).text).toBe(
       "Retrying; the window opens 7 Dec, 08:00 (agent's zone, America/New_York)",
     );
     expect(await waitingLineOf(callId)).toBe(
-      'Attempt 2 is due 2026-12-04 23:00:00 UTC (Fri 18:00 America/New_York); then the calling window, which opens ' +
-        '2026-12-07 13:00:00 UTC (Mon 08:00 America/New_York)',
+      'Attempt 2 is due 2054-12-04 23:00:00 UTC (Fri 18:00 America/New_York); then the calling window, which opens ' +
+        '2054-12-07 13:00:00 UTC (Mon 08:00 America/New_York)',
     );
   });
 });

@@ -29,7 +29,7 @@ async function call(
     accountId: tenant.accountId,
     agentId: tenant.agentId,
     count: 1,
-    createdAt: fields.at ?? new Date('2026-10-01T12:00:00Z'),
+    createdAt: fields.at ?? new Date('2054-10-01T12:00:00Z'),
     phoneNumber: fields.phone ?? '+14155552671',
     metadataJson: fields.metadata ?? '{}',
     status: fields.status ?? 'completed',
@@ -194,10 +194,10 @@ describe('searching the Calls list', () => {
     };
     // Many matches, some older ones that do not match between them, and a few newest ones that match.
     const many = [
-      ...(await bulk(SEARCH_CANDIDATES_MAX - 30, '2026-09-01T00:00:00Z', '{"src":"web"}', '+14155550100')),
-      ...(await bulk(40, '2026-09-03T00:00:00Z', '{"src":"web"}', '+14155550100')),
+      ...(await bulk(SEARCH_CANDIDATES_MAX - 30, '2054-09-01T00:00:00Z', '{"src":"web"}', '+14155550100')),
+      ...(await bulk(40, '2054-09-03T00:00:00Z', '{"src":"web"}', '+14155550100')),
     ];
-    await bulk(100, '2026-09-02T00:00:00Z', '{"src":"app"}', '+14155550200');
+    await bulk(100, '2054-09-02T00:00:00Z', '{"src":"app"}', '+14155550200');
     const newestFirst = (ids: string[]) =>
       app.prisma.call
         .findMany({
@@ -247,10 +247,10 @@ describe('searching the Calls list', () => {
     // 130 matches, then 400 newer calls that do not match: the newest calls hold no page (nor 5) of matches, so the
     // search reads its index; a name search with no other filter has no cap there.
     const older = [
-      ...(await named(70, '2026-08-01T00:00:00Z', 'Old Olga')),
-      ...(await named(60, '2026-08-02T00:00:00Z', 'old timer')),
+      ...(await named(70, '2054-08-01T00:00:00Z', 'Old Olga')),
+      ...(await named(60, '2054-08-02T00:00:00Z', 'old timer')),
     ];
-    await named(400, '2026-08-03T00:00:00Z', 'Newer Caller');
+    await named(400, '2054-08-03T00:00:00Z', 'Newer Caller');
     const expected = await app.prisma.call
       .findMany({
         where: { id: { in: older } },
@@ -268,8 +268,8 @@ describe('searching the Calls list', () => {
     expect(pages.map((p) => p.length)).toEqual([50, 50, 30]);
     expect(pages.flat()).toEqual(expected);
     // With the dates: only the first day's matches.
-    expect(await search(visitor, 'name=old&to=2026-08-01')).toEqual(expected.slice(60));
-    expect(await search(visitor, 'name=old%20t&from=2026-08-02')).toEqual(expected.slice(0, 60));
+    expect(await search(visitor, 'name=old&to=2054-08-01')).toEqual(expected.slice(60));
+    expect(await search(visitor, 'name=old%20t&from=2054-08-02')).toEqual(expected.slice(0, 60));
   });
 });
 
@@ -367,16 +367,16 @@ describe('the status badge', () => {
       ).id;
     const first = await waiting(30);
     const second = await waiting(20);
-    const window = await waiting(15, { notBefore: new Date('2030-01-07T14:00:00Z'), timezone: 'America/New_York' });
+    const window = await waiting(15, { notBefore: new Date('2058-01-07T14:00:00Z'), timezone: 'America/New_York' });
     const third = await waiting(10);
     const scheduled = await waiting(5, {
-      notBefore: new Date('2030-01-08T09:30:00Z'),
-      scheduledAt: new Date('2030-01-08T09:30:00Z'),
+      notBefore: new Date('2058-01-08T09:30:00Z'),
+      scheduledAt: new Date('2058-01-08T09:30:00Z'),
     });
     const retry = await waiting(4, {
       attempt: 2,
-      notBefore: new Date('2030-01-09T10:00:00Z'),
-      nextAttemptAt: new Date('2030-01-09T10:00:00Z'),
+      notBefore: new Date('2058-01-09T10:00:00Z'),
+      nextAttemptAt: new Date('2058-01-09T10:00:00Z'),
       timezone: 'Europe/Paris',
     });
     const dialling = await waiting(3, { status: 'dialing' });
@@ -387,7 +387,7 @@ describe('the status badge', () => {
     expect(badge(second)).toEqual(['wait', 'Waiting for a slot (#2 in line)']);
     expect(badge(third)).toEqual(['wait', 'Waiting for a slot (#3 in line)']);
     expect(badge(window)).toEqual(['wait', 'Waiting for the window until 7 Jan, 09:00 America/New_York']);
-    expect(badge(scheduled)).toEqual(['wait', 'Scheduled for 2030-01-08 09:30 UTC']);
+    expect(badge(scheduled)).toEqual(['wait', 'Scheduled for 2058-01-08 09:30 UTC']);
     expect(badge(retry)).toEqual(['wait', 'Retrying at 9 Jan, 11:00 Europe/Paris']);
     expect(badge(dialling)).toEqual(['info', 'Dialling']);
     // A call still going: the page is worth refreshing; a page of ended calls is not.

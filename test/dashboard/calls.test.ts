@@ -74,7 +74,7 @@ beforeAll(async () => {
     await app.prisma.account.update({ where: { id: tenant.accountId }, data: { name: `Account ${name}` } });
     await app.prisma.agent.update({ where: { id: tenant.agentId }, data: { name: `Agent of ${name}` } });
   }
-  await setWebhook(app.storage, tenants.A.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenants.A.accountId, receiver.url, { allowPrivate: true, now: app.now() });
 
   calls.detail = await triggered(
     tenants.A.key,
@@ -196,9 +196,9 @@ describe('the Calls list', () => {
       [visitors.A, `agent=${tenants.B.agentId}`, 'Unknown agent'],
       [visitors.A, `client=${tenants.B.accountId}`, 'Unknown client'],
       [visitors.A1, `client=${tenants.A.accountId}`, 'Unknown client'],
-      [visitors.A, 'from=2026-02-30', '&quot;2026-02-30&quot; is not a date'],
+      [visitors.A, 'from=2054-02-30', '&quot;2054-02-30&quot; is not a date'],
       [visitors.A, 'to=yesterday', '&quot;yesterday&quot; is not a date'],
-      [visitors.A, 'from=2026-05-02&to=2026-05-01', 'The date range ends before it starts.'],
+      [visitors.A, 'from=2054-05-02&to=2054-05-01', 'The date range ends before it starts.'],
       [visitors.A, 'number=555-CALL', 'is not the start of a phone number'],
       [visitors.A, 'number=%2B0', 'is not the start of a phone number'],
       [visitors.A, 'meta_key=crm_id', 'Give the value of the metadata key &quot;crm_id&quot;'],
@@ -243,8 +243,8 @@ describe('the Calls list', () => {
   });
 
   it('pages with "Older" without repeating or skipping calls created at the same instant, keeping the filters', async () => {
-    const first = new Date('2026-03-01T12:00:00.000Z');
-    const second = new Date('2026-03-01T11:00:00.000Z');
+    const first = new Date('1998-03-01T12:00:00.000Z');
+    const second = new Date('1998-03-01T11:00:00.000Z');
     const made = [
       ...(await insertCalls(app.prisma, {
         accountId: tenants.A2.accountId,
@@ -422,9 +422,9 @@ describe('the call detail view', () => {
       count: 2,
       createdAt: new Date(),
     });
-    // Wednesday 2030-03-13 13:00 UTC is 09:00 in New York (EDT since March 10).
-    const due = new Date('2030-03-13T13:00:00.000Z');
-    const scheduled = new Date('2030-03-12T14:30:00.000Z');
+    // Wednesday 2058-03-13 13:00 UTC is 09:00 in New York (EDT since March 10).
+    const due = new Date('2058-03-13T13:00:00.000Z');
+    const scheduled = new Date('2058-03-12T14:30:00.000Z');
     await app.prisma.call.update({
       where: { id: retrying! },
       data: {
@@ -442,24 +442,24 @@ describe('the call detail view', () => {
         timezone: 'America/New_York',
         timezoneSource: 'country',
         attemptOutcomes: [
-          { attempt: 1, outcome: 'busy', at: '2030-03-12T14:31:00.000Z' },
-          { attempt: 2, outcome: 'no_answer', at: '2030-03-12T15:02:00.000Z' },
+          { attempt: 1, outcome: 'busy', at: '2058-03-12T14:31:00.000Z' },
+          { attempt: 2, outcome: 'no_answer', at: '2058-03-12T15:02:00.000Z' },
         ],
       },
     });
     const detail = decode((await visitors.A2.get(`/dashboard/calls/${retrying}`)).body);
     expect(detail).toContain(
-      '<dt>Waiting</dt><dd class="waiting">Attempt 3 is due 2030-03-13 13:00:00 UTC (Wed 09:00 America/New_York)</dd>',
+      '<dt>Waiting</dt><dd class="waiting">Attempt 3 is due 2058-03-13 13:00:00 UTC (Wed 09:00 America/New_York)</dd>',
     );
     expect(detail).toContain('<dt>Attempts</dt><dd>2 so far; attempt 3 is next</dd>');
-    expect(detail).toContain('<dt>Scheduled for</dt><dd>2030-03-12 14:30:00 UTC (Tue 10:30 America/New_York)</dd>');
+    expect(detail).toContain('<dt>Scheduled for</dt><dd>2058-03-12 14:30:00 UTC (Tue 10:30 America/New_York)</dd>');
     expect(detail).toContain(
       "<dt>Calling hours read in</dt><dd>America/New_York (the callee's, from the number's country (it has one time zone))</dd>",
     );
     expect(detail).toMatch(
-      /<tr><td[^>]*>1<\/td><td[^>]*>Busy<\/td><td[^>]*>2030-03-12 14:31:00 UTC \(Tue 10:31 America\/New_York\)<\/td><\/tr>/,
+      /<tr><td[^>]*>1<\/td><td[^>]*>Busy<\/td><td[^>]*>2058-03-12 14:31:00 UTC \(Tue 10:31 America\/New_York\)<\/td><\/tr>/,
     );
-    expect(detail).toMatch(/<tr><td[^>]*>2<\/td><td[^>]*>No answer<\/td><td[^>]*>2030-03-12 15:02:00 UTC/);
+    expect(detail).toMatch(/<tr><td[^>]*>2<\/td><td[^>]*>No answer<\/td><td[^>]*>2058-03-12 15:02:00 UTC/);
     expect(detail).toContain('action="/dashboard/calls/' + retrying + '/cancel"');
 
     const list = decode((await visitors.A2.get('/dashboard/calls')).body);
@@ -468,8 +468,8 @@ describe('the call detail view', () => {
     // Its attempts under the badge: the one it waits for, of the agent's max_attempts (1 now: the list says 3 of 3),
     // and how the ended ones went, with their times in the title.
     expect(row).toContain(
-      '<span class="hint call-facts"><span title="Attempt 1: busy, 2030-03-12 14:31:00 UTC (Tue 10:31 America/New_York); ' +
-        'Attempt 2: no answer, 2030-03-12 15:02:00 UTC (Tue 11:02 America/New_York)">Attempt 3 of 3: busy, no answer</span></span>',
+      '<span class="hint call-facts"><span title="Attempt 1: busy, 2058-03-12 14:31:00 UTC (Tue 10:31 America/New_York); ' +
+        'Attempt 2: no answer, 2058-03-12 15:02:00 UTC (Tue 11:02 America/New_York)">Attempt 3 of 3: busy, no answer</span></span>',
     );
     await app.prisma.agent.update({ where: { id: tenants.A2.agentId }, data: { maxAttempts: 5 } });
     const allowed = decode((await visitors.A2.get('/dashboard/calls')).body);
@@ -494,7 +494,7 @@ describe('the call detail view', () => {
         failureReason: 'voicemail',
         answeredBy: 'machine',
         voicemailLeft: true,
-        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2030-03-12T15:00:00.000Z' }],
+        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2058-03-12T15:00:00.000Z' }],
       },
     });
     const ended = decode((await visitors.A2.get(`/dashboard/calls/${voicemail}`)).body);
@@ -519,7 +519,7 @@ describe('the call detail view', () => {
       .split('<tr>')
       .find((r) => r.includes(voicemail!))!;
     expect(onMachine).toContain(
-      '<span class="badge" data-tone="info">In progress</span><span class="hint call-facts"><span title="Attempt 1: voicemail, 2030-03-12 15:00:00 UTC">Attempt 2 of 2: voicemail</span> · Voicemail</span>',
+      '<span class="badge" data-tone="info">In progress</span><span class="hint call-facts"><span title="Attempt 1: voicemail, 2058-03-12 15:00:00 UTC">Attempt 2 of 2: voicemail</span> · Voicemail</span>',
     );
     await app.prisma.call.update({ where: { id: voicemail! }, data: { status: 'failed', failureReason: 'voicemail' } });
     // Not dialled: it must not be picked up by the dispatcher during this test.

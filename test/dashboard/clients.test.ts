@@ -22,7 +22,11 @@ beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp({ env: DASHBOARD_ENV }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
   const { id: otherAgency } = await createAgency(app.storage, { name: 'Other agency', plan: 'starter' });
-  ({ id: otherClientId } = await createClient(app.storage, { agencyId: otherAgency, name: 'Not yours' }));
+  ({ id: otherClientId } = await createClient(app.storage, {
+    agencyId: otherAgency,
+    name: 'Not yours',
+    now: app.now(),
+  }));
   ownerId = await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@acme.example')).status).toBe(303);
@@ -77,7 +81,7 @@ describe('clients pages', () => {
   });
 
   it("lists only the agency's clients, with API access, key prefix, webhook and active users", async () => {
-    const { id } = await createClient(app.storage, { agencyId, name: 'Gamma' });
+    const { id } = await createClient(app.storage, { agencyId, name: 'Gamma', now: app.now() });
     await app.prisma.apiKey.create({
       data: { accountId: id, digest: new Uint8Array(randomBytes(32)), displayPrefix: 'svc_sk_Gamma' },
     });
@@ -99,7 +103,7 @@ describe('clients pages', () => {
   });
 
   it('invites from the client page to that client and links back to it', async () => {
-    const { id } = await createClient(app.storage, { agencyId, name: 'Delta' });
+    const { id } = await createClient(app.storage, { agencyId, name: 'Delta', now: app.now() });
     const res = await owner.submit(`/dashboard/clients/${id}`, '/dashboard/users/invite', {
       email: 'dee@delta.example',
     });
@@ -142,14 +146,18 @@ describe('clients pages', () => {
   it('shows API access as the rule of src/domain/api-access.ts decides it, on the list and each detail page', async () => {
     const clients = await Promise.all(
       [true, false].map(async (own) => {
-        const { id } = await createClient(app.storage, { agencyId, name: `Switch ${own ? 'on' : 'off'}` });
-        if (!own) await setApiAccess(app.storage, id, false);
+        const { id } = await createClient(app.storage, {
+          agencyId,
+          name: `Switch ${own ? 'on' : 'off'}`,
+          now: app.now(),
+        });
+        if (!own) await setApiAccess(app.storage, id, false, undefined, app.now());
         return { id, own };
       }),
     );
     try {
       for (const agencySwitch of [true, false]) {
-        await setApiAccess(app.storage, agencyId, agencySwitch);
+        await setApiAccess(app.storage, agencyId, agencySwitch, undefined, app.now());
         const list = await owner.get('/dashboard/clients');
         expect(list.body.includes('whatever its own switch says')).toBe(!agencySwitch);
         for (const { id, own } of clients) {
@@ -165,7 +173,7 @@ describe('clients pages', () => {
         }
       }
     } finally {
-      await setApiAccess(app.storage, agencyId, true);
+      await setApiAccess(app.storage, agencyId, true, undefined, app.now());
     }
   });
 });

@@ -46,7 +46,7 @@ interface Account {
 /** An agency with a webhook to the receiver and a signed-in user. */
 async function account(email: string): Promise<Account> {
   const tenant = await createTenant(app.prisma);
-  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
   await createUserWithPassword(app.prisma, tenant.accountId, email);
   const visitor = new Visitor(app);
   visitor.ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
@@ -199,7 +199,7 @@ describe('the filters', () => {
   });
 
   it('name each wrong filter next to its field, all at once', async () => {
-    const res = await a.visitor.get(`${LOG}?event=call.exploded&status=lost&from=2026-02-30&to=yesterday`);
+    const res = await a.visitor.get(`${LOG}?event=call.exploded&status=lost&from=2054-02-30&to=yesterday`);
     expect(res.status).toBe(400);
     for (const field of ['event', 'status', 'from', 'to'])
       expect(res.body).toMatch(
@@ -208,10 +208,10 @@ describe('the filters', () => {
         ),
       );
     expect(res.body).toContain(html('"call.exploded" is not an event type'));
-    expect(res.body).toContain(html('"2026-02-30" is not a date'));
+    expect(res.body).toContain(html('"2054-02-30" is not a date'));
     expect(res.body).toContain('No deliveries are shown until the filters are corrected.');
     expect(shown(res.body)).toEqual([]);
-    const backwards = await a.visitor.get(`${LOG}?from=2026-11-20&to=2026-11-10`);
+    const backwards = await a.visitor.get(`${LOG}?from=2054-11-20&to=2054-11-10`);
     expect(backwards.status).toBe(400);
     expect(backwards.body).toContain('The date range ends before it starts');
   });
@@ -261,12 +261,12 @@ describe('Resend', () => {
     // Disabled: the banner says resend is impossible, and nothing on the page offers one.
     await app.prisma.webhookEndpoint.update({
       where: { id: a.endpointId },
-      data: { enabled: false, disabledReason: 'answered 410 Gone at 2026-11-25T10:00:00.000Z' },
+      data: { enabled: false, disabledReason: 'answered 410 Gone at 2054-11-25T10:00:00.000Z' },
     });
     const disabled = (await a.visitor.get(LOG)).body;
     expect(disabled).toContain('Deliveries cannot be resent while the endpoint is disabled');
     expect(disabled).toContain(
-      '<span class="badge" data-tone="bad">Disabled</span> answered 410 Gone at 2026-11-25 10:00:00 UTC',
+      '<span class="badge" data-tone="bad">Disabled</span> answered 410 Gone at 2054-11-25 10:00:00 UTC',
     );
     expect(disabled).not.toContain('/resend"');
     expect(disabled).not.toContain('resend-failed');
@@ -288,10 +288,10 @@ describe('Resend', () => {
     )?.[1];
     expect([before, after]).toContain(value);
     // A wrong time is named next to the field, and kept there to correct.
-    const bad = await a.visitor.submit(LOG, `${LOG}/resend-failed`, { since: '2026-02-30 10:00' });
+    const bad = await a.visitor.submit(LOG, `${LOG}/resend-failed`, { since: '2054-02-30 10:00' });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatch(
-      /value="2026-02-30 10:00" required aria-describedby="resend-since-error" aria-invalid="true">[\s\S]*<p class="field-error" id="resend-since-error">Enter the date and time as YYYY-MM-DD HH:MM \(UTC\)\.<\/p>/,
+      /value="2054-02-30 10:00" required aria-describedby="resend-since-error" aria-invalid="true">[\s\S]*<p class="field-error" id="resend-since-error">Enter the date and time as YYYY-MM-DD HH:MM \(UTC\)\.<\/p>/,
     );
   });
 });
@@ -338,7 +338,7 @@ describe('each row names its call', () => {
   it("a client's log, as its agency and as its own user sees it, names the client's calls", async () => {
     const a = await account('agency-calls@log.example');
     const client = await createClientTenant(app.prisma, a.tenant.accountId);
-    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, client.accountId, receiver.url, { now: app.now(), allowPrivate: true });
     await createUserWithPassword(app.prisma, client.accountId, 'client-calls@log.example');
     const clientUser = new Visitor(app);
     clientUser.ip = '198.51.100.230';

@@ -191,6 +191,7 @@ describe('a long list', () => {
       phoneNumber: '+442079460018',
       reason: 'under_score',
       actor: { kind: 'operator' },
+      now: app.now(),
     });
     const base = clientList(tenants.A2);
     const seen: string[] = [];
@@ -238,6 +239,7 @@ describe('CSV import', () => {
       phoneNumber: '+14155550001',
       reason: 'kept',
       actor: { kind: 'operator' },
+      now: app.now(),
     });
     const csv =
       '\ufeffPhone_Number,Reason\r\n' +
@@ -330,6 +332,7 @@ describe('CSV export', () => {
         phoneNumber: `+1415555002${i}`,
         reason,
         actor: { kind: 'operator' },
+        now: app.now(),
       });
     const res = await visitors.A1.get(`${OWN}/export.csv`);
     expect(res.status).toBe(200);
@@ -428,6 +431,7 @@ describe("a call's detail view", () => {
       accountId: tenants.A.accountId,
       phoneNumber: '+14155550160',
       actor: { kind: 'operator' },
+      now: app.now(),
     });
     await app.prisma.doNotCallEntry.updateMany({
       where: { accountId: tenants.A.accountId, phoneNumber: '+14155550160' },

@@ -35,7 +35,7 @@ beforeAll(async () => {
     },
   }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Postal' }));
-  ({ id: clientId } = await createClient(app.storage, { agencyId, name: 'Parcel' }));
+  ({ id: clientId } = await createClient(app.storage, { agencyId, name: 'Parcel', now: app.now() }));
   await createUserWithPassword(app.prisma, agencyId, 'owner@postal.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@postal.example')).status).toBe(303);
@@ -144,7 +144,7 @@ describe('with SMTP_URL', () => {
 
   it('sends nothing to a disabled user, with the same page', async () => {
     const userId = await createUserWithPassword(app.prisma, clientId, 'gone@parcel.example');
-    await disableUser(app.storage, userId, { kind: 'operator' });
+    await disableUser(app.storage, userId, { kind: 'operator' }, app.now());
     const sent = smtp!.received.length;
     const res = await forgot(stranger(), 'gone@parcel.example');
     expect(res.status).toBe(200);

@@ -26,7 +26,7 @@ beforeAll(async () => {
   }));
   tenant = await createTenant(app.prisma);
   receiver = await startReceiver();
-  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
   await createUserWithPassword(app.prisma, tenant.accountId, 'owner@held.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('owner@held.example')).status).toBe(303);

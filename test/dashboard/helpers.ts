@@ -39,7 +39,13 @@ export async function createUserWithPassword(
 ): Promise<string> {
   const storage = storageOf(prisma);
   // A test may give one address users in several agencies on purpose (callctl needs --allow-existing-email for that).
-  const { id } = await createUser(storage, { accountId, email, actor: { kind: 'operator' }, allowExistingEmail: true });
+  const { id } = await createUser(storage, {
+    accountId,
+    email,
+    actor: { kind: 'operator' },
+    allowExistingEmail: true,
+    now: new Date(),
+  });
   const real = options.realCost ?? false;
   if (!hashes.has(real)) hashes.set(real, real ? hashPassword(PASSWORD) : hashPassword(PASSWORD, CHEAP));
   await storage.users.setPasswordHash(id, await hashes.get(real)!);

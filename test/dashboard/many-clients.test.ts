@@ -40,8 +40,8 @@ beforeAll(async () => {
   agency = await createTenant(app.prisma);
   // More clients (each with an agent) than the menus list, none with a call.
   for (let i = 0; i <= FILTER_MENU_MAX; i++) {
-    const { id } = await createClient(storage, { agencyId: agency.accountId, name: `Filler ${i}` });
-    await createAgent(storage, { accountId: id, name: `Filler agent ${i}`, phone: '+14155550100' });
+    const { id } = await createClient(storage, { agencyId: agency.accountId, name: `Filler ${i}`, now: app.now() });
+    await createAgent(storage, { accountId: id, name: `Filler agent ${i}`, phone: '+14155550100', now: app.now() });
   }
   const other = await createTenant(app.prisma);
   const named = { acme: 'Acme', acmeTwo: 'Acme Two', boltUnderscore: 'Bolt_1', boltX: 'BoltX1', other: 'Acme' };

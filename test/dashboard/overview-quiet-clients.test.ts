@@ -19,7 +19,7 @@ const QUIET = 1_000;
 /** Accounts of other agencies, so that the agency is a small part of accounts, as it would be. */
 const OTHERS = 3_000;
 
-const clock = { now: new Date('2030-03-11T12:00:00.000Z') };
+const clock = { now: new Date('2058-03-11T12:00:00.000Z') };
 const capture = new PlanCapture();
 let app: App;
 let db: pg.Client;

@@ -17,7 +17,7 @@ import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 // A Monday, noon UTC: a weekend window is closed.
-const clock = { now: new Date('2030-03-11T12:00:00.000Z') };
+const clock = { now: new Date('2058-03-11T12:00:00.000Z') };
 let app: App;
 let agency: Tenant;
 let client: Tenant;
@@ -102,14 +102,14 @@ beforeAll(async () => {
   }));
   agency = await createTenant(app.prisma);
   client = await createClientTenant(app.prisma, agency.accountId);
-  await createClient(app.storage, { agencyId: agency.accountId, name: 'Quiet Client' });
+  await createClient(app.storage, { agencyId: agency.accountId, name: 'Quiet Client', now: app.now() });
   const receiver = await startReceiver();
   // Started and completed events are taken; failed ones get a 503 (retried later).
   receiver.respond = (request) => ({ status: request.body.includes('"type":"call.failed"') ? 503 : 200 });
   const gone = await startReceiver();
   gone.respond = () => ({ status: 410 });
-  await setWebhook(app.storage, agency.accountId, receiver.url, { allowPrivate: true });
-  await setWebhook(app.storage, client.accountId, gone.url, { allowPrivate: true });
+  await setWebhook(app.storage, agency.accountId, receiver.url, { allowPrivate: true, now: app.now() });
+  await setWebhook(app.storage, client.accountId, gone.url, { allowPrivate: true, now: app.now() });
   await createUserWithPassword(app.prisma, agency.accountId, 'agency@overview.example');
   await createUserWithPassword(app.prisma, client.accountId, 'client@overview.example');
 
@@ -118,6 +118,7 @@ beforeAll(async () => {
     name: 'Weekend',
     phone: '+14155550111',
     windows: ['sat,sun 09:00-17:00'],
+    now: app.now(),
   });
   // The agency: 2 active, 4 waiting (one for the weekend window, one scheduled, one for a retry), 1 completed, 2 busy and 1 unanswered today, and a
   // call that expired yesterday.
@@ -148,7 +149,7 @@ beforeAll(async () => {
       attemptOutcomes: [{ attempt: 1, outcome: 'busy', at: clock.now.toISOString() }],
     },
   });
-  await call(agency, [{ kind: 'failed', reason: 'expired' }], { at: new Date('2030-03-10T23:59:59.000Z') });
+  await call(agency, [{ kind: 'failed', reason: 'expired' }], { at: new Date('2058-03-10T23:59:59.000Z') });
   // The client: one call failed with a provider error; its endpoint answers 410 and is switched off.
   await call(client, [{ kind: 'failed', reason: 'provider_error' }]);
   await app.deliveryWorker!.settle();
@@ -159,7 +160,7 @@ describe('overview', () => {
     const visitor = await signedIn('agency@overview.example', '203.0.113.21');
     const page = await visitor.get('/dashboard');
     expect(page.status).toBe(200);
-    expect(page.body).toContain('"Today" is 2030-03-11 in UTC');
+    expect(page.body).toContain('"Today" is 2058-03-11 in UTC');
     const calls = table(page.body, 'calls-now');
     expect([...calls.keys()]).toEqual(['Test Agency', 'Quiet Client', 'Test Client']);
     // Active, waiting, of them for a window, scheduled and for a retry, completed today, failed today (each reason).
@@ -177,7 +178,7 @@ describe('overview', () => {
     expect(disabled.enabled).toBe(false);
     // Four call.failed deliveries got a 503 (yesterday's expiry among them: it was sent now).
     // Enabled, but failing: no green "Enabled".
-    expect(endpoints.get('Test Agency')).toEqual([agencyUrl, 'Failing', '2030-03-11 12:00:00 UTC', '4']);
+    expect(endpoints.get('Test Agency')).toEqual([agencyUrl, 'Failing', '2058-03-11 12:00:00 UTC', '4']);
     // The stored reason holds an ISO time; the page writes it as every page writes times (issue 21, point 11).
     expect(disabled.disabledReason).toMatch(/^answered 410 Gone at \d{4}-\d\d-\d\dT/);
     const shownAt = new Date(/at (\S+)$/.exec(disabled.disabledReason!)![1]!)
@@ -193,14 +194,14 @@ describe('overview', () => {
     expect(endpoints.get('Quiet Client')).toEqual(['No webhook endpoint set']);
 
     // Two hours on: the failures are older than an hour; the last success stays.
-    clock.now = new Date('2030-03-11T14:00:00.000Z');
+    clock.now = new Date('2058-03-11T14:00:00.000Z');
     try {
       const later = await signedIn('agency@overview.example', '203.0.113.23');
       const after = table((await later.get('/dashboard')).body, 'endpoints');
-      expect(after.get('Test Agency')).toEqual([agencyUrl, 'Enabled', '2030-03-11 12:00:00 UTC', '0']);
+      expect(after.get('Test Agency')).toEqual([agencyUrl, 'Enabled', '2058-03-11 12:00:00 UTC', '0']);
       expect(after.get('Test Client')![3]).toBe('0');
     } finally {
-      clock.now = new Date('2030-03-11T12:00:00.000Z');
+      clock.now = new Date('2058-03-11T12:00:00.000Z');
     }
   });
 
@@ -215,7 +216,11 @@ describe('overview', () => {
   });
 
   it("shows a client's name with markup, quotes and Unicode as text", async () => {
-    await createClient(app.storage, { agencyId: agency.accountId, name: `<img src=x onerror="alert(1)"> Zoë's` });
+    await createClient(app.storage, {
+      agencyId: agency.accountId,
+      name: `<img src=x onerror="alert(1)"> Zoë's`,
+      now: app.now(),
+    });
     const visitor = await signedIn('agency@overview.example', '203.0.113.25');
     const page = (await visitor.get('/dashboard')).body;
     expect(page).toContain('&lt;img src=x onerror=&quot;alert(1)&quot;&gt; Zoë&#39;s');
@@ -251,8 +256,8 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     const a = agency.accountId;
     const active = `/dashboard/calls?status=in_progress&client=${a}`;
     const waiting = `/dashboard/calls?status=initiated&client=${a}`;
-    const completed = `/dashboard/calls?status=completed&from=2030-03-11&to=2030-03-11&client=${a}`;
-    const failed = `/dashboard/calls?status=failed&from=2030-03-11&to=2030-03-11&client=${a}`;
+    const completed = `/dashboard/calls?status=completed&from=2058-03-11&to=2058-03-11&client=${a}`;
+    const failed = `/dashboard/calls?status=failed&from=2058-03-11&to=2058-03-11&client=${a}`;
     // Active, waiting (and each kind of waiting), completed, failed (and each reason: busy, no answer).
     expect(hrefs(rowOf(page, 'calls-now', 'Test Agency (agency)'))).toEqual([
       active,
@@ -288,9 +293,9 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     expect(hrefs(rowOf(own, 'calls-now', 'Test Client'))).toEqual([
       '/dashboard/calls?status=in_progress',
       ...Array<string>(4).fill('/dashboard/calls?status=initiated'),
-      '/dashboard/calls?status=completed&from=2030-03-11&to=2030-03-11',
+      '/dashboard/calls?status=completed&from=2058-03-11&to=2058-03-11',
       // Failed today, and its one reason.
-      ...Array<string>(2).fill('/dashboard/calls?status=failed&from=2030-03-11&to=2030-03-11'),
+      ...Array<string>(2).fill('/dashboard/calls?status=failed&from=2058-03-11&to=2058-03-11'),
     ]);
   });
 
@@ -306,7 +311,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     expect(warnings(page)).toEqual([
       [
         'The webhook endpoint of Test Agency failed 4 delivery attempts in the last hour (last success: ' +
-          '2030-03-11 12:00:00 UTC). See its failed deliveries',
+          '2058-03-11 12:00:00 UTC). See its failed deliveries',
         ['/dashboard/settings/api-webhooks/deliveries?failed=1'],
       ],
       [
@@ -331,7 +336,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     ]);
 
     // Two hours on, the agency's failures are older than an hour: no warning; the disabled endpoint still has one.
-    clock.now = new Date('2030-03-11T14:00:00.000Z');
+    clock.now = new Date('2058-03-11T14:00:00.000Z');
     try {
       const later = await signedIn('agency@overview.example', '203.0.113.35');
       const after = (await later.get('/dashboard')).body;
@@ -341,7 +346,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
       expect(table(after, 'endpoints').get('Test Agency')![1]).toBe('Enabled');
       expect(rowOf(after, 'endpoints', 'Test Agency')).toContain('<span class="badge" data-tone="ok">Enabled</span>');
     } finally {
-      clock.now = new Date('2030-03-11T12:00:00.000Z');
+      clock.now = new Date('2058-03-11T12:00:00.000Z');
     }
   });
 
@@ -383,16 +388,21 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     for (const [, href] of todo) expect((await visitor.get(href!.split('#')[0]!)).status).toBe(200);
 
     // An agent without a number is not the step.
-    const silent = await createAgent(app.storage, { accountId, name: 'No number' });
+    const silent = await createAgent(app.storage, { accountId, name: 'No number', now: app.now() });
     expect((await steps())![0]).toEqual(todo[0]);
-    const agent = await createAgent(app.storage, { accountId, name: 'Front desk', phone: '+14155550199' });
+    const agent = await createAgent(app.storage, {
+      accountId,
+      name: 'Front desk',
+      phone: '+14155550199',
+      now: app.now(),
+    });
     expect(await steps()).toEqual([[done[0], null], ...todo.slice(1)]);
-    await setDefaultAgent(app.storage, accountId, silent.id);
-    await setDefaultAgent(app.storage, accountId, agent.id);
+    await setDefaultAgent(app.storage, accountId, silent.id, undefined, app.now());
+    await setDefaultAgent(app.storage, accountId, agent.id, undefined, app.now());
     expect(await steps()).toEqual([[done[0], null], [done[1], null], ...todo.slice(2)]);
-    const { key } = await generateKey(app.storage, accountId);
+    const { key } = await generateKey(app.storage, accountId, undefined, { now: app.now() });
     expect(await steps()).toEqual([[done[0], null], [done[1], null], [done[2], null], ...todo.slice(3)]);
-    await setWebhook(app.storage, accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+    await setWebhook(app.storage, accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
     const four = await steps();
     expect(four!.slice(3)).toEqual([['Done A webhook endpoint', null], todo[4]]);
     expect((await visitor.get('/dashboard')).body).toContain('4 of 5 steps to a first call done.');

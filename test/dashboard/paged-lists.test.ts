@@ -107,12 +107,17 @@ beforeAll(async () => {
     ['otherBolt', other.accountId, 'Bolt_1', 'Sales_1'],
   ] as const;
   for (const [key, agencyId, client, agent] of specials) {
-    const { id: accountId } = await createClient(storage, { agencyId, name: client });
-    const { id: agentId } = await createAgent(storage, { accountId, name: agent, phone: '+14155550100' });
+    const { id: accountId } = await createClient(storage, { agencyId, name: client, now: app.now() });
+    const { id: agentId } = await createAgent(storage, {
+      accountId,
+      name: agent,
+      phone: '+14155550100',
+      now: app.now(),
+    });
     named[key] = { accountId, agentId };
   }
   // Bolt_1's agent is its own default (an account's default agent is one of its own: never the agency's too).
-  await setDefaultAgent(storage, named.bolt1.accountId, named.bolt1.agentId);
+  await setDefaultAgent(storage, named.bolt1.accountId, named.bolt1.agentId, undefined, app.now());
 
   // An agency with more archived agents than a page.
   const archive = await createTenant(app.prisma);

@@ -8,7 +8,7 @@ import { keptFields, PENDING_FORM_MS } from '../../src/domain/pending-form.js';
 import { buildTestApp } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
 
-let now = new Date('2026-11-23T09:00:00Z');
+let now = new Date('2054-11-23T09:00:00Z');
 let app: App;
 let agencyId: string;
 const CONFIRM = `/dashboard/confirm-password?next=${encodeURIComponent('/dashboard/users')}`;

@@ -12,7 +12,7 @@ import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './help
 
 let app: App;
 let agencyId: string;
-let now = new Date('2026-11-23T09:00:00Z');
+let now = new Date('2054-11-23T09:00:00Z');
 const MINUTE = 60_000;
 const advance = (ms: number) => {
   now = new Date(now.getTime() + ms);
@@ -141,7 +141,7 @@ describe('ending sessions', () => {
 
   it('disabling a user ends their sessions at once; they cannot sign in again', async () => {
     const { visitor, email, userId } = await signedIn();
-    const result = await disableUser(app.storage, userId, { kind: 'operator' });
+    const result = await disableUser(app.storage, userId, { kind: 'operator' }, app.now());
     expect(result.sessions_ended).toBe(1);
     expect(await isSignedIn(visitor)).toBe(false);
     expect((await new Visitor(app).signIn(email)).status).toBe(401);
@@ -156,7 +156,7 @@ describe('ending sessions', () => {
 
 describe('recent sign-in (requireRecentSignIn)', () => {
   it('lets a request through within 10 minutes of the password; later sends it to re-enter the password and back', async () => {
-    let clock = new Date('2026-11-23T09:00:00Z');
+    let clock = new Date('2054-11-23T09:00:00Z');
     const { probe } = await buildProbeApp(
       (scope) => scope.dashboardGuards.requireRecentSignIn(),
       DASHBOARD_ENV,

@@ -10,7 +10,7 @@ import { DASHBOARD_ENV, Visitor } from './helpers.js';
 
 let app: App;
 let agencyId: string;
-let now = new Date('2026-11-23T09:00:00Z');
+let now = new Date('2054-11-23T09:00:00Z');
 let n = 0;
 
 beforeAll(async () => {

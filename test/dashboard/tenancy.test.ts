@@ -102,7 +102,12 @@ async function waitingCallState(app: App, world: World, target: Tenant, route: s
 const agentsOf: Partial<Record<Tenant, string>> = {};
 async function agentOfTenant(app: App, world: World, target: Tenant): Promise<string> {
   agentsOf[target] ??= (
-    await createAgent(app.storage, { accountId: world[target], name: `Agent of ${target}`, phone: '+14155550100' })
+    await createAgent(app.storage, {
+      accountId: world[target],
+      name: `Agent of ${target}`,
+      phone: '+14155550100',
+      now: app.now(),
+    })
   ).id;
   return agentsOf[target];
 }
@@ -599,8 +604,8 @@ beforeAll(async () => {
   dashboardRoutes = routes;
   world.A = (await createAgency(app.storage, { name: 'Agency A' })).id;
   world.B = (await createAgency(app.storage, { name: 'Agency B' })).id;
-  world.A1 = (await createClient(app.storage, { agencyId: world.A, name: 'Client A1' })).id;
-  world.A2 = (await createClient(app.storage, { agencyId: world.A, name: 'Client A2' })).id;
+  world.A1 = (await createClient(app.storage, { agencyId: world.A, name: 'Client A1', now: app.now() })).id;
+  world.A2 = (await createClient(app.storage, { agencyId: world.A, name: 'Client A2', now: app.now() })).id;
   for (const [i, tenant] of TENANTS.entries()) {
     await createUserWithPassword(app.prisma, world[tenant], `${tenant.toLowerCase()}@tenancy.example`);
     visitors[tenant] = new Visitor(app);
@@ -613,7 +618,7 @@ beforeAll(async () => {
     for (const viewer of TENANTS) {
       const email = `user-of-${target}-for-${viewer}@tenancy.example`;
       world.users[target][viewer] = (
-        await createUser(app.storage, { accountId: world[target], email, actor: { kind: 'operator' } })
+        await createUser(app.storage, { accountId: world[target], email, actor: { kind: 'operator' }, now: app.now() })
       ).id;
     }
   }
@@ -685,7 +690,11 @@ describe('tenancy of the dashboard', () => {
 
   it('lists on the Agents page the agents of the accounts the viewer manages, and no others', async () => {
     for (const target of TENANTS)
-      await createAgent(app.storage, { accountId: world[target], name: `listed-agent-of-${target}-end` });
+      await createAgent(app.storage, {
+        accountId: world[target],
+        name: `listed-agent-of-${target}-end`,
+        now: app.now(),
+      });
     for (const viewer of TENANTS) {
       const page = (await visitors[viewer].get('/dashboard/agents')).body;
       for (const target of TENANTS) {

@@ -24,8 +24,8 @@ const LINK = /https:\/\/[^"<\s]+\/dashboard\/set-password\/([A-Za-z0-9_-]{43})/;
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
-  ({ id: betaId } = await createClient(app.storage, { agencyId, name: 'Beta' }));
-  ({ id: gammaId } = await createClient(app.storage, { agencyId, name: 'Gamma' }));
+  ({ id: betaId } = await createClient(app.storage, { agencyId, name: 'Beta', now: app.now() }));
+  ({ id: gammaId } = await createClient(app.storage, { agencyId, name: 'Gamma', now: app.now() }));
   ownerId = await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
   bobId = await createUserWithPassword(app.prisma, betaId, 'bob@beta.example');
   await createUserWithPassword(app.prisma, gammaId, 'gina@gamma.example');
@@ -123,6 +123,7 @@ describe('users page', () => {
         accountId: gammaId,
         email,
         invitedBy: { userId: ownerId, ip: null },
+        now: app.now(),
       }).then(
         () => null,
         (error: Error) => error.message,
@@ -378,7 +379,7 @@ describe('inviting an address another agency uses (emails are unique per agency)
 
 describe('inviting and new sign-in links need a recent password entry', () => {
   it('after 10 minutes, sends to the re-enter-password page and back to the Users page; nothing is made until then', async () => {
-    let now = new Date('2026-11-23T09:00:00Z');
+    let now = new Date('2054-11-23T09:00:00Z');
     const { app: timed } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now });
     const { id: agency } = await createAgency(timed.storage, { name: 'Clockwork' });
     await createUserWithPassword(timed.prisma, agency, 'keeper@clockwork.example');

@@ -17,9 +17,9 @@ import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30' };
 /** Friday 18:30 in New York: the office-hours window is closed, so accepted calls wait. */
-const FRIDAY_EVENING = new Date('2026-11-27T23:30:00Z');
+const FRIDAY_EVENING = new Date('2054-11-27T23:30:00Z');
 /** Monday 09:00 in New York: it opens. */
-const MONDAY_MORNING = new Date('2026-11-30T14:00:00Z');
+const MONDAY_MORNING = new Date('2054-11-30T14:00:00Z');
 
 function dialLog(): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-agency-key-dials-')), 'dials.log');
@@ -42,8 +42,8 @@ describe("an agency key on a client's agent", () => {
     const agency = await createTenant(app.prisma);
     const client = await createClientTenant(app.prisma, agency.accountId);
     const [agencyHooks, clientHooks] = [await startReceiver(), await startReceiver()];
-    await setWebhook(app.storage, agency.accountId, agencyHooks.url, { allowPrivate: true });
-    await setWebhook(app.storage, client.accountId, clientHooks.url, { allowPrivate: true });
+    await setWebhook(app.storage, agency.accountId, agencyHooks.url, { now: app.now(), allowPrivate: true });
+    await setWebhook(app.storage, client.accountId, clientHooks.url, { now: app.now(), allowPrivate: true });
 
     const byAgency = async (phone: string) =>
       callIdOf(await trigger(app, agency.key, { phone_number: phone, agent_id: client.agentId }));
@@ -83,6 +83,7 @@ describe("an agency key on a client's agent", () => {
     const agency = await createTenant(app.prisma);
     const client = await createClientTenant(app.prisma, agency.accountId);
     const { id: agentId } = await createAgent(app.storage, {
+      now: app.now(),
       accountId: client.accountId,
       name: 'office hours',
       phone: '+14155550111',
@@ -93,7 +94,12 @@ describe("an agency key on a client's agent", () => {
     const listedLater = callIdOf(await trigger(app, agency.key, { phone_number: '+14155550311', agent_id: agentId }));
     const free = callIdOf(await trigger(app, agency.key, { phone_number: '+14155550312', agent_id: agentId }));
     await app.dispatcher!.settle();
-    await addToDoNotCall(app.storage, { accountId: client.accountId, phoneNumber: '+14155550311', actor: OPERATOR });
+    await addToDoNotCall(app.storage, {
+      now: app.now(),
+      accountId: client.accountId,
+      phoneNumber: '+14155550311',
+      actor: OPERATOR,
+    });
     now = MONDAY_MORNING;
     await app.dispatcher!.settle();
     expect(await app.prisma.call.findUniqueOrThrow({ where: { id: listedLater } })).toMatchObject({

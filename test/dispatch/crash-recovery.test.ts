@@ -40,7 +40,7 @@ describe('crash recovery of dispatch', () => {
     const prisma = createPrisma(url, { max: 2 });
     const tenant = await createTenant(prisma);
     const receiver = await startReceiver();
-    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true, now: new Date() });
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-crash-'));
     const { dialLog, env } = serverEnv(url, dataDir);
 
@@ -131,7 +131,7 @@ describe('crash recovery of retried calls', () => {
       data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [1] },
     });
     const receiver = await startReceiver();
-    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true, now: new Date() });
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-crash-retries-'));
     const { dialLog, env } = serverEnv(url, dataDir);
     const triggerFrom = async (port: number, phone: string) => {
@@ -260,11 +260,14 @@ describe('simulated calls across a restart', () => {
     const RING_MS = 1_000;
     const TALK_MS = 5_000;
     const env = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: String(RING_MS), SIMULATED_TALK_MS: String(TALK_MS) };
-    const t0 = new Date('2026-11-21T10:00:00.000Z');
+    const t0 = new Date('2054-11-21T10:00:00.000Z');
     let firstClock = t0;
     const first = await buildTestApp({ env, clock: () => firstClock });
     const tenant = await createTenant(first.app.prisma);
-    await setWebhook(first.app.storage, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+    await setWebhook(first.app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
+      allowPrivate: false,
+      now: new Date(),
+    });
 
     const talking = callIdOf(await trigger(first.app, tenant.key));
     await first.app.dispatcher!.settle();

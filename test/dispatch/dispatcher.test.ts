@@ -328,7 +328,7 @@ describe('dispatcher', () => {
     });
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     const heard: number[] = [];
     const listener = new pg.Client({ connectionString: databaseUrl });
     await listener.connect();
@@ -521,7 +521,7 @@ describe('dispatcher', () => {
 
 describe('queued calls and the clock', () => {
   it('a call queued for its window is dialled when the window opens, and one that waited past its TTL expires', async () => {
-    let now = new Date('2026-11-27T23:30:00Z'); // Friday 18:30 in New York
+    let now = new Date('2054-11-27T23:30:00Z'); // Friday 18:30 in New York
     const { app } = await buildTestApp({ clock: () => now, env: { ...FAST, QUEUED_CALL_TTL_HOURS: '1' } });
     const tenant = await createTenant(app.prisma);
     const agentId = (
@@ -532,6 +532,7 @@ describe('queued calls and the clock', () => {
         timezone: 'America/New_York',
         windows: ['mon-fri 09:00-17:00'],
         outsideWindow: 'queue',
+        now: app.now(),
       })
     ).id;
     const early = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: agentId }));
@@ -539,8 +540,8 @@ describe('queued calls and the clock', () => {
     await app.dispatcher!.settle();
     expect((await app.prisma.call.findUniqueOrThrow({ where: { id: early } })).status).toBe('initiated');
 
-    now = new Date('2026-11-30T14:00:00Z'); // Monday 09:00: the window opens
-    await app.prisma.call.update({ where: { id: late }, data: { expiresAt: new Date('2026-11-30T13:59:59Z') } }); // as if it had waited too long
+    now = new Date('2054-11-30T14:00:00Z'); // Monday 09:00: the window opens
+    await app.prisma.call.update({ where: { id: late }, data: { expiresAt: new Date('2054-11-30T13:59:59Z') } }); // as if it had waited too long
     await app.dispatcher!.settle();
     expect(await app.prisma.call.findUniqueOrThrow({ where: { id: early } })).toMatchObject({ status: 'dialing' });
     const expired = await app.prisma.call.findUniqueOrThrow({ where: { id: late }, include: { events: true } });

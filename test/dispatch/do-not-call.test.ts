@@ -26,9 +26,9 @@ const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK
 /** FAST, with webhooks delivered to a receiver on this machine. */
 const DELIVERING = { ...FAST, WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
 /** Friday 18:30 in New York: the office-hours window is closed, so accepted calls wait. */
-const FRIDAY_EVENING = new Date('2026-11-27T23:30:00Z');
+const FRIDAY_EVENING = new Date('2054-11-27T23:30:00Z');
 /** Monday 09:00 in New York: it opens. */
-const MONDAY_MORNING = new Date('2026-11-30T14:00:00Z');
+const MONDAY_MORNING = new Date('2054-11-30T14:00:00Z');
 
 function dialLog(): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'oct-dnc-dials-')), 'dials.log');
@@ -56,6 +56,7 @@ async function officeHoursAgent(app: Awaited<ReturnType<typeof buildTestApp>>['a
     timezone: 'America/New_York',
     windows: ['mon-fri 09:00-17:00'],
     outsideWindow: 'queue',
+    now: app.now(),
   });
   return id;
 }
@@ -92,7 +93,7 @@ describe('the do-not-call check at the claim', () => {
     let now = FRIDAY_EVENING;
     const { app, log, agency, client } = await agencyAndClient(() => now);
     const receiver = await startReceiver();
-    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     const agentId = await officeHoursAgent(app, client.accountId);
     const call = async (phone: string) =>
       callIdOf(await trigger(app, client.key, { phone_number: phone, agent_id: agentId }));
@@ -162,7 +163,7 @@ describe('the do-not-call check at the claim', () => {
 
   it('a number listed while its call waits between attempts ends the call then, not at the next attempt', async () => {
     const RING_MS = 30;
-    const T0 = new Date('2026-11-25T10:00:00.000Z');
+    const T0 = new Date('2054-11-25T10:00:00.000Z');
     let now = T0;
     const log = dialLog();
     const { app } = await buildTestApp({
@@ -174,7 +175,10 @@ describe('the do-not-call check at the claim', () => {
       await app.dispatcher!.settle();
     };
     const tenant = await createTenant(app.prisma);
-    await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+    await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
+      allowPrivate: false,
+      now: app.now(),
+    });
     await app.prisma.agent.update({
       where: { id: tenant.agentId },
       data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] },
@@ -197,6 +201,7 @@ describe('the do-not-call check at the claim', () => {
       accountId: tenant.accountId,
       email: 'ops@example.com',
       actor: OPERATOR,
+      now: app.now(),
     });
     const listedAt = new Date(next.getTime() - 10 * 60_000);
     await at(listedAt);
@@ -262,7 +267,7 @@ describe('the do-not-call check at the claim', () => {
     const { app, log, agency, client } = await agencyAndClient(() => now);
     const other = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    await setWebhook(app.storage, client.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, client.accountId, receiver.url, { now: app.now(), allowPrivate: true });
     const agentId = await officeHoursAgent(app, client.accountId);
     const otherAgent = await officeHoursAgent(app, other.accountId);
     const call = async (phone: string) =>
@@ -300,8 +305,8 @@ describe('the do-not-call check at the claim', () => {
     const { app, log, agency, client } = await agencyAndClient(() => now);
     const agencyReceiver = await startReceiver();
     const clientReceiver = await startReceiver();
-    await setWebhook(app.storage, agency.accountId, agencyReceiver.url, { allowPrivate: true });
-    await setWebhook(app.storage, client.accountId, clientReceiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, agency.accountId, agencyReceiver.url, { now: app.now(), allowPrivate: true });
+    await setWebhook(app.storage, client.accountId, clientReceiver.url, { now: app.now(), allowPrivate: true });
     const agentId = await officeHoursAgent(app, client.accountId);
     // The agency's key on the client's agent, outside its window: the agency's calls, listed for the client.
     const call = async (phone: string) =>

@@ -11,7 +11,7 @@ const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK
 
 describe("the claim reads the window in the call's zone", () => {
   it("country and request zones stay the call's; source agent and legacy calls follow the agent's zone live", async () => {
-    let now = new Date('2026-11-23T00:00:00Z'); // Monday: 09:00 in Tokyo, 01:00 in Paris, 19:00 (Sunday) in New York
+    let now = new Date('2054-11-23T00:00:00Z'); // Monday: 09:00 in Tokyo, 01:00 in Paris, 19:00 (Sunday) in New York
     const { app } = await buildTestApp({ clock: () => now, env: FAST });
     const tenant = await createTenant(app.prisma);
     const agentIn = async (windowTimezone: 'agent' | 'recipient') => {
@@ -22,13 +22,14 @@ describe("the claim reads the window in the call's zone", () => {
         timezone: 'Asia/Tokyo',
         windows: ['daily 09:00-17:00'],
         outsideWindow: 'queue',
+        now: app.now(),
       });
       await app.prisma.agent.update({ where: { id }, data: { windowTimezone } });
       return id;
     };
     const agentZone = await agentIn('agent');
     const calleeZone = await agentIn('recipient');
-    const at1 = '2026-11-23T02:00:00Z'; // 11:00 in Tokyo; 03:00 in Paris; 21:00 in New York
+    const at1 = '2054-11-23T02:00:00Z'; // 11:00 in Tokyo; 03:00 in Paris; 21:00 in New York
     const scheduled = async (body: object) =>
       callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', scheduled_at: at1, ...body }));
 
@@ -43,7 +44,7 @@ describe("the claim reads the window in the call's zone", () => {
           phoneNumber: '+33142685300',
           fromNumber: '+14155550111',
           notBefore: new Date(at1),
-          expiresAt: new Date('2026-11-24T02:00:00Z'),
+          expiresAt: new Date('2054-11-24T02:00:00Z'),
         },
       })
     ).id;
@@ -65,10 +66,10 @@ describe("the claim reads the window in the call's zone", () => {
     await app.dispatcher!.settle();
     // Open in Tokyo, so a claim reading the agents' stored zone would dial all four.
     expect(await call(legacy)).toMatchObject({ startedAt: now }); // no zone of its own: the agent's (Tokyo)
-    const paris9 = new Date('2026-11-23T08:00:00Z');
+    const paris9 = new Date('2054-11-23T08:00:00Z');
     expect(await call(followsAgent)).toMatchObject({ status: 'initiated', notBefore: paris9 }); // the agent's zone now
     expect(await call(country)).toMatchObject({ status: 'initiated', notBefore: paris9 });
-    expect(await call(requested)).toMatchObject({ status: 'initiated', notBefore: new Date('2026-11-23T14:00:00Z') });
+    expect(await call(requested)).toMatchObject({ status: 'initiated', notBefore: new Date('2054-11-23T14:00:00Z') });
 
     now = paris9; // 09:00 in Paris, 17:00 in Tokyo: the Tokyo window has just closed
     await app.dispatcher!.settle();
@@ -76,7 +77,7 @@ describe("the claim reads the window in the call's zone", () => {
     expect(await call(country)).toMatchObject({ startedAt: paris9 });
     expect(await call(requested)).toMatchObject({ status: 'initiated' });
 
-    now = new Date('2026-11-23T14:00:00Z'); // 09:00 in New York, 23:00 in Tokyo
+    now = new Date('2054-11-23T14:00:00Z'); // 09:00 in New York, 23:00 in Tokyo
     await app.dispatcher!.settle();
     expect(await call(requested)).toMatchObject({ startedAt: now });
   });

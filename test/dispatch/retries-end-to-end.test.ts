@@ -26,7 +26,10 @@ describe('retries end to end', () => {
       data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [0] },
     });
     const receiver = await startReceiver();
-    const { secret } = await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true });
+    const { secret } = await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, {
+      allowPrivate: true,
+      now: new Date(),
+    });
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-retries-e2e-'));
     const server = await startServer({
       DATA_DIR: dataDir,

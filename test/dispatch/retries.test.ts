@@ -22,7 +22,7 @@ const TALK_MS = 120;
 const MINUTE = 60_000;
 const BUSY = '+15005550001';
 const NO_ANSWER = '+15005550002';
-const T0 = new Date('2026-11-25T10:00:00.000Z');
+const T0 = new Date('2054-11-25T10:00:00.000Z');
 
 interface Policy {
   maxAttempts: number;
@@ -45,7 +45,10 @@ async function setUp(env: Record<string, string> = {}) {
     },
   });
   const tenant = await createTenant(app.prisma);
-  await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+  await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
+    allowPrivate: false,
+    now: app.now(),
+  });
   /** Moves the clock to `at` and lets the dispatcher do everything due by then. */
   const at = async (time: Date) => {
     clock.now = time;
@@ -378,11 +381,11 @@ describe('retries', () => {
     await hold(later(next, 30_000));
     expect(await callOf(app, retried)).toMatchObject({ status: 'initiated', attempt: 2 });
     // The other call ends after the window closed (10:06): the retry waits for the next opening.
-    const closed = new Date('2026-11-25T10:07:00.000Z');
+    const closed = new Date('2054-11-25T10:07:00.000Z');
     await app.prisma.call.update({ where: { id: other }, data: { answeredAt: later(closed, -TALK_MS) } });
     await at(closed);
     expect(await callOf(app, other)).toMatchObject({ status: 'completed' });
-    const nextWeek = new Date('2026-12-02T10:00:00.000Z');
+    const nextWeek = new Date('2054-12-02T10:00:00.000Z');
     expect(await callOf(app, retried)).toMatchObject({ status: 'initiated', attempt: 2, notBefore: nextWeek });
     await at(nextWeek);
     expect(await callOf(app, retried)).toMatchObject({ status: 'dialing', attempt: 2, startedAt: nextWeek });

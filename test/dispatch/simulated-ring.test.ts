@@ -21,7 +21,7 @@ describe('SIMULATED_RING_MS', () => {
 
   it('gives each attempt a ring in the range, the same wherever it is computed', () => {
     const ring = { minMs: 1000, maxMs: 3000 };
-    const startedAt = new Date('2026-11-25T10:00:00.000Z');
+    const startedAt = new Date('2054-11-25T10:00:00.000Z');
     const rings = Array.from({ length: 2000 }, (_, i) =>
       ringOf(ring, { id: `0193a0b0-0000-7000-8000-${String(i).padStart(12, '0')}`, startedAt }),
     );

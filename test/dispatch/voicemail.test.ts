@@ -37,7 +37,7 @@ async function tenantWith(app: App, voicemail: VoicemailPolicy, message: string 
     data: { voicemail, voicemailMessage: message },
   });
   // An endpoint, so that every event's delivery (its frozen payload) is written; nothing is sent in these tests.
-  await setWebhook(app.storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
   return tenant;
 }
 

@@ -7,7 +7,7 @@ import { REASON_MAX_LENGTH, normalReason, reasonProblem } from '../../src/domain
 import { exportCsv, readImport, type ExportEntry, type ImportBatch } from '../../src/domain/do-not-call-csv.js';
 import { parseTypedNumber } from '../../src/domain/typed-phone-number.js';
 
-const AT = new Date('2026-01-02T03:04:05.000Z');
+const AT = new Date('2054-01-02T03:04:05.000Z');
 
 async function exported(entries: ExportEntry[]): Promise<string> {
   let text = '';
@@ -44,10 +44,10 @@ describe('the export', () => {
     ]);
     expect(text.split('\r\n')).toEqual([
       '\ufeff"phone_number","reason","added_by","added_at"',
-      '"+14155550100","x;=1+1;","operator","2026-01-02T03:04:05.000Z"',
-      `"+14155550101","'=1+1","operator","2026-01-02T03:04:05.000Z"`,
-      `"+14155550102","''=x","operator","2026-01-02T03:04:05.000Z"`,
-      '"+14155550103","","operator","2026-01-02T03:04:05.000Z"',
+      '"+14155550100","x;=1+1;","operator","2054-01-02T03:04:05.000Z"',
+      `"+14155550101","'=1+1","operator","2054-01-02T03:04:05.000Z"`,
+      `"+14155550102","''=x","operator","2054-01-02T03:04:05.000Z"`,
+      '"+14155550103","","operator","2054-01-02T03:04:05.000Z"',
       '',
     ]);
     // Every cell quoted: a spreadsheet splitting at `;` (or `,`) splits between cells only, never inside one.

@@ -15,11 +15,21 @@ export interface CliError {
   error: string;
 }
 
-export async function callctl(databaseUrl: string, args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+/**
+ * `now` is the command's clock: a test whose app runs on an injected clock passes that clock, so that what the command
+ * schedules (held deliveries released, a cancel) is due by the same time as the app's workers.
+ */
+export async function callctl(
+  databaseUrl: string,
+  args: string[],
+  env: Record<string, string> = {},
+  now: () => Date = () => new Date(),
+): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
   const code = await runCli(args, {
     env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env },
+    now,
     stdout: (s) => {
       stdout += s;
     },

@@ -44,7 +44,7 @@ export async function createClientTenant(
   agencyId: string,
   options: TenantOptions = {},
 ): Promise<Tenant> {
-  const { id: accountId } = await createClient(storageOf(prisma), { agencyId, name: 'Test Client' });
+  const { id: accountId } = await createClient(storageOf(prisma), { agencyId, name: 'Test Client', now: new Date() });
   return completeTenant(storageOf(prisma), accountId, options);
 }
 
@@ -56,10 +56,11 @@ async function completeTenant(prisma: Storage, accountId: string, options: Tenan
     timezone: options.timezone,
     windows: options.windows,
     outsideWindow: options.outsideWindow,
+    now: new Date(),
   });
-  if (options.defaultAgent !== false) await setDefaultAgent(prisma, accountId, agentId);
-  if (options.apiAccess === false) await setApiAccess(prisma, accountId, false);
-  const { key } = await generateKey(prisma, accountId);
+  if (options.defaultAgent !== false) await setDefaultAgent(prisma, accountId, agentId, undefined, new Date());
+  if (options.apiAccess === false) await setApiAccess(prisma, accountId, false, undefined, new Date());
+  const { key } = await generateKey(prisma, accountId, undefined, { now: new Date() });
   return { accountId, key, agentId };
 }
 

@@ -22,6 +22,10 @@ export interface StartOptions {
   gid?: number;
   /** How long it may take to log "ready" before it is killed and the start fails. */
   readyTimeoutMs?: number;
+  /** What its output says once it is ready (default: the JSON log's "ready" line). */
+  ready?: RegExp;
+  /** Runs the server through this command and its arguments (e.g. `script`, for a terminal), default none. */
+  wrap?: (command: readonly string[]) => readonly string[];
 }
 
 /**
@@ -40,9 +44,10 @@ export async function startServer(env: Record<string, string>, options: StartOpt
 }
 
 async function startServerOnce(env: Record<string, string>, options: StartOptions): Promise<ServerProcess> {
-  const { readyTimeoutMs = 45_000, ...ids } = options;
+  const { readyTimeoutMs = 45_000, ready = /"msg":"ready"/, wrap = (c) => c, ...ids } = options;
   const [port, internalPort] = (await freePorts(2)) as [number, number];
-  const child = spawnChild(SERVER_COMMAND[0], SERVER_COMMAND.slice(1), {
+  const [command, ...args] = wrap(SERVER_COMMAND);
+  const child = spawnChild(command!, args, {
     env: {
       ...process.env,
       LOG_LEVEL: 'info',
@@ -71,7 +76,7 @@ async function startServerOnce(env: Record<string, string>, options: StartOption
         readyTimeoutMs,
       );
       const check = () => {
-        if (output.includes('"msg":"ready"')) {
+        if (ready.test(output)) {
           clearTimeout(timer);
           resolve();
         }

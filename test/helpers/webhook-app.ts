@@ -28,6 +28,9 @@ export async function buildWebhookApp(talkMs: number, env: Record<string, string
   });
   const tenant = await createTenant(app.prisma);
   const receiver = await startReceiver();
-  const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+  const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
+    allowPrivate: true,
+    now: app.now(),
+  });
   return { app, tenant, receiver, secret };
 }

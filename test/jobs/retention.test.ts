@@ -27,7 +27,7 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-const NOW = new Date('2027-06-01T12:00:00.000Z');
+const NOW = new Date('2055-06-01T12:00:00.000Z');
 const ago = (ms: number, from = NOW) => new Date(from.getTime() - ms);
 const later = (ms: number) => new Date(NOW.getTime() + ms);
 

@@ -40,7 +40,10 @@ describe('logs', () => {
     try {
       const tenant = await createTenant(app.prisma);
       const receiver = await startReceiver();
-      const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+      const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
+        allowPrivate: true,
+        now: app.now(),
+      });
       const metadataValue = 'do-not-log-this-7f3a';
 
       const ok = await trigger(

@@ -30,7 +30,7 @@ describe('webhook failure logs', () => {
       },
     });
     const { url } = await freshDatabase();
-    const clock = { now: new Date('2026-12-01T10:00:00Z') };
+    const clock = { now: new Date('2054-12-01T10:00:00Z') };
     const config = loadConfig({
       DATABASE_URL: url,
       LOG_LEVEL: 'info',
@@ -48,7 +48,10 @@ describe('webhook failure logs', () => {
     apps.push(app);
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+    const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
+      allowPrivate: true,
+      now: app.now(),
+    });
     const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
     const metadataValue = 'body-must-not-be-logged-41';
     const event = async () => {

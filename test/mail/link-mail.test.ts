@@ -32,7 +32,7 @@ beforeAll(async () => {
     env: { ...DASHBOARD_ENV, SMTP_URL: smtp.url, PUBLIC_BASE_URL: ORIGIN, SMTP_FROM: 'dashboard@dash.example.test' },
   }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Mallory Agency' }));
-  ({ id: clientId } = await createClient(app.storage, { agencyId, name: PHISHING }));
+  ({ id: clientId } = await createClient(app.storage, { now: app.now(), agencyId, name: PHISHING }));
 });
 
 /** A new signed-in agency user, from an IP of their own. */
@@ -139,10 +139,13 @@ describe('e-mail to people', () => {
 
     // The operator is not limited: callctl stays the way to reach people.
     const { id } = await createUser(app.storage, {
+      now: app.now(),
       accountId: clientId,
       email: `by-operator-${n}@victim.example`,
       actor: { kind: 'operator' },
     });
-    expect((await newSignInLink(app.storage, { userId: id, actor: { kind: 'operator' } })).token).toBeTruthy();
+    expect(
+      (await newSignInLink(app.storage, { now: app.now(), userId: id, actor: { kind: 'operator' } })).token,
+    ).toBeTruthy();
   });
 });

@@ -147,6 +147,7 @@ describe('every status of the trigger matches the document', () => {
         accountId: tenant.accountId,
         phoneNumber: '+14155550199',
         actor: OPERATOR,
+        now: app.now(),
       }).then(() => trigger(app, tenant.key, { phone_number: '+14155550199' })),
     ];
     for (const res of responses) {

@@ -48,7 +48,7 @@ describe('authentication', () => {
     const tenant = await createTenant(replicaA.prisma);
     expect((await trigger(replicaA, tenant.key)).statusCode).toBe(200);
     expect((await trigger(replicaB, tenant.key)).statusCode).toBe(200);
-    const { key: rotated } = await generateKey(replicaA.storage, tenant.accountId);
+    const { key: rotated } = await generateKey(replicaA.storage, tenant.accountId, undefined, { now: new Date() });
     expect((await trigger(replicaA, tenant.key)).statusCode).toBe(401);
     expect((await trigger(replicaB, tenant.key)).statusCode).toBe(401);
     expect((await trigger(replicaB, rotated)).statusCode).toBe(200);
@@ -57,9 +57,9 @@ describe('authentication', () => {
 
   it('the API-access switch takes effect on the next request, and the key works again when it is back on', async () => {
     const tenant = await createTenant(replicaA.prisma);
-    await setApiAccess(replicaA.storage, tenant.accountId, false);
+    await setApiAccess(replicaA.storage, tenant.accountId, false, undefined, new Date());
     expect((await trigger(replicaB, tenant.key)).json()).toEqual({ success: false, error: 'API access is disabled' });
-    await setApiAccess(replicaA.storage, tenant.accountId, true);
+    await setApiAccess(replicaA.storage, tenant.accountId, true, undefined, new Date());
     expect((await trigger(replicaB, tenant.key)).statusCode).toBe(200);
   });
 
@@ -67,7 +67,7 @@ describe('authentication', () => {
     const agency = await createTenant(replicaA.prisma);
     const client = await createClientTenant(replicaA.prisma, agency.accountId);
     expect((await trigger(replicaA, client.key)).statusCode).toBe(200);
-    await setApiAccess(replicaA.storage, agency.accountId, false);
+    await setApiAccess(replicaA.storage, agency.accountId, false, undefined, new Date());
     expect((await trigger(replicaA, client.key)).json()).toEqual({ success: false, error: 'API access is disabled' });
   });
 
@@ -122,7 +122,7 @@ describe('authentication', () => {
       expect(lookups()).toBe(i);
     }
     // So a revoked key is refused on the very next request; that lookup is its last.
-    const { key: rotated } = await generateKey(app.storage, tenant.accountId);
+    const { key: rotated } = await generateKey(app.storage, tenant.accountId, undefined, { now: app.now() });
     statements.mockClear();
     checkouts.mockClear();
     expect((await from('198.51.100.1', tenant.key)).json()).toEqual({ success: false, error: 'Invalid API key' });

@@ -10,7 +10,7 @@ import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 // A Saturday: the weekday window below is closed, so its calls wait for Monday.
-const now = new Date('2030-03-09T15:00:00.000Z');
+const now = new Date('2058-03-09T15:00:00.000Z');
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({
@@ -35,6 +35,7 @@ describe('concurrency counters', () => {
         timezone: 'UTC',
         windows: ['mon-fri 09:00-17:00'],
         outsideWindow: 'queue',
+        now: app.now(),
       })
     ).id;
     const ids: string[] = [];

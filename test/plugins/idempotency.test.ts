@@ -18,7 +18,7 @@ const INVALID_KEY = { success: false, error: 'Idempotency-Key must be 1 to 255 p
 let app: App;
 /** A replica on the same database whose clock the tests move. */
 let clocked: App;
-let currentTime = new Date('2030-03-06T15:00:00.000Z');
+let currentTime = new Date('2058-03-06T15:00:00.000Z');
 
 beforeAll(async () => {
   // A high limit: 50 concurrent duplicates must reach the idempotency check, not the rate limiter.

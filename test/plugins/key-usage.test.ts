@@ -10,7 +10,7 @@ const TRIGGER = { phone_number: '+14155552671' };
 
 describe('key usage', () => {
   it('records when a key authenticated a request, to the minute, and only for that key', async () => {
-    let now = new Date('2026-11-23T10:00:00.000Z');
+    let now = new Date('2054-11-23T10:00:00.000Z');
     const { app } = await buildTestApp({
       clock: () => now,
       env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false' },
@@ -61,7 +61,7 @@ describe('key usage', () => {
   });
 
   it('a request refused by the access switch or the plan (403) is not a use; one refused by the rate limit (429) is', async () => {
-    const now = new Date('2026-11-23T10:00:00.000Z');
+    const now = new Date('2054-11-23T10:00:00.000Z');
     const clock = { now };
     const { app } = await buildTestApp({
       clock: () => clock.now,
@@ -82,7 +82,7 @@ describe('key usage', () => {
     const starter = await createTenant(app.prisma, { plan: 'starter' });
     const agencyOff = await createTenant(app.prisma);
     const clientOfOff = await createClientTenant(app.prisma, agencyOff.accountId);
-    await setApiAccess(app.storage, agencyOff.accountId, false);
+    await setApiAccess(app.storage, agencyOff.accountId, false, undefined, app.now());
     for (const [tenant, error] of [
       [off, 'API access is disabled'],
       [starter, 'API access requires the agency plan'],
@@ -96,7 +96,7 @@ describe('key usage', () => {
 
     // Switched on again, the key is used. A minute later on the service's clock (the rate limit's window is real time,
     // so still the same one), the next request is rate limited, and it is a use: the key was good and allowed.
-    await setApiAccess(app.storage, off.accountId, true);
+    await setApiAccess(app.storage, off.accountId, true, undefined, app.now());
     expect((await send(off.key)).statusCode).toBe(200);
     expect(
       await waitFor(

@@ -217,7 +217,7 @@ describe('metrics', () => {
     });
     const tenant = await createTenant(app.prisma);
     const receiver = await startReceiver();
-    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     expect((await trigger(app, tenant.key)).statusCode).toBe(200);
     await receiver.waitFor(2); // call.started and call.completed
     await app.deliveryWorker!.settle();

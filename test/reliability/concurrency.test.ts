@@ -297,7 +297,9 @@ describe('concurrent key rotations', () => {
     const rotated = await Promise.all(
       tenants.map((t) =>
         Promise.all(
-          Array.from({ length: ROTATIONS }, (_, i) => generateKey((i % 2 ? replicaB : replicaA).storage, t.accountId)),
+          Array.from({ length: ROTATIONS }, (_, i) =>
+            generateKey((i % 2 ? replicaB : replicaA).storage, t.accountId, undefined, { now: new Date() }),
+          ),
         ),
       ),
     );

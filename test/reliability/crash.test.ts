@@ -57,7 +57,8 @@ describe('SIGKILL twice during 2,000 triggers', () => {
       tenants.push(tenant);
       secrets.set(
         tenant.accountId,
-        (await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true })).secret,
+        (await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true, now: new Date() }))
+          .secret,
       );
     }
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-rel-crash-'));

@@ -319,7 +319,7 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
   }) => {
     const { pg, prisma, tenant } = await ownPostgresWithTenant();
     const receiver = await startReceiver();
-    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true, now: new Date() });
     // Calls ring and talk 0 ms and 50 may be active: the dispatcher claims and dials continuously, so dials are in
     // flight when the database goes away; calls mid-way must still end once it is back.
     const server = await serverWith({
@@ -483,7 +483,7 @@ describe('PostgreSQL down mid-run (its own PostgreSQL, a real server process)', 
   }) => {
     const { pg, prisma, tenant } = await ownPostgresWithTenant();
     const receiver = await startReceiver();
-    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true, now: new Date() });
     const twilio = await heldTwilio();
     cleanups.push(() => twilio.close());
     const server = await serverWith({

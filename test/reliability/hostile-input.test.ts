@@ -61,9 +61,9 @@ beforeAll(async () => {
   foreignAgentId = (await createTenant(app.prisma)).agentId;
   // Endpoints exist, so any event written by mistake would show up as a webhook_deliveries row.
   for (const t of [...agencies, client])
-    await setWebhook(app.storage, t.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+    await setWebhook(app.storage, t.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
   const rotated = await createTenant(app.prisma);
-  await generateKey(app.storage, rotated.accountId);
+  await generateKey(app.storage, rotated.accountId, undefined, { now: app.now() });
   keys = {
     revoked: rotated.key,
     unknown: generateApiKey().key,
@@ -73,7 +73,14 @@ beforeAll(async () => {
   for (const t of [...agencies, client])
     secondAgent.set(
       t,
-      (await createAgent(app.storage, { accountId: t.accountId, name: 'Second', phone: '+14155550199' })).id,
+      (
+        await createAgent(app.storage, {
+          accountId: t.accountId,
+          name: 'Second',
+          phone: '+14155550199',
+          now: app.now(),
+        })
+      ).id,
     );
   for (const phone of PHONES) expect(isValidE164(phone), phone).toBe(true);
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -68,8 +68,12 @@ describe('at rest: the database holds key digests, never keys', () => {
     const client = await createClientTenant(app.prisma, agency.accountId);
     keys.push(agency.key, client.key);
     // Rotated keys stay as revoked rows: they must be digests too.
-    for (let i = 0; i < 3; i++) keys.push((await generateKey(app.storage, agency.accountId)).key);
-    await setWebhook(app.storage, agency.accountId, 'https://hooks.example.com/in', { allowPrivate: false });
+    for (let i = 0; i < 3; i++)
+      keys.push((await generateKey(app.storage, agency.accountId, undefined, { now: app.now() })).key);
+    await setWebhook(app.storage, agency.accountId, 'https://hooks.example.com/in', {
+      allowPrivate: false,
+      now: app.now(),
+    });
     const active = keys.at(-1)!;
     // Everything a request can leave behind: a call, its event, an idempotency record with the stored response.
     expect(
@@ -157,11 +161,15 @@ describe('logs of a real server process at LOG_LEVEL=debug hold no key and no se
     tenant = await createTenant(prisma);
     client = await createClientTenant(prisma, tenant.accountId);
     revokedKey = client.key;
-    client = { ...client, key: (await generateKey(storageOf(prisma), client.accountId)).key };
+    client = {
+      ...client,
+      key: (await generateKey(storageOf(prisma), client.accountId, undefined, { now: new Date() })).key,
+    };
     receiver = await startReceiver();
     // Through src/admin/webhooks.ts, as callctl does: the secret is made there and returned once.
-    webhookSecret = (await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true }))
-      .secret;
+    webhookSecret = (
+      await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true, now: new Date() })
+    ).secret;
     secrets = {
       'agency key': tenant.key,
       'client key': client.key,
@@ -461,16 +469,24 @@ describe('tenancy: the full matrix of 6 accounts (2 agencies x (1 + 2 clients)),
       // Two agents each: the default one and another, so agent_id never just repeats the default.
       const agents: string[] = [];
       for (const name of ['Default', 'Other'])
-        agents.push((await createAgent(storageOf(prisma), { accountId: id, name, phone: '+14155550100' })).id);
-      await setDefaultAgent(storageOf(prisma), id, agents[0]!);
-      accounts.push({ id, kind, agencyId, key: (await generateKey(storageOf(prisma), id)).key, agents });
+        agents.push(
+          (await createAgent(storageOf(prisma), { accountId: id, name, phone: '+14155550100', now: app.now() })).id,
+        );
+      await setDefaultAgent(storageOf(prisma), id, agents[0]!, undefined, app.now());
+      accounts.push({
+        id,
+        kind,
+        agencyId,
+        key: (await generateKey(storageOf(prisma), id, undefined, { now: app.now() })).key,
+        agents,
+      });
     };
     for (const n of [1, 2]) {
       const { id: agencyId } = await createAgency(app.storage, { name: `Agency ${n}` });
       await complete(agencyId, 'agency', agencyId);
       for (const c of [1, 2])
         await complete(
-          (await createClient(storageOf(prisma), { agencyId, name: `Client ${n}.${c}` })).id,
+          (await createClient(storageOf(prisma), { agencyId, name: `Client ${n}.${c}`, now: app.now() })).id,
           'client',
           agencyId,
         );
@@ -547,7 +563,7 @@ describe('revocation holds on the very next request, on another replica', () => 
     expect((await trigger(b, key)).statusCode).toBe(200); // B has used the key: nothing it could have cached helps it
     for (let i = 0; i < 20; i++) {
       const old = key;
-      key = (await generateKey(a.storage, tenant.accountId)).key;
+      key = (await generateKey(a.storage, tenant.accountId, undefined, { now: new Date() })).key;
       const stale = await trigger(b, old);
       expect([i, stale.statusCode, expectEnvelope(stale)]).toEqual([i, 401, { success: false, error: INVALID_KEY }]);
       expect([i, (await trigger(b, key)).statusCode]).toEqual([i, 200]);
@@ -578,7 +594,7 @@ describe('revocation holds on the very next request, on another replica', () => 
     };
     const loops = Array.from({ length: 4 }, hammer);
     await new Promise((r) => setTimeout(r, 200));
-    await generateKey(a.storage, tenant.accountId);
+    await generateKey(a.storage, tenant.accountId, undefined, { now: new Date() });
     const committed = performance.now();
     await new Promise((r) => setTimeout(r, 200));
     stop = true;
@@ -614,7 +630,8 @@ describe('timing: answers for keys that do not work do not reveal which keys exi
     // A distinct revoked key for every request (each rotation revokes the previous key): every class then looks up a
     // digest it has not looked up before, and key generation is never inside a measurement.
     const revokedKeys = [owner.key];
-    for (let i = 0; i < ROUNDS + WARMUP; i++) revokedKeys.push((await generateKey(app.storage, owner.accountId)).key);
+    for (let i = 0; i < ROUNDS + WARMUP; i++)
+      revokedKeys.push((await generateKey(app.storage, owner.accountId, undefined, { now: app.now() })).key);
     revokedKeys.pop(); // the last one is active
     const livePrefix = (
       await app.prisma.apiKey.findFirstOrThrow({ where: { accountId: live.accountId, revokedAt: null } })

@@ -39,7 +39,7 @@ interface Setup {
 }
 
 async function setup(options: { allowPrivate?: boolean; perEndpoint?: number } = {}): Promise<Setup> {
-  const clock = { now: new Date('2026-12-01T10:00:00Z') };
+  const clock = { now: new Date('2054-12-01T10:00:00Z') };
   const { app } = await buildTestApp({
     clock: () => clock.now,
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: String(options.allowPrivate ?? true) },
@@ -139,7 +139,7 @@ afterAll(async () => {
 /** A tenant whose webhook points at `url`. */
 async function endpointFor(s: Setup, url: string, allowPrivate = true): Promise<Tenant> {
   const tenant = await createTenant(s.app.prisma);
-  await setWebhook(s.app.storage, tenant.accountId, url, { allowPrivate });
+  await setWebhook(s.app.storage, tenant.accountId, url, { allowPrivate, now: s.app.now() });
   return tenant;
 }
 
@@ -346,12 +346,14 @@ describe('410 Gone from a receiver that was down', () => {
     expect(held.every((d) => d.status === 'held')).toBe(true);
     expect(gone.received).toHaveLength(1);
     expect(countsById(neighbour).size).toBe(8);
-    await expect(replayDelivery(s.app.storage, afterGone[0]!.id)).rejects.toThrow(AdminError);
+    await expect(replayDelivery(s.app.storage, afterGone[0]!.id, undefined, { now: s.app.now() })).rejects.toThrow(
+      AdminError,
+    );
 
     // The receiver is fixed and the endpoint enabled again: every held delivery arrives, once, with its id; new
     // events flow.
     gone.respond = () => ({ status: 204 });
-    expect(await enableWebhook(s.app.storage, tenant.accountId)).toMatchObject({ released: 8 });
+    expect(await enableWebhook(s.app.storage, tenant.accountId, undefined, s.app.now())).toMatchObject({ released: 8 });
     await callsFor(s, tenant, 1);
     await drain(s);
     const final = await deliveriesOf(s, tenant);
@@ -432,7 +434,10 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
     ];
     const accepted: string[] = [];
     for (const url of disguised) {
-      const error = await setWebhook(s.app.storage, tenant.accountId, url, { allowPrivate: false }).then(
+      const error = await setWebhook(s.app.storage, tenant.accountId, url, {
+        allowPrivate: false,
+        now: s.app.now(),
+      }).then(
         () => null,
         (e: unknown) => e,
       );
@@ -459,10 +464,16 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
       const byName = await createTenant(s.app.prisma);
       if (name) {
         await annotate(`"${name}" resolves to a private address here`);
-        await setWebhook(s.app.storage, byName.accountId, `https://${name}:${port}/hooks`, { allowPrivate: false });
+        await setWebhook(s.app.storage, byName.accountId, `https://${name}:${port}/hooks`, {
+          allowPrivate: false,
+          now: s.app.now(),
+        });
       } else {
         // No such name on this machine: as if a public name had been set, then re-pointed at 127.0.0.1 (DNS rebinding).
-        await setWebhook(s.app.storage, byName.accountId, 'https://hooks.example.com/hooks', { allowPrivate: false });
+        await setWebhook(s.app.storage, byName.accountId, 'https://hooks.example.com/hooks', {
+          allowPrivate: false,
+          now: s.app.now(),
+        });
         await s.app.prisma.webhookEndpoint.update({
           where: { accountId: byName.accountId },
           data: { url: `https://localhost:${port}/hooks` },

@@ -40,8 +40,18 @@ describe("an agency key on its client's agent", () => {
   });
 
   it("refuses a number on the client's do-not-call list, and one on the agency's", async () => {
-    await addToDoNotCall(app.storage, { accountId: client.accountId, phoneNumber: '+14155550411', actor: OPERATOR });
-    await addToDoNotCall(app.storage, { accountId: agency.accountId, phoneNumber: '+14155550412', actor: OPERATOR });
+    await addToDoNotCall(app.storage, {
+      now: app.now(),
+      accountId: client.accountId,
+      phoneNumber: '+14155550411',
+      actor: OPERATOR,
+    });
+    await addToDoNotCall(app.storage, {
+      now: app.now(),
+      accountId: agency.accountId,
+      phoneNumber: '+14155550412',
+      actor: OPERATOR,
+    });
     const before = await app.prisma.call.count();
     for (const phone of ['+14155550411', '+14155550412']) {
       const res = await trigger(app, agency.key, { phone_number: phone, agent_id: client.agentId });

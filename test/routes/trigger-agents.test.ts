@@ -7,7 +7,7 @@ import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtur
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
-let now = new Date('2026-11-23T15:00:00Z'); // a Monday: 10:00 in New York
+let now = new Date('2054-11-23T15:00:00Z'); // a Monday: 10:00 in New York
 let agency: Tenant;
 let clientA: Tenant;
 let clientB: Tenant;
@@ -71,18 +71,19 @@ describe('calling windows', () => {
         timezone: 'America/New_York',
         windows: ['mon-fri 09:00-17:00'],
         outsideWindow,
+        now: app.now(),
       })
     ).id;
 
   it('inside the window the call may start at once', async () => {
-    now = new Date('2026-11-23T15:00:00Z');
+    now = new Date('2054-11-23T15:00:00Z');
     const res = await trigger(app, agency.key, withAgent(await windowed('reject')));
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.notBefore.toISOString()).toBe(now.toISOString());
   });
 
   it("policy reject: 400 Outside the agent's calling window, and nothing stored", async () => {
-    now = new Date('2026-11-23T23:30:00Z'); // 18:30 in New York
+    now = new Date('2054-11-23T23:30:00Z'); // 18:30 in New York
     const before = await app.prisma.call.count();
     const res = await trigger(app, agency.key, withAgent(await windowed('reject')));
     expect([res.statusCode, res.json()]).toEqual([
@@ -93,11 +94,11 @@ describe('calling windows', () => {
   });
 
   it('policy queue: accepted, with the time the window next opens recorded (across a weekend)', async () => {
-    now = new Date('2026-11-27T23:30:00Z'); // Friday 18:30 in New York
+    now = new Date('2054-11-27T23:30:00Z'); // Friday 18:30 in New York
     const res = await trigger(app, agency.key, withAgent(await windowed('queue')));
     expect(res.json()).toMatchObject({ success: true, status: 'initiated' });
     const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
-    expect(call.notBefore.toISOString()).toBe('2026-11-30T14:00:00.000Z'); // Monday 09:00 EST
+    expect(call.notBefore.toISOString()).toBe('2054-11-30T14:00:00.000Z'); // Monday 09:00 EST
     expect(call.expiresAt.getTime() - call.notBefore.getTime()).toBe(24 * 3600_000);
   });
 });

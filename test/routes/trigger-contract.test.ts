@@ -98,7 +98,7 @@ describe("the spec's trigger error table", () => {
     const unknown = generateApiKey().key; // well-formed, never stored
     const typo = keyWithTypo(tenant.key, 10); // fails the checksum
     const revoked = await createTenant(app.prisma);
-    await generateKey(app.storage, revoked.accountId);
+    await generateKey(app.storage, revoked.accountId, undefined, { now: app.now() });
     for (const authorization of [
       undefined,
       '',

@@ -20,7 +20,7 @@ beforeAll(async () => {
   // Noon UTC: a window of 09:00-10:00 UTC is closed, whatever the time the test runs at.
   ({ app, databaseUrl } = await buildTestApp({
     env: { MAX_QUEUED_CALLS: '3' },
-    clock: () => new Date('2026-11-25T12:00:00Z'),
+    clock: () => new Date('2054-11-25T12:00:00Z'),
   }));
   t.agency = await createTenant(app.prisma);
   t.client = await createClientTenant(app.prisma, t.agency.accountId);
@@ -29,9 +29,9 @@ beforeAll(async () => {
 });
 
 const list = (tenant: Tenant, phoneNumber: string) =>
-  addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR });
+  addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR, now: app.now() });
 const unlist = (tenant: Tenant, phoneNumber: string) =>
-  removeFromDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR });
+  removeFromDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR, now: app.now() });
 const callsTo = (phoneNumber: string) => app.prisma.call.count({ where: { phoneNumber } });
 const waitingOf = async (tenant: Tenant) =>
   (await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls;

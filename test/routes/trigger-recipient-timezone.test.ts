@@ -10,7 +10,7 @@ import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 let tenant: Tenant;
-let now = new Date('2026-11-23T15:00:00Z');
+let now = new Date('2054-11-23T15:00:00Z');
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ clock: () => now }));
@@ -38,6 +38,7 @@ async function agent(
     timezone: 'Asia/Tokyo',
     windows,
     outsideWindow,
+    now: app.now(),
   });
   await app.prisma.agent.update({ where: { id }, data: { windowTimezone } });
   return id;
@@ -86,7 +87,7 @@ describe('which zone a call gets, and why', () => {
   });
 
   it("the window is read in the callee's zone: reject refuses when the callee's clock is outside, though the agent's is inside", async () => {
-    now = new Date('2026-11-23T02:00:00Z'); // Monday 11:00 in Tokyo, Sunday 21:00 in New York
+    now = new Date('2054-11-23T02:00:00Z'); // Monday 11:00 in Tokyo, Sunday 21:00 in New York
     const id = await agent(['daily 09:00-17:00'], 'reject');
     const before = await callCount();
     const res = await trigger(app, tenant.key, {
@@ -107,67 +108,67 @@ describe("DST changes in the callee's zone, in both hemispheres", () => {
   // the callee's zone.
   it.each([
     [
-      'New York, spring forward (8 March 2026, 02:00 EST -> 03:00 EDT): 09:00 EDT is 13:00Z',
-      '2026-03-08T06:30:00Z', // 01:30 EST
+      'New York, spring forward (8 March 2054, 02:00 EST -> 03:00 EDT): 09:00 EDT is 13:00Z',
+      '2054-03-08T06:30:00Z', // 01:30 EST
       ['daily 09:00-17:00'],
       'America/New_York',
-      '2026-03-08T13:00:00.000Z',
+      '2054-03-08T13:00:00.000Z',
     ],
     [
-      'New York, fall back (1 November 2026, 02:00 EDT -> 01:00 EST): 09:00 EST is 14:00Z',
-      '2026-11-01T04:30:00Z', // 00:30 EDT
+      'New York, fall back (1 November 2054, 02:00 EDT -> 01:00 EST): 09:00 EST is 14:00Z',
+      '2054-11-01T04:30:00Z', // 00:30 EDT
       ['daily 09:00-17:00'],
       'America/New_York',
-      '2026-11-01T14:00:00.000Z',
+      '2054-11-01T14:00:00.000Z',
     ],
     [
-      'Sydney, DST ends (5 April 2026, 03:00 AEDT -> 02:00 AEST): 09:00 AEST is 23:00Z',
-      '2026-04-04T14:30:00Z', // 01:30 AEDT on the 5th
+      'Sydney, DST ends (5 April 2054, 03:00 AEDT -> 02:00 AEST): 09:00 AEST is 23:00Z',
+      '2054-04-04T14:30:00Z', // 01:30 AEDT on the 5th
       ['daily 09:00-17:00'],
       'Australia/Sydney',
-      '2026-04-04T23:00:00.000Z',
+      '2054-04-04T23:00:00.000Z',
     ],
     [
-      'Sydney, DST starts (4 October 2026, 02:00 AEST -> 03:00 AEDT): 09:00 AEDT is 22:00Z',
-      '2026-10-03T15:30:00Z', // 01:30 AEST on the 4th
+      'Sydney, DST starts (4 October 2054, 02:00 AEST -> 03:00 AEDT): 09:00 AEDT is 22:00Z',
+      '2054-10-03T15:30:00Z', // 01:30 AEST on the 4th
       ['daily 09:00-17:00'],
       'Australia/Sydney',
-      '2026-10-03T22:00:00.000Z',
+      '2054-10-03T22:00:00.000Z',
     ],
     [
       'New York across midnight, spring forward: 01:30 EST is inside 20:00-02:00',
-      '2026-03-08T06:30:00Z',
+      '2054-03-08T06:30:00Z',
       ['daily 20:00-02:00'],
       'America/New_York',
-      '2026-03-08T06:30:00.000Z',
+      '2054-03-08T06:30:00.000Z',
     ],
     [
       'New York across midnight, spring forward: 03:30 EDT is outside; 20:00 EDT that evening is 00:00Z',
-      '2026-03-08T07:30:00Z',
+      '2054-03-08T07:30:00Z',
       ['daily 20:00-02:00'],
       'America/New_York',
-      '2026-03-09T00:00:00.000Z',
+      '2054-03-09T00:00:00.000Z',
     ],
     [
       'Sydney across midnight, DST starts: 03:30 AEDT is inside 22:00-06:00',
-      '2026-10-03T16:30:00Z',
+      '2054-10-03T16:30:00Z',
       ['daily 22:00-06:00'],
       'Australia/Sydney',
-      '2026-10-03T16:30:00.000Z',
+      '2054-10-03T16:30:00.000Z',
     ],
     [
       'Sydney across midnight, DST starts: 06:30 AEDT is outside; 22:00 AEDT that evening is 11:00Z',
-      '2026-10-03T19:30:00Z',
+      '2054-10-03T19:30:00Z',
       ['daily 22:00-06:00'],
       'Australia/Sydney',
-      '2026-10-04T11:00:00.000Z',
+      '2054-10-04T11:00:00.000Z',
     ],
     [
       'Sydney across midnight, DST ends: 05:30 AEST is inside 22:00-06:00 (an hour later in UTC than the day before)',
-      '2026-04-04T19:30:00Z',
+      '2054-04-04T19:30:00Z',
       ['daily 22:00-06:00'],
       'Australia/Sydney',
-      '2026-04-04T19:30:00.000Z',
+      '2054-04-04T19:30:00.000Z',
     ],
   ])('%s', async (_name, at, windows, zone, expected) => {
     now = new Date(at);
@@ -183,13 +184,13 @@ describe("DST changes in the callee's zone, in both hemispheres", () => {
     expect(call.notBefore.toISOString()).toBe(expected);
   });
 
-  it("the country's zone also follows its DST: London (29 March 2026, 01:00 GMT -> 02:00 BST): 09:00 BST is 08:00Z", async () => {
-    now = new Date('2026-03-29T00:30:00Z');
+  it("the country's zone also follows its DST: London (29 March 2054, 01:00 GMT -> 02:00 BST): 09:00 BST is 08:00Z", async () => {
+    now = new Date('2054-03-29T00:30:00Z');
     const call = await stored(
       await trigger(app, tenant.key, { phone_number: '+442071838750', agent_id: await agent(['daily 09:00-17:00']) }),
     );
     expect(call).toMatchObject({ timezone: 'Europe/London', timezoneSource: 'country' });
-    expect(call.notBefore.toISOString()).toBe('2026-03-29T08:00:00.000Z');
+    expect(call.notBefore.toISOString()).toBe('2054-03-29T08:00:00.000Z');
   });
 });
 
@@ -205,7 +206,7 @@ describe('every bad recipient_timezone is a 400 naming the field, whatever the a
     ['a number', -5, 'recipient_timezone must be a string'],
     ['null', null, 'recipient_timezone must be a string'],
   ])('%s', async (_name, value, message) => {
-    now = new Date('2026-11-23T15:00:00Z');
+    now = new Date('2054-11-23T15:00:00Z');
     for (const agent_id of [tenant.agentId, await agent([])]) {
       const before = await callCount();
       const res = await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id, recipient_timezone: value });

@@ -4,6 +4,7 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DATE_TIME_RULE } from '../../schemas/text.js';
 import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { callView } from '../../src/calls/call-view.js';
@@ -13,7 +14,7 @@ import { callIdOf, trigger } from '../helpers/trigger.js';
 
 let app: App;
 let tenant: Tenant;
-let now = new Date('2026-11-23T15:00:00Z'); // a Monday: 10:00 in New York
+let now = new Date('2054-11-23T15:00:00Z'); // a Monday: 10:00 in New York
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
@@ -37,27 +38,28 @@ async function officeHoursAgent(outsideWindow: 'queue' | 'reject'): Promise<stri
     timezone: 'America/New_York',
     windows: ['mon-fri 09:00-17:00'],
     outsideWindow,
+    now: app.now(),
   });
   return agent.id;
 }
 
 describe('a scheduled call is accepted at once and waits until its time', () => {
   it('200 initiated; scheduled_at stored as the instant given (its offset read), the dial not before it, the time to live from it', async () => {
-    now = new Date('2026-11-23T15:00:00Z');
+    now = new Date('2054-11-23T15:00:00Z');
     const res = await trigger(app, tenant.key, {
       phone_number: '+14155552671',
-      scheduled_at: '2026-11-25T09:30:00+05:30', // 04:00Z on Wednesday
+      scheduled_at: '2054-11-25T09:30:00+05:30', // 04:00Z on Wednesday
     });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ success: true, call_id: callIdOf(res), status: 'initiated' });
     const call = await stored(res);
     expect(call).toMatchObject({ status: 'initiated', timezoneSource: 'agent' });
-    expect(call.scheduledAt?.toISOString()).toBe('2026-11-25T04:00:00.000Z');
-    expect(call.notBefore.toISOString()).toBe('2026-11-25T04:00:00.000Z');
-    expect(call.expiresAt.toISOString()).toBe('2026-11-26T04:00:00.000Z'); // QUEUED_CALL_TTL_HOURS (24) after it
+    expect(call.scheduledAt?.toISOString()).toBe('2054-11-25T04:00:00.000Z');
+    expect(call.notBefore.toISOString()).toBe('2054-11-25T04:00:00.000Z');
+    expect(call.expiresAt.toISOString()).toBe('2054-11-26T04:00:00.000Z'); // QUEUED_CALL_TTL_HOURS (24) after it
     // What every webhook event's data carries.
     expect(callView((await app.storage.calls.findCallById(call.id))!)).toMatchObject({
-      scheduled_at: '2026-11-25T04:00:00.000Z',
+      scheduled_at: '2054-11-25T04:00:00.000Z',
       timezone: 'UTC',
       timezone_source: 'agent',
     });
@@ -87,47 +89,48 @@ describe('a scheduled call is accepted at once and waits until its time', () => 
 
 describe('the calling window is read at the scheduled time', () => {
   it('policy reject: a time inside the window is accepted even while the window is closed now', async () => {
-    now = new Date('2026-11-23T23:30:00Z'); // Monday 18:30 in New York: closed
+    now = new Date('2054-11-23T23:30:00Z'); // Monday 18:30 in New York: closed
     const res = await trigger(app, tenant.key, {
       phone_number: '+14155552671',
       agent_id: await officeHoursAgent('reject'),
-      scheduled_at: '2026-11-24T10:00:00-05:00', // Tuesday 10:00 in New York: open
+      scheduled_at: '2054-11-24T10:00:00-05:00', // Tuesday 10:00 in New York: open
     });
     expect(res.statusCode).toBe(200);
-    expect((await stored(res)).notBefore.toISOString()).toBe('2026-11-24T15:00:00.000Z');
+    expect((await stored(res)).notBefore.toISOString()).toBe('2054-11-24T15:00:00.000Z');
   });
 
   it("policy reject: a time outside the window is 400 Outside the agent's calling window (even while open now), and nothing is stored", async () => {
-    now = new Date('2026-11-23T15:00:00Z'); // Monday 10:00 in New York: open
+    now = new Date('2054-11-23T15:00:00Z'); // Monday 10:00 in New York: open
     const before = await callCount();
     const res = await trigger(app, tenant.key, {
       phone_number: '+14155552671',
       agent_id: await officeHoursAgent('reject'),
-      scheduled_at: '2026-11-28T10:00:00-05:00', // Saturday
+      scheduled_at: '2054-11-28T10:00:00-05:00', // Saturday
     });
     expect([res.statusCode, res.json()]).toEqual([400, error("Outside the agent's calling window")]);
     expect(await callCount()).toBe(before);
   });
 
   it('policy queue: a time outside the window waits for the next opening after it, and the time to live counts from there', async () => {
-    now = new Date('2026-11-23T15:00:00Z');
+    now = new Date('2054-11-23T15:00:00Z');
     const res = await trigger(app, tenant.key, {
       phone_number: '+14155552671',
       agent_id: await officeHoursAgent('queue'),
-      scheduled_at: '2026-11-27T20:00:00-05:00', // Friday 20:00 in New York
+      scheduled_at: '2054-11-27T20:00:00-05:00', // Friday 20:00 in New York
     });
     expect(res.statusCode).toBe(200);
     const call = await stored(res);
-    expect(call.scheduledAt?.toISOString()).toBe('2026-11-28T01:00:00.000Z');
-    expect(call.notBefore.toISOString()).toBe('2026-11-30T14:00:00.000Z'); // Monday 09:00 EST
-    expect(call.expiresAt.toISOString()).toBe('2026-12-01T14:00:00.000Z');
+    expect(call.scheduledAt?.toISOString()).toBe('2054-11-28T01:00:00.000Z');
+    expect(call.notBefore.toISOString()).toBe('2054-11-30T14:00:00.000Z'); // Monday 09:00 EST
+    expect(call.expiresAt.toISOString()).toBe('2054-12-01T14:00:00.000Z');
   });
 });
 
 describe('every bad scheduled_at is a 400 naming the field, and stores nothing', () => {
-  const FORMAT = 'scheduled_at must be an RFC 3339 date-time with its UTC offset, such as 2026-12-01T09:30:00-05:00';
+  // The rule's example is documentation, not a time: read from the one place that writes it.
+  const FORMAT = `scheduled_at ${DATE_TIME_RULE}`;
   beforeAll(() => {
-    now = new Date('2026-11-23T15:00:00Z');
+    now = new Date('2054-11-23T15:00:00Z');
   });
 
   it.each([
@@ -138,19 +141,19 @@ describe('every bad scheduled_at is a 400 naming the field, and stores nothing',
     ],
     [
       'a year ago',
-      () => '2025-11-23T15:00:00Z',
+      () => '2053-11-23T15:00:00Z',
       "scheduled_at must not be in the past (up to 5 minutes behind the server's clock is read as now)",
     ],
     ['more than 30 days ahead', () => after(30 * DAY + 1000), 'scheduled_at must be at most 30 days ahead'],
-    ['no offset', () => '2026-11-24T10:00:00', FORMAT],
-    ['a date alone', () => '2026-11-24', FORMAT],
-    ['a space for the T', () => '2026-11-24 10:00:00Z', FORMAT],
-    ['lower-case t and z', () => '2026-11-24t10:00:00z', FORMAT],
-    ['a day its month does not have', () => '2026-11-31T10:00:00Z', FORMAT],
-    ['February 29 of a common year', () => '2027-02-29T10:00:00Z', FORMAT],
-    ['24:00', () => '2026-11-24T24:00:00Z', FORMAT],
-    ['a leap second', () => '2026-12-31T23:59:60Z', FORMAT],
-    ['an offset beyond 23:59', () => '2026-11-24T10:00:00+24:00', FORMAT],
+    ['no offset', () => '2054-11-24T10:00:00', FORMAT],
+    ['a date alone', () => '2054-11-24', FORMAT],
+    ['a space for the T', () => '2054-11-24 10:00:00Z', FORMAT],
+    ['lower-case t and z', () => '2054-11-24t10:00:00z', FORMAT],
+    ['a day its month does not have', () => '2054-11-31T10:00:00Z', FORMAT],
+    ['February 29 of a common year', () => '2055-02-29T10:00:00Z', FORMAT],
+    ['24:00', () => '2054-11-24T24:00:00Z', FORMAT],
+    ['a leap second', () => '2054-12-31T23:59:60Z', FORMAT],
+    ['an offset beyond 23:59', () => '2054-11-24T10:00:00+24:00', FORMAT],
     ['a Unix time in a string', () => '1795532400', FORMAT],
     ['an empty string', () => '', FORMAT],
     ['a number', () => 1795532400, 'scheduled_at must be a string'],
@@ -180,28 +183,28 @@ describe('every bad scheduled_at is a 400 naming the field, and stores nothing',
 
 describe('the published schema states the shape the server reads', () => {
   it('TriggerRequest (a JSON Schema validator with formats) and the server agree on every shape, valid and not', async () => {
-    now = new Date('2026-11-23T15:00:00Z');
+    now = new Date('2054-11-23T15:00:00Z');
     const doc = (await app.inject('/api/v1/openapi.json')).json<{ components: { schemas: Record<string, object> } }>();
     const ajv = new (Ajv2020 as unknown as typeof Ajv2020.default)({ strict: false });
     (addFormats as unknown as typeof addFormats.default)(ajv);
     const validate = ajv.compile(doc.components.schemas.TriggerRequest!);
     const shapes = [
-      '2026-11-24T10:00:00Z',
-      '2026-11-24T10:00:00.5Z',
-      '2026-11-24T10:00:00.123456789+05:30',
-      '2026-11-24T10:00:00-00:00',
-      '2026-12-20T23:59:59+23:59',
-      '2026-11-24T10:00:00',
-      '2026-11-24 10:00:00Z',
-      '2026-11-24t10:00:00z',
-      '2026-11-31T10:00:00Z',
-      '2026-02-29T10:00:00Z',
-      '2026-11-24T24:00:00Z',
-      '2026-12-18T23:59:60Z',
-      '2026-11-24T10:00:00+24:00',
-      '2026-11-24T10:00Z',
+      '2054-11-24T10:00:00Z',
+      '2054-11-24T10:00:00.5Z',
+      '2054-11-24T10:00:00.123456789+05:30',
+      '2054-11-24T10:00:00-00:00',
+      '2054-12-20T23:59:59+23:59',
+      '2054-11-24T10:00:00',
+      '2054-11-24 10:00:00Z',
+      '2054-11-24t10:00:00z',
+      '2054-11-31T10:00:00Z',
+      '2054-02-29T10:00:00Z',
+      '2054-11-24T24:00:00Z',
+      '2054-12-18T23:59:60Z',
+      '2054-11-24T10:00:00+24:00',
+      '2054-11-24T10:00Z',
       '+02026-11-24T10:00:00Z',
-      '2026-11-24T10:00:00Z\n',
+      '2054-11-24T10:00:00Z\n',
     ];
     const disagreements: string[] = [];
     for (const scheduled_at of shapes) {
@@ -216,27 +219,27 @@ describe('the published schema states the shape the server reads', () => {
 
 describe('the dispatcher dials a scheduled call at its time, not before', () => {
   it('waits past a time to live shorter than the wait, dials at scheduled_at', async () => {
-    let clock = new Date('2026-11-23T15:00:00Z');
+    let clock = new Date('2054-11-23T15:00:00Z');
     const { app: live } = await buildTestApp({
       clock: () => clock,
       env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '60', QUEUED_CALL_TTL_HOURS: '1' },
     });
     const owner = await createTenant(live.prisma);
-    const res = await trigger(live, owner.key, { phone_number: '+14155552671', scheduled_at: '2026-11-23T18:00:00Z' });
+    const res = await trigger(live, owner.key, { phone_number: '+14155552671', scheduled_at: '2054-11-23T18:00:00Z' });
     const id = callIdOf(res);
     const status = async () => (await live.prisma.call.findUniqueOrThrow({ where: { id } })).status;
     await live.dispatcher!.settle();
     expect(await status()).toBe('initiated');
 
-    clock = new Date('2026-11-23T17:59:59Z'); // two hours on: past a 1 h time to live counted from the trigger
+    clock = new Date('2054-11-23T17:59:59Z'); // two hours on: past a 1 h time to live counted from the trigger
     await live.dispatcher!.settle();
     expect(await status()).toBe('initiated');
 
-    clock = new Date('2026-11-23T18:00:00Z');
+    clock = new Date('2054-11-23T18:00:00Z');
     await live.dispatcher!.settle();
     expect(await status()).not.toBe('initiated');
     const call = await live.prisma.call.findUniqueOrThrow({ where: { id } });
-    expect(call.startedAt?.toISOString()).toBe('2026-11-23T18:00:00.000Z');
+    expect(call.startedAt?.toISOString()).toBe('2054-11-23T18:00:00.000Z');
     expect(call.failureReason).not.toBe('expired');
   });
 });

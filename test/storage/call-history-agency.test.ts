@@ -39,7 +39,7 @@ beforeAll(async () => {
     [agencyId],
   );
   accounts = [agencyId, ...rows.map((r) => r.id)];
-  // The agency 300 calls, each busy client 60 (the last one's all after 2026-10-31 12:00), on whole minutes so that
+  // The agency 300 calls, each busy client 60 (the last one's all after 2054-10-31 12:00), on whole minutes so that
   // many share a time and the id decides; every fifth failed. Another agency's calls, newer, must never show.
   const other = await createTenant(prisma);
   await client.query(
@@ -49,8 +49,8 @@ beforeAll(async () => {
             '{}', CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'completed' END::call_status, t, t + interval '1 day', t, t
        FROM agents a
       CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN 300 ELSE 60 END) AS g
-      CROSS JOIN LATERAL (SELECT CASE WHEN a.account_id = $3::uuid THEN timestamptz '2026-11-01 00:00Z' - g * interval '7 minutes'
-                                      ELSE timestamptz '2026-11-01 00:00Z' - ((g * 7 + abs(hashtext(a.account_id::text)) % 50) % 3000) * interval '1 minute'
+      CROSS JOIN LATERAL (SELECT CASE WHEN a.account_id = $3::uuid THEN timestamptz '2054-11-01 00:00Z' - g * interval '7 minutes'
+                                      ELSE timestamptz '2054-11-01 00:00Z' - ((g * 7 + abs(hashtext(a.account_id::text)) % 50) % 3000) * interval '1 minute'
                                  END AS t) AS t
       WHERE a.account_id = ANY($2::uuid[])`,
     [agencyId, [...accounts.slice(0, BUSY + 1), other.accountId], accounts[BUSY]],
@@ -155,8 +155,8 @@ describe("an agency's whole scope, given the agency", () => {
     const named = (await everyPage({ ...NO_CALL_FILTERS, namePrefix: 'caller 1' })).map((c) => c.id);
     expect(named.length).toBeGreaterThan(PAGE);
     expect(named).toEqual(await expected(`lower(name) LIKE 'caller 1%'`));
-    const from = new Date('2026-10-30T00:00:00Z');
-    const to = new Date('2026-10-31T12:00:00Z');
+    const from = new Date('2054-10-30T00:00:00Z');
+    const to = new Date('2054-10-31T12:00:00Z');
     const ranged = (await everyPage({ ...NO_CALL_FILTERS, from, to })).map((c) => c.id);
     expect(ranged.length).toBeGreaterThan(PAGE);
     expect(ranged).toEqual(await expected('created_at >= $2 AND created_at < $3', [from, to]));
@@ -173,7 +173,7 @@ describe("an agency's whole scope, given the agency", () => {
     expect(first).toMatchObject({ descents: 0, agencyDescents: 1 });
     const deep = await explained('oct_call_history_by_agency', [
       [agencyId],
-      '2026-10-31T11:00:00Z',
+      '2054-10-31T11:00:00Z',
       'ffffffff-ffff-ffff-ffff-ffffffffffff',
       '-infinity',
       PAGE + 1,
@@ -243,12 +243,12 @@ describe("an agency's whole scope, given the agency", () => {
          SELECT gen_random_uuid(), account_id, id, '+14155550123', '+14155550100', '{}', $2, $2, $2, $2 FROM agents WHERE account_id = $1`,
         [quiet, at],
       );
-    await insert('2026-11-02T10:00:00.123Z');
-    expect(await firstOf()).toEqual(new Date('2026-11-02T10:00:00.123Z'));
-    await insert('2026-11-03T10:00:00Z');
-    expect(await firstOf()).toEqual(new Date('2026-11-02T10:00:00.123Z'));
-    await insert('2026-11-01T09:00:00Z');
-    expect(await firstOf()).toEqual(new Date('2026-11-01T09:00:00Z'));
+    await insert('2054-11-02T10:00:00.123Z');
+    expect(await firstOf()).toEqual(new Date('2054-11-02T10:00:00.123Z'));
+    await insert('2054-11-03T10:00:00Z');
+    expect(await firstOf()).toEqual(new Date('2054-11-02T10:00:00.123Z'));
+    await insert('2054-11-01T09:00:00Z');
+    expect(await firstOf()).toEqual(new Date('2054-11-01T09:00:00Z'));
     const page = await storage.history.listCallHistory({ agencyId, filters: NO_CALL_FILTERS, limit: 3 });
     expect(page.calls.map((c) => c.accountId)).toEqual([quiet, quiet, quiet]);
   });

@@ -50,7 +50,7 @@ beforeAll(async () => {
                     ($3::uuid, $4::uuid, NULL::uuid, '777', 'Agency'),
                     ($6::uuid, $7::uuid, NULL::uuid, '888', 'Sibling')) AS k(account, agent, listed, prefix, name)
       CROSS JOIN generate_series(1, 40) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - ((g * 7 + length(k.name)) % 30) * interval '1 minute' AS t) AS t`,
+      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - ((g * 7 + length(k.name)) % 30) * interval '1 minute' AS t) AS t`,
     [
       client.accountId,
       client.agentId,

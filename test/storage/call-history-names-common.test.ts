@@ -39,7 +39,7 @@ beforeAll(async () => {
             '{}'::json, 'completed', c.at, c.at + interval '1 day', c.at, c.at
        FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS t(account, agent, k)
       CROSS JOIN generate_series(1, ${CALLS}) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - (g * ${ACCOUNTS} + t.k) * interval '1 minute' AS at) AS c`,
+      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - (g * ${ACCOUNTS} + t.k) * interval '1 minute' AS at) AS c`,
     [accounts, tenants.map((t) => t.agentId)],
   );
   await vacuumAllVisible(client, 'calls');

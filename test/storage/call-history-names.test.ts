@@ -40,7 +40,7 @@ beforeAll(async () => {
                  ELSE 'Caller ' || g END,
             '{}'::json, 'completed', t, t + interval '1 day', t, t
        FROM generate_series(1, ${CALLS}) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - g * interval '5 minutes' AS t) AS t`,
+      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - g * interval '5 minutes' AS t) AS t`,
     [big, tenant.agentId],
   );
   const other = await createClientTenant(storages[0]!.storage, big);
@@ -51,7 +51,7 @@ beforeAll(async () => {
      SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+1212' || lpad(g::text, 7, '0'), '+14155550100',
             'Thomas Other' || g % 160, '{}'::json, 'completed', t, t + interval '1 day', t, t
        FROM generate_series(1, 2000) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2026-10-30 00:00Z' - g * interval '4 hours' - interval '1 second' AS t) AS t`,
+      CROSS JOIN LATERAL (SELECT timestamptz '2054-10-30 00:00Z' - g * interval '4 hours' - interval '1 second' AS t) AS t`,
     [client2, other.agentId],
   );
   // As autovacuum leaves it: index-only scans read no table row for pages it marked all-visible.
@@ -155,8 +155,8 @@ describe('a name search of a few names with thousands of matches', () => {
     );
     expect(rows[0]!.names).toBeGreaterThan(SEARCH_NAMES_MAX);
     const ranged: Partial<CallHistoryFilters> = {
-      from: new Date('2026-06-01T00:00:00Z'),
-      to: new Date('2026-07-01T00:00:00Z'),
+      from: new Date('2054-06-01T00:00:00Z'),
+      to: new Date('2054-07-01T00:00:00Z'),
     };
     for (const [prefix, filters] of [
       ['caller 31', {}],

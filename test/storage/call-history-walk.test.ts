@@ -37,7 +37,7 @@ beforeAll(async () => {
             CASE WHEN g % 10 = 3 THEN '{"vip": true}' ELSE '{"vip": false}' END::json, 'completed', t, t + interval '1 day', t, t
        FROM agents a
       CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN ${BIG} ELSE 20 END) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z' - g * interval '1 minute' AS t) AS t`,
+      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - g * interval '1 minute' AS t) AS t`,
     [big],
   );
   await client.query('ANALYZE');

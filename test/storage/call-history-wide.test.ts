@@ -42,7 +42,7 @@ beforeAll(async () => {
             '{}', CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'completed' END::call_status, t, t + interval '1 day', t, t
        FROM agents a
       CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN 600 ELSE 60 END) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2026-11-01 00:00Z'
+      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z'
                                  - ((g * 7 + abs(hashtext(a.account_id::text)) % 50) % 3000) * interval '1 minute' AS t) AS t`,
     [agency.accountId],
   );
@@ -92,8 +92,8 @@ describe('an agency with more clients than a page has rows', () => {
     expect((await everyPage({ ...NO_CALL_FILTERS, agentId: busyAgent })).map((c) => c.id)).toEqual(
       await expected('agent_id = $2::uuid', [busyAgent]),
     );
-    const from = new Date('2026-10-31T00:00:00Z');
-    const to = new Date('2026-10-31T12:00:00Z');
+    const from = new Date('2054-10-31T00:00:00Z');
+    const to = new Date('2054-10-31T12:00:00Z');
     const ranged = (await everyPage({ ...NO_CALL_FILTERS, from, to })).map((c) => c.id);
     expect(ranged.length).toBeGreaterThan(PAGE);
     expect(ranged).toEqual(await expected('created_at >= $2 AND created_at < $3', [from, to]));

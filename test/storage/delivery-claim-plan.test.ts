@@ -59,7 +59,7 @@ beforeAll(async () => {
   const tenants = [await createTenant(storage), await createTenant(storage)];
   const endpoints: string[] = [];
   for (const tenant of tenants) {
-    await setWebhook(storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+    await setWebhook(storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: new Date() });
     const { rows } = await client.query<{ id: string }>('SELECT id FROM webhook_endpoints WHERE account_id = $1', [
       tenant.accountId,
     ]);

@@ -16,7 +16,7 @@ it('gives every endpoint its cap when more than the window are due at the same i
   const storage = storageOver(prisma);
   for (let i = 0; i < ENDPOINTS; i++) {
     const tenant = await createTenant(storage);
-    await setWebhook(storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true });
+    await setWebhook(storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: new Date() });
   }
   // One statement, one endpoint's deliveries after another's: the order they are read in when their times tie.
   await prisma.$executeRawUnsafe(

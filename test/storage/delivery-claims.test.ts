@@ -20,7 +20,7 @@ it('a claim passes over the deliveries another claim has locked instead of waiti
     },
   });
   const tenant = await createTenant(app.prisma);
-  await setWebhook(app.storage, tenant.accountId, (await startReceiver()).url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, (await startReceiver()).url, { allowPrivate: true, now: app.now() });
   for (let i = 0; i < 3; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
   const pending = await waitFor(
     () => app.prisma.webhookDelivery.findMany({ where: { status: 'pending' }, orderBy: { createdAt: 'asc' } }),

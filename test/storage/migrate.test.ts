@@ -314,10 +314,14 @@ describe("webhook_endpoints.agency_id (the Overview reads an agency's endpoints 
     );
     const prisma = createPrisma(url, { max: 1 });
     try {
-      await storageOver(prisma).endpoints.upsertEndpoint('00000000-0000-4000-8000-00000000000d', {
-        url: 'https://hooks.example.test/second',
-        secret: 'whsec_test',
-      });
+      await storageOver(prisma).endpoints.upsertEndpoint(
+        '00000000-0000-4000-8000-00000000000d',
+        {
+          url: 'https://hooks.example.test/second',
+          secret: 'whsec_test',
+        },
+        { now: new Date() },
+      );
     } finally {
       await prisma.$disconnect();
     }

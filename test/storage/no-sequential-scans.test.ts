@@ -326,15 +326,28 @@ beforeAll(async () => {
   try {
     const a = await createTenant(prisma);
     const agentA2 = (
-      await createAgent(storageOf(prisma), { accountId: a.accountId, name: 'Second Agent', phone: '+14155550101' })
+      await createAgent(storageOf(prisma), {
+        accountId: a.accountId,
+        name: 'Second Agent',
+        phone: '+14155550101',
+        now: new Date(),
+      })
     ).id;
     const rareAgent = (
-      await createAgent(storageOf(prisma), { accountId: a.accountId, name: 'Rare Agent', phone: '+14155550102' })
+      await createAgent(storageOf(prisma), {
+        accountId: a.accountId,
+        name: 'Rare Agent',
+        phone: '+14155550102',
+        now: new Date(),
+      })
     ).id;
     const b = await createClientTenant(prisma, a.accountId);
     const q = await createTenant(prisma);
-    const { secret } = await setWebhook(storageOf(prisma), a.accountId, receivers.a.url, { allowPrivate: true });
-    await setWebhook(storageOf(prisma), b.accountId, receivers.b.url, { allowPrivate: true });
+    const { secret } = await setWebhook(storageOf(prisma), a.accountId, receivers.a.url, {
+      allowPrivate: true,
+      now: new Date(),
+    });
+    await setWebhook(storageOf(prisma), b.accountId, receivers.b.url, { allowPrivate: true, now: new Date() });
     await createUserWithPassword(prisma, a.accountId, 'owner@scans.example');
     seeded = { a, b, q, agentA2, rareAgent, secret, noise: [] };
   } finally {

@@ -32,7 +32,7 @@ beforeAll(async () => {
 
 it('a call, its events, its webhook deliveries and their attempts get UUIDv7 ids of when they were written, in order', async () => {
   const tenant = await createTenant(app.prisma);
-  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
   const before = Date.now();
   const callIds: string[] = [];
   for (let i = 0; i < 5; i++) callIds.push(callIdOf(await trigger(app, tenant.key)));

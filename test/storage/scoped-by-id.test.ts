@@ -27,8 +27,9 @@ beforeAll(async () => {
   sibling = await createClientTenant(prisma, agency.accountId);
   other = await createTenant(prisma);
   othersClient = await createClientTenant(prisma, other.accountId);
-  agencyShared = (await createAgent(storage, { accountId: agency.accountId, name: 'Shared', phone: '+14155550199' }))
-    .id;
+  agencyShared = (
+    await createAgent(storage, { accountId: agency.accountId, name: 'Shared', phone: '+14155550199', now: new Date() })
+  ).id;
 });
 
 afterAll(async () => {

@@ -20,7 +20,7 @@ import { json, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 /** Friday 18:30 in New York: the office-hours window is shut until Monday, so accepted calls wait. */
-const FRIDAY_EVENING = new Date('2026-11-27T23:30:00Z');
+const FRIDAY_EVENING = new Date('2054-11-27T23:30:00Z');
 
 type Validator = ((value: unknown) => boolean) & { errors?: unknown };
 const ajv = new (Ajv as unknown as typeof Ajv.default)({ strict: false, allErrors: true });
@@ -37,8 +37,12 @@ async function setUp() {
     env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120', QUEUED_CALL_TTL_HOURS: '2' },
   });
   const tenant = await createTenant(app.prisma);
-  await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', { allowPrivate: false });
+  await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
+    now: app.now(),
+    allowPrivate: false,
+  });
   const { id: agentId } = await createAgent(app.storage, {
+    now: app.now(),
     accountId: tenant.accountId,
     name: 'office hours',
     phone: '+14155550111',
@@ -94,9 +98,14 @@ describe('a call that ended before any dial', () => {
     const { app, tenant, call, at } = await setUp();
     const callId = await call('+14155550202');
     await at(FRIDAY_EVENING);
-    await addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber: '+14155550202', actor: OPERATOR });
+    await addToDoNotCall(app.storage, {
+      now: app.now(),
+      accountId: tenant.accountId,
+      phoneNumber: '+14155550202',
+      actor: OPERATOR,
+    });
     // Whether the list ends it at once or when it is next due, by Monday's opening it has ended undialled.
-    await at(new Date('2026-11-30T14:00:00Z'));
+    await at(new Date('2054-11-30T14:00:00Z'));
     await expectEndedBeforeDial(app, callId, 'do_not_call');
   });
 
@@ -109,7 +118,7 @@ describe('a call that ended before any dial', () => {
       where: { id: agentId },
       data: { callingWindows: [{ days: [3], start: '09:00', end: '17:00' }] },
     });
-    await at(new Date('2026-11-30T17:00:00Z'));
+    await at(new Date('2054-11-30T17:00:00Z'));
     await expectEndedBeforeDial(app, callId, 'expired');
   });
 

@@ -50,8 +50,8 @@ it('sends the rest of a backlog as places of its endpoint free, long after the b
     slow.respond = () => new Promise((resolve) => answers.push(() => resolve({ status: 200 })));
     const other = await startReceiver();
     const tenants = [await createTenant(app.storage), await createTenant(app.storage)] as const;
-    await setWebhook(app.storage, tenants[0].accountId, slow.url, { allowPrivate: true });
-    await setWebhook(app.storage, tenants[1].accountId, other.url, { allowPrivate: true });
+    await setWebhook(app.storage, tenants[0].accountId, slow.url, { allowPrivate: true, now: app.now() });
+    await setWebhook(app.storage, tenants[1].accountId, other.url, { allowPrivate: true, now: app.now() });
     const endpointOf = async (accountId: string) =>
       (await db.query<{ id: string }>('SELECT id FROM webhook_endpoints WHERE account_id = $1', [accountId])).rows[0]!
         .id;

@@ -30,7 +30,7 @@ beforeAll(async () => {
   }));
   receiver = await startReceiver();
   tenant = await createTenant(app.prisma);
-  await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+  await setWebhook(app.storage, tenant.accountId, receiver.url, { now: app.now(), allowPrivate: true });
 });
 
 /** `n` deliveries whose attempts ran out (a first attempt answered 500, then marked failed). */

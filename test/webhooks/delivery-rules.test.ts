@@ -26,7 +26,7 @@ interface Setup {
 async function setup(
   options: { allowPrivate?: boolean; timeoutMs?: number; perEndpoint?: number } = {},
 ): Promise<Setup> {
-  const clock = { now: new Date('2026-12-01T10:00:00Z') };
+  const clock = { now: new Date('2054-12-01T10:00:00Z') };
   const { app } = await buildTestApp({
     clock: () => clock.now,
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: String(options.allowPrivate ?? true) },
@@ -41,7 +41,10 @@ async function setup(
   });
   const tenant = await createTenant(app.prisma);
   const receiver = await startReceiver();
-  const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+  const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
+    allowPrivate: true,
+    now: app.now(),
+  });
   return { app, clock, receiver, secret, accountId: tenant.accountId, key: tenant.key };
 }
 
@@ -119,7 +122,7 @@ describe('retries', () => {
     expect(s.receiver.received).toHaveLength(10);
 
     s.receiver.respond = () => ({ status: 200 });
-    await replayDelivery(s.app.storage, delivery.id);
+    await replayDelivery(s.app.storage, delivery.id, undefined, { now: s.app.now() });
     await s.app.deliveryWorker!.settle();
     d = await reload(s, delivery.id);
     expect(d.status).toBe('succeeded');
@@ -171,7 +174,9 @@ describe('answers that are not success', () => {
     expect(later).toMatchObject({ status: 'held', heldReason: d.heldReason });
     await s.app.deliveryWorker!.settle();
     expect(s.receiver.received).toHaveLength(1);
-    await expect(replayDelivery(s.app.storage, delivery.id)).rejects.toThrow(AdminError);
+    await expect(replayDelivery(s.app.storage, delivery.id, undefined, { now: s.app.now() })).rejects.toThrow(
+      AdminError,
+    );
   });
 
   it('a redirect is not followed: it counts as a failure and is retried', async () => {
@@ -209,12 +214,13 @@ describe('SSRF', () => {
       'https://localhost/x',
       'https://user:pw@example.com/x',
     ]) {
-      await expect(setWebhook(s.app.storage, s.accountId, url, { allowPrivate: false }), url).rejects.toThrow(
-        AdminError,
-      );
+      await expect(
+        setWebhook(s.app.storage, s.accountId, url, { allowPrivate: false, now: s.app.now() }),
+        url,
+      ).rejects.toThrow(AdminError);
     }
     await expect(
-      setWebhook(s.app.storage, s.accountId, 'https://hooks.example.com/x', { allowPrivate: false }),
+      setWebhook(s.app.storage, s.accountId, 'https://hooks.example.com/x', { allowPrivate: false, now: s.app.now() }),
     ).resolves.toMatchObject({ secret: match.stringMatching(/^whsec_/) });
   });
 
@@ -243,7 +249,7 @@ describe('isolation and crashes', () => {
     for (let i = 0; i < 6; i++) await event(s);
     const other = await createTenant(s.app.prisma);
     const fast = await startReceiver();
-    await setWebhook(s.app.storage, other.accountId, fast.url, { allowPrivate: true });
+    await setWebhook(s.app.storage, other.accountId, fast.url, { allowPrivate: true, now: s.app.now() });
     s.app.deliveryWorker!.wake();
     await s.receiver.waitFor(2);
     const call_id = callIdOf(await trigger(s.app, other.key));

@@ -31,7 +31,7 @@ interface Setup {
 }
 
 async function setup(): Promise<Setup> {
-  const clock = { now: new Date('2026-12-01T10:00:00Z') };
+  const clock = { now: new Date('2054-12-01T10:00:00Z') };
   const { app, databaseUrl } = await buildTestApp({
     clock: () => clock.now,
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
@@ -39,7 +39,10 @@ async function setup(): Promise<Setup> {
   });
   const tenant = await createTenant(app.prisma);
   const receiver = await startReceiver();
-  const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+  const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
+    allowPrivate: true,
+    now: app.now(),
+  });
   return { app, databaseUrl, clock, receiver, secret, tenant };
 }
 
@@ -129,7 +132,9 @@ describe('an endpoint disabled by a 410', () => {
     await settle(s);
     expect(s.receiver.received).toHaveLength(1);
 
-    const shown = (await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json();
+    const shown = (
+      await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'], {}, s.app.now)
+    ).json();
     expect(shown).toEqual({
       webhook: {
         url: s.receiver.url,
@@ -141,12 +146,12 @@ describe('an endpoint disabled by a 410', () => {
         failed: 0,
       },
     });
-    const human = await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId]);
+    const human = await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId], {}, s.app.now);
     expect(human.stdout).toContain(
       `callctl webhook enable ${s.tenant.accountId}, which sends the 2 events held since ${started!.createdAt.toISOString()}`,
     );
 
-    const enabled = await callctl(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json']);
+    const enabled = await callctl(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId, '--json'], {}, s.app.now);
     expect(enabled.code).toBe(0);
     expect(enabled.json()).toMatchObject({ enabled: true, released: 2, changed_at: match.any(String) });
     await settle(s);
@@ -165,7 +170,9 @@ describe('an endpoint disabled by a 410', () => {
     s.app.deliveryWorker!.wake();
     await settle(s);
     expect(s.receiver.received).toHaveLength(3);
-    expect((await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'])).json()).toMatchObject({
+    expect(
+      (await callctl(s.databaseUrl, ['webhook', 'show', s.tenant.accountId, '--json'], {}, s.app.now)).json(),
+    ).toMatchObject({
       webhook: { enabled: true, held: 0, held_since: null },
     });
   });
@@ -235,7 +242,7 @@ describe('an endpoint disabled by a 410', () => {
       completedAt: null,
       leaseExpiresAt: null,
     });
-    await enableWebhook(s.app.storage, s.tenant.accountId);
+    await enableWebhook(s.app.storage, s.tenant.accountId, undefined, s.app.now());
     await settle(s);
     expect(got(s.receiver)).toEqual([{ type: 'call.failed', callId, id: match.any(String) }]);
   });
@@ -261,7 +268,7 @@ describe('enabling again while a transition writes held deliveries', () => {
       );
       await writeCallBatch(client, batch!);
       // The held delivery is written, not committed: "Enable again" now must wait for this transaction.
-      const enabling = enableWebhook(s.app.storage, s.tenant.accountId);
+      const enabling = enableWebhook(s.app.storage, s.tenant.accountId, undefined, s.app.now());
       await waitFor(
         async () =>
           (
@@ -290,7 +297,10 @@ describe('the endpoint URL changed', () => {
     expect(pending).toMatchObject({ status: 'pending', attemptCount: 1 });
 
     const moved = await startReceiver();
-    const { secret, enabled } = await setWebhook(s.app.storage, s.tenant.accountId, moved.url, { allowPrivate: true });
+    const { secret, enabled } = await setWebhook(s.app.storage, s.tenant.accountId, moved.url, {
+      allowPrivate: true,
+      now: s.app.now(),
+    });
     expect(enabled).toBe(true);
     advance(s, 60_000);
     s.app.deliveryWorker!.wake();
@@ -305,7 +315,10 @@ describe('the endpoint URL changed', () => {
     const gone = await canceledCall(s);
     await settle(s);
     const third = await startReceiver();
-    const changed = await setWebhook(s.app.storage, s.tenant.accountId, third.url, { allowPrivate: true });
+    const changed = await setWebhook(s.app.storage, s.tenant.accountId, third.url, {
+      allowPrivate: true,
+      now: s.app.now(),
+    });
     expect(changed.enabled).toBe(false);
     const later = await canceledCall(s);
     advance(s, 24 * 3600_000);
@@ -313,15 +326,20 @@ describe('the endpoint URL changed', () => {
     await settle(s);
     expect(third.received).toHaveLength(0);
     expect((await endpointOf(s)).enabled).toBe(false);
-    const set = await callctl(s.databaseUrl, ['webhook', 'set', s.tenant.accountId, '--url', third.url], {
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
+    const set = await callctl(
+      s.databaseUrl,
+      ['webhook', 'set', s.tenant.accountId, '--url', third.url],
+      {
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      },
+      s.app.now,
+    );
     expect(set.stdout).toContain(
       `The endpoint stays disabled: once the receiver uses this secret, callctl webhook enable ${s.tenant.accountId} sends the events held meanwhile.`,
     );
     const newest = /whsec_[A-Za-z0-9+/=]+/.exec(set.stdout)![0];
 
-    await enableWebhook(s.app.storage, s.tenant.accountId);
+    await enableWebhook(s.app.storage, s.tenant.accountId, undefined, s.app.now());
     await settle(s);
     expect(
       got(third)
@@ -338,7 +356,7 @@ describe('no endpoint set', () => {
     await s.app.prisma.webhookEndpoint.delete({ where: { accountId: s.tenant.accountId } });
     const callId = await canceledCall(s);
     expect(await deliveriesOf(s, callId)).toEqual([]);
-    await setWebhook(s.app.storage, s.tenant.accountId, s.receiver.url, { allowPrivate: true });
+    await setWebhook(s.app.storage, s.tenant.accountId, s.receiver.url, { allowPrivate: true, now: s.app.now() });
     await settle(s);
     expect(s.receiver.received).toHaveLength(0);
   });
@@ -354,9 +372,9 @@ describe('retention', () => {
     // As if the retention periods had long passed; a succeeded delivery of that age would go.
     await s.app.prisma.webhookDelivery.updateMany({
       where: { callId },
-      data: { completedAt: new Date('2020-01-01T00:00:00Z') },
+      data: { completedAt: new Date('2048-01-01T00:00:00Z') },
     });
-    const future = new Date('2030-01-01T00:00:00Z');
+    const future = new Date('2058-01-01T00:00:00Z');
     const cutoffs = {
       now: future,
       sessionsIdleSince: future,

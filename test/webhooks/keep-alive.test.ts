@@ -98,7 +98,10 @@ describe('a receiver that pauses longer than its keep-alive timeout', () => {
       jobs: { webhooks: { onAttempt: (_outcome, result) => attempts.push(result) } },
     });
     const tenant = await createTenant(app.prisma);
-    await setWebhook(app.storage, tenant.accountId, `http://127.0.0.1:${receiver.port}/hooks`, { allowPrivate: true });
+    await setWebhook(app.storage, tenant.accountId, `http://127.0.0.1:${receiver.port}/hooks`, {
+      allowPrivate: true,
+      now: app.now(),
+    });
 
     const CALLS_PER_BURST = 3;
     for (let burst = 1; burst <= 3; burst++) {

@@ -120,7 +120,7 @@ describe('the worker', () => {
       jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
     });
     const tenant = await createTenant(app.prisma);
-    await setWebhook(app.storage, tenant.accountId, s.url, { allowPrivate: true });
+    await setWebhook(app.storage, tenant.accountId, s.url, { allowPrivate: true, now: app.now() });
     const callId = callIdOf(await trigger(app, tenant.key));
     await applyCallUpdate(
       app.storage,

@@ -35,8 +35,8 @@ describe('stalled endpoints', () => {
     const healthy = await startReceiver();
     const slow = await createTenant(app.prisma);
     const other = await createTenant(app.prisma);
-    await setWebhook(app.storage, slow.accountId, hanging.url, { allowPrivate: true });
-    await setWebhook(app.storage, other.accountId, healthy.url, { allowPrivate: true });
+    await setWebhook(app.storage, slow.accountId, hanging.url, { allowPrivate: true, now: app.now() });
+    await setWebhook(app.storage, other.accountId, healthy.url, { allowPrivate: true, now: app.now() });
     await endedCall(app, slow);
     await endedCall(app, slow);
     await endedCall(app, slow);
@@ -62,7 +62,7 @@ describe('stalled endpoints', () => {
     onTestFinished(() => receiver.stop());
     receiver.respond = (_, index) => (index === 0 ? 'hang' : { status: 204 });
     const tenant = await createTenant(app.prisma);
-    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true });
+    await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     const callId = await endedCall(app, tenant);
     const [first] = await receiver.waitFor(1);
 
