@@ -1,6 +1,7 @@
 // What `npm start` shows: one line with the dashboard's address once ready; JSON lines when stdout is not a terminal
 // (a collector reads them); readable lines at a terminal, simulated with util-linux's `script` (a real pseudo-terminal,
 // so LOG_FORMAT=auto is what decides); and no `info` line for the dashboard's assets in either.
+import { readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,10 +16,43 @@ async function start(env: Record<string, string>, options: Parameters<typeof sta
   const { url } = await freshDatabase({ empty: true });
   // NODE_ENV from the test runner ("test") must not decide: each test says what it runs as.
   const server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: url, NODE_ENV: '', ...env }, options);
+  // Under `script` the server runs in a session of its own, out of reach of a signal to `script`'s group, and once
+  // `script` is gone it is no longer found below it: its pid is taken now, and it is stopped by it.
+  const below = descendantsOf(server.child.pid!);
   onTestFinished(async () => {
+    for (const pid of below) killQuietly(pid);
     await server.stop('SIGKILL');
   });
   return server;
+}
+
+/** The processes below `pid` (children first found, then theirs), read from /proc. */
+function descendantsOf(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name (in parentheses) may hold spaces: the fields after it are fixed.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  for (let i = -1; i < found.length; i++) {
+    const parent = i < 0 ? pid : found[i];
+    for (const [child, ppid] of parentOf) if (ppid === parent) found.push(child);
+  }
+  return found;
+}
+
+function killQuietly(pid: number, signal: NodeJS.Signals = 'SIGKILL') {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
 }
 
 /** Asks for a page and an asset, then waits until the page's request line is out (the asset's would be before it). */
