@@ -1,5 +1,5 @@
 // Starts the service: configuration, database (embedded or DATABASE_URL), migrations, the HTTPS API and the
-// internal listener; closes everything with grace on SIGTERM/SIGINT.
+// internal listener; closes everything with grace on SIGTERM, SIGINT or SIGHUP.
 import closeWithGrace from 'close-with-grace';
 import pino from 'pino';
 import { buildApp } from './app.js';
@@ -11,6 +11,15 @@ import { logFormat, prettyDestination } from './logging/pretty.js';
 import { locateDatabase } from './storage/index.js';
 import { migrate } from './storage/index.js';
 import { tlsMaterial } from './tls.js';
+
+const FAULTS: ('SIGILL' | 'SIGTRAP' | 'SIGABRT' | 'SIGBUS' | 'SIGFPE' | 'SIGSEGV')[] = [
+  'SIGILL',
+  'SIGTRAP',
+  'SIGABRT',
+  'SIGBUS',
+  'SIGFPE',
+  'SIGSEGV',
+];
 
 async function main() {
   let config;
@@ -44,7 +53,10 @@ async function main() {
     throw error;
   }
 
-  closeWithGrace({ delay: 15_000, logger }, async ({ signal, err }) => {
+  // Only the signals that ask the service to stop (SIGHUP: its terminal closed). A JavaScript listener on a fault
+  // (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT) returns to the faulting instruction, which faults again: the
+  // process spins at full CPU instead of ending (Node's documentation of signal events says why).
+  closeWithGrace({ delay: 15_000, logger, skip: FAULTS }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down');
     await internal.close();

@@ -105,6 +105,32 @@ describe('npm start at a terminal', () => {
   });
 });
 
+describe('npm start when its terminal closes', () => {
+  it('shuts down and exits (SIGHUP), without spinning on the terminal that is gone', async () => {
+    const server = await start({}, { wrap: atTerminal, ready: /Dashboard: / });
+    const below = descendantsOf(server.child.pid!);
+    const node = below.find((pid) => /node/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')));
+    expect(node).toBeDefined();
+    // The terminal goes away as a closed window's does: `script` holds its master side and dies with it.
+    killQuietly(server.child.pid!);
+    let alive = true;
+    for (let i = 0; i < 200 && alive; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      alive = isAlive(node!);
+    }
+    expect(alive, 'the server outlived its terminal by 20 s').toBe(false);
+  });
+});
+
+/** Whether `pid` is a running process (a zombie, exited but not reaped, is not). */
+function isAlive(pid: number): boolean {
+  try {
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 describe('LOG_FORMAT', () => {
   it('auto is pretty only at a terminal outside production; json and pretty are taken as asked', () => {
     expect(logFormat('auto', { isTTY: true }, undefined)).toBe('pretty');
