@@ -34,7 +34,11 @@ describe('the benchmark is not a notebook', () => {
   it('finds bench sessions and README pointers as they were written', () => {
     for (const text of ['bench/README.md, "Scale"', 'twenty-eighth and twenty-ninth sessions', 'Thirtieth session'])
       expect(text).toMatch(NOTEBOOK);
-    for (const text of ['the session cookie of a first sign-in', 'docs/performance.md#named-statements', 'bench:scale, queue'])
+    for (const text of [
+      'the session cookie of a first sign-in',
+      'docs/performance.md#named-statements',
+      'bench:scale, queue',
+    ])
       expect(text).not.toMatch(NOTEBOOK);
   });
 
