@@ -1,5 +1,6 @@
-// ESLint, type-aware (typescript-eslint's recommendedTypeChecked), over everything tsconfig.json compiles and the plain
-// .js entry points; formatting is Prettier's (eslint-config-prettier turns off the rules that would fight it).
+// ESLint, type-aware (typescript-eslint's recommendedTypeChecked), over everything the tsconfig.json files compile (the
+// root one, bench/'s, the browser scripts') and the plain .js entry points; formatting is Prettier's
+// (eslint-config-prettier turns off the rules that would fight it).
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';

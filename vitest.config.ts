@@ -48,7 +48,7 @@ export default defineConfig({
     // file started when it ends (test/helpers/file-end.ts).
     isolate: false,
     // Most test time is spent waiting (on PostgreSQL, timers, child processes), not computing: four files at a time
-    // keep two cores busy without a test failing under load (bench/README.md, "Figures behind code comments").
+    // keep two cores busy without a test failing under load (docs/performance.md#four-test-files-at-a-time).
     maxWorkers: 4,
     sequence: { sequencer: LongFilesFirst },
     // Timeouts catch a hang, not slowness: on a busy 2-core machine (a second suite beside this one) a test that

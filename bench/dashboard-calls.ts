@@ -4,7 +4,7 @@
 // prefix, name, metadata key/value, call id), the detail view and every other page over HTTP (the app listening on a
 // local port, a keep-alive connection), as the agency's user (every page covers the three accounts), 200 requests each
 // after a warm-up: median, p90, p99 and max per request, and the same pooled over all requests. Figures go to
-// bench/README.md ("Dashboard with a million calls").
+// bench/README.md ("The dashboard with a million calls").
 //
 // It runs on the embedded PostgreSQL the product ships, as `npm run bench` does (bench/database.ts; BENCH_DATABASE_URL
 // for another server), and issues no VACUUM or ANALYZE: after the bulk load it waits until the database's own

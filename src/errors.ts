@@ -12,7 +12,7 @@ export class AppError extends Error {
     readonly headers: Record<string, string> = {},
   ) {
     // A client error (4xx) is an answer, not a fault: no stack trace is captured for it (capturing one is a measurable
-    // part of a refused request's CPU: bench/README.md, "Figures behind code comments"). 5xx errors keep theirs.
+    // part of a refused request's CPU: docs/performance.md#no-stack-trace-for-a-4xx). 5xx errors keep theirs.
     const stackTraceLimit = Error.stackTraceLimit;
     if (ERRORS[code].status < 500) Error.stackTraceLimit = 0;
     super(errorMessage(code, params));

@@ -33,7 +33,7 @@ async function main() {
     throw error;
   }
   // Asynchronous writes: lines logged while a write is under way go out together in the next one (under load, one
-  // write for many requests instead of a write per request; bench/README.md, "Figures behind code comments"). pino
+  // write for many requests instead of a write per request; docs/performance.md#asynchronous-log-writes). pino
   // flushes what is left synchronously when the process exits; only a SIGKILL can lose the lines of that moment.
   // At a terminal the lines are for a person (src/logging/pretty.ts); elsewhere JSON for a collector.
   const format = logFormat(config.LOG_FORMAT, process.stdout, process.env.NODE_ENV);

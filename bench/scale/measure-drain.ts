@@ -85,7 +85,7 @@ export interface DrainFigures {
   /**
    * The claim passes: how many, their mean and quantiles, and their time per call dialled (all passes' seconds over the
    * drain's calls). A pass's length follows how many calls it takes (at most 50 accounts x 10 slots), which depends on
-   * how the previous passes' calls ended (bench/README.md, "(a) drain"); the time per call does not.
+   * how the previous passes' calls ended (bench/README.md, "How to read it"); the time per call does not.
    */
   claimPasses: { count: number; meanMs: number; p50Ms: number; p99Ms: number; msPerCall: number };
   /** The run's claim passes (to pool the runs). */

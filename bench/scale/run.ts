@@ -6,7 +6,7 @@
 // database, then on the other, the order alternating per run, so that the host's drift falls on both alike; per run
 // and pooled, each against its own empty database. On the history database also a bounded retention pass under load, an online upgrade (a
 // CONCURRENTLY migration under load, a new release's start) and the replicas, once its empty one is gone. Writes
-// scale.{json,md} (bench/results/ for a full run). Options and how to read it: bench/README.md, "Scale".
+// scale.{json,md} (bench/results/ for a full run). Options and how to read it: bench/README.md, "npm run bench:scale".
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -88,7 +88,7 @@ const SETTINGS = {
   /**
    * The drain's due calls on every database: 37-140 claim passes a run over 16-30 s on this machine (6,000 gave 20-35
    * passes over 4-6 s, where one stall of the host moved a run's p50 threefold and a side's pooled p50 by 1.7x). How
-   * many depends on which of the dispatcher's two modes a run falls into (bench/README.md, twentieth session).
+   * many depends on which of the dispatcher's two modes a run falls into (bench/README.md, "How to read it").
    */
   drainCalls: 18_000,
   drainTimeoutSeconds: 600,
@@ -104,7 +104,7 @@ const SETTINGS = {
   /**
    * (i): how long each side's quiet service is watched. Both sides' services run all along, so a cost of a large
    * database's that never stops (a poll that reads the queue) slows the empty side's phases as much as its own and no
-   * ratio of (a) to (d) shows it: this figure does (the due-accounts poll, twenty-second session).
+   * ratio of (a) to (d) shows it: this figure does (the due-accounts poll: docs/performance.md#the-dispatchers-poll-on-a-queue).
    */
   idleSeconds: Number(env.BENCH_SCALE_IDLE_SECONDS || 10),
   autovacuumMaxMinutes: Number(env.BENCH_SCALE_AUTOVACUUM_MINUTES || 60),

@@ -122,9 +122,9 @@ export class SimulatedDialer implements Dialer {
 
 /**
  * Moves every simulated call whose ring or talk time is over to its next status. Each step is dated when the script
- * says it happened (dialled + ring, answered + talk), not when this pass runs: a call in progress while no process
- * ran (a restart, a crash) still lasts its scripted length. All the calls due move in one transaction (one
- * transaction per call cost the bench's end-to-end rate: bench/README.md). Returns how many moved.
+ * says it happened (dialled + ring, answered + talk), not when this pass runs: a call in progress while no process ran
+ * (a restart, a crash) still lasts its scripted length. All the calls due move in one transaction (one transaction per
+ * call cost the bench's end-to-end rate: docs/performance.md#set-based-background-work). Returns how many moved.
  */
 export async function advanceSimulatedCalls(
   storage: Storage,

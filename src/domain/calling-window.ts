@@ -124,10 +124,11 @@ export function callingWindowsSchemaCheck(value: unknown): CallingWindow[] {
 
 /**
  * The zone objects handed to luxon, by canonical name: a zone's validity does not change while the process runs, and
- * luxon's check builds an Intl.DateTimeFormat every time (a large share of an accepted trigger's CPU: bench/README.md,
- * "Figures behind code comments"). Luxon is only ever given canonical names (canonicalTimeZone): it keeps every zone
- * object it makes by the name it was given, for good, so a name per spelling (america/new_york, AMERICA/new_york, ...)
- * would grow without bound; by canonical name, this map and luxon's cache hold at most the tz database's names.
+ * luxon's check builds an Intl.DateTimeFormat every time (a large share of an accepted trigger's CPU:
+ * docs/performance.md#valid-zones-remembered). Luxon is only ever given canonical names (canonicalTimeZone): it keeps
+ * every zone object it makes by the name it was given, for good, so a name per spelling (america/new_york,
+ * AMERICA/new_york, ...) would grow without bound; by canonical name, this map and luxon's cache hold at most the tz
+ * database's names.
  */
 const zones = new Map<string, IANAZone>();
 

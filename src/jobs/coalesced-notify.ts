@@ -2,7 +2,7 @@
 // (or from a following dispatcher, to the leader: which accounts): one NOTIFY for all the calls accepted while the
 // previous one was on its way, sent after their commits, outside their transactions. A NOTIFY inside each acceptance
 // would serialise the commits (PostgreSQL takes a database-wide lock from commit to the end of a notifying
-// transaction: bench/README.md, "Figures behind code comments") and, under load, stalled a request past the pool's
+// transaction: docs/performance.md#no-notify-inside-an-acceptance) and, under load, stalled a request past the pool's
 // 1.5 s wait.
 import type { FastifyBaseLogger } from 'fastify';
 import { ThrottledLog } from '../logging/throttled-log.js';

@@ -408,8 +408,8 @@ const NAME_MERGE_FIRST_MIN = 2;
 // descent and a run of the index each, and keeps the newest $6. So at most 2 x $7 index entries an account, then
 // $6 x ($6 + 1) / 2 (1,326 for a page of 50), and $6 rows. (A merge taking one match at a time, a recursive step
 // each, read 51 entries where this reads up to 1,326, but its steps cost more than the entries: 4.3 against 2.8 ms on
-// a million-call account's 49 names, twentieth session.) Parameters: the accounts, the prefix, the upper bound (time,
-// id), the lower time, the limit, SEARCH_NAMES_MAX + 1.
+// a million-call account's 49 names: docs/performance.md#the-calls-list-and-its-searches.) Parameters: the accounts,
+// the prefix, the upper bound (time, id), the lower time, the limit, SEARCH_NAMES_MAX + 1.
 const nameMerge = (owner: Owner) =>
   statement(
     ownerName('oct_call_search_name_merge', owner),

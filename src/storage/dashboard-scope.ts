@@ -253,8 +253,8 @@ export class ScopedReadRepository extends Repository {
    * "the scope's agents among these ids", a prepared statement's generic plan reads all of a large agency's agents by
    * (agency_id) to find a page's few. The Calls list of an agency with more clients and agents than its menus list
    * names its rows with it: the two reads it made before (the accounts through Prisma) were the whole of what made
-   * its pages a third slower than a small agency's, which takes the names from its menus (bench/README.md,
-   * twenty-eighth and twenty-ninth sessions).
+   * its pages slower than a small agency's, which takes the names from its menus
+   * (docs/performance.md#a-large-agencys-row-names).
    */
   async findInScopeById(
     scope: Scope,

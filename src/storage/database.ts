@@ -52,9 +52,9 @@ export const BACKGROUND_POOL = { max: 4, connectionTimeoutMillis: BACKGROUND_WAI
 const pools = new WeakMap<PrismaClient, pg.Pool>();
 
 /**
- * Prisma's statements as named (prepared) statements: the server parses and plans each once per connection instead
- * of on every query, which is most of a short statement's server CPU (bench/README.md, "Figures behind code
- * comments"). A name is never reused for another text; past the cap (only variable-length IN lists could get there) statements stay unnamed.
+ * Prisma's statements as named (prepared) statements: the server parses and plans each once per connection instead of
+ * on every query, which is most of a short statement's server CPU (docs/performance.md#named-statements). A name is
+ * never reused for another text; past the cap (only variable-length IN lists could get there) statements stay unnamed.
  */
 const statementNames = new Map<string, string>();
 const MAX_NAMED_STATEMENTS = 2_000;

@@ -33,7 +33,7 @@ export interface ClaimedDelivery {
 // leases only those still pending and unleased as the lock finds them (the row's latest version, which a lock reads
 // in READ COMMITTED): any the first leased and committed meanwhile are left alone. The UPDATE reaches its rows by id
 // alone: with a history of finished deliveries the planner takes `status = 'pending'` for a row or two, and given
-// that condition it read every pending delivery once per delivery leased (bench/README.md, "Scale"). An endpoint
+// that condition it read all pending deliveries per delivery leased: docs/performance.md#the-webhook-claim. An endpoint
 // with attempts in flight here gets only the rest of its cap ($6, $7), so two events written between passes cannot
 // take it over the cap. $8 bounds the index range from below: every delivery sent leaves a dead entry at the low
 // end of the pending part of (status, next_attempt_at) until vacuum, so a claim woken for new deliveries reads only

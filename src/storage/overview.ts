@@ -149,9 +149,7 @@ const FIRST_RUN = statement(
  * per ranked client read 735 pages for the 245 with outcomes of the day on bench:scale's tenants database). Ranking
  * every client (the statement before: each one's row joined to the four sources, a probe of its endpoint, and the
  * thousand sorted on five keys) took 2.9 ms for an agency of 1,001 accounts on a copy of bench:scale's tenants
- * database (prepared, no load); 1.7 ms after the twenty-sixth session, 1.5 ms after the twenty-seventh
- * (bench/README.md, "Twenty-seventh session"), 1.22 ms with the names from the scope's rows (1.33 with the probes,
- * "Thirtieth session").
+ * database (prepared, no load); 1.22 ms now (docs/performance.md#the-overview).
  */
 const RANKED = statement(
   'oct_overview_ranked_accounts',

@@ -24,7 +24,7 @@ const idleHints = new WeakMap<object, string>();
  * Keeps an idle socket at most IDLE_SOCKET_MS, and never past 1 s before the receiver's `Keep-Alive: timeout=N`: the
  * agent destroys a free socket that times out. Through `keepSocketAlive`, which http.Agent documents as the method to
  * override for this; the agent's own `timeout` option does the same at a large cost in the delivery rate to one host
- * (bench/README.md, "Figures behind code comments").
+ * (docs/performance.md#idle-sockets-per-host).
  */
 function idleNoLongerThanHinted(agent: http.Agent) {
   // @types/node declares it void; Node's agent keeps the socket only when it returns true.
@@ -111,7 +111,8 @@ export class WebhookSender {
 
   constructor(options: SenderOptions) {
     // As many idle connections kept per host as may be open: after a burst, the next one reuses them instead of
-    // reconnecting (connect and close cost a busy service CPU when fewer were kept; bench/README.md has the figure).
+    // reconnecting (connect and close cost a busy service CPU when fewer were kept:
+    // docs/performance.md#idle-sockets-per-host).
     const common = { keepAlive: true, maxSockets: 50, maxFreeSockets: 50 };
     const once = { keepAlive: false };
     this.agents = options.allowPrivateTargets

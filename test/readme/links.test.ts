@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { anchors } from './anchors.js';
 
 const PAGES = [
   'README.md',
@@ -17,24 +18,6 @@ const PAGES = [
 /** The page's text without fenced code blocks and inline code, where brackets are not links. */
 function prose(markdown: string): string {
   return markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, 'code');
-}
-
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
-function anchors(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const result = new Set<string>();
-  for (const [, heading] of markdown.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6} (.+)$/gm)) {
-    const text = heading!.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[`*_]/g, '');
-    const slug = text
-      .trim()
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\p{M} -]/gu, '')
-      .replace(/ /g, '-');
-    const count = seen.get(slug) ?? 0;
-    seen.set(slug, count + 1);
-    result.add(count === 0 ? slug : `${slug}-${count}`);
-  }
-  return result;
 }
 
 /** Link targets of `[text](target)` and `![alt](target)`, without a title. */

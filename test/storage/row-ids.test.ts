@@ -1,5 +1,5 @@
 // The rows that grow with every call get time-ordered ids (UUIDv7, src/domain/ids.ts), so that rows written together
-// sit together in the primary keys and the indexes led by a call's id (bench/README.md, "Scale").
+// sit together in the primary keys and the indexes led by a call's id (docs/performance.md#time-ordered-row-ids).
 import { beforeAll, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
