@@ -1,4 +1,5 @@
-// Agencies, clients, plans, API keys and the API-access switch: what the dashboard manages.
+// Agencies, clients, plans, API keys and the API-access switch: what the dashboard manages, each on an account the
+// actor reaches (reach.ts).
 import { generateApiKey } from '../domain/api-key.js';
 import { readableNameProblem } from '../../schemas/text.js';
 import { type Storage, type Plan } from '../storage/index.js';

@@ -1,5 +1,6 @@
 // Calls as operators see them: a list per account, one call with its events and deliveries; and cancelling calls
-// that still wait (callctl and the dashboard).
+// that still wait (callctl and the dashboard), each on calls the actor reaches (reach.ts; the calls listed for a
+// client included).
 import { CALL_STATUSES, isOneOf, type CallStatus } from '../../schemas/vocabulary.js';
 import { canonicalUuid, isUuid } from '../../schemas/uuid.js';
 import { RawJson } from '../domain/raw-json.js';

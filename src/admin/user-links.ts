@@ -30,6 +30,7 @@ export class LinkLimitError extends AdminError {
 /**
  * In the caller's transaction, before a dashboard user makes an invitation or a link for `accountId`: locks the
  * agency's links until the transaction ends and says whether one more is over a limit. The operator is not limited.
+ * The caller has found `accountId` within the actor's reach.
  */
 export async function linkLimitCheck(tx: Repositories, accountId: string, actor: AuditedActor, now: Date) {
   if (actor.kind !== 'user') return null;
@@ -40,7 +41,10 @@ export async function linkLimitCheck(tx: Repositories, accountId: string, actor:
   return linkLimitRefusal(made, actor.userId, now, formatTime);
 }
 
-/** Audits the refusal (on the account the link was for, with who asked and from where) and throws it. */
+/**
+ * Audits the refusal (on the account the link was for, with who asked and from where) and throws it. The caller has
+ * found the account within the actor's reach.
+ */
 export async function refuseOverLimit(
   storage: Storage,
   input: { accountId: string; actor: AuditedActor; what: 'invitation' | 'sign_in_link'; email: string; now: Date },
