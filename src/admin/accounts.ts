@@ -1,12 +1,16 @@
-// Agencies, clients, plans, API keys and the API-access switch: what the dashboard manages.
+// Agencies, clients, plans, API keys and the API-access switch: what the dashboard manages, each on an account the
+// actor reaches (reach.ts).
 import { generateApiKey } from '../domain/api-key.js';
 import { readableNameProblem } from '../../schemas/text.js';
-import { type Repositories, type Storage, type Plan } from '../storage/index.js';
+import { type Storage, type Plan } from '../storage/index.js';
 import { AdminError } from './errors.js';
 import { audit, type Actor } from './audit.js';
-import { isUuid } from '../../schemas/uuid.js';
+import { findAccount } from './reach.js';
 
-/** callctl's actor in the audit log. (Without an actor, a change is not audited: test fixtures, the bench.) */
+/**
+ * callctl's actor: it reaches every account, and its changes are audited. (Without an actor, a change is not audited:
+ * test fixtures, the bench; see scopeOfActor.)
+ */
 export const OPERATOR: Actor = { kind: 'operator' };
 
 /**
@@ -29,12 +33,6 @@ function assertPlan(plan: string): asserts plan is Plan {
   if (!isPlan(plan)) throw new AdminError(unknownPlan(plan));
 }
 
-export async function findAccount(storage: Repositories, accountId: string) {
-  const account = isUuid(accountId) ? await storage.accounts.findAccountById(accountId) : null;
-  if (!account) throw new AdminError(`No account ${accountId}`);
-  return account;
-}
-
 export async function createAgency(storage: Storage, input: { name: string; plan?: string }) {
   const plan = input.plan ?? 'agency';
   assertPlan(plan);
@@ -44,9 +42,10 @@ export async function createAgency(storage: Storage, input: { name: string; plan
   return storage.accounts.insertAgency({ name: input.name.trim(), plan });
 }
 
-export async function setPlan(storage: Storage, agencyId: string, plan: string) {
+/** Sets an agency's plan (callctl's; not audited). */
+export async function setPlan(storage: Storage, agencyId: string, plan: string, actor: Actor) {
   assertPlan(plan);
-  const account = await findAccount(storage, agencyId);
+  const account = await findAccount(storage, agencyId, actor);
   if (account.kind !== 'agency') throw new AdminError("Plans are set on agencies; clients inherit their agency's plan");
   await storage.accounts.setAccountPlan(account.id, plan);
   return { id: account.id, plan };
@@ -54,13 +53,16 @@ export async function setPlan(storage: Storage, agencyId: string, plan: string) 
 
 export const CLIENT_NAME_MAX_LENGTH = 200;
 
-/** A client of the agency, audited as client_created when an actor is given (callctl and the dashboard give one). */
+/**
+ * A client of the agency (one the actor reaches: a client's user reaches no agency), audited as client_created when
+ * an actor is given (callctl and the dashboard give one).
+ */
 export async function createClient(
   storage: Storage,
   input: { agencyId: string; name: string; now: Date },
   actor?: Actor,
 ) {
-  const agency = await findAccount(storage, input.agencyId);
+  const agency = await findAccount(storage, input.agencyId, actor);
   if (agency.kind !== 'agency') throw new AdminError(`${input.agencyId} is a client, not an agency`);
   const name = input.name.trim();
   if (!name) throw new AdminError('A client needs a name');
@@ -88,7 +90,7 @@ export async function generateKey(
   actor: Actor | undefined,
   options: { replaces?: string | null; now: Date },
 ) {
-  const account = await findAccount(storage, accountId);
+  const account = await findAccount(storage, accountId, actor);
   const generated = generateApiKey();
   const now = options.now;
   const rotated = await storage.transaction(async (tx) => {
@@ -120,7 +122,7 @@ export async function setApiAccess(
   actor: Actor | undefined,
   now: Date,
 ) {
-  const account = await findAccount(storage, accountId);
+  const account = await findAccount(storage, accountId, actor);
   await storage.transaction(async (tx) => {
     await tx.keys.setApiAccessSwitch(account.id, enabled, now);
     if (actor) await audit(tx, account.id, actor, 'api_access_switched', now, { api_access: enabled ? 'on' : 'off' });

@@ -1,12 +1,23 @@
 // The audit log's writer and its Actor type, shared by every admin module that changes state.
 import type { AuditAction } from '../domain/audit-actions.js';
+import type { Scope } from '../domain/tenancy.js';
 import type { Repositories, AuditActor } from '../storage/index.js';
 import { AdminError } from './errors.js';
 import { isUuid } from '../../schemas/uuid.js';
 
-/** Who acts: the operator (callctl), a signed-in user (with the request's IP), or the service itself. */
+/**
+ * Who acts and what they reach: the operator (callctl) or the service itself, every account; a signed-in user (with
+ * the request's IP), the accounts of their scope (src/admin/reach.ts applies it).
+ */
 export type Actor =
-  { kind: Extract<AuditActor, 'operator' | 'service'> } | { kind: 'user'; userId: string; ip: string | null };
+  | { kind: Extract<AuditActor, 'operator' | 'service'> }
+  | { kind: 'user'; userId: string; ip: string | null; scope: Scope };
+
+/**
+ * Who an audit entry names: an Actor, or a user acting on their own record alone (signing in, their password, their
+ * sessions, a reset link they asked for), who is not held to a scope there.
+ */
+export type AuditedActor = Actor | { kind: 'user'; userId: string; ip: string | null };
 
 /** The account and its agency, or an AdminError when there is no such account. */
 export async function accountAndAgency(storage: Repositories, accountId: string) {
@@ -19,7 +30,7 @@ export async function accountAndAgency(storage: Repositories, accountId: string)
 export async function audit(
   storage: Repositories,
   accountId: string,
-  actor: Actor,
+  actor: AuditedActor,
   action: AuditAction,
   at: Date,
   detail: Record<string, unknown> = {},

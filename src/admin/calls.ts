@@ -1,15 +1,16 @@
 // Calls as operators see them: a list per account, one call with its events and deliveries; and cancelling calls
-// that still wait (callctl and the dashboard).
+// that still wait (callctl and the dashboard), each on calls the actor reaches (reach.ts; the calls listed for a
+// client included).
 import { CALL_STATUSES, isOneOf, type CallStatus } from '../../schemas/vocabulary.js';
 import { canonicalUuid, isUuid } from '../../schemas/uuid.js';
 import { RawJson } from '../domain/raw-json.js';
 import { callView } from '../calls/call-view.js';
 import { transitionCalls } from '../calls/transition.js';
 import type { CallWithMetadataText, Storage } from '../storage/index.js';
-import { findAccount } from './accounts.js';
 import type { AuditAction } from '../domain/audit-actions.js';
 import type { Actor } from './audit.js';
 import { AdminError } from './errors.js';
+import { findAccount, scopeOfActor } from './reach.js';
 
 export const isStatus = (status: string): status is CallStatus => isOneOf(CALL_STATUSES, status);
 export const unknownStatus = (status: string) =>
@@ -18,17 +19,25 @@ export const unknownStatus = (status: string) =>
 /**
  * An account's most recent calls, those an agency's key placed on its agents included (listed for it): such a call
  * carries `listed_for_account_id` and `triggered_by` ("<agency> (agency key)"); `account_id` is the key's account.
+ * The account is one the actor reaches.
  */
-export async function listCalls(storage: Storage, accountId: string, status?: string, limit = 100) {
-  const account = await findAccount(storage, accountId);
+export async function listCalls(
+  storage: Storage,
+  accountId: string,
+  status: string | undefined,
+  actor: Actor,
+  limit = 100,
+) {
+  const account = await findAccount(storage, accountId, actor);
   if (status !== undefined && !isStatus(status)) throw new AdminError(unknownStatus(status));
   const calls = await storage.calls.listCallsOfAccount({ accountId: account.id, status: status ?? null, limit });
-  // Only the account's agency (or the agency itself) can have placed a call listed for it.
+  // Only the account's agency (or the agency itself) can have placed a call listed for it; its name is part of such
+  // a call, so it is read whoever lists the client's calls.
   const agencyId = account.agencyId ?? account.id;
   const agency = calls.some((c) => c.listedForAccountId)
     ? agencyId === account.id
       ? account
-      : await findAccount(storage, agencyId)
+      : await storage.accounts.findAccountById(agencyId)
     : null;
   return {
     calls: calls.map((call) => ({
@@ -52,8 +61,21 @@ function operatorView(call: CallWithMetadataText) {
   return { ...callView({ ...call, metadata: null }), metadata: new RawJson(call.metadata) };
 }
 
-export async function showCall(storage: Storage, callId: string) {
-  const call = isUuid(callId) ? await storage.calls.findCallWithHistory(callId) : null;
+/**
+ * The calls of `ids` (canonical uuids) the actor reaches: all of them for the operator and the service; for a user,
+ * those of their scope's accounts or listed for one (the dashboard's rule, findCallsInScope).
+ */
+async function reachedCalls(storage: Storage, ids: string[], actor: Actor): Promise<string[]> {
+  const scope = scopeOfActor(actor);
+  if (scope === null || ids.length === 0) return ids;
+  const reached = new Set((await storage.scoped.findCallsInScope(scope, ids)).map((call) => call.id));
+  return ids.filter((id) => reached.has(id));
+}
+
+/** One call with its events and deliveries, or an AdminError when there is none the actor reaches. */
+export async function showCall(storage: Storage, callId: string, actor: Actor) {
+  const [id] = isUuid(callId) ? await reachedCalls(storage, [canonicalUuid(callId)], actor) : [];
+  const call = id === undefined ? null : await storage.calls.findCallWithHistory(id);
   if (!call) throw new AdminError(`No call ${callId}`);
   return {
     call: {
@@ -107,7 +129,7 @@ export interface CancelOutcome {
  * of a retried call): each ends failed with reason `canceled`, its call.failed event goes to the outbox, and the
  * account's audit log records who did it, all in one transaction. The decision is taken under the calls' row locks,
  * the lock the dispatcher's claim holds while it moves a call to dialing: a call claimed meanwhile is found dialling
- * and left alone. The caller checks that the actor may act on these calls.
+ * and left alone. A call the actor does not reach (another tenant's) is `not_found`, as a missing one, and left alone.
  */
 export async function cancelCalls(
   storage: Storage,
@@ -115,7 +137,7 @@ export async function cancelCalls(
   actor: Actor,
   now: Date,
 ): Promise<CancelOutcome[]> {
-  const ids = [...new Set(callIds.filter(isUuid).map(canonicalUuid))];
+  const ids = await reachedCalls(storage, [...new Set(callIds.filter(isUuid).map(canonicalUuid))], actor);
   const found = new Map<string, { status: CallStatus; reason: string | null; accountId: string }>();
   const applied =
     ids.length === 0

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { readImport, Slicer, type ImportProblem } from '../domain/do-not-call-csv.js';
 import type { Storage } from '../storage/index.js';
-import { findAccount } from './accounts.js';
 import { audit, type Actor } from './audit.js';
+import { findAccount } from './reach.js';
 import { accountCountry } from './account-country.js';
 import { addedByOf, endWaitingCalls } from './do-not-call.js';
 
@@ -67,12 +67,12 @@ async function refuse(storage: Storage, input: ImportInput, busy: string, retryA
 }
 
 /**
- * Imports a CSV file (src/domain/do-not-call-csv.ts says its form) into the account's list. Numbers already on the
- * list, and a number repeated in the file, are skipped (counted). One audit entry with the counts; each entry carries
- * who added it and when.
+ * Imports a CSV file (src/domain/do-not-call-csv.ts says its form) into the list of an account the actor reaches
+ * (another is an AdminError, as a missing one). Numbers already on the list, and a number repeated in the file, are
+ * skipped (counted). One audit entry with the counts; each entry carries who added it and when.
  */
 export async function importDoNotCall(storage: Storage, input: ImportInput): Promise<ImportOutcome> {
-  const account = await findAccount(storage, input.accountId);
+  const account = await findAccount(storage, input.accountId, input.actor);
   if (running >= IMPORTS_AT_ONCE)
     return refuse(storage, input, 'Other imports are under way: try again in a minute.', 60);
   running++;

@@ -1,16 +1,17 @@
 // Do-not-call lists, for callctl and the dashboard alike: add a number (with a reason), remove one, read a list (the
 // import is do-not-call-import.ts). An agency's list covers the agency and all its clients; a client's covers the
 // client. Every change is audited in the transaction that makes it; a number newly listed ends the waiting calls to it
-// of the accounts the list covers at once. Who may change which list is the caller's check.
+// of the accounts the list covers at once. Only a list of an account the actor reaches is read or changed (reach.ts):
+// another is one that does not exist.
 import { normalReason, reasonProblem } from '../domain/do-not-call.js';
 import { writtenNumberProblem } from '../domain/do-not-call-csv.js';
 import { DEFAULT_COUNTRY, parseTypedNumber } from '../domain/typed-phone-number.js';
 import { transitionCalls } from '../calls/transition.js';
 import type { DoNotCallEntry, Repositories, Storage } from '../storage/index.js';
 import { accountCountry } from './account-country.js';
-import { findAccount } from './accounts.js';
 import { audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
+import { findAccount } from './reach.js';
 
 /** Waiting calls ended per transition transaction (each locks its calls). */
 const END_BATCH = 500;
@@ -50,6 +51,7 @@ export function checkedEntry(written: string, reason: string | null | undefined,
  * placed on the client's agents): failed, reason do_not_call, one call.failed each, through the lifecycle's transition
  * (events, counters, the outbox), a bounded batch per transaction. A call claimed for dialling meanwhile is found
  * dialling under its lock and left alone (the list is checked again before any further attempt). How many ended.
+ * The caller has found the account within the actor's reach.
  */
 export async function endWaitingCalls(
   storage: Storage,
@@ -78,7 +80,7 @@ export async function addToDoNotCall(
   storage: Storage,
   input: { accountId: string; phoneNumber: string; reason?: string | null | undefined; actor: Actor; now: Date },
 ) {
-  const account = await findAccount(storage, input.accountId);
+  const account = await findAccount(storage, input.accountId, input.actor);
   const { phoneNumber, reason } = checkedEntry(input.phoneNumber, input.reason, await accountCountry(storage, account));
   const now = input.now;
   const { added, entry } = await storage.transaction(async (tx) => {
@@ -105,7 +107,7 @@ export async function removeFromDoNotCall(
   storage: Storage,
   input: { accountId: string; phoneNumber: string; actor: Actor; now: Date },
 ) {
-  const account = await findAccount(storage, input.accountId);
+  const account = await findAccount(storage, input.accountId, input.actor);
   const now = input.now;
   const removed = await storage.transaction(async (tx) => {
     const entry = await tx.doNotCall.removeEntry(account.id, input.phoneNumber);
@@ -122,8 +124,8 @@ export async function removeFromDoNotCall(
 }
 
 /** The account's whole list in number order (callctl), and the agency whose list covers it too (for a client). */
-export async function listDoNotCall(storage: Storage, accountId: string) {
-  const account = await findAccount(storage, accountId);
+export async function listDoNotCall(storage: Storage, accountId: string, actor: Actor) {
+  const account = await findAccount(storage, accountId, actor);
   const entries: ReturnType<typeof entryView>[] = [];
   for await (const batch of storage.doNotCall.eachEntry(account.id)) entries.push(...batch.map(entryView));
   return { account_id: account.id, covered_by_agency: account.agencyId, count: entries.length, entries };

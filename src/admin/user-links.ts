@@ -11,7 +11,8 @@ import type { MailMessage } from '../mail/mailer.js';
 import type { MailKind } from '../mail/messages.js';
 import { type Repositories, type Storage, type TokenPurpose } from '../storage/index.js';
 import { AdminError } from './errors.js';
-import { accountAndAgency, audit, type Actor } from './audit.js';
+import { accountAndAgency, audit, type Actor, type AuditedActor } from './audit.js';
+import { findAccount, findUser, scopeOfActor } from './reach.js';
 import { isUuid } from '../../schemas/uuid.js';
 
 export interface NewLink {
@@ -29,8 +30,9 @@ export class LinkLimitError extends AdminError {
 /**
  * In the caller's transaction, before a dashboard user makes an invitation or a link for `accountId`: locks the
  * agency's links until the transaction ends and says whether one more is over a limit. The operator is not limited.
+ * The caller has found `accountId` within the actor's reach.
  */
-export async function linkLimitCheck(tx: Repositories, accountId: string, actor: Actor, now: Date) {
+export async function linkLimitCheck(tx: Repositories, accountId: string, actor: AuditedActor, now: Date) {
   if (actor.kind !== 'user') return null;
   const { agencyId } = await accountAndAgency(tx, accountId);
   await tx.tokens.lockAgencyLinks(agencyId);
@@ -39,10 +41,13 @@ export async function linkLimitCheck(tx: Repositories, accountId: string, actor:
   return linkLimitRefusal(made, actor.userId, now, formatTime);
 }
 
-/** Audits the refusal (on the account the link was for, with who asked and from where) and throws it. */
+/**
+ * Audits the refusal (on the account the link was for, with who asked and from where) and throws it. The caller has
+ * found the account within the actor's reach.
+ */
 export async function refuseOverLimit(
   storage: Storage,
-  input: { accountId: string; actor: Actor; what: 'invitation' | 'sign_in_link'; email: string; now: Date },
+  input: { accountId: string; actor: AuditedActor; what: 'invitation' | 'sign_in_link'; email: string; now: Date },
   refusal: { limit: string; message: string; retryAt: Date },
 ): Promise<never> {
   await audit(storage, input.accountId, input.actor, 'people_link_refused', input.now, {
@@ -61,13 +66,15 @@ export interface MailSender {
 
 /**
  * Sends a dashboard e-mail and audits it on `accountId` (to whom, which kind, whether the server took it), as caused
- * by `actor`. The message's words are src/mail/messages.ts's; returns whether it was sent.
+ * by `actor`: an account the actor reaches (else AdminError, nothing sent), or the user's own (a reset link they asked
+ * for). The message's words are src/mail/messages.ts's; returns whether it was sent.
  */
 export async function sendAuditedMail(
   storage: Storage,
   mailer: MailSender,
-  input: { accountId: string; actor: Actor; kind: MailKind; message: MailMessage; now: () => Date },
+  input: { accountId: string; actor: AuditedActor; kind: MailKind; message: MailMessage; now: () => Date },
 ): Promise<boolean> {
+  if (input.actor.kind !== 'user' || 'scope' in input.actor) await findAccount(storage, input.accountId, input.actor);
   const sent = await mailer.send(input.message);
   await audit(storage, input.accountId, input.actor, 'email_sent', input.now(), {
     kind: input.kind,
@@ -82,15 +89,12 @@ export const disabledNoLink = (email: string) =>
 
 /**
  * What `callctl user link` names: a user id, or an email that belongs to exactly one user (an address is unique per
- * agency, so it can name users of several agencies; the operator then gives the id).
+ * agency, so it can name users of several agencies; the operator then gives the id). Only users the actor reaches.
  */
-export async function resolveUser(storage: Storage, idOrEmail: string): Promise<string> {
-  if (isUuid(idOrEmail)) {
-    if (!(await storage.users.findUserById(idOrEmail))) throw new AdminError(`No user ${idOrEmail}`);
-    return idOrEmail;
-  }
+export async function resolveUser(storage: Storage, idOrEmail: string, actor: Actor): Promise<string> {
+  if (isUuid(idOrEmail)) return (await findUser(storage, idOrEmail, actor)).id;
   const email = normalizeEmail(idOrEmail);
-  const users = isPlausibleEmail(email) ? await storage.users.findUsersByEmail(email) : [];
+  const users = isPlausibleEmail(email) ? await usersReached(storage, email, actor) : [];
   if (users.length === 0) throw new AdminError(`No user ${idOrEmail}`);
   if (users.length > 1) {
     const list = users.map((u) => `${u.id} (${u.accountName})`).join(', ');
@@ -101,12 +105,25 @@ export async function resolveUser(storage: Storage, idOrEmail: string): Promise<
   return users[0]!.id;
 }
 
+/** The users with this address that `actor` reaches. */
+async function usersReached(storage: Storage, email: string, actor: Actor) {
+  const users = await storage.users.findUsersByEmail(email);
+  const scope = scopeOfActor(actor);
+  if (scope === null) return users;
+  const accounts = await storage.scoped.findAccountsInScope(
+    scope,
+    users.map((u) => u.accountId),
+  );
+  const reached = new Set(accounts.map((a) => a.id));
+  return users.filter((u) => reached.has(u.accountId));
+}
+
 async function replaceLinks(
   storage: Storage,
   user: { id: string; accountId: string; email: string },
   input: {
     purpose: TokenPurpose;
-    actor: Actor;
+    actor: AuditedActor;
     action: 'sign_in_link_created' | 'password_reset_requested';
     now: Date;
   },
@@ -153,14 +170,13 @@ async function replaceLinks(
 /**
  * A new one-time link (24 h) to set the password of an existing user, shown once to whoever made it; earlier unused
  * links stop working. Refused for a disabled user, and for a dashboard user over a limit of src/domain/people-limits.ts
- * (LinkLimitError, audited). The caller has checked that the actor manages the user.
+ * (LinkLimitError, audited), and for a user the actor does not reach (as for a missing one).
  */
 export async function newSignInLink(
   storage: Storage,
   input: { userId: string; actor: Actor; now: Date },
 ): Promise<NewLink> {
-  const user = isUuid(input.userId) ? await storage.users.findUserById(input.userId) : null;
-  if (!user) throw new AdminError(`No user ${input.userId}`);
+  const user = await findUser(storage, input.userId, input.actor);
   if (user.disabledAt) throw new AdminError(disabledNoLink(user.email));
   return replaceLinks(storage, user, {
     purpose: 'set_password',
@@ -185,7 +201,7 @@ export async function requestPasswordReset(
   const users = (await storage.users.findUsersByEmail(email)).filter((u) => !u.disabled);
   const links = [];
   for (const user of users) {
-    const actor: Actor = { kind: 'user', userId: user.id, ip: input.ip };
+    const actor: AuditedActor = { kind: 'user', userId: user.id, ip: input.ip };
     links.push({
       ...(await replaceLinks(storage, user, {
         purpose: 'password_reset',

@@ -1,5 +1,6 @@
 // Dashboard people: creating users with a one-time link, setting and changing passwords, disabling, and
-// ending sessions. callctl and the dashboard both call these, so each change is made (and audited) one way only.
+// ending sessions. callctl and the dashboard both call these, so each change is made (and audited) one way only. What
+// one person does to another's account is held to the actor's reach; a user's own password and sessions are theirs.
 import type { Config } from '../config.js';
 import {
   generateOneTimeToken,
@@ -14,10 +15,10 @@ import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
 import { isUniqueViolation, type Storage, type TokenPurpose } from '../storage/index.js';
 import { accountAndAgency, audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
+import { findAccount, findUser } from './reach.js';
 import { linkLimitCheck, refuseOverLimit } from './user-links.js';
 import { readableNameProblem } from '../../schemas/text.js';
 import { notAnEmailAddress } from '../../schemas/user-email.js';
-import { isUuid } from '../../schemas/uuid.js';
 
 export const SET_PASSWORD_PATH = '/dashboard/set-password/';
 
@@ -36,7 +37,8 @@ export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>,
  * (audited as user_invited). An email taken within the account's agency changes nothing. An email used in another
  * agency: the operator is refused unless `allowExistingEmail` (then signing in asks which account); a dashboard user's
  * invitation is made, so that the answer never says whether another tenant uses the address. A dashboard user over a
- * limit of src/domain/people-limits.ts is refused (LinkLimitError, audited).
+ * limit of src/domain/people-limits.ts is refused (LinkLimitError, audited); one outside whose scope `accountId` lies
+ * is told there is no such account.
  */
 export async function createUser(
   storage: Storage,
@@ -46,6 +48,7 @@ export async function createUser(
   const email = normalizeEmail(input.email);
   if (!isPlausibleEmail(email)) throw new AdminError(notAnEmailAddress(input.email));
   if (input.actor.kind !== 'user' && !input.allowExistingEmail) await refuseExistingEmail(storage, email);
+  await findAccount(storage, input.accountId, input.actor);
   const generated = generateOneTimeToken();
   const expiresAt = new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS);
   const purpose: TokenPurpose = input.actor.kind === 'user' ? 'invitation' : 'set_password';
@@ -93,12 +96,12 @@ export async function createUser(
 }
 
 /**
- * A signed-in user invites someone to `accountId` (the caller has checked that they manage it): the new user gets a
- * one-time invitation link (24 h, single use, only its digest stored), returned here once.
+ * A signed-in user invites someone to `accountId` (an account of their scope, else AdminError as for a missing one):
+ * the new user gets a one-time invitation link (24 h, single use, only its digest stored), returned here once.
  */
 export async function inviteUser(
   storage: Storage,
-  input: { accountId: string; email: string; invitedBy: { userId: string; ip: string | null }; now: Date },
+  input: { accountId: string; email: string; invitedBy: Omit<Extract<Actor, { kind: 'user' }>, 'kind'>; now: Date },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
   return createUser(storage, {
     accountId: input.accountId,
@@ -124,10 +127,12 @@ async function refuseExistingEmail(storage: Storage, email: string): Promise<voi
 
 export const CANNOT_DISABLE_SELF = 'You cannot disable yourself. Another agency user can, or an operator with callctl.';
 
-/** Disables the user: they cannot sign in, their sessions end at once and their unused links stop working. */
+/**
+ * Disables the user (one the actor reaches): they cannot sign in, their sessions end at once and their unused links
+ * stop working.
+ */
 export async function disableUser(storage: Storage, userId: string, actor: Actor, now: Date) {
-  const user = isUuid(userId) ? await storage.users.findUserById(userId) : null;
-  if (!user) throw new AdminError(`No user ${userId}`);
+  const user = await findUser(storage, userId, actor);
   if (actor.kind === 'user' && actor.userId === user.id) throw new AdminError(CANNOT_DISABLE_SELF);
   const ended = await storage.transaction(async (tx) => {
     const changed = await tx.users.markDisabled(user.id, now);
@@ -144,10 +149,12 @@ export async function disableUser(storage: Storage, userId: string, actor: Actor
   return { id: user.id, disabled: true, already_disabled: !ended.changed, sessions_ended: ended.sessions };
 }
 
-/** Enables a disabled user again: they can sign in with their password; their old links stay void (send a new one). */
+/**
+ * Enables a disabled user again (one the actor reaches): they can sign in with their password; their old links stay
+ * void (send a new one).
+ */
 export async function enableUser(storage: Storage, userId: string, actor: Actor, now: Date) {
-  const user = isUuid(userId) ? await storage.users.findUserById(userId) : null;
-  if (!user) throw new AdminError(`No user ${userId}`);
+  const user = await findUser(storage, userId, actor);
   const changed = await storage.transaction(async (tx) => {
     const changed = await tx.users.markEnabled(user.id);
     if (changed) await audit(tx, user.accountId, actor, 'user_enabled', now, { user_id: user.id, email: user.email });

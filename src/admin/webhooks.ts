@@ -1,15 +1,17 @@
 // An account's webhook endpoint (set, show, enable again after a 410, which sends the deliveries held while it was
 // off), and sending deliveries again (one, or every failed one since a time). Each change is audited in its
-// transaction when an actor is given (callctl and the dashboard always give one).
+// transaction when an actor is given (callctl and the dashboard always give one); an account or a delivery the actor
+// does not reach is one that does not exist.
 import { generateWebhookSecret } from '../domain/webhook-secret.js';
 import { type Storage } from '../storage/index.js';
 import { webhookUrlProblem } from '../webhooks/url-policy.js';
-import { ChangedMeanwhile, findAccount } from './accounts.js';
+import { ChangedMeanwhile } from './accounts.js';
 import { AdminError } from './errors.js';
 import { audit, type Actor } from './audit.js';
+import { findAccount, reaches } from './reach.js';
 import { isUuid } from '../../schemas/uuid.js';
 
-/** No such delivery (or, when asked within an account, not one of its endpoint's). */
+/** No such delivery (or, when asked within an account, not one of its endpoint's; or not one the actor reaches). */
 export class NoSuchDelivery extends AdminError {
   override name = 'NoSuchDelivery';
 }
@@ -28,7 +30,7 @@ export async function setWebhook(
   options: { allowPrivate: boolean; replaces?: Date | null; now: Date },
   actor?: Actor,
 ) {
-  const account = await findAccount(storage, accountId);
+  const account = await findAccount(storage, accountId, actor);
   const problem = webhookUrlProblem(url, options.allowPrivate);
   if (problem) throw new AdminError(problem);
   const secret = generateWebhookSecret();
@@ -59,9 +61,9 @@ export async function changeWebhookUrl(
   accountId: string,
   url: string,
   options: { allowPrivate: boolean; replaces: Date; now: Date },
-  actor?: Actor,
+  actor: Actor,
 ) {
-  const account = await findAccount(storage, accountId);
+  const account = await findAccount(storage, accountId, actor);
   const problem = webhookUrlProblem(url, options.allowPrivate);
   if (problem) throw new AdminError(problem);
   const now = options.now;
@@ -75,7 +77,7 @@ export async function changeWebhookUrl(
       { now, replaces: options.replaces },
     );
     if (!done) return null;
-    if (actor) await audit(tx, account.id, actor, 'webhook_url_changed', now, { url, previous_url: current.url });
+    await audit(tx, account.id, actor, 'webhook_url_changed', now, { url, previous_url: current.url });
     return current;
   });
   if (!changed)
@@ -102,7 +104,14 @@ export async function replayDelivery(
   options: { accountId?: string; now: Date },
 ) {
   const delivery = isUuid(deliveryId) ? await storage.deliveries.findDeliveryWithEndpoint(deliveryId) : null;
-  if (!delivery || (options.accountId !== undefined && delivery.endpoint.accountId !== options.accountId))
+  // The endpoint's account as stored (its agency_id is the Overview's, filled by a trigger).
+  const owner = delivery && (await storage.accounts.findAccountById(delivery.endpoint.accountId));
+  if (
+    !delivery ||
+    !owner ||
+    !reaches(actor, owner) ||
+    (options.accountId !== undefined && owner.id !== options.accountId)
+  )
     throw new NoSuchDelivery(`No delivery ${deliveryId}`);
   if (!delivery.endpoint.enabled) throw new AdminError(disabledProblem(delivery.endpoint));
   if (delivery.status === 'pending')
@@ -129,16 +138,16 @@ export async function resendFailedDeliveries(
   storage: Storage,
   accountId: string,
   since: Date,
-  actor: Actor | undefined,
+  actor: Actor,
   now: Date,
 ) {
-  const account = await findAccount(storage, accountId);
+  const account = await findAccount(storage, accountId, actor);
   const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
   if (!endpoint) throw new AdminError(`Account ${account.id} has no webhook endpoint`);
   if (!endpoint.enabled) throw new AdminError(disabledProblem(endpoint));
   const resent = await storage.transaction(async (tx) => {
     const count = await tx.deliveries.requeueFailedDeliveriesSince(endpoint.id, since, now);
-    if (count > 0 && actor)
+    if (count > 0)
       await audit(tx, account.id, actor, 'deliveries_resent', now, { failed_since: since.toISOString(), count });
     return count;
   });
@@ -146,8 +155,8 @@ export async function resendFailedDeliveries(
 }
 
 /** The endpoint, whether it is on (and why not), and its deliveries still to send and given up on; null when none is set. */
-export async function showWebhook(storage: Storage, accountId: string) {
-  const account = await findAccount(storage, accountId);
+export async function showWebhook(storage: Storage, accountId: string, actor: Actor) {
+  const account = await findAccount(storage, accountId, actor);
   const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
   if (!endpoint) return { webhook: null };
   const { pending, held, heldSince, failed } = await storage.deliveries.countOpenDeliveries(endpoint.id);
@@ -172,7 +181,7 @@ export async function showWebhook(storage: Storage, accountId: string) {
  * out (failed) stay failed (replay or resend sends them).
  */
 export async function enableWebhook(storage: Storage, accountId: string, actor: Actor | undefined, now: Date) {
-  const account = await findAccount(storage, accountId);
+  const account = await findAccount(storage, accountId, actor);
   const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
   if (!endpoint)
     throw new AdminError(

@@ -237,7 +237,7 @@ export const COMMANDS: Command[] = [
     usage: 'callctl agency set-plan <agency-id> <plan>',
     summary: "Change an agency's plan; its clients inherit it",
     check: (args) => usage(isPlan(arg(args, 1)) ? null : unknownPlan(arg(args, 1))),
-    run: ({ storage }, args) => setPlan(storage, arg(args, 0), arg(args, 1)),
+    run: ({ storage }, args) => setPlan(storage, arg(args, 0), arg(args, 1), OPERATOR),
   },
   {
     words: ['client', 'create'],
@@ -311,7 +311,7 @@ export const COMMANDS: Command[] = [
           : '';
       return `Enable it again (same URL and secret) with callctl webhook enable ${arg(args, 0)}${held}`;
     },
-    run: ({ storage }, args) => showWebhook(storage, arg(args, 0)),
+    run: ({ storage }, args) => showWebhook(storage, arg(args, 0), OPERATOR),
   },
   {
     words: ['webhook', 'enable'],
@@ -340,7 +340,7 @@ export const COMMANDS: Command[] = [
     summary: "An account's most recent calls (up to 100)",
     check: (_args, values) =>
       usage(values.status !== undefined && !isStatus(values.status) ? unknownStatus(values.status) : null),
-    run: ({ storage }, args, values) => listCalls(storage, arg(args, 0), values.status),
+    run: ({ storage }, args, values) => listCalls(storage, arg(args, 0), values.status, OPERATOR),
   },
   {
     words: ['calls', 'show'],
@@ -349,7 +349,7 @@ export const COMMANDS: Command[] = [
     usage: 'callctl calls show <call-id>',
     summary: 'One call with its metadata, events, and webhook deliveries with every attempt',
     human: (result) => formatCall(result.call as Record<string, unknown>),
-    run: ({ storage }, args) => showCall(storage, arg(args, 0)),
+    run: ({ storage }, args) => showCall(storage, arg(args, 0), OPERATOR),
   },
   {
     words: ['calls', 'cancel'],

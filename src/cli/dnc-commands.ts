@@ -94,7 +94,7 @@ export const DNC_COMMANDS: Command[] = [
       if (agency) lines.push(`The agency's list covers this client too: callctl dnc list ${agency}`);
       return `${lines.join('\n')}\n`;
     },
-    run: ({ storage }, args) => listDoNotCall(storage, arg(args, 0)),
+    run: ({ storage }, args) => listDoNotCall(storage, arg(args, 0), OPERATOR),
   },
   {
     words: ['dnc', 'import'],

@@ -115,7 +115,7 @@ export const USER_COMMANDS: Command[] = [
     run: async (ctx, args) => {
       const { storage, config, now } = ctx;
       const made = await newSignInLink(storage, {
-        userId: await resolveUser(storage, args[0] ?? ''),
+        userId: await resolveUser(storage, args[0] ?? '', { kind: 'operator' }),
         actor: { kind: 'operator' },
         now: now(),
       });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { getAllTimezones } from 'countries-and-timezones';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, updateAgent } from '../../src/admin/agents.js';
+import { OPERATOR } from '../../src/admin/accounts.js';
 import { AdminError } from '../../src/admin/errors.js';
 import type { App } from '../../src/app.js';
 import { canonicalTimeZone } from '../../src/domain/time-zones.js';
@@ -54,10 +55,12 @@ describe("an agent's time zone", () => {
       name: 'Zone',
       timezone: 'UTC',
     });
-    const changed = await updateAgent(app.storage, id, { now: app.now(), timezone: 'europe/kiev' });
+    const changed = await updateAgent(app.storage, id, { now: app.now(), timezone: 'europe/kiev' }, OPERATOR);
     expect(changed.changed).toEqual(['timezone']);
     expect(await zoneOf(id)).toBe('Europe/Kyiv');
-    expect((await updateAgent(app.storage, id, { now: app.now(), timezone: 'EUROPE/KYIV' })).changed).toEqual([]);
+    expect((await updateAgent(app.storage, id, { now: app.now(), timezone: 'EUROPE/KYIV' }, OPERATOR)).changed).toEqual(
+      [],
+    );
   });
 
   it('an unknown name or an offset is refused', async () => {

@@ -2,7 +2,7 @@
 // included), nothing stored on a refusal, "Set as default" used by the next trigger, the reject and queue policies as
 // the API applies them, past calls readable after edits, and a client user reaching only their client's agents.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAgency, createClient } from '../../src/admin/accounts.js';
+import { createAgency, createClient, OPERATOR } from '../../src/admin/accounts.js';
 import { agentInputProblem } from '../../src/admin/agents.js';
 import { parseCallingWindow } from '../../src/domain/calling-window.js';
 import { DAY_NAMES } from '../../schemas/calling-window.js';
@@ -359,7 +359,7 @@ describe('agents pages', () => {
       accountId: agency.accountId,
     });
 
-    const { call } = await showCall(app.storage, callId);
+    const { call } = await showCall(app.storage, callId, OPERATOR);
     expect(call).toMatchObject({
       call_id: callId,
       agent_id: agency.agentId,

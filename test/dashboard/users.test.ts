@@ -122,7 +122,7 @@ describe('users page', () => {
       const said = await inviteUser(app.storage, {
         accountId: gammaId,
         email,
-        invitedBy: { userId: ownerId, ip: null },
+        invitedBy: { userId: ownerId, ip: null, scope: { accountId: agencyId, kind: 'agency' } },
         now: app.now(),
       }).then(
         () => null,

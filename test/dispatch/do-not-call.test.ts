@@ -209,7 +209,7 @@ describe('the do-not-call check at the claim', () => {
       accountId: tenant.accountId,
       phoneNumber: SIMULATED_BUSY_THEN_ANSWERS,
       reason: 'asked on the first call',
-      actor: { kind: 'user', userId: user.id, ip: null },
+      actor: { kind: 'user', userId: user.id, ip: null, scope: { accountId: tenant.accountId, kind: 'agency' } },
       now: listedAt,
     });
     // Ended by the add itself, before its next attempt was due.

@@ -80,7 +80,7 @@ async function expectEndedBeforeDial(app: App, callId: string, reason: string) {
     started_at: null,
   });
   expect(publishedCallFailed(event), JSON.stringify(publishedCallFailed.errors)).toBe(true);
-  const { call } = await showCall(app.storage, callId);
+  const { call } = await showCall(app.storage, callId, OPERATOR);
   expect(call).toMatchObject({ failure_reason: reason, attempt: 0, attempts: 0, attempt_outcomes: [] });
 }
 
@@ -89,7 +89,11 @@ describe('a call that ended before any dial', () => {
     const { app, call, at } = await setUp();
     const callId = await call('+14155550201');
     await at(FRIDAY_EVENING);
-    expect((await showCall(app.storage, callId)).call).toMatchObject({ status: 'initiated', attempt: 0, attempts: 0 });
+    expect((await showCall(app.storage, callId, OPERATOR)).call).toMatchObject({
+      status: 'initiated',
+      attempt: 0,
+      attempts: 0,
+    });
     await cancelCall(app.storage, callId, OPERATOR, new Date(FRIDAY_EVENING.getTime() + 60_000));
     await expectEndedBeforeDial(app, callId, 'canceled');
   });

@@ -60,7 +60,7 @@ function curlExample(baseUrl: string, agentId: string, selfSigned: boolean): str
 }
 
 function actorOf(request: FastifyRequest): Actor {
-  return { kind: 'user', userId: request.user.id, ip: clientIp(request) };
+  return { kind: 'user', userId: request.user.id, ip: clientIp(request), scope: request.scope };
 }
 
 export default async function agents(fastify: FastifyInstance) {

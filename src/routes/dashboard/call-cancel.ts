@@ -20,7 +20,12 @@ import { canonicalUuid } from '../../../schemas/uuid.js';
 import { clientIp, formProblem, refusals } from './form-problem.js';
 import { cancelManyNotice, cancelNotice } from './format.js';
 
-const actorOf = (request: FastifyRequest): Actor => ({ kind: 'user', userId: request.user.id, ip: clientIp(request) });
+const actorOf = (request: FastifyRequest): Actor => ({
+  kind: 'user',
+  userId: request.user.id,
+  ip: clientIp(request),
+  scope: request.scope,
+});
 
 /** The Calls list's own query parameters (its filters and its page): all `back` may carry. */
 const LIST_PARAMETERS = new Set(Object.keys(CallsQuery.properties));

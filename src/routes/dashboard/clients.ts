@@ -91,7 +91,7 @@ export default async function clients(fastify: FastifyInstance) {
         const client = await createClient(
           fastify.storage,
           { agencyId: viewer.accountId, name: request.body.name, now: fastify.now() },
-          { kind: 'user', userId: viewer.id, ip: clientIp(request) },
+          { kind: 'user', userId: viewer.id, ip: clientIp(request), scope: request.scope },
         );
         return reply.seeOther(`/dashboard/clients/${client.id}`, {
           kind: 'ok',

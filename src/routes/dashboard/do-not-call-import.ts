@@ -89,7 +89,7 @@ export function importRoute(fastify: FastifyInstance, place: ListPlace, render: 
             accountId: account.id,
             file: bytesOf(part.file),
             fileName: part.filename || null,
-            actor: { kind: 'user', userId: request.user.id, ip: clientIp(request) },
+            actor: { kind: 'user', userId: request.user.id, ip: clientIp(request), scope: request.scope },
             now: fastify.now(),
             mode,
             maxBytes: DASHBOARD_IMPORT_MAX_BYTES,

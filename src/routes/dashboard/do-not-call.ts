@@ -20,6 +20,7 @@ const actorOf = (request: FastifyRequest): Actor => ({
   kind: 'user',
   userId: request.user.id,
   ip: clientIp(request),
+  scope: request.scope,
 });
 
 /** A file name for the export: the account's name in plain letters and digits (its id when it has none). */

@@ -169,7 +169,7 @@ export async function userActions(fastify: FastifyInstance) {
         const invited = await inviteUser(fastify.storage, {
           accountId: account.id,
           email: body.email,
-          invitedBy: { userId: viewer.id, ip: clientIp(request) },
+          invitedBy: { userId: viewer.id, ip: clientIp(request), scope: request.scope },
           now: fastify.now(),
         });
         // Shown in this answer only (never cached, never kept in the session): reloading would send the form again,
@@ -219,7 +219,7 @@ export async function userActions(fastify: FastifyInstance) {
         const result = await disableUser(
           fastify.storage,
           user.id,
-          { kind: 'user', userId: viewer.id, ip: clientIp(request) },
+          { kind: 'user', userId: viewer.id, ip: clientIp(request), scope: request.scope },
           fastify.now(),
         );
         const back = pageOf(account, request.body.from);
@@ -251,7 +251,7 @@ export async function userActions(fastify: FastifyInstance) {
       try {
         const made = await newSignInLink(fastify.storage, {
           userId: user.id,
-          actor: { kind: 'user', userId: viewer.id, ip: clientIp(request) },
+          actor: { kind: 'user', userId: viewer.id, ip: clientIp(request), scope: request.scope },
           now: fastify.now(),
         });
         const expires = formatTime(made.expiresAt);
@@ -299,7 +299,7 @@ export async function userActions(fastify: FastifyInstance) {
       const result = await enableUser(
         fastify.storage,
         user.id,
-        { kind: 'user', userId: viewer.id, ip: clientIp(request) },
+        { kind: 'user', userId: viewer.id, ip: clientIp(request), scope: request.scope },
         fastify.now(),
       );
       const next = user.passwordHash

@@ -43,5 +43,5 @@ export function recentSignIn(fastify: FastifyInstance, place: Place): preHandler
 }
 
 export function actorOf(request: FastifyRequest): Actor {
-  return { kind: 'user', userId: request.user.id, ip: clientIp(request) };
+  return { kind: 'user', userId: request.user.id, ip: clientIp(request), scope: request.scope };
 }
