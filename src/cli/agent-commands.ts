@@ -12,7 +12,8 @@ import {
   updateAgent,
   type AgentInput,
 } from '../admin/agents.js';
-import type { Command, FlagName, Values } from './commands.js';
+import type { Command } from './command-types.js';
+import type { FlagName, Values } from './flags.js';
 import { UsageError } from './usage-error.js';
 
 /** The word that removes a phone number or every window (an agent without windows is always open). */

@@ -11,7 +11,8 @@ import { describeProblems, importDoNotCall } from '../admin/do-not-call-import.j
 import { AdminError } from '../admin/errors.js';
 import { normalReason, numberProblem, reasonProblem } from '../domain/do-not-call.js';
 import { CLI_IMPORT_MAX_BYTES } from '../domain/do-not-call.js';
-import type { Command, Values } from './commands.js';
+import type { Command } from './command-types.js';
+import type { Values } from './flags.js';
 import { table } from './output.js';
 
 // Mistakes the command line alone shows are usage errors (exit 2); UsageError is not imported from commands.ts

@@ -1,6 +1,8 @@
 // callctl help at three levels: every command (`callctl --help`), one group (`callctl webhook --help`) and one
 // command (`callctl webhook set --help`), each with the options it takes; for people and as JSON.
-import { COMMANDS, COMMON_FLAGS, FLAG_HELP, GROUPS, type Command, type FlagName } from './commands.js';
+import type { Command } from './command-types.js';
+import { COMMANDS, GROUPS } from './commands.js';
+import { COMMON_FLAGS, FLAG_HELP, type FlagName } from './flags.js';
 
 export const HELP_USAGE = 'callctl [<group> [<command>]] --help';
 

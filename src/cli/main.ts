@@ -6,7 +6,9 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { stringifyWithRaw } from '../domain/raw-json.js';
 import { createStorage, locateDatabase } from '../storage/index.js';
 import { migrate, MigrationError } from '../storage/index.js';
-import { COMMANDS, OPTIONS, UsageError, type Command, type Result, type Values } from './commands.js';
+import type { Command, Result } from './command-types.js';
+import { COMMANDS, UsageError } from './commands.js';
+import { OPTIONS, type Values } from './flags.js';
 import {
   commandHelpObject,
   commandHelpText,

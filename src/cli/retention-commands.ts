@@ -2,7 +2,7 @@
 // deleted per table.
 import { retentionPolicy, runRetentionPass } from '../jobs/retention.js';
 import { createRetention } from '../storage/index.js';
-import type { Command } from './commands.js';
+import type { Command } from './command-types.js';
 
 export const RETENTION_COMMANDS: Command[] = [
   {

@@ -9,7 +9,8 @@ import { formatTime } from '../domain/utc-time.js';
 import { Mailer } from '../mail/mailer.js';
 import { invitationMail, signInLinkMail, type MailKind } from '../mail/messages.js';
 import type { MailMessage } from '../mail/mailer.js';
-import type { Command, Context, Values } from './commands.js';
+import type { Command, Context } from './command-types.js';
+import type { Values } from './flags.js';
 
 /**
  * E-mails `message` when SMTP_URL is set, audited on the account as the operator's: {} without SMTP_URL, else whether

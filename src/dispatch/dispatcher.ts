@@ -20,102 +20,26 @@
 // they look at within LEAD_RETRY_MS: followers do not LISTEN, since every listener reads every NOTIFY in a transaction
 // of its own): each then claims due accounts too, those no other replica holds, until none is left.
 import { randomUUID } from 'node:crypto';
-import type { FastifyBaseLogger } from 'fastify';
-import type { CallRow as Call } from '../storage/index.js';
-import { planCallBatch, transitionCalls, type CallChange } from '../calls/transition.js';
-import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
-import { windowZoneOf } from '../domain/recipient-timezone.js';
-import type { Dialer } from './dialer.js';
-import type { HandOffRelay } from './hand-off-relay.js';
-import { advanceSimulatedCalls, simulatedWakeups, type SimulatedTiming } from './simulated-dialer.js';
-import { Batcher } from '../jobs/batcher.js';
+import { acceptedAccounts, acceptedPayloads, CALLS_CHANNEL, notifiedAccounts, type Storage } from '../storage/index.js';
 import { CoalescedNotify } from '../jobs/coalesced-notify.js';
-import { SingleFlight } from '../jobs/single-flight.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
-import {
-  acceptedAccounts,
-  acceptedPayloads,
-  CALLS_CHANNEL,
-  notifiedAccounts,
-  refusedByServer,
-  type ClaimedDelivery,
-  type Storage,
-} from '../storage/index.js';
-import type { ClaimCandidate, ListenConnection } from '../storage/index.js';
+import { planClaim } from './claim-plan.js';
+import { DialWork } from './dials.js';
+import type { DispatcherOptions } from './dispatcher-options.js';
+import { Housekeeping } from './housekeeping.js';
+import { simulatedWakeups } from './simulated-dialer.js';
 
-/** A call about to be dialled, with its agent's voicemail setting (read with it by the claim or the takeover). */
-type DialCall = Call & Pick<ClaimCandidate, 'agentVoicemail' | 'agentVoicemailMessage'>;
-
-export interface DispatcherOptions {
-  /** The background pool's storage (fastify.backgroundStorage): this work waits for connections, requests do not. */
-  storage: Storage;
-  databaseUrl: string;
-  /** The process's LISTEN connection, shared with its other loops (src/jobs/wakeable-loop.ts); else one of its own. */
-  connection?: ListenConnection;
-  /** Awaited between the statements of a pass: background work gives way to waiting requests (src/jobs/requests-first.ts). */
-  requestsFirst?: () => Promise<void>;
-  dialer: Dialer;
-  now: () => Date;
-  log: FastifyBaseLogger;
-  maxConcurrentCalls: number;
-  simulated?: SimulatedTiming;
-  /** How long a claim protects a call between claim and dial. */
-  leaseMs?: number;
-  /** A retried call's time to live from its next attempt (QUEUED_CALL_TTL_HOURS); the simulated calls' attempts end here. */
-  queuedCallTtlMs?: number;
-  /** Poll interval: the fallback for missed notifications, window openings and expiries. */
-  pollMs?: number;
-  /** How often a follower tries to take the lead (default LEAD_RETRY_MS of src/jobs/wakeable-loop.ts). */
-  leadRetryMs?: number;
-  /** Test hook: runs after a claim commits and before the dial (a crash there must not lose the call). */
-  beforeDial?: (call: Call) => Promise<void> | void;
-  /** Observes each call this dispatcher claimed, after the claim commits (metrics: dispatch latency). */
-  onClaimed?: (call: Call) => void;
-  /** Observes the seconds of each claim pass that had accounts to claim for, from its start to after its commit (metrics). */
-  onClaimPass?: (seconds: number) => void;
-  /**
-   * This process's webhook worker, if it has one: the call.started deliveries a claim writes are leased to it in the
-   * claim's transaction and handed over after the commit, so a call's first webhook goes out without waiting for the
-   * worker to be woken and to claim it.
-   */
-  webhooks?: WebhookHandOff;
-  /**
-   * Redis pub/sub for the hand-offs (src/dispatch/hand-off-relay.ts): a follower publishes, the leader subscribes;
-   * a hand-off nobody heard goes by NOTIFY. Without it, every hand-off is a NOTIFY.
-   */
-  relay?: HandOffRelay;
-}
-
-export interface WebhookHandOff {
-  /** How long a delivery handed over stays leased to the worker. */
-  readonly leaseMs: number;
-  /** Sends deliveries leased to it (or gives them back); called after the transaction that leased them commits. */
-  take(deliveries: ClaimedDelivery[]): void;
-}
+export type { DispatcherOptions, WebhookHandOff } from './dispatcher-options.js';
 
 const CLAIM_ACCOUNTS_PER_PASS = 50;
-
-/**
- * Attempts to record a provider id after the provider accepted the dial, and the waits before each: about the
- * default lease in all (a database outage of that long is then left to callbacks and lease recovery).
- */
-const RECORD_DIALLED_RETRIES_MS = [0, 250, 1_000, 4_000, 10_000, 15_000];
-/**
- * How long after its lease ran out a dialled call (intent recorded, no provider id) is left to its owner: the owner
- * may be alive and still retrying the write of the provider id (a database outage longer than the lease).
- */
-const RECORD_DIALLED_WINDOW_MS = RECORD_DIALLED_RETRIES_MS.reduce((sum, ms) => sum + ms, 0);
-/** A call whose agent's stored windows or zone cannot be read waits this long before the next try. */
-const UNREADABLE_WINDOWS_RETRY_MS = 60_000;
 
 export class Dispatcher {
   readonly id = `${process.pid}-${randomUUID().slice(0, 8)}`;
   private readonly leaseMs: number;
   private readonly loop: WakeableLoop;
-  /** Housekeeping: the sweeps (when due: on the poll) and the simulated calls' next steps. */
-  private readonly housekeeping: SingleFlight;
-  private sweepDue = true;
+  /** The sweeps (when due: on the poll) and the simulated calls' next steps, beside the claims. */
+  private readonly housekeeping: Housekeeping;
   /**
    * Accounts whose calls this process just accepted, or (leading) a follower handed over, or whose slot freed (a
    * call's end, NOTIFYed): the next claim goes straight to them, without the due-accounts query (a round trip on every
@@ -130,24 +54,11 @@ export class Dispatcher {
    * replica that cannot LISTEN on its first poll); a follower's passes claim only what it was hinted.
    */
   private dueQueryWanted = false;
-  private readonly dialing = new Set<Promise<void>>();
-  /** Calls this dispatcher is dialling or recording: its own, whatever their lease says, never "recovered" by it. */
-  private readonly ownDials = new Set<string>();
+  /** The dials of the calls this dispatcher claimed or took over, and their bookkeeping. */
+  private readonly dialWork: DialWork;
   private readonly storage: Storage;
   /** The database going away fails the bookkeeping of every call in flight at once. */
   private readonly logs: ThrottledLog;
-  /** Intents and provider ids of the calls dialled together are recorded together. */
-  private readonly intents = new Batcher<string, boolean>(async (ids) => {
-    const recorded = await this.storage.claims.recordDialIntents(ids, this.id);
-    return ids.map((id) => recorded.has(id));
-  }, refusedByServer);
-  private readonly dialled = new Batcher<{ id: string; providerCallId: string; attempt: number }, void>(
-    async (calls) => {
-      await this.storage.claims.recordProviderIds(calls, this.id);
-      return calls.map(() => undefined);
-    },
-    refusedByServer,
-  );
 
   constructor(private readonly options: DispatcherOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
@@ -163,7 +74,7 @@ export class Dispatcher {
       pass: () => this.claims(),
       onPoll: () => {
         this.dueQueryWanted = true;
-        this.sweep();
+        this.housekeeping.sweep();
       },
       onNotification: (payload) => {
         // A follower's hand-off and a freed slot name the accounts to claim for; any other NOTIFY asks which
@@ -185,7 +96,7 @@ export class Dispatcher {
           void options.relay?.subscribe((payload) => this.handedOver(payload));
           // What the previous leader would have found: every due account, and the sweeps.
           this.wake();
-          this.sweep();
+          this.housekeeping.sweep();
         },
       },
     });
@@ -193,19 +104,13 @@ export class Dispatcher {
       payloads: acceptedPayloads,
       ...(options.relay ? { relay: options.relay } : {}),
     });
-    this.housekeeping = new SingleFlight(
-      async () => {
-        if (this.loop.stopped) return;
-        await this.housekeep();
-        this.logs.recovered('housekeeping', 'dispatcher housekeeping succeeds again');
-      },
-      (error) => this.logs.error('housekeeping', { err: error }, 'dispatcher housekeeping failed'),
-    );
+    this.dialWork = new DialWork(this.id, this.leaseMs, options, this.logs, this.loop);
+    this.housekeeping = new Housekeeping(options, this.dialWork, this.loop, this.logs);
   }
 
   async start() {
     await this.loop.start();
-    if (this.loop.leading) this.sweep();
+    if (this.loop.leading) this.housekeeping.sweep();
   }
 
   /** Whether this dispatcher polls, sweeps and answers NOTIFYs for every replica (see the top of the file). */
@@ -221,7 +126,7 @@ export class Dispatcher {
     // Hand-offs on their way still reach the leader.
     await this.handOff.settle();
     await this.housekeeping.settle();
-    await Promise.allSettled([...this.dialing]);
+    await this.dialWork.settle();
   }
 
   /**
@@ -244,57 +149,30 @@ export class Dispatcher {
    */
   async settle() {
     this.dueQueryWanted = true;
-    this.sweep();
+    this.housekeeping.sweep();
     await this.housekeeping.settle();
     await this.loop.settle();
-    await Promise.allSettled([...this.dialing]);
+    await this.dialWork.settle();
   }
 
   /** One full pass in this order: the sweeps, the claims, the simulated calls' next steps. */
   async tick() {
     await this.giveWay();
-    await this.expire();
-    await this.recover();
+    await this.housekeeping.expire();
+    await this.dialWork.recover();
     this.dueQueryWanted = true;
     await this.claims();
-    await this.advance();
+    await this.housekeeping.advance();
   }
 
   private giveWay() {
     return this.options.requestsFirst?.() ?? Promise.resolve();
   }
 
-  /** Asks for the expiry and recovery sweeps in the next housekeeping pass. */
-  private sweep() {
-    this.sweepDue = true;
-    if (!this.loop.stopped) this.housekeeping.request();
-  }
-
-  /** Asks for the simulated calls' next steps. */
-  private advanceSoon() {
-    if (!this.loop.stopped) this.housekeeping.request();
-  }
-
-  private async housekeep() {
-    if (this.sweepDue) {
-      this.sweepDue = false;
-      await this.giveWay();
-      await this.expire();
-      await this.recover();
-    }
-    await this.advance();
-  }
-
   /** Claims until nothing more is due (the usual pass: one claim transaction and done). */
   private async claims() {
     do await this.giveWay();
     while ((await this.claim()) && !this.loop.stopped);
-  }
-
-  private async advance() {
-    if (!this.options.simulated || this.options.dialer.kind !== 'simulated') return;
-    await this.giveWay();
-    await advanceSimulatedCalls(this.storage, this.options.now(), this.options.simulated, this.options.queuedCallTtlMs);
   }
 
   /**
@@ -310,18 +188,6 @@ export class Dispatcher {
     const hinted = this.nextAccounts();
     if (hinted === null) return false;
     let rescheduled = false;
-    // An attempt's answering-machine verdict is its own: a later attempt never ends on an earlier one's machine.
-    const extra = {
-      leaseOwner: this.id,
-      leaseExpiresAt: new Date(now.getTime() + this.leaseMs),
-      answeredBy: null,
-      voicemailLeft: null,
-    };
-    const { webhooks } = this.options;
-    // The call.started deliveries are written leased to this process's worker, which sends them once this commits.
-    const lease = webhooks
-      ? { eventType: 'call.started', until: new Date(now.getTime() + webhooks.leaseMs) }
-      : undefined;
     const {
       locked,
       result,
@@ -330,48 +196,9 @@ export class Dispatcher {
       hinted.length > 0 ? hinted : { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS },
       { maxActive: maxConcurrentCalls, now },
       (candidates) => {
-        const ready: DialCall[] = [];
-        const waiting: { id: string; notBefore: Date }[] = [];
-        // Listed after acceptance: ended here, in the claim's transaction, with its call.failed; never dialled.
-        const listed: Call[] = [];
-        for (const { agentTimezone, agentCallingWindows, onDoNotCallList, ...call } of candidates) {
-          if (onDoNotCallList) {
-            listed.push(call);
-            continue;
-          }
-          try {
-            const windows = callingWindowsSchemaCheck(agentCallingWindows);
-            // The callee's zone the call was accepted with, or the agent's as it is now (src/domain/recipient-timezone.ts).
-            const zone = windowZoneOf(call, agentTimezone);
-            if (isWithinCallingWindow(windows, zone, now)) ready.push(call);
-            else waiting.push({ id: call.id, notBefore: nextWindowOpening(windows, zone, now) ?? now });
-          } catch (error) {
-            // Stored windows or a zone that no longer validate (edited by hand): this call waits, the others go on.
-            this.options.log.error(
-              { err: error, callId: call.id, agentId: call.agentId },
-              'agent calling windows unreadable; call held back',
-            );
-            waiting.push({ id: call.id, notBefore: new Date(now.getTime() + UNREADABLE_WINDOWS_RETRY_MS) });
-          }
-        }
-        rescheduled = waiting.length > 0 || listed.length > 0;
-        // Dated now, once the candidates are read, not when the pass began: a call that ended meanwhile (its slot is
-        // what this claim takes) is then never seen to overlap the call that replaces it.
-        const claimedAt = clock();
-        const { applied, batch } = planCallBatch(
-          [
-            ...ready.map((call) => ({ call, change: { update: { kind: 'dialing' }, extra } as const })),
-            ...listed.map((call) => ({ call, change: { update: { kind: 'failed', reason: 'do_not_call' } } as const })),
-          ],
-          { now: claimedAt, source: 'dispatcher', lease },
-        );
-        const voicemail = new Map(
-          ready.map(({ id, agentVoicemail, agentVoicemailMessage }) => [id, { agentVoicemail, agentVoicemailMessage }]),
-        );
-        const dialling = applied
-          .filter((a) => a.steps.length > 0 && a.call.status === 'dialing')
-          .map((a) => ({ ...a.call, ...voicemail.get(a.call.id)! }));
-        return { waiting, batch, result: dialling };
+        const plan = planClaim(candidates, now, this.id, this.leaseMs, this.options);
+        rescheduled = plan.rescheduled;
+        return plan;
       },
     );
     const claimed = result ?? [];
@@ -395,7 +222,7 @@ export class Dispatcher {
         // An observer must never keep a claimed call from being dialled.
         this.options.log.warn({ err: error, callId: call.id }, 'onClaimed observer failed');
       }
-      dials.push(this.track(this.dial(call)));
+      dials.push(this.dialWork.track(this.dialWork.dial(call)));
     }
     const { simulated } = this.options;
     if (dials.length > 0 && simulated) {
@@ -403,7 +230,8 @@ export class Dispatcher {
       // dials are recorded: a simulated call advances only once its provider id is stored, which under load can
       // take longer than the ring.
       void Promise.allSettled(dials).then(() => {
-        for (const ms of simulatedWakeups(simulated, claimed)) setTimeout(() => this.advanceSoon(), ms).unref();
+        for (const ms of simulatedWakeups(simulated, claimed))
+          setTimeout(() => this.housekeeping.advanceSoon(), ms).unref();
       });
     }
     return more || rescheduled;
@@ -442,152 +270,5 @@ export class Dispatcher {
    */
   private askForHelp(wanted: boolean) {
     void this.loop.askForHelp(wanted);
-  }
-
-  /** Keeps `work` until it ends; the returned promise ends with it and never rejects. */
-  private track(work: Promise<void>): Promise<void> {
-    this.dialing.add(work);
-    // Never an unobserved rejection: close-with-grace would stop the whole process for one call's bookkeeping.
-    return work
-      .catch((error: Error) => this.logs.error('dial work', { err: error }, 'dial work failed'))
-      .finally(() => this.dialing.delete(work));
-  }
-
-  /** Records the intent to dial before dialling: a call whose intent is recorded is never dialled again. */
-  private async dial(call: DialCall) {
-    this.ownDials.add(call.id);
-    try {
-      await this.dialOnce(call);
-    } finally {
-      this.ownDials.delete(call.id);
-    }
-  }
-
-  private async dialOnce(call: DialCall) {
-    const { dialer, now, log } = this.options;
-    let providerCallId: string;
-    try {
-      await this.options.beforeDial?.(call);
-      if (!(await this.intents.add(call.id))) return; // another dispatcher took it over
-      ({ providerCallId } = await dialer.dial({
-        callId: call.id,
-        attempt: call.attempt,
-        to: call.phoneNumber,
-        from: call.fromNumber,
-        agentId: call.agentId,
-        name: call.name,
-        email: call.email,
-        voicemail: call.agentVoicemail,
-        voicemailMessage: call.agentVoicemailMessage,
-      }));
-    } catch (error) {
-      try {
-        // Only the dispatcher still holding the lease for this attempt may fail it, decided under the call's lock:
-        // after a takeover it is someone else's, and after a callback ended the attempt (a dial that timed out but
-        // rang) the call may already wait for, or dial, its next one.
-        if (await this.failAttempt(call, now()))
-          log.error({ err: error, callId: call.id, attempt: call.attempt }, 'dial failed');
-      } catch (bookkeeping) {
-        // The database is gone too: the lease runs out and recover() settles the call (dial once, or provider_error).
-        this.logs.error(
-          'dial unrecorded',
-          { err: bookkeeping, dialError: error, callId: call.id },
-          'dial failed and could not be recorded; left to lease recovery',
-        );
-      }
-      return;
-    }
-    await this.recordDialled(call.id, call.attempt, providerCallId);
-  }
-
-  /**
-   * Fails the attempt of `call` this dispatcher dialled, with provider_error, if it still holds it: decided under the
-   * call's lock, as after a takeover it is someone else's, and after a callback ended the attempt (a dial that timed
-   * out but rang) the call may wait for, or dial, its next one. Returns whether it did.
-   */
-  private async failAttempt(call: Call, now: Date): Promise<boolean> {
-    const [applied] = await transitionCalls(
-      this.storage,
-      { kind: 'ids', ids: [call.id] },
-      (locked) =>
-        locked.status === 'dialing' && locked.leaseOwner === this.id && locked.attempt === call.attempt
-          ? { update: { kind: 'failed', reason: 'provider_error' } }
-          : null,
-      this.updateContext(now, 'dispatcher'),
-    );
-    return Boolean(applied?.steps.length);
-  }
-
-  private updateContext(now: Date, source: string) {
-    return { now, source, queuedCallTtlMs: this.options.queuedCallTtlMs };
-  }
-
-  /**
-   * The provider accepted the dial: the callee's phone may be ringing, so from here on the call is never failed for
-   * our bookkeeping. Its provider id is recorded, retried a few times; if that keeps failing the provider's own
-   * status callbacks record it (Twilio's carry the CallSid), and only a call that never gets one is settled by
-   * lease recovery.
-   */
-  private async recordDialled(callId: string, attempt: number, providerCallId: string) {
-    let lastError: unknown;
-    for (const waitMs of RECORD_DIALLED_RETRIES_MS) {
-      // Shutting down: callbacks and lease recovery take it from here (a stop must not wait out the retries).
-      for (const until = Date.now() + waitMs; Date.now() < until && !this.loop.stopped;) {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(100, until - Date.now())));
-      }
-      if (this.loop.stopped && waitMs > 0) break;
-      try {
-        await this.dialled.add({ id: callId, providerCallId, attempt });
-        return;
-      } catch (error) {
-        lastError = error;
-      }
-    }
-    this.logs.error(
-      'provider id unrecorded',
-      { err: lastError, callId, providerCallId },
-      'dialled, but the provider id could not be recorded; left to callbacks and lease recovery',
-    );
-  }
-
-  /**
-   * Calls claimed by a dispatcher that died: this attempt never dialled (no intent for it: dial_attempts < attempt)
-   * -> dial it now, once; intent recorded but no provider id -> the outcome is unknown and dialling again could ring
-   * the callee twice, so the attempt fails (provider_error, which no policy retries), once its owner's window for
-   * recording the provider id has passed too (it may be alive, waiting out a database outage). This dispatcher's own
-   * dials are never taken for a dead one's. A call between attempts is initiated, not a claim: any claim takes it.
-   */
-  private async recover() {
-    const now = this.options.now();
-    const stale = await this.storage.claims.staleClaims(now);
-    const ownerMayBeRecording = now.getTime() - RECORD_DIALLED_WINDOW_MS;
-    for (const call of stale) {
-      if (this.ownDials.has(call.id)) continue;
-      const intended = call.dialAttempts >= call.attempt;
-      if (intended && call.leaseExpiresAt && call.leaseExpiresAt.getTime() > ownerMayBeRecording) continue;
-      const leaseExpiresAt = new Date(now.getTime() + this.leaseMs);
-      if (!(await this.storage.claims.takeOverClaim({ callId: call.id, owner: this.id, leaseExpiresAt, now })))
-        continue;
-      this.options.log.warn(
-        { callId: call.id, attempt: call.attempt, dialAttempts: call.dialAttempts },
-        'recovering a call whose dispatcher died',
-      );
-      if (!intended) void this.track(this.dial({ ...call, leaseOwner: this.id, leaseExpiresAt }));
-      else await this.failAttempt(call, now);
-    }
-  }
-
-  /** Waiting calls past their time to live fail with reason expired. */
-  private async expire() {
-    const now = this.options.now();
-    const ids = await this.storage.claims.expiredCallIds(now);
-    if (ids.length === 0) return;
-    const expired: CallChange = { update: { kind: 'failed', reason: 'expired' } };
-    await transitionCalls(
-      this.storage,
-      { kind: 'expired', ids, now },
-      () => expired,
-      this.updateContext(now, 'expiry'),
-    );
   }
 }

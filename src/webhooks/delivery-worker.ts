@@ -6,53 +6,15 @@
 // With several replicas one worker leads (src/jobs/wakeable-loop.ts): only it polls and answers the NOTIFYs of new
 // deliveries, as a lone replica does; the others send what their own dispatcher hands them (call.started) and what
 // they claim when their own attempts leave a backlog (issue 25.4).
-import type { FastifyBaseLogger } from 'fastify';
-import { newRowId } from '../domain/ids.js';
 import { ThrottledLog } from '../logging/throttled-log.js';
-import {
-  refusedByServer,
-  WEBHOOKS_CHANNEL,
-  type AttemptRecord,
-  type ClaimedDelivery,
-  type ListenConnection,
-  type Storage,
-} from '../storage/index.js';
+import { WEBHOOKS_CHANNEL, type ClaimedDelivery } from '../storage/index.js';
 import { WakeableLoop } from '../jobs/wakeable-loop.js';
 import { withTimeout } from '../jobs/with-timeout.js';
-import { classifyStatus, MAX_ATTEMPTS, nextAttemptDelay, parseRetryAfter } from './retry-schedule.js';
-import type { AttemptResult, WebhookSender } from './sender.js';
+import { DeliveryAttempts } from './delivery-attempts.js';
+import type { DeliveryWorkerOptions } from './delivery-worker-options.js';
 
-export interface DeliveryWorkerOptions {
-  /** The background pool's storage (fastify.backgroundStorage): this work waits for connections, requests do not. */
-  storage: Storage;
-  databaseUrl: string;
-  /** The process's LISTEN connection, shared with its other loops (src/jobs/wakeable-loop.ts); else one of its own. */
-  connection?: ListenConnection;
-  /** Awaited before a claim: background work gives way to waiting requests (src/jobs/requests-first.ts). */
-  requestsFirst?: () => Promise<void>;
-  sender: WebhookSender;
-  now: () => Date;
-  log: FastifyBaseLogger;
-  pollMs?: number;
-  /** How often a follower tries to take the lead (default LEAD_RETRY_MS of src/jobs/wakeable-loop.ts). */
-  leadRetryMs?: number;
-  /** In-flight attempts per endpoint in this process. */
-  perEndpoint?: number;
-  /** In-flight attempts in this process, not counting those stalled (unanswered after STALLED_AFTER_MS). */
-  maxInFlight?: number;
-  /** Stalled attempts this process may wait on besides: beyond them, they hold places of maxInFlight again. */
-  maxStalled?: number;
-  random?: () => number;
-  /** How long a claimed delivery is reserved for this worker; must exceed the send timeout. */
-  leaseMs: number;
-  /** Observes each attempt (metrics). */
-  onAttempt?: (outcome: string, result: AttemptResult) => void;
-  /** How long stop() waits for attempts unanswered (default STOP_WAIT_MS). */
-  stopWaitMs?: number;
-}
+export type { DeliveryWorkerOptions } from './delivery-worker-options.js';
 
-/** Attempts recorded by one statement at most. */
-const MAX_BATCH = 500;
 /** The claim ranks at most this many due deliveries (CLAIM_DELIVERIES in src/storage/deliveries.ts). */
 const CLAIM_WINDOW = 1000;
 /**
@@ -80,17 +42,11 @@ const STRANDED_EVERY_MS = 60_000;
 export class DeliveryWorker {
   private readonly loop: WakeableLoop;
   private readonly inFlight = new Map<string, Promise<void>>();
-  /** Attempts sent and not yet answered. */
-  private readonly unanswered = new Set<string>();
-  /** Attempts a stop gave back unanswered: their answer, if it comes, is not recorded (another attempt is made). */
-  private readonly givenBack = new Set<string>();
   private readonly perEndpointCount = new Map<string, number>();
-  private readonly unrecorded: { record: AttemptRecord; done: (error?: Error) => void }[] = [];
-  private recording = false;
   /** With the database down, every attempt in flight fails to be recorded at once. */
   private readonly logs: ThrottledLog;
-  /** Endpoint -> account, for log lines (an endpoint never changes account). */
-  private readonly accounts = new Map<string, string>();
+  /** Sends each attempt, records it, and logs its failure. */
+  private readonly attempts: DeliveryAttempts;
   /**
    * The last claim may have left due deliveries behind (it took all it was allowed to, or an endpoint reached its
    * cap): a finished attempt then asks for another pass. Otherwise everything due was claimed, and what becomes due
@@ -110,6 +66,7 @@ export class DeliveryWorker {
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.logs = new ThrottledLog(options.log);
+    this.attempts = new DeliveryAttempts(options);
     this.loop = new WakeableLoop({
       name: 'webhook delivery',
       databaseUrl: options.databaseUrl,
@@ -149,8 +106,7 @@ export class DeliveryWorker {
       () => false,
     );
     if (answered) return;
-    const unanswered = [...this.unanswered];
-    for (const id of unanswered) this.givenBack.add(id);
+    const unanswered = this.attempts.giveBackUnanswered();
     await this.options.storage.deliveries
       .releaseDeliveries(unanswered)
       .catch((error: Error) =>
@@ -160,7 +116,9 @@ export class DeliveryWorker {
         ),
       );
     // The others are being recorded.
-    await Promise.allSettled([...this.inFlight].filter(([id]) => !this.givenBack.has(id)).map(([, work]) => work));
+    await Promise.allSettled(
+      [...this.inFlight].filter(([id]) => !this.attempts.isGivenBack(id)).map(([, work]) => work),
+    );
   }
 
   wake() {
@@ -284,7 +242,8 @@ export class DeliveryWorker {
       if (this.backlog) this.wake();
     }, STALLED_AFTER_MS);
     stalling.unref();
-    const work = this.attempt(delivery)
+    const work = this.attempts
+      .run(delivery)
       .then(
         () => this.logs.recovered('record', 'webhook attempts are recorded again'),
         (error: Error) => {
@@ -312,145 +271,5 @@ export class DeliveryWorker {
       });
     this.inFlight.set(delivery.id, work);
     return count;
-  }
-
-  private async attempt(delivery: ClaimedDelivery) {
-    const { sender, now: clock } = this.options;
-    if (!delivery.enabled) {
-      await this.options.storage.deliveries.holdUnsentDelivery(delivery);
-      return;
-    }
-    const startedAt = clock();
-    this.unanswered.add(delivery.id);
-    let result: AttemptResult;
-    try {
-      result = await sender.send(delivery, delivery.id, delivery.payload, startedAt);
-    } finally {
-      this.unanswered.delete(delivery.id);
-    }
-    // Given back by a stop while it waited: the next claim makes the attempt this one would have recorded.
-    if (this.givenBack.delete(delivery.id)) return;
-    const finishedAt = clock();
-    const attemptsMade = delivery.attemptCount + 1;
-    const outcome = classifyStatus(result.status);
-    const retryAfterMs =
-      result.status === 429 || result.status === 503 ? parseRetryAfter(result.retryAfter, finishedAt) : null;
-    const delay =
-      outcome === 'retry'
-        ? nextAttemptDelay(attemptsMade, {
-            retryAfterMs,
-            ...(this.options.random ? { random: this.options.random } : {}),
-          })
-        : null;
-    const exhausted = outcome === 'retry' && (delay === null || attemptsMade >= MAX_ATTEMPTS);
-    this.options.onAttempt?.(exhausted ? 'exhausted' : outcome, result);
-
-    // The attempt and the delivery's new state in one statement (atomic), batched with the attempts finishing at the
-    // same time, rather than an interactive transaction of three model queries per attempt: most of the worker's CPU.
-    // 410 Gone switches the endpoint off: this delivery reached no one and waits, held, for it to be enabled again.
-    const status: AttemptRecord['status'] =
-      outcome === 'succeeded' ? 'succeeded' : outcome === 'gone' ? 'held' : exhausted ? 'failed' : 'pending';
-    const nextAttemptAt = status === 'pending' ? new Date(finishedAt.getTime() + delay!) : null;
-    const disabledReason = outcome === 'gone' ? `answered 410 Gone at ${finishedAt.toISOString()}` : null;
-    await this.record({
-      attemptId: newRowId(),
-      deliveryId: delivery.id,
-      startedAt,
-      durationMs: result.durationMs,
-      responseStatus: result.status,
-      error: result.error?.slice(0, 500) ?? null,
-      responseBody: result.body,
-      responseBodyTruncated: result.bodyTruncated,
-      attemptCount: attemptsMade,
-      status,
-      completedAt: status === 'succeeded' || status === 'failed' ? finishedAt : null,
-      nextAttemptAt,
-      endpointId: delivery.endpointId,
-      disabledReason,
-    });
-    if (outcome !== 'succeeded')
-      await this.logFailure(delivery, attemptsMade, result, nextAttemptAt, outcome === 'gone');
-  }
-
-  /** A warning per failed attempt and per endpoint switched off by a 410: ids and the outcome, never the secret or body. */
-  private async logFailure(
-    delivery: ClaimedDelivery,
-    attempt: number,
-    result: AttemptResult,
-    nextAttemptAt: Date | null,
-    gone: boolean,
-  ) {
-    const fields = {
-      accountId: await this.accountOf(delivery.endpointId),
-      endpointId: delivery.endpointId,
-      deliveryId: delivery.id,
-      attempt,
-      ...(result.status === null ? { error: result.error } : { status: result.status }),
-      durationMs: result.durationMs,
-    };
-    const { log } = this.options;
-    if (gone) {
-      log.warn(
-        fields,
-        'webhook endpoint disabled: it answered 410 Gone (its deliveries are held until it is enabled again from the dashboard or with callctl webhook enable)',
-      );
-    } else if (nextAttemptAt) {
-      log.warn({ ...fields, nextAttemptAt: nextAttemptAt.toISOString() }, 'webhook attempt failed; will retry');
-    } else {
-      log.warn(
-        fields,
-        'webhook attempt failed; no attempts left, the delivery failed (callctl deliveries replay sends it again)',
-      );
-    }
-  }
-
-  private async accountOf(endpointId: string): Promise<string | null> {
-    const known = this.accounts.get(endpointId);
-    if (known) return known;
-    const accountId = await this.options.storage.endpoints.accountOfEndpoint(endpointId).catch(() => null);
-    if (accountId) this.accounts.set(endpointId, accountId);
-    return accountId;
-  }
-
-  /**
-   * Attempts finishing together are recorded together, one statement per batch and one batch at a time: 200
-   * attempts in flight no longer queue 200 statements for the pool (whose 2 s wait they exceeded under load, each
-   * such attempt being sent again after its lease). Resolves once the attempt's batch is committed.
-   */
-  private record(record: AttemptRecord): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.unrecorded.push({ record, done: (error) => (error ? reject(error) : resolve()) });
-      if (!this.recording) {
-        this.recording = true;
-        setImmediate(() => void this.recordPending());
-      }
-    });
-  }
-
-  private async recordPending() {
-    while (this.unrecorded.length > 0) {
-      const batch = this.unrecorded.splice(0, MAX_BATCH);
-      try {
-        await this.writeRecords(batch.map((b) => b.record));
-        for (const b of batch) b.done();
-      } catch (error) {
-        // A statement the server refused (e.g. one delivery deleted meanwhile) must not fail the others with it.
-        if (batch.length > 1 && refusedByServer(error)) {
-          for (const b of batch)
-            await this.writeRecords([b.record]).then(
-              () => b.done(),
-              (e: Error) => b.done(e),
-            );
-        } else {
-          for (const b of batch) b.done(error as Error);
-        }
-      }
-    }
-    this.recording = false;
-  }
-
-  /** With the service's clock: an endpoint switched off is audited at the time of the 410 it answered. */
-  private async writeRecords(records: AttemptRecord[]) {
-    await this.options.storage.deliveries.recordAttempts(records, this.options.now());
   }
 }
