@@ -6,7 +6,7 @@ import type { CallStatus } from '../../schemas/vocabulary.js';
 export interface WaitingTimes {
   status: CallStatus;
   /** The earliest dial the calling window allows: set when the call is accepted, when its agent's windows change and
-   * when the dispatcher finds the window shut (src/calls/accept-call.ts, src/dispatch/dispatcher.ts). */
+   * when the dispatcher finds the window shut (src/calls/accept-call.ts, src/dispatch/claim-plan.ts). */
   notBefore: Date;
   nextAttemptAt: Date | null;
   scheduledAt: Date | null;
