@@ -4,7 +4,7 @@
 import type { Account, Agent, Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, Plan } from '../generated/prisma/enums.js';
 import { governingPlan } from '../domain/api-access.js';
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 import { startsWithInAnyCase } from './like.js';
 import { readPage, type ListPage, type PageWanted } from './paging.js';
 
@@ -53,7 +53,7 @@ function clientSummary(row: Prisma.AccountGetPayload<{ select: typeof CLIENT_SUM
   };
 }
 
-export class AccountRepository extends Repository {
+export class AccountRepository extends PrismaRepository {
   async findAccountById(accountId: string): Promise<Account | null> {
     return this.prisma.account.findUnique({ where: { id: accountId } });
   }

@@ -5,7 +5,7 @@ import type { Call } from '../generated/prisma/client.js';
 import type { CallStatus, DeliveryStatus, FailureReason } from '../../schemas/vocabulary.js';
 import type pg from 'pg';
 import { statement, type Statement } from './statements.js';
-import { Repository } from './driver.js';
+import { PoolRepository } from './driver.js';
 import type { Scope } from '../domain/tenancy.js';
 import { accountsWhere } from './scope-where.js';
 import { inTransaction } from './transaction.js';
@@ -676,7 +676,7 @@ export type CallDetail = Omit<Call, 'metadata'> & {
   }[];
 };
 
-export class CallHistoryRepository extends Repository {
+export class CallHistoryRepository extends PoolRepository {
   /**
    * One page of the calls of `accounts`, newest first (ties on created_at by id), and the cursor of the next page
    * (null at the end). The cost does not grow with the page number nor the accounts' size: a search reads its own

@@ -9,9 +9,10 @@ import type { Call, Prisma } from '../generated/prisma/client.js';
 import type { AuditActor } from '../generated/prisma/enums.js';
 import type { Transition } from '../domain/call-lifecycle.js';
 import { CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
-import { heldReason, type ClaimedDelivery } from './deliveries.js';
+import { heldReason } from './deliveries.js';
+import type { ClaimedDelivery } from './delivery-work.js';
 import { statement } from './statements.js';
-import { Repository } from './driver.js';
+import { PoolRepository } from './driver.js';
 import { againIfDeadlocked, inTransaction } from './transaction.js';
 
 export interface AcceptedCallRow {
@@ -449,7 +450,7 @@ const LIVE_TOTALS = statement(
          (SELECT count(*)::int FROM calls WHERE status = 'in_progress') AS in_progress`,
 );
 
-export class CallRepository extends Repository {
+export class CallRepository extends PoolRepository {
   /**
    * The transition transaction, in the four round trips of a batch: BEGIN, the locking SELECT of `calls` (in id
    * order, so that concurrent batches take their locks in one order), one write of what `plan` decides for the

@@ -12,7 +12,7 @@ import { likeLiteral, startsWithInAnyCase } from './like.js';
 import type { ListPage, PageWanted } from './paging.js';
 import { AuditRepository, type AuditCursor } from './audit.js';
 import { CallHistoryRepository, type CallDetail } from './call-history.js';
-import { Repository, type Driver } from './driver.js';
+import { PoolRepository, type PoolDriver } from './driver.js';
 import { accountsWhere, clientsWhere, ownedByKindSql, ownedWhere } from './scope-where.js';
 import { statement, type Statement } from './statements.js';
 import { UserRepository } from './users.js';
@@ -121,14 +121,14 @@ interface ByIdRow extends Omit<ScopeAgent, 'maxAttempts'> {
 }
 
 /** The dashboard's reads, each within a viewer's scope. */
-export class ScopedReadRepository extends Repository {
+export class ScopedReadRepository extends PoolRepository {
   private readonly accounts: AccountRepository;
   private readonly agents: AgentRepository;
   private readonly audit: AuditRepository;
   private readonly history: CallHistoryRepository;
   private readonly users: UserRepository;
 
-  constructor(driver: Driver) {
+  constructor(driver: PoolDriver) {
     super(driver);
     this.accounts = new AccountRepository(driver);
     this.agents = new AgentRepository(driver);

@@ -3,9 +3,9 @@
 // (storage/deliveries.ts), in the same statement.
 import type { WebhookEndpoint } from '../generated/prisma/client.js';
 import { DeliveryRepository } from './deliveries.js';
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 
-export class EndpointRepository extends Repository {
+export class EndpointRepository extends PrismaRepository {
   /**
    * Sets the account's endpoint, or replaces it: the new URL and secret. A new endpoint is enabled; a replaced one keeps
    * its state (a disabled one stays disabled, its deliveries held, until it is enabled again: the receiver must first

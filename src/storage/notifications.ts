@@ -2,7 +2,7 @@
 // on channels (the channels are storage/channels.ts) and may hold their leader locks and calls for help.
 import pg from 'pg';
 import { statement } from './statements.js';
-import { Repository } from './driver.js';
+import { SqlRepository } from './driver.js';
 import { behindTransactionPooler } from './database.js';
 
 // Hand-written: Prisma Client has no NOTIFY; the statement of CoalescedNotify (sent after other commits).
@@ -247,7 +247,7 @@ export class ListenConnection {
   }
 }
 
-export class NotificationRepository extends Repository {
+export class NotificationRepository extends SqlRepository {
   /** A NOTIFY on `channel`, with `payload` or none. */
   async notify(channel: string, payload: string | null = null): Promise<void> {
     await this.pool.query({ ...NOTIFY, values: [channel, payload] });

@@ -9,7 +9,7 @@ import type { Scope } from '../domain/tenancy.js';
 import { accountsSql, accountsSqlHalves, ownedSql, scopeValues } from './scope-where.js';
 import { ACTIVE_STATUSES_SQL } from './calls.js';
 import { statement } from './statements.js';
-import { Repository } from './driver.js';
+import { SqlRepository } from './driver.js';
 
 export interface OverviewAccount {
   id: string;
@@ -222,7 +222,7 @@ export interface RankedAccount extends OverviewAccount {
   underWay: number;
 }
 
-export class OverviewRepository extends Repository {
+export class OverviewRepository extends SqlRepository {
   /**
    * Per account, its calls that ended on the UTC day that `day` begins: completed, and failed by reason. Accounts
    * with none are absent. Today or yesterday only (the counters keep no other day).
