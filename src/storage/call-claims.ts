@@ -7,7 +7,6 @@ import type { Call } from '../generated/prisma/client.js';
 import type { VoicemailPolicy } from '../../schemas/vocabulary.js';
 import { ACTIVE_STATUSES_SQL, CALL_COLUMNS, writeCallBatch, type PlannedBatch } from './calls.js';
 import type { ClaimedDelivery } from './delivery-work.js';
-import { inTransaction } from './transaction.js';
 import { statement } from './statements.js';
 import { SqlRepository } from './driver.js';
 
@@ -194,7 +193,7 @@ export class ClaimRepository extends SqlRepository {
     candidates: { maxActive: number; now: Date },
     plan: (candidates: ClaimCandidate[]) => PlannedBatch<T> & { waiting: { id: string; notBefore: Date }[] },
   ): Promise<{ locked: string[]; result: T | null; leased: ClaimedDelivery[] }> {
-    return inTransaction(this.pool, async (client) => {
+    return this.transaction(async (client) => {
       const locked = Array.isArray(accounts)
         ? await lockAccountsForClaim(client, accounts)
         : await lockDueAccounts(client, accounts);
