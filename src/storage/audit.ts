@@ -1,4 +1,5 @@
 // The audit_log table: who did what to an account, newest first per account or per agency (keyset pages).
+// Prisma Client.
 import type { Prisma } from '../generated/prisma/client.js';
 import type { AuditActor } from '../generated/prisma/enums.js';
 import { PrismaRepository } from './driver.js';

@@ -2,7 +2,7 @@
 // unique (account_id, phone_number) index), searched by a number's beginning or a reason's words; entries added one
 // at a time or by an import (do-not-call-import.ts), removed one at a time. The trigger's check is in the acceptance
 // function (oct_accept_call_v3: the key's account's list, its agency's and the client a call is listed for) and the
-// dispatcher's in its claim (call-claims.ts).
+// dispatcher's in its claim (call-claims.ts). Prisma Client; an import's writes, hand-written, on the pool.
 export type { ImportSlot } from './do-not-call-import.js';
 import { PrismaRepository } from './driver.js';
 import { likeLiteral } from './like.js';

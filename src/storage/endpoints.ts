@@ -1,6 +1,6 @@
 // The webhook_endpoints table (one endpoint per account): setting, reading and re-enabling it (which releases the
 // deliveries held while it was disabled). The worker switches an endpoint off inside its attempt records
-// (storage/deliveries.ts), in the same statement.
+// (storage/delivery-work.ts), in the same statement. Prisma Client, and one row lock in SQL.
 import type { WebhookEndpoint } from '../generated/prisma/client.js';
 import { DeliveryRepository } from './deliveries.js';
 import { PrismaRepository } from './driver.js';

@@ -1,4 +1,5 @@
-// The idempotency_records table's SQL: reserving a key, reading what it answered, releasing a reservation.
+// The idempotency_records table's SQL: reserving a key, reading what it answered, releasing a reservation. Prisma
+// Client, and the reservation's INSERT ... ON CONFLICT in SQL on the same client.
 import { PrismaRepository } from './driver.js';
 
 export interface IdempotencyRecord {

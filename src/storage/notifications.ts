@@ -1,5 +1,6 @@
 // PostgreSQL NOTIFY and LISTEN: a notification sent outside any transaction, and a connection of its own that listens
 // on channels (the channels are storage/channels.ts) and may hold their leader locks and calls for help.
+// Hand-written on the pool and on its own connection: NOTIFY, LISTEN and advisory locks have no Prisma form.
 import pg from 'pg';
 import { statement } from './statements.js';
 import { SqlRepository } from './driver.js';

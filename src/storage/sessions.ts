@@ -1,4 +1,5 @@
 // The sessions table: dashboard sessions by the digest of their cookie id, with idle and absolute expiry.
+// Prisma Client.
 import type { Prisma } from '../generated/prisma/client.js';
 import { PrismaRepository } from './driver.js';
 

@@ -1,4 +1,5 @@
 // The one_time_tokens table: set-password, invitation and password-reset links, by digest; single use, until they expire.
+// Prisma Client, and the agency's links lock (an advisory lock) in SQL on the same client.
 import type { TokenPurpose } from '../generated/prisma/enums.js';
 import { PrismaRepository } from './driver.js';
 
