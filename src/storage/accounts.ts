@@ -1,6 +1,6 @@
 // The accounts and agents tables as operators change them and the dashboard lists them: agencies and clients, plans,
 // agents. Prisma Client throughout. (Keys, the API-access switch and the default agent, changed inside the audited
-// transactions of src/admin, are storage/keys.ts; the key lookup of every request too.)
+// transactions of src/admin, are storage/keys.ts; the key lookup of every request is storage/key-lookup.ts.)
 import type { Account, Agent, Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, Plan } from '../generated/prisma/enums.js';
 import { governingPlan } from '../domain/api-access.js';

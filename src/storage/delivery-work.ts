@@ -139,8 +139,8 @@ const RECORD_ATTEMPTS = statement(
 
 const ENDPOINT_DISABLED: AuditAction = 'webhook_disabled';
 
-// Hand-written for its lock: the endpoint is read FOR KEY SHARE, as the transition's batch does (storage/calls.ts):
-// an "Enable again" under way (FOR UPDATE) is waited for, and this then sees the endpoint enabled and holds nothing.
+// Hand-written for its lock: the endpoint is read FOR KEY SHARE, as the transition's batch does
+// (storage/call-batch.ts): an "Enable again" under way (FOR UPDATE) is waited for, and this then sees the endpoint enabled and holds nothing.
 const HOLD_UNSENT = statement(
   'oct_hold_unsent_delivery',
   `
@@ -150,7 +150,7 @@ const HOLD_UNSENT = statement(
 );
 
 // The worker's safety net (hand-written: one statement, where Prisma's relation filter reads the ids first). The
-// transition's batch (storage/calls.ts) and holdUnsentDelivery hold deliveries under a lock on the endpoint that
+// transition's batch (storage/call-batch.ts) and holdUnsentDelivery hold deliveries under a lock on the endpoint that
 // "Enable again" (storage/endpoints.ts) waits for; the way left to a held delivery of an enabled endpoint is an
 // attempt answered 410, recorded while the endpoint (disabled by an earlier one) is enabled again. Reads the held
 // range of (status, next_attempt_at): held deliveries only, those of disabled endpoints.

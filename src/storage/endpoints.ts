@@ -61,7 +61,7 @@ export class EndpointRepository extends PrismaRepository {
    * Within a transaction: switches a disabled endpoint back on and releases the deliveries held while it was off (due
    * now). `changed` is false when it was already on (two at once: one changes it); held deliveries are released either
    * way. The endpoint is locked FOR UPDATE first: a call transition writing deliveries for it (which reads it FOR KEY
-   * SHARE, storage/calls.ts) either commits before, and what it held is released here, or waits and writes them
+   * SHARE, storage/call-batch.ts) either commits before, and what it held is released here, or waits and writes them
    * pending.
    */
   async enableEndpoint(endpointId: string, now: Date): Promise<{ changed: boolean; released: number }> {

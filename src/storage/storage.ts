@@ -1,5 +1,5 @@
 // The service's storage: one repository per aggregate over one pool, and `transaction(fn)` handing the Prisma
-// repositories, scoped to the transaction, to a caller. Made once per pool (src/storage/database.ts says why there are two).
+// repositories, scoped to the transaction, to a caller. Made once per pool (src/storage/database.ts says why two).
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { AccountRepository } from './accounts.js';
 import { AgentRepository } from './agents.js';
