@@ -3,6 +3,7 @@
 // simulated dialer's advance. Hand-written: each runs per trigger, per batch or per pass, and a named statement costs a
 // fraction of a Prisma query's CPU; the transition's locks are FOR UPDATE. The reads of callbacks and operators are in
 // call-reads.ts.
+import type pg from 'pg';
 import { ACTIVE_STATUSES, type LIVE_STATUSES, type TimezoneSource } from '../../schemas/vocabulary.js';
 import { writeAudit, writeCallBatch, type PlannedBatch } from './call-batch.js';
 import {
@@ -14,9 +15,10 @@ import {
   type LockedCall,
 } from './call-locks.js';
 import { CallReads } from './call-reads.js';
+import type { PoolDriver } from './driver.js';
 import type { ClaimedDelivery } from './delivery-work.js';
 import { statement } from './statements.js';
-import { againIfDeadlocked } from './transaction.js';
+import { againIfDeadlocked, inTransaction } from './transaction.js';
 
 export {
   writeCallBatch,
@@ -151,8 +153,15 @@ const LIVE_TOTALS = statement(
          (SELECT count(*)::int FROM calls WHERE status = 'in_progress') AS in_progress`,
 );
 
-/** The calls' pool repository: the reads and records of call-reads.ts, and the hot paths. */
+/** The calls' pool repository: the Prisma reads and records of call-reads.ts, and the hot paths' statements. */
 export class CallRepository extends CallReads {
+  private readonly pool: pg.Pool;
+
+  constructor(driver: PoolDriver) {
+    super(driver);
+    this.pool = driver.pool;
+  }
+
   /**
    * The transition transaction, in the four round trips of a batch: BEGIN, the locking SELECT of `calls` (in id
    * order, so that concurrent batches take their locks in one order), one write of what `plan` decides for the
@@ -166,7 +175,7 @@ export class CallRepository extends CallReads {
     calls: CallsToLock,
     plan: (locked: LockedCall[]) => PlannedBatch<T>,
   ): Promise<{ result: T; leased: ClaimedDelivery[] }> {
-    return this.transaction(async (client) => {
+    return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<LockedCall>(lockingSelect(calls));
       const { batch, result } = plan(rows);
       const leased = batch ? await writeCallBatch(client, batch) : [];
