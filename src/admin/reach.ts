@@ -3,7 +3,7 @@
 // outside the actor's reach is answered with the same AdminError as a missing one, so that a dashboard page says 404
 // and callctl its usual message, never whether another tenant has it.
 import { inScope, type Scope, type ScopedAccount } from '../domain/tenancy.js';
-import type { Repositories } from '../storage/index.js';
+import type { Repositories, Storage } from '../storage/index.js';
 import { isUuid } from '../../schemas/uuid.js';
 import type { Actor } from './audit.js';
 import { AdminError } from './errors.js';
@@ -42,7 +42,7 @@ export async function findAgent(storage: Repositories, agentId: string, actor: A
 }
 
 /** The user, or an AdminError when there is no such user or their account is outside the actor's reach. */
-export async function findUser(storage: Repositories, userId: string, actor: Actor) {
+export async function findUser(storage: Storage, userId: string, actor: Actor) {
   const scope = scopeOfActor(actor);
   // A user row does not carry its agency: a user actor's read is the dashboard's scoped one.
   const user = !isUuid(userId)

@@ -1,10 +1,10 @@
 // The accounts and agents tables as operators change them and the dashboard lists them: agencies and clients, plans,
 // agents. Prisma Client throughout. (Keys, the API-access switch and the default agent, changed inside the audited
-// transactions of src/admin, are storage/keys.ts; the key lookup of every request too.)
+// transactions of src/admin, are storage/keys.ts; the key lookup of every request is storage/key-lookup.ts.)
 import type { Account, Agent, Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, Plan } from '../generated/prisma/enums.js';
 import { governingPlan } from '../domain/api-access.js';
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 import { startsWithInAnyCase } from './like.js';
 import { readPage, type ListPage, type PageWanted } from './paging.js';
 
@@ -53,7 +53,7 @@ function clientSummary(row: Prisma.AccountGetPayload<{ select: typeof CLIENT_SUM
   };
 }
 
-export class AccountRepository extends Repository {
+export class AccountRepository extends PrismaRepository {
   async findAccountById(accountId: string): Promise<Account | null> {
     return this.prisma.account.findUnique({ where: { id: accountId } });
   }

@@ -4,7 +4,7 @@
 // and one row lock in SQL. (The trigger's agent lookup is storage/accounts.ts findAgentById.)
 import type { Prisma } from '../generated/prisma/client.js';
 import type { OutsideWindowPolicy, VoicemailPolicy, WindowTimezone } from '../generated/prisma/enums.js';
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 import { readPage, type ListPage, type PageWanted } from './paging.js';
 
 /** What an edit may change; the owning account and agency never change (calls and defaults point at the agent). */
@@ -51,7 +51,7 @@ const LISTED_AGENT = {
 /** An agent with its account's name and the accounts it is the default agent of. */
 export type ListedAgent = Prisma.AgentGetPayload<{ select: typeof LISTED_AGENT }>;
 
-export class AgentRepository extends Repository {
+export class AgentRepository extends PrismaRepository {
   async insertAgentRow(agent: NewAgentRow): Promise<{ id: string }> {
     return this.prisma.agent.create({ data: agent, select: { id: true } });
   }

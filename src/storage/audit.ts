@@ -1,7 +1,8 @@
 // The audit_log table: who did what to an account, newest first per account or per agency (keyset pages).
+// Prisma Client.
 import type { Prisma } from '../generated/prisma/client.js';
 import type { AuditActor } from '../generated/prisma/enums.js';
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 
 export interface AuditRecord {
   accountId: string;
@@ -36,7 +37,7 @@ export interface AuditListEntry {
   ip: string | null;
 }
 
-export class AuditRepository extends Repository {
+export class AuditRepository extends PrismaRepository {
   async insertAuditEntry(entry: AuditRecord): Promise<void> {
     await this.prisma.auditEntry.create({
       data: {

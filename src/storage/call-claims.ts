@@ -6,10 +6,9 @@ import type pg from 'pg';
 import type { Call } from '../generated/prisma/client.js';
 import type { VoicemailPolicy } from '../../schemas/vocabulary.js';
 import { ACTIVE_STATUSES_SQL, CALL_COLUMNS, writeCallBatch, type PlannedBatch } from './calls.js';
-import type { ClaimedDelivery } from './deliveries.js';
-import { inTransaction } from './transaction.js';
+import type { ClaimedDelivery } from './delivery-work.js';
 import { statement } from './statements.js';
-import { Repository } from './driver.js';
+import { SqlRepository } from './driver.js';
 
 /** The first key of the claim's advisory locks (two-key form, so no clash with single-key locks such as Prisma's migrate lock). */
 const CLAIM_LOCK_SPACE = 72707370;
@@ -181,7 +180,7 @@ const EXPIRED = statement(
   `SELECT id FROM calls WHERE status = 'initiated' AND expires_at <= $1 ORDER BY expires_at LIMIT 500`,
 );
 
-export class ClaimRepository extends Repository {
+export class ClaimRepository extends SqlRepository {
   /**
    * The claim transaction: BEGIN, lock the accounts (the hinted `accounts`, or the due ones), their candidates,
    * then what `plan` decides for them: the calls that wait for their window are rescheduled and the batch is written
@@ -194,7 +193,7 @@ export class ClaimRepository extends Repository {
     candidates: { maxActive: number; now: Date },
     plan: (candidates: ClaimCandidate[]) => PlannedBatch<T> & { waiting: { id: string; notBefore: Date }[] },
   ): Promise<{ locked: string[]; result: T | null; leased: ClaimedDelivery[] }> {
-    return inTransaction(this.pool, async (client) => {
+    return this.transaction(async (client) => {
       const locked = Array.isArray(accounts)
         ? await lockAccountsForClaim(client, accounts)
         : await lockDueAccounts(client, accounts);

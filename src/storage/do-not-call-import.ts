@@ -4,7 +4,8 @@
 // and the waiting calls a newly listed number ends (an agency's key's calls listed for a client among them).
 // Hand-written: multi-row writes from arrays (unnest) and data-modifying CTEs that Prisma cannot express, each under
 // the pool's query timeout whatever the file's size.
-import { Repository } from './driver.js';
+import { DoNotCallRepository } from './do-not-call.js';
+import { SqlRepository, type PoolDriver } from './driver.js';
 import { statement } from './statements.js';
 
 /** Why an import could not start: another is under way, or the hour's imports are used up (until `until`). */
@@ -91,7 +92,7 @@ const WAITING_CALLS = statement(
    WHERE a.id = $1 AND c.listed_for_account_id IS NOT NULL AND c.phone_number = ANY($2::text[])`,
 );
 
-export class DoNotCallImportRepository extends Repository {
+export class DoNotCallImportRepository extends SqlRepository {
   /**
    * Takes the account's import slot for `importId` unless another import's heartbeat is newer than `staleBefore` or
    * `perHour` imports began since `hourAgo`.
@@ -168,5 +169,16 @@ export class DoNotCallImportRepository extends Repository {
     if (numbers.length === 0) return [];
     const { rows } = await this.pool.query<{ id: string }>({ ...WAITING_CALLS, values: [accountId, numbers] });
     return rows.map((r) => r.id);
+  }
+}
+
+/** The pool side of the do-not-call lists: the Prisma repository and an import's writes, which are never in a transaction. */
+export class PooledDoNotCallRepository extends DoNotCallRepository {
+  /** An import's writes, each a statement of its own on the pool. */
+  readonly imports: DoNotCallImportRepository;
+
+  constructor(driver: PoolDriver) {
+    super(driver);
+    this.imports = new DoNotCallImportRepository(driver);
   }
 }

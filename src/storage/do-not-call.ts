@@ -2,11 +2,9 @@
 // unique (account_id, phone_number) index), searched by a number's beginning or a reason's words; entries added one
 // at a time or by an import (do-not-call-import.ts), removed one at a time. The trigger's check is in the acceptance
 // function (oct_accept_call_v3: the key's account's list, its agency's and the client a call is listed for) and the
-// dispatcher's in its claim (call-claims.ts).
-import { DoNotCallImportRepository } from './do-not-call-import.js';
-
+// dispatcher's in its claim (call-claims.ts). Prisma Client; an import's writes, hand-written, on the pool.
 export type { ImportSlot } from './do-not-call-import.js';
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 import { likeLiteral } from './like.js';
 
 export interface DoNotCallEntry {
@@ -42,12 +40,7 @@ function searchWhere(search: EntrySearch) {
   return { phoneNumber: next === null ? { gte: search.prefix } : { gte: search.prefix, lt: next } };
 }
 
-export class DoNotCallRepository extends Repository {
-  /** An import's writes (do-not-call-import.ts), on the same driver. */
-  get imports(): DoNotCallImportRepository {
-    return new DoNotCallImportRepository(this.driver);
-  }
-
+export class DoNotCallRepository extends PrismaRepository {
   /** Adds the number to the account's list; `added` false (and the entry as it was) when it already was on it. */
   async addEntry(input: Omit<DoNotCallEntry, 'id'>): Promise<{ added: boolean; entry: DoNotCallEntry }> {
     const [created] = await this.prisma.doNotCallEntry.createManyAndReturn({

@@ -1,23 +1,65 @@
-// What a repository runs on: the Prisma client (or the Prisma transaction it is scoped to) and the pg pool under it.
-import pg from 'pg';
+// What a repository runs on, and its two kinds: a Prisma repository runs on the client or on the transaction of
+// Storage.transaction; a pool repository runs prepared statements on the pool and is never in a transaction's type.
+import type pg from 'pg';
+import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Db } from './db-types.js';
+import { inTransaction } from './transaction.js';
 
-export interface Driver {
-  /** The client, or the interactive transaction a transaction-scoped repository runs in. */
+/** The client, or the interactive transaction a transaction-scoped repository runs in: nothing else. */
+export interface TransactionDriver {
   readonly prisma: Db;
-  /** The pg pool under the client, for the hand-written statements (each says why it is hand-written). */
+}
+
+/** The pg pool, for the prepared statements (statements.ts) of a pool repository. */
+export interface SqlDriver {
   readonly pool: pg.Pool;
 }
 
-/** A repository: one aggregate's statements and row mappers over its driver. */
-export abstract class Repository {
-  constructor(protected readonly driver: Driver) {}
+/** The pool side of a storage: the client over the pool, and the pool itself. Never handed into a transaction. */
+export interface PoolDriver extends SqlDriver {
+  readonly prisma: PrismaClient;
+}
+
+/**
+ * A repository of Prisma statements (and `$queryRaw` on the same client where a lock needs SQL), so every statement
+ * runs on its driver: inside Storage.transaction, on the transaction's connection. Only these are in `Repositories`.
+ */
+export abstract class PrismaRepository {
+  constructor(protected readonly driver: TransactionDriver) {}
 
   protected get prisma(): Db {
     return this.driver.prisma;
   }
+}
+
+/**
+ * A repository of prepared statements on the pool, for a hot path or a lock Prisma cannot express (each module says
+ * which at its top). Its transactions are its own (`transaction`), on one pooled connection; it has no place in a
+ * caller's transaction, so Storage.transaction's type does not offer it.
+ */
+export abstract class SqlRepository {
+  constructor(private readonly sqlDriver: SqlDriver) {}
 
   protected get pool(): pg.Pool {
-    return this.driver.pool;
+    return this.sqlDriver.pool;
+  }
+
+  /** Runs `work` in a transaction on one pooled connection (the storage's one helper for hand-written transactions). */
+  protected transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.sqlDriver.pool, work);
+  }
+}
+
+/**
+ * A pool repository that also reads through the pool's client where Prisma expresses the read (a call's detail,
+ * accounts by name): the dashboard's read models and the calls, none of them ever in a caller's transaction.
+ */
+export abstract class PoolRepository extends SqlRepository {
+  constructor(private readonly poolDriver: PoolDriver) {
+    super(poolDriver);
+  }
+
+  protected get prisma(): PrismaClient {
+    return this.poolDriver.prisma;
   }
 }

@@ -1,11 +1,11 @@
 // The webhook_endpoints table (one endpoint per account): setting, reading and re-enabling it (which releases the
 // deliveries held while it was disabled). The worker switches an endpoint off inside its attempt records
-// (storage/deliveries.ts), in the same statement.
+// (storage/delivery-work.ts), in the same statement. Prisma Client, and one row lock in SQL.
 import type { WebhookEndpoint } from '../generated/prisma/client.js';
 import { DeliveryRepository } from './deliveries.js';
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 
-export class EndpointRepository extends Repository {
+export class EndpointRepository extends PrismaRepository {
   /**
    * Sets the account's endpoint, or replaces it: the new URL and secret. A new endpoint is enabled; a replaced one keeps
    * its state (a disabled one stays disabled, its deliveries held, until it is enabled again: the receiver must first
@@ -61,7 +61,7 @@ export class EndpointRepository extends Repository {
    * Within a transaction: switches a disabled endpoint back on and releases the deliveries held while it was off (due
    * now). `changed` is false when it was already on (two at once: one changes it); held deliveries are released either
    * way. The endpoint is locked FOR UPDATE first: a call transition writing deliveries for it (which reads it FOR KEY
-   * SHARE, storage/calls.ts) either commits before, and what it held is released here, or waits and writes them
+   * SHARE, storage/call-batch.ts) either commits before, and what it held is released here, or waits and writes them
    * pending.
    */
   async enableEndpoint(endpointId: string, now: Date): Promise<{ changed: boolean; released: number }> {

@@ -1,5 +1,6 @@
-// The idempotency_records table's SQL: reserving a key, reading what it answered, releasing a reservation.
-import { Repository } from './driver.js';
+// The idempotency_records table's SQL: reserving a key, reading what it answered, releasing a reservation. Prisma
+// Client, and the reservation's INSERT ... ON CONFLICT in SQL on the same client.
+import { PrismaRepository } from './driver.js';
 
 export interface IdempotencyRecord {
   id: string;
@@ -9,7 +10,7 @@ export interface IdempotencyRecord {
   responseBody: unknown;
 }
 
-export class IdempotencyRepository extends Repository {
+export class IdempotencyRepository extends PrismaRepository {
   /**
    * Reserves `key` for the account unless it is held: a free key, an expired record or a reservation abandoned before
    * `abandonedBefore` is (re)taken. Returns the reservation's id, or null when another request holds the key.

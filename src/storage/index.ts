@@ -34,6 +34,7 @@ export type * from './agents.js';
 export type * from './audit.js';
 export type * from './call-history.js';
 export type * from './deliveries.js';
+export type * from './delivery-work.js';
 export type * from './do-not-call.js';
 export type * from './idempotency.js';
 export type * from './keys.js';

@@ -1,8 +1,9 @@
 // PostgreSQL NOTIFY and LISTEN: a notification sent outside any transaction, and a connection of its own that listens
 // on channels (the channels are storage/channels.ts) and may hold their leader locks and calls for help.
+// Hand-written on the pool and on its own connection: NOTIFY, LISTEN and advisory locks have no Prisma form.
 import pg from 'pg';
 import { statement } from './statements.js';
-import { Repository } from './driver.js';
+import { SqlRepository } from './driver.js';
 import { behindTransactionPooler } from './database.js';
 
 // Hand-written: Prisma Client has no NOTIFY; the statement of CoalescedNotify (sent after other commits).
@@ -247,7 +248,7 @@ export class ListenConnection {
   }
 }
 
-export class NotificationRepository extends Repository {
+export class NotificationRepository extends SqlRepository {
   /** A NOTIFY on `channel`, with `payload` or none. */
   async notify(channel: string, payload: string | null = null): Promise<void> {
     await this.pool.query({ ...NOTIFY, values: [channel, payload] });

@@ -1,6 +1,7 @@
 // The sessions table: dashboard sessions by the digest of their cookie id, with idle and absolute expiry.
+// Prisma Client.
 import type { Prisma } from '../generated/prisma/client.js';
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 
 export interface StoredSession {
   userId: string | null;
@@ -8,7 +9,7 @@ export interface StoredSession {
   createdAt: Date;
 }
 
-export class SessionRepository extends Repository {
+export class SessionRepository extends PrismaRepository {
   /** The session when it is neither past its absolute expiry nor idle since `idleSince`. */
   async findLiveSession(digest: Buffer, now: Date, idleSince: Date): Promise<StoredSession | null> {
     const row = await this.prisma.session.findFirst({

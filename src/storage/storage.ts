@@ -1,5 +1,5 @@
-// The service's storage: one repository per aggregate over one pool, and `transaction(fn)` handing transaction-scoped
-// repositories to a caller. Made once per pool (src/storage/database.ts says why there are two).
+// The service's storage: one repository per aggregate over one pool, and `transaction(fn)` handing the Prisma
+// repositories, scoped to the transaction, to a caller. Made once per pool (src/storage/database.ts says why two).
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { AccountRepository } from './accounts.js';
 import { AgentRepository } from './agents.js';
@@ -10,11 +10,14 @@ import { CallRepository } from './calls.js';
 import { ScopedReadRepository } from './dashboard-scope.js';
 import { BACKGROUND_POOL, createPrisma, REQUEST_POOL, sqlPool, type PrismaOptions } from './database.js';
 import { DeliveryRepository } from './deliveries.js';
+import { DeliveryWorkRepository } from './delivery-work.js';
 import { DoNotCallRepository } from './do-not-call.js';
-import type { Driver } from './driver.js';
+import { PooledDoNotCallRepository } from './do-not-call-import.js';
+import type { PoolDriver, TransactionDriver } from './driver.js';
 import { EndpointRepository } from './endpoints.js';
 import { HealthRepository } from './health.js';
 import { IdempotencyRepository } from './idempotency.js';
+import { KeyLookupRepository } from './key-lookup.js';
 import { KeyRepository } from './keys.js';
 import { NotificationRepository } from './notifications.js';
 import { OverviewRepository } from './overview.js';
@@ -22,19 +25,16 @@ import { SessionRepository } from './sessions.js';
 import { TokenRepository } from './tokens.js';
 import { UserRepository } from './users.js';
 
-/** Every aggregate's repository, over one driver. */
+/**
+ * The repositories a transaction hands out: Prisma repositories, whose every statement runs on their driver, so
+ * inside `transaction(fn)` on the transaction's connection. A pool repository is not here, so a statement outside the
+ * transaction does not compile.
+ */
 export interface Repositories {
   readonly accounts: AccountRepository;
   readonly agents: AgentRepository;
   readonly audit: AuditRepository;
-  /** The calls: acceptance, the transition transaction, reads for callctl and the API. */
-  readonly calls: CallRepository;
-  /** The dispatcher's side of the calls: the claim transaction, leases, intents, stale claims, expiries. */
-  readonly claims: ClaimRepository;
-  /** The dashboard's reads of the calls: history, filters, one call's detail. */
-  readonly history: CallHistoryRepository;
-  /** The dashboard's overview: accounts, outcomes, endpoint health. */
-  readonly overview: OverviewRepository;
+  /** Held deliveries released, the operator's replays and resends, the delivery log. */
   readonly deliveries: DeliveryRepository;
   /** The accounts' do-not-call lists. */
   readonly doNotCall: DoNotCallRepository;
@@ -46,17 +46,30 @@ export interface Repositories {
   /** One-time tokens (invitations, password resets). */
   readonly tokens: TokenRepository;
   readonly users: UserRepository;
+}
+
+export interface Storage extends Repositories {
+  /** The Prisma repository and the request path's key lookup and touch (key-lookup.ts). */
+  readonly keys: KeyLookupRepository;
+  /** The Prisma repository and the webhook worker's claims and attempt records (delivery-work.ts). */
+  readonly deliveries: DeliveryWorkRepository;
+  /** The Prisma repository and an import's writes (do-not-call-import.ts). */
+  readonly doNotCall: PooledDoNotCallRepository;
+  /** The calls: acceptance, the transition transaction, reads for callctl and the API. */
+  readonly calls: CallRepository;
+  /** The dispatcher's side of the calls: the claim transaction, leases, intents, stale claims, expiries. */
+  readonly claims: ClaimRepository;
+  /** The dashboard's reads of the calls: history, filters, one call's detail. */
+  readonly history: CallHistoryRepository;
+  /** The dashboard's overview: accounts, outcomes, endpoint health. */
+  readonly overview: OverviewRepository;
   /** NOTIFY outside any transaction. */
   readonly notifications: NotificationRepository;
   /** The dashboard's reads, each taking the viewer's scope (src/domain/tenancy.ts): the one tenancy rule as queries. */
   readonly scoped: ScopedReadRepository;
-}
-
-export interface Storage extends Repositories {
   /**
-   * Runs `fn` in one Prisma interactive transaction: the repositories it is given run their Prisma statements in it.
-   * The hand-written transactions of the hot paths (calls.transition, claims.claimDue) own a pg transaction of their
-   * own and are not for use inside `fn`: a transaction-scoped repository refuses statements on the pool.
+   * Runs `fn` in one Prisma interactive transaction, handing it the Prisma repositories over the transaction's client.
+   * The pool repositories (calls.transition, claims.claimDue, ...) own their transactions and are not in its type.
    * `timeoutMs`: how long `fn` may take (Prisma's default, 5 s, unless a long write such as an import says more).
    */
   transaction<T>(fn: (tx: Repositories) => Promise<T>, options?: { timeoutMs?: number }): Promise<T>;
@@ -68,15 +81,12 @@ export interface Storage extends Repositories {
   readonly waitingCount: number;
 }
 
-function repositories(driver: Driver): Repositories {
+/** The Prisma repositories over the client or a transaction. */
+function repositories(driver: TransactionDriver): Repositories {
   return {
     accounts: new AccountRepository(driver),
     agents: new AgentRepository(driver),
     audit: new AuditRepository(driver),
-    calls: new CallRepository(driver),
-    claims: new ClaimRepository(driver),
-    history: new CallHistoryRepository(driver),
-    overview: new OverviewRepository(driver),
     deliveries: new DeliveryRepository(driver),
     doNotCall: new DoNotCallRepository(driver),
     endpoints: new EndpointRepository(driver),
@@ -85,8 +95,6 @@ function repositories(driver: Driver): Repositories {
     sessions: new SessionRepository(driver),
     tokens: new TokenRepository(driver),
     users: new UserRepository(driver),
-    notifications: new NotificationRepository(driver),
-    scoped: new ScopedReadRepository(driver),
   };
 }
 
@@ -96,21 +104,22 @@ const storages = new WeakMap<PrismaClient, Storage>();
 export function storageOver(prisma: PrismaClient): Storage {
   const existing = storages.get(prisma);
   if (existing) return existing;
-  const driver: Driver = { prisma, pool: sqlPool(prisma) };
+  const driver: PoolDriver = { prisma, pool: sqlPool(prisma) };
   const health = new HealthRepository(driver);
   const storage: Storage = {
     ...repositories(driver),
+    keys: new KeyLookupRepository(driver),
+    deliveries: new DeliveryWorkRepository(driver),
+    doNotCall: new PooledDoNotCallRepository(driver),
+    calls: new CallRepository(driver),
+    claims: new ClaimRepository(driver),
+    history: new CallHistoryRepository(driver),
+    overview: new OverviewRepository(driver),
+    notifications: new NotificationRepository(driver),
+    scoped: new ScopedReadRepository(driver),
     transaction: (fn, options) =>
       prisma.$transaction(
-        (tx) =>
-          fn(
-            repositories({
-              prisma: tx,
-              get pool(): never {
-                throw new Error('a hand-written statement inside Storage.transaction would run outside it');
-              },
-            }),
-          ),
+        (tx) => fn(repositories({ prisma: tx })),
         options?.timeoutMs === undefined ? undefined : { timeout: options.timeoutMs },
       ),
     ping: () => health.ping(),

@@ -1,11 +1,12 @@
 // The one_time_tokens table: set-password, invitation and password-reset links, by digest; single use, until they expire.
+// Prisma Client, and the agency's links lock (an advisory lock) in SQL on the same client.
 import type { TokenPurpose } from '../generated/prisma/enums.js';
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 
 /** The first key of the per-agency lock that serialises counting and making links (two-key form, like call-claims'). */
 const LINKS_LOCK_SPACE = 72707371;
 
-export class TokenRepository extends Repository {
+export class TokenRepository extends PrismaRepository {
   async insertToken(input: {
     userId: string;
     digest: Buffer;

@@ -1,5 +1,5 @@
 // The users table: dashboard people, their password hashes, disabling and enabling. Prisma Client only.
-import { Repository } from './driver.js';
+import { PrismaRepository } from './driver.js';
 
 /** A user as a signed-in request needs them: who, and the account that scopes everything they see. */
 export interface ActiveUser {
@@ -20,7 +20,7 @@ export interface SignInCandidate {
   disabled: boolean;
 }
 
-export class UserRepository extends Repository {
+export class UserRepository extends PrismaRepository {
   /**
    * `email` must be normalized (src/domain/user-email.ts); `agencyId` is the agency at the top of `accountId`. An email
    * taken within the same agency throws a unique violation; other agencies' users do not count.
