@@ -6,8 +6,16 @@ import { CallSearch, nameSearch } from './call-history-search.js';
 import { BY_OWNER, NAME_MERGE_FIRST_MIN, SEARCH_PROBE_WALK_MIN } from './call-history-search-statements.js';
 import { nameOnly, newestFirst, pageParameters, upperBound, wholeScope, type Owners } from './call-history-sql.js';
 import { filterSet, HISTORY, OPTIONAL } from './call-history-walk.js';
-import { PoolRepository, type PoolDriver } from './driver.js';
-import { accountsWhere } from './scope-where.js';
+import { SqlRepository, type PoolDriver } from './driver.js';
+import { accountsSql, scopeValues } from './scope-where.js';
+import { statement } from './statements.js';
+
+// The accounts of an agency's scope ($1, $2: scopeValues) that placed a call at or before $3 (a time or 'infinity'):
+// ownersOf's read, in the pool's own style (a first_call_at that is null is at no time).
+const AGENCY_ACCOUNTS_CALLED = statement(
+  'oct_call_history_agency_accounts',
+  `SELECT a.id FROM accounts a WHERE ${accountsSql('a', 1)} AND a.first_call_at <= $3::timestamptz`,
+);
 
 /** The newest `count` of two pages each newest first (a call in both once), newest first. */
 function mergedNewest(a: CallListRow[], b: CallListRow[], count: number): CallListRow[] {
@@ -25,7 +33,7 @@ function pageOfRows(rows: CallListRow[], limit: number): { calls: CallListRow[];
 }
 
 /** A page of the Calls list, and a call found by its id in it. */
-export class CallList extends PoolRepository {
+export class CallList extends SqlRepository {
   private readonly search: CallSearch;
 
   constructor(driver: PoolDriver) {
@@ -132,14 +140,9 @@ export class CallList extends PoolRepository {
   ): Promise<Owners> {
     if ('accountIds' in accounts || (filters.agentId === null && filters.numberPrefix === null))
       return wholeScope(accounts);
-    const rows = await this.prisma.account.findMany({
-      where: {
-        AND: [
-          accountsWhere({ accountId: accounts.agencyId, kind: 'agency' }),
-          { firstCallAt: upper.at === 'infinity' ? { not: null } : { not: null, lte: upper.at } },
-        ],
-      },
-      select: { id: true },
+    const { rows } = await this.pool.query<{ id: string }>({
+      ...AGENCY_ACCOUNTS_CALLED,
+      values: [...scopeValues({ accountId: accounts.agencyId, kind: 'agency' }), upper.at],
     });
     return { column: 'account_id', ids: rows.map((r) => r.id) };
   }

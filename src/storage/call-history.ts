@@ -1,11 +1,12 @@
 // The dashboard's reads of call history: a page of the calls of the accounts a viewer manages (newest first, keyset on
 // (created_at, id), filtered: call-history-list.ts, and its searches: call-history-search.ts), and one call with its
-// events and its webhook deliveries and their attempts (call-history-detail.ts). Read-only, on the pool: the list's
-// statements are hand-written for their plans (each says why), the detail reads through Prisma Client.
+// events and its webhook deliveries and their attempts (call-history-detail.ts, Prisma Client) beside the list's
+// per-call extras (call-history-extras.ts). Read-only; the list's statements are hand-written for their plans.
 import type { Call } from '../generated/prisma/client.js';
 import type { CallStatus, FailureReason } from '../../schemas/vocabulary.js';
 import type { Scope } from '../domain/tenancy.js';
 import { CallDetailReads } from './call-history-detail.js';
+import { CallExtras } from './call-history-extras.js';
 import { CallList } from './call-history-list.js';
 import type { PoolDriver } from './driver.js';
 
@@ -97,10 +98,12 @@ export interface CallListRow {
 export class CallHistoryRepository {
   private readonly list: CallList;
   private readonly detail: CallDetailReads;
+  private readonly extras: CallExtras;
 
   constructor(driver: PoolDriver) {
     this.list = new CallList(driver);
     this.detail = new CallDetailReads(driver);
+    this.extras = new CallExtras(driver);
   }
 
   /** A page of the calls of `accounts`, newest first, and the next page's cursor (CallList.listCallHistory). */
@@ -115,16 +118,16 @@ export class CallHistoryRepository {
 
   /** The value of one metadata key of each of the calls `ids` (absent keys left out), as JSON values. */
   metadataValues(ids: string[], key: string) {
-    return this.detail.metadataValues(ids, key);
+    return this.extras.metadataValues(ids, key);
   }
 
   /** For each of the calls `ids`, its place in its account's line of waiting calls (1 is dialled next). */
   queuePositions(ids: string[], now: Date) {
-    return this.detail.queuePositions(ids, now);
+    return this.extras.queuePositions(ids, now);
   }
 
   /** One call with its account, agent, events (oldest first), deliveries and their attempts; null when none. */
   findCallDetail(callId: string) {
-    return this.detail.findCallDetail(callId);
+    return this.detail.findCallDetail(callId, this.extras.metadataText(callId));
   }
 }

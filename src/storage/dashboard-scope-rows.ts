@@ -1,7 +1,8 @@
 // What the dashboard's scoped reads (dashboard-scope.ts) return and read with: the account and agent rows, Prisma's
-// selects for them, and the two statements hand-written for their plans (each says why).
+// selects for them, and the two statements hand-written for their plans (each says why), run on the pool.
 import type { Scope } from '../domain/tenancy.js';
 import { likeLiteral, startsWithInAnyCase } from './like.js';
+import { SqlRepository } from './driver.js';
 import { ownedByKindSql } from './scope-where.js';
 import { statement, type Statement } from './statements.js';
 
@@ -106,4 +107,21 @@ export interface ByIdRow extends Omit<ScopeAgent, 'maxAttempts'> {
   agencyId: string | null;
   maxAttempts: number | null;
   kind: ScopeAccount['kind'] | null;
+}
+
+/** The scoped reads' two statements on the pool. */
+export class ScopeStatements extends SqlRepository {
+  /** AGENTS_BY_NAME of a scope of `kind`: its account, only usable ones, at most `limit` (null: all). */
+  async agentsByName(kind: Scope['kind'], accountId: string, onlyUsable: boolean, limit: number | null) {
+    const { rows } = await this.pool.query<ScopeAgent>({
+      ...AGENTS_BY_NAME[kind],
+      values: [accountId, onlyUsable, limit],
+    });
+    return rows;
+  }
+
+  /** BY_ID's rows for the agents `agentIds` and the accounts `accountIds`, whoever's they are. */
+  async byId(agentIds: string[], accountIds: string[]): Promise<ByIdRow[]> {
+    return (await this.pool.query<ByIdRow>({ ...BY_ID, values: [agentIds, accountIds] })).rows;
+  }
 }

@@ -1,7 +1,8 @@
 // The dashboard's reads, each taking the viewer's Scope (src/domain/tenancy.ts): the accounts, agents, users, calls
 // and audit entries a viewer may see. An object outside the scope is read as absent (null), so a page answers 404
 // for another tenant's object exactly as for a missing one. The scope's rule is `inScope`; `accountsWhere` and
-// `ownedWhere` (scope-where.ts) are that rule as a query.
+// `ownedWhere` (scope-where.ts) are that rule as a query. Prisma Client, beside the two statements of
+// dashboard-scope-rows.ts on the pool: in Storage only, never in a transaction's type.
 import { canonicalUuid, isUuid } from '../../schemas/uuid.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { CallStatus } from '../generated/prisma/enums.js';
@@ -12,15 +13,13 @@ import { startsWithInAnyCase } from './like.js';
 import type { ListPage, PageWanted } from './paging.js';
 import { AuditRepository, type AuditCursor } from './audit.js';
 import { CallHistoryRepository, type CallDetail } from './call-history.js';
-import { PoolRepository, type PoolDriver } from './driver.js';
+import { PrismaRepository, type PoolDriver } from './driver.js';
 import {
   ACCOUNT_SELECT,
   AGENT_SELECT,
-  AGENTS_BY_NAME,
-  BY_ID,
   scopeAgent,
+  ScopeStatements,
   wholeNameFirst,
-  type ByIdRow,
   type ScopeAccount,
   type ScopeAgent,
 } from './dashboard-scope-rows.js';
@@ -30,12 +29,13 @@ import { UserRepository } from './users.js';
 export type { ScopeAccount, ScopeAgent } from './dashboard-scope-rows.js';
 
 /** The dashboard's reads, each within a viewer's scope. */
-export class ScopedReadRepository extends PoolRepository {
+export class ScopedReadRepository extends PrismaRepository {
   private readonly accounts: AccountRepository;
   private readonly agents: AgentRepository;
   private readonly audit: AuditRepository;
   private readonly history: CallHistoryRepository;
   private readonly users: UserRepository;
+  private readonly statements: ScopeStatements;
 
   constructor(driver: PoolDriver) {
     super(driver);
@@ -44,6 +44,7 @@ export class ScopedReadRepository extends PoolRepository {
     this.audit = new AuditRepository(driver);
     this.history = new CallHistoryRepository(driver);
     this.users = new UserRepository(driver);
+    this.statements = new ScopeStatements(driver);
   }
 
   /** The accounts of `scope`, its own first, then the clients by name. */
@@ -132,11 +133,7 @@ export class ScopedReadRepository extends PoolRepository {
    * separately, by a list of ids that PostgreSQL, past a few dozen, answers by reading every tenant's account.
    */
   async listAgentsInScope(scope: Scope, limit?: number, { onlyUsable = false } = {}): Promise<ScopeAgent[]> {
-    const { rows } = await this.pool.query<ScopeAgent>({
-      ...AGENTS_BY_NAME[scope.kind],
-      values: [scope.accountId, onlyUsable, limit ?? null],
-    });
-    return rows;
+    return this.statements.agentsByName(scope.kind, scope.accountId, onlyUsable, limit ?? null);
   }
 
   /**
@@ -144,11 +141,7 @@ export class ScopedReadRepository extends PoolRepository {
    * (`onlyUsable` leaves out archived ones). The statement of a client's scope, whose agents are its own.
    */
   async listOwnAgents(accountId: string, limit: number, { onlyUsable = false } = {}): Promise<ScopeAgent[]> {
-    const { rows } = await this.pool.query<ScopeAgent>({
-      ...AGENTS_BY_NAME.client,
-      values: [accountId, onlyUsable, limit],
-    });
-    return rows;
+    return this.statements.agentsByName('client', accountId, onlyUsable, limit);
   }
 
   /** The agents of `scope` among `ids`, with their owner's name (others' and missing ones left out). */
@@ -171,10 +164,7 @@ export class ScopedReadRepository extends PoolRepository {
   ): Promise<{ agents: ScopeAgent[]; accounts: ScopeAccount[] }> {
     const found: { agents: ScopeAgent[]; accounts: ScopeAccount[] } = { agents: [], accounts: [] };
     if (ids.agentIds.length === 0 && ids.accountIds.length === 0) return found;
-    const { rows } = await this.pool.query<ByIdRow>({
-      ...BY_ID,
-      values: [[...new Set(ids.agentIds)], [...new Set(ids.accountIds)]],
-    });
+    const rows = await this.statements.byId([...new Set(ids.agentIds)], [...new Set(ids.accountIds)]);
     for (const { row, agencyId, kind, ...r } of rows) {
       if (!inScope(scope, { id: r.accountId, agencyId })) continue;
       if (row === 'account') found.accounts.push({ id: r.id, name: r.name, kind: kind! });

@@ -49,17 +49,3 @@ export abstract class SqlRepository {
     return inTransaction(this.sqlDriver.pool, work);
   }
 }
-
-/**
- * A pool repository that also reads through the pool's client where Prisma expresses the read (a call's detail,
- * accounts by name): the dashboard's read models and the calls, none of them ever in a caller's transaction.
- */
-export abstract class PoolRepository extends SqlRepository {
-  constructor(private readonly poolDriver: PoolDriver) {
-    super(poolDriver);
-  }
-
-  protected get prisma(): PrismaClient {
-    return this.poolDriver.prisma;
-  }
-}
