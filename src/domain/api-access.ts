@@ -1,6 +1,6 @@
 // The API-access rule, written once: a key works when its account's switch is on, its agency's switch too (an
 // agency's switch covers its clients), and the agency is on the plan that includes the API. The key lookup
-// (src/storage/keys.ts), the access plugin and the dashboard all decide with these functions. Who may turn a switch:
+// (src/storage/key-lookup.ts), the access plugin and the dashboard all decide with these functions. Who may turn a switch:
 // whoever manages the account (src/domain/tenancy.ts), its own or, for an agency user, a client's.
 
 /** The plan that includes API access (a client has its agency's plan). */

@@ -15,7 +15,7 @@ import type { DeliveryWorkerOptions } from './delivery-worker-options.js';
 
 export type { DeliveryWorkerOptions } from './delivery-worker-options.js';
 
-/** The claim ranks at most this many due deliveries (CLAIM_DELIVERIES in src/storage/deliveries.ts). */
+/** The claim ranks at most this many due deliveries (CLAIM_DELIVERIES in src/storage/delivery-work.ts). */
 const CLAIM_WINDOW = 1000;
 /**
  * A claim reads every due delivery at least this often; in between (woken for new deliveries) it reads those due
