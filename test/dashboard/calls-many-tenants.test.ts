@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { FILTER_MENU_MAX } from '../../src/routes/dashboard/calls.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
 import { insertCalls } from './call-fixtures.js';
@@ -72,7 +72,7 @@ async function loneAgencies(count: number): Promise<void> {
 
 /** `count` calls of `tenant`, a minute old, named `name`. */
 async function namedCalls(tenant: Tenant, count: number, name: string): Promise<string[]> {
-  const ids = await insertCalls(app.prisma, {
+  const ids = await insertCalls(prismaOf(app), {
     accountId: tenant.accountId,
     agentId: tenant.agentId,
     count,
@@ -102,26 +102,26 @@ beforeAll(async () => {
   let url: string;
   ({ client: db, url } = await clientReportingPlans(capture));
   ({ app } = await buildTestApp({ databaseUrl: url, env: DASHBOARD_ENV }));
-  agency = await createTenant(app.prisma);
+  agency = await createTenant(app.storage);
   await quietClients(QUIET, 1);
   // Busy clients, each with its agent: a page of their calls names several agents, as a page would.
   busyCalls = [];
   adaCalls = [];
   for (let i = 1; i <= BUSY; i++) {
-    const busy = await createClientTenant(app.prisma, agency.accountId);
-    await app.prisma.account.update({ where: { id: busy.accountId }, data: { name: `Zulu Busy ${i}` } });
+    const busy = await createClientTenant(app.storage, agency.accountId);
+    await prismaOf(app).account.update({ where: { id: busy.accountId }, data: { name: `Zulu Busy ${i}` } });
     const ada = await namedCalls(busy, 1, 'Ada Lovelace');
     adaCalls.push(...ada);
     busyCalls.push(...ada, ...(await namedCalls(busy, 1, 'Grace Hopper')));
   }
-  const other = await createTenant(app.prisma);
-  const otherClient = await createClientTenant(app.prisma, other.accountId);
+  const other = await createTenant(app.storage);
+  const otherClient = await createClientTenant(app.storage, other.accountId);
   otherCalls = await namedCalls(otherClient, 2, 'Ada Byron');
   await otherTenants(OTHER_AGENCIES);
   await loneAgencies(10 * OTHER_AGENCIES);
   // What autovacuum would have done by then.
   await db.query('VACUUM ANALYZE');
-  await createUserWithPassword(app.prisma, agency.accountId, 'agency@tenants.example');
+  await createUserWithPassword(app.storage, agency.accountId, 'agency@tenants.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('agency@tenants.example')).status).toBe(303);
 }, 120_000);

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
 import { agentOf, insertCalls } from './call-fixtures.js';
@@ -61,14 +61,14 @@ async function live(accountId: string, statuses: ('dialing' | 'initiated')[]): P
      SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+14155552671', '+14155550100', '{}'::json, s::call_status, $4,
             $4::timestamptz + interval '1 day', $4, $4
        FROM unnest($3::text[]) AS s`,
-    [accountId, await agentOf(app.prisma, accountId), statuses, clock.now],
+    [accountId, await agentOf(prismaOf(app), accountId), statuses, clock.now],
   );
 }
 
 /** Calls of `accountId` that ended today (the clock's), `status`. */
 async function ended(accountId: string, count: number, status: 'completed' | 'failed'): Promise<void> {
-  const agentId = await agentOf(app.prisma, accountId);
-  await insertCalls(app.prisma, {
+  const agentId = await agentOf(prismaOf(app), accountId);
+  await insertCalls(prismaOf(app), {
     accountId,
     agentId,
     count,
@@ -96,7 +96,7 @@ beforeAll(async () => {
   let url: string;
   ({ client: db, url } = await clientReportingPlans(capture));
   ({ app } = await buildTestApp({ databaseUrl: url, env: DASHBOARD_ENV, clock: () => clock.now }));
-  agency = await createTenant(app.prisma);
+  agency = await createTenant(app.storage);
   await clients(agency.accountId, 'Quiet ', QUIET);
   // Named to come after every quiet client: only what they have to show can put them on the page.
   const [busyA, busyB, busyC, disabled] = await Promise.all(
@@ -110,7 +110,7 @@ beforeAll(async () => {
   const { rows } = await db.query<{ id: string }>(`SELECT id FROM accounts WHERE name = 'Quiet 0002'`);
   await endpoint(rows[0]!.id, true);
   // Other agencies, one with a client busier than any of the agency's.
-  const other = await createTenant(app.prisma);
+  const other = await createTenant(app.storage);
   const otherBusy = await client(other.accountId, 'Zulu Other');
   await live(otherBusy, ['dialing', 'dialing', 'initiated']);
   await ended(otherBusy, 5, 'failed');
@@ -125,7 +125,7 @@ beforeAll(async () => {
   );
   // What autovacuum would have done by then.
   await db.query('VACUUM ANALYZE');
-  await createUserWithPassword(app.prisma, agency.accountId, 'agency@quiet.example');
+  await createUserWithPassword(app.storage, agency.accountId, 'agency@quiet.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('agency@quiet.example')).status).toBe(303);
 }, 120_000);

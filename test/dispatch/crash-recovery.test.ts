@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createPrisma } from '../../src/storage/database.js';
 import { freshDatabase, storageOf } from '../helpers/database.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { buildTestApp, closeTestApp } from '../helpers/app.js';
+import { buildTestApp, closeTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { httpsRequest, startServer } from '../helpers/server-process.js';
@@ -263,7 +263,7 @@ describe('simulated calls across a restart', () => {
     const t0 = new Date('2054-11-21T10:00:00.000Z');
     let firstClock = t0;
     const first = await buildTestApp({ env, clock: () => firstClock });
-    const tenant = await createTenant(first.app.prisma);
+    const tenant = await createTenant(first.app.storage);
     await setWebhook(first.app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
       allowPrivate: false,
       now: new Date(),
@@ -280,7 +280,9 @@ describe('simulated calls across a restart', () => {
     const busy = callIdOf(await trigger(first.app, tenant.key, { phone_number: '+15005550001' }));
     await first.app.dispatcher!.settle();
     const byId = async () =>
-      new Map((await first.app.prisma.call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]));
+      new Map(
+        (await prismaOf(first.app).call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]),
+      );
     const before = await byId();
     expect(before.get(talking)).toMatchObject({ status: 'in_progress', answeredAt: new Date(t0.getTime() + RING_MS) });
     expect(before.get(ringing)).toMatchObject({ status: 'dialing', startedAt: t1 });
@@ -296,7 +298,10 @@ describe('simulated calls across a restart', () => {
     await later.app.dispatcher!.settle();
     const calls = new Map(
       (
-        await later.app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { deliveries: true } })
+        await prismaOf(later.app).call.findMany({
+          where: { accountId: tenant.accountId },
+          include: { deliveries: true },
+        })
       ).map((c) => [c.id, c]),
     );
     expect(calls.get(talking)).toMatchObject({

@@ -3,7 +3,7 @@
 // the agent's zone as it is when due; a call stored before calls had a zone (timezone null) uses the agent's.
 import { describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/admin/agents.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
@@ -13,7 +13,7 @@ describe("the claim reads the window in the call's zone", () => {
   it("country and request zones stay the call's; source agent and legacy calls follow the agent's zone live", async () => {
     let now = new Date('2054-11-23T00:00:00Z'); // Monday: 09:00 in Tokyo, 01:00 in Paris, 19:00 (Sunday) in New York
     const { app } = await buildTestApp({ clock: () => now, env: FAST });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const agentIn = async (windowTimezone: 'agent' | 'recipient') => {
       const { id } = await createAgent(app.storage, {
         accountId: tenant.accountId,
@@ -24,7 +24,7 @@ describe("the claim reads the window in the call's zone", () => {
         outsideWindow: 'queue',
         now: app.now(),
       });
-      await app.prisma.agent.update({ where: { id }, data: { windowTimezone } });
+      await prismaOf(app).agent.update({ where: { id }, data: { windowTimezone } });
       return id;
     };
     const agentZone = await agentIn('agent');
@@ -37,7 +37,7 @@ describe("the claim reads the window in the call's zone", () => {
     const country = await scheduled({ agent_id: calleeZone, phone_number: '+33142685300' });
     const requested = await scheduled({ agent_id: calleeZone, recipient_timezone: 'America/New_York' });
     const legacy = (
-      await app.prisma.call.create({
+      await prismaOf(app).call.create({
         data: {
           accountId: tenant.accountId,
           agentId: calleeZone,
@@ -48,19 +48,19 @@ describe("the claim reads the window in the call's zone", () => {
         },
       })
     ).id;
-    const call = (id: string) => app.prisma.call.findUniqueOrThrow({ where: { id } });
+    const call = (id: string) => prismaOf(app).call.findUniqueOrThrow({ where: { id } });
     expect(await call(followsAgent)).toMatchObject({ timezone: 'Asia/Tokyo', timezoneSource: 'agent' });
     expect(await call(country)).toMatchObject({ timezone: 'Europe/Paris', timezoneSource: 'country' });
     expect(await call(requested)).toMatchObject({ timezone: 'America/New_York', timezoneSource: 'request' });
     expect(await call(legacy)).toMatchObject({ timezone: null, timezoneSource: null });
 
     // Due at at1, as if accepted under other windows: the claim alone decides by the window.
-    await app.prisma.call.updateMany({
+    await prismaOf(app).call.updateMany({
       where: { id: { in: [country, requested] } },
       data: { notBefore: new Date(at1) },
     });
     // The operator moves the first agent to Paris while its call waits.
-    await app.prisma.agent.update({ where: { id: agentZone }, data: { timezone: 'Europe/Paris' } });
+    await prismaOf(app).agent.update({ where: { id: agentZone }, data: { timezone: 'Europe/Paris' } });
 
     now = new Date(at1);
     await app.dispatcher!.settle();

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR } from '../../src/admin/accounts.js';
 import { addToDoNotCall, removeFromDoNotCall } from '../../src/admin/do-not-call.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
@@ -22,19 +22,19 @@ beforeAll(async () => {
     env: { MAX_QUEUED_CALLS: '3' },
     clock: () => new Date('2054-11-25T12:00:00Z'),
   }));
-  t.agency = await createTenant(app.prisma);
-  t.client = await createClientTenant(app.prisma, t.agency.accountId);
-  t.sibling = await createClientTenant(app.prisma, t.agency.accountId);
-  t.other = await createTenant(app.prisma);
+  t.agency = await createTenant(app.storage);
+  t.client = await createClientTenant(app.storage, t.agency.accountId);
+  t.sibling = await createClientTenant(app.storage, t.agency.accountId);
+  t.other = await createTenant(app.storage);
 });
 
 const list = (tenant: Tenant, phoneNumber: string) =>
   addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR, now: app.now() });
 const unlist = (tenant: Tenant, phoneNumber: string) =>
   removeFromDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR, now: app.now() });
-const callsTo = (phoneNumber: string) => app.prisma.call.count({ where: { phoneNumber } });
+const callsTo = (phoneNumber: string) => prismaOf(app).call.count({ where: { phoneNumber } });
 const waitingOf = async (tenant: Tenant) =>
-  (await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls;
+  (await prismaOf(app).account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls;
 
 describe("the trigger refuses a number on the call's account's or its agency's list", () => {
   it("an agency's list: the agency's own calls and every client's are refused; another agency's are not", async () => {
@@ -81,7 +81,7 @@ describe("the trigger refuses a number on the call's account's or its agency's l
 
 describe('its place among the checks', () => {
   it('comes after the number format and the calling window, before the full queue', async () => {
-    const closed = await createTenant(app.prisma, { windows: ['daily 09:00-10:00'], outsideWindow: 'reject' });
+    const closed = await createTenant(app.storage, { windows: ['daily 09:00-10:00'], outsideWindow: 'reject' });
     await list(closed, '+14155550104');
     expect((await trigger(app, closed.key, { phone_number: '+14155550104' })).json()).toEqual({
       success: false,
@@ -92,7 +92,7 @@ describe('its place among the checks', () => {
       error: 'Invalid phone number format',
     });
 
-    const full = await createTenant(app.prisma);
+    const full = await createTenant(app.storage);
     for (let i = 0; i < 3; i++)
       expect((await trigger(app, full.key, { phone_number: '+14155550105' })).statusCode).toBe(200);
     expect((await trigger(app, full.key, { phone_number: '+14155550106' })).statusCode).toBe(429);
