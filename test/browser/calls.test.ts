@@ -24,7 +24,7 @@ import {
 } from './browser.js';
 import { storageOf } from '../helpers/database.js';
 import { createClient } from '../../src/admin/accounts.js';
-import { insertCalls } from '../dashboard/call-fixtures.js';
+import { insertCalls } from '../helpers/seed.js';
 
 const available = chromiumAvailable();
 const HOSTILE = `<script>alert('meta')</script><img src=x onerror=alert(3)>`;

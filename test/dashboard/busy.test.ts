@@ -8,8 +8,8 @@ import { REQUEST_POOL } from '../../src/storage/database.js';
 import { BUSY_MESSAGE, BUSY_RETRY_AFTER_SECONDS, USER_IN_FLIGHT_MAX } from '../../plugins/dashboard/busy.js';
 import { buildTestApp, prismaOf, poolsOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
-import { insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor, type Answer } from './helpers.js';
+import { insertCalls } from '../helpers/seed.js';
 
 let app: App;
 let databaseUrl: string;

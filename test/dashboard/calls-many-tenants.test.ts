@@ -11,8 +11,8 @@ import { FILTER_MENU_MAX } from '../../src/routes/dashboard/calls.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
-import { insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, pageWithPlans, Visitor } from './helpers.js';
+import { insertCalls } from '../helpers/seed.js';
 
 /** The agency's clients that never had a call, each with an agent: more than a menu lists. */
 const QUIET = 1_000;

@@ -8,8 +8,8 @@ import type { App } from '../../src/app.js';
 import { SEARCH_CANDIDATES_MAX } from '../../src/storage/call-history.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { insertCalls } from '../helpers/seed.js';
 
 let app: App;
 const tenants = {} as Record<'A' | 'A1' | 'B', Tenant>;

@@ -11,8 +11,8 @@ import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtur
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
-import { insertCalls, insertFailedDelivery } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { insertCalls, insertFailedDelivery } from '../helpers/seed.js';
 
 const FAST = {
   ...DASHBOARD_ENV,

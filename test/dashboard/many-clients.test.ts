@@ -12,8 +12,8 @@ import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { PlanCapture } from '../helpers/plan-capture.js';
-import { insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
+import { insertCalls } from '../helpers/seed.js';
 
 let app: App;
 let agency: Tenant;

@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
-import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { createTenant, type Tenant, agentOf } from '../helpers/fixtures.js';
 import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
-import { agentOf, insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, pageWithPlans, Visitor } from './helpers.js';
+import { insertCalls } from '../helpers/seed.js';
 
 /** The agency's clients that never had a call. */
 const QUIET = 1_000;

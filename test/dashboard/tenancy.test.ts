@@ -10,9 +10,9 @@ import { createUser } from '../../src/admin/users.js';
 import type { App } from '../../src/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 import { buildProbeApp } from './probe-app.js';
-import { agentOf, insertCalls, insertWaitingCall } from './call-fixtures.js';
-import { insertFailedDelivery } from './call-fixtures.js';
 import { prismaOf } from '../helpers/app.js';
+import { agentOf } from '../helpers/fixtures.js';
+import { insertCalls, insertWaitingCall, insertFailedDelivery } from '../helpers/seed.js';
 
 type Tenant = 'A' | 'A1' | 'A2' | 'B';
 /**

@@ -15,9 +15,10 @@ import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp, closeTestApp, prismaOf } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { createTenant, waitingCallNobodyAnnounced } from '../helpers/fixtures.js';
+import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
+import { waitingCallNobodyAnnounced } from '../helpers/seed.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
 

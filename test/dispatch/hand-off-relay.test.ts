@@ -16,8 +16,9 @@ import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
 import { ACCEPTED_PREFIX, CALLS_CHANNEL } from '../../src/storage/channels.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { redisUrl } from '../helpers/database.js';
-import { createTenant, waitingCallNobodyAnnounced } from '../helpers/fixtures.js';
+import { createTenant } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait.js';
+import { waitingCallNobodyAnnounced } from '../helpers/seed.js';
 
 /** A connected client of `url` (the process's kind: fails fast, never queues), disconnected after the test. */
 async function connected(url: string): Promise<Redis> {

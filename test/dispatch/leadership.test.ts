@@ -11,8 +11,9 @@ import type { App } from '../../src/app.js';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
-import { createTenant, waitingCallNobodyAnnounced } from '../helpers/fixtures.js';
+import { createTenant } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait.js';
+import { waitingCallNobodyAnnounced } from '../helpers/seed.js';
 
 const MAX_ACTIVE = 3;
 

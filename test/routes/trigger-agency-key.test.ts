@@ -6,8 +6,9 @@ import type { App } from '../../src/app.js';
 import { OPERATOR } from '../../src/admin/accounts.js';
 import { addToDoNotCall } from '../../src/admin/do-not-call.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
-import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
+import { createClientTenant, createTenant, type Tenant, makeDefaultAgent } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAccount } from '../helpers/seed.js';
 
 let app: App;
 let agency: Tenant;
@@ -65,7 +66,7 @@ describe("an agency key on its client's agent", () => {
 
   it("never uses a client's agent without agent_id, even when an old row makes it the agency's default", async () => {
     // A default picked before the rule (migration 20261201160005 clears such rows; this one is written after it).
-    await prismaOf(app).account.update({ where: { id: agency.accountId }, data: { defaultAgentId: client.agentId } });
+    await forceAccount(prismaOf(app), agency.accountId, { defaultAgentId: client.agentId });
     const before = await prismaOf(app).call.count();
     const res = await trigger(app, agency.key, { phone_number: '+14155550421' });
     expect([res.statusCode, res.json()]).toEqual([
@@ -73,7 +74,7 @@ describe("an agency key on its client's agent", () => {
       { success: false, error: 'No agent specified and no default agent configured' },
     ]);
     expect(await prismaOf(app).call.count()).toBe(before);
-    await prismaOf(app).account.update({ where: { id: agency.accountId }, data: { defaultAgentId: agency.agentId } });
+    await makeDefaultAgent(app.storage, agency.accountId, agency.agentId);
     const ok = await trigger(app, agency.key, { phone_number: '+14155550421' });
     expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(ok) } })).agentId).toBe(agency.agentId);
   });

@@ -9,6 +9,7 @@ import { API_ACCESS_CASES, caseName, verdictOf } from '../helpers/api-access-tab
 import { createClientTenant, createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
 import type { ErrorResponse, TriggerResponse } from '../helpers/json.js';
 import { callIdOf, TRIGGER_URL, trigger } from '../helpers/trigger.js';
+import { runSql } from '../helpers/seed.js';
 
 let app: App;
 let tenant: Tenant;
@@ -376,7 +377,7 @@ describe('every error is the JSON envelope', () => {
   it('500 hides the cause', async () => {
     const { app: broken } = await buildTestApp();
     const t = await createTenant(broken.storage);
-    await prismaOf(broken).$executeRawUnsafe('ALTER TABLE calls RENAME COLUMN from_number TO from_number_gone');
+    await runSql(prismaOf(broken), 'ALTER TABLE calls RENAME COLUMN from_number TO from_number_gone');
     const res = await trigger(broken, t.key);
     expect([res.statusCode, res.json()]).toEqual([500, error('Internal server error')]);
     expect(res.body).not.toMatch(/from_number|column|prisma|at /i);

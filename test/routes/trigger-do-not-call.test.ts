@@ -10,6 +10,7 @@ import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { seedDoNotCallNumbers } from '../helpers/seed.js';
 
 let app: App;
 let databaseUrl: string;
@@ -122,12 +123,7 @@ describe('a long list', () => {
     await db.connect();
     try {
       // Set-based, as bench/ seeds it; then ANALYZE so the planner knows the table is large.
-      await db.query(
-        `INSERT INTO do_not_call_entries (id, account_id, phone_number, reason, added_by)
-         SELECT gen_random_uuid(), $1, '+1202' || lpad(n::text, 7, '0'), NULL, 'seed'
-           FROM generate_series(1, 100000) AS n`,
-        [t.agency.accountId],
-      );
+      await seedDoNotCallNumbers(prismaOf(app), t.agency.accountId, 100_000);
       await db.query('ANALYZE do_not_call_entries');
       const { rows } = await db.query<{ 'QUERY PLAN': string }>(
         `EXPLAIN SELECT 1 FROM do_not_call_entries WHERE account_id IN ($1::uuid, $2::uuid) AND phone_number = $3`,

@@ -7,6 +7,7 @@ import { createAgent } from '../../src/admin/agents.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAgent } from '../helpers/seed.js';
 
 let app: App;
 let tenant: Tenant;
@@ -40,7 +41,7 @@ async function agent(
     outsideWindow,
     now: app.now(),
   });
-  await prismaOf(app).agent.update({ where: { id }, data: { windowTimezone } });
+  await forceAgent(prismaOf(app), id, { windowTimezone });
   return id;
 }
 
@@ -81,7 +82,7 @@ describe('which zone a call gets, and why', () => {
 
   it('the default agent, read with the key, carries its window_timezone (no query of its own)', async () => {
     const own = await createTenant(app.storage, { timezone: 'Asia/Tokyo' });
-    await prismaOf(app).agent.update({ where: { id: own.agentId }, data: { windowTimezone: 'recipient' } });
+    await forceAgent(prismaOf(app), own.agentId, { windowTimezone: 'recipient' });
     const call = await stored(await trigger(app, own.key, { phone_number: '+33142685300' }));
     expect(call).toMatchObject({ agentId: own.agentId, timezone: 'Europe/Paris', timezoneSource: 'country' });
   });
