@@ -190,8 +190,17 @@ export function forceAccount(prisma: PrismaClient, id: string, data: Prisma.Acco
  * An endpoint's state as the delivery worker keeps it (failures in a row, held or disabled since a time, a target the
  * SSRF guard would refuse today): a test that starts from a worker's history.
  */
-export function forceEndpoint(prisma: PrismaClient, id: string, data: Prisma.WebhookEndpointUncheckedUpdateInput) {
-  return prisma.webhookEndpoint.update({ where: { id }, data });
+export function forceEndpoint(
+  prisma: PrismaClient,
+  where: Prisma.WebhookEndpointWhereUniqueInput,
+  data: Prisma.WebhookEndpointUncheckedUpdateInput,
+) {
+  return prisma.webhookEndpoint.update({ where, data });
+}
+
+/** An account whose endpoint is gone after it was set (no admin function removes one; the account keeps its calls). */
+export function deleteEndpoint(prisma: PrismaClient, accountId: string) {
+  return prisma.webhookEndpoint.delete({ where: { accountId } });
 }
 
 /** Deliveries put in a state only the worker or time reaches (due in the past, claimed, failed after attempts). */
@@ -201,6 +210,11 @@ export function forceDeliveries(
   data: Prisma.WebhookDeliveryUncheckedUpdateManyInput,
 ) {
   return prisma.webhookDelivery.updateMany({ where, data });
+}
+
+/** One delivery as forceDeliveries does; returns the row as it now is. */
+export function forceDelivery(prisma: PrismaClient, id: string, data: Prisma.WebhookDeliveryUncheckedUpdateInput) {
+  return prisma.webhookDelivery.update({ where: { id }, data });
 }
 
 /** A delivery row as written (the worker's history of a call event): `data` says its status and attempts. */

@@ -18,6 +18,7 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAgent } from '../helpers/seed.js';
 
 /** Friday 18:30 in New York: the office-hours window is shut until Monday, so accepted calls wait. */
 const FRIDAY_EVENING = new Date('2054-11-27T23:30:00Z');
@@ -114,20 +115,14 @@ describe('a call that ended before any dial', () => {
     const callId = await call('+14155550203');
     await at(FRIDAY_EVENING);
     // Its time to live (2 hours) counts from Monday's opening; the window then moves to Wednesdays, so it still waits.
-    await prismaOf(app).agent.update({
-      where: { id: agentId },
-      data: { callingWindows: [{ days: [3], start: '09:00', end: '17:00' }] },
-    });
+    await forceAgent(prismaOf(app), agentId, { callingWindows: [{ days: [3], start: '09:00', end: '17:00' }] });
     await at(new Date('2054-11-30T17:00:00Z'));
     await expectEndedBeforeDial(app, callId, 'expired');
   });
 
   it('a call that ends while it waits for a retry names the attempt it last dialled, not the one it waited for', async () => {
     const { app, tenant, at } = await setUp();
-    await prismaOf(app).agent.update({
-      where: { id: tenant.agentId },
-      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] },
-    });
+    await forceAgent(prismaOf(app), tenant.agentId, { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] });
     const callId = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
     await at(FRIDAY_EVENING);
     await at(new Date(FRIDAY_EVENING.getTime() + 30));

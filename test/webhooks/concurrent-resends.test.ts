@@ -12,6 +12,7 @@ import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from '../dashboard/helpers.js';
+import { forceDeliveries } from '../helpers/seed.js';
 
 /** How a resend that lost the race is answered: the delivery is pending again, sent once. */
 const TOLD =
@@ -51,7 +52,7 @@ async function failedDeliveries(n: number): Promise<string[]> {
   }
   await app.deliveryWorker!.settle();
   const where = { callId: { in: calls } };
-  await prismaOf(app).webhookDelivery.updateMany({ where, data: { status: 'failed', completedAt: app.now() } });
+  await forceDeliveries(prismaOf(app), where, { status: 'failed', completedAt: app.now() });
   receiver.respond = () => ({ status: 204 });
   return (await prismaOf(app).webhookDelivery.findMany({ where, select: { id: true } })).map((d) => d.id);
 }

@@ -13,6 +13,7 @@ import { createTenant } from '../helpers/fixtures.js';
 import { match } from '../helpers/matchers.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceEndpoint, insertDeliveryRow } from '../helpers/seed.js';
 
 interface Setup {
   app: App;
@@ -228,10 +229,11 @@ describe('SSRF', () => {
     const s = await setup({ allowPrivate: false });
     const delivery = await event(s);
     // As if the name had resolved to a public address when it was set: 'localhost' resolves to 127.0.0.1 now.
-    await prismaOf(s.app).webhookEndpoint.update({
-      where: { id: delivery.endpointId },
-      data: { url: s.receiver.url.replace('127.0.0.1', 'localhost') },
-    });
+    await forceEndpoint(
+      prismaOf(s.app),
+      { id: delivery.endpointId },
+      { url: s.receiver.url.replace('127.0.0.1', 'localhost') },
+    );
     await s.app.deliveryWorker!.settle();
     const d = await reload(s, delivery.id);
     expect(s.receiver.received).toHaveLength(0);
@@ -276,16 +278,14 @@ describe('isolation and crashes', () => {
       where: { id: call_id },
       include: { events: true, account: { include: { webhookEndpoint: true } } },
     });
-    const delivery = await prismaOf(s.app).webhookDelivery.create({
-      data: {
-        endpointId: call.account.webhookEndpoint!.id,
-        callId: call_id,
-        callEventId: call.events[0]!.id,
-        eventType: 'call.failed',
-        payload: '{"type":"call.failed"}',
-        nextAttemptAt: s.clock.now,
-        leaseExpiresAt: new Date(s.clock.now.getTime() + 60_000),
-      },
+    const delivery = await insertDeliveryRow(prismaOf(s.app), {
+      endpointId: call.account.webhookEndpoint!.id,
+      callId: call_id,
+      callEventId: call.events[0]!.id,
+      eventType: 'call.failed',
+      payload: '{"type":"call.failed"}',
+      nextAttemptAt: s.clock.now,
+      leaseExpiresAt: new Date(s.clock.now.getTime() + 60_000),
     });
     await s.app.deliveryWorker!.settle();
     expect(s.receiver.received).toHaveLength(0);

@@ -20,6 +20,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
+import { forceDeliveries, forceEndpoint, insertDeliveryRow } from '../helpers/seed.js';
 
 interface Setup {
   app: App;
@@ -218,20 +219,19 @@ describe('an endpoint disabled by a 410', () => {
     // leaves it.
     const callId = callIdOf(await trigger(s.app, s.tenant.key));
     const call = await prismaOf(s.app).call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
-    await prismaOf(s.app).webhookDelivery.create({
-      data: {
-        endpointId: (await endpointOf(s)).id,
-        callId,
-        callEventId: call.events[0]!.id,
-        eventType: 'call.failed',
-        payload: '{"type":"call.failed","data":{"call_id":"' + callId + '"}}',
-        nextAttemptAt: new Date(s.clock.now.getTime() + 60_000),
-      },
+    await insertDeliveryRow(prismaOf(s.app), {
+      endpointId: (await endpointOf(s)).id,
+      callId,
+      callEventId: call.events[0]!.id,
+      eventType: 'call.failed',
+      payload: '{"type":"call.failed","data":{"call_id":"' + callId + '"}}',
+      nextAttemptAt: new Date(s.clock.now.getTime() + 60_000),
     });
-    await prismaOf(s.app).webhookEndpoint.update({
-      where: { accountId: s.tenant.accountId },
-      data: { enabled: false, disabledReason: 'answered 410 Gone at then' },
-    });
+    await forceEndpoint(
+      prismaOf(s.app),
+      { accountId: s.tenant.accountId },
+      { enabled: false, disabledReason: 'answered 410 Gone at then' },
+    );
     advance(s, 61_000);
     s.app.deliveryWorker!.wake();
     await settle(s);
@@ -251,10 +251,11 @@ describe('an endpoint disabled by a 410', () => {
 describe('enabling again while a transition writes held deliveries', () => {
   it('waits for the transition: what it held is released, not left behind', async () => {
     const s = await setup();
-    await prismaOf(s.app).webhookEndpoint.update({
-      where: { accountId: s.tenant.accountId },
-      data: { enabled: false, disabledReason: 'switched off by a test' },
-    });
+    await forceEndpoint(
+      prismaOf(s.app),
+      { accountId: s.tenant.accountId },
+      { enabled: false, disabledReason: 'switched off by a test' },
+    );
     const callId = callIdOf(await trigger(s.app, s.tenant.key));
     const pool = sqlPool(prismaOf(s.app));
     const { enabling } = await inTransaction(pool, async (client) => {
@@ -370,10 +371,7 @@ describe('retention', () => {
     await settle(s);
     expect((await deliveriesOf(s, callId))[0]).toMatchObject({ status: 'held' });
     // As if the retention periods had long passed; a succeeded delivery of that age would go.
-    await prismaOf(s.app).webhookDelivery.updateMany({
-      where: { callId },
-      data: { completedAt: new Date('2048-01-01T00:00:00Z') },
-    });
+    await forceDeliveries(prismaOf(s.app), { callId }, { completedAt: new Date('2048-01-01T00:00:00Z') });
     const future = new Date('2058-01-01T00:00:00Z');
     const cutoffs = {
       now: future,
