@@ -9,6 +9,7 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl, type CliError } from '../helpers/cli.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { json } from '../helpers/json.js';
+import { forceAgent } from '../helpers/seed.js';
 
 let app: App;
 let url: string;
@@ -120,9 +121,10 @@ describe('callctl agent update', () => {
 
   it('a contradiction stored before the rules does not block an edit of other fields', async () => {
     const id = await ok(create()).then((out) => out.id as string);
-    await prismaOf(app).agent.update({
-      where: { id },
-      data: { outsideWindowPolicy: 'reject', retryOn: ['busy'], voicemailMessage: 'Old message' },
+    await forceAgent(prismaOf(app), id, {
+      outsideWindowPolicy: 'reject',
+      retryOn: ['busy'],
+      voicemailMessage: 'Old message',
     });
     expect((await ok(['agent', 'update', id, '--name', 'Renamed'])).changed).toEqual(['name']);
     expect(await row(id)).toMatchObject({ name: 'Renamed', outsideWindowPolicy: 'reject', retryOn: ['busy'] });

@@ -13,6 +13,7 @@ import { MIGRATIONS_DIR } from '../../src/paths.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { forceAgent } from '../helpers/seed.js';
 
 const MIGRATION = path.join(MIGRATIONS_DIR, '20261201140000_agents_canonical_time_zones', 'migration.sql');
 
@@ -104,7 +105,7 @@ describe('the migration of the agents stored before', () => {
     for (const timezone of stored) {
       const { id } = await createAgent(app.storage, { now: app.now(), accountId, name: 'Old row' });
       // As a row written before: the zone as it was typed.
-      await prismaOf(app).agent.update({ where: { id }, data: { timezone } });
+      await forceAgent(prismaOf(app), id, { timezone });
       ids.push(id);
     }
     await prismaOf(app).$executeRawUnsafe(sql);

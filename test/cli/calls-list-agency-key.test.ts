@@ -3,7 +3,7 @@
 // none of them; the agency's own list has them too (they are its calls), marked with the client they are listed for.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { buildTestApp } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
@@ -18,10 +18,9 @@ let own: string;
 
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp());
-  agency = await createTenant(app.storage);
+  agency = await createTenant(app.storage, { name: 'Acme Agency' });
   client = await createClientTenant(app.storage, agency.accountId);
   sibling = await createClientTenant(app.storage, agency.accountId);
-  await prismaOf(app).account.update({ where: { id: agency.accountId }, data: { name: 'Acme Agency' } });
   listed = callIdOf(await trigger(app, agency.key, { phone_number: '+14155550601', agent_id: client.agentId }));
   own = callIdOf(await trigger(app, client.key, { phone_number: '+14155550602' }));
 });

@@ -10,6 +10,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { json } from '../helpers/json.js';
 import { match } from '../helpers/matchers.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceEndpoint } from '../helpers/seed.js';
 
 const cli = callctl;
 
@@ -86,10 +87,7 @@ describe('calls show for people', () => {
 
   it('an attempt without an answer shows its error', async () => {
     const s = await setup();
-    await prismaOf(s.app).webhookEndpoint.update({
-      where: { accountId: s.tenant.accountId },
-      data: { url: 'http://127.0.0.1:1/hooks' },
-    });
+    await forceEndpoint(prismaOf(s.app), { accountId: s.tenant.accountId }, { url: 'http://127.0.0.1:1/hooks' });
     const callId = await s.event();
     await s.app.deliveryWorker!.settle();
     const { stdout } = await cli(s.databaseUrl, ['calls', 'show', callId], {}, s.app.now);

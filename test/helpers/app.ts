@@ -37,15 +37,16 @@ const pools = new WeakMap<App, AppPools>();
 const clients = new Map<App, PrismaClient>();
 
 /**
- * The test's Prisma client on the database of `app` (made on first use, disconnected when the app closes): reads for
- * assertions, and the deliberate writes of test/helpers/seed.ts. Its own small pool, so a test that holds the app's
- * connections can still look.
+ * The test's Prisma client on the database of `app` (made on first use, disconnected when the app closes or the file
+ * ends): reads for assertions, and the deliberate writes of test/helpers/seed.ts. Its own small pool, so a test that
+ * holds the app's connections can still look.
  */
 export function prismaOf(app: App): PrismaClient {
   let client = clients.get(app);
   if (!client) {
-    const url = urls.get(app);
-    if (!url) throw new Error('prismaOf: not an app made by buildTestApp');
+    // An app a test built itself (buildApp) names its database in its config.
+    const url = urls.get(app) ?? app.config.DATABASE_URL;
+    if (!url) throw new Error('prismaOf: an app on the embedded database; build it with buildTestApp');
     client = createPrisma(url, { max: 2 });
     clients.set(app, client);
   }

@@ -15,6 +15,7 @@ import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { prismaOf } from '../helpers/app.js';
+import { forceEndpoint } from '../helpers/seed.js';
 
 const apps: App[] = [];
 afterAll(async () => {
@@ -85,10 +86,7 @@ describe('webhook failure logs', () => {
     ]);
 
     // No answer at all: the error instead of a status.
-    await prismaOf(app).webhookEndpoint.update({
-      where: { id: endpoint.id },
-      data: { url: 'http://127.0.0.1:1/hooks' },
-    });
+    await forceEndpoint(prismaOf(app), { id: endpoint.id }, { url: 'http://127.0.0.1:1/hooks' });
     clock.now = new Date(clock.now.getTime() + 5_000);
     await app.deliveryWorker!.settle();
     expect(warnings()[1]).toMatchObject({
@@ -100,7 +98,7 @@ describe('webhook failure logs', () => {
     });
     expect(warnings()[1]).not.toHaveProperty('status');
 
-    await prismaOf(app).webhookEndpoint.update({ where: { id: endpoint.id }, data: { url: receiver.url } });
+    await forceEndpoint(prismaOf(app), { id: endpoint.id }, { url: receiver.url });
     receiver.respond = () => ({ status: 410 });
     const gone = await event();
     await app.deliveryWorker!.settle();
