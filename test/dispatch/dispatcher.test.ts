@@ -18,7 +18,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
-import { waitingCallNobodyAnnounced } from '../helpers/seed.js';
+import { waitingCallNobodyAnnounced, forceCall } from '../helpers/seed.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
 
@@ -485,15 +485,12 @@ describe('dispatcher', () => {
     const callId = callIdOf(await trigger(app, tenant.key));
     // As if a worker recorded its intent to dial and its lease ran out a second ago: it may be alive, retrying the
     // write of the provider id through a database outage, so the call is left to it.
-    await prismaOf(app).call.update({
-      where: { id: callId },
-      data: {
-        status: 'dialing',
-        startedAt: new Date(),
-        dialAttempts: 1,
-        leaseOwner: 'dead',
-        leaseExpiresAt: new Date(Date.now() - 1000),
-      },
+    await forceCall(prismaOf(app), callId, {
+      status: 'dialing',
+      startedAt: new Date(),
+      dialAttempts: 1,
+      leaseOwner: 'dead',
+      leaseExpiresAt: new Date(Date.now() - 1000),
     });
     const { Dispatcher } = await import('../../src/dispatch/dispatcher.js');
     const log = dialLog();
@@ -512,7 +509,7 @@ describe('dispatcher', () => {
       leaseOwner: 'dead',
     });
     // Past the owner's retries (about 30 s after its lease): it died, and the outcome is unknown.
-    await prismaOf(app).call.update({ where: { id: callId }, data: { leaseExpiresAt: new Date(Date.now() - 31_000) } });
+    await forceCall(prismaOf(app), callId, { leaseExpiresAt: new Date(Date.now() - 31_000) });
     await dispatcher.tick();
     const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } });
     expect(call).toMatchObject({ status: 'failed', failureReason: 'provider_error', dialAttempts: 1 });
@@ -542,7 +539,7 @@ describe('queued calls and the clock', () => {
     expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: early } })).status).toBe('initiated');
 
     now = new Date('2054-11-30T14:00:00Z'); // Monday 09:00: the window opens
-    await prismaOf(app).call.update({ where: { id: late }, data: { expiresAt: new Date('2054-11-30T13:59:59Z') } }); // as if it had waited too long
+    await forceCall(prismaOf(app), late, { expiresAt: new Date('2054-11-30T13:59:59Z') }); // as if it had waited too long
     await app.dispatcher!.settle();
     expect(await prismaOf(app).call.findUniqueOrThrow({ where: { id: early } })).toMatchObject({ status: 'dialing' });
     const expired = await prismaOf(app).call.findUniqueOrThrow({ where: { id: late }, include: { events: true } });

@@ -17,7 +17,7 @@ import { createUser } from '../../src/admin/users.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { SIMULATED_BUSY_THEN_ANSWERS } from '../../src/dispatch/simulated-dialer.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
-import { createClientTenant, createTenant } from '../helpers/fixtures.js';
+import { createClientTenant, createTenant, updateAgentSettings } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
@@ -179,10 +179,7 @@ describe('the do-not-call check at the claim', () => {
       allowPrivate: false,
       now: app.now(),
     });
-    await prismaOf(app).agent.update({
-      where: { id: tenant.agentId },
-      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] },
-    });
+    await updateAgentSettings(app.storage, tenant.agentId, { maxAttempts: 2, retryOn: ['busy'], retryWaits: [30] });
     // Busy on its first attempt; a second attempt, if dialled, would be answered.
     const callId = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
     await at(T0);

@@ -6,6 +6,7 @@ import { createAgent } from '../../src/admin/agents.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAgent, forceCalls, insertCallRow } from '../helpers/seed.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '60' };
 
@@ -24,7 +25,7 @@ describe("the claim reads the window in the call's zone", () => {
         outsideWindow: 'queue',
         now: app.now(),
       });
-      await prismaOf(app).agent.update({ where: { id }, data: { windowTimezone } });
+      await forceAgent(prismaOf(app), id, { windowTimezone });
       return id;
     };
     const agentZone = await agentIn('agent');
@@ -37,15 +38,13 @@ describe("the claim reads the window in the call's zone", () => {
     const country = await scheduled({ agent_id: calleeZone, phone_number: '+33142685300' });
     const requested = await scheduled({ agent_id: calleeZone, recipient_timezone: 'America/New_York' });
     const legacy = (
-      await prismaOf(app).call.create({
-        data: {
-          accountId: tenant.accountId,
-          agentId: calleeZone,
-          phoneNumber: '+33142685300',
-          fromNumber: '+14155550111',
-          notBefore: new Date(at1),
-          expiresAt: new Date('2054-11-24T02:00:00Z'),
-        },
+      await insertCallRow(prismaOf(app), {
+        accountId: tenant.accountId,
+        agentId: calleeZone,
+        phoneNumber: '+33142685300',
+        fromNumber: '+14155550111',
+        notBefore: new Date(at1),
+        expiresAt: new Date('2054-11-24T02:00:00Z'),
       })
     ).id;
     const call = (id: string) => prismaOf(app).call.findUniqueOrThrow({ where: { id } });
@@ -55,12 +54,9 @@ describe("the claim reads the window in the call's zone", () => {
     expect(await call(legacy)).toMatchObject({ timezone: null, timezoneSource: null });
 
     // Due at at1, as if accepted under other windows: the claim alone decides by the window.
-    await prismaOf(app).call.updateMany({
-      where: { id: { in: [country, requested] } },
-      data: { notBefore: new Date(at1) },
-    });
+    await forceCalls(prismaOf(app), { id: { in: [country, requested] } }, { notBefore: new Date(at1) });
     // The operator moves the first agent to Paris while its call waits.
-    await prismaOf(app).agent.update({ where: { id: agentZone }, data: { timezone: 'Europe/Paris' } });
+    await forceAgent(prismaOf(app), agentZone, { timezone: 'Europe/Paris' });
 
     now = new Date(at1);
     await app.dispatcher!.settle();

@@ -13,9 +13,10 @@ import { SIMULATED_BUSY_THEN_ANSWERS, SIMULATED_VOICEMAIL } from '../../src/disp
 import { timeline } from '../../src/routes/dashboard/call-view.js';
 import type { CallDetail } from '../../src/storage/index.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
-import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { createTenant, type Tenant, updateAgentSettings } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAgent, forceCall } from '../helpers/seed.js';
 
 const RING_MS = 30;
 const TALK_MS = 120;
@@ -60,13 +61,10 @@ async function setUp(env: Record<string, string> = {}) {
 
 /** Sets the agent's retry policy in the database, as the agent settings store it. */
 async function setPolicy(app: App, agentId: string, policy: Policy) {
-  await prismaOf(app).agent.update({
-    where: { id: agentId },
-    data: {
-      maxAttempts: policy.maxAttempts,
-      retryOn: policy.retryOn as string[],
-      retryWaitsMinutes: (policy.waits ?? [30, 120, 1440]) as number[],
-    },
+  await forceAgent(prismaOf(app), agentId, {
+    maxAttempts: policy.maxAttempts,
+    retryOn: policy.retryOn as string[],
+    retryWaitsMinutes: (policy.waits ?? [30, 120, 1440]) as number[],
   });
 }
 
@@ -335,9 +333,9 @@ describe('retries', () => {
     });
 
     // The other one's window is shut when its next attempt is due: it waits, and expires an hour after that time.
-    await prismaOf(app).agent.update({
-      where: { id: tenant.agentId },
-      data: { callingWindows: [{ days: [1], start: '09:00', end: '10:00' }], timezone: 'UTC' },
+    await forceAgent(prismaOf(app), tenant.agentId, {
+      callingWindows: [{ days: [1], start: '09:00', end: '10:00' }],
+      timezone: 'UTC',
     });
     await at(next);
     expect(await callOf(app, expiring)).toMatchObject({ status: 'initiated', attempt: 2 });
@@ -356,9 +354,9 @@ describe('retries', () => {
     await setPolicy(app, tenant.agentId, { maxAttempts: 2, retryOn: ['busy'], waits: [5] });
     // Window: Wednesdays 10:00-10:06 UTC. Attempt 1 at 10:00, its retry due 10:05, its second try after the other
     // call (which holds the only slot) ends, then past 10:06: the next opening, a week later.
-    await prismaOf(app).agent.update({
-      where: { id: tenant.agentId },
-      data: { callingWindows: [{ days: [3], start: '10:00', end: '10:06' }], timezone: 'UTC' },
+    await forceAgent(prismaOf(app), tenant.agentId, {
+      callingWindows: [{ days: [3], start: '10:00', end: '10:06' }],
+      timezone: 'UTC',
     });
     const retried = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
     await at(T0);
@@ -373,7 +371,7 @@ describe('retries', () => {
     expect(await callOf(app, other)).toMatchObject({ status: 'in_progress' });
     // Hold the other call in progress (its talk is scripted from answeredAt): it answered "now" at every step.
     const hold = async (time: Date) => {
-      await prismaOf(app).call.update({ where: { id: other }, data: { answeredAt: time } });
+      await forceCall(prismaOf(app), other, { answeredAt: time });
       await at(time);
     };
     await hold(next);
@@ -382,7 +380,7 @@ describe('retries', () => {
     expect(await callOf(app, retried)).toMatchObject({ status: 'initiated', attempt: 2 });
     // The other call ends after the window closed (10:06): the retry waits for the next opening.
     const closed = new Date('2054-11-25T10:07:00.000Z');
-    await prismaOf(app).call.update({ where: { id: other }, data: { answeredAt: later(closed, -TALK_MS) } });
+    await forceCall(prismaOf(app), other, { answeredAt: later(closed, -TALK_MS) });
     await at(closed);
     expect(await callOf(app, other)).toMatchObject({ status: 'completed' });
     const nextWeek = new Date('2054-12-02T10:00:00.000Z');
@@ -414,9 +412,9 @@ describe('retries', () => {
   it('a voicemail, detected, is dialled again when retry_on lists it; the last attempt on a machine ends failed (voicemail)', async () => {
     const { app, tenant, at, dials } = await setUp();
     await setPolicy(app, tenant.agentId, { maxAttempts: 2, retryOn: ['voicemail'], waits: [10] });
-    await prismaOf(app).agent.update({
-      where: { id: tenant.agentId },
-      data: { voicemail: 'leave_message', voicemailMessage: 'Hi {{name}}, please call us back.' },
+    await updateAgentSettings(app.storage, tenant.agentId, {
+      voicemail: 'leave_message',
+      voicemailMessage: 'Hi {{name}}, please call us back.',
     });
     const callId = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_VOICEMAIL, name: 'Ada' }));
     await at(T0);

@@ -12,6 +12,7 @@ import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
+import { forceAgent, forceCall } from '../helpers/seed.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
 const RETRY_AT_ONCE = { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [0] };
@@ -48,7 +49,7 @@ describe('recovery of a later attempt', () => {
       })
     ).app;
     const tenant = await createTenant(a.storage);
-    await prismaOf(a).agent.update({ where: { id: tenant.agentId }, data: RETRY_AT_ONCE });
+    await forceAgent(prismaOf(a), tenant.agentId, RETRY_AT_ONCE);
     const callId = callIdOf(await trigger(a, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
     await waitFor(
       async () => claimedSecond.length,
@@ -78,22 +79,19 @@ describe('recovery of a later attempt', () => {
   it('attempt 2 claimed by a dead worker: dialled once if its intent was not recorded, failed (not dialled) if it was', async () => {
     const { app } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
     const tenant = await createTenant(app.storage);
-    await prismaOf(app).agent.update({ where: { id: tenant.agentId }, data: RETRY_AT_ONCE });
+    await forceAgent(prismaOf(app), tenant.agentId, RETRY_AT_ONCE);
     const outcomes = [{ attempt: 1, outcome: 'busy', at: new Date(Date.now() - 60_000).toISOString() }];
     /** A call on its second attempt, claimed by a worker whose lease ran out 31 s ago (past its retries too). */
     const claimedByTheDead = async (dialAttempts: number) => {
       const callId = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
-      await prismaOf(app).call.update({
-        where: { id: callId },
-        data: {
-          status: 'dialing',
-          attempt: 2,
-          attemptOutcomes: outcomes,
-          startedAt: new Date(),
-          dialAttempts,
-          leaseOwner: 'dead',
-          leaseExpiresAt: new Date(Date.now() - 31_000),
-        },
+      await forceCall(prismaOf(app), callId, {
+        status: 'dialing',
+        attempt: 2,
+        attemptOutcomes: outcomes,
+        startedAt: new Date(),
+        dialAttempts,
+        leaseOwner: 'dead',
+        leaseExpiresAt: new Date(Date.now() - 31_000),
       });
       return callId;
     };

@@ -7,6 +7,7 @@ import { json, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { ACCOUNT_SID, PUBLIC, signLikeTwilio, TOKEN, TwilioStandIn, twilioEnv } from '../helpers/twilio.js';
 import { waitFor } from '../helpers/wait.js';
+import { forceAgent } from '../helpers/seed.js';
 
 const TO = '+14155552671';
 
@@ -23,10 +24,7 @@ describe('Twilio retries', () => {
       data: { accountId: tenant.accountId, url: 'https://hooks.example.com/calls', secret: 'whsec_test' },
     });
     // Waits of 0 minutes: the second attempt is due as soon as the first ends.
-    await prismaOf(app).agent.update({
-      where: { id: tenant.agentId },
-      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [0] },
-    });
+    await forceAgent(prismaOf(app), tenant.agentId, { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [0] });
 
     /** A callback as Twilio sends it to `url` (the URL it was given), signed. */
     const callback = (url: string, params: Record<string, string>) =>

@@ -26,10 +26,11 @@ import {
   twilioEnv,
 } from '../helpers/twilio.js';
 import { waitFor } from '../helpers/wait.js';
+import { forceAgent, insertCallRow } from '../helpers/seed.js';
 
 const MESSAGE = 'Hi {{name}}, this is Acme Dental about your appointment. Please call us back.';
 
-/** A tenant whose agent's voicemail detection is set as given (directly: the form and callctl are not this test's). */
+/** A tenant whose agent's voicemail detection is set as given (directly: the forms refuse some of these pairs). */
 async function tenantWith(app: App, voicemail: VoicemailPolicy, message: string | null = MESSAGE): Promise<Tenant> {
   const tenant = await createTenant(app.storage);
   await prismaOf(app).agent.update({
