@@ -19,11 +19,9 @@ const MARK = 'Triggered by Acme Agency (agency key)';
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  tenants.A = await createTenant(app.storage);
-  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId);
+  tenants.A = await createTenant(app.storage, { name: 'Acme Agency' });
+  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId, { name: 'Client One' });
   tenants.A2 = await createClientTenant(app.storage, tenants.A.accountId);
-  await prismaOf(app).account.update({ where: { id: tenants.A.accountId }, data: { name: 'Acme Agency' } });
-  await prismaOf(app).account.update({ where: { id: tenants.A1.accountId }, data: { name: 'Client One' } });
   for (const [name, tenant] of Object.entries(tenants) as [keyof typeof tenants, Tenant][]) {
     const email = `${name.toLowerCase()}@agency-key.example`;
     await createUserWithPassword(app.storage, tenant.accountId, email);

@@ -6,10 +6,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { buildTestApp } from '../helpers/app.js';
 import { Value } from '@sinclair/typebox/value';
 import { TriggerBody } from '../../schemas/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, HOST, html, Visitor } from './helpers.js';
+
+import { updateAgentSettings } from '../helpers/fixtures.js';
 
 let app: App;
 let agencyId: string;
@@ -165,7 +167,7 @@ describe('a default agent without a phone number', () => {
     expect((await owner.get('/dashboard/agents')).body).toContain(
       'Not yet dialling is the default agent now, but it has no phone number',
     );
-    await prismaOf(app).agent.update({ where: { id: noPhone }, data: { phoneNumber: '+14155550101' } });
+    await updateAgentSettings(app.storage, noPhone, { phone: '+14155550101' });
     expect((await owner.get(SETTINGS)).body).not.toContain(NO_PHONE_WARNING);
     expect((await owner.get(`/dashboard/agents/${noPhone}`)).body).not.toContain(NO_PHONE_WARNING);
   });

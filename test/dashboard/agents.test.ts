@@ -13,6 +13,7 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, html } from './helpers.js';
+import { forceCall } from '../helpers/seed.js';
 
 let app: App;
 // A Saturday, 15:00 UTC: a weekday window is closed now and opens on Monday 09:00.
@@ -809,11 +810,8 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
       callIdOf(await trigger(app, tenant.key)),
       callIdOf(await trigger(app, tenant.key)),
     ];
-    await prismaOf(app).call.update({ where: { id: scheduled }, data: { scheduledAt, notBefore: monday } });
-    await prismaOf(app).call.update({
-      where: { id: retrying },
-      data: { attempt: 2, nextAttemptAt: nextAttempt, notBefore: nextAttempt },
-    });
+    await forceCall(prismaOf(app), scheduled, { scheduledAt, notBefore: monday });
+    await forceCall(prismaOf(app), retrying, { attempt: 2, nextAttemptAt: nextAttempt, notBefore: nextAttempt });
     const notBefore = async (id: string) =>
       (await prismaOf(app).call.findUniqueOrThrow({ where: { id } })).notBefore.toISOString();
     expect(await notBefore(forWindow)).toBe(monday.toISOString());

@@ -16,6 +16,7 @@ import { callctl } from '../helpers/cli.js';
 import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, type Answer } from './helpers.js';
+import { forceDeliveries, forceDelivery } from '../helpers/seed.js';
 
 const OWN = '/dashboard/settings/api-webhooks';
 /** The service's clock runs with real time, `offset` ahead (a sign-in grown old). */
@@ -568,9 +569,9 @@ describe('the webhook endpoint', () => {
       detail: { delivery_id: delivery.id, call_id: callId, event_type: 'call.failed' },
     });
     // Pending (due in an hour): no Resend button, and a resend is refused with the reason.
-    await prismaOf(app).webhookDelivery.update({
-      where: { id: delivery.id },
-      data: { status: 'pending', nextAttemptAt: new Date(Date.now() + 3_600_000) },
+    await forceDelivery(prismaOf(app), delivery.id, {
+      status: 'pending',
+      nextAttemptAt: new Date(Date.now() + 3_600_000),
     });
     expect((await visitor.get(`${OWN}/deliveries`)).body).not.toContain(`/deliveries/${delivery.id}/resend`);
     const refusedPending = await visitor.request('POST', `${OWN}/deliveries/${delivery.id}/resend`, {
@@ -578,7 +579,7 @@ describe('the webhook endpoint', () => {
     });
     expect(refusedPending.status).toBe(400);
     expect(refusedPending.body).toContain('is still pending');
-    await prismaOf(app).webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'succeeded' } });
+    await forceDelivery(prismaOf(app), delivery.id, { status: 'succeeded' });
   });
 
   it('the log: newest first, failed only, every attempt; resend every failed delivery since a time (only those)', async () => {
@@ -587,15 +588,13 @@ describe('the webhook endpoint', () => {
     const recent = [await failedCall(), await failedCall()];
     await app.deliveryWorker!.settle();
     // Their first attempt failed (500): made failed as if their retries had run out.
-    await prismaOf(app).webhookDelivery.updateMany({
-      where: { callId: { in: [old, ...recent] } },
-      data: { status: 'failed', completedAt: new Date() },
-    });
+    await forceDeliveries(
+      prismaOf(app),
+      { callId: { in: [old, ...recent] } },
+      { status: 'failed', completedAt: new Date() },
+    );
     // The old one two hours earlier.
-    await prismaOf(app).webhookDelivery.updateMany({
-      where: { callId: old },
-      data: { createdAt: new Date(Date.now() - 2 * 3_600_000) },
-    });
+    await forceDeliveries(prismaOf(app), { callId: old }, { createdAt: new Date(Date.now() - 2 * 3_600_000) });
 
     const failed = (await visitor.get(`${OWN}/deliveries?failed=1`)).body;
     const order = callsShown(failed);

@@ -7,6 +7,7 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { forceCall } from '../helpers/seed.js';
 
 /** Thursday 2054-12-03, 10:00 in New York. */
 const NOW = new Date('2054-12-03T15:00:00Z');
@@ -87,14 +88,11 @@ describe("a scheduled call's earliest dial", () => {
   it('a retry due outside the window: both pages say when the window then opens', async () => {
     const callId = await scheduled('2054-12-04T09:30:00-05:00');
     // As the dispatcher leaves a retry it found the window shut for: next attempt Friday 18:00, window Monday 08:00.
-    await prismaOf(app).call.update({
-      where: { id: callId },
-      data: {
-        scheduledAt: null,
-        attempt: 2,
-        nextAttemptAt: new Date('2054-12-04T23:00:00Z'),
-        notBefore: new Date('2054-12-07T13:00:00Z'),
-      },
+    await forceCall(prismaOf(app), callId, {
+      scheduledAt: null,
+      attempt: 2,
+      nextAttemptAt: new Date('2054-12-04T23:00:00Z'),
+      notBefore: new Date('2054-12-07T13:00:00Z'),
     });
     expect((await badgeOf(callId)).text).toBe(
       "Retrying; the window opens 7 Dec, 08:00 (agent's zone, America/New_York)",

@@ -108,8 +108,7 @@ beforeAll(async () => {
   busyCalls = [];
   adaCalls = [];
   for (let i = 1; i <= BUSY; i++) {
-    const busy = await createClientTenant(app.storage, agency.accountId);
-    await prismaOf(app).account.update({ where: { id: busy.accountId }, data: { name: `Zulu Busy ${i}` } });
+    const busy = await createClientTenant(app.storage, agency.accountId, { name: `Zulu Busy ${i}` });
     const ada = await namedCalls(busy, 1, 'Ada Lovelace');
     adaCalls.push(...ada);
     busyCalls.push(...ada, ...(await namedCalls(busy, 1, 'Grace Hopper')));

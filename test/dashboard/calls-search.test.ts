@@ -9,7 +9,7 @@ import { SEARCH_CANDIDATES_MAX } from '../../src/storage/call-history.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
-import { insertCalls } from '../helpers/seed.js';
+import { insertCalls, forceCall, insertCallRow } from '../helpers/seed.js';
 
 let app: App;
 const tenants = {} as Record<'A' | 'A1' | 'B', Tenant>;
@@ -34,7 +34,7 @@ async function call(
     metadataJson: fields.metadata ?? '{}',
     status: fields.status ?? 'completed',
   });
-  if (fields.name !== undefined) await prismaOf(app).call.update({ where: { id: id! }, data: { name: fields.name } });
+  if (fields.name !== undefined) await forceCall(prismaOf(app), id!, { name: fields.name });
   return id!;
 }
 
@@ -59,11 +59,9 @@ const made = {} as Record<
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  tenants.A = await createTenant(app.storage);
-  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId);
+  tenants.A = await createTenant(app.storage, { name: 'Acme Agency' });
+  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId, { name: 'Client One' });
   tenants.B = await createTenant(app.storage);
-  await prismaOf(app).account.update({ where: { id: tenants.A.accountId }, data: { name: 'Acme Agency' } });
-  await prismaOf(app).account.update({ where: { id: tenants.A1.accountId }, data: { name: 'Client One' } });
 
   made.sf = await call(tenants.A, { phone: '+14155550001', name: 'Jane Doe', metadata: '{"crm_id":"x1"}' });
   made.sfMobile = await call(tenants.A1, { phone: '+14159990002', name: 'JANE ROE' });
@@ -353,17 +351,15 @@ describe('the status badge', () => {
     const now = Date.now();
     const waiting = async (minutesAgo: number, data: Record<string, unknown> = {}) =>
       (
-        await prismaOf(app).call.create({
-          data: {
-            accountId: tenant.accountId,
-            agentId: tenant.agentId,
-            phoneNumber: '+14155552671',
-            fromNumber: '+14155550100',
-            notBefore: new Date(now - minutesAgo * 60_000),
-            expiresAt: new Date(now + 86_400_000),
-            createdAt: new Date(now - minutesAgo * 60_000),
-            ...data,
-          },
+        await insertCallRow(prismaOf(app), {
+          accountId: tenant.accountId,
+          agentId: tenant.agentId,
+          phoneNumber: '+14155552671',
+          fromNumber: '+14155550100',
+          notBefore: new Date(now - minutesAgo * 60_000),
+          expiresAt: new Date(now + 86_400_000),
+          createdAt: new Date(now - minutesAgo * 60_000),
+          ...data,
         })
       ).id;
     const first = await waiting(30);
@@ -397,7 +393,7 @@ describe('the status badge', () => {
     expect(ended).toContain('<div id="live">');
     expect(ended).not.toContain('hx-trigger');
     // Once the first is dialled, the others move up.
-    await prismaOf(app).call.update({ where: { id: first }, data: { status: 'dialing' } });
+    await forceCall(prismaOf(app), first, { status: 'dialing' });
     const later = await visitor.get('/dashboard/calls');
     expect(rowOf(later.body, second)).toContain('Waiting for a slot (#1 in line)');
     expect(rowOf(later.body, third)).toContain('Waiting for a slot (#2 in line)');

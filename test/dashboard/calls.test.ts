@@ -12,7 +12,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
-import { insertCalls, insertFailedDelivery } from '../helpers/seed.js';
+import { insertCalls, insertFailedDelivery, forceAgent, forceCall, forceEndpoint } from '../helpers/seed.js';
 
 const FAST = {
   ...DASHBOARD_ENV,
@@ -66,14 +66,11 @@ async function triggered(key: string, body: unknown): Promise<string> {
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: FAST }));
   receiver = await startReceiver();
-  tenants.A = await createTenant(app.storage);
-  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId);
-  tenants.A2 = await createClientTenant(app.storage, tenants.A.accountId);
-  tenants.B = await createTenant(app.storage);
-  for (const [name, tenant] of Object.entries(tenants)) {
-    await prismaOf(app).account.update({ where: { id: tenant.accountId }, data: { name: `Account ${name}` } });
-    await prismaOf(app).agent.update({ where: { id: tenant.agentId }, data: { name: `Agent of ${name}` } });
-  }
+  const named = (name: string) => ({ name: `Account ${name}`, agentName: `Agent of ${name}` });
+  tenants.A = await createTenant(app.storage, named('A'));
+  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId, named('A1'));
+  tenants.A2 = await createClientTenant(app.storage, tenants.A.accountId, named('A2'));
+  tenants.B = await createTenant(app.storage, named('B'));
   await setWebhook(app.storage, tenants.A.accountId, receiver.url, { allowPrivate: true, now: app.now() });
 
   calls.detail = await triggered(
@@ -412,7 +409,7 @@ describe('the call detail view', () => {
     expect(body).toContain('still waiting');
     expect(body).toContain('<span class="badge status initiated" data-tone="wait">Waiting</span>');
     // Not dialled: it is still waiting, and must not be picked up by the dispatcher during this test.
-    await prismaOf(app).call.update({ where: { id: queued! }, data: { status: 'failed', failureReason: 'canceled' } });
+    await forceCall(prismaOf(app), queued!, { status: 'failed', failureReason: 'canceled' });
   });
 
   it('shows a call waiting for a retry: its attempts and their outcomes, why it waits, its zone and schedule', async () => {
@@ -425,27 +422,24 @@ describe('the call detail view', () => {
     // Wednesday 2058-03-13 13:00 UTC is 09:00 in New York (EDT since March 10).
     const due = new Date('2058-03-13T13:00:00.000Z');
     const scheduled = new Date('2058-03-12T14:30:00.000Z');
-    await prismaOf(app).call.update({
-      where: { id: retrying! },
-      data: {
-        status: 'initiated',
-        startedAt: null,
-        answeredAt: null,
-        endedAt: null,
-        durationSeconds: null,
-        failureReason: null,
-        attempt: 3,
-        nextAttemptAt: due,
-        notBefore: due,
-        expiresAt: new Date(due.getTime() + 3_600_000),
-        scheduledAt: scheduled,
-        timezone: 'America/New_York',
-        timezoneSource: 'country',
-        attemptOutcomes: [
-          { attempt: 1, outcome: 'busy', at: '2058-03-12T14:31:00.000Z' },
-          { attempt: 2, outcome: 'no_answer', at: '2058-03-12T15:02:00.000Z' },
-        ],
-      },
+    await forceCall(prismaOf(app), retrying!, {
+      status: 'initiated',
+      startedAt: null,
+      answeredAt: null,
+      endedAt: null,
+      durationSeconds: null,
+      failureReason: null,
+      attempt: 3,
+      nextAttemptAt: due,
+      notBefore: due,
+      expiresAt: new Date(due.getTime() + 3_600_000),
+      scheduledAt: scheduled,
+      timezone: 'America/New_York',
+      timezoneSource: 'country',
+      attemptOutcomes: [
+        { attempt: 1, outcome: 'busy', at: '2058-03-12T14:31:00.000Z' },
+        { attempt: 2, outcome: 'no_answer', at: '2058-03-12T15:02:00.000Z' },
+      ],
     });
     const detail = decode((await visitors.A2.get(`/dashboard/calls/${retrying}`)).body);
     expect(detail).toContain(
@@ -471,15 +465,15 @@ describe('the call detail view', () => {
       '<span class="hint call-facts"><span title="Attempt 1: busy, 2058-03-12 14:31:00 UTC (Tue 10:31 America/New_York); ' +
         'Attempt 2: no answer, 2058-03-12 15:02:00 UTC (Tue 11:02 America/New_York)">Attempt 3 of 3: busy, no answer</span></span>',
     );
-    await prismaOf(app).agent.update({ where: { id: tenants.A2.agentId }, data: { maxAttempts: 5 } });
+    await forceAgent(prismaOf(app), tenants.A2.agentId, { maxAttempts: 5 });
     const allowed = decode((await visitors.A2.get('/dashboard/calls')).body);
     expect(allowed.split('<tr>').find((r) => r.includes(retrying!))).toContain(
       '>Attempt 3 of 5: busy, no answer</span>',
     );
-    await prismaOf(app).agent.update({ where: { id: tenants.A2.agentId }, data: { maxAttempts: 1 } });
+    await forceAgent(prismaOf(app), tenants.A2.agentId, { maxAttempts: 1 });
 
     // Waiting for its window instead: the badge says whose zone the window is read in, and its title why.
-    await prismaOf(app).call.update({ where: { id: retrying! }, data: { nextAttemptAt: null, scheduledAt: null } });
+    await forceCall(prismaOf(app), retrying!, { nextAttemptAt: null, scheduledAt: null });
     const waiting = decode((await visitors.A2.get('/dashboard/calls')).body);
     expect(waiting.split('<tr>').find((r) => r.includes(retrying!))).toContain(
       `<span class="badge two-part" data-tone="wait" title="Calling hours read in America/New_York: the callee's, from the number's country (it has one time zone)">` +
@@ -487,15 +481,12 @@ describe('the call detail view', () => {
     );
 
     // A call that ended on a machine, after a message was left.
-    await prismaOf(app).call.update({
-      where: { id: voicemail! },
-      data: {
-        status: 'failed',
-        failureReason: 'voicemail',
-        answeredBy: 'machine',
-        voicemailLeft: true,
-        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2058-03-12T15:00:00.000Z' }],
-      },
+    await forceCall(prismaOf(app), voicemail!, {
+      status: 'failed',
+      failureReason: 'voicemail',
+      answeredBy: 'machine',
+      voicemailLeft: true,
+      attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2058-03-12T15:00:00.000Z' }],
     });
     const ended = decode((await visitors.A2.get(`/dashboard/calls/${voicemail}`)).body);
     expect(ended).toContain('<dt>Failure reason</dt><dd>Reached voicemail</dd>');
@@ -511,9 +502,12 @@ describe('the call detail view', () => {
       '<td data-label="Status"><span class="badge" data-tone="bad">Failed: reached voicemail</span></td>',
     );
     // Still on the machine (its message being left), on its second attempt: the list says so under the badge.
-    await prismaOf(app).call.update({
-      where: { id: voicemail! },
-      data: { status: 'in_progress', failureReason: null, attempt: 2, voicemailLeft: null, endedAt: null },
+    await forceCall(prismaOf(app), voicemail!, {
+      status: 'in_progress',
+      failureReason: null,
+      attempt: 2,
+      voicemailLeft: null,
+      endedAt: null,
     });
     const onMachine = decode((await visitors.A2.get('/dashboard/calls')).body)
       .split('<tr>')
@@ -521,15 +515,9 @@ describe('the call detail view', () => {
     expect(onMachine).toContain(
       '<span class="badge" data-tone="info">In progress</span><span class="hint call-facts"><span title="Attempt 1: voicemail, 2058-03-12 15:00:00 UTC">Attempt 2 of 2: voicemail</span> · Voicemail</span>',
     );
-    await prismaOf(app).call.update({
-      where: { id: voicemail! },
-      data: { status: 'failed', failureReason: 'voicemail' },
-    });
+    await forceCall(prismaOf(app), voicemail!, { status: 'failed', failureReason: 'voicemail' });
     // Not dialled: it must not be picked up by the dispatcher during this test.
-    await prismaOf(app).call.update({
-      where: { id: retrying! },
-      data: { status: 'failed', failureReason: 'canceled' },
-    });
+    await forceCall(prismaOf(app), retrying!, { status: 'failed', failureReason: 'canceled' });
   });
 
   it('shows every webhook delivery with its attempts: time, HTTP status, latency, error', async () => {
@@ -593,10 +581,11 @@ describe('the call detail view', () => {
     );
 
     // The endpoint switched off (a 410): nothing changes, and the answer says why.
-    await prismaOf(app).webhookEndpoint.update({
-      where: { accountId: tenants.A1.accountId },
-      data: { enabled: false, disabledReason: 'it answered 410 Gone' },
-    });
+    await forceEndpoint(
+      prismaOf(app),
+      { accountId: tenants.A1.accountId },
+      { enabled: false, disabledReason: 'it answered 410 Gone' },
+    );
     const refused = await visitors.A1.submit(
       `/dashboard/calls/${call}`,
       `/dashboard/settings/api-webhooks/deliveries/${failedId}/resend`,

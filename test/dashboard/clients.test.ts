@@ -11,6 +11,7 @@ import { NAVIGATION } from '../../src/views/navigation.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
+
 let app: App;
 let databaseUrl: string;
 let agencyId: string;
@@ -88,7 +89,7 @@ describe('clients pages', () => {
     await prismaOf(app).webhookEndpoint.create({
       data: { accountId: id, url: 'https://hooks.example.com/in', secret: 'whsec_x' },
     });
-    await prismaOf(app).account.update({ where: { id }, data: { apiAccessEnabled: false } });
+    await setApiAccess(app.storage, id, false, undefined, app.now());
     await createUserWithPassword(app.storage, id, 'one@gamma.example');
     const page = await owner.get('/dashboard/clients');
     expect(page.status).toBe(200);

@@ -8,12 +8,12 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import type { DeliveryStatus } from '../../schemas/vocabulary.js';
-import { sqlPool } from '../../src/storage/database.js';
-import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { buildTestApp, prismaOf, poolsOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
+import { forceDelivery, forceEndpoint, insertDeliveryRow } from '../helpers/seed.js';
 
 const LOG = '/dashboard/settings/api-webhooks/deliveries';
 let app: App;
@@ -73,18 +73,16 @@ async function deliveries(a: Account, rows: { event: string; status: DeliverySta
   const event = await prismaOf(app).callEvent.findFirstOrThrow({ where: { callId: call.id } });
   const ids: string[] = [];
   for (const row of rows) {
-    const created = await prismaOf(app).webhookDelivery.create({
-      data: {
-        endpointId: a.endpointId,
-        callId: call.id,
-        callEventId: event.id,
-        eventType: row.event,
-        payload: JSON.stringify({ type: row.event, data: { id: call.id } }),
-        status: row.status,
-        createdAt: new Date(Date.now() - row.daysAgo * 86_400_000),
-        nextAttemptAt: new Date(Date.now() + 3_600_000),
-        ...(row.status === 'held' ? { heldReason: 'endpoint disabled (switched off)' } : {}),
-      },
+    const created = await insertDeliveryRow(prismaOf(app), {
+      endpointId: a.endpointId,
+      callId: call.id,
+      callEventId: event.id,
+      eventType: row.event,
+      payload: JSON.stringify({ type: row.event, data: { id: call.id } }),
+      status: row.status,
+      createdAt: new Date(Date.now() - row.daysAgo * 86_400_000),
+      nextAttemptAt: new Date(Date.now() + 3_600_000),
+      ...(row.status === 'held' ? { heldReason: 'endpoint disabled (switched off)' } : {}),
     });
     ids.push(created.id);
   }
@@ -93,6 +91,7 @@ async function deliveries(a: Account, rows: { event: string; status: DeliverySta
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({
+    pools: true,
     env: { ...DASHBOARD_ENV, WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   }));
@@ -110,7 +109,7 @@ describe('a delivery opened', () => {
     await app.deliveryWorker!.settle();
     const delivery = await prismaOf(app).webhookDelivery.findFirstOrThrow({ where: { callId } });
     // Its first attempt failed; send it again now (as its retry would) and it is delivered.
-    await prismaOf(app).webhookDelivery.update({ where: { id: delivery.id }, data: { nextAttemptAt: new Date() } });
+    await forceDelivery(prismaOf(app), delivery.id, { nextAttemptAt: new Date() });
     await app.deliveryWorker!.settle();
 
     const page = await a.visitor.get(LOG);
@@ -259,10 +258,11 @@ describe('Resend', () => {
     expect(page).toContain('action="/dashboard/settings/api-webhooks/deliveries/resend-failed"');
 
     // Disabled: the banner says resend is impossible, and nothing on the page offers one.
-    await prismaOf(app).webhookEndpoint.update({
-      where: { id: a.endpointId },
-      data: { enabled: false, disabledReason: 'answered 410 Gone at 2054-11-25T10:00:00.000Z' },
-    });
+    await forceEndpoint(
+      prismaOf(app),
+      { id: a.endpointId },
+      { enabled: false, disabledReason: 'answered 410 Gone at 2054-11-25T10:00:00.000Z' },
+    );
     const disabled = (await a.visitor.get(LOG)).body;
     expect(disabled).toContain('Deliveries cannot be resent while the endpoint is disabled');
     expect(disabled).toContain(
@@ -307,7 +307,7 @@ describe('each row names its call', () => {
 
   /** The statements a GET of the page makes (the request pool: Prisma's and the hand-written ones). */
   async function statementsOf(visitor: Visitor, path: string): Promise<{ count: number; body: string }> {
-    const pool = sqlPool(prismaOf(app));
+    const pool = poolsOf(app).requests;
     const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
     let count = 0;
     const spy = vi.spyOn(pool, 'query').mockImplementation((...args: unknown[]) => {

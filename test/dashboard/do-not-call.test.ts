@@ -20,9 +20,8 @@ const emails = { A: 'a@dnc.example', A1: 'a1@dnc.example' };
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
   tenants.A = await createTenant(app.storage);
-  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId);
+  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId, { name: 'Client One' });
   tenants.A2 = await createClientTenant(app.storage, tenants.A.accountId);
-  await prismaOf(app).account.update({ where: { id: tenants.A1.accountId }, data: { name: 'Client One' } });
   for (const name of ['A', 'A1'] as const) {
     await createUserWithPassword(app.storage, tenants[name].accountId, emails[name]);
     visitors[name] = new Visitor(app);
@@ -124,8 +123,7 @@ describe('adding and removing', () => {
 
   it("reads a number without a plus in the country of the account's agents", async () => {
     // A client whose agents call from the United Kingdom: 020 7946 0958 is a London number.
-    const uk = await createClientTenant(app.storage, tenants.A.accountId);
-    await prismaOf(app).agent.update({ where: { id: uk.agentId }, data: { phoneNumber: '+442079460000' } });
+    const uk = await createClientTenant(app.storage, tenants.A.accountId, { phone: '+442079460000' });
     await visitors.A.get(clientList(uk));
     const res = await visitors.A.submit(clientList(uk), `${clientList(uk)}/add`, { phone_number: '020 7946 0958' });
     expect(res.status).toBe(303);

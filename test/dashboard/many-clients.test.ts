@@ -45,9 +45,10 @@ beforeAll(async () => {
   const other = await createTenant(app.storage);
   const named = { acme: 'Acme', acmeTwo: 'Acme Two', boltUnderscore: 'Bolt_1', boltX: 'BoltX1', other: 'Acme' };
   for (const [key, name] of Object.entries(named) as [keyof typeof clients, string][]) {
-    const tenant = await createClientTenant(app.storage, key === 'other' ? other.accountId : agency.accountId);
-    await prismaOf(app).account.update({ where: { id: tenant.accountId }, data: { name } });
-    await prismaOf(app).agent.update({ where: { id: tenant.agentId }, data: { name: 'Sales' } });
+    const tenant = await createClientTenant(app.storage, key === 'other' ? other.accountId : agency.accountId, {
+      name,
+      agentName: 'Sales',
+    });
     const [call] = await insertCalls(prismaOf(app), {
       accountId: tenant.accountId,
       agentId: tenant.agentId,

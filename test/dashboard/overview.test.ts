@@ -15,6 +15,7 @@ import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtur
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { forceCall } from '../helpers/seed.js';
 
 // A Monday, noon UTC: a weekend window is closed.
 const clock = { now: new Date('2058-03-11T12:00:00.000Z') };
@@ -136,18 +137,12 @@ beforeAll(async () => {
   await call(agency, [], { agentId: weekend.id });
   // One call scheduled for tomorrow, one waiting for its second attempt (as the trigger and a retry leave them).
   const tomorrow = new Date(clock.now.getTime() + 86_400_000);
-  await prismaOf(app).call.update({
-    where: { id: await call(agency, []) },
-    data: { scheduledAt: tomorrow, notBefore: tomorrow },
-  });
-  await prismaOf(app).call.update({
-    where: { id: await call(agency, []) },
-    data: {
-      attempt: 2,
-      nextAttemptAt: tomorrow,
-      notBefore: tomorrow,
-      attemptOutcomes: [{ attempt: 1, outcome: 'busy', at: clock.now.toISOString() }],
-    },
+  await forceCall(prismaOf(app), await call(agency, []), { scheduledAt: tomorrow, notBefore: tomorrow });
+  await forceCall(prismaOf(app), await call(agency, []), {
+    attempt: 2,
+    nextAttemptAt: tomorrow,
+    notBefore: tomorrow,
+    attemptOutcomes: [{ attempt: 1, outcome: 'busy', at: clock.now.toISOString() }],
   });
   await call(agency, [{ kind: 'failed', reason: 'expired' }], { at: new Date('2058-03-10T23:59:59.000Z') });
   // The client: one call failed with a provider error; its endpoint answers 410 and is switched off.
