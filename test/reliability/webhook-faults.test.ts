@@ -14,6 +14,7 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { freePort } from '../../src/storage/free-port.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceEndpoint } from '../helpers/seed.js';
 
 const TIMEOUT_MS = 300;
 /** A slow receiver answers this late: an attempt that ends before it did not wait for the answer, however busy the machine. */
@@ -476,10 +477,11 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
           allowPrivate: false,
           now: s.app.now(),
         });
-        await prismaOf(s.app).webhookEndpoint.update({
-          where: { accountId: byName.accountId },
-          data: { url: `https://localhost:${port}/hooks` },
-        });
+        await forceEndpoint(
+          prismaOf(s.app),
+          { accountId: byName.accountId },
+          { url: `https://localhost:${port}/hooks` },
+        );
       }
       await callsFor(s, byName, 3);
       await drain(s);
