@@ -21,6 +21,7 @@ import { createClientTenant, createTenant, updateAgentSettings } from '../helper
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { insertDoNotCallEntry } from '../helpers/seed.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
 /** FAST, with webhooks delivered to a receiver on this machine. */
@@ -35,7 +36,7 @@ function dialLog(): string {
 }
 /** A number on a list by a write that ends no call: only the claim's check can catch its waiting calls. */
 async function listedQuietly(app: Awaited<ReturnType<typeof buildTestApp>>['app'], accountId: string, phone: string) {
-  await prismaOf(app).doNotCallEntry.create({ data: { accountId, phoneNumber: phone, addedBy: 'operator' } });
+  await insertDoNotCallEntry(prismaOf(app), { data: { accountId, phoneNumber: phone, addedBy: 'operator' } });
 }
 /** The webhook events a receiver got. */
 const eventsOf = (received: { body: string }[]) =>

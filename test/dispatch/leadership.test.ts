@@ -13,7 +13,7 @@ import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait.js';
-import { waitingCallNobodyAnnounced } from '../helpers/seed.js';
+import { waitingCallNobodyAnnounced, insertCallRows } from '../helpers/seed.js';
 
 const MAX_ACTIVE = 3;
 
@@ -180,7 +180,7 @@ describe('replicas take turns', () => {
     await a.dispatcher.settle();
 
     const now = new Date();
-    await prismaOf(app).call.createMany({
+    await insertCallRows(prismaOf(app), {
       data: tenants.map((t) => ({
         accountId: t.accountId,
         agentId: t.agentId,

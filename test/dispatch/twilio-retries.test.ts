@@ -7,7 +7,7 @@ import { json, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { ACCOUNT_SID, PUBLIC, signLikeTwilio, TOKEN, TwilioStandIn, twilioEnv } from '../helpers/twilio.js';
 import { waitFor } from '../helpers/wait.js';
-import { forceAgent } from '../helpers/seed.js';
+import { forceAgent, insertEndpointRow } from '../helpers/seed.js';
 
 const TO = '+14155552671';
 
@@ -20,7 +20,7 @@ describe('Twilio retries', () => {
       env: twilioEnv(apiBaseUrl),
     });
     const tenant = await createTenant(app.storage);
-    await prismaOf(app).webhookEndpoint.create({
+    await insertEndpointRow(prismaOf(app), {
       data: { accountId: tenant.accountId, url: 'https://hooks.example.com/calls', secret: 'whsec_test' },
     });
     // Waits of 0 minutes: the second attempt is due as soon as the first ends.

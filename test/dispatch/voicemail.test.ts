@@ -33,10 +33,7 @@ const MESSAGE = 'Hi {{name}}, this is Acme Dental about your appointment. Please
 /** A tenant whose agent's voicemail detection is set as given (directly: the forms refuse some of these pairs). */
 async function tenantWith(app: App, voicemail: VoicemailPolicy, message: string | null = MESSAGE): Promise<Tenant> {
   const tenant = await createTenant(app.storage);
-  await prismaOf(app).agent.update({
-    where: { id: tenant.agentId },
-    data: { voicemail, voicemailMessage: message },
-  });
+  await forceAgent(prismaOf(app), tenant.agentId, { voicemail, voicemailMessage: message });
   // An endpoint, so that every event's delivery (its frozen payload) is written; nothing is sent in these tests.
   await setWebhook(app.storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
   return tenant;
@@ -366,19 +363,17 @@ describe('the simulated voicemail number', () => {
   it("a claim taken over from a dispatcher that died is dialled with its agent's detection too", async () => {
     const tenant = await tenantWith(app, 'hang_up');
     const past = new Date(Date.now() - 60_000);
-    const { id } = await prismaOf(app).call.create({
-      data: {
-        accountId: tenant.accountId,
-        agentId: tenant.agentId,
-        phoneNumber: SIMULATED_VOICEMAIL,
-        fromNumber: '+14155550100',
-        notBefore: past,
-        expiresAt: new Date(Date.now() + 3_600_000),
-        status: 'dialing',
-        startedAt: past,
-        leaseOwner: 'a-dispatcher-that-died',
-        leaseExpiresAt: past,
-      },
+    const { id } = await insertCallRow(prismaOf(app), {
+      accountId: tenant.accountId,
+      agentId: tenant.agentId,
+      phoneNumber: SIMULATED_VOICEMAIL,
+      fromNumber: '+14155550100',
+      notBefore: past,
+      expiresAt: new Date(Date.now() + 3_600_000),
+      status: 'dialing',
+      startedAt: past,
+      leaseOwner: 'a-dispatcher-that-died',
+      leaseExpiresAt: past,
     });
     const call = await waitFor(
       () => row(app, id),
@@ -398,17 +393,15 @@ describe('the simulated voicemail number', () => {
     const tenant = await tenantWith(app, 'off');
     const now = new Date();
     // As a retried call waits for its next attempt after a machine answered the previous one.
-    const { id } = await prismaOf(app).call.create({
-      data: {
-        accountId: tenant.accountId,
-        agentId: tenant.agentId,
-        phoneNumber: '+14155552671',
-        fromNumber: '+14155550100',
-        notBefore: now,
-        expiresAt: new Date(now.getTime() + 3_600_000),
-        answeredBy: 'machine',
-        voicemailLeft: true,
-      },
+    const { id } = await insertCallRow(prismaOf(app), {
+      accountId: tenant.accountId,
+      agentId: tenant.agentId,
+      phoneNumber: '+14155552671',
+      fromNumber: '+14155550100',
+      notBefore: now,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+      answeredBy: 'machine',
+      voicemailLeft: true,
     });
     app.wakeDispatchers(tenant.accountId);
     const call = await waitFor(

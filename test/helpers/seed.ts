@@ -244,3 +244,98 @@ export async function seedDoNotCallNumbers(prisma: PrismaClient, accountId: stri
     [accountId, count],
   );
 }
+
+// The writes below take Prisma's own arguments (data, where), so that a test reads as the row it writes.
+
+/** Do-not-call entries as written: many at once, or with an added_by or a date no form writes. */
+export function insertDoNotCallEntries(prisma: PrismaClient, args: Prisma.DoNotCallEntryCreateManyArgs) {
+  return prisma.doNotCallEntry.createMany(args);
+}
+
+/** One do-not-call entry as written (see insertDoNotCallEntries). */
+export function insertDoNotCallEntry(prisma: PrismaClient, args: Prisma.DoNotCallEntryCreateArgs) {
+  return prisma.doNotCallEntry.create(args);
+}
+
+/** Do-not-call entries changed in place (a date moved into the past, a reason an older release wrote). */
+export function forceDoNotCallEntries(prisma: PrismaClient, args: Prisma.DoNotCallEntryUpdateManyArgs) {
+  return prisma.doNotCallEntry.updateMany(args);
+}
+
+/**
+ * Empties do-not-call lists between a file's tests: removing each number through src/admin would audit each and
+ * end nothing a test needs.
+ */
+export function clearDoNotCall(prisma: PrismaClient, args: Prisma.DoNotCallEntryDeleteManyArgs) {
+  return prisma.doNotCallEntry.deleteMany(args);
+}
+
+/** An import of a do-not-call list left as a crash or an older release leaves it (running, stale, half done). */
+export function forceDoNotCallImport(prisma: PrismaClient, args: Prisma.DoNotCallImportUpdateArgs) {
+  return prisma.doNotCallImport.update(args);
+}
+
+/** An import's row written as it was when it started (see forceDoNotCallImport), made when missing. */
+export function upsertDoNotCallImport(prisma: PrismaClient, args: Prisma.DoNotCallImportUpsertArgs) {
+  return prisma.doNotCallImport.upsert(args);
+}
+
+/** An idempotency record as a request leaves it (in flight, or kept past its time): what a replay then meets. */
+export function insertIdempotencyRecord(prisma: PrismaClient, args: Prisma.IdempotencyRecordCreateArgs) {
+  return prisma.idempotencyRecord.create(args);
+}
+
+/** Many calls at once as written, without acceptance (calls of a given age or state, for a poll to find). */
+export function insertCallRows(prisma: PrismaClient, args: Prisma.CallCreateManyArgs) {
+  return prisma.call.createMany(args);
+}
+
+/** A call's events removed, as a call of an older release kept only its first one. */
+export function deleteCallEvents(prisma: PrismaClient, args: Prisma.CallEventDeleteManyArgs) {
+  return prisma.callEvent.deleteMany(args);
+}
+
+/** Many deliveries at once, as the worker's history leaves them (pages of a delivery log). */
+export function insertDeliveryRows(prisma: PrismaClient, args: Prisma.WebhookDeliveryCreateManyArgs) {
+  return prisma.webhookDelivery.createMany(args);
+}
+
+/** An endpoint row as written: a secret or a target the admin functions would not write (a name that no longer resolves). */
+export function insertEndpointRow(prisma: PrismaClient, args: Prisma.WebhookEndpointCreateArgs) {
+  return prisma.webhookEndpoint.create(args);
+}
+
+/** Many endpoints at once (hundreds of clients with a webhook: setWebhook resolves and audits each). */
+export function insertEndpointRows(prisma: PrismaClient, args: Prisma.WebhookEndpointCreateManyArgs) {
+  return prisma.webhookEndpoint.createMany(args);
+}
+
+/** Endpoints removed (no admin function removes one; see deleteEndpoint). */
+export function deleteEndpoints(prisma: PrismaClient, args: Prisma.WebhookEndpointDeleteManyArgs) {
+  return prisma.webhookEndpoint.deleteMany(args);
+}
+
+/** A key row as written, with a display prefix of the test's choosing (a generated key's is random). */
+export function insertApiKeyRow(prisma: PrismaClient, args: Prisma.ApiKeyCreateArgs) {
+  return prisma.apiKey.create(args);
+}
+
+/** Many accounts at once (hundreds of clients for a paged list: createClient one by one audits each). */
+export function insertAccountRows(prisma: PrismaClient, args: Prisma.AccountCreateManyArgs) {
+  return prisma.account.createMany(args);
+}
+
+/** Many agents at once (see insertAccountRows). */
+export function insertAgentRows(prisma: PrismaClient, args: Prisma.AgentCreateManyArgs) {
+  return prisma.agent.createMany(args);
+}
+
+/** A user row as written: one that never had a password nor a link (no admin function makes one without a link). */
+export function insertUserRow(prisma: PrismaClient, args: Prisma.UserUncheckedCreateInput) {
+  return prisma.user.create({ data: args });
+}
+
+/** Users changed in place (disabled at a given instant without an actor, a state a session must then meet). */
+export function forceUsers(prisma: PrismaClient, args: Prisma.UserUpdateManyArgs) {
+  return prisma.user.updateMany(args);
+}

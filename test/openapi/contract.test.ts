@@ -18,6 +18,7 @@ import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { json, type ErrorResponse } from '../helpers/json.js';
 import { match } from '../helpers/matchers.js';
 import { trigger } from '../helpers/trigger.js';
+import { insertIdempotencyRecord } from '../helpers/seed.js';
 
 interface Doc {
   info: {
@@ -175,7 +176,7 @@ describe('every status of the trigger matches the document', () => {
   });
 
   it('409 and 422 (idempotency)', async () => {
-    await prismaOf(app).idempotencyRecord.create({
+    await insertIdempotencyRecord(prismaOf(app), {
       data: {
         accountId: tenant.accountId,
         key: 'in-flight',
@@ -187,7 +188,7 @@ describe('every status of the trigger matches the document', () => {
     expect(inFlight.statusCode).toBe(422); // a different body under the key wins over "in flight"
     conforms(inFlight);
     const hash = (await prismaOf(app).idempotencyRecord.findFirstOrThrow({ where: { key: 'contract-1' } })).requestHash;
-    await prismaOf(app).idempotencyRecord.create({
+    await insertIdempotencyRecord(prismaOf(app), {
       data: {
         accountId: tenant.accountId,
         key: 'in-flight-2',

@@ -8,6 +8,7 @@ import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { match } from '../helpers/matchers.js';
 import { trigger } from '../helpers/trigger.js';
+import { insertIdempotencyRecord } from '../helpers/seed.js';
 
 const BODY = { phone_number: '+14155552671' };
 const HOUR_MS = 3600_000;
@@ -66,7 +67,7 @@ function expectRefused(response: LightMyRequestResponse, status: number, body: u
 
 /** The reservation a request still in flight would hold: the same body's hash, no response yet. */
 async function reserve(tenant: Tenant, key: string, createdAt: Date, body: unknown = BODY) {
-  return prismaOf(app).idempotencyRecord.create({
+  return insertIdempotencyRecord(prismaOf(app), {
     data: {
       accountId: tenant.accountId,
       key,

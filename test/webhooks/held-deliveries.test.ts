@@ -20,7 +20,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
-import { forceDeliveries, forceEndpoint, insertDeliveryRow } from '../helpers/seed.js';
+import { forceDeliveries, forceEndpoint, insertDeliveryRow, deleteEndpoint } from '../helpers/seed.js';
 
 interface Setup {
   app: App;
@@ -354,7 +354,7 @@ describe('the endpoint URL changed', () => {
 describe('no endpoint set', () => {
   it('records nothing for events that happen before one is set (nothing is sent later either)', async () => {
     const s = await setup();
-    await prismaOf(s.app).webhookEndpoint.delete({ where: { accountId: s.tenant.accountId } });
+    await deleteEndpoint(prismaOf(s.app), s.tenant.accountId);
     const callId = await canceledCall(s);
     expect(await deliveriesOf(s, callId)).toEqual([]);
     await setWebhook(s.app.storage, s.tenant.accountId, s.receiver.url, { allowPrivate: true, now: s.app.now() });
