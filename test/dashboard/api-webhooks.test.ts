@@ -16,7 +16,7 @@ import { callctl } from '../helpers/cli.js';
 import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, type Answer } from './helpers.js';
-import { forceDeliveries, forceDelivery } from '../helpers/seed.js';
+import { forceDeliveries, forceDelivery, insertDeliveryRows } from '../helpers/seed.js';
 
 const OWN = '/dashboard/settings/api-webhooks';
 /** The service's clock runs with real time, `offset` ahead (a sign-in grown old). */
@@ -637,7 +637,7 @@ describe('the webhook endpoint', () => {
     const calls = await prismaOf(app).call.findMany({ where: { accountId: agencyId }, take: 1, select: { id: true } });
     const event = await prismaOf(app).callEvent.findFirstOrThrow({ where: { callId: calls[0]!.id } });
     const at = new Date();
-    await prismaOf(app).webhookDelivery.createMany({
+    await insertDeliveryRows(prismaOf(app), {
       data: Array.from({ length: 30 }, () => ({
         endpointId: endpoint.id,
         callId: calls[0]!.id,

@@ -12,7 +12,14 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
-import { insertCalls, insertFailedDelivery, forceAgent, forceCall, forceEndpoint } from '../helpers/seed.js';
+import {
+  insertCalls,
+  insertFailedDelivery,
+  forceAgent,
+  forceCall,
+  forceEndpoint,
+  deleteCallEvents,
+} from '../helpers/seed.js';
 
 const FAST = {
   ...DASHBOARD_ENV,
@@ -391,7 +398,7 @@ describe('the call detail view', () => {
       queued,
       opens,
     );
-    await prismaOf(app).callEvent.deleteMany({ where: { callId: queued, toStatus: { not: 'initiated' } } });
+    await deleteCallEvents(prismaOf(app), { where: { callId: queued, toStatus: { not: 'initiated' } } });
     await prismaOf(app).$executeRawUnsafe(
       `UPDATE call_events SET occurred_at = now() - interval '5 seconds' WHERE call_id = $1::uuid`,
       queued,

@@ -10,7 +10,7 @@ import { callctl } from '../helpers/cli.js';
 import { NAVIGATION } from '../../src/views/navigation.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
-
+import { insertApiKeyRow, insertEndpointRow } from '../helpers/seed.js';
 
 let app: App;
 let databaseUrl: string;
@@ -83,10 +83,10 @@ describe('clients pages', () => {
 
   it("lists only the agency's clients, with API access, key prefix, webhook and active users", async () => {
     const { id } = await createClient(app.storage, { agencyId, name: 'Gamma', now: app.now() });
-    await prismaOf(app).apiKey.create({
+    await insertApiKeyRow(prismaOf(app), {
       data: { accountId: id, digest: new Uint8Array(randomBytes(32)), displayPrefix: 'svc_sk_Gamma' },
     });
-    await prismaOf(app).webhookEndpoint.create({
+    await insertEndpointRow(prismaOf(app), {
       data: { accountId: id, url: 'https://hooks.example.com/in', secret: 'whsec_x' },
     });
     await setApiAccess(app.storage, id, false, undefined, app.now());

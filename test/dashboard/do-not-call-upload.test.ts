@@ -10,6 +10,7 @@ import { IMPORTS_PER_HOUR } from '../../src/admin/do-not-call-import.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, HOST, ORIGIN, Visitor } from './helpers.js';
+import { clearDoNotCall, forceDoNotCallImport, upsertDoNotCallImport } from '../helpers/seed.js';
 
 let app: App;
 let tenant: Tenant;
@@ -63,7 +64,7 @@ const entries = () =>
     orderBy: { phoneNumber: 'asc' },
     select: { phoneNumber: true, reason: true },
   });
-const clear = () => prismaOf(app).doNotCallEntry.deleteMany({ where: { accountId: tenant.accountId } });
+const clear = () => clearDoNotCall(prismaOf(app), { where: { accountId: tenant.accountId } });
 const upload = (content: string, fields: Record<string, string> = {}) =>
   visitor.get(OWN).then(() => visitor.upload(`${OWN}/import`, { field: 'file', name: 'list.csv', content }, fields));
 const decode = (text: string) =>
@@ -194,7 +195,7 @@ describe('one import at a time per list, a few an hour', () => {
 
   it('refuses an import while another of the list is under way (429, Retry-After), audited', async () => {
     // Another replica's import, its heartbeat fresh.
-    await prismaOf(app).doNotCallImport.upsert({
+    await upsertDoNotCallImport(prismaOf(app), {
       where: { accountId: tenant.accountId },
       create: {
         accountId: tenant.accountId,
@@ -214,7 +215,7 @@ describe('one import at a time per list, a few an hour', () => {
     ]);
 
     // Its heartbeat stopped two minutes ago: the process died, and the next import takes over.
-    await prismaOf(app).doNotCallImport.update({
+    await forceDoNotCallImport(prismaOf(app), {
       where: { accountId: tenant.accountId },
       data: { heartbeatAt: new Date(app.now().getTime() - 3 * 60_000) },
     });
@@ -222,7 +223,7 @@ describe('one import at a time per list, a few an hour', () => {
   });
 
   it(`refuses an import beyond ${IMPORTS_PER_HOUR} in an hour`, async () => {
-    await prismaOf(app).doNotCallImport.update({
+    await forceDoNotCallImport(prismaOf(app), {
       where: { accountId: tenant.accountId },
       data: { heartbeatAt: null, windowStartedAt: app.now(), windowCount: IMPORTS_PER_HOUR },
     });

@@ -11,6 +11,7 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
+import { clearDoNotCall, forceDoNotCallEntries, insertDoNotCallEntry } from '../helpers/seed.js';
 
 let app: App;
 const tenants = {} as Record<'A' | 'A1' | 'A2', Tenant>;
@@ -54,7 +55,7 @@ const auditOf = (tenant: Tenant, action: string) =>
     orderBy: { createdAt: 'asc' },
     select: { actorKind: true, detail: true, ip: true },
   });
-const clear = (tenant: Tenant) => prismaOf(app).doNotCallEntry.deleteMany({ where: { accountId: tenant.accountId } });
+const clear = (tenant: Tenant) => clearDoNotCall(prismaOf(app), { where: { accountId: tenant.accountId } });
 
 describe('adding and removing', () => {
   it('adds a number with a reason: shown with who and when, audited once; a second add changes nothing', async () => {
@@ -176,7 +177,7 @@ describe('a long list', () => {
   it('pages in number order, 50 at a time, searched by a number beginning or by a reason', async () => {
     await clear(tenants.A2);
     for (let i = 0; i < 120; i++)
-      await prismaOf(app).doNotCallEntry.create({
+      await insertDoNotCallEntry(prismaOf(app), {
         data: {
           accountId: tenants.A2.accountId,
           phoneNumber: `+1415555${String(1000 + i)}`,
@@ -431,7 +432,7 @@ describe("a call's detail view", () => {
       actor: { kind: 'operator' },
       now: app.now(),
     });
-    await prismaOf(app).doNotCallEntry.updateMany({
+    await forceDoNotCallEntries(prismaOf(app), {
       where: { accountId: tenants.A.accountId, phoneNumber: '+14155550160' },
       data: { reason: 'agency-internal reason' },
     });

@@ -13,7 +13,7 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { PlanCapture } from '../helpers/plan-capture.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
-import { insertCalls } from '../helpers/seed.js';
+import { insertCalls, deleteEndpoints, insertEndpointRow, insertEndpointRows } from '../helpers/seed.js';
 
 let app: App;
 let agency: Tenant;
@@ -209,7 +209,7 @@ describe('the Overview of an agency with more clients than it lists', () => {
       select: { id: true },
       take: 40,
     });
-    await prismaOf(app).webhookEndpoint.createMany({
+    await insertEndpointRows(prismaOf(app), {
       data: fillers.map((f) => ({
         accountId: f.id,
         url: 'https://hooks.example.test/in',
@@ -222,8 +222,8 @@ describe('the Overview of an agency with more clients than it lists', () => {
 
   it('puts a client whose endpoint is disabled first, with its warning', async () => {
     const filler = await prismaOf(app).account.findFirstOrThrow({ where: { name: 'Filler 99' }, select: { id: true } });
-    await prismaOf(app).webhookEndpoint.deleteMany({ where: { accountId: filler.id } });
-    await prismaOf(app).webhookEndpoint.create({
+    await deleteEndpoints(prismaOf(app), { where: { accountId: filler.id } });
+    await insertEndpointRow(prismaOf(app), {
       data: {
         accountId: filler.id,
         url: 'https://hooks.example.test/in',

@@ -14,6 +14,7 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { PlanCapture } from '../helpers/plan-capture.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
+import { insertAccountRows, insertAgentRows } from '../helpers/seed.js';
 
 let app: App;
 let agency: Tenant;
@@ -82,7 +83,7 @@ beforeAll(async () => {
     id: randomUUID(),
     n: String(i + 1).padStart(4, '0'),
   }));
-  await prismaOf(app).account.createMany({
+  await insertAccountRows(prismaOf(app), {
     data: numbered.map((c) => ({
       id: c.id,
       kind: 'client' as const,
@@ -90,7 +91,7 @@ beforeAll(async () => {
       name: `Client ${c.n}`,
     })),
   });
-  await prismaOf(app).agent.createMany({
+  await insertAgentRows(prismaOf(app), {
     data: numbered.map((c) => ({
       accountId: c.id,
       agencyId: agency.accountId,
@@ -120,7 +121,7 @@ beforeAll(async () => {
 
   // An agency with more archived agents than a page.
   const archive = await createTenant(app.storage);
-  await prismaOf(app).agent.createMany({
+  await insertAgentRows(prismaOf(app), {
     data: Array.from({ length: ARCHIVED }, (_, i) => ({
       accountId: archive.accountId,
       agencyId: archive.accountId,

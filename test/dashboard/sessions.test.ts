@@ -9,6 +9,7 @@ import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { buildProbeApp } from './probe-app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
+import { forceUsers } from '../helpers/seed.js';
 
 let app: App;
 let agencyId: string;
@@ -149,7 +150,7 @@ describe('ending sessions', () => {
 
   it('a session whose user was disabled without its rows being deleted is refused on its next request', async () => {
     const { visitor, userId } = await signedIn();
-    await prismaOf(app).user.update({ where: { id: userId }, data: { disabledAt: now } });
+    await forceUsers(prismaOf(app), { where: { id: userId }, data: { disabledAt: now } });
     expect(await isSignedIn(visitor)).toBe(false);
   });
 });

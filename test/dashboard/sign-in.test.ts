@@ -10,6 +10,7 @@ import { SIGN_IN_REFUSED } from '../../src/routes/dashboard/sign-in.js';
 import { sessionDigest } from '../../plugins/dashboard/session.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
+import { insertUserRow } from '../helpers/seed.js';
 
 let app: App;
 let agencyId: string;
@@ -116,7 +117,7 @@ describe('sign in', () => {
 
   it('refuses a user who has not set a password yet with the same message', async () => {
     const { id } = await createAgency(app.storage, { name: 'Other' });
-    await prismaOf(app).user.create({ data: { accountId: id, agencyId: id, email: 'nopass@example.com' } });
+    await insertUserRow(prismaOf(app), { accountId: id, agencyId: id, email: 'nopass@example.com' });
     const res = await new Visitor(app).submit('/dashboard/sign-in', '/dashboard/sign-in', {
       email: 'nopass@example.com',
       password: 'anything at all',

@@ -12,7 +12,14 @@ import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 import { buildProbeApp } from './probe-app.js';
 import { prismaOf } from '../helpers/app.js';
 import { agentOf } from '../helpers/fixtures.js';
-import { insertCalls, insertWaitingCall, insertFailedDelivery } from '../helpers/seed.js';
+import {
+  insertCalls,
+  insertWaitingCall,
+  insertFailedDelivery,
+  forceUsers,
+  insertDoNotCallEntries,
+  insertDoNotCallEntry,
+} from '../helpers/seed.js';
 
 type Tenant = 'A' | 'A1' | 'A2' | 'B';
 /**
@@ -60,7 +67,7 @@ const linksOf = (app: App, world: World, target: Tenant) =>
 
 /** `target`'s made-up users, disabled first (so that enabling one would show), and their state. */
 async function disabledUsersOf(app: App, world: World, target: Tenant) {
-  await prismaOf(app).user.updateMany({
+  await forceUsers(prismaOf(app), {
     where: { accountId: world[target], email: { startsWith: 'user-of-' }, disabledAt: null },
     data: { disabledAt: new Date() },
   });
@@ -317,7 +324,7 @@ const DNC_ROUTES: ObjectRoute[] = [
       form: { phone_number: '+14155550999' },
     }),
     snapshot: async (app, world, target) => {
-      await prismaOf(app).doNotCallEntry.createMany({
+      await insertDoNotCallEntries(prismaOf(app), {
         data: [{ accountId: world[target], phoneNumber: '+14155550999', addedBy: 'operator' }],
         skipDuplicates: true,
       });
@@ -708,7 +715,7 @@ describe('tenancy of the dashboard', () => {
 
   it("shows each user their own account's do-not-call list on /dashboard/do-not-call, and no other", async () => {
     for (const [i, tenant] of TENANTS.entries())
-      await prismaOf(app).doNotCallEntry.create({
+      await insertDoNotCallEntry(prismaOf(app), {
         data: {
           accountId: world[tenant],
           phoneNumber: `+1415555098${i}`,
