@@ -12,7 +12,7 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
 import { createUserWithPassword, DASHBOARD_ENV, pageWithPlans, Visitor } from './helpers.js';
-import { insertCalls } from '../helpers/seed.js';
+import { insertAgencies, insertCalls, insertClients, nameCalls } from '../helpers/seed.js';
 
 /** The agency's clients that never had a call, each with an agent: more than a menu lists. */
 const QUIET = 1_000;
@@ -31,44 +31,29 @@ let adaCalls: string[];
 let otherCalls: string[];
 
 /** `count` more quiet clients of the agency, each with an agent, numbered from `from`. */
-async function quietClients(count: number, from: number): Promise<void> {
-  await db.query(
-    `WITH c AS (INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
-                SELECT gen_random_uuid(), 'client', 'Quiet ' || lpad(g::text, 5, '0'), $1::uuid, now(), now()
-                  FROM generate_series($3::int, $3::int + $2::int - 1) AS g RETURNING id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
-     SELECT gen_random_uuid(), c.id, $1::uuid, 'Quiet agent', '+14155550100', now(), now() FROM c`,
-    [agency.accountId, count, from],
-  );
-}
+const quietClients = (count: number, from: number) =>
+  insertClients(prismaOf(app), {
+    agencyId: agency.accountId,
+    prefix: 'Quiet ',
+    digits: 5,
+    count,
+    from,
+    agentName: 'Quiet agent',
+  });
 
 /** `count` more agencies of 9 clients, every account with an agent. */
-async function otherTenants(count: number): Promise<void> {
-  await db.query(
-    `WITH ag AS (INSERT INTO accounts (id, kind, name, plan, created_at, updated_at)
-                 SELECT gen_random_uuid(), 'agency', 'Other Agency ' || g, 'agency', now(), now()
-                   FROM generate_series(1, $1::int) AS g RETURNING id),
-          c AS (INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
-                SELECT gen_random_uuid(), 'client', 'Other Client ' || g, ag.id, now(), now()
-                  FROM ag, generate_series(1, 9) AS g RETURNING id, agency_id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
-     SELECT gen_random_uuid(), id, coalesce(agency_id, id), 'Other agent', '+14155550100', now(), now()
-       FROM (SELECT id, agency_id FROM c UNION ALL SELECT id, NULL FROM ag) AS owners`,
-    [count],
-  );
-}
+const otherTenants = (count: number) =>
+  insertAgencies(prismaOf(app), {
+    prefix: 'Other Agency ',
+    count,
+    clientsEach: 9,
+    clientPrefix: 'Other Client ',
+    agentName: 'Other agent',
+  });
 
 /** `count` more agencies on their own (no clients), each with an agent: most agencies are small. */
-async function loneAgencies(count: number): Promise<void> {
-  await db.query(
-    `WITH ag AS (INSERT INTO accounts (id, kind, name, plan, created_at, updated_at)
-                 SELECT gen_random_uuid(), 'agency', 'Lone Agency ' || g, 'agency', now(), now()
-                   FROM generate_series(1, $1::int) AS g RETURNING id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
-     SELECT gen_random_uuid(), id, id, 'Lone agent', '+14155550100', now(), now() FROM ag`,
-    [count],
-  );
-}
+const loneAgencies = (count: number) =>
+  insertAgencies(prismaOf(app), { prefix: 'Lone Agency ', count, agentName: 'Lone agent' });
 
 /** `count` calls of `tenant`, a minute old, named `name`. */
 async function namedCalls(tenant: Tenant, count: number, name: string): Promise<string[]> {
@@ -78,7 +63,7 @@ async function namedCalls(tenant: Tenant, count: number, name: string): Promise<
     count,
     createdAt: new Date(Date.now() - 60_000),
   });
-  await db.query('UPDATE calls SET name = $2 WHERE id = ANY($1::uuid[])', [ids, name]);
+  await nameCalls(prismaOf(app), ids, name);
   return ids;
 }
 

@@ -64,7 +64,7 @@ async function setPolicy(app: App, agentId: string, policy: Policy) {
   await forceAgent(prismaOf(app), agentId, {
     maxAttempts: policy.maxAttempts,
     retryOn: policy.retryOn as string[],
-    retryWaitsMinutes: (policy.waits ?? [30, 120, 1440]) as number[],
+    retryWaitsMinutes: policy.waits ?? [30, 120, 1440],
   });
 }
 

@@ -130,3 +130,24 @@ export function deleteCallEvents(prisma: PrismaClient, args: Prisma.CallEventDel
 export function insertIdempotencyRecord(prisma: PrismaClient, args: Prisma.IdempotencyRecordCreateArgs) {
   return prisma.idempotencyRecord.create(args);
 }
+
+/** The callee's name on calls written in bulk (insertCalls writes none): what a name search finds. */
+export async function nameCalls(prisma: PrismaClient, ids: string[], name: string): Promise<void> {
+  await bulk(prisma, 'UPDATE calls SET name = $2 WHERE id = ANY($1::uuid[])', [ids, name]);
+}
+
+/** Calls created at `at` in `statuses` (under way or waiting, as acceptance and the dispatcher leave them). */
+export async function insertLiveCalls(
+  prisma: PrismaClient,
+  calls: { accountId: string; agentId: string; statuses: ('dialing' | 'initiated')[]; at: Date },
+): Promise<void> {
+  await bulk(
+    prisma,
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
+                        created_at, updated_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+14155552671', '+14155550100', '{}'::json, s::call_status, $4,
+            $4::timestamptz + interval '1 day', $4, $4
+       FROM unnest($3::text[]) AS s`,
+    [calls.accountId, calls.agentId, calls.statuses, calls.at],
+  );
+}
