@@ -9,7 +9,7 @@ import { SEARCH_CANDIDATES_MAX } from '../../src/storage/call-history.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
-import { insertCalls, forceCall, insertCallRow } from '../helpers/seed.js';
+import { insertCalls, forceCall, insertCallRow, runSql, nameCalls } from '../helpers/seed.js';
 
 let app: App;
 const tenants = {} as Record<'A' | 'A1' | 'B', Tenant>;
@@ -185,8 +185,7 @@ describe('searching the Calls list', () => {
           metadataJson: metadata,
           phoneNumber: phone,
         });
-        await prismaOf(app)
-          .$executeRaw`UPDATE calls SET name = 'Bulk ' || phone_number WHERE id = ANY(${part}::uuid[])`;
+        await runSql(prismaOf(app), `UPDATE calls SET name = 'Bulk ' || phone_number WHERE id = ANY($1::uuid[])`, part);
         ids.push(...part);
       }
       return ids;
@@ -240,7 +239,7 @@ describe('searching the Calls list', () => {
         createdAt: new Date(at),
         phoneNumber: '+14155550300',
       });
-      await prismaOf(app).$executeRaw`UPDATE calls SET name = ${name} WHERE id = ANY(${ids}::uuid[])`;
+      await nameCalls(prismaOf(app), ids, name);
       return ids;
     };
     // 130 matches, then 400 newer calls that do not match: the newest calls hold no page (nor 5) of matches, so the

@@ -19,6 +19,7 @@ import {
   forceCall,
   forceEndpoint,
   deleteCallEvents,
+  runSql,
 } from '../helpers/seed.js';
 
 const FAST = {
@@ -393,13 +394,15 @@ describe('the call detail view', () => {
       createdAt: new Date(),
     });
     const opens = new Date(Date.now() + 3_600_000);
-    await prismaOf(app).$executeRawUnsafe(
+    await runSql(
+      prismaOf(app),
       `UPDATE calls SET status = 'initiated', not_before = $2, started_at = NULL, answered_at = NULL, ended_at = NULL, duration_seconds = NULL WHERE id = $1::uuid`,
       queued,
       opens,
     );
     await deleteCallEvents(prismaOf(app), { where: { callId: queued, toStatus: { not: 'initiated' } } });
-    await prismaOf(app).$executeRawUnsafe(
+    await runSql(
+      prismaOf(app),
       `UPDATE call_events SET occurred_at = now() - interval '5 seconds' WHERE call_id = $1::uuid`,
       queued,
     );
