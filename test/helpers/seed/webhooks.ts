@@ -1,6 +1,7 @@
 // Webhook endpoints and deliveries written straight to the database: the delivery worker's history and states,
 // and many rows at once (test/helpers/seed.ts says when a test writes directly).
 import type { Prisma, PrismaClient } from '../../../src/generated/prisma/client.js';
+import { bulk } from './bulk.js';
 import { setWebhook } from '../../../src/admin/webhooks.js';
 import { storageOf } from '../database.js';
 
@@ -95,4 +96,30 @@ export function insertEndpointRow(prisma: PrismaClient, args: Prisma.WebhookEndp
 /** Many endpoints at once (hundreds of clients with a webhook: setWebhook resolves and audits each). */
 export function insertEndpointRows(prisma: PrismaClient, args: Prisma.WebhookEndpointCreateManyArgs) {
   return prisma.webhookEndpoint.createMany(args);
+}
+
+/**
+ * `count` completed calls of `tenant`, each with its last event and a delivery of it to `endpointId` due at `at`, in
+ * one statement: a backlog, without NOTIFY (the test wakes the workers when it means to).
+ */
+export async function insertDueDeliveries(
+  prisma: PrismaClient,
+  backlog: { accountId: string; agentId: string; endpointId: string; count: number; at: Date },
+): Promise<void> {
+  await bulk(
+    prisma,
+    `WITH c AS (
+       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at,
+                          created_at, updated_at, ended_at)
+       SELECT gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', 'completed', $5, $5, $5, $5, $5
+         FROM generate_series(1, $4::int)
+       RETURNING id),
+     e AS (
+       INSERT INTO call_events (id, call_id, from_status, to_status, source, occurred_at)
+       SELECT gen_random_uuid(), id, 'in_progress', 'completed', 'provider', $5 FROM c
+       RETURNING id, call_id)
+     INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at, created_at)
+     SELECT gen_random_uuid(), $3, call_id, id, 'call.completed', '{}', $5, $5 FROM e`,
+    [backlog.accountId, backlog.agentId, backlog.endpointId, backlog.count, backlog.at],
+  );
 }
