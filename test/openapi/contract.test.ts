@@ -18,7 +18,7 @@ import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { json, type ErrorResponse } from '../helpers/json.js';
 import { match } from '../helpers/matchers.js';
 import { trigger } from '../helpers/trigger.js';
-import { insertIdempotencyRecord } from '../helpers/seed.js';
+import { insertIdempotencyRecord, runSql } from '../helpers/seed.js';
 
 interface Doc {
   info: {
@@ -219,7 +219,7 @@ describe('every status of the trigger matches the document', () => {
   it('500 and 503', async () => {
     const { app: broken } = await buildTestApp();
     const t = await createTenant(broken.storage);
-    await prismaOf(broken).$executeRawUnsafe('ALTER TABLE calls RENAME COLUMN from_number TO gone');
+    await runSql(prismaOf(broken), 'ALTER TABLE calls RENAME COLUMN from_number TO gone');
     const internal = await trigger(broken, t.key);
     expect(internal.statusCode).toBe(500);
     conforms(internal, { expectHeaders: false });
