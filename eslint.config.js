@@ -82,6 +82,17 @@ const storage = (depth) => {
     { ...FRAMEWORK, message: 'src/storage imports no Fastify: plugins/db.ts decorates the storage for the routes.' },
   ];
 };
+// scripts/ and test/ stay apart: a script that reused a test helper (or a test that imported a script) made each
+// depend on the other's internals; what both need lives in src/, or the script runs the tests.
+const TEST_CODE = {
+  group: ['**/test/**'],
+  message: 'scripts/ import no test code: put what both need in src/, or run the test file (vitest run <file>).',
+};
+const SCRIPT_CODE = {
+  group: ['**/scripts/**'],
+  message:
+    'Tests import no script (only test/scripts/ tests its own subject): take the code from src/ or a test helper.',
+};
 const restrict = (...patterns) => ({ '@typescript-eslint/no-restricted-imports': ['error', { patterns }] });
 
 /** The dependency rules, one config object per layer (the last one matching a file wins). */
@@ -89,17 +100,7 @@ export const layers = [
   {
     files: ['src/**/*.ts', 'plugins/**/*.ts'],
     ignores: ['src/storage/**', 'plugins/db.ts'],
-    rules: {
-      ...restrict(...DRIVER),
-      // The Prisma clients plugins/db.ts still decorates are for tests' fixtures and assertions only.
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: 'MemberExpression[property.name=/^(prisma|backgroundPrisma)$/]',
-          message: 'Use fastify.storage (or backgroundStorage) and its repositories: the Prisma client is for tests.',
-        },
-      ],
-    },
+    rules: restrict(...DRIVER),
   },
   {
     files: ['src/**/*.ts'],
@@ -109,6 +110,8 @@ export const layers = [
   { files: ['schemas/**/*.ts'], rules: restrict(SCHEMAS, ...DRIVER) },
   { files: ['src/domain/**/*.ts'], rules: restrict(FRAMEWORK, DOMAIN, ...DRIVER) },
   { files: ['src/routes/**/*.ts'], rules: restrict(ROUTES, ...DRIVER) },
+  { files: ['scripts/**/*.ts', 'scripts/**/*.js'], rules: restrict(TEST_CODE) },
+  { files: ['test/**/*.ts'], ignores: ['test/scripts/**'], rules: restrict(SCRIPT_CODE) },
   ...[0, 1, 2, 3].map((depth) => ({
     files: [`src/storage/${'*/'.repeat(depth)}*.ts`],
     rules: restrict(...storage(depth)),

@@ -2,8 +2,8 @@
 // connection pool: `fastify.storage` for requests, `fastify.backgroundStorage` for background work
 // (src/storage/database.ts says why); both closed on close.
 import fp from 'fastify-plugin';
-import { createPrisma, BACKGROUND_POOL, REQUEST_POOL, type PrismaClient } from '../src/storage/database.js';
-import { storageOver, type Storage } from '../src/storage/storage.js';
+import { createPrisma, BACKGROUND_POOL, REQUEST_POOL } from '../src/storage/database.js';
+import { storageOver, type Storage, type Storages } from '../src/storage/storage.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -11,30 +11,25 @@ declare module 'fastify' {
     storage: Storage;
     /** The background pool's storage: the dispatcher, the simulated dialer, the webhook worker, NOTIFY (waits longer). */
     backgroundStorage: Storage;
-    /**
-     * The Prisma client under `storage`, for tests' fixtures and assertions only: src/ and plugins/ may not read it
-     * (eslint.config.js refuses `.prisma` there), so the service's code goes through the repositories.
-     */
-    prisma: PrismaClient;
-    /** The Prisma client under `backgroundStorage`, for tests only (as `prisma`). */
-    backgroundPrisma: PrismaClient;
   }
 }
 
 export interface DbPluginOptions {
   databaseUrl: string;
+  /** The two storages when the caller made them (over REQUEST_POOL and BACKGROUND_POOL); the plugin closes them. */
+  storages?: Storages | undefined;
 }
 
 export default fp<DbPluginOptions>(
-  async (fastify, { databaseUrl }) => {
+  async (fastify, { databaseUrl, storages }) => {
     // Connections open on first use: readiness reports the database, and the app can be built without one
     // (npm run openapi generates the contract from the routes alone).
-    const requests = createPrisma(databaseUrl, REQUEST_POOL);
-    const background = createPrisma(databaseUrl, BACKGROUND_POOL);
-    fastify.decorate('storage', storageOver(requests));
-    fastify.decorate('backgroundStorage', storageOver(background));
-    fastify.decorate('prisma', requests);
-    fastify.decorate('backgroundPrisma', background);
+    const { requests, background } = storages ?? {
+      requests: storageOver(createPrisma(databaseUrl, REQUEST_POOL)),
+      background: storageOver(createPrisma(databaseUrl, BACKGROUND_POOL)),
+    };
+    fastify.decorate('storage', requests);
+    fastify.decorate('backgroundStorage', background);
     fastify.addHook('onClose', async () => {
       await Promise.all([fastify.storage.close(), fastify.backgroundStorage.close()]);
     });

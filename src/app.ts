@@ -9,6 +9,7 @@ import { loggerOptions, RequestLineLogController } from './logger.js';
 import concurrency from '../plugins/concurrency.js';
 import configPlugin from '../plugins/config.js';
 import db from '../plugins/db.js';
+import type { Storages } from './storage/index.js';
 import errors from '../plugins/errors.js';
 import httpsOnly from '../plugins/https-only.js';
 import access from '../plugins/access.js';
@@ -41,6 +42,8 @@ export interface AppOptions {
   clock?: () => Date;
   /** Test seams for background work: a dialer, dispatcher timings, a hook between claim and dial. */
   jobs?: Omit<JobsOptions, 'databaseUrl'>;
+  /** The two storages, when the caller made them (a test that watches the pools); made from databaseUrl otherwise. */
+  storages?: Storages;
 }
 
 /**
@@ -56,12 +59,15 @@ export async function registerDashboard(scope: FastifyInstance, config: Config) 
 }
 
 /** The service: shared plugins first (each owns one concern), then routes. */
-export async function app(fastify: FastifyInstance, { config, databaseUrl, clock, jobs: jobOptions }: AppOptions) {
+export async function app(
+  fastify: FastifyInstance,
+  { config, databaseUrl, clock, jobs: jobOptions, storages }: AppOptions,
+) {
   await fastify.register(configPlugin, { config, clock });
   await fastify.register(errors);
   await fastify.register(metrics);
   await fastify.register(httpsOnly, { behindProxy: config.TLS_MODE === 'proxy' });
-  await fastify.register(db, { databaseUrl });
+  await fastify.register(db, { databaseUrl, storages });
   await fastify.register(concurrency);
   await fastify.register(redis, { redisUrl: config.REDIS_URL });
   await fastify.register(jobs, { databaseUrl, ...jobOptions });

@@ -5,10 +5,11 @@
 // message); a contradiction stored before the rules does not block an edit of other fields.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl, type CliError } from '../helpers/cli.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { json } from '../helpers/json.js';
+import { forceAgent } from '../helpers/seed.js';
 
 let app: App;
 let url: string;
@@ -16,7 +17,7 @@ let accountId: string;
 
 beforeAll(async () => {
   ({ app, databaseUrl: url } = await buildTestApp());
-  ({ accountId } = await createTenant(app.prisma));
+  ({ accountId } = await createTenant(app.storage));
 });
 
 async function ok(args: string[]) {
@@ -32,7 +33,7 @@ async function fails(args: string[], code: number): Promise<string> {
 }
 
 const create = (...options: string[]) => ['agent', 'create', '--account', accountId, '--name', 'Desk', ...options];
-const row = (id: string) => app.prisma.agent.findUniqueOrThrow({ where: { id } });
+const row = (id: string) => prismaOf(app).agent.findUniqueOrThrow({ where: { id } });
 
 describe('callctl agent create', () => {
   it('refuses two options that contradict each other as a usage error, in the words of the rule', async () => {
@@ -44,9 +45,9 @@ describe('callctl agent create', () => {
       [['--voicemail', 'hang_up', '--voicemail-message', 'Hi'], /^A voicemail message is only left when/],
       [['--voicemail-message', 'Hi'], /^A voicemail message is only left when/],
     ];
-    const before = await app.prisma.agent.count();
+    const before = await prismaOf(app).agent.count();
     for (const [options, words] of cases) expect(await fails(create(...options), 2), options.join(' ')).toMatch(words);
-    expect(await app.prisma.agent.count()).toBe(before);
+    expect(await prismaOf(app).agent.count()).toBe(before);
   });
 
   it('takes them with what they need', async () => {
@@ -120,9 +121,10 @@ describe('callctl agent update', () => {
 
   it('a contradiction stored before the rules does not block an edit of other fields', async () => {
     const id = await ok(create()).then((out) => out.id as string);
-    await app.prisma.agent.update({
-      where: { id },
-      data: { outsideWindowPolicy: 'reject', retryOn: ['busy'], voicemailMessage: 'Old message' },
+    await forceAgent(prismaOf(app), id, {
+      outsideWindowPolicy: 'reject',
+      retryOn: ['busy'],
+      voicemailMessage: 'Old message',
     });
     expect((await ok(['agent', 'update', id, '--name', 'Renamed'])).changed).toEqual(['name']);
     expect(await row(id)).toMatchObject({ name: 'Renamed', outsideWindowPolicy: 'reject', retryOn: ['busy'] });

@@ -11,9 +11,10 @@ import { AdminError } from '../../src/admin/errors.js';
 import type { App } from '../../src/app.js';
 import { canonicalTimeZone } from '../../src/domain/time-zones.js';
 import { MIGRATIONS_DIR } from '../../src/paths.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { forceAgent } from '../helpers/seed.js';
 
 const MIGRATION = path.join(MIGRATIONS_DIR, '20261201140000_agents_canonical_time_zones', 'migration.sql');
 
@@ -23,10 +24,10 @@ let tenant: Tenant;
 
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp());
-  tenant = await createTenant(app.prisma);
+  tenant = await createTenant(app.storage);
 });
 
-const zoneOf = async (id: string) => (await app.prisma.agent.findUniqueOrThrow({ where: { id } })).timezone;
+const zoneOf = async (id: string) => (await prismaOf(app).agent.findUniqueOrThrow({ where: { id } })).timezone;
 
 describe("an agent's time zone", () => {
   it('is stored by its canonical name, whatever the spelling given', async () => {
@@ -107,10 +108,10 @@ describe('the migration of the agents stored before', () => {
     for (const timezone of stored) {
       const { id } = await createAgent(app.storage, { now: app.now(), accountId, name: 'Old row' });
       // As a row written before: the zone as it was typed.
-      await app.prisma.agent.update({ where: { id }, data: { timezone } });
+      await forceAgent(prismaOf(app), id, { timezone });
       ids.push(id);
     }
-    await app.prisma.$executeRawUnsafe(sql);
+    await prismaOf(app).$executeRawUnsafe(sql);
     const after = await Promise.all(ids.map(zoneOf));
     expect(after).toEqual([
       'America/New_York',

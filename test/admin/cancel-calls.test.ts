@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { cancelCalls } from '../../src/admin/calls.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
@@ -17,7 +17,7 @@ const OPERATOR = { kind: 'operator' } as const;
 async function setup() {
   const now = new Date('2054-12-01T10:00:00Z');
   const { app } = await buildTestApp({ clock: () => now });
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   // An endpoint, so that each event makes a delivery (the delivery worker is off: they stay pending).
   await setWebhook(app.storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
   const waiting = async () => {
@@ -26,7 +26,7 @@ async function setup() {
     return callIdOf(res);
   };
   const stateOf = (id: string) =>
-    app.prisma.call.findUniqueOrThrow({
+    prismaOf(app).call.findUniqueOrThrow({
       where: { id },
       include: {
         events: { orderBy: { occurredAt: 'asc' } },
@@ -34,7 +34,7 @@ async function setup() {
       },
     });
   const auditOf = (id: string) =>
-    app.prisma.auditEntry.findMany({ where: { action: 'call_canceled', detail: { equals: { call_id: id } } } });
+    prismaOf(app).auditEntry.findMany({ where: { action: 'call_canceled', detail: { equals: { call_id: id } } } });
   return { app, now, tenant, waiting, stateOf, auditOf };
 }
 
@@ -61,7 +61,9 @@ describe('cancelCalls', () => {
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ accountId: s.tenant.accountId, actorKind: 'operator', createdAt: at });
     // It no longer counts as waiting.
-    expect((await s.app.prisma.account.findUniqueOrThrow({ where: { id: s.tenant.accountId } })).waitingCalls).toBe(0);
+    expect((await prismaOf(s.app).account.findUniqueOrThrow({ where: { id: s.tenant.accountId } })).waitingCalls).toBe(
+      0,
+    );
 
     // Again: nothing changes, and it says it was already canceled.
     expect(await cancelCalls(s.app.storage, [id], OPERATOR, new Date('2054-12-01T10:06:00Z'))).toEqual([
@@ -88,7 +90,7 @@ describe('cancelCalls', () => {
       { call_id: busy, result: 'too_late', status: 'failed' },
     ]);
     expect(await Promise.all([dialing, answered, busy].map(s.stateOf))).toEqual(before);
-    expect(await s.app.prisma.auditEntry.count({ where: { action: 'call_canceled' } })).toBe(0);
+    expect(await prismaOf(s.app).auditEntry.count({ where: { action: 'call_canceled' } })).toBe(0);
   });
 
   it('says which ids are no call, and cancels the waiting ones among them', async () => {
@@ -107,14 +109,14 @@ describe('cancelCalls', () => {
     const id = await s.waiting();
     const pending: { cancel?: ReturnType<typeof cancelCalls> } = {};
     // The claim's transaction: the row locked, then moved to dialing (as the dispatcher's claim does under its lock).
-    await s.app.prisma.$transaction(
+    await prismaOf(s.app).$transaction(
       async (tx) => {
         await tx.$queryRaw`SELECT id FROM calls WHERE id = ${id}::uuid FOR UPDATE`;
         pending.cancel = cancelCalls(s.app.storage, [id], OPERATOR, s.app.now());
         // The cancel is blocked on the row lock before the claim goes on.
         await waitFor(
           () =>
-            s.app.prisma.$queryRaw<
+            prismaOf(s.app).$queryRaw<
               { n: number }[]
             >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
           (rows) => (rows[0]?.n ?? 0) > 0,

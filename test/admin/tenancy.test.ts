@@ -22,8 +22,9 @@ import {
 } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import type { MailMessage } from '../../src/mail/mailer.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
+import { forceDelivery, forceEndpoint } from '../helpers/seed.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const NOW = new Date('2055-03-01T10:00:00Z');
@@ -53,13 +54,13 @@ async function account(kind: 'agency' | 'client', tenant: Tenant): Promise<Accou
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ clock: () => NOW }));
-  const a = await createTenant(app.prisma);
-  const b = await createTenant(app.prisma);
+  const a = await createTenant(app.storage);
+  const b = await createTenant(app.storage);
   world.a = await account('agency', a);
-  world.a1 = await account('client', await createClientTenant(app.prisma, a.accountId));
-  world.a2 = await account('client', await createClientTenant(app.prisma, a.accountId));
+  world.a1 = await account('client', await createClientTenant(app.storage, a.accountId));
+  world.a2 = await account('client', await createClientTenant(app.storage, a.accountId));
   world.b = await account('agency', b);
-  world.b1 = await account('client', await createClientTenant(app.prisma, b.accountId));
+  world.b1 = await account('client', await createClientTenant(app.storage, b.accountId));
 });
 
 /**
@@ -67,13 +68,13 @@ beforeAll(async () => {
  * written after a trigger's answer, whenever the write comes.
  */
 async function fingerprint(): Promise<string> {
-  const tables = await app.prisma.$queryRaw<{ name: string }[]>`
+  const tables = await prismaOf(app).$queryRaw<{ name: string }[]>`
     SELECT tablename AS name FROM pg_tables
      WHERE schemaname = current_schema() AND tablename <> '_prisma_migrations' ORDER BY 1`;
   const rows: unknown[] = [];
   for (const { name } of tables)
     rows.push(
-      await app.prisma.$queryRawUnsafe(
+      await prismaOf(app).$queryRawUnsafe(
         `SELECT count(*)::int AS n, md5(coalesce(string_agg((to_jsonb(x) - 'last_used_at')::text, '|' ORDER BY x::text), '')) AS h
            FROM "${name}" x`,
       ),
@@ -97,12 +98,12 @@ async function waitingCall(owner: Account): Promise<string> {
 async function failedDelivery(owner: Account): Promise<string> {
   await setWebhook(app.storage, owner.accountId, HOOK, { allowPrivate: false, now: NOW }, OPERATOR);
   await cancelCall(app.storage, await waitingCall(owner), OPERATOR, NOW);
-  const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: owner.accountId } });
-  const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({
+  const endpoint = await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: owner.accountId } });
+  const delivery = await prismaOf(app).webhookDelivery.findFirstOrThrow({
     where: { endpointId: endpoint.id },
     orderBy: { createdAt: 'desc' },
   });
-  await app.prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'failed' } });
+  await forceDelivery(prismaOf(app), delivery.id, { status: 'failed' });
   return delivery.id;
 }
 
@@ -323,7 +324,7 @@ const CASES: Case<unknown>[] = [
     name: 'changeWebhookUrl',
     prepare: async (o) => {
       await setWebhook(app.storage, o.accountId, HOOK, { allowPrivate: false, now: NOW }, OPERATOR);
-      return (await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: o.accountId } })).updatedAt;
+      return (await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: o.accountId } })).updatedAt;
     },
     missing: noAccount,
     run: (actor, replaces, o) =>
@@ -345,10 +346,7 @@ const CASES: Case<unknown>[] = [
     name: 'enableWebhook',
     prepare: async (o) => {
       await setWebhook(app.storage, o.accountId, HOOK, { allowPrivate: false, now: NOW }, OPERATOR);
-      await app.prisma.webhookEndpoint.update({
-        where: { accountId: o.accountId },
-        data: { enabled: false, disabledReason: '410 Gone' },
-      });
+      await forceEndpoint(prismaOf(app), { accountId: o.accountId }, { enabled: false, disabledReason: '410 Gone' });
     },
     missing: noAccount,
     run: async (actor, _t, o) =>

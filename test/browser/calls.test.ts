@@ -24,7 +24,7 @@ import {
 } from './browser.js';
 import { storageOf } from '../helpers/database.js';
 import { createClient } from '../../src/admin/accounts.js';
-import { insertCalls } from '../dashboard/call-fixtures.js';
+import { insertCalls, forceAgent, forceCall, insertCallRow } from '../helpers/seed.js';
 
 const available = chromiumAvailable();
 const HOSTILE = `<script>alert('meta')</script><img src=x onerror=alert(3)>`;
@@ -232,7 +232,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
         metadataJson: metadata,
         status,
       });
-      await world.prisma.call.update({ where: { id: id! }, data: { name } });
+      await forceCall(world.prisma, id!, { name });
       return id!;
     };
     const own = { accountId, agentId: agent.id };
@@ -246,17 +246,15 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       10,
     );
     const waiting = (
-      await world.prisma.call.create({
-        data: {
-          accountId,
-          agentId: agent.id,
-          phoneNumber: '+442071234567',
-          fromNumber: '+14155550100',
-          name: 'Later Person',
-          notBefore: new Date('2058-01-07T14:00:00Z'),
-          expiresAt: new Date('2058-01-08T14:00:00Z'),
-          timezone: 'America/New_York',
-        },
+      await insertCallRow(world.prisma, {
+        accountId,
+        agentId: agent.id,
+        phoneNumber: '+442071234567',
+        fromNumber: '+14155550100',
+        name: 'Later Person',
+        notBefore: new Date('2058-01-07T14:00:00Z'),
+        expiresAt: new Date('2058-01-08T14:00:00Z'),
+        timezone: 'America/New_York',
       })
     ).id;
     const { page, dialogs } = await signIn(world, 'owner@search.example');
@@ -343,10 +341,7 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       phone: '+14155550100',
       now: new Date(),
     });
-    await world.prisma.agent.update({
-      where: { id: agent.id },
-      data: { maxAttempts: 3, retryOn: ['busy', 'no_answer'] },
-    });
+    await forceAgent(world.prisma, agent.id, { maxAttempts: 3, retryOn: ['busy', 'no_answer'] });
     const base = {
       accountId: clientId,
       agentId: agent.id,
@@ -355,57 +350,49 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       expiresAt: new Date('2058-01-10T14:00:00Z'),
     };
     // Waiting for attempt 3 (not due before 2058: the dispatcher leaves them all alone).
-    const retrying = await world.prisma.call.create({
-      data: {
-        ...base,
-        phoneNumber: '+14155550301',
-        attempt: 3,
-        nextAttemptAt: new Date('2058-01-08T17:00:00Z'),
-        notBefore: new Date('2058-01-08T17:00:00Z'),
-        timezone: 'America/Los_Angeles',
-        timezoneSource: 'country',
-        attemptOutcomes: [
-          { attempt: 1, outcome: 'busy', at: '2058-01-07T17:00:00.000Z' },
-          { attempt: 2, outcome: 'no_answer', at: '2058-01-07T17:31:00.000Z' },
-        ],
-      },
+    const retrying = await insertCallRow(world.prisma, {
+      ...base,
+      phoneNumber: '+14155550301',
+      attempt: 3,
+      nextAttemptAt: new Date('2058-01-08T17:00:00Z'),
+      notBefore: new Date('2058-01-08T17:00:00Z'),
+      timezone: 'America/Los_Angeles',
+      timezoneSource: 'country',
+      attemptOutcomes: [
+        { attempt: 1, outcome: 'busy', at: '2058-01-07T17:00:00.000Z' },
+        { attempt: 2, outcome: 'no_answer', at: '2058-01-07T17:31:00.000Z' },
+      ],
     });
     // Waiting for the window, read in the callee's zone given by the trigger.
-    const window = await world.prisma.call.create({
-      data: {
-        ...base,
-        phoneNumber: '+14155550302',
-        notBefore: new Date('2058-01-07T17:00:00Z'),
-        timezone: 'America/Los_Angeles',
-        timezoneSource: 'request',
-      },
+    const window = await insertCallRow(world.prisma, {
+      ...base,
+      phoneNumber: '+14155550302',
+      notBefore: new Date('2058-01-07T17:00:00Z'),
+      timezone: 'America/Los_Angeles',
+      timezoneSource: 'request',
     });
     // Scheduled for Saturday 09:30 in the agent's zone, outside its weekday window: first dialled Monday 08:00.
-    const scheduled = await world.prisma.call.create({
-      data: {
-        ...base,
-        phoneNumber: '+14155550304',
-        scheduledAt: new Date('2030-01-05T17:30:00Z'),
-        notBefore: new Date('2030-01-07T16:00:00Z'),
-        timezone: 'America/Los_Angeles',
-        timezoneSource: 'agent',
-      },
+    const scheduled = await insertCallRow(world.prisma, {
+      ...base,
+      phoneNumber: '+14155550304',
+      scheduledAt: new Date('2030-01-05T17:30:00Z'),
+      notBefore: new Date('2030-01-07T16:00:00Z'),
+      timezone: 'America/Los_Angeles',
+      timezoneSource: 'agent',
     });
     // On a machine now (no provider id: the simulated dialer does not move it), after a voicemail on attempt 1.
-    const machine = await world.prisma.call.create({
-      data: {
-        ...base,
-        phoneNumber: '+14155550303',
-        status: 'in_progress',
-        attempt: 2,
-        notBefore: new Date(),
-        startedAt: new Date(),
-        answeredAt: new Date(),
-        answeredBy: 'machine',
-        timezone: 'America/Los_Angeles',
-        timezoneSource: 'agent',
-        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2058-01-07T17:00:00.000Z' }],
-      },
+    const machine = await insertCallRow(world.prisma, {
+      ...base,
+      phoneNumber: '+14155550303',
+      status: 'in_progress',
+      attempt: 2,
+      notBefore: new Date(),
+      startedAt: new Date(),
+      answeredAt: new Date(),
+      answeredBy: 'machine',
+      timezone: 'America/Los_Angeles',
+      timezoneSource: 'agent',
+      attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2058-01-07T17:00:00.000Z' }],
     });
     // Ended on a machine: its badge says so, no second word for it.
     const [voicemail] = await insertCalls(world.prisma, {
@@ -415,14 +402,11 @@ describe.skipIf(!available)('calls, agents and the overview in chromium', { time
       createdAt: new Date(Date.now() - 60_000),
       status: 'failed',
     });
-    await world.prisma.call.update({
-      where: { id: voicemail! },
-      data: {
-        failureReason: 'voicemail',
-        answeredBy: 'machine',
-        voicemailLeft: true,
-        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: new Date().toISOString() }],
-      },
+    await forceCall(world.prisma, voicemail!, {
+      failureReason: 'voicemail',
+      answeredBy: 'machine',
+      voicemailLeft: true,
+      attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: new Date().toISOString() }],
     });
     const { page, dialogs } = await signIn(world, 'owner@attempts.example');
     await page.setViewportSize({ width: 1280, height: 800 });

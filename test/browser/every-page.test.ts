@@ -20,7 +20,7 @@ import {
   type Showcase,
   type ShowcaseReceiver,
   type Viewer,
-} from '../../scripts/screenshots.js';
+} from './showcase.js';
 import { createAgency } from '../../src/admin/accounts.js';
 import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
 import { chromiumAvailable, startBrowserWorld, submit, type BrowserWorld } from './browser.js';

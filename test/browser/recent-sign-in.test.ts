@@ -14,6 +14,7 @@ import {
   type BrowserWorld,
   type SignedIn,
 } from './browser.js';
+import { runSql } from '../helpers/seed.js';
 
 const available = chromiumAvailable();
 const WEBHOOK_PAGE = '/dashboard/settings/api-webhooks/webhook';
@@ -26,8 +27,12 @@ let clientId = '';
 /** Makes the user's last password entry 11 minutes old, as if they had spent that long on the form. */
 async function ageSignIn(): Promise<void> {
   const at = Date.now() - 11 * 60 * 1000;
-  await world.prisma.$executeRaw`
-    UPDATE sessions SET data = jsonb_set(data, '{authenticatedAt}', to_jsonb(${at}::bigint)) WHERE user_id = ${userId}::uuid`;
+  await runSql(
+    world.prisma,
+    `UPDATE sessions SET data = jsonb_set(data, '{authenticatedAt}', to_jsonb($1::bigint)) WHERE user_id = $2::uuid`,
+    at,
+    userId,
+  );
 }
 
 /** Types the password on the re-check page and comes back to the form's page; what the re-check page said. */

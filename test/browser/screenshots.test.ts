@@ -1,6 +1,6 @@
-// The dashboard's screenshots come from a real run: the same showcase and capture functions as `npm run screenshots`,
-// here against the test's server: every page of dashboardPages at 1280 px and at 390 px. They go to a temporary
-// directory, or with SCREENSHOTS=1 to docs/screenshots/.
+// The dashboard's screenshots come from a real run (`npm run screenshots` runs this file): the showcase against the
+// test's server, every page of dashboardPages at 1280 px and at 390 px. They go to a temporary directory dropped
+// afterwards, with SCREENSHOTS=1 to docs/screenshots/, or with SCREENSHOTS_OUT=<dir> to that directory (kept).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,13 +15,14 @@ import {
   SHOWCASE_ENV,
   startShowcaseReceiver,
   type ShowcaseReceiver,
-} from '../../scripts/screenshots.js';
+} from './showcase.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { chromiumAvailable, startBrowserWorld, type BrowserWorld } from './browser.js';
 import { storageOf } from '../helpers/database.js';
 
 const available = chromiumAvailable();
 const intoDocs = process.env.SCREENSHOTS === '1';
+const keptDir = process.env.SCREENSHOTS_OUT;
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 let world: BrowserWorld;
@@ -30,7 +31,7 @@ let outDir: string;
 
 afterAll(async () => {
   await receiver?.close();
-  if (outDir && !intoDocs) rmSync(outDir, { recursive: true, force: true });
+  if (outDir && !intoDocs && !keptDir) rmSync(outDir, { recursive: true, force: true });
 });
 
 // About seventy full-page pictures on a busy 2-core machine.
@@ -38,7 +39,7 @@ describe.skipIf(!available)('screenshots of the dashboard', { timeout: 600_000 }
   beforeAll(async () => {
     receiver = await startShowcaseReceiver();
     world = await startBrowserWorld(SHOWCASE_ENV);
-    outDir = intoDocs ? SCREENSHOTS_DIR : mkdtempSync(path.join(os.tmpdir(), 'oct-screenshots-'));
+    outDir = intoDocs ? SCREENSHOTS_DIR : (keptDir ?? mkdtempSync(path.join(os.tmpdir(), 'oct-screenshots-')));
   }, 120_000);
 
   it('captures every page of a showcase agency, its client and their users at 1280 px and at 390 px', async () => {

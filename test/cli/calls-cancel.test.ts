@@ -4,21 +4,21 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl, type CliError } from '../helpers/cli.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 async function setup() {
   const { app, databaseUrl } = await buildTestApp();
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   const waiting = async () => {
     const res = await trigger(app, tenant.key, { phone_number: '+14155552671' });
     expect(res.statusCode, res.body).toBe(200);
     return callIdOf(res);
   };
   const statusOf = (id: string) =>
-    app.prisma.call.findUniqueOrThrow({ where: { id }, select: { status: true, failureReason: true } });
+    prismaOf(app).call.findUniqueOrThrow({ where: { id }, select: { status: true, failureReason: true } });
   return { app, databaseUrl, waiting, statusOf };
 }
 
@@ -36,10 +36,10 @@ describe('callctl calls cancel', () => {
       already_canceled: false,
     });
     expect(await s.statusOf(id)).toEqual({ status: 'failed', failureReason: 'canceled' });
-    const events = await s.app.prisma.callEvent.findMany({ where: { callId: id, toStatus: 'failed' } });
+    const events = await prismaOf(s.app).callEvent.findMany({ where: { callId: id, toStatus: 'failed' } });
     expect(events.map((e) => e.source)).toEqual(['operator']);
     expect(
-      await s.app.prisma.auditEntry.findMany({
+      await prismaOf(s.app).auditEntry.findMany({
         where: { action: 'call_canceled' },
         select: { actorKind: true, detail: true },
       }),
@@ -49,7 +49,7 @@ describe('callctl calls cancel', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^already canceled: +true$/m);
     expect(again.stdout).toContain('It was already canceled: nothing changed.');
-    expect(await s.app.prisma.auditEntry.count({ where: { action: 'call_canceled' } })).toBe(1);
+    expect(await prismaOf(s.app).auditEntry.count({ where: { action: 'call_canceled' } })).toBe(1);
   });
 
   it('refuses a call already dialling or ended (exit 1) and leaves it as it is', async () => {
@@ -77,7 +77,7 @@ describe('callctl calls cancel', () => {
       `Call ${ended} has already ended (failed): only a call that is still waiting can be canceled`,
     );
     expect(await s.statusOf(ended)).toEqual({ status: 'failed', failureReason: 'busy' });
-    expect(await s.app.prisma.auditEntry.count({ where: { action: 'call_canceled' } })).toBe(0);
+    expect(await prismaOf(s.app).auditEntry.count({ where: { action: 'call_canceled' } })).toBe(0);
   });
 
   it('refuses an unknown call (exit 1) and a missing id (exit 2)', async () => {

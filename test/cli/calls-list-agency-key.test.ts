@@ -18,10 +18,9 @@ let own: string;
 
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp());
-  agency = await createTenant(app.prisma);
-  client = await createClientTenant(app.prisma, agency.accountId);
-  sibling = await createClientTenant(app.prisma, agency.accountId);
-  await app.prisma.account.update({ where: { id: agency.accountId }, data: { name: 'Acme Agency' } });
+  agency = await createTenant(app.storage, { name: 'Acme Agency' });
+  client = await createClientTenant(app.storage, agency.accountId);
+  sibling = await createClientTenant(app.storage, agency.accountId);
   listed = callIdOf(await trigger(app, agency.key, { phone_number: '+14155550601', agent_id: client.agentId }));
   own = callIdOf(await trigger(app, client.key, { phone_number: '+14155550602' }));
 });

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl, type CliError } from '../helpers/cli.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
@@ -18,12 +18,12 @@ let client: Tenant;
 
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp());
-  agency = await createTenant(app.prisma);
-  client = await createClientTenant(app.prisma, agency.accountId);
+  agency = await createTenant(app.storage);
+  client = await createClientTenant(app.storage, agency.accountId);
 });
 
 const entries = (tenant: Tenant) =>
-  app.prisma.doNotCallEntry.findMany({
+  prismaOf(app).doNotCallEntry.findMany({
     where: { accountId: tenant.accountId },
     orderBy: { phoneNumber: 'asc' },
     select: { phoneNumber: true, reason: true, addedBy: true },
@@ -63,7 +63,7 @@ describe('callctl dnc add and remove', () => {
       error: 'Phone number is on the do-not-call list',
     });
     expect(
-      await app.prisma.auditEntry.findMany({
+      await prismaOf(app).auditEntry.findMany({
         where: { accountId: agency.accountId, action: 'do_not_call_added' },
         select: { actorKind: true, detail: true },
       }),
@@ -81,7 +81,7 @@ describe('callctl dnc add and remove', () => {
     const gone = await callctl(databaseUrl, ['dnc', 'remove', agency.accountId, '+14155550301']);
     expect(gone.code).toBe(0);
     expect(gone.stdout).toContain('It was not on the list: nothing changed.');
-    expect(await app.prisma.auditEntry.count({ where: { action: 'do_not_call_removed' } })).toBe(1);
+    expect(await prismaOf(app).auditEntry.count({ where: { action: 'do_not_call_removed' } })).toBe(1);
   });
 
   it('reads a number as people write it (stored in E.164); refuses what is none, a long reason, an unknown account', async () => {
@@ -141,7 +141,7 @@ describe('callctl dnc import and list', () => {
       { phoneNumber: '+14155550312', reason: null, addedBy: 'operator' },
     ]);
     expect(
-      await app.prisma.auditEntry.findMany({ where: { action: 'do_not_call_imported' }, select: { detail: true } }),
+      await prismaOf(app).auditEntry.findMany({ where: { action: 'do_not_call_imported' }, select: { detail: true } }),
     ).toEqual([{ detail: { file: 'list.csv', rows: 4, added: 2, already_listed: 1, duplicates_in_file: 1 } }]);
 
     const list = await callctl(databaseUrl, ['dnc', 'list', client.accountId, '--json']);

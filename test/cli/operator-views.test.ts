@@ -4,12 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { callctl, type CliError } from '../helpers/cli.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { json } from '../helpers/json.js';
 import { match } from '../helpers/matchers.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceEndpoint } from '../helpers/seed.js';
 
 const cli = callctl;
 
@@ -25,7 +26,7 @@ async function setup() {
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   });
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   const receiver = await startReceiver();
   await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
   /** A call that ends at once (canceled): one call.failed delivery. */
@@ -86,10 +87,7 @@ describe('calls show for people', () => {
 
   it('an attempt without an answer shows its error', async () => {
     const s = await setup();
-    await s.app.prisma.webhookEndpoint.update({
-      where: { accountId: s.tenant.accountId },
-      data: { url: 'http://127.0.0.1:1/hooks' },
-    });
+    await forceEndpoint(prismaOf(s.app), { accountId: s.tenant.accountId }, { url: 'http://127.0.0.1:1/hooks' });
     const callId = await s.event();
     await s.app.deliveryWorker!.settle();
     const { stdout } = await cli(s.databaseUrl, ['calls', 'show', callId], {}, s.app.now);
@@ -137,7 +135,9 @@ describe('metadata as the client wrote it', () => {
 describe('webhook show and webhook enable', () => {
   it('after a 410: show says why it is off and what waits; enable turns it on with the same secret, once', async () => {
     const s = await setup();
-    const before = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
+    const before = await prismaOf(s.app).webhookEndpoint.findUniqueOrThrow({
+      where: { accountId: s.tenant.accountId },
+    });
     s.receiver.respond = () => ({ status: 410 });
     await s.event();
     await s.app.deliveryWorker!.settle();
@@ -174,7 +174,7 @@ describe('webhook show and webhook enable', () => {
       changed_at: match.any(String),
       released: 1,
     });
-    const after = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
+    const after = await prismaOf(s.app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
     expect(after).toMatchObject({ enabled: true, disabledReason: null, secret: before.secret, url: before.url });
     const again = await cli(s.databaseUrl, ['webhook', 'enable', s.tenant.accountId], {}, s.app.now);
     expect(again.code).toBe(0);
@@ -194,7 +194,7 @@ describe('webhook show and webhook enable', () => {
 
   it('an account without an endpoint: show says none, enable is refused (exit 1)', async () => {
     const s = await setup();
-    const other = await createTenant(s.app.prisma);
+    const other = await createTenant(s.app.storage);
     expect(
       JSON.parse((await cli(s.databaseUrl, ['webhook', 'show', other.accountId, '--json'], {}, s.app.now)).stdout),
     ).toEqual({

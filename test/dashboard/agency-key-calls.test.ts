@@ -4,7 +4,7 @@
 // an account's default agent is one of its own: the settings offer no client's agent and refuse one posted anyway.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
@@ -19,14 +19,12 @@ const MARK = 'Triggered by Acme Agency (agency key)';
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  tenants.A = await createTenant(app.prisma);
-  tenants.A1 = await createClientTenant(app.prisma, tenants.A.accountId);
-  tenants.A2 = await createClientTenant(app.prisma, tenants.A.accountId);
-  await app.prisma.account.update({ where: { id: tenants.A.accountId }, data: { name: 'Acme Agency' } });
-  await app.prisma.account.update({ where: { id: tenants.A1.accountId }, data: { name: 'Client One' } });
+  tenants.A = await createTenant(app.storage, { name: 'Acme Agency' });
+  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId, { name: 'Client One' });
+  tenants.A2 = await createClientTenant(app.storage, tenants.A.accountId);
   for (const [name, tenant] of Object.entries(tenants) as [keyof typeof tenants, Tenant][]) {
     const email = `${name.toLowerCase()}@agency-key.example`;
-    await createUserWithPassword(app.prisma, tenant.accountId, email);
+    await createUserWithPassword(app.storage, tenant.accountId, email);
     visitors[name] = new Visitor(app);
     visitors[name].ip = `10.9.0.${Object.keys(visitors).length}`;
     expect((await visitors[name].signIn(email)).status).toBe(303);
@@ -102,7 +100,7 @@ describe('the default agent is one of the account’s own', () => {
     expect(page.body).not.toContain(`value="${tenants.A1.agentId}"`);
     const res = await visitors.A.submit(SETTINGS, `${SETTINGS}/default-agent`, { agent_id: tenants.A1.agentId });
     expect(res.status).toBe(400);
-    const account = await app.prisma.account.findUniqueOrThrow({ where: { id: tenants.A.accountId } });
+    const account = await prismaOf(app).account.findUniqueOrThrow({ where: { id: tenants.A.accountId } });
     expect(account.defaultAgentId).toBe(tenants.A.agentId);
   });
 });

@@ -11,7 +11,7 @@ import {
 } from '../../src/admin/agents.js';
 import { AdminError } from '../../src/admin/errors.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
@@ -24,14 +24,14 @@ let owner: Visitor;
 
 const trigger = (body: unknown) => triggerWithHeaders(app, tenant.key, body, { 'x-forwarded-proto': 'https' });
 const counts = async () => ({
-  calls: await app.prisma.call.count(),
-  events: await app.prisma.callEvent.count(),
+  calls: await prismaOf(app).call.count(),
+  events: await prismaOf(app).callEvent.count(),
 });
 
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp({ env: DASHBOARD_ENV }));
-  tenant = await createTenant(app.prisma);
-  await createUserWithPassword(app.prisma, tenant.accountId, 'owner@archive.example');
+  tenant = await createTenant(app.storage);
+  await createUserWithPassword(app.storage, tenant.accountId, 'owner@archive.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@archive.example')).status).toBe(303);
 });
@@ -52,8 +52,8 @@ describe('archiving an agent', () => {
     const archived = await owner.submit(`/dashboard/agents/${id}`, `/dashboard/agents/${id}/archive`);
     expect(archived.status).toBe(303);
     expect(archived.location).toBe('/dashboard/agents');
-    expect((await app.prisma.agent.findUniqueOrThrow({ where: { id } })).archivedAt).toBeInstanceOf(Date);
-    const audit = await app.prisma.auditEntry.findFirst({ where: { action: 'agent_archived' } });
+    expect((await prismaOf(app).agent.findUniqueOrThrow({ where: { id } })).archivedAt).toBeInstanceOf(Date);
+    const audit = await prismaOf(app).auditEntry.findFirst({ where: { action: 'agent_archived' } });
     expect(audit).toMatchObject({ accountId: tenant.accountId, actorKind: 'user' });
     expect(audit!.detail).toEqual({ agent_id: id, agent_name: 'Summer campaign' });
 
@@ -89,8 +89,8 @@ describe('archiving an agent', () => {
     // Restored: usable again, audited.
     const restored = await owner.submit(`/dashboard/agents/${id}`, `/dashboard/agents/${id}/restore`);
     expect(restored.status).toBe(303);
-    expect((await app.prisma.agent.findUniqueOrThrow({ where: { id } })).archivedAt).toBeNull();
-    expect(await app.prisma.auditEntry.count({ where: { action: 'agent_restored' } })).toBe(1);
+    expect((await prismaOf(app).agent.findUniqueOrThrow({ where: { id } })).archivedAt).toBeNull();
+    expect(await prismaOf(app).auditEntry.count({ where: { action: 'agent_restored' } })).toBe(1);
     expect((await trigger({ phone_number: '+14155552671', agent_id: id })).statusCode).toBe(200);
     expect((await owner.get('/dashboard/agents')).body).not.toContain('<h2 id="archived-heading">');
   });
@@ -108,7 +108,7 @@ describe('archiving an agent', () => {
       `Test Agent is the default agent of Test Agency: make another agent the default first, then archive it`,
     );
     expect(page).toContain('make another agent the default before archiving it');
-    expect((await app.prisma.agent.findUniqueOrThrow({ where: { id: tenant.agentId } })).archivedAt).toBeNull();
+    expect((await prismaOf(app).agent.findUniqueOrThrow({ where: { id: tenant.agentId } })).archivedAt).toBeNull();
     expect(DEFAULT_NOT_ARCHIVED('Test Agent', ['Test Agency'])).toMatch(/^Test Agent is the default agent/);
     // A trigger without agent_id still works.
     expect((await trigger({ phone_number: '+14155552671' })).statusCode).toBe(200);
@@ -136,12 +136,12 @@ describe('archiving an agent', () => {
     );
     // The settings page's menu refuses it as an agent the account cannot use.
     expect(chosen.status).toBe(400);
-    const account = await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } });
+    const account = await prismaOf(app).account.findUniqueOrThrow({ where: { id: tenant.accountId } });
     expect(account.defaultAgentId).toBe(tenant.agentId);
   });
 
   it('never leaves an archived agent as a default when an archive and a "set as default" race', async () => {
-    const other = await createTenant(app.prisma);
+    const other = await createTenant(app.storage);
     for (let round = 0; round < 8; round++) {
       const { id } = await createAgent(app.storage, {
         accountId: other.accountId,
@@ -158,8 +158,8 @@ describe('archiving an agent', () => {
         outcomes.filter((o) => o.status === 'fulfilled'),
         `round ${round}`,
       ).toHaveLength(1);
-      const agent = await app.prisma.agent.findUniqueOrThrow({ where: { id } });
-      const account = await app.prisma.account.findUniqueOrThrow({ where: { id: other.accountId } });
+      const agent = await prismaOf(app).agent.findUniqueOrThrow({ where: { id } });
+      const account = await prismaOf(app).account.findUniqueOrThrow({ where: { id: other.accountId } });
       expect(agent.archivedAt !== null && account.defaultAgentId === id, `round ${round}`).toBe(false);
       // Leave the account's own agent as its default for the next round.
       if (account.defaultAgentId === id)
@@ -186,7 +186,7 @@ describe('archiving an agent', () => {
       archived: false,
       changed: true,
     });
-    const entries = await app.prisma.auditEntry.findMany({
+    const entries = await prismaOf(app).auditEntry.findMany({
       where: { action: { in: ['agent_archived', 'agent_restored'] }, actorKind: 'operator' },
       orderBy: { createdAt: 'asc' },
     });
@@ -195,8 +195,8 @@ describe('archiving an agent', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('is the default agent of Test Agency');
 
-    const stranger = await createTenant(app.prisma);
-    await createUserWithPassword(app.prisma, stranger.accountId, 'stranger@archive.example');
+    const stranger = await createTenant(app.storage);
+    await createUserWithPassword(app.storage, stranger.accountId, 'stranger@archive.example');
     const other = new Visitor(app);
     other.ip = '203.0.113.9';
     expect((await other.signIn('stranger@archive.example')).status).toBe(303);
@@ -204,6 +204,6 @@ describe('archiving an agent', () => {
     expect(page.status).toBe(200);
     const res = await other.request('POST', `/dashboard/agents/${id}/archive`, { _csrf: other.lastCsrf ?? '' });
     expect(res.status).toBe(404);
-    expect((await app.prisma.agent.findUniqueOrThrow({ where: { id } })).archivedAt).toBeNull();
+    expect((await prismaOf(app).agent.findUniqueOrThrow({ where: { id } })).archivedAt).toBeNull();
   });
 });

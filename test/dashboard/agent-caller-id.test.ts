@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
 import { createAgent, setAgentArchived } from '../../src/admin/agents.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
 let app: App;
@@ -15,7 +15,7 @@ let gb: Visitor;
 let gbAgency: string;
 
 async function signedIn(accountId: string, email: string) {
-  await createUserWithPassword(app.prisma, accountId, email);
+  await createUserWithPassword(app.storage, accountId, email);
   const visitor = new Visitor(app);
   expect((await visitor.signIn(email)).status).toBe(303);
   return visitor;
@@ -31,7 +31,7 @@ async function create(visitor: Visitor, name: string, fields: Record<string, str
   });
 }
 
-const phoneOf = async (name: string) => (await app.prisma.agent.findFirstOrThrow({ where: { name } })).phoneNumber;
+const phoneOf = async (name: string) => (await prismaOf(app).agent.findFirstOrThrow({ where: { name } })).phoneNumber;
 const phoneField = (body: string) => /<input type="tel" id="f-phone" name="phone" value="([^"]*)"/.exec(body)?.[1];
 
 beforeAll(async () => {
@@ -62,7 +62,7 @@ describe("an agent's caller ID", () => {
       const list = (await us.get('/dashboard/agents')).body;
       if (typed === stored) expect(list).not.toContain('Its caller ID is stored as');
       else expect(list, typed).toContain(`Agent Typed ${i} created. Its caller ID is stored as ${stored}.`);
-      const { id } = await app.prisma.agent.findFirstOrThrow({ where: { name: `Typed ${i}` } });
+      const { id } = await prismaOf(app).agent.findFirstOrThrow({ where: { name: `Typed ${i}` } });
       expect(phoneField((await us.get(`/dashboard/agents/${id}`)).body)).toBe(stored);
     }
   });
@@ -78,7 +78,7 @@ describe("an agent's caller ID", () => {
   });
 
   it('an edit takes a typed number too', async () => {
-    const { id } = await app.prisma.agent.findFirstOrThrow({ where: { name: 'London', accountId: gbAgency } });
+    const { id } = await prismaOf(app).agent.findFirstOrThrow({ where: { name: 'London', accountId: gbAgency } });
     const saved = await gb.submit(`/dashboard/agents/${id}`, `/dashboard/agents/${id}`, {
       name: 'London',
       phone: '020 7946 0000',
@@ -86,7 +86,7 @@ describe("an agent's caller ID", () => {
       policy: 'queue',
     });
     expect(saved.status).toBe(303);
-    expect((await app.prisma.agent.findUniqueOrThrow({ where: { id } })).phoneNumber).toBe('+442079460000');
+    expect((await prismaOf(app).agent.findUniqueOrThrow({ where: { id } })).phoneNumber).toBe('+442079460000');
   });
 
   it('shown again for another field, it shows the E.164 number it would store', async () => {
@@ -109,7 +109,7 @@ describe("an agent's caller ID", () => {
       expect(res.body, typed).toMatch(new RegExp(`<p class="field-error" id="f-phone-error">${problem.source}`));
       expect(res.body, typed).toContain('Some fields need a change');
     }
-    expect(await app.prisma.agent.count({ where: { name: 'Refused' } })).toBe(0);
+    expect(await prismaOf(app).agent.count({ where: { name: 'Refused' } })).toBe(0);
   });
 
   it("the do-not-call forms read in the same country: an agency's counts its clients' agents in use", async () => {
@@ -131,7 +131,7 @@ describe("an agent's caller ID", () => {
       expect((await mixed.get(list)).body, accountId).toContain('as dialled in GB without one');
       const added = await mixed.submit(list, `${list}/add`, { phone_number: '020 7946 0958' });
       expect(added.status, accountId).toBe(303);
-      const entry = await app.prisma.doNotCallEntry.findFirst({ where: { accountId } });
+      const entry = await prismaOf(app).doNotCallEntry.findFirst({ where: { accountId } });
       expect(entry?.phoneNumber, accountId).toBe('+442079460958');
     }
     // A caller ID typed without a country code, for the agency and for its client without agents: read in GB too.

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
 
 let app: App;
@@ -47,14 +47,14 @@ function fieldErrors(body: string): Record<string, string> {
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Contradictions agency' }));
-  await createUserWithPassword(app.prisma, agencyId, 'owner@contradictions.example');
+  await createUserWithPassword(app.storage, agencyId, 'owner@contradictions.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@contradictions.example')).status).toBe(303);
 });
 
 describe('settings that cannot apply', () => {
   it('are refused next to their field, all at once, and nothing is stored', async () => {
-    const before = await app.prisma.agent.count();
+    const before = await prismaOf(app).agent.count();
     const res = await create([
       ...BASE,
       ...NO_WINDOW,
@@ -84,7 +84,7 @@ describe('settings that cannot apply', () => {
     // Each field says so to assistive technology too, and keeps what was chosen.
     expect(res.body).toContain('<fieldset id="f-policy" data-needs-window aria-invalid="true"');
     expect(res.body).toContain('<input type="radio" name="policy" value="reject" checked>');
-    expect(await app.prisma.agent.count()).toBe(before);
+    expect(await prismaOf(app).agent.count()).toBe(before);
   });
 
   it('each alone is refused; with what it needs, it is saved', async () => {
@@ -144,7 +144,7 @@ describe('settings that cannot apply', () => {
       ['retry_waits_minutes', '45'],
     ]);
     expect(res.status).toBe(303);
-    expect(await app.prisma.agent.findFirstOrThrow({ where: { name: 'One try' } })).toMatchObject({
+    expect(await prismaOf(app).agent.findFirstOrThrow({ where: { name: 'One try' } })).toMatchObject({
       maxAttempts: 1,
       retryOn: [],
       retryWaitsMinutes: [45],
@@ -177,7 +177,7 @@ describe('settings that cannot apply', () => {
       ['voicemail', 'hang_up'],
     ]);
     expect(res.status, res.body).toBe(303);
-    expect(await app.prisma.agent.findUniqueOrThrow({ where: { id } })).toMatchObject({
+    expect(await prismaOf(app).agent.findUniqueOrThrow({ where: { id } })).toMatchObject({
       callingWindows: [],
       outsideWindowPolicy: 'queue',
       windowTimezone: 'agent',

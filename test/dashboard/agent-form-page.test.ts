@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/admin/agents.js';
 import type { App } from '../../src/app.js';
 import { canonicalZone, ZONE_REGIONS } from '../../src/domain/time-zones.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 
@@ -59,8 +59,8 @@ function zonesOf(body: string) {
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  tenant = await createTenant(app.prisma);
-  await createUserWithPassword(app.prisma, tenant.accountId, 'owner@rows.example');
+  tenant = await createTenant(app.storage);
+  await createUserWithPassword(app.storage, tenant.accountId, 'owner@rows.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@rows.example')).status).toBe(303);
 });
@@ -79,7 +79,7 @@ describe('window rows', () => {
   });
 
   it('"Add a window" shows the form again with what was typed and an empty row, and saves nothing', async () => {
-    const agents = await app.prisma.agent.count();
+    const agents = await prismaOf(app).agent.count();
     const rows = [
       { days: ['mon', 'tue', 'wed', 'thu', 'fri'], from: '09:00', to: '17:00' },
       { days: ['sat'], from: '10:00', to: '' },
@@ -91,7 +91,7 @@ describe('window rows', () => {
     expect(res.body).not.toContain('class="field-error"');
     expect(res.body).toContain('value="Rows agent"');
     expect(zonesOf(res.body).selected).toBe('Europe/Kyiv');
-    expect(await app.prisma.agent.count()).toBe(agents);
+    expect(await prismaOf(app).agent.count()).toBe(agents);
   });
 
   it('"Remove" takes that row out (the others keep their boxes and times) and saves nothing, on an edit too', async () => {
@@ -106,12 +106,12 @@ describe('window rows', () => {
     // The boxes are numbered by their new rows.
     expect(res.body).toContain('value="1:sat" checked');
 
-    const stored = await app.prisma.agent.findUniqueOrThrow({ where: { id: tenant.agentId } });
+    const stored = await prismaOf(app).agent.findUniqueOrThrow({ where: { id: tenant.agentId } });
     const edit = await post(`/dashboard/agents/${tenant.agentId}`, form([rows[0]!], 'remove-window-0'));
     expect(edit.status).toBe(200);
     expect(rowsOf(edit.body)).toEqual([{ days: [], from: '', to: '' }]);
-    expect(await app.prisma.agent.findUniqueOrThrow({ where: { id: tenant.agentId } })).toEqual(stored);
-    expect(await app.prisma.auditEntry.count({ where: { action: 'agent_changed' } })).toBe(0);
+    expect(await prismaOf(app).agent.findUniqueOrThrow({ where: { id: tenant.agentId } })).toEqual(stored);
+    expect(await prismaOf(app).auditEntry.count({ where: { action: 'agent_changed' } })).toBe(0);
   });
 
   it('saves the rows as windows (an empty row skipped, "to 00:00" until midnight) and shows them again', async () => {
@@ -122,7 +122,7 @@ describe('window rows', () => {
     ];
     const res = await post('/dashboard/agents', form(rows, 'save'));
     expect(res.status).toBe(303);
-    const agent = await app.prisma.agent.findFirstOrThrow({ where: { name: 'Rows agent' } });
+    const agent = await prismaOf(app).agent.findFirstOrThrow({ where: { name: 'Rows agent' } });
     expect(agent.callingWindows).toEqual([
       { days: [1, 2, 3, 4, 5], start: '09:00', end: '17:00' },
       { days: [6], start: '18:00', end: '24:00' },
@@ -217,7 +217,7 @@ describe('the time-zone picker', () => {
     const pairs = form([]).map(([k, v]): [string, string] => (k === 'timezone' ? [k, 'america/new_york'] : [k, v]));
     const created = await post('/dashboard/agents', [...pairs.filter(([k]) => k !== 'name'), ['name', 'Typed zone']]);
     expect(created.status).toBe(303);
-    const agent = await app.prisma.agent.findFirstOrThrow({ where: { name: 'Typed zone' } });
+    const agent = await prismaOf(app).agent.findFirstOrThrow({ where: { name: 'Typed zone' } });
     expect(agent.timezone).toBe('America/New_York');
     const edited = await post(`/dashboard/agents/${agent.id}`, [
       ...pairs.filter(([k]) => k !== 'name' && k !== 'timezone'),
@@ -225,6 +225,8 @@ describe('the time-zone picker', () => {
       ['timezone', ' US/EASTERN '],
     ]);
     expect(edited.status).toBe(303);
-    expect((await app.prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).timezone).toBe('America/New_York');
+    expect((await prismaOf(app).agent.findUniqueOrThrow({ where: { id: agent.id } })).timezone).toBe(
+      'America/New_York',
+    );
   });
 });

@@ -11,6 +11,8 @@ import { Value } from '@sinclair/typebox/value';
 import { TriggerBody } from '../../schemas/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, HOST, html, Visitor } from './helpers.js';
 
+import { updateAgentSettings } from '../helpers/fixtures.js';
+
 let app: App;
 let agencyId: string;
 let withPhone: string;
@@ -36,7 +38,7 @@ beforeAll(async () => {
     now: app.now(),
   }));
   ({ id: noPhone } = await createAgent(app.storage, { accountId: agencyId, name: 'Not yet dialling', now: app.now() }));
-  await createUserWithPassword(app.prisma, agencyId, 'owner@ids.example');
+  await createUserWithPassword(app.storage, agencyId, 'owner@ids.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@ids.example')).status).toBe(303);
 });
@@ -96,7 +98,7 @@ describe('agent ids', () => {
       name: 'Desk',
       phone: '+14155550100',
     });
-    await createUserWithPassword(plain.prisma, id, 'owner@self-signed.example');
+    await createUserWithPassword(plain.storage, id, 'owner@self-signed.example');
     const visitor = new Visitor(plain);
     expect((await visitor.signIn('owner@self-signed.example')).status).toBe(303);
     const { body } = await visitor.get(`/dashboard/agents/${agent}`);
@@ -165,7 +167,7 @@ describe('a default agent without a phone number', () => {
     expect((await owner.get('/dashboard/agents')).body).toContain(
       'Not yet dialling is the default agent now, but it has no phone number',
     );
-    await app.prisma.agent.update({ where: { id: noPhone }, data: { phoneNumber: '+14155550101' } });
+    await updateAgentSettings(app.storage, noPhone, { phone: '+14155550101' });
     expect((await owner.get(SETTINGS)).body).not.toContain(NO_PHONE_WARNING);
     expect((await owner.get(`/dashboard/agents/${noPhone}`)).body).not.toContain(NO_PHONE_WARNING);
   });

@@ -9,10 +9,11 @@ import { DAY_NAMES } from '../../schemas/calling-window.js';
 import { showCall } from '../../src/admin/calls.js';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, html } from './helpers.js';
+import { forceCall } from '../helpers/seed.js';
 
 let app: App;
 // A Saturday, 15:00 UTC: a weekday window is closed now and opens on Monday 09:00.
@@ -98,7 +99,7 @@ const editAs = (visitor: Visitor, id: string, input: AgentInput) =>
   post(visitor, `/dashboard/agents/${id}`, `/dashboard/agents/${id}`, agentForm(input));
 
 async function agentNamed(name: string) {
-  const agent = await app.prisma.agent.findFirst({ where: { name } });
+  const agent = await prismaOf(app).agent.findFirst({ where: { name } });
   expect(agent, `agent ${name}`).not.toBeNull();
   return agent!;
 }
@@ -109,10 +110,10 @@ const trigger = (target: App, key: string, body: unknown = { phone_number: '+141
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => clock.now }));
-  agency = await createTenant(app.prisma);
-  client = await createClientTenant(app.prisma, agency.accountId);
-  await createUserWithPassword(app.prisma, agency.accountId, 'agency@agents.example');
-  await createUserWithPassword(app.prisma, client.accountId, 'client@agents.example');
+  agency = await createTenant(app.storage);
+  client = await createClientTenant(app.storage, agency.accountId);
+  await createUserWithPassword(app.storage, agency.accountId, 'agency@agents.example');
+  await createUserWithPassword(app.storage, client.accountId, 'client@agents.example');
   agencyUser = new Visitor(app);
   clientUser = new Visitor(app);
   clientUser.ip = '203.0.113.8';
@@ -146,7 +147,7 @@ describe('agents pages', () => {
         { days: [6, 7], start: '22:00', end: '02:00' },
       ],
     });
-    const audit = await app.prisma.auditEntry.findFirst({
+    const audit = await prismaOf(app).auditEntry.findFirst({
       where: { action: 'agent_created', accountId: client.accountId },
     });
     expect(audit).toMatchObject({ actorKind: 'user', ip: '203.0.113.7' });
@@ -235,8 +236,8 @@ describe('agents pages', () => {
       },
       { input: { name: '   ' }, key: 'name', words: 'Give the agent a name.' },
     ];
-    const before = await app.prisma.agent.count();
-    const audits = await app.prisma.auditEntry.count();
+    const before = await prismaOf(app).agent.count();
+    const audits = await prismaOf(app).auditEntry.count();
     for (const { input, key, words } of cases) {
       const res = await createAs(agencyUser, input);
       expect(res.status, input.name).toBe(400);
@@ -247,8 +248,8 @@ describe('agents pages', () => {
       // No CLI wording: no day tokens, no callctl syntax.
       expect(res.body, input.name).not.toMatch(/Invalid calling window|mon-fri|--window/);
     }
-    expect(await app.prisma.agent.count()).toBe(before);
-    expect(await app.prisma.auditEntry.count()).toBe(audits);
+    expect(await prismaOf(app).agent.count()).toBe(before);
+    expect(await prismaOf(app).auditEntry.count()).toBe(audits);
   });
 
   it('shows every problem at once, each next to its field with aria-invalid and aria-describedby, and keeps the values', async () => {
@@ -267,7 +268,7 @@ describe('agents pages', () => {
       voicemail: 'leave_message',
       voicemailMessage: '',
     };
-    const before = await app.prisma.agent.count();
+    const before = await prismaOf(app).agent.count();
     const res = await createAs(agencyUser, input);
     expect(res.status).toBe(400);
     const errors = fieldErrors(res.body);
@@ -297,11 +298,11 @@ describe('agents pages', () => {
     expect(res.body).toContain('<input type="checkbox" name="window_day" value="3:sat" checked');
     expect(res.body).toContain('<input type="checkbox" name="window_day" value="0:fri" checked');
     expect(res.body).not.toContain('value="0:sat" checked');
-    expect(await app.prisma.agent.count()).toBe(before);
+    expect(await prismaOf(app).agent.count()).toBe(before);
   });
 
   it('refuses a time that is not HH:MM on an edit in plain words, and changes nothing', async () => {
-    const stored = await app.prisma.agent.findUniqueOrThrow({ where: { id: agency.agentId } });
+    const stored = await prismaOf(app).agent.findUniqueOrThrow({ where: { id: agency.agentId } });
     for (const [from, to, key] of [
       ['24:00', '02:00', 'w0-from'],
       ['08:00', '7:30', 'w0-to'],
@@ -317,11 +318,11 @@ describe('agents pages', () => {
       expect(fieldErrors(res.body)[key], from).toMatch(/^Enter the (opening|closing) time as hours and minutes/);
       expect(res.body, from).toContain('value="Never saved"');
     }
-    expect(await app.prisma.agent.findUniqueOrThrow({ where: { id: agency.agentId } })).toEqual(stored);
+    expect(await prismaOf(app).agent.findUniqueOrThrow({ where: { id: agency.agentId } })).toEqual(stored);
   });
 
   it('answers 404 for an account that is no id, and keeps the generic words for a form no page sends', async () => {
-    const before = await app.prisma.agent.count();
+    const before = await prismaOf(app).agent.count();
     expect((await createAs(agencyUser, { name: 'Nowhere', account: 'not-an-id' })).status).toBe(404);
     // A choice outside the list (and a phone refused beside it): the form cannot be read, as before.
     const odd = await post(agencyUser, '/dashboard/agents/new', '/dashboard/agents', [
@@ -330,7 +331,7 @@ describe('agents pages', () => {
     ]);
     expect(odd.status).toBe(400);
     expect(odd.body).toContain('The form was not filled in as expected. Reload the page and try again.');
-    expect(await app.prisma.agent.count()).toBe(before);
+    expect(await prismaOf(app).agent.count()).toBe(before);
   });
 
   it('edits an agent in use: its past call keeps its agent and caller ID and stays readable; only what changed is audited', async () => {
@@ -351,7 +352,7 @@ describe('agents pages', () => {
       windows: [['daily', '00:00', '24:00']],
     });
     expect(res.status).toBe(303);
-    const agent = await app.prisma.agent.findUniqueOrThrow({ where: { id: agency.agentId } });
+    const agent = await prismaOf(app).agent.findUniqueOrThrow({ where: { id: agency.agentId } });
     expect(agent).toMatchObject({
       name: 'Renamed agent',
       phoneNumber: '+14155550177',
@@ -367,7 +368,7 @@ describe('agents pages', () => {
       status: 'completed',
       duration_seconds: 30,
     });
-    const audit = await app.prisma.auditEntry.findFirst({
+    const audit = await prismaOf(app).auditEntry.findFirst({
       where: { action: 'agent_changed', accountId: agency.accountId },
       orderBy: { createdAt: 'desc' },
     });
@@ -389,7 +390,7 @@ describe('agents pages', () => {
     expect(page.body).toContain('id="f-w0-to" name="window_to" value="00:00"');
 
     // The same form again changes nothing and records nothing.
-    const entries = await app.prisma.auditEntry.count();
+    const entries = await prismaOf(app).auditEntry.count();
     const again = await editAs(agencyUser, agency.agentId, {
       name: 'Renamed agent',
       phone: '+14155550177',
@@ -398,7 +399,7 @@ describe('agents pages', () => {
     });
     expect(again.status).toBe(303);
     expect((await agencyUser.get('/dashboard/agents')).body).toContain('Nothing changed.');
-    expect(await app.prisma.auditEntry.count()).toBe(entries);
+    expect(await prismaOf(app).auditEntry.count()).toBe(entries);
   });
 
   it('sets an agent as the default, and a trigger without agent_id then uses it', async () => {
@@ -413,19 +414,19 @@ describe('agents pages', () => {
 
     const answer = await trigger(app, agency.key);
     expect(answer.statusCode).toBe(200);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(answer) } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(answer) } });
     expect(call.agentId).toBe(second.id);
     expect(call.fromNumber).toBe('+14155550155');
     expect(
-      await app.prisma.auditEntry.count({
+      await prismaOf(app).auditEntry.count({
         where: { action: 'default_agent_changed', accountId: agency.accountId, actorKind: 'user' },
       }),
     ).toBe(1);
   });
 
   it("rejects a trigger outside a reject agent's window; switched to queue, the call waits and the overview counts it", async () => {
-    const tenant = await createTenant(app.prisma);
-    await createUserWithPassword(app.prisma, tenant.accountId, 'windows@agents.example');
+    const tenant = await createTenant(app.storage);
+    await createUserWithPassword(app.storage, tenant.accountId, 'windows@agents.example');
     const visitor = new Visitor(app);
     visitor.ip = '203.0.113.9';
     await visitor.signIn('windows@agents.example');
@@ -442,12 +443,12 @@ describe('agents pages', () => {
     const refused = await trigger(app, tenant.key);
     expect(refused.statusCode).toBe(400);
     expect(refused.json()).toEqual({ success: false, error: "Outside the agent's calling window" });
-    expect(await app.prisma.call.count({ where: { accountId: tenant.accountId } })).toBe(0);
+    expect(await prismaOf(app).call.count({ where: { accountId: tenant.accountId } })).toBe(0);
 
     expect((await editAs(visitor, agent.id, { ...weekdays, policy: 'queue' })).status).toBe(303);
     const accepted = await trigger(app, tenant.key);
     expect(accepted.statusCode).toBe(200);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } });
     expect(call.status).toBe('initiated');
     expect(call.notBefore.toISOString()).toBe('2058-03-11T09:00:00.000Z');
 
@@ -458,9 +459,9 @@ describe('agents pages', () => {
   });
 
   it('hands calls waiting for an old window back to the dispatcher when the windows change', async () => {
-    const tenant = await createTenant(app.prisma, { windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' });
+    const tenant = await createTenant(app.storage, { windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' });
     const callId = callIdOf(await trigger(app, tenant.key));
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe(
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe(
       '2058-03-11T09:00:00.000Z',
     );
     expect(
@@ -474,10 +475,10 @@ describe('agents pages', () => {
       ).status,
     ).toBe(303);
     // Another agent's edit leaves this call as it was.
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe(
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } })).notBefore.toISOString()).toBe(
       '2058-03-11T09:00:00.000Z',
     );
-    await createUserWithPassword(app.prisma, tenant.accountId, 'waiting@agents.example');
+    await createUserWithPassword(app.storage, tenant.accountId, 'waiting@agents.example');
     const visitor = new Visitor(app);
     visitor.ip = '203.0.113.10';
     await visitor.signIn('waiting@agents.example');
@@ -490,7 +491,7 @@ describe('agents pages', () => {
         })
       ).status,
     ).toBe(303);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).notBefore).toEqual(clock.now);
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } })).notBefore).toEqual(clock.now);
   });
 
   it('shows names with markup, quotes and Unicode as text', async () => {
@@ -514,7 +515,7 @@ describe('agents pages', () => {
     expect(list).not.toContain('<th scope="col">Account</th>');
 
     const agencyAgent = await agentNamed('Second voice');
-    const before = await app.prisma.agent.findUniqueOrThrow({ where: { id: agencyAgent.id } });
+    const before = await prismaOf(app).agent.findUniqueOrThrow({ where: { id: agencyAgent.id } });
     expect((await clientUser.get(`/dashboard/agents/${agencyAgent.id}`)).status).toBe(404);
     const edit = await post(
       clientUser,
@@ -527,8 +528,8 @@ describe('agents pages', () => {
       (await post(clientUser, '/dashboard/agents', `/dashboard/agents/${agencyAgent.id}/default`, [])).status,
     ).toBe(404);
     expect((await createAs(clientUser, { name: 'Into the agency', account: agency.accountId })).status).toBe(404);
-    expect(await app.prisma.agent.findUniqueOrThrow({ where: { id: agencyAgent.id } })).toEqual(before);
-    expect(await app.prisma.agent.count({ where: { name: 'Into the agency' } })).toBe(0);
+    expect(await prismaOf(app).agent.findUniqueOrThrow({ where: { id: agencyAgent.id } })).toEqual(before);
+    expect(await prismaOf(app).agent.count({ where: { name: 'Into the agency' } })).toBe(0);
     expect((await clientUser.get('/dashboard/agents/not-an-id')).status).toBe(404);
 
     // Their own: created under their client whatever the form says of an owner, edited, set as default.
@@ -536,7 +537,7 @@ describe('agents pages', () => {
     const own = await agentNamed('Client voice');
     expect(own.accountId).toBe(client.accountId);
     expect((await post(clientUser, '/dashboard/agents', `/dashboard/agents/${own.id}/default`, [])).status).toBe(303);
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: client.accountId } })).defaultAgentId).toBe(
+    expect((await prismaOf(app).account.findUniqueOrThrow({ where: { id: client.accountId } })).defaultAgentId).toBe(
       own.id,
     );
   });
@@ -545,8 +546,8 @@ describe('agents pages', () => {
 describe('agent settings: retries, voicemail, whose time the windows are read in', () => {
   /** A signed-in user of a tenant of its own, whose agent has weekday windows (calls queue on this Saturday). */
   async function ownTenant(email: string, ip: string) {
-    const tenant = await createTenant(app.prisma, { windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' });
-    await createUserWithPassword(app.prisma, tenant.accountId, email);
+    const tenant = await createTenant(app.storage, { windows: ['mon-fri 09:00-17:00'], outsideWindow: 'queue' });
+    await createUserWithPassword(app.storage, tenant.accountId, email);
     const visitor = new Visitor(app);
     visitor.ip = ip;
     expect((await visitor.signIn(email)).status).toBe(303);
@@ -613,7 +614,7 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
       voicemail: 'leave_message',
       voicemailMessage: 'Hello {{name}},\nwe will call again.',
     });
-    const audit = await app.prisma.auditEntry.findFirst({
+    const audit = await prismaOf(app).auditEntry.findFirst({
       where: { action: 'agent_created', detail: { path: ['agent_id'], equals: agent.id } },
     });
     expect(audit!.detail).toMatchObject({
@@ -726,9 +727,9 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
           'Retrying on voicemail needs a machine to be detected: choose "Hang up" or "Leave a message" (or untick voicemail).',
       },
     ];
-    const agents = await app.prisma.agent.count();
-    const audits = await app.prisma.auditEntry.count();
-    const stored = await app.prisma.agent.findUniqueOrThrow({ where: { id: agency.agentId } });
+    const agents = await prismaOf(app).agent.count();
+    const audits = await prismaOf(app).auditEntry.count();
+    const stored = await prismaOf(app).agent.findUniqueOrThrow({ where: { id: agency.agentId } });
     for (const { input, key, words, typed } of cases) {
       const label = JSON.stringify(input);
       for (const res of [
@@ -741,9 +742,9 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
         if (typed) expect(res.body, label).toContain(typed);
       }
     }
-    expect(await app.prisma.agent.count()).toBe(agents);
-    expect(await app.prisma.auditEntry.count()).toBe(audits);
-    expect(await app.prisma.agent.findUniqueOrThrow({ where: { id: agency.agentId } })).toEqual(stored);
+    expect(await prismaOf(app).agent.count()).toBe(agents);
+    expect(await prismaOf(app).auditEntry.count()).toBe(audits);
+    expect(await prismaOf(app).agent.findUniqueOrThrow({ where: { id: agency.agentId } })).toEqual(stored);
   });
 
   it('names every setting the schema refuses at once, each beside its field', async () => {
@@ -756,7 +757,7 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
       voicemail: 'hang_up',
       voicemailMessage: 'Ring\u0007ring',
     };
-    const before = await app.prisma.agent.count();
+    const before = await prismaOf(app).agent.count();
     const res = await createAs(agencyUser, input);
     expect(res.status).toBe(400);
     expect(res.body).toContain(`<p class="notice error" role="alert">${FIELDS_PROBLEM}</p>`);
@@ -770,14 +771,14 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
     expect(res.body).toContain('value="thirty"');
     expect(res.body).toContain('<input type="checkbox" name="retry_on" value="busy" checked aria-invalid="true">');
     expect(res.body).toContain('<input type="radio" name="voicemail" value="hang_up" checked>');
-    expect(await app.prisma.agent.count()).toBe(before);
+    expect(await prismaOf(app).agent.count()).toBe(before);
   });
 
   it('audits only the settings an edit changes, and the same form again changes nothing', async () => {
     const { tenant, visitor } = await ownTenant('settings@agents.example', '203.0.113.21');
     const edit: AgentInput = { ...asMade, maxAttempts: '2', retryOn: ['busy'], retryWaits: '30, 120, 1440' };
     expect((await editAs(visitor, tenant.agentId, edit)).status).toBe(303);
-    const audit = await app.prisma.auditEntry.findFirst({
+    const audit = await prismaOf(app).auditEntry.findFirst({
       where: { action: 'agent_changed', accountId: tenant.accountId },
       orderBy: { createdAt: 'desc' },
     });
@@ -785,14 +786,14 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
     expect(audit!.detail).toEqual({ agent_id: tenant.agentId, max_attempts: 2, retry_on: ['busy'] });
     expect((await visitor.get('/dashboard/agents')).body).toContain('Agent Test Agent saved.');
 
-    const entries = await app.prisma.auditEntry.count();
+    const entries = await prismaOf(app).auditEntry.count();
     expect((await editAs(visitor, tenant.agentId, edit)).status).toBe(303);
     expect((await visitor.get('/dashboard/agents')).body).toContain('Nothing changed.');
-    expect(await app.prisma.auditEntry.count()).toBe(entries);
+    expect(await prismaOf(app).auditEntry.count()).toBe(entries);
 
     // Back to one attempt with no outcome ticked: the form sends no retry_on at all, which is none.
     expect((await editAs(visitor, tenant.agentId, { ...asMade, maxAttempts: '1' })).status).toBe(303);
-    expect(await app.prisma.agent.findUniqueOrThrow({ where: { id: tenant.agentId } })).toMatchObject({
+    expect(await prismaOf(app).agent.findUniqueOrThrow({ where: { id: tenant.agentId } })).toMatchObject({
       maxAttempts: 1,
       retryOn: [],
     });
@@ -809,18 +810,15 @@ describe('agent settings: retries, voicemail, whose time the windows are read in
       callIdOf(await trigger(app, tenant.key)),
       callIdOf(await trigger(app, tenant.key)),
     ];
-    await app.prisma.call.update({ where: { id: scheduled }, data: { scheduledAt, notBefore: monday } });
-    await app.prisma.call.update({
-      where: { id: retrying },
-      data: { attempt: 2, nextAttemptAt: nextAttempt, notBefore: nextAttempt },
-    });
+    await forceCall(prismaOf(app), scheduled, { scheduledAt, notBefore: monday });
+    await forceCall(prismaOf(app), retrying, { attempt: 2, nextAttemptAt: nextAttempt, notBefore: nextAttempt });
     const notBefore = async (id: string) =>
-      (await app.prisma.call.findUniqueOrThrow({ where: { id } })).notBefore.toISOString();
+      (await prismaOf(app).call.findUniqueOrThrow({ where: { id } })).notBefore.toISOString();
     expect(await notBefore(forWindow)).toBe(monday.toISOString());
 
     // A call's zone is fixed when it is accepted: reading the windows in the callee's zone moves no waiting call.
     expect((await editAs(visitor, tenant.agentId, { ...asMade, windowTimezone: 'recipient' })).status).toBe(303);
-    expect((await app.prisma.agent.findUniqueOrThrow({ where: { id: tenant.agentId } })).windowTimezone).toBe(
+    expect((await prismaOf(app).agent.findUniqueOrThrow({ where: { id: tenant.agentId } })).windowTimezone).toBe(
       'recipient',
     );
     for (const [id, at] of [

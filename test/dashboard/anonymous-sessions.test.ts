@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
 import { CSRF_COOKIE } from '../../plugins/dashboard/index.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, HOST, PASSWORD, Visitor } from './helpers.js';
 
 const VISITS = 10_000;
@@ -16,10 +16,10 @@ let app: App;
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
   const { id } = await createAgency(app.storage, { name: 'Acme' });
-  await createUserWithPassword(app.prisma, id, 'ada@example.com');
+  await createUserWithPassword(app.storage, id, 'ada@example.com');
 });
 
-const sessions = () => app.prisma.session.count();
+const sessions = () => prismaOf(app).session.count();
 
 describe('anonymous visits', () => {
   it(

@@ -9,13 +9,14 @@ import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { webhookUrlProblem } from '../../src/webhooks/url-policy.js';
 import { AFFECTED_NAMES_MAX } from '../../src/routes/dashboard/api-webhooks/access.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger as triggerDirect } from '../helpers/trigger.js';
 import { callctl } from '../helpers/cli.js';
 import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, type Answer } from './helpers.js';
+import { forceDeliveries, forceDelivery, insertDeliveryRows } from '../helpers/seed.js';
 
 const OWN = '/dashboard/settings/api-webhooks';
 /** The service's clock runs with real time, `offset` ahead (a sign-in grown old). */
@@ -55,7 +56,7 @@ const flashOf = async (v: Visitor, res: Answer) => {
   return /<p class="notice (?:ok|error)" role="status">([^<]*)<\/p>/.exec((await v.get(res.location!)).body)?.[1];
 };
 const auditActions = async (accountId: string) =>
-  await app.prisma.auditEntry.findMany({
+  await prismaOf(app).auditEntry.findMany({
     where: { accountId },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     select: { action: true, actorKind: true, actorUserId: true, detail: true },
@@ -82,7 +83,7 @@ beforeAll(async () => {
     phone: '+14155550100',
     now: app.now(),
   }));
-  await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
+  await createUserWithPassword(app.storage, agencyId, 'owner@acme.example');
   visitor = await signedIn('owner@acme.example');
 });
 
@@ -122,7 +123,7 @@ describe('the API key', () => {
     const unconfirmed = await visitor.request('POST', `${OWN}/key`, fields);
     expect(unconfirmed.status).toBe(400);
     expect(unconfirmed.body).toContain('Tick the box to confirm that the current key stops working at once.');
-    expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(1);
+    expect(await prismaOf(app).apiKey.count({ where: { accountId: agencyId } })).toBe(1);
 
     const res = await visitor.request('POST', `${OWN}/key`, { ...fields, confirm: 'on' });
     expect(res.status).toBe(200);
@@ -139,7 +140,7 @@ describe('the API key', () => {
     expect(again.headers['cache-control']).toBe('no-store');
     expect(again.body).toContain('This key was already shown; generate a new one if you did not copy it.');
     expect(shownKey(again)).toBeUndefined();
-    expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(2);
+    expect(await prismaOf(app).apiKey.count({ where: { accountId: agencyId } })).toBe(2);
     expect((await trigger(app, newKey)).statusCode).toBe(200);
     // Back to the settings (a GET): the key is not there.
     expect((await visitor.get(OWN)).body).not.toContain(newKey);
@@ -155,13 +156,13 @@ describe('the API key', () => {
   it('two sends of one form at once generate one key', async () => {
     const page = await visitor.get(`${OWN}/key`);
     const fields = { ...formFields(page.body, `${OWN}/key`), confirm: 'on' };
-    const before = await app.prisma.apiKey.count({ where: { accountId: agencyId } });
+    const before = await prismaOf(app).apiKey.count({ where: { accountId: agencyId } });
     const answers = await Promise.all([
       visitor.request('POST', `${OWN}/key`, fields),
       visitor.request('POST', `${OWN}/key`, fields),
     ]);
     expect(answers.map(shownKey).filter(Boolean)).toHaveLength(1);
-    expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(before + 1);
+    expect(await prismaOf(app).apiKey.count({ where: { accountId: agencyId } })).toBe(before + 1);
   });
 
   it('needs a recent sign-in: an older one re-enters the password first, then comes back to the key page', async () => {
@@ -173,11 +174,11 @@ describe('the API key', () => {
       const shown = await v.get(`${OWN}/key`);
       expect(shown.status).toBe(303);
       expect(shown.location).toBe(`/dashboard/confirm-password?next=${encodeURIComponent(`${OWN}/key`)}`);
-      const keys = await app.prisma.apiKey.count({ where: { accountId: agencyId } });
+      const keys = await prismaOf(app).apiKey.count({ where: { accountId: agencyId } });
       const posted = await v.request('POST', `${OWN}/key`, fields);
       expect(posted.status).toBe(303);
       expect(posted.location).toBe(`/dashboard/confirm-password?next=${encodeURIComponent(`${OWN}/key`)}`);
-      expect(await app.prisma.apiKey.count({ where: { accountId: agencyId } })).toBe(keys);
+      expect(await prismaOf(app).apiKey.count({ where: { accountId: agencyId } })).toBe(keys);
       // The webhook form too.
       expect((await v.get(`${OWN}/webhook`)).location).toBe(
         `/dashboard/confirm-password?next=${encodeURIComponent(`${OWN}/webhook`)}`,
@@ -206,7 +207,7 @@ describe('API access', () => {
     for (let i = 0; i < AFFECTED_NAMES_MAX + 7; i++)
       await createClient(app.storage, { agencyId: many, name: `Client ${String(i).padStart(3, '0')}`, now: app.now() });
     const email = 'many-clients@example.test';
-    await createUserWithPassword(app.prisma, many, email);
+    await createUserWithPassword(app.storage, many, email);
     const owner = new Visitor(app);
     owner.ip = '10.9.8.7';
     expect((await owner.signIn(email)).status).toBe(303);
@@ -233,7 +234,7 @@ describe('API access', () => {
     expect(asked.body).toContain('>Yes, switch API access off</button>');
     expect(asked.body).toContain(`<a href="${OWN}">Cancel: keep API access on</a>`);
     // Nothing switched, nothing audited yet.
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).apiAccessEnabled).toBe(true);
+    expect((await prismaOf(app).account.findUniqueOrThrow({ where: { id: agencyId } })).apiAccessEnabled).toBe(true);
     expect((await auditActions(agencyId)).filter((e) => e.action === 'api_access_switched')).toEqual([]);
     // A client's own switch asks too, naming no clients.
     const clientPage = `/dashboard/clients/${clientId}/api-webhooks`;
@@ -241,7 +242,7 @@ describe('API access', () => {
     expect(clientAsked.status).toBe(200);
     expect(clientAsked.body).toContain("every request made with Client &lt;One&gt;'s API key");
     expect(clientAsked.body).not.toContain('It also stops');
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: clientId } })).apiAccessEnabled).toBe(true);
+    expect((await prismaOf(app).account.findUniqueOrThrow({ where: { id: clientId } })).apiAccessEnabled).toBe(true);
   });
 
   it('off: the API answers 403 API access is disabled at the next request; on again: accepted', async () => {
@@ -308,7 +309,7 @@ describe('API access', () => {
 
   it("the agency's own id is no client page, and a client user has no client pages but their own settings", async () => {
     expect((await visitor.get(`/dashboard/clients/${agencyId}/api-webhooks`)).status).toBe(404);
-    await createUserWithPassword(app.prisma, clientId, 'someone@client.example');
+    await createUserWithPassword(app.storage, clientId, 'someone@client.example');
     const clientUser = await signedIn('someone@client.example');
     expect((await clientUser.get(`/dashboard/clients/${clientId}/api-webhooks`)).status).toBe(404);
     const own = await clientUser.get(OWN);
@@ -319,7 +320,7 @@ describe('API access', () => {
 
   it('a plan other than agency sees the section with "API access requires the agency plan", and cannot generate or switch', async () => {
     const { id: starter } = await createAgency(app.storage, { name: 'Starter Co', plan: 'starter' });
-    await createUserWithPassword(app.prisma, starter, 'owner@starter.example');
+    await createUserWithPassword(app.storage, starter, 'owner@starter.example');
     const v = await signedIn('owner@starter.example');
     const page = await v.get(OWN);
     expect(page.status).toBe(200);
@@ -334,8 +335,8 @@ describe('API access', () => {
     expect(posted.body).toContain('API access requires the agency plan');
     const switched = await v.submit(OWN, `${OWN}/api-access`);
     expect(switched.status).toBe(400);
-    expect(await app.prisma.apiKey.count({ where: { accountId: starter } })).toBe(0);
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: starter } })).apiAccessEnabled).toBe(true);
+    expect(await prismaOf(app).apiKey.count({ where: { accountId: starter } })).toBe(0);
+    expect((await prismaOf(app).account.findUniqueOrThrow({ where: { id: starter } })).apiAccessEnabled).toBe(true);
   });
 });
 
@@ -350,7 +351,7 @@ describe('the default agent', () => {
     const page = (await visitor.get(OWN)).body;
     expect(page).toContain('Night shift');
     // An account's default agent is one of its own: its clients' agents are not offered, and refused when posted.
-    const clientAgent = await app.prisma.agent.findFirstOrThrow({
+    const clientAgent = await prismaOf(app).agent.findFirstOrThrow({
       where: { accountId: clientId, name: 'Client agent' },
     });
     expect(page).not.toContain('Client agent (Client &lt;One&gt;)');
@@ -366,7 +367,7 @@ describe('the default agent', () => {
     )!;
     const accepted = await trigger(app, key, { phone_number: '+14155552671' });
     expect(accepted.statusCode).toBe(200);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } })).agentId).toBe(second);
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(accepted) } })).agentId).toBe(second);
 
     const { id: otherAgency } = await createAgency(app.storage, { name: 'Other' });
     const { id: foreign } = await createAgent(app.storage, {
@@ -378,7 +379,7 @@ describe('the default agent', () => {
     const refused = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id: foreign });
     expect(refused.status).toBe(400);
     expect(refused.body).toContain('That agent is not one this account may use.');
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: agencyId } })).defaultAgentId).toBe(second);
+    expect((await prismaOf(app).account.findUniqueOrThrow({ where: { id: agencyId } })).defaultAgentId).toBe(second);
     // "None set" and a value that is no id at all: refused by the schema, with the same words.
     for (const agent_id of ['', 'not-an-id']) {
       const notAnId = await visitor.submit(OWN, `${OWN}/default-agent`, { agent_id });
@@ -430,7 +431,7 @@ describe('the webhook endpoint', () => {
     expect(again.status).toBe(200);
     expect(again.body).toContain('This signing secret was already shown');
     expect(shownSecret(again)).toBeUndefined();
-    const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
+    const endpoint = await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
     expect(endpoint.secret).toBe(secret);
     // Kept as it is, to sign: the page says so, and not that it is unreadable (issue 45.11).
     expect(res.body).not.toContain('not stored in readable form');
@@ -446,7 +447,7 @@ describe('the webhook endpoint', () => {
   });
 
   it('a new URL keeps the signing secret (audited as a URL change); a second send changes nothing', async () => {
-    const endpoint = () => app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
+    const endpoint = () => prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
     const before = await endpoint();
     const page = await visitor.get(`${OWN}/webhook`);
     expect(page.body).toContain('Also rotate the signing secret');
@@ -474,7 +475,7 @@ describe('the webhook endpoint', () => {
   });
 
   it('"Also rotate the signing secret" makes a new secret, shown once', async () => {
-    const before = (await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret;
+    const before = (await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret;
     const page = await visitor.get(`${OWN}/webhook`);
     const res = await visitor.request('POST', `${OWN}/webhook`, {
       ...formFields(page.body, `${OWN}/webhook`),
@@ -485,7 +486,7 @@ describe('the webhook endpoint', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const secret = shownSecret(res)!;
     expect(secret).not.toBe(before);
-    expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret).toBe(
+    expect((await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret).toBe(
       secret,
     );
     // With how to verify it, Node and Python, each with a Copy button.
@@ -521,7 +522,7 @@ describe('the webhook endpoint', () => {
     expect(log.body).toContain(`href="/dashboard/calls/${callId}"`);
     expect(log.body).toMatch(ATTEMPT(410));
     expect(log.body).toContain('Deliveries cannot be resent while the endpoint is disabled');
-    const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } });
+    const delivery = await prismaOf(app).webhookDelivery.findFirstOrThrow({ where: { callId } });
     // Held (the 410 reached no one), not failed: no Resend; one sent by hand is refused with the reason.
     expect(log.body).not.toContain(`/deliveries/${delivery.id}/resend`);
     const refused = await visitor.request('POST', `${OWN}/deliveries/${delivery.id}/resend`, {
@@ -533,7 +534,7 @@ describe('the webhook endpoint', () => {
       /The webhook endpoint is disabled \(answered 410 Gone at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\): enable it again on the API &amp; Webhooks page first/,
     );
     expect(refused.body).not.toContain('callctl');
-    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('held');
+    expect((await prismaOf(app).webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe('held');
     // A delivery id that is no UUID is no delivery: 404, like an unknown one.
     const notAnId = await visitor.request('POST', `${OWN}/deliveries/not-a-delivery/resend`, {
       _csrf: visitor.lastCsrf!,
@@ -546,18 +547,20 @@ describe('the webhook endpoint', () => {
     expect(await flashOf(visitor, enabled)).toContain(
       'The endpoint is enabled again, with the same signing secret. 1 held event is being sent now.',
     );
-    expect((await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).enabled).toBe(true);
+    expect((await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).enabled).toBe(
+      true,
+    );
     expect((await auditActions(agencyId)).filter((e) => e.action === 'webhook_enabled')).toHaveLength(1);
     await app.deliveryWorker!.settle();
     expect(receiver.received.slice(before).map((r) => r.headers['webhook-id'])).toEqual([delivery.id]);
-    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe(
+    expect((await prismaOf(app).webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe(
       'succeeded',
     );
 
     const resent = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/${delivery.id}/resend`);
     expect(await flashOf(visitor, resent)).toContain('will be sent again');
     await app.deliveryWorker!.settle();
-    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe(
+    expect((await prismaOf(app).webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).status).toBe(
       'succeeded',
     );
     const audited = (await auditActions(agencyId)).filter((e) => e.action === 'deliveries_resent');
@@ -566,9 +569,9 @@ describe('the webhook endpoint', () => {
       detail: { delivery_id: delivery.id, call_id: callId, event_type: 'call.failed' },
     });
     // Pending (due in an hour): no Resend button, and a resend is refused with the reason.
-    await app.prisma.webhookDelivery.update({
-      where: { id: delivery.id },
-      data: { status: 'pending', nextAttemptAt: new Date(Date.now() + 3_600_000) },
+    await forceDelivery(prismaOf(app), delivery.id, {
+      status: 'pending',
+      nextAttemptAt: new Date(Date.now() + 3_600_000),
     });
     expect((await visitor.get(`${OWN}/deliveries`)).body).not.toContain(`/deliveries/${delivery.id}/resend`);
     const refusedPending = await visitor.request('POST', `${OWN}/deliveries/${delivery.id}/resend`, {
@@ -576,7 +579,7 @@ describe('the webhook endpoint', () => {
     });
     expect(refusedPending.status).toBe(400);
     expect(refusedPending.body).toContain('is still pending');
-    await app.prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'succeeded' } });
+    await forceDelivery(prismaOf(app), delivery.id, { status: 'succeeded' });
   });
 
   it('the log: newest first, failed only, every attempt; resend every failed delivery since a time (only those)', async () => {
@@ -585,15 +588,13 @@ describe('the webhook endpoint', () => {
     const recent = [await failedCall(), await failedCall()];
     await app.deliveryWorker!.settle();
     // Their first attempt failed (500): made failed as if their retries had run out.
-    await app.prisma.webhookDelivery.updateMany({
-      where: { callId: { in: [old, ...recent] } },
-      data: { status: 'failed', completedAt: new Date() },
-    });
+    await forceDeliveries(
+      prismaOf(app),
+      { callId: { in: [old, ...recent] } },
+      { status: 'failed', completedAt: new Date() },
+    );
     // The old one two hours earlier.
-    await app.prisma.webhookDelivery.updateMany({
-      where: { callId: old },
-      data: { createdAt: new Date(Date.now() - 2 * 3_600_000) },
-    });
+    await forceDeliveries(prismaOf(app), { callId: old }, { createdAt: new Date(Date.now() - 2 * 3_600_000) });
 
     const failed = (await visitor.get(`${OWN}/deliveries?failed=1`)).body;
     const order = callsShown(failed);
@@ -618,7 +619,7 @@ describe('the webhook endpoint', () => {
     const res = await visitor.submit(`${OWN}/deliveries`, `${OWN}/deliveries/resend-failed`, { since });
     expect(await flashOf(visitor, res)).toMatch(/^\d+ failed deliveries since .* will be sent again in a moment\.$/);
     const statuses = async (callIds: string[]) =>
-      (await app.prisma.webhookDelivery.findMany({ where: { callId: { in: callIds } } })).map((d) => d.status);
+      (await prismaOf(app).webhookDelivery.findMany({ where: { callId: { in: callIds } } })).map((d) => d.status);
     expect(await statuses([old])).toEqual(['failed']);
     expect(await statuses(recent)).not.toContain('failed');
     await app.deliveryWorker!.settle();
@@ -630,13 +631,13 @@ describe('the webhook endpoint', () => {
   });
 
   it('pages the log with a cursor that neither loses nor repeats a delivery', async () => {
-    const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
-    const total = await app.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } });
+    const endpoint = await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
+    const total = await prismaOf(app).webhookDelivery.count({ where: { endpointId: endpoint.id } });
     // Enough for two pages of 25, at one instant (ties broken by id).
-    const calls = await app.prisma.call.findMany({ where: { accountId: agencyId }, take: 1, select: { id: true } });
-    const event = await app.prisma.callEvent.findFirstOrThrow({ where: { callId: calls[0]!.id } });
+    const calls = await prismaOf(app).call.findMany({ where: { accountId: agencyId }, take: 1, select: { id: true } });
+    const event = await prismaOf(app).callEvent.findFirstOrThrow({ where: { callId: calls[0]!.id } });
     const at = new Date();
-    await app.prisma.webhookDelivery.createMany({
+    await insertDeliveryRows(prismaOf(app), {
       data: Array.from({ length: 30 }, () => ({
         endpointId: endpoint.id,
         callId: calls[0]!.id,
@@ -663,7 +664,7 @@ describe('webhook URLs under the rules of callctl', () => {
   it('refuses http and private addresses with the same rules, in tenant words (no environment variable)', async () => {
     const strict = await buildTestApp({ env: DASHBOARD_ENV });
     const { id } = await createAgency(strict.app.storage, { name: 'Strict' });
-    await createUserWithPassword(strict.app.prisma, id, 'owner@strict.example');
+    await createUserWithPassword(strict.app.storage, id, 'owner@strict.example');
     const v = new Visitor(strict.app);
     await v.signIn('owner@strict.example');
     for (const url of [
@@ -684,8 +685,8 @@ describe('webhook URLs under the rules of callctl', () => {
       expect(visible).not.toMatch(/WEBHOOK_ALLOW_PRIVATE_TARGETS|set it for the server|\b[A-Z]{3,}_[A-Z_]{3,}\b/);
       expect(res.body).toContain(`value="${url}"`);
     }
-    expect(await strict.app.prisma.webhookEndpoint.count()).toBe(0);
-    expect(await strict.app.prisma.auditEntry.count({ where: { action: 'webhook_set' } })).toBe(0);
+    expect(await prismaOf(strict.app).webhookEndpoint.count()).toBe(0);
+    expect(await prismaOf(strict.app).auditEntry.count({ where: { action: 'webhook_set' } })).toBe(0);
   });
 });
 

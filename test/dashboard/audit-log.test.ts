@@ -17,7 +17,7 @@ beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
   ({ id: clientId } = await createClient(app.storage, { agencyId, name: '<b>Client</b>', now: app.now() }));
-  await createUserWithPassword(app.prisma, agencyId, 'auditor@example.com');
+  await createUserWithPassword(app.storage, agencyId, 'auditor@example.com');
   // 120 entries, three at each instant (ties), alternating between the agency and its client; n grows with time.
   const base = Date.parse('2054-01-01T00:00:00Z');
   for (let n = 0; n < 120; n++) {

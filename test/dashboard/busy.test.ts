@@ -4,12 +4,12 @@
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { REQUEST_POOL, sqlPool } from '../../src/storage/database.js';
+import { REQUEST_POOL } from '../../src/storage/database.js';
 import { BUSY_MESSAGE, BUSY_RETRY_AFTER_SECONDS, USER_IN_FLIGHT_MAX } from '../../plugins/dashboard/busy.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf, poolsOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
-import { insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor, type Answer } from './helpers.js';
+import { insertCalls } from '../helpers/seed.js';
 
 let app: App;
 let databaseUrl: string;
@@ -19,7 +19,7 @@ const visitors = {} as Record<'A' | 'B', Visitor>;
 const held: pg.PoolClient[] = [];
 /** Takes `count` of the request pool's connections away from the app, as other work holding them would. */
 async function hold(count: number) {
-  const pool = sqlPool(app.prisma);
+  const pool = poolsOf(app).requests;
   held.push(...(await Promise.all(Array.from({ length: count }, () => pool.connect()))));
 }
 afterEach(() => {
@@ -38,17 +38,17 @@ function expectBusy(answer: Answer) {
 }
 
 beforeAll(async () => {
-  ({ app, databaseUrl } = await buildTestApp({ env: DASHBOARD_ENV }));
+  ({ app, databaseUrl } = await buildTestApp({ env: DASHBOARD_ENV, pools: true }));
   for (const name of ['A', 'B'] as const) {
-    tenants[name] = await createTenant(app.prisma);
-    await insertCalls(app.prisma, {
+    tenants[name] = await createTenant(app.storage);
+    await insertCalls(prismaOf(app), {
       accountId: tenants[name].accountId,
       agentId: tenants[name].agentId,
       count: 60,
       createdAt: new Date(Date.now() - 3_600_000),
     });
     const email = `${name.toLowerCase()}@busy.example`;
-    await createUserWithPassword(app.prisma, tenants[name].accountId, email);
+    await createUserWithPassword(app.storage, tenants[name].accountId, email);
     visitors[name] = new Visitor(app);
     expect((await visitors[name].signIn(email)).status).toBe(303);
   }
@@ -123,7 +123,7 @@ describe('an overloaded database is the busy page, never a 500', () => {
 
   it('a statement cancelled by statement_timeout: 503, not 500', async () => {
     const name = new URL(databaseUrl).pathname.slice(1);
-    await app.prisma.$executeRawUnsafe(`ALTER DATABASE "${name}" SET statement_timeout = '200ms'`);
+    await prismaOf(app).$executeRawUnsafe(`ALTER DATABASE "${name}" SET statement_timeout = '200ms'`);
     try {
       // A replica on the same database: its connections open now, with the timeout.
       const { app: replica } = await buildTestApp({ env: DASHBOARD_ENV, databaseUrl });
@@ -133,7 +133,7 @@ describe('an overloaded database is the busy page, never a 500', () => {
       expect((await visitor.get('/dashboard/calls')).status).toBe(200);
       expectBusy(await whileLocked('calls', () => visitor.get('/dashboard/calls')));
     } finally {
-      await app.prisma.$executeRawUnsafe(`ALTER DATABASE "${name}" RESET statement_timeout`);
+      await prismaOf(app).$executeRawUnsafe(`ALTER DATABASE "${name}" RESET statement_timeout`);
     }
   });
 });

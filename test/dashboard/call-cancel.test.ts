@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { encodeCursor } from '../../src/routes/dashboard/format.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, HOST, ORIGIN, Visitor, type Answer } from './helpers.js';
@@ -19,12 +19,12 @@ const visitors = {} as Record<keyof typeof tenants, Visitor>;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  tenants.A = await createTenant(app.prisma);
-  tenants.A1 = await createClientTenant(app.prisma, tenants.A.accountId);
-  tenants.B = await createTenant(app.prisma);
+  tenants.A = await createTenant(app.storage);
+  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId);
+  tenants.B = await createTenant(app.storage);
   for (const [name, tenant] of Object.entries(tenants) as [keyof typeof tenants, Tenant][]) {
     const email = `${name.toLowerCase()}@cancel.example`;
-    await createUserWithPassword(app.prisma, tenant.accountId, email);
+    await createUserWithPassword(app.storage, tenant.accountId, email);
     visitors[name] = new Visitor(app);
     visitors[name].ip = `10.8.0.${Object.keys(visitors).length}`;
     expect((await visitors[name].signIn(email)).status).toBe(303);
@@ -41,7 +41,7 @@ async function waiting(tenant: Tenant, phone = '+14155552671'): Promise<string> 
 const dial = (id: string) =>
   applyCallUpdate(app.storage, id, { kind: 'dialing' }, { now: new Date(), source: 'dispatcher' });
 const statusOf = async (id: string) =>
-  app.prisma.call.findUniqueOrThrow({ where: { id }, select: { status: true, failureReason: true } });
+  prismaOf(app).call.findUniqueOrThrow({ where: { id }, select: { status: true, failureReason: true } });
 const notice = (body: string) => /<p class="notice (?:ok|error)" role="status">([^<]*)<\/p>/.exec(body)?.[1];
 const decode = (text: string | undefined) => text?.replace(/&#39;/g, "'").replace(/&quot;/g, '"');
 
@@ -146,13 +146,13 @@ describe('cancel from the detail view', () => {
     expect(after.body).not.toContain('Cancel this call');
     expect(after.body).not.toContain('cannot-cancel');
     expect(after.body).toMatch(/<strong>Failed: Canceled<\/strong> <span class="hint">from the dashboard<\/span>/);
-    const events = await app.prisma.callEvent.findMany({ where: { callId: id, toStatus: 'failed' } });
+    const events = await prismaOf(app).callEvent.findMany({ where: { callId: id, toStatus: 'failed' } });
     expect(events.map((e) => [e.fromStatus, e.failureReason, e.source])).toEqual([
       ['initiated', 'canceled', 'dashboard'],
     ]);
     const audit = await visitors.A.get('/dashboard/audit-log');
     expect(audit.body).toContain('Call canceled (it was still waiting; it ended failed, reason canceled)');
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'call_canceled' } });
+    const entry = await prismaOf(app).auditEntry.findFirstOrThrow({ where: { action: 'call_canceled' } });
     expect(entry).toMatchObject({ actorKind: 'user', accountId: tenants.A.accountId, detail: { call_id: id } });
 
     // Confirmed again (a second tab): nothing changes.
@@ -162,7 +162,7 @@ describe('cancel from the detail view', () => {
       'This call was already canceled.',
     );
     expect(
-      await app.prisma.auditEntry.count({ where: { action: 'call_canceled', detail: { equals: { call_id: id } } } }),
+      await prismaOf(app).auditEntry.count({ where: { action: 'call_canceled', detail: { equals: { call_id: id } } } }),
     ).toBe(1);
   });
 
@@ -287,8 +287,8 @@ describe('cancel selected calls from the Calls list', () => {
   it('has no form when no call of the page is waiting', async () => {
     const visitor = new Visitor(app);
     visitor.ip = '10.8.0.9';
-    const client = await createClientTenant(app.prisma, tenants.A.accountId);
-    await createUserWithPassword(app.prisma, client.accountId, 'quiet@cancel.example');
+    const client = await createClientTenant(app.storage, tenants.A.accountId);
+    await createUserWithPassword(app.storage, client.accountId, 'quiet@cancel.example');
     await visitor.signIn('quiet@cancel.example');
     const id = await waiting(client);
     await dial(id);

@@ -3,10 +3,11 @@
 // agent's window shows the window's opening on both pages, never the schedule alone on the list.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { forceCall } from '../helpers/seed.js';
 
 /** Thursday 2054-12-03, 10:00 in New York. */
 const NOW = new Date('2054-12-03T15:00:00Z');
@@ -18,12 +19,12 @@ let visitor: Visitor;
 beforeAll(async () => {
   ({ app } = await buildTestApp({ clock: () => NOW, env: DASHBOARD_ENV }));
   // Weekdays 08:00-17:00 in New York; outside it, calls wait.
-  tenant = await createTenant(app.prisma, {
+  tenant = await createTenant(app.storage, {
     timezone: 'America/New_York',
     windows: ['mon-fri 08:00-17:00'],
     outsideWindow: 'queue',
   });
-  await createUserWithPassword(app.prisma, tenant.accountId, 'earliest@calls.example');
+  await createUserWithPassword(app.storage, tenant.accountId, 'earliest@calls.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('earliest@calls.example')).status).toBe(303);
 });
@@ -63,7 +64,7 @@ async function waitingLineOf(callId: string): Promise<string> {
 describe("a scheduled call's earliest dial", () => {
   it('lands outside the window (Saturday 09:30): the list and the call page both say the window opens Monday 08:00', async () => {
     const callId = await scheduled('2054-12-05T09:30:00-05:00');
-    const stored = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
+    const stored = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } });
     expect(stored.notBefore).toEqual(new Date('2054-12-07T13:00:00Z'));
 
     const badge = await badgeOf(callId);
@@ -87,14 +88,11 @@ describe("a scheduled call's earliest dial", () => {
   it('a retry due outside the window: both pages say when the window then opens', async () => {
     const callId = await scheduled('2054-12-04T09:30:00-05:00');
     // As the dispatcher leaves a retry it found the window shut for: next attempt Friday 18:00, window Monday 08:00.
-    await app.prisma.call.update({
-      where: { id: callId },
-      data: {
-        scheduledAt: null,
-        attempt: 2,
-        nextAttemptAt: new Date('2054-12-04T23:00:00Z'),
-        notBefore: new Date('2054-12-07T13:00:00Z'),
-      },
+    await forceCall(prismaOf(app), callId, {
+      scheduledAt: null,
+      attempt: 2,
+      nextAttemptAt: new Date('2054-12-04T23:00:00Z'),
+      notBefore: new Date('2054-12-07T13:00:00Z'),
     });
     expect((await badgeOf(callId)).text).toBe(
       "Retrying; the window opens 7 Dec, 08:00 (agent's zone, America/New_York)",

@@ -8,11 +8,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { FILTER_MENU_MAX } from '../../src/routes/dashboard/calls.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
-import { insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, pageWithPlans, Visitor } from './helpers.js';
+import { insertAgencies, insertCalls, insertClients, nameCalls } from '../helpers/seed.js';
 
 /** The agency's clients that never had a call, each with an agent: more than a menu lists. */
 const QUIET = 1_000;
@@ -31,54 +31,39 @@ let adaCalls: string[];
 let otherCalls: string[];
 
 /** `count` more quiet clients of the agency, each with an agent, numbered from `from`. */
-async function quietClients(count: number, from: number): Promise<void> {
-  await db.query(
-    `WITH c AS (INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
-                SELECT gen_random_uuid(), 'client', 'Quiet ' || lpad(g::text, 5, '0'), $1::uuid, now(), now()
-                  FROM generate_series($3::int, $3::int + $2::int - 1) AS g RETURNING id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
-     SELECT gen_random_uuid(), c.id, $1::uuid, 'Quiet agent', '+14155550100', now(), now() FROM c`,
-    [agency.accountId, count, from],
-  );
-}
+const quietClients = (count: number, from: number) =>
+  insertClients(prismaOf(app), {
+    agencyId: agency.accountId,
+    prefix: 'Quiet ',
+    digits: 5,
+    count,
+    from,
+    agentName: 'Quiet agent',
+  });
 
 /** `count` more agencies of 9 clients, every account with an agent. */
-async function otherTenants(count: number): Promise<void> {
-  await db.query(
-    `WITH ag AS (INSERT INTO accounts (id, kind, name, plan, created_at, updated_at)
-                 SELECT gen_random_uuid(), 'agency', 'Other Agency ' || g, 'agency', now(), now()
-                   FROM generate_series(1, $1::int) AS g RETURNING id),
-          c AS (INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
-                SELECT gen_random_uuid(), 'client', 'Other Client ' || g, ag.id, now(), now()
-                  FROM ag, generate_series(1, 9) AS g RETURNING id, agency_id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
-     SELECT gen_random_uuid(), id, coalesce(agency_id, id), 'Other agent', '+14155550100', now(), now()
-       FROM (SELECT id, agency_id FROM c UNION ALL SELECT id, NULL FROM ag) AS owners`,
-    [count],
-  );
-}
+const otherTenants = (count: number) =>
+  insertAgencies(prismaOf(app), {
+    prefix: 'Other Agency ',
+    count,
+    clientsEach: 9,
+    clientPrefix: 'Other Client ',
+    agentName: 'Other agent',
+  });
 
 /** `count` more agencies on their own (no clients), each with an agent: most agencies are small. */
-async function loneAgencies(count: number): Promise<void> {
-  await db.query(
-    `WITH ag AS (INSERT INTO accounts (id, kind, name, plan, created_at, updated_at)
-                 SELECT gen_random_uuid(), 'agency', 'Lone Agency ' || g, 'agency', now(), now()
-                   FROM generate_series(1, $1::int) AS g RETURNING id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
-     SELECT gen_random_uuid(), id, id, 'Lone agent', '+14155550100', now(), now() FROM ag`,
-    [count],
-  );
-}
+const loneAgencies = (count: number) =>
+  insertAgencies(prismaOf(app), { prefix: 'Lone Agency ', count, agentName: 'Lone agent' });
 
 /** `count` calls of `tenant`, a minute old, named `name`. */
 async function namedCalls(tenant: Tenant, count: number, name: string): Promise<string[]> {
-  const ids = await insertCalls(app.prisma, {
+  const ids = await insertCalls(prismaOf(app), {
     accountId: tenant.accountId,
     agentId: tenant.agentId,
     count,
     createdAt: new Date(Date.now() - 60_000),
   });
-  await db.query('UPDATE calls SET name = $2 WHERE id = ANY($1::uuid[])', [ids, name]);
+  await nameCalls(prismaOf(app), ids, name);
   return ids;
 }
 
@@ -102,26 +87,25 @@ beforeAll(async () => {
   let url: string;
   ({ client: db, url } = await clientReportingPlans(capture));
   ({ app } = await buildTestApp({ databaseUrl: url, env: DASHBOARD_ENV }));
-  agency = await createTenant(app.prisma);
+  agency = await createTenant(app.storage);
   await quietClients(QUIET, 1);
   // Busy clients, each with its agent: a page of their calls names several agents, as a page would.
   busyCalls = [];
   adaCalls = [];
   for (let i = 1; i <= BUSY; i++) {
-    const busy = await createClientTenant(app.prisma, agency.accountId);
-    await app.prisma.account.update({ where: { id: busy.accountId }, data: { name: `Zulu Busy ${i}` } });
+    const busy = await createClientTenant(app.storage, agency.accountId, { name: `Zulu Busy ${i}` });
     const ada = await namedCalls(busy, 1, 'Ada Lovelace');
     adaCalls.push(...ada);
     busyCalls.push(...ada, ...(await namedCalls(busy, 1, 'Grace Hopper')));
   }
-  const other = await createTenant(app.prisma);
-  const otherClient = await createClientTenant(app.prisma, other.accountId);
+  const other = await createTenant(app.storage);
+  const otherClient = await createClientTenant(app.storage, other.accountId);
   otherCalls = await namedCalls(otherClient, 2, 'Ada Byron');
   await otherTenants(OTHER_AGENCIES);
   await loneAgencies(10 * OTHER_AGENCIES);
   // What autovacuum would have done by then.
   await db.query('VACUUM ANALYZE');
-  await createUserWithPassword(app.prisma, agency.accountId, 'agency@tenants.example');
+  await createUserWithPassword(app.storage, agency.accountId, 'agency@tenants.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('agency@tenants.example')).status).toBe(303);
 }, 120_000);

@@ -6,10 +6,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { SEARCH_CANDIDATES_MAX } from '../../src/storage/call-history.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { insertCalls, forceCall, insertCallRow, runSql, nameCalls } from '../helpers/seed.js';
 
 let app: App;
 const tenants = {} as Record<'A' | 'A1' | 'B', Tenant>;
@@ -25,7 +25,7 @@ async function call(
   tenant: Tenant,
   fields: { phone?: string; name?: string | null; metadata?: string; at?: Date; status?: 'completed' | 'failed' },
 ): Promise<string> {
-  const [id] = await insertCalls(app.prisma, {
+  const [id] = await insertCalls(prismaOf(app), {
     accountId: tenant.accountId,
     agentId: tenant.agentId,
     count: 1,
@@ -34,7 +34,7 @@ async function call(
     metadataJson: fields.metadata ?? '{}',
     status: fields.status ?? 'completed',
   });
-  if (fields.name !== undefined) await app.prisma.call.update({ where: { id: id! }, data: { name: fields.name } });
+  if (fields.name !== undefined) await forceCall(prismaOf(app), id!, { name: fields.name });
   return id!;
 }
 
@@ -59,11 +59,9 @@ const made = {} as Record<
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  tenants.A = await createTenant(app.prisma);
-  tenants.A1 = await createClientTenant(app.prisma, tenants.A.accountId);
-  tenants.B = await createTenant(app.prisma);
-  await app.prisma.account.update({ where: { id: tenants.A.accountId }, data: { name: 'Acme Agency' } });
-  await app.prisma.account.update({ where: { id: tenants.A1.accountId }, data: { name: 'Client One' } });
+  tenants.A = await createTenant(app.storage, { name: 'Acme Agency' });
+  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId, { name: 'Client One' });
+  tenants.B = await createTenant(app.storage);
 
   made.sf = await call(tenants.A, { phone: '+14155550001', name: 'Jane Doe', metadata: '{"crm_id":"x1"}' });
   made.sfMobile = await call(tenants.A1, { phone: '+14159990002', name: 'JANE ROE' });
@@ -89,7 +87,7 @@ beforeAll(async () => {
     ['A2nd', tenants.A.accountId],
   ] as const) {
     const email = `${name.toLowerCase()}@search.example`;
-    await createUserWithPassword(app.prisma, accountId, email);
+    await createUserWithPassword(app.storage, accountId, email);
     visitors[name] = new Visitor(app);
     visitors[name].ip = `10.9.0.${Object.keys(visitors).length}`;
     expect((await visitors[name].signIn(email)).status).toBe(303);
@@ -170,8 +168,8 @@ describe('searching the Calls list', () => {
   });
 
   it(`pages a search that matches more than ${SEARCH_CANDIDATES_MAX} calls exactly as one that matches few`, async () => {
-    const tenant = await createTenant(app.prisma);
-    await createUserWithPassword(app.prisma, tenant.accountId, 'bulk@search.example');
+    const tenant = await createTenant(app.storage);
+    await createUserWithPassword(app.storage, tenant.accountId, 'bulk@search.example');
     const visitor = new Visitor(app);
     visitor.ip = '10.9.1.1';
     expect((await visitor.signIn('bulk@search.example')).status).toBe(303);
@@ -179,7 +177,7 @@ describe('searching the Calls list', () => {
     const bulk = async (count: number, at: string, metadata: string, phone: string) => {
       const ids: string[] = [];
       for (let done = 0; done < count; done += 500) {
-        const part = await insertCalls(app.prisma, {
+        const part = await insertCalls(prismaOf(app), {
           accountId: tenant.accountId,
           agentId: tenant.agentId,
           count: Math.min(500, count - done),
@@ -187,7 +185,7 @@ describe('searching the Calls list', () => {
           metadataJson: metadata,
           phoneNumber: phone,
         });
-        await app.prisma.$executeRaw`UPDATE calls SET name = 'Bulk ' || phone_number WHERE id = ANY(${part}::uuid[])`;
+        await runSql(prismaOf(app), `UPDATE calls SET name = 'Bulk ' || phone_number WHERE id = ANY($1::uuid[])`, part);
         ids.push(...part);
       }
       return ids;
@@ -199,8 +197,8 @@ describe('searching the Calls list', () => {
     ];
     await bulk(100, '2054-09-02T00:00:00Z', '{"src":"app"}', '+14155550200');
     const newestFirst = (ids: string[]) =>
-      app.prisma.call
-        .findMany({
+      prismaOf(app)
+        .call.findMany({
           where: { id: { in: ids } },
           orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
           select: { id: true },
@@ -228,20 +226,20 @@ describe('searching the Calls list', () => {
     );
   });
   it('pages a name search whose matches are all older than the newest calls, from the name index alone', async () => {
-    const tenant = await createTenant(app.prisma);
-    await createUserWithPassword(app.prisma, tenant.accountId, 'old-names@search.example');
+    const tenant = await createTenant(app.storage);
+    await createUserWithPassword(app.storage, tenant.accountId, 'old-names@search.example');
     const visitor = new Visitor(app);
     visitor.ip = '10.9.1.2';
     expect((await visitor.signIn('old-names@search.example')).status).toBe(303);
     const named = async (count: number, at: string, name: string) => {
-      const ids = await insertCalls(app.prisma, {
+      const ids = await insertCalls(prismaOf(app), {
         accountId: tenant.accountId,
         agentId: tenant.agentId,
         count,
         createdAt: new Date(at),
         phoneNumber: '+14155550300',
       });
-      await app.prisma.$executeRaw`UPDATE calls SET name = ${name} WHERE id = ANY(${ids}::uuid[])`;
+      await nameCalls(prismaOf(app), ids, name);
       return ids;
     };
     // 130 matches, then 400 newer calls that do not match: the newest calls hold no page (nor 5) of matches, so the
@@ -251,8 +249,8 @@ describe('searching the Calls list', () => {
       ...(await named(60, '2054-08-02T00:00:00Z', 'old timer')),
     ];
     await named(400, '2054-08-03T00:00:00Z', 'Newer Caller');
-    const expected = await app.prisma.call
-      .findMany({
+    const expected = await prismaOf(app)
+      .call.findMany({
         where: { id: { in: older } },
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         select: { id: true },
@@ -344,25 +342,23 @@ describe('the Calls list’s columns', () => {
 
 describe('the status badge', () => {
   it('says what a waiting call waits for: its place in line, its window, its schedule, its retry', async () => {
-    const tenant = await createTenant(app.prisma);
-    await createUserWithPassword(app.prisma, tenant.accountId, 'waiting@search.example');
+    const tenant = await createTenant(app.storage);
+    await createUserWithPassword(app.storage, tenant.accountId, 'waiting@search.example');
     const visitor = new Visitor(app);
     visitor.ip = '10.9.3.1';
     expect((await visitor.signIn('waiting@search.example')).status).toBe(303);
     const now = Date.now();
     const waiting = async (minutesAgo: number, data: Record<string, unknown> = {}) =>
       (
-        await app.prisma.call.create({
-          data: {
-            accountId: tenant.accountId,
-            agentId: tenant.agentId,
-            phoneNumber: '+14155552671',
-            fromNumber: '+14155550100',
-            notBefore: new Date(now - minutesAgo * 60_000),
-            expiresAt: new Date(now + 86_400_000),
-            createdAt: new Date(now - minutesAgo * 60_000),
-            ...data,
-          },
+        await insertCallRow(prismaOf(app), {
+          accountId: tenant.accountId,
+          agentId: tenant.agentId,
+          phoneNumber: '+14155552671',
+          fromNumber: '+14155550100',
+          notBefore: new Date(now - minutesAgo * 60_000),
+          expiresAt: new Date(now + 86_400_000),
+          createdAt: new Date(now - minutesAgo * 60_000),
+          ...data,
         })
       ).id;
     const first = await waiting(30);
@@ -396,7 +392,7 @@ describe('the status badge', () => {
     expect(ended).toContain('<div id="live">');
     expect(ended).not.toContain('hx-trigger');
     // Once the first is dialled, the others move up.
-    await app.prisma.call.update({ where: { id: first }, data: { status: 'dialing' } });
+    await forceCall(prismaOf(app), first, { status: 'dialing' });
     const later = await visitor.get('/dashboard/calls');
     expect(rowOf(later.body, second)).toContain('Waiting for a slot (#1 in line)');
     expect(rowOf(later.body, third)).toContain('Waiting for a slot (#2 in line)');

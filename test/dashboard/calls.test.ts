@@ -6,13 +6,21 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
-import { insertCalls, insertFailedDelivery } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import {
+  insertCalls,
+  insertFailedDelivery,
+  forceAgent,
+  forceCall,
+  forceEndpoint,
+  deleteCallEvents,
+  runSql,
+} from '../helpers/seed.js';
 
 const FAST = {
   ...DASHBOARD_ENV,
@@ -66,14 +74,11 @@ async function triggered(key: string, body: unknown): Promise<string> {
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: FAST }));
   receiver = await startReceiver();
-  tenants.A = await createTenant(app.prisma);
-  tenants.A1 = await createClientTenant(app.prisma, tenants.A.accountId);
-  tenants.A2 = await createClientTenant(app.prisma, tenants.A.accountId);
-  tenants.B = await createTenant(app.prisma);
-  for (const [name, tenant] of Object.entries(tenants)) {
-    await app.prisma.account.update({ where: { id: tenant.accountId }, data: { name: `Account ${name}` } });
-    await app.prisma.agent.update({ where: { id: tenant.agentId }, data: { name: `Agent of ${name}` } });
-  }
+  const named = (name: string) => ({ name: `Account ${name}`, agentName: `Agent of ${name}` });
+  tenants.A = await createTenant(app.storage, named('A'));
+  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId, named('A1'));
+  tenants.A2 = await createClientTenant(app.storage, tenants.A.accountId, named('A2'));
+  tenants.B = await createTenant(app.storage, named('B'));
   await setWebhook(app.storage, tenants.A.accountId, receiver.url, { allowPrivate: true, now: app.now() });
 
   calls.detail = await triggered(
@@ -86,16 +91,16 @@ beforeAll(async () => {
   calls.a1.push(calls.a1Numbered);
   calls.b = await triggered(tenants.B.key, { phone_number: '+14155552671' });
   await waitFor(
-    () => app.prisma.call.findMany({ select: { status: true } }),
+    () => prismaOf(app).call.findMany({ select: { status: true } }),
     (cs) => cs.every((c) => c.status === 'completed' || c.status === 'failed'),
   );
   await waitFor(
-    () => app.prisma.webhookDelivery.findMany({ where: { callId: calls.detail }, select: { status: true } }),
+    () => prismaOf(app).webhookDelivery.findMany({ where: { callId: calls.detail }, select: { status: true } }),
     (ds) => ds.length === 2 && ds.every((d) => d.status === 'succeeded'),
   );
 
   for (const [name, tenant] of Object.entries(tenants) as [keyof typeof tenants, Tenant][]) {
-    await createUserWithPassword(app.prisma, tenant.accountId, `${name.toLowerCase()}@calls.example`);
+    await createUserWithPassword(app.storage, tenant.accountId, `${name.toLowerCase()}@calls.example`);
     visitors[name] = new Visitor(app);
     visitors[name].ip = `10.8.0.${Object.keys(visitors).length}`;
     expect((await visitors[name].signIn(`${name.toLowerCase()}@calls.example`)).status).toBe(303);
@@ -127,7 +132,7 @@ describe('the Calls list', () => {
   it('lists newest first with number, name, agent, client, status with its reason, duration and created', async () => {
     const body = (await visitors.A.get('/dashboard/calls')).body;
     const ids = listed(body);
-    const rows = await app.prisma.call.findMany({
+    const rows = await prismaOf(app).call.findMany({
       where: { id: { in: ids } },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       select: { id: true },
@@ -167,7 +172,7 @@ describe('the Calls list', () => {
     expect(await ids(visitors.A, `client=${tenants.A.accountId}`)).toEqual([calls.detail, calls.busy].sort());
     expect(await ids(visitors.A, `client=${tenants.A1.accountId}&status=failed`)).toEqual([]);
 
-    const created = (await app.prisma.call.findUniqueOrThrow({ where: { id: calls.detail } })).createdAt;
+    const created = (await prismaOf(app).call.findUniqueOrThrow({ where: { id: calls.detail } })).createdAt;
     const day = (offset: number) => new Date(created.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
     expect(await ids(visitors.A, `from=${day(0)}&to=${day(0)}`)).toEqual(
       [calls.detail, calls.busy, ...calls.a1].sort(),
@@ -246,13 +251,13 @@ describe('the Calls list', () => {
     const first = new Date('1998-03-01T12:00:00.000Z');
     const second = new Date('1998-03-01T11:00:00.000Z');
     const made = [
-      ...(await insertCalls(app.prisma, {
+      ...(await insertCalls(prismaOf(app), {
         accountId: tenants.A2.accountId,
         agentId: tenants.A2.agentId,
         count: 60,
         createdAt: first,
       })),
-      ...(await insertCalls(app.prisma, {
+      ...(await insertCalls(prismaOf(app), {
         accountId: tenants.A2.accountId,
         agentId: tenants.A2.agentId,
         count: 60,
@@ -260,7 +265,7 @@ describe('the Calls list', () => {
       })),
     ];
     // Ten failed calls among them must not show with status=completed.
-    await insertCalls(app.prisma, {
+    await insertCalls(prismaOf(app), {
       accountId: tenants.A2.accountId,
       agentId: tenants.A2.agentId,
       count: 10,
@@ -268,7 +273,7 @@ describe('the Calls list', () => {
       status: 'failed',
     });
     const newestFirst = (
-      await app.prisma.call.findMany({
+      await prismaOf(app).call.findMany({
         where: { id: { in: made } },
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         select: { id: true },
@@ -342,7 +347,7 @@ describe('the call detail view', () => {
 
   it('lays out nested objects and lists without reordering them, and says when there is no metadata', async () => {
     const text = '{"b":{"y":[1,"1",{"deep":null}],"x":{},"3":[]},"a":"<i>x</i>"}';
-    const [nested] = await insertCalls(app.prisma, {
+    const [nested] = await insertCalls(prismaOf(app), {
       accountId: tenants.A2.accountId,
       agentId: tenants.A2.agentId,
       count: 1,
@@ -382,20 +387,22 @@ describe('the call detail view', () => {
   });
 
   it('shows a call queued until its window opens as waiting, with the time it opens', async () => {
-    const [queued] = await insertCalls(app.prisma, {
+    const [queued] = await insertCalls(prismaOf(app), {
       accountId: tenants.A2.accountId,
       agentId: tenants.A2.agentId,
       count: 1,
       createdAt: new Date(),
     });
     const opens = new Date(Date.now() + 3_600_000);
-    await app.prisma.$executeRawUnsafe(
+    await runSql(
+      prismaOf(app),
       `UPDATE calls SET status = 'initiated', not_before = $2, started_at = NULL, answered_at = NULL, ended_at = NULL, duration_seconds = NULL WHERE id = $1::uuid`,
       queued,
       opens,
     );
-    await app.prisma.callEvent.deleteMany({ where: { callId: queued, toStatus: { not: 'initiated' } } });
-    await app.prisma.$executeRawUnsafe(
+    await deleteCallEvents(prismaOf(app), { where: { callId: queued, toStatus: { not: 'initiated' } } });
+    await runSql(
+      prismaOf(app),
       `UPDATE call_events SET occurred_at = now() - interval '5 seconds' WHERE call_id = $1::uuid`,
       queued,
     );
@@ -412,11 +419,11 @@ describe('the call detail view', () => {
     expect(body).toContain('still waiting');
     expect(body).toContain('<span class="badge status initiated" data-tone="wait">Waiting</span>');
     // Not dialled: it is still waiting, and must not be picked up by the dispatcher during this test.
-    await app.prisma.call.update({ where: { id: queued! }, data: { status: 'failed', failureReason: 'canceled' } });
+    await forceCall(prismaOf(app), queued!, { status: 'failed', failureReason: 'canceled' });
   });
 
   it('shows a call waiting for a retry: its attempts and their outcomes, why it waits, its zone and schedule', async () => {
-    const [retrying, voicemail] = await insertCalls(app.prisma, {
+    const [retrying, voicemail] = await insertCalls(prismaOf(app), {
       accountId: tenants.A2.accountId,
       agentId: tenants.A2.agentId,
       count: 2,
@@ -425,27 +432,24 @@ describe('the call detail view', () => {
     // Wednesday 2058-03-13 13:00 UTC is 09:00 in New York (EDT since March 10).
     const due = new Date('2058-03-13T13:00:00.000Z');
     const scheduled = new Date('2058-03-12T14:30:00.000Z');
-    await app.prisma.call.update({
-      where: { id: retrying! },
-      data: {
-        status: 'initiated',
-        startedAt: null,
-        answeredAt: null,
-        endedAt: null,
-        durationSeconds: null,
-        failureReason: null,
-        attempt: 3,
-        nextAttemptAt: due,
-        notBefore: due,
-        expiresAt: new Date(due.getTime() + 3_600_000),
-        scheduledAt: scheduled,
-        timezone: 'America/New_York',
-        timezoneSource: 'country',
-        attemptOutcomes: [
-          { attempt: 1, outcome: 'busy', at: '2058-03-12T14:31:00.000Z' },
-          { attempt: 2, outcome: 'no_answer', at: '2058-03-12T15:02:00.000Z' },
-        ],
-      },
+    await forceCall(prismaOf(app), retrying!, {
+      status: 'initiated',
+      startedAt: null,
+      answeredAt: null,
+      endedAt: null,
+      durationSeconds: null,
+      failureReason: null,
+      attempt: 3,
+      nextAttemptAt: due,
+      notBefore: due,
+      expiresAt: new Date(due.getTime() + 3_600_000),
+      scheduledAt: scheduled,
+      timezone: 'America/New_York',
+      timezoneSource: 'country',
+      attemptOutcomes: [
+        { attempt: 1, outcome: 'busy', at: '2058-03-12T14:31:00.000Z' },
+        { attempt: 2, outcome: 'no_answer', at: '2058-03-12T15:02:00.000Z' },
+      ],
     });
     const detail = decode((await visitors.A2.get(`/dashboard/calls/${retrying}`)).body);
     expect(detail).toContain(
@@ -471,15 +475,15 @@ describe('the call detail view', () => {
       '<span class="hint call-facts"><span title="Attempt 1: busy, 2058-03-12 14:31:00 UTC (Tue 10:31 America/New_York); ' +
         'Attempt 2: no answer, 2058-03-12 15:02:00 UTC (Tue 11:02 America/New_York)">Attempt 3 of 3: busy, no answer</span></span>',
     );
-    await app.prisma.agent.update({ where: { id: tenants.A2.agentId }, data: { maxAttempts: 5 } });
+    await forceAgent(prismaOf(app), tenants.A2.agentId, { maxAttempts: 5 });
     const allowed = decode((await visitors.A2.get('/dashboard/calls')).body);
     expect(allowed.split('<tr>').find((r) => r.includes(retrying!))).toContain(
       '>Attempt 3 of 5: busy, no answer</span>',
     );
-    await app.prisma.agent.update({ where: { id: tenants.A2.agentId }, data: { maxAttempts: 1 } });
+    await forceAgent(prismaOf(app), tenants.A2.agentId, { maxAttempts: 1 });
 
     // Waiting for its window instead: the badge says whose zone the window is read in, and its title why.
-    await app.prisma.call.update({ where: { id: retrying! }, data: { nextAttemptAt: null, scheduledAt: null } });
+    await forceCall(prismaOf(app), retrying!, { nextAttemptAt: null, scheduledAt: null });
     const waiting = decode((await visitors.A2.get('/dashboard/calls')).body);
     expect(waiting.split('<tr>').find((r) => r.includes(retrying!))).toContain(
       `<span class="badge two-part" data-tone="wait" title="Calling hours read in America/New_York: the callee's, from the number's country (it has one time zone)">` +
@@ -487,15 +491,12 @@ describe('the call detail view', () => {
     );
 
     // A call that ended on a machine, after a message was left.
-    await app.prisma.call.update({
-      where: { id: voicemail! },
-      data: {
-        status: 'failed',
-        failureReason: 'voicemail',
-        answeredBy: 'machine',
-        voicemailLeft: true,
-        attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2058-03-12T15:00:00.000Z' }],
-      },
+    await forceCall(prismaOf(app), voicemail!, {
+      status: 'failed',
+      failureReason: 'voicemail',
+      answeredBy: 'machine',
+      voicemailLeft: true,
+      attemptOutcomes: [{ attempt: 1, outcome: 'voicemail', at: '2058-03-12T15:00:00.000Z' }],
     });
     const ended = decode((await visitors.A2.get(`/dashboard/calls/${voicemail}`)).body);
     expect(ended).toContain('<dt>Failure reason</dt><dd>Reached voicemail</dd>');
@@ -511,9 +512,12 @@ describe('the call detail view', () => {
       '<td data-label="Status"><span class="badge" data-tone="bad">Failed: reached voicemail</span></td>',
     );
     // Still on the machine (its message being left), on its second attempt: the list says so under the badge.
-    await app.prisma.call.update({
-      where: { id: voicemail! },
-      data: { status: 'in_progress', failureReason: null, attempt: 2, voicemailLeft: null, endedAt: null },
+    await forceCall(prismaOf(app), voicemail!, {
+      status: 'in_progress',
+      failureReason: null,
+      attempt: 2,
+      voicemailLeft: null,
+      endedAt: null,
     });
     const onMachine = decode((await visitors.A2.get('/dashboard/calls')).body)
       .split('<tr>')
@@ -521,9 +525,9 @@ describe('the call detail view', () => {
     expect(onMachine).toContain(
       '<span class="badge" data-tone="info">In progress</span><span class="hint call-facts"><span title="Attempt 1: voicemail, 2058-03-12 15:00:00 UTC">Attempt 2 of 2: voicemail</span> · Voicemail</span>',
     );
-    await app.prisma.call.update({ where: { id: voicemail! }, data: { status: 'failed', failureReason: 'voicemail' } });
+    await forceCall(prismaOf(app), voicemail!, { status: 'failed', failureReason: 'voicemail' });
     // Not dialled: it must not be picked up by the dispatcher during this test.
-    await app.prisma.call.update({ where: { id: retrying! }, data: { status: 'failed', failureReason: 'canceled' } });
+    await forceCall(prismaOf(app), retrying!, { status: 'failed', failureReason: 'canceled' });
   });
 
   it('shows every webhook delivery with its attempts: time, HTTP status, latency, error', async () => {
@@ -540,20 +544,20 @@ describe('the call detail view', () => {
     );
     expect(body).not.toMatch(/>succeeded</);
 
-    const [failedCall] = await insertCalls(app.prisma, {
+    const [failedCall] = await insertCalls(prismaOf(app), {
       accountId: tenants.A1.accountId,
       agentId: tenants.A1.agentId,
       count: 1,
       createdAt: new Date(),
     });
-    await insertFailedDelivery(app.prisma, tenants.A1.accountId, failedCall!);
+    await insertFailedDelivery(prismaOf(app), tenants.A1.accountId, failedCall!);
     const failed = (await visitors.A1.get(`/dashboard/calls/${failedCall}`)).body;
     expect(failed).toMatch(/<td[^>]*>500<\/td><td[^>]*>37 ms<\/td>/);
     expect(failed).toMatch(/<td[^>]*>-<\/td><td[^>]*>15000 ms<\/td><td[^>]*>timed out after 15000 ms &lt;b&gt;<\/td>/);
   });
 
   it("resends a delivery through the delivery log's action of the call's account, with the same webhook-id", async () => {
-    const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({
+    const delivery = await prismaOf(app).webhookDelivery.findFirstOrThrow({
       where: { callId: calls.detail, eventType: 'call.completed' },
     });
     const page = `/dashboard/calls/${calls.detail}`;
@@ -568,17 +572,17 @@ describe('the call detail view', () => {
     const again = await receiver.waitFor(before + 1);
     expect(again.at(-1)!.headers['webhook-id']).toBe(delivery.id);
     expect(
-      await app.prisma.auditEntry.count({ where: { accountId: tenants.A.accountId, action: 'deliveries_resent' } }),
+      await prismaOf(app).auditEntry.count({ where: { accountId: tenants.A.accountId, action: 'deliveries_resent' } }),
     ).toBe(1);
 
     // A client's call: its client user resends from their own settings, an agency user from the client's.
-    const [call] = await insertCalls(app.prisma, {
+    const [call] = await insertCalls(prismaOf(app), {
       accountId: tenants.A1.accountId,
       agentId: tenants.A1.agentId,
       count: 1,
       createdAt: new Date(),
     });
-    const failedId = await insertFailedDelivery(app.prisma, tenants.A1.accountId, call!);
+    const failedId = await insertFailedDelivery(prismaOf(app), tenants.A1.accountId, call!);
     expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain(
       `action="/dashboard/settings/api-webhooks/deliveries/${failedId}/resend"`,
     );
@@ -587,10 +591,11 @@ describe('the call detail view', () => {
     );
 
     // The endpoint switched off (a 410): nothing changes, and the answer says why.
-    await app.prisma.webhookEndpoint.update({
-      where: { accountId: tenants.A1.accountId },
-      data: { enabled: false, disabledReason: 'it answered 410 Gone' },
-    });
+    await forceEndpoint(
+      prismaOf(app),
+      { accountId: tenants.A1.accountId },
+      { enabled: false, disabledReason: 'it answered 410 Gone' },
+    );
     const refused = await visitors.A1.submit(
       `/dashboard/calls/${call}`,
       `/dashboard/settings/api-webhooks/deliveries/${failedId}/resend`,
@@ -598,7 +603,7 @@ describe('the call detail view', () => {
     expect(refused.status).toBe(303);
     expect(refused.location).toBe(`/dashboard/calls/${call}`);
     expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain('it answered 410 Gone');
-    expect((await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: failedId } })).status).toBe('failed');
+    expect((await prismaOf(app).webhookDelivery.findUniqueOrThrow({ where: { id: failedId } })).status).toBe('failed');
     expect((await visitors.A1.get(`/dashboard/calls/${call}`)).body).toContain(
       'href="/dashboard/settings/api-webhooks/deliveries"',
     );

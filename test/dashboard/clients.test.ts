@@ -8,8 +8,9 @@ import { apiAccessOn } from '../../src/domain/api-access.js';
 import type { App } from '../../src/app.js';
 import { callctl } from '../helpers/cli.js';
 import { NAVIGATION } from '../../src/views/navigation.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { insertApiKeyRow, insertEndpointRow } from '../helpers/seed.js';
 
 let app: App;
 let databaseUrl: string;
@@ -27,22 +28,22 @@ beforeAll(async () => {
     name: 'Not yours',
     now: app.now(),
   }));
-  ownerId = await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
+  ownerId = await createUserWithPassword(app.storage, agencyId, 'owner@acme.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@acme.example')).status).toBe(303);
 });
 
 describe('clients pages', () => {
   it('refuses an empty name with a message and creates nothing', async () => {
-    const accounts = await app.prisma.account.count();
+    const accounts = await prismaOf(app).account.count();
     for (const name of ['', '   ', 'x'.repeat(201)]) {
       const res = await owner.submit('/dashboard/clients', '/dashboard/clients', { name });
       expect(res.status).toBe(400);
       expect(res.body).toMatch(/A client needs a name|at most 200 characters/);
       expect(res.body).toContain('action="/dashboard/clients"');
     }
-    expect(await app.prisma.account.count()).toBe(accounts);
-    expect(await app.prisma.auditEntry.count({ where: { action: 'client_created' } })).toBe(0);
+    expect(await prismaOf(app).account.count()).toBe(accounts);
+    expect(await prismaOf(app).auditEntry.count({ where: { action: 'client_created' } })).toBe(0);
   });
 
   it('creates a client (audited with the user and IP) and shows its detail page, the name escaped', async () => {
@@ -51,12 +52,12 @@ describe('clients pages', () => {
     expect(res.status).toBe(303);
     const id = /^\/dashboard\/clients\/([0-9a-f-]{36})$/.exec(res.location ?? '')?.[1];
     expect(id).toBeDefined();
-    expect(await app.prisma.account.findUniqueOrThrow({ where: { id: id! } })).toMatchObject({
+    expect(await prismaOf(app).account.findUniqueOrThrow({ where: { id: id! } })).toMatchObject({
       kind: 'client',
       agencyId,
       name,
     });
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created' } });
+    const entry = await prismaOf(app).auditEntry.findFirstOrThrow({ where: { action: 'client_created' } });
     expect(entry).toMatchObject({ accountId: id, agencyId, actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
 
     const page = await owner.get(res.location!);
@@ -82,14 +83,14 @@ describe('clients pages', () => {
 
   it("lists only the agency's clients, with API access, key prefix, webhook and active users", async () => {
     const { id } = await createClient(app.storage, { agencyId, name: 'Gamma', now: app.now() });
-    await app.prisma.apiKey.create({
+    await insertApiKeyRow(prismaOf(app), {
       data: { accountId: id, digest: new Uint8Array(randomBytes(32)), displayPrefix: 'svc_sk_Gamma' },
     });
-    await app.prisma.webhookEndpoint.create({
+    await insertEndpointRow(prismaOf(app), {
       data: { accountId: id, url: 'https://hooks.example.com/in', secret: 'whsec_x' },
     });
-    await app.prisma.account.update({ where: { id }, data: { apiAccessEnabled: false } });
-    await createUserWithPassword(app.prisma, id, 'one@gamma.example');
+    await setApiAccess(app.storage, id, false, undefined, app.now());
+    await createUserWithPassword(app.storage, id, 'one@gamma.example');
     const page = await owner.get('/dashboard/clients');
     expect(page.status).toBe(200);
     expect(page.body).not.toContain('Not yours');
@@ -110,7 +111,7 @@ describe('clients pages', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatch(/\/dashboard\/set-password\/[A-Za-z0-9_-]{43}/);
     expect(res.body).toContain(`<a href="/dashboard/clients/${id}">Done</a>`);
-    expect((await app.prisma.user.findFirstOrThrow({ where: { email: 'dee@delta.example' } })).accountId).toBe(id);
+    expect((await prismaOf(app).user.findFirstOrThrow({ where: { email: 'dee@delta.example' } })).accountId).toBe(id);
     expect((await owner.get(`/dashboard/clients/${id}`)).body).toContain('dee@delta.example');
   });
 
@@ -139,7 +140,7 @@ describe('clients pages', () => {
     expect(run.code).toBe(0);
     const { id } = run.json<{ id: string }>();
     expect(
-      await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'client_created', accountId: id } }),
+      await prismaOf(app).auditEntry.findFirstOrThrow({ where: { action: 'client_created', accountId: id } }),
     ).toMatchObject({ actorKind: 'operator', actorUserId: null });
   });
 

@@ -8,12 +8,12 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import type { DeliveryStatus } from '../../schemas/vocabulary.js';
-import { sqlPool } from '../../src/storage/database.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf, poolsOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
+import { forceDelivery, forceEndpoint, insertDeliveryRow } from '../helpers/seed.js';
 
 const LOG = '/dashboard/settings/api-webhooks/deliveries';
 let app: App;
@@ -45,13 +45,13 @@ interface Account {
 
 /** An agency with a webhook to the receiver and a signed-in user. */
 async function account(email: string): Promise<Account> {
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
-  await createUserWithPassword(app.prisma, tenant.accountId, email);
+  await createUserWithPassword(app.storage, tenant.accountId, email);
   const visitor = new Visitor(app);
   visitor.ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
   expect((await visitor.signIn(email)).status).toBe(303);
-  const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
+  const endpoint = await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
   return { tenant, visitor, endpointId: endpoint.id };
 }
 
@@ -69,22 +69,20 @@ async function failedCall(a: Account, body: unknown = { phone_number: '+14155552
 
 /** Deliveries written as given (event, status, age in days), for one of the account's calls. */
 async function deliveries(a: Account, rows: { event: string; status: DeliveryStatus; daysAgo: number }[]) {
-  const call = await app.prisma.call.findFirstOrThrow({ where: { accountId: a.tenant.accountId } });
-  const event = await app.prisma.callEvent.findFirstOrThrow({ where: { callId: call.id } });
+  const call = await prismaOf(app).call.findFirstOrThrow({ where: { accountId: a.tenant.accountId } });
+  const event = await prismaOf(app).callEvent.findFirstOrThrow({ where: { callId: call.id } });
   const ids: string[] = [];
   for (const row of rows) {
-    const created = await app.prisma.webhookDelivery.create({
-      data: {
-        endpointId: a.endpointId,
-        callId: call.id,
-        callEventId: event.id,
-        eventType: row.event,
-        payload: JSON.stringify({ type: row.event, data: { id: call.id } }),
-        status: row.status,
-        createdAt: new Date(Date.now() - row.daysAgo * 86_400_000),
-        nextAttemptAt: new Date(Date.now() + 3_600_000),
-        ...(row.status === 'held' ? { heldReason: 'endpoint disabled (switched off)' } : {}),
-      },
+    const created = await insertDeliveryRow(prismaOf(app), {
+      endpointId: a.endpointId,
+      callId: call.id,
+      callEventId: event.id,
+      eventType: row.event,
+      payload: JSON.stringify({ type: row.event, data: { id: call.id } }),
+      status: row.status,
+      createdAt: new Date(Date.now() - row.daysAgo * 86_400_000),
+      nextAttemptAt: new Date(Date.now() + 3_600_000),
+      ...(row.status === 'held' ? { heldReason: 'endpoint disabled (switched off)' } : {}),
     });
     ids.push(created.id);
   }
@@ -93,6 +91,7 @@ async function deliveries(a: Account, rows: { event: string; status: DeliverySta
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({
+    pools: true,
     env: { ...DASHBOARD_ENV, WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   }));
@@ -108,9 +107,9 @@ describe('a delivery opened', () => {
     // Key order as given (z before a) and markup in the metadata.
     const callId = await failedCall(a, { phone_number: '+14155552671', metadata: { z: 1, a: '<b>bold</b>' } });
     await app.deliveryWorker!.settle();
-    const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } });
+    const delivery = await prismaOf(app).webhookDelivery.findFirstOrThrow({ where: { callId } });
     // Its first attempt failed; send it again now (as its retry would) and it is delivered.
-    await app.prisma.webhookDelivery.update({ where: { id: delivery.id }, data: { nextAttemptAt: new Date() } });
+    await forceDelivery(prismaOf(app), delivery.id, { nextAttemptAt: new Date() });
     await app.deliveryWorker!.settle();
 
     const page = await a.visitor.get(LOG);
@@ -142,7 +141,7 @@ describe('a delivery opened', () => {
     receiver.respond = () => ({ status: 200, body: `${'x'.repeat(3000)}` });
     const callId = await failedCall(a);
     await app.deliveryWorker!.settle();
-    const delivery = await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } });
+    const delivery = await prismaOf(app).webhookDelivery.findFirstOrThrow({ where: { callId } });
     const mine = part((await a.visitor.get(LOG)).body, delivery.id);
     expect(mine).toContain(`<code>${'x'.repeat(2048)}</code>`);
     expect(mine).not.toContain('x'.repeat(2049));
@@ -259,10 +258,11 @@ describe('Resend', () => {
     expect(page).toContain('action="/dashboard/settings/api-webhooks/deliveries/resend-failed"');
 
     // Disabled: the banner says resend is impossible, and nothing on the page offers one.
-    await app.prisma.webhookEndpoint.update({
-      where: { id: a.endpointId },
-      data: { enabled: false, disabledReason: 'answered 410 Gone at 2054-11-25T10:00:00.000Z' },
-    });
+    await forceEndpoint(
+      prismaOf(app),
+      { id: a.endpointId },
+      { enabled: false, disabledReason: 'answered 410 Gone at 2054-11-25T10:00:00.000Z' },
+    );
     const disabled = (await a.visitor.get(LOG)).body;
     expect(disabled).toContain('Deliveries cannot be resent while the endpoint is disabled');
     expect(disabled).toContain(
@@ -303,11 +303,11 @@ describe('each row names its call', () => {
   const callLine = (callId: string, number: string) =>
     `<p class="delivery-call"><a href="/dashboard/calls/${callId}">Call to ${number}</a> <code>${callId}</code></p>`;
   const deliveryOf = async (callId: string) =>
-    (await app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId } })).id;
+    (await prismaOf(app).webhookDelivery.findFirstOrThrow({ where: { callId } })).id;
 
   /** The statements a GET of the page makes (the request pool: Prisma's and the hand-written ones). */
   async function statementsOf(visitor: Visitor, path: string): Promise<{ count: number; body: string }> {
-    const pool = sqlPool(app.prisma);
+    const pool = poolsOf(app).requests;
     const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
     let count = 0;
     const spy = vi.spyOn(pool, 'query').mockImplementation((...args: unknown[]) => {
@@ -337,9 +337,9 @@ describe('each row names its call', () => {
 
   it("a client's log, as its agency and as its own user sees it, names the client's calls", async () => {
     const a = await account('agency-calls@log.example');
-    const client = await createClientTenant(app.prisma, a.tenant.accountId);
+    const client = await createClientTenant(app.storage, a.tenant.accountId);
     await setWebhook(app.storage, client.accountId, receiver.url, { now: app.now(), allowPrivate: true });
-    await createUserWithPassword(app.prisma, client.accountId, 'client-calls@log.example');
+    await createUserWithPassword(app.storage, client.accountId, 'client-calls@log.example');
     const clientUser = new Visitor(app);
     clientUser.ip = '198.51.100.230';
     expect((await clientUser.signIn('client-calls@log.example')).status).toBe(303);

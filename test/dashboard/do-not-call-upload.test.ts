@@ -7,9 +7,10 @@ import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { IMPORTS_PER_HOUR } from '../../src/admin/do-not-call-import.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, HOST, ORIGIN, Visitor } from './helpers.js';
+import { clearDoNotCall, forceDoNotCallImport, upsertDoNotCallImport } from '../helpers/seed.js';
 
 let app: App;
 let tenant: Tenant;
@@ -19,8 +20,8 @@ const BOUNDARY = '----oct-upload';
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  tenant = await createTenant(app.prisma);
-  await createUserWithPassword(app.prisma, tenant.accountId, 'up@dnc.example');
+  tenant = await createTenant(app.storage);
+  await createUserWithPassword(app.storage, tenant.accountId, 'up@dnc.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('up@dnc.example')).status).toBe(303);
 });
@@ -58,12 +59,12 @@ const multipartHeaders = (cookie = '') => ({
 });
 
 const entries = () =>
-  app.prisma.doNotCallEntry.findMany({
+  prismaOf(app).doNotCallEntry.findMany({
     where: { accountId: tenant.accountId },
     orderBy: { phoneNumber: 'asc' },
     select: { phoneNumber: true, reason: true },
   });
-const clear = () => app.prisma.doNotCallEntry.deleteMany({ where: { accountId: tenant.accountId } });
+const clear = () => clearDoNotCall(prismaOf(app), { where: { accountId: tenant.accountId } });
 const upload = (content: string, fields: Record<string, string> = {}) =>
   visitor.get(OWN).then(() => visitor.upload(`${OWN}/import`, { field: 'file', name: 'list.csv', content }, fields));
 const decode = (text: string) =>
@@ -187,14 +188,14 @@ describe('what the import reads', () => {
 
 describe('one import at a time per list, a few an hour', () => {
   const refusals = () =>
-    app.prisma.auditEntry.findMany({
+    prismaOf(app).auditEntry.findMany({
       where: { accountId: tenant.accountId, action: 'do_not_call_import_refused' },
       select: { detail: true },
     });
 
   it('refuses an import while another of the list is under way (429, Retry-After), audited', async () => {
     // Another replica's import, its heartbeat fresh.
-    await app.prisma.doNotCallImport.upsert({
+    await upsertDoNotCallImport(prismaOf(app), {
       where: { accountId: tenant.accountId },
       create: {
         accountId: tenant.accountId,
@@ -214,7 +215,7 @@ describe('one import at a time per list, a few an hour', () => {
     ]);
 
     // Its heartbeat stopped two minutes ago: the process died, and the next import takes over.
-    await app.prisma.doNotCallImport.update({
+    await forceDoNotCallImport(prismaOf(app), {
       where: { accountId: tenant.accountId },
       data: { heartbeatAt: new Date(app.now().getTime() - 3 * 60_000) },
     });
@@ -222,7 +223,7 @@ describe('one import at a time per list, a few an hour', () => {
   });
 
   it(`refuses an import beyond ${IMPORTS_PER_HOUR} in an hour`, async () => {
-    await app.prisma.doNotCallImport.update({
+    await forceDoNotCallImport(prismaOf(app), {
       where: { accountId: tenant.accountId },
       data: { heartbeatAt: null, windowStartedAt: app.now(), windowCount: IMPORTS_PER_HOUR },
     });

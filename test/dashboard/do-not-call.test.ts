@@ -7,10 +7,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { DASHBOARD_IMPORT_MAX_BYTES } from '../../src/domain/do-not-call.js';
 import { addToDoNotCall } from '../../src/admin/do-not-call.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
+import { clearDoNotCall, forceDoNotCallEntries, insertDoNotCallEntry } from '../helpers/seed.js';
 
 let app: App;
 const tenants = {} as Record<'A' | 'A1' | 'A2', Tenant>;
@@ -19,12 +20,11 @@ const emails = { A: 'a@dnc.example', A1: 'a1@dnc.example' };
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  tenants.A = await createTenant(app.prisma);
-  tenants.A1 = await createClientTenant(app.prisma, tenants.A.accountId);
-  tenants.A2 = await createClientTenant(app.prisma, tenants.A.accountId);
-  await app.prisma.account.update({ where: { id: tenants.A1.accountId }, data: { name: 'Client One' } });
+  tenants.A = await createTenant(app.storage);
+  tenants.A1 = await createClientTenant(app.storage, tenants.A.accountId, { name: 'Client One' });
+  tenants.A2 = await createClientTenant(app.storage, tenants.A.accountId);
   for (const name of ['A', 'A1'] as const) {
-    await createUserWithPassword(app.prisma, tenants[name].accountId, emails[name]);
+    await createUserWithPassword(app.storage, tenants[name].accountId, emails[name]);
     visitors[name] = new Visitor(app);
     visitors[name].ip = name === 'A' ? '10.9.0.1' : '10.9.0.2';
     expect((await visitors[name].signIn(emails[name])).status).toBe(303);
@@ -42,7 +42,7 @@ const decode = (text: string | undefined) =>
     .replace(/&gt;/g, '>')
     .replace(/&amp;/g, '&');
 const entriesOf = (tenant: Tenant) =>
-  app.prisma.doNotCallEntry.findMany({
+  prismaOf(app).doNotCallEntry.findMany({
     where: { accountId: tenant.accountId },
     orderBy: { phoneNumber: 'asc' },
     select: { phoneNumber: true, reason: true, addedBy: true },
@@ -50,12 +50,12 @@ const entriesOf = (tenant: Tenant) =>
 /** The numbers a list page shows, in order. */
 const numbersOn = (body: string) => [...body.matchAll(/<td[^>]*><code>(\+\d+)<\/code><\/td>/g)].map((m) => m[1]);
 const auditOf = (tenant: Tenant, action: string) =>
-  app.prisma.auditEntry.findMany({
+  prismaOf(app).auditEntry.findMany({
     where: { accountId: tenant.accountId, action },
     orderBy: { createdAt: 'asc' },
     select: { actorKind: true, detail: true, ip: true },
   });
-const clear = (tenant: Tenant) => app.prisma.doNotCallEntry.deleteMany({ where: { accountId: tenant.accountId } });
+const clear = (tenant: Tenant) => clearDoNotCall(prismaOf(app), { where: { accountId: tenant.accountId } });
 
 describe('adding and removing', () => {
   it('adds a number with a reason: shown with who and when, audited once; a second add changes nothing', async () => {
@@ -124,8 +124,7 @@ describe('adding and removing', () => {
 
   it("reads a number without a plus in the country of the account's agents", async () => {
     // A client whose agents call from the United Kingdom: 020 7946 0958 is a London number.
-    const uk = await createClientTenant(app.prisma, tenants.A.accountId);
-    await app.prisma.agent.update({ where: { id: uk.agentId }, data: { phoneNumber: '+442079460000' } });
+    const uk = await createClientTenant(app.storage, tenants.A.accountId, { phone: '+442079460000' });
     await visitors.A.get(clientList(uk));
     const res = await visitors.A.submit(clientList(uk), `${clientList(uk)}/add`, { phone_number: '020 7946 0958' });
     expect(res.status).toBe(303);
@@ -178,7 +177,7 @@ describe('a long list', () => {
   it('pages in number order, 50 at a time, searched by a number beginning or by a reason', async () => {
     await clear(tenants.A2);
     for (let i = 0; i < 120; i++)
-      await app.prisma.doNotCallEntry.create({
+      await insertDoNotCallEntry(prismaOf(app), {
         data: {
           accountId: tenants.A2.accountId,
           phoneNumber: `+1415555${String(1000 + i)}`,
@@ -433,7 +432,7 @@ describe("a call's detail view", () => {
       actor: { kind: 'operator' },
       now: app.now(),
     });
-    await app.prisma.doNotCallEntry.updateMany({
+    await forceDoNotCallEntries(prismaOf(app), {
       where: { accountId: tenants.A.accountId, phoneNumber: '+14155550160' },
       data: { reason: 'agency-internal reason' },
     });

@@ -8,7 +8,7 @@ import { disableUser } from '../../src/admin/users.js';
 import type { App } from '../../src/app.js';
 import { Mailer } from '../../src/mail/mailer.js';
 import { FORGOT_PASSWORD_LIMITS } from '../../plugins/dashboard/forgot-password-limiter.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.js';
 import { createUserWithPassword, DASHBOARD_ENV, ORIGIN, Visitor } from './helpers.js';
 
@@ -36,7 +36,7 @@ beforeAll(async () => {
   }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Postal' }));
   ({ id: clientId } = await createClient(app.storage, { agencyId, name: 'Parcel', now: app.now() }));
-  await createUserWithPassword(app.prisma, agencyId, 'owner@postal.example');
+  await createUserWithPassword(app.storage, agencyId, 'owner@postal.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@postal.example')).status).toBe(303);
 });
@@ -70,8 +70,8 @@ describe('with SMTP_URL', () => {
   });
 
   it("e-mails a known address a link that works (the operator's link stays good until one is used); an unknown address gets the same page and no mail", async () => {
-    const userId = await createUserWithPassword(app.prisma, clientId, 'forgetful@parcel.example');
-    const earlier = await app.prisma.oneTimeToken.findFirstOrThrow({ where: { userId } });
+    const userId = await createUserWithPassword(app.storage, clientId, 'forgetful@parcel.example');
+    const earlier = await prismaOf(app).oneTimeToken.findFirstOrThrow({ where: { userId } });
     const sent = smtp!.received.length;
 
     const known = await forgot(stranger(), 'Forgetful@Parcel.example');
@@ -92,7 +92,7 @@ describe('with SMTP_URL', () => {
     expect(token).toBeDefined();
     // The operator's link is not the asker's to void; it ends when the reset link is used (below).
     expect(
-      (await app.prisma.oneTimeToken.findUniqueOrThrow({ where: { id: earlier.id } })).expiresAt.getTime(),
+      (await prismaOf(app).oneTimeToken.findUniqueOrThrow({ where: { id: earlier.id } })).expiresAt.getTime(),
     ).toBeGreaterThan(Date.now());
 
     const person = stranger();
@@ -103,10 +103,10 @@ describe('with SMTP_URL', () => {
     expect((await person.get('/dashboard')).status).toBe(200);
     expect((await person.get(path)).status).toBe(410);
     expect(
-      (await app.prisma.oneTimeToken.findUniqueOrThrow({ where: { id: earlier.id } })).expiresAt.getTime(),
+      (await prismaOf(app).oneTimeToken.findUniqueOrThrow({ where: { id: earlier.id } })).expiresAt.getTime(),
     ).toBeLessThanOrEqual(Date.now());
 
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({
+    const entry = await prismaOf(app).auditEntry.findFirstOrThrow({
       where: { action: 'password_reset_requested', accountId: clientId },
     });
     expect(entry).toMatchObject({ actorKind: 'user', actorUserId: userId, agencyId });
@@ -117,7 +117,7 @@ describe('with SMTP_URL', () => {
   it("does not void an admin's link: the admin's link works after a reset request, and the first link used wins", async () => {
     const password = 'the quiet lighthouse keeper sings';
     for (const first of ['admin', 'reset'] as const) {
-      const userId = await createUserWithPassword(app.prisma, clientId, `${first}-first@parcel.example`);
+      const userId = await createUserWithPassword(app.storage, clientId, `${first}-first@parcel.example`);
       const sent = smtp!.received.length;
       const linked = await owner.submit('/dashboard/users', `/dashboard/users/${userId}/link`);
       expect(linked.status).toBe(200);
@@ -135,7 +135,7 @@ describe('with SMTP_URL', () => {
       expect((await person.get(other)).status).toBe(410);
       expect((await person.submit(other, other, { password, confirm: password })).status).toBe(410);
       expect((await person.signIn(`${first}-first@parcel.example`, password)).status).toBe(303);
-      const set = await app.prisma.auditEntry.findFirstOrThrow({
+      const set = await prismaOf(app).auditEntry.findFirstOrThrow({
         where: { action: 'password_set', actorUserId: userId },
       });
       expect(set.detail).toMatchObject({ other_links_ended: 1 });
@@ -143,7 +143,7 @@ describe('with SMTP_URL', () => {
   });
 
   it('sends nothing to a disabled user, with the same page', async () => {
-    const userId = await createUserWithPassword(app.prisma, clientId, 'gone@parcel.example');
+    const userId = await createUserWithPassword(app.storage, clientId, 'gone@parcel.example');
     await disableUser(app.storage, userId, { kind: 'operator' }, app.now());
     const sent = smtp!.received.length;
     const res = await forgot(stranger(), 'gone@parcel.example');
@@ -155,7 +155,7 @@ describe('with SMTP_URL', () => {
   });
 
   it('throttles per email and per IP with the same answer, and sends nothing beyond the limit', async () => {
-    await createUserWithPassword(app.prisma, clientId, 'popular@parcel.example');
+    await createUserWithPassword(app.storage, clientId, 'popular@parcel.example');
     const sent = smtp!.received.length;
     const answers = [];
     for (let i = 0; i < FORGOT_PASSWORD_LIMITS.perEmail + 2; i++)
@@ -170,7 +170,7 @@ describe('with SMTP_URL', () => {
     const busy = stranger();
     for (let i = 0; i < FORGOT_PASSWORD_LIMITS.perIp; i++)
       expect((await forgot(busy, `someone-${i}@elsewhere.example`)).status).toBe(200);
-    await createUserWithPassword(app.prisma, clientId, 'late@parcel.example');
+    await createUserWithPassword(app.storage, clientId, 'late@parcel.example');
     const before = smtp!.received.length;
     const throttled = await forgot(busy, 'late@parcel.example');
     expect(throttled.status).toBe(200);
@@ -186,7 +186,7 @@ describe('with SMTP_URL', () => {
     });
     expect(invited.status).toBe(200);
     expect(invited.body).toContain('An e-mail with this link is on its way to newcomer@parcel.example');
-    const user = await app.prisma.user.findFirstOrThrow({ where: { email: 'newcomer@parcel.example' } });
+    const user = await prismaOf(app).user.findFirstOrThrow({ where: { email: 'newcomer@parcel.example' } });
     const linked = await owner.submit('/dashboard/users', `/dashboard/users/${user.id}/link`);
     expect(linked.status).toBe(200);
     await app.mailer!.settled();
@@ -207,7 +207,7 @@ describe('a failing SMTP server', () => {
       env: { ...DASHBOARD_ENV, SMTP_URL: dead.url, PUBLIC_BASE_URL: ORIGIN },
     });
     const { id } = await createAgency(failing.storage, { name: 'Silent' });
-    await createUserWithPassword(failing.prisma, id, 'boss@silent.example');
+    await createUserWithPassword(failing.storage, id, 'boss@silent.example');
     const boss = new Visitor(failing);
     expect((await boss.signIn('boss@silent.example')).status).toBe(303);
     const invited = await boss.submit('/dashboard/users', '/dashboard/users/invite', {

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { match } from '../helpers/matchers.js';
@@ -24,10 +24,10 @@ beforeAll(async () => {
     env: { ...DASHBOARD_ENV, WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   }));
-  tenant = await createTenant(app.prisma);
+  tenant = await createTenant(app.storage);
   receiver = await startReceiver();
   await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
-  await createUserWithPassword(app.prisma, tenant.accountId, 'owner@held.example');
+  await createUserWithPassword(app.storage, tenant.accountId, 'owner@held.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('owner@held.example')).status).toBe(303);
 });
@@ -51,7 +51,7 @@ describe('a call that completes while its endpoint is disabled', () => {
     await step(callId, { kind: 'completed', durationSeconds: 30 });
     await app.deliveryWorker!.settle();
     expect(receiver.received).toHaveLength(1);
-    const completed = await app.prisma.webhookDelivery.findFirstOrThrow({
+    const completed = await prismaOf(app).webhookDelivery.findFirstOrThrow({
       where: { callId, eventType: 'call.completed' },
     });
     expect(completed.status).toBe('held');

@@ -71,7 +71,7 @@ describe('hostile next values', () => {
       const label = JSON.stringify(next.slice(0, 60));
       // One user and one IP per value: the sign-in throttle counts every attempt.
       const email = `hostile${i}@example.com`;
-      await createUserWithPassword(app.prisma, id, email);
+      await createUserWithPassword(app.storage, id, email);
       const visitor = new Visitor(app);
       visitor.ip = `198.51.100.${i + 1}`;
 
@@ -105,7 +105,7 @@ describe('hostile next values', () => {
   it('keep what a page of ours asked for, normalised: the query stays, the fragment and dot segments go', async () => {
     const { app } = await buildTestApp({ env: DASHBOARD_ENV });
     const { id } = await createAgency(app.storage, { name: 'Acme' });
-    await createUserWithPassword(app.prisma, id, 'ada@example.com');
+    await createUserWithPassword(app.storage, id, 'ada@example.com');
     const visitor = new Visitor(app);
     await visitor.signIn('ada@example.com');
     const to = async (next: string) =>
@@ -212,7 +212,7 @@ describe("a throw inside a request's session callbacks", () => {
     const { app, lines } = await buildLoggedProbe();
     try {
       const { id } = await createAgency(app.storage, { name: 'Acme' });
-      await createUserWithPassword(app.prisma, id, 'ada@example.com');
+      await createUserWithPassword(app.storage, id, 'ada@example.com');
       const visitor = new Visitor(app);
       expect((await visitor.signIn('ada@example.com')).status).toBe(303);
       // Signed in: the rolling session is saved on this answer, so writing the head runs after the store's callback.

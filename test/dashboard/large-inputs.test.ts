@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BODY_LIMIT, type App } from '../../src/app.js';
 import { DASHBOARD_IMPORT_MAX_BYTES } from '../../src/domain/do-not-call.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { UNLIMITED } from '../reliability/helpers.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
@@ -19,9 +19,9 @@ const OWN = '/dashboard/do-not-call';
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: { ...DASHBOARD_ENV, ...UNLIMITED } }));
-  owner = await createTenant(app.prisma);
-  other = await createTenant(app.prisma);
-  await createUserWithPassword(app.prisma, owner.accountId, 'big@dnc.example');
+  owner = await createTenant(app.storage);
+  other = await createTenant(app.storage);
+  await createUserWithPassword(app.storage, owner.accountId, 'big@dnc.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('big@dnc.example')).status).toBe(303);
 });
@@ -44,8 +44,8 @@ describe('one tenant’s large input, another tenant’s triggers', () => {
     );
     expectUnhurried(watched);
     expect(watched.result.status).toBe(303);
-    expect(await app.prisma.doNotCallEntry.count({ where: { accountId: owner.accountId } })).toBe(rows);
-    expect(await app.prisma.doNotCallImportRow.count()).toBe(0);
+    expect(await prismaOf(app).doNotCallEntry.count({ where: { accountId: owner.accountId } })).toBe(rows);
+    expect(await prismaOf(app).doNotCallImportRow.count()).toBe(0);
   });
 
   it('refuses a 2 MiB file of bad rows', { timeout: 300_000 }, async () => {
@@ -60,7 +60,7 @@ describe('one tenant’s large input, another tenant’s triggers', () => {
   });
 
   it('exports the list the import made', { timeout: 300_000 }, async () => {
-    const count = await app.prisma.doNotCallEntry.count({ where: { accountId: owner.accountId } });
+    const count = await prismaOf(app).doNotCallEntry.count({ where: { accountId: owner.accountId } });
     expect(count).toBeGreaterThan(100_000);
     const watched = await watchLoop(app, other.key, () => visitor.get(`${OWN}/export.csv`));
     expectUnhurried(watched);

@@ -9,12 +9,11 @@ import { createClient } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { FILTER_MENU_MAX } from '../../src/routes/dashboard/calls.js';
 import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { storageOf } from '../helpers/database.js';
 import { PlanCapture } from '../helpers/plan-capture.js';
-import { insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
+import { insertCalls, deleteEndpoints, insertEndpointRow, insertEndpointRows } from '../helpers/seed.js';
 
 let app: App;
 let agency: Tenant;
@@ -36,20 +35,21 @@ const query = (params: Record<string, string>) => `/dashboard/calls?${new URLSea
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  const storage = storageOf(app.prisma);
-  agency = await createTenant(app.prisma);
+  const storage = app.storage;
+  agency = await createTenant(app.storage);
   // More clients (each with an agent) than the menus list, none with a call.
   for (let i = 0; i <= FILTER_MENU_MAX; i++) {
     const { id } = await createClient(storage, { agencyId: agency.accountId, name: `Filler ${i}`, now: app.now() });
     await createAgent(storage, { accountId: id, name: `Filler agent ${i}`, phone: '+14155550100', now: app.now() });
   }
-  const other = await createTenant(app.prisma);
+  const other = await createTenant(app.storage);
   const named = { acme: 'Acme', acmeTwo: 'Acme Two', boltUnderscore: 'Bolt_1', boltX: 'BoltX1', other: 'Acme' };
   for (const [key, name] of Object.entries(named) as [keyof typeof clients, string][]) {
-    const tenant = await createClientTenant(app.prisma, key === 'other' ? other.accountId : agency.accountId);
-    await app.prisma.account.update({ where: { id: tenant.accountId }, data: { name } });
-    await app.prisma.agent.update({ where: { id: tenant.agentId }, data: { name: 'Sales' } });
-    const [call] = await insertCalls(app.prisma, {
+    const tenant = await createClientTenant(app.storage, key === 'other' ? other.accountId : agency.accountId, {
+      name,
+      agentName: 'Sales',
+    });
+    const [call] = await insertCalls(prismaOf(app), {
       accountId: tenant.accountId,
       agentId: tenant.agentId,
       count: 1,
@@ -57,8 +57,8 @@ beforeAll(async () => {
     });
     clients[key] = { ...tenant, call: call! };
   }
-  await createUserWithPassword(app.prisma, agency.accountId, 'agency@many.example');
-  await createUserWithPassword(app.prisma, other.accountId, 'other@many.example');
+  await createUserWithPassword(app.storage, agency.accountId, 'agency@many.example');
+  await createUserWithPassword(app.storage, other.accountId, 'other@many.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('agency@many.example')).status).toBe(303);
   otherVisitor = new Visitor(app);
@@ -204,12 +204,12 @@ describe('the Overview of an agency with more clients than it lists', () => {
       return capture.statements.length;
     };
     const before = await sent();
-    const fillers = await app.prisma.account.findMany({
+    const fillers = await prismaOf(app).account.findMany({
       where: { agencyId: agency.accountId, name: { startsWith: 'Filler' } },
       select: { id: true },
       take: 40,
     });
-    await app.prisma.webhookEndpoint.createMany({
+    await insertEndpointRows(prismaOf(app), {
       data: fillers.map((f) => ({
         accountId: f.id,
         url: 'https://hooks.example.test/in',
@@ -221,9 +221,9 @@ describe('the Overview of an agency with more clients than it lists', () => {
   });
 
   it('puts a client whose endpoint is disabled first, with its warning', async () => {
-    const filler = await app.prisma.account.findFirstOrThrow({ where: { name: 'Filler 99' }, select: { id: true } });
-    await app.prisma.webhookEndpoint.deleteMany({ where: { accountId: filler.id } });
-    await app.prisma.webhookEndpoint.create({
+    const filler = await prismaOf(app).account.findFirstOrThrow({ where: { name: 'Filler 99' }, select: { id: true } });
+    await deleteEndpoints(prismaOf(app), { where: { accountId: filler.id } });
+    await insertEndpointRow(prismaOf(app), {
       data: {
         accountId: filler.id,
         url: 'https://hooks.example.test/in',

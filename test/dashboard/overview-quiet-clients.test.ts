@@ -8,11 +8,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
-import { buildTestApp } from '../helpers/app.js';
-import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { createTenant, type Tenant, agentOf } from '../helpers/fixtures.js';
 import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
-import { agentOf, insertCalls } from './call-fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, pageWithPlans, Visitor } from './helpers.js';
+import { insertAgencies, insertCalls, insertClients, insertEndpointRow, insertLiveCalls } from '../helpers/seed.js';
+import { createClient } from '../../src/admin/accounts.js';
 
 /** The agency's clients that never had a call. */
 const QUIET = 1_000;
@@ -27,48 +28,37 @@ let agency: Tenant;
 let visitor: Visitor;
 
 /** `count` clients of `agencyId` named `prefix` and a number (zero-padded from `from`). */
-async function clients(agencyId: string, prefix: string, count: number, from = 1): Promise<void> {
-  await db.query(
-    `INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
-     SELECT gen_random_uuid(), 'client', $2 || lpad(g::text, 4, '0'), $1::uuid, now(), now()
-       FROM generate_series($4::int, $4::int + $3::int - 1) AS g`,
-    [agencyId, prefix, count, from],
-  );
-}
+const clients = (agencyId: string, prefix: string, count: number, from = 1) =>
+  insertClients(prismaOf(app), { agencyId, prefix, digits: 4, count, from });
 
-async function client(agencyId: string, name: string): Promise<string> {
-  const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
-     VALUES (gen_random_uuid(), 'client', $2, $1::uuid, now(), now()) RETURNING id`,
-    [agencyId, name],
-  );
-  return rows[0]!.id;
-}
+/** A client named `name`, as an operator makes one. */
+const client = async (agencyId: string, name: string) =>
+  (await createClient(app.storage, { agencyId, name, now: app.now() })).id;
 
-async function endpoint(accountId: string, enabled: boolean): Promise<void> {
-  await db.query(
-    `INSERT INTO webhook_endpoints (id, account_id, url, secret, enabled, disabled_reason, updated_at)
-     VALUES (gen_random_uuid(), $1::uuid, 'https://hooks.example.test/in', 'whsec_test', $2, $3, now())`,
-    [accountId, enabled, enabled ? null : 'manual'],
-  );
-}
+/** The client's endpoint, on or switched off by hand. */
+const endpoint = (accountId: string, enabled: boolean) =>
+  insertEndpointRow(prismaOf(app), {
+    data: {
+      accountId,
+      url: 'https://hooks.example.test/in',
+      secret: 'whsec_test',
+      enabled,
+      disabledReason: enabled ? null : 'manual',
+    },
+  });
 
 /** Calls of `accountId` created now (the clock's) in `status`: under way or waiting, as acceptance leaves them. */
-async function live(accountId: string, statuses: ('dialing' | 'initiated')[]): Promise<void> {
-  await db.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
-                        created_at, updated_at)
-     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+14155552671', '+14155550100', '{}'::json, s::call_status, $4,
-            $4::timestamptz + interval '1 day', $4, $4
-       FROM unnest($3::text[]) AS s`,
-    [accountId, await agentOf(app.prisma, accountId), statuses, clock.now],
-  );
-}
+const live = async (accountId: string, statuses: ('dialing' | 'initiated')[]) =>
+  insertLiveCalls(prismaOf(app), {
+    accountId,
+    agentId: await agentOf(prismaOf(app), accountId),
+    statuses,
+    at: clock.now,
+  });
 
-/** Calls of `accountId` that ended today (the clock's), `status`. */
 async function ended(accountId: string, count: number, status: 'completed' | 'failed'): Promise<void> {
-  const agentId = await agentOf(app.prisma, accountId);
-  await insertCalls(app.prisma, {
+  const agentId = await agentOf(prismaOf(app), accountId);
+  await insertCalls(prismaOf(app), {
     accountId,
     agentId,
     count,
@@ -96,7 +86,7 @@ beforeAll(async () => {
   let url: string;
   ({ client: db, url } = await clientReportingPlans(capture));
   ({ app } = await buildTestApp({ databaseUrl: url, env: DASHBOARD_ENV, clock: () => clock.now }));
-  agency = await createTenant(app.prisma);
+  agency = await createTenant(app.storage);
   await clients(agency.accountId, 'Quiet ', QUIET);
   // Named to come after every quiet client: only what they have to show can put them on the page.
   const [busyA, busyB, busyC, disabled] = await Promise.all(
@@ -110,22 +100,20 @@ beforeAll(async () => {
   const { rows } = await db.query<{ id: string }>(`SELECT id FROM accounts WHERE name = 'Quiet 0002'`);
   await endpoint(rows[0]!.id, true);
   // Other agencies, one with a client busier than any of the agency's.
-  const other = await createTenant(app.prisma);
+  const other = await createTenant(app.storage);
   const otherBusy = await client(other.accountId, 'Zulu Other');
   await live(otherBusy, ['dialing', 'dialing', 'initiated']);
   await ended(otherBusy, 5, 'failed');
   await endpoint(otherBusy, false);
-  await db.query(
-    `WITH ag AS (INSERT INTO accounts (id, kind, name, plan, created_at, updated_at)
-                 SELECT gen_random_uuid(), 'agency', 'Other Agency ' || g, 'agency', now(), now()
-                   FROM generate_series(1, $1::int / 10) AS g RETURNING id)
-     INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
-     SELECT gen_random_uuid(), 'client', 'Other Client ' || g, ag.id, now(), now() FROM ag, generate_series(1, 9) AS g`,
-    [OTHERS],
-  );
+  await insertAgencies(prismaOf(app), {
+    prefix: 'Other Agency ',
+    count: OTHERS / 10,
+    clientsEach: 9,
+    clientPrefix: 'Other Client ',
+  });
   // What autovacuum would have done by then.
   await db.query('VACUUM ANALYZE');
-  await createUserWithPassword(app.prisma, agency.accountId, 'agency@quiet.example');
+  await createUserWithPassword(app.storage, agency.accountId, 'agency@quiet.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('agency@quiet.example')).status).toBe(303);
 }, 120_000);

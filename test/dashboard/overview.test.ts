@@ -10,11 +10,12 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import type { CallUpdate } from '../../src/domain/call-lifecycle.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
+import { forceCall } from '../helpers/seed.js';
 
 // A Monday, noon UTC: a weekend window is closed.
 const clock = { now: new Date('2058-03-11T12:00:00.000Z') };
@@ -100,8 +101,8 @@ beforeAll(async () => {
     clock: () => clock.now,
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   }));
-  agency = await createTenant(app.prisma);
-  client = await createClientTenant(app.prisma, agency.accountId);
+  agency = await createTenant(app.storage);
+  client = await createClientTenant(app.storage, agency.accountId);
   await createClient(app.storage, { agencyId: agency.accountId, name: 'Quiet Client', now: app.now() });
   const receiver = await startReceiver();
   // Started and completed events are taken; failed ones get a 503 (retried later).
@@ -110,8 +111,8 @@ beforeAll(async () => {
   gone.respond = () => ({ status: 410 });
   await setWebhook(app.storage, agency.accountId, receiver.url, { allowPrivate: true, now: app.now() });
   await setWebhook(app.storage, client.accountId, gone.url, { allowPrivate: true, now: app.now() });
-  await createUserWithPassword(app.prisma, agency.accountId, 'agency@overview.example');
-  await createUserWithPassword(app.prisma, client.accountId, 'client@overview.example');
+  await createUserWithPassword(app.storage, agency.accountId, 'agency@overview.example');
+  await createUserWithPassword(app.storage, client.accountId, 'client@overview.example');
 
   const weekend = await createAgent(app.storage, {
     accountId: agency.accountId,
@@ -136,18 +137,12 @@ beforeAll(async () => {
   await call(agency, [], { agentId: weekend.id });
   // One call scheduled for tomorrow, one waiting for its second attempt (as the trigger and a retry leave them).
   const tomorrow = new Date(clock.now.getTime() + 86_400_000);
-  await app.prisma.call.update({
-    where: { id: await call(agency, []) },
-    data: { scheduledAt: tomorrow, notBefore: tomorrow },
-  });
-  await app.prisma.call.update({
-    where: { id: await call(agency, []) },
-    data: {
-      attempt: 2,
-      nextAttemptAt: tomorrow,
-      notBefore: tomorrow,
-      attemptOutcomes: [{ attempt: 1, outcome: 'busy', at: clock.now.toISOString() }],
-    },
+  await forceCall(prismaOf(app), await call(agency, []), { scheduledAt: tomorrow, notBefore: tomorrow });
+  await forceCall(prismaOf(app), await call(agency, []), {
+    attempt: 2,
+    nextAttemptAt: tomorrow,
+    notBefore: tomorrow,
+    attemptOutcomes: [{ attempt: 1, outcome: 'busy', at: clock.now.toISOString() }],
   });
   await call(agency, [{ kind: 'failed', reason: 'expired' }], { at: new Date('2058-03-10T23:59:59.000Z') });
   // The client: one call failed with a provider error; its endpoint answers 410 and is switched off.
@@ -172,9 +167,10 @@ describe('overview', () => {
   it("shows each endpoint's last success, failed attempts of the last hour, and why one is disabled", async () => {
     const visitor = await signedIn('agency@overview.example', '203.0.113.22');
     const endpoints = table((await visitor.get('/dashboard')).body, 'endpoints');
-    const agencyUrl = (await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: agency.accountId } }))
-      .url;
-    const disabled = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: client.accountId } });
+    const agencyUrl = (
+      await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agency.accountId } })
+    ).url;
+    const disabled = await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: client.accountId } });
     expect(disabled.enabled).toBe(false);
     // Four call.failed deliveries got a 503 (yesterday's expiry among them: it was sent now).
     // Enabled, but failing: no green "Enabled".
@@ -302,7 +298,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
   it('warns of a failing or disabled endpoint with a link to its delivery log, announced once', async () => {
     const visitor = await signedIn('agency@overview.example', '203.0.113.33');
     const page = (await visitor.get('/dashboard')).body;
-    const disabled = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: client.accountId } });
+    const disabled = await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: client.accountId } });
     const shownAt = new Date(/at (\S+)$/.exec(disabled.disabledReason!)![1]!)
       .toISOString()
       .replace('T', ' ')
@@ -352,7 +348,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
 
   it('lists the five steps to a first call, ticks each one taken, and goes once all are', async () => {
     const { id: accountId } = await createAgency(app.storage, { name: 'Fresh Agency' });
-    await createUserWithPassword(app.prisma, accountId, 'new@overview.example');
+    await createUserWithPassword(app.storage, accountId, 'new@overview.example');
     const visitor = await signedIn('new@overview.example', '203.0.113.36');
     /** Each step: its text, and where its link goes (none once done). */
     const steps = async () => {

@@ -10,11 +10,11 @@ import type { App } from '../../src/app.js';
 import { createClient } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 import { LIST_PAGE_SIZE } from '../../src/routes/dashboard/list-page.js';
-import { buildTestApp } from '../helpers/app.js';
-import { storageOf } from '../helpers/database.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { PlanCapture } from '../helpers/plan-capture.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
+import { insertAccountRows, insertAgentRows } from '../helpers/seed.js';
 
 let app: App;
 let agency: Tenant;
@@ -47,7 +47,7 @@ const url = (path: string, params: Record<string, string>) => `${path}?${new URL
 /** The ids of the list in the order the pages must follow: by name, then id, as the database sorts them. */
 const agentOrder = async (agencyId: string) =>
   (
-    await app.prisma.agent.findMany({
+    await prismaOf(app).agent.findMany({
       where: { agencyId, archivedAt: null },
       orderBy: [{ name: 'asc' }, { id: 'asc' }],
       select: { id: true },
@@ -55,7 +55,7 @@ const agentOrder = async (agencyId: string) =>
   ).map((a) => a.id);
 const clientOrder = async (agencyId: string) =>
   (
-    await app.prisma.account.findMany({
+    await prismaOf(app).account.findMany({
       where: { agencyId, kind: 'client' },
       orderBy: [{ name: 'asc' }, { id: 'asc' }],
       select: { id: true },
@@ -77,13 +77,13 @@ async function everyPage(first: string, rows: (body: string) => string[]) {
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
-  const storage = storageOf(app.prisma);
-  agency = await createTenant(app.prisma);
+  const storage = app.storage;
+  agency = await createTenant(app.storage);
   const numbered = Array.from({ length: NUMBERED }, (_, i) => ({
     id: randomUUID(),
     n: String(i + 1).padStart(4, '0'),
   }));
-  await app.prisma.account.createMany({
+  await insertAccountRows(prismaOf(app), {
     data: numbered.map((c) => ({
       id: c.id,
       kind: 'client' as const,
@@ -91,7 +91,7 @@ beforeAll(async () => {
       name: `Client ${c.n}`,
     })),
   });
-  await app.prisma.agent.createMany({
+  await insertAgentRows(prismaOf(app), {
     data: numbered.map((c) => ({
       accountId: c.id,
       agencyId: agency.accountId,
@@ -99,7 +99,7 @@ beforeAll(async () => {
       phoneNumber: '+14155550100',
     })),
   });
-  const other = await createTenant(app.prisma);
+  const other = await createTenant(app.storage);
   const specials = [
     ['bolt1', agency.accountId, 'Bolt_1', 'Sales_1'],
     ['boltX1', agency.accountId, 'BoltX1', 'SalesX1'],
@@ -120,8 +120,8 @@ beforeAll(async () => {
   await setDefaultAgent(storage, named.bolt1.accountId, named.bolt1.agentId, undefined, app.now());
 
   // An agency with more archived agents than a page.
-  const archive = await createTenant(app.prisma);
-  await app.prisma.agent.createMany({
+  const archive = await createTenant(app.storage);
+  await insertAgentRows(prismaOf(app), {
     data: Array.from({ length: ARCHIVED }, (_, i) => ({
       accountId: archive.accountId,
       agencyId: archive.accountId,
@@ -130,10 +130,10 @@ beforeAll(async () => {
     })),
   });
 
-  await createUserWithPassword(app.prisma, agency.accountId, 'agency@paged.example');
-  await createUserWithPassword(app.prisma, other.accountId, 'small@paged.example');
-  await createUserWithPassword(app.prisma, named.bolt1.accountId, 'client@paged.example');
-  await createUserWithPassword(app.prisma, archive.accountId, 'archive@paged.example');
+  await createUserWithPassword(app.storage, agency.accountId, 'agency@paged.example');
+  await createUserWithPassword(app.storage, other.accountId, 'small@paged.example');
+  await createUserWithPassword(app.storage, named.bolt1.accountId, 'client@paged.example');
+  await createUserWithPassword(app.storage, archive.accountId, 'archive@paged.example');
   const signedIn = async (email: string, ip: string) => {
     const v = new Visitor(app);
     v.ip = ip;
@@ -194,7 +194,7 @@ describe('the Agents page of an agency with a thousand clients', () => {
     expect(linkTo(second.body, 'next')).toBeNull();
     expect(linkTo(second.body, 'prev')).toBe('/dashboard/agents?name=agent+00');
     const shown = [...inUseAgents(first.body), ...inUseAgents(second.body)];
-    const agents = await app.prisma.agent.findMany({ where: { id: { in: shown } }, select: { name: true } });
+    const agents = await prismaOf(app).agent.findMany({ where: { id: { in: shown } }, select: { name: true } });
     expect(agents.every((a) => /^Agent 00\d\d$/.test(a.name))).toBe(true);
   });
 

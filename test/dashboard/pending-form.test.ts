@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
 import { keptFields, PENDING_FORM_MS } from '../../src/domain/pending-form.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
 
 let now = new Date('2054-11-23T09:00:00Z');
@@ -17,7 +17,7 @@ const EMAIL_FIELD = /id="f-invite-email" type="email" name="email" value="([^"]*
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Patience' }));
-  await createUserWithPassword(app.prisma, agencyId, 'slow@patience.example');
+  await createUserWithPassword(app.storage, agencyId, 'slow@patience.example');
 });
 
 async function staleOwner(): Promise<Visitor> {
@@ -42,7 +42,7 @@ describe('a form sent when the password had to be typed again', () => {
       account: agencyId,
     });
     expect(sent.location).toBe(CONFIRM);
-    const rows = await app.prisma.session.findMany({ select: { data: true } });
+    const rows = await prismaOf(app).session.findMany({ select: { data: true } });
     const kept = rows.map((r) => (r.data as { pendingForm?: unknown }).pendingForm).find(Boolean);
     expect(kept).toMatchObject({
       path: '/dashboard/users',

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
 import { readableNameProblem } from '../../schemas/text.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl, type CliError } from '../helpers/cli.js';
 import { json } from '../helpers/json.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor, html } from './helpers.js';
@@ -18,7 +18,7 @@ let owner: Visitor;
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp({ env: DASHBOARD_ENV }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Readable agency' }));
-  await createUserWithPassword(app.prisma, agencyId, 'owner@readable.example');
+  await createUserWithPassword(app.storage, agencyId, 'owner@readable.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@readable.example')).status).toBe(303);
 });
@@ -59,7 +59,7 @@ describe('the rule', () => {
 
 describe('the dashboard', () => {
   it('refuses such a client name with the reason and creates nothing', async () => {
-    const accounts = await app.prisma.account.count();
+    const accounts = await prismaOf(app).account.count();
     for (const [name, words] of UNREADABLE) {
       const res = await owner.submit('/dashboard/clients', '/dashboard/clients', { name });
       expect({ name, status: res.status }).toEqual({ name, status: 400 });
@@ -68,24 +68,24 @@ describe('the dashboard', () => {
       );
       expect(res.body).toContain(html(words));
     }
-    expect(await app.prisma.account.count()).toBe(accounts);
-    expect(await app.prisma.auditEntry.count({ where: { action: 'client_created' } })).toBe(0);
+    expect(await prismaOf(app).account.count()).toBe(accounts);
+    expect(await prismaOf(app).auditEntry.count({ where: { action: 'client_created' } })).toBe(0);
     expect((await owner.submit('/dashboard/clients', '/dashboard/clients', { name: READABLE[0]! })).status).toBe(303);
   });
 
   it('refuses such an agent name on create and on edit, and stores nothing', async () => {
     const form = (name: string) => ({ name, phone: '', timezone: 'UTC', policy: 'queue' });
-    const agents = await app.prisma.agent.count();
+    const agents = await prismaOf(app).agent.count();
     for (const [name, words] of UNREADABLE) {
       const res = await owner.submit('/dashboard/agents/new', '/dashboard/agents', form(name));
       expect({ name, status: res.status }).toEqual({ name, status: 400 });
       expect(res.body).toContain(`<p class="field-error" id="f-name-error">${html('The name must')}`);
       expect(res.body).toContain(html(words));
     }
-    expect(await app.prisma.agent.count()).toBe(agents);
+    expect(await prismaOf(app).agent.count()).toBe(agents);
 
     expect((await owner.submit('/dashboard/agents/new', '/dashboard/agents', form('Front desk'))).status).toBe(303);
-    const agent = await app.prisma.agent.findFirstOrThrow({ where: { name: 'Front desk' } });
+    const agent = await prismaOf(app).agent.findFirstOrThrow({ where: { name: 'Front desk' } });
     const edited = await owner.submit(
       `/dashboard/agents/${agent.id}`,
       `/dashboard/agents/${agent.id}`,
@@ -93,14 +93,14 @@ describe('the dashboard', () => {
     );
     expect(edited.status).toBe(400);
     expect(edited.body).toContain(html(DIRECTION));
-    expect((await app.prisma.agent.findUniqueOrThrow({ where: { id: agent.id } })).name).toBe('Front desk');
+    expect((await prismaOf(app).agent.findUniqueOrThrow({ where: { id: agent.id } })).name).toBe('Front desk');
   });
 });
 
 describe('callctl', () => {
   it('refuses the same names for agencies (create and setup), clients and agents with the same words', async () => {
-    const accounts = await app.prisma.account.count();
-    const agents = await app.prisma.agent.count();
+    const accounts = await prismaOf(app).account.count();
+    const agents = await prismaOf(app).agent.count();
     for (const [name, words] of [UNREADABLE[0]!, UNREADABLE[6]!]) {
       const runs = [
         [await callctl(databaseUrl, ['agency', 'create', '--name', name, '--json']), "An agency's name"],
@@ -123,7 +123,7 @@ describe('callctl', () => {
         expect(run.stderr).toContain(words);
       }
     }
-    expect(await app.prisma.account.count()).toBe(accounts);
-    expect(await app.prisma.agent.count()).toBe(agents);
+    expect(await prismaOf(app).account.count()).toBe(accounts);
+    expect(await prismaOf(app).agent.count()).toBe(agents);
   });
 });

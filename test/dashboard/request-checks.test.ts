@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, ORIGIN, Visitor } from './helpers.js';
 
 let app: App;
@@ -16,14 +16,14 @@ beforeAll(async () => {
 async function signedIn() {
   const { id } = await createAgency(app.storage, { name: `Acme ${n}` });
   const email = `csrf${n++}@example.com`;
-  await createUserWithPassword(app.prisma, id, email);
+  await createUserWithPassword(app.storage, id, email);
   const visitor = new Visitor(app);
   visitor.ip = `10.3.0.${n}`;
   await visitor.signIn(email);
   return visitor;
 }
 
-const sessionsEnded = () => app.prisma.auditEntry.count({ where: { action: 'sessions_ended' } });
+const sessionsEnded = () => prismaOf(app).auditEntry.count({ where: { action: 'sessions_ended' } });
 
 describe('CSRF and Origin checks', () => {
   it('refuse a POST without a CSRF token', async () => {

@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, HOST, Visitor } from './helpers.js';
 
 let app: App;
@@ -21,7 +21,7 @@ const DASHBOARD_HEADERS = [
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
   const { id } = await createAgency(app.storage, { name: 'Acme' });
-  await createUserWithPassword(app.prisma, id, 'ada@example.com');
+  await createUserWithPassword(app.storage, id, 'ada@example.com');
 });
 
 const https = { host: HOST, 'x-forwarded-proto': 'https' };
@@ -90,7 +90,7 @@ describe('the dashboard scope', () => {
   });
 
   it('stores no session for a visitor shown a page without a form (a 404, an unusable link), nor for the sign-in form', async () => {
-    const sessions = () => app.prisma.session.count();
+    const sessions = () => prismaOf(app).session.count();
     const before = await sessions();
     for (const path of [
       '/dashboard/no-such-page',

@@ -6,9 +6,10 @@ import { createAgency } from '../../src/admin/accounts.js';
 import { disableUser, endAllSessions } from '../../src/admin/users.js';
 import { PostgresSessionStore } from '../../plugins/dashboard/session.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { buildProbeApp } from './probe-app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
+import { forceUsers } from '../helpers/seed.js';
 
 let app: App;
 let agencyId: string;
@@ -21,7 +22,7 @@ const advance = (ms: number) => {
 let n = 0;
 async function signedIn(): Promise<{ visitor: Visitor; email: string; userId: string }> {
   const email = `user${n++}@example.com`;
-  const userId = await createUserWithPassword(app.prisma, agencyId, email);
+  const userId = await createUserWithPassword(app.storage, agencyId, email);
   const visitor = new Visitor(app);
   visitor.ip = `10.9.${Math.floor(n / 200)}.${n % 200}`;
   expect((await visitor.signIn(email)).status).toBe(303);
@@ -81,7 +82,7 @@ describe('ending sessions', () => {
     const fresh = new Visitor(app);
     fresh.ip = '10.8.0.2';
     expect((await fresh.signIn(email, 'a brand new passphrase')).status).toBe(303);
-    expect(await app.prisma.auditEntry.count({ where: { action: 'password_changed' } })).toBe(1);
+    expect(await prismaOf(app).auditEntry.count({ where: { action: 'password_changed' } })).toBe(1);
   });
 
   it('a password change needs the current password and a password the policy accepts', async () => {
@@ -116,7 +117,7 @@ describe('ending sessions', () => {
     expect(res.location).toBe('/dashboard/sign-in');
     expect(await isSignedIn(visitor)).toBe(false);
     expect(await isSignedIn(other)).toBe(false);
-    expect(await app.prisma.auditEntry.count({ where: { action: 'sessions_ended' } })).toBe(1);
+    expect(await prismaOf(app).auditEntry.count({ where: { action: 'sessions_ended' } })).toBe(1);
   });
 
   it('a request still in flight when the sessions ended does not bring its session back when it saves', async () => {
@@ -135,7 +136,7 @@ describe('ending sessions', () => {
     await endAllSessions(app.storage, { userId, ip: null, now });
     // ...and saves it (rolling sessions save on every response) after.
     await promisify(store.set.bind(store))(visitor.cookie!, session);
-    expect(await app.prisma.session.count({ where: { userId } })).toBe(0);
+    expect(await prismaOf(app).session.count({ where: { userId } })).toBe(0);
     expect(await isSignedIn(visitor)).toBe(false);
   });
 
@@ -149,7 +150,7 @@ describe('ending sessions', () => {
 
   it('a session whose user was disabled without its rows being deleted is refused on its next request', async () => {
     const { visitor, userId } = await signedIn();
-    await app.prisma.user.update({ where: { id: userId }, data: { disabledAt: now } });
+    await forceUsers(prismaOf(app), { where: { id: userId }, data: { disabledAt: now } });
     expect(await isSignedIn(visitor)).toBe(false);
   });
 });
@@ -163,7 +164,7 @@ describe('recent sign-in (requireRecentSignIn)', () => {
       () => clock,
     );
     const { id } = await createAgency(probe.storage, { name: 'Probe' });
-    await createUserWithPassword(probe.prisma, id, 'probe@example.com');
+    await createUserWithPassword(probe.storage, id, 'probe@example.com');
     const visitor = new Visitor(probe);
     await visitor.signIn('probe@example.com');
     expect((await visitor.get('/probe/guarded')).body).toBe('passed');

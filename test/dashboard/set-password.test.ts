@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency } from '../../src/admin/accounts.js';
 import { createUser, disableUser, setPasswordUrl } from '../../src/admin/users.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { DASHBOARD_ENV, Visitor } from './helpers.js';
 
 let app: App;
@@ -51,10 +51,10 @@ describe('set-password links', () => {
     expect(reuse.status).toBe(410);
     expect(reuse.body).toContain('expired or was already used');
     // Only the digest is stored, and the audit says a link set it.
-    const stored = await app.prisma.oneTimeToken.findFirstOrThrow({ where: { userId: id } });
+    const stored = await prismaOf(app).oneTimeToken.findFirstOrThrow({ where: { userId: id } });
     expect(Buffer.from(stored.digest).equals(createHash('sha256').update(token).digest())).toBe(true);
-    expect(JSON.stringify(await app.prisma.oneTimeToken.findMany())).not.toContain(token);
-    expect(await app.prisma.auditEntry.count({ where: { action: 'password_set', actorUserId: id } })).toBe(1);
+    expect(JSON.stringify(await prismaOf(app).oneTimeToken.findMany())).not.toContain(token);
+    expect(await prismaOf(app).auditEntry.count({ where: { action: 'password_set', actorUserId: id } })).toBe(1);
   });
 
   it('expire after 24 hours', async () => {

@@ -7,7 +7,7 @@ import type { App } from '../../src/app.js';
 import { hashPassword } from '../../src/domain/password.js';
 import { SIGN_IN_LIMITS } from '../../plugins/dashboard/sign-in-limiter.js';
 import { SIGN_IN_CHOICE_MS } from '../../src/routes/dashboard/sign-in.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
 
 const EMAIL = 'shared@person.example';
@@ -23,9 +23,9 @@ beforeAll(async () => {
     ['charlie', 'Charlie Agency'],
   ] as const) {
     const { id: agency } = await createAgency(app.storage, { name });
-    ids[key] = { agency, user: await createUserWithPassword(app.prisma, agency, EMAIL) };
+    ids[key] = { agency, user: await createUserWithPassword(app.storage, agency, EMAIL) };
     // A colleague in each agency, to tell on the Users page which agency is open.
-    await createUserWithPassword(app.prisma, agency, `colleague@${key}.example`);
+    await createUserWithPassword(app.storage, agency, `colleague@${key}.example`);
   }
   // Charlie's user has another password: the same typed password does not open it, so it is not offered.
   await app.storage.users.setPasswordHash(
@@ -50,7 +50,7 @@ describe('one email, users in several accounts', () => {
     // Nobody is signed in yet.
     expect((await person.get('/dashboard')).status).toBe(303);
     expect(
-      await app.prisma.auditEntry.count({
+      await prismaOf(app).auditEntry.count({
         where: { action: 'sign_in', actorUserId: { in: [ids.alpha.user, ids.bravo.user] } },
       }),
     ).toBe(0);
@@ -81,7 +81,7 @@ describe('one email, users in several accounts', () => {
     expect(users.status).toBe(200);
     expect(users.body).toContain('colleague@bravo.example');
     expect(users.body).not.toContain('colleague@alpha.example');
-    const entries = await app.prisma.auditEntry.findMany({
+    const entries = await prismaOf(app).auditEntry.findMany({
       where: { action: 'sign_in', actorUserId: { in: [ids.alpha.user, ids.bravo.user] } },
     });
     expect(entries).toHaveLength(1);
@@ -118,7 +118,7 @@ describe('a choice left too long', () => {
     const { app: timed } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now });
     for (const name of ['One', 'Two']) {
       const { id } = await createAgency(timed.storage, { name });
-      await createUserWithPassword(timed.prisma, id, EMAIL);
+      await createUserWithPassword(timed.storage, id, EMAIL);
     }
     const person = new Visitor(timed);
     expect((await person.signIn(EMAIL)).location).toBe('/dashboard/sign-in/choose');

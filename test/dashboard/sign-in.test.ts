@@ -8,8 +8,9 @@ import type { App } from '../../src/app.js';
 import { SIGN_IN_LIMITS } from '../../plugins/dashboard/sign-in-limiter.js';
 import { SIGN_IN_REFUSED } from '../../src/routes/dashboard/sign-in.js';
 import { sessionDigest } from '../../plugins/dashboard/session.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
+import { insertUserRow } from '../helpers/seed.js';
 
 let app: App;
 let agencyId: string;
@@ -17,11 +18,12 @@ let agencyId: string;
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV }));
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
-  await createUserWithPassword(app.prisma, agencyId, 'ada@example.com');
-  await createUserWithPassword(app.prisma, agencyId, 'slow@example.com', { realCost: true });
+  await createUserWithPassword(app.storage, agencyId, 'ada@example.com');
+  await createUserWithPassword(app.storage, agencyId, 'slow@example.com', { realCost: true });
 });
 
-const audit = (action: string) => app.prisma.auditEntry.findMany({ where: { action }, orderBy: { createdAt: 'asc' } });
+const audit = (action: string) =>
+  prismaOf(app).auditEntry.findMany({ where: { action }, orderBy: { createdAt: 'asc' } });
 
 describe('sign in', () => {
   it('gives a new session id at sign-in; an id planted before it is worth nothing', async () => {
@@ -44,7 +46,7 @@ describe('sign in', () => {
   it('stores only a digest of the session id', async () => {
     const visitor = new Visitor(app);
     await visitor.signIn('ada@example.com');
-    const rows = await app.prisma.session.findMany({ select: { digest: true, data: true } });
+    const rows = await prismaOf(app).session.findMany({ select: { digest: true, data: true } });
     expect(rows.some((r) => Buffer.from(r.digest).equals(sessionDigest(visitor.cookie!)))).toBe(true);
     expect(JSON.stringify(rows)).not.toContain(visitor.cookie!);
   });
@@ -96,7 +98,7 @@ describe('sign in', () => {
   it('audits a wrong password and a sign-in on the account, with the IP; an unknown email writes nothing', async () => {
     const visitor = new Visitor(app);
     visitor.ip = '192.0.2.44';
-    const before = await app.prisma.auditEntry.count();
+    const before = await prismaOf(app).auditEntry.count();
     await visitor.submit('/dashboard/sign-in', '/dashboard/sign-in', {
       email: 'ada@example.com',
       password: 'not the password',
@@ -106,7 +108,7 @@ describe('sign in', () => {
       password: 'not the password',
     });
     await visitor.signIn('ada@example.com');
-    expect(await app.prisma.auditEntry.count()).toBe(before + 2);
+    expect(await prismaOf(app).auditEntry.count()).toBe(before + 2);
     const [failed] = (await audit('sign_in_failed')).filter((e) => e.ip === '192.0.2.44');
     const [success] = (await audit('sign_in')).filter((e) => e.ip === '192.0.2.44');
     expect(failed).toMatchObject({ accountId: agencyId, agencyId, actorKind: 'user' });
@@ -115,7 +117,7 @@ describe('sign in', () => {
 
   it('refuses a user who has not set a password yet with the same message', async () => {
     const { id } = await createAgency(app.storage, { name: 'Other' });
-    await app.prisma.user.create({ data: { accountId: id, agencyId: id, email: 'nopass@example.com' } });
+    await insertUserRow(prismaOf(app), { accountId: id, agencyId: id, email: 'nopass@example.com' });
     const res = await new Visitor(app).submit('/dashboard/sign-in', '/dashboard/sign-in', {
       email: 'nopass@example.com',
       password: 'anything at all',
@@ -135,7 +137,7 @@ describe('sign in', () => {
     const replay = new Visitor(app);
     replay.cookie = cookie;
     expect((await replay.get('/dashboard/account')).status).toBe(303);
-    expect(await app.prisma.session.count({ where: { digest: new Uint8Array(sessionDigest(cookie)) } })).toBe(0);
+    expect(await prismaOf(app).session.count({ where: { digest: new Uint8Array(sessionDigest(cookie)) } })).toBe(0);
     expect((await audit('sign_out')).length).toBeGreaterThan(0);
   });
 });
@@ -143,7 +145,7 @@ describe('sign in', () => {
 describe('sign-in throttling', () => {
   it(`refuses attempt ${SIGN_IN_LIMITS.perEmail + 1} for one email within the window, from any IP, with 429 and Retry-After`, async () => {
     const { id } = await createAgency(app.storage, { name: 'Target' });
-    await createUserWithPassword(app.prisma, id, 'target@example.com');
+    await createUserWithPassword(app.storage, id, 'target@example.com');
     for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i++) {
       const v = new Visitor(app);
       v.ip = `10.1.0.${i + 1}`;
@@ -174,7 +176,7 @@ describe('sign-in throttling', () => {
     const { id } = await createAgency(app.storage, { name: 'Spray' });
     const emails = await Promise.all(
       [0, 1, 2, 3].map(async (i) => {
-        await createUserWithPassword(app.prisma, id, `spray${i}@example.com`);
+        await createUserWithPassword(app.storage, id, `spray${i}@example.com`);
         return `spray${i}@example.com`;
       }),
     );

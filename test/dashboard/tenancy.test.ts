@@ -10,8 +10,16 @@ import { createUser } from '../../src/admin/users.js';
 import type { App } from '../../src/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 import { buildProbeApp } from './probe-app.js';
-import { agentOf, insertCalls, insertWaitingCall } from './call-fixtures.js';
-import { insertFailedDelivery } from './call-fixtures.js';
+import { prismaOf } from '../helpers/app.js';
+import { agentOf } from '../helpers/fixtures.js';
+import {
+  insertCalls,
+  insertWaitingCall,
+  insertFailedDelivery,
+  forceUsers,
+  insertDoNotCallEntries,
+  insertDoNotCallEntry,
+} from '../helpers/seed.js';
 
 type Tenant = 'A' | 'A1' | 'A2' | 'B';
 /**
@@ -43,7 +51,7 @@ interface ObjectRoute {
 
 /** The users of `target`'s account and whether each is disabled (what inviting or disabling would change). */
 const usersOf = (app: App, world: World, target: Tenant) =>
-  app.prisma.user.findMany({
+  prismaOf(app).user.findMany({
     where: { accountId: world[target] },
     orderBy: { email: 'asc' },
     select: { id: true, email: true, disabledAt: true },
@@ -51,7 +59,7 @@ const usersOf = (app: App, world: World, target: Tenant) =>
 
 /** The one-time links of `target`'s users (what a new sign-in link would add and void). */
 const linksOf = (app: App, world: World, target: Tenant) =>
-  app.prisma.oneTimeToken.findMany({
+  prismaOf(app).oneTimeToken.findMany({
     where: { user: { accountId: world[target] } },
     orderBy: { id: 'asc' },
     select: { id: true, expiresAt: true, usedAt: true },
@@ -59,7 +67,7 @@ const linksOf = (app: App, world: World, target: Tenant) =>
 
 /** `target`'s made-up users, disabled first (so that enabling one would show), and their state. */
 async function disabledUsersOf(app: App, world: World, target: Tenant) {
-  await app.prisma.user.updateMany({
+  await forceUsers(prismaOf(app), {
     where: { accountId: world[target], email: { startsWith: 'user-of-' }, disabledAt: null },
     data: { disabledAt: new Date() },
   });
@@ -73,9 +81,9 @@ const AGENCY_USERS_REACH: Record<Tenant, Tenant[]> = { A: ['A', 'A1', 'A2'], A1:
 const callsOf: Partial<Record<Tenant, string>> = {};
 async function callOfTenant(app: App, world: World, target: Tenant): Promise<string> {
   callsOf[target] ??= (
-    await insertCalls(app.prisma, {
+    await insertCalls(prismaOf(app), {
       accountId: world[target],
-      agentId: await agentOf(app.prisma, world[target]),
+      agentId: await agentOf(prismaOf(app), world[target]),
       count: 1,
       createdAt: new Date(),
     })
@@ -88,13 +96,13 @@ const waitingOf: Record<string, string> = {};
 async function waitingCallState(app: App, world: World, target: Tenant, route: string) {
   const key = `${route} ${target}`;
   const state = (id: string) =>
-    app.prisma.call.findUniqueOrThrow({
+    prismaOf(app).call.findUniqueOrThrow({
       where: { id },
       select: { status: true, failureReason: true, updatedAt: true },
     });
   const last = waitingOf[key];
   if (last && (await state(last)).status === 'initiated') return state(last);
-  waitingOf[key] = await insertWaitingCall(app.prisma, world[target], await agentOf(app.prisma, world[target]));
+  waitingOf[key] = await insertWaitingCall(prismaOf(app), world[target], await agentOf(prismaOf(app), world[target]));
   return state(waitingOf[key]);
 }
 
@@ -135,25 +143,25 @@ const resendable: Record<string, string> = {};
 async function resendableDelivery(app: App, world: World, target: Tenant, route: string): Promise<string> {
   const key = `${route} ${target}`;
   if (!resendable[key]) {
-    const [callId] = await insertCalls(app.prisma, {
+    const [callId] = await insertCalls(prismaOf(app), {
       accountId: world[target],
-      agentId: await agentOf(app.prisma, world[target]),
+      agentId: await agentOf(prismaOf(app), world[target]),
       count: 1,
       createdAt: new Date(),
     });
-    resendable[key] = await insertFailedDelivery(app.prisma, world[target], callId!);
+    resendable[key] = await insertFailedDelivery(prismaOf(app), world[target], callId!);
   }
   return resendable[key];
 }
 /** An agent of each tenant (the one its calls use), for the default-agent route. */
 const usableAgent: Partial<Record<Tenant, string>> = {};
 const deliveryState = async (app: App, id: string) =>
-  app.prisma.webhookDelivery.findUnique({
+  prismaOf(app).webhookDelivery.findUnique({
     where: { id },
     select: { status: true, attemptCount: true, nextAttemptAt: true, completedAt: true },
   });
 const endpointState = (app: App, world: World, target: Tenant) =>
-  app.prisma.webhookEndpoint.findUnique({
+  prismaOf(app).webhookEndpoint.findUnique({
     where: { accountId: world[target] },
     select: { url: true, secret: true, enabled: true, updatedAt: true },
   });
@@ -176,7 +184,7 @@ const API_WEBHOOKS_ROUTES: ObjectRoute[] = [
       form: { replaces: 'none', confirm: 'on' },
     }),
     snapshot: (app, world, target) =>
-      app.prisma.apiKey.findMany({
+      prismaOf(app).apiKey.findMany({
         where: { accountId: world[target] },
         orderBy: { id: 'asc' },
         select: { id: true, revokedAt: true },
@@ -191,7 +199,7 @@ const API_WEBHOOKS_ROUTES: ObjectRoute[] = [
       form: { api_access: 'on' },
     }),
     snapshot: (app, world, target) =>
-      app.prisma.account.findUnique({
+      prismaOf(app).account.findUnique({
         where: { id: world[target] },
         select: { apiAccessEnabled: true, updatedAt: true },
       }),
@@ -205,8 +213,8 @@ const API_WEBHOOKS_ROUTES: ObjectRoute[] = [
       form: { agent_id: usableAgent[target]! },
     }),
     snapshot: async (app, world, target) => {
-      usableAgent[target] = await agentOf(app.prisma, world[target]);
-      return app.prisma.account.findUnique({
+      usableAgent[target] = await agentOf(prismaOf(app), world[target]);
+      return prismaOf(app).account.findUnique({
         where: { id: world[target] },
         select: { defaultAgentId: true, updatedAt: true },
       });
@@ -272,7 +280,7 @@ const API_WEBHOOKS_ROUTES: ObjectRoute[] = [
     }),
     snapshot: async (app, world, target) => {
       await resendableDelivery(app, world, target, 'since');
-      return app.prisma.webhookDelivery.findMany({
+      return prismaOf(app).webhookDelivery.findMany({
         where: { endpoint: { accountId: world[target] } },
         orderBy: { id: 'asc' },
         select: { id: true, status: true, nextAttemptAt: true },
@@ -285,7 +293,7 @@ const API_WEBHOOKS_ROUTES: ObjectRoute[] = [
 /** A client's do-not-call list: the agency's pages (its own list is /dashboard/do-not-call, a self route). */
 const dncOf = (world: World, target: Tenant) => `/dashboard/clients/${world[target]}/do-not-call`;
 const dncEntries = (app: App, world: World, target: Tenant) =>
-  app.prisma.doNotCallEntry.findMany({
+  prismaOf(app).doNotCallEntry.findMany({
     where: { accountId: world[target] },
     orderBy: { phoneNumber: 'asc' },
     select: { phoneNumber: true, reason: true },
@@ -316,7 +324,7 @@ const DNC_ROUTES: ObjectRoute[] = [
       form: { phone_number: '+14155550999' },
     }),
     snapshot: async (app, world, target) => {
-      await app.prisma.doNotCallEntry.createMany({
+      await insertDoNotCallEntries(prismaOf(app), {
         data: [{ accountId: world[target], phoneNumber: '+14155550999', addedBy: 'operator' }],
         skipDuplicates: true,
       });
@@ -440,21 +448,21 @@ const OBJECT_ROUTES: ObjectRoute[] = [
       form: { ...AGENT_FORM, name: `Renamed by ${viewer}` },
     }),
     snapshot: async (app, world, target) =>
-      app.prisma.agent.findUnique({ where: { id: await agentOfTenant(app, world, target) } }),
+      prismaOf(app).agent.findUnique({ where: { id: await agentOfTenant(app, world, target) } }),
   },
   {
     route: 'POST /dashboard/agents/:id/default',
     request: (_world, target) => ({ method: 'POST', url: `/dashboard/agents/${agentsOf[target]}/default`, form: {} }),
     snapshot: async (app, world, target) => {
       await agentOfTenant(app, world, target);
-      return app.prisma.account.findUnique({ where: { id: world[target] }, select: { defaultAgentId: true } });
+      return prismaOf(app).account.findUnique({ where: { id: world[target] }, select: { defaultAgentId: true } });
     },
   },
   ...(['archive', 'restore'] as const).map((verb): ObjectRoute => ({
     route: `POST /dashboard/agents/:id/${verb}`,
     request: (_world, target) => ({ method: 'POST', url: `/dashboard/agents/${agentsOf[target]}/${verb}`, form: {} }),
     snapshot: async (app, world, target) =>
-      app.prisma.agent.findUnique({
+      prismaOf(app).agent.findUnique({
         where: { id: await agentOfTenant(app, world, target) },
         select: { archivedAt: true },
       }),
@@ -466,7 +474,7 @@ const OBJECT_ROUTES: ObjectRoute[] = [
       url: '/dashboard/agents',
       form: { ...AGENT_FORM, name: `Made by ${viewer}`, account: world[target] },
     }),
-    snapshot: (app, world, target) => app.prisma.agent.count({ where: { accountId: world[target] } }),
+    snapshot: (app, world, target) => prismaOf(app).agent.count({ where: { accountId: world[target] } }),
   },
 ];
 
@@ -482,7 +490,7 @@ const AGENCY_ONLY_ROUTES: AgencyOnlyRoute[] = [
   {
     route: 'POST /dashboard/clients',
     request: () => ({ method: 'POST', url: '/dashboard/clients', form: { name: 'Made by a client user' } }),
-    snapshot: (app) => app.prisma.account.count(),
+    snapshot: (app) => prismaOf(app).account.count(),
   },
   {
     route: 'GET /dashboard/clients/:id',
@@ -607,7 +615,7 @@ beforeAll(async () => {
   world.A1 = (await createClient(app.storage, { agencyId: world.A, name: 'Client A1', now: app.now() })).id;
   world.A2 = (await createClient(app.storage, { agencyId: world.A, name: 'Client A2', now: app.now() })).id;
   for (const [i, tenant] of TENANTS.entries()) {
-    await createUserWithPassword(app.prisma, world[tenant], `${tenant.toLowerCase()}@tenancy.example`);
+    await createUserWithPassword(app.storage, world[tenant], `${tenant.toLowerCase()}@tenancy.example`);
     visitors[tenant] = new Visitor(app);
     visitors[tenant].ip = `10.7.0.${i + 1}`;
     expect((await visitors[tenant].signIn(`${tenant.toLowerCase()}@tenancy.example`)).status).toBe(303);
@@ -707,7 +715,7 @@ describe('tenancy of the dashboard', () => {
 
   it("shows each user their own account's do-not-call list on /dashboard/do-not-call, and no other", async () => {
     for (const [i, tenant] of TENANTS.entries())
-      await app.prisma.doNotCallEntry.create({
+      await insertDoNotCallEntry(prismaOf(app), {
         data: {
           accountId: world[tenant],
           phoneNumber: `+1415555098${i}`,

@@ -8,7 +8,7 @@ import { CANNOT_DISABLE_SELF, inviteUser } from '../../src/admin/users.js';
 import { notAnEmailAddress } from '../../schemas/user-email.js';
 import type { App } from '../../src/app.js';
 import { oneTimeTokenDigest } from '../../src/domain/one-time-token.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor, html } from './helpers.js';
 
 let app: App;
@@ -26,9 +26,9 @@ beforeAll(async () => {
   ({ id: agencyId } = await createAgency(app.storage, { name: 'Acme' }));
   ({ id: betaId } = await createClient(app.storage, { agencyId, name: 'Beta', now: app.now() }));
   ({ id: gammaId } = await createClient(app.storage, { agencyId, name: 'Gamma', now: app.now() }));
-  ownerId = await createUserWithPassword(app.prisma, agencyId, 'owner@acme.example');
-  bobId = await createUserWithPassword(app.prisma, betaId, 'bob@beta.example');
-  await createUserWithPassword(app.prisma, gammaId, 'gina@gamma.example');
+  ownerId = await createUserWithPassword(app.storage, agencyId, 'owner@acme.example');
+  bobId = await createUserWithPassword(app.storage, betaId, 'bob@beta.example');
+  await createUserWithPassword(app.storage, gammaId, 'gina@gamma.example');
   owner = new Visitor(app);
   expect((await owner.signIn('owner@acme.example')).status).toBe(303);
 });
@@ -58,7 +58,7 @@ describe('users page', () => {
     expect(res.body).toContain('new.person@beta.example');
 
     // Stored as a digest only, an invitation for 24 hours; neither the session nor any later page has the token.
-    const user = await app.prisma.user.findFirstOrThrow({
+    const user = await prismaOf(app).user.findFirstOrThrow({
       where: { email: 'new.person@beta.example' },
       include: { tokens: true },
     });
@@ -68,14 +68,14 @@ describe('users page', () => {
     expect(user.tokens[0]!.purpose).toBe('invitation');
     expect(user.tokens[0]!.createdById).toBe(ownerId);
     expect(user.tokens[0]!.expiresAt.getTime() - user.tokens[0]!.createdAt.getTime()).toBe(24 * 3_600_000);
-    const sessions = await app.prisma.session.findMany({ select: { data: true } });
+    const sessions = await prismaOf(app).session.findMany({ select: { data: true } });
     expect(JSON.stringify(sessions)).not.toContain(token);
     const again = await owner.get('/dashboard/users');
     expect(again.body).not.toContain(token);
     expect(again.body).toContain('new.person@beta.example');
     expect(again.body).toContain('invited (no password yet)');
 
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({ where: { action: 'user_invited' } });
+    const entry = await prismaOf(app).auditEntry.findFirstOrThrow({ where: { action: 'user_invited' } });
     expect(entry).toMatchObject({ accountId: betaId, agencyId, actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
     expect(entry.detail).toMatchObject({ user_id: user.id, email: 'new.person@beta.example' });
 
@@ -101,8 +101,8 @@ describe('users page', () => {
   });
 
   it('refuses a taken email (any case) and a malformed one with a message, and changes nothing', async () => {
-    const count = await app.prisma.user.count();
-    const audits = await app.prisma.auditEntry.count();
+    const count = await prismaOf(app).user.count();
+    const audits = await prismaOf(app).auditEntry.count();
     const taken = await invite(owner, 'BOB@beta.example', gammaId);
     expect(taken.status).toBe(400);
     expect(taken.body).toContain('A user with the email bob@beta.example already exists');
@@ -111,12 +111,12 @@ describe('users page', () => {
     const malformed = await invite(owner, 'not an email', betaId);
     expect(malformed.status).toBe(400);
     expect(malformed.body).toContain('is not an email address');
-    expect(await app.prisma.user.count()).toBe(count);
-    expect(await app.prisma.auditEntry.count()).toBe(audits);
+    expect(await prismaOf(app).user.count()).toBe(count);
+    expect(await prismaOf(app).auditEntry.count()).toBe(audits);
   });
 
   it("refuses each address the schema's shape refuses in src/admin's (callctl's) words, keeping what was typed", async () => {
-    const count = await app.prisma.user.count();
+    const count = await prismaOf(app).user.count();
     for (const email of ['not an email', 'a@b', '@beta.example', 'a@@beta.example', '']) {
       // callctl (src/admin) refuses it with the same sentence.
       const said = await inviteUser(app.storage, {
@@ -136,20 +136,20 @@ describe('users page', () => {
       );
       expect(res.body, email).toContain(`value="${html(email)}"`);
     }
-    expect(await app.prisma.user.count()).toBe(count);
+    expect(await prismaOf(app).user.count()).toBe(count);
   });
 
   it("answers 404 for an account that is not the viewer's, and invites nobody", async () => {
     const { id: otherAgency } = await createAgency(app.storage, { name: 'Other' });
-    const count = await app.prisma.user.count();
+    const count = await prismaOf(app).user.count();
     for (const account of [otherAgency, '00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
       expect((await invite(owner, `someone-${account}@x.example`, account)).status).toBe(404);
     }
-    expect(await app.prisma.user.count()).toBe(count);
+    expect(await prismaOf(app).user.count()).toBe(count);
   });
 
   it('disables a user: their session ends at their next request, the audit says who; the page says so once', async () => {
-    const victimId = await createUserWithPassword(app.prisma, betaId, 'victim@beta.example');
+    const victimId = await createUserWithPassword(app.storage, betaId, 'victim@beta.example');
     const victim = new Visitor(app);
     victim.ip = '198.51.100.21';
     expect((await victim.signIn('victim@beta.example')).status).toBe(303);
@@ -166,9 +166,9 @@ describe('users page', () => {
     const next = await victim.get('/dashboard');
     expect(next.status).toBe(303);
     expect(next.location).toMatch(/^\/dashboard\/sign-in/);
-    expect(await app.prisma.session.count({ where: { userId: victimId } })).toBe(0);
-    expect((await app.prisma.user.findUniqueOrThrow({ where: { id: victimId } })).disabledAt).not.toBeNull();
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({
+    expect(await prismaOf(app).session.count({ where: { userId: victimId } })).toBe(0);
+    expect((await prismaOf(app).user.findUniqueOrThrow({ where: { id: victimId } })).disabledAt).not.toBeNull();
+    const entry = await prismaOf(app).auditEntry.findFirstOrThrow({
       where: { action: 'user_disabled', accountId: betaId },
     });
     expect(entry).toMatchObject({ actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
@@ -176,7 +176,7 @@ describe('users page', () => {
   });
 
   it("from a client's page, goes back to that page", async () => {
-    const userId = await createUserWithPassword(app.prisma, gammaId, 'leaving@gamma.example');
+    const userId = await createUserWithPassword(app.storage, gammaId, 'leaving@gamma.example');
     const res = await owner.submit(`/dashboard/clients/${gammaId}`, `/dashboard/users/${userId}/disable`);
     expect(res.status).toBe(303);
     expect(res.location).toBe(`/dashboard/clients/${gammaId}`);
@@ -186,17 +186,17 @@ describe('users page', () => {
     const res = await owner.submit('/dashboard/users', `/dashboard/users/${ownerId}/disable`);
     expect(res.status).toBe(400);
     expect(res.body).toContain(CANNOT_DISABLE_SELF.replace(/'/g, '&#39;'));
-    expect((await app.prisma.user.findUniqueOrThrow({ where: { id: ownerId } })).disabledAt).toBeNull();
+    expect((await prismaOf(app).user.findUniqueOrThrow({ where: { id: ownerId } })).disabledAt).toBeNull();
     expect((await owner.get('/dashboard/users')).status).toBe(200);
   });
 
   it("answers 404 for a user who is not the viewer's to disable", async () => {
     const { id: otherAgency } = await createAgency(app.storage, { name: 'Elsewhere' });
-    const strangerId = await createUserWithPassword(app.prisma, otherAgency, 'stranger@elsewhere.example');
+    const strangerId = await createUserWithPassword(app.storage, otherAgency, 'stranger@elsewhere.example');
     for (const id of [strangerId, '00000000-0000-4000-8000-000000000000', 'nope']) {
       expect((await owner.submit('/dashboard/users', `/dashboard/users/${id}/disable`)).status).toBe(404);
     }
-    expect((await app.prisma.user.findUniqueOrThrow({ where: { id: strangerId } })).disabledAt).toBeNull();
+    expect((await prismaOf(app).user.findUniqueOrThrow({ where: { id: strangerId } })).disabledAt).toBeNull();
   });
 
   it("shows a client user their client's users, without invite or disable; those actions are 404 for them", async () => {
@@ -211,12 +211,12 @@ describe('users page', () => {
     expect(page.body).not.toContain('action="/dashboard/users/invite"');
     expect(page.body).not.toContain('/disable"');
     expect(page.body).not.toContain('href="/dashboard/clients"');
-    const count = await app.prisma.user.count();
+    const count = await prismaOf(app).user.count();
     expect((await invite(bob, 'friend@beta.example', betaId)).status).toBe(404);
-    const colleague = await createUserWithPassword(app.prisma, betaId, 'colleague@beta.example');
+    const colleague = await createUserWithPassword(app.storage, betaId, 'colleague@beta.example');
     expect((await bob.submit('/dashboard/users', `/dashboard/users/${colleague}/disable`)).status).toBe(404);
-    expect(await app.prisma.user.count()).toBe(count + 1);
-    expect((await app.prisma.user.findUniqueOrThrow({ where: { id: colleague } })).disabledAt).toBeNull();
+    expect(await prismaOf(app).user.count()).toBe(count + 1);
+    expect((await prismaOf(app).user.findUniqueOrThrow({ where: { id: colleague } })).disabledAt).toBeNull();
   });
 });
 
@@ -227,7 +227,7 @@ describe('new sign-in links and enabling', () => {
   it('"New sign-in link" voids the earlier link (it shows the unusable page), is shown once, sets the password; audited', async () => {
     const invited = await invite(owner, 'lost.invitation@beta.example', betaId);
     const firstToken = LINK.exec(invited.body)![1]!;
-    const user = await app.prisma.user.findFirstOrThrow({ where: { email: 'lost.invitation@beta.example' } });
+    const user = await prismaOf(app).user.findFirstOrThrow({ where: { email: 'lost.invitation@beta.example' } });
     expect((await owner.get('/dashboard/users')).body).toContain(`action="/dashboard/users/${user.id}/link"`);
 
     const res = await linkFor(owner, user.id);
@@ -256,7 +256,7 @@ describe('new sign-in links and enabling', () => {
     expect((await person.signIn('lost.invitation@beta.example', password)).status).toBe(303);
     expect((await person.get('/dashboard')).status).toBe(200);
 
-    const entries = await app.prisma.auditEntry.findMany({
+    const entries = await prismaOf(app).auditEntry.findMany({
       where: { action: 'sign_in_link_created', accountId: betaId },
       orderBy: { createdAt: 'asc' },
     });
@@ -267,7 +267,7 @@ describe('new sign-in links and enabling', () => {
       email: 'lost.invitation@beta.example',
       earlier_links_ended: 1,
     });
-    const stored = await app.prisma.oneTimeToken.findMany({
+    const stored = await prismaOf(app).oneTimeToken.findMany({
       where: { userId: user.id },
       orderBy: { createdAt: 'asc' },
     });
@@ -276,17 +276,17 @@ describe('new sign-in links and enabling', () => {
   });
 
   it('gives a disabled user no link; Enable lets them sign in again with their password; audited', async () => {
-    const userId = await createUserWithPassword(app.prisma, gammaId, 'returning@gamma.example');
+    const userId = await createUserWithPassword(app.storage, gammaId, 'returning@gamma.example');
     expect((await owner.submit('/dashboard/users', `/dashboard/users/${userId}/disable`)).status).toBe(303);
     const page = await owner.get('/dashboard/users');
     expect(page.body).toContain(`action="/dashboard/users/${userId}/enable"`);
     expect(page.body).not.toContain(`action="/dashboard/users/${userId}/link"`);
-    const tokens = await app.prisma.oneTimeToken.count({ where: { userId } });
+    const tokens = await prismaOf(app).oneTimeToken.count({ where: { userId } });
     const refused = await linkFor(owner, userId);
     expect(refused.status).toBe(400);
     expect(refused.body).toContain('returning@gamma.example is disabled: enable them first');
     expect(refused.body).not.toMatch(LINK);
-    expect(await app.prisma.oneTimeToken.count({ where: { userId } })).toBe(tokens);
+    expect(await prismaOf(app).oneTimeToken.count({ where: { userId } })).toBe(tokens);
 
     const person = new Visitor(app);
     person.ip = '198.51.100.31';
@@ -299,7 +299,7 @@ describe('new sign-in links and enabling', () => {
     );
     expect((await person.signIn('returning@gamma.example')).status).toBe(303);
     expect((await person.get('/dashboard')).status).toBe(200);
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({
+    const entry = await prismaOf(app).auditEntry.findFirstOrThrow({
       where: { action: 'user_enabled', accountId: gammaId },
     });
     expect(entry).toMatchObject({ actorKind: 'user', actorUserId: ownerId, ip: owner.ip });
@@ -319,12 +319,12 @@ describe('inviting an address another agency uses (emails are unique per agency)
 
   it("answers exactly as for a fresh address, makes a user of the inviter, and leaves the other tenant's user unchanged", async () => {
     const { id: otherAgency } = await createAgency(app.storage, { name: 'Rival' });
-    const theirsId = await createUserWithPassword(app.prisma, otherAgency, 'shared.person@rival.example');
-    const before = await app.prisma.user.findUniqueOrThrow({
+    const theirsId = await createUserWithPassword(app.storage, otherAgency, 'shared.person@rival.example');
+    const before = await prismaOf(app).user.findUniqueOrThrow({
       where: { id: theirsId },
       include: { tokens: true, sessions: true },
     });
-    const theirAudit = await app.prisma.auditEntry.findMany({ where: { agencyId: otherAgency } });
+    const theirAudit = await prismaOf(app).auditEntry.findMany({ where: { agencyId: otherAgency } });
 
     const fresh = await invite(owner, 'fresh.person@fresh.example', betaId);
     const taken = await invite(owner, 'shared.person@rival.example', betaId);
@@ -333,7 +333,7 @@ describe('inviting an address another agency uses (emails are unique per agency)
     expect(taken.body).not.toContain('already exists');
     expect(shape(taken.body, 'shared.person@rival.example')).toBe(shape(fresh.body, 'fresh.person@fresh.example'));
     const invitedAudit = (email: string) =>
-      app.prisma.auditEntry.findFirstOrThrow({
+      prismaOf(app).auditEntry.findFirstOrThrow({
         where: { action: 'user_invited', detail: { path: ['email'], equals: email } },
       });
     const [takenAudit, freshAudit] = [
@@ -350,9 +350,12 @@ describe('inviting an address another agency uses (emails are unique per agency)
 
     // The other agency's user: not a field, link or session changed, and nothing in their audit log.
     expect(
-      await app.prisma.user.findUniqueOrThrow({ where: { id: theirsId }, include: { tokens: true, sessions: true } }),
+      await prismaOf(app).user.findUniqueOrThrow({
+        where: { id: theirsId },
+        include: { tokens: true, sessions: true },
+      }),
     ).toEqual(before);
-    expect(await app.prisma.auditEntry.findMany({ where: { agencyId: otherAgency } })).toEqual(theirAudit);
+    expect(await prismaOf(app).auditEntry.findMany({ where: { agencyId: otherAgency } })).toEqual(theirAudit);
 
     // The link works like any other: a user of Beta, who signs in to Beta with the password chosen there.
     const path = `/dashboard/set-password/${LINK.exec(taken.body)![1]}`;
@@ -382,14 +385,14 @@ describe('inviting and new sign-in links need a recent password entry', () => {
     let now = new Date('2054-11-23T09:00:00Z');
     const { app: timed } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now });
     const { id: agency } = await createAgency(timed.storage, { name: 'Clockwork' });
-    await createUserWithPassword(timed.prisma, agency, 'keeper@clockwork.example');
-    const staleId = await createUserWithPassword(timed.prisma, agency, 'stale@clockwork.example');
+    await createUserWithPassword(timed.storage, agency, 'keeper@clockwork.example');
+    const staleId = await createUserWithPassword(timed.storage, agency, 'stale@clockwork.example');
     const keeper = new Visitor(timed);
     expect((await keeper.signIn('keeper@clockwork.example')).status).toBe(303);
     now = new Date(now.getTime() + 11 * 60_000);
 
-    const users = await timed.prisma.user.count();
-    const tokens = await timed.prisma.oneTimeToken.count();
+    const users = await prismaOf(timed).user.count();
+    const tokens = await prismaOf(timed).oneTimeToken.count();
     const confirm = `/dashboard/confirm-password?next=${encodeURIComponent('/dashboard/users')}`;
     const invited = await keeper.submit('/dashboard/users', '/dashboard/users/invite', {
       email: 'late@clockwork.example',
@@ -400,8 +403,8 @@ describe('inviting and new sign-in links need a recent password entry', () => {
     const linked = await keeper.submit('/dashboard/users', `/dashboard/users/${staleId}/link`);
     expect(linked.status).toBe(303);
     expect(linked.location).toBe(confirm);
-    expect(await timed.prisma.user.count()).toBe(users);
-    expect(await timed.prisma.oneTimeToken.count()).toBe(tokens);
+    expect(await prismaOf(timed).user.count()).toBe(users);
+    expect(await prismaOf(timed).oneTimeToken.count()).toBe(tokens);
 
     const confirmed = await keeper.submit(confirm, '/dashboard/confirm-password', { password: PASSWORD });
     expect(confirmed.status).toBe(303);

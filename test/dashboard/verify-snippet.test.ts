@@ -51,9 +51,9 @@ beforeAll(async () => {
     env: { ...DASHBOARD_ENV, WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
     jobs: { webhooks: { pollMs: 3_600_000 } },
   }));
-  tenant = await createTenant(app.prisma);
+  tenant = await createTenant(app.storage);
   receiver = await startReceiver();
-  await createUserWithPassword(app.prisma, tenant.accountId, 'owner@verify.example');
+  await createUserWithPassword(app.storage, tenant.accountId, 'owner@verify.example');
   visitor = new Visitor(app);
   expect((await visitor.signIn('owner@verify.example')).status).toBe(303);
 });

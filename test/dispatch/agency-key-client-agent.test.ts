@@ -10,7 +10,7 @@ import { OPERATOR } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { addToDoNotCall } from '../../src/admin/do-not-call.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
@@ -39,8 +39,8 @@ describe("an agency key on a client's agent", () => {
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       },
     });
-    const agency = await createTenant(app.prisma);
-    const client = await createClientTenant(app.prisma, agency.accountId);
+    const agency = await createTenant(app.storage);
+    const client = await createClientTenant(app.storage, agency.accountId);
     const [agencyHooks, clientHooks] = [await startReceiver(), await startReceiver()];
     await setWebhook(app.storage, agency.accountId, agencyHooks.url, { now: app.now(), allowPrivate: true });
     await setWebhook(app.storage, client.accountId, clientHooks.url, { now: app.now(), allowPrivate: true });
@@ -52,7 +52,7 @@ describe("an agency key on a client's agent", () => {
     await app.dispatcher!.settle();
     // The agency's one slot holds the first; the second waits for it.
     expect(dialled(log)).toEqual([first]);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: second } })).status).toBe('initiated');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: second } })).status).toBe('initiated');
     // The client's own slot is free: its own call is dialled at once.
     const own = callIdOf(await trigger(app, client.key, { phone_number: '+14155550303' }));
     await app.dispatcher!.settle();
@@ -72,7 +72,9 @@ describe("an agency key on a client's agent", () => {
     );
     expect(toClient).not.toContain(first);
     expect(
-      await app.prisma.webhookDelivery.count({ where: { callId: first, endpoint: { accountId: client.accountId } } }),
+      await prismaOf(app).webhookDelivery.count({
+        where: { callId: first, endpoint: { accountId: client.accountId } },
+      }),
     ).toBe(0);
   });
 
@@ -80,8 +82,8 @@ describe("an agency key on a client's agent", () => {
     let now = FRIDAY_EVENING;
     const log = dialLog();
     const { app } = await buildTestApp({ clock: () => now, env: { ...FAST, SIMULATED_DIAL_LOG: log } });
-    const agency = await createTenant(app.prisma);
-    const client = await createClientTenant(app.prisma, agency.accountId);
+    const agency = await createTenant(app.storage);
+    const client = await createClientTenant(app.storage, agency.accountId);
     const { id: agentId } = await createAgent(app.storage, {
       now: app.now(),
       accountId: client.accountId,
@@ -102,7 +104,7 @@ describe("an agency key on a client's agent", () => {
     });
     now = MONDAY_MORNING;
     await app.dispatcher!.settle();
-    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: listedLater } })).toMatchObject({
+    expect(await prismaOf(app).call.findUniqueOrThrow({ where: { id: listedLater } })).toMatchObject({
       status: 'failed',
       failureReason: 'do_not_call',
       dialAttempts: 0,

@@ -9,12 +9,13 @@ import { describe, expect, it } from 'vitest';
 import { createPrisma } from '../../src/storage/database.js';
 import { freshDatabase, storageOf } from '../helpers/database.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { buildTestApp, closeTestApp } from '../helpers/app.js';
-import { createTenant } from '../helpers/fixtures.js';
+import { buildTestApp, closeTestApp, prismaOf } from '../helpers/app.js';
+import { createTenant, updateAgentSettings } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { httpsRequest, startServer } from '../helpers/server-process.js';
 import { json, type TriggerResponse, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceCalls } from '../helpers/seed.js';
 
 /** The servers' environment: short rings and talks, a short lease, each dial logged under `dataDir`. */
 function serverEnv(url: string, dataDir: string) {
@@ -126,9 +127,10 @@ describe('crash recovery of retried calls', () => {
     const prisma = createPrisma(url, { max: 2 });
     const tenant = await createTenant(prisma);
     // Two attempts, busy retried after a minute (the minute passes while no process runs: see below).
-    await prisma.agent.update({
-      where: { id: tenant.agentId },
-      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [1] },
+    await updateAgentSettings(storageOf(prisma), tenant.agentId, {
+      maxAttempts: 2,
+      retryOn: ['busy'],
+      retryWaits: [1],
     });
     const receiver = await startReceiver();
     await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true, now: new Date() });
@@ -165,7 +167,7 @@ describe('crash recovery of retried calls', () => {
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
     // The minute passes while no process runs.
     const due = new Date();
-    await prisma.call.updateMany({ where: { id: { in: [...between] } }, data: { nextAttemptAt: due, notBefore: due } });
+    await forceCalls(prisma, { id: { in: [...between] } }, { nextAttemptAt: due, notBefore: due });
 
     // The next process dials the second attempts, and is killed while they ring or talk: once the provider's id of
     // one retried call's second attempt is recorded (it then rings or talks for 1.7 s), so at least that attempt is
@@ -263,7 +265,7 @@ describe('simulated calls across a restart', () => {
     const t0 = new Date('2054-11-21T10:00:00.000Z');
     let firstClock = t0;
     const first = await buildTestApp({ env, clock: () => firstClock });
-    const tenant = await createTenant(first.app.prisma);
+    const tenant = await createTenant(first.app.storage);
     await setWebhook(first.app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
       allowPrivate: false,
       now: new Date(),
@@ -280,7 +282,9 @@ describe('simulated calls across a restart', () => {
     const busy = callIdOf(await trigger(first.app, tenant.key, { phone_number: '+15005550001' }));
     await first.app.dispatcher!.settle();
     const byId = async () =>
-      new Map((await first.app.prisma.call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]));
+      new Map(
+        (await prismaOf(first.app).call.findMany({ where: { accountId: tenant.accountId } })).map((c) => [c.id, c]),
+      );
     const before = await byId();
     expect(before.get(talking)).toMatchObject({ status: 'in_progress', answeredAt: new Date(t0.getTime() + RING_MS) });
     expect(before.get(ringing)).toMatchObject({ status: 'dialing', startedAt: t1 });
@@ -296,7 +300,10 @@ describe('simulated calls across a restart', () => {
     await later.app.dispatcher!.settle();
     const calls = new Map(
       (
-        await later.app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { deliveries: true } })
+        await prismaOf(later.app).call.findMany({
+          where: { accountId: tenant.accountId },
+          include: { deliveries: true },
+        })
       ).map((c) => [c.id, c]),
     );
     expect(calls.get(talking)).toMatchObject({

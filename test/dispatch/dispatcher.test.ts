@@ -12,12 +12,13 @@ import { createAgent } from '../../src/admin/agents.js';
 import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
 import { lockDueAccounts } from '../../src/storage/call-claims.js';
 import { sqlPool } from '../../src/storage/database.js';
-import { buildTestApp, closeTestApp } from '../helpers/app.js';
+import { buildTestApp, closeTestApp, prismaOf } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { createTenant, waitingCallNobodyAnnounced } from '../helpers/fixtures.js';
+import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
+import { waitingCallNobodyAnnounced, forceCall } from '../helpers/seed.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
 
@@ -38,7 +39,7 @@ function dialsIn(...logs: string[]): Map<string, number> {
 
 /** The largest number of the account's calls that were dialing or in progress at one instant, from their times. */
 async function peakConcurrency(app: App, accountId: string): Promise<number> {
-  const calls = await app.prisma.call.findMany({ where: { accountId }, select: { startedAt: true, endedAt: true } });
+  const calls = await prismaOf(app).call.findMany({ where: { accountId }, select: { startedAt: true, endedAt: true } });
   const edges = calls
     .flatMap(
       (c) =>
@@ -58,7 +59,7 @@ describe('dispatcher', () => {
   it('dials in FIFO order, never more than MAX_CONCURRENT_CALLS at once, and ends every call exactly once', async () => {
     const log = dialLog();
     const { app } = await buildTestApp({ env: { ...FAST, MAX_CONCURRENT_CALLS: '3', SIMULATED_DIAL_LOG: log } });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const ids: string[] = [];
     for (let i = 0; i < 9; i++)
       ids.push(callIdOf(await trigger(app, tenant.key, { phone_number: i === 4 ? '+15005550001' : '+14155552671' })));
@@ -68,11 +69,11 @@ describe('dispatcher', () => {
       async () => {
         sampledPeak = Math.max(
           sampledPeak,
-          await app.prisma.call.count({
+          await prismaOf(app).call.count({
             where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } },
           }),
         );
-        return app.prisma.call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
+        return prismaOf(app).call.findMany({ where: { accountId: tenant.accountId }, include: { events: true } });
       },
       (cs) => cs.every((c) => c.status === 'completed' || c.status === 'failed'),
     );
@@ -106,18 +107,18 @@ describe('dispatcher', () => {
     const b = (
       await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '200', SIMULATED_DIAL_LOG: logs[1] } })
     ).app;
-    const tenant = await createTenant(a.prisma);
+    const tenant = await createTenant(a.storage);
     await Promise.all(Array.from({ length: 30 }, (_, i) => trigger(i % 2 ? a : b, tenant.key)));
     let sampledPeak = 0;
     await waitFor(
       async () => {
         sampledPeak = Math.max(
           sampledPeak,
-          await a.prisma.call.count({
+          await prismaOf(a).call.count({
             where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } },
           }),
         );
-        return a.prisma.call.count({ where: { accountId: tenant.accountId, status: 'completed' } });
+        return prismaOf(a).call.count({ where: { accountId: tenant.accountId, status: 'completed' } });
       },
       (n) => n === 30,
       30_000,
@@ -133,16 +134,16 @@ describe('dispatcher', () => {
     // A claim pass looks at 50 accounts; those at their limit must not be the 50 it keeps looking at.
     const { app } = await buildTestApp({ env: { ...FAST, MAX_CONCURRENT_CALLS: '1', SIMULATED_TALK_MS: '30000' } });
     const tenants = [];
-    for (let i = 0; i < 60; i++) tenants.push(await createTenant(app.prisma));
+    for (let i = 0; i < 60; i++) tenants.push(await createTenant(app.storage));
     for (const tenant of tenants)
       for (let i = 0; i < 2; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
     const activeAccounts = () =>
-      app.prisma.call.groupBy({ by: ['accountId'], where: { status: { in: ['dialing', 'in_progress'] } } });
+      prismaOf(app).call.groupBy({ by: ['accountId'], where: { status: { in: ['dialing', 'in_progress'] } } });
     // Well before the first call ends (30 s of talk), every account has its one call going: an account left out
     // would wait for one of those calls to end.
     const active = await waitFor(activeAccounts, (groups) => groups.length === 60, 15_000);
     expect(active).toHaveLength(60);
-    expect(await app.prisma.call.count({ where: { status: 'completed' } })).toBe(0);
+    expect(await prismaOf(app).call.count({ where: { status: 'completed' } })).toBe(0);
   });
 
   it('an API-only process (no dispatcher) NOTIFYs the dispatchers; a process with one wakes it without a NOTIFY', async () => {
@@ -154,7 +155,7 @@ describe('dispatcher', () => {
     await listener.query(`LISTEN ${CALLS_CHANNEL}`);
     try {
       const apiOnly = (await buildTestApp({ databaseUrl: url, env: { ...FAST, DISPATCH_ENABLED: 'false' } })).app;
-      const tenant = await createTenant(apiOnly.prisma);
+      const tenant = await createTenant(apiOnly.storage);
       await trigger(apiOnly, tenant.key);
       await waitFor(
         () => heard.length,
@@ -180,16 +181,16 @@ describe('dispatcher', () => {
 
       // Talk long enough that no call ends (an end NOTIFYs too) while we listen.
       const worker = (await buildTestApp({ databaseUrl: url, env: { ...FAST, SIMULATED_TALK_MS: '60000' } })).app;
-      const other = await createTenant(worker.prisma);
+      const other = await createTenant(worker.storage);
       const callId = callIdOf(await trigger(worker, other.key));
       // Its own dispatcher claims it at once (and the first 10 of the other account's calls on its first pass).
       const call = await waitFor(
-        () => worker.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+        () => prismaOf(worker).call.findUniqueOrThrow({ where: { id: callId } }),
         (c) => c.status === 'in_progress',
       );
       expect(call.dialAttempts).toBe(1);
       expect(
-        await worker.prisma.call.count({
+        await prismaOf(worker).call.count({
           where: { accountId: tenant.accountId, status: { in: ['dialing', 'in_progress'] } },
         }),
       ).toBe(10);
@@ -205,20 +206,20 @@ describe('dispatcher', () => {
       env: { ...FAST, SIMULATED_TALK_MS: '60000' },
       jobs: { dispatcher: { pollMs: 3_600_000 } },
     });
-    const [a, b] = [await createTenant(app.prisma), await createTenant(app.prisma)];
+    const [a, b] = [await createTenant(app.storage), await createTenant(app.storage)];
     await app.dispatcher!.settle();
     // A call of b's nobody woke the dispatcher for.
-    const unannounced = await waitingCallNobodyAnnounced(app.prisma, b);
+    const unannounced = await waitingCallNobodyAnnounced(prismaOf(app), b);
     const callId = callIdOf(await trigger(app, a.key));
     await waitFor(
-      () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+      () => prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } }),
       (c) => c.status === 'in_progress',
     );
     // The acceptance's claim went straight to a's account: b's call was not looked for.
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } })).status).toBe('initiated');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: unannounced.id } })).status).toBe('initiated');
     app.dispatcher!.wake();
     const found = await waitFor(
-      () => app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } }),
+      () => prismaOf(app).call.findUniqueOrThrow({ where: { id: unannounced.id } }),
       (c) => c.status === 'in_progress',
     );
     expect(found.dialAttempts).toBe(1);
@@ -230,21 +231,21 @@ describe('dispatcher', () => {
       env: { ...FAST, MAX_CONCURRENT_CALLS: '1' },
       jobs: { dispatcher: { pollMs: 3_600_000 } },
     });
-    const [a, b] = [await createTenant(app.prisma), await createTenant(app.prisma)];
+    const [a, b] = [await createTenant(app.storage), await createTenant(app.storage)];
     await app.dispatcher!.settle();
-    const unannounced = await waitingCallNobodyAnnounced(app.prisma, b);
+    const unannounced = await waitingCallNobodyAnnounced(prismaOf(app), b);
     const first = callIdOf(await trigger(app, a.key));
     const second = callIdOf(await trigger(app, a.key));
     const ended = await waitFor(
-      () => app.prisma.call.findMany({ where: { id: { in: [first, second] } } }),
+      () => prismaOf(app).call.findMany({ where: { id: { in: [first, second] } } }),
       (calls) => calls.every((c) => c.status === 'completed'),
     );
     expect(ended.map((c) => c.dialAttempts)).toEqual([1, 1]);
     // The end's NOTIFY named a's account: b's call, due all along, was not looked for.
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } })).status).toBe('initiated');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: unannounced.id } })).status).toBe('initiated');
     app.dispatcher!.wake();
     await waitFor(
-      () => app.prisma.call.findUniqueOrThrow({ where: { id: unannounced.id } }),
+      () => prismaOf(app).call.findUniqueOrThrow({ where: { id: unannounced.id } }),
       (c) => c.status !== 'initiated',
     );
   });
@@ -255,11 +256,11 @@ describe('dispatcher', () => {
       env: { ...FAST, SIMULATED_TALK_MS: '60000' },
       jobs: { dispatcher: { pollMs: 3_600_000, beforeDial: () => new Promise((resolve) => setTimeout(resolve, 100)) } },
     });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await app.dispatcher!.settle();
     const callId = callIdOf(await trigger(app, tenant.key));
     const call = await waitFor(
-      () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+      () => prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } }),
       (c) => c.status === 'in_progress',
       3_000,
     );
@@ -272,13 +273,13 @@ describe('dispatcher', () => {
       jobs: { dispatcher: { pollMs: 3_600_000 } },
     });
     const tenants = [];
-    for (let i = 0; i < 55; i++) tenants.push(await createTenant(app.prisma));
+    for (let i = 0; i < 55; i++) tenants.push(await createTenant(app.storage));
     await app.dispatcher!.settle();
-    for (const t of tenants) await waitingCallNobodyAnnounced(app.prisma, t);
+    for (const t of tenants) await waitingCallNobodyAnnounced(prismaOf(app), t);
     // Another replica's claim holds 50 of the accounts: its transaction-level locks, here session-level ones (they conflict).
     const other = new pg.Client({ connectionString: databaseUrl });
     await other.connect();
-    const claimer = await sqlPool(app.prisma).connect();
+    const claimer = await sqlPool(prismaOf(app)).connect();
     try {
       for (const t of tenants.slice(0, 50))
         await other.query('SELECT pg_advisory_lock(72707370, hashtext($1))', [t.accountId]);
@@ -305,7 +306,7 @@ describe('dispatcher', () => {
       // The dispatcher itself: the 5 free accounts' calls are dialled; the others wait for their holder.
       app.dispatcher!.wake();
       const active = () =>
-        app.prisma.call.findMany({
+        prismaOf(app).call.findMany({
           where: { status: { in: ['dialing', 'in_progress'] } },
           select: { accountId: true },
         });
@@ -326,7 +327,7 @@ describe('dispatcher', () => {
         SIMULATED_TALK_MS: '1000',
       },
     });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const receiver = await startReceiver();
     await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     const heard: number[] = [];
@@ -369,15 +370,15 @@ describe('dispatcher', () => {
       await admin.query(
         `ALTER TABLE calls ADD CONSTRAINT test_refuse_ids CHECK (provider_call_id IS NULL OR provider_call_id NOT LIKE 'refused-%')`,
       );
-      const tenant = await createTenant(app.prisma);
+      const tenant = await createTenant(app.storage);
       const callId = callIdOf(await trigger(app, tenant.key));
       await waitFor(
-        () => app.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+        () => prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } }),
         (c) => c.dialAttempts === 1,
       );
       // Past the first retries: before, the first failed write failed the call with provider_error at once.
       await new Promise((resolve) => setTimeout(resolve, 1_500));
-      const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
+      const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
       expect(call).toMatchObject({ status: 'dialing', failureReason: null, dialAttempts: 1, providerCallId: null });
       expect(call.events.map((e) => e.toStatus)).toEqual(['initiated', 'dialing']);
       // Shutting down does not wait out the remaining retries (about 30 s): far less, however busy the machine.
@@ -391,7 +392,7 @@ describe('dispatcher', () => {
 
   it('an acceptance holding the account row does not make the claim skip the account (a bulk trigger for one account still dials)', async () => {
     const { app, databaseUrl } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const callId = callIdOf(await trigger(app, tenant.key));
     // As an acceptance in flight for the same account would: its row locked.
     const acceptance = new pg.Client({ connectionString: databaseUrl });
@@ -416,7 +417,7 @@ describe('dispatcher', () => {
       await pass;
       // That one pass claimed it: it waited for the acceptance's commit (to update the account's waiting count)
       // instead of skipping the account.
-      expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('dialing');
+      expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('dialing');
       await dispatcher.stop(); // waits for its dials
       expect(dialsIn(log).get(callId)).toBe(1);
     } finally {
@@ -448,7 +449,7 @@ describe('dispatcher', () => {
         },
       })
     ).app;
-    const tenant = await createTenant(a.prisma);
+    const tenant = await createTenant(a.storage);
     const callId = callIdOf(await trigger(a, tenant.key));
     await waitFor(
       async () => claimed.length,
@@ -465,7 +466,7 @@ describe('dispatcher', () => {
       })
     ).app;
     const call = await waitFor(
-      () => b.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } }),
+      () => prismaOf(b).call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } }),
       (c) => c.status === 'completed',
     );
     release();
@@ -475,24 +476,21 @@ describe('dispatcher', () => {
     expect(dialsIn(logs[1]).get(callId)).toBe(1);
     expect(call.dialAttempts).toBe(1);
     expect(call.events.map((e) => e.toStatus)).toEqual(['initiated', 'dialing', 'in_progress', 'completed']);
-    expect((await b.prisma.call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('completed');
+    expect((await prismaOf(b).call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('completed');
   });
 
   it('a call whose dial was requested but never recorded is failed once its owner stopped retrying, not dialled again', async () => {
     const { app } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const callId = callIdOf(await trigger(app, tenant.key));
     // As if a worker recorded its intent to dial and its lease ran out a second ago: it may be alive, retrying the
     // write of the provider id through a database outage, so the call is left to it.
-    await app.prisma.call.update({
-      where: { id: callId },
-      data: {
-        status: 'dialing',
-        startedAt: new Date(),
-        dialAttempts: 1,
-        leaseOwner: 'dead',
-        leaseExpiresAt: new Date(Date.now() - 1000),
-      },
+    await forceCall(prismaOf(app), callId, {
+      status: 'dialing',
+      startedAt: new Date(),
+      dialAttempts: 1,
+      leaseOwner: 'dead',
+      leaseExpiresAt: new Date(Date.now() - 1000),
     });
     const { Dispatcher } = await import('../../src/dispatch/dispatcher.js');
     const log = dialLog();
@@ -506,14 +504,14 @@ describe('dispatcher', () => {
       maxConcurrentCalls: 10,
     });
     await dispatcher.tick();
-    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({
+    expect(await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({
       status: 'dialing',
       leaseOwner: 'dead',
     });
     // Past the owner's retries (about 30 s after its lease): it died, and the outcome is unknown.
-    await app.prisma.call.update({ where: { id: callId }, data: { leaseExpiresAt: new Date(Date.now() - 31_000) } });
+    await forceCall(prismaOf(app), callId, { leaseExpiresAt: new Date(Date.now() - 31_000) });
     await dispatcher.tick();
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } });
     expect(call).toMatchObject({ status: 'failed', failureReason: 'provider_error', dialAttempts: 1 });
     expect(dialsIn(log).size).toBe(0);
   });
@@ -523,7 +521,7 @@ describe('queued calls and the clock', () => {
   it('a call queued for its window is dialled when the window opens, and one that waited past its TTL expires', async () => {
     let now = new Date('2054-11-27T23:30:00Z'); // Friday 18:30 in New York
     const { app } = await buildTestApp({ clock: () => now, env: { ...FAST, QUEUED_CALL_TTL_HOURS: '1' } });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const agentId = (
       await createAgent(app.storage, {
         accountId: tenant.accountId,
@@ -538,13 +536,13 @@ describe('queued calls and the clock', () => {
     const early = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552671', agent_id: agentId }));
     const late = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552672', agent_id: agentId }));
     await app.dispatcher!.settle();
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: early } })).status).toBe('initiated');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: early } })).status).toBe('initiated');
 
     now = new Date('2054-11-30T14:00:00Z'); // Monday 09:00: the window opens
-    await app.prisma.call.update({ where: { id: late }, data: { expiresAt: new Date('2054-11-30T13:59:59Z') } }); // as if it had waited too long
+    await forceCall(prismaOf(app), late, { expiresAt: new Date('2054-11-30T13:59:59Z') }); // as if it had waited too long
     await app.dispatcher!.settle();
-    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: early } })).toMatchObject({ status: 'dialing' });
-    const expired = await app.prisma.call.findUniqueOrThrow({ where: { id: late }, include: { events: true } });
+    expect(await prismaOf(app).call.findUniqueOrThrow({ where: { id: early } })).toMatchObject({ status: 'dialing' });
+    const expired = await prismaOf(app).call.findUniqueOrThrow({ where: { id: late }, include: { events: true } });
     expect(expired).toMatchObject({ status: 'failed', failureReason: 'expired', startedAt: null, dialAttempts: 0 });
     expect(expired.events.map((e) => e.toStatus)).toEqual(['initiated', 'failed']);
   });

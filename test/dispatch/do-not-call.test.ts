@@ -16,11 +16,12 @@ import { importDoNotCall } from '../../src/admin/do-not-call-import.js';
 import { createUser } from '../../src/admin/users.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { SIMULATED_BUSY_THEN_ANSWERS } from '../../src/dispatch/simulated-dialer.js';
-import { buildTestApp } from '../helpers/app.js';
-import { createClientTenant, createTenant } from '../helpers/fixtures.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { createClientTenant, createTenant, updateAgentSettings } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { insertDoNotCallEntry } from '../helpers/seed.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
 /** FAST, with webhooks delivered to a receiver on this machine. */
@@ -35,7 +36,7 @@ function dialLog(): string {
 }
 /** A number on a list by a write that ends no call: only the claim's check can catch its waiting calls. */
 async function listedQuietly(app: Awaited<ReturnType<typeof buildTestApp>>['app'], accountId: string, phone: string) {
-  await app.prisma.doNotCallEntry.create({ data: { accountId, phoneNumber: phone, addedBy: 'operator' } });
+  await insertDoNotCallEntry(prismaOf(app), { data: { accountId, phoneNumber: phone, addedBy: 'operator' } });
 }
 /** The webhook events a receiver got. */
 const eventsOf = (received: { body: string }[]) =>
@@ -65,15 +66,15 @@ async function officeHoursAgent(app: Awaited<ReturnType<typeof buildTestApp>>['a
 async function agencyAndClient(clock: () => Date) {
   const log = dialLog();
   const { app } = await buildTestApp({ clock, env: { ...DELIVERING, SIMULATED_DIAL_LOG: log } });
-  const agency = await createTenant(app.prisma);
-  const client = await createClientTenant(app.prisma, agency.accountId);
+  const agency = await createTenant(app.storage);
+  const client = await createClientTenant(app.storage, agency.accountId);
   return { app, log, agency, client };
 }
 
 /** The calls ended failed (do_not_call) on Friday evening by an operator's addition, before any dial. */
 async function expectEndedNow(app: Awaited<ReturnType<typeof buildTestApp>>['app'], ids: string[]) {
   for (const id of ids) {
-    const ended = await app.prisma.call.findUniqueOrThrow({ where: { id }, include: { events: true } });
+    const ended = await prismaOf(app).call.findUniqueOrThrow({ where: { id }, include: { events: true } });
     // Dated by the app's clock, the row's updated_at too.
     expect(ended).toMatchObject({
       status: 'failed',
@@ -101,7 +102,7 @@ describe('the do-not-call check at the claim', () => {
     const onAgencyList = await call('+14155550202');
     const free = await call('+14155550203');
     await app.dispatcher!.settle();
-    expect(await app.prisma.call.count({ where: { accountId: client.accountId, status: 'initiated' } })).toBe(3);
+    expect(await prismaOf(app).call.count({ where: { accountId: client.accountId, status: 'initiated' } })).toBe(3);
 
     // Listed after acceptance, while the calls wait for the window.
     await listedQuietly(app, client.accountId, '+14155550201');
@@ -110,7 +111,7 @@ describe('the do-not-call check at the claim', () => {
     await app.dispatcher!.settle();
 
     for (const id of [onClientList, onAgencyList]) {
-      const ended = await app.prisma.call.findUniqueOrThrow({ where: { id }, include: { events: true } });
+      const ended = await prismaOf(app).call.findUniqueOrThrow({ where: { id }, include: { events: true } });
       expect(ended).toMatchObject({
         status: 'failed',
         failureReason: 'do_not_call',
@@ -123,9 +124,9 @@ describe('the do-not-call check at the claim', () => {
         ['failed', 'do_not_call', 'dispatcher'],
       ]);
     }
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: free } })).startedAt).toEqual(MONDAY_MORNING);
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: free } })).startedAt).toEqual(MONDAY_MORNING);
     expect(dialled(log)).toEqual([free]);
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: client.accountId } })).waitingCalls).toBe(0);
+    expect((await prismaOf(app).account.findUniqueOrThrow({ where: { id: client.accountId } })).waitingCalls).toBe(0);
 
     // One call.failed each, with the reason, and no call.started for them; the free call's start is sent too.
     const received = await receiver.waitFor(3);
@@ -145,7 +146,7 @@ describe('the do-not-call check at the claim', () => {
       clock: () => now,
       env: { ...FAST, MAX_CONCURRENT_CALLS: '1', SIMULATED_DIAL_LOG: log, SIMULATED_TALK_MS: '60000' },
     });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const agentId = await officeHoursAgent(app, tenant.accountId);
     const first = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155550211', agent_id: agentId }));
     const second = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155550212', agent_id: agentId }));
@@ -153,11 +154,11 @@ describe('the do-not-call check at the claim', () => {
     await listedQuietly(app, tenant.accountId, '+14155550211');
     now = MONDAY_MORNING;
     await app.dispatcher!.settle();
-    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: first } })).toMatchObject({
+    expect(await prismaOf(app).call.findUniqueOrThrow({ where: { id: first } })).toMatchObject({
       status: 'failed',
       failureReason: 'do_not_call',
     });
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: second } })).status).not.toBe('initiated');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: second } })).status).not.toBe('initiated');
     expect(dialled(log)).toEqual([second]);
   });
 
@@ -174,22 +175,19 @@ describe('the do-not-call check at the claim', () => {
       now = time;
       await app.dispatcher!.settle();
     };
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
       allowPrivate: false,
       now: app.now(),
     });
-    await app.prisma.agent.update({
-      where: { id: tenant.agentId },
-      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] },
-    });
+    await updateAgentSettings(app.storage, tenant.agentId, { maxAttempts: 2, retryOn: ['busy'], retryWaits: [30] });
     // Busy on its first attempt; a second attempt, if dialled, would be answered.
     const callId = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
     await at(T0);
     const ended1 = new Date(T0.getTime() + RING_MS);
     const next = new Date(ended1.getTime() + 30 * 60_000);
     await at(ended1);
-    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({
+    expect(await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({
       status: 'initiated',
       attempt: 2,
       nextAttemptAt: next,
@@ -213,10 +211,10 @@ describe('the do-not-call check at the claim', () => {
       now: listedAt,
     });
     // Ended by the add itself, before its next attempt was due.
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('failed');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } })).status).toBe('failed');
     await at(next);
 
-    const ended = await app.prisma.call.findUniqueOrThrow({
+    const ended = await prismaOf(app).call.findUniqueOrThrow({
       where: { id: callId },
       include: { events: { orderBy: [{ occurredAt: 'asc' }, { id: 'asc' }] } },
     });
@@ -236,11 +234,11 @@ describe('the do-not-call check at the claim', () => {
       ['failed', 'do_not_call', 'dashboard'],
     ]);
     expect(dialled(log)).toEqual([callId]);
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls).toBe(0);
+    expect((await prismaOf(app).account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls).toBe(0);
 
     // The first attempt's call.started, and exactly one terminal event, after the check: it names the attempt last
     // dialled (1), not the one that was never made.
-    const deliveries = await app.prisma.webhookDelivery.findMany({
+    const deliveries = await prismaOf(app).webhookDelivery.findMany({
       where: { callId },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     });
@@ -259,13 +257,13 @@ describe('the do-not-call check at the claim', () => {
     // Later passes change nothing.
     await at(new Date(next.getTime() + 60 * 60_000));
     expect(dialled(log)).toEqual([callId]);
-    expect(await app.prisma.webhookDelivery.count({ where: { callId } })).toBe(2);
+    expect(await prismaOf(app).webhookDelivery.count({ where: { callId } })).toBe(2);
   });
 
   it("adding a number ends its waiting calls at once on the lists' accounts: an agency's covers its clients", async () => {
     const now = FRIDAY_EVENING;
     const { app, log, agency, client } = await agencyAndClient(() => now);
-    const other = await createTenant(app.prisma);
+    const other = await createTenant(app.storage);
     const receiver = await startReceiver();
     await setWebhook(app.storage, client.accountId, receiver.url, { now: app.now(), allowPrivate: true });
     const agentId = await officeHoursAgent(app, client.accountId);
@@ -293,9 +291,9 @@ describe('the do-not-call check at the claim', () => {
     // Ended now, on Friday evening, not on Monday morning when the window opens.
     await expectEndedNow(app, [a, b]);
     // Another tenant's call to the same number is no business of these lists.
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: otherTenant } })).status).toBe('initiated');
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: free } })).status).toBe('initiated');
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: client.accountId } })).waitingCalls).toBe(1);
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: otherTenant } })).status).toBe('initiated');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: free } })).status).toBe('initiated');
+    expect((await prismaOf(app).account.findUniqueOrThrow({ where: { id: client.accountId } })).waitingCalls).toBe(1);
     expect(failures(await receiver.waitFor(2))).toEqual(failures([a, b]));
     expect(dialled(log)).toEqual([]);
   });
@@ -318,7 +316,7 @@ describe('the do-not-call check at the claim', () => {
     ];
     await app.dispatcher!.settle();
     expect(
-      (await app.prisma.call.findUniqueOrThrow({ where: { id: added } })).listedForAccountId,
+      (await prismaOf(app).call.findUniqueOrThrow({ where: { id: added } })).listedForAccountId,
       'the call is listed for the client',
     ).toBe(client.accountId);
 
@@ -340,12 +338,12 @@ describe('the do-not-call check at the claim', () => {
     expect(outcome).toMatchObject({ ok: true, added: 1, waitingCallsEnded: 1 });
 
     await expectEndedNow(app, [added, imported]);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: free } })).status).toBe('initiated');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: free } })).status).toBe('initiated');
     // The calls are the agency's: its queue counts them, and their events go to its endpoint alone.
-    expect((await app.prisma.account.findUniqueOrThrow({ where: { id: agency.accountId } })).waitingCalls).toBe(1);
+    expect((await prismaOf(app).account.findUniqueOrThrow({ where: { id: agency.accountId } })).waitingCalls).toBe(1);
     expect(failures(await agencyReceiver.waitFor(2))).toEqual(failures([added, imported]));
     await app.dispatcher!.settle();
-    expect(await app.prisma.webhookDelivery.count({ where: { callId: { in: [added, imported] } } })).toBe(2);
+    expect(await prismaOf(app).webhookDelivery.count({ where: { callId: { in: [added, imported] } } })).toBe(2);
     expect(clientReceiver.received).toEqual([]);
     expect(dialled(log)).toEqual([]);
   });

@@ -14,10 +14,11 @@ import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { handOffChannel, RedisHandOff } from '../../src/dispatch/hand-off-relay.js';
 import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
 import { ACCEPTED_PREFIX, CALLS_CHANNEL } from '../../src/storage/channels.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { redisUrl } from '../helpers/database.js';
-import { createTenant, waitingCallNobodyAnnounced } from '../helpers/fixtures.js';
+import { createTenant } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait.js';
+import { waitingCallNobodyAnnounced } from '../helpers/seed.js';
 
 /** A connected client of `url` (the process's kind: fails fast, never queues), disconnected after the test. */
 async function connected(url: string): Promise<Redis> {
@@ -99,7 +100,7 @@ async function closedPort(): Promise<number> {
 describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDIS_URL)', () => {
   it("a follower's call reaches the leader by PUBLISH, with no NOTIFY; after the leader goes, the next one's", async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const redis = await connected(redisUrl()!);
     const a = await replica(app, databaseUrl, relayOf(app, redis));
     const b = await replica(app, databaseUrl, relayOf(app, redis));
@@ -108,7 +109,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
     await subscribers(app, redis, 1);
     const notifies = await handOffNotifies(databaseUrl);
 
-    const first = (await waitingCallNobodyAnnounced(app.prisma, tenant)).id;
+    const first = (await waitingCallNobodyAnnounced(prismaOf(app), tenant)).id;
     b.dispatcher.wake(tenant.accountId);
     await a.dialled(first);
 
@@ -121,7 +122,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
     );
     await subscribers(app, redis, 1);
     const [leader, follower] = b.dispatcher.leading ? [b, c] : [c, b];
-    const second = (await waitingCallNobodyAnnounced(app.prisma, tenant)).id;
+    const second = (await waitingCallNobodyAnnounced(prismaOf(app), tenant)).id;
     follower.dispatcher.wake(tenant.accountId);
     await leader.dialled(second);
 
@@ -132,7 +133,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
   it('a hand-off no subscriber of its database hears goes by NOTIFY (another database shares the Redis)', async () => {
     const { app, databaseUrl } = await buildTestApp();
     const other = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const redis = await connected(redisUrl()!);
     // This database's leader has no Redis; another database's leader subscribes to its own channel.
     const a = await replica(app, databaseUrl);
@@ -142,7 +143,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
     await subscribers(app, redis, 0);
     const notifies = await handOffNotifies(databaseUrl);
 
-    const call = (await waitingCallNobodyAnnounced(app.prisma, tenant)).id;
+    const call = (await waitingCallNobodyAnnounced(prismaOf(app), tenant)).id;
     b.dispatcher.wake(tenant.accountId);
     await a.dialled(call);
     expect(notifies).toEqual([`${ACCEPTED_PREFIX}${tenant.accountId}`]);
@@ -151,7 +152,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
 
   it('a follower whose Redis is out of reach hands off by NOTIFY, although the leader subscribes', async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const redis = await connected(redisUrl()!);
     const unreachable = await connected(`redis://127.0.0.1:${await closedPort()}`);
     expect(unreachable.status).not.toBe('ready');
@@ -160,7 +161,7 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
     await subscribers(app, redis, 1);
     const notifies = await handOffNotifies(databaseUrl);
 
-    const call = (await waitingCallNobodyAnnounced(app.prisma, tenant)).id;
+    const call = (await waitingCallNobodyAnnounced(prismaOf(app), tenant)).id;
     b.dispatcher.wake(tenant.accountId);
     await a.dialled(call);
     expect(notifies).toEqual([`${ACCEPTED_PREFIX}${tenant.accountId}`]);
@@ -168,18 +169,18 @@ describe.skipIf(!redisUrl())('hand-offs through Redis (requires Redis: TEST_REDI
 
   it('the leader ignores what is not a hand-off on its channel', async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const redis = await connected(redisUrl()!);
     const a = await replica(app, databaseUrl, relayOf(app, redis));
     await subscribers(app, redis, 1);
-    const call = (await waitingCallNobodyAnnounced(app.prisma, tenant)).id;
+    const call = (await waitingCallNobodyAnnounced(prismaOf(app), tenant)).id;
     const channel = handOffChannel(await app.backgroundStorage.notifications.databaseIdentity());
     // Neither a freed slot's payload nor a hand-off of ids that are not account ids asks for any claim.
     expect(await redis.publish(channel, tenant.accountId)).toBe(1);
     expect(await redis.publish(channel, `${ACCEPTED_PREFIX}not-an-id,'; DROP TABLE calls; --`)).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(a.dials()).toEqual([]);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: call } })).status).toBe('initiated');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: call } })).status).toBe('initiated');
     // A hand-off naming the account is claimed at once.
     expect(await redis.publish(channel, `${ACCEPTED_PREFIX}${tenant.accountId}`)).toBe(1);
     await a.dialled(call);

@@ -10,9 +10,10 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import type { App } from '../../src/app.js';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
-import { buildTestApp } from '../helpers/app.js';
-import { createTenant, waitingCallNobodyAnnounced } from '../helpers/fixtures.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { createTenant } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait.js';
+import { waitingCallNobodyAnnounced, insertCallRows } from '../helpers/seed.js';
 
 const MAX_ACTIVE = 3;
 
@@ -62,13 +63,13 @@ const LEADER_LOCK = `72707371, hashtext('oct_calls')`;
 /** Due calls of `tenant` written without waking any dispatcher (as another replica's acceptances would be, unheard). */
 async function unannouncedCalls(app: App, tenant: { accountId: string; agentId: string }, count: number) {
   const ids: string[] = [];
-  for (let i = 0; i < count; i++) ids.push((await waitingCallNobodyAnnounced(app.prisma, tenant)).id);
+  for (let i = 0; i < count; i++) ids.push((await waitingCallNobodyAnnounced(prismaOf(app), tenant)).id);
   return ids;
 }
 
 async function allEnded(app: App, ids: string[]) {
   return waitFor(
-    () => app.prisma.call.findMany({ where: { id: { in: ids } } }),
+    () => prismaOf(app).call.findMany({ where: { id: { in: ids } } }),
     (calls) => calls.every((c) => c.status === 'completed'),
     20_000,
   );
@@ -88,7 +89,7 @@ function peak(calls: { startedAt: Date | null; endedAt: Date | null }[]) {
 describe('replicas take turns', () => {
   it('only the leader polls: it alone finds calls nobody announced; when it stops the other leads and drains the queue', async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const a = replica(app, databaseUrl);
     await a.dispatcher.start();
     const b = replica(app, databaseUrl);
@@ -123,7 +124,7 @@ describe('replicas take turns', () => {
 
   it("the leader's connection dies: another replica takes the lead over, and the old leader follows once it listens again", async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const { a, b } = await leaderAndFollower(app, databaseUrl);
 
     // The leader lock's holder: the leader's LISTEN connection (a session-level advisory lock).
@@ -158,7 +159,7 @@ describe('replicas take turns', () => {
     const { app, databaseUrl } = await buildTestApp();
     const tenants: Awaited<ReturnType<typeof createTenant>>[] = [];
     for (let i = 0; i < 160; i += 20)
-      tenants.push(...(await Promise.all(Array.from({ length: 20 }, () => createTenant(app.prisma)))));
+      tenants.push(...(await Promise.all(Array.from({ length: 20 }, () => createTenant(app.storage)))));
     // The leader's poll is an hour away: the follower would never look for these calls on its own. Once the leader
     // asks for help (its help lock is held), it waits before each step of a pass until the follower has dialled one
     // of the calls, so that the leader cannot drain the backlog alone before the follower's next look (every 10 ms).
@@ -166,7 +167,7 @@ describe('replicas take turns', () => {
     const gate = new Promise<void>((resolve) => (followerDialled = resolve));
     const helpAsked = async () =>
       (
-        await app.prisma.$queryRaw<{ n: number }[]>`
+        await prismaOf(app).$queryRaw<{ n: number }[]>`
           SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 72707372`
       )[0]!.n > 0;
     const a = replica(app, databaseUrl, 3_600_000, 150, 200, async () => {
@@ -179,7 +180,7 @@ describe('replicas take turns', () => {
     await a.dispatcher.settle();
 
     const now = new Date();
-    await app.prisma.call.createMany({
+    await insertCallRows(prismaOf(app), {
       data: tenants.map((t) => ({
         accountId: t.accountId,
         agentId: t.agentId,
@@ -198,7 +199,7 @@ describe('replicas take turns', () => {
     );
     followerDialled();
     const calls = await waitFor(
-      () => app.prisma.call.findMany({ where: { accountId: { in: tenants.map((t) => t.accountId) } } }),
+      () => prismaOf(app).call.findMany({ where: { accountId: { in: tenants.map((t) => t.accountId) } } }),
       (cs) => cs.every((c) => c.status === 'completed'),
       20_000,
     );
@@ -210,7 +211,7 @@ describe('replicas take turns', () => {
 
   it("a follower's accepted call is claimed and dialled by the leader, at once, with no due-accounts query", async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const [accepted, unannounced] = [await createTenant(app.prisma), await createTenant(app.prisma)];
+    const [accepted, unannounced] = [await createTenant(app.storage), await createTenant(app.storage)];
     // No polls, and calls that talk a minute (no freed slot's NOTIFY): only the hand-off can wake the leader.
     const a = replica(app, databaseUrl, 3_600_000, 60_000);
     await a.dispatcher.start();
@@ -233,7 +234,7 @@ describe('replicas take turns', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(b.dials()).toEqual([]);
     expect(a.dials()).toEqual([call]);
-    const rows = await app.prisma.call.findMany({ where: { id: { in: [call!, unheard!] } } });
+    const rows = await prismaOf(app).call.findMany({ where: { id: { in: [call!, unheard!] } } });
     const status = Object.fromEntries(rows.map((c) => [c.id, c.status]));
     expect(['dialing', 'in_progress']).toContain(status[call!]);
     expect(status[unheard!]).toBe('initiated');
@@ -241,7 +242,7 @@ describe('replicas take turns', () => {
 
   it("the leader stops before it hears of a follower's call: the next leader finds and dials it, once", async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const { a, b } = await leaderAndFollower(app, databaseUrl);
 
     // Between the leader's end and the takeover, as for a leader whose death PostgreSQL has not seen yet: another
@@ -258,7 +259,7 @@ describe('replicas take turns', () => {
     b.dispatcher.wake(tenant.accountId);
     // Nobody hears the hand-off, and the follower does not claim it itself.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: call! } })).status).toBe('initiated');
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: call! } })).status).toBe('initiated');
 
     await gap.end();
     const [ended] = await allEnded(app, [call!]);

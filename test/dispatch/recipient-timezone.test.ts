@@ -3,9 +3,10 @@
 // the agent's zone as it is when due; a call stored before calls had a zone (timezone null) uses the agent's.
 import { describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/admin/agents.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAgent, forceCalls, insertCallRow } from '../helpers/seed.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '60' };
 
@@ -13,7 +14,7 @@ describe("the claim reads the window in the call's zone", () => {
   it("country and request zones stay the call's; source agent and legacy calls follow the agent's zone live", async () => {
     let now = new Date('2054-11-23T00:00:00Z'); // Monday: 09:00 in Tokyo, 01:00 in Paris, 19:00 (Sunday) in New York
     const { app } = await buildTestApp({ clock: () => now, env: FAST });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const agentIn = async (windowTimezone: 'agent' | 'recipient') => {
       const { id } = await createAgent(app.storage, {
         accountId: tenant.accountId,
@@ -24,7 +25,7 @@ describe("the claim reads the window in the call's zone", () => {
         outsideWindow: 'queue',
         now: app.now(),
       });
-      await app.prisma.agent.update({ where: { id }, data: { windowTimezone } });
+      await forceAgent(prismaOf(app), id, { windowTimezone });
       return id;
     };
     const agentZone = await agentIn('agent');
@@ -37,30 +38,25 @@ describe("the claim reads the window in the call's zone", () => {
     const country = await scheduled({ agent_id: calleeZone, phone_number: '+33142685300' });
     const requested = await scheduled({ agent_id: calleeZone, recipient_timezone: 'America/New_York' });
     const legacy = (
-      await app.prisma.call.create({
-        data: {
-          accountId: tenant.accountId,
-          agentId: calleeZone,
-          phoneNumber: '+33142685300',
-          fromNumber: '+14155550111',
-          notBefore: new Date(at1),
-          expiresAt: new Date('2054-11-24T02:00:00Z'),
-        },
+      await insertCallRow(prismaOf(app), {
+        accountId: tenant.accountId,
+        agentId: calleeZone,
+        phoneNumber: '+33142685300',
+        fromNumber: '+14155550111',
+        notBefore: new Date(at1),
+        expiresAt: new Date('2054-11-24T02:00:00Z'),
       })
     ).id;
-    const call = (id: string) => app.prisma.call.findUniqueOrThrow({ where: { id } });
+    const call = (id: string) => prismaOf(app).call.findUniqueOrThrow({ where: { id } });
     expect(await call(followsAgent)).toMatchObject({ timezone: 'Asia/Tokyo', timezoneSource: 'agent' });
     expect(await call(country)).toMatchObject({ timezone: 'Europe/Paris', timezoneSource: 'country' });
     expect(await call(requested)).toMatchObject({ timezone: 'America/New_York', timezoneSource: 'request' });
     expect(await call(legacy)).toMatchObject({ timezone: null, timezoneSource: null });
 
     // Due at at1, as if accepted under other windows: the claim alone decides by the window.
-    await app.prisma.call.updateMany({
-      where: { id: { in: [country, requested] } },
-      data: { notBefore: new Date(at1) },
-    });
+    await forceCalls(prismaOf(app), { id: { in: [country, requested] } }, { notBefore: new Date(at1) });
     // The operator moves the first agent to Paris while its call waits.
-    await app.prisma.agent.update({ where: { id: agentZone }, data: { timezone: 'Europe/Paris' } });
+    await forceAgent(prismaOf(app), agentZone, { timezone: 'Europe/Paris' });
 
     now = new Date(at1);
     await app.dispatcher!.settle();

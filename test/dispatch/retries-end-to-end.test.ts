@@ -13,6 +13,7 @@ import { createTenant } from '../helpers/fixtures.js';
 import { json, type TriggerResponse, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { httpsRequest, startServer } from '../helpers/server-process.js';
+import { forceAgent } from '../helpers/seed.js';
 
 describe('retries end to end', () => {
   it('a busy-then-answered call through two attempts: the receiver gets started, started, completed and nothing else', async () => {
@@ -21,10 +22,7 @@ describe('retries end to end', () => {
     onTestFinished(() => prisma.$disconnect());
     const tenant = await createTenant(prisma);
     // The policy as the agent settings store it; waits of 0 minutes (at once) keep the test short.
-    await prisma.agent.update({
-      where: { id: tenant.agentId },
-      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [0] },
-    });
+    await forceAgent(prisma, tenant.agentId, { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [0] });
     const receiver = await startReceiver();
     const { secret } = await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, {
       allowPrivate: true,

@@ -12,10 +12,11 @@ import type { App } from '../../src/app.js';
 import { SIMULATED_BUSY_THEN_ANSWERS, SIMULATED_VOICEMAIL } from '../../src/dispatch/simulated-dialer.js';
 import { timeline } from '../../src/routes/dashboard/call-view.js';
 import type { CallDetail } from '../../src/storage/index.js';
-import { buildTestApp } from '../helpers/app.js';
-import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { createTenant, type Tenant, updateAgentSettings } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAgent, forceCall } from '../helpers/seed.js';
 
 const RING_MS = 30;
 const TALK_MS = 120;
@@ -44,7 +45,7 @@ async function setUp(env: Record<string, string> = {}) {
       ...env,
     },
   });
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
     allowPrivate: false,
     now: app.now(),
@@ -60,20 +61,17 @@ async function setUp(env: Record<string, string> = {}) {
 
 /** Sets the agent's retry policy in the database, as the agent settings store it. */
 async function setPolicy(app: App, agentId: string, policy: Policy) {
-  await app.prisma.agent.update({
-    where: { id: agentId },
-    data: {
-      maxAttempts: policy.maxAttempts,
-      retryOn: policy.retryOn as string[],
-      retryWaitsMinutes: (policy.waits ?? [30, 120, 1440]) as number[],
-    },
+  await forceAgent(prismaOf(app), agentId, {
+    maxAttempts: policy.maxAttempts,
+    retryOn: policy.retryOn as string[],
+    retryWaitsMinutes: policy.waits ?? [30, 120, 1440],
   });
 }
 
 const later = (time: Date, ms: number) => new Date(time.getTime() + ms);
 
 async function callOf(app: App, callId: string) {
-  return app.prisma.call.findUniqueOrThrow({
+  return prismaOf(app).call.findUniqueOrThrow({
     where: { id: callId },
     include: { events: { orderBy: [{ occurredAt: 'asc' }, { id: 'asc' }] } },
   });
@@ -81,7 +79,7 @@ async function callOf(app: App, callId: string) {
 
 /** The webhook events written for a call, in order. */
 async function eventsOf(app: App, callId: string): Promise<WebhookEvent[]> {
-  const deliveries = await app.prisma.webhookDelivery.findMany({
+  const deliveries = await prismaOf(app).webhookDelivery.findMany({
     where: { callId },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
@@ -89,7 +87,7 @@ async function eventsOf(app: App, callId: string): Promise<WebhookEvent[]> {
 }
 
 async function waitingCounter(app: App, tenant: Tenant) {
-  return (await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls;
+  return (await prismaOf(app).account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls;
 }
 
 describe('retries', () => {
@@ -324,7 +322,7 @@ describe('retries', () => {
       nextAttemptAt: null,
       attemptOutcomes: [{ attempt: 1, outcome: 'busy', at: ended.toISOString() }],
     });
-    const audit = await app.prisma.auditEntry.findMany({ where: { accountId: tenant.accountId } });
+    const audit = await prismaOf(app).auditEntry.findMany({ where: { accountId: tenant.accountId } });
     expect(audit.filter((e) => e.action === 'call_canceled')).toEqual([
       expect.objectContaining({ actorKind: 'operator', agencyId: tenant.accountId, detail: { call_id: canceled } }),
     ]);
@@ -335,9 +333,9 @@ describe('retries', () => {
     });
 
     // The other one's window is shut when its next attempt is due: it waits, and expires an hour after that time.
-    await app.prisma.agent.update({
-      where: { id: tenant.agentId },
-      data: { callingWindows: [{ days: [1], start: '09:00', end: '10:00' }], timezone: 'UTC' },
+    await forceAgent(prismaOf(app), tenant.agentId, {
+      callingWindows: [{ days: [1], start: '09:00', end: '10:00' }],
+      timezone: 'UTC',
     });
     await at(next);
     expect(await callOf(app, expiring)).toMatchObject({ status: 'initiated', attempt: 2 });
@@ -356,9 +354,9 @@ describe('retries', () => {
     await setPolicy(app, tenant.agentId, { maxAttempts: 2, retryOn: ['busy'], waits: [5] });
     // Window: Wednesdays 10:00-10:06 UTC. Attempt 1 at 10:00, its retry due 10:05, its second try after the other
     // call (which holds the only slot) ends, then past 10:06: the next opening, a week later.
-    await app.prisma.agent.update({
-      where: { id: tenant.agentId },
-      data: { callingWindows: [{ days: [3], start: '10:00', end: '10:06' }], timezone: 'UTC' },
+    await forceAgent(prismaOf(app), tenant.agentId, {
+      callingWindows: [{ days: [3], start: '10:00', end: '10:06' }],
+      timezone: 'UTC',
     });
     const retried = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
     await at(T0);
@@ -373,7 +371,7 @@ describe('retries', () => {
     expect(await callOf(app, other)).toMatchObject({ status: 'in_progress' });
     // Hold the other call in progress (its talk is scripted from answeredAt): it answered "now" at every step.
     const hold = async (time: Date) => {
-      await app.prisma.call.update({ where: { id: other }, data: { answeredAt: time } });
+      await forceCall(prismaOf(app), other, { answeredAt: time });
       await at(time);
     };
     await hold(next);
@@ -382,7 +380,7 @@ describe('retries', () => {
     expect(await callOf(app, retried)).toMatchObject({ status: 'initiated', attempt: 2 });
     // The other call ends after the window closed (10:06): the retry waits for the next opening.
     const closed = new Date('2054-11-25T10:07:00.000Z');
-    await app.prisma.call.update({ where: { id: other }, data: { answeredAt: later(closed, -TALK_MS) } });
+    await forceCall(prismaOf(app), other, { answeredAt: later(closed, -TALK_MS) });
     await at(closed);
     expect(await callOf(app, other)).toMatchObject({ status: 'completed' });
     const nextWeek = new Date('2054-12-02T10:00:00.000Z');
@@ -408,15 +406,15 @@ describe('retries', () => {
     expect(await callOf(app, callId)).toMatchObject({ status: 'completed', attempt: 2 });
     const replayDone = await trigger(app, tenant.key, body, headers);
     expect([replayDone.statusCode, replayDone.json()]).toEqual([first.statusCode, first.json()]);
-    expect(await app.prisma.call.count({ where: { accountId: tenant.accountId } })).toBe(1);
+    expect(await prismaOf(app).call.count({ where: { accountId: tenant.accountId } })).toBe(1);
   });
 
   it('a voicemail, detected, is dialled again when retry_on lists it; the last attempt on a machine ends failed (voicemail)', async () => {
     const { app, tenant, at, dials } = await setUp();
     await setPolicy(app, tenant.agentId, { maxAttempts: 2, retryOn: ['voicemail'], waits: [10] });
-    await app.prisma.agent.update({
-      where: { id: tenant.agentId },
-      data: { voicemail: 'leave_message', voicemailMessage: 'Hi {{name}}, please call us back.' },
+    await updateAgentSettings(app.storage, tenant.agentId, {
+      voicemail: 'leave_message',
+      voicemailMessage: 'Hi {{name}}, please call us back.',
     });
     const callId = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_VOICEMAIL, name: 'Ada' }));
     await at(T0);

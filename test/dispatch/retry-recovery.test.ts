@@ -7,11 +7,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Dispatcher } from '../../src/dispatch/dispatcher.js';
 import { SIMULATED_BUSY_THEN_ANSWERS, SimulatedDialer } from '../../src/dispatch/simulated-dialer.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
+import { forceAgent, forceCall } from '../helpers/seed.js';
 
 const FAST = { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120' };
 const RETRY_AT_ONCE = { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [0] };
@@ -47,8 +48,8 @@ describe('recovery of a later attempt', () => {
         },
       })
     ).app;
-    const tenant = await createTenant(a.prisma);
-    await a.prisma.agent.update({ where: { id: tenant.agentId }, data: RETRY_AT_ONCE });
+    const tenant = await createTenant(a.storage);
+    await forceAgent(prismaOf(a), tenant.agentId, RETRY_AT_ONCE);
     const callId = callIdOf(await trigger(a, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
     await waitFor(
       async () => claimedSecond.length,
@@ -64,7 +65,7 @@ describe('recovery of a later attempt', () => {
       })
     ).app;
     const call = await waitFor(
-      () => b.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+      () => prismaOf(b).call.findUniqueOrThrow({ where: { id: callId } }),
       (c) => c.status === 'completed',
     );
     release();
@@ -77,23 +78,20 @@ describe('recovery of a later attempt', () => {
 
   it('attempt 2 claimed by a dead worker: dialled once if its intent was not recorded, failed (not dialled) if it was', async () => {
     const { app } = await buildTestApp({ env: { ...FAST, DISPATCH_ENABLED: 'false' } });
-    const tenant = await createTenant(app.prisma);
-    await app.prisma.agent.update({ where: { id: tenant.agentId }, data: RETRY_AT_ONCE });
+    const tenant = await createTenant(app.storage);
+    await forceAgent(prismaOf(app), tenant.agentId, RETRY_AT_ONCE);
     const outcomes = [{ attempt: 1, outcome: 'busy', at: new Date(Date.now() - 60_000).toISOString() }];
     /** A call on its second attempt, claimed by a worker whose lease ran out 31 s ago (past its retries too). */
     const claimedByTheDead = async (dialAttempts: number) => {
       const callId = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
-      await app.prisma.call.update({
-        where: { id: callId },
-        data: {
-          status: 'dialing',
-          attempt: 2,
-          attemptOutcomes: outcomes,
-          startedAt: new Date(),
-          dialAttempts,
-          leaseOwner: 'dead',
-          leaseExpiresAt: new Date(Date.now() - 31_000),
-        },
+      await forceCall(prismaOf(app), callId, {
+        status: 'dialing',
+        attempt: 2,
+        attemptOutcomes: outcomes,
+        startedAt: new Date(),
+        dialAttempts,
+        leaseOwner: 'dead',
+        leaseExpiresAt: new Date(Date.now() - 31_000),
       });
       return callId;
     };
@@ -111,13 +109,13 @@ describe('recovery of a later attempt', () => {
     await dispatcher.tick();
     await dispatcher.stop();
     expect(linesOf(log)).toEqual([`${notDialled}/2`]);
-    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: notDialled } })).toMatchObject({
+    expect(await prismaOf(app).call.findUniqueOrThrow({ where: { id: notDialled } })).toMatchObject({
       status: 'dialing',
       attempt: 2,
       dialAttempts: 2,
       providerCallId: `sim_${notDialled}`,
     });
-    const failed = await app.prisma.call.findUniqueOrThrow({ where: { id: intended } });
+    const failed = await prismaOf(app).call.findUniqueOrThrow({ where: { id: intended } });
     expect(failed).toMatchObject({ status: 'failed', failureReason: 'provider_error', attempt: 2, dialAttempts: 2 });
     expect((failed.attemptOutcomes as { outcome: string }[]).map((o) => o.outcome)).toEqual(['busy', 'provider_error']);
   });

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseSimulatedRing } from '../../src/config.js';
 import { ringOf, simulatedWakeups } from '../../src/dispatch/simulated-dialer.js';
-import { buildTestApp, closeTestApp } from '../helpers/app.js';
+import { buildTestApp, closeTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
@@ -65,15 +65,15 @@ describe('SIMULATED_RING_MS', () => {
       env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '100-900', SIMULATED_TALK_MS: '50' },
     });
     try {
-      const tenant = await createTenant(app.prisma);
+      const tenant = await createTenant(app.storage);
       const ids: string[] = [];
       for (let i = 0; i < 8; i++) ids.push(callIdOf(await trigger(app, tenant.key)));
       await waitFor(
-        () => app.prisma.call.count({ where: { id: { in: ids }, status: 'completed' } }),
+        () => prismaOf(app).call.count({ where: { id: { in: ids }, status: 'completed' } }),
         (done) => done === ids.length,
         30_000,
       );
-      const calls = await app.prisma.call.findMany({ where: { id: { in: ids } } });
+      const calls = await prismaOf(app).call.findMany({ where: { id: { in: ids } } });
       const range = { minMs: 100, maxMs: 900 };
       for (const call of calls) {
         // Dated at its scripted instant: the claim plus its own ring.

@@ -1,12 +1,13 @@
 // Retries through the Twilio dialer: the second attempt's callbacks name it, and a late callback of the first attempt
 // (signed, as Twilio sends it) moves nothing, whether it comes before the second attempt's sid is known or after.
 import { describe, expect, it } from 'vitest';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { ACCOUNT_SID, PUBLIC, signLikeTwilio, TOKEN, TwilioStandIn, twilioEnv } from '../helpers/twilio.js';
 import { waitFor } from '../helpers/wait.js';
+import { forceAgent, insertEndpointRow } from '../helpers/seed.js';
 
 const TO = '+14155552671';
 
@@ -18,15 +19,12 @@ describe('Twilio retries', () => {
     const { app } = await buildTestApp({
       env: twilioEnv(apiBaseUrl),
     });
-    const tenant = await createTenant(app.prisma);
-    await app.prisma.webhookEndpoint.create({
+    const tenant = await createTenant(app.storage);
+    await insertEndpointRow(prismaOf(app), {
       data: { accountId: tenant.accountId, url: 'https://hooks.example.com/calls', secret: 'whsec_test' },
     });
     // Waits of 0 minutes: the second attempt is due as soon as the first ends.
-    await app.prisma.agent.update({
-      where: { id: tenant.agentId },
-      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [0] },
-    });
+    await forceAgent(prismaOf(app), tenant.agentId, { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [0] });
 
     /** A callback as Twilio sends it to `url` (the URL it was given), signed. */
     const callback = (url: string, params: Record<string, string>) =>
@@ -47,7 +45,7 @@ describe('Twilio retries', () => {
       To: TO,
     });
     const snapshot = async () => {
-      const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
+      const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
       return {
         status: call.status,
         attempt: call.attempt,
@@ -107,7 +105,7 @@ describe('Twilio retries', () => {
       attempt: 2,
       outcomes: [expect.objectContaining({ outcome: 'busy' }), expect.objectContaining({ outcome: 'completed' })],
     });
-    const deliveries = await app.prisma.webhookDelivery.findMany({
+    const deliveries = await prismaOf(app).webhookDelivery.findMany({
       where: { callId },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     });

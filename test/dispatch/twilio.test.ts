@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { mapTwilioStatus, TwilioDialer } from '../../src/dispatch/twilio-dialer.js';
 import { loggerOptions } from '../../src/logger.js';
 import { connectTwiml, isValidTwilioSignature, twilioSignature } from '../../src/routes/telephony/twilio.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
@@ -38,7 +38,7 @@ const env = () => twilioEnv(apiBaseUrl);
 beforeAll(async () => {
   apiBaseUrl = await standIn.start();
   app = (await buildTestApp({ env: env() })).app;
-  key = (await createTenant(app.prisma)).key;
+  key = (await createTenant(app.storage)).key;
 });
 
 /** Triggers a call and waits until Twilio was asked to place it. */
@@ -51,7 +51,7 @@ async function place(
   const create = await waitFor(() => standIn.creates.find((c) => c.form.get('Url')!.endsWith(callId)), Boolean);
   if (options.waitForSid !== false)
     await waitFor(
-      () => app.prisma.call.findUnique({ where: { id: callId } }),
+      () => prismaOf(app).call.findUnique({ where: { id: callId } }),
       (c) => c?.providerCallId === create!.sid,
     );
   return { callId, sid: create!.sid, create: create! };
@@ -83,7 +83,7 @@ const statusParams = (sid: string, status: string, more: Record<string, string> 
 });
 
 const snapshot = async (callId: string) => {
-  const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
+  const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
   return {
     status: call.status,
     failureReason: call.failureReason,
@@ -134,7 +134,7 @@ describe('Twilio dialer', () => {
     expect((await callback('status', callId, statusParams(sid, 'ringing'))).statusCode).toBe(204);
     expect((await callback('status', callId, statusParams(sid, 'busy'))).statusCode).toBe(204);
     expect(await snapshot(callId)).toEqual(completed);
-    const sources = await app.prisma.callEvent.findMany({
+    const sources = await prismaOf(app).callEvent.findMany({
       where: { callId },
       orderBy: { occurredAt: 'asc' },
       select: { toStatus: true, source: true },
@@ -243,7 +243,7 @@ describe('Twilio dialer', () => {
     // The dialer now gets the sid and records it: settle() waits for that dial's work to end (a fixed wait was a
     // guess at how long that takes under load).
     await app.dispatcher!.settle();
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } });
     expect(call).toMatchObject({
       status: 'failed',
       failureReason: 'no_answer',
@@ -256,7 +256,7 @@ describe('Twilio dialer', () => {
   it('TwiML connects the answered call to the agent stream with escaped parameters, and is signed too', async () => {
     const name = `Ada & "Bob" <x>`;
     const { callId, sid } = await place('+14155552672', { name, email: "o'brien&co@example.com" });
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } });
     const params = statusParams(sid, 'in-progress');
     expect((await callback('twiml', callId, params, null)).statusCode).toBe(403);
     expect(
@@ -307,10 +307,10 @@ describe('Twilio dialer', () => {
       logger: pino(loggerOptions('info') as LoggerOptions, sink),
     });
     afterAll(() => logged.close());
-    const tenant = await createTenant(logged.prisma);
+    const tenant = await createTenant(logged.storage);
     const callId = callIdOf(await trigger(logged, tenant.key, { phone_number: REFUSED_TO }));
     const call = await waitFor(
-      () => logged.prisma.call.findUniqueOrThrow({ where: { id: callId } }),
+      () => prismaOf(logged).call.findUniqueOrThrow({ where: { id: callId } }),
       (c) => c.status === 'failed',
     );
     expect(call).toMatchObject({ failureReason: 'provider_error', providerCallId: null, dialAttempts: 1 });

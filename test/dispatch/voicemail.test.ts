@@ -12,7 +12,7 @@ import { SIMULATED_VOICEMAIL } from '../../src/dispatch/simulated-dialer.js';
 import { answeredByOf, mapTwilioStatus } from '../../src/dispatch/twilio-dialer.js';
 import { voicemailTwiml } from '../../src/routes/telephony/twilio.js';
 import type { VoicemailPolicy } from '../../schemas/vocabulary.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import {
@@ -26,16 +26,14 @@ import {
   twilioEnv,
 } from '../helpers/twilio.js';
 import { waitFor } from '../helpers/wait.js';
+import { forceAgent, insertCallRow } from '../helpers/seed.js';
 
 const MESSAGE = 'Hi {{name}}, this is Acme Dental about your appointment. Please call us back.';
 
-/** A tenant whose agent's voicemail detection is set as given (directly: the form and callctl are not this test's). */
+/** A tenant whose agent's voicemail detection is set as given (directly: the forms refuse some of these pairs). */
 async function tenantWith(app: App, voicemail: VoicemailPolicy, message: string | null = MESSAGE): Promise<Tenant> {
-  const tenant = await createTenant(app.prisma);
-  await app.prisma.agent.update({
-    where: { id: tenant.agentId },
-    data: { voicemail, voicemailMessage: message },
-  });
+  const tenant = await createTenant(app.storage);
+  await forceAgent(prismaOf(app), tenant.agentId, { voicemail, voicemailMessage: message });
   // An endpoint, so that every event's delivery (its frozen payload) is written; nothing is sent in these tests.
   await setWebhook(app.storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
   return tenant;
@@ -43,7 +41,7 @@ async function tenantWith(app: App, voicemail: VoicemailPolicy, message: string 
 
 /** The webhook events written for a call, oldest first. */
 async function eventsOf(app: App, callId: string) {
-  const rows = await app.prisma.webhookDelivery.findMany({ where: { callId }, orderBy: { createdAt: 'asc' } });
+  const rows = await prismaOf(app).webhookDelivery.findMany({ where: { callId }, orderBy: { createdAt: 'asc' } });
   return rows.map(
     (row) =>
       JSON.parse(row.payload) as {
@@ -53,7 +51,7 @@ async function eventsOf(app: App, callId: string) {
   );
 }
 
-const row = (app: App, callId: string) => app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
+const row = (app: App, callId: string) => prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } });
 
 /** The text of each element of a TwiML document, in order, read back by an XML parser. */
 function twimlVerbs(twiml: string): [string, string][] {
@@ -365,19 +363,17 @@ describe('the simulated voicemail number', () => {
   it("a claim taken over from a dispatcher that died is dialled with its agent's detection too", async () => {
     const tenant = await tenantWith(app, 'hang_up');
     const past = new Date(Date.now() - 60_000);
-    const { id } = await app.prisma.call.create({
-      data: {
-        accountId: tenant.accountId,
-        agentId: tenant.agentId,
-        phoneNumber: SIMULATED_VOICEMAIL,
-        fromNumber: '+14155550100',
-        notBefore: past,
-        expiresAt: new Date(Date.now() + 3_600_000),
-        status: 'dialing',
-        startedAt: past,
-        leaseOwner: 'a-dispatcher-that-died',
-        leaseExpiresAt: past,
-      },
+    const { id } = await insertCallRow(prismaOf(app), {
+      accountId: tenant.accountId,
+      agentId: tenant.agentId,
+      phoneNumber: SIMULATED_VOICEMAIL,
+      fromNumber: '+14155550100',
+      notBefore: past,
+      expiresAt: new Date(Date.now() + 3_600_000),
+      status: 'dialing',
+      startedAt: past,
+      leaseOwner: 'a-dispatcher-that-died',
+      leaseExpiresAt: past,
     });
     const call = await waitFor(
       () => row(app, id),
@@ -397,17 +393,15 @@ describe('the simulated voicemail number', () => {
     const tenant = await tenantWith(app, 'off');
     const now = new Date();
     // As a retried call waits for its next attempt after a machine answered the previous one.
-    const { id } = await app.prisma.call.create({
-      data: {
-        accountId: tenant.accountId,
-        agentId: tenant.agentId,
-        phoneNumber: '+14155552671',
-        fromNumber: '+14155550100',
-        notBefore: now,
-        expiresAt: new Date(now.getTime() + 3_600_000),
-        answeredBy: 'machine',
-        voicemailLeft: true,
-      },
+    const { id } = await insertCallRow(prismaOf(app), {
+      accountId: tenant.accountId,
+      agentId: tenant.agentId,
+      phoneNumber: '+14155552671',
+      fromNumber: '+14155550100',
+      notBefore: now,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+      answeredBy: 'machine',
+      voicemailLeft: true,
     });
     app.wakeDispatchers(tenant.accountId);
     const call = await waitFor(

@@ -20,7 +20,6 @@ process.once('exit', () => {
   for (const child of live) signalGroup(child, 'SIGKILL');
 });
 
-// Also used outside vitest (scripts/screenshots.ts), where no test file ends and file-end.ts runs nothing.
 atFileEnd(async () => {
   await Promise.all([...live].map((child) => stopChild(child, 'SIGKILL')));
 });

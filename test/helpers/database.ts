@@ -79,7 +79,7 @@ export async function freshPrisma(): Promise<{ url: string; prisma: PrismaClient
   return { url, prisma };
 }
 
-/** The storage over `db` when it is a client made by createPrisma (freshPrisma's, app.prisma), else `db` itself. */
+/** The storage over `db` when it is a client made by createPrisma (freshPrisma's, a browser world's), else `db` itself. */
 export function storageOf(db: Storage | PrismaClient): Storage {
   return '$transaction' in db ? storageOver(db) : db;
 }

@@ -3,7 +3,7 @@ import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import type { CallHistoryFilters, Storage } from '../../src/storage/index.js';
 import { storageOf } from './database.js';
 import { createAgency, createClient, generateKey, setApiAccess, setPlan } from '../../src/admin/accounts.js';
-import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
+import { createAgent, setDefaultAgent, updateAgent, type AgentInput } from '../../src/admin/agents.js';
 
 export interface Tenant {
   accountId: string;
@@ -12,6 +12,10 @@ export interface Tenant {
 }
 
 export interface TenantOptions {
+  /** The account's name (default 'Test Agency', or 'Test Client'). */
+  name?: string;
+  /** The agent's name (default 'Test Agent'). */
+  agentName?: string;
   plan?: 'agency' | 'starter';
   phone?: string | null;
   timezone?: string;
@@ -32,7 +36,7 @@ export function keyWithTypo(key: string, at = key.length - 1): string {
 /** An agency with a key and one agent (with a phone number, set as default unless told otherwise). */
 export async function createTenant(prisma: Storage | PrismaClient, options: TenantOptions = {}): Promise<Tenant> {
   const { id: accountId } = await createAgency(storageOf(prisma), {
-    name: 'Test Agency',
+    name: options.name ?? 'Test Agency',
     plan: options.plan ?? 'agency',
   });
   return completeTenant(storageOf(prisma), accountId, options);
@@ -44,14 +48,18 @@ export async function createClientTenant(
   agencyId: string,
   options: TenantOptions = {},
 ): Promise<Tenant> {
-  const { id: accountId } = await createClient(storageOf(prisma), { agencyId, name: 'Test Client', now: new Date() });
+  const { id: accountId } = await createClient(storageOf(prisma), {
+    agencyId,
+    name: options.name ?? 'Test Client',
+    now: new Date(),
+  });
   return completeTenant(storageOf(prisma), accountId, options);
 }
 
 async function completeTenant(prisma: Storage, accountId: string, options: TenantOptions): Promise<Tenant> {
   const { id: agentId } = await createAgent(prisma, {
     accountId,
-    name: 'Test Agent',
+    name: options.agentName ?? 'Test Agent',
     phone: options.phone === null ? undefined : (options.phone ?? '+14155550100'),
     timezone: options.timezone,
     windows: options.windows,
@@ -66,22 +74,27 @@ async function completeTenant(prisma: Storage, accountId: string, options: Tenan
 
 export { setPlan, setApiAccess, generateKey };
 
-/**
- * A call of `tenant` due now that no acceptance announced (no hint, no NOTIFY): only a dispatcher's poll (its
- * due-accounts query) finds it.
- */
-export function waitingCallNobodyAnnounced(prisma: PrismaClient, tenant: { accountId: string; agentId: string }) {
-  const now = new Date();
-  return prisma.call.create({
-    data: {
-      accountId: tenant.accountId,
-      agentId: tenant.agentId,
-      phoneNumber: '+14155552671',
-      fromNumber: '+14155550100',
-      notBefore: now,
-      expiresAt: new Date(now.getTime() + 3_600_000),
-    },
-  });
+/** Changes the settings `input` names, as callctl's `agent update` does (audited as the operator's). */
+export async function updateAgentSettings(storage: Storage, agentId: string, input: AgentInput): Promise<void> {
+  await updateAgent(storage, agentId, { ...input, now: new Date() }, { kind: 'operator' });
+}
+
+/** Makes `agentId` the default agent of `accountId`, as callctl's `agent default` does (not audited). */
+export async function makeDefaultAgent(storage: Storage, accountId: string, agentId: string): Promise<void> {
+  await setDefaultAgent(storage, accountId, agentId, undefined, new Date());
+}
+
+/** An agent of `accountId` (made on first use per account), for rows a test writes in bulk (test/helpers/seed.ts). */
+const agents = new Map<string, Promise<string>>();
+export function agentOf(prisma: Storage | PrismaClient, accountId: string): Promise<string> {
+  if (!agents.has(accountId))
+    agents.set(
+      accountId,
+      createAgent(storageOf(prisma), { accountId, name: 'Fixture Agent', phone: '+14155550100', now: new Date() }).then(
+        (a) => a.id,
+      ),
+    );
+  return agents.get(accountId)!;
 }
 
 /** The Calls list's filters with none set (CallHistoryRepository.listCallHistory): spread and set the ones a test asks. */

@@ -26,7 +26,7 @@ export async function buildWebhookApp(talkMs: number, env: Record<string, string
       ...env,
     },
   });
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   const receiver = await startReceiver();
   const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
     allowPrivate: true,

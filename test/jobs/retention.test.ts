@@ -17,7 +17,7 @@ import {
   type DeletedRows,
 } from '../../src/storage/retention.js';
 import { useNamedStatements } from '../../src/storage/statements.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { logLines, type LogLine } from '../helpers/json.js';
 import { PGBOUNCER, transactionPooler } from '../helpers/pgbouncer.js';
@@ -222,14 +222,14 @@ async function clockedApp(env: Record<string, string> = {}, databaseUrl?: string
     env: { RETENTION_PAUSE_MS: '0', ...env },
     ...(databaseUrl ? { databaseUrl } : {}),
   });
-  return { ...built, clock, sql: sqlPool(built.app.prisma), retention: built.app.retention! };
+  return { ...built, clock, sql: sqlPool(prismaOf(built.app)), retention: built.app.retention! };
 }
 
 describe('retention', () => {
   it('deletes each kind of row just past its retention and nothing younger; live calls and pending deliveries stay whatever their age', async () => {
     const { app, clock, sql, retention } = await clockedApp();
     const db = rows(sql);
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const endpoint = await db.endpoint(tenant);
 
     // Idempotency records: past their expiry (24 h after the first request) or not.
@@ -338,7 +338,7 @@ describe('retention', () => {
   it("deletes a call's deliveries and attempts with it, and counts them, when they outlive the call's retention", async () => {
     const { app, sql, retention } = await clockedApp({ WEBHOOK_LOG_RETENTION_DAYS: '400', CALL_RETENTION_DAYS: '365' });
     const db = rows(sql);
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const endpoint = await db.endpoint(tenant);
     const old = await db.call(tenant, 'completed', { createdAt: ago(370 * DAY), endedAt: ago(370 * DAY) });
     await db.delivery(endpoint, old, 'succeeded', ago(370 * DAY), 2);
@@ -356,7 +356,7 @@ describe('retention', () => {
 
   it('deletes more rows than one batch over a pass, one batch per statement', async () => {
     const { app, sql, databaseUrl } = await clockedApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await expiredRecords(sql, tenant, 1050);
     await oldCallsWithEvents(sql, tenant, 250);
 
@@ -392,7 +392,7 @@ describe('retention', () => {
 
   it('pauses after each full batch at least as long as the batch took: a slow database slows the pass', async () => {
     const { app, sql, databaseUrl } = await clockedApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await expiredRecords(sql, tenant, 300);
     // A database where each delete statement takes 300 ms more (as a checkpoint's full-page writes make it slower).
     await sql.query(`
@@ -425,7 +425,7 @@ describe('retention', () => {
   it('a pass yields once it deleted RETENTION_PASS_MAX_ROWS rows; the next one resumes at the kind of row it stopped at', async () => {
     const { app, sql } = await clockedApp({ RETENTION_BATCH_SIZE: '100', RETENTION_PASS_MAX_ROWS: '300' });
     const job = app.retention!;
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await expiredRecords(sql, tenant, 1050);
     await oldCallsWithEvents(sql, tenant, 250);
     const pass = async () => {
@@ -453,7 +453,7 @@ describe('retention', () => {
 
   it('a pass yields once it ran RETENTION_PASS_MAX_SECONDS, before its next batch', async () => {
     const { app, sql, databaseUrl } = await clockedApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await expiredRecords(sql, tenant, 1000);
     const pool = createRetentionPool(databaseUrl);
     // Each look at the clock finds a second more gone: before batches 1, 2 and 3 (0, 1 and 2 s) it goes on; before
@@ -478,7 +478,7 @@ describe('retention', () => {
 
   it('lets one process at a time delete: a pass started while another runs (even during its pause) skips', async () => {
     const { app, sql, databaseUrl } = await clockedApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await sql.query(
       `
       INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
@@ -535,7 +535,7 @@ describe('retention', () => {
   it('two replicas passing at once: one deletes everything once, the other nothing; nothing breaks', async () => {
     const a = await clockedApp({ RETENTION_BATCH_SIZE: '50', RETENTION_PAUSE_MS: '5' });
     const b = await clockedApp({ RETENTION_BATCH_SIZE: '50', RETENTION_PAUSE_MS: '5' }, a.databaseUrl);
-    const tenant = await createTenant(a.app.prisma);
+    const tenant = await createTenant(a.app.storage);
     await a.sql.query(
       `
       INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
@@ -552,7 +552,7 @@ describe('retention', () => {
 
   it('skips while another process holds the lock, deleting nothing, and runs once it is free', async () => {
     const { app, sql, databaseUrl, retention } = await clockedApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const db = rows(sql);
     await db.idempotency(tenant, ago(SECOND));
     const other = createRetentionPool(databaseUrl);

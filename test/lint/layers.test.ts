@@ -55,6 +55,8 @@ const REFUSED: [string, string, RegExp][] = [
   ['src/calls/x.ts', "import type { Call } from '../generated/prisma/client.js';", /row types/],
   ['src/routes/dashboard/x.ts', "import type { ActiveUser } from '../../storage/users.js';", /entry point/],
   ['plugins/x.ts', "import { migrate } from '../src/storage/migrate.js';", /entry point/],
+  ['scripts/x.ts', "import { startServer } from '../test/helpers/server-process.js';", /no test code/],
+  ['test/browser/x.test.ts', "import { makeShowcase } from '../../scripts/screenshots.js';", /import no script/],
 ];
 
 const ALLOWED: [string, string][] = [
@@ -80,6 +82,7 @@ const ALLOWED: [string, string][] = [
   ],
   ['src/storage/repositories/x.ts', "import { apiAccessOn } from '../../domain/api-access.js';"],
   ['plugins/db.ts', "import pg from 'pg';\nimport { createDatabase } from '../src/storage/database.js';"],
+  ['test/scripts/x.test.ts', "import { bundle } from '../../scripts/bundle.js';"],
 ];
 
 describe('the dependency rules between folders', () => {
@@ -90,26 +93,5 @@ describe('the dependency rules between folders', () => {
 
   it.each(ALLOWED)('%s: allows %s', async (file, code) => {
     expect(await refusals(file, code)).toEqual([]);
-  });
-});
-
-describe('the Prisma clients plugins/db.ts decorates for tests', () => {
-  const syntax = new ESLint({
-    cwd: path.resolve(import.meta.dirname, '../..'),
-    overrideConfig: { languageOptions: { parserOptions: { projectService: false, project: null } } },
-    ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-syntax',
-  });
-  const lint = async (filePath: string, code: string) =>
-    ((await syntax.lintText(`${code}\n`, { filePath }))[0]?.messages ?? []).map((m) => m.message);
-
-  it.each([
-    ['src/routes/dashboard/x.ts', 'export const f = (fastify: { prisma: unknown }) => fastify.prisma;'],
-    ['plugins/x.ts', 'export const f = (fastify: { backgroundPrisma: unknown }) => fastify.backgroundPrisma;'],
-  ])('%s may not use them', async (file, code) => {
-    expect(await lint(file, code)).toEqual([expect.stringMatching(/fastify.storage/)]);
-  });
-
-  it('src/storage may (a repository reads its own driver)', async () => {
-    expect(await lint('src/storage/x.ts', 'export const f = (d: { prisma: unknown }) => d.prisma;')).toEqual([]);
   });
 });

@@ -38,7 +38,7 @@ describe('logs', () => {
       logger: pino(loggerOptions('debug') as pino.LoggerOptions, sink),
     });
     try {
-      const tenant = await createTenant(app.prisma);
+      const tenant = await createTenant(app.storage);
       const receiver = await startReceiver();
       const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
         allowPrivate: true,

@@ -14,6 +14,8 @@ import { match } from '../helpers/matchers.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { prismaOf } from '../helpers/app.js';
+import { forceEndpoint } from '../helpers/seed.js';
 
 const apps: App[] = [];
 afterAll(async () => {
@@ -46,13 +48,13 @@ describe('webhook failure logs', () => {
       jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
     });
     apps.push(app);
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const receiver = await startReceiver();
     const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
       allowPrivate: true,
       now: app.now(),
     });
-    const endpoint = await app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
+    const endpoint = await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
     const metadataValue = 'body-must-not-be-logged-41';
     const event = async () => {
       const call_id = callIdOf(
@@ -64,7 +66,7 @@ describe('webhook failure logs', () => {
         { kind: 'failed', reason: 'canceled' },
         { now: clock.now, source: 'operator' },
       );
-      return app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId: call_id } });
+      return prismaOf(app).webhookDelivery.findFirstOrThrow({ where: { callId: call_id } });
     };
     const warnings = () => lines.filter((l) => l.level === 40);
 
@@ -84,7 +86,7 @@ describe('webhook failure logs', () => {
     ]);
 
     // No answer at all: the error instead of a status.
-    await app.prisma.webhookEndpoint.update({ where: { id: endpoint.id }, data: { url: 'http://127.0.0.1:1/hooks' } });
+    await forceEndpoint(prismaOf(app), { id: endpoint.id }, { url: 'http://127.0.0.1:1/hooks' });
     clock.now = new Date(clock.now.getTime() + 5_000);
     await app.deliveryWorker!.settle();
     expect(warnings()[1]).toMatchObject({
@@ -96,7 +98,7 @@ describe('webhook failure logs', () => {
     });
     expect(warnings()[1]).not.toHaveProperty('status');
 
-    await app.prisma.webhookEndpoint.update({ where: { id: endpoint.id }, data: { url: receiver.url } });
+    await forceEndpoint(prismaOf(app), { id: endpoint.id }, { url: receiver.url });
     receiver.respond = () => ({ status: 410 });
     const gone = await event();
     await app.deliveryWorker!.settle();

@@ -9,7 +9,7 @@ import { createUser } from '../../src/admin/users.js';
 import type { App } from '../../src/app.js';
 import { PEOPLE_LINK_LIMITS } from '../../src/domain/people-limits.js';
 import { MAIL_NAME_MAX, quotedName } from '../../src/mail/messages.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, ORIGIN, Visitor } from '../dashboard/helpers.js';
 
@@ -38,7 +38,7 @@ beforeAll(async () => {
 /** A new signed-in agency user, from an IP of their own. */
 async function agencyUser(): Promise<{ visitor: Visitor; userId: string }> {
   const email = `mallory-${++n}@mallory.example`;
-  const userId = await createUserWithPassword(app.prisma, agencyId, email);
+  const userId = await createUserWithPassword(app.storage, agencyId, email);
   const visitor = new Visitor(app);
   visitor.ip = `198.51.100.${n}`;
   expect((await visitor.signIn(email)).status).toBe(303);
@@ -77,7 +77,7 @@ describe('e-mail to people', () => {
     expect(withoutOurLink).not.toMatch(/:\/\/|evil\.test|www\.evil|evil\uFF0Etest/);
     expect(withoutOurLink).not.toContain('before it is deleted');
 
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({
+    const entry = await prismaOf(app).auditEntry.findFirstOrThrow({
       where: { action: 'email_sent', accountId: clientId },
     });
     expect(entry).toMatchObject({ actorKind: 'user', actorUserId: userId, agencyId });
@@ -89,7 +89,7 @@ describe('e-mail to people', () => {
     const sent = smtp!.received.length;
     for (let i = 0; i < PEOPLE_LINK_LIMITS.perUser.count - 1; i++)
       expect((await invite(visitor, `target-${n}-${i}@victim.example`)).status).toBe(200);
-    const target = await app.prisma.user.findFirstOrThrow({ where: { email: `target-${n}-0@victim.example` } });
+    const target = await prismaOf(app).user.findFirstOrThrow({ where: { email: `target-${n}-0@victim.example` } });
     expect((await visitor.submit('/dashboard/users', `/dashboard/users/${target.id}/link`)).status).toBe(200);
 
     const refused = await invite(visitor, `one-too-many-${n}@victim.example`);
@@ -97,14 +97,14 @@ describe('e-mail to people', () => {
     expect(refused.body).toContain(
       html(`You have made ${PEOPLE_LINK_LIMITS.perUser.count} invitations and sign-in links in the last hour`),
     );
-    expect(await app.prisma.user.count({ where: { email: `one-too-many-${n}@victim.example` } })).toBe(0);
+    expect(await prismaOf(app).user.count({ where: { email: `one-too-many-${n}@victim.example` } })).toBe(0);
     const link = await visitor.submit('/dashboard/users', `/dashboard/users/${target.id}/link`);
     expect(link.status).toBe(429);
     expect(link.body).toContain('Try again after');
 
     await app.mailer!.settled();
     expect(smtp!.received.length - sent).toBe(PEOPLE_LINK_LIMITS.perUser.count);
-    const refusals = await app.prisma.auditEntry.findMany({
+    const refusals = await prismaOf(app).auditEntry.findMany({
       where: { action: 'people_link_refused', actorUserId: userId },
       orderBy: { createdAt: 'asc' },
     });
@@ -112,13 +112,13 @@ describe('e-mail to people', () => {
       { what: 'invitation', email: `one-too-many-${n}@victim.example`, limit: 'user' },
       { what: 'sign_in_link', email: `target-${n}-0@victim.example`, limit: 'user' },
     ]);
-    expect(await app.prisma.auditEntry.count({ where: { action: 'email_sent', actorUserId: userId } })).toBe(
+    expect(await prismaOf(app).auditEntry.count({ where: { action: 'email_sent', actorUserId: userId } })).toBe(
       PEOPLE_LINK_LIMITS.perUser.count,
     );
   });
 
   it("refuses an agency over its daily limit, whichever of its users asks; the operator's callctl is not limited", async () => {
-    const made = await app.prisma.auditEntry.count({
+    const made = await prismaOf(app).auditEntry.count({
       where: { agencyId, actorKind: 'user', action: { in: ['user_invited', 'sign_in_link_created'] } },
     });
     let left = PEOPLE_LINK_LIMITS.perAgency.count - made;
@@ -132,7 +132,7 @@ describe('e-mail to people', () => {
     const refused = await invite(visitor, `agency-over-${n}@victim.example`);
     expect(refused.status).toBe(429);
     expect(refused.body).toContain(html("Your agency's users have made"));
-    const entry = await app.prisma.auditEntry.findFirstOrThrow({
+    const entry = await prismaOf(app).auditEntry.findFirstOrThrow({
       where: { action: 'people_link_refused', actorUserId: userId },
     });
     expect(entry.detail).toMatchObject({ limit: 'agency' });

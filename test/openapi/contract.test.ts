@@ -13,11 +13,12 @@ import { addToDoNotCall } from '../../src/admin/do-not-call.js';
 import type { App } from '../../src/app.js';
 import { generateContract } from '../../src/openapi/generate.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { json, type ErrorResponse } from '../helpers/json.js';
 import { match } from '../helpers/matchers.js';
 import { trigger } from '../helpers/trigger.js';
+import { insertIdempotencyRecord, runSql } from '../helpers/seed.js';
 
 interface Doc {
   info: {
@@ -60,7 +61,7 @@ beforeAll(async () => {
   ({ app } = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1000', MAX_QUEUED_CALLS: '1000' } }));
   doc = (await app.inject('/api/v1/openapi.json')).json();
   ajv.addSchema({ $id: 'doc', components: doc.components }, 'doc');
-  tenant = await createTenant(app.prisma);
+  tenant = await createTenant(app.storage);
 });
 
 const operation = () => doc.paths['/api/v1/calls/trigger']!.post!;
@@ -128,8 +129,8 @@ describe('every status of the trigger matches the document', () => {
   });
 
   it('400 for each cause', async () => {
-    const noDefault = await createTenant(app.prisma, { defaultAgent: false });
-    const noPhone = await createTenant(app.prisma, { phone: null });
+    const noDefault = await createTenant(app.storage, { defaultAgent: false });
+    const noPhone = await createTenant(app.storage, { phone: null });
     const responses = [
       await trigger(app, tenant.key, { phone_number: 'x' }),
       await trigger(app, tenant.key, {
@@ -157,9 +158,9 @@ describe('every status of the trigger matches the document', () => {
   });
 
   it('401, 403, 413, 415', async () => {
-    const off = await createTenant(app.prisma, { apiAccess: false });
-    const starter = await createTenant(app.prisma, { plan: 'starter' });
-    const other = await createTenant(app.prisma);
+    const off = await createTenant(app.storage, { apiAccess: false });
+    const starter = await createTenant(app.storage, { plan: 'starter' });
+    const other = await createTenant(app.storage);
     const cases: [number, LightMyRequestResponse][] = [
       [401, await trigger(app, 'svc_sk_nope')],
       [403, await trigger(app, off.key)],
@@ -175,7 +176,7 @@ describe('every status of the trigger matches the document', () => {
   });
 
   it('409 and 422 (idempotency)', async () => {
-    await app.prisma.idempotencyRecord.create({
+    await insertIdempotencyRecord(prismaOf(app), {
       data: {
         accountId: tenant.accountId,
         key: 'in-flight',
@@ -186,8 +187,8 @@ describe('every status of the trigger matches the document', () => {
     const inFlight = await trigger(app, tenant.key, undefined, { 'idempotency-key': 'in-flight' });
     expect(inFlight.statusCode).toBe(422); // a different body under the key wins over "in flight"
     conforms(inFlight);
-    const hash = (await app.prisma.idempotencyRecord.findFirstOrThrow({ where: { key: 'contract-1' } })).requestHash;
-    await app.prisma.idempotencyRecord.create({
+    const hash = (await prismaOf(app).idempotencyRecord.findFirstOrThrow({ where: { key: 'contract-1' } })).requestHash;
+    await insertIdempotencyRecord(prismaOf(app), {
       data: {
         accountId: tenant.accountId,
         key: 'in-flight-2',
@@ -202,13 +203,13 @@ describe('every status of the trigger matches the document', () => {
 
   it('429 (rate limit and full queue), with Retry-After', async () => {
     const { app: limited } = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '1', MAX_QUEUED_CALLS: '1' } });
-    const t = await createTenant(limited.prisma);
+    const t = await createTenant(limited.storage);
     await trigger(limited, t.key);
     const rateLimited = await trigger(limited, t.key);
     expect(rateLimited.statusCode).toBe(429);
     conforms(rateLimited);
     const { app: queued } = await buildTestApp({ env: { MAX_QUEUED_CALLS: '1' } });
-    const q = await createTenant(queued.prisma);
+    const q = await createTenant(queued.storage);
     await trigger(queued, q.key);
     const full = await trigger(queued, q.key);
     expect(full.statusCode).toBe(429);
@@ -217,8 +218,8 @@ describe('every status of the trigger matches the document', () => {
 
   it('500 and 503', async () => {
     const { app: broken } = await buildTestApp();
-    const t = await createTenant(broken.prisma);
-    await broken.prisma.$executeRawUnsafe('ALTER TABLE calls RENAME COLUMN from_number TO gone');
+    const t = await createTenant(broken.storage);
+    await runSql(prismaOf(broken), 'ALTER TABLE calls RENAME COLUMN from_number TO gone');
     const internal = await trigger(broken, t.key);
     expect(internal.statusCode).toBe(500);
     conforms(internal, { expectHeaders: false });

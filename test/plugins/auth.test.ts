@@ -4,8 +4,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { apiKeyDigest, generateApiKey } from '../../src/domain/api-key.js';
-import { sqlPool } from '../../src/storage/database.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf, poolsOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, generateKey, keyWithTypo, setApiAccess } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
 
@@ -13,7 +12,7 @@ let replicaA: App;
 let replicaB: App;
 
 beforeAll(async () => {
-  const first = await buildTestApp();
+  const first = await buildTestApp({ pools: true });
   replicaA = first.app;
   replicaB = (await buildTestApp({ databaseUrl: first.databaseUrl })).app;
 });
@@ -28,7 +27,7 @@ afterEach(() => vi.restoreAllMocks());
 function spyOnPools(app: App) {
   const statements = vi.fn();
   const checkouts = vi.fn();
-  for (const pool of [sqlPool(app.prisma), sqlPool(app.backgroundPrisma)]) {
+  for (const pool of [poolsOf(app).requests, poolsOf(app).background]) {
     for (const [method, seen] of [
       ['query', statements],
       ['connect', checkouts],
@@ -45,18 +44,18 @@ function spyOnPools(app: App) {
 
 describe('authentication', () => {
   it('a rotated key stops working on the next request on every replica; the new one works at once', async () => {
-    const tenant = await createTenant(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
     expect((await trigger(replicaA, tenant.key)).statusCode).toBe(200);
     expect((await trigger(replicaB, tenant.key)).statusCode).toBe(200);
     const { key: rotated } = await generateKey(replicaA.storage, tenant.accountId, undefined, { now: new Date() });
     expect((await trigger(replicaA, tenant.key)).statusCode).toBe(401);
     expect((await trigger(replicaB, tenant.key)).statusCode).toBe(401);
     expect((await trigger(replicaB, rotated)).statusCode).toBe(200);
-    expect(await replicaA.prisma.apiKey.count({ where: { accountId: tenant.accountId, revokedAt: null } })).toBe(1);
+    expect(await prismaOf(replicaA).apiKey.count({ where: { accountId: tenant.accountId, revokedAt: null } })).toBe(1);
   });
 
   it('the API-access switch takes effect on the next request, and the key works again when it is back on', async () => {
-    const tenant = await createTenant(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
     await setApiAccess(replicaA.storage, tenant.accountId, false, undefined, new Date());
     expect((await trigger(replicaB, tenant.key)).json()).toEqual({ success: false, error: 'API access is disabled' });
     await setApiAccess(replicaA.storage, tenant.accountId, true, undefined, new Date());
@@ -64,16 +63,16 @@ describe('authentication', () => {
   });
 
   it("an agency's switch turns its clients' keys off too", async () => {
-    const agency = await createTenant(replicaA.prisma);
-    const client = await createClientTenant(replicaA.prisma, agency.accountId);
+    const agency = await createTenant(replicaA.storage);
+    const client = await createClientTenant(replicaA.storage, agency.accountId);
     expect((await trigger(replicaA, client.key)).statusCode).toBe(200);
     await setApiAccess(replicaA.storage, agency.accountId, false, undefined, new Date());
     expect((await trigger(replicaA, client.key)).json()).toEqual({ success: false, error: 'API access is disabled' });
   });
 
   it("a client inherits its agency's plan", async () => {
-    const starter = await createTenant(replicaA.prisma, { plan: 'starter' });
-    const client = await createClientTenant(replicaA.prisma, starter.accountId);
+    const starter = await createTenant(replicaA.storage, { plan: 'starter' });
+    const client = await createClientTenant(replicaA.storage, starter.accountId);
     expect((await trigger(replicaA, client.key)).json()).toEqual({
       success: false,
       error: 'API access requires the agency plan',
@@ -81,14 +80,14 @@ describe('authentication', () => {
   });
 
   it('stores only the digest: the key itself is nowhere in the table', async () => {
-    const tenant = await createTenant(replicaA.prisma);
-    const rows = await replicaA.prisma.apiKey.findMany({ where: { accountId: tenant.accountId } });
+    const tenant = await createTenant(replicaA.storage);
+    const rows = await prismaOf(replicaA).apiKey.findMany({ where: { accountId: tenant.accountId } });
     expect(Buffer.from(rows[0]!.digest).equals(apiKeyDigest(tenant.key))).toBe(true);
     expect(JSON.stringify(rows)).not.toContain(tenant.key.slice(12));
   });
 
   it('a malformed or checksum-failing key is refused without a database query; a well-formed one costs exactly one', async () => {
-    const tenant = await createTenant(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
     const { statements, checkouts } = spyOnPools(replicaA);
     for (const key of ['svc_sk_short', keyWithTypo(tenant.key), 'not-a-key'])
       expect((await trigger(replicaA, key)).statusCode).toBe(401);
@@ -102,8 +101,8 @@ describe('authentication', () => {
   });
 
   it('a working key costs a lookup every time; once revoked or unknown, it costs one more and then none, each failure still counted', async () => {
-    const { app } = await buildTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '3' } });
-    const tenant = await createTenant(app.prisma);
+    const { app } = await buildTestApp({ pools: true, env: { AUTH_FAILURES_PER_MINUTE: '3' } });
+    const tenant = await createTenant(app.storage);
     const from = (ip: string, key: string) =>
       app.inject({
         method: 'POST',
@@ -153,8 +152,8 @@ describe('authentication', () => {
   });
 
   it('limits failed attempts per client IP, without touching other clients', async () => {
-    const { app } = await buildTestApp({ env: { AUTH_FAILURES_PER_MINUTE: '5' } });
-    const tenant = await createTenant(app.prisma);
+    const { app } = await buildTestApp({ pools: true, env: { AUTH_FAILURES_PER_MINUTE: '5' } });
+    const tenant = await createTenant(app.storage);
     const from = (ip: string, key: string) =>
       app.inject({
         method: 'POST',

@@ -4,9 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceCall, forceCalls } from '../helpers/seed.js';
 
 let app: App;
 // A Saturday: the weekday window below is closed, so its calls wait for Monday.
@@ -25,8 +26,8 @@ describe('concurrency counters', () => {
   });
 
   it('counts active, waiting and waiting-for-window calls per account; other accounts and unknown ids apart', async () => {
-    const tenant = await createTenant(app.prisma);
-    const other = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
+    const other = await createTenant(app.storage);
     const weekdays = (
       await createAgent(app.storage, {
         accountId: tenant.accountId,
@@ -45,7 +46,7 @@ describe('concurrency counters', () => {
         200,
       );
     await trigger(app, other.key);
-    await app.prisma.call.updateMany({ where: { id: { in: ids.slice(0, 2) } }, data: { status: 'dialing' } });
+    await forceCalls(prismaOf(app), { id: { in: ids.slice(0, 2) } }, { status: 'dialing' });
 
     const counts = await app.concurrency.counts([tenant.accountId, other.accountId, randomUUID()]);
     const none = { scheduled: 0, waitingForRetry: 0 };
@@ -61,18 +62,9 @@ describe('concurrency counters', () => {
       trigger(app, other.key),
     ]);
     const hour = (h: number) => new Date(now.getTime() + h * 3_600_000);
-    await app.prisma.call.update({
-      where: { id: callIdOf(scheduled) },
-      data: { scheduledAt: hour(2), notBefore: hour(2) },
-    });
-    await app.prisma.call.update({
-      where: { id: callIdOf(retrying) },
-      data: { attempt: 2, nextAttemptAt: hour(1), notBefore: hour(1) },
-    });
-    await app.prisma.call.update({
-      where: { id: callIdOf(late) },
-      data: { scheduledAt: hour(-1), notBefore: hour(40) },
-    });
+    await forceCall(prismaOf(app), callIdOf(scheduled), { scheduledAt: hour(2), notBefore: hour(2) });
+    await forceCall(prismaOf(app), callIdOf(retrying), { attempt: 2, nextAttemptAt: hour(1), notBefore: hour(1) });
+    await forceCall(prismaOf(app), callIdOf(late), { scheduledAt: hour(-1), notBefore: hour(40) });
     expect((await app.concurrency.counts([other.accountId])).get(other.accountId)).toEqual({
       active: 0,
       waiting: 4,
@@ -80,8 +72,8 @@ describe('concurrency counters', () => {
       scheduled: 1,
       waitingForRetry: 1,
     });
-    await app.prisma.call.updateMany({ where: { id: ids[0] }, data: { status: 'in_progress' } });
-    const all = await app.prisma.call.groupBy({ by: ['status'], _count: true });
+    await forceCalls(prismaOf(app), { id: ids[0] }, { status: 'in_progress' });
+    const all = await prismaOf(app).call.groupBy({ by: ['status'], _count: true });
     const counted = Object.fromEntries(all.map((g) => [g.status, g._count]));
     expect(await app.concurrency.totals()).toEqual({
       initiated: counted.initiated ?? 0,
@@ -91,7 +83,7 @@ describe('concurrency counters', () => {
   });
 
   it('the queue bound at acceptance is its maxWaiting', async () => {
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const answers = [];
     for (let i = 0; i < 9; i++) answers.push((await trigger(app, tenant.key)).statusCode);
     expect(answers).toEqual([200, 200, 200, 200, 200, 200, 200, 429, 429]);

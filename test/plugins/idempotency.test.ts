@@ -5,9 +5,10 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { stableStringify } from '../../src/domain/stable-json.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { match } from '../helpers/matchers.js';
 import { trigger } from '../helpers/trigger.js';
+import { insertIdempotencyRecord } from '../helpers/seed.js';
 
 const BODY = { phone_number: '+14155552671' };
 const HOUR_MS = 3600_000;
@@ -33,8 +34,9 @@ const send = (target: App, tenant: Tenant, key: string, body: unknown = BODY) =>
   trigger(target, tenant.key, body, { 'idempotency-key': key });
 
 const freshKey = () => `order-${randomUUID()}`;
-const callsOf = (tenant: Tenant) => app.prisma.call.count({ where: { accountId: tenant.accountId } });
-const recordsOf = (tenant: Tenant) => app.prisma.idempotencyRecord.findMany({ where: { accountId: tenant.accountId } });
+const callsOf = (tenant: Tenant) => prismaOf(app).call.count({ where: { accountId: tenant.accountId } });
+const recordsOf = (tenant: Tenant) =>
+  prismaOf(app).idempotencyRecord.findMany({ where: { accountId: tenant.accountId } });
 /** What the plugin stores to tell a replay from another request: SHA-256 of the body with sorted keys. */
 const hashOf = (body: unknown) => createHash('sha256').update(stableStringify(body)).digest('hex');
 
@@ -65,7 +67,7 @@ function expectRefused(response: LightMyRequestResponse, status: number, body: u
 
 /** The reservation a request still in flight would hold: the same body's hash, no response yet. */
 async function reserve(tenant: Tenant, key: string, createdAt: Date, body: unknown = BODY) {
-  return app.prisma.idempotencyRecord.create({
+  return insertIdempotencyRecord(prismaOf(app), {
     data: {
       accountId: tenant.accountId,
       key,
@@ -79,7 +81,7 @@ async function reserve(tenant: Tenant, key: string, createdAt: Date, body: unkno
 
 describe('Idempotency-Key', () => {
   it('the same key and body replays the first response with Idempotent-Replayed: true; one call exists', async () => {
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const key = freshKey();
     const callId = expectFirst(await send(app, tenant, key));
     expectReplay(await send(app, tenant, key), callId);
@@ -95,7 +97,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('the order of body fields does not matter, at any depth: a reordered body replays, it is not a 422', async () => {
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const key = freshKey();
     const callId = expectFirst(
       await send(app, tenant, key, '{"phone_number":"+14155552671","name":"Ada","metadata":{"a":1,"b":"x"}}'),
@@ -108,7 +110,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('the same key with a different body is 422, and the first response is kept', async () => {
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const key = freshKey();
     const callId = expectFirst(await send(app, tenant, key));
     expectRefused(await send(app, tenant, key, { phone_number: '+14155552672' }), 422, REUSED);
@@ -118,7 +120,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('a repeat while the first request is still in flight is 409 and creates nothing', async () => {
-    const tenant = await createTenant(clocked.prisma);
+    const tenant = await createTenant(clocked.storage);
     const key = freshKey();
     await reserve(tenant, key, currentTime);
     expectRefused(await send(clocked, tenant, key), 409, IN_FLIGHT);
@@ -131,7 +133,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('a reservation older than 60 s without a response is abandoned: the next request takes it over', async () => {
-    const tenant = await createTenant(clocked.prisma);
+    const tenant = await createTenant(clocked.storage);
     const key = freshKey();
     const abandoned = await reserve(tenant, key, new Date(currentTime.getTime() - 61_000));
     const callId = expectFirst(await send(clocked, tenant, key));
@@ -145,23 +147,25 @@ describe('Idempotency-Key', () => {
   });
 
   it('is scoped to the account: the same key used by another account creates its own call', async () => {
-    const first = await createTenant(app.prisma);
-    const second = await createTenant(app.prisma);
+    const first = await createTenant(app.storage);
+    const second = await createTenant(app.storage);
     const key = freshKey();
     const firstCall = expectFirst(await send(app, first, key));
     const secondCall = expectFirst(await send(app, second, key));
     expect(secondCall).not.toBe(firstCall);
     // Even with another body: the other account's use of the key is invisible.
-    const third = await createTenant(app.prisma);
+    const third = await createTenant(app.storage);
     expectFirst(await send(app, third, key, { phone_number: '+14155552672' }));
     expect(await callsOf(first)).toBe(1);
     expect(await callsOf(second)).toBe(1);
     expect(await callsOf(third)).toBe(1);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: secondCall } })).accountId).toBe(second.accountId);
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: secondCall } })).accountId).toBe(
+      second.accountId,
+    );
   });
 
   it('accepts 1 to 255 printable ASCII characters; 256 characters, a space, a control or a non-ASCII character is 400', async () => {
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     expectFirst(await send(app, tenant, 'k'.repeat(255)));
     expectFirst(await send(app, tenant, '!~"#$%&\'()*+,-./09:;<=>?@AZ[\\]^_`az{|}'));
     for (const key of ['k'.repeat(256), 'order 1', ' ', 'tab\there', 'del\x7f', 'clé-1', 'ключ', '']) {
@@ -172,7 +176,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('is race-free: 50 concurrent duplicates make exactly one call; each answer is 200 with its call_id or 409', async () => {
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const key = freshKey();
     const responses = await Promise.all(Array.from({ length: 50 }, () => send(app, tenant, key)));
     const accepted = responses.filter((r) => r.statusCode === 200);
@@ -189,7 +193,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('is kept 24 h: a replay just before expiry, then the same key creates a new call 24 h + 1 s later', async () => {
-    const tenant = await createTenant(clocked.prisma);
+    const tenant = await createTenant(clocked.storage);
     const key = freshKey();
     const start = currentTime;
     const firstCall = expectFirst(await send(clocked, tenant, key));
@@ -205,7 +209,7 @@ describe('Idempotency-Key', () => {
 
   describe('a request refused after the reservation leaves no record, so a corrected retry with the same key succeeds', () => {
     it('an impossible phone number (+15551234 passes the pattern, fails the possible-number check)', async () => {
-      const tenant = await createTenant(app.prisma);
+      const tenant = await createTenant(app.storage);
       const key = freshKey();
       expectRefused(await send(app, tenant, key, { phone_number: '+15551234' }), 400, {
         success: false,
@@ -218,7 +222,7 @@ describe('Idempotency-Key', () => {
     });
 
     it('an unknown agent_id', async () => {
-      const tenant = await createTenant(app.prisma);
+      const tenant = await createTenant(app.storage);
       const key = freshKey();
       expectRefused(await send(app, tenant, key, { ...BODY, agent_id: randomUUID() }), 400, {
         success: false,
@@ -231,21 +235,21 @@ describe('Idempotency-Key', () => {
     });
 
     it('a failure after the response was staged in the rolled-back transaction (e.g. the commit fails): 500, and the retry is accepted, not 409', async () => {
-      const tenant = await createTenant(app.prisma);
+      const tenant = await createTenant(app.storage);
       const key = freshKey();
       // A constraint trigger deferred to commit: the acceptance's statement stores the call and the response, then its
       // commit fails in PostgreSQL itself.
-      await app.prisma.$executeRawUnsafe(
+      await prismaOf(app).$executeRawUnsafe(
         `CREATE FUNCTION test_fail_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'commit failed'; END $$`,
       );
-      await app.prisma
+      await prismaOf(app)
         .$executeRawUnsafe(`CREATE CONSTRAINT TRIGGER test_fail_at_commit AFTER UPDATE ON idempotency_records DEFERRABLE INITIALLY DEFERRED
         FOR EACH ROW WHEN (NEW.response_status IS NOT NULL) EXECUTE FUNCTION test_fail_at_commit()`);
       try {
         expectRefused(await send(app, tenant, key), 500, { success: false, error: 'Internal server error' });
       } finally {
-        await app.prisma.$executeRawUnsafe('DROP TRIGGER test_fail_at_commit ON idempotency_records');
-        await app.prisma.$executeRawUnsafe('DROP FUNCTION test_fail_at_commit()');
+        await prismaOf(app).$executeRawUnsafe('DROP TRIGGER test_fail_at_commit ON idempotency_records');
+        await prismaOf(app).$executeRawUnsafe('DROP FUNCTION test_fail_at_commit()');
       }
       expect(await callsOf(tenant)).toBe(0);
       expect(await recordsOf(tenant)).toHaveLength(0);
@@ -255,7 +259,7 @@ describe('Idempotency-Key', () => {
     });
 
     it('an immediate retry of the refused request gets the same refusal, never 409', async () => {
-      const tenant = await createTenant(app.prisma);
+      const tenant = await createTenant(app.storage);
       const key = freshKey();
       for (let i = 0; i < 20; i++) {
         expectRefused(await send(app, tenant, key, { phone_number: '+15551234' }), 400, {

@@ -1,7 +1,7 @@
 // When a key was last used: written after the response, at most once a minute per key and process, never for a
 // request the key did not authenticate, and never moved back.
 import { describe, expect, it } from 'vitest';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, setApiAccess } from '../helpers/fixtures.js';
 import type { ErrorResponse } from '../helpers/json.js';
 import { waitFor } from '../helpers/wait.js';
@@ -15,10 +15,10 @@ describe('key usage', () => {
       clock: () => now,
       env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false' },
     });
-    const used = await createTenant(app.prisma);
-    const unused = await createTenant(app.prisma);
+    const used = await createTenant(app.storage);
+    const unused = await createTenant(app.storage);
     const lastUsed = async (accountId: string) =>
-      (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
+      (await prismaOf(app).apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
     const send = (key: string, body: object = TRIGGER) =>
       app.inject({
         method: 'POST',
@@ -68,7 +68,7 @@ describe('key usage', () => {
       env: { DISPATCH_ENABLED: 'false', WEBHOOK_DELIVERY_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '1' },
     });
     const lastUsed = async (accountId: string) =>
-      (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
+      (await prismaOf(app).apiKey.findFirstOrThrow({ where: { accountId, revokedAt: null } })).lastUsedAt;
     const send = (key: string) =>
       app.inject({
         method: 'POST',
@@ -78,10 +78,10 @@ describe('key usage', () => {
       });
     const settled = () => new Promise((resolve) => setTimeout(resolve, 150));
 
-    const off = await createTenant(app.prisma, { apiAccess: false });
-    const starter = await createTenant(app.prisma, { plan: 'starter' });
-    const agencyOff = await createTenant(app.prisma);
-    const clientOfOff = await createClientTenant(app.prisma, agencyOff.accountId);
+    const off = await createTenant(app.storage, { apiAccess: false });
+    const starter = await createTenant(app.storage, { plan: 'starter' });
+    const agencyOff = await createTenant(app.storage);
+    const clientOfOff = await createClientTenant(app.storage, agencyOff.accountId);
     await setApiAccess(app.storage, agencyOff.accountId, false, undefined, app.now());
     for (const [tenant, error] of [
       [off, 'API access is disabled'],

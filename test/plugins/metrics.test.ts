@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { buildInternalApp } from '../../src/internal/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import type { ErrorResponse } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -41,7 +41,7 @@ async function scrape(app: App): Promise<Scrape> {
 describe('metrics', () => {
   it('counts requests by route pattern, trigger outcomes by code, and live calls by status', async () => {
     const { app } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
 
     const idempotencyKey = { 'idempotency-key': 'metrics-1' };
     expect((await trigger(app, tenant.key, undefined, idempotencyKey)).statusCode).toBe(200);
@@ -89,7 +89,7 @@ describe('metrics', () => {
 
   it('one outcome per message: every refusal with the same message counts under the same outcome', async () => {
     const { app } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const sent: [string, unknown, Record<string, string>?][] = [
       ['pattern', { phone_number: 'bad' }],
       ['possible number', { phone_number: '+1415555' }],
@@ -139,7 +139,7 @@ describe('metrics', () => {
 
   it('a scrape never fails on the database: the call gauges keep their last values while the query fails or hangs', async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await trigger(app, tenant.key);
     expect((await scrape(app)).samples.get('oct_calls_queued')).toBe(1);
     await trigger(app, tenant.key);
@@ -179,10 +179,10 @@ describe('metrics', () => {
     const { app } = await buildTestApp({
       env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '10', SIMULATED_TALK_MS: '10' },
     });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const call_id = callIdOf(await trigger(app, tenant.key));
     await waitFor(
-      () => app.prisma.call.findUniqueOrThrow({ where: { id: call_id } }),
+      () => prismaOf(app).call.findUniqueOrThrow({ where: { id: call_id } }),
       (c) => c.status === 'completed',
     );
 
@@ -215,7 +215,7 @@ describe('metrics', () => {
         SIMULATED_TALK_MS: '10',
       },
     });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const receiver = await startReceiver();
     await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     expect((await trigger(app, tenant.key)).statusCode).toBe(200);
@@ -232,7 +232,7 @@ describe('metrics', () => {
 
   it('counts rate-limit store errors while Redis is down (REDIS_URL at a closed port)', async () => {
     const { app } = await buildTestApp({ env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}` } });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     for (let i = 0; i < 3; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
 
     expect((await scrape(app)).samples.get('oct_rate_limit_store_errors_total')).toBe(3);

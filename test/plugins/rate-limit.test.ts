@@ -10,7 +10,7 @@ import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { freePort } from '../../src/storage/free-port.js';
 import { buildInternalApp } from '../../src/internal/app.js';
 import { createRedis } from '../../plugins/redis.js';
-import { buildTestApp, closeTestApp } from '../helpers/app.js';
+import { buildTestApp, closeTestApp, prismaOf } from '../helpers/app.js';
 import { trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -71,9 +71,9 @@ async function accept(app: App, tenant: Tenant, count: number, limit: number, al
   }
 }
 
-const callCount = (app: App, tenant: Tenant) => app.prisma.call.count({ where: { accountId: tenant.accountId } });
+const callCount = (app: App, tenant: Tenant) => prismaOf(app).call.count({ where: { accountId: tenant.accountId } });
 const keyIdOf = async (app: App, tenant: Tenant) =>
-  (await app.prisma.apiKey.findFirstOrThrow({ where: { accountId: tenant.accountId, revokedAt: null } })).id;
+  (await prismaOf(app).apiKey.findFirstOrThrow({ where: { accountId: tenant.accountId, revokedAt: null } })).id;
 
 describe('rate limit with the in-process store (REDIS_URL unset)', () => {
   let small: App;
@@ -90,7 +90,7 @@ describe('rate limit with the in-process store (REDIS_URL unset)', () => {
   });
 
   it('allows 100 requests per key per minute by default; the 101st is 429 with Retry-After n and the same n in the body', async () => {
-    const tenant = await createTenant(base.prisma);
+    const tenant = await createTenant(base.storage);
     await accept(base, tenant, 100, 100);
     const refused = await trigger(base, tenant.key);
     expectRateLimited(refused, 100);
@@ -98,7 +98,7 @@ describe('rate limit with the in-process store (REDIS_URL unset)', () => {
   });
 
   it('RATE_LIMIT_PER_MINUTE sets the limit', async () => {
-    const tenant = await createTenant(small.prisma);
+    const tenant = await createTenant(small.storage);
     await accept(small, tenant, 3, 3);
     expectRateLimited(await trigger(small, tenant.key), 3);
     expectRateLimited(await trigger(small, tenant.key), 3);
@@ -106,7 +106,7 @@ describe('rate limit with the in-process store (REDIS_URL unset)', () => {
   });
 
   it('every authenticated response carries the limit headers: 200, and a 400 after authentication', async () => {
-    const tenant = await createTenant(base.prisma);
+    const tenant = await createTenant(base.storage);
     const accepted = await trigger(base, tenant.key);
     expect(accepted.statusCode).toBe(200);
     expectLimitHeaders(accepted, 100, 99, 60);
@@ -125,8 +125,8 @@ describe('rate limit with the in-process store (REDIS_URL unset)', () => {
   });
 
   it('limits are per key: another tenant is unaffected when one is limited', async () => {
-    const limited = await createTenant(small.prisma);
-    const other = await createTenant(small.prisma);
+    const limited = await createTenant(small.storage);
+    const other = await createTenant(small.storage);
     await accept(small, limited, 3, 3);
     expectRateLimited(await trigger(small, limited.key), 3);
     await accept(small, other, 3, 3);
@@ -134,7 +134,7 @@ describe('rate limit with the in-process store (REDIS_URL unset)', () => {
   });
 
   it('is per process: another replica has its own budget', async () => {
-    const tenant = await createTenant(small.prisma);
+    const tenant = await createTenant(small.storage);
     await accept(small, tenant, 3, 3);
     expectRateLimited(await trigger(small, tenant.key), 3);
     await accept(smallReplica, tenant, 3, 3);
@@ -169,7 +169,7 @@ describe.skipIf(!redisUrl())('rate limit with the Redis store (requires Redis: T
   });
 
   it('two replicas share one budget: 60 requests on A and 41 on B, the 101st is 429 (and A refuses too)', async () => {
-    const tenant = await createTenant(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
     await accept(replicaA, tenant, 60, 100);
     await accept(replicaB, tenant, 40, 100, 60);
     expectRateLimited(await trigger(replicaB, tenant.key), 100);
@@ -185,7 +185,7 @@ describe.skipIf(!redisUrl())('rate limit with the Redis store (requires Redis: T
   });
 
   it('every authenticated response carries the limit headers: 200, and a 400 after authentication', async () => {
-    const tenant = await createTenant(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
     const accepted = await trigger(replicaA, tenant.key);
     expect(accepted.statusCode).toBe(200);
     expectLimitHeaders(accepted, 100, 99, 60);
@@ -196,8 +196,8 @@ describe.skipIf(!redisUrl())('rate limit with the Redis store (requires Redis: T
   });
 
   it('RATE_LIMIT_PER_MINUTE sets the limit, and limits are per key: another tenant is unaffected', async () => {
-    const limited = await createTenant(small.prisma);
-    const other = await createTenant(small.prisma);
+    const limited = await createTenant(small.storage);
+    const other = await createTenant(small.storage);
     await accept(small, limited, 3, 3);
     expectRateLimited(await trigger(small, limited.key), 3);
     expect(await probe.get(`oct:rl:${await keyIdOf(small, limited)}`)).toBe('4');
@@ -234,7 +234,7 @@ describe.skipIf(!redisUrl())('rate limit with the Redis store (requires Redis: T
   }
 
   it('once a key is over its limit, its refusals cost no Redis command until its window ends; then Redis decides again', async () => {
-    const tenant = await createTenant(small.prisma);
+    const tenant = await createTenant(small.storage);
     await accept(small, tenant, 3, 3);
     const redisKey = `oct:rl:${await keyIdOf(small, tenant)}`;
     /** A refusal whose Retry-After is the one Redis's own expiry, read just before and after it, gives. */
@@ -369,7 +369,7 @@ function appBehindProxy() {
 }
 
 async function expectFastFailOpen(app: App, report: (shown: string) => Promise<unknown>, count = 10) {
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   const time = async () => {
     const start = performance.now();
     const response = await trigger(app, tenant.key);
@@ -413,7 +413,7 @@ async function storeErrors(app: App): Promise<number> {
 
 /** Each of `count` requests meets a failed store call, and each is counted. */
 async function expectOutageCounted(app: App, count = 5) {
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   const before = await storeErrors(app);
   for (let i = 0; i < count; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
   expect((await storeErrors(app)) - before).toBe(count);
@@ -481,7 +481,7 @@ describe('when Redis is unreachable the limiter fails open without waiting for i
         annotate,
       }) => {
         expect(s.app.redis?.status).toBe('ready');
-        const tenant = await createTenant(s.app.prisma);
+        const tenant = await createTenant(s.app.storage);
         expect((await trigger(s.app, tenant.key)).statusCode).toBe(200);
         s.proxy.mute();
         await expectFastFailOpen(s.app, (shown) => annotate(`${shown}; client status ${s.app.redis?.status}`));
@@ -524,7 +524,7 @@ describe('when Redis is unreachable the limiter fails open without waiting for i
       const s = appBehindProxy();
 
       it('forgets the keys it refused without Redis (Redis may come back empty): the key fails open like any other', async () => {
-        const tenant = await createTenant(s.app.prisma);
+        const tenant = await createTenant(s.app.storage);
         // The key is taken over its limit in Redis. The subject here is what the outage forgets, not the count (the
         // tests above keep exact counts): on a loaded machine one command can outlast the client's 40 ms timeout,
         // and that request goes through uncounted (the store fails open), so the key is driven until it is refused.

@@ -10,7 +10,7 @@ import { CallData } from '../../schemas/call.js';
 import { WebhookEvent } from '../../schemas/webhook.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 
 const generated: string[] = [];
@@ -37,7 +37,7 @@ let baseUrl: string;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp());
-  tenant = await createTenant(app.prisma);
+  tenant = await createTenant(app.storage);
   baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 
@@ -54,7 +54,7 @@ describe('documentation snippets', () => {
       phone_number: '+14155552671',
       metadata: { crm_id: 'L-1' },
     });
-    expect(await app.prisma.call.count({ where: { id: callId } })).toBe(1);
+    expect(await prismaOf(app).call.count({ where: { id: callId } })).toBe(1);
     await expect(triggerCall(baseUrl, tenant.key, { phone_number: '555' })).rejects.toThrow(
       /refused \(400\): Invalid phone number format/,
     );

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { apiKeyDigest } from '../../src/domain/api-key.js';
 import { errorMessage } from '../../schemas/error-codes.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { redisUrl } from '../helpers/database.js';
 import { createClientTenant, createTenant, generateKey, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
@@ -78,7 +78,7 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
     ['byte-identical bodies', false],
     ['the same body with its keys in different orders', true],
   ])('%s, split over two replicas: exactly one call; every answer is that call (200) or 409', async (name, shuffle) => {
-    const tenant = await createTenant(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
     const body = {
       phone_number: '+14155552671',
       name: 'Ada',
@@ -87,7 +87,7 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
     };
     const payloads = Array.from({ length: PARALLEL }, (_, i) => (shuffle ? reordered(body, i) : JSON.stringify(body)));
     const key = `concurrent-${shuffle}-${tenant.accountId}`;
-    const before = await countRows(replicaA.prisma);
+    const before = await countRows(prismaOf(replicaA));
 
     const outcomes = await fire(tenant, payloads, key);
 
@@ -99,14 +99,14 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
     // Exactly one answer is the original; every other 200 is a replay of it.
     expect(accepted.filter((o) => !o.replayed)).toHaveLength(1);
     for (const o of others) expect([o.status, o.body]).toEqual([409, { success: false, error: IN_FLIGHT }]);
-    expect(rowDelta(before, await countRows(replicaA.prisma))).toEqual({
+    expect(rowDelta(before, await countRows(prismaOf(replicaA)))).toEqual({
       calls: 1,
       call_events: 1,
       idempotency_records: 1,
       webhook_deliveries: 0,
     });
     const callId = accepted[0]!.body.call_id!;
-    const call = await replicaA.prisma.call.findUniqueOrThrow({ where: { id: callId } });
+    const call = await prismaOf(replicaA).call.findUniqueOrThrow({ where: { id: callId } });
     expect([call.accountId, call.phoneNumber, call.metadata]).toEqual([
       tenant.accountId,
       body.phone_number,
@@ -118,14 +118,14 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
       const retry = await trigger(replica, tenant.key, reordered(body, 99), { 'idempotency-key': key });
       expect([retry.statusCode, callIdOf(retry), retry.headers['idempotent-replayed']]).toEqual([200, callId, 'true']);
     }
-    expect(await replicaA.prisma.call.count({ where: { accountId: tenant.accountId } })).toBe(1);
+    expect(await prismaOf(replicaA).call.count({ where: { accountId: tenant.accountId } })).toBe(1);
   });
 
   it(`while the first holds its transaction open, all ${PARALLEL - 1} duplicates are 409 and none makes a call`, async () => {
     // Without help most duplicates arrive after the first has finished and are plain replays. Holding the account
     // row (which acceptance locks) from another session keeps the first request inside its transaction, so every
     // duplicate meets an in-flight reservation: the hardest case for the reservation.
-    const tenant = await createTenant(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
     const body = JSON.stringify({ phone_number: '+14155552671', metadata: { held: true } });
     const locker = new pg.Client({ connectionString: databaseUrl });
     await locker.connect();
@@ -135,7 +135,7 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
       // reservation INSERT, so the first request gets its reservation and then waits inside its transaction.
       await locker.query('SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE', [tenant.accountId]);
       let answered = 0;
-      const before = await countRows(replicaA.prisma);
+      const before = await countRows(prismaOf(replicaA));
       const pending = fire(
         tenant,
         Array.from({ length: PARALLEL }, () => body),
@@ -146,7 +146,7 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
       const deadline = Date.now() + 4_000;
       while (answered < PARALLEL - 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(answered).toBe(PARALLEL - 1);
-      expect(rowDelta(before, await countRows(replicaA.prisma))).toEqual({
+      expect(rowDelta(before, await countRows(prismaOf(replicaA)))).toEqual({
         calls: 0,
         call_events: 0,
         idempotency_records: 1,
@@ -157,7 +157,7 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
       expect(tally(outcomes)).toEqual({ 200: 1, 409: PARALLEL - 1 });
       for (const o of outcomes.filter((x) => x.status === 409))
         expect(o.body).toEqual({ success: false, error: IN_FLIGHT });
-      expect(rowDelta(before, await countRows(replicaA.prisma))).toEqual({
+      expect(rowDelta(before, await countRows(prismaOf(replicaA)))).toEqual({
         calls: 1,
         call_events: 1,
         idempotency_records: 1,
@@ -169,24 +169,24 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
   });
 
   it('two different bodies racing for one key: one call; its body gets 200/409, the other body 422/409', async () => {
-    const tenant = await createTenant(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
     const bodies = [
       { phone_number: '+14155552671', metadata: { v: 1 } },
       { phone_number: '+14155552671', metadata: { v: 2 } },
     ];
     const payloads = Array.from({ length: PARALLEL }, (_, i) => JSON.stringify(bodies[i % 2]));
-    const before = await countRows(replicaA.prisma);
+    const before = await countRows(prismaOf(replicaA));
 
     const outcomes = await fire(tenant, payloads, 'racing-bodies');
 
     console.log(`${PARALLEL} with two bodies: ${JSON.stringify(tally(outcomes))}`);
-    expect(rowDelta(before, await countRows(replicaA.prisma))).toEqual({
+    expect(rowDelta(before, await countRows(prismaOf(replicaA)))).toEqual({
       calls: 1,
       call_events: 1,
       idempotency_records: 1,
       webhook_deliveries: 0,
     });
-    const call = await replicaA.prisma.call.findFirstOrThrow({ where: { accountId: tenant.accountId } });
+    const call = await prismaOf(replicaA).call.findFirstOrThrow({ where: { accountId: tenant.accountId } });
     const winner = (call.metadata as { v: number }).v - 1;
     outcomes.forEach((o, i) => {
       if (i % 2 === winner && o.status === 200) expect(o.body.call_id).toBe(call.id);
@@ -201,10 +201,10 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
   });
 
   it('the same key from two accounts at once: one call per account (keys are scoped to the account)', async () => {
-    const agency = await createTenant(replicaA.prisma);
-    const client = await createClientTenant(replicaA.prisma, agency.accountId);
+    const agency = await createTenant(replicaA.storage);
+    const client = await createClientTenant(replicaA.storage, agency.accountId);
     const body = JSON.stringify({ phone_number: '+14155552671' });
-    const before = await countRows(replicaA.prisma);
+    const before = await countRows(prismaOf(replicaA));
     const [fromAgency, fromClient] = await Promise.all([
       fire(
         agency,
@@ -217,7 +217,7 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
         'shared-key',
       ),
     ]);
-    expect(rowDelta(before, await countRows(replicaA.prisma))).toEqual({
+    expect(rowDelta(before, await countRows(prismaOf(replicaA)))).toEqual({
       calls: 2,
       call_events: 2,
       idempotency_records: 2,
@@ -229,17 +229,17 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
     ] as const) {
       const ids = new Set(outcomes.filter((o) => o.status === 200).map((o) => o.body.call_id));
       expect(ids.size).toBe(1);
-      const call = await replicaA.prisma.call.findUniqueOrThrow({ where: { id: [...ids][0]! } });
+      const call = await prismaOf(replicaA).call.findUniqueOrThrow({ where: { id: [...ids][0]! } });
       expect(call.accountId).toBe(tenant.accountId);
       for (const o of outcomes) expect([200, 409]).toContain(o.status);
     }
   });
 
   it('racing duplicates of a refused request (403): nothing is remembered, and the key then works for a valid request', async () => {
-    const tenant = await createTenant(replicaA.prisma);
-    const other = await createTenant(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
+    const other = await createTenant(replicaA.storage);
     const forbidden = JSON.stringify({ phone_number: '+14155552671', agent_id: other.agentId });
-    const before = await countRows(replicaA.prisma);
+    const before = await countRows(prismaOf(replicaA));
     const outcomes = await fire(
       tenant,
       Array.from({ length: PARALLEL }, () => forbidden),
@@ -247,7 +247,7 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
     );
     for (const o of outcomes) expect([403, 409]).toContain(o.status);
     expect(outcomes.some((o) => o.status === 403)).toBe(true);
-    expect(rowDelta(before, await countRows(replicaA.prisma))).toEqual({
+    expect(rowDelta(before, await countRows(prismaOf(replicaA)))).toEqual({
       calls: 0,
       call_events: 0,
       idempotency_records: 0,
@@ -263,8 +263,8 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
   });
 
   it(`${PARALLEL} simultaneous triggers with distinct keys: ${PARALLEL} calls, none lost, none doubled`, async () => {
-    const tenant = await createTenant(replicaA.prisma);
-    const before = await countRows(replicaA.prisma);
+    const tenant = await createTenant(replicaA.storage);
+    const before = await countRows(prismaOf(replicaA));
     const responses = await Promise.all(
       Array.from({ length: PARALLEL }, (_, i) =>
         trigger(
@@ -277,7 +277,7 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
     );
     for (const res of responses) expect(res.statusCode).toBe(200);
     expect(new Set(responses.map((r) => callIdOf(r))).size).toBe(PARALLEL);
-    expect(rowDelta(before, await countRows(replicaA.prisma))).toEqual({
+    expect(rowDelta(before, await countRows(prismaOf(replicaA)))).toEqual({
       calls: PARALLEL,
       call_events: PARALLEL,
       idempotency_records: PARALLEL,
@@ -289,8 +289,8 @@ describe(`${PARALLEL} simultaneous triggers with one Idempotency-Key`, () => {
 describe('concurrent key rotations', () => {
   it('50 simultaneous rotations of one account over two Prisma clients (two accounts at once): one active key each, it works, all others 401', async () => {
     const tenants = [
-      await createTenant(replicaA.prisma),
-      await createClientTenant(replicaA.prisma, (await createTenant(replicaA.prisma)).accountId),
+      await createTenant(replicaA.storage),
+      await createClientTenant(replicaA.storage, (await createTenant(replicaA.storage)).accountId),
     ];
     const ROTATIONS = 50;
     // 100 rotations in flight together: half through each replica's Prisma client (separate pools and connections).
@@ -307,7 +307,7 @@ describe('concurrent key rotations', () => {
     for (const [n, tenant] of tenants.entries()) {
       const keys = rotated[n]!.map((r) => r.key);
       expect(new Set(keys).size).toBe(ROTATIONS);
-      const rows = await replicaA.prisma.apiKey.findMany({ where: { accountId: tenant.accountId } });
+      const rows = await prismaOf(replicaA).apiKey.findMany({ where: { accountId: tenant.accountId } });
       expect(rows).toHaveLength(ROTATIONS + 1); // the fixture's key and the 50 new ones
       const active = rows.filter((r) => r.revokedAt === null);
       expect(active).toHaveLength(1);
@@ -325,7 +325,7 @@ describe('concurrent key rotations', () => {
             { success: false, error: errorMessage('INVALID_API_KEY') },
           ]);
       }
-      expect(await replicaA.prisma.call.count({ where: { accountId: tenant.accountId } })).toBe(2);
+      expect(await prismaOf(replicaA).call.count({ where: { accountId: tenant.accountId } })).toBe(2);
     }
   });
 });

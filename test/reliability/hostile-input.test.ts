@@ -9,7 +9,7 @@ import { generateApiKey } from '../../src/domain/api-key.js';
 import { E164_PATTERN, isValidE164 } from '../../src/domain/phone-number.js';
 import { stableStringify } from '../../src/domain/stable-json.js';
 import { errorMessage } from '../../schemas/error-codes.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, generateKey, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, TRIGGER_URL } from '../helpers/trigger.js';
 import { UNLIMITED, countRows, envelopeProblem, rawHttp, rowDelta, show } from './helpers.js';
@@ -56,19 +56,19 @@ beforeAll(async () => {
   // No dispatcher or webhook worker: the only writes are the trigger's, so row deltas are exact.
   ({ app } = await buildTestApp({ env: { ...UNLIMITED } }));
   agencies = [];
-  for (let i = 0; i < 4; i++) agencies.push(await createTenant(app.prisma));
-  client = await createClientTenant(app.prisma, agencies[0]!.accountId);
-  foreignAgentId = (await createTenant(app.prisma)).agentId;
+  for (let i = 0; i < 4; i++) agencies.push(await createTenant(app.storage));
+  client = await createClientTenant(app.storage, agencies[0]!.accountId);
+  foreignAgentId = (await createTenant(app.storage)).agentId;
   // Endpoints exist, so any event written by mistake would show up as a webhook_deliveries row.
   for (const t of [...agencies, client])
     await setWebhook(app.storage, t.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
-  const rotated = await createTenant(app.prisma);
+  const rotated = await createTenant(app.storage);
   await generateKey(app.storage, rotated.accountId, undefined, { now: app.now() });
   keys = {
     revoked: rotated.key,
     unknown: generateApiKey().key,
-    starter: (await createTenant(app.prisma, { plan: 'starter' })).key,
-    off: (await createTenant(app.prisma, { apiAccess: false })).key,
+    starter: (await createTenant(app.storage, { plan: 'starter' })).key,
+    off: (await createTenant(app.storage, { apiAccess: false })).key,
   };
   for (const t of [...agencies, client])
     secondAgent.set(
@@ -132,7 +132,7 @@ function parsed(payload: string | Buffer): Record<string, unknown> | undefined {
 
 async function runBatch(property: string, requests: Req[]): Promise<void> {
   const started = performance.now();
-  const before = await countRows(app.prisma);
+  const before = await countRows(prismaOf(app));
   const results = await Promise.all(
     requests.map(async (req) => {
       const headers: Record<string, string> = { ...req.headers };
@@ -146,7 +146,7 @@ async function runBatch(property: string, requests: Req[]): Promise<void> {
       }
     }),
   );
-  const after = await countRows(app.prisma);
+  const after = await countRows(prismaOf(app));
   sent += requests.length;
   const stat = stats.get(property) ?? { requests: 0, ms: 0, statuses: {} };
   stats.set(property, stat);
@@ -202,7 +202,7 @@ async function runBatch(property: string, requests: Req[]): Promise<void> {
 
   // "passed through unchanged": every accepted call stores exactly what was sent (a lossy store is not acceptance).
   if (fresh.length > 0) {
-    const calls = await app.prisma.call.findMany({ where: { id: { in: fresh.map((f) => f.callId) } } });
+    const calls = await prismaOf(app).call.findMany({ where: { id: { in: fresh.map((f) => f.callId) } } });
     const byId = new Map(calls.map((c) => [c.id, c]));
     for (const { req, callId } of fresh) {
       const call = byId.get(callId);
@@ -1117,9 +1117,9 @@ describe('real sockets: header names in any case, duplicated headers, malformed 
     property: string,
     items: { text: string | Buffer; tenant: Tenant; allowed: number[]; error?: string }[],
   ) {
-    const before = await countRows(app.prisma);
+    const before = await countRows(prismaOf(app));
     const results = await Promise.all(items.map(async (item) => ({ item, res: await rawHttp(port, item.text) })));
-    const after = await countRows(app.prisma);
+    const after = await countRows(prismaOf(app));
     sent += items.length;
     const stat = stats.get(property) ?? { requests: 0, ms: 0, statuses: {} };
     stats.set(property, stat);

@@ -5,7 +5,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { DASHBOARD_IMPORT_MAX_BYTES } from '../../src/domain/do-not-call.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from '../dashboard/helpers.js';
 import { LOOP_STALL_LIMIT_MS, numbersFile, watchLoop } from '../dashboard/loop-watch.js';
@@ -17,10 +17,10 @@ const importers: { tenant: Tenant; visitor: Visitor }[] = [];
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: { ...DASHBOARD_ENV, ...UNLIMITED } }));
-  caller = await createTenant(app.prisma);
+  caller = await createTenant(app.storage);
   for (let i = 0; i < 3; i++) {
-    const tenant = await createTenant(app.prisma);
-    await createUserWithPassword(app.prisma, tenant.accountId, `big${i}@dnc.example`);
+    const tenant = await createTenant(app.storage);
+    await createUserWithPassword(app.storage, tenant.accountId, `big${i}@dnc.example`);
     const visitor = new Visitor(app);
     expect((await visitor.signIn(`big${i}@dnc.example`)).status).toBe(303);
     await visitor.get('/dashboard/do-not-call');
@@ -52,14 +52,14 @@ it('imports three 2 MiB files at once without holding the loop, refusing a trigg
   expect(statuses.filter((s) => s !== 303 && s !== 429)).toEqual([]);
   expect(statuses.filter((s) => s === 303).length).toBeGreaterThanOrEqual(2);
   for (const [i, { tenant }] of importers.entries()) {
-    const listed = await app.prisma.doNotCallEntry.count({ where: { accountId: tenant.accountId } });
-    const refused = await app.prisma.auditEntry.count({
+    const listed = await prismaOf(app).doNotCallEntry.count({ where: { accountId: tenant.accountId } });
+    const refused = await prismaOf(app).auditEntry.count({
       where: { accountId: tenant.accountId, action: 'do_not_call_import_refused' },
     });
     if (statuses[i] === 303) expect(listed).toBe(rows);
     else expect([listed, refused]).toEqual([0, 1]);
   }
-  expect(await app.prisma.doNotCallImportRow.count()).toBe(0);
+  expect(await prismaOf(app).doNotCallImportRow.count()).toBe(0);
   // Three files of 2 MiB: the process's memory grew by far less than one file's rows as objects would take.
   expect((peak - baseline) / 1024 / 1024).toBeLessThan(300);
 });

@@ -14,7 +14,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { apiKeyDigest, generateApiKey, isWellFormedApiKey } from '../../src/domain/api-key.js';
 import { errorMessage } from '../../schemas/error-codes.js';
 import { KEY_QUERY_PARAMETERS } from '../../plugins/key-in-url.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { freshPrisma, redisUrl, storageOf } from '../helpers/database.js';
 import { json } from '../helpers/json.js';
 import { createClientTenant, createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
@@ -64,8 +64,8 @@ describe('at rest: the database holds key digests, never keys', () => {
   it('a full dump of the database holds no API key nor its secret part, only digests and display prefixes', async () => {
     const { app, databaseUrl } = await buildTestApp();
     const keys: string[] = [];
-    const agency = await createTenant(app.prisma);
-    const client = await createClientTenant(app.prisma, agency.accountId);
+    const agency = await createTenant(app.storage);
+    const client = await createClientTenant(app.storage, agency.accountId);
     keys.push(agency.key, client.key);
     // Rotated keys stay as revoked rows: they must be digests too.
     for (let i = 0; i < 3; i++)
@@ -337,11 +337,11 @@ describe('keys in URLs are refused (in-process, every combination)', () => {
 
   beforeAll(async () => {
     ({ app } = await buildTestApp({ env: { ...UNLIMITED } }));
-    tenant = await createTenant(app.prisma);
+    tenant = await createTenant(app.storage);
   });
 
   it('every KEY_QUERY_PARAMETERS name in any casing, encoded or not, with any value, with or without a valid header', async () => {
-    const before = await countRows(app.prisma);
+    const before = await countRows(prismaOf(app));
     const names = KEY_QUERY_PARAMETERS.flatMap((n) => [
       n,
       n.toUpperCase(),
@@ -373,7 +373,7 @@ describe('keys in URLs are refused (in-process, every combination)', () => {
       }
     }
     expect(checked).toBe(names.length * values.length * 4 * 2);
-    expect(rowDelta(before, await countRows(app.prisma))).toEqual({
+    expect(rowDelta(before, await countRows(prismaOf(app)))).toEqual({
       calls: 0,
       call_events: 0,
       idempotency_records: 0,
@@ -382,7 +382,7 @@ describe('keys in URLs are refused (in-process, every combination)', () => {
   });
 
   it('a key as the value of any other parameter, literal, percent-encoded or inside another URL, is refused', async () => {
-    const before = await countRows(app.prisma);
+    const before = await countRows(prismaOf(app));
     const key = tenant.key;
     const values = [
       key,
@@ -422,7 +422,7 @@ describe('keys in URLs are refused (in-process, every combination)', () => {
         });
       }
     }
-    expect(rowDelta(before, await countRows(app.prisma))).toEqual({
+    expect(rowDelta(before, await countRows(prismaOf(app)))).toEqual({
       calls: 0,
       call_events: 0,
       idempotency_records: 0,
@@ -464,7 +464,7 @@ describe('tenancy: the full matrix of 6 accounts (2 agencies x (1 + 2 clients)),
 
   beforeAll(async () => {
     ({ app } = await buildTestApp({ env: { ...UNLIMITED } }));
-    const prisma = app.prisma;
+    const prisma = prismaOf(app);
     const complete = async (id: string, kind: Account['kind'], agencyId: string) => {
       // Two agents each: the default one and another, so agent_id never just repeats the default.
       const agents: string[] = [];
@@ -510,7 +510,7 @@ describe('tenancy: the full matrix of 6 accounts (2 agencies x (1 + 2 clients)),
       ),
     );
     expect(cases).toHaveLength(6 * 6 * 2);
-    const before = await countRows(app.prisma);
+    const before = await countRows(prismaOf(app));
     const results = await Promise.all(
       cases.map(async (c) => ({
         c,
@@ -530,13 +530,15 @@ describe('tenancy: the full matrix of 6 accounts (2 agencies x (1 + 2 clients)),
       const body = expectEnvelope(res);
       if (c.allowed) {
         expect([label, res.statusCode]).toEqual([label, 200]);
-        const call = await app.prisma.call.findUniqueOrThrow({ where: { id: (body as { call_id: string }).call_id } });
+        const call = await prismaOf(app).call.findUniqueOrThrow({
+          where: { id: (body as { call_id: string }).call_id },
+        });
         expect([label, call.accountId, call.agentId]).toEqual([label, c.keyOwner.id, c.agentId]);
       } else {
         expect([label, res.statusCode, body]).toEqual([label, 403, { success: false, error: FORBIDDEN }]);
       }
     }
-    expect(rowDelta(before, await countRows(app.prisma))).toEqual({
+    expect(rowDelta(before, await countRows(prismaOf(app)))).toEqual({
       calls: allowed,
       call_events: allowed,
       idempotency_records: allowed,
@@ -558,7 +560,7 @@ describe('revocation holds on the very next request, on another replica', () => 
   it('rotate on replica A, then at once: the old key is 401 on replica B, the new key 200; twenty times', async () => {
     const { app: a, databaseUrl } = await buildTestApp({ env: { ...UNLIMITED } });
     const { app: b } = await buildTestApp({ databaseUrl, env: { ...UNLIMITED } });
-    const tenant = await createTenant(a.prisma);
+    const tenant = await createTenant(a.storage);
     let key = tenant.key;
     expect((await trigger(b, key)).statusCode).toBe(200); // B has used the key: nothing it could have cached helps it
     for (let i = 0; i < 20; i++) {
@@ -574,7 +576,7 @@ describe('revocation holds on the very next request, on another replica', () => 
   it('while replica B is hammered with the key, every request that starts after the rotation commits is 401', async () => {
     const { app: a, databaseUrl } = await buildTestApp({ env: { ...UNLIMITED } });
     const { app: b } = await buildTestApp({ databaseUrl, env: { ...UNLIMITED } });
-    const tenant = await createTenant(a.prisma);
+    const tenant = await createTenant(a.storage);
     const results: { startedAt: number; status: number }[] = [];
     let stop = false;
     const hammer = async () => {
@@ -625,8 +627,8 @@ describe('timing: answers for keys that do not work do not reveal which keys exi
     const ROUNDS = 300;
     const WARMUP = 50;
     const { app } = await buildTestApp({ env: { ...UNLIMITED } });
-    const live = await createTenant(app.prisma);
-    const owner = await createTenant(app.prisma);
+    const live = await createTenant(app.storage);
+    const owner = await createTenant(app.storage);
     // A distinct revoked key for every request (each rotation revokes the previous key): every class then looks up a
     // digest it has not looked up before, and key generation is never inside a measurement.
     const revokedKeys = [owner.key];
@@ -634,7 +636,7 @@ describe('timing: answers for keys that do not work do not reveal which keys exi
       revokedKeys.push((await generateKey(app.storage, owner.accountId, undefined, { now: app.now() })).key);
     revokedKeys.pop(); // the last one is active
     const livePrefix = (
-      await app.prisma.apiKey.findFirstOrThrow({ where: { accountId: live.accountId, revokedAt: null } })
+      await prismaOf(app).apiKey.findFirstOrThrow({ where: { accountId: live.accountId, revokedAt: null } })
     ).displayPrefix;
     expect(livePrefix).toBe(live.key.slice(0, DISPLAY_PREFIX));
 

@@ -10,10 +10,11 @@ import { AdminError } from '../../src/admin/errors.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.js';
 import { isPrivateAddress, webhookUrlProblem } from '../../src/webhooks/url-policy.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { freePort } from '../../src/storage/free-port.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceEndpoint } from '../helpers/seed.js';
 
 const TIMEOUT_MS = 300;
 /** A slow receiver answers this late: an attempt that ends before it did not wait for the answer, however busy the machine. */
@@ -138,7 +139,7 @@ afterAll(async () => {
 
 /** A tenant whose webhook points at `url`. */
 async function endpointFor(s: Setup, url: string, allowPrivate = true): Promise<Tenant> {
-  const tenant = await createTenant(s.app.prisma);
+  const tenant = await createTenant(s.app.storage);
   await setWebhook(s.app.storage, tenant.accountId, url, { allowPrivate, now: s.app.now() });
   return tenant;
 }
@@ -158,7 +159,7 @@ async function callsFor(s: Setup, tenant: Tenant, calls: number): Promise<string
 }
 
 const pendingDue = (s: Setup) =>
-  s.app.prisma.webhookDelivery.count({ where: { status: 'pending', nextAttemptAt: { lte: s.clock.now } } });
+  prismaOf(s.app).webhookDelivery.count({ where: { status: 'pending', nextAttemptAt: { lte: s.clock.now } } });
 
 /**
  * Runs the worker until nothing is due at the current clock. A pending delivery in flight is still due (its
@@ -173,7 +174,7 @@ async function drain(s: Setup) {
 }
 
 const attemptsMade = async (s: Setup) =>
-  (await s.app.prisma.webhookDelivery.aggregate({ _sum: { attemptCount: true } }))._sum.attemptCount ?? 0;
+  (await prismaOf(s.app).webhookDelivery.aggregate({ _sum: { attemptCount: true } }))._sum.attemptCount ?? 0;
 
 /**
  * One retry wave: every pending delivery's next attempt must sit on the schedule (±10% of the delay for the attempts
@@ -181,7 +182,7 @@ const attemptsMade = async (s: Setup) =>
  * sent exactly once more. Returns false when nothing is pending.
  */
 async function retryWave(s: Setup): Promise<boolean> {
-  const pending = await s.app.prisma.webhookDelivery.findMany({ where: { status: 'pending' } });
+  const pending = await prismaOf(s.app).webhookDelivery.findMany({ where: { status: 'pending' } });
   if (pending.length === 0) return false;
   for (const d of pending) {
     const base = RETRY_DELAYS_MS[d.attemptCount - 1]!;
@@ -196,14 +197,14 @@ async function retryWave(s: Setup): Promise<boolean> {
   expect(await attemptsMade(s), 'an attempt before it was due').toBe(before);
   s.clock.now = new Date(Math.max(...due));
   await drain(s);
-  const after = await s.app.prisma.webhookDelivery.findMany({ where: { id: { in: pending.map((d) => d.id) } } });
+  const after = await prismaOf(s.app).webhookDelivery.findMany({ where: { id: { in: pending.map((d) => d.id) } } });
   for (const d of after)
     expect(d.attemptCount, `delivery ${d.id}`).toBe(pending.find((p) => p.id === d.id)!.attemptCount + 1);
   return true;
 }
 
 const deliveriesOf = (s: Setup, tenant: Tenant) =>
-  s.app.prisma.webhookDelivery.findMany({
+  prismaOf(s.app).webhookDelivery.findMany({
     where: { endpoint: { accountId: tenant.accountId } },
     include: { attempts: { orderBy: { attemptNumber: 'asc' } } },
   });
@@ -322,7 +323,7 @@ describe('410 Gone from a receiver that was down', () => {
     // Back up, answering 410: one at a time per endpoint, so the first answer disables it before the rest are sent.
     gone.respond = () => ({ status: 410 });
     await gone.open();
-    const due = await s.app.prisma.webhookDelivery.findMany({ where: { status: 'pending' } });
+    const due = await prismaOf(s.app).webhookDelivery.findMany({ where: { status: 'pending' } });
     s.clock.now = new Date(Math.max(...due.map((d) => d.nextAttemptAt.getTime())));
     await drain(s);
     const afterGone = await deliveriesOf(s, tenant);
@@ -331,7 +332,9 @@ describe('410 Gone from a receiver that was down', () => {
     expect(afterGone.every((d) => d.status === 'held')).toBe(true);
     expect(afterGone.filter((d) => d.attempts.length === 2).map((d) => d.attempts[1]!.responseStatus)).toEqual([410]);
     expect(afterGone.filter((d) => d.attempts.length === 1)).toHaveLength(5);
-    const endpoint = await s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
+    const endpoint = await prismaOf(s.app).webhookEndpoint.findUniqueOrThrow({
+      where: { accountId: tenant.accountId },
+    });
     expect(endpoint.enabled).toBe(false);
     expect(endpoint.disabledReason).toMatch(/410/);
 
@@ -405,7 +408,7 @@ async function privateName(): Promise<string | null> {
 describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
   it('refuses every disguise of a private address when the webhook is set, and changes nothing', async () => {
     const s = await setup({ allowPrivate: false });
-    const tenant = await createTenant(s.app.prisma);
+    const tenant = await createTenant(s.app.storage);
     const disguised = [
       'https://[::ffff:127.0.0.1]/x',
       'https://[::ffff:7f00:1]/x',
@@ -444,7 +447,7 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
       if (!(error instanceof AdminError)) accepted.push(url);
     }
     expect(accepted, 'private targets accepted at set time').toEqual([]);
-    expect(await s.app.prisma.webhookEndpoint.count({ where: { accountId: tenant.accountId } })).toBe(0);
+    expect(await prismaOf(s.app).webhookEndpoint.count({ where: { accountId: tenant.accountId } })).toBe(0);
   });
 
   it('a name that resolves to 127.0.0.1 is accepted when set but refused at connect time, on every attempt, until failed', async ({
@@ -461,7 +464,7 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
     const port = (listener.address() as net.AddressInfo).port;
     try {
       const name = await privateName();
-      const byName = await createTenant(s.app.prisma);
+      const byName = await createTenant(s.app.storage);
       if (name) {
         await annotate(`"${name}" resolves to a private address here`);
         await setWebhook(s.app.storage, byName.accountId, `https://${name}:${port}/hooks`, {
@@ -474,10 +477,11 @@ describe('private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=false)', () => {
           allowPrivate: false,
           now: s.app.now(),
         });
-        await s.app.prisma.webhookEndpoint.update({
-          where: { accountId: byName.accountId },
-          data: { url: `https://localhost:${port}/hooks` },
-        });
+        await forceEndpoint(
+          prismaOf(s.app),
+          { accountId: byName.accountId },
+          { url: `https://localhost:${port}/hooks` },
+        );
       }
       await callsFor(s, byName, 3);
       await drain(s);

@@ -12,6 +12,7 @@ import { json, type ErrorResponse, type WebhookEvent } from '../helpers/json.js'
 import type { Receiver } from '../helpers/receiver.js';
 import { buildWebhookApp } from '../helpers/webhook-app.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { prismaOf } from '../helpers/app.js';
 
 let app: App;
 let tenant: Tenant;
@@ -24,7 +25,7 @@ beforeAll(async () => {
 const PHONE = '+14155552671';
 const NAME_RULE =
   'name must not contain control characters other than tab, line feed and carriage return, nor unpaired surrogates';
-const callCount = () => app.prisma.call.count();
+const callCount = () => prismaOf(app).call.count();
 
 /** Every C0 control but tab, LF and CR, DEL and every C1 control. */
 const FORBIDDEN = [
@@ -69,7 +70,7 @@ describe('name', () => {
     const res = await trigger(app, tenant.key, { phone_number: PHONE, name, email: 'ada@example.com' });
     expect(res.statusCode, res.body).toBe(200);
     const callId = callIdOf(res);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callId } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } });
     expect(call.name).toBe(name);
 
     const deadline = Date.now() + 20_000;
@@ -144,7 +145,7 @@ describe('email', () => {
   it.each(accepted)('accepts %j and stores it as given', async (email) => {
     const res = await trigger(app, tenant.key, { phone_number: PHONE, email });
     expect(res.statusCode, res.body).toBe(200);
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } })).email).toBe(email);
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(res) } })).email).toBe(email);
   });
 
   it('the published pattern says the same as the server (with and without the u flag)', () => {

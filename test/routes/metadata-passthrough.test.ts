@@ -8,6 +8,7 @@ import { json, type WebhookEvent } from '../helpers/json.js';
 import type { Receiver } from '../helpers/receiver.js';
 import { buildWebhookApp } from '../helpers/webhook-app.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { prismaOf } from '../helpers/app.js';
 
 let app: App;
 let tenant: Tenant;
@@ -34,7 +35,7 @@ describe('metadata', () => {
     expect(response.statusCode, response.body).toBe(200);
     const callId = callIdOf(response);
 
-    const [stored] = await app.prisma.$queryRaw<
+    const [stored] = await prismaOf(app).$queryRaw<
       { metadata: string }[]
     >`SELECT metadata::text AS metadata FROM calls WHERE id = ${callId}::uuid`;
     expect(stored!.metadata).toBe(METADATA);
@@ -52,14 +53,14 @@ describe('metadata', () => {
 
   it('without metadata, events carry {}', async () => {
     const response = await trigger(app, tenant.key, { phone_number: '+14155552671' });
-    const [stored] = await app.prisma.$queryRaw<
+    const [stored] = await prismaOf(app).$queryRaw<
       { metadata: string }[]
     >`SELECT metadata::text AS metadata FROM calls WHERE id = ${callIdOf(response)}::uuid`;
     expect(stored!.metadata).toBe('{}');
   });
 
   it('a repeated key is refused (only its last value was checked) and nothing is stored', async () => {
-    const before = await app.prisma.call.count();
+    const before = await prismaOf(app).call.count();
     const response = await trigger(
       app,
       tenant.key,
@@ -67,6 +68,6 @@ describe('metadata', () => {
     );
     expect(response.statusCode).toBe(400);
     expect(response.json()).toEqual({ success: false, error: 'metadata must not repeat a key' });
-    expect(await app.prisma.call.count()).toBe(before);
+    expect(await prismaOf(app).call.count()).toBe(before);
   });
 });

@@ -5,9 +5,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { OPERATOR } from '../../src/admin/accounts.js';
 import { addToDoNotCall } from '../../src/admin/do-not-call.js';
-import { buildTestApp } from '../helpers/app.js';
-import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { createClientTenant, createTenant, type Tenant, makeDefaultAgent } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAccount } from '../helpers/seed.js';
 
 let app: App;
 let agency: Tenant;
@@ -15,8 +16,8 @@ let client: Tenant;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp());
-  agency = await createTenant(app.prisma);
-  client = await createClientTenant(app.prisma, agency.accountId);
+  agency = await createTenant(app.storage);
+  client = await createClientTenant(app.storage, agency.accountId);
 });
 
 const ON_LIST = { success: false, error: 'Phone number is on the do-not-call list' };
@@ -25,7 +26,7 @@ describe("an agency key on its client's agent", () => {
   it("stores the call as the agency's, listed for the client", async () => {
     const res = await trigger(app, agency.key, { phone_number: '+14155550401', agent_id: client.agentId });
     expect(res.statusCode).toBe(200);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call).toMatchObject({
       accountId: agency.accountId,
       agencyId: agency.accountId,
@@ -36,7 +37,7 @@ describe("an agency key on its client's agent", () => {
     const own = await trigger(app, agency.key, { phone_number: '+14155550402', agent_id: agency.agentId });
     const byClient = await trigger(app, client.key, { phone_number: '+14155550403' });
     for (const id of [callIdOf(own), callIdOf(byClient)])
-      expect((await app.prisma.call.findUniqueOrThrow({ where: { id } })).listedForAccountId).toBeNull();
+      expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id } })).listedForAccountId).toBeNull();
   });
 
   it("refuses a number on the client's do-not-call list, and one on the agency's", async () => {
@@ -52,12 +53,12 @@ describe("an agency key on its client's agent", () => {
       phoneNumber: '+14155550412',
       actor: OPERATOR,
     });
-    const before = await app.prisma.call.count();
+    const before = await prismaOf(app).call.count();
     for (const phone of ['+14155550411', '+14155550412']) {
       const res = await trigger(app, agency.key, { phone_number: phone, agent_id: client.agentId });
       expect([res.statusCode, res.json()]).toEqual([400, ON_LIST]);
     }
-    expect(await app.prisma.call.count()).toBe(before);
+    expect(await prismaOf(app).call.count()).toBe(before);
     // The client's list covers the client's agents only: the agency's own agent may still call the number.
     const own = await trigger(app, agency.key, { phone_number: '+14155550411', agent_id: agency.agentId });
     expect(own.statusCode).toBe(200);
@@ -65,16 +66,16 @@ describe("an agency key on its client's agent", () => {
 
   it("never uses a client's agent without agent_id, even when an old row makes it the agency's default", async () => {
     // A default picked before the rule (migration 20261201160005 clears such rows; this one is written after it).
-    await app.prisma.account.update({ where: { id: agency.accountId }, data: { defaultAgentId: client.agentId } });
-    const before = await app.prisma.call.count();
+    await forceAccount(prismaOf(app), agency.accountId, { defaultAgentId: client.agentId });
+    const before = await prismaOf(app).call.count();
     const res = await trigger(app, agency.key, { phone_number: '+14155550421' });
     expect([res.statusCode, res.json()]).toEqual([
       400,
       { success: false, error: 'No agent specified and no default agent configured' },
     ]);
-    expect(await app.prisma.call.count()).toBe(before);
-    await app.prisma.account.update({ where: { id: agency.accountId }, data: { defaultAgentId: agency.agentId } });
+    expect(await prismaOf(app).call.count()).toBe(before);
+    await makeDefaultAgent(app.storage, agency.accountId, agency.agentId);
     const ok = await trigger(app, agency.key, { phone_number: '+14155550421' });
-    expect((await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(ok) } })).agentId).toBe(agency.agentId);
+    expect((await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(ok) } })).agentId).toBe(agency.agentId);
   });
 });

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
@@ -15,10 +15,10 @@ let otherAgency: Tenant;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ clock: () => now }));
-  agency = await createTenant(app.prisma);
-  clientA = await createClientTenant(app.prisma, agency.accountId);
-  clientB = await createClientTenant(app.prisma, agency.accountId);
-  otherAgency = await createTenant(app.prisma);
+  agency = await createTenant(app.storage);
+  clientA = await createClientTenant(app.storage, agency.accountId);
+  clientB = await createClientTenant(app.storage, agency.accountId);
+  otherAgency = await createTenant(app.storage);
 });
 
 const withAgent = (agentId: string) => ({ phone_number: '+14155552671', agent_id: agentId });
@@ -35,14 +35,14 @@ describe('tenancy: every combination of key and agent', () => {
     ["client key, a sibling client's agent", () => clientA, () => clientB.agentId, 403],
     ["client key, another agency's agent", () => clientA, () => otherAgency.agentId, 403],
   ])('%s -> %i', async (_name, key, agent, status) => {
-    const before = await app.prisma.call.count();
+    const before = await prismaOf(app).call.count();
     const res = await trigger(app, key().key, withAgent(agent()));
     expect(res.statusCode).toBe(status);
     if (status === 403) {
       expect(res.json()).toEqual(forbidden);
-      expect(await app.prisma.call.count()).toBe(before);
+      expect(await prismaOf(app).call.count()).toBe(before);
     } else {
-      const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
+      const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
       expect([call.accountId, call.agentId]).toEqual([key().accountId, agent()]);
     }
   });
@@ -56,7 +56,7 @@ describe('tenancy: every combination of key and agent', () => {
 
   it('without agent_id the default agent is used', async () => {
     const res = await trigger(app, clientA.key);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.agentId).toBe(clientA.agentId);
   });
 });
@@ -78,26 +78,26 @@ describe('calling windows', () => {
   it('inside the window the call may start at once', async () => {
     now = new Date('2054-11-23T15:00:00Z');
     const res = await trigger(app, agency.key, withAgent(await windowed('reject')));
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.notBefore.toISOString()).toBe(now.toISOString());
   });
 
   it("policy reject: 400 Outside the agent's calling window, and nothing stored", async () => {
     now = new Date('2054-11-23T23:30:00Z'); // 18:30 in New York
-    const before = await app.prisma.call.count();
+    const before = await prismaOf(app).call.count();
     const res = await trigger(app, agency.key, withAgent(await windowed('reject')));
     expect([res.statusCode, res.json()]).toEqual([
       400,
       { success: false, error: "Outside the agent's calling window" },
     ]);
-    expect(await app.prisma.call.count()).toBe(before);
+    expect(await prismaOf(app).call.count()).toBe(before);
   });
 
   it('policy queue: accepted, with the time the window next opens recorded (across a weekend)', async () => {
     now = new Date('2054-11-27T23:30:00Z'); // Friday 18:30 in New York
     const res = await trigger(app, agency.key, withAgent(await windowed('queue')));
     expect(res.json()).toMatchObject({ success: true, status: 'initiated' });
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect(call.notBefore.toISOString()).toBe('2054-11-30T14:00:00.000Z'); // Monday 09:00 EST
     expect(call.expiresAt.getTime() - call.notBefore.getTime()).toBe(24 * 3600_000);
   });
@@ -106,8 +106,8 @@ describe('calling windows', () => {
 describe('the waiting queue is bounded per account', () => {
   it('beyond MAX_QUEUED_CALLS: 429 Too many calls waiting, with Retry-After; other accounts unaffected', async () => {
     const { app: small } = await buildTestApp({ env: { MAX_QUEUED_CALLS: '3' } });
-    const full = await createTenant(small.prisma);
-    const other = await createTenant(small.prisma);
+    const full = await createTenant(small.storage);
+    const other = await createTenant(small.storage);
     const results = await Promise.all(Array.from({ length: 6 }, () => trigger(small, full.key)));
     expect(results.filter((r) => r.statusCode === 200)).toHaveLength(3);
     const refused = results.filter((r) => r.statusCode === 429);
@@ -118,7 +118,7 @@ describe('the waiting queue is bounded per account', () => {
         error: `Too many calls waiting. Retry after ${r.headers['retry-after']} seconds.`,
       });
     }
-    expect(await small.prisma.call.count({ where: { accountId: full.accountId } })).toBe(3);
+    expect(await prismaOf(small).call.count({ where: { accountId: full.accountId } })).toBe(3);
     expect((await trigger(small, other.key)).statusCode).toBe(200);
   });
 });

@@ -3,23 +3,24 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { callView } from '../../src/calls/call-view.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { API_ACCESS_CASES, caseName, verdictOf } from '../helpers/api-access-table.js';
 import { createClientTenant, createTenant, generateKey, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
 import type { ErrorResponse, TriggerResponse } from '../helpers/json.js';
 import { callIdOf, TRIGGER_URL, trigger } from '../helpers/trigger.js';
+import { runSql } from '../helpers/seed.js';
 
 let app: App;
 let tenant: Tenant;
 
 beforeAll(async () => {
   ({ app } = await buildTestApp());
-  tenant = await createTenant(app.prisma);
+  tenant = await createTenant(app.storage);
 });
 
 const error = (message: string) => ({ success: false, error: message });
-const callCount = () => app.prisma.call.count();
+const callCount = () => prismaOf(app).call.count();
 
 describe('success', () => {
   it('answers exactly { success, call_id, status: initiated } and stores the call with its metadata', async () => {
@@ -36,7 +37,7 @@ describe('success', () => {
     expect(Object.keys(json).sort()).toEqual(['call_id', 'status', 'success']);
     expect(json).toMatchObject({ success: true, status: 'initiated' });
 
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: json.call_id }, include: { events: true } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: json.call_id }, include: { events: true } });
     expect(callView(call)).toMatchObject({
       status: 'initiated',
       agent_id: tenant.agentId,
@@ -81,13 +82,13 @@ describe("the spec's trigger error table", () => {
   });
 
   it('400 No agent specified and no default agent configured', async () => {
-    const noDefault = await createTenant(app.prisma, { defaultAgent: false });
+    const noDefault = await createTenant(app.storage, { defaultAgent: false });
     const res = await trigger(app, noDefault.key);
     expect([res.statusCode, res.json()]).toEqual([400, error('No agent specified and no default agent configured')]);
   });
 
   it('400 Agent has no phone number assigned', async () => {
-    const noPhone = await createTenant(app.prisma, { phone: null });
+    const noPhone = await createTenant(app.storage, { phone: null });
     const res = await trigger(app, noPhone.key);
     expect([res.statusCode, res.json()]).toEqual([400, error('Agent has no phone number assigned')]);
     const explicit = await trigger(app, noPhone.key, { phone_number: '+14155552671', agent_id: noPhone.agentId });
@@ -97,7 +98,7 @@ describe("the spec's trigger error table", () => {
   it('401 Invalid API key: missing, malformed, wrong scheme, unknown, revoked', async () => {
     const unknown = generateApiKey().key; // well-formed, never stored
     const typo = keyWithTypo(tenant.key, 10); // fails the checksum
-    const revoked = await createTenant(app.prisma);
+    const revoked = await createTenant(app.storage);
     await generateKey(app.storage, revoked.accountId, undefined, { now: app.now() });
     for (const authorization of [
       undefined,
@@ -126,20 +127,20 @@ describe("the spec's trigger error table", () => {
   });
 
   it('403 API access is disabled', async () => {
-    const off = await createTenant(app.prisma, { apiAccess: false });
+    const off = await createTenant(app.storage, { apiAccess: false });
     const res = await trigger(app, off.key);
     expect([res.statusCode, res.json()]).toEqual([403, error('API access is disabled')]);
   });
 
   it('403 API access requires the agency plan', async () => {
-    const starter = await createTenant(app.prisma, { plan: 'starter' });
+    const starter = await createTenant(app.storage, { plan: 'starter' });
     const res = await trigger(app, starter.key);
     expect([res.statusCode, res.json()]).toEqual([403, error('API access requires the agency plan')]);
   });
 
   it('429 Rate limit exceeded. Retry after <n> seconds.', async () => {
     const { app: limited } = await buildTestApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
-    const t = await createTenant(limited.prisma);
+    const t = await createTenant(limited.storage);
     for (let i = 0; i < 3; i++) expect((await trigger(limited, t.key)).statusCode).toBe(200);
     const res = await trigger(limited, t.key);
     expect(res.statusCode).toBe(429);
@@ -153,7 +154,7 @@ describe("the spec's trigger error table", () => {
 describe('check order (README, "Errors")', () => {
   it('HTTPS (proxy mode) comes before everything', async () => {
     const { app: proxied } = await buildTestApp({ env: { TLS_MODE: 'proxy' } });
-    const t = await createTenant(proxied.prisma);
+    const t = await createTenant(proxied.storage);
     const plain = await trigger(proxied, null, 'not json', { 'x-forwarded-proto': 'http' });
     expect([plain.statusCode, plain.json()]).toEqual([400, error('HTTPS is required')]);
     const missing = await trigger(proxied, t.key);
@@ -174,10 +175,10 @@ describe('check order (README, "Errors")', () => {
   });
 
   it('authentication before access, access before the body, the body before the agent', async () => {
-    const off = await createTenant(app.prisma, { apiAccess: false, phone: null });
+    const off = await createTenant(app.storage, { apiAccess: false, phone: null });
     expect((await trigger(app, null, 'garbage')).statusCode).toBe(401);
     expect((await trigger(app, off.key, 'garbage')).json()).toEqual(error('API access is disabled'));
-    const noPhone = await createTenant(app.prisma, { phone: null });
+    const noPhone = await createTenant(app.storage, { phone: null });
     expect((await trigger(app, noPhone.key, 'garbage')).json<ErrorResponse>().error).toMatch(/not valid JSON/);
     expect((await trigger(app, noPhone.key, { phone_number: 'nope' })).json()).toEqual(
       error('Invalid phone number format'),
@@ -188,7 +189,7 @@ describe('check order (README, "Errors")', () => {
   });
 
   it('the switch comes before the plan', async () => {
-    const both = await createTenant(app.prisma, { plan: 'starter', apiAccess: false });
+    const both = await createTenant(app.storage, { plan: 'starter', apiAccess: false });
     expect((await trigger(app, both.key)).json()).toEqual(error('API access is disabled'));
   });
 });
@@ -202,11 +203,11 @@ describe('the API-access rule (src/domain/api-access.ts), as the key lookup appl
 
   it.each(API_ACCESS_CASES.map((c) => [caseName(c), c] as const))('%s', async (_name, c) => {
     // The agency's switch is its own switch for an agency, the one above the client's for a client.
-    const agency = await createTenant(app.prisma, { plan: c.plan, apiAccess: c.agencySwitch ?? c.accountSwitch });
+    const agency = await createTenant(app.storage, { plan: c.plan, apiAccess: c.agencySwitch ?? c.accountSwitch });
     const key =
       c.kind === 'agency'
         ? agency.key
-        : (await createClientTenant(app.prisma, agency.accountId, { apiAccess: c.accountSwitch })).key;
+        : (await createClientTenant(app.storage, agency.accountId, { apiAccess: c.accountSwitch })).key;
     const res = await trigger(app, key);
     const expected = ANSWERS[verdictOf(c)];
     expect(typeof expected === 'number' ? res.statusCode : [res.statusCode, res.json()]).toEqual(
@@ -315,7 +316,7 @@ describe('body rules', () => {
     };
     const res = await trigger(app, tenant.key, at);
     expect([res.statusCode, res.body]).toEqual([200, expect.stringContaining('"success":true')]);
-    const call = await app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
     expect([call.name, call.metadata]).toEqual([at.name, at.metadata]);
     // The issue's own examples: 21 emoji as a key and 101 as a name were refused as too long.
     expect(
@@ -375,8 +376,8 @@ describe('every error is the JSON envelope', () => {
 
   it('500 hides the cause', async () => {
     const { app: broken } = await buildTestApp();
-    const t = await createTenant(broken.prisma);
-    await broken.prisma.$executeRawUnsafe('ALTER TABLE calls RENAME COLUMN from_number TO from_number_gone');
+    const t = await createTenant(broken.storage);
+    await runSql(prismaOf(broken), 'ALTER TABLE calls RENAME COLUMN from_number TO from_number_gone');
     const res = await trigger(broken, t.key);
     expect([res.statusCode, res.json()]).toEqual([500, error('Internal server error')]);
     expect(res.body).not.toMatch(/from_number|column|prisma|at /i);

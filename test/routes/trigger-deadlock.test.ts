@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
 
@@ -15,7 +15,7 @@ let tenant: Tenant;
 
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp());
-  tenant = await createTenant(app.prisma);
+  tenant = await createTenant(app.storage);
 });
 
 async function deadlocks(client: pg.Client): Promise<number> {
@@ -59,9 +59,9 @@ describe('the trigger during a migration that locks accounts, then calls', () =>
       const response = await answer;
       expect(response.statusCode, response.body).toBe(200);
       expect(await deadlocks(observer)).toBe(before + 1);
-      const calls = await app.prisma.call.findMany({ where: { accountId: tenant.accountId } });
+      const calls = await prismaOf(app).call.findMany({ where: { accountId: tenant.accountId } });
       expect(calls.map((c) => [c.phoneNumber, c.status])).toEqual([['+14155550123', 'initiated']]);
-      const account = await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } });
+      const account = await prismaOf(app).account.findUniqueOrThrow({ where: { id: tenant.accountId } });
       expect(account.waitingCalls).toBe(1);
     } finally {
       await ddl.query('ROLLBACK').catch(() => undefined);

@@ -7,9 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR } from '../../src/admin/accounts.js';
 import { addToDoNotCall, removeFromDoNotCall } from '../../src/admin/do-not-call.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { seedDoNotCallNumbers } from '../helpers/seed.js';
 
 let app: App;
 let databaseUrl: string;
@@ -22,19 +23,19 @@ beforeAll(async () => {
     env: { MAX_QUEUED_CALLS: '3' },
     clock: () => new Date('2054-11-25T12:00:00Z'),
   }));
-  t.agency = await createTenant(app.prisma);
-  t.client = await createClientTenant(app.prisma, t.agency.accountId);
-  t.sibling = await createClientTenant(app.prisma, t.agency.accountId);
-  t.other = await createTenant(app.prisma);
+  t.agency = await createTenant(app.storage);
+  t.client = await createClientTenant(app.storage, t.agency.accountId);
+  t.sibling = await createClientTenant(app.storage, t.agency.accountId);
+  t.other = await createTenant(app.storage);
 });
 
 const list = (tenant: Tenant, phoneNumber: string) =>
   addToDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR, now: app.now() });
 const unlist = (tenant: Tenant, phoneNumber: string) =>
   removeFromDoNotCall(app.storage, { accountId: tenant.accountId, phoneNumber, actor: OPERATOR, now: app.now() });
-const callsTo = (phoneNumber: string) => app.prisma.call.count({ where: { phoneNumber } });
+const callsTo = (phoneNumber: string) => prismaOf(app).call.count({ where: { phoneNumber } });
 const waitingOf = async (tenant: Tenant) =>
-  (await app.prisma.account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls;
+  (await prismaOf(app).account.findUniqueOrThrow({ where: { id: tenant.accountId } })).waitingCalls;
 
 describe("the trigger refuses a number on the call's account's or its agency's list", () => {
   it("an agency's list: the agency's own calls and every client's are refused; another agency's are not", async () => {
@@ -81,7 +82,7 @@ describe("the trigger refuses a number on the call's account's or its agency's l
 
 describe('its place among the checks', () => {
   it('comes after the number format and the calling window, before the full queue', async () => {
-    const closed = await createTenant(app.prisma, { windows: ['daily 09:00-10:00'], outsideWindow: 'reject' });
+    const closed = await createTenant(app.storage, { windows: ['daily 09:00-10:00'], outsideWindow: 'reject' });
     await list(closed, '+14155550104');
     expect((await trigger(app, closed.key, { phone_number: '+14155550104' })).json()).toEqual({
       success: false,
@@ -92,7 +93,7 @@ describe('its place among the checks', () => {
       error: 'Invalid phone number format',
     });
 
-    const full = await createTenant(app.prisma);
+    const full = await createTenant(app.storage);
     for (let i = 0; i < 3; i++)
       expect((await trigger(app, full.key, { phone_number: '+14155550105' })).statusCode).toBe(200);
     expect((await trigger(app, full.key, { phone_number: '+14155550106' })).statusCode).toBe(429);
@@ -122,12 +123,7 @@ describe('a long list', () => {
     await db.connect();
     try {
       // Set-based, as bench/ seeds it; then ANALYZE so the planner knows the table is large.
-      await db.query(
-        `INSERT INTO do_not_call_entries (id, account_id, phone_number, reason, added_by)
-         SELECT gen_random_uuid(), $1, '+1202' || lpad(n::text, 7, '0'), NULL, 'seed'
-           FROM generate_series(1, 100000) AS n`,
-        [t.agency.accountId],
-      );
+      await seedDoNotCallNumbers(prismaOf(app), t.agency.accountId, 100_000);
       await db.query('ANALYZE do_not_call_entries');
       const { rows } = await db.query<{ 'QUERY PLAN': string }>(
         `EXPLAIN SELECT 1 FROM do_not_call_entries WHERE account_id IN ($1::uuid, $2::uuid) AND phone_number = $3`,

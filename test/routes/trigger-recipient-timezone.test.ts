@@ -4,9 +4,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAgent } from '../helpers/seed.js';
 
 let app: App;
 let tenant: Tenant;
@@ -14,13 +15,13 @@ let now = new Date('2054-11-23T15:00:00Z');
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ clock: () => now }));
-  tenant = await createTenant(app.prisma);
+  tenant = await createTenant(app.storage);
 });
 
 const error = (message: string) => ({ success: false, error: message });
-const callCount = () => app.prisma.call.count();
+const callCount = () => prismaOf(app).call.count();
 const stored = (res: Awaited<ReturnType<typeof trigger>>) =>
-  app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
+  prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
 
 /**
  * An agent in Tokyo (far from every callee here, so a window read in its zone gives other answers) whose windows
@@ -40,7 +41,7 @@ async function agent(
     outsideWindow,
     now: app.now(),
   });
-  await app.prisma.agent.update({ where: { id }, data: { windowTimezone } });
+  await forceAgent(prismaOf(app), id, { windowTimezone });
   return id;
 }
 
@@ -80,8 +81,8 @@ describe('which zone a call gets, and why', () => {
   });
 
   it('the default agent, read with the key, carries its window_timezone (no query of its own)', async () => {
-    const own = await createTenant(app.prisma, { timezone: 'Asia/Tokyo' });
-    await app.prisma.agent.update({ where: { id: own.agentId }, data: { windowTimezone: 'recipient' } });
+    const own = await createTenant(app.storage, { timezone: 'Asia/Tokyo' });
+    await forceAgent(prismaOf(app), own.agentId, { windowTimezone: 'recipient' });
     const call = await stored(await trigger(app, own.key, { phone_number: '+33142685300' }));
     expect(call).toMatchObject({ agentId: own.agentId, timezone: 'Europe/Paris', timezoneSource: 'country' });
   });

@@ -8,7 +8,7 @@ import { DATE_TIME_RULE } from '../../schemas/text.js';
 import type { App } from '../../src/app.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { callView } from '../../src/calls/call-view.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
@@ -22,13 +22,13 @@ const after = (ms: number) => new Date(now.getTime() + ms).toISOString();
 
 beforeAll(async () => {
   ({ app } = await buildTestApp({ clock: () => now }));
-  tenant = await createTenant(app.prisma); // no windows: always open
+  tenant = await createTenant(app.storage); // no windows: always open
 });
 
 const error = (message: string) => ({ success: false, error: message });
-const callCount = () => app.prisma.call.count();
+const callCount = () => prismaOf(app).call.count();
 const stored = (res: Awaited<ReturnType<typeof trigger>>) =>
-  app.prisma.call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
+  prismaOf(app).call.findUniqueOrThrow({ where: { id: callIdOf(res) } });
 
 async function officeHoursAgent(outsideWindow: 'queue' | 'reject'): Promise<string> {
   const agent = await createAgent(app.storage, {
@@ -224,10 +224,10 @@ describe('the dispatcher dials a scheduled call at its time, not before', () => 
       clock: () => clock,
       env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '60', QUEUED_CALL_TTL_HOURS: '1' },
     });
-    const owner = await createTenant(live.prisma);
+    const owner = await createTenant(live.storage);
     const res = await trigger(live, owner.key, { phone_number: '+14155552671', scheduled_at: '2054-11-23T18:00:00Z' });
     const id = callIdOf(res);
-    const status = async () => (await live.prisma.call.findUniqueOrThrow({ where: { id } })).status;
+    const status = async () => (await prismaOf(live).call.findUniqueOrThrow({ where: { id } })).status;
     await live.dispatcher!.settle();
     expect(await status()).toBe('initiated');
 
@@ -238,7 +238,7 @@ describe('the dispatcher dials a scheduled call at its time, not before', () => 
     clock = new Date('2054-11-23T18:00:00Z');
     await live.dispatcher!.settle();
     expect(await status()).not.toBe('initiated');
-    const call = await live.prisma.call.findUniqueOrThrow({ where: { id } });
+    const call = await prismaOf(live).call.findUniqueOrThrow({ where: { id } });
     expect(call.startedAt?.toISOString()).toBe('2054-11-23T18:00:00.000Z');
     expect(call.failureReason).not.toBe('expired');
   });

@@ -12,6 +12,7 @@ import { MIGRATIONS_DIR } from '../../src/paths.js';
 import { historyAccounts, type CallHistoryFilters, type Storage } from '../../src/storage/index.js';
 import { freshPrisma, storageOf } from '../helpers/database.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS, type Tenant } from '../helpers/fixtures.js';
+import { forceAccount } from '../helpers/seed.js';
 
 let db: pg.Client;
 let prisma: PrismaClient;
@@ -147,7 +148,7 @@ describe("a client's Calls list with calls listed for it", () => {
 
 describe('migration 20261201160005: default agents of another account are cleared', () => {
   it("clears an agency's default that is a client's agent, audited, and keeps the others", async () => {
-    await prisma.account.update({ where: { id: agency.accountId }, data: { defaultAgentId: client.agentId } });
+    await forceAccount(prisma, agency.accountId, { defaultAgentId: client.agentId });
     const sql = fs.readFileSync(
       path.join(MIGRATIONS_DIR, '20261201160005_default_agents_own', 'migration.sql'),
       'utf8',

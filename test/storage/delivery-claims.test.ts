@@ -3,7 +3,7 @@
 import pg from 'pg';
 import { expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { trigger } from '../helpers/trigger.js';
@@ -19,11 +19,11 @@ it('a claim passes over the deliveries another claim has locked instead of waiti
       SIMULATED_TALK_MS: '60000',
     },
   });
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   await setWebhook(app.storage, tenant.accountId, (await startReceiver()).url, { allowPrivate: true, now: app.now() });
   for (let i = 0; i < 3; i++) expect((await trigger(app, tenant.key)).statusCode).toBe(200);
   const pending = await waitFor(
-    () => app.prisma.webhookDelivery.findMany({ where: { status: 'pending' }, orderBy: { createdAt: 'asc' } }),
+    () => prismaOf(app).webhookDelivery.findMany({ where: { status: 'pending' }, orderBy: { createdAt: 'asc' } }),
     (ds) => ds.length === 3,
   );
 

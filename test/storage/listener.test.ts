@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ListenConnection, LISTEN_APPLICATION_NAME, type Listener } from '../../src/storage/index.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 
 async function listenerOn(databaseUrl: string, channel: string, lead: boolean) {
@@ -25,7 +25,7 @@ describe('a leading connection', () => {
     const { app, databaseUrl } = await buildTestApp();
     // A channel of this test's own: its leader lock is no other test's.
     const channel = `oct_test_${randomUUID().slice(0, 8)}`;
-    const notify = (payload: string) => app.prisma.$executeRaw`SELECT pg_notify(${channel}, ${payload})`;
+    const notify = (payload: string) => prismaOf(app).$executeRaw`SELECT pg_notify(${channel}, ${payload})`;
     const a = await listenerOn(databaseUrl, channel, true);
     const b = await listenerOn(databaseUrl, channel, true);
     expect((await a.listener.tryLead()).leading).toBe(true);
@@ -54,7 +54,7 @@ describe('a leading connection', () => {
     const { app, databaseUrl } = await buildTestApp();
     const channel = `oct_test_${randomUUID().slice(0, 8)}`;
     const a = await listenerOn(databaseUrl, channel, false);
-    await app.prisma.$executeRaw`SELECT pg_notify(${channel}, 'now')`;
+    await prismaOf(app).$executeRaw`SELECT pg_notify(${channel}, 'now')`;
     await waitFor(
       () => a.heard,
       (heard) => heard.includes('now'),
@@ -103,10 +103,10 @@ describe('one connection for the channels of a process', () => {
     const { app, databaseUrl } = await buildTestApp();
     const [calls, webhooks] = [`oct_test_${randomUUID().slice(0, 8)}`, `oct_test_${randomUUID().slice(0, 8)}`];
     const notify = (channel: string, payload: string) =>
-      app.prisma.$executeRaw`SELECT pg_notify(${channel}, ${payload})`;
+      prismaOf(app).$executeRaw`SELECT pg_notify(${channel}, ${payload})`;
     const listening = async () =>
       (
-        await app.prisma.$queryRaw<{ n: number }[]>`
+        await prismaOf(app).$queryRaw<{ n: number }[]>`
           SELECT count(*)::int AS n FROM pg_stat_activity
           WHERE application_name = ${LISTEN_APPLICATION_NAME} AND datname = current_database()`
       )[0]!.n;
@@ -168,7 +168,7 @@ describe('one connection for the channels of a process', () => {
       env: { DISPATCH_ENABLED: 'true', WEBHOOK_DELIVERY_ENABLED: 'true' },
     });
     const held = async () =>
-      app.prisma.$queryRaw<{ application_name: string; locks: number }[]>`
+      prismaOf(app).$queryRaw<{ application_name: string; locks: number }[]>`
         SELECT a.application_name, count(*)::int AS locks FROM pg_locks l JOIN pg_stat_activity a USING (pid)
         WHERE l.locktype = 'advisory' AND l.classid = 72707371 AND l.granted AND a.datname = current_database()
         GROUP BY a.pid, a.application_name`;

@@ -3,7 +3,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
@@ -31,7 +31,7 @@ beforeAll(async () => {
 });
 
 it('a call, its events, its webhook deliveries and their attempts get UUIDv7 ids of when they were written, in order', async () => {
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
   const before = Date.now();
   const callIds: string[] = [];
@@ -49,11 +49,11 @@ it('a call, its events, its webhook deliveries and their attempts get UUIDv7 ids
   // Every call ends with its two deliveries (call.started and call.completed) sent once each.
   const where = { callId: { in: callIds } };
   await waitFor(
-    () => app.prisma.webhookDelivery.count({ where: { ...where, status: 'succeeded' } }),
+    () => prismaOf(app).webhookDelivery.count({ where: { ...where, status: 'succeeded' } }),
     (n) => n === 2 * callIds.length,
   );
-  const events = await app.prisma.callEvent.findMany({ where, orderBy: { occurredAt: 'asc' } });
-  const deliveries = await app.prisma.webhookDelivery.findMany({ where, include: { attempts: true } });
+  const events = await prismaOf(app).callEvent.findMany({ where, orderBy: { occurredAt: 'asc' } });
+  const deliveries = await prismaOf(app).webhookDelivery.findMany({ where, include: { attempts: true } });
   const attempts = deliveries.flatMap((d) => d.attempts);
   expect(events).toHaveLength(4 * callIds.length);
   expect(attempts).toHaveLength(2 * callIds.length);

@@ -3,7 +3,7 @@
 // unnamed statements and works; without it, named statements prepared on one server connection are missing on the
 // next (the check can fail). Needs the `pgbouncer` binary (Debian's package; .ci/run installs it).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, closeTestApp } from '../helpers/app.js';
+import { buildTestApp, closeTestApp, prismaOf } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { PGBOUNCER, transactionPooler } from '../helpers/pgbouncer.js';
 import { createTenant } from '../helpers/fixtures.js';
@@ -23,7 +23,7 @@ describe.skipIf(!PGBOUNCER)('behind a transaction-pooling proxy', () => {
   it('without it, named statements break behind the pooler (so the test below proves something; it runs first: the switch is per process)', async () => {
     const { app } = await buildTestApp({ databaseUrl: pooledUrl, env: { RATE_LIMIT_PER_MINUTE: '10000' } });
     const direct = await buildTestApp({ databaseUrl: directUrl });
-    const tenant = await createTenant(direct.app.prisma);
+    const tenant = await createTenant(direct.app.storage);
     const statuses = (await Promise.all(Array.from({ length: 40 }, () => trigger(app, tenant.key)))).map(
       (r) => r.statusCode,
     );
@@ -35,7 +35,7 @@ describe.skipIf(!PGBOUNCER)('behind a transaction-pooling proxy', () => {
     const url = new URL(pooledUrl);
     url.searchParams.set('pgbouncer', 'true');
     const { app } = await buildTestApp({ databaseUrl: url.toString(), env: { RATE_LIMIT_PER_MINUTE: '10000' } });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     const responses = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
         trigger(
@@ -55,7 +55,7 @@ describe.skipIf(!PGBOUNCER)('behind a transaction-pooling proxy', () => {
     );
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(callIdOf(replay)).toBe(callIdOf(responses[1]!));
-    expect(await app.prisma.call.count({ where: { accountId: tenant.accountId } })).toBe(40);
+    expect(await prismaOf(app).call.count({ where: { accountId: tenant.accountId } })).toBe(40);
     await closeTestApp(app);
   });
 });

@@ -5,12 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import type { App } from '../../src/app.js';
 import { sqlPool } from '../../src/storage/database.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 async function counters(app: App) {
-  const { rows } = await sqlPool(app.prisma).query<{ id: string; kept: number; counted: number }>(`
+  const { rows } = await sqlPool(prismaOf(app)).query<{ id: string; kept: number; counted: number }>(`
     SELECT a.id, a.waiting_calls AS kept,
            (SELECT count(*)::int FROM calls c WHERE c.account_id = a.id AND c.status = 'initiated') AS counted
       FROM accounts a`);
@@ -26,9 +26,9 @@ async function expectExact(app: App, expected: Record<string, number>) {
 describe('accounts.waiting_calls', () => {
   it('stays equal to the number of waiting calls whatever writes the calls', async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const sql = sqlPool(app.prisma);
-    const a = await createTenant(app.prisma);
-    const b = await createTenant(app.prisma);
+    const sql = sqlPool(prismaOf(app));
+    const a = await createTenant(app.storage);
+    const b = await createTenant(app.storage);
     const ids: Record<string, string[]> = { a: [], b: [] };
     for (let i = 0; i < 5; i++) ids.a!.push(callIdOf(await trigger(app, a.key)));
     await Promise.all(Array.from({ length: 3 }, async () => ids.b!.push(callIdOf(await trigger(app, b.key)))));
@@ -70,8 +70,8 @@ describe('accounts.waiting_calls', () => {
 
   it('is kept by primary-key lookups of the accounts touched, not by reading the accounts table, however many accounts there are', async () => {
     const { app, databaseUrl } = await buildTestApp();
-    const tenant = await createTenant(app.prisma);
-    const sql = sqlPool(app.prisma);
+    const tenant = await createTenant(app.storage);
+    const sql = sqlPool(prismaOf(app));
     // Enough accounts that a plan reading the table is a real cost (with 10,000 it took 11 ms of every acceptance).
     await sql.query(
       `INSERT INTO accounts (id, kind, name, plan, updated_at) SELECT gen_random_uuid(), 'agency', 'Other ' || g, 'agency', now() FROM generate_series(1, 5000) g`,

@@ -14,10 +14,11 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { SIMULATED_BUSY_THEN_ANSWERS } from '../../src/dispatch/simulated-dialer.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceAgent } from '../helpers/seed.js';
 
 /** Friday 18:30 in New York: the office-hours window is shut until Monday, so accepted calls wait. */
 const FRIDAY_EVENING = new Date('2054-11-27T23:30:00Z');
@@ -36,7 +37,7 @@ async function setUp() {
     clock: () => clock.now,
     env: { DISPATCH_ENABLED: 'true', SIMULATED_RING_MS: '30', SIMULATED_TALK_MS: '120', QUEUED_CALL_TTL_HOURS: '2' },
   });
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/calls', {
     now: app.now(),
     allowPrivate: false,
@@ -60,7 +61,7 @@ async function setUp() {
 }
 
 async function eventsOf(app: App, callId: string): Promise<WebhookEvent[]> {
-  const deliveries = await app.prisma.webhookDelivery.findMany({
+  const deliveries = await prismaOf(app).webhookDelivery.findMany({
     where: { callId },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
@@ -118,24 +119,18 @@ describe('a call that ended before any dial', () => {
     const callId = await call('+14155550203');
     await at(FRIDAY_EVENING);
     // Its time to live (2 hours) counts from Monday's opening; the window then moves to Wednesdays, so it still waits.
-    await app.prisma.agent.update({
-      where: { id: agentId },
-      data: { callingWindows: [{ days: [3], start: '09:00', end: '17:00' }] },
-    });
+    await forceAgent(prismaOf(app), agentId, { callingWindows: [{ days: [3], start: '09:00', end: '17:00' }] });
     await at(new Date('2054-11-30T17:00:00Z'));
     await expectEndedBeforeDial(app, callId, 'expired');
   });
 
   it('a call that ends while it waits for a retry names the attempt it last dialled, not the one it waited for', async () => {
     const { app, tenant, at } = await setUp();
-    await app.prisma.agent.update({
-      where: { id: tenant.agentId },
-      data: { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] },
-    });
+    await forceAgent(prismaOf(app), tenant.agentId, { maxAttempts: 2, retryOn: ['busy'], retryWaitsMinutes: [30] });
     const callId = callIdOf(await trigger(app, tenant.key, { phone_number: SIMULATED_BUSY_THEN_ANSWERS }));
     await at(FRIDAY_EVENING);
     await at(new Date(FRIDAY_EVENING.getTime() + 30));
-    expect(await app.prisma.call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({
+    expect(await prismaOf(app).call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({
       status: 'initiated',
       attempt: 2,
     });

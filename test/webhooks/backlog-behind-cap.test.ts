@@ -4,33 +4,22 @@
 import pg from 'pg';
 import { expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { buildTestApp } from '../helpers/app.js';
+import type { App } from '../../src/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { insertDueDeliveries } from '../helpers/seed.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 
 /** `count` due deliveries to `endpointId` (with their calls and events), due at `at`; the workers are woken. */
 async function dueDeliveries(
+  app: App,
   db: pg.Client,
   tenant: { accountId: string; agentId: string },
   endpointId: string,
   count: number,
   at: Date,
 ) {
-  await db.query(
-    `WITH c AS (
-       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at,
-                          created_at, updated_at, ended_at)
-       SELECT gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', 'completed', $5, $5, $5, $5, $5
-         FROM generate_series(1, $4::int)
-       RETURNING id),
-     e AS (
-       INSERT INTO call_events (id, call_id, from_status, to_status, source, occurred_at)
-       SELECT gen_random_uuid(), id, 'in_progress', 'completed', 'provider', $5 FROM c
-       RETURNING id, call_id)
-     INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at, created_at)
-     SELECT gen_random_uuid(), $3, call_id, id, 'call.completed', '{}', $5, $5 FROM e`,
-    [tenant.accountId, tenant.agentId, endpointId, count, at],
-  );
+  await insertDueDeliveries(prismaOf(app), { ...tenant, endpointId, count, at });
   await db.query(`SELECT pg_notify('oct_webhooks', $1)`, [endpointId]);
 }
 
@@ -61,12 +50,12 @@ it('sends the rest of a backlog as places of its endpoint free, long after the b
     ];
 
     // Six due to the slow endpoint: two go out (its cap) and are not answered yet.
-    await dueDeliveries(db, tenants[0], slowEndpoint, 6, app.now());
+    await dueDeliveries(app, db, tenants[0], slowEndpoint, 6, app.now());
     await slow.waitFor(2);
     // A minute later, another endpoint's delivery is claimed and sent: that claim left nothing behind but the slow
     // endpoint's four (passed over: it was at its cap).
     offsetMs = 60_000;
-    await dueDeliveries(db, tenants[1], otherEndpoint, 1, app.now());
+    await dueDeliveries(app, db, tenants[1], otherEndpoint, 1, app.now());
     await other.waitFor(1);
 
     // Each answer frees a place: the next of the backlog goes out, then the next, to the last.

@@ -6,12 +6,13 @@ import { AdminError } from '../../src/admin/errors.js';
 import { replayDelivery, resendFailedDeliveries, setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from '../dashboard/helpers.js';
+import { forceDeliveries } from '../helpers/seed.js';
 
 /** How a resend that lost the race is answered: the delivery is pending again, sent once. */
 const TOLD =
@@ -29,7 +30,7 @@ beforeAll(async () => {
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   }));
   receiver = await startReceiver();
-  tenant = await createTenant(app.prisma);
+  tenant = await createTenant(app.storage);
   await setWebhook(app.storage, tenant.accountId, receiver.url, { now: app.now(), allowPrivate: true });
 });
 
@@ -51,9 +52,9 @@ async function failedDeliveries(n: number): Promise<string[]> {
   }
   await app.deliveryWorker!.settle();
   const where = { callId: { in: calls } };
-  await app.prisma.webhookDelivery.updateMany({ where, data: { status: 'failed', completedAt: app.now() } });
+  await forceDeliveries(prismaOf(app), where, { status: 'failed', completedAt: app.now() });
   receiver.respond = () => ({ status: 204 });
-  return (await app.prisma.webhookDelivery.findMany({ where, select: { id: true } })).map((d) => d.id);
+  return (await prismaOf(app).webhookDelivery.findMany({ where, select: { id: true } })).map((d) => d.id);
 }
 
 /** After the resends: the worker sends what is due; how many times each delivery reached the receiver then. */
@@ -64,7 +65,7 @@ async function sentAfter(ids: string[], from: number): Promise<number[]> {
 }
 
 const resentEntries = (id: string) =>
-  app.prisma.auditEntry.count({
+  prismaOf(app).auditEntry.count({
     where: { action: 'deliveries_resent', detail: { path: ['delivery_id'], equals: id } },
   });
 
@@ -94,7 +95,7 @@ describe('concurrent resends of one delivery', () => {
     const visitors: Visitor[] = [];
     for (let i = 0; i < 6; i++) {
       const email = `resend${i}@race.example`;
-      await createUserWithPassword(app.prisma, tenant.accountId, email);
+      await createUserWithPassword(app.storage, tenant.accountId, email);
       const visitor = new Visitor(app);
       visitor.ip = `198.51.100.${i + 10}`;
       expect((await visitor.signIn(email)).status).toBe(303);
@@ -133,7 +134,7 @@ describe('"resend every failed delivery since" racing itself and single resends'
     const visitors: Visitor[] = [];
     for (let i = 0; i < 4; i++) {
       const email = `resend-failed${i}@race.example`;
-      await createUserWithPassword(app.prisma, tenant.accountId, email);
+      await createUserWithPassword(app.storage, tenant.accountId, email);
       const visitor = new Visitor(app);
       visitor.ip = `198.51.100.${i + 30}`;
       expect((await visitor.signIn(email)).status).toBe(303);

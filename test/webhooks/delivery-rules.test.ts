@@ -8,11 +8,12 @@ import { replayDelivery, setWebhook } from '../../src/admin/webhooks.js';
 import { AdminError } from '../../src/admin/errors.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { match } from '../helpers/matchers.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
+import { forceEndpoint, insertDeliveryRow } from '../helpers/seed.js';
 
 interface Setup {
   app: App;
@@ -39,7 +40,7 @@ async function setup(
       },
     },
   });
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   const receiver = await startReceiver();
   const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
     allowPrivate: true,
@@ -57,14 +58,14 @@ async function event(s: Setup) {
     { kind: 'failed', reason: 'canceled' },
     { now: s.clock.now, source: 'operator' },
   );
-  return s.app.prisma.webhookDelivery.findFirstOrThrow({ where: { callId: call_id } });
+  return prismaOf(s.app).webhookDelivery.findFirstOrThrow({ where: { callId: call_id } });
 }
 
 const advance = (s: Setup, ms: number) => {
   s.clock.now = new Date(s.clock.now.getTime() + ms);
 };
 const reload = (s: Setup, id: string) =>
-  s.app.prisma.webhookDelivery.findUniqueOrThrow({
+  prismaOf(s.app).webhookDelivery.findUniqueOrThrow({
     where: { id },
     include: { attempts: { orderBy: { attemptNumber: 'asc' } }, endpoint: true },
   });
@@ -228,10 +229,11 @@ describe('SSRF', () => {
     const s = await setup({ allowPrivate: false });
     const delivery = await event(s);
     // As if the name had resolved to a public address when it was set: 'localhost' resolves to 127.0.0.1 now.
-    await s.app.prisma.webhookEndpoint.update({
-      where: { id: delivery.endpointId },
-      data: { url: s.receiver.url.replace('127.0.0.1', 'localhost') },
-    });
+    await forceEndpoint(
+      prismaOf(s.app),
+      { id: delivery.endpointId },
+      { url: s.receiver.url.replace('127.0.0.1', 'localhost') },
+    );
     await s.app.deliveryWorker!.settle();
     const d = await reload(s, delivery.id);
     expect(s.receiver.received).toHaveLength(0);
@@ -247,7 +249,7 @@ describe('isolation and crashes', () => {
     const s = await setup({ timeoutMs: 60_000, perEndpoint: 2 });
     s.receiver.respond = () => 'hang';
     for (let i = 0; i < 6; i++) await event(s);
-    const other = await createTenant(s.app.prisma);
+    const other = await createTenant(s.app.storage);
     const fast = await startReceiver();
     await setWebhook(s.app.storage, other.accountId, fast.url, { allowPrivate: true, now: s.app.now() });
     s.app.deliveryWorker!.wake();
@@ -272,20 +274,18 @@ describe('isolation and crashes', () => {
     const s = await setup();
     // Written directly (no NOTIFY), already claimed by a worker that then died.
     const call_id = callIdOf(await trigger(s.app, s.key));
-    const call = await s.app.prisma.call.findUniqueOrThrow({
+    const call = await prismaOf(s.app).call.findUniqueOrThrow({
       where: { id: call_id },
       include: { events: true, account: { include: { webhookEndpoint: true } } },
     });
-    const delivery = await s.app.prisma.webhookDelivery.create({
-      data: {
-        endpointId: call.account.webhookEndpoint!.id,
-        callId: call_id,
-        callEventId: call.events[0]!.id,
-        eventType: 'call.failed',
-        payload: '{"type":"call.failed"}',
-        nextAttemptAt: s.clock.now,
-        leaseExpiresAt: new Date(s.clock.now.getTime() + 60_000),
-      },
+    const delivery = await insertDeliveryRow(prismaOf(s.app), {
+      endpointId: call.account.webhookEndpoint!.id,
+      callId: call_id,
+      callEventId: call.events[0]!.id,
+      eventType: 'call.failed',
+      payload: '{"type":"call.failed"}',
+      nextAttemptAt: s.clock.now,
+      leaseExpiresAt: new Date(s.clock.now.getTime() + 60_000),
     });
     await s.app.deliveryWorker!.settle();
     expect(s.receiver.received).toHaveLength(0);

@@ -10,6 +10,7 @@ import type { Receiver } from '../helpers/receiver.js';
 import { buildWebhookApp } from '../helpers/webhook-app.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
+import { prismaOf } from '../helpers/app.js';
 
 let app: App;
 let tenant: Tenant;
@@ -96,7 +97,7 @@ describe('webhook events', () => {
     // both deliveries to leave pending, then check what was recorded.
     const deliveries = await waitFor(
       () =>
-        app.prisma.webhookDelivery.findMany({
+        prismaOf(app).webhookDelivery.findMany({
           where: { callId: call_id },
           include: { attempts: true },
           orderBy: { createdAt: 'asc' },

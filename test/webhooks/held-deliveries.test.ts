@@ -13,13 +13,14 @@ import { sqlPool } from '../../src/storage/database.js';
 import { deleteBatch, RETENTION_STEPS } from '../../src/storage/retention.js';
 import { inTransaction } from '../../src/storage/transaction.js';
 import type { WebhookEvent } from '../../schemas/webhook.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
+import { forceDeliveries, forceEndpoint, insertDeliveryRow, deleteEndpoint } from '../helpers/seed.js';
 
 interface Setup {
   app: App;
@@ -37,7 +38,7 @@ async function setup(): Promise<Setup> {
     env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
     jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
   });
-  const tenant = await createTenant(app.prisma);
+  const tenant = await createTenant(app.storage);
   const receiver = await startReceiver();
   const { secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, {
     allowPrivate: true,
@@ -72,13 +73,13 @@ async function canceledCall(s: Setup): Promise<string> {
 }
 
 const deliveriesOf = (s: Setup, callId: string) =>
-  s.app.prisma.webhookDelivery.findMany({
+  prismaOf(s.app).webhookDelivery.findMany({
     where: { callId },
     orderBy: { createdAt: 'asc' },
     include: { attempts: { orderBy: { attemptNumber: 'asc' } } },
   });
 const endpointOf = (s: Setup) =>
-  s.app.prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
+  prismaOf(s.app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: s.tenant.accountId } });
 
 /**
  * Whether `received` is signed with `secret` (the signature itself: the injected clock is days ahead, so verify()
@@ -206,7 +207,7 @@ describe('an endpoint disabled by a 410', () => {
     const sent = got(s.receiver).slice(2);
     expect(sent.map((e) => e.callId).sort()).toEqual([retrying, gone].sort());
     expect(new Set(sent.map((e) => e.id)).size).toBe(2);
-    const audited = await s.app.prisma.auditEntry.findMany({
+    const audited = await prismaOf(s.app).auditEntry.findMany({
       where: { accountId: s.tenant.accountId, action: 'webhook_enabled' },
     });
     expect(audited.map((e) => e.detail)).toEqual([expect.objectContaining({ released: 2 })]);
@@ -217,21 +218,20 @@ describe('an endpoint disabled by a 410', () => {
     // Written pending (directly: no NOTIFY) before the endpoint was switched off, as a transition racing the 410
     // leaves it.
     const callId = callIdOf(await trigger(s.app, s.tenant.key));
-    const call = await s.app.prisma.call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
-    await s.app.prisma.webhookDelivery.create({
-      data: {
-        endpointId: (await endpointOf(s)).id,
-        callId,
-        callEventId: call.events[0]!.id,
-        eventType: 'call.failed',
-        payload: '{"type":"call.failed","data":{"call_id":"' + callId + '"}}',
-        nextAttemptAt: new Date(s.clock.now.getTime() + 60_000),
-      },
+    const call = await prismaOf(s.app).call.findUniqueOrThrow({ where: { id: callId }, include: { events: true } });
+    await insertDeliveryRow(prismaOf(s.app), {
+      endpointId: (await endpointOf(s)).id,
+      callId,
+      callEventId: call.events[0]!.id,
+      eventType: 'call.failed',
+      payload: '{"type":"call.failed","data":{"call_id":"' + callId + '"}}',
+      nextAttemptAt: new Date(s.clock.now.getTime() + 60_000),
     });
-    await s.app.prisma.webhookEndpoint.update({
-      where: { accountId: s.tenant.accountId },
-      data: { enabled: false, disabledReason: 'answered 410 Gone at then' },
-    });
+    await forceEndpoint(
+      prismaOf(s.app),
+      { accountId: s.tenant.accountId },
+      { enabled: false, disabledReason: 'answered 410 Gone at then' },
+    );
     advance(s, 61_000);
     s.app.deliveryWorker!.wake();
     await settle(s);
@@ -251,12 +251,13 @@ describe('an endpoint disabled by a 410', () => {
 describe('enabling again while a transition writes held deliveries', () => {
   it('waits for the transition: what it held is released, not left behind', async () => {
     const s = await setup();
-    await s.app.prisma.webhookEndpoint.update({
-      where: { accountId: s.tenant.accountId },
-      data: { enabled: false, disabledReason: 'switched off by a test' },
-    });
+    await forceEndpoint(
+      prismaOf(s.app),
+      { accountId: s.tenant.accountId },
+      { enabled: false, disabledReason: 'switched off by a test' },
+    );
     const callId = callIdOf(await trigger(s.app, s.tenant.key));
-    const pool = sqlPool(s.app.prisma);
+    const pool = sqlPool(prismaOf(s.app));
     const { enabling } = await inTransaction(pool, async (client) => {
       const { rows } = await client.query<Call>({
         text: `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($1::uuid[]) FOR UPDATE`,
@@ -353,7 +354,7 @@ describe('the endpoint URL changed', () => {
 describe('no endpoint set', () => {
   it('records nothing for events that happen before one is set (nothing is sent later either)', async () => {
     const s = await setup();
-    await s.app.prisma.webhookEndpoint.delete({ where: { accountId: s.tenant.accountId } });
+    await deleteEndpoint(prismaOf(s.app), s.tenant.accountId);
     const callId = await canceledCall(s);
     expect(await deliveriesOf(s, callId)).toEqual([]);
     await setWebhook(s.app.storage, s.tenant.accountId, s.receiver.url, { allowPrivate: true, now: s.app.now() });
@@ -370,10 +371,7 @@ describe('retention', () => {
     await settle(s);
     expect((await deliveriesOf(s, callId))[0]).toMatchObject({ status: 'held' });
     // As if the retention periods had long passed; a succeeded delivery of that age would go.
-    await s.app.prisma.webhookDelivery.updateMany({
-      where: { callId },
-      data: { completedAt: new Date('2048-01-01T00:00:00Z') },
-    });
+    await forceDeliveries(prismaOf(s.app), { callId }, { completedAt: new Date('2048-01-01T00:00:00Z') });
     const future = new Date('2058-01-01T00:00:00Z');
     const cutoffs = {
       now: future,
@@ -383,9 +381,9 @@ describe('retention', () => {
       auditBefore: new Date(0),
     };
     for (const step of RETENTION_STEPS.filter((r) => r.table === 'webhook_deliveries' || r.table === 'calls')) {
-      await deleteBatch(sqlPool(s.app.prisma), step, cutoffs, 100);
+      await deleteBatch(sqlPool(prismaOf(s.app)), step, cutoffs, 100);
     }
     expect(await deliveriesOf(s, callId)).toHaveLength(1);
-    expect(await s.app.prisma.call.count({ where: { id: callId } })).toBe(1);
+    expect(await prismaOf(s.app).call.count({ where: { id: callId } })).toBe(1);
   });
 });

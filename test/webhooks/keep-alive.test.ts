@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { WebhookSender, type AttemptResult } from '../../src/webhooks/sender.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { forkChild, stopChild } from '../helpers/child-processes.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
@@ -97,7 +97,7 @@ describe('a receiver that pauses longer than its keep-alive timeout', () => {
       },
       jobs: { webhooks: { onAttempt: (_outcome, result) => attempts.push(result) } },
     });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await setWebhook(app.storage, tenant.accountId, `http://127.0.0.1:${receiver.port}/hooks`, {
       allowPrivate: true,
       now: app.now(),
@@ -122,7 +122,7 @@ describe('a receiver that pauses longer than its keep-alive timeout', () => {
       await sleep(1_000);
     }
 
-    const deliveries = await app.prisma.webhookDelivery.findMany({
+    const deliveries = await prismaOf(app).webhookDelivery.findMany({
       where: { call: { accountId: tenant.accountId } },
       include: { attempts: true },
     });

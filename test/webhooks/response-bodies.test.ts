@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { keptBodyText, RESPONSE_BODY_DRAINED, RESPONSE_BODY_KEPT, WebhookSender } from '../../src/webhooks/sender.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
@@ -119,7 +119,7 @@ describe('the worker', () => {
       env: { WEBHOOK_DELIVERY_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
       jobs: { webhooks: { pollMs: 3_600_000, random: () => 0.5 } },
     });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await setWebhook(app.storage, tenant.accountId, s.url, { allowPrivate: true, now: app.now() });
     const callId = callIdOf(await trigger(app, tenant.key));
     await applyCallUpdate(
@@ -129,7 +129,7 @@ describe('the worker', () => {
       { now: app.now(), source: 'operator' },
     );
     await app.deliveryWorker!.settle();
-    const [attempt] = await app.prisma.webhookAttempt.findMany({ where: { delivery: { callId } } });
+    const [attempt] = await prismaOf(app).webhookAttempt.findMany({ where: { delivery: { callId } } });
     expect(attempt).toMatchObject({
       responseStatus: 503,
       responseBody: 'y'.repeat(RESPONSE_BODY_KEPT),

@@ -6,7 +6,7 @@ import type { App } from '../../src/app.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { DeliveryWorker } from '../../src/webhooks/delivery-worker.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
-import { buildTestApp } from '../helpers/app.js';
+import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -33,8 +33,8 @@ describe('stalled endpoints', () => {
     const hanging = await startReceiver();
     hanging.respond = () => 'hang';
     const healthy = await startReceiver();
-    const slow = await createTenant(app.prisma);
-    const other = await createTenant(app.prisma);
+    const slow = await createTenant(app.storage);
+    const other = await createTenant(app.storage);
     await setWebhook(app.storage, slow.accountId, hanging.url, { allowPrivate: true, now: app.now() });
     await setWebhook(app.storage, other.accountId, healthy.url, { allowPrivate: true, now: app.now() });
     await endedCall(app, slow);
@@ -61,7 +61,7 @@ describe('stalled endpoints', () => {
     const receiver = await startReceiver();
     onTestFinished(() => receiver.stop());
     receiver.respond = (_, index) => (index === 0 ? 'hang' : { status: 204 });
-    const tenant = await createTenant(app.prisma);
+    const tenant = await createTenant(app.storage);
     await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() });
     const callId = await endedCall(app, tenant);
     const [first] = await receiver.waitFor(1);
@@ -69,9 +69,9 @@ describe('stalled endpoints', () => {
     // Its endpoint would hold the attempt for a minute (the whole shutdown grace, and more): the stop does not wait.
     await app.deliveryWorker!.stop();
     expect(receiver.received).toHaveLength(1);
-    const [delivery] = await app.prisma.webhookDelivery.findMany({ where: { callId } });
+    const [delivery] = await prismaOf(app).webhookDelivery.findMany({ where: { callId } });
     expect(delivery).toMatchObject({ status: 'pending', attemptCount: 0, leaseExpiresAt: null });
-    expect(await app.prisma.webhookAttempt.count({ where: { deliveryId: delivery!.id } })).toBe(0);
+    expect(await prismaOf(app).webhookAttempt.count({ where: { deliveryId: delivery!.id } })).toBe(0);
 
     // Another replica's worker (no poll for an hour: its first pass at start claims what is due).
     const next = new DeliveryWorker({
@@ -88,10 +88,10 @@ describe('stalled endpoints', () => {
     const [, again] = await receiver.waitFor(2, 10_000);
     expect(again!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
     await next.settle();
-    expect(await app.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: delivery!.id } })).toMatchObject({
+    expect(await prismaOf(app).webhookDelivery.findUniqueOrThrow({ where: { id: delivery!.id } })).toMatchObject({
       status: 'succeeded',
       attemptCount: 1,
     });
-    expect(await app.prisma.webhookAttempt.count({ where: { deliveryId: delivery!.id } })).toBe(1);
+    expect(await prismaOf(app).webhookAttempt.count({ where: { deliveryId: delivery!.id } })).toBe(1);
   });
 });
