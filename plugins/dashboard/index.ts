@@ -10,6 +10,7 @@ import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
 import multipart, { type FastifyMultipartOptions } from '@fastify/multipart';
 import sensible from '@fastify/sensible';
 import view, { type FastifyViewOptions } from '@fastify/view';
+import path from 'node:path';
 import { Eta } from 'eta';
 import { DASHBOARD_IMPORT_MAX_BYTES } from '../../src/domain/do-not-call.js';
 import { VIEWS_DIR } from '../../src/paths.js';
@@ -92,11 +93,14 @@ const helmetOptions: FastifyHelmetOptions = {
   crossOriginEmbedderPolicy: false,
 };
 
+/** The templates, each beside its page model (src/views/pages/<page>.eta and <page>.ts). */
+const PAGES_DIR = path.join(VIEWS_DIR, 'pages');
+
 /** Eta with escaping on (`<%= %>` escapes; `<%~ %>` is for the layout's body only). */
 function viewOptions(): FastifyViewOptions {
   return {
-    engine: { eta: new Eta({ views: VIEWS_DIR, autoEscape: true, cache: true }) },
-    templates: VIEWS_DIR,
+    engine: { eta: new Eta({ views: PAGES_DIR, autoEscape: true, cache: true }) },
+    templates: PAGES_DIR,
     production: true,
   };
 }

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createClient } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
-import { LIST_PAGE_SIZE } from '../../src/routes/dashboard/list-page.js';
+import { LIST_PAGE_SIZE } from '../../src/views/pages/list-filter.js';
 import { buildTestApp } from '../helpers/app.js';
 import { storageOf } from '../helpers/database.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';

@@ -4,8 +4,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { changePassword, endAllSessions } from '../../admin/users.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/password-policy.js';
 import { ChangePasswordForm, CsrfOnlyForm } from '../../../schemas/dashboard/forms.js';
-import { clientIp, formProblem } from './form-problem.js';
-import { timeOrNull } from './format.js';
+import { clientIp, formProblem } from '../../views/form-problem.js';
+import { timeOrNull } from '../../views/format/time.js';
 import type { PageData } from '../../views/page-models.js';
 
 const POLICY = { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH };

@@ -5,9 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { isAgencyScope } from '../../domain/tenancy.js';
 import { canonicalZone } from '../../domain/time-zones.js';
 import { AgentsQuery } from '../../../schemas/dashboard/lists.js';
-import { attemptsWords, voicemailWords } from './agent-words.js';
-import { formatTime, POLICY_WORDS, windowWords } from './format.js';
-import { LIST_PAGE_SIZE, listAsked, namedList } from './list-page.js';
+import { attemptsWords, voicemailWords } from '../../views/format/agent.js';
+import { formatTime } from '../../views/format/time.js';
+import { POLICY_WORDS, windowWords } from '../../views/format/settings.js';
+import { LIST_PAGE_SIZE, listAsked, namedList } from '../../views/pages/list-filter.js';
 
 export const AGENTS_PATH = '/dashboard/agents';
 /** The Agents list's cells stay short: a longer voicemail message is cut there (the agent's page shows it whole). */

@@ -27,11 +27,12 @@ import {
   valuesOfForm,
   type FieldErrors,
   type FormValues,
-} from './agent-form.js';
+} from '../../views/pages/agent-form-values.js';
 import { phoneCountry, storedNumber, type PhoneCountry } from './agent-caller-id.js';
-import { reachSummary } from './agent-words.js';
-import { formatTime, NO_PHONE_DEFAULT } from './format.js';
-import { clientIp, formProblem, refusals, type Refusal } from './form-problem.js';
+import { reachSummary } from '../../views/format/agent.js';
+import { formatTime } from '../../views/format/time.js';
+import { NO_PHONE_DEFAULT } from '../../views/format/settings.js';
+import { clientIp, formProblem, refusals, type Refusal } from '../../views/form-problem.js';
 import { canonicalZone, isOfferedZone, UTC_ALIASES, ZONE_REGIONS } from '../../domain/time-zones.js';
 import { dashboardBaseUrl } from '../../admin/users.js';
 import { AGENTS_PATH as LIST_PATH } from './agents-list.js';

@@ -4,7 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { describeAuditAction } from '../../domain/audit-actions.js';
 import { isAgencyScope } from '../../domain/tenancy.js';
 import { AuditLogQuery } from '../../../schemas/dashboard/forms.js';
-import { actorWords, decodeCursor, encodeCursor, formatTime } from './format.js';
+import { actorWords } from '../../views/format/notices.js';
+import { decodeCursor, encodeCursor } from '../../views/format/cursor.js';
+import { formatTime } from '../../views/format/time.js';
 
 const PAGE_SIZE = 50;
 

@@ -17,8 +17,8 @@ import {
   FILTER_MAX_LENGTH,
 } from '../../../schemas/dashboard/calls.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
-import { clientIp, formProblem, refusals } from './form-problem.js';
-import { cancelManyNotice, cancelNotice } from './format.js';
+import { clientIp, formProblem, refusals } from '../../views/form-problem.js';
+import { cancelManyNotice, cancelNotice } from '../../views/format/notices.js';
 
 const actorOf = (request: FastifyRequest): Actor => ({ kind: 'user', userId: request.user.id, ip: clientIp(request) });
 

@@ -9,7 +9,7 @@ import { CALL_STATUSES, LIVE_STATUSES, type CallStatus } from '../../../schemas/
 import { METADATA_KEY_MAX } from '../../../schemas/trigger.js';
 import { isAgencyScope } from '../../domain/tenancy.js';
 import { CallParams, CallsColumnForm, CallsQuery } from '../../../schemas/dashboard/calls.js';
-import { formProblem } from './form-problem.js';
+import { formProblem } from '../../views/form-problem.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
 import type { ActiveUser, ScopeAgent } from '../../storage/index.js';
 import {
@@ -22,33 +22,23 @@ import {
   historyAccounts,
 } from '../../storage/index.js';
 import callCancel from './call-cancel.js';
-import { callDoNotCall } from './do-not-call-page.js';
-import { metadataRows, reindent, timeline } from './call-view.js';
+import { callDoNotCall } from '../../views/pages/do-not-call.js';
+import { metadataRows, reindent, timeline } from '../../views/pages/call-timeline.js';
+import { attemptsCell, callBadge, hasActiveCall, metadataCellWords, waitsForSlot } from '../../views/format/badge.js';
 import {
-  attemptsCell,
-  callBadge,
-  hasActiveCall,
-  metadataCellWords,
-  waitsForSlot,
   ANSWERED_BY_WORDS,
   ATTEMPT_OUTCOME_WORDS,
-  cannotCancelWords,
-  decodeCursor,
-  deliveryStatusWords,
-  disabledReasonWords,
-  encodeCursor,
-  formatDuration,
-  formatTime,
-  formatTimeIn,
-  parseUtcTime,
   REASON_WORDS,
   STATUS_WORDS,
   TIMEZONE_SOURCE_WORDS,
-  waitingWords,
-} from './format.js';
+} from '../../views/format/status.js';
+import { cannotCancelWords, deliveryStatusWords, disabledReasonWords } from '../../views/format/notices.js';
+import { decodeCursor, encodeCursor } from '../../views/format/cursor.js';
+import { formatDuration, formatTime, formatTimeIn, parseUtcTime, waitingWords } from '../../views/format/time.js';
 import { attemptsDialled } from '../../calls/call-view.js';
 import type { AttemptOutcomeData } from '../../../schemas/call.js';
-import type { CallDoNotCall, PageData } from '../../views/page-models.js';
+import type { CallDoNotCall } from '../../views/pages/call.js';
+import type { PageData } from '../../views/page-models.js';
 
 const PAGE_SIZE = 50;
 const FILTER_NAMES = [

@@ -8,9 +8,9 @@ import { apiAccessOn, switchedOffBy } from '../../domain/api-access.js';
 import { NAVIGATION } from '../../views/navigation.js';
 import { ClientsQuery } from '../../../schemas/dashboard/lists.js';
 import { ClientParams, CreateClientForm } from '../../../schemas/dashboard/people.js';
-import { clientIp, formProblem } from './form-problem.js';
-import { formatTime } from './format.js';
-import { FIRST_PAGE, LIST_PAGE_SIZE, listAsked, namedList, type ListAsked } from './list-page.js';
+import { clientIp, formProblem } from '../../views/form-problem.js';
+import { formatTime } from '../../views/format/time.js';
+import { FIRST_PAGE, LIST_PAGE_SIZE, listAsked, namedList, type ListAsked } from '../../views/pages/list-filter.js';
 import type { PageData } from '../../views/page-models.js';
 import { peopleOf } from './users.js';
 

@@ -6,7 +6,7 @@ import { checkPassword } from '../../admin/users.js';
 import { dashboardTarget } from '../../domain/dashboard-target.js';
 import { restoredFields } from '../../domain/pending-form.js';
 import { ConfirmPasswordForm, ConfirmPasswordQuery } from '../../../schemas/dashboard/forms.js';
-import { clientIp, formProblem } from './form-problem.js';
+import { clientIp, formProblem } from '../../views/form-problem.js';
 
 /**
  * The fields of the form sent to `where.action` that waited for the re-check, for the page at `where.path` to show

@@ -10,8 +10,8 @@ import { Value } from '@sinclair/typebox/value';
 import { importDoNotCall } from '../../admin/do-not-call-import.js';
 import { DASHBOARD_IMPORT_MAX_BYTES } from '../../domain/do-not-call.js';
 import { ImportMode } from '../../../schemas/dashboard/do-not-call.js';
-import type { ListPlace, PageInput } from './do-not-call-page.js';
-import { clientIp } from './form-problem.js';
+import type { ListPlace, PageInput } from '../../views/pages/do-not-call.js';
+import { clientIp } from '../../views/form-problem.js';
 
 type Render = (request: FastifyRequest, reply: FastifyReply, status: number, input: PageInput) => Promise<FastifyReply>;
 

@@ -13,8 +13,8 @@ import type { AccountInScope } from '../../storage/index.js';
 import { AddDoNotCallForm, DoNotCallQuery, RemoveDoNotCallForm } from '../../../schemas/dashboard/do-not-call.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
 import { importRoute } from './do-not-call-import.js';
-import { CLIENT_LIST, listPage, OWN_LIST, type ListPlace, type PageInput } from './do-not-call-page.js';
-import { clientIp, formProblem } from './form-problem.js';
+import { CLIENT_LIST, listPage, OWN_LIST, type ListPlace, type PageInput } from '../../views/pages/do-not-call.js';
+import { clientIp, formProblem } from '../../views/form-problem.js';
 
 const actorOf = (request: FastifyRequest): Actor => ({
   kind: 'user',

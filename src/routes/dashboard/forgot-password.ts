@@ -6,8 +6,8 @@ import { requestPasswordReset, sendAuditedMail } from '../../admin/user-links.js
 import { setPasswordUrl } from '../../admin/users.js';
 import { passwordResetMail } from '../../mail/messages.js';
 import { ForgotPasswordForm } from '../../../schemas/dashboard/forms.js';
-import { clientIp, formProblem } from './form-problem.js';
-import { formatTime } from './format.js';
+import { clientIp, formProblem } from '../../views/form-problem.js';
+import { formatTime } from '../../views/format/time.js';
 
 export default async function forgotPassword(fastify: FastifyInstance) {
   const mailerOr404 = () => {

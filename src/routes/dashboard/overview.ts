@@ -8,7 +8,9 @@
 import type { FastifyInstance } from 'fastify';
 import { FAILURE_REASONS, type CallStatus } from '../../../schemas/vocabulary.js';
 import { isAgencyScope } from '../../domain/tenancy.js';
-import { disabledReasonWords, formatTime, OVERVIEW_REASON_WORDS, timeOrNull, utcDay } from './format.js';
+import { disabledReasonWords } from '../../views/format/notices.js';
+import { formatTime, timeOrNull, utcDay } from '../../views/format/time.js';
+import { OVERVIEW_REASON_WORDS } from '../../views/format/status.js';
 import { noOutcomes, type FirstRun, type OverviewAccount } from '../../storage/index.js';
 import type { PageModels } from '../../views/page-models.js';
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { LINK_UNUSABLE, setPasswordWithLink, usableLink } from '../../admin/users.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../domain/password-policy.js';
 import { SetPasswordForm, SetPasswordParams } from '../../../schemas/dashboard/forms.js';
-import { clientIp, formProblem } from './form-problem.js';
+import { clientIp, formProblem } from '../../views/form-problem.js';
 
 const POLICY = { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH };
 

@@ -8,7 +8,7 @@ import { authenticate, completeChosenSignIn, recordSignOut, type SignInChoice } 
 import { dashboardTarget } from '../../domain/dashboard-target.js';
 import { CsrfOnlyForm, SignInForm, SignInQuery } from '../../../schemas/dashboard/forms.js';
 import { ChooseAccountForm } from '../../../schemas/dashboard/people.js';
-import { clientIp, formProblem } from './form-problem.js';
+import { clientIp, formProblem } from '../../views/form-problem.js';
 
 declare module 'fastify' {
   interface Session {

@@ -20,9 +20,10 @@ import {
 } from '../../../schemas/dashboard/people.js';
 import { notAnEmailAddress } from '../../../schemas/user-email.js';
 import { takePendingForm } from './confirm-password.js';
-import { clientIp, formProblem, refusals } from './form-problem.js';
-import { formatTime, timeOrDash } from './format.js';
-import type { PageData, PersonRow } from '../../views/page-models.js';
+import { clientIp, formProblem, refusals } from '../../views/form-problem.js';
+import { formatTime, timeOrDash } from '../../views/format/time.js';
+import type { PageData } from '../../views/page-models.js';
+import type { PersonRow } from '../../views/pages/users-table.js';
 import { isUuid } from '../../../schemas/uuid.js';
 
 /** The users of `accounts` as the users table shows them to `viewer`, oldest first. */

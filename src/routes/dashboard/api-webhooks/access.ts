@@ -6,8 +6,8 @@ import { AdminError } from '../../../admin/errors.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
 import { ApiAccessForm, DefaultAgentForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { formProblem, refusedField } from '../form-problem.js';
-import { NO_PHONE_DEFAULT } from '../format.js';
+import { formProblem, refusedField } from '../../../views/form-problem.js';
+import { NO_PHONE_DEFAULT } from '../../../views/format/settings.js';
 import { actorOf, type Place } from './place.js';
 import { showSettings } from './section.js';
 

@@ -9,15 +9,11 @@ import {
   ResendForm,
 } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { formProblem } from '../form-problem.js';
-import {
-  disabledReasonWords,
-  encodeCursor,
-  ENDPOINT_DISABLED,
-  formatTime,
-  NO_ENDPOINT,
-  parseUtcTime,
-} from '../format.js';
+import { formProblem } from '../../../views/form-problem.js';
+import { disabledReasonWords } from '../../../views/format/notices.js';
+import { encodeCursor } from '../../../views/format/cursor.js';
+import { ENDPOINT_DISABLED, NO_ENDPOINT } from '../../../views/format/settings.js';
+import { formatTime, parseUtcTime } from '../../../views/format/time.js';
 import {
   backFields,
   dayBefore,
@@ -27,7 +23,7 @@ import {
   readFilters,
   shownDelivery,
   STATUS_CHOICES,
-} from './delivery-log.js';
+} from '../../../views/pages/api-webhooks-deliveries.js';
 import { actorOf, type Account, type Place } from './place.js';
 
 const DELIVERIES_PER_PAGE = 25;

@@ -4,8 +4,8 @@ import { ChangedMeanwhile, generateKey } from '../../../admin/accounts.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
 import { GenerateKeyForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { formProblem } from '../form-problem.js';
-import { formatTime } from '../format.js';
+import { formProblem } from '../../../views/form-problem.js';
+import { formatTime } from '../../../views/format/time.js';
 import { actorOf, type Account, type Place } from './place.js';
 
 const ALREADY_SHOWN = 'This key was already shown; generate a new one if you did not copy it.';

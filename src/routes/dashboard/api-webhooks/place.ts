@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Actor } from '../../../admin/audit.js';
 import type { AccountInScope } from '../../../storage/index.js';
-import { clientIp } from '../form-problem.js';
+import { clientIp } from '../../../views/form-problem.js';
 
 export type Account = AccountInScope;
 export type Req = FastifyRequest<{ Params: { id?: string } }>;

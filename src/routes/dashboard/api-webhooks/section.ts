@@ -1,7 +1,8 @@
 // The section's own page: the API key, API access, the default agent and the webhook endpoint of one account.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { planAllowsApi } from '../../../domain/api-access.js';
-import { disabledReasonWords, timeOrNull } from '../format.js';
+import { disabledReasonWords } from '../../../views/format/notices.js';
+import { timeOrNull } from '../../../views/format/time.js';
 import type { PageData } from '../../../views/page-models.js';
 import { CLIENT, type Account, type Place } from './place.js';
 

@@ -8,7 +8,7 @@ import { CsrfOnlyForm } from '../../../../schemas/dashboard/forms.js';
 import { WEBHOOK_URL_MAX_LENGTH, WebhookForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { webhookUrlProblem } from '../../../webhooks/url-policy.js';
 import { takePendingForm } from '../confirm-password.js';
-import { formProblem } from '../form-problem.js';
+import { formProblem } from '../../../views/form-problem.js';
 import { actorOf, type Account, type Place } from './place.js';
 import { showSettings } from './section.js';
 

@@ -1,5 +1,7 @@
+// The do-not-call page's model: what src/views/pages/do-not-call.eta reads (with the partials it includes).
 // What the Do-not-call list page and a call's detail view show of the lists: the page's model (a page of the list,
 // its search, the other lists an agency user manages) and a call's number on its account's and its agency's lists.
+import type { KeysOf, Problem, SectionAccount } from './model-parts.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accountCountry } from '../../admin/account-country.js';
 import { DASHBOARD_IMPORT_MAX_BYTES, parseSearch, REASON_MAX_LENGTH } from '../../domain/do-not-call.js';
@@ -7,8 +9,59 @@ import type { ImportProblem } from '../../domain/do-not-call-csv.js';
 import type { ImportMode } from '../../../schemas/dashboard/do-not-call.js';
 import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
 import type { AccountInScope, ActiveUser, CallDetail, DoNotCallEntry } from '../../storage/index.js';
-import type { CallDoNotCall, PageData } from '../../views/page-models.js';
-import { formatTime } from './format.js';
+import type { CallDoNotCall } from './call.js';
+import type { PageData } from '../page-models.js';
+import { formatTime } from '../format/time.js';
+
+export type DoNotCallModel = {
+  account: SectionAccount;
+  /** The list's page: /dashboard/do-not-call or a client's. */
+  base: string;
+  /** A client's list: the agency whose own list covers the client too; null for an agency's list. */
+  agencyName: string | null;
+  /** An agency user's lists (the agency's, then each client's), the one shown marked; empty for a client user. */
+  lists: { name: string; href: string; current: boolean }[];
+  search: string;
+  /** What the search looks for, in words; null without one. */
+  searching: string | null;
+  /** How many numbers are on the list, in words (capped: a list may hold millions). */
+  count: string;
+  entries: { phoneNumber: string; reason: string | null; addedBy: string; addedAt: string }[];
+  nextHref: string | null;
+  firstHref: string | null;
+  exportHref: string;
+  add: { phoneNumber: string; reason: string; problem: Problem };
+  /** An import refused, or done without its bad rows: a title, its problems (the first ones), how many more. */
+  importRefused: {
+    title: string;
+    error: boolean;
+    problems: { line: string; message: string }[];
+    more: number;
+  } | null;
+  /** The import form's choice for bad rows: all (import nothing) or good_rows. */
+  importMode: string;
+  /** `country`: where a number written without a plus is read (the account's, see docs/dashboard.md). */
+  limits: { reasonMax: number; importMax: string; country: string };
+};
+
+/** The fields do-not-call.eta reads (test/dashboard/page-models.test.ts compares them with the template). */
+export const DO_NOT_CALL_FIELDS = [
+  'account',
+  'base',
+  'agencyName',
+  'lists',
+  'search',
+  'searching',
+  'count',
+  'entries',
+  'nextHref',
+  'firstHref',
+  'exportHref',
+  'add',
+  'importRefused',
+  'importMode',
+  'limits',
+] as const satisfies readonly KeysOf<DoNotCallModel>[];
 
 export const PAGE_SIZE = 50;
 /** The page counts a list's numbers up to here ("more than 10,000"): counting a million-number list takes long. */

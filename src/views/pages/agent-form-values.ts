@@ -28,11 +28,11 @@ import {
 } from '../../domain/agent-settings.js';
 import { callingWindowsSchemaCheck, CallingWindowError } from '../../domain/calling-window.js';
 import { parseTypedNumber } from '../../domain/typed-phone-number.js';
-import { phoneProblem, phoneShown, type PhoneCountry } from './agent-caller-id.js';
-import { conflictProblems } from './agent-conflicts.js';
+import { phoneProblem, phoneShown, type PhoneCountry } from '../../routes/dashboard/agent-caller-id.js';
+import { conflictProblems } from '../../routes/dashboard/agent-conflicts.js';
 import { canonicalTimeZone, canonicalZone } from '../../domain/time-zones.js';
-import { OUTCOME_WORDS, retryOutcomes, retryWaits, VOICEMAIL_WORDS, type AgentReach } from './agent-words.js';
-import type { PageModels } from '../../views/page-models.js';
+import { OUTCOME_WORDS, retryOutcomes, retryWaits, VOICEMAIL_WORDS, type AgentReach } from '../format/agent.js';
+import type { PageModels } from '../page-models.js';
 
 /** The most window rows a form holds (the schema's bound on repeated fields is higher). */
 export const MAX_ROWS = 20;
