@@ -1,6 +1,6 @@
 // Audit log: who did what, newest first, 50 a page (keyset: "Older" carries the last entry's time and id). Agency
 // users see their clients' entries too; client users their client's.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { describeAuditAction } from '../../domain/audit-actions.js';
 import { isAgencyScope } from '../../domain/tenancy.js';
 import { AuditLogQuery } from '../../../schemas/dashboard/forms.js';
@@ -10,13 +10,13 @@ import { formatTime } from '../../views/format/time.js';
 
 const PAGE_SIZE = 50;
 
-export default async function auditLog(fastify: FastifyInstance) {
-  fastify.get<{ Querystring: AuditLogQuery }>(
+const auditLog: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.get(
     '/audit-log',
     { schema: { hide: true, querystring: AuditLogQuery }, attachValidation: true },
     async (request, reply) => {
       const before = (request.query?.before && decodeCursor(request.query.before)) || undefined;
-      const { entries, next } = await fastify.storage.scoped.listAuditInScope(request.scope, {
+      const { entries, next } = await request.scoped.listAuditInScope({
         before,
         limit: PAGE_SIZE,
       });
@@ -39,4 +39,6 @@ export default async function auditLog(fastify: FastifyInstance) {
       });
     },
   );
-}
+};
+
+export default auditLog;
