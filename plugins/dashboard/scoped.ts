@@ -5,7 +5,13 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Scope } from '../../src/domain/tenancy.js';
-import { historyAccounts, type AccountInScope, type CallListRow, type Storage } from '../../src/storage/index.js';
+import {
+  historyAccounts,
+  noOutcomes,
+  type AccountInScope,
+  type CallListRow,
+  type Storage,
+} from '../../src/storage/index.js';
 
 type ScopedRepository = Storage['scoped'];
 /** The names of the scoped reads that take the viewer's scope first. */
@@ -91,12 +97,15 @@ function accountReads(storage: Storage, request: FastifyRequest) {
     rankedAccounts: (...args: Rest<Storage['overview']['rankedAccounts']>) =>
       storage.overview.rankedAccounts(request.scope, ...args),
     firstRun: () => storage.overview.firstRun(request.scope),
-    outcomesOfDay: (accounts: Managed[], day: Date) =>
-      storage.overview.outcomesOfDay(
+    /** Every account's outcomes of `day` (none: all zero). */
+    outcomesOfDay: async (accounts: { id: string }[], day: Date) => {
+      const found = await storage.overview.outcomesOfDay(
         accounts.map((a) => a.id),
         day,
-      ),
-    endpointHealth: (accounts: Managed[], since: Date) =>
+      );
+      return new Map(accounts.map((a) => [a.id, found.get(a.id) ?? noOutcomes()]));
+    },
+    endpointHealth: (accounts: { id: string }[], since: Date) =>
       storage.overview.endpointHealth(
         accounts.map((a) => a.id),
         since,
