@@ -39,7 +39,7 @@ type WithoutScope<F> = F extends (scope: Scope, ...args: infer A) => infer R ? (
 type Rest<F> = F extends (first: never, ...args: infer A) => unknown ? A : never;
 
 /** An account the viewer may see: one a scoped read or `request.managed()` gave. */
-type Managed = Pick<AccountInScope, 'id' | 'agencyId'>;
+type Managed = Pick<AccountInScope, 'id'>;
 
 function accountReads(storage: Storage, request: FastifyRequest) {
   return {
@@ -65,7 +65,7 @@ function accountReads(storage: Storage, request: FastifyRequest) {
     countDoNotCall: (account: Managed, ...args: Rest<Storage['doNotCall']['countEntries']>) =>
       storage.doNotCall.countEntries(account.id, ...args),
     /** The entries of the number on the account's list and on its agency's. */
-    doNotCallOfNumber: (account: Managed, phoneNumber: string) =>
+    doNotCallOfNumber: (account: Managed & { agencyId: string | null }, phoneNumber: string) =>
       storage.doNotCall.findEntries(account.agencyId ? [account.id, account.agencyId] : [account.id], phoneNumber),
     eachDoNotCall: (account: Managed) => storage.doNotCall.eachEntry(account.id),
     /** The users of accounts a scoped read gave. */

@@ -6,9 +6,8 @@
 // Registered inside the calls family, so `:id` is a call of an account the viewer manages (else 404); the list's
 // form is refused as a whole (404, nothing cancelled) when it names a call that is not one of those. The list's form
 // comes back to the list as it was filtered (its `back`, reduced to the list's own parameters).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { cancelCalls } from '../../admin/calls.js';
-import type { Actor } from '../../admin/audit.js';
 import {
   CallParams,
   CallsQuery,
@@ -17,10 +16,8 @@ import {
   FILTER_MAX_LENGTH,
 } from '../../../schemas/dashboard/calls.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
-import { clientIp, formProblem, refusals } from '../../views/form-problem.js';
+import { formProblem, refusals } from '../../views/form-problem.js';
 import { cancelManyNotice, cancelNotice } from '../../views/format/notices.js';
-
-const actorOf = (request: FastifyRequest): Actor => ({ kind: 'user', userId: request.user.id, ip: clientIp(request) });
 
 /** The Calls list's own query parameters (its filters and its page): all `back` may carry. */
 const LIST_PARAMETERS = new Set(Object.keys(CallsQuery.properties));
@@ -40,8 +37,8 @@ const callsListHref = (query: string) => `/dashboard/calls${query ? `?${query}` 
 
 const callsWords = (n: number) => (n === 1 ? '1 call' : `${n} calls`);
 
-export default async function callCancel(fastify: FastifyInstance) {
-  fastify.post<{ Params: CallParams; Body: CancelCallForm }>(
+const callCancel: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.post(
     '/calls/:id/cancel',
     { schema: { hide: true, params: CallParams, body: CancelCallForm }, attachValidation: true },
     async (request, reply) => {
@@ -62,12 +59,12 @@ export default async function callCancel(fastify: FastifyInstance) {
           keepHref: back,
           keepLabel: 'Keep it waiting',
         });
-      const [outcome] = await cancelCalls(fastify.storage, [call.id], actorOf(request), fastify.now());
+      const [outcome] = await request.admin.run(cancelCalls, [call.id], request.admin.actor, request.admin.now());
       return reply.seeOther(back, cancelNotice(outcome!.result, outcome!.status));
     },
   );
 
-  fastify.post<{ Body: CancelCallsForm }>(
+  fastify.post(
     '/calls/cancel',
     { schema: { hide: true, body: CancelCallsForm }, attachValidation: true },
     async (request, reply) => {
@@ -79,7 +76,7 @@ export default async function callCancel(fastify: FastifyInstance) {
       const list = callsListHref(query);
       const named = request.body.call ?? [];
       const ids = [...new Set((typeof named === 'string' ? [named] : named).map(canonicalUuid))];
-      const managed = await fastify.storage.scoped.findCallsInScope(request.scope, ids);
+      const managed = await request.scoped.findCallsInScope(ids);
       if (managed.length !== ids.length) throw fastify.httpErrors.notFound();
       const waiting = managed.filter((c) => c.status === 'initiated').map((c) => c.id);
       if (request.body.confirm !== 'yes' && waiting.length > 0) {
@@ -102,7 +99,7 @@ export default async function callCancel(fastify: FastifyInstance) {
           keepLabel: waiting.length === 1 ? 'Keep it waiting' : 'Keep them waiting',
         });
       }
-      const outcomes = await cancelCalls(fastify.storage, ids, actorOf(request), fastify.now());
+      const outcomes = await request.admin.run(cancelCalls, ids, request.admin.actor, request.admin.now());
       const count = (result: string) => outcomes.filter((o) => o.result === result).length;
       return reply.seeOther(
         list,
@@ -114,4 +111,6 @@ export default async function callCancel(fastify: FastifyInstance) {
       );
     },
   );
-}
+};
+
+export default callCancel;

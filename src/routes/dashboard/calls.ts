@@ -1,9 +1,10 @@
 // Calls: the calls of the accounts the viewer manages, newest first, filtered, 50 a page (keyset: "Older" carries the
 // last call's time and id), and one call's detail: its timeline, metadata as given, webhook deliveries and their
 // attempts. "Resend" posts to the delivery log's action (api-webhooks/deliveries.ts) of the call's account.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { unknownStatus } from '../../admin/calls.js';
 import { CALL_STATUSES, LIVE_STATUSES, type CallStatus } from '../../../schemas/vocabulary.js';
 import { METADATA_KEY_MAX } from '../../../schemas/trigger.js';
@@ -12,15 +13,7 @@ import { CallParams, CallsColumnForm, CallsQuery } from '../../../schemas/dashbo
 import { formProblem } from '../../views/form-problem.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
 import type { ActiveUser, ScopeAgent } from '../../storage/index.js';
-import {
-  type CallCursor,
-  type CallDetail,
-  type CallHistoryFilters,
-  type CallListRow,
-  type HistoryAccounts,
-  type MetadataMatch,
-  historyAccounts,
-} from '../../storage/index.js';
+import type { CallCursor, CallDetail, CallHistoryFilters, CallListRow, MetadataMatch } from '../../storage/index.js';
 import callCancel from './call-cancel.js';
 import { callDoNotCall } from '../../views/pages/do-not-call.js';
 import { metadataRows, reindent, timeline } from '../../views/pages/call-timeline.js';
@@ -134,32 +127,28 @@ async function chooseFrom(
   };
 }
 
-async function listPage(
-  fastify: FastifyInstance,
-  request: FastifyRequest<{ Querystring: CallsQuery }>,
-  reply: FastifyReply,
-) {
+async function listPage(request: FastifyRequest, query: CallsQuery | undefined, reply: FastifyReply) {
   const viewer: Viewer = request.user;
-  const scoped = fastify.storage.scoped;
+  const scoped = request.scoped;
   const scope = request.scope;
-  const now = fastify.now();
+  const now = request.admin.now();
   const isAgency = isAgencyScope(scope);
   // An agency of a few accounts and agents chooses them from menus; one of thousands types their names, and the page
   // reads only the accounts and agents its filters and rows name.
   const [accountMenu, agentList, column] = await Promise.all([
-    scoped.listAccountsInScopeUpTo(scope, FILTER_MENU_MAX),
-    scoped.listAgentsInScope(scope, FILTER_MENU_MAX + 1),
-    fastify.storage.users.callsMetadataColumnOf(viewer.id),
+    scoped.listAccountsInScopeUpTo(FILTER_MENU_MAX),
+    scoped.listAgentsInScope(FILTER_MENU_MAX + 1),
+    scoped.callsColumn(),
   ]);
   const agentMenu = agentList.length > FILTER_MENU_MAX ? null : agentList;
   // The route's validation stops at the first filter it refuses; the schema's own errors name every one of them.
-  const errors = request.validationError ? [...Value.Errors(CallsQuery, request.query ?? {})] : [];
+  const errors = request.validationError ? [...Value.Errors(CallsQuery, query ?? {})] : [];
   const refused = new Set(errors.map((error) => error.path.split('/')[1]));
   const unreadable =
     errors.length === 0
       ? Boolean(request.validationError)
       : errors.some((e) => e.type !== ValueErrorType.StringPattern);
-  const typed = unreadable ? {} : typedFilters(request.query);
+  const typed = unreadable ? {} : typedFilters(query);
   // No schema error, yet refused: a filter holds what PostgreSQL cannot take as text (NUL, half a surrogate pair).
   const problems: string[] = unreadable
     ? [
@@ -183,8 +172,7 @@ async function listPage(
     if (!refused.has('status')) filters.status = typed.status as CallStatus;
     else problems.push(`${unknownStatus(typed.status)}.`);
   }
-  const cleared = (name: 'agent_name' | 'client_name') =>
-    !unreadable && request.query?.[name] !== undefined && !typed[name];
+  const cleared = (name: 'agent_name' | 'client_name') => !unreadable && query?.[name] !== undefined && !typed[name];
   const own = (accountId: string) => isAgency && accountId === viewer.accountId;
   const accountLabel = (a: { id: string; name: string }) => (own(a.id) ? `Own calls (${a.name})` : a.name);
   const client = await chooseFrom(
@@ -199,16 +187,15 @@ async function listPage(
       byId: async (id) =>
         accountMenu
           ? (accountMenu.find((a) => a.id === id) ?? null)
-          : ((await scoped.findAccountsInScope(scope, [id]))[0] ?? null),
+          : ((await scoped.findAccountsInScope([id]))[0] ?? null),
       byName: async (text, limit) =>
-        (await scoped.findAccountsInScopeByName(scope, text, limit)).map((a) => ({ ...a, label: accountLabel(a) })),
+        (await scoped.findAccountsInScopeByName(text, limit)).map((a) => ({ ...a, label: accountLabel(a) })),
     },
     (id) => `Unknown client "${id}": choose one of your ${isAgency ? 'accounts' : 'account'}.`,
   );
   // No client chosen and too many accounts for a menu (an agency of many clients): the storage reads the agency's
   // scope itself, so that the list does not first read a thousand account ids and hand them back.
   const accountIds = client.chosen ? [client.chosen.id] : (accountMenu?.map((a) => a.id) ?? null);
-  const accounts: HistoryAccounts = historyAccounts(scope, accountIds);
   const agentLabel = (a: ScopeAgent) =>
     isAgency && a.accountId !== viewer.accountId ? `${a.name} (${a.accountName})` : a.name;
   const agent = await chooseFrom(
@@ -216,16 +203,12 @@ async function listPage(
     { id: typed.agent, idRefused: refused.has('agent'), name: typed.agent_name, nameCleared: cleared('agent_name') },
     {
       byId: async (id) =>
-        agentMenu
-          ? (agentMenu.find((a) => a.id === id) ?? null)
-          : ((await scoped.findAgentsInScope(scope, [id]))[0] ?? null),
+        agentMenu ? (agentMenu.find((a) => a.id === id) ?? null) : ((await scoped.findAgentsInScope([id]))[0] ?? null),
       byName: async (text, limit) =>
-        (await scoped.findAgentsInScopeByName(scope, client.chosen ? [client.chosen.id] : null, text, limit)).map(
-          (a) => ({
-            ...a,
-            label: agentLabel(a),
-          }),
-        ),
+        (await scoped.findAgentsInScopeByName(client.chosen ? [client.chosen.id] : null, text, limit)).map((a) => ({
+          ...a,
+          label: agentLabel(a),
+        })),
     },
     (id) => `Unknown agent "${id}": choose one of your agents.`,
   );
@@ -265,36 +248,34 @@ async function listPage(
     if (!refused.has('call')) callId = canonicalUuid(typed.call);
     else problems.push(`"${typed.call}" is not a call id (a call id looks like 0b7f3c9e-5d1a-4c2b-9a8e-6f4d2c1b0a9e).`);
   }
-  const beforeText = unreadable ? undefined : request.query?.before?.trim();
+  const beforeText = unreadable ? undefined : query?.before?.trim();
   const before = beforeText ? decodeCursor(beforeText) : undefined;
   if (before === null) problems.push('This link to older calls is not valid. Start again from the newest calls.');
 
   let calls: CallListRow[] = [];
   let next: CallCursor | null = null;
   if (problems.length === 0) {
-    if (callId) calls = await fastify.storage.history.findCallInHistory({ ...accounts, callId, filters });
+    if (callId) calls = await scoped.callInHistory(accountIds, { callId, filters });
     else
-      ({ calls, next } = await fastify.storage.history.listCallHistory({
-        ...accounts,
+      ({ calls, next } = await scoped.callHistory(accountIds, {
         filters,
         before: before ?? undefined,
         limit: PAGE_SIZE,
       }));
   }
-  const ids = calls.map((c) => c.id);
   // What the rows show besides themselves, read at once: the metadata column, queue positions, and the names of the
   // page's agents and accounts (from the menus, else read for these rows alone, in one statement).
   const [columnValues, positions, rowNames, triggeredBy] = await Promise.all([
-    column ? fastify.storage.history.metadataValues(ids, column) : new Map<string, unknown>(),
-    fastify.storage.history.queuePositions(
-      calls.filter((c) => waitsForSlot(c, now)).map((c) => c.id),
+    column ? scoped.metadataValues(calls, column) : new Map<string, unknown>(),
+    scoped.queuePositions(
+      calls.filter((c) => waitsForSlot(c, now)),
       now,
     ),
-    scoped.findInScopeById(scope, {
+    scoped.findInScopeById({
       agentIds: agentMenu ? [] : calls.map((c) => c.agentId),
       accountIds: accountMenu ? [] : calls.map((c) => c.listedForAccountId ?? c.accountId),
     }),
-    triggeredByWords(fastify, viewer, calls),
+    triggeredByWords(request, calls),
   ]);
   const rowAgents = agentMenu ?? rowNames.agents;
   const rowAccounts = accountMenu ?? rowNames.accounts;
@@ -386,24 +367,20 @@ async function listPage(
 }
 
 /** "Show as a column": remembers the metadata key (blank: none) and goes back to the list as it was filtered. */
-async function saveColumn(
-  fastify: FastifyInstance,
-  request: FastifyRequest<{ Body: CallsColumnForm }>,
-  reply: FastifyReply,
-) {
+async function saveColumn(request: FastifyRequest, body: CallsColumnForm, reply: FastifyReply) {
   const problem = formProblem(request);
   if (problem) return reply.code(400).page('error', { title: 'Metadata column', message: problem });
   // Re-serialized: whatever was posted, the redirect stays on the Calls list.
-  const back = new URLSearchParams(request.body.back ?? '');
+  const back = new URLSearchParams(body.back ?? '');
   back.delete('before');
   const to = `/dashboard/calls${back.size ? `?${back.toString()}` : ''}`;
-  const key = request.body.column.trim();
+  const key = body.column.trim();
   if ([...key].length > METADATA_KEY_MAX)
     return reply.seeOther(to, {
       kind: 'error',
       text: `"${key}" is not a metadata key: a key has at most ${METADATA_KEY_MAX} characters. The column was not changed.`,
     });
-  await fastify.storage.users.setCallsMetadataColumn(request.user.id, key || null);
+  await request.scoped.saveCallsColumn(key || null);
   return reply.seeOther(
     to,
     key
@@ -416,12 +393,10 @@ async function saveColumn(
  * The mark of the rows an agency's key placed on a client's agent, "Triggered by <agency> (agency key)": the agency is
  * the viewer's own account or, for a client's user, its agency (read only when the page has such a row).
  */
-async function triggeredByWords(fastify: FastifyInstance, viewer: Viewer, calls: CallListRow[]): Promise<string> {
+async function triggeredByWords(request: FastifyRequest, calls: CallListRow[]): Promise<string> {
+  const viewer = request.user;
   if (!calls.some((c) => c.listedForAccountId)) return '';
-  const agency =
-    viewer.accountKind === 'agency'
-      ? viewer.accountName
-      : (await fastify.storage.accounts.findAccountById(viewer.agencyId))?.name;
+  const agency = viewer.accountKind === 'agency' ? viewer.accountName : (await request.scoped.agency(viewer))?.name;
   return `Triggered by ${agency ?? 'the agency'} (agency key)`;
 }
 
@@ -518,32 +493,34 @@ function detailPage(viewer: Viewer, call: CallDetail, now: Date, doNotCall: Call
   };
 }
 
-export default async function calls(fastify: FastifyInstance) {
+const calls: FastifyPluginAsyncTypebox = async (fastify) => {
   // `/calls/:id`: a call of an account the viewer manages, else 404 (no such call, not an id, another tenant's).
   fastify.resolveManaged('call', 'id');
   await fastify.register(callCancel);
 
-  fastify.get<{ Querystring: CallsQuery }>(
+  fastify.get(
     '/calls',
     { schema: { hide: true, querystring: CallsQuery }, attachValidation: true },
-    async (request, reply) => listPage(fastify, request, reply),
+    async (request, reply) => listPage(request, request.query, reply),
   );
 
-  fastify.post<{ Body: CallsColumnForm }>(
+  fastify.post(
     '/calls/column',
     { schema: { hide: true, body: CallsColumnForm }, attachValidation: true },
-    async (request, reply) => saveColumn(fastify, request, reply),
+    async (request, reply) => saveColumn(request, request.body, reply),
   );
 
-  fastify.get<{ Params: CallParams }>(
+  fastify.get(
     '/calls/:id',
     // A malformed id is resolved like any unknown one: 404.
     { schema: { hide: true, params: CallParams }, attachValidation: true },
     async (request, reply) => {
       const call = request.managed('call');
-      const doNotCall = await callDoNotCall(fastify, request.user, call);
+      const doNotCall = await callDoNotCall(request, call);
       const live = (LIVE_STATUSES as readonly CallStatus[]).includes(call.status);
-      return reply.page('call', { ...detailPage(request.user, call, fastify.now(), doNotCall), live });
+      return reply.page('call', { ...detailPage(request.user, call, request.admin.now(), doNotCall), live });
     },
   );
-}
+};
+
+export default calls;

@@ -2,7 +2,7 @@
 // What the Do-not-call list page and a call's detail view show of the lists: the page's model (a page of the list,
 // its search, the other lists an agency user manages) and a call's number on its account's and its agency's lists.
 import type { KeysOf, Problem, SectionAccount } from './model-parts.js';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { accountCountry } from '../../admin/account-country.js';
 import { DASHBOARD_IMPORT_MAX_BYTES, parseSearch, REASON_MAX_LENGTH } from '../../domain/do-not-call.js';
 import type { ImportProblem } from '../../domain/do-not-call-csv.js';
@@ -124,7 +124,6 @@ function importTitle(result: NonNullable<PageInput['importRefused']>): string {
 
 /** The model of one page of `account`'s list. */
 export async function listPage(
-  fastify: FastifyInstance,
   request: FastifyRequest,
   account: AccountInScope,
   input: PageInput,
@@ -135,12 +134,12 @@ export async function listPage(
   const search = parseSearch(searchText);
   const after = input.query?.after?.trim() || undefined;
   const [page, count, accounts, country] = await Promise.all([
-    fastify.storage.doNotCall.listEntries(account.id, { search, after, limit: PAGE_SIZE }),
-    fastify.storage.doNotCall.countEntries(account.id, null, COUNT_CAP + 1),
-    isAgencyScope(request.scope) ? fastify.storage.scoped.listAccountsInScope(request.scope) : Promise.resolve([]),
-    accountCountry(fastify.storage, account),
+    request.scoped.doNotCallEntries(account, { search, after, limit: PAGE_SIZE }),
+    request.scoped.countDoNotCall(account, null, COUNT_CAP + 1),
+    isAgencyScope(request.scope) ? request.scoped.listAccountsInScope() : Promise.resolve([]),
+    request.admin.run(accountCountry, account),
   ]);
-  const agency = account.agencyId ? await fastify.storage.accounts.findAccountById(account.agencyId) : null;
+  const agency = await request.scoped.agency(account);
   const link = (extra: Record<string, string>) => {
     const params = new URLSearchParams({ ...(searchText ? { q: searchText } : {}), ...extra }).toString();
     return `${base}${params ? `?${params}` : ''}`;
@@ -196,18 +195,11 @@ export async function listPage(
  * The call's number on the do-not-call lists that cover it: its account's and (a client's call) its agency's. "Add
  * this number" puts it on the call's account's list, which the viewer manages (they see the call).
  */
-export async function callDoNotCall(
-  fastify: FastifyInstance,
-  viewer: ActiveUser,
-  call: CallDetail,
-): Promise<CallDoNotCall> {
+export async function callDoNotCall(request: FastifyRequest, call: CallDetail): Promise<CallDoNotCall> {
+  const viewer = request.user;
   // A call an agency's key placed on a client's agent is listed for the client: the client's list and its agency's.
   const account = call.listedFor ?? call.account;
-  const agencyId = account.agencyId;
-  const entries = await fastify.storage.doNotCall.findEntries(
-    agencyId ? [account.id, agencyId] : [account.id],
-    call.phoneNumber,
-  );
+  const entries = await request.scoped.doNotCallOfNumber(account, call.phoneNumber);
   const own = entries.find((e) => e.accountId === account.id) ?? entries[0];
   const ownList = account.kind === 'client' ? `the list of ${account.name}` : "the agency's list";
   if (!own)
