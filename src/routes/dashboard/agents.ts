@@ -18,7 +18,6 @@ import type { ListedAgent } from '../../storage/index.js';
 import {
   actionOf,
   agentInput,
-  fieldProblems,
   FORM_RULES,
   newAgentValues,
   rowsAfter,
@@ -28,7 +27,8 @@ import {
   type FieldErrors,
   type FormValues,
 } from '../../views/pages/agent-form-values.js';
-import { phoneCountry, storedNumber, type PhoneCountry } from './agent-caller-id.js';
+import { fieldProblems } from '../../views/pages/agent-form-problems.js';
+import { phoneCountry, storedNumber, type PhoneCountry } from '../../views/pages/agent-caller-id.js';
 import { reachSummary } from '../../views/format/agent.js';
 import { formatTime } from '../../views/format/time.js';
 import { NO_PHONE_DEFAULT } from '../../views/format/settings.js';

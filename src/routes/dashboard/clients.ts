@@ -13,7 +13,7 @@ import { formProblem } from '../../views/form-problem.js';
 import { formatTime } from '../../views/format/time.js';
 import { FIRST_PAGE, LIST_PAGE_SIZE, listAsked, namedList, type ListAsked } from '../../views/pages/list-filter.js';
 import type { PageData } from '../../views/page-models.js';
-import { peopleOf } from './users.js';
+import { peopleOf } from '../../views/pages/users-table.js';
 
 /**
  * A page about the client (its calls, the agents): linked when the page exists, else "coming" like the navigation.

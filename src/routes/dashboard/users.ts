@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AdminError } from '../../admin/errors.js';
 import { LinkLimitError, newSignInLink, sendAuditedMail } from '../../admin/user-links.js';
 import { disableUser, enableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
-import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
+import { isAgencyScope } from '../../domain/tenancy.js';
 import { normalizeEmail } from '../../domain/user-email.js';
 import type { MailMessage } from '../../mail/mailer.js';
 import { invitationMail, signInLinkMail, type MailKind } from '../../mail/messages.js';
@@ -21,36 +21,10 @@ import {
 import { notAnEmailAddress } from '../../../schemas/user-email.js';
 import { takePendingForm } from './confirm-password.js';
 import { formProblem, refusals } from '../../views/form-problem.js';
-import { formatTime, timeOrDash } from '../../views/format/time.js';
+import { formatTime } from '../../views/format/time.js';
 import type { PageData } from '../../views/page-models.js';
-import type { PersonRow } from '../../views/pages/users-table.js';
+import { peopleOf } from '../../views/pages/users-table.js';
 import { isUuid } from '../../../schemas/uuid.js';
-
-/** The users of `accounts` as the users table shows them to `viewer`, oldest first. */
-export async function peopleOf(
-  request: FastifyRequest,
-  accounts: { id: string; name: string }[],
-): Promise<PersonRow[]> {
-  const viewer = request.user;
-  const names = new Map(accounts.map((a) => [a.id, a.name]));
-  const users = await request.scoped.usersOf(accounts);
-  return users.map((user) => ({
-    id: user.id,
-    email: user.email,
-    accountName: names.get(user.accountId) ?? '',
-    status: user.disabledAt
-      ? `disabled ${formatTime(user.disabledAt)}`
-      : user.passwordSet
-        ? 'active'
-        : 'invited (no password yet)',
-    created: formatTime(user.createdAt),
-    lastSignIn: timeOrDash(user.lastSignInAt),
-    canDisable: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
-    canLink: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
-    canEnable: isAgencyScope(scopeOf(viewer)) && user.disabledAt !== null,
-    isViewer: user.id === viewer.id,
-  }));
-}
 
 /** The accounts whose users the viewer sees, their own first: an agency user's agency and clients, or their client. */
 async function accountsOf(request: FastifyRequest) {

@@ -1,4 +1,7 @@
-// The users table's model (users-table.eta), shown on the Users page and a client's page.
+// The users table's model (users-table.eta), shown on the Users page and a client's page, and its rows.
+import type { FastifyRequest } from 'fastify';
+import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
+import { formatTime, timeOrDash } from '../format/time.js';
 import type { PeopleFrom } from './users-invite-form.js';
 
 export interface PersonRow {
@@ -23,4 +26,30 @@ export interface UsersTableModel {
   showAccount: boolean;
   canManage: boolean;
   from: PeopleFrom;
+}
+
+/** The users of `accounts` as the users table shows them to `viewer`, oldest first. */
+export async function peopleOf(
+  request: FastifyRequest,
+  accounts: { id: string; name: string }[],
+): Promise<PersonRow[]> {
+  const viewer = request.user;
+  const names = new Map(accounts.map((a) => [a.id, a.name]));
+  const users = await request.scoped.usersOf(accounts);
+  return users.map((user) => ({
+    id: user.id,
+    email: user.email,
+    accountName: names.get(user.accountId) ?? '',
+    status: user.disabledAt
+      ? `disabled ${formatTime(user.disabledAt)}`
+      : user.passwordSet
+        ? 'active'
+        : 'invited (no password yet)',
+    created: formatTime(user.createdAt),
+    lastSignIn: timeOrDash(user.lastSignInAt),
+    canDisable: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
+    canLink: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
+    canEnable: isAgencyScope(scopeOf(viewer)) && user.disabledAt !== null,
+    isViewer: user.id === viewer.id,
+  }));
 }
