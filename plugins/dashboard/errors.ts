@@ -29,11 +29,15 @@ const ERROR_TITLES: Record<number, string> = {
   429: 'Too many attempts',
 };
 
-/** The refusal `error` is, in the words and status its form shows; null for any other error. */
-function failureOf(error: FastifyError | Error): FormFailure | null {
+/**
+ * The refusal `error` is, in the words and status its form shows; null for any other error. A validation failure only
+ * on a route that attaches it (its guards and `:id` ran); elsewhere it stays the plain 400 page it always was.
+ */
+function failureOf(request: FastifyRequest, error: FastifyError | Error): FormFailure | null {
   if (error instanceof FormProblem) return { message: error.message, status: error.status, error, invalid: false };
   if (error instanceof AdminError) return { message: error.message, status: 400, error, invalid: false };
-  if ('validation' in error && error.validation) return { message: FORM_NOT_VALID, status: 400, error, invalid: true };
+  if ('validation' in error && error.validation && request.routeOptions.attachValidation)
+    return { message: FORM_NOT_VALID, status: 400, error, invalid: true };
   return null;
 }
 
@@ -54,7 +58,7 @@ export default fp(
       let error = caught;
       if (isBusy(error)) return reply.busy(error);
       const formFailure = request.routeOptions.config.formFailure;
-      const failure = formFailure ? failureOf(error) : null;
+      const failure = formFailure ? failureOf(request, error) : null;
       if (formFailure && failure) {
         try {
           return await formFailure(request, reply, failure);

@@ -32,7 +32,7 @@ import { phoneCountry, storedNumber, type PhoneCountry } from '../../views/pages
 import { reachSummary } from '../../views/format/agent.js';
 import { formatTime } from '../../views/format/time.js';
 import { NO_PHONE_DEFAULT } from '../../views/format/settings.js';
-import { formProblem, refusals, type Refusal } from '../../views/form-problem.js';
+import { formProblem, refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
 import { canonicalZone, isOfferedZone, UTC_ALIASES, ZONE_REGIONS } from '../../domain/time-zones.js';
 import { dashboardBaseUrl } from '../../admin/users.js';
 import { AGENTS_PATH as LIST_PATH } from './agents-list.js';
@@ -58,6 +58,11 @@ function curlExample(baseUrl: string, agentId: string, selfSigned: boolean): str
     "  -H 'Content-Type: application/json' \\",
     `  -d '{"phone_number": "+14155552671", "agent_id": "${agentId}"}'`,
   ].join('\n');
+}
+
+/** A refused change of an agent's state: back to its page, the refusal as the notice. */
+function backToAgent(request: FastifyRequest, reply: FastifyReply, { message }: FormFailure) {
+  return reply.seeOther(`${LIST_PATH}/${request.managed('agent').id}`, { kind: 'error', text: message });
 }
 
 const agents: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -226,16 +231,10 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post(
     '/agents/:id/default',
-    { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm } },
+    { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm }, config: { formFailure: backToAgent } },
     async (request, reply) => {
       const agent = request.managed('agent');
-      try {
-        await request.admin.run(setDefaultAgent, agent.accountId, agent.id, request.admin.actor, request.admin.now());
-      } catch (error) {
-        if (error instanceof AdminError)
-          return reply.seeOther(`${LIST_PATH}/${agent.id}`, { kind: 'error', text: error.message });
-        throw error;
-      }
+      await request.admin.run(setDefaultAgent, agent.accountId, agent.id, request.admin.actor, request.admin.now());
       if (agent.phoneNumber === null)
         return reply.seeOther(LIST_PATH, { kind: 'error', text: NO_PHONE_DEFAULT(agent.name) });
       return reply.seeOther(LIST_PATH, {
@@ -249,16 +248,10 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
   for (const archive of [true, false]) {
     fastify.post(
       `/agents/:id/${archive ? 'archive' : 'restore'}`,
-      { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm } },
+      { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm }, config: { formFailure: backToAgent } },
       async (request, reply) => {
         const agent = request.managed('agent');
-        try {
-          await request.admin.run(setAgentArchived, agent.id, archive, request.admin.actor, request.admin.now());
-        } catch (error) {
-          if (error instanceof AdminError)
-            return reply.seeOther(`${LIST_PATH}/${agent.id}`, { kind: 'error', text: error.message });
-          throw error;
-        }
+        await request.admin.run(setAgentArchived, agent.id, archive, request.admin.actor, request.admin.now());
         const text = archive
           ? `Agent ${agent.name} archived: new triggers naming it get 400 "Agent not found". Its calls keep it; ` +
             'restore it from the Archived section.'

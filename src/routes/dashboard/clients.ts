@@ -4,12 +4,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { CLIENT_NAME_MAX_LENGTH, createClient } from '../../admin/accounts.js';
-import { AdminError } from '../../admin/errors.js';
 import { apiAccessOn, switchedOffBy } from '../../domain/api-access.js';
 import { NAVIGATION } from '../../views/navigation.js';
 import { ClientsQuery } from '../../../schemas/dashboard/lists.js';
 import { ClientParams, CreateClientForm } from '../../../schemas/dashboard/people.js';
-import { formProblem } from '../../views/form-problem.js';
 import { formatTime } from '../../views/format/time.js';
 import { FIRST_PAGE, LIST_PAGE_SIZE, listAsked, namedList, type ListAsked } from '../../views/pages/list-filter.js';
 import type { PageData } from '../../views/page-models.js';
@@ -83,28 +81,27 @@ const clients: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post(
     '/clients',
-    { schema: { hide: true, body: CreateClientForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: CreateClientForm },
+      attachValidation: true,
+      config: {
+        // The list again with the name typed (none when the form was not valid) and the problem beside it.
+        formFailure: async (request, reply, { message, invalid }) => {
+          const name = invalid ? '' : (request.body as CreateClientForm).name;
+          return reply.code(400).page('clients', await listPage(request, FIRST_PAGE, { name, problem: message }));
+        },
+      },
+    },
     async (request, reply) => {
-      const viewer = request.user;
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('clients', await listPage(request, FIRST_PAGE, { name: '', problem }));
-      try {
-        const client = await request.admin.run(
-          createClient,
-          { agencyId: viewer.accountId, name: request.body.name, now: request.admin.now() },
-          request.admin.actor,
-        );
-        return reply.seeOther(`/dashboard/clients/${client.id}`, {
-          kind: 'ok',
-          text: `The client ${request.body.name.trim()} is created.`,
-        });
-      } catch (error) {
-        if (error instanceof AdminError)
-          return reply
-            .code(400)
-            .page('clients', await listPage(request, FIRST_PAGE, { name: request.body.name, problem: error.message }));
-        throw error;
-      }
+      const client = await request.admin.run(
+        createClient,
+        { agencyId: request.user.accountId, name: request.body.name, now: request.admin.now() },
+        request.admin.actor,
+      );
+      return reply.seeOther(`/dashboard/clients/${client.id}`, {
+        kind: 'ok',
+        text: `The client ${request.body.name.trim()} is created.`,
+      });
     },
   );
 
