@@ -3,7 +3,7 @@
 // to the POST, also e-mailed when SMTP_URL is set; both need a recent password entry), disable and enable; for
 // client users those actions do not exist (404).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError } from '../../admin/errors.js';
 import { LinkLimitError, newSignInLink, sendAuditedMail } from '../../admin/user-links.js';
 import { disableUser, enableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
@@ -20,7 +20,7 @@ import {
 } from '../../../schemas/dashboard/people.js';
 import { notAnEmailAddress } from '../../../schemas/user-email.js';
 import { takePendingForm } from './confirm-password.js';
-import { formProblem, refusals } from '../../views/form-problem.js';
+import { formProblem, refusals, type FormFailure } from '../../views/form-problem.js';
 import { formatTime } from '../../views/format/time.js';
 import type { PageData } from '../../views/page-models.js';
 import { peopleOf } from '../../views/pages/users-table.js';
@@ -95,6 +95,12 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
 
 /** What agency users do to people (invite, links, disable, enable): the agency-only family's routes. */
 export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
+  /** A refused action on a user: the Users page again, the refusal above it (429 for a limit reached). */
+  const usersAgain = async (request: FastifyRequest, reply: FastifyReply, { message, error }: FormFailure) =>
+    reply
+      .code(error instanceof AdminError ? statusOf(error) : 400)
+      .page('users', await usersPage(fastify, request, message));
+
   // `/users/:id/...`: a user of an account the viewer manages, else 404.
   fastify.resolveManaged('user', 'id');
 
@@ -186,24 +192,17 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       schema: { hide: true, params: UserParams, body: DisableUserForm },
       attachValidation: true,
+      config: { formFailure: usersAgain },
     },
     async (request, reply) => {
       const { user, account } = request.managed('user');
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('users', await usersPage(fastify, request, problem));
-      try {
-        const result = await request.admin.run(disableUser, user.id, request.admin.actor, request.admin.now());
-        const back = pageOf(account, request.body.from);
-        const sessions = result.sessions_ended === 1 ? '1 session' : `${result.sessions_ended} sessions`;
-        const text = result.already_disabled
-          ? `${user.email} was already disabled.`
-          : `${user.email} is disabled; ${sessions} ended.`;
-        return reply.seeOther(back, { kind: 'ok', text });
-      } catch (error) {
-        if (error instanceof AdminError)
-          return reply.code(400).page('users', await usersPage(fastify, request, error.message));
-        throw error;
-      }
+      const result = await request.admin.run(disableUser, user.id, request.admin.actor, request.admin.now());
+      const back = pageOf(account, request.body.from);
+      const sessions = result.sessions_ended === 1 ? '1 session' : `${result.sessions_ended} sessions`;
+      const text = result.already_disabled
+        ? `${user.email} was already disabled.`
+        : `${user.email} is disabled; ${sessions} ended.`;
+      return reply.seeOther(back, { kind: 'ok', text });
     },
   );
 
@@ -212,46 +211,39 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       schema: { hide: true, params: UserParams, body: UserLinkForm },
       attachValidation: true,
+      config: { formFailure: usersAgain },
       preHandler: recentSignIn,
     },
     async (request, reply) => {
       const { user, account } = request.managed('user');
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('users', await usersPage(fastify, request, problem));
-      try {
-        const made = await request.admin.run(newSignInLink, {
-          userId: user.id,
-          actor: request.admin.actor,
-          now: request.admin.now(),
-        });
-        const expires = formatTime(made.expiresAt);
-        const emailedTo = mailLater(request, {
-          accountId: account.id,
-          kind: 'sign_in_link',
-          message: signInLinkMail({
-            to: made.email,
-            accountName: account.name,
-            link: setPasswordUrl(fastify.config, made.token),
-            expires,
-          }),
-        });
-        // Like an invitation: in this answer only, never cached; a reload sends the form again and voids this link.
-        return reply.page('users-link', {
-          title: 'New sign-in link',
-          made: {
-            email: made.email,
-            accountName: account.name,
-            link: invitationLink(fastify, request, made.token),
-            expires,
-            emailedTo,
-          },
-          back: pageOf(account, request.body.from),
-        });
-      } catch (error) {
-        if (error instanceof AdminError)
-          return reply.code(statusOf(error)).page('users', await usersPage(fastify, request, error.message));
-        throw error;
-      }
+      const made = await request.admin.run(newSignInLink, {
+        userId: user.id,
+        actor: request.admin.actor,
+        now: request.admin.now(),
+      });
+      const expires = formatTime(made.expiresAt);
+      const emailedTo = mailLater(request, {
+        accountId: account.id,
+        kind: 'sign_in_link',
+        message: signInLinkMail({
+          to: made.email,
+          accountName: account.name,
+          link: setPasswordUrl(fastify.config, made.token),
+          expires,
+        }),
+      });
+      // Like an invitation: in this answer only, never cached; a reload sends the form again and voids this link.
+      return reply.page('users-link', {
+        title: 'New sign-in link',
+        made: {
+          email: made.email,
+          accountName: account.name,
+          link: invitationLink(fastify, request, made.token),
+          expires,
+          emailedTo,
+        },
+        back: pageOf(account, request.body.from),
+      });
     },
   );
 
@@ -260,11 +252,10 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       schema: { hide: true, params: UserParams, body: EnableUserForm },
       attachValidation: true,
+      config: { formFailure: usersAgain },
     },
     async (request, reply) => {
       const { user, account } = request.managed('user');
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('users', await usersPage(fastify, request, problem));
       const result = await request.admin.run(enableUser, user.id, request.admin.actor, request.admin.now());
       const next = user.passwordHash
         ? 'They can sign in with their password.'
