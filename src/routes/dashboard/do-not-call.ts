@@ -7,14 +7,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { addToDoNotCall, removeFromDoNotCall } from '../../admin/do-not-call.js';
-import { AdminError } from '../../admin/errors.js';
 import { exportCsv } from '../../domain/do-not-call-csv.js';
 import type { AccountInScope } from '../../storage/index.js';
 import { AddDoNotCallForm, DoNotCallQuery, RemoveDoNotCallForm } from '../../../schemas/dashboard/do-not-call.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
 import { importRoute } from './do-not-call-import.js';
 import { CLIENT_LIST, listPage, OWN_LIST, type ListPlace, type PageInput } from '../../views/pages/do-not-call.js';
-import { formProblem } from '../../views/form-problem.js';
 
 /** A file name for the export: the account's name in plain letters and digits (its id when it has none). */
 function exportName(account: AccountInScope): string {
@@ -46,35 +44,36 @@ function routesOf(place: ListPlace): FastifyPluginAsyncTypebox {
 
     fastify.post(
       `${place.prefix}/add`,
-      { schema: { hide: true, body: AddDoNotCallForm }, attachValidation: true },
+      {
+        schema: { hide: true, body: AddDoNotCallForm },
+        attachValidation: true,
+        config: {
+          formFailure: (request, reply, { message, invalid }) => {
+            if (invalid) return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem: message } });
+            const { phone_number: written, reason = '', call } = request.body as AddDoNotCallForm;
+            // From a call's detail view: back there (the call is the viewer's: they were shown its button).
+            if (call)
+              return reply.seeOther(`/dashboard/calls/${canonicalUuid(call)}`, { kind: 'error', text: `${message}.` });
+            return render(request, reply, 400, { add: { phoneNumber: written, reason, problem: `${message}.` } });
+          },
+        },
+      },
       async (request, reply) => {
         const account = accountOf(request);
         const base = place.base(account.id);
-        const problem = formProblem(request);
-        if (problem) return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem } });
         const { phone_number: written, reason = '', call } = request.body;
-        // From a call's detail view: back there (the call is the viewer's: they were shown its button).
         const back = call ? `/dashboard/calls/${canonicalUuid(call)}` : null;
-        let added: boolean;
-        let phoneNumber: string;
-        let ended: number;
-        try {
-          ({
-            added,
-            phone_number: phoneNumber,
-            waiting_calls_ended: ended,
-          } = await request.admin.run(addToDoNotCall, {
-            accountId: account.id,
-            phoneNumber: written,
-            reason,
-            actor: request.admin.actor,
-            now: request.admin.now(),
-          }));
-        } catch (error) {
-          if (!(error instanceof AdminError)) throw error;
-          if (back) return reply.seeOther(back, { kind: 'error', text: `${error.message}.` });
-          return render(request, reply, 400, { add: { phoneNumber: written, reason, problem: `${error.message}.` } });
-        }
+        const {
+          added,
+          phone_number: phoneNumber,
+          waiting_calls_ended: ended,
+        } = await request.admin.run(addToDoNotCall, {
+          accountId: account.id,
+          phoneNumber: written,
+          reason,
+          actor: request.admin.actor,
+          now: request.admin.now(),
+        });
         const list =
           account.kind === 'agency' ? "the agency's do-not-call list" : `the do-not-call list of ${account.name}`;
         const waiting =
@@ -90,11 +89,18 @@ function routesOf(place: ListPlace): FastifyPluginAsyncTypebox {
 
     fastify.post(
       `${place.prefix}/remove`,
-      { schema: { hide: true, body: RemoveDoNotCallForm }, attachValidation: true },
+      {
+        schema: { hide: true, body: RemoveDoNotCallForm },
+        attachValidation: true,
+        config: {
+          formFailure: (request, reply, { message, invalid, error }) => {
+            if (!invalid) throw error;
+            return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem: message } });
+          },
+        },
+      },
       async (request, reply) => {
         const account = accountOf(request);
-        const problem = formProblem(request);
-        if (problem) return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem } });
         const { phone_number: phoneNumber, q } = request.body;
         const { removed } = await request.admin.run(removeFromDoNotCall, {
           accountId: account.id,
