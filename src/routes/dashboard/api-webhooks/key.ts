@@ -4,7 +4,8 @@ import { ChangedMeanwhile, generateKey } from '../../../admin/accounts.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
 import { GenerateKeyForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { formProblem } from '../../../views/form-problem.js';
+import { AdminError } from '../../../admin/errors.js';
+import { FormProblem } from '../../../views/form-problem.js';
 import { formatTime } from '../../../views/format/time.js';
 import { type Account, type Place, type Routes } from './place.js';
 
@@ -30,42 +31,49 @@ export function keyRoutes(fastify: Routes, place: Place, recent: preHandlerAsync
 
   fastify.post(
     `${place.prefix}/key`,
-    { schema: { hide: true, body: GenerateKeyForm }, attachValidation: true, preHandler: recent },
+    {
+      schema: { hide: true, body: GenerateKeyForm },
+      attachValidation: true,
+      preHandler: recent,
+      config: {
+        formFailure: async (request, reply, { status, message, error }) => {
+          const account = await place.account(request, reply);
+          // The form sent twice (a reload, a double click): the key made the first time is not shown again.
+          if (error instanceof ChangedMeanwhile)
+            return reply.page('api-webhooks-secret', {
+              title: 'Your new API key',
+              base: place.base(account.id),
+              account,
+              what: 'key',
+              value: null,
+              already: ALREADY_SHOWN,
+            });
+          if (error instanceof AdminError) throw error;
+          return keyPage(reply, account, status, message);
+        },
+      },
+    },
     async (request, reply) => {
       const account = await place.account(request, reply);
-      const problem = formProblem(request);
-      if (problem) return keyPage(reply, account, 400, problem);
       // "none", or the key id the form was made for (the schema's pattern).
       const replaces = request.body.replaces === 'none' ? null : canonicalUuid(request.body.replaces);
       const access = await request.scoped.apiAccess(account);
-      if (!planAllowsApi(access?.plan)) return keyPage(reply, account, 400, 'API access requires the agency plan');
+      if (!planAllowsApi(access?.plan)) throw new FormProblem('API access requires the agency plan');
       if (replaces !== null && request.body.confirm !== 'on')
-        return keyPage(reply, account, 400, 'Tick the box to confirm that the current key stops working at once.');
-      try {
-        const { key } = await request.admin.run(generateKey, account.id, request.admin.actor, {
-          replaces,
-          now: request.admin.now(),
-        });
-        return reply.page('api-webhooks-secret', {
-          title: 'Your new API key',
-          base: place.base(account.id),
-          account,
-          what: 'key',
-          value: key,
-          replaced: replaces !== null,
-          already: null,
-        });
-      } catch (error) {
-        if (!(error instanceof ChangedMeanwhile)) throw error;
-        return reply.page('api-webhooks-secret', {
-          title: 'Your new API key',
-          base: place.base(account.id),
-          account,
-          what: 'key',
-          value: null,
-          already: ALREADY_SHOWN,
-        });
-      }
+        throw new FormProblem('Tick the box to confirm that the current key stops working at once.');
+      const { key } = await request.admin.run(generateKey, account.id, request.admin.actor, {
+        replaces,
+        now: request.admin.now(),
+      });
+      return reply.page('api-webhooks-secret', {
+        title: 'Your new API key',
+        base: place.base(account.id),
+        account,
+        what: 'key',
+        value: key,
+        replaced: replaces !== null,
+        already: null,
+      });
     },
   );
 }
