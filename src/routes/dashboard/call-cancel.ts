@@ -16,7 +16,7 @@ import {
   FILTER_MAX_LENGTH,
 } from '../../../schemas/dashboard/calls.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
-import { formProblem, refusals } from '../../views/form-problem.js';
+import { refusals } from '../../views/form-problem.js';
 import { cancelManyNotice, cancelNotice } from '../../views/format/notices.js';
 
 /** The Calls list's own query parameters (its filters and its page): all `back` may carry. */
@@ -40,11 +40,18 @@ const callsWords = (n: number) => (n === 1 ? '1 call' : `${n} calls`);
 const callCancel: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post(
     '/calls/:id/cancel',
-    { schema: { hide: true, params: CallParams, body: CancelCallForm }, attachValidation: true },
+    {
+      schema: { hide: true, params: CallParams, body: CancelCallForm },
+      attachValidation: true,
+      config: {
+        formFailure: (_request, reply, { message, invalid, error }) => {
+          if (!invalid) throw error;
+          return reply.code(400).page('error', { title: 'Cancel a call', message });
+        },
+      },
+    },
     async (request, reply) => {
       const call = request.managed('call');
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('error', { title: 'Cancel a call', message: problem });
       const back = `/dashboard/calls/${call.id}`;
       // A call no longer waiting has nothing to confirm: the cancel below changes nothing and the notice says why.
       if (request.body.confirm !== 'yes' && call.status === 'initiated')
@@ -66,12 +73,19 @@ const callCancel: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post(
     '/calls/cancel',
-    { schema: { hide: true, body: CancelCallsForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: CancelCallsForm },
+      attachValidation: true,
+      config: {
+        formFailure: (request, reply, { message, invalid, error }) => {
+          if (!invalid) throw error;
+          // A call id the schema refused (not an id) is no call of the viewer's: a 404, like another tenant's.
+          if (refusals(request, CancelCallsForm, request.body)) throw fastify.httpErrors.notFound();
+          return reply.code(400).page('error', { title: 'Cancel calls', message });
+        },
+      },
+    },
     async (request, reply) => {
-      const refused = refusals(request, CancelCallsForm, request.body);
-      if (!refused) return reply.code(400).page('error', { title: 'Cancel calls', message: formProblem(request)! });
-      // A call id the schema refused (not an id) is no call of the viewer's: a 404, like another tenant's.
-      if (refused.length > 0) throw fastify.httpErrors.notFound();
       const query = callsListQuery(request.body.back);
       const list = callsListHref(query);
       const named = request.body.call ?? [];

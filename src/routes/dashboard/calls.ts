@@ -6,7 +6,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LIVE_STATUSES, type CallStatus } from '../../../schemas/vocabulary.js';
 import { METADATA_KEY_MAX } from '../../../schemas/trigger.js';
 import { CallParams, CallsColumnForm, CallsQuery } from '../../../schemas/dashboard/calls.js';
-import { formProblem } from '../../views/form-problem.js';
 import callCancel from './call-cancel.js';
 import { callsListPage } from '../../views/pages/calls-list.js';
 import { callPage } from '../../views/pages/call.js';
@@ -14,8 +13,6 @@ import { callDoNotCall } from '../../views/pages/do-not-call.js';
 
 /** "Show as a column": remembers the metadata key (blank: none) and goes back to the list as it was filtered. */
 async function saveColumn(request: FastifyRequest, body: CallsColumnForm, reply: FastifyReply) {
-  const problem = formProblem(request);
-  if (problem) return reply.code(400).page('error', { title: 'Metadata column', message: problem });
   // Re-serialized: whatever was posted, the redirect stays on the Calls list.
   const back = new URLSearchParams(body.back ?? '');
   back.delete('before');
@@ -51,7 +48,14 @@ const calls: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post(
     '/calls/column',
-    { schema: { hide: true, body: CallsColumnForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: CallsColumnForm },
+      attachValidation: true,
+      config: {
+        formFailure: (_request, reply, { message }) =>
+          reply.code(400).page('error', { title: 'Metadata column', message }),
+      },
+    },
     async (request, reply) => saveColumn(request, request.body, reply),
   );
 
