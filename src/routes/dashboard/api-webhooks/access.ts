@@ -5,7 +5,7 @@ import { AdminError } from '../../../admin/errors.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
 import { ApiAccessForm, DefaultAgentForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { formProblem, refusedField } from '../../../views/form-problem.js';
+import { FormProblem, refusedField } from '../../../views/form-problem.js';
 import { NO_PHONE_DEFAULT } from '../../../views/format/settings.js';
 import { type Place, type Routes } from './place.js';
 import { showSettings } from './section.js';
@@ -19,17 +19,21 @@ const NOT_USABLE = 'That agent is not one this account may use. Choose one from 
 export function accessRoutes(fastify: Routes, place: Place) {
   fastify.post(
     `${place.prefix}/api-access`,
-    { schema: { hide: true, body: ApiAccessForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: ApiAccessForm },
+      attachValidation: true,
+      config: {
+        formFailure: async (request, reply, { message, error }) => {
+          if (error instanceof AdminError) throw error;
+          const account = await place.account(request, reply);
+          return showSettings(fastify, place, reply, account, 400, { section: 'access', text: message });
+        },
+      },
+    },
     async (request, reply) => {
       const account = await place.account(request, reply);
-      const problem = formProblem(request);
-      if (problem) return showSettings(fastify, place, reply, account, 400, { section: 'access', text: problem });
       const access = await request.scoped.apiAccess(account);
-      if (!planAllowsApi(access?.plan))
-        return showSettings(fastify, place, reply, account, 400, {
-          section: 'access',
-          text: 'API access requires the agency plan',
-        });
+      if (!planAllowsApi(access?.plan)) throw new FormProblem('API access requires the agency plan');
       const on = request.body.api_access === 'on';
       if (!on && request.body.confirm !== 'on') {
         // One click would stop every integration of the account (an agency's: its clients' too): ask first, naming them.
@@ -55,31 +59,27 @@ export function accessRoutes(fastify: Routes, place: Place) {
 
   fastify.post(
     `${place.prefix}/default-agent`,
-    { schema: { hide: true, body: DefaultAgentForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: DefaultAgentForm },
+      attachValidation: true,
+      config: {
+        // Any refusal of the agent (not an id, not one the account may use) is said in the same words.
+        formFailure: async (request, reply, { message, invalid }) => {
+          const account = await place.account(request, reply);
+          const text = !invalid || refusedField(request) === 'agent_id' ? NOT_USABLE : message;
+          return showSettings(fastify, place, reply, account, 400, { section: 'agent', text });
+        },
+      },
+    },
     async (request, reply) => {
       const account = await place.account(request, reply);
-      const problem = formProblem(request);
-      if (problem)
-        return showSettings(fastify, place, reply, account, 400, {
-          section: 'agent',
-          text: refusedField(request) === 'agent_id' ? NOT_USABLE : problem,
-        });
-      let chosen;
-      try {
-        ({ agent: chosen } = await request.admin.run(
-          setDefaultAgent,
-          account.id,
-          canonicalUuid(request.body.agent_id),
-          request.admin.actor,
-          request.admin.now(),
-        ));
-      } catch (error) {
-        if (!(error instanceof AdminError)) throw error;
-        return showSettings(fastify, place, reply, account, 400, {
-          section: 'agent',
-          text: NOT_USABLE,
-        });
-      }
+      const { agent: chosen } = await request.admin.run(
+        setDefaultAgent,
+        account.id,
+        canonicalUuid(request.body.agent_id),
+        request.admin.actor,
+        request.admin.now(),
+      );
       if (chosen.phoneNumber === null)
         return reply.seeOther(place.base(account.id), { kind: 'error', text: NO_PHONE_DEFAULT(chosen.name) });
       return reply.seeOther(place.base(account.id), {
