@@ -55,6 +55,24 @@ const ROUTES = {
     "Routes use the decorators plugins set (fastify.x, request.x, reply.x) and their types, never a plugin's module: " +
     'register the plugin in src/app.ts (or its folder index under plugins/) and use its decorator.',
 };
+const DASHBOARD_READS = {
+  // Its other modules are refused to every route already (DRIVER: the entry point only).
+  regex: '(^|/)storage/index\\.js$',
+  allowTypeImports: true,
+  message:
+    "Dashboard routes read through request.scoped (the viewer's scope bound) and change state through " +
+    'request.admin: take only types from src/storage.',
+};
+/** Dashboard routes hold no unscoped repository: a read that forgot `request.scope` fails the lint. */
+const NO_DASHBOARD_STORAGE = [
+  'MemberExpression[property.name=/^(storage|backgroundStorage)$/]',
+  'ObjectPattern > Property[key.name=/^(storage|backgroundStorage)$/]',
+].map((selector) => ({
+  selector,
+  message:
+    "Dashboard routes read through request.scoped (in the viewer's scope) and change state through request.admin " +
+    '(src/admin, with the actor): never fastify.storage or backgroundStorage.',
+}));
 /** src/storage's imports, for a file `depth` folders below src/storage: its own modules, src/domain's types, the
  * generated client, schemas/ leaves and libraries. */
 const storage = (depth) => {
@@ -112,6 +130,13 @@ export const layers = [
   { files: ['src/routes/**/*.ts'], rules: restrict(ROUTES, ...DRIVER) },
   { files: ['scripts/**/*.ts', 'scripts/**/*.js'], rules: restrict(TEST_CODE) },
   { files: ['test/**/*.ts'], ignores: ['test/scripts/**'], rules: restrict(SCRIPT_CODE) },
+  {
+    files: ['src/routes/dashboard/**/*.ts'],
+    rules: {
+      ...restrict(ROUTES, DASHBOARD_READS, ...DRIVER),
+      'no-restricted-syntax': ['error', ...NO_DASHBOARD_STORAGE],
+    },
+  },
   ...[0, 1, 2, 3].map((depth) => ({
     files: [`src/storage/${'*/'.repeat(depth)}*.ts`],
     rules: restrict(...storage(depth)),

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { retentionPolicy, runRetentionPass } from '../../src/jobs/retention.js';
 import { loadConfig } from '../../src/config.js';
 import { createRetentionPool, RetentionRepository } from '../../src/storage/retention.js';
-import { FILTER_MENU_MAX } from '../../src/routes/dashboard/calls.js';
+import { FILTER_MENU_MAX } from '../../src/views/pages/calls-filters.js';
 import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
 import { awaitAutovacuum } from '../autovacuum.js';
 import { benchPostgres } from '../database.js';

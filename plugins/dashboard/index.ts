@@ -1,8 +1,8 @@
 // The dashboard's plugins, registered into the dashboard's scope (fastify-plugin, so their hooks, decorators and error
 // handler reach its routes and nothing outside /dashboard): helmet, the session (cookie and store), form bodies, CSRF,
-// views, the viewer, tenancy, request checks, limiters, pages, the response guard and the HTML error pages. The
+// views, the viewer, tenancy, the scoped reads and the admin binding, request checks, limiters, pages, the response
+// guard and the one error handler (a refused form back on its page; else the HTML error pages). The
 // external plugins' options are here, in one place; src/routes/dashboard only registers routes.
-import type { FastifyError } from 'fastify';
 import fp from 'fastify-plugin';
 import csrf, { type FastifyCsrfProtectionOptions } from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
@@ -10,16 +10,19 @@ import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
 import multipart, { type FastifyMultipartOptions } from '@fastify/multipart';
 import sensible from '@fastify/sensible';
 import view, { type FastifyViewOptions } from '@fastify/view';
+import path from 'node:path';
 import { Eta } from 'eta';
 import { DASHBOARD_IMPORT_MAX_BYTES } from '../../src/domain/do-not-call.js';
 import { VIEWS_DIR } from '../../src/paths.js';
-import { clearHeadersForError } from '../errors.js';
 import { mailEnabledLocals } from '../mailer.js';
-import busy, { isBusy } from './busy.js';
+import admin from './admin.js';
+import busy from './busy.js';
+import errors from './errors.js';
 import forgotPasswordLimiter from './forgot-password-limiter.js';
 import pages from './pages.js';
 import requestChecks from './request-checks.js';
 import responseGuard from './response-guard.js';
+import scoped from './scoped.js';
 import session from './session.js';
 import signInLimiter from './sign-in-limiter.js';
 import tenancy from './tenancy.js';
@@ -92,11 +95,14 @@ const helmetOptions: FastifyHelmetOptions = {
   crossOriginEmbedderPolicy: false,
 };
 
+/** The templates, each beside its page model (src/views/pages/<page>.eta and <page>.ts). */
+const PAGES_DIR = path.join(VIEWS_DIR, 'pages');
+
 /** Eta with escaping on (`<%= %>` escapes; `<%~ %>` is for the layout's body only). */
 function viewOptions(): FastifyViewOptions {
   return {
-    engine: { eta: new Eta({ views: VIEWS_DIR, autoEscape: true, cache: true }) },
-    templates: VIEWS_DIR,
+    engine: { eta: new Eta({ views: PAGES_DIR, autoEscape: true, cache: true }) },
+    templates: PAGES_DIR,
     production: true,
   };
 }
@@ -108,16 +114,6 @@ export const dashboardHelmet = fp(
   },
   { name: 'dashboard-helmet', fastify: '5.x' },
 );
-
-const ERROR_TITLES: Record<number, string> = {
-  400: 'Bad request',
-  403: 'Not allowed',
-  404: 'Page not found',
-  405: 'Not allowed',
-  413: 'Too large',
-  415: 'Not a form',
-  429: 'Too many attempts',
-};
 
 export default fp<DashboardOptions>(
   async (fastify, options) => {
@@ -138,6 +134,8 @@ export default fp<DashboardOptions>(
     await fastify.register(view, viewOptions());
     await fastify.register(viewer);
     await fastify.register(tenancy);
+    await fastify.register(scoped);
+    await fastify.register(admin);
     await fastify.register(requestChecks);
     await fastify.register(signInLimiter);
     await fastify.register(forgotPasswordLimiter);
@@ -146,26 +144,7 @@ export default fp<DashboardOptions>(
     await fastify.register(busy);
     // After every plugin with an onSend hook (@fastify/session's above all).
     await fastify.register(responseGuard);
-
-    fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
-      if (isBusy(error)) return reply.busy(error);
-      const status = error.statusCode && error.statusCode >= 400 ? error.statusCode : 500;
-      if (status >= 500) request.log.error({ err: error }, 'dashboard error');
-      // The CSRF plugin's own messages are for developers; people get one sentence that says what to do.
-      const message = error.code?.startsWith('FST_CSRF')
-        ? 'This form has expired. Go back, reload the page and try again.'
-        : status >= 500
-          ? 'Something went wrong on our side. Try again in a moment.'
-          : status === 404
-            ? 'There is no such page.'
-            : error.message;
-      if (status >= 500 && request.session) (request as { session: unknown }).session = null;
-      clearHeadersForError(reply);
-      return reply.code(status).page('error', { title: ERROR_TITLES[status] ?? 'Error', message });
-    });
-    fastify.setNotFoundHandler(async (_request, reply) =>
-      reply.code(404).page('error', { title: ERROR_TITLES[404]!, message: 'There is no such page.' }),
-    );
+    await fastify.register(errors);
   },
   { name: 'dashboard', fastify: '5.x', dependencies: ['config', 'db', 'mailer', 'redis'] },
 );

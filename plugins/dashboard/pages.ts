@@ -9,7 +9,7 @@ import { navigationFor } from '../../src/views/navigation.js';
 
 declare module 'fastify' {
   interface FastifyReply {
-    /** Renders `src/views/<template>.eta` in the layout; never cached (pages show per-user data). */
+    /** Renders `src/views/pages/<template>.eta` in the layout; never cached (pages show per-user data). */
     page<K extends PageName>(template: K, model: PageData<K>): FastifyReply;
     /** 303 to `path` (a /dashboard path), with a notice the next page shows once. */
     seeOther(path: string, notice?: { kind: 'ok' | 'error'; text: string }): FastifyReply;

@@ -109,6 +109,30 @@ const FINDERS: { [K in ManagedKind]: (request: FastifyRequest, id: string) => Pr
   call: (request, id) => request.server.storage.scoped.findCallInScope(request.scope, id),
 };
 
+const kRules = Symbol('dashboard managed rules');
+interface Rule {
+  pattern: RegExp | null;
+  resolve: preHandlerAsyncHookHandler;
+}
+type WithRules = FastifyInstance & { [kRules]?: Rule[] };
+
+/** The rules of `instance`'s family and of the families around it, outermost first. */
+function rulesOf(instance: FastifyInstance): Rule[] {
+  const rules: Rule[] = [];
+  for (let at: object | null = instance; at !== null; at = Object.getPrototypeOf(at) as object | null)
+    if (Object.hasOwn(at, kRules)) rules.unshift(...(at as WithRules)[kRules]!);
+  return rules;
+}
+
+/** The preHandler of a route declared on `instance`: resolves what its families' rules ask for its path. */
+function familyResolver(instance: FastifyInstance): preHandlerAsyncHookHandler {
+  return async function (request, reply) {
+    const url = request.routeOptions.url ?? '';
+    for (const rule of rulesOf(instance))
+      if (!rule.pattern || rule.pattern.test(url)) await rule.resolve.call(this, request, reply);
+  };
+}
+
 function resolver(kind: ManagedKind, param: string | undefined): preHandlerAsyncHookHandler {
   return async function (request, reply) {
     const id = param === undefined ? '' : ((request.params as Record<string, string | undefined>)[param] ?? '');
@@ -138,15 +162,22 @@ export default fp(
       if (!found) throw new Error(`request.managed('${kind}') on a route whose family resolves none`);
       return found;
     });
+    // Every route of the dashboard's scope gets the resolving preHandler (after its own ones: a recent sign-in is asked
+    // first); it applies, at request time, the rules its family and the families around it declared, so a rule
+    // reaches the routes added before `resolveManaged` was called as well as those added after.
+    fastify.addHook('onRoute', function (this: FastifyInstance, route: RouteOptions) {
+      const resolve = familyResolver(this);
+      const own = route.preHandler;
+      route.preHandler = own === undefined ? [resolve] : Array.isArray(own) ? [...own, resolve] : [own, resolve];
+    });
     fastify.decorate('resolveManaged', function (this: FastifyInstance, kind: ManagedKind, param?: string) {
       const pattern = param === undefined ? null : new RegExp(`/:${param}(?:/|$)`);
-      const resolve = resolver(kind, param);
-      this.addHook('onRoute', (route: RouteOptions) => {
-        if (pattern && !pattern.test(route.url)) return;
-        // After the route's own preHandlers (a recent sign-in asked first, as each route did before).
-        const own = route.preHandler;
-        route.preHandler = own === undefined ? [resolve] : Array.isArray(own) ? [...own, resolve] : [own, resolve];
-      });
+      const family = this as WithRules;
+      // Its own list (a family inside another one reads both: rulesOf walks the instances it was made from).
+      family[kRules] = [
+        ...(Object.hasOwn(family, kRules) ? family[kRules]! : []),
+        { pattern, resolve: resolver(kind, param) },
+      ];
     });
   },
   { name: 'dashboard-tenancy', fastify: '5.x', dependencies: ['dashboard-viewer', '@fastify/sensible'] },

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createClient } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
-import { FILTER_MENU_MAX } from '../../src/routes/dashboard/calls.js';
+import { FILTER_MENU_MAX } from '../../src/views/pages/calls-filters.js';
 import { OVERVIEW_CLIENTS_MAX } from '../../src/routes/dashboard/overview.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';

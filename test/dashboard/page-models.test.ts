@@ -1,5 +1,5 @@
 // Pages and their templates cannot drift: every `it.*` a template reads (with the partials it includes) is a field of
-// its page model (src/views/page-models.ts) and every field of the model is read; and `reply.page` with a
+// its page model (src/views/pages/<page>.ts, mapped in src/views/page-models.ts) and every field of the model is read; and `reply.page` with a
 // model that does not match its template does not compile (the @ts-expect-error lines below, checked by
 // `npm run typecheck`).
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,7 +16,8 @@ import {
   type PageName,
 } from '../../src/views/page-models.js';
 
-const source = (name: string) => readFileSync(path.join(VIEWS_DIR, `${name}.eta`), 'utf8');
+const PAGES_DIR = path.join(VIEWS_DIR, 'pages');
+const source = (name: string) => readFileSync(path.join(PAGES_DIR, `${name}.eta`), 'utf8');
 
 /** The top-level fields of `it` a template reads, with those of the partials it includes. */
 function fieldsRead(name: string, seen = new Set<string>()): Set<string> {
@@ -29,7 +30,7 @@ function fieldsRead(name: string, seen = new Set<string>()): Set<string> {
   return fields;
 }
 
-const templates = readdirSync(VIEWS_DIR)
+const templates = readdirSync(PAGES_DIR)
   .filter((file) => file.endsWith('.eta'))
   .map((file) => file.slice(0, -'.eta'.length));
 /** The templates rendered by `reply.page`: those in the layout (partials are included by them). */

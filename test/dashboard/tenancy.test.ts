@@ -360,6 +360,14 @@ const OBJECT_ROUTES: ObjectRoute[] = [
     route: 'GET /probe/accounts/:id',
     request: (world, target) => ({ method: 'GET', url: `/probe/accounts/${world[target]}` }),
   },
+  {
+    route: 'GET /probe/early/:id',
+    request: (world, target) => ({ method: 'GET', url: `/probe/early/${world[target]}` }),
+  },
+  {
+    route: 'GET /probe/early/:id/name',
+    request: (world, target) => ({ method: 'GET', url: `/probe/early/${world[target]}/name` }),
+  },
   ...API_WEBHOOKS_ROUTES,
   ...DNC_ROUTES,
   {
@@ -605,6 +613,16 @@ beforeAll(async () => {
         family.addHook('preHandler', family.dashboardGuards.requireUser);
         family.resolveManaged('account', 'id');
         family.get('/accounts/:id', { schema: { hide: true } }, async (request) => request.managed('account').name);
+      });
+      // One whose routes are added before it resolves its `:id` (one of them in a plugin of its own): the rule
+      // reaches them all the same, whatever the order of registration.
+      void scope.register(async (family) => {
+        family.addHook('preHandler', family.dashboardGuards.requireUser);
+        await family.register(async (inner) => {
+          inner.get('/early/:id', { schema: { hide: true } }, async (request) => request.managed('account').name);
+        });
+        family.get('/early/:id/name', { schema: { hide: true } }, async (request) => request.managed('account').name);
+        family.resolveManaged('account', 'id');
       });
     },
   );

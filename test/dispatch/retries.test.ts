@@ -10,7 +10,7 @@ import { cancelCall } from '../../src/admin/calls.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { SIMULATED_BUSY_THEN_ANSWERS, SIMULATED_VOICEMAIL } from '../../src/dispatch/simulated-dialer.js';
-import { timeline } from '../../src/routes/dashboard/call-view.js';
+import { timeline } from '../../src/views/pages/call-timeline.js';
 import type { CallDetail } from '../../src/storage/index.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant, updateAgentSettings } from '../helpers/fixtures.js';

@@ -54,6 +54,7 @@ const REFUSED: [string, string, RegExp][] = [
   ['plugins/x.ts', "import { PrismaPg } from '@prisma/adapter-pg';", /call a repository/],
   ['src/calls/x.ts', "import type { Call } from '../generated/prisma/client.js';", /row types/],
   ['src/routes/dashboard/x.ts', "import type { ActiveUser } from '../../storage/users.js';", /entry point/],
+  ['src/routes/dashboard/x.ts', "import { historyAccounts } from '../../storage/index.js';", /request.scoped/],
   ['plugins/x.ts', "import { migrate } from '../src/storage/migrate.js';", /entry point/],
   ['scripts/x.ts', "import { startServer } from '../test/helpers/server-process.js';", /no test code/],
   ['test/browser/x.test.ts', "import { makeShowcase } from '../../scripts/screenshots.js';", /import no script/],
@@ -64,6 +65,7 @@ const ALLOWED: [string, string][] = [
   ['schemas/dashboard/x.ts', "import { UUID_PATTERN } from '../uuid.js';"],
   ['src/domain/x.ts', "import { CALL_STATUSES } from '../../schemas/vocabulary.js';\nimport { v7 } from 'uuid';"],
   ['src/routes/telephony/x.ts', "import { AppError } from '../../errors.js';"],
+  ['src/routes/dashboard/x.ts', "import type { CallDetail } from '../../storage/index.js';"],
   [
     'src/storage/x.ts',
     "import pg from 'pg';\nimport type { Principal } from '../domain/principal.js';\n" +
@@ -93,5 +95,44 @@ describe('the dependency rules between folders', () => {
 
   it.each(ALLOWED)('%s: allows %s', async (file, code) => {
     expect(await refusals(file, code)).toEqual([]);
+  });
+});
+
+describe("the dashboard routes read in the viewer's scope", () => {
+  const syntax = new ESLint({
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    overrideConfig: { languageOptions: { parserOptions: { projectService: false, project: null } } },
+    ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-syntax',
+  });
+  const lint = async (filePath: string, code: string) =>
+    ((await syntax.lintText(`${code}\n`, { filePath }))[0]?.messages ?? []).map((m) => m.message);
+
+  // A handler that reads unscoped: the calls of any account, past the family's guard.
+  const UNSCOPED =
+    'export const plugin = async (fastify: any) => {\n' +
+    "  fastify.get('/calls', async (request: any) => fastify.storage.history.listCallHistory({ accountIds: [request.query.id] }));\n" +
+    '};';
+
+  it.each([
+    ['src/routes/dashboard/x.ts', UNSCOPED],
+    ['src/routes/dashboard/api-webhooks/x.ts', 'export const f = (fastify: any) => fastify.backgroundStorage.keys;'],
+    ['src/routes/dashboard/x.ts', 'export const f = ({ storage }: any) => storage.keys;'],
+    ['src/routes/dashboard/x.ts', 'export const f = (request: any) => request.server.storage.doNotCall;'],
+  ])('%s fails the lint on an unscoped read: %s', async (file, code) => {
+    expect(await lint(file, code)).toContainEqual(expect.stringMatching(/request\.scoped/));
+  });
+
+  it('passes a read through request.scoped', async () => {
+    const code =
+      'export const plugin = async (fastify: any) => {\n' +
+      "  fastify.get('/calls', async (request: any) => request.scoped.findCallsInScope([request.query.id]));\n" +
+      '};';
+    expect(await lint('src/routes/dashboard/x.ts', code)).toEqual([]);
+  });
+
+  it('leaves other routes alone (the API reads through its own checks)', async () => {
+    expect(await lint('src/routes/api/v1/x.ts', 'export const f = (fastify: any) => fastify.storage.keys;')).toEqual(
+      [],
+    );
   });
 });

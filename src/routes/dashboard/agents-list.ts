@@ -1,20 +1,21 @@
 // The Agents list: the agents a person manages (an agency user: the agency's and its clients'; a client user: their
 // client's), in use a page at a time by name, then the archived ones (at most a page's worth, the rest found with
 // the name filter), each row with its settings in words and "Set as default"; "Name starts with" filters both.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { isAgencyScope } from '../../domain/tenancy.js';
 import { canonicalZone } from '../../domain/time-zones.js';
 import { AgentsQuery } from '../../../schemas/dashboard/lists.js';
-import { attemptsWords, voicemailWords } from './agent-words.js';
-import { formatTime, POLICY_WORDS, windowWords } from './format.js';
-import { LIST_PAGE_SIZE, listAsked, namedList } from './list-page.js';
+import { attemptsWords, voicemailWords } from '../../views/format/agent.js';
+import { formatTime } from '../../views/format/time.js';
+import { POLICY_WORDS, windowWords } from '../../views/format/settings.js';
+import { LIST_PAGE_SIZE, listAsked, namedList } from '../../views/pages/list-filter.js';
 
 export const AGENTS_PATH = '/dashboard/agents';
 /** The Agents list's cells stay short: a longer voicemail message is cut there (the agent's page shows it whole). */
 const LIST_MESSAGE_MAX = 60;
 
-export default async function agentsList(fastify: FastifyInstance) {
-  fastify.get<{ Querystring: AgentsQuery }>(
+const agentsList: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.get(
     '/agents',
     { schema: { hide: true, querystring: AgentsQuery }, attachValidation: true },
     async (request, reply) => {
@@ -22,16 +23,11 @@ export default async function agentsList(fastify: FastifyInstance) {
       const asked = listAsked(request, AgentsQuery);
       // The agents in use a page at a time; the archived ones (the name filter's too) at most a page's worth.
       const [inUse, archived] = await Promise.all([
-        fastify.storage.scoped.listListedAgentsInScope(
-          scope,
+        request.scoped.listListedAgentsInScope(
           { archived: false, name: asked.name },
           { page: asked.page, size: LIST_PAGE_SIZE },
         ),
-        fastify.storage.scoped.listListedAgentsInScope(
-          scope,
-          { archived: true, name: asked.name },
-          { page: 1, size: LIST_PAGE_SIZE },
-        ),
+        request.scoped.listListedAgentsInScope({ archived: true, name: asked.name }, { page: 1, size: LIST_PAGE_SIZE }),
       ]);
       return reply.code(asked.problems.length ? 400 : 200).page('agents', {
         title: 'Agents',
@@ -69,4 +65,6 @@ export default async function agentsList(fastify: FastifyInstance) {
       });
     },
   );
-}
+};
+
+export default agentsList;

@@ -4,21 +4,20 @@
 // tenant's agent, or an account that is not the viewer's to manage, is a 404. Every field's problem is shown next to
 // it, all at once, in plain words (src/routes/dashboard/agent-form.ts); "Add a window" and "Remove" show the form
 // again and save nothing.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import path from 'node:path';
 import { inScope, isAgencyScope } from '../../domain/tenancy.js';
 import { DEFAULT_COUNTRY } from '../../domain/typed-phone-number.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { accountCountry } from '../../admin/account-country.js';
 import { createAgent, setAgentArchived, setDefaultAgent, updateAgent } from '../../admin/agents.js';
 import { AdminError } from '../../admin/errors.js';
-import type { Actor } from '../../admin/audit.js';
 import { AgentForm, AgentParams } from '../../../schemas/dashboard/agents.js';
 import { CsrfOnlyForm } from '../../../schemas/dashboard/forms.js';
 import type { ListedAgent } from '../../storage/index.js';
 import {
   actionOf,
   agentInput,
-  fieldProblems,
   FORM_RULES,
   newAgentValues,
   rowsAfter,
@@ -27,11 +26,13 @@ import {
   valuesOfForm,
   type FieldErrors,
   type FormValues,
-} from './agent-form.js';
-import { phoneCountry, storedNumber, type PhoneCountry } from './agent-caller-id.js';
-import { reachSummary } from './agent-words.js';
-import { formatTime, NO_PHONE_DEFAULT } from './format.js';
-import { clientIp, formProblem, refusals, type Refusal } from './form-problem.js';
+} from '../../views/pages/agent-form-values.js';
+import { fieldProblems } from '../../views/pages/agent-form-problems.js';
+import { phoneCountry, storedNumber, type PhoneCountry } from '../../views/pages/agent-caller-id.js';
+import { reachSummary } from '../../views/format/agent.js';
+import { formatTime } from '../../views/format/time.js';
+import { NO_PHONE_DEFAULT } from '../../views/format/settings.js';
+import { formProblem, refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
 import { canonicalZone, isOfferedZone, UTC_ALIASES, ZONE_REGIONS } from '../../domain/time-zones.js';
 import { dashboardBaseUrl } from '../../admin/users.js';
 import { AGENTS_PATH as LIST_PATH } from './agents-list.js';
@@ -59,17 +60,18 @@ function curlExample(baseUrl: string, agentId: string, selfSigned: boolean): str
   ].join('\n');
 }
 
-function actorOf(request: FastifyRequest): Actor {
-  return { kind: 'user', userId: request.user.id, ip: clientIp(request), scope: request.scope };
+/** A refused change of an agent's state: back to its page, the refusal as the notice. */
+function backToAgent(request: FastifyRequest, reply: FastifyReply, { message }: FormFailure) {
+  return reply.seeOther(`${LIST_PATH}/${request.managed('agent').id}`, { kind: 'error', text: message });
 }
 
-export default async function agents(fastify: FastifyInstance) {
+const agents: FastifyPluginAsyncTypebox = async (fastify) => {
   // `/agents/:id`: an agent of an account the viewer manages, else 404.
   fastify.resolveManaged('agent', 'id');
 
   /** The accounts a new agent may belong to: for an agency user, the agency and its clients. */
   const accountChoices = async (request: FastifyRequest) =>
-    isAgencyScope(request.scope) ? fastify.storage.scoped.listAccountsInScope(request.scope) : [];
+    isAgencyScope(request.scope) ? request.scoped.listAccountsInScope() : [];
 
   /** The listener's certificate is the one generated under DATA_DIR/tls (src/tls.ts), which no client trusts. */
   const selfSigned = fastify.config.TLS_MODE === 'self-signed';
@@ -82,13 +84,13 @@ export default async function agents(fastify: FastifyInstance) {
     });
 
   /** The country a caller ID typed without its country code is read in: the account's (src/admin/account-country.ts). */
-  const countryOf = async (account: { id: string; agencyId: string | null }) =>
-    phoneCountry(await accountCountry(fastify.storage, account));
+  const countryOf = async (request: FastifyRequest, account: { id: string; agencyId: string | null }) =>
+    phoneCountry(await request.admin.run(accountCountry, account));
 
   /** The country of the account `accountId` (one of the viewer's: the viewer's own, a new agent's, an agent's). */
   const countryOfAccount = async (request: FastifyRequest, accountId: string): Promise<PhoneCountry> => {
-    const account = await fastify.storage.scoped.findAccountInScope(request.scope, accountId);
-    return account ? countryOf(account) : phoneCountry(DEFAULT_COUNTRY);
+    const account = await request.scoped.findAccountInScope(accountId);
+    return account ? countryOf(request, account) : phoneCountry(DEFAULT_COUNTRY);
   };
 
   const renderForm = async (
@@ -141,7 +143,7 @@ export default async function agents(fastify: FastifyInstance) {
     return renderForm(request, reply, { agent: null, values, browserZone: true, country });
   });
 
-  fastify.post<{ Body: AgentForm }>(
+  fastify.post(
     '/agents',
     { schema: { hide: true, body: AgentForm }, attachValidation: true },
     async (request, reply) => {
@@ -156,10 +158,10 @@ export default async function agents(fastify: FastifyInstance) {
         });
       const body = request.body;
       if (refused.some((r) => r.field === 'account')) throw fastify.httpErrors.notFound();
-      const account = await fastify.storage.scoped.findAccountInScope(request.scope, body.account || viewer.accountId);
+      const account = await request.scoped.findAccountInScope(body.account || viewer.accountId);
       if (!account) throw fastify.httpErrors.notFound();
       // A number without its country code is read in the country of the account the agent is for.
-      const country = await countryOf(account);
+      const country = await countryOf(request, account);
       const action = actionOf(body);
       const rows = rowsOfForm(body);
       const values = valuesOfForm(body, rowsAfter(rows, action), account.id, newAgentValues(account.id), country);
@@ -170,8 +172,8 @@ export default async function agents(fastify: FastifyInstance) {
       if (Object.keys(errors).length || refused.length)
         return renderForm(request, reply, { ...page, errors, problem: problemOf(errors, refused) });
       try {
-        const input = agentInput(body, rows, fastify.now(), country);
-        await createAgent(fastify.storage, { accountId: account.id, ...input }, actorOf(request));
+        const input = agentInput(body, rows, request.admin.now(), country);
+        await request.admin.run(createAgent, { accountId: account.id, ...input }, request.admin.actor);
         const text = `Agent ${body.name.trim()} created.${storedNumber(body.phone, input.phone)}`;
         return reply.seeOther(LIST_PATH, { kind: 'ok', text });
       } catch (error) {
@@ -181,17 +183,13 @@ export default async function agents(fastify: FastifyInstance) {
     },
   );
 
-  fastify.get<{ Params: AgentParams }>(
-    '/agents/:id',
-    { schema: { hide: true, params: AgentParams } },
-    async (request, reply) => {
-      const agent = request.managed('agent');
-      const country = await countryOfAccount(request, agent.accountId);
-      return renderForm(request, reply, { agent, values: valuesOfAgent(agent), country });
-    },
-  );
+  fastify.get('/agents/:id', { schema: { hide: true, params: AgentParams } }, async (request, reply) => {
+    const agent = request.managed('agent');
+    const country = await countryOfAccount(request, agent.accountId);
+    return renderForm(request, reply, { agent, values: valuesOfAgent(agent), country });
+  });
 
-  fastify.post<{ Params: AgentParams; Body: AgentForm }>(
+  fastify.post(
     '/agents/:id',
     { schema: { hide: true, params: AgentParams, body: AgentForm }, attachValidation: true },
     async (request, reply) => {
@@ -217,8 +215,8 @@ export default async function agents(fastify: FastifyInstance) {
       if (Object.keys(errors).length || fields.length)
         return renderForm(request, reply, { ...page, errors, problem: problemOf(errors, fields) });
       try {
-        const input = agentInput(body, rows, fastify.now(), country);
-        const result = await updateAgent(fastify.storage, agent.id, input, actorOf(request));
+        const input = agentInput(body, rows, request.admin.now(), country);
+        const result = await request.admin.run(updateAgent, agent.id, input, request.admin.actor);
         const text =
           result.changed.length === 0
             ? 'Nothing changed.'
@@ -231,18 +229,12 @@ export default async function agents(fastify: FastifyInstance) {
     },
   );
 
-  fastify.post<{ Params: AgentParams; Body: CsrfOnlyForm }>(
+  fastify.post(
     '/agents/:id/default',
-    { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm } },
+    { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm }, config: { formFailure: backToAgent } },
     async (request, reply) => {
       const agent = request.managed('agent');
-      try {
-        await setDefaultAgent(fastify.storage, agent.accountId, agent.id, actorOf(request), fastify.now());
-      } catch (error) {
-        if (error instanceof AdminError)
-          return reply.seeOther(`${LIST_PATH}/${agent.id}`, { kind: 'error', text: error.message });
-        throw error;
-      }
+      await request.admin.run(setDefaultAgent, agent.accountId, agent.id, request.admin.actor, request.admin.now());
       if (agent.phoneNumber === null)
         return reply.seeOther(LIST_PATH, { kind: 'error', text: NO_PHONE_DEFAULT(agent.name) });
       return reply.seeOther(LIST_PATH, {
@@ -254,18 +246,12 @@ export default async function agents(fastify: FastifyInstance) {
 
   // Archive and restore: the agent's page asks with a button that says what archiving does.
   for (const archive of [true, false]) {
-    fastify.post<{ Params: AgentParams; Body: CsrfOnlyForm }>(
+    fastify.post(
       `/agents/:id/${archive ? 'archive' : 'restore'}`,
-      { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm } },
+      { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm }, config: { formFailure: backToAgent } },
       async (request, reply) => {
         const agent = request.managed('agent');
-        try {
-          await setAgentArchived(fastify.storage, agent.id, archive, actorOf(request), fastify.now());
-        } catch (error) {
-          if (error instanceof AdminError)
-            return reply.seeOther(`${LIST_PATH}/${agent.id}`, { kind: 'error', text: error.message });
-          throw error;
-        }
+        await request.admin.run(setAgentArchived, agent.id, archive, request.admin.actor, request.admin.now());
         const text = archive
           ? `Agent ${agent.name} archived: new triggers naming it get 400 "Agent not found". Its calls keep it; ` +
             'restore it from the Archived section.'
@@ -274,7 +260,7 @@ export default async function agents(fastify: FastifyInstance) {
       },
     );
   }
-}
+};
 
 /** The problem above the form: the fields' (each shown next to it), or the form's when a refused field has no words. */
 function problemOf(errors: FieldErrors, refused: Refusal[]): string {
@@ -290,3 +276,5 @@ function fieldOfError(id: string): string {
   if (!row) return id;
   return row[1] === 'days' ? 'window_day' : `window_${row[1]}`;
 }
+
+export default agents;

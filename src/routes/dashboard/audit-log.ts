@@ -1,20 +1,22 @@
 // Audit log: who did what, newest first, 50 a page (keyset: "Older" carries the last entry's time and id). Agency
 // users see their clients' entries too; client users their client's.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { describeAuditAction } from '../../domain/audit-actions.js';
 import { isAgencyScope } from '../../domain/tenancy.js';
 import { AuditLogQuery } from '../../../schemas/dashboard/forms.js';
-import { actorWords, decodeCursor, encodeCursor, formatTime } from './format.js';
+import { actorWords } from '../../views/format/notices.js';
+import { decodeCursor, encodeCursor } from '../../views/format/cursor.js';
+import { formatTime } from '../../views/format/time.js';
 
 const PAGE_SIZE = 50;
 
-export default async function auditLog(fastify: FastifyInstance) {
-  fastify.get<{ Querystring: AuditLogQuery }>(
+const auditLog: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.get(
     '/audit-log',
     { schema: { hide: true, querystring: AuditLogQuery }, attachValidation: true },
     async (request, reply) => {
       const before = (request.query?.before && decodeCursor(request.query.before)) || undefined;
-      const { entries, next } = await fastify.storage.scoped.listAuditInScope(request.scope, {
+      const { entries, next } = await request.scoped.listAuditInScope({
         before,
         limit: PAGE_SIZE,
       });
@@ -37,4 +39,6 @@ export default async function auditLog(fastify: FastifyInstance) {
       });
     },
   );
-}
+};
+
+export default auditLog;

@@ -6,9 +6,8 @@
 // Registered inside the calls family, so `:id` is a call of an account the viewer manages (else 404); the list's
 // form is refused as a whole (404, nothing cancelled) when it names a call that is not one of those. The list's form
 // comes back to the list as it was filtered (its `back`, reduced to the list's own parameters).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { cancelCalls } from '../../admin/calls.js';
-import type { Actor } from '../../admin/audit.js';
 import {
   CallParams,
   CallsQuery,
@@ -17,15 +16,8 @@ import {
   FILTER_MAX_LENGTH,
 } from '../../../schemas/dashboard/calls.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
-import { clientIp, formProblem, refusals } from './form-problem.js';
-import { cancelManyNotice, cancelNotice } from './format.js';
-
-const actorOf = (request: FastifyRequest): Actor => ({
-  kind: 'user',
-  userId: request.user.id,
-  ip: clientIp(request),
-  scope: request.scope,
-});
+import { refusals } from '../../views/form-problem.js';
+import { cancelManyNotice, cancelNotice } from '../../views/format/notices.js';
 
 /** The Calls list's own query parameters (its filters and its page): all `back` may carry. */
 const LIST_PARAMETERS = new Set(Object.keys(CallsQuery.properties));
@@ -45,14 +37,21 @@ const callsListHref = (query: string) => `/dashboard/calls${query ? `?${query}` 
 
 const callsWords = (n: number) => (n === 1 ? '1 call' : `${n} calls`);
 
-export default async function callCancel(fastify: FastifyInstance) {
-  fastify.post<{ Params: CallParams; Body: CancelCallForm }>(
+const callCancel: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.post(
     '/calls/:id/cancel',
-    { schema: { hide: true, params: CallParams, body: CancelCallForm }, attachValidation: true },
+    {
+      schema: { hide: true, params: CallParams, body: CancelCallForm },
+      attachValidation: true,
+      config: {
+        formFailure: (_request, reply, { message, invalid, error }) => {
+          if (!invalid) throw error;
+          return reply.code(400).page('error', { title: 'Cancel a call', message });
+        },
+      },
+    },
     async (request, reply) => {
       const call = request.managed('call');
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('error', { title: 'Cancel a call', message: problem });
       const back = `/dashboard/calls/${call.id}`;
       // A call no longer waiting has nothing to confirm: the cancel below changes nothing and the notice says why.
       if (request.body.confirm !== 'yes' && call.status === 'initiated')
@@ -67,24 +66,31 @@ export default async function callCancel(fastify: FastifyInstance) {
           keepHref: back,
           keepLabel: 'Keep it waiting',
         });
-      const [outcome] = await cancelCalls(fastify.storage, [call.id], actorOf(request), fastify.now());
+      const [outcome] = await request.admin.run(cancelCalls, [call.id], request.admin.actor, request.admin.now());
       return reply.seeOther(back, cancelNotice(outcome!.result, outcome!.status));
     },
   );
 
-  fastify.post<{ Body: CancelCallsForm }>(
+  fastify.post(
     '/calls/cancel',
-    { schema: { hide: true, body: CancelCallsForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: CancelCallsForm },
+      attachValidation: true,
+      config: {
+        formFailure: (request, reply, { message, invalid, error }) => {
+          if (!invalid) throw error;
+          // A call id the schema refused (not an id) is no call of the viewer's: a 404, like another tenant's.
+          if (refusals(request, CancelCallsForm, request.body)) throw fastify.httpErrors.notFound();
+          return reply.code(400).page('error', { title: 'Cancel calls', message });
+        },
+      },
+    },
     async (request, reply) => {
-      const refused = refusals(request, CancelCallsForm, request.body);
-      if (!refused) return reply.code(400).page('error', { title: 'Cancel calls', message: formProblem(request)! });
-      // A call id the schema refused (not an id) is no call of the viewer's: a 404, like another tenant's.
-      if (refused.length > 0) throw fastify.httpErrors.notFound();
       const query = callsListQuery(request.body.back);
       const list = callsListHref(query);
       const named = request.body.call ?? [];
       const ids = [...new Set((typeof named === 'string' ? [named] : named).map(canonicalUuid))];
-      const managed = await fastify.storage.scoped.findCallsInScope(request.scope, ids);
+      const managed = await request.scoped.findCallsInScope(ids);
       if (managed.length !== ids.length) throw fastify.httpErrors.notFound();
       const waiting = managed.filter((c) => c.status === 'initiated').map((c) => c.id);
       if (request.body.confirm !== 'yes' && waiting.length > 0) {
@@ -107,7 +113,7 @@ export default async function callCancel(fastify: FastifyInstance) {
           keepLabel: waiting.length === 1 ? 'Keep it waiting' : 'Keep them waiting',
         });
       }
-      const outcomes = await cancelCalls(fastify.storage, ids, actorOf(request), fastify.now());
+      const outcomes = await request.admin.run(cancelCalls, ids, request.admin.actor, request.admin.now());
       const count = (result: string) => outcomes.filter((o) => o.result === result).length;
       return reply.seeOther(
         list,
@@ -119,4 +125,6 @@ export default async function callCancel(fastify: FastifyInstance) {
       );
     },
   );
-}
+};
+
+export default callCancel;

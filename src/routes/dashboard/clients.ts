@@ -1,18 +1,17 @@
 // Clients (agency users only): the agency's clients a page at a time by name ("Name starts with" filters them),
 // "Create client", and each client's detail page with its plan, a link to its API & Webhooks section
 // (/dashboard/clients/:id/api-webhooks) and its users (invite, disable).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { CLIENT_NAME_MAX_LENGTH, createClient } from '../../admin/accounts.js';
-import { AdminError } from '../../admin/errors.js';
 import { apiAccessOn, switchedOffBy } from '../../domain/api-access.js';
 import { NAVIGATION } from '../../views/navigation.js';
 import { ClientsQuery } from '../../../schemas/dashboard/lists.js';
 import { ClientParams, CreateClientForm } from '../../../schemas/dashboard/people.js';
-import { clientIp, formProblem } from './form-problem.js';
-import { formatTime } from './format.js';
-import { FIRST_PAGE, LIST_PAGE_SIZE, listAsked, namedList, type ListAsked } from './list-page.js';
+import { formatTime } from '../../views/format/time.js';
+import { FIRST_PAGE, LIST_PAGE_SIZE, listAsked, namedList, type ListAsked } from '../../views/pages/list-filter.js';
 import type { PageData } from '../../views/page-models.js';
-import { peopleOf } from './users.js';
+import { peopleOf } from '../../views/pages/users-table.js';
 
 /**
  * A page about the client (its calls, the agents): linked when the page exists, else "coming" like the navigation.
@@ -35,7 +34,7 @@ function accessWords(own: boolean, agencySwitch: boolean | null): string {
 
 const LIST_PATH = '/dashboard/clients';
 
-export default async function clients(fastify: FastifyInstance) {
+const clients: FastifyPluginAsyncTypebox = async (fastify) => {
   // `/clients/:id`: a client of the viewer's agency; the agency's own id is no client page (404, like any other).
   fastify.resolveManaged('client', 'id');
 
@@ -45,11 +44,11 @@ export default async function clients(fastify: FastifyInstance) {
     form: { name: string; problem: string | null },
   ): Promise<PageData<'clients'>> => {
     const [page, agency] = await Promise.all([
-      fastify.storage.scoped.listClientsInScope(request.scope, asked.name, {
+      request.scoped.listClientsInScope(asked.name, {
         page: asked.page,
         size: LIST_PAGE_SIZE,
       }),
-      fastify.storage.keys.findApiAccessState(request.scope.accountId),
+      request.scoped.apiAccess({ id: request.scope.accountId }),
     ]);
     const agencyOff = agency ? !apiAccessOn(agency.accountSwitch, agency.agencySwitch) : false;
     return {
@@ -69,7 +68,7 @@ export default async function clients(fastify: FastifyInstance) {
     };
   };
 
-  fastify.get<{ Querystring: ClientsQuery }>(
+  fastify.get(
     '/clients',
     { schema: { hide: true, querystring: ClientsQuery }, attachValidation: true },
     async (request, reply) => {
@@ -80,70 +79,66 @@ export default async function clients(fastify: FastifyInstance) {
     },
   );
 
-  fastify.post<{ Body: CreateClientForm }>(
+  fastify.post(
     '/clients',
-    { schema: { hide: true, body: CreateClientForm }, attachValidation: true },
-    async (request, reply) => {
-      const viewer = request.user;
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('clients', await listPage(request, FIRST_PAGE, { name: '', problem }));
-      try {
-        const client = await createClient(
-          fastify.storage,
-          { agencyId: viewer.accountId, name: request.body.name, now: fastify.now() },
-          { kind: 'user', userId: viewer.id, ip: clientIp(request), scope: request.scope },
-        );
-        return reply.seeOther(`/dashboard/clients/${client.id}`, {
-          kind: 'ok',
-          text: `The client ${request.body.name.trim()} is created.`,
-        });
-      } catch (error) {
-        if (error instanceof AdminError)
-          return reply
-            .code(400)
-            .page('clients', await listPage(request, FIRST_PAGE, { name: request.body.name, problem: error.message }));
-        throw error;
-      }
+    {
+      schema: { hide: true, body: CreateClientForm },
+      attachValidation: true,
+      config: {
+        // The list again with the name typed (none when the form was not valid) and the problem beside it.
+        formFailure: async (request, reply, { message, invalid }) => {
+          const name = invalid ? '' : (request.body as CreateClientForm).name;
+          return reply.code(400).page('clients', await listPage(request, FIRST_PAGE, { name, problem: message }));
+        },
+      },
     },
-  );
-
-  fastify.get<{ Params: ClientParams }>(
-    '/clients/:id',
-    { schema: { hide: true, params: ClientParams } },
     async (request, reply) => {
-      const viewer = request.user;
-      const client = await fastify.storage.accounts.findClientSummary(request.managed('client').id);
-      if (!client) throw fastify.httpErrors.notFound();
-      const access = await fastify.storage.keys.findApiAccessState(client.id);
-      return reply.page('client', {
-        title: `Client: ${client.name}`,
-        client: {
-          name: client.name,
-          agencyName: client.agencyName,
-          plan: client.plan,
-          created: formatTime(client.createdAt),
-          access: accessWords(client.apiAccessEnabled, access?.agencySwitch ?? null),
-          keyPrefix: client.keyPrefix,
-          webhookSet: client.webhookSet,
-        },
-        apiWebhooksHref: `/dashboard/clients/${client.id}/api-webhooks`,
-        sections: [
-          clientSection('Calls', "This client's calls", `?client=${encodeURIComponent(client.id)}`),
-          clientSection('Agents', "Agents (the agency's and every client's)", ''),
-          { label: "This client's do-not-call list", href: `/dashboard/clients/${client.id}/do-not-call` },
-        ],
-        people: await peopleOf(fastify, viewer, [{ id: client.id, name: client.name }]),
-        showAccount: false,
-        canManage: true,
-        from: 'client',
-        invite: {
-          accounts: [{ id: client.id, name: client.name }],
-          account: client.id,
-          email: '',
-          problem: null,
-          mailEnabled: fastify.mailer !== null,
-        },
+      const client = await request.admin.run(
+        createClient,
+        { agencyId: request.user.accountId, name: request.body.name, now: request.admin.now() },
+        request.admin.actor,
+      );
+      return reply.seeOther(`/dashboard/clients/${client.id}`, {
+        kind: 'ok',
+        text: `The client ${request.body.name.trim()} is created.`,
       });
     },
   );
-}
+
+  fastify.get('/clients/:id', { schema: { hide: true, params: ClientParams } }, async (request, reply) => {
+    const client = await request.scoped.clientSummary(request.managed('client'));
+    if (!client) throw fastify.httpErrors.notFound();
+    const access = await request.scoped.apiAccess(client);
+    return reply.page('client', {
+      title: `Client: ${client.name}`,
+      client: {
+        name: client.name,
+        agencyName: client.agencyName,
+        plan: client.plan,
+        created: formatTime(client.createdAt),
+        access: accessWords(client.apiAccessEnabled, access?.agencySwitch ?? null),
+        keyPrefix: client.keyPrefix,
+        webhookSet: client.webhookSet,
+      },
+      apiWebhooksHref: `/dashboard/clients/${client.id}/api-webhooks`,
+      sections: [
+        clientSection('Calls', "This client's calls", `?client=${encodeURIComponent(client.id)}`),
+        clientSection('Agents', "Agents (the agency's and every client's)", ''),
+        { label: "This client's do-not-call list", href: `/dashboard/clients/${client.id}/do-not-call` },
+      ],
+      people: await peopleOf(request, [{ id: client.id, name: client.name }]),
+      showAccount: false,
+      canManage: true,
+      from: 'client',
+      invite: {
+        accounts: [{ id: client.id, name: client.name }],
+        account: client.id,
+        email: '',
+        problem: null,
+        mailEnabled: fastify.mailer !== null,
+      },
+    });
+  });
+};
+
+export default clients;

@@ -1,12 +1,13 @@
 // Re-enter the password: what requireRecentSignIn sends to before a sensitive action (generating a key or a webhook
 // secret) when the last password entry is older than 10 minutes. Throttled like sign-in. A form sent meanwhile waits
 // in the session (src/domain/pending-form.ts): after the re-check its page shows it filled in (takePendingForm).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { checkPassword } from '../../admin/users.js';
 import { dashboardTarget } from '../../domain/dashboard-target.js';
 import { restoredFields } from '../../domain/pending-form.js';
 import { ConfirmPasswordForm, ConfirmPasswordQuery } from '../../../schemas/dashboard/forms.js';
-import { clientIp, formProblem } from './form-problem.js';
+import { FormProblem } from '../../views/form-problem.js';
 
 /**
  * The fields of the form sent to `where.action` that waited for the re-check, for the page at `where.path` to show
@@ -24,35 +25,48 @@ export function takePendingForm(
   return fields;
 }
 
-export default async function confirmPassword(fastify: FastifyInstance) {
-  fastify.get<{ Querystring: ConfirmPasswordQuery }>(
+/** The page, going back to `next` afterwards; a form sent meanwhile that waits for it is shown filled in there. */
+function confirmPage(request: FastifyRequest, nextAsked: string | undefined, problem: string | null) {
+  const next = dashboardTarget(nextAsked) ?? '/dashboard';
+  const keptForm = request.session.pendingForm?.path === next;
+  return { title: 'Confirm your password', next, keptForm, problem };
+}
+
+const confirmPassword: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.get(
     '/confirm-password',
     { schema: { hide: true, querystring: ConfirmPasswordQuery }, attachValidation: true },
     async (request, reply) => {
-      const next = dashboardTarget(request.query?.next) ?? '/dashboard';
-      const keptForm = request.session.pendingForm?.path === next;
-      return reply.page('confirm-password', { title: 'Confirm your password', next, keptForm, problem: null });
+      return reply.page('confirm-password', confirmPage(request, request.query?.next, null));
     },
   );
 
-  fastify.post<{ Body: ConfirmPasswordForm }>(
+  fastify.post(
     '/confirm-password',
-    { schema: { hide: true, body: ConfirmPasswordForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: ConfirmPasswordForm },
+      attachValidation: true,
+      config: {
+        formFailure: (request, reply, { status, message }) =>
+          reply
+            .code(status)
+            .page('confirm-password', confirmPage(request, (request.body as { next?: string })?.next, message)),
+      },
+    },
     async (request, reply) => {
       const viewer = request.user;
-      const next = dashboardTarget(request.body?.next) ?? '/dashboard';
-      const keptForm = request.session.pendingForm?.path === next;
-      const render = (status: number, problem: string) =>
-        reply.code(status).page('confirm-password', { title: 'Confirm your password', next, keptForm, problem });
-      const problem = formProblem(request);
-      if (problem) return render(400, problem);
-      const verdict = await fastify.signInAttempt(clientIp(request), viewer.email);
+      const verdict = await fastify.signInAttempt(request.ip, viewer.email);
       if (!verdict.allowed)
-        return render(429, `Too many attempts. Try again in ${Math.ceil(verdict.retryAfterSeconds / 60)} minutes.`);
-      if (!(await checkPassword(fastify.storage, viewer.id, request.body.password)))
-        return render(401, 'That is not your password.');
-      request.session.authenticatedAt = fastify.now().getTime();
-      return reply.redirect(next, 303);
+        throw new FormProblem(
+          `Too many attempts. Try again in ${Math.ceil(verdict.retryAfterSeconds / 60)} minutes.`,
+          429,
+        );
+      if (!(await request.admin.run(checkPassword, viewer.id, request.body.password)))
+        throw new FormProblem('That is not your password.', 401);
+      request.session.authenticatedAt = request.admin.now().getTime();
+      return reply.redirect(dashboardTarget(request.body.next) ?? '/dashboard', 303);
     },
   );
-}
+};
+
+export default confirmPassword;

@@ -10,8 +10,7 @@ import { Value } from '@sinclair/typebox/value';
 import { importDoNotCall } from '../../admin/do-not-call-import.js';
 import { DASHBOARD_IMPORT_MAX_BYTES } from '../../domain/do-not-call.js';
 import { ImportMode } from '../../../schemas/dashboard/do-not-call.js';
-import type { ListPlace, PageInput } from './do-not-call-page.js';
-import { clientIp } from './form-problem.js';
+import type { ListPlace, PageInput } from '../../views/pages/do-not-call.js';
 
 type Render = (request: FastifyRequest, reply: FastifyReply, status: number, input: PageInput) => Promise<FastifyReply>;
 
@@ -85,12 +84,12 @@ export function importRoute(fastify: FastifyInstance, place: ListPlace, render: 
         if (!csrfPassed(fastify, request, reply, token)) return reply;
         let outcome;
         try {
-          outcome = await importDoNotCall(fastify.storage, {
+          outcome = await request.admin.run(importDoNotCall, {
             accountId: account.id,
             file: bytesOf(part.file),
             fileName: part.filename || null,
-            actor: { kind: 'user', userId: request.user.id, ip: clientIp(request), scope: request.scope },
-            now: fastify.now(),
+            actor: request.admin.actor,
+            now: request.admin.now(),
             mode,
             maxBytes: DASHBOARD_IMPORT_MAX_BYTES,
           });

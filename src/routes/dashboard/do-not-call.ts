@@ -4,24 +4,15 @@
 // number's beginning or a reason's words; add a number with a reason (also from a call's detail view; written as
 // people do, stored in E.164), remove one, import a CSV file (do-not-call-import.ts: streamed), export the list as
 // CSV (streamed). Every change goes through src/admin, as callctl's do, which audits it.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { addToDoNotCall, removeFromDoNotCall } from '../../admin/do-not-call.js';
-import type { Actor } from '../../admin/audit.js';
-import { AdminError } from '../../admin/errors.js';
 import { exportCsv } from '../../domain/do-not-call-csv.js';
 import type { AccountInScope } from '../../storage/index.js';
 import { AddDoNotCallForm, DoNotCallQuery, RemoveDoNotCallForm } from '../../../schemas/dashboard/do-not-call.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
 import { importRoute } from './do-not-call-import.js';
-import { CLIENT_LIST, listPage, OWN_LIST, type ListPlace, type PageInput } from './do-not-call-page.js';
-import { clientIp, formProblem } from './form-problem.js';
-
-const actorOf = (request: FastifyRequest): Actor => ({
-  kind: 'user',
-  userId: request.user.id,
-  ip: clientIp(request),
-  scope: request.scope,
-});
+import { CLIENT_LIST, listPage, OWN_LIST, type ListPlace, type PageInput } from '../../views/pages/do-not-call.js';
 
 /** A file name for the export: the account's name in plain letters and digits (its id when it has none). */
 function exportName(account: AccountInScope): string {
@@ -34,15 +25,15 @@ function exportName(account: AccountInScope): string {
   return `do-not-call-${slug || account.id}.csv`;
 }
 
-function routesOf(place: ListPlace) {
-  return async function doNotCall(fastify: FastifyInstance) {
+function routesOf(place: ListPlace): FastifyPluginAsyncTypebox {
+  return async function doNotCall(fastify) {
     // The list's account: the viewer's own, or the client named by `:id` (else 404).
     fastify.resolveManaged(place.managed, place.param);
     const accountOf = (request: FastifyRequest) => request.managed(place.managed);
     const render = async (request: FastifyRequest, reply: FastifyReply, status: number, input: PageInput) =>
-      reply.code(status).page('do-not-call', await listPage(fastify, request, accountOf(request), input));
+      reply.code(status).page('do-not-call', await listPage(request, accountOf(request), input));
 
-    fastify.get<{ Querystring: DoNotCallQuery }>(
+    fastify.get(
       place.prefix,
       { schema: { hide: true, querystring: DoNotCallQuery }, attachValidation: true },
       async (request, reply) =>
@@ -51,37 +42,38 @@ function routesOf(place: ListPlace) {
           : render(request, reply, 200, { query: request.query }),
     );
 
-    fastify.post<{ Body: AddDoNotCallForm }>(
+    fastify.post(
       `${place.prefix}/add`,
-      { schema: { hide: true, body: AddDoNotCallForm }, attachValidation: true },
+      {
+        schema: { hide: true, body: AddDoNotCallForm },
+        attachValidation: true,
+        config: {
+          formFailure: (request, reply, { message, invalid }) => {
+            if (invalid) return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem: message } });
+            const { phone_number: written, reason = '', call } = request.body as AddDoNotCallForm;
+            // From a call's detail view: back there (the call is the viewer's: they were shown its button).
+            if (call)
+              return reply.seeOther(`/dashboard/calls/${canonicalUuid(call)}`, { kind: 'error', text: `${message}.` });
+            return render(request, reply, 400, { add: { phoneNumber: written, reason, problem: `${message}.` } });
+          },
+        },
+      },
       async (request, reply) => {
         const account = accountOf(request);
         const base = place.base(account.id);
-        const problem = formProblem(request);
-        if (problem) return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem } });
         const { phone_number: written, reason = '', call } = request.body;
-        // From a call's detail view: back there (the call is the viewer's: they were shown its button).
         const back = call ? `/dashboard/calls/${canonicalUuid(call)}` : null;
-        let added: boolean;
-        let phoneNumber: string;
-        let ended: number;
-        try {
-          ({
-            added,
-            phone_number: phoneNumber,
-            waiting_calls_ended: ended,
-          } = await addToDoNotCall(fastify.storage, {
-            accountId: account.id,
-            phoneNumber: written,
-            reason,
-            actor: actorOf(request),
-            now: fastify.now(),
-          }));
-        } catch (error) {
-          if (!(error instanceof AdminError)) throw error;
-          if (back) return reply.seeOther(back, { kind: 'error', text: `${error.message}.` });
-          return render(request, reply, 400, { add: { phoneNumber: written, reason, problem: `${error.message}.` } });
-        }
+        const {
+          added,
+          phone_number: phoneNumber,
+          waiting_calls_ended: ended,
+        } = await request.admin.run(addToDoNotCall, {
+          accountId: account.id,
+          phoneNumber: written,
+          reason,
+          actor: request.admin.actor,
+          now: request.admin.now(),
+        });
         const list =
           account.kind === 'agency' ? "the agency's do-not-call list" : `the do-not-call list of ${account.name}`;
         const waiting =
@@ -95,19 +87,26 @@ function routesOf(place: ListPlace) {
       },
     );
 
-    fastify.post<{ Body: RemoveDoNotCallForm }>(
+    fastify.post(
       `${place.prefix}/remove`,
-      { schema: { hide: true, body: RemoveDoNotCallForm }, attachValidation: true },
+      {
+        schema: { hide: true, body: RemoveDoNotCallForm },
+        attachValidation: true,
+        config: {
+          formFailure: (request, reply, { message, invalid, error }) => {
+            if (!invalid) throw error;
+            return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem: message } });
+          },
+        },
+      },
       async (request, reply) => {
         const account = accountOf(request);
-        const problem = formProblem(request);
-        if (problem) return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem } });
         const { phone_number: phoneNumber, q } = request.body;
-        const { removed } = await removeFromDoNotCall(fastify.storage, {
+        const { removed } = await request.admin.run(removeFromDoNotCall, {
           accountId: account.id,
           phoneNumber,
-          actor: actorOf(request),
-          now: fastify.now(),
+          actor: request.admin.actor,
+          now: request.admin.now(),
         });
         const text = removed
           ? `${phoneNumber} is no longer on the list: triggers to it are accepted again (unless another list covers it).`
@@ -125,7 +124,7 @@ function routesOf(place: ListPlace) {
         .header('content-type', 'text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="${exportName(account)}"`)
         .header('cache-control', 'no-store')
-        .send(exportCsv(fastify.storage.doNotCall.eachEntry(account.id)));
+        .send(exportCsv(request.scoped.eachDoNotCall(account)));
     });
   };
 }

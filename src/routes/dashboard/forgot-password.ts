@@ -1,15 +1,14 @@
 // "Forgot your password?" (only when SMTP_URL is set; else 404 and the sign-in page names an admin instead): an email
 // field; the answer is the same page whatever the address, known, unknown or throttled, and takes the same time,
 // because the lookup, the new link and the e-mail all happen after the answer (fastify.mailer.later).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requestPasswordReset, sendAuditedMail } from '../../admin/user-links.js';
 import { setPasswordUrl } from '../../admin/users.js';
 import { passwordResetMail } from '../../mail/messages.js';
 import { ForgotPasswordForm } from '../../../schemas/dashboard/forms.js';
-import { clientIp, formProblem } from './form-problem.js';
-import { formatTime } from './format.js';
+import { formatTime } from '../../views/format/time.js';
 
-export default async function forgotPassword(fastify: FastifyInstance) {
+const forgotPassword: FastifyPluginAsyncTypebox = async (fastify) => {
   const mailerOr404 = () => {
     if (!fastify.mailer) throw fastify.httpErrors.notFound();
     return fastify.mailer;
@@ -20,21 +19,29 @@ export default async function forgotPassword(fastify: FastifyInstance) {
     return reply.page('forgot-password', { title: 'Forgot your password?', email: '', problem: null });
   });
 
-  fastify.post<{ Body: ForgotPasswordForm }>(
+  fastify.post(
     '/forgot-password',
-    { schema: { hide: true, body: ForgotPasswordForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: ForgotPasswordForm },
+      attachValidation: true,
+      config: {
+        formFailure: (_request, reply, { message }) => {
+          mailerOr404();
+          return reply
+            .code(400)
+            .page('forgot-password', { title: 'Forgot your password?', email: '', problem: message });
+        },
+      },
+    },
     async (request, reply) => {
       const mailer = mailerOr404();
-      const problem = formProblem(request);
-      if (problem)
-        return reply.code(400).page('forgot-password', { title: 'Forgot your password?', email: '', problem });
       const { email } = request.body;
-      const ip = clientIp(request);
+      const ip = request.ip;
       if (await fastify.forgotPasswordAttempt(ip, email)) {
         mailer.later(async () => {
-          const links = await requestPasswordReset(fastify.storage, { email, ip, now: fastify.now() });
+          const links = await request.admin.run(requestPasswordReset, { email, ip, now: request.admin.now() });
           for (const link of links) {
-            await sendAuditedMail(fastify.storage, mailer, {
+            await request.admin.run(sendAuditedMail, mailer, {
               accountId: link.accountId,
               actor: { kind: 'user', userId: link.userId, ip },
               kind: 'password_reset',
@@ -44,7 +51,7 @@ export default async function forgotPassword(fastify: FastifyInstance) {
                 link: setPasswordUrl(fastify.config, link.token),
                 expires: formatTime(link.expiresAt),
               }),
-              now: () => fastify.now(),
+              now: () => request.admin.now(),
             });
           }
         });
@@ -52,4 +59,6 @@ export default async function forgotPassword(fastify: FastifyInstance) {
       return reply.page('forgot-password-sent', { title: 'Check your e-mail', email });
     },
   );
-}
+};
+
+export default forgotPassword;

@@ -2,15 +2,23 @@
 // sessions, CSRF, helmet, form bodies, views, tenancy, HTML errors) are plugins/dashboard/index.ts, registered with
 // these routes in one scope by src/app.ts, so none of their hooks runs on /api/v1 or /telephony.
 //
-// Building a page: a file here exporting a plugin that adds its routes with `hide: true` (not part of the API's
-// OpenAPI document), registered below in its route family: the signed-in family's hook asks for a user and the
+// Building a page: a `FastifyPluginAsyncTypebox` file here, registered below in its route family, each route with
+// `hide: true` (not part of the API's OpenAPI document): the signed-in family's hook asks for a user and the
 // agency-only family's for an agency user, so a route declares no guard (`fastify.dashboardGuards
-// .requireRecentSignIn()` stays a route's preHandler for secrets). Read with `request.user` and `request.scope`
-// (src/storage/dashboard-scope.ts); an `:id` is resolved once per family by `fastify.resolveManaged()` and read
-// with `request.managed()`. Forms: a TypeBox form from schemas/dashboard/ with `attachValidation: true`,
-// `reply.page()` to render (the model typed per template in src/views/page-models.ts) and `reply.seeOther()`
-// after a POST; changes go through the same src/admin functions callctl uses, which write the audit log. Add the
-// routes to test/dashboard/tenancy.test.ts.
+// .requireRecentSignIn()` stays a route's preHandler for secrets); an `:id` is resolved once per family by
+// `fastify.resolveManaged()` and read with `request.managed()`. A handler is a schema (schemas/dashboard/), one read
+// through `request.scoped` (the viewer's scope bound) or one src/admin call through `request.admin`, and
+// `reply.page()` (the model built beside its template, src/views/pages/<page>.ts) or `reply.seeOther()`:
+//
+//   fastify.post('/clients', { schema: { hide: true, body: CreateClientForm }, attachValidation: true,
+//       config: { formFailure: (request, reply, { message }) => reply.code(400).page('clients', ...) } },
+//     async (request, reply) => {
+//       const client = await request.admin.run(createClient, { ... }, request.admin.actor);
+//       return reply.seeOther(`/dashboard/clients/${client.id}`, { kind: 'ok', text: '...' });
+//     });
+//
+// A refused form (validation, AdminError, FormProblem) is not caught here: the one error handler
+// (plugins/dashboard/errors.ts) shows the route's `formFailure`. Add the routes to test/dashboard/tenancy.test.ts.
 import type { FastifyInstance } from 'fastify';
 import account from './account.js';
 import { clientApiWebhooks, ownApiWebhooks } from './api-webhooks/index.js';

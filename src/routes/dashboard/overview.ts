@@ -5,11 +5,13 @@
 // to a first call are taken, a checklist of them. Live counts come from the concurrency plugin, the rest from storage
 // reads of recent rows (src/storage/overview.ts): nothing counts an account's history. While a call is under way the
 // page refreshes itself (layout.eta's live region).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { FAILURE_REASONS, type CallStatus } from '../../../schemas/vocabulary.js';
 import { isAgencyScope } from '../../domain/tenancy.js';
-import { disabledReasonWords, formatTime, OVERVIEW_REASON_WORDS, timeOrNull, utcDay } from './format.js';
-import { noOutcomes, type FirstRun, type OverviewAccount } from '../../storage/index.js';
+import { disabledReasonWords } from '../../views/format/notices.js';
+import { formatTime, timeOrNull, utcDay } from '../../views/format/time.js';
+import { OVERVIEW_REASON_WORDS } from '../../views/format/status.js';
+import type { FirstRun, OverviewAccount } from '../../storage/index.js';
 import type { PageModels } from '../../views/page-models.js';
 
 const DAY_MS = 86_400_000;
@@ -67,23 +69,22 @@ function apiWebhooksBase(viewerAccountId: string, accountId: string): string {
   return accountId === viewerAccountId ? SETTINGS : `/dashboard/clients/${accountId}/api-webhooks`;
 }
 
-export default async function overview(fastify: FastifyInstance) {
+const overview: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('', { schema: { hide: true } }, async (request, reply) => {
-    const now = fastify.now();
-    const overview = fastify.storage.overview;
+    const now = request.admin.now();
     const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
     const since = new Date(now.getTime() - HOUR_MS);
     // Which accounts are shown is decided in one statement from a few entries of each; only those are then read in
     // full (their live counts, outcomes and endpoint health).
     const [{ accounts, total, underWay }, firstRun] = await Promise.all([
-      overview.rankedAccounts(request.scope, OVERVIEW_CLIENTS_MAX, today, since),
-      overview.firstRun(request.scope),
+      request.scoped.rankedAccounts(OVERVIEW_CLIENTS_MAX, today, since),
+      request.scoped.firstRun(),
     ]);
     const ids = accounts.map((a) => a.id);
     const [live, outcomes, endpoints] = await Promise.all([
       fastify.concurrency.counts(ids),
-      overview.outcomesOfDay(ids, today),
-      overview.endpointHealth(ids, since),
+      request.scoped.outcomesOfDay(accounts, today),
+      request.scoped.endpointHealth(accounts, since),
     ]);
     const perClient = isAgencyScope(request.scope);
     const day = utcDay(today);
@@ -114,7 +115,7 @@ export default async function overview(fastify: FastifyInstance) {
         scheduled: 0,
         waitingForRetry: 0,
       };
-      const done = outcomes.get(account.id) ?? noOutcomes();
+      const done = outcomes.get(account.id)!;
       const failures = FAILURE_REASONS.filter((r) => done.failed[r] > 0).map((r) => ({
         reason: OVERVIEW_REASON_WORDS[r],
         count: done.failed[r],
@@ -171,4 +172,6 @@ export default async function overview(fastify: FastifyInstance) {
       perClient,
     });
   });
-}
+};
+
+export default overview;

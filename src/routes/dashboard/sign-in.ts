@@ -3,12 +3,13 @@
 // users in several accounts and the password opens more than one, a choice page asks which (/sign-in/choose): the
 // accounts offered are kept in the session, never taken from the form, and the choice is throttled and audited as a
 // sign-in.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate, completeChosenSignIn, recordSignOut, type SignInChoice } from '../../admin/sign-in.js';
 import { dashboardTarget } from '../../domain/dashboard-target.js';
 import { CsrfOnlyForm, SignInForm, SignInQuery } from '../../../schemas/dashboard/forms.js';
 import { ChooseAccountForm } from '../../../schemas/dashboard/people.js';
-import { clientIp, formProblem } from './form-problem.js';
+import { FormProblem, type FormFailure } from '../../views/form-problem.js';
 
 declare module 'fastify' {
   interface Session {
@@ -36,22 +37,38 @@ async function startSession(request: FastifyRequest, userId: string, now: Date):
   request.session.authenticatedAt = now.getTime();
 }
 
-export default async function signIn(fastify: FastifyInstance) {
-  /** The pending choice of this session, when it has one that has not lapsed. */
-  const pendingChoice = (request: FastifyRequest) => {
-    const pending = request.session.signInChoice;
-    if (!pending) return null;
-    const age = fastify.now().getTime() - pending.at;
-    return age >= 0 && age <= SIGN_IN_CHOICE_MS ? pending : null;
-  };
-  const choosePage = (reply: FastifyReply, choices: SignInChoice[], status = 200, problem: string | null = null) =>
-    reply.code(status).page('choose-account', {
-      title: 'Choose an account',
-      choices: choices.map(({ userId, accountName }) => ({ userId, accountName })),
-      problem,
-    });
+/** The pending choice of this session, when it has one that has not lapsed. */
+function pendingChoice(request: FastifyRequest) {
+  const pending = request.session.signInChoice;
+  if (!pending) return null;
+  const age = request.server.now().getTime() - pending.at;
+  return age >= 0 && age <= SIGN_IN_CHOICE_MS ? pending : null;
+}
 
-  fastify.get<{ Querystring: SignInQuery }>(
+function choosePage(reply: FastifyReply, choices: SignInChoice[], status = 200, problem: string | null = null) {
+  return reply.code(status).page('choose-account', {
+    title: 'Choose an account',
+    choices: choices.map(({ userId, accountName }) => ({ userId, accountName })),
+    problem,
+  });
+}
+
+/** The choice lapsed (or was never made): the sign-in page again. */
+function choiceLapsed(request: FastifyRequest, reply: FastifyReply) {
+  delete request.session.signInChoice;
+  return reply.code(400).page('sign-in', { title: 'Sign in', email: '', next: '/dashboard', problem: CHOICE_LAPSED });
+}
+
+/** A refused sign-in: the form again, with the email typed (none when the form itself was not valid). */
+function signInFailure(request: FastifyRequest, reply: FastifyReply, failure: FormFailure) {
+  const body = request.body as Partial<SignInForm> | undefined;
+  const next = dashboardTarget(body?.next) ?? '/dashboard';
+  const email = failure.invalid ? '' : (body?.email ?? '');
+  return reply.code(failure.status).page('sign-in', { title: 'Sign in', email, next, problem: failure.message });
+}
+
+const signIn: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.get(
     '/sign-in',
     { schema: { hide: true, querystring: SignInQuery }, attachValidation: true },
     async (request, reply) => {
@@ -61,25 +78,20 @@ export default async function signIn(fastify: FastifyInstance) {
     },
   );
 
-  fastify.post<{ Body: SignInForm }>(
+  fastify.post(
     '/sign-in',
-    { schema: { hide: true, body: SignInForm }, attachValidation: true },
+    { schema: { hide: true, body: SignInForm }, attachValidation: true, config: { formFailure: signInFailure } },
     async (request, reply) => {
-      const next = dashboardTarget(request.body?.next) ?? '/dashboard';
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('sign-in', { title: 'Sign in', email: '', next, problem });
+      const next = dashboardTarget(request.body.next) ?? '/dashboard';
       const { email, password } = request.body;
-      const verdict = await fastify.signInAttempt(clientIp(request), email);
+      const verdict = await fastify.signInAttempt(request.ip, email);
       if (!verdict.allowed) {
         reply.header('retry-after', String(verdict.retryAfterSeconds));
-        return reply
-          .code(429)
-          .page('sign-in', { title: 'Sign in', email, next, problem: tooMany(verdict.retryAfterSeconds) });
+        throw new FormProblem(tooMany(verdict.retryAfterSeconds), 429);
       }
-      const now = fastify.now();
-      const result = await authenticate(fastify.storage, { email, password, ip: clientIp(request), now });
-      if (result.ok === false)
-        return reply.code(401).page('sign-in', { title: 'Sign in', email, next, problem: SIGN_IN_REFUSED });
+      const now = request.admin.now();
+      const result = await request.admin.run(authenticate, { email, password, ip: request.ip, now });
+      if (result.ok === false) throw new FormProblem(SIGN_IN_REFUSED, 401);
       if (result.ok === 'choose') {
         // No user is signed in yet: the session holds only what the password opened, for the next step.
         request.session.signInChoice = { choices: result.choices, email, next, at: now.getTime() };
@@ -96,46 +108,46 @@ export default async function signIn(fastify: FastifyInstance) {
     return choosePage(reply, pending.choices);
   });
 
-  fastify.post<{ Body: ChooseAccountForm }>(
+  fastify.post(
     CHOOSE_PATH.replace('/dashboard', ''),
-    { schema: { hide: true, body: ChooseAccountForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: ChooseAccountForm },
+      attachValidation: true,
+      config: {
+        formFailure: (request, reply, { status, message }) => {
+          const pending = pendingChoice(request);
+          return pending ? choosePage(reply, pending.choices, status, message) : choiceLapsed(request, reply);
+        },
+      },
+    },
     async (request, reply) => {
       const pending = pendingChoice(request);
-      if (!pending) {
-        delete request.session.signInChoice;
-        return reply
-          .code(400)
-          .page('sign-in', { title: 'Sign in', email: '', next: '/dashboard', problem: CHOICE_LAPSED });
-      }
-      const problem = formProblem(request);
-      if (problem) return choosePage(reply, pending.choices, 400, problem);
-      const verdict = await fastify.signInAttempt(clientIp(request), pending.email);
+      if (!pending) return choiceLapsed(request, reply);
+      const verdict = await fastify.signInAttempt(request.ip, pending.email);
       if (!verdict.allowed) {
         reply.header('retry-after', String(verdict.retryAfterSeconds));
-        return choosePage(reply, pending.choices, 429, tooMany(verdict.retryAfterSeconds));
+        throw new FormProblem(tooMany(verdict.retryAfterSeconds), 429);
       }
-      const now = fastify.now();
-      const result = await completeChosenSignIn(fastify.storage, {
+      const now = request.admin.now();
+      const result = await request.admin.run(completeChosenSignIn, {
         userId: request.body.user.toLowerCase(),
         offered: pending.choices.map((c) => c.userId),
-        ip: clientIp(request),
+        ip: request.ip,
         now,
       });
-      if (!result.ok) return choosePage(reply, pending.choices, 400, 'Choose one of the accounts below.');
+      if (!result.ok) throw new FormProblem('Choose one of the accounts below.');
       await startSession(request, result.userId, now);
       return reply.redirect(pending.next, 303);
     },
   );
 
-  fastify.post<{ Body: CsrfOnlyForm }>(
-    '/sign-out',
-    { schema: { hide: true, body: CsrfOnlyForm } },
-    async (request, reply) => {
-      if (request.viewer)
-        await recordSignOut(fastify.storage, { userId: request.viewer.id, ip: clientIp(request), now: fastify.now() });
-      await request.session.destroy();
-      reply.clearSessionCookie();
-      return reply.redirect('/dashboard/sign-in', 303);
-    },
-  );
-}
+  fastify.post('/sign-out', { schema: { hide: true, body: CsrfOnlyForm } }, async (request, reply) => {
+    if (request.viewer)
+      await request.admin.run(recordSignOut, { userId: request.viewer.id, ip: request.ip, now: request.admin.now() });
+    await request.session.destroy();
+    reply.clearSessionCookie();
+    return reply.redirect('/dashboard/sign-in', 303);
+  });
+};
+
+export default signIn;

@@ -2,15 +2,15 @@
 // user: their client's). Agency users invite and make new sign-in links (a one-time link, shown once in the answer
 // to the POST, also e-mailed when SMTP_URL is set; both need a recent password entry), disable and enable; for
 // client users those actions do not exist (404).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError } from '../../admin/errors.js';
 import { LinkLimitError, newSignInLink, sendAuditedMail } from '../../admin/user-links.js';
 import { disableUser, enableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
-import { isAgencyScope, scopeOf, type Scope } from '../../domain/tenancy.js';
+import { isAgencyScope } from '../../domain/tenancy.js';
 import { normalizeEmail } from '../../domain/user-email.js';
 import type { MailMessage } from '../../mail/mailer.js';
 import { invitationMail, signInLinkMail, type MailKind } from '../../mail/messages.js';
-import { type ActiveUser } from '../../storage/index.js';
 import {
   DisableUserForm,
   EnableUserForm,
@@ -20,40 +20,15 @@ import {
 } from '../../../schemas/dashboard/people.js';
 import { notAnEmailAddress } from '../../../schemas/user-email.js';
 import { takePendingForm } from './confirm-password.js';
-import { clientIp, formProblem, refusals } from './form-problem.js';
-import { formatTime, timeOrDash } from './format.js';
-import type { PageData, PersonRow } from '../../views/page-models.js';
+import { formProblem, refusals, type FormFailure } from '../../views/form-problem.js';
+import { formatTime } from '../../views/format/time.js';
+import type { PageData } from '../../views/page-models.js';
+import { peopleOf } from '../../views/pages/users-table.js';
 import { isUuid } from '../../../schemas/uuid.js';
 
-/** The users of `accounts` as the users table shows them to `viewer`, oldest first. */
-export async function peopleOf(
-  fastify: FastifyInstance,
-  viewer: ActiveUser,
-  accounts: { id: string; name: string }[],
-): Promise<PersonRow[]> {
-  const names = new Map(accounts.map((a) => [a.id, a.name]));
-  const users = await fastify.storage.users.listUsers(accounts.map((a) => a.id));
-  return users.map((user) => ({
-    id: user.id,
-    email: user.email,
-    accountName: names.get(user.accountId) ?? '',
-    status: user.disabledAt
-      ? `disabled ${formatTime(user.disabledAt)}`
-      : user.passwordSet
-        ? 'active'
-        : 'invited (no password yet)',
-    created: formatTime(user.createdAt),
-    lastSignIn: timeOrDash(user.lastSignInAt),
-    canDisable: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
-    canLink: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
-    canEnable: isAgencyScope(scopeOf(viewer)) && user.disabledAt !== null,
-    isViewer: user.id === viewer.id,
-  }));
-}
-
 /** The accounts whose users the viewer sees, their own first: an agency user's agency and clients, or their client. */
-async function accountsOf(fastify: FastifyInstance, scope: Scope) {
-  return (await fastify.storage.scoped.listAccountsInScope(scope)).map(({ id, name }) => ({ id, name }));
+async function accountsOf(request: FastifyRequest) {
+  return (await request.scoped.listAccountsInScope()).map(({ id, name }) => ({ id, name }));
 }
 
 /** The one-time link on the origin the inviting user is on (PUBLIC_BASE_URL when set, as callctl prints it). */
@@ -79,8 +54,10 @@ function mailLaterOf(fastify: FastifyInstance) {
     input: { accountId: string; kind: MailKind; message: MailMessage },
   ): string | null => {
     const mailer = fastify.mailer;
-    const actor = { kind: 'user' as const, userId: request.user.id, ip: clientIp(request) };
-    mailer?.later(() => sendAuditedMail(fastify.storage, mailer, { ...input, actor, now: () => fastify.now() }));
+    const actor = request.admin.actor;
+    mailer?.later(() =>
+      request.admin.run(sendAuditedMail, mailer, { ...input, actor, now: () => request.admin.now() }),
+    );
     return mailer ? input.message.to : null;
   };
 }
@@ -94,10 +71,10 @@ async function usersPage(
   problem: string | null,
 ): Promise<PageData<'users'>> {
   const viewer = request.user;
-  const accounts = await accountsOf(fastify, request.scope);
+  const accounts = await accountsOf(request);
   return {
     title: 'Users',
-    people: await peopleOf(fastify, viewer, accounts),
+    people: await peopleOf(request, accounts),
     showAccount: isAgencyScope(request.scope),
     canManage: isAgencyScope(request.scope),
     from: 'users',
@@ -106,7 +83,7 @@ async function usersPage(
   };
 }
 
-export default async function users(fastify: FastifyInstance) {
+const users: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/users', { schema: { hide: true } }, async (request, reply) => {
     const page = await usersPage(fastify, request, null);
     // An invitation sent when the password had to be typed again: its form comes back as it was filled in.
@@ -114,10 +91,16 @@ export default async function users(fastify: FastifyInstance) {
     if (kept) page.invite = { ...page.invite, email: kept.email ?? '', account: kept.account ?? page.invite.account };
     return reply.page('users', page);
   });
-}
+};
 
 /** What agency users do to people (invite, links, disable, enable): the agency-only family's routes. */
-export async function userActions(fastify: FastifyInstance) {
+export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
+  /** A refused action on a user: the Users page again, the refusal above it (429 for a limit reached). */
+  const usersAgain = async (request: FastifyRequest, reply: FastifyReply, { message, error }: FormFailure) =>
+    reply
+      .code(error instanceof AdminError ? statusOf(error) : 400)
+      .page('users', await usersPage(fastify, request, message));
+
   // `/users/:id/...`: a user of an account the viewer manages, else 404.
   fastify.resolveManaged('user', 'id');
 
@@ -132,7 +115,7 @@ export async function userActions(fastify: FastifyInstance) {
   });
   const mailLater = mailLaterOf(fastify);
 
-  fastify.post<{ Body: InviteUserForm }>(
+  fastify.post(
     '/users/invite',
     {
       schema: { hide: true, body: InviteUserForm },
@@ -141,7 +124,7 @@ export async function userActions(fastify: FastifyInstance) {
     },
     async (request, reply) => {
       const viewer = request.user;
-      const accounts = await accountsOf(fastify, request.scope);
+      const accounts = await accountsOf(request);
       const refused = refusals(request, InviteUserForm, request.body);
       const body = refused ? request.body : null;
       const backTo = (account: { id: string; kind: string } | null) => pageOf(account, body?.from);
@@ -162,15 +145,15 @@ export async function userActions(fastify: FastifyInstance) {
       if (!refused || !body) return render(400, formProblem(request)!, null);
       // An account id the schema refused is no account of the viewer's: a 404, like another tenant's.
       if (refused.some((r) => r.field === 'account')) throw fastify.httpErrors.notFound();
-      const account = await fastify.storage.scoped.findAccountInScope(request.scope, body.account);
+      const account = await request.scoped.findAccountInScope(body.account);
       if (!account) throw fastify.httpErrors.notFound();
       if (refused.some((r) => r.field === 'email')) return render(400, notAnEmailAddress(body.email), account);
       try {
-        const invited = await inviteUser(fastify.storage, {
+        const invited = await request.admin.run(inviteUser, {
           accountId: account.id,
           email: body.email,
-          invitedBy: { userId: viewer.id, ip: clientIp(request), scope: request.scope },
-          now: fastify.now(),
+          invitedBy: { userId: viewer.id, ip: request.ip, scope: request.scope },
+          now: request.admin.now(),
         });
         // Shown in this answer only (never cached, never kept in the session): reloading would send the form again,
         // which is refused as a taken email.
@@ -204,104 +187,76 @@ export async function userActions(fastify: FastifyInstance) {
     },
   );
 
-  fastify.post<{ Params: UserParams; Body: DisableUserForm }>(
+  fastify.post(
     '/users/:id/disable',
     {
       schema: { hide: true, params: UserParams, body: DisableUserForm },
       attachValidation: true,
+      config: { formFailure: usersAgain },
     },
     async (request, reply) => {
-      const viewer = request.user;
       const { user, account } = request.managed('user');
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('users', await usersPage(fastify, request, problem));
-      try {
-        const result = await disableUser(
-          fastify.storage,
-          user.id,
-          { kind: 'user', userId: viewer.id, ip: clientIp(request), scope: request.scope },
-          fastify.now(),
-        );
-        const back = pageOf(account, request.body.from);
-        const sessions = result.sessions_ended === 1 ? '1 session' : `${result.sessions_ended} sessions`;
-        const text = result.already_disabled
-          ? `${user.email} was already disabled.`
-          : `${user.email} is disabled; ${sessions} ended.`;
-        return reply.seeOther(back, { kind: 'ok', text });
-      } catch (error) {
-        if (error instanceof AdminError)
-          return reply.code(400).page('users', await usersPage(fastify, request, error.message));
-        throw error;
-      }
+      const result = await request.admin.run(disableUser, user.id, request.admin.actor, request.admin.now());
+      const back = pageOf(account, request.body.from);
+      const sessions = result.sessions_ended === 1 ? '1 session' : `${result.sessions_ended} sessions`;
+      const text = result.already_disabled
+        ? `${user.email} was already disabled.`
+        : `${user.email} is disabled; ${sessions} ended.`;
+      return reply.seeOther(back, { kind: 'ok', text });
     },
   );
 
-  fastify.post<{ Params: UserParams; Body: UserLinkForm }>(
+  fastify.post(
     '/users/:id/link',
     {
       schema: { hide: true, params: UserParams, body: UserLinkForm },
       attachValidation: true,
+      config: { formFailure: usersAgain },
       preHandler: recentSignIn,
     },
     async (request, reply) => {
-      const viewer = request.user;
       const { user, account } = request.managed('user');
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('users', await usersPage(fastify, request, problem));
-      try {
-        const made = await newSignInLink(fastify.storage, {
-          userId: user.id,
-          actor: { kind: 'user', userId: viewer.id, ip: clientIp(request), scope: request.scope },
-          now: fastify.now(),
-        });
-        const expires = formatTime(made.expiresAt);
-        const emailedTo = mailLater(request, {
-          accountId: account.id,
-          kind: 'sign_in_link',
-          message: signInLinkMail({
-            to: made.email,
-            accountName: account.name,
-            link: setPasswordUrl(fastify.config, made.token),
-            expires,
-          }),
-        });
-        // Like an invitation: in this answer only, never cached; a reload sends the form again and voids this link.
-        return reply.page('users-link', {
-          title: 'New sign-in link',
-          made: {
-            email: made.email,
-            accountName: account.name,
-            link: invitationLink(fastify, request, made.token),
-            expires,
-            emailedTo,
-          },
-          back: pageOf(account, request.body.from),
-        });
-      } catch (error) {
-        if (error instanceof AdminError)
-          return reply.code(statusOf(error)).page('users', await usersPage(fastify, request, error.message));
-        throw error;
-      }
+      const made = await request.admin.run(newSignInLink, {
+        userId: user.id,
+        actor: request.admin.actor,
+        now: request.admin.now(),
+      });
+      const expires = formatTime(made.expiresAt);
+      const emailedTo = mailLater(request, {
+        accountId: account.id,
+        kind: 'sign_in_link',
+        message: signInLinkMail({
+          to: made.email,
+          accountName: account.name,
+          link: setPasswordUrl(fastify.config, made.token),
+          expires,
+        }),
+      });
+      // Like an invitation: in this answer only, never cached; a reload sends the form again and voids this link.
+      return reply.page('users-link', {
+        title: 'New sign-in link',
+        made: {
+          email: made.email,
+          accountName: account.name,
+          link: invitationLink(fastify, request, made.token),
+          expires,
+          emailedTo,
+        },
+        back: pageOf(account, request.body.from),
+      });
     },
   );
 
-  fastify.post<{ Params: UserParams; Body: EnableUserForm }>(
+  fastify.post(
     '/users/:id/enable',
     {
       schema: { hide: true, params: UserParams, body: EnableUserForm },
       attachValidation: true,
+      config: { formFailure: usersAgain },
     },
     async (request, reply) => {
-      const viewer = request.user;
       const { user, account } = request.managed('user');
-      const problem = formProblem(request);
-      if (problem) return reply.code(400).page('users', await usersPage(fastify, request, problem));
-      const result = await enableUser(
-        fastify.storage,
-        user.id,
-        { kind: 'user', userId: viewer.id, ip: clientIp(request), scope: request.scope },
-        fastify.now(),
-      );
+      const result = await request.admin.run(enableUser, user.id, request.admin.actor, request.admin.now());
       const next = user.passwordHash
         ? 'They can sign in with their password.'
         : 'They have no password yet: make them a new sign-in link.';
@@ -311,4 +266,6 @@ export async function userActions(fastify: FastifyInstance) {
       return reply.seeOther(pageOf(account, request.body.from), { kind: 'ok', text });
     },
   );
-}
+};
+
+export default users;

@@ -1,14 +1,13 @@
 // API access (on, or off after a confirmation page naming what stops) and the default agent of triggers.
-import type { FastifyInstance } from 'fastify';
 import { setApiAccess } from '../../../admin/accounts.js';
 import { setDefaultAgent } from '../../../admin/agents.js';
 import { AdminError } from '../../../admin/errors.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
 import { ApiAccessForm, DefaultAgentForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { formProblem, refusedField } from '../form-problem.js';
-import { NO_PHONE_DEFAULT } from '../format.js';
-import { actorOf, type Place } from './place.js';
+import { FormProblem, refusedField } from '../../../views/form-problem.js';
+import { NO_PHONE_DEFAULT } from '../../../views/format/settings.js';
+import { type Place, type Routes } from './place.js';
 import { showSettings } from './section.js';
 
 /** The most clients the confirmation names (an agency may have thousands: it says how many more). */
@@ -17,28 +16,30 @@ export const AFFECTED_NAMES_MAX = 50;
 /** A default agent that is not an id of an agent the account may use ("None set" too). */
 const NOT_USABLE = 'That agent is not one this account may use. Choose one from the list.';
 
-export function accessRoutes(fastify: FastifyInstance, place: Place) {
-  const { storage } = fastify;
-
-  fastify.post<{ Params: { id?: string }; Body: ApiAccessForm }>(
+export function accessRoutes(fastify: Routes, place: Place) {
+  fastify.post(
     `${place.prefix}/api-access`,
-    { schema: { hide: true, body: ApiAccessForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: ApiAccessForm },
+      attachValidation: true,
+      config: {
+        formFailure: async (request, reply, { message, error }) => {
+          if (error instanceof AdminError) throw error;
+          const account = await place.account(request, reply);
+          return showSettings(fastify, place, reply, account, 400, { section: 'access', text: message });
+        },
+      },
+    },
     async (request, reply) => {
       const account = await place.account(request, reply);
-      const problem = formProblem(request);
-      if (problem) return showSettings(fastify, place, reply, account, 400, { section: 'access', text: problem });
-      const access = await storage.keys.findApiAccessState(account.id);
-      if (!planAllowsApi(access?.plan))
-        return showSettings(fastify, place, reply, account, 400, {
-          section: 'access',
-          text: 'API access requires the agency plan',
-        });
+      const access = await request.scoped.apiAccess(account);
+      if (!planAllowsApi(access?.plan)) throw new FormProblem('API access requires the agency plan');
       const on = request.body.api_access === 'on';
       if (!on && request.body.confirm !== 'on') {
         // One click would stop every integration of the account (an agency's: its clients' too): ask first, naming them.
         const affected =
           account.kind === 'agency'
-            ? await storage.accounts.clientsWithApiAccess(account.id, AFFECTED_NAMES_MAX)
+            ? await request.scoped.clientsWithApiAccess(account, AFFECTED_NAMES_MAX)
             : { names: [], total: 0 };
         return reply.page('api-webhooks-access', {
           title: 'Switch API access off?',
@@ -48,7 +49,7 @@ export function accessRoutes(fastify: FastifyInstance, place: Place) {
           affectedTotal: affected.total,
         });
       }
-      await setApiAccess(storage, account.id, on, actorOf(request), fastify.now());
+      await request.admin.run(setApiAccess, account.id, on, request.admin.actor, request.admin.now());
       const text = on
         ? 'API access is on.'
         : "API access is off: requests with this account's key are refused from now on.";
@@ -56,33 +57,29 @@ export function accessRoutes(fastify: FastifyInstance, place: Place) {
     },
   );
 
-  fastify.post<{ Params: { id?: string }; Body: DefaultAgentForm }>(
+  fastify.post(
     `${place.prefix}/default-agent`,
-    { schema: { hide: true, body: DefaultAgentForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: DefaultAgentForm },
+      attachValidation: true,
+      config: {
+        // Any refusal of the agent (not an id, not one the account may use) is said in the same words.
+        formFailure: async (request, reply, { message, invalid }) => {
+          const account = await place.account(request, reply);
+          const text = !invalid || refusedField(request) === 'agent_id' ? NOT_USABLE : message;
+          return showSettings(fastify, place, reply, account, 400, { section: 'agent', text });
+        },
+      },
+    },
     async (request, reply) => {
       const account = await place.account(request, reply);
-      const problem = formProblem(request);
-      if (problem)
-        return showSettings(fastify, place, reply, account, 400, {
-          section: 'agent',
-          text: refusedField(request) === 'agent_id' ? NOT_USABLE : problem,
-        });
-      let chosen;
-      try {
-        ({ agent: chosen } = await setDefaultAgent(
-          storage,
-          account.id,
-          canonicalUuid(request.body.agent_id),
-          actorOf(request),
-          fastify.now(),
-        ));
-      } catch (error) {
-        if (!(error instanceof AdminError)) throw error;
-        return showSettings(fastify, place, reply, account, 400, {
-          section: 'agent',
-          text: NOT_USABLE,
-        });
-      }
+      const { agent: chosen } = await request.admin.run(
+        setDefaultAgent,
+        account.id,
+        canonicalUuid(request.body.agent_id),
+        request.admin.actor,
+        request.admin.now(),
+      );
       if (chosen.phoneNumber === null)
         return reply.seeOther(place.base(account.id), { kind: 'error', text: NO_PHONE_DEFAULT(chosen.name) });
       return reply.seeOther(place.base(account.id), {

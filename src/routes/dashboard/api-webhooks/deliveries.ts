@@ -1,5 +1,5 @@
 // The endpoint's delivery log (keyset pages, newest first), and sending one delivery or every failed one again.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminError } from '../../../admin/errors.js';
 import { NoSuchDelivery, replayDelivery, resendFailedDeliveries } from '../../../admin/webhooks.js';
 import {
@@ -9,15 +9,11 @@ import {
   ResendForm,
 } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { formProblem } from '../form-problem.js';
-import {
-  disabledReasonWords,
-  encodeCursor,
-  ENDPOINT_DISABLED,
-  formatTime,
-  NO_ENDPOINT,
-  parseUtcTime,
-} from '../format.js';
+import { formProblem } from '../../../views/form-problem.js';
+import { disabledReasonWords } from '../../../views/format/notices.js';
+import { encodeCursor } from '../../../views/format/cursor.js';
+import { ENDPOINT_DISABLED, NO_ENDPOINT } from '../../../views/format/settings.js';
+import { formatTime, parseUtcTime } from '../../../views/format/time.js';
 import {
   backFields,
   dayBefore,
@@ -27,17 +23,15 @@ import {
   readFilters,
   shownDelivery,
   STATUS_CHOICES,
-} from './delivery-log.js';
-import { actorOf, type Account, type Place } from './place.js';
+} from '../../../views/pages/api-webhooks-deliveries.js';
+import { type Account, type Place, type Routes } from './place.js';
 
 const DELIVERIES_PER_PAGE = 25;
 
-export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
-  const { storage } = fastify;
-
+export function deliveriesRoutes(fastify: Routes, place: Place) {
   /** Why a resend was refused, in the tenant's words when it is the endpoint's state. */
-  async function resendProblem(accountId: string, error: AdminError): Promise<string> {
-    const endpoint = await storage.endpoints.findEndpointOfAccount(accountId);
+  async function resendProblem(request: FastifyRequest, accountId: string, error: AdminError): Promise<string> {
+    const endpoint = await request.scoped.endpoint({ id: accountId });
     if (!endpoint) return NO_ENDPOINT;
     return endpoint.enabled ? error.message : ENDPOINT_DISABLED(endpoint.disabledReason);
   }
@@ -52,12 +46,12 @@ export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
     since: { value: string; error: string } | null = null,
   ) => {
     const b = place.base(account.id);
-    const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
+    const endpoint = await reply.request.scoped.endpoint(account);
     const read = readFilters(query);
     const refused = Object.keys(read.errors).length > 0;
     const { deliveries, next } =
       endpoint && !refused
-        ? await storage.deliveries.listEndpointDeliveries(endpoint.id, {
+        ? await reply.request.scoped.endpointDeliveries(endpoint, {
             filters: read.filters,
             before: read.before,
             limit: DELIVERIES_PER_PAGE,
@@ -82,7 +76,7 @@ export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
       eventChoices: EVENT_CHOICES,
       statusChoices: STATUS_CHOICES,
       back: backFields(hereOf(read)),
-      resendSince: since?.value ?? dayBefore(fastify.now()),
+      resendSince: since?.value ?? dayBefore(reply.request.admin.now()),
       sinceError: since?.error ?? null,
       deliveries: deliveries.map((d) => shownDelivery(d, canResend)),
       clearHref: filtered ? logHref(b, {}) : null,
@@ -91,7 +85,7 @@ export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
     });
   };
 
-  fastify.get<{ Params: { id?: string }; Querystring: DeliveryLogQuery }>(
+  fastify.get(
     `${place.prefix}/deliveries`,
     { schema: { hide: true, querystring: DeliveryLogQuery }, attachValidation: true },
     async (request, reply) => {
@@ -101,7 +95,7 @@ export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
     },
   );
 
-  fastify.post<{ Params: DeliveryParams; Body: ResendForm }>(
+  fastify.post(
     `${place.prefix}/deliveries/:deliveryId/resend`,
     {
       schema: { hide: true, params: DeliveryParams, body: ResendForm },
@@ -119,14 +113,14 @@ export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
       const callPage = request.body.call ? `/dashboard/calls/${canonicalUuid(request.body.call)}` : null;
       try {
         // A delivery of another account's endpoint is NoSuchDelivery, answered as any unknown id.
-        await replayDelivery(storage, canonicalUuid(request.params.deliveryId), actorOf(request), {
+        await request.admin.run(replayDelivery, canonicalUuid(request.params.deliveryId), request.admin.actor, {
           accountId: account.id,
-          now: fastify.now(),
+          now: request.admin.now(),
         });
       } catch (error) {
         if (error instanceof NoSuchDelivery) throw fastify.httpErrors.notFound();
         if (!(error instanceof AdminError)) throw error;
-        const text = await resendProblem(account.id, error);
+        const text = await resendProblem(request, account.id, error);
         if (callPage) return reply.seeOther(callPage, { kind: 'error', text });
         return logPage(reply, account, query, 400, text);
       }
@@ -138,7 +132,7 @@ export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
     },
   );
 
-  fastify.post<{ Params: { id?: string }; Body: ResendFailedForm }>(
+  fastify.post(
     `${place.prefix}/deliveries/resend-failed`,
     { schema: { hide: true, body: ResendFailedForm }, attachValidation: true },
     async (request, reply) => {
@@ -150,7 +144,13 @@ export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
           error: 'Enter the date and time as YYYY-MM-DD HH:MM (UTC).',
         });
       try {
-        const { resent } = await resendFailedDeliveries(storage, account.id, since, actorOf(request), fastify.now());
+        const { resent } = await request.admin.run(
+          resendFailedDeliveries,
+          account.id,
+          since,
+          request.admin.actor,
+          request.admin.now(),
+        );
         const text =
           resent === 0
             ? `No failed delivery since ${formatTime(since)} is left to send again (none failed, or a resend made at the same time took them).`
@@ -158,7 +158,7 @@ export function deliveriesRoutes(fastify: FastifyInstance, place: Place) {
         return reply.seeOther(logHref(place.base(account.id), {}), { kind: 'ok', text });
       } catch (error) {
         if (!(error instanceof AdminError)) throw error;
-        return logPage(reply, account, { status: 'failed' }, 400, await resendProblem(account.id, error));
+        return logPage(reply, account, { status: 'failed' }, 400, await resendProblem(request, account.id, error));
       }
     },
   );

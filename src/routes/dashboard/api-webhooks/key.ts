@@ -1,23 +1,20 @@
 // The API key: a confirmation page, then the key in the POST's own answer (no-store), never from the session.
-import type { FastifyInstance, FastifyReply, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, preHandlerAsyncHookHandler } from 'fastify';
 import { ChangedMeanwhile, generateKey } from '../../../admin/accounts.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
 import { GenerateKeyForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { formProblem } from '../form-problem.js';
-import { formatTime } from '../format.js';
-import { actorOf, type Account, type Place } from './place.js';
+import { AdminError } from '../../../admin/errors.js';
+import { FormProblem } from '../../../views/form-problem.js';
+import { formatTime } from '../../../views/format/time.js';
+import { type Account, type Place, type Routes } from './place.js';
 
 const ALREADY_SHOWN = 'This key was already shown; generate a new one if you did not copy it.';
 
-export function keyRoutes(fastify: FastifyInstance, place: Place, recent: preHandlerAsyncHookHandler) {
-  const { storage } = fastify;
-
+export function keyRoutes(fastify: Routes, place: Place, recent: preHandlerAsyncHookHandler) {
   const keyPage = async (reply: FastifyReply, account: Account, status = 200, problem: string | null = null) => {
-    const [key, access] = await Promise.all([
-      storage.keys.findActiveKey(account.id),
-      storage.keys.findApiAccessState(account.id),
-    ]);
+    const scoped = reply.request.scoped;
+    const [key, access] = await Promise.all([scoped.activeKey(account), scoped.apiAccess(account)]);
     return reply.code(status).page('api-webhooks-key', {
       title: 'Generate a new API key',
       account,
@@ -28,47 +25,55 @@ export function keyRoutes(fastify: FastifyInstance, place: Place, recent: preHan
       problem,
     });
   };
-  fastify.get<{ Params: { id?: string } }>(
-    `${place.prefix}/key`,
-    { schema: { hide: true }, preHandler: recent },
-    async (request, reply) => keyPage(reply, await place.account(request, reply)),
+  fastify.get(`${place.prefix}/key`, { schema: { hide: true }, preHandler: recent }, async (request, reply) =>
+    keyPage(reply, await place.account(request, reply)),
   );
 
-  fastify.post<{ Params: { id?: string }; Body: GenerateKeyForm }>(
+  fastify.post(
     `${place.prefix}/key`,
-    { schema: { hide: true, body: GenerateKeyForm }, attachValidation: true, preHandler: recent },
+    {
+      schema: { hide: true, body: GenerateKeyForm },
+      attachValidation: true,
+      preHandler: recent,
+      config: {
+        formFailure: async (request, reply, { status, message, error }) => {
+          const account = await place.account(request, reply);
+          // The form sent twice (a reload, a double click): the key made the first time is not shown again.
+          if (error instanceof ChangedMeanwhile)
+            return reply.page('api-webhooks-secret', {
+              title: 'Your new API key',
+              base: place.base(account.id),
+              account,
+              what: 'key',
+              value: null,
+              already: ALREADY_SHOWN,
+            });
+          if (error instanceof AdminError) throw error;
+          return keyPage(reply, account, status, message);
+        },
+      },
+    },
     async (request, reply) => {
       const account = await place.account(request, reply);
-      const problem = formProblem(request);
-      if (problem) return keyPage(reply, account, 400, problem);
       // "none", or the key id the form was made for (the schema's pattern).
       const replaces = request.body.replaces === 'none' ? null : canonicalUuid(request.body.replaces);
-      const access = await storage.keys.findApiAccessState(account.id);
-      if (!planAllowsApi(access?.plan)) return keyPage(reply, account, 400, 'API access requires the agency plan');
+      const access = await request.scoped.apiAccess(account);
+      if (!planAllowsApi(access?.plan)) throw new FormProblem('API access requires the agency plan');
       if (replaces !== null && request.body.confirm !== 'on')
-        return keyPage(reply, account, 400, 'Tick the box to confirm that the current key stops working at once.');
-      try {
-        const { key } = await generateKey(storage, account.id, actorOf(request), { replaces, now: fastify.now() });
-        return reply.page('api-webhooks-secret', {
-          title: 'Your new API key',
-          base: place.base(account.id),
-          account,
-          what: 'key',
-          value: key,
-          replaced: replaces !== null,
-          already: null,
-        });
-      } catch (error) {
-        if (!(error instanceof ChangedMeanwhile)) throw error;
-        return reply.page('api-webhooks-secret', {
-          title: 'Your new API key',
-          base: place.base(account.id),
-          account,
-          what: 'key',
-          value: null,
-          already: ALREADY_SHOWN,
-        });
-      }
+        throw new FormProblem('Tick the box to confirm that the current key stops working at once.');
+      const { key } = await request.admin.run(generateKey, account.id, request.admin.actor, {
+        replaces,
+        now: request.admin.now(),
+      });
+      return reply.page('api-webhooks-secret', {
+        title: 'Your new API key',
+        base: place.base(account.id),
+        account,
+        what: 'key',
+        value: key,
+        replaced: replaces !== null,
+        already: null,
+      });
     },
   );
 }

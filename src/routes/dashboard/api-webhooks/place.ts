@@ -1,12 +1,13 @@
 // Settings → API & Webhooks lives in two places: the viewer's own settings, and a client's (agency users only).
 // What every part of the section shares: the place, its account lookup, and who is acting.
-import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Actor } from '../../../admin/audit.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AccountInScope } from '../../../storage/index.js';
-import { clientIp } from '../form-problem.js';
 
 export type Account = AccountInScope;
-export type Req = FastifyRequest<{ Params: { id?: string } }>;
+/** A route plugin's instance: the TypeBox type provider's, so each route's types come from its schema. */
+export type Routes = Parameters<FastifyPluginAsyncTypebox>[0];
+export type Req = FastifyRequest;
 
 /** The two places the section lives: the viewer's own settings, and a client's (agency users only). */
 export interface Place {
@@ -35,13 +36,9 @@ export const CLIENT: Place = {
 };
 
 /** After re-entering the password: back to the page that shows the button (a POST cannot be repeated by a redirect). */
-export function recentSignIn(fastify: FastifyInstance, place: Place): preHandlerAsyncHookHandler {
-  const base = (request: Req) => place.base(request.params.id ?? '');
+export function recentSignIn(fastify: Routes, place: Place): preHandlerAsyncHookHandler {
+  const base = (request: Req) => place.base((request.params as { id?: string }).id ?? '');
   return fastify.dashboardGuards.requireRecentSignIn(
-    (request) => `${base(request as Req)}${request.routeOptions.url?.endsWith('/webhook') ? '/webhook' : '/key'}`,
+    (request) => `${base(request)}${request.routeOptions.url?.endsWith('/webhook') ? '/webhook' : '/key'}`,
   );
-}
-
-export function actorOf(request: FastifyRequest): Actor {
-  return { kind: 'user', userId: request.user.id, ip: clientIp(request), scope: request.scope };
 }

@@ -1,9 +1,10 @@
 // The section's own page: the API key, API access, the default agent and the webhook endpoint of one account.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { planAllowsApi } from '../../../domain/api-access.js';
-import { disabledReasonWords, timeOrNull } from '../format.js';
+import { disabledReasonWords } from '../../../views/format/notices.js';
+import { timeOrNull } from '../../../views/format/time.js';
 import type { PageData } from '../../../views/page-models.js';
-import { CLIENT, type Account, type Place } from './place.js';
+import { CLIENT, type Account, type Place, type Routes } from './place.js';
 
 const AGENTS_LISTED = 500;
 
@@ -12,21 +13,20 @@ export type Problem = NonNullable<PageData<'api-webhooks'>['problem']>;
 
 /** Everything the section shows about `account`; `problem` goes next to the form it is about. */
 async function settings(
-  fastify: FastifyInstance,
+  request: FastifyRequest,
   place: Place,
   account: Account,
   problem: Problem | null = null,
 ): Promise<PageData<'api-webhooks'>> {
-  const { storage } = fastify;
   const [access, key, agents, endpoint] = await Promise.all([
-    storage.keys.findApiAccessState(account.id),
-    storage.keys.findActiveKey(account.id),
+    request.scoped.apiAccess(account),
+    request.scoped.activeKey(account),
     // The default agent is picked for new calls among the account's own agents: archived ones are not offered.
-    storage.scoped.listOwnAgents(account.id, AGENTS_LISTED, { onlyUsable: true }),
-    storage.endpoints.findEndpointOfAccount(account.id),
+    request.scoped.ownAgents(account, AGENTS_LISTED, { onlyUsable: true }),
+    request.scoped.endpoint(account),
   ]);
-  const counts = endpoint ? await storage.deliveries.countOpenDeliveries(endpoint.id) : null;
-  const defaultAgent = access?.defaultAgentId ? await storage.accounts.findAgentById(access.defaultAgentId) : null;
+  const counts = endpoint ? await request.scoped.openDeliveries(endpoint) : null;
+  const defaultAgent = await request.scoped.defaultAgent(access);
   const planAllows = planAllowsApi(access?.plan);
   return {
     title: account.kind === 'client' ? `API & Webhooks · ${account.name}` : 'Settings → API & Webhooks',
@@ -78,12 +78,12 @@ export async function showSettings(
   status: number,
   problem: Problem,
 ) {
-  return reply.code(status).page('api-webhooks', await settings(fastify, place, account, problem));
+  return reply.code(status).page('api-webhooks', await settings(reply.request, place, account, problem));
 }
 
-export function sectionRoutes(fastify: FastifyInstance, place: Place) {
-  fastify.get<{ Params: { id?: string } }>(place.prefix, { schema: { hide: true } }, async (request, reply) => {
+export function sectionRoutes(fastify: Routes, place: Place) {
+  fastify.get(place.prefix, { schema: { hide: true } }, async (request, reply) => {
     const account = await place.account(request, reply);
-    return reply.page('api-webhooks', await settings(fastify, place, account));
+    return reply.page('api-webhooks', await settings(request, place, account));
   });
 }

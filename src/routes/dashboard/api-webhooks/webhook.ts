@@ -1,6 +1,6 @@
 // The webhook endpoint: a form page; a new endpoint, or a rotation asked for, answers with the signing secret in the
 // POST's own answer (no-store); a changed URL keeps the secret. Enabling it again.
-import type { FastifyInstance, FastifyReply, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, preHandlerAsyncHookHandler } from 'fastify';
 import { ChangedMeanwhile } from '../../../admin/accounts.js';
 import { AdminError } from '../../../admin/errors.js';
 import { changeWebhookUrl, enableWebhook, setWebhook } from '../../../admin/webhooks.js';
@@ -8,8 +8,8 @@ import { CsrfOnlyForm } from '../../../../schemas/dashboard/forms.js';
 import { WEBHOOK_URL_MAX_LENGTH, WebhookForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { webhookUrlProblem } from '../../../webhooks/url-policy.js';
 import { takePendingForm } from '../confirm-password.js';
-import { formProblem } from '../form-problem.js';
-import { actorOf, type Account, type Place } from './place.js';
+import { formProblem } from '../../../views/form-problem.js';
+import { type Account, type Place, type Routes } from './place.js';
 import { showSettings } from './section.js';
 
 const ALREADY_SHOWN =
@@ -17,9 +17,7 @@ const ALREADY_SHOWN =
 const CHANGED_MEANWHILE =
   'The webhook endpoint changed since the form was shown (was it sent twice?): nothing was changed. Check the URL below.';
 
-export function webhookRoutes(fastify: FastifyInstance, place: Place, recent: preHandlerAsyncHookHandler) {
-  const { storage } = fastify;
-
+export function webhookRoutes(fastify: Routes, place: Place, recent: preHandlerAsyncHookHandler) {
   const webhookPage = async (
     reply: FastifyReply,
     account: Account,
@@ -27,7 +25,7 @@ export function webhookRoutes(fastify: FastifyInstance, place: Place, recent: pr
     problem: string | null = null,
     url?: string,
   ) => {
-    const endpoint = await storage.endpoints.findEndpointOfAccount(account.id);
+    const endpoint = await reply.request.scoped.endpoint(account);
     return reply.code(status).page('api-webhooks-webhook', {
       title: endpoint ? 'Change the webhook URL' : 'Set a webhook URL',
       account,
@@ -39,19 +37,15 @@ export function webhookRoutes(fastify: FastifyInstance, place: Place, recent: pr
       problem,
     });
   };
-  fastify.get<{ Params: { id?: string } }>(
-    `${place.prefix}/webhook`,
-    { schema: { hide: true }, preHandler: recent },
-    async (request, reply) => {
-      const account = await place.account(request, reply);
-      // A URL sent when the password had to be typed again comes back filled in (the form posts to this path).
-      const path = `${place.base(account.id)}/webhook`;
-      const kept = takePendingForm(request, { path, action: path });
-      return webhookPage(reply, account, 200, null, kept?.url);
-    },
-  );
+  fastify.get(`${place.prefix}/webhook`, { schema: { hide: true }, preHandler: recent }, async (request, reply) => {
+    const account = await place.account(request, reply);
+    // A URL sent when the password had to be typed again comes back filled in (the form posts to this path).
+    const path = `${place.base(account.id)}/webhook`;
+    const kept = takePendingForm(request, { path, action: path });
+    return webhookPage(reply, account, 200, null, kept?.url);
+  });
 
-  fastify.post<{ Params: { id?: string }; Body: WebhookForm }>(
+  fastify.post(
     `${place.prefix}/webhook`,
     { schema: { hide: true, body: WebhookForm }, attachValidation: true, preHandler: recent },
     async (request, reply) => {
@@ -73,12 +67,12 @@ export function webhookRoutes(fastify: FastifyInstance, place: Place, recent: pr
       if (replaces !== null && request.body.rotate !== 'on') {
         // A changed URL keeps the signing secret: the receiver goes on verifying with it.
         try {
-          await changeWebhookUrl(
-            storage,
+          await request.admin.run(
+            changeWebhookUrl,
             account.id,
             url,
-            { allowPrivate: fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, replaces, now: fastify.now() },
-            actorOf(request),
+            { allowPrivate: fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, replaces, now: request.admin.now() },
+            request.admin.actor,
           );
         } catch (error) {
           if (error instanceof ChangedMeanwhile)
@@ -92,12 +86,12 @@ export function webhookRoutes(fastify: FastifyInstance, place: Place, recent: pr
         });
       }
       try {
-        const { secret } = await setWebhook(
-          storage,
+        const { secret } = await request.admin.run(
+          setWebhook,
           account.id,
           url,
-          { allowPrivate: fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, replaces, now: fastify.now() },
-          actorOf(request),
+          { allowPrivate: fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, replaces, now: request.admin.now() },
+          request.admin.actor,
         );
         return reply.page('api-webhooks-secret', { ...page, value: secret, already: null, url });
       } catch (error) {
@@ -109,13 +103,13 @@ export function webhookRoutes(fastify: FastifyInstance, place: Place, recent: pr
     },
   );
 
-  fastify.post<{ Params: { id?: string }; Body: CsrfOnlyForm }>(
+  fastify.post(
     `${place.prefix}/webhook/enable`,
     { schema: { hide: true, body: CsrfOnlyForm } },
     async (request, reply) => {
       const account = await place.account(request, reply);
       try {
-        const result = await enableWebhook(storage, account.id, actorOf(request), fastify.now());
+        const result = await request.admin.run(enableWebhook, account.id, request.admin.actor, request.admin.now());
         const held = result.released === 1 ? '1 held event is' : `${result.released} held events are`;
         const text =
           result.changed_at === null

@@ -1,3 +1,4 @@
+// The Agents and Clients lists' name filter, count and pager (list-filter.eta and list-pager.eta).
 // The Agents and Clients lists' pages and name filter: the query string as the page reads it (a part the schema
 // refuses is left out and said, and the first page shown: never an error page), the line saying which rows are shown
 // out of how many, and Previous/Next links that keep the filter. An agency of a thousand clients gets a page at a time.
@@ -6,7 +7,29 @@ import { Value } from '@sinclair/typebox/value';
 import type { FastifyRequest } from 'fastify';
 import { NAME_FILTER_MAX_LENGTH, PAGE_DIGITS_MAX } from '../../../schemas/dashboard/lists.js';
 import type { ListPage } from '../../storage/index.js';
-import type { NamedList } from '../../views/page-models.js';
+
+/**
+ * The Agents or Clients list's name filter, count line and Previous/Next links (src/views/list-filter.eta and
+ * list-pager.eta; made by src/routes/dashboard/list-page.ts). Everything on one page and no filter: only the table.
+ */
+export interface NamedList {
+  /** The list's own page: the filter form's action, and "Show all ..." (the list without a filter). */
+  path: string;
+  /** What the list holds, plural and lowercase ("agents"): the filter form's label and its links' words. */
+  many: string;
+  /** The name filter as it is applied (blanks around it dropped); empty: none. */
+  name: string;
+  /** The most characters the filter takes. */
+  maxLength: number;
+  /** Whether the filter form shows: the list (or a section of the page) is longer than a page, or it is filtered. */
+  filterShown: boolean;
+  /** What was wrong with the query string, each with what the page shows instead. */
+  problems: string[];
+  /** "Agents 51–100 of 1,001", with the filter's words when filtered; null with no filter on a single page. */
+  count: string | null;
+  previousHref: string | null;
+  nextHref: string | null;
+}
 
 /** The rows a page of the Agents or Clients list shows (and the most archived agents the Agents page shows). */
 export const LIST_PAGE_SIZE = 50;

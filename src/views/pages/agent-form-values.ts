@@ -9,7 +9,6 @@ import {
 } from '../../../schemas/agent-settings.js';
 import { DAY_NAMES } from '../../../schemas/calling-window.js';
 import type { AgentForm } from '../../../schemas/dashboard/agents.js';
-import { readableNameProblem } from '../../../schemas/text.js';
 import {
   DEFAULT_RETRY_WAITS_MINUTES,
   MAX_ATTEMPTS,
@@ -17,22 +16,13 @@ import {
   VOICEMAIL_MESSAGE_MAX,
   VOICEMAIL_POLICIES,
 } from '../../../schemas/vocabulary.js';
-import { AGENT_NAME_MAX_LENGTH, type AgentInput } from '../../admin/agents.js';
-import {
-  AgentSettingError,
-  normalizeVoicemailMessage,
-  parseMaxAttempts,
-  parseRetryOn,
-  parseRetryWaits,
-  voicemailMessageProblem,
-} from '../../domain/agent-settings.js';
+import { type AgentInput } from '../../admin/agents.js';
 import { callingWindowsSchemaCheck, CallingWindowError } from '../../domain/calling-window.js';
 import { parseTypedNumber } from '../../domain/typed-phone-number.js';
-import { phoneProblem, phoneShown, type PhoneCountry } from './agent-caller-id.js';
-import { conflictProblems } from './agent-conflicts.js';
+import { phoneShown, type PhoneCountry } from './agent-caller-id.js';
 import { canonicalTimeZone, canonicalZone } from '../../domain/time-zones.js';
-import { OUTCOME_WORDS, retryOutcomes, retryWaits, VOICEMAIL_WORDS, type AgentReach } from './agent-words.js';
-import type { PageModels } from '../../views/page-models.js';
+import { OUTCOME_WORDS, retryOutcomes, retryWaits, VOICEMAIL_WORDS, type AgentReach } from '../format/agent.js';
+import type { PageModels } from '../page-models.js';
 
 /** The most window rows a form holds (the schema's bound on repeated fields is higher). */
 export const MAX_ROWS = 20;
@@ -74,7 +64,7 @@ export const FORM_RULES = {
   placeholder: VOICEMAIL_NAME_PLACEHOLDER,
 };
 
-const list = (value: string | string[] | undefined): string[] =>
+export const list = (value: string | string[] | undefined): string[] =>
   value === undefined ? [] : Array.isArray(value) ? value : [value];
 
 const waitsText = (waits: readonly number[]) => waits.join(', ');
@@ -82,7 +72,11 @@ const waitsText = (waits: readonly number[]) => waits.join(', ');
 /** A row with nothing in it: no day ticked, no time (a new row, and the one a new agent starts with). */
 export const emptyRow = (): WindowRow => ({ days: [], from: '', to: '' });
 
-const isEmptyRow = (row: WindowRow) => row.days.length === 0 && !row.from && !row.to;
+/** A row as callctl's --window text; "to 00:00" is the end of the day. */
+export const windowText = (row: WindowRow) =>
+  `${row.days.join(',')} ${row.from}-${row.to === '00:00' ? '24:00' : row.to}`;
+
+export const isEmptyRow = (row: WindowRow) => row.days.length === 0 && !row.from && !row.to;
 
 /** A new agent's form: today's behaviour (one attempt, no detection, the agent's zone; UTC until a script says). */
 export function newAgentValues(account: string): FormValues {
@@ -206,82 +200,6 @@ export function valuesOfForm(
     voicemail: body.voicemail ?? before.voicemail,
     voicemailMessage: body.voicemail_message ?? before.voicemailMessage,
   };
-}
-
-/** A row as callctl's --window text; "to 00:00" is the end of the day. */
-const windowText = (row: WindowRow) => `${row.days.join(',')} ${row.from}-${row.to === '00:00' ? '24:00' : row.to}`;
-
-const TIME = /^(?:[01]\d|2[0-3]):[0-5]\d$/;
-
-/** The problems of one window row, by field id; none for an empty row (it is not a window). */
-function rowProblems(row: WindowRow, i: number): FieldErrors {
-  if (isEmptyRow(row)) return {};
-  const errors: FieldErrors = {};
-  if (row.days.length === 0) errors[`w${i}-days`] = 'Tick at least one day on which this window is open.';
-  if (!row.from) errors[`w${i}-from`] = 'Enter the time this window opens, such as 09:00.';
-  else if (!TIME.test(row.from)) errors[`w${i}-from`] = 'Enter the opening time as hours and minutes, such as 09:00.';
-  if (!row.to) errors[`w${i}-to`] = 'Enter the time this window closes, such as 17:00.';
-  else if (!TIME.test(row.to) && row.to !== '24:00')
-    errors[`w${i}-to`] = 'Enter the closing time as hours and minutes, such as 17:00.';
-  else if (row.from === row.to && row.to !== '00:00')
-    errors[`w${i}-to`] = 'This window would close the moment it opens: choose another closing time.';
-  return errors;
-}
-
-/** The setting's problem as the domain words it, or null. */
-function settingProblem(read: () => unknown): string | null {
-  try {
-    read();
-    return null;
-  } catch (error) {
-    if (error instanceof AgentSettingError) return `${error.message}.`;
-    throw error;
-  }
-}
-
-/**
- * Every problem of the form, each next to its field, in plain words: the name, the number, the zone, each window
- * row's days and times, the retry settings, the message, and the settings that contradict each other (each put on
- * the field to change). The same rules as src/admin/agents.ts, which checks again on save.
- */
-export function fieldProblems(body: AgentForm, rows: WindowRow[], country: PhoneCountry): FieldErrors {
-  const errors: FieldErrors = {};
-  const name = body.name.trim();
-  const nameProblem = readableNameProblem(name);
-  if (!name) errors.name = 'Give the agent a name.';
-  else if (name.length > AGENT_NAME_MAX_LENGTH)
-    errors.name = `The name is too long: at most ${AGENT_NAME_MAX_LENGTH} characters.`;
-  else if (nameProblem) errors.name = `The name ${nameProblem}.`;
-  const phone = phoneProblem(body.phone, country);
-  if (phone) errors.phone = phone;
-  if (canonicalTimeZone(body.timezone) === null) errors.timezone = 'Choose a time zone from the list.';
-  rows.forEach((row, i) => Object.assign(errors, rowProblems(row, i)));
-
-  const attempts = body.max_attempts ?? '1';
-  const attemptsProblem = settingProblem(() => parseMaxAttempts(attempts));
-  if (attemptsProblem) errors.max_attempts = attemptsProblem;
-  const outcomes = list(body.retry_on);
-  const outcomesProblem = settingProblem(() => parseRetryOn(outcomes));
-  if (outcomesProblem) errors.retry_on = outcomesProblem;
-  if (body.retry_waits_minutes !== undefined) {
-    const waits = body.retry_waits_minutes;
-    const waitsProblem = settingProblem(() => parseRetryWaits(waits));
-    if (waitsProblem) errors.retry_waits_minutes = waitsProblem;
-  }
-  const message = normalizeVoicemailMessage(body.voicemail_message ?? '');
-  const messageProblem = message === null ? null : voicemailMessageProblem(message);
-  if (messageProblem) errors.voicemail_message = `${messageProblem}.`;
-
-  // The settings that must agree (agent-conflicts.ts), each on the field to change.
-  Object.assign(
-    errors,
-    conflictProblems(
-      body,
-      rows.some((row) => !isEmptyRow(row)),
-      errors,
-    ),
-  );
-  return errors;
 }
 
 /**

@@ -1,23 +1,89 @@
+// The api-webhooks-deliveries page's model: what src/views/pages/api-webhooks-deliveries.eta reads (with the partials it includes).
 // The delivery log's page: its filters as typed and what is wrong with each, and each delivery with its payload,
 // every attempt's answer, its badge and whether "Resend" can act on it.
-import {
-  DELIVERY_STATUSES,
-  isOneOf,
-  WEBHOOK_EVENT_TYPES,
-  type DeliveryStatus,
-} from '../../../../schemas/vocabulary.js';
-import type { DeliveryLogQuery } from '../../../../schemas/dashboard/api-webhooks.js';
-import type { DeliveryLogFilters, LoggedDelivery } from '../../../storage/index.js';
-import type { PageData } from '../../../views/page-models.js';
-import { reindent } from '../call-view.js';
-import {
-  decodeCursor,
-  disabledReasonWords,
-  encodeCursor,
-  formatTime,
-  parseUtcTime,
-  type KeysetCursor,
-} from '../format.js';
+import type { ApiWebhooksPlace, EndpointState, KeysOf, Problem } from './model-parts.js';
+import { DELIVERY_STATUSES, isOneOf, WEBHOOK_EVENT_TYPES, type DeliveryStatus } from '../../../schemas/vocabulary.js';
+import type { DeliveryLogQuery } from '../../../schemas/dashboard/api-webhooks.js';
+import type { DeliveryLogFilters, LoggedDelivery } from '../../storage/index.js';
+import type { PageData } from '../page-models.js';
+import { reindent } from './call-timeline.js';
+import { decodeCursor, encodeCursor, type KeysetCursor } from '../format/cursor.js';
+import { disabledReasonWords } from '../format/notices.js';
+import { formatTime, parseUtcTime } from '../format/time.js';
+
+export type ApiWebhooksDeliveriesModel = ApiWebhooksPlace & {
+  problem: Problem;
+  endpoint: EndpointState | null;
+  /** Whether a resend can act (the endpoint is enabled): otherwise no Resend button and no "Resend failed" form. */
+  canResend: boolean;
+  /** The filters as typed (empty ones left out). */
+  filters: Partial<Record<'event' | 'status' | 'from' | 'to', string>>;
+  /** What is wrong with each filter, shown next to it. */
+  filterErrors: Partial<Record<'event' | 'status' | 'from' | 'to', string>>;
+  filtered: boolean;
+  eventChoices: { value: string; label: string }[];
+  statusChoices: { value: string; label: string }[];
+  /** The hidden fields of a resend form: the page's filters and cursor, to come back to it. */
+  back: { name: string; value: string }[];
+  /** "Resend failed since": 24 hours ago (UTC, datetime-local), or the value sent when it was refused. */
+  resendSince: string;
+  sinceError: string | null;
+  deliveries: {
+    id: string;
+    eventType: string;
+    callId: string;
+    /** The number the call dialled, and the call's page (it names the call: issue 45, point 23). */
+    callNumber: string;
+    callHref: string;
+    status: string;
+    /** The badge's words and tone. */
+    statusWords: string;
+    tone: 'ok' | 'bad' | 'wait' | 'muted';
+    at: string;
+    nextAt: string | null;
+    heldReason: string | null;
+    /** The last attempt's answer in words ("HTTP 500 in 35 ms"); null before the first. */
+    lastAnswer: string | null;
+    /** The body sent, pretty-printed (key order and values as sent). */
+    payload: string;
+    /** The Resend button's accessible name; null when a resend cannot act on this delivery. */
+    resendLabel: string | null;
+    attempts: {
+      attemptNumber: number;
+      at: string;
+      responseStatus: number | null;
+      durationMs: number;
+      error: string | null;
+      /** The first 2 KB of the answer's body; null without an answer. */
+      body: string | null;
+      bodyTruncated: boolean;
+    }[];
+  }[];
+  clearHref: string | null;
+  olderHref: string | null;
+  newestHref: string | null;
+};
+
+/** The fields api-webhooks-deliveries.eta reads (test/dashboard/page-models.test.ts compares them with the template). */
+export const API_WEBHOOKS_DELIVERIES_FIELDS = [
+  'account',
+  'base',
+  'problem',
+  'endpoint',
+  'canResend',
+  'filters',
+  'filterErrors',
+  'filtered',
+  'eventChoices',
+  'statusChoices',
+  'back',
+  'resendSince',
+  'sinceError',
+  'deliveries',
+  'clearHref',
+  'olderHref',
+  'newestHref',
+] as const satisfies readonly KeysOf<ApiWebhooksDeliveriesModel>[];
 
 type LogPage = PageData<'api-webhooks-deliveries'>;
 export type LogFilterName = 'event' | 'status' | 'from' | 'to';

@@ -3,7 +3,8 @@
 import { CALL_STATUSES, type CallStatus } from '../../../schemas/vocabulary.js';
 import { objectEntries } from '../../domain/raw-json.js';
 import type { CallDetail } from '../../storage/index.js';
-import { formatDuration, formatTime, REASON_WORDS, sourceWords } from './format.js';
+import { formatDuration, formatTime } from '../format/time.js';
+import { REASON_WORDS, sourceWords } from '../format/status.js';
 
 export interface TimelineEntry {
   at: string;

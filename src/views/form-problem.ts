@@ -1,13 +1,40 @@
-// What a person is told when a dashboard form does not validate. The schema states each field's rules; a page that
-// words a refused field itself (in src/admin's words, as callctl says them) finds every refused field with
-// `refusals`, since the route's validation stops at the first.
+// What a person is told when a dashboard form is refused: it does not validate (the schema states each field's
+// rules; a page that words a refused field itself, in src/admin's words as callctl says them, finds every refused field
+// with `refusals`, since the route's validation stops at the first), src/admin refuses it (AdminError), or the route
+// does (FormProblem). The dashboard's error handler (plugins/dashboard/errors.ts) shows each on the route's form.
 import type { TSchema } from '@sinclair/typebox';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { Value } from '@sinclair/typebox/value';
 import type { FastifyRequest, FastifySchemaValidationError } from 'fastify';
 
+/** What a form that does not validate is told (a form the page never sends: edited, or from an old page). */
+export const FORM_NOT_VALID = 'The form was not filled in as expected. Reload the page and try again.';
+
 export function formProblem(request: FastifyRequest): string | null {
-  return request.validationError ? 'The form was not filled in as expected. Reload the page and try again.' : null;
+  return request.validationError ? FORM_NOT_VALID : null;
+}
+
+/** A form the route refuses in its own words: shown on the form like an AdminError, with `status` (400 unless said). */
+export class FormProblem extends Error {
+  override name = 'FormProblem';
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+/** Why a form was refused, as the route's `formFailure` (its config) gets it. */
+export interface FormFailure {
+  /** What to tell the person: the AdminError's or FormProblem's message, or FORM_NOT_VALID. */
+  message: string;
+  /** 400, or the FormProblem's own status. */
+  status: number;
+  /** The refusal itself: the AdminError (or a subclass a page words apart), the FormProblem or the validation error. */
+  error: Error;
+  /** The schema refused the request (its body, query or params): `request.validationError` says which field. */
+  invalid: boolean;
 }
 
 /** The field the schema refused ("agent_id"), for a page that words that field's problem itself; else null. */

@@ -1,14 +1,67 @@
+// The do-not-call page's model: what src/views/pages/do-not-call.eta reads (with the partials it includes).
 // What the Do-not-call list page and a call's detail view show of the lists: the page's model (a page of the list,
 // its search, the other lists an agency user manages) and a call's number on its account's and its agency's lists.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { KeysOf, Problem, SectionAccount } from './model-parts.js';
+import type { FastifyRequest } from 'fastify';
 import { accountCountry } from '../../admin/account-country.js';
 import { DASHBOARD_IMPORT_MAX_BYTES, parseSearch, REASON_MAX_LENGTH } from '../../domain/do-not-call.js';
 import type { ImportProblem } from '../../domain/do-not-call-csv.js';
 import type { ImportMode } from '../../../schemas/dashboard/do-not-call.js';
 import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
 import type { AccountInScope, ActiveUser, CallDetail, DoNotCallEntry } from '../../storage/index.js';
-import type { CallDoNotCall, PageData } from '../../views/page-models.js';
-import { formatTime } from './format.js';
+import type { CallDoNotCall } from './call.js';
+import type { PageData } from '../page-models.js';
+import { formatTime } from '../format/time.js';
+
+export type DoNotCallModel = {
+  account: SectionAccount;
+  /** The list's page: /dashboard/do-not-call or a client's. */
+  base: string;
+  /** A client's list: the agency whose own list covers the client too; null for an agency's list. */
+  agencyName: string | null;
+  /** An agency user's lists (the agency's, then each client's), the one shown marked; empty for a client user. */
+  lists: { name: string; href: string; current: boolean }[];
+  search: string;
+  /** What the search looks for, in words; null without one. */
+  searching: string | null;
+  /** How many numbers are on the list, in words (capped: a list may hold millions). */
+  count: string;
+  entries: { phoneNumber: string; reason: string | null; addedBy: string; addedAt: string }[];
+  nextHref: string | null;
+  firstHref: string | null;
+  exportHref: string;
+  add: { phoneNumber: string; reason: string; problem: Problem };
+  /** An import refused, or done without its bad rows: a title, its problems (the first ones), how many more. */
+  importRefused: {
+    title: string;
+    error: boolean;
+    problems: { line: string; message: string }[];
+    more: number;
+  } | null;
+  /** The import form's choice for bad rows: all (import nothing) or good_rows. */
+  importMode: string;
+  /** `country`: where a number written without a plus is read (the account's, see docs/dashboard.md). */
+  limits: { reasonMax: number; importMax: string; country: string };
+};
+
+/** The fields do-not-call.eta reads (test/dashboard/page-models.test.ts compares them with the template). */
+export const DO_NOT_CALL_FIELDS = [
+  'account',
+  'base',
+  'agencyName',
+  'lists',
+  'search',
+  'searching',
+  'count',
+  'entries',
+  'nextHref',
+  'firstHref',
+  'exportHref',
+  'add',
+  'importRefused',
+  'importMode',
+  'limits',
+] as const satisfies readonly KeysOf<DoNotCallModel>[];
 
 export const PAGE_SIZE = 50;
 /** The page counts a list's numbers up to here ("more than 10,000"): counting a million-number list takes long. */
@@ -71,7 +124,6 @@ function importTitle(result: NonNullable<PageInput['importRefused']>): string {
 
 /** The model of one page of `account`'s list. */
 export async function listPage(
-  fastify: FastifyInstance,
   request: FastifyRequest,
   account: AccountInScope,
   input: PageInput,
@@ -82,12 +134,12 @@ export async function listPage(
   const search = parseSearch(searchText);
   const after = input.query?.after?.trim() || undefined;
   const [page, count, accounts, country] = await Promise.all([
-    fastify.storage.doNotCall.listEntries(account.id, { search, after, limit: PAGE_SIZE }),
-    fastify.storage.doNotCall.countEntries(account.id, null, COUNT_CAP + 1),
-    isAgencyScope(request.scope) ? fastify.storage.scoped.listAccountsInScope(request.scope) : Promise.resolve([]),
-    accountCountry(fastify.storage, account),
+    request.scoped.doNotCallEntries(account, { search, after, limit: PAGE_SIZE }),
+    request.scoped.countDoNotCall(account, null, COUNT_CAP + 1),
+    isAgencyScope(request.scope) ? request.scoped.listAccountsInScope() : Promise.resolve([]),
+    request.admin.run(accountCountry, account),
   ]);
-  const agency = account.agencyId ? await fastify.storage.accounts.findAccountById(account.agencyId) : null;
+  const agency = await request.scoped.agency(account);
   const link = (extra: Record<string, string>) => {
     const params = new URLSearchParams({ ...(searchText ? { q: searchText } : {}), ...extra }).toString();
     return `${base}${params ? `?${params}` : ''}`;
@@ -143,18 +195,11 @@ export async function listPage(
  * The call's number on the do-not-call lists that cover it: its account's and (a client's call) its agency's. "Add
  * this number" puts it on the call's account's list, which the viewer manages (they see the call).
  */
-export async function callDoNotCall(
-  fastify: FastifyInstance,
-  viewer: ActiveUser,
-  call: CallDetail,
-): Promise<CallDoNotCall> {
+export async function callDoNotCall(request: FastifyRequest, call: CallDetail): Promise<CallDoNotCall> {
+  const viewer = request.user;
   // A call an agency's key placed on a client's agent is listed for the client: the client's list and its agency's.
   const account = call.listedFor ?? call.account;
-  const agencyId = account.agencyId;
-  const entries = await fastify.storage.doNotCall.findEntries(
-    agencyId ? [account.id, agencyId] : [account.id],
-    call.phoneNumber,
-  );
+  const entries = await request.scoped.doNotCallOfNumber(account, call.phoneNumber);
   const own = entries.find((e) => e.accountId === account.id) ?? entries[0];
   const ownList = account.kind === 'client' ? `the list of ${account.name}` : "the agency's list";
   if (!own)

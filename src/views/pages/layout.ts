@@ -1,0 +1,27 @@
+// The layout's model (src/views/pages/layout.eta): what every page shows around its body, added by reply.page.
+import type { ActiveUser } from '../../storage/index.js';
+
+/** What the layout (src/views/layout.eta) reads besides the page's body: `title` from the page, the rest added. */
+export interface LayoutModel {
+  /** The page's <title> and heading. */
+  title: string;
+  viewer: ActiveUser | null;
+  navigation: { label: string; href?: string; current: boolean }[];
+  /** Makes the CSRF token (and sets its cookie) only when a template has a form. */
+  csrf: () => string;
+  hasSession: boolean;
+  flash: { kind: 'ok' | 'error'; text: string } | null;
+  /** The page's own URL (path and query string): where its live refresh asks for it again. */
+  pageUrl: string;
+  /**
+   * From the page: absent, a page that never refreshes itself; true, one showing a call still initiated, dialling or
+   * in progress, which asks for itself again every few seconds (src/views/assets/live.js); false, one that could but
+   * need not (the refreshed copy of a page whose calls have ended: polling stops there).
+   */
+  live?: boolean;
+}
+
+/** Set on every dashboard reply by plugins/mailer.ts (`mailEnabledLocals`): whether the service sends e-mail. */
+export interface PageLocals {
+  mailEnabled: boolean;
+}

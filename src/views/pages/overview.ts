@@ -1,0 +1,58 @@
+// The overview page's model: what src/views/pages/overview.eta reads (with the partials it includes).
+import type { AccountKind, EndpointState, KeysOf } from './model-parts.js';
+
+export type OverviewModel = {
+  /** Whether the endpoint warnings are announced (role="alert"): on a page load, not on each live refresh. */
+  announce: boolean;
+  /** The five steps to a first call, each done or linking to where it is taken; null once all are done. */
+  checklist: { label: string; done: boolean; href: string; hint: string }[] | null;
+  rows: {
+    name: string;
+    kind: AccountKind;
+    active: number;
+    waiting: number;
+    waitingForWindow: number;
+    scheduled: number;
+    waitingForRetry: number;
+    completed: number;
+    failed: number;
+    failures: { reason: string; count: number }[];
+    /** The Calls list filtered to each number's calls (active links to those connected: one status a filter). */
+    links: { active: string; waiting: string; completed: string; failed: string };
+    endpoint:
+      | (EndpointState & {
+          lastSuccess: string | null;
+          failuresLastHour: number;
+          /** Enabled, but attempts of the last hour failed: a warning, not a green "Enabled". */
+          failing: boolean;
+          settingsHref: string;
+          /** Its delivery log, failed deliveries only. */
+          logHref: string;
+        })
+      | null;
+  }[];
+  /**
+   * The clients left out of `rows` (an agency of more than the Overview lists), and how many of them have calls
+   * under way or waiting; null when every account is shown.
+   */
+  notShown: { count: number; underWay: number } | null;
+  limit: number;
+  maxWaiting: number;
+  /** The UTC day "today" is, YYYY-MM-DD. */
+  today: string;
+  asOf: string;
+  perClient: boolean;
+};
+
+/** The fields overview.eta reads (test/dashboard/page-models.test.ts compares them with the template). */
+export const OVERVIEW_FIELDS = [
+  'announce',
+  'checklist',
+  'rows',
+  'notShown',
+  'limit',
+  'maxWaiting',
+  'today',
+  'asOf',
+  'perClient',
+] as const satisfies readonly KeysOf<OverviewModel>[];

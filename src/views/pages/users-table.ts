@@ -1,0 +1,55 @@
+// The users table's model (users-table.eta), shown on the Users page and a client's page, and its rows.
+import type { FastifyRequest } from 'fastify';
+import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
+import { formatTime, timeOrDash } from '../format/time.js';
+import type { PeopleFrom } from './users-invite-form.js';
+
+export interface PersonRow {
+  id: string;
+  email: string;
+  accountName: string;
+  status: string;
+  created: string;
+  lastSignIn: string;
+  /** Whether the viewer gets a Disable button for this user (an agency user; not themselves; not disabled yet). */
+  canDisable: boolean;
+  /** "New sign-in link": the same users as Disable (a disabled user is enabled first). */
+  canLink: boolean;
+  /** "Enable": an agency user, for a disabled user. */
+  canEnable: boolean;
+  isViewer: boolean;
+}
+
+/** The users table (src/views/users-table.eta). */
+export interface UsersTableModel {
+  people: PersonRow[];
+  showAccount: boolean;
+  canManage: boolean;
+  from: PeopleFrom;
+}
+
+/** The users of `accounts` as the users table shows them to `viewer`, oldest first. */
+export async function peopleOf(
+  request: FastifyRequest,
+  accounts: { id: string; name: string }[],
+): Promise<PersonRow[]> {
+  const viewer = request.user;
+  const names = new Map(accounts.map((a) => [a.id, a.name]));
+  const users = await request.scoped.usersOf(accounts);
+  return users.map((user) => ({
+    id: user.id,
+    email: user.email,
+    accountName: names.get(user.accountId) ?? '',
+    status: user.disabledAt
+      ? `disabled ${formatTime(user.disabledAt)}`
+      : user.passwordSet
+        ? 'active'
+        : 'invited (no password yet)',
+    created: formatTime(user.createdAt),
+    lastSignIn: timeOrDash(user.lastSignInAt),
+    canDisable: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
+    canLink: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
+    canEnable: isAgencyScope(scopeOf(viewer)) && user.disabledAt !== null,
+    isViewer: user.id === viewer.id,
+  }));
+}
