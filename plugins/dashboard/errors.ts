@@ -34,10 +34,12 @@ const ERROR_TITLES: Record<number, string> = {
  * on a route that attaches it (its guards and `:id` ran); elsewhere it stays the plain 400 page it always was.
  */
 function failureOf(request: FastifyRequest, error: FastifyError | Error): FormFailure | null {
-  if (error instanceof FormProblem) return { message: error.message, status: error.status, error, invalid: false };
-  if (error instanceof AdminError) return { message: error.message, status: 400, error, invalid: false };
+  const { message } = error;
+  if (error instanceof FormProblem)
+    return { message, status: error.status, error, invalid: false, by: 'route', fields: error.fields };
+  if (error instanceof AdminError) return { message, status: 400, error, invalid: false, by: 'admin', fields: {} };
   if ('validation' in error && error.validation && request.routeOptions.attachValidation)
-    return { message: FORM_NOT_VALID, status: 400, error, invalid: true };
+    return { message: FORM_NOT_VALID, status: 400, error, invalid: true, by: 'schema', fields: {} };
   return null;
 }
 

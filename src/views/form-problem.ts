@@ -14,12 +14,19 @@ export function formProblem(request: FastifyRequest): string | null {
   return request.validationError ? FORM_NOT_VALID : null;
 }
 
-/** A form the route refuses in its own words: shown on the form like an AdminError, with `status` (400 unless said). */
+/** Problems of a form's fields in words, by the field's id on the page ("name", "w0-from"), each shown next to it. */
+export type FieldProblems = Record<string, string>;
+
+/**
+ * A form the route refuses in its own words: shown on the form like an AdminError, with `status` (400 unless said)
+ * and, for a form that words each field, the problem of each (`fields`).
+ */
 export class FormProblem extends Error {
   override name = 'FormProblem';
   constructor(
     message: string,
     readonly status = 400,
+    readonly fields: FieldProblems = {},
   ) {
     super(message);
   }
@@ -35,6 +42,10 @@ export interface FormFailure {
   error: Error;
   /** The schema refused the request (its body, query or params): `request.validationError` says which field. */
   invalid: boolean;
+  /** Who refused it: the route's schema, the route itself (a FormProblem), or src/admin (an AdminError). */
+  by: 'schema' | 'route' | 'admin';
+  /** The problem of each field the route worded (a FormProblem's `fields`); {} for any other refusal. */
+  fields: FieldProblems;
 }
 
 /** The field the schema refused ("agent_id"), for a page that words that field's problem itself; else null. */
