@@ -1,7 +1,6 @@
 // API access (on, or off after a confirmation page naming what stops) and the default agent of triggers.
 import { setApiAccess } from '../../../admin/accounts.js';
 import { setDefaultAgent } from '../../../admin/agents.js';
-import { AdminError } from '../../../admin/errors.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
 import { ApiAccessForm, DefaultAgentForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
@@ -23,8 +22,9 @@ export function accessRoutes(fastify: Routes, place: Place) {
       schema: { hide: true, body: ApiAccessForm },
       attachValidation: true,
       config: {
-        formFailure: async (request, reply, { message, error }) => {
-          if (error instanceof AdminError) throw error;
+        formFailure: async (request, reply, { message, error, by }) => {
+          // A refusal of src/admin is not one this form words: the error page.
+          if (by === 'admin') throw error;
           const account = await place.account(request, reply);
           return showSettings(fastify, place, reply, account, 400, { section: 'access', text: message });
         },

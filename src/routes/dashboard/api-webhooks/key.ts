@@ -4,7 +4,6 @@ import { ChangedMeanwhile, generateKey } from '../../../admin/accounts.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
 import { GenerateKeyForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { AdminError } from '../../../admin/errors.js';
 import { FormProblem } from '../../../views/form-problem.js';
 import { formatTime } from '../../../views/format/time.js';
 import { type Account, type Place, type Routes } from './place.js';
@@ -36,7 +35,7 @@ export function keyRoutes(fastify: Routes, place: Place, recent: preHandlerAsync
       attachValidation: true,
       preHandler: recent,
       config: {
-        formFailure: async (request, reply, { status, message, error }) => {
+        formFailure: async (request, reply, { status, message, error, by }) => {
           const account = await place.account(request, reply);
           // The form sent twice (a reload, a double click): the key made the first time is not shown again.
           if (error instanceof ChangedMeanwhile)
@@ -48,7 +47,8 @@ export function keyRoutes(fastify: Routes, place: Place, recent: preHandlerAsync
               value: null,
               already: ALREADY_SHOWN,
             });
-          if (error instanceof AdminError) throw error;
+          // Any other refusal of src/admin is not one this form words: the error page.
+          if (by === 'admin') throw error;
           return keyPage(reply, account, status, message);
         },
       },
