@@ -201,6 +201,16 @@ export const AgentForm = Form(
 );
 export type AgentForm = Static<typeof AgentForm>;
 
+/** An edit: the same form; an agent keeps its account, so the field is not read and only its length bounded. */
+export const AgentEditForm = Type.Object(
+  {
+    ...AgentForm.properties,
+    account: Type.Optional(Type.String({ maxLength: 64, description: "Not read: an edit keeps the agent's account" })),
+  },
+  { additionalProperties: false, description: 'Edit an agent' },
+);
+export type AgentEditForm = Static<typeof AgentEditForm>;
+
 export const AgentParams = Type.Object({
   id: Type.String({ maxLength: 1000, description: 'The agent id (anything else is a 404)' }),
 });

@@ -2,7 +2,7 @@
 // created and edited through src/admin/agents.ts with callctl's rules (calling windows, retry policy, voicemail, whose
 // time the windows are read in), "Set as default", archive and restore; their list is agents-list.ts. Another
 // tenant's agent, or an account that is not the viewer's to manage, is a 404. Every field's problem is shown next to
-// it, all at once, in plain words (src/routes/dashboard/agent-form.ts); "Add a window" and "Remove" show the form
+// it, all at once, in plain words (src/views/pages/agent-form-problems.ts); "Add a window" and "Remove" show the form
 // again and save nothing.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import path from 'node:path';
@@ -11,8 +11,7 @@ import { DEFAULT_COUNTRY } from '../../domain/typed-phone-number.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { accountCountry } from '../../admin/account-country.js';
 import { createAgent, setAgentArchived, setDefaultAgent, updateAgent } from '../../admin/agents.js';
-import { AdminError } from '../../admin/errors.js';
-import { AgentForm, AgentParams } from '../../../schemas/dashboard/agents.js';
+import { AgentEditForm, AgentForm, AgentParams } from '../../../schemas/dashboard/agents.js';
 import { CsrfOnlyForm } from '../../../schemas/dashboard/forms.js';
 import type { ListedAgent } from '../../storage/index.js';
 import {
@@ -32,7 +31,7 @@ import { phoneCountry, storedNumber, type PhoneCountry } from '../../views/pages
 import { reachSummary } from '../../views/format/agent.js';
 import { formatTime } from '../../views/format/time.js';
 import { NO_PHONE_DEFAULT } from '../../views/format/settings.js';
-import { formProblem, refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
+import { FORM_NOT_VALID, FormProblem, refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
 import { canonicalZone, isOfferedZone, UTC_ALIASES, ZONE_REGIONS } from '../../domain/time-zones.js';
 import { dashboardBaseUrl } from '../../admin/users.js';
 import { AGENTS_PATH as LIST_PATH } from './agents-list.js';
@@ -137,6 +136,56 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
     });
   };
 
+  /** A new agent's account: the one chosen (the viewer's own when none is), one of the viewer's, else 404. */
+  const newAgentAccount = async (request: FastifyRequest, body: AgentForm, refused: Refusal[]) => {
+    // An account id the schema refused is no account of the viewer's: a 404, like another tenant's.
+    if (refused.some((r) => r.field === 'account')) throw fastify.httpErrors.notFound();
+    const account = await request.scoped.findAccountInScope(body.account || request.user.accountId);
+    if (!account) throw fastify.httpErrors.notFound();
+    // A number without its country code is read in the country of the account the agent is for.
+    return { accountId: account.id, country: await countryOf(request, account) };
+  };
+
+  /**
+   * The form as sent: the account it is for (an edit keeps the agent's: the field, refused or not, is not read), the
+   * values to show again, the button pressed and the window rows.
+   */
+  const sentForm = async (request: FastifyRequest, agent: ListedAgent | null, refused: Refusal[]) => {
+    const body = request.body as AgentForm;
+    const { accountId, country } = agent
+      ? { accountId: agent.accountId, country: await countryOfAccount(request, agent.accountId) }
+      : await newAgentAccount(request, body, refused);
+    const action = actionOf(body);
+    const rows = rowsOfForm(body);
+    const defaults = agent ? valuesOfAgent(agent) : newAgentValues(accountId);
+    const values = valuesOfForm(body, rowsAfter(rows, action), accountId, defaults, country);
+    return { accountId, country, action, rows, page: { agent, values, country } };
+  };
+
+  /**
+   * A refused form, again as sent: a field the schema refused is worded next to it (should one not be, the form as a
+   * whole is refused), as are the fields the route refuses, and src/admin's refusal above the form. A form the page
+   * never sends: the form as it was before it was filled in, with the form's problem.
+   */
+  const formAgain =
+    (agentOf: (request: FastifyRequest) => ListedAgent | null) =>
+    async (request: FastifyRequest, reply: FastifyReply, failure: FormFailure) => {
+      const agent = agentOf(request);
+      const refused = failure.invalid ? refusals(request, agent ? AgentEditForm : AgentForm, request.body) : [];
+      if (!refused) {
+        const country = await countryOfAccount(request, agent?.accountId ?? request.user.accountId);
+        const values = agent ? valuesOfAgent(agent) : newAgentValues(request.user.accountId);
+        return renderForm(request, reply, { agent, values, problem: failure.message, country });
+      }
+      const sent = await sentForm(request, agent, refused);
+      if (!failure.invalid)
+        return renderForm(request, reply, { ...sent.page, errors: failure.fields, problem: failure.message });
+      // "Add a window" and "Remove" save nothing: the form again as sent, its fields unchecked.
+      if (sent.action.kind !== 'save') return renderForm(request, reply, sent.page);
+      const errors = fieldProblems(request.body as AgentForm, sent.rows, sent.country);
+      return renderForm(request, reply, { ...sent.page, errors, problem: problemOf(errors, refused) });
+    };
+
   fastify.get('/agents/new', { schema: { hide: true } }, async (request, reply) => {
     const values = newAgentValues(request.user.accountId);
     const country = await countryOfAccount(request, request.user.accountId);
@@ -145,41 +194,21 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post(
     '/agents',
-    { schema: { hide: true, body: AgentForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: AgentForm },
+      attachValidation: true,
+      config: { formFailure: formAgain(() => null) },
+    },
     async (request, reply) => {
-      const viewer = request.user;
-      const refused = refusals(request, AgentForm, request.body);
-      if (!refused)
-        return renderForm(request, reply, {
-          agent: null,
-          values: newAgentValues(viewer.accountId),
-          problem: formProblem(request),
-          country: await countryOfAccount(request, viewer.accountId),
-        });
-      const body = request.body;
-      if (refused.some((r) => r.field === 'account')) throw fastify.httpErrors.notFound();
-      const account = await request.scoped.findAccountInScope(body.account || viewer.accountId);
-      if (!account) throw fastify.httpErrors.notFound();
-      // A number without its country code is read in the country of the account the agent is for.
-      const country = await countryOf(request, account);
-      const action = actionOf(body);
-      const rows = rowsOfForm(body);
-      const values = valuesOfForm(body, rowsAfter(rows, action), account.id, newAgentValues(account.id), country);
-      const page = { agent: null, values, country };
-      if (action.kind !== 'save') return renderForm(request, reply, page);
-      const errors = fieldProblems(body, rows, country);
-      // A field the schema refused is one fieldProblems words; should one not be, the form as a whole is refused.
-      if (Object.keys(errors).length || refused.length)
-        return renderForm(request, reply, { ...page, errors, problem: problemOf(errors, refused) });
-      try {
-        const input = agentInput(body, rows, request.admin.now(), country);
-        await request.admin.run(createAgent, { accountId: account.id, ...input }, request.admin.actor);
-        const text = `Agent ${body.name.trim()} created.${storedNumber(body.phone, input.phone)}`;
-        return reply.seeOther(LIST_PATH, { kind: 'ok', text });
-      } catch (error) {
-        if (error instanceof AdminError) return renderForm(request, reply, { ...page, problem: error.message });
-        throw error;
-      }
+      const { body } = request;
+      const sent = await sentForm(request, null, []);
+      if (sent.action.kind !== 'save') return renderForm(request, reply, sent.page);
+      const errors = fieldProblems(body, sent.rows, sent.country);
+      if (Object.keys(errors).length) throw new FormProblem(FIELDS_PROBLEM, 400, errors);
+      const input = agentInput(body, sent.rows, request.admin.now(), sent.country);
+      await request.admin.run(createAgent, { accountId: sent.accountId, ...input }, request.admin.actor);
+      const text = `Agent ${body.name.trim()} created.${storedNumber(body.phone, input.phone)}`;
+      return reply.seeOther(LIST_PATH, { kind: 'ok', text });
     },
   );
 
@@ -191,41 +220,25 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post(
     '/agents/:id',
-    { schema: { hide: true, params: AgentParams, body: AgentForm }, attachValidation: true },
+    {
+      schema: { hide: true, params: AgentParams, body: AgentEditForm },
+      attachValidation: true,
+      config: { formFailure: formAgain((request) => request.managed('agent')) },
+    },
     async (request, reply) => {
+      const { body } = request;
       const agent = request.managed('agent');
-      const country = await countryOfAccount(request, agent.accountId);
-      const refused = refusals(request, AgentForm, request.body);
-      if (!refused)
-        return renderForm(request, reply, {
-          agent,
-          values: valuesOfAgent(agent),
-          problem: formProblem(request),
-          country,
-        });
-      const body = request.body;
-      const action = actionOf(body);
-      const rows = rowsOfForm(body);
-      // An edit keeps the agent's account: the field, refused or not, is not read.
-      const values = valuesOfForm(body, rowsAfter(rows, action), agent.accountId, valuesOfAgent(agent), country);
-      const page = { agent, values, country };
-      if (action.kind !== 'save') return renderForm(request, reply, page);
-      const errors = fieldProblems(body, rows, country);
-      const fields = refused.filter((r) => r.field !== 'account');
-      if (Object.keys(errors).length || fields.length)
-        return renderForm(request, reply, { ...page, errors, problem: problemOf(errors, fields) });
-      try {
-        const input = agentInput(body, rows, request.admin.now(), country);
-        const result = await request.admin.run(updateAgent, agent.id, input, request.admin.actor);
-        const text =
-          result.changed.length === 0
-            ? 'Nothing changed.'
-            : `Agent ${body.name.trim()} saved.${storedNumber(body.phone, input.phone)}`;
-        return reply.seeOther(LIST_PATH, { kind: 'ok', text });
-      } catch (error) {
-        if (error instanceof AdminError) return renderForm(request, reply, { ...page, problem: error.message });
-        throw error;
-      }
+      const sent = await sentForm(request, agent, []);
+      if (sent.action.kind !== 'save') return renderForm(request, reply, sent.page);
+      const errors = fieldProblems(body, sent.rows, sent.country);
+      if (Object.keys(errors).length) throw new FormProblem(FIELDS_PROBLEM, 400, errors);
+      const input = agentInput(body, sent.rows, request.admin.now(), sent.country);
+      const result = await request.admin.run(updateAgent, agent.id, input, request.admin.actor);
+      const text =
+        result.changed.length === 0
+          ? 'Nothing changed.'
+          : `Agent ${body.name.trim()} saved.${storedNumber(body.phone, input.phone)}`;
+      return reply.seeOther(LIST_PATH, { kind: 'ok', text });
     },
   );
 
@@ -265,9 +278,7 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
 /** The problem above the form: the fields' (each shown next to it), or the form's when a refused field has no words. */
 function problemOf(errors: FieldErrors, refused: Refusal[]): string {
   const worded = refused.every((r) => Object.keys(errors).some((id) => fieldOfError(id) === r.field));
-  return worded && Object.keys(errors).length
-    ? FIELDS_PROBLEM
-    : 'The form was not filled in as expected. Reload the page and try again.';
+  return worded && Object.keys(errors).length ? FIELDS_PROBLEM : FORM_NOT_VALID;
 }
 
 /** The form field an error id is about: "w2-from" is window_from's, "w0-days" window_day's; others are themselves. */
