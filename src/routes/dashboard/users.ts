@@ -4,7 +4,6 @@
 // client users those actions do not exist (404).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AdminError } from '../../admin/errors.js';
 import { LinkLimitError, newSignInLink, sendAuditedMail } from '../../admin/user-links.js';
 import { disableUser, enableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
 import { isAgencyScope } from '../../domain/tenancy.js';
@@ -20,7 +19,7 @@ import {
 } from '../../../schemas/dashboard/people.js';
 import { notAnEmailAddress } from '../../../schemas/user-email.js';
 import { takePendingForm } from './confirm-password.js';
-import { formProblem, refusals, type FormFailure } from '../../views/form-problem.js';
+import { refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
 import { formatTime } from '../../views/format/time.js';
 import type { PageData } from '../../views/page-models.js';
 import { peopleOf } from '../../views/pages/users-table.js';
@@ -63,7 +62,7 @@ function mailLaterOf(fastify: FastifyInstance) {
 }
 
 /** A refusal's status: 429 for a limit reached (src/domain/people-limits.ts), else 400. */
-const statusOf = (error: AdminError) => (error instanceof LinkLimitError ? 429 : 400);
+const statusOf = (error: Error) => (error instanceof LinkLimitError ? 429 : 400);
 
 async function usersPage(
   fastify: FastifyInstance,
@@ -97,9 +96,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
 export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
   /** A refused action on a user: the Users page again, the refusal above it (429 for a limit reached). */
   const usersAgain = async (request: FastifyRequest, reply: FastifyReply, { message, error }: FormFailure) =>
-    reply
-      .code(error instanceof AdminError ? statusOf(error) : 400)
-      .page('users', await usersPage(fastify, request, message));
+    reply.code(statusOf(error)).page('users', await usersPage(fastify, request, message));
 
   // `/users/:id/...`: a user of an account the viewer manages, else 404.
   fastify.resolveManaged('user', 'id');
@@ -115,75 +112,86 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
   });
   const mailLater = mailLaterOf(fastify);
 
+  /** The account an invitation is for: one of the viewer's, else 404 (an id the schema refused too). */
+  const invitedTo = async (request: FastifyRequest, body: InviteUserForm, refused: Refusal[]) => {
+    if (refused.some((r) => r.field === 'account')) throw fastify.httpErrors.notFound();
+    const account = await request.scoped.findAccountInScope(body.account);
+    if (!account) throw fastify.httpErrors.notFound();
+    return account;
+  };
+
+  /** The invitation form again as it was filled in (`body`, null for a form the page never sends), its problem under it. */
+  const inviteAgain = async (
+    request: FastifyRequest,
+    body: InviteUserForm | null,
+    account: { id: string; kind: string } | null,
+    problem: string,
+  ): Promise<PageData<'users-invite'>> => ({
+    title: 'Invite a user',
+    invited: null,
+    back: pageOf(account, body?.from),
+    invite: {
+      accounts: await accountsOf(request),
+      account: account?.id ?? request.user.accountId,
+      email: body?.email ?? '',
+      problem,
+      mailEnabled: fastify.mailer !== null,
+    },
+    from: body?.from ?? 'users',
+  });
+
   fastify.post(
     '/users/invite',
     {
       schema: { hide: true, body: InviteUserForm },
       attachValidation: true,
       preHandler: recentSignIn,
+      config: {
+        // An address the schema refused is said in words; a limit reached is a 429.
+        formFailure: async (request, reply, { message, error, invalid }) => {
+          const refused = invalid ? refusals(request, InviteUserForm, request.body) : [];
+          if (!refused) return reply.code(400).page('users-invite', await inviteAgain(request, null, null, message));
+          const body = request.body as InviteUserForm;
+          const account = await invitedTo(request, body, refused);
+          const problem = refused.some((r) => r.field === 'email') ? notAnEmailAddress(body.email) : message;
+          return reply.code(statusOf(error)).page('users-invite', await inviteAgain(request, body, account, problem));
+        },
+      },
     },
     async (request, reply) => {
-      const viewer = request.user;
-      const accounts = await accountsOf(request);
-      const refused = refusals(request, InviteUserForm, request.body);
-      const body = refused ? request.body : null;
-      const backTo = (account: { id: string; kind: string } | null) => pageOf(account, body?.from);
-      const render = (status: number, problem: string, account: { id: string; kind: string } | null) =>
-        reply.code(status).page('users-invite', {
-          title: 'Invite a user',
-          invited: null,
-          back: backTo(account),
-          invite: {
-            accounts,
-            account: account?.id ?? viewer.accountId,
-            email: body?.email ?? '',
-            problem,
-            mailEnabled: fastify.mailer !== null,
-          },
-          from: body?.from ?? 'users',
-        });
-      if (!refused || !body) return render(400, formProblem(request)!, null);
-      // An account id the schema refused is no account of the viewer's: a 404, like another tenant's.
-      if (refused.some((r) => r.field === 'account')) throw fastify.httpErrors.notFound();
-      const account = await request.scoped.findAccountInScope(body.account);
-      if (!account) throw fastify.httpErrors.notFound();
-      if (refused.some((r) => r.field === 'email')) return render(400, notAnEmailAddress(body.email), account);
-      try {
-        const invited = await request.admin.run(inviteUser, {
-          accountId: account.id,
-          email: body.email,
-          invitedBy: { userId: viewer.id, ip: request.ip, scope: request.scope },
-          now: request.admin.now(),
-        });
-        // Shown in this answer only (never cached, never kept in the session): reloading would send the form again,
-        // which is refused as a taken email.
-        const email = normalizeEmail(body.email);
-        const expires = formatTime(invited.expiresAt);
-        const emailedTo = mailLater(request, {
-          accountId: account.id,
-          kind: 'invitation',
-          message: invitationMail({
-            to: email,
-            accountName: account.name,
-            link: setPasswordUrl(fastify.config, invited.token),
-            expires,
-          }),
-        });
-        return reply.page('users-invite', {
-          title: 'Invitation link',
-          invited: {
-            email,
-            accountName: account.name,
-            link: invitationLink(fastify, request, invited.token),
-            expires,
-            emailedTo,
-          },
-          back: backTo(account),
-        });
-      } catch (error) {
-        if (error instanceof AdminError) return render(statusOf(error), error.message, account);
-        throw error;
-      }
+      const { body } = request;
+      const account = await invitedTo(request, body, []);
+      const invited = await request.admin.run(inviteUser, {
+        accountId: account.id,
+        email: body.email,
+        invitedBy: { userId: request.user.id, ip: request.ip, scope: request.scope },
+        now: request.admin.now(),
+      });
+      // Shown in this answer only (never cached, never kept in the session): reloading would send the form again,
+      // which is refused as a taken email.
+      const email = normalizeEmail(body.email);
+      const expires = formatTime(invited.expiresAt);
+      const emailedTo = mailLater(request, {
+        accountId: account.id,
+        kind: 'invitation',
+        message: invitationMail({
+          to: email,
+          accountName: account.name,
+          link: setPasswordUrl(fastify.config, invited.token),
+          expires,
+        }),
+      });
+      return reply.page('users-invite', {
+        title: 'Invitation link',
+        invited: {
+          email,
+          accountName: account.name,
+          link: invitationLink(fastify, request, invited.token),
+          expires,
+          emailedTo,
+        },
+        back: pageOf(account, body.from),
+      });
     },
   );
 
