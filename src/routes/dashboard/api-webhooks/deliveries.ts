@@ -1,6 +1,5 @@
 // The endpoint's delivery log (keyset pages, newest first), and sending one delivery or every failed one again.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AdminError } from '../../../admin/errors.js';
 import { NoSuchDelivery, replayDelivery, resendFailedDeliveries } from '../../../admin/webhooks.js';
 import {
   DeliveryLogQuery,
@@ -9,7 +8,7 @@ import {
   ResendForm,
 } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
-import { formProblem } from '../../../views/form-problem.js';
+import { FormProblem } from '../../../views/form-problem.js';
 import { disabledReasonWords } from '../../../views/format/notices.js';
 import { encodeCursor } from '../../../views/format/cursor.js';
 import { ENDPOINT_DISABLED, NO_ENDPOINT } from '../../../views/format/settings.js';
@@ -28,12 +27,28 @@ import { type Account, type Place, type Routes } from './place.js';
 
 const DELIVERIES_PER_PAGE = 25;
 
+/** What "Resend failed since" asks for. */
+const SINCE_FORMAT = 'Enter the date and time as YYYY-MM-DD HH:MM (UTC).';
+
+/** The call page a resend from a call's detail view goes back to. */
+const callPageOf = (call: string) => `/dashboard/calls/${canonicalUuid(call)}`;
+
+/** The log's filters a resend was sent with, to show the same page of the log again. */
+const filtersOf = ({ event, status, from, to, failed, before }: ResendForm): DeliveryLogQuery => ({
+  event,
+  status,
+  from,
+  to,
+  failed,
+  before,
+});
+
 export function deliveriesRoutes(fastify: Routes, place: Place) {
-  /** Why a resend was refused, in the tenant's words when it is the endpoint's state. */
-  async function resendProblem(request: FastifyRequest, accountId: string, error: AdminError): Promise<string> {
+  /** Why a resend was refused (src/admin's `message`), in the tenant's words when it is the endpoint's state. */
+  async function resendProblem(request: FastifyRequest, accountId: string, message: string): Promise<string> {
     const endpoint = await request.scoped.endpoint({ id: accountId });
     if (!endpoint) return NO_ENDPOINT;
-    return endpoint.enabled ? error.message : ENDPOINT_DISABLED(endpoint.disabledReason);
+    return endpoint.enabled ? message : ENDPOINT_DISABLED(endpoint.disabledReason);
   }
 
   /** The log's page; `since` is a "Resend failed since" as typed, with what is wrong with it. */
@@ -100,66 +115,79 @@ export function deliveriesRoutes(fastify: Routes, place: Place) {
     {
       schema: { hide: true, params: DeliveryParams, body: ResendForm },
       attachValidation: true,
+      config: {
+        formFailure: async (request, reply, { message, error, invalid }) => {
+          // Not a delivery id, or one of another account's endpoint: no such delivery, like any unknown one.
+          if (request.validationError?.validationContext === 'params' || error instanceof NoSuchDelivery)
+            throw fastify.httpErrors.notFound();
+          const account = await place.account(request, reply);
+          if (invalid) return logPage(reply, account, {}, 400, message);
+          const body = request.body as ResendForm;
+          const text = await resendProblem(request, account.id, message);
+          // From a call's detail view: back to it (the call page checks its own tenancy).
+          if (body.call) return reply.seeOther(callPageOf(body.call), { kind: 'error', text });
+          return logPage(reply, account, filtersOf(body), 400, text);
+        },
+      },
     },
     async (request, reply) => {
-      // Not a delivery id: no such delivery, like any unknown one.
-      if (request.validationError?.validationContext === 'params') throw fastify.httpErrors.notFound();
       const account = await place.account(request, reply);
-      if (request.validationError?.validationContext === 'body')
-        return logPage(reply, account, {}, 400, formProblem(request));
-      const { event, status, from, to, failed, before } = request.body;
-      const query = { event, status, from, to, failed, before };
-      // From a call's detail view: back to it (the call page checks its own tenancy).
-      const callPage = request.body.call ? `/dashboard/calls/${canonicalUuid(request.body.call)}` : null;
-      try {
-        // A delivery of another account's endpoint is NoSuchDelivery, answered as any unknown id.
-        await request.admin.run(replayDelivery, canonicalUuid(request.params.deliveryId), request.admin.actor, {
-          accountId: account.id,
-          now: request.admin.now(),
-        });
-      } catch (error) {
-        if (error instanceof NoSuchDelivery) throw fastify.httpErrors.notFound();
-        if (!(error instanceof AdminError)) throw error;
-        const text = await resendProblem(request, account.id, error);
-        if (callPage) return reply.seeOther(callPage, { kind: 'error', text });
-        return logPage(reply, account, query, 400, text);
-      }
+      await request.admin.run(replayDelivery, canonicalUuid(request.params.deliveryId), request.admin.actor, {
+        accountId: account.id,
+        now: request.admin.now(),
+      });
       const done = {
         kind: 'ok' as const,
         text: 'The delivery will be sent again in a moment, with the same webhook-id.',
       };
-      return reply.seeOther(callPage ?? logHref(place.base(account.id), hereOf(readFilters(query))), done);
+      const back = request.body.call
+        ? callPageOf(request.body.call)
+        : logHref(place.base(account.id), hereOf(readFilters(filtersOf(request.body))));
+      return reply.seeOther(back, done);
     },
   );
 
   fastify.post(
     `${place.prefix}/deliveries/resend-failed`,
-    { schema: { hide: true, body: ResendFailedForm }, attachValidation: true },
+    {
+      schema: { hide: true, body: ResendFailedForm },
+      attachValidation: true,
+      config: {
+        formFailure: async (request, reply, { message, by }) => {
+          const account = await place.account(request, reply);
+          if (by === 'admin')
+            return logPage(
+              reply,
+              account,
+              { status: 'failed' },
+              400,
+              await resendProblem(request, account.id, message),
+            );
+          // Any other refusal is of the time typed: it is shown again with what it should be.
+          const sent = (request.body as { since?: unknown } | undefined)?.since;
+          return logPage(reply, account, { status: 'failed' }, 400, null, {
+            value: typeof sent === 'string' ? sent.slice(0, 40) : '',
+            error: SINCE_FORMAT,
+          });
+        },
+      },
+    },
     async (request, reply) => {
       const account = await place.account(request, reply);
-      const since = request.validationError ? null : parseUtcTime(request.body.since);
-      if (!since)
-        return logPage(reply, account, { status: 'failed' }, 400, null, {
-          value: typeof request.body?.since === 'string' ? request.body.since.slice(0, 40) : '',
-          error: 'Enter the date and time as YYYY-MM-DD HH:MM (UTC).',
-        });
-      try {
-        const { resent } = await request.admin.run(
-          resendFailedDeliveries,
-          account.id,
-          since,
-          request.admin.actor,
-          request.admin.now(),
-        );
-        const text =
-          resent === 0
-            ? `No failed delivery since ${formatTime(since)} is left to send again (none failed, or a resend made at the same time took them).`
-            : `${resent === 1 ? '1 failed delivery' : `${resent} failed deliveries`} since ${formatTime(since)} will be sent again in a moment.`;
-        return reply.seeOther(logHref(place.base(account.id), {}), { kind: 'ok', text });
-      } catch (error) {
-        if (!(error instanceof AdminError)) throw error;
-        return logPage(reply, account, { status: 'failed' }, 400, await resendProblem(request, account.id, error));
-      }
+      const since = parseUtcTime(request.body.since);
+      if (!since) throw new FormProblem(SINCE_FORMAT);
+      const { resent } = await request.admin.run(
+        resendFailedDeliveries,
+        account.id,
+        since,
+        request.admin.actor,
+        request.admin.now(),
+      );
+      const text =
+        resent === 0
+          ? `No failed delivery since ${formatTime(since)} is left to send again (none failed, or a resend made at the same time took them).`
+          : `${resent === 1 ? '1 failed delivery' : `${resent} failed deliveries`} since ${formatTime(since)} will be sent again in a moment.`;
+      return reply.seeOther(logHref(place.base(account.id), {}), { kind: 'ok', text });
     },
   );
 }
