@@ -10,10 +10,6 @@ import type { FastifyRequest, FastifySchemaValidationError } from 'fastify';
 /** What a form that does not validate is told (a form the page never sends: edited, or from an old page). */
 export const FORM_NOT_VALID = 'The form was not filled in as expected. Reload the page and try again.';
 
-export function formProblem(request: FastifyRequest): string | null {
-  return request.validationError ? FORM_NOT_VALID : null;
-}
-
 /** Problems of a form's fields in words, by the field's id on the page ("name", "w0-from"), each shown next to it. */
 export type FieldProblems = Record<string, string>;
 
@@ -82,7 +78,7 @@ function* leaves(error: ValueError): Generator<ValueError> {
 /**
  * Every field (and row) of the request's `value` that `schema` refused by a pattern, in the schema's order; [] when it
  * validated; null when it broke another rule (a length, a choice, a missing or unknown field, unstorable text: a form
- * the page never sends), which formProblem words.
+ * the page never sends), which the form words as FORM_NOT_VALID.
  */
 export function refusals(request: FastifyRequest, schema: TSchema, value: unknown): Refusal[] | null {
   if (!request.validationError) return [];
