@@ -1,13 +1,9 @@
-// Settings → API & Webhooks lives in two places: the viewer's own settings, and a client's (agency users only).
-// What every part of the section shares: the place, its account lookup, and who is acting.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+// Settings → API & Webhooks lives in two places: the viewer's own settings, and a client's (agency users only). What
+// every page and route of the section shares: the place, its account, and what the section's route plugins are given.
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { AccountInScope } from '../../../storage/index.js';
+import type { AccountInScope } from '../../storage/index.js';
 
 export type Account = AccountInScope;
-/** A route plugin's instance: the TypeBox type provider's, so each route's types come from its schema. */
-export type Routes = Parameters<FastifyPluginAsyncTypebox>[0];
-export type Req = FastifyRequest;
 
 /** The two places the section lives: the viewer's own settings, and a client's (agency users only). */
 export interface Place {
@@ -15,7 +11,7 @@ export interface Place {
   /** What the family resolves the account from: the viewer's own, or the client named by `:id`. */
   managed: 'own' | 'client';
   param?: string;
-  account(request: Req, reply: FastifyReply): Promise<Account>;
+  account(request: FastifyRequest, reply: FastifyReply): Promise<Account>;
   base(accountId: string): string;
 }
 
@@ -35,10 +31,8 @@ export const CLIENT: Place = {
   base: (accountId) => `/dashboard/clients/${accountId}/api-webhooks`,
 };
 
-/** After re-entering the password: back to the page that shows the button (a POST cannot be repeated by a redirect). */
-export function recentSignIn(fastify: Routes, place: Place): preHandlerAsyncHookHandler {
-  const base = (request: Req) => place.base((request.params as { id?: string }).id ?? '');
-  return fastify.dashboardGuards.requireRecentSignIn(
-    (request) => `${base(request)}${request.routeOptions.url?.endsWith('/webhook') ? '/webhook' : '/key'}`,
-  );
+/** What each route plugin of the section is registered with: its place, and the recent sign-in its secrets need. */
+export interface SectionOptions {
+  place: Place;
+  recent: preHandlerAsyncHookHandler;
 }

@@ -1,4 +1,11 @@
-// The api-webhooks page's model: what src/views/pages/api-webhooks.eta reads (with the partials it includes).
+// The api-webhooks page's model: what src/views/pages/api-webhooks.eta reads (with the partials it includes), and
+// what builds it: the API key, API access, the default agent and the webhook endpoint of one account.
+import type { FastifyRequest } from 'fastify';
+import { planAllowsApi } from '../../domain/api-access.js';
+import { disabledReasonWords } from '../format/notices.js';
+import { timeOrNull } from '../format/time.js';
+import { CLIENT, type Account, type Place } from './api-webhooks-place.js';
+import type { PageData } from '../page-models.js';
 import type { ApiWebhooksPlace, EndpointState, KeysOf } from './model-parts.js';
 
 export type ApiWebhooksModel = ApiWebhooksPlace & {
@@ -40,3 +47,63 @@ export const API_WEBHOOKS_FIELDS = [
   'endpoint',
   'problem',
 ] as const satisfies readonly KeysOf<ApiWebhooksModel>[];
+
+const AGENTS_LISTED = 500;
+
+/** Everything the section shows about `account`; `problem` goes next to the form it is about. */
+export async function settingsPage(
+  request: FastifyRequest,
+  place: Place,
+  account: Account,
+  problem: ApiWebhooksModel['problem'] = null,
+): Promise<PageData<'api-webhooks'>> {
+  const [access, key, agents, endpoint] = await Promise.all([
+    request.scoped.apiAccess(account),
+    request.scoped.activeKey(account),
+    // The default agent is picked for new calls among the account's own agents: archived ones are not offered.
+    request.scoped.ownAgents(account, AGENTS_LISTED, { onlyUsable: true }),
+    request.scoped.endpoint(account),
+  ]);
+  const counts = endpoint ? await request.scoped.openDeliveries(endpoint) : null;
+  const defaultAgent = await request.scoped.defaultAgent(access);
+  const planAllows = planAllowsApi(access?.plan);
+  return {
+    title: account.kind === 'client' ? `API & Webhooks · ${account.name}` : 'Settings → API & Webhooks',
+    account: { id: account.id, name: account.name, kind: account.kind },
+    base: place.base(account.id),
+    // On a client's page (agency users): back to the client detail page it is a section of.
+    clientHref: place === CLIENT ? `/dashboard/clients/${account.id}` : null,
+    planAllows,
+    planMessage: planAllows ? null : 'API access requires the agency plan',
+    key: key && {
+      prefix: key.displayPrefix,
+      createdAt: timeOrNull(key.createdAt),
+      lastUsed: timeOrNull(key.lastUsedAt),
+    },
+    access: {
+      on: access?.accountSwitch ?? false,
+      agencyOff: access?.agencySwitch === false,
+      agencyName: access?.agencyName ?? null,
+    },
+    agents: agents.map((a) => ({
+      id: a.id,
+      label: a.accountId === account.id ? a.name : `${a.name} (${a.accountName})`,
+      phone: a.phoneNumber,
+    })),
+    agentsCapped: agents.length >= AGENTS_LISTED,
+    defaultAgentId: access?.defaultAgentId ?? null,
+    // Accepted silently before: every trigger without agent_id then gets 400 "Agent has no phone number assigned".
+    defaultAgentWithoutPhone: defaultAgent !== null && defaultAgent.phoneNumber === null,
+    endpoint: endpoint && {
+      url: endpoint.url,
+      enabled: endpoint.enabled,
+      disabledReason: disabledReasonWords(endpoint.disabledReason),
+      updatedAt: timeOrNull(endpoint.updatedAt),
+      pending: counts?.pending ?? 0,
+      failed: counts?.failed ?? 0,
+      held: counts?.held ?? 0,
+      heldSince: timeOrNull(counts?.heldSince),
+    },
+    problem,
+  };
+}

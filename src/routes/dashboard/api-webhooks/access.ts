@@ -1,4 +1,5 @@
 // API access (on, or off after a confirmation page naming what stops) and the default agent of triggers.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { setApiAccess } from '../../../admin/accounts.js';
 import { setDefaultAgent } from '../../../admin/agents.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
@@ -6,8 +7,8 @@ import { ApiAccessForm, DefaultAgentForm } from '../../../../schemas/dashboard/a
 import { canonicalUuid } from '../../../../schemas/uuid.js';
 import { FormProblem, refusedField } from '../../../views/form-problem.js';
 import { NO_PHONE_DEFAULT } from '../../../views/format/settings.js';
-import { type Place, type Routes } from './place.js';
-import { showSettings } from './section.js';
+import { type SectionOptions } from '../../../views/pages/api-webhooks-place.js';
+import { settingsPage } from '../../../views/pages/api-webhooks.js';
 
 /** The most clients the confirmation names (an agency may have thousands: it says how many more). */
 export const AFFECTED_NAMES_MAX = 50;
@@ -15,7 +16,7 @@ export const AFFECTED_NAMES_MAX = 50;
 /** A default agent that is not an id of an agent the account may use ("None set" too). */
 const NOT_USABLE = 'That agent is not one this account may use. Choose one from the list.';
 
-export function accessRoutes(fastify: Routes, place: Place) {
+export const accessRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fastify, { place }) => {
   fastify.post(
     `${place.prefix}/api-access`,
     {
@@ -26,7 +27,8 @@ export function accessRoutes(fastify: Routes, place: Place) {
           // A refusal of src/admin is not one this form words: the error page.
           if (by === 'admin') throw error;
           const account = await place.account(request, reply);
-          return showSettings(fastify, place, reply, account, 400, { section: 'access', text: message });
+          const problem = { section: 'access' as const, text: message };
+          return reply.code(400).page('api-webhooks', await settingsPage(request, place, account, problem));
         },
       },
     },
@@ -67,7 +69,8 @@ export function accessRoutes(fastify: Routes, place: Place) {
         formFailure: async (request, reply, { message, invalid }) => {
           const account = await place.account(request, reply);
           const text = !invalid || refusedField(request) === 'agent_id' ? NOT_USABLE : message;
-          return showSettings(fastify, place, reply, account, 400, { section: 'agent', text });
+          const problem = { section: 'agent' as const, text };
+          return reply.code(400).page('api-webhooks', await settingsPage(request, place, account, problem));
         },
       },
     },
@@ -88,4 +91,4 @@ export function accessRoutes(fastify: Routes, place: Place) {
       });
     },
   );
-}
+};

@@ -1,4 +1,5 @@
 // The endpoint's delivery log (keyset pages, newest first), and sending one delivery or every failed one again.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { NoSuchDelivery, replayDelivery, resendFailedDeliveries } from '../../../admin/webhooks.js';
 import {
@@ -23,7 +24,7 @@ import {
   shownDelivery,
   STATUS_CHOICES,
 } from '../../../views/pages/api-webhooks-deliveries.js';
-import { type Account, type Place, type Routes } from './place.js';
+import { type Account, type SectionOptions } from '../../../views/pages/api-webhooks-place.js';
 
 const DELIVERIES_PER_PAGE = 25;
 
@@ -43,7 +44,7 @@ const filtersOf = ({ event, status, from, to, failed, before }: ResendForm): Del
   before,
 });
 
-export function deliveriesRoutes(fastify: Routes, place: Place) {
+export const deliveriesRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fastify, { place }) => {
   /** Why a resend was refused (src/admin's `message`), in the tenant's words when it is the endpoint's state. */
   async function resendProblem(request: FastifyRequest, accountId: string, message: string): Promise<string> {
     const endpoint = await request.scoped.endpoint({ id: accountId });
@@ -190,4 +191,4 @@ export function deliveriesRoutes(fastify: Routes, place: Place) {
       return reply.seeOther(logHref(place.base(account.id), {}), { kind: 'ok', text });
     },
   );
-}
+};

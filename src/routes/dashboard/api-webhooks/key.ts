@@ -1,16 +1,17 @@
 // The API key: a confirmation page, then the key in the POST's own answer (no-store), never from the session.
-import type { FastifyReply, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import { ChangedMeanwhile, generateKey } from '../../../admin/accounts.js';
 import { planAllowsApi } from '../../../domain/api-access.js';
 import { GenerateKeyForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
 import { FormProblem } from '../../../views/form-problem.js';
 import { formatTime } from '../../../views/format/time.js';
-import { type Account, type Place, type Routes } from './place.js';
+import { type Account, type SectionOptions } from '../../../views/pages/api-webhooks-place.js';
 
 const ALREADY_SHOWN = 'This key was already shown; generate a new one if you did not copy it.';
 
-export function keyRoutes(fastify: Routes, place: Place, recent: preHandlerAsyncHookHandler) {
+export const keyRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fastify, { place, recent }) => {
   const keyPage = async (reply: FastifyReply, account: Account, status = 200, problem: string | null = null) => {
     const scoped = reply.request.scoped;
     const [key, access] = await Promise.all([scoped.activeKey(account), scoped.apiAccess(account)]);
@@ -76,4 +77,4 @@ export function keyRoutes(fastify: Routes, place: Place, recent: preHandlerAsync
       });
     },
   );
-}
+};

@@ -1,6 +1,7 @@
 // The webhook endpoint: a form page; a new endpoint, or a rotation asked for, answers with the signing secret in the
 // POST's own answer (no-store); a changed URL keeps the secret. Enabling it again.
-import type { FastifyReply, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import { ChangedMeanwhile } from '../../../admin/accounts.js';
 import { changeWebhookUrl, enableWebhook, setWebhook } from '../../../admin/webhooks.js';
 import { CsrfOnlyForm } from '../../../../schemas/dashboard/forms.js';
@@ -8,8 +9,8 @@ import { WEBHOOK_URL_MAX_LENGTH, WebhookForm } from '../../../../schemas/dashboa
 import { webhookUrlProblem } from '../../../webhooks/url-policy.js';
 import { takePendingForm } from '../confirm-password.js';
 import { FormProblem } from '../../../views/form-problem.js';
-import { type Account, type Place, type Routes } from './place.js';
-import { showSettings } from './section.js';
+import { type Account, type SectionOptions } from '../../../views/pages/api-webhooks-place.js';
+import { settingsPage } from '../../../views/pages/api-webhooks.js';
 
 const ALREADY_SHOWN =
   'This signing secret was already shown; change the URL with "Also rotate the signing secret" ticked to make a new one if you did not copy it.';
@@ -19,7 +20,7 @@ const CHANGED_MEANWHILE =
 /** A change of an endpoint's URL that keeps its signing secret: rotating it, or a first URL, makes a new one. */
 const keepsSecret = (body: WebhookForm) => body.replaces !== 'none' && body.rotate !== 'on';
 
-export function webhookRoutes(fastify: Routes, place: Place, recent: preHandlerAsyncHookHandler) {
+export const webhookRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fastify, { place, recent }) => {
   const webhookPage = async (
     reply: FastifyReply,
     account: Account,
@@ -106,10 +107,11 @@ export function webhookRoutes(fastify: Routes, place: Place, recent: preHandlerA
       config: {
         formFailure: async (request, reply) => {
           const account = await place.account(request, reply);
-          return showSettings(fastify, place, reply, account, 400, {
-            section: 'webhook',
+          const problem = {
+            section: 'webhook' as const,
             text: 'There is no webhook endpoint to enable: set a URL first.',
-          });
+          };
+          return reply.code(400).page('api-webhooks', await settingsPage(request, place, account, problem));
         },
       },
     },
@@ -125,4 +127,4 @@ export function webhookRoutes(fastify: Routes, place: Place, recent: preHandlerA
       return reply.seeOther(place.base(account.id), { kind: 'ok', text });
     },
   );
-}
+};
