@@ -11,7 +11,6 @@ import { createClient } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../../src/admin/agents.js';
 import { LIST_PAGE_SIZE } from '../../src/views/pages/list-filter.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
-import { storageOf } from '../helpers/database.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { PlanCapture } from '../helpers/plan-capture.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
