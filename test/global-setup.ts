@@ -73,18 +73,17 @@ export default async function setup(project: TestProject) {
   project.provide('redisUrl', process.env.TEST_REDIS_URL ?? null);
   project.provide('tmpDir', tmpDir);
 
-  // Each test file's databases are closed to connections when it ends and dropped behind the next file
-  // (helpers/database.ts): those a worker was still dropping are dropped here; one still open to connections says a
-  // cleanup did not run, and the run fails (once they are dropped).
+  // Each test file's databases are dropped when it ends (helpers/file-end.ts): one still here says a cleanup did not
+  // run, and the run fails (once they are dropped).
   return async () => {
     const left: string[] = [];
     try {
-      const { rows } = await admin.query<{ name: string; ended: boolean }>(
-        `SELECT datname AS name, NOT datallowconn AS ended FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1`,
+      const { rows } = await admin.query<{ name: string }>(
+        `SELECT datname AS name FROM pg_database WHERE starts_with(datname, $1) ORDER BY 1`,
         [TEST_DATABASE_PREFIX],
       );
-      left.push(...rows.filter((r) => !r.ended).map((r) => r.name));
-      for (const { name } of rows) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      left.push(...rows.map((r) => r.name));
+      for (const name of left) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`).catch(() => undefined);
     } finally {
       await admin.end();

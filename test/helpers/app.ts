@@ -34,7 +34,8 @@ export interface AppPools {
 
 const urls = new WeakMap<App, string>();
 const pools = new WeakMap<App, AppPools>();
-const clients = new Map<App, PrismaClient>();
+/** The test clients by database: the apps of one database (replicas, an app beside its twin) share one. */
+const clients = new Map<string, { client: PrismaClient; apps: Set<App> }>();
 
 /**
  * The test's Prisma client on the database of `app` (made on first use, disconnected when the app closes or the file
@@ -42,15 +43,18 @@ const clients = new Map<App, PrismaClient>();
  * holds the app's connections can still look.
  */
 export function prismaOf(app: App): PrismaClient {
-  let client = clients.get(app);
-  if (!client) {
-    // An app a test built itself (buildApp) names its database in its config.
-    const url = urls.get(app) ?? app.config.DATABASE_URL;
-    if (!url) throw new Error('prismaOf: an app on the embedded database; build it with buildTestApp');
-    client = createPrisma(url, { max: 2 });
-    clients.set(app, client);
+  // An app a test built itself (buildApp) names its database in its config.
+  const url = urls.get(app) ?? app.config.DATABASE_URL;
+  if (!url) throw new Error('prismaOf: an app on the embedded database; build it with buildTestApp');
+  // One client per database, not per app: four workers' files of several apps each, at two connections an app, took
+  // the machine's PostgreSQL past its 100 connections in CI.
+  let entry = clients.get(url);
+  if (!entry) {
+    entry = { client: createPrisma(url, { max: 2 }), apps: new Set() };
+    clients.set(url, entry);
   }
-  return client;
+  entry.apps.add(app);
+  return entry.client;
 }
 
 /** The pools of an app built with `pools: true`. */
@@ -60,17 +64,22 @@ export function poolsOf(app: App): AppPools {
   return found;
 }
 
+/** Lets go of `app`'s client once no other open app of its database reads through it. */
 async function disconnect(app: App): Promise<void> {
-  const client = clients.get(app);
-  clients.delete(app);
-  await client?.$disconnect();
+  for (const [url, entry] of clients) {
+    if (!entry.apps.delete(app) || entry.apps.size > 0) continue;
+    clients.delete(url);
+    await entry.client.$disconnect();
+  }
 }
 
 const open = new Set<App>();
 atFileEnd(async () => {
   for (const app of [...open].reverse()) await app.close();
   open.clear();
-  for (const app of [...clients.keys()]) await disconnect(app);
+  const left = [...clients.values()];
+  clients.clear();
+  for (const { client } of left) await client.$disconnect();
 });
 
 /** Closes an app now (a replica a test stops on purpose); the file's teardown will not close it again. */

@@ -1,4 +1,4 @@
-// A fresh, migrated database for one test file, cloned from the run's template and dropped once the file has ended
+// A fresh, migrated database for one test file, cloned from the run's template and dropped when the file ends
 // (file-end.ts).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -25,26 +25,13 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
 
 const created: string[] = [];
 const clients: PrismaClient[] = [];
-/** This worker's drops still under way, one after another: the next file does not wait for them. */
-let dropping: Promise<void> = Promise.resolve();
 atFileEnd(async () => {
   for (const prisma of clients.splice(0)) await prisma.$disconnect();
   const names = created.splice(0);
-  if (!names.length) return;
-  // Marked done at once (a catalog update); dropped behind the next file, since a DROP DATABASE waits for a
-  // checkpoint (a second and more on a busy machine). The run's end drops what a worker left still dropping, and
-  // fails on an unmarked one: a file whose end never ran (test/global-setup.ts).
-  await admin(async (c) => {
-    for (const name of names) await c.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
-  });
-  dropping = dropping
-    .then(() =>
-      admin(async (c) => {
-        for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      }),
-    )
-    // One that fails here is dropped at the run's end, which fails the run if it cannot.
-    .catch(() => undefined);
+  if (names.length)
+    await admin(async (c) => {
+      for (const name of names) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    });
 });
 
 /** Creates the database now (migrated, unless `empty`); it is dropped after the file's tests. */
