@@ -34,6 +34,17 @@ export interface CallHistoryFilters {
   to: Date | null;
 }
 
+/** No filter set: the whole list. Spread it and set the filters a request asks for. */
+export const NO_CALL_FILTERS: Readonly<CallHistoryFilters> = {
+  status: null,
+  agentId: null,
+  numberPrefix: null,
+  namePrefix: null,
+  metadata: null,
+  from: null,
+  to: null,
+};
+
 /** `crm_id = 123`: the key, and the JSON values that count as that value (a number-looking one as both). */
 export interface MetadataMatch {
   key: string;

@@ -1,6 +1,6 @@
 // Tenants for tests, made through the same operator functions callctl uses.
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
-import type { CallHistoryFilters, Storage } from '../../src/storage/index.js';
+import type { Storage } from '../../src/storage/index.js';
 import { storageOf } from './database.js';
 import { createAgency, createClient, generateKey, setApiAccess, setPlan } from '../../src/admin/accounts.js';
 import { createAgent, setDefaultAgent, updateAgent, type AgentInput } from '../../src/admin/agents.js';
@@ -97,13 +97,5 @@ export function agentOf(prisma: Storage | PrismaClient, accountId: string): Prom
   return agents.get(accountId)!;
 }
 
-/** The Calls list's filters with none set (CallHistoryRepository.listCallHistory): spread and set the ones a test asks. */
-export const NO_CALL_FILTERS: CallHistoryFilters = {
-  status: null,
-  agentId: null,
-  numberPrefix: null,
-  namePrefix: null,
-  metadata: null,
-  from: null,
-  to: null,
-};
+/** The Calls list's filters with none set: the service's own (spread it and set the ones a test asks). */
+export { NO_CALL_FILTERS } from '../../src/storage/index.js';

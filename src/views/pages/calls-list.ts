@@ -10,7 +10,7 @@ import { isAgencyScope } from '../../domain/tenancy.js';
 import { CallsQuery } from '../../../schemas/dashboard/calls.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
 import type { ActiveUser, ScopeAgent } from '../../storage/index.js';
-import type { CallCursor, CallHistoryFilters, CallListRow } from '../../storage/index.js';
+import { NO_CALL_FILTERS, type CallCursor, type CallHistoryFilters, type CallListRow } from '../../storage/index.js';
 import { attemptsCell, callBadge, hasActiveCall, metadataCellWords, waitsForSlot } from '../format/badge.js';
 import { STATUS_WORDS } from '../format/status.js';
 import { decodeCursor, encodeCursor } from '../format/cursor.js';
@@ -60,15 +60,7 @@ export async function callsListPage(
       ]
     : [];
 
-  const filters: CallHistoryFilters = {
-    status: null,
-    agentId: null,
-    numberPrefix: null,
-    namePrefix: null,
-    metadata: null,
-    from: null,
-    to: null,
-  };
+  const filters: CallHistoryFilters = { ...NO_CALL_FILTERS };
   if (typed.status) {
     // One of CALL_STATUSES, as the schema's pattern says.
     if (!refused.has('status')) filters.status = typed.status as CallStatus;
