@@ -1,6 +1,8 @@
 // The public view of a call: the `data` of every webhook event and what callctl shows (src/calls/call-view.ts maps a
 // stored call to it).
 import { Type, type Static, type TLiteral } from '@sinclair/typebox';
+import { CallResultData } from './agent-runtime.js';
+import { Metadata } from './metadata.js';
 import { ANSWERED_BY, ATTEMPT_OUTCOMES, CALL_STATUSES, FAILURE_REASONS, TIMEZONE_SOURCES } from './vocabulary.js';
 
 const Timestamp = (description: string) =>
@@ -10,6 +12,8 @@ const Timestamp = (description: string) =>
 function literals<const T extends readonly string[]>(values: T): { -readonly [K in keyof T]: TLiteral<T[K]> } {
   return values.map((value) => Type.Literal(value)) as { -readonly [K in keyof T]: TLiteral<T[K]> };
 }
+
+export { Metadata };
 
 export const CallStatusSchema = Type.Union(literals(CALL_STATUSES), {
   description: 'initiated -> dialing -> in_progress -> completed, or failed from any non-terminal status',
@@ -29,14 +33,6 @@ export const AttemptOutcomeSchema = Type.Object(
   { additionalProperties: false },
 );
 export type AttemptOutcomeData = Static<typeof AttemptOutcomeSchema>;
-
-export const Metadata = Type.Record(
-  Type.String(),
-  Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]),
-  {
-    description: 'Arbitrary key-value pairs given at trigger time, unchanged',
-  },
-);
 
 export const CallData = Type.Object(
   {
@@ -82,6 +78,10 @@ export const CallData = Type.Object(
     timezone_source: Type.Union([...literals(TIMEZONE_SOURCES), Type.Null()], {
       description:
         "Where timezone came from: request (the trigger's recipient_timezone), country (the number's country has one zone) or agent (the agent's zone)",
+    }),
+    result: Type.Union([CallResultData, Type.Null()], {
+      description:
+        'What the voice-agent runtime reported about the call: outcome, summary, data, transcript. The terminal event waits for it after hang-up up to AGENT_RESULT_WAIT_SECONDS (default 10); null when the runtime has reported nothing by then (a later result is kept and shown in the dashboard, never sent as a second event), and always null in call.started',
     }),
   },
   { $id: 'CallData', additionalProperties: false, description: 'A call as webhooks and operators see it' },

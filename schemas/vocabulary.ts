@@ -41,6 +41,10 @@ export const VOICEMAIL_POLICIES = ['off', 'hang_up', 'leave_message'] as const;
 export type VoicemailPolicy = (typeof VOICEMAIL_POLICIES)[number];
 export const VOICEMAIL_MESSAGE_MAX = 500;
 
+/** How an agent's answered calls reach the voice-agent runtime: a media stream, or a SIP destination. */
+export const HANDOFF_KINDS = ['stream', 'sip'] as const;
+export type HandoffKind = (typeof HANDOFF_KINDS)[number];
+
 /** Whose local time an agent's calling windows are read in. */
 export const WINDOW_TIMEZONES = ['agent', 'recipient'] as const;
 export type WindowTimezone = (typeof WINDOW_TIMEZONES)[number];

@@ -40,6 +40,7 @@ export const CALL_STARTED_EXAMPLE: Example<'call.started'> = {
     scheduled_at: '2026-12-01T14:30:00.000Z',
     timezone: 'America/New_York',
     timezone_source: 'request',
+    result: null,
   },
 };
 
@@ -72,6 +73,23 @@ export const CALL_COMPLETED_EXAMPLE: Example<'call.completed'> = {
     scheduled_at: '2026-12-01T14:30:00.000Z',
     timezone: 'America/New_York',
     timezone_source: 'request',
+    result: {
+      outcome: 'appointment_booked',
+      summary: 'Ada booked a demo for Thursday at 10:00 and asked for the pricing sheet by e-mail.',
+      data: { appointment_at: '2026-12-03T15:00:00Z', interest: 'high' },
+      transcript: [
+        {
+          speaker: 'agent',
+          text: 'Hi Ada, this is Sam from Acme. Is now a good time?',
+          at: '2026-12-01T15:00:13.000Z',
+        },
+        { speaker: 'callee', text: 'Yes, go ahead.', at: '2026-12-01T15:00:16.000Z' },
+      ],
+      transcript_url: null,
+      recording_url: 'https://recordings.example.com/calls/01a211b0.mp3',
+      opt_out: false,
+      received_at: '2026-12-01T15:02:55.000Z',
+    },
   },
 };
 
@@ -108,6 +126,7 @@ export const CALL_FAILED_EXAMPLE: Example<'call.failed'> = {
     scheduled_at: null,
     timezone: 'Europe/London',
     timezone_source: 'country',
+    result: null,
   },
 };
 
@@ -140,5 +159,6 @@ export const CALL_FAILED_BEFORE_DIAL_EXAMPLE: Example<'call.failed'> = {
     scheduled_at: null,
     timezone: 'America/Los_Angeles',
     timezone_source: 'agent',
+    result: null,
   },
 };

@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { loggerOptions, RequestLineLogController } from './logger.js';
+import contextTokens from '../plugins/context-tokens.js';
 import concurrency from '../plugins/concurrency.js';
 import configPlugin from '../plugins/config.js';
 import db from '../plugins/db.js';
@@ -69,6 +70,7 @@ export async function app(
   await fastify.register(httpsOnly, { behindProxy: config.TLS_MODE === 'proxy' });
   await fastify.register(db, { databaseUrl, storages });
   await fastify.register(concurrency);
+  await fastify.register(contextTokens);
   await fastify.register(redis, { redisUrl: config.REDIS_URL });
   await fastify.register(jobs, { databaseUrl, ...jobOptions });
   await fastify.register(mailer);

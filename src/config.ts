@@ -51,7 +51,14 @@ export const ConfigSchema = Type.Object({
     description: "Twilio's REST API (overridden in tests)",
   }),
   PUBLIC_BASE_URL: Url('Public https address of this service, for provider callbacks'),
-  AGENT_STREAM_URL: Url('wss:// media-stream address of the voice-agent runtime'),
+  AGENT_STREAM_URL: Url("wss:// media-stream address of the voice-agent runtime (an agent's own stream_url wins)"),
+  AGENT_RESULT_WAIT_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 300,
+    default: 10,
+    description:
+      "How long an answered call's terminal event waits after hang-up for the runtime's result (0: it does not wait)",
+  }),
   RATE_LIMIT_PER_MINUTE: Positive('Requests per minute per API key', 100),
   AUTH_FAILURES_PER_MINUTE: Positive('Failed authentications per client IP per minute before 429', 30),
   MAX_CONCURRENT_CALLS: Positive('Calls dialling or connected at once, per account', 10),

@@ -4,6 +4,7 @@
 // stored therefore needs no edit here: its property in CallData and its field in the row are enough.
 import type { TObject } from '@sinclair/typebox';
 import { CallData, type AttemptOutcomeData } from '../../schemas/call.js';
+import type { CallResultData } from '../../schemas/agent-runtime.js';
 import type { CallRow as Call } from '../storage/index.js';
 
 /**
@@ -44,7 +45,22 @@ const SPECIAL = {
   attempts: (call: Call, outcomes: AttemptOutcomeData[]) =>
     attemptsDialled({ ...call, attemptsEnded: outcomes.length }),
   attempt_outcomes: (_call: Call, outcomes: AttemptOutcomeData[]) => outcomes,
+  result: (call: Call) => resultOf(call),
 } satisfies { [K in keyof CallData]?: (call: Call, outcomes: AttemptOutcomeData[]) => CallData[K] };
+
+/**
+ * A call row as some readers return it: with its runtime result (call_results.body, the published CallResult), as the
+ * JSON text stored (the transition's locking read: RawJson keeps its data's key order) or parsed (Prisma's include).
+ * Absent or null: no result.
+ */
+export type CallWithResult = Call & { result?: string | CallResultData | null };
+
+/** The call's result as published, or null. */
+export function resultOf(call: Call): CallResultData | null {
+  const stored = (call as CallWithResult).result;
+  if (stored === undefined || stored === null) return null;
+  return typeof stored === 'string' ? (JSON.parse(stored) as CallResultData) : stored;
+}
 
 /** `attempt_outcomes` -> `attemptOutcomes`: the row's name for a property. */
 const camelCase = (name: string) => name.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase());

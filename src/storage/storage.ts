@@ -22,6 +22,7 @@ import { KeyRepository } from './keys.js';
 import { NotificationRepository } from './notifications.js';
 import { OverviewRepository } from './overview.js';
 import { SessionRepository } from './sessions.js';
+import { SigningKeyRepository } from './signing-keys.js';
 import { TokenRepository } from './tokens.js';
 import { UserRepository } from './users.js';
 
@@ -43,6 +44,8 @@ export interface Repositories {
   /** API keys and the API-access switch. */
   readonly keys: KeyRepository;
   readonly sessions: SessionRepository;
+  /** Keys the service signs with (the runtime's context tokens). */
+  readonly signingKeys: SigningKeyRepository;
   /** One-time tokens (invitations, password resets). */
   readonly tokens: TokenRepository;
   readonly users: UserRepository;
@@ -93,6 +96,7 @@ function repositories(driver: TransactionDriver): Repositories {
     idempotency: new IdempotencyRepository(driver),
     keys: new KeyRepository(driver),
     sessions: new SessionRepository(driver),
+    signingKeys: new SigningKeyRepository(driver),
     tokens: new TokenRepository(driver),
     users: new UserRepository(driver),
   };

@@ -6,6 +6,7 @@ import type {
   CallStatus as DbCallStatus,
   DeliveryStatus as DbDeliveryStatus,
   FailureReason as DbFailureReason,
+  HandoffKind as DbHandoffKind,
   TimezoneSource as DbTimezoneSource,
   VoicemailPolicy as DbVoicemailPolicy,
   WindowTimezone as DbWindowTimezone,
@@ -15,6 +16,7 @@ import type {
   CallStatus,
   DeliveryStatus,
   FailureReason,
+  HandoffKind,
   TimezoneSource,
   VoicemailPolicy,
   WindowTimezone,
@@ -30,4 +32,5 @@ export const VOCABULARY_MATCHES_DATABASE: [
   Same<VoicemailPolicy, DbVoicemailPolicy>,
   Same<WindowTimezone, DbWindowTimezone>,
   Same<TimezoneSource, DbTimezoneSource>,
-] = [true, true, true, true, true, true, true];
+  Same<HandoffKind, DbHandoffKind>,
+] = [true, true, true, true, true, true, true, true];

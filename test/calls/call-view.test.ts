@@ -38,6 +38,7 @@ const ended: CallRow = {
   ],
   nextAttemptAt: null,
   answeredBy: 'human',
+  outcome: null,
   voicemailLeft: false,
   scheduledAt: new Date('2054-11-23T15:00:00Z'),
   timezone: 'America/New_York',
@@ -58,7 +59,7 @@ describe('callView', () => {
         '"attempts":2,"attempt_outcomes":[{"attempt":1,"outcome":"busy","at":"2054-11-23T14:00:00.000Z"},' +
         '{"attempt":2,"outcome":"completed","at":"2054-11-23T15:01:02.000Z"}],"answered_by":"human",' +
         '"voicemail_left":false,"scheduled_at":"2054-11-23T15:00:00.000Z","timezone":"America/New_York",' +
-        '"timezone_source":"request"}',
+        '"timezone_source":"request","result":null}',
     );
   });
 
