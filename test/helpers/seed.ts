@@ -6,7 +6,8 @@
 //
 // The writes take Prisma's own arguments (data, where) where they can, so that a test still reads as the row it writes.
 export * from './seed/accounts.js';
-export { runSql } from './seed/bulk.js';
+export { insertRow, runSql, type Db } from './seed/bulk.js';
+export * from './seed/call-rows.js';
 export * from './seed/calls.js';
 export * from './seed/do-not-call.js';
 export * from './seed/webhooks.js';
