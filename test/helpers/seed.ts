@@ -9,5 +9,6 @@ export * from './seed/accounts.js';
 export { insertRow, runSql, type Db } from './seed/bulk.js';
 export * from './seed/call-rows.js';
 export * from './seed/calls.js';
+export * from './seed/delivery-rows.js';
 export * from './seed/do-not-call.js';
 export * from './seed/webhooks.js';

@@ -50,3 +50,29 @@ export async function insertRow(db: Db, table: string, row: Record<string, unkno
   );
   return entries[0]![1] as string;
 }
+
+/** One column of insertUnnested: its name, the type its array travels as, a cast to the column's own type. */
+export interface UnnestedColumn {
+  name: string;
+  type: string;
+  cast?: string;
+  values: readonly unknown[];
+}
+
+/**
+ * Rows of `table` in one statement, one array per column (all as long), each row with a new random id, in the order
+ * given (the table's physical order); returns their ids in that order.
+ */
+export async function insertUnnested(db: Db, table: string, columns: readonly UnnestedColumn[]): Promise<string[]> {
+  const names = columns.map((c) => c.name);
+  const rows = await bulk<{ id: string }>(
+    db,
+    `INSERT INTO ${table} (id, ${names.join(', ')})
+     SELECT gen_random_uuid(), ${columns.map((c) => `r.${c.name}${c.cast ? `::${c.cast}` : ''}`).join(', ')}
+       FROM unnest(${columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')}) WITH ORDINALITY AS r(${names.join(', ')}, n)
+      ORDER BY r.n
+     RETURNING id::text`,
+    columns.map((c) => c.values.map((v) => (v instanceof Date ? v.toISOString() : (v ?? null)))),
+  );
+  return rows.map((r) => r.id);
+}
