@@ -1,6 +1,6 @@
 // Call events, webhook deliveries and their attempts in bulk, each row spelled out by the test: the backlogs and
 // delivery histories the worker's claim and the Overview's endpoint health are tested against.
-import { insertUnnested, type Db } from './bulk.js';
+import { bulk, insertUnnested, type Db } from './bulk.js';
 
 /** One event of a call's history. */
 export interface EventRow {
@@ -82,4 +82,40 @@ export async function bulkInsertAttempts(db: Db, attempts: readonly AttemptRow[]
     { name: 'duration_ms', type: 'int', values: attempts.map((a) => a.durationMs) },
     { name: 'response_status', type: 'int', values: attempts.map((a) => a.responseStatus) },
   ]);
+}
+
+/** Endpoints in one statement (no admin function writes many at once; setWebhook resolves and audits each). */
+export function bulkInsertEndpoints(
+  db: Db,
+  endpoints: readonly { accountId: string; url: string; secret: string }[],
+): Promise<string[]> {
+  return insertUnnested(db, 'webhook_endpoints', [
+    { name: 'account_id', type: 'uuid', values: endpoints.map((e) => e.accountId) },
+    { name: 'url', type: 'text', values: endpoints.map((e) => e.url) },
+    { name: 'secret', type: 'text', values: endpoints.map((e) => e.secret) },
+    { name: 'updated_at', type: 'timestamptz', values: endpoints.map(() => new Date()) },
+  ]);
+}
+
+/**
+ * A pending call.completed delivery, to the account's endpoint, of each of its `count` newest calls' completion
+ * events, after `attemptCount` attempts and due at `nextAttemptAt`; returns their ids: deliveries of a history already
+ * in place, for the worker to send, retry or give up on.
+ */
+export async function insertDeliveriesOfNewestCalls(
+  db: Db,
+  deliveries: { accountId: string; count: number; attemptCount: number; nextAttemptAt: Date; createdAt: Date },
+): Promise<string[]> {
+  const rows = await bulk<{ id: string }>(
+    db,
+    `INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, attempt_count, next_attempt_at, created_at)
+     SELECT gen_random_uuid(), e.id, ev.call_id, ev.id, 'call.completed', '{"type":"call.completed"}', $3::int, $4::timestamptz, $5::timestamptz
+       FROM webhook_endpoints e
+       JOIN LATERAL (SELECT ev.id, ev.call_id FROM calls c JOIN call_events ev ON ev.call_id = c.id AND ev.to_status = 'completed'
+                      WHERE c.account_id = e.account_id ORDER BY c.created_at DESC LIMIT $2) ev ON true
+      WHERE e.account_id = $1::uuid
+     RETURNING id::text`,
+    [deliveries.accountId, deliveries.count, deliveries.attemptCount, deliveries.nextAttemptAt, deliveries.createdAt],
+  );
+  return rows.map((r) => r.id);
 }
