@@ -43,7 +43,7 @@ async function insertCalls(
     notBefore,
     expiresAt,
     scheduled = false,
-  }: { status: CallRow['status']; notBefore: Date; expiresAt: Date; scheduled?: boolean },
+  }: { status: NonNullable<CallRow['status']>; notBefore: Date; expiresAt: Date; scheduled?: boolean },
 ) {
   await bulkInsertCalls(
     client,
@@ -70,7 +70,7 @@ beforeAll(async () => {
   const storage = storages[0]!.storage;
   for (let i = 0; i < QUEUED_ACCOUNTS; i++) {
     const tenant = await createTenant(storage);
-    const waiting = { status: 'initiated', notBefore: minutes(24 * 60), expiresAt: minutes(48 * 60) };
+    const waiting = { status: 'initiated' as const, notBefore: minutes(24 * 60), expiresAt: minutes(48 * 60) };
     await insertCalls(tenant, QUEUE / 2, waiting);
     await insertCalls(tenant, QUEUE / 2, { ...waiting, scheduled: true });
     await insertCalls(tenant, FINISHED / QUEUED_ACCOUNTS, {
