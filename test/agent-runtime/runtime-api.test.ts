@@ -113,7 +113,7 @@ describe('GET /agent-runtime/v1/calls/{call_id}', () => {
     expect(body).toEqual({
       call_id: callId,
       agent_id: tenant.agentId,
-      agent_name: expect.any(String),
+      agent_name: expect.any(String) as string,
       account_id: tenant.accountId,
       from_number: AGENT_PHONE,
       to_number: phone,
@@ -122,7 +122,7 @@ describe('GET /agent-runtime/v1/calls/{call_id}', () => {
       email: 'ada@example.com',
       metadata: { z: 1, 2: 'two', a: null, crm: 'L-42' },
       scheduled_at: null,
-      timezone: expect.any(String),
+      timezone: expect.any(String) as string,
     });
   });
 
