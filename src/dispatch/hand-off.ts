@@ -32,6 +32,16 @@ export const RESERVED_SIP_HEADERS: readonly string[] = CARRIED.map((c) => c.head
 export const TWILIO_SIP_URI_MAX = 254;
 export const TWILIO_SIP_HEADERS_MAX = 1023;
 export const TWILIO_PARAMETER_MAX = 499;
+/**
+ * The longest the call's own headers can be in the URI, without X-Name and X-Email: three ids, two E.164 numbers of
+ * 15 digits (`+` encoded), the direction, attempt 5 and the token (test/dispatch/agent-hand-off.test.ts measures it).
+ */
+export const SIP_CARRIED_MAX = 341;
+/**
+ * What an agent's static headers may take of the headers portion, as `&Name=percent-encoded value` each, for all of
+ * them always to be sent (the agent form's bound; at call time the last ones that do not fit are left out).
+ */
+export const SIP_STATIC_HEADERS_BUDGET = TWILIO_SIP_HEADERS_MAX - SIP_CARRIED_MAX;
 /** Dropped first, in this order, when the headers would not fit: both are in the context the runtime fetches. */
 export const SIP_DROPPABLE = ['X-Name', 'X-Email'] as const;
 
