@@ -76,7 +76,8 @@ function carried(call: HandOffCall, token: string): Record<Carried, string | nul
 
 /**
  * An agent's static pairs (its stream_parameters or sip_headers column) as stored, in order: only well-formed pairs
- * whose name fits `pattern` and is not one the service's values own (compared without case for SIP headers).
+ * whose name fits `pattern` and is not one the service's values own (compared without case for SIP headers), nor for
+ * SIP an `X-Twilio-` header, which Twilio leaves out of the INVITE (warning 32113).
  */
 export function staticPairs(json: unknown, kind: 'stream' | 'sip'): HandoffPair[] {
   if (!Array.isArray(json)) return [];
@@ -91,7 +92,8 @@ export function staticPairs(json: unknown, kind: 'stream' | 'sip'): HandoffPair[
       typeof (p as HandoffPair).name === 'string' &&
       typeof (p as HandoffPair).value === 'string' &&
       pattern.test((p as HandoffPair).name) &&
-      !reserved.has((p as HandoffPair).name.toLowerCase()),
+      !reserved.has((p as HandoffPair).name.toLowerCase()) &&
+      !(kind === 'sip' && /^x-twilio/i.test((p as HandoffPair).name)),
   );
 }
 

@@ -208,6 +208,82 @@ describe('the SIP hand-off', () => {
   });
 });
 
+describe('hostile values', () => {
+  const call: HandOffCall = {
+    id: 'c',
+    agentId: 'a',
+    accountId: 'acc',
+    fromNumber: '+14155550100',
+    phoneNumber: '+14155552671',
+    attempt: 1,
+    name: '"/><Parameter name="call_id" value="evil',
+    email: 'x&X-Call-Id=evil@example.com',
+  };
+  const hostile = [
+    '"/><Parameter name="context_token" value="forged',
+    ']]><Hangup/><![CDATA[',
+    'a\r\nX-Context-Token: forged\r\n',
+    '&X-Call-Id=evil&X-Context-Token=forged',
+    '%0D%0AX-Evil:%201',
+    '\u2028\u0085\u0000\ud800',
+  ];
+
+  it('stream: every value reads back as one parameter, never a new one or another name', () => {
+    const statics = hostile.map((value, i) => ({ name: `p${i}`, value }));
+    const pairs = handOffPairs('stream', call, staticPairs(statics, 'stream'), 'token');
+    const read = parametersOf(streamTwiml('wss://a.test/s', pairs));
+    expect(read.map((p) => p.name)).toEqual(pairs.map((p) => p.name));
+    expect(read.filter((p) => p.name === 'call_id')).toEqual([{ name: 'call_id', value: 'c' }]);
+    expect(read.at(-1)).toEqual({ name: 'context_token', value: 'token' });
+    // What XML cannot carry at all (NUL, a lone surrogate) is dropped; everything else reads back exactly.
+    // eslint-disable-next-line no-control-regex -- the control characters are the subject
+    const xmlable = (v: string) => v.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|\p{Cs}/gu, '');
+    expect(read.map((p) => p.value)).toEqual(pairs.map((p) => xmlable(p.value)));
+  });
+
+  it('SIP: every value stays one header with its own name; no line break, & or = reaches the URI raw', () => {
+    const statics = hostile.map((value, i) => ({ name: `X-H${i}`, value }));
+    const pairs = handOffPairs('sip', call, staticPairs(statics, 'sip'), 'token');
+    const target = sipTarget('sip:agent@sip.example.test', pairs);
+    expect(target.dropped).toEqual([]);
+    const sip = sipOf(sipTwiml(target.uri));
+    expect(sip.uri).toMatch(/^[\x21-\x7e]+$/);
+    expect(sip.headers.map((h) => h.name)).toEqual(pairs.map((p) => p.name));
+    expect(sip.headers.filter((h) => h.name === 'X-Context-Token')).toEqual([
+      { name: 'X-Context-Token', value: 'token' },
+    ]);
+    for (const header of sip.headers) expect(header.value).not.toMatch(/[\r\n]/);
+    expect(sip.headers.find((h) => h.name === 'X-H4')!.value).toBe('%0D%0AX-Evil:%201');
+  });
+
+  it("drops an agent's statics that are malformed, take a reserved name or an X-Twilio- header", () => {
+    expect(staticPairs(null, 'stream')).toEqual([]);
+    expect(staticPairs({ name: 'bot', value: 'x' }, 'stream')).toEqual([]);
+    const stored = [
+      { name: 'bot', value: 'sales' },
+      { name: 'bad name', value: 'x' },
+      { name: 'attempt', value: '9' },
+      { name: 'n', value: 7 },
+      { name: 'x'.repeat(41), value: 'x' },
+      null,
+      'bot=x',
+    ];
+    expect(staticPairs(stored, 'stream')).toEqual([{ name: 'bot', value: 'sales' }]);
+    expect(
+      staticPairs(
+        [
+          { name: 'X-Bot', value: 'sales' },
+          { name: 'X-ATTEMPT', value: '9' },
+          { name: 'X-Twilio-Foo', value: 'x' },
+          { name: 'Bot', value: 'x' },
+          { name: 'X-Bad_Name', value: 'x' },
+        ],
+        'sip',
+      ),
+    ).toEqual([{ name: 'X-Bot', value: 'sales' }]);
+  });
+});
+
 describe("Twilio's limits, with the longest values allowed", () => {
   const call: HandOffCall = {
     id: 'ffffffff-ffff-4fff-bfff-ffffffffffff',
