@@ -3,6 +3,7 @@
 // by replicas), else in process; a Redis failure fails open (401) and is logged.
 import fp from 'fastify-plugin';
 import { AppError } from '../src/errors.js';
+import type { ErrorCode } from '../schemas/error-codes.js';
 import { ThrottledLog } from '../src/logging/throttled-log.js';
 import { MemoryFixedWindow, RedisFixedWindow, type FixedWindowCounter } from '../src/rate-limit/fixed-window.js';
 
@@ -18,12 +19,14 @@ declare module 'fastify' {
 export interface FailedAuthThrottleOptions {
   /** Failed attempts per client IP per minute before 429. */
   failuresPerMinute: number;
+  /** The refusal below the limit: the API's invalid key (default), or the agent runtime's invalid context token. */
+  invalid?: Extract<ErrorCode, 'INVALID_API_KEY' | 'INVALID_CONTEXT_TOKEN'>;
 }
 
 const WINDOW_MS = 60_000;
 
 export default fp<FailedAuthThrottleOptions>(
-  async (fastify, { failuresPerMinute }) => {
+  async (fastify, { failuresPerMinute, invalid = 'INVALID_API_KEY' }) => {
     const failures: FixedWindowCounter = fastify.redis
       ? new RedisFixedWindow(fastify.redis, 'oct:auth-fail:')
       : new MemoryFixedWindow();
@@ -45,7 +48,7 @@ export default fp<FailedAuthThrottleOptions>(
     fastify.decorate('failedAuth', {
       async refusal(ip: string) {
         const seen = await count(ip);
-        if (seen.count <= failuresPerMinute) return new AppError('INVALID_API_KEY');
+        if (seen.count <= failuresPerMinute) return new AppError(invalid);
         const seconds = Math.max(1, Math.ceil(seen.resetInMs / 1000));
         return new AppError('TOO_MANY_FAILED_AUTH', { seconds }, { 'retry-after': String(seconds) });
       },

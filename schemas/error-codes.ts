@@ -9,6 +9,8 @@ export const ERRORS = {
   API_ACCESS_DISABLED: { status: 403, message: 'API access is disabled' },
   PLAN_REQUIRED: { status: 403, message: 'API access requires the agency plan' },
   AGENT_FORBIDDEN: { status: 403, message: 'API key does not have access to this agent' },
+  INVALID_CONTEXT_TOKEN: { status: 401, message: 'Invalid context token' },
+  RESULT_ALREADY_DELIVERED: { status: 409, message: 'Result already delivered' },
   TWILIO_SIGNATURE_INVALID: { status: 403, message: 'Invalid Twilio signature' },
   RATE_LIMITED: { status: 429, message: 'Rate limit exceeded. Retry after {seconds} seconds.' },
   TOO_MANY_WAITING: { status: 429, message: 'Too many calls waiting. Retry after {seconds} seconds.' },

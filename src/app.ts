@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { loggerOptions, RequestLineLogController } from './logger.js';
+import contextTokenAuth from '../plugins/context-token-auth.js';
 import contextTokens from '../plugins/context-tokens.js';
 import concurrency from '../plugins/concurrency.js';
 import configPlugin from '../plugins/config.js';
@@ -30,6 +31,7 @@ import dashboardPlugins, { dashboardHelmet } from '../plugins/dashboard/index.js
 import dashboard from './routes/dashboard/index.js';
 import rootRedirect from './routes/dashboard/root-redirect.js';
 import twilioRoutes from './routes/telephony/twilio.js';
+import runtimeCalls from './routes/agent-runtime/calls.js';
 import { validatorCompiler } from '../schemas/validation.js';
 import { apiServerFactory } from './tls-listener.js';
 
@@ -58,6 +60,9 @@ export async function registerDashboard(scope: FastifyInstance, config: Config) 
   });
   await scope.register(dashboard);
 }
+
+/** Requests a runtime may make per call per minute: it reads the context once or twice and posts a result or two. */
+const RUNTIME_REQUESTS_PER_CALL_PER_MINUTE = 60;
 
 /** The service: shared plugins first (each owns one concern), then routes. */
 export async function app(
@@ -102,6 +107,26 @@ export async function app(
       await api.register(triggerRoute);
     },
     { prefix: '/api/v1' },
+  );
+
+  // The voice-agent runtime's operations on the call it was handed: authenticated by the call's context token (before
+  // the rate limit, so a request without one spends no call's budget), limited per call, never by an API key.
+  await fastify.register(
+    async (runtime) => {
+      runtime.removeContentTypeParser('text/plain');
+      await runtime.register(failedAuthThrottle, {
+        failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
+        invalid: 'INVALID_CONTEXT_TOKEN',
+      });
+      await runtime.register(contextTokenAuth);
+      await runtime.register(rateLimit, {
+        perMinute: RUNTIME_REQUESTS_PER_CALL_PER_MINUTE,
+        keyOf: (request) => `runtime:${request.runtimeClaims?.callId ?? request.ip}`,
+        policy: 'per-call',
+      });
+      await runtime.register(runtimeCalls, { resultWaitMs: config.AGENT_RESULT_WAIT_SECONDS * 1000 });
+    },
+    { prefix: '/agent-runtime/v1' },
   );
 
   // The dashboard: its sessions, CSRF, helmet, forms and views live in its own scope, never on /api/v1.

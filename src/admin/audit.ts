@@ -10,7 +10,7 @@ import { isUuid } from '../../schemas/uuid.js';
  * the request's IP), the accounts of their scope (src/admin/reach.ts applies it).
  */
 export type Actor =
-  | { kind: Extract<AuditActor, 'operator' | 'service'> }
+  | { kind: Extract<AuditActor, 'operator' | 'service' | 'agent'> }
   | { kind: 'user'; userId: string; ip: string | null; scope: Scope };
 
 /**

@@ -24,6 +24,7 @@ import {
 import { newRowId } from '../domain/ids.js';
 import { RawJson, stringifyWithRaw } from '../domain/raw-json.js';
 import { callView } from './call-view.js';
+import { awaitsResult } from './runtime-result.js';
 import type { WebhookEvent } from '../../schemas/webhook.js';
 import {
   type CallBatch,
@@ -44,6 +45,12 @@ export interface UpdateContext {
    * Whoever reports the end of an attempt passes it; without it, the configuration's default (24 h).
    */
   queuedCallTtlMs?: number | undefined;
+  /**
+   * How long an answered call's terminal event waits for the runtime's result (AGENT_RESULT_WAIT_SECONDS): written
+   * due this long after the call ended unless the result is in already. Absent or 0: sent at once (a dialer that
+   * hands calls to no runtime, such as the simulated one, passes none).
+   */
+  resultWaitMs?: number | undefined;
   /** An operator's change: each call it changes gets this audit entry (detail: its call_id), in the same transaction. */
   audit?: Omit<CallBatchAudit, 'id' | 'accountId' | 'detail' | 'at'> | undefined;
 }
@@ -182,9 +189,16 @@ export function planCallBatch(
       const eventId = newRowId();
       events.push({ id: eventId, callId: call.id, step, at });
       if (step.event) {
-        const data = { ...callView(call), metadata: new RawJson(call.metadata as string) };
+        // The stored texts go into the body as written: the client's metadata and the runtime's result keep their
+        // key order.
+        const { result } = call as LockedCall;
+        const data = {
+          ...callView(call),
+          metadata: new RawJson(call.metadata as string),
+          result: typeof result === 'string' ? new RawJson(result) : null,
+        };
         const body = { type: step.event, timestamp: at.toISOString(), data } satisfies Omit<WebhookEvent, 'data'> & {
-          data: { metadata: RawJson };
+          data: { metadata: RawJson; result: RawJson | null };
         };
         deliveries.push({
           id: newRowId(),
@@ -193,6 +207,9 @@ export function planCallBatch(
           eventId,
           type: step.event,
           payload: stringifyWithRaw(body),
+          notBefore: awaitsResult(call, step, context.resultWaitMs)
+            ? new Date(at.getTime() + context.resultWaitMs!)
+            : null,
         });
       }
       // A slot is free (and, after a retry, a call waits): wake the dispatchers.

@@ -4,6 +4,7 @@ import { buildApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { ErrorResponse } from '../../schemas/error.js';
 import { CallData } from '../../schemas/call.js';
+import { ResultBody, RuntimeContext } from '../../schemas/agent-runtime.js';
 import { TriggerBody, TriggerResponse } from '../../schemas/trigger.js';
 import { CallCompletedEvent, CallFailedEvent, CallStartedEvent, WebhookEvent } from '../../schemas/webhook.js';
 import { OPENAPI_PATH, withoutPrivateKeywords } from './document.js';
@@ -24,6 +25,9 @@ export const PUBLISHED_SCHEMAS = {
   CallCompletedEvent,
   CallFailedEvent,
   WebhookEvent,
+  // The voice-agent runtime's side (docs/agent-runtime.md): not operations of the OpenAPI document.
+  RuntimeContext,
+  RuntimeResult: ResultBody,
 };
 
 /** Relative path -> file content. */

@@ -24,6 +24,11 @@ export interface CallBatchDelivery {
   eventId: string;
   type: string;
   payload: string;
+  /**
+   * Not sent before this moment: an answered call's terminal event waiting for the runtime's result (written then
+   * into the payload by src/storage/call-results.ts). Null or absent: due at once. Never leased to the caller.
+   */
+  notBefore?: Date | null;
 }
 
 /**
@@ -65,12 +70,12 @@ WITH calls_written AS (
      FOR KEY SHARE
 ), deliveries_written AS (
   INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at, lease_expires_at, status, held_reason)
-  SELECT d.id, w.id, d.call_id, d.event_id, d.event_type, d.payload, $13::timestamptz,
-         CASE WHEN d.event_type = $29::text AND w.enabled THEN $30::timestamptz END,
+  SELECT d.id, w.id, d.call_id, d.event_id, d.event_type, d.payload, coalesce(d.not_before, $13::timestamptz),
+         CASE WHEN d.event_type = $29::text AND w.enabled AND d.not_before IS NULL THEN $30::timestamptz END,
          CASE WHEN w.enabled THEN 'pending' ELSE 'held' END::delivery_status,
          CASE WHEN NOT w.enabled THEN ${heldReason('w.disabled_reason')} END
-    FROM unnest($19::uuid[], $20::uuid[], $21::uuid[], $22::uuid[], $23::text[], $24::text[])
-         AS d(id, account_id, call_id, event_id, event_type, payload)
+    FROM unnest($19::uuid[], $20::uuid[], $21::uuid[], $22::uuid[], $23::text[], $24::text[], $38::timestamptz[])
+         AS d(id, account_id, call_id, event_id, event_type, payload, not_before)
     JOIN endpoints w ON w.account_id = d.account_id
   RETURNING id, endpoint_id, payload, attempt_count, lease_expires_at, status
 ), notified AS (
@@ -173,6 +178,7 @@ export async function writeCallBatch(client: pg.ClientBase, batch: CallBatch): P
       column((c) => c.expiresAt),
       column((c) => c.answeredBy),
       column((c) => c.voicemailLeft),
+      deliveries.map((d) => d.notBefore ?? null),
     ],
   });
   return leased.filter((d): d is ClaimedDelivery => d.id !== null);

@@ -16,13 +16,24 @@ export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agency_id AS "
   c.provider_call_id AS "providerCallId", c.dial_attempts AS "dialAttempts", c.lease_owner AS "leaseOwner",
   c.lease_expires_at AS "leaseExpiresAt", c.attempt, c.attempt_outcomes AS "attemptOutcomes", c.next_attempt_at AS "nextAttemptAt",
   c.answered_by::text AS "answeredBy", c.voicemail_left AS "voicemailLeft", c.scheduled_at AS "scheduledAt", c.timezone,
-  c.timezone_source::text AS "timezoneSource", c.listed_for_account_id AS "listedForAccountId"`;
+  c.timezone_source::text AS "timezoneSource", c.listed_for_account_id AS "listedForAccountId", c.outcome`;
+
+/**
+ * The runtime's result of the call's current attempt (call_results.body: the published result, as stored), or null:
+ * the terminal event a transition writes carries it (src/calls/transition.ts). Only in the selects that can end an
+ * answered call; a claim (which only starts attempts) does not read it.
+ */
+const RESULT_COLUMN = `(SELECT r.body::text FROM call_results r WHERE r.call_id = c.id AND r.attempt = c.attempt) AS result`;
 
 /**
  * A call as a transition locks it, with its agent's retry policy as stored (unchecked; src/calls/transition.ts checks
  * it): an attempt that ends is retried under the policy as it is then. Absent where the locking read has no need of it.
  */
-export type LockedCall = Call & { retryPolicy?: { maxAttempts: unknown; retryOn: unknown; waitsMinutes: unknown } };
+export type LockedCall = Call & {
+  /** The current attempt's runtime result as stored (JSON text), where the select reads it; null: none yet. */
+  result?: string | null;
+  retryPolicy?: { maxAttempts: unknown; retryOn: unknown; waitsMinutes: unknown };
+};
 
 /** The agent's retry policy, for `FROM calls c JOIN agents ag ON ag.id = c.agent_id` (locked FOR UPDATE OF c only). */
 const RETRY_POLICY = `jsonb_build_object('maxAttempts', ag.max_attempts, 'retryOn', ag.retry_on,
@@ -31,7 +42,7 @@ const RETRY_POLICY = `jsonb_build_object('maxAttempts', ag.max_attempts, 'retryO
 /** Locks the given calls in id order (concurrent batches take their locks in one order); not their agents. */
 const LOCK_CALLS = statement(
   'oct_lock_calls',
-  `SELECT ${CALL_COLUMNS}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
+  `SELECT ${CALL_COLUMNS}, ${RESULT_COLUMN}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
     WHERE c.id = ANY($1::uuid[]) ORDER BY c.id FOR UPDATE OF c`,
 );
 
@@ -69,7 +80,7 @@ export const DUE_TO_ADVANCE = statement(
 const LOCK_DUE_TO_ADVANCE = statement(
   'oct_sim_lock_due',
   `
-  SELECT ${CALL_COLUMNS}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
+  SELECT ${CALL_COLUMNS}, ${RESULT_COLUMN}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
    WHERE c.id = ANY($4::uuid[])
      AND (c.status = '${RINGING}' AND c.started_at <= $1 OR c.status = '${TALKING}' AND c.answered_at <= $2)
      AND starts_with(c.provider_call_id, $3)

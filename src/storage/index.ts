@@ -33,6 +33,7 @@ export type * from './accounts.js';
 export type * from './agents.js';
 export type * from './audit.js';
 export type * from './call-history.js';
+export type { CallContextRow, CallForResult, ResultWrite } from './call-results.js';
 export type * from './deliveries.js';
 export type * from './delivery-work.js';
 export type * from './do-not-call.js';

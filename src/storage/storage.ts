@@ -6,6 +6,7 @@ import { AgentRepository } from './agents.js';
 import { AuditRepository } from './audit.js';
 import { ClaimRepository } from './call-claims.js';
 import { CallHistoryRepository } from './call-history.js';
+import { CallResultRepository } from './call-results.js';
 import { CallRepository } from './calls.js';
 import { ScopedReadRepository } from './dashboard-scope.js';
 import { BACKGROUND_POOL, createPrisma, REQUEST_POOL, sqlPool, type PrismaOptions } from './database.js';
@@ -66,6 +67,8 @@ export interface Storage extends Repositories {
   readonly history: CallHistoryRepository;
   /** The dashboard's overview: accounts, outcomes, endpoint health. */
   readonly overview: OverviewRepository;
+  /** The runtime's side of a call: its context, and its result recorded under the call's lock. */
+  readonly results: CallResultRepository;
   /** NOTIFY outside any transaction. */
   readonly notifications: NotificationRepository;
   /** The dashboard's reads, each taking the viewer's scope (src/domain/tenancy.ts): the one tenancy rule as queries. */
@@ -119,6 +122,7 @@ export function storageOver(prisma: PrismaClient): Storage {
     claims: new ClaimRepository(driver),
     history: new CallHistoryRepository(driver),
     overview: new OverviewRepository(driver),
+    results: new CallResultRepository(driver),
     notifications: new NotificationRepository(driver),
     scoped: new ScopedReadRepository(driver),
     transaction: (fn, options) =>

@@ -8,6 +8,7 @@ import { createPrisma, sqlPool, type PrismaClient } from '../../src/storage/data
 import { createRetentionPool, tryRetentionLock } from '../../src/storage/retention.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { bulkInsertIdempotencyRecords, insertEndedCalls } from '../helpers/seed.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -30,25 +31,14 @@ function cli(args: string[]) {
 
 /** An expired idempotency record and an old finished call with two events, and their live counterparts. */
 async function history() {
-  const sql = sqlPool(prisma);
   const now = Date.now();
   for (const expiresAt of [new Date(now - 60_000), new Date(now + DAY)]) {
-    await sql.query(
-      `INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at) VALUES ($1, $2, $3, 'x', $4, $4)`,
-      [randomUUID(), tenant.accountId, randomUUID(), expiresAt],
-    );
+    await bulkInsertIdempotencyRecords(prisma, [
+      { accountId: tenant.accountId, key: randomUUID(), createdAt: expiresAt, expiresAt },
+    ]);
   }
   for (const endedAt of [new Date(now - 400 * DAY), new Date(now - DAY)]) {
-    const id = randomUUID();
-    await sql.query(
-      `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at, ended_at)
-      VALUES ($1, $2, $3, '+14155552671', '+14155550100', 'completed', $4, $4, $4, $4, $4)`,
-      [id, tenant.accountId, tenant.agentId, endedAt],
-    );
-    await sql.query(
-      `INSERT INTO call_events (id, call_id, to_status, source, occurred_at) VALUES ($1, $3, 'initiated', 'test', $4), ($2, $3, 'completed', 'test', $4)`,
-      [randomUUID(), randomUUID(), id, endedAt],
-    );
+    await insertEndedCalls(prisma, { ...tenant, count: 1, endedAt });
   }
 }
 

@@ -1,7 +1,9 @@
 // The real process, killed with SIGKILL in the middle of 25 calls and started again: every call still ends exactly
 // once, none is dialled twice, and the account never has more than 10 active calls; retried calls killed between
 // attempts and during their second lose no attempt and dial none twice. Simulated calls that were under way while no
-// process ran keep their scripted length.
+// process ran keep their scripted length. A terminal event waiting for the runtime's result, and a result waiting for
+// its call's end, survive a SIGKILL: each call still gets one terminal event, carrying its result.
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +18,18 @@ import { httpsRequest, startServer } from '../helpers/server-process.js';
 import { json, type TriggerResponse, type WebhookEvent } from '../helpers/json.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { forceCalls } from '../helpers/seed.js';
+import { CONTEXT_TOKEN_KEY_PURPOSE } from '../../plugins/context-tokens.js';
+import { signContextToken } from '../../src/domain/context-token.js';
+import {
+  ACCOUNT_SID,
+  AGENT_PHONE,
+  PUBLIC,
+  signLikeTwilio,
+  TOKEN,
+  TwilioStandIn,
+  twilioEnv,
+} from '../helpers/twilio.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The servers' environment: short rings and talks, a short lease, each dial logged under `dataDir`. */
 function serverEnv(url: string, dataDir: string) {
@@ -334,4 +348,93 @@ describe('simulated calls across a restart', () => {
       data: { ended_at: new Date(t1.getTime() + RING_MS + TALK_MS).toISOString(), duration_seconds: TALK_MS / 1000 },
     });
   });
+});
+
+describe("the terminal event's wait for the runtime's result across a crash", () => {
+  it('SIGKILL while an ended call waits for its result and while a result waits for its hang-up: each call still has one terminal event, with its result', async () => {
+    const { url } = await freshDatabase();
+    const prisma = createPrisma(url, { max: 2 });
+    const tenant = await createTenant(prisma);
+    const receiver = await startReceiver();
+    await setWebhook(storageOf(prisma), tenant.accountId, receiver.url, { allowPrivate: true, now: new Date() });
+    // The service's signing key, made here as the first process would: the test signs the runtime's tokens with it.
+    const key = randomBytes(32);
+    await prisma.signingKey.create({ data: { purpose: CONTEXT_TOKEN_KEY_PURPOSE, key: key.toString('base64') } });
+    const standIn = new TwilioStandIn();
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'oct-crash-result-'));
+    const env = {
+      ...serverEnv(url, dataDir).env,
+      ...twilioEnv(await standIn.start()),
+      AGENT_RESULT_WAIT_SECONDS: '60',
+    };
+
+    let server = await startServer(env);
+    const post = (pathname: string, headers: Record<string, string>, body: string) =>
+      httpsRequest(server.port, pathname, { method: 'POST', headers, body });
+    const callback = (callId: string, form: Record<string, string>) => {
+      const pathname = `/telephony/twilio/status?call_id=${callId}`;
+      return post(
+        pathname,
+        {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': signLikeTwilio(TOKEN, `${PUBLIC}${pathname}`, form),
+        },
+        new URLSearchParams(form).toString(),
+      );
+    };
+    const answered = async (phone: string) => {
+      const res = await post(
+        '/api/v1/calls/trigger',
+        { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+        JSON.stringify({ phone_number: phone }),
+      );
+      const callId = json<TriggerResponse>(res.body).call_id;
+      const sid = (await waitFor(() => standIn.creates.find((c) => c.form.get('Url')!.endsWith(callId)), Boolean))!.sid;
+      const form = { AccountSid: ACCOUNT_SID, CallSid: sid, From: AGENT_PHONE, To: phone };
+      expect((await callback(callId, { ...form, CallStatus: 'in-progress' })).status).toBe(204);
+      const hangUp = async () =>
+        expect((await callback(callId, { ...form, CallStatus: 'completed', CallDuration: '30' })).status).toBe(204);
+      const result = async (outcome: string) => {
+        const token = signContextToken(key, { callId, attempt: 1, now: new Date() });
+        const res = await post(
+          `/agent-runtime/v1/calls/${callId}/result`,
+          { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          JSON.stringify({ outcome }),
+        );
+        expect(res.status).toBe(200);
+      };
+      return { callId, hangUp, result };
+    };
+
+    // Hung up, waiting for its result; and a result in, waiting for its hang-up.
+    const ended = await answered('+14155553101');
+    await ended.hangUp();
+    const talking = await answered('+14155553102');
+    await talking.result('appointment_booked');
+    expect(await server.stop('SIGKILL')).toBe('SIGKILL');
+
+    server = await startServer(env);
+    await ended.result('callback_requested');
+    await talking.hangUp();
+    const terminal = (callId: string) =>
+      receiver.received
+        .map((r) => json<WebhookEvent>(r.body))
+        .filter((e) => e.data.call_id === callId && e.type !== 'call.started');
+    // Both go at once (well before the 60 s wait): the result is what each was waiting for.
+    await waitFor(
+      () => [terminal(ended.callId), terminal(talking.callId)],
+      ([a, b]) => a!.length > 0 && b!.length > 0,
+      20_000,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await server.stop('SIGTERM')).toBe(0);
+    expect(terminal(ended.callId).map((e) => [e.type, e.data.result?.outcome])).toEqual([
+      ['call.completed', 'callback_requested'],
+    ]);
+    expect(terminal(talking.callId).map((e) => [e.type, e.data.result?.outcome])).toEqual([
+      ['call.completed', 'appointment_booked'],
+    ]);
+    await standIn.stop();
+    await prisma.$disconnect();
+  }, 120_000);
 });

@@ -1,12 +1,18 @@
-// The tests' writes straight to the database, through the test's own Prisma client (prismaOf(app), freshPrisma):
-// many rows at once, where the API or src/admin one by one would be too slow (calls with their events, deliveries),
-// and the states no user or operator can make (a call the dispatcher left mid-dial, a delivery's past attempts, a
-// setting outside what the forms accept), each named for what it makes. Whatever a user or operator could do goes
-// through test/helpers/fixtures.ts (src/admin) instead.
+// The tests' writes straight to the database, through the test's own Prisma client (prismaOf(app), freshPrisma) or,
+// for the bulk writes (Db), a connection of the test's own (a plan-reporting client, a pool): many rows at once, where
+// the API or src/admin one by one would be too slow (calls with their events, deliveries, a year of history:
+// call-rows.ts, delivery-rows.ts, history.ts), and the states no user or operator can make (a call the dispatcher left
+// mid-dial, a delivery's past attempts, a setting outside what the forms accept), each named for what it makes.
+// Whatever a user or operator could do goes through test/helpers/fixtures.ts (src/admin) instead. A test writes with
+// SQL of its own only where that SQL is its subject (a migration, a trigger under any statement), and says so.
 //
-// The writes take Prisma's own arguments (data, where) where they can, so that a test still reads as the row it writes.
+// The writes take Prisma's own arguments (data, where) where they can, so that a test still reads as the row it writes;
+// the bulk ones take rows the test spells out (bulkInsertCalls, bulkInsertDeliveries...).
 export * from './seed/accounts.js';
-export { runSql } from './seed/bulk.js';
+export { insertRow, runSql, type Db } from './seed/bulk.js';
+export * from './seed/call-rows.js';
 export * from './seed/calls.js';
+export * from './seed/delivery-rows.js';
 export * from './seed/do-not-call.js';
+export * from './seed/history.js';
 export * from './seed/webhooks.js';

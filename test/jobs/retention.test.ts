@@ -22,6 +22,7 @@ import { freshDatabase } from '../helpers/database.js';
 import { logLines, type LogLine } from '../helpers/json.js';
 import { PGBOUNCER, transactionPooler } from '../helpers/pgbouncer.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { bulkInsertIdempotencyRecords, insertEndedCalls, insertRow, type IdempotencyRow } from '../helpers/seed.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -33,15 +34,7 @@ const later = (ms: number) => new Date(NOW.getTime() + ms);
 
 /** Rows written directly, with the times a test needs (the API would stamp them with its clock). */
 function rows(sql: pg.Pool) {
-  const insert = async (table: string, row: Record<string, unknown>): Promise<string> => {
-    const id = randomUUID();
-    const entries = Object.entries({ id, ...row });
-    await sql.query(
-      `INSERT INTO ${table} (${entries.map(([k]) => k).join(', ')}) VALUES (${entries.map((_, i) => `$${i + 1}`).join(', ')})`,
-      entries.map(([, v]) => v),
-    );
-    return id;
-  };
+  const insert = (table: string, row: Record<string, unknown>) => insertRow(sql, table, row);
   const STEPS = {
     initiated: ['initiated'],
     dialing: ['initiated', 'dialing'],
@@ -191,28 +184,20 @@ async function metric(app: App, name: 'retentionRowsDeleted' | 'retentionPasses'
 /** An app whose clock the test moves. */
 /** `count` idempotency records expired a day ago. */
 async function expiredRecords(sql: pg.Pool, tenant: Tenant, count: number) {
-  await sql.query(
-    `INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
-     SELECT gen_random_uuid(), $1, gen_random_uuid()::text, 'x', $2, $2 FROM generate_series(1, $3::int)`,
-    [tenant.accountId, ago(DAY), count],
+  await bulkInsertIdempotencyRecords(
+    sql,
+    expiredKeys(tenant.accountId, count, () => randomUUID()),
   );
+}
+
+/** `count` idempotency records of the account expired a day ago, keyed by `key` of their number (1, 2, ...). */
+function expiredKeys(accountId: string, count: number, key = (n: number) => `k${n}`): IdempotencyRow[] {
+  return Array.from({ length: count }, (_, i) => ({ accountId, key: key(i + 1), createdAt: ago(DAY) }));
 }
 
 /** `count` calls that ended 400 days ago (past CALL_RETENTION_DAYS), each with two events. */
 async function oldCallsWithEvents(sql: pg.Pool, tenant: Tenant, count: number) {
-  await sql.query(
-    `
-    INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at, ended_at)
-    SELECT gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', 'completed', $3, $3, $3, $3, $3 FROM generate_series(1, $4::int)`,
-    [tenant.accountId, tenant.agentId, ago(400 * DAY), count],
-  );
-  await sql.query(
-    `
-    INSERT INTO call_events (id, call_id, to_status, source, occurred_at)
-    SELECT gen_random_uuid(), c.id, s.status::call_status, 'test', $1 FROM calls c CROSS JOIN (VALUES ('initiated'), ('completed')) AS s(status)
-     WHERE c.account_id = $2`,
-    [ago(400 * DAY), tenant.accountId],
-  );
+  await insertEndedCalls(sql, { ...tenant, count, endedAt: ago(400 * DAY) });
 }
 
 async function clockedApp(env: Record<string, string> = {}, databaseUrl?: string) {
@@ -479,12 +464,7 @@ describe('retention', () => {
   it('lets one process at a time delete: a pass started while another runs (even during its pause) skips', async () => {
     const { app, sql, databaseUrl } = await clockedApp();
     const tenant = await createTenant(app.storage);
-    await sql.query(
-      `
-      INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
-      SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 300) AS n`,
-      [tenant.accountId, ago(DAY)],
-    );
+    await bulkInsertIdempotencyRecords(sql, expiredKeys(tenant.accountId, 300));
     // Two processes: each its own pool.
     const first = createRetentionPool(databaseUrl);
     const second = createRetentionPool(databaseUrl);
@@ -536,12 +516,7 @@ describe('retention', () => {
     const a = await clockedApp({ RETENTION_BATCH_SIZE: '50', RETENTION_PAUSE_MS: '5' });
     const b = await clockedApp({ RETENTION_BATCH_SIZE: '50', RETENTION_PAUSE_MS: '5' }, a.databaseUrl);
     const tenant = await createTenant(a.app.storage);
-    await a.sql.query(
-      `
-      INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
-      SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 1000) AS n`,
-      [tenant.accountId, ago(DAY)],
-    );
+    await bulkInsertIdempotencyRecords(a.sql, expiredKeys(tenant.accountId, 1000));
     const results = await Promise.all([a.retention.runNow(), b.retention.runNow()]);
     expect(results.map((r) => r.deleted.idempotency_records).sort((x, y) => x - y)).toEqual([0, 1000]);
     expect(results.filter((r) => total(r.deleted) > 0)).toHaveLength(1);
@@ -625,17 +600,13 @@ describe.skipIf(!PGBOUNCER)('retention behind a transaction pooler', () => {
     const first = createRetentionPool(pooledUrl);
     const second = createRetentionPool(pooledUrl);
     try {
-      const {
-        rows: [agency],
-      } = await direct.query<{ id: string }>(
-        `INSERT INTO accounts (id, kind, name, plan, updated_at) VALUES (gen_random_uuid(), 'agency', 'A', 'agency', now()) RETURNING id`,
-      );
-      await direct.query(
-        `
-        INSERT INTO idempotency_records (id, account_id, key, request_hash, created_at, expires_at)
-        SELECT gen_random_uuid(), $1, 'k' || n, 'x', $2, $2 FROM generate_series(1, 300) AS n`,
-        [agency!.id, ago(DAY)],
-      );
+      const agency = await insertRow(direct, 'accounts', {
+        kind: 'agency',
+        name: 'A',
+        plan: 'agency',
+        updated_at: new Date(),
+      });
+      await bulkInsertIdempotencyRecords(direct, expiredKeys(agency, 300));
       const policy = retentionPolicy(loadConfig({}));
       const during: Awaited<ReturnType<typeof runRetentionPass>>[] = [];
       const result = await runRetentionPass({

@@ -10,6 +10,7 @@ import { declaredStatements } from '../../src/storage/statements.js';
 import type { Storage } from '../../src/storage/storage.js';
 import { freshPrisma, storageOf } from '../helpers/database.js';
 import { createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { bulkInsertCalls, insertCallAt, insertClients } from '../helpers/seed.js';
 
 const CLIENTS = 300;
 /** The clients with calls: the first BUSY of them (the agency has calls too). */
@@ -20,6 +21,8 @@ let storage: Storage;
 let agencyId: string;
 let accounts: string[];
 let busyAgent: string;
+/** Each account's one agent. */
+let agentOf: Map<string, string>;
 
 beforeAll(async () => {
   const { url, prisma } = await freshPrisma();
@@ -29,31 +32,37 @@ beforeAll(async () => {
   busyAgent = agency.agentId;
   client = new pg.Client({ connectionString: url });
   await client.connect();
-  const { rows } = await client.query<{ id: string }>(
-    `WITH account AS (
-       INSERT INTO accounts (id, kind, name, agency_id, updated_at)
-       SELECT gen_random_uuid(), 'client', 'Client ' || lpad(g::text, 3, '0'), $1::uuid, now() FROM generate_series(1, ${CLIENTS}) AS g
-       RETURNING id, name)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
-     SELECT gen_random_uuid(), id, $1::uuid, 'Agent', '+14155550100', now() FROM account ORDER BY name RETURNING account_id AS id`,
-    [agencyId],
-  );
-  accounts = [agencyId, ...rows.map((r) => r.id)];
+  const clients = await insertClients(prisma, {
+    agencyId,
+    prefix: 'Client ',
+    digits: 3,
+    count: CLIENTS,
+    agentName: 'Agent',
+  });
+  accounts = [agencyId, ...clients.map((c) => c.accountId)];
+  agentOf = new Map([[agencyId, agency.agentId], ...clients.map((c) => [c.accountId, c.agentId!] as const)]);
   // The agency 300 calls, each busy client 60 (the last one's all after 2054-10-31 12:00), on whole minutes so that
   // many share a time and the id decides; every fifth failed. Another agency's calls, newer, must never show.
   const other = await createTenant(prisma);
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
-                        expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), a.account_id, a.id, '+1415555' || lpad(g::text, 4, '0'), '+14155550100', 'Caller ' || g,
-            '{}', CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'completed' END::call_status, t, t + interval '1 day', t, t
-       FROM agents a
-      CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN 300 ELSE 60 END) AS g
-      CROSS JOIN LATERAL (SELECT CASE WHEN a.account_id = $3::uuid THEN timestamptz '2054-11-01 00:00Z' - g * interval '7 minutes'
-                                      ELSE timestamptz '2054-11-01 00:00Z' - ((g * 7 + abs(hashtext(a.account_id::text)) % 50) % 3000) * interval '1 minute'
-                                 END AS t) AS t
-      WHERE a.account_id = ANY($2::uuid[])`,
-    [agencyId, [...accounts.slice(0, BUSY + 1), other.accountId], accounts[BUSY]],
+  agentOf.set(other.accountId, other.agentId);
+  const minute = (at: number) => new Date(Date.parse('2054-11-01T00:00:00Z') - at * 60_000);
+  await bulkInsertCalls(
+    client,
+    [...accounts.slice(0, BUSY + 1), other.accountId].flatMap((accountId) => {
+      // A spread of its own for each account (0 to 49 minutes), as the ids fall.
+      const shift = parseInt(accountId.slice(0, 8), 16) % 50;
+      return Array.from({ length: accountId === agencyId ? 300 : 60 }, (_, i) => {
+        const g = i + 1;
+        return {
+          accountId,
+          agentId: agentOf.get(accountId)!,
+          phoneNumber: `+1415555${String(g).padStart(4, '0')}`,
+          name: `Caller ${g}`,
+          status: g % 5 === 0 ? ('failed' as const) : ('completed' as const),
+          createdAt: accountId === accounts[BUSY] ? minute(g * 7) : minute((g * 7 + shift) % 3000),
+        };
+      });
+    }),
   );
   await client.query('ANALYZE');
 });
@@ -238,11 +247,13 @@ describe("an agency's whole scope, given the agency", () => {
         .rows[0]!.at;
     expect(await firstOf()).toBeNull();
     const insert = (at: string) =>
-      client.query(
-        `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, not_before, expires_at, created_at, updated_at)
-         SELECT gen_random_uuid(), account_id, id, '+14155550123', '+14155550100', '{}', $2, $2, $2, $2 FROM agents WHERE account_id = $1`,
-        [quiet, at],
-      );
+      insertCallAt(client, {
+        accountId: quiet,
+        agentId: agentOf.get(quiet)!,
+        phoneNumber: '+14155550123',
+        createdAt: new Date(at),
+        expiresAt: new Date(at),
+      });
     await insert('2054-11-02T10:00:00.123Z');
     expect(await firstOf()).toEqual(new Date('2054-11-02T10:00:00.123Z'));
     await insert('2054-11-03T10:00:00Z');

@@ -8,11 +8,12 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import { createAgent } from '../../src/admin/agents.js';
 import { MIGRATIONS_DIR } from '../../src/paths.js';
 import { historyAccounts, type CallHistoryFilters, type Storage } from '../../src/storage/index.js';
 import { freshPrisma, storageOf } from '../helpers/database.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS, type Tenant } from '../helpers/fixtures.js';
-import { forceAccount } from '../helpers/seed.js';
+import { bulkInsertCalls, forceAccount } from '../helpers/seed.js';
 
 let db: pg.Client;
 let prisma: PrismaClient;
@@ -31,42 +32,38 @@ beforeAll(async () => {
   sibling = await createClientTenant(prisma, agency.accountId);
   db = new pg.Client({ connectionString: fresh.url });
   await db.connect();
-  const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
-     VALUES (gen_random_uuid(), $1, $2, 'Second', '+14155550199', now()) RETURNING id`,
-    [client.accountId, agency.accountId],
-  );
-  secondAgent = rows[0]!.id;
+  secondAgent = (
+    await createAgent(storage, { accountId: client.accountId, name: 'Second', phone: '+14155550199', now: new Date() })
+  ).id;
   // 40 calls a kind, on whole minutes so that many share a time and the id decides: the client's own, the agency's on
-  // the client's agents (listed), the agency's on its own agent, the sibling's. Every third on the second agent.
-  await db.query(
-    `INSERT INTO calls (id, account_id, agent_id, listed_for_account_id, phone_number, from_number, name, metadata,
-                        status, not_before, expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), k.account, CASE WHEN k.listed IS NOT NULL AND g % 3 = 0 THEN $5::uuid ELSE k.agent END,
-            k.listed, '+1415' || k.prefix || lpad(g::text, 4, '0'), '+14155550100', k.name || ' ' || g,
-            json_build_object('crm', g % 4), CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'completed' END::call_status,
-            t, t + interval '1 day', t, t
-       FROM (VALUES ($1::uuid, $2::uuid, NULL::uuid, '555', 'Own'),
-                    ($3::uuid, $2::uuid, $1::uuid, '666', 'Listed'),
-                    ($3::uuid, $4::uuid, NULL::uuid, '777', 'Agency'),
-                    ($6::uuid, $7::uuid, NULL::uuid, '888', 'Sibling')) AS k(account, agent, listed, prefix, name)
-      CROSS JOIN generate_series(1, 40) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - ((g * 7 + length(k.name)) % 30) * interval '1 minute' AS t) AS t`,
-    [
-      client.accountId,
-      client.agentId,
-      agency.accountId,
-      agency.agentId,
-      secondAgent,
-      sibling.accountId,
-      sibling.agentId,
-    ],
+  // the client's agents (listed), the agency's on its own agent, the sibling's. Every third on the second agent. The
+  // client's own calls on its second agent too (Own 10 to Own 19), so that the agent filter has both parts.
+  const kinds = [
+    { accountId: client.accountId, agentId: client.agentId, listed: null, prefix: '555', name: 'Own' },
+    { accountId: agency.accountId, agentId: client.agentId, listed: client.accountId, prefix: '666', name: 'Listed' },
+    { accountId: agency.accountId, agentId: agency.agentId, listed: null, prefix: '777', name: 'Agency' },
+    { accountId: sibling.accountId, agentId: sibling.agentId, listed: null, prefix: '888', name: 'Sibling' },
+  ];
+  await bulkInsertCalls(
+    db,
+    kinds.flatMap((k) =>
+      Array.from({ length: 40 }, (_, i) => {
+        const g = i + 1;
+        const second = (k.listed !== null && g % 3 === 0) || (k.name === 'Own' && g >= 10 && g <= 19);
+        return {
+          accountId: k.accountId,
+          agentId: second ? secondAgent : k.agentId,
+          listedForAccountId: k.listed,
+          phoneNumber: `+1415${k.prefix}${String(g).padStart(4, '0')}`,
+          name: `${k.name} ${g}`,
+          // As json_build_object('crm', n) writes it.
+          metadataJson: `{"crm" : ${g % 4}}`,
+          status: g % 5 === 0 ? ('failed' as const) : ('completed' as const),
+          createdAt: new Date(Date.parse('2054-11-01T00:00:00Z') - ((g * 7 + k.name.length) % 30) * 60_000),
+        };
+      }),
+    ),
   );
-  // The client's own calls on its second agent too, so that the agent filter has both parts.
-  await db.query(`UPDATE calls SET agent_id = $2 WHERE account_id = $1 AND name LIKE '% 1_'`, [
-    client.accountId,
-    secondAgent,
-  ]);
   await db.query('ANALYZE');
 });
 

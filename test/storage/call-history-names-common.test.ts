@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_PROBE_ROWS } from '../../src/storage/call-history.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { bulkInsertCalls } from '../helpers/seed.js';
 import {
   databaseReportingPlans,
   PlanCapture,
@@ -31,16 +32,21 @@ beforeAll(async () => {
   accounts = tenants.map((t) => t.accountId);
   // Each account 6,000 calls, one a minute newest first, interleaved across accounts; every 40th a Sarah with one of
   // 50 last names, the others each their own name.
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
-                        expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), t.account, t.agent, '+1415' || lpad(g::text, 7, '0'), '+14155550100',
-            CASE WHEN g % 40 = 7 THEN 'Sarah Last' || (g / 40) % 50 ELSE 'Caller ' || g END,
-            '{}'::json, 'completed', c.at, c.at + interval '1 day', c.at, c.at
-       FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS t(account, agent, k)
-      CROSS JOIN generate_series(1, ${CALLS}) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - (g * ${ACCOUNTS} + t.k) * interval '1 minute' AS at) AS c`,
-    [accounts, tenants.map((t) => t.agentId)],
+  await bulkInsertCalls(
+    client,
+    tenants.flatMap((t, k) =>
+      Array.from({ length: CALLS }, (_, i) => {
+        const g = i + 1;
+        return {
+          accountId: t.accountId,
+          agentId: t.agentId,
+          phoneNumber: `+1415${String(g).padStart(7, '0')}`,
+          name: g % 40 === 7 ? `Sarah Last${Math.floor(g / 40) % 50}` : `Caller ${g}`,
+          status: 'completed' as const,
+          createdAt: new Date(Date.parse('2054-11-01T00:00:00Z') - (g * ACCOUNTS + k + 1) * 60_000),
+        };
+      }),
+    ),
   );
   await vacuumAllVisible(client, 'calls');
 });

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_PROBE_ROWS } from '../../src/storage/call-history.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { bulkInsertCalls } from '../helpers/seed.js';
 import {
   databaseReportingPlans,
   heapRowsReadFrom,
@@ -36,16 +37,23 @@ beforeAll(async () => {
     scopes[queue] = tenants.map((t) => t.accountId);
     // Waiting for their agent's window (initiated, not before three days from now), one a minute newest first,
     // interleaved across the accounts; every 8th a Kimberly with one of 20 last names, the others each their own name.
-    await client.query(
-      `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
-                          expires_at, created_at, updated_at)
-       SELECT gen_random_uuid(), t.account, t.agent, '+1415' || lpad(g::text, 7, '0'), '+14155550100',
-              CASE WHEN g % 8 = 3 THEN 'Kimberly Last' || (g / 8) % 20 ELSE 'Caller ' || g END,
-              '{}'::json, 'initiated', $3::timestamptz, $3::timestamptz + interval '1 day', c.at, c.at
-         FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS t(account, agent, k)
-        CROSS JOIN generate_series(1, $4::int) AS g
-        CROSS JOIN LATERAL (SELECT now() - (g * ${ACCOUNTS} + t.k) * interval '1 minute' AS at) AS c`,
-      [scopes[queue], tenants.map((t) => t.agentId), notBefore, perAccount],
+    const now = Date.now();
+    await bulkInsertCalls(
+      client,
+      tenants.flatMap((t, k) =>
+        Array.from({ length: perAccount }, (_, i) => {
+          const g = i + 1;
+          const createdAt = new Date(now - (g * ACCOUNTS + k + 1) * 60_000);
+          return {
+            accountId: t.accountId,
+            agentId: t.agentId,
+            phoneNumber: `+1415${String(g).padStart(7, '0')}`,
+            name: g % 8 === 3 ? `Kimberly Last${Math.floor(g / 8) % 20}` : `Caller ${g}`,
+            notBefore,
+            createdAt,
+          };
+        }),
+      ),
     );
   }
   await vacuumAllVisible(client, 'calls');

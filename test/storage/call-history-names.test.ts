@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEARCH_NAMES_MAX, type CallHistoryFilters } from '../../src/storage/call-history.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { bulkInsertCalls } from '../helpers/seed.js';
 import {
   databaseReportingPlans,
   PlanCapture,
@@ -31,28 +32,41 @@ beforeAll(async () => {
   // 100,000 calls over a year, one every 5 minutes newest first. Every 20th is a Thomas with one of 50 last names,
   // over the whole history (5,000 calls, 100 a name: more than a page takes of any one); of the oldest 10,000 the
   // others are a Zed with one of 40 (none among the newest); every other name is its own.
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
-                        expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+1415' || lpad(g::text, 7, '0'), '+14155550100',
-            CASE WHEN g % 20 = 10 THEN 'Thomas Last' || (g / 20) % 50
-                 WHEN g > ${CALLS - 10_000} THEN 'Zed Last' || (g / 20) % 40
-                 ELSE 'Caller ' || g END,
-            '{}'::json, 'completed', t, t + interval '1 day', t, t
-       FROM generate_series(1, ${CALLS}) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - g * interval '5 minutes' AS t) AS t`,
-    [big, tenant.agentId],
+  const at = (from: string, ms: number) => new Date(Date.parse(from) - ms);
+  await bulkInsertCalls(
+    client,
+    Array.from({ length: CALLS }, (_, i) => {
+      const g = i + 1;
+      return {
+        accountId: big,
+        agentId: tenant.agentId,
+        phoneNumber: `+1415${String(g).padStart(7, '0')}`,
+        name:
+          g % 20 === 10
+            ? `Thomas Last${Math.floor(g / 20) % 50}`
+            : g > CALLS - 10_000
+              ? `Zed Last${Math.floor(g / 20) % 40}`
+              : `Caller ${g}`,
+        status: 'completed' as const,
+        createdAt: at('2054-11-01T00:00:00Z', g * 5 * 60_000),
+      };
+    }),
   );
   const other = await createClientTenant(storages[0]!.storage, big);
   client2 = other.accountId;
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
-                        expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+1212' || lpad(g::text, 7, '0'), '+14155550100',
-            'Thomas Other' || g % 160, '{}'::json, 'completed', t, t + interval '1 day', t, t
-       FROM generate_series(1, 2000) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2054-10-30 00:00Z' - g * interval '4 hours' - interval '1 second' AS t) AS t`,
-    [client2, other.agentId],
+  await bulkInsertCalls(
+    client,
+    Array.from({ length: 2000 }, (_, i) => {
+      const g = i + 1;
+      return {
+        accountId: client2,
+        agentId: other.agentId,
+        phoneNumber: `+1212${String(g).padStart(7, '0')}`,
+        name: `Thomas Other${g % 160}`,
+        status: 'completed' as const,
+        createdAt: at('2054-10-30T00:00:00Z', g * 4 * 3_600_000 + 1_000),
+      };
+    }),
   );
   // As autovacuum leaves it: index-only scans read no table row for pages it marked all-visible.
   await vacuumAllVisible(client, 'calls');

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallHistoryFilters } from '../../src/storage/call-history.js';
 import { createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { bulkInsertCalls, insertAgencies } from '../helpers/seed.js';
 import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
 
 const BIG = 20_000;
@@ -18,27 +19,28 @@ let big: string;
 beforeAll(async () => {
   // Every statement the storages' sessions run reports its plan, with the rows each node read (auto_explain).
   ({ client, storages } = await databaseReportingPlans(capture, { generic: true }));
-  big = (await createTenant(storages[0]!.storage)).accountId;
+  const tenant = await createTenant(storages[0]!.storage);
+  big = tenant.accountId;
   // 300 small accounts of 20 calls and one of 20,000: the planner's average account has about 85 calls. In the big
   // one every tenth call is a Thomas (with a number of its own and a vip flag), newest ones included.
-  await client.query(
-    `WITH account AS (
-       INSERT INTO accounts (id, kind, name, plan, updated_at)
-       SELECT gen_random_uuid(), 'agency', 'Small ' || g, 'agency', now() FROM generate_series(1, 300) AS g RETURNING id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
-     SELECT gen_random_uuid(), id, id, 'Agent', '+14155550100', now() FROM account`,
-  );
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
-                        expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), a.account_id, a.id,
-            CASE WHEN g % 10 = 3 THEN '+1212' ELSE '+1415' END || lpad(g::text, 7, '0'), '+14155550100',
-            CASE WHEN g % 10 = 3 THEN 'Thomas ' ELSE 'Caller ' END || g,
-            CASE WHEN g % 10 = 3 THEN '{"vip": true}' ELSE '{"vip": false}' END::json, 'completed', t, t + interval '1 day', t, t
-       FROM agents a
-      CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN ${BIG} ELSE 20 END) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - g * interval '1 minute' AS t) AS t`,
-    [big],
+  const small = await insertAgencies(client, { prefix: 'Small ', count: 300, agentName: 'Agent' });
+  await bulkInsertCalls(
+    client,
+    [tenant, ...small].flatMap(({ accountId, agentId }) =>
+      Array.from({ length: accountId === big ? BIG : 20 }, (_, i) => {
+        const g = i + 1;
+        const thomas = g % 10 === 3;
+        return {
+          accountId,
+          agentId: agentId!,
+          phoneNumber: `${thomas ? '+1212' : '+1415'}${String(g).padStart(7, '0')}`,
+          name: `${thomas ? 'Thomas' : 'Caller'} ${g}`,
+          metadataJson: thomas ? '{"vip": true}' : '{"vip": false}',
+          status: 'completed' as const,
+          createdAt: new Date(Date.parse('2054-11-01T00:00:00Z') - g * 60_000),
+        };
+      }),
+    ),
   );
   await client.query('ANALYZE');
 });

@@ -8,6 +8,7 @@ import { declaredStatements } from '../../src/storage/statements.js';
 import type { Storage } from '../../src/storage/storage.js';
 import { freshPrisma, storageOf } from '../helpers/database.js';
 import { createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { bulkInsertCalls, insertClients } from '../helpers/seed.js';
 
 const CLIENTS = 79;
 const PAGE = 50;
@@ -22,29 +23,34 @@ beforeAll(async () => {
   const agency = await createTenant(prisma);
   client = new pg.Client({ connectionString: url });
   await client.connect();
-  const { rows } = await client.query<{ id: string }>(
-    `WITH account AS (
-       INSERT INTO accounts (id, kind, name, agency_id, updated_at)
-       SELECT gen_random_uuid(), 'client', 'Client ' || g, $1::uuid, now() FROM generate_series(1, ${CLIENTS}) AS g
-       RETURNING id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
-     SELECT gen_random_uuid(), id, $1::uuid, 'Agent', '+14155550100', now() FROM account RETURNING account_id AS id`,
-    [agency.accountId],
-  );
-  accounts = [agency.accountId, ...rows.map((r) => r.id)];
+  const clients = await insertClients(prisma, {
+    agencyId: agency.accountId,
+    prefix: 'Client ',
+    count: CLIENTS,
+    agentName: 'Agent',
+  });
+  accounts = [agency.accountId, ...clients.map((c) => c.accountId)];
   busyAgent = agency.agentId;
   // Every account has 60 calls, the agency 600; times on whole minutes, so that many calls share one (within an
   // account and across accounts) and the id decides their order. Every fifth call failed.
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before,
-                        expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), a.account_id, a.id, '+1415555' || lpad(g::text, 4, '0'), '+14155550100', 'Caller ' || g,
-            '{}', CASE WHEN g % 5 = 0 THEN 'failed' ELSE 'completed' END::call_status, t, t + interval '1 day', t, t
-       FROM agents a
-      CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN 600 ELSE 60 END) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z'
-                                 - ((g * 7 + abs(hashtext(a.account_id::text)) % 50) % 3000) * interval '1 minute' AS t) AS t`,
-    [agency.accountId],
+  const owners = [{ accountId: agency.accountId, agentId: agency.agentId }, ...clients];
+  await bulkInsertCalls(
+    client,
+    owners.flatMap(({ accountId, agentId }) => {
+      // A spread of its own for each account (0 to 49 minutes), as the ids fall.
+      const shift = parseInt(accountId.slice(0, 8), 16) % 50;
+      return Array.from({ length: accountId === agency.accountId ? 600 : 60 }, (_, i) => {
+        const g = i + 1;
+        return {
+          accountId,
+          agentId: agentId!,
+          phoneNumber: `+1415555${String(g).padStart(4, '0')}`,
+          name: `Caller ${g}`,
+          status: g % 5 === 0 ? ('failed' as const) : ('completed' as const),
+          createdAt: new Date(Date.parse('2054-11-01T00:00:00Z') - ((g * 7 + shift) % 3000) * 60_000),
+        };
+      });
+    }),
   );
   await client.query('ANALYZE');
 });

@@ -8,6 +8,7 @@ import '../../src/storage/call-history.js';
 import { declaredStatements } from '../../src/storage/statements.js';
 import { freshPrisma } from '../helpers/database.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
+import { bulkInsertCalls } from '../helpers/seed.js';
 import { vacuumAllVisible } from '../helpers/plan-capture.js';
 
 let client: pg.Client;
@@ -21,16 +22,24 @@ beforeAll(async () => {
   client = new pg.Client({ connectionString: url });
   await client.connect();
   // 40,000 calls over the two accounts: every one with its own crm_id (as a number or a string), a name and a number.
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, not_before, expires_at,
-                        created_at, updated_at)
-     SELECT gen_random_uuid(), CASE WHEN g % 2 = 0 THEN $1::uuid ELSE $3::uuid END,
-            CASE WHEN g % 2 = 0 THEN $2::uuid ELSE $4::uuid END,
-            '+1415' || lpad(g::text, 7, '0'), '+14155550100', 'Caller ' || g,
-            CASE WHEN g % 3 = 0 THEN '{"crm_id":' || g || ',"vip":false}' ELSE '{"crm_id":"' || g || '"}' END::json,
-            'completed', now(), now() + interval '1 day', now() - g * interval '1 minute', now()
-       FROM generate_series(1, 40000) AS g`,
-    [agency.accountId, agency.agentId, other.accountId, other.agentId],
+  const now = Date.now();
+  await bulkInsertCalls(
+    client,
+    Array.from({ length: 40_000 }, (_, i) => {
+      const g = i + 1;
+      const owner = g % 2 === 0 ? agency : other;
+      return {
+        accountId: owner.accountId,
+        agentId: owner.agentId,
+        phoneNumber: `+1415${String(g).padStart(7, '0')}`,
+        name: `Caller ${g}`,
+        metadataJson: g % 3 === 0 ? `{"crm_id":${g},"vip":false}` : `{"crm_id":"${g}"}`,
+        status: 'completed' as const,
+        notBefore: new Date(now),
+        createdAt: new Date(now - g * 60_000),
+        updatedAt: new Date(now),
+      };
+    }),
   );
   await client.query('ANALYZE calls');
   await prisma.$disconnect();

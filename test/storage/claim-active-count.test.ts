@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimCandidates, lockDueAccounts } from '../../src/storage/call-claims.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { bulkInsertCalls } from '../helpers/seed.js';
 import {
   databaseReportingPlans,
   PlanCapture,
@@ -25,16 +26,23 @@ let storages: PlannedStorage[] = [];
 let tenant: Tenant;
 const now = new Date();
 
-async function insertCalls(status: string, count: number, notBefore: Date) {
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
-                        created_at, updated_at, ended_at)
-     SELECT gen_random_uuid(), $1, $2, '+1415' || lpad(g::text, 7, '0'), '+14155550100', '{}'::json, $4::call_status,
-            $5::timestamptz - g * interval '1 second', $5::timestamptz + interval '1 day',
-            $5::timestamptz - g * interval '1 second', $5::timestamptz,
-            CASE WHEN $4 IN ('completed', 'failed') THEN $5::timestamptz END
-       FROM generate_series(1, $3::int) AS g`,
-    [tenant.accountId, tenant.agentId, count, status, notBefore],
+async function insertCalls(status: 'initiated' | 'dialing' | 'completed', count: number, notBefore: Date) {
+  await bulkInsertCalls(
+    client,
+    Array.from({ length: count }, (_, i) => {
+      const at = new Date(notBefore.getTime() - (i + 1) * 1000);
+      return {
+        accountId: tenant.accountId,
+        agentId: tenant.agentId,
+        phoneNumber: `+1415${String(i + 1).padStart(7, '0')}`,
+        status,
+        notBefore: at,
+        expiresAt: new Date(notBefore.getTime() + 86_400_000),
+        createdAt: at,
+        updatedAt: notBefore,
+        endedAt: status === 'completed' ? notBefore : null,
+      };
+    }),
   );
 }
 

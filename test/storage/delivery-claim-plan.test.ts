@@ -8,6 +8,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { newRowId } from '../../src/domain/ids.js';
 import type { Storage } from '../../src/storage/storage.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { bulkInsertCallEvents, bulkInsertCalls, bulkInsertDeliveries } from '../helpers/seed.js';
 import { databaseReportingPlans, PlanCapture, walk, type PlanNode } from '../helpers/plan-capture.js';
 
 /** Finished deliveries of the history; pending ones of an endpoint at its cap (one timing out); and due ones. */
@@ -30,25 +31,37 @@ async function deliveries(
   status: 'succeeded' | 'pending',
   minutes: number,
 ) {
-  await client.query(
-    `WITH c AS (
-       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at,
-                          created_at, updated_at, ended_at)
-       SELECT gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', 'completed', t, t, t, t, t
-         FROM generate_series(1, $4::int) AS g, LATERAL (SELECT now() - ($6::int + g) * interval '1 minute' AS t) AS t
-       RETURNING id, created_at),
-     e AS (
-       INSERT INTO call_events (id, call_id, from_status, to_status, source, occurred_at)
-       SELECT gen_random_uuid(), id, 'in_progress', 'completed', 'provider', created_at FROM c
-       RETURNING id, call_id, occurred_at)
-     INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, status, attempt_count,
-                                     next_attempt_at, last_attempt_at, completed_at, created_at)
-     SELECT gen_random_uuid(), $3, call_id, id, 'call.completed', '{}', $5::delivery_status,
-            CASE WHEN $5 = 'pending' THEN 0 ELSE 1 END, occurred_at,
-            CASE WHEN $5 = 'pending' THEN NULL ELSE occurred_at END, CASE WHEN $5 = 'pending' THEN NULL ELSE occurred_at END,
-            occurred_at
-       FROM e`,
-    [tenant.accountId, tenant.agentId, endpointId, count, status, minutes],
+  const now = Date.now();
+  const times = Array.from({ length: count }, (_, i) => new Date(now - (minutes + i + 1) * 60_000));
+  const calls = await bulkInsertCalls(
+    client,
+    times.map((t) => ({ ...tenant, status: 'completed' as const, createdAt: t, expiresAt: t, endedAt: t })),
+  );
+  const events = await bulkInsertCallEvents(
+    client,
+    calls.map((callId, i) => ({
+      callId,
+      fromStatus: 'in_progress',
+      toStatus: 'completed',
+      source: 'provider',
+      occurredAt: times[i]!,
+    })),
+  );
+  const done = status !== 'pending';
+  await bulkInsertDeliveries(
+    client,
+    calls.map((callId, i) => ({
+      endpointId,
+      callId,
+      callEventId: events[i]!,
+      eventType: 'call.completed',
+      status,
+      attemptCount: done ? 1 : 0,
+      nextAttemptAt: times[i]!,
+      lastAttemptAt: done ? times[i]! : null,
+      completedAt: done ? times[i]! : null,
+      createdAt: times[i]!,
+    })),
   );
 }
 

@@ -5,6 +5,7 @@ import { expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { freshPrisma } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { bulkInsertCallEvents, bulkInsertCalls, bulkInsertDeliveries } from '../helpers/seed.js';
 import { storageOver } from '../../src/storage/storage.js';
 
 const ENDPOINTS = 12;
@@ -14,28 +15,49 @@ const CAP = 10;
 it('gives every endpoint its cap when more than the window are due at the same instant', async () => {
   const { prisma } = await freshPrisma();
   const storage = storageOver(prisma);
+  const owners: { accountId: string; agentId: string; endpointId: string }[] = [];
   for (let i = 0; i < ENDPOINTS; i++) {
     const tenant = await createTenant(storage);
     await setWebhook(storage, tenant.accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: new Date() });
+    const endpoint = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: tenant.accountId } });
+    owners.push({ accountId: tenant.accountId, agentId: tenant.agentId, endpointId: endpoint.id });
   }
-  // One statement, one endpoint's deliveries after another's: the order they are read in when their times tie.
-  await prisma.$executeRawUnsafe(
-    `WITH wanted AS (
-       SELECT e.id AS endpoint_id, e.account_id, a.default_agent_id AS agent_id, gen_random_uuid() AS call_id,
-              gen_random_uuid() AS event_id, g
-         FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id CROSS JOIN generate_series(1, ${EACH}) AS g),
-     c AS (
-       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at,
-                          created_at, updated_at)
-       SELECT call_id, account_id, agent_id, '+14155552671', '+14155550100', 'completed', now(), now(), now(), now()
-         FROM wanted),
-     e AS (
-       INSERT INTO call_events (id, call_id, from_status, to_status, source, occurred_at)
-       SELECT event_id, call_id, 'in_progress', 'completed', 'provider', now() FROM wanted)
-     INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, next_attempt_at, created_at)
-     SELECT gen_random_uuid(), endpoint_id, call_id, event_id, 'call.completed', '{}', now() - interval '1 second',
-            now() - interval '1 second'
-       FROM wanted ORDER BY endpoint_id, g`,
+  // One endpoint's deliveries after another's (by the endpoint's id), all at one instant: the order they are read in
+  // when their times tie.
+  owners.sort((x, y) => (x.endpointId < y.endpointId ? -1 : 1));
+  const at = new Date();
+  const due = new Date(at.getTime() - 1_000);
+  const wanted = owners.flatMap((owner) => Array.from({ length: EACH }, () => owner));
+  const calls = await bulkInsertCalls(
+    prisma,
+    wanted.map((o) => ({
+      accountId: o.accountId,
+      agentId: o.agentId,
+      status: 'completed' as const,
+      createdAt: at,
+      expiresAt: at,
+    })),
+  );
+  const events = await bulkInsertCallEvents(
+    prisma,
+    calls.map((callId) => ({
+      callId,
+      fromStatus: 'in_progress',
+      toStatus: 'completed',
+      source: 'provider',
+      occurredAt: at,
+    })),
+  );
+  await bulkInsertDeliveries(
+    prisma,
+    wanted.map((o, i) => ({
+      endpointId: o.endpointId,
+      callId: calls[i]!,
+      callEventId: events[i]!,
+      eventType: 'call.completed',
+      nextAttemptAt: due,
+      createdAt: due,
+    })),
   );
   const now = new Date();
   const claimed = await storage.deliveries.claimDueDeliveries({

@@ -27,7 +27,7 @@ it('a claim passes over the deliveries another claim has locked instead of waiti
     (ds) => ds.length === 3,
   );
 
-  // Another worker's claim, between its UPDATE and its commit: the first delivery's row is locked.
+  // Another worker's claim, between its claiming update and its commit: the first delivery's row is locked.
   const other = new pg.Client({ connectionString: databaseUrl });
   await other.connect();
   try {

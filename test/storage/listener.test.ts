@@ -25,6 +25,7 @@ describe('a leading connection', () => {
     const { app, databaseUrl } = await buildTestApp();
     // A channel of this test's own: its leader lock is no other test's.
     const channel = `oct_test_${randomUUID().slice(0, 8)}`;
+    // A NOTIFY, not a row: what the listeners hear is the subject, so it is sent here rather than seeded.
     const notify = (payload: string) => prismaOf(app).$executeRaw`SELECT pg_notify(${channel}, ${payload})`;
     const a = await listenerOn(databaseUrl, channel, true);
     const b = await listenerOn(databaseUrl, channel, true);

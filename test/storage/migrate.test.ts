@@ -99,6 +99,7 @@ describe('migrate', () => {
   it('stops at a migration Prisma recorded as failed, like prisma migrate deploy', async () => {
     const { url } = await freshDatabase({ empty: true });
     await migrate(url);
+    // Inline SQL (not the seeder): Prisma's own bookkeeping, as a deploy that failed leaves it, is the subject.
     await query(
       url,
       `INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at) VALUES ('x', 'y', '20990101000000_failed', now())`,
@@ -141,7 +142,8 @@ describe('online migrations (CREATE INDEX CONCURRENTLY, issue 25)', () => {
   it('after a build that failed half-way, records nothing and rebuilds the invalid index at the next start', async () => {
     const { url } = await freshDatabase({ empty: true });
     await migrate(url);
-    // A duplicate makes the unique build fail after PostgreSQL created the index: it is left behind, invalid.
+    // A duplicate makes the unique build fail after PostgreSQL created the index: it is left behind, invalid. (A probe
+    // table of the test's own, in SQL: the seeder writes only the service's tables.)
     await query(url, 'CREATE TABLE probe (v int); INSERT INTO probe VALUES (1), (1), (2)');
     const dir = await withOnlineIndex(
       'CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS calls_online_probe ON probe (v);\n',
@@ -154,6 +156,7 @@ describe('online migrations (CREATE INDEX CONCURRENTLY, issue 25)', () => {
       await query(url, `SELECT 1 FROM _prisma_migrations WHERE migration_name = '29990101000000_online_index'`),
     ).toHaveLength(0);
 
+    // The duplicate removed by hand, as an operator would before the next start.
     await query(url, 'DELETE FROM probe WHERE ctid = (SELECT min(ctid) FROM probe WHERE v = 1)');
     const resumed = await migrate(url, dir);
     expect(resumed.applied).toEqual(['29990101000000_online_index']);
@@ -170,7 +173,10 @@ describe('online migrations (CREATE INDEX CONCURRENTLY, issue 25)', () => {
   });
 });
 
-/** An agency (…0a) with a client (…0c), and a standalone agency (…0b): the fills of an agency column read them. */
+/**
+ * An agency (…0a) with a client (…0c), and a standalone agency (…0b): the fills of an agency column read them. In SQL,
+ * not the seeder: a database this file migrates itself, written as the releases before and after the step wrote it.
+ */
 const THREE_ACCOUNTS = `INSERT INTO accounts (id, kind, name, agency_id, plan, updated_at) VALUES
   ('00000000-0000-4000-8000-00000000000a', 'agency', 'Agency', NULL, 'agency', now()),
   ('00000000-0000-4000-8000-00000000000c', 'client', 'Client', '00000000-0000-4000-8000-00000000000a', NULL, now()),
@@ -207,6 +213,7 @@ END $$;
     const { url } = await freshDatabase({ empty: true });
     await migrate(url);
     await query(url, 'CREATE TABLE probe (id int PRIMARY KEY, v int); CREATE TABLE stop ()');
+    // The probe table the fill under test reads (the test's own table, in SQL).
     await query(url, 'INSERT INTO probe (id) SELECT g FROM generate_series(1, 1000) AS g');
     const dir = await withFill(PROBE_FILL);
     expect((await readMigrations(dir)).find((m) => m.name === '29990101000000_fill')?.online).toBeDefined();
@@ -231,7 +238,8 @@ END $$;
   it('fills calls.agency_id of the calls written before it, in batches, and the trigger every call since', async () => {
     const { url } = await freshDatabase({ empty: true });
     await migrate(url);
-    // An agency with a client, and a standalone agency; 12,000 calls (three batches) spread over the three.
+    // An agency with a client, and a standalone agency; 12,000 calls (three batches) spread over the three. In SQL: the
+    // fill and the trigger under test must see rows written by plain INSERTs, as the release before wrote them.
     await query(
       url,
       `${THREE_ACCOUNTS};
@@ -266,6 +274,7 @@ describe("webhook_endpoints.agency_id (the Overview reads an agency's endpoints 
   it('fills the endpoints written before it, and the trigger every endpoint since, whatever inserts it', async () => {
     const { url } = await freshDatabase({ empty: true });
     await migrate(url);
+    // Inline SQL: the trigger under test must fill an endpoint whatever inserts it, a plain INSERT included.
     const endpoint = (account: string) =>
       `INSERT INTO webhook_endpoints (id, account_id, url, secret, updated_at)
        VALUES (gen_random_uuid(), '${account}', 'https://hooks.example.test/in', 'whsec_test', now())`;
@@ -306,7 +315,7 @@ describe("webhook_endpoints.agency_id (the Overview reads an agency's endpoints 
       `SELECT indexdef FROM pg_indexes WHERE indexname = 'webhook_endpoints_agency_id_idx'`,
     );
     expect(index?.indexdef).toContain('(agency_id)');
-    // The dashboard's way (Prisma's upsert) for another client of the agency.
+    // The dashboard's way (Prisma's upsert) for another client of the agency (the client in SQL, as THREE_ACCOUNTS).
     await query(
       url,
       `INSERT INTO accounts (id, kind, name, agency_id, updated_at) VALUES
@@ -337,7 +346,8 @@ describe("call_outcome_days.agency_id (the Overview reads an agency's counters o
   it('fills the counters written before it, and each counter written since carries its account’s agency', async () => {
     const { url } = await freshDatabase({ empty: true });
     await migrate(url);
-    // Calls of each account that ended today, completed, and one of the client's that failed: their counters.
+    // Calls of each account that ended today, completed, and one of the client's that failed: their counters. In SQL,
+    // as THREE_ACCOUNTS: plain INSERTs before and after the step, whose triggers make the counters under test.
     const ended = (status: string, reason: string | null, accounts: string) =>
       `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, failure_reason,
                           not_before, expires_at, created_at, updated_at, ended_at)
@@ -391,6 +401,7 @@ describe("call_outcome_days.agency_id (the Overview reads an agency's counters o
 
 describe("a migration's locks file (issue 25.6)", () => {
   // An acceptance's order, reduced: the account's row lock, its call's insert, then the account's counter (a trigger).
+  // Tables of the test's own, written in SQL: the statements' lock order is the subject.
   const TABLES = `CREATE TABLE acc (id int PRIMARY KEY, n int NOT NULL DEFAULT 0); INSERT INTO acc VALUES (1);
                   CREATE TABLE cal (id int)`;
   // A migration that locks them the other way round, as 20261128100000's foreign key (accounts) and count (calls) do.

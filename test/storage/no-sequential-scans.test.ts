@@ -23,6 +23,17 @@ import { freshDatabase, storageOf } from '../helpers/database.js';
 import { match } from '../helpers/matchers.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import {
+  bulkInsertAttempts,
+  bulkInsertCallEvents,
+  bulkInsertCalls,
+  bulkInsertEndpoints,
+  bulkInsertIdempotencyRecords,
+  insertAgencies,
+  insertCallAt,
+  insertDeliveriesOfNewestCalls,
+  insertFinishedHistory,
+} from '../helpers/seed.js';
+import {
   GROWING_TABLES,
   checkRuntimePlans,
   checkStatements,
@@ -101,56 +112,6 @@ interface Seeded {
   secret: string;
 }
 
-/** The finished calls of some accounts with their events, and the deliveries (with attempts) of those of the last 32 days. */
-const HISTORY = `
-    WITH spec AS (
-      SELECT s.*, e.id AS endpoint_id
-        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::int[]) AS s(account_id, agent1, agent2, rare, n)
-        LEFT JOIN webhook_endpoints e ON e.account_id = s.account_id
-    ), made AS (
-      INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, failure_reason, not_before,
-                         expires_at, created_at, updated_at, started_at, answered_at, ended_at, duration_seconds, provider_call_id, dial_attempts)
-      SELECT gen_random_uuid(), s.account_id,
-             CASE WHEN g % 1000 = 7 THEN s.rare WHEN g % 2 = 0 THEN s.agent1 ELSE s.agent2 END,
-             '+1415' || lpad((g % 20000)::text, 7, '0'), '+14155550100', 'Caller ' || g, ('{"order":"' || g || '"}')::json,
-             CASE WHEN g % 20 = 0 THEN 'failed' ELSE 'completed' END::call_status,
-             CASE WHEN g % 40 = 0 THEN 'busy' WHEN g % 20 = 0 THEN 'no_answer' END::failure_reason,
-             t, t + interval '1 day', t, t + interval '70 seconds', t + interval '1 second',
-             CASE WHEN g % 20 <> 0 THEN t + interval '5 seconds' END, t + interval '70 seconds', CASE WHEN g % 20 <> 0 THEN 65 END,
-             'seed_' || s.account_id || '_' || g, 1
-        FROM spec s, generate_series(1, s.n) AS g,
-             -- A growing business: the further back, the sparser (three in ten of the calls in the last 32 days).
-             LATERAL (SELECT $6::timestamptz - interval '1 hour' - (g::float8 / s.n) ^ 2 * interval '367 days' AS t) AS at
-      RETURNING id, account_id, status, failure_reason, created_at
-    ), events AS (
-      INSERT INTO call_events (id, call_id, from_status, to_status, failure_reason, source, occurred_at)
-      -- In the order of the ids (random, as the service's): the primary key is filled from left to right.
-      SELECT * FROM (
-        SELECT gen_random_uuid() AS id, m.id, e.from_status::call_status, e.to_status::call_status,
-               CASE WHEN e.to_status = 'failed' THEN m.failure_reason END, e.source, m.created_at + e.after
-          FROM made m CROSS JOIN LATERAL (VALUES
-            (NULL, 'initiated', 'api', interval '0'),
-            ('initiated', 'dialing', 'dispatcher', interval '1 second'),
-            ('dialing', m.status::text, 'provider', interval '70 seconds')) AS e(from_status, to_status, source, after)) AS e
-       ORDER BY 1
-      RETURNING id, call_id, to_status, occurred_at
-    ), deliveries AS (
-      INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, status, attempt_count,
-                                      next_attempt_at, last_attempt_at, completed_at, created_at)
-      SELECT gen_random_uuid(), s.endpoint_id, ev.call_id, ev.id, CASE ev.to_status WHEN 'dialing' THEN 'call.started' ELSE 'call.' || ev.to_status END,
-             '{"type":"seed","padding":"' || repeat('x', 300) || '"}', f.status::delivery_status, f.attempts,
-             ev.occurred_at, ev.occurred_at + (f.attempts - 1) * interval '1 minute', ev.occurred_at + (f.attempts - 1) * interval '1 minute', ev.occurred_at
-        FROM events ev JOIN made m ON m.id = ev.call_id JOIN spec s ON s.account_id = m.account_id,
-             LATERAL (SELECT CASE WHEN abs(hashtext(ev.id::text)) % 25 = 0 THEN 'failed' ELSE 'succeeded' END AS status) AS st,
-             LATERAL (SELECT st.status, CASE st.status WHEN 'failed' THEN 10 ELSE 1 END AS attempts) AS f
-       WHERE s.endpoint_id IS NOT NULL AND ev.to_status <> 'initiated' AND m.created_at >= $6::timestamptz - interval '32 days'
-       ORDER BY ev.occurred_at
-      RETURNING id, status, attempt_count, created_at
-    )
-    INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, response_status)
-    SELECT gen_random_uuid(), d.id, n, d.created_at + (n - 1) * interval '1 minute', 40, CASE WHEN d.status = 'failed' THEN 500 ELSE 200 END
-      FROM deliveries d, generate_series(1, d.attempt_count) AS n`;
-
 /**
  * 104,000 finished calls, each account's over the last 367 days (the oldest past a year's retention), with three events
  * each; two deliveries (one attempt, or ten when failed) for every call of the last 32 days to an endpoint; waiting
@@ -175,14 +136,11 @@ async function seed(db: pg.Client, second: pg.Client, s: Seeded) {
   for (const { name } of indexes) await db.query(`DROP INDEX "${name}"`);
   const load = async (client: pg.Client, part: typeof spec) => {
     await client.query('SET session_replication_role = replica');
-    await client.query(HISTORY, [
-      part.map((x) => x.account),
-      part.map((x) => x.agents[0]),
-      part.map((x) => x.agents[1]),
-      part.map((x) => x.rare),
-      part.map((x) => x.n),
+    await insertFinishedHistory(
+      client,
+      part.map((x) => ({ accountId: x.account, agents: [x.agents[0]!, x.agents[1]!], rare: x.rare, n: x.n })),
       NOW,
-    ]);
+    );
     await client.query('RESET session_replication_role');
   };
   await Promise.all([load(db, spec.slice(0, 2)), load(second, spec.slice(2))]);
@@ -206,80 +164,91 @@ async function seed(db: pg.Client, second: pg.Client, s: Seeded) {
       .map((x) => ({ account: x.accountId, agent: x.agentId, n: 5, notBefore: -2 * DAY, expires: -DAY })),
   ];
   const at = (ms: number) => new Date(NOW.getTime() + ms);
-  await db.query(
-    `
-    WITH made AS (
-      INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at)
-      SELECT gen_random_uuid(), w.account_id, w.agent_id, '+14155552671', '+14155550100', 'initiated', w.not_before, w.expires_at,
-             least(w.not_before, $6::timestamptz) - g * interval '1 second', $6::timestamptz
-        FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::timestamptz[]) AS w(account_id, agent_id, n, not_before, expires_at),
-             generate_series(1, w.n) AS g
-      RETURNING id, created_at
-    )
-    INSERT INTO call_events (id, call_id, to_status, source, occurred_at) SELECT gen_random_uuid(), id, 'initiated', 'api', created_at FROM made`,
-    [
-      waiting.map((w) => w.account),
-      waiting.map((w) => w.agent),
-      waiting.map((w) => w.n),
-      waiting.map((w) => at(w.notBefore)),
-      waiting.map((w) => at(w.expires)),
-      NOW,
-    ],
+  const waitingCalls = waiting.flatMap((w) =>
+    Array.from({ length: w.n }, (_, i) => {
+      const notBefore = at(w.notBefore);
+      return {
+        accountId: w.account,
+        agentId: w.agent,
+        notBefore,
+        expiresAt: at(w.expires),
+        createdAt: new Date(Math.min(notBefore.getTime(), NOW.getTime()) - (i + 1) * 1000),
+        updatedAt: NOW,
+      };
+    }),
   );
-  await db.query(
-    `
-    INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at, started_at,
-                       dial_attempts, lease_owner, lease_expires_at)
-    SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+14155552671', '+14155550100', 'dialing', $3::timestamptz - interval '5 minutes',
-           $3::timestamptz + interval '1 day', $3::timestamptz - interval '5 minutes', $3::timestamptz, $3::timestamptz - interval '2 minutes',
-           d, 'dead-dispatcher', $3::timestamptz - interval '1 minute'
-      FROM unnest(ARRAY[0, 0, 1]) AS d`,
-    [s.noise[0]!.accountId, s.noise[0]!.agentId, NOW],
+  const waitingIds = await bulkInsertCalls(db, waitingCalls);
+  await bulkInsertCallEvents(
+    db,
+    waitingIds.map((callId, i) => ({
+      callId,
+      toStatus: 'initiated',
+      source: 'api',
+      occurredAt: waitingCalls[i]!.createdAt,
+    })),
+  );
+  await bulkInsertCalls(
+    db,
+    [0, 0, 1].map((dialAttempts) => ({
+      accountId: s.noise[0]!.accountId,
+      agentId: s.noise[0]!.agentId,
+      status: 'dialing' as const,
+      notBefore: at(-5 * MINUTE),
+      expiresAt: at(DAY),
+      createdAt: at(-5 * MINUTE),
+      updatedAt: NOW,
+      startedAt: at(-2 * MINUTE),
+      dialAttempts,
+      leaseOwner: 'dead-dispatcher',
+      leaseExpiresAt: at(-MINUTE),
+    })),
   );
   // A call a Twilio dispatcher is dialling (its lease still holds; the provider's sid not yet recorded): the callbacks' call.
-  const {
-    rows: [dialing],
-  } = await db.query<{ id: string }>(
-    `
-    INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, status, not_before, expires_at, created_at, updated_at, started_at,
-                       dial_attempts, lease_owner, lease_expires_at)
-    VALUES (gen_random_uuid(), $1::uuid, $2::uuid, '+14155552671', '+14155550100', 'dialing', $3::timestamptz, $3::timestamptz + interval '1 day',
-            $3::timestamptz, $3::timestamptz, $3::timestamptz, 1, 'twilio-dispatcher', $3::timestamptz + interval '1 day')
-    RETURNING id`,
-    [s.a.accountId, s.a.agentId, NOW],
-  );
-  await db.query(
-    `
-    INSERT INTO idempotency_records (id, account_id, key, request_hash, response_status, response_body, created_at, expires_at)
-    SELECT gen_random_uuid(), $1::uuid, 'seed-' || g, 'hash', 200, '{"success":true}', t, t + interval '1 day'
-      FROM generate_series(1, 6000) AS g, LATERAL (SELECT $2::timestamptz - (g % 1700) * interval '1 minute' AS t) AS at`,
-    [s.a.accountId, NOW],
+  const dialing = await insertCallAt(db, {
+    accountId: s.a.accountId,
+    agentId: s.a.agentId,
+    status: 'dialing',
+    createdAt: NOW,
+    startedAt: NOW,
+    dialAttempts: 1,
+    leaseOwner: 'twilio-dispatcher',
+    leaseExpiresAt: at(DAY),
+  });
+  await bulkInsertIdempotencyRecords(
+    db,
+    Array.from({ length: 6000 }, (_, i) => {
+      const createdAt = at(-((i + 1) % 1700) * MINUTE);
+      return {
+        accountId: s.a.accountId,
+        key: `seed-${i + 1}`,
+        requestHash: 'hash',
+        responseStatus: 200,
+        responseBody: '{"success":true}',
+        createdAt,
+        expiresAt: new Date(createdAt.getTime() + DAY),
+      };
+    }),
   );
 
   // Deliveries the webhook phase sends (due an hour from now, when its clock gets there), and a backlog not yet due.
-  const pendingOf = async (accountId: string, count: number, attemptCount: number, due: number) =>
-    db.query<{ id: string }>(
-      `
-    INSERT INTO webhook_deliveries (id, endpoint_id, call_id, call_event_id, event_type, payload, attempt_count, next_attempt_at, created_at)
-    SELECT gen_random_uuid(), e.id, ev.call_id, ev.id, 'call.completed', '{"type":"call.completed"}', $3::int, $4::timestamptz, $5::timestamptz
-      FROM webhook_endpoints e
-      JOIN LATERAL (SELECT ev.id, ev.call_id FROM calls c JOIN call_events ev ON ev.call_id = c.id AND ev.to_status = 'completed'
-                     WHERE c.account_id = e.account_id ORDER BY c.created_at DESC LIMIT $2) ev ON true
-     WHERE e.account_id = $1::uuid
-    RETURNING id`,
-      [accountId, count, attemptCount, at(due), NOW],
-    );
-  const giveUp = (await pendingOf(s.a.accountId, 1, 9, HOUR)).rows[0]!.id;
-  await db.query(
-    `INSERT INTO webhook_attempts (id, delivery_id, attempt_number, started_at, duration_ms, response_status)
-    SELECT gen_random_uuid(), $1::uuid, n, $2::timestamptz - interval '1 day', 40, 500 FROM generate_series(1, 9) AS n`,
-    [giveUp, NOW],
+  const pendingOf = (accountId: string, count: number, attemptCount: number, due: number) =>
+    insertDeliveriesOfNewestCalls(db, { accountId, count, attemptCount, nextAttemptAt: at(due), createdAt: NOW });
+  const [giveUp] = await pendingOf(s.a.accountId, 1, 9, HOUR);
+  await bulkInsertAttempts(
+    db,
+    Array.from({ length: 9 }, (_, i) => ({
+      deliveryId: giveUp!,
+      attemptNumber: i + 1,
+      startedAt: at(-DAY),
+      durationMs: 40,
+      responseStatus: 500,
+    })),
   );
-  const retry = (await pendingOf(s.a.accountId, 1, 0, HOUR)).rows[0]!.id;
-  const gone = (await pendingOf(s.b.accountId, 1, 0, HOUR)).rows[0]!.id;
-  const unsent = (await pendingOf(s.b.accountId, 1, 0, 2 * HOUR)).rows[0]!.id;
+  const [retry] = await pendingOf(s.a.accountId, 1, 0, HOUR);
+  const [gone] = await pendingOf(s.b.accountId, 1, 0, HOUR);
+  const [unsent] = await pendingOf(s.b.accountId, 1, 0, 2 * HOUR);
   for (const x of s.noise.slice(0, 10)) await pendingOf(x.accountId, 30, 2, 3 * DAY);
-  return { giveUp, retry, gone, unsent, dialing: dialing!.id };
+  return { giveUp: giveUp!, retry: retry!, gone: gone!, unsent: unsent!, dialing };
 }
 
 /** A status or TwiML callback as Twilio sends it, signed. */
@@ -353,19 +322,13 @@ beforeAll(async () => {
   } finally {
     await prisma.$disconnect();
   }
-  const { rows: noise } = await admin.query<{ accountId: string; agentId: string }>(
-    `
-    WITH account AS (
-      INSERT INTO accounts (id, kind, name, plan, updated_at)
-      SELECT gen_random_uuid(), 'agency', 'Agency ' || g, 'agency', now() FROM generate_series(1, 30) AS g RETURNING id
-    ), agent AS (
-      INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
-      SELECT gen_random_uuid(), id, id, 'Agent', '+14155550100', now() FROM account RETURNING id, account_id
-    ), endpoint AS (
-      INSERT INTO webhook_endpoints (id, account_id, url, secret, updated_at) SELECT gen_random_uuid(), account_id, $1, $2, now() FROM agent
-    )
-    SELECT account_id AS "accountId", id AS "agentId" FROM agent`,
-    [receivers.n.url, seeded.secret],
+  const noise = (await insertAgencies(admin, { prefix: 'Agency ', count: 30, agentName: 'Agent' })).map((x) => ({
+    accountId: x.accountId,
+    agentId: x.agentId!,
+  }));
+  await bulkInsertEndpoints(
+    admin,
+    noise.map((x) => ({ accountId: x.accountId, url: receivers.n.url, secret: seeded.secret })),
   );
   seeded.noise = noise;
   const second = new pg.Client({ connectionString: url });

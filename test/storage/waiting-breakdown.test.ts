@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
+import { bulkInsertCalls, type CallRow } from '../helpers/seed.js';
 import {
   databaseReportingPlans,
   PlanCapture,
@@ -39,25 +40,24 @@ async function insertCalls(
   accountId: string,
   agentId: string,
   count: number,
-  columns: { status?: string; notBefore: string; scheduledAt?: string; nextAttemptAt?: string },
+  columns: { status?: CallRow['status']; notBefore: string; scheduledAt?: string; nextAttemptAt?: string },
 ): Promise<void> {
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
-                        created_at, updated_at, scheduled_at, next_attempt_at, attempt)
-     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+1415' || lpad(g::text, 7, '0'), '+14155550100', '{}'::json,
-            $4::call_status, $5::timestamptz, $5::timestamptz + interval '3 days', $8::timestamptz, $8::timestamptz,
-            $6::timestamptz, $7::timestamptz, CASE WHEN $7::timestamptz IS NULL THEN 1 ELSE 2 END
-       FROM generate_series(1, $3::int) AS g`,
-    [
+  const date = (iso: string | undefined) => (iso === undefined ? null : new Date(iso));
+  const notBefore = new Date(columns.notBefore);
+  await bulkInsertCalls(
+    client,
+    Array.from({ length: count }, (_, i) => ({
       accountId,
       agentId,
-      count,
-      columns.status ?? 'initiated',
-      columns.notBefore,
-      columns.scheduledAt ?? null,
-      columns.nextAttemptAt ?? null,
-      at(-1),
-    ],
+      phoneNumber: `+1415${String(i + 1).padStart(7, '0')}`,
+      status: columns.status ?? 'initiated',
+      notBefore,
+      expiresAt: new Date(notBefore.getTime() + 3 * 24 * HOUR),
+      createdAt: new Date(at(-1)),
+      scheduledAt: date(columns.scheduledAt),
+      nextAttemptAt: date(columns.nextAttemptAt),
+      attempt: columns.nextAttemptAt === undefined ? 1 : 2,
+    })),
   );
 }
 

@@ -7,6 +7,7 @@ import type { App } from '../../src/app.js';
 import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { insertAgencies, insertCallAt } from '../helpers/seed.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 async function counters(app: App) {
@@ -40,7 +41,8 @@ describe('accounts.waiting_calls', () => {
     await applyCallUpdate(app.storage, ids.a![0]!, { kind: 'failed', reason: 'canceled' }, context);
     await expectExact(app, { [a.accountId]: 4, [b.accountId]: 3 });
 
-    // Hand-written SQL: one statement over both accounts, out of and back into waiting.
+    // Hand-written SQL (the subject, so inline, not the seeder's): one statement over both accounts, out of and back
+    // into waiting.
     await sql.query(`UPDATE calls SET status = 'dialing' WHERE id = ANY($1::uuid[])`, [
       [ids.a![1], ids.b![0], ids.b![1]],
     ]);
@@ -51,7 +53,7 @@ describe('accounts.waiting_calls', () => {
     await sql.query(`UPDATE calls SET name = 'renamed'`);
     await expectExact(app, { [a.accountId]: 3, [b.accountId]: 2 });
 
-    // Deletes: waiting and not waiting.
+    // Hand-written deletes (inline too): waiting and not waiting.
     await sql.query(`DELETE FROM calls WHERE id = ANY($1::uuid[])`, [[ids.a![2], ids.a![1]]]);
     await expectExact(app, { [a.accountId]: 2, [b.accountId]: 2 });
 
@@ -73,9 +75,7 @@ describe('accounts.waiting_calls', () => {
     const tenant = await createTenant(app.storage);
     const sql = sqlPool(prismaOf(app));
     // Enough accounts that a plan reading the table is a real cost (with 10,000 it took 11 ms of every acceptance).
-    await sql.query(
-      `INSERT INTO accounts (id, kind, name, plan, updated_at) SELECT gen_random_uuid(), 'agency', 'Other ' || g, 'agency', now() FROM generate_series(1, 5000) g`,
-    );
+    await insertAgencies(sql, { prefix: 'Other ', count: 5000 });
     await sql.query('ANALYZE accounts');
     // Every plan the acceptance runs, nested ones (the function, its trigger, the counter's update) included, as notices.
     const client = new pg.Client({ connectionString: databaseUrl });
@@ -91,11 +91,8 @@ describe('accounts.waiting_calls', () => {
       ]) {
         await client.query(`SET ${setting}`);
       }
-      await client.query(
-        `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, not_before, expires_at, updated_at)
-                          VALUES (gen_random_uuid(), $1, $2, '+14155552671', '+14155550100', now(), now() + interval '1 day', now())`,
-        [tenant.accountId, tenant.agentId],
-      );
+      // A waiting call written on this connection: its trigger's statements are planned here.
+      await insertCallAt(client, { accountId: tenant.accountId, agentId: tenant.agentId, createdAt: new Date() });
     } finally {
       await client.end();
     }

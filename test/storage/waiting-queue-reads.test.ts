@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockDueAccounts } from '../../src/storage/call-claims.js';
 import { declaredStatements } from '../../src/storage/statements.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import { bulkInsertCalls, type CallRow } from '../helpers/seed.js';
 import {
   databaseReportingPlans,
   PlanCapture,
@@ -42,17 +43,25 @@ async function insertCalls(
     notBefore,
     expiresAt,
     scheduled = false,
-  }: { status: string; notBefore: Date; expiresAt: Date; scheduled?: boolean },
+  }: { status: NonNullable<CallRow['status']>; notBefore: Date; expiresAt: Date; scheduled?: boolean },
 ) {
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
-                        scheduled_at, created_at, updated_at, ended_at)
-     SELECT gen_random_uuid(), $1, $2, '+1415' || lpad(g::text, 7, '0'), '+14155550100', '{}'::json, $4::call_status,
-            $5::timestamptz + g * interval '1 millisecond', $6::timestamptz, CASE WHEN $7 THEN $5::timestamptz END,
-            $8::timestamptz - g * interval '1 second', $8::timestamptz,
-            CASE WHEN $4 IN ('completed', 'failed') THEN $8::timestamptz END
-       FROM generate_series(1, $3::int) AS g`,
-    [tenant.accountId, tenant.agentId, count, status, notBefore, expiresAt, scheduled, now],
+  await bulkInsertCalls(
+    client,
+    Array.from({ length: count }, (_, i) => {
+      const g = i + 1;
+      return {
+        accountId: tenant.accountId,
+        agentId: tenant.agentId,
+        phoneNumber: `+1415${String(g).padStart(7, '0')}`,
+        status,
+        notBefore: new Date(notBefore.getTime() + g),
+        expiresAt,
+        scheduledAt: scheduled ? notBefore : null,
+        createdAt: new Date(now.getTime() - g * 1000),
+        updatedAt: now,
+        endedAt: status === 'completed' || status === 'failed' ? now : null,
+      };
+    }),
   );
 }
 
@@ -61,7 +70,7 @@ beforeAll(async () => {
   const storage = storages[0]!.storage;
   for (let i = 0; i < QUEUED_ACCOUNTS; i++) {
     const tenant = await createTenant(storage);
-    const waiting = { status: 'initiated', notBefore: minutes(24 * 60), expiresAt: minutes(48 * 60) };
+    const waiting = { status: 'initiated' as const, notBefore: minutes(24 * 60), expiresAt: minutes(48 * 60) };
     await insertCalls(tenant, QUEUE / 2, waiting);
     await insertCalls(tenant, QUEUE / 2, { ...waiting, scheduled: true });
     await insertCalls(tenant, FINISHED / QUEUED_ACCOUNTS, {

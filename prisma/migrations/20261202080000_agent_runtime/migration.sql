@@ -4,6 +4,10 @@
 -- key the service signs the runtime's context tokens with (signing_keys, made on first start, shared by replicas).
 -- Every new column is nullable or has a constant default: no row is rewritten.
 
+-- The voice-agent runtime as an author of audit entries: a number the callee asked never to be called again, added
+-- to the do-not-call list from the runtime's result (opt_out). Added, not used, in this transaction (PostgreSQL 12+).
+ALTER TYPE "audit_actor" ADD VALUE 'agent';
+
 CREATE TYPE "handoff_kind" AS ENUM ('stream', 'sip');
 
 ALTER TABLE "agents"

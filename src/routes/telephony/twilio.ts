@@ -173,6 +173,8 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
           now: fastify.now(),
           source: 'provider',
           queuedCallTtlMs: fastify.concurrency.limits.queuedCallTtlHours * 3600_000,
+          // The agent's runtime had the call: its terminal event waits a little for the runtime's result.
+          resultWaitMs: fastify.config.AGENT_RESULT_WAIT_SECONDS * 1000,
         },
       );
       recorded = (applied?.steps.length ?? 0) > 0;

@@ -73,8 +73,9 @@ export function disabledReasonWords(reason: string | null): string | null {
 }
 
 /** Who made an audit entry. */
-export function actorWords(kind: 'user' | 'operator' | 'service', email: string | null): string {
+export function actorWords(kind: 'user' | 'operator' | 'service' | 'agent', email: string | null): string {
   if (kind === 'user') return email ?? 'a deleted user';
+  if (kind === 'agent') return "the agent (during a call)";
   return kind === 'operator' ? 'operator (callctl)' : 'the service';
 }
 

@@ -1,7 +1,7 @@
 // Accounts, agents, keys and users written straight to the database: many at once, or values no admin function
 // writes (test/helpers/seed.ts says when a test writes directly).
 import type { Prisma, PrismaClient } from '../../../src/generated/prisma/client.js';
-import { bulk } from './bulk.js';
+import { bulk, type Db } from './bulk.js';
 
 /**
  * Agent values the forms and callctl refuse (a retry wait of zero minutes, the callee's zone for an agent without a
@@ -41,11 +41,17 @@ export function forceUsers(prisma: PrismaClient, args: Prisma.UserUpdateManyArgs
   return prisma.user.updateMany(args);
 }
 
+/** An account made in bulk, with its agent (null when none was asked for). */
+export interface BulkAccount {
+  accountId: string;
+  agentId: string | null;
+}
+
 export interface BulkClients {
   agencyId: string;
-  /** Each client is named this and its number, zero-padded to `digits`. */
+  /** Each client is named this and its number, zero-padded to `digits` (not padded without). */
   prefix: string;
-  digits: number;
+  digits?: number;
   count: number;
   /** The first number (default 1). */
   from?: number;
@@ -53,16 +59,30 @@ export interface BulkClients {
   agentName?: string;
 }
 
-/** `count` clients of one agency in one statement (a thousand clients: createClient one by one audits each). */
-export async function insertClients(prisma: PrismaClient, clients: BulkClients): Promise<void> {
-  await bulk(
-    prisma,
-    `WITH c AS (INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
-                SELECT gen_random_uuid(), 'client', $2 || lpad(g::text, $5::int, '0'), $1::uuid, now(), now()
-                  FROM generate_series($4::int, $4::int + $3::int - 1) AS g RETURNING id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
-     SELECT gen_random_uuid(), c.id, $1::uuid, $6::text, '+14155550100', now(), now() FROM c WHERE $6::text IS NOT NULL`,
-    [clients.agencyId, clients.prefix, clients.count, clients.from ?? 1, clients.digits, clients.agentName ?? null],
+/**
+ * `count` clients of one agency in one statement (a thousand clients: createClient one by one audits each); returns
+ * them in number order.
+ */
+export async function insertClients(db: Db, clients: BulkClients): Promise<BulkAccount[]> {
+  return bulk<BulkAccount>(
+    db,
+    `WITH n AS (SELECT g, gen_random_uuid() AS id FROM generate_series($4::int, $4::int + $3::int - 1) AS g),
+          c AS (INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
+                SELECT id, 'client', $2 || CASE WHEN $5::int IS NULL THEN g::text ELSE lpad(g::text, $5::int, '0') END,
+                       $1::uuid, now(), now()
+                  FROM n ORDER BY g RETURNING id),
+          a AS (INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
+                SELECT gen_random_uuid(), n.id, $1::uuid, $6::text, '+14155550100', now(), now()
+                  FROM c JOIN n ON n.id = c.id WHERE $6::text IS NOT NULL ORDER BY n.g RETURNING id, account_id)
+     SELECT n.id::text AS "accountId", a.id::text AS "agentId" FROM n LEFT JOIN a ON a.account_id = n.id ORDER BY n.g`,
+    [
+      clients.agencyId,
+      clients.prefix,
+      clients.count,
+      clients.from ?? 1,
+      clients.digits ?? null,
+      clients.agentName ?? null,
+    ],
   );
 }
 
@@ -77,19 +97,24 @@ export interface BulkAgencies {
   agentName?: string;
 }
 
-/** `count` agencies, with their clients, in one statement: the other tenants a large deployment holds. */
-export async function insertAgencies(prisma: PrismaClient, agencies: BulkAgencies): Promise<void> {
-  await bulk(
-    prisma,
-    `WITH ag AS (INSERT INTO accounts (id, kind, name, plan, created_at, updated_at)
-                 SELECT gen_random_uuid(), 'agency', $1 || g, 'agency', now(), now()
-                   FROM generate_series(1, $2::int) AS g RETURNING id),
+/**
+ * `count` agencies, with their clients, in one statement: the other tenants a large deployment holds. Returns the
+ * agencies (not their clients) in number order.
+ */
+export async function insertAgencies(db: Db, agencies: BulkAgencies): Promise<BulkAccount[]> {
+  return bulk<BulkAccount>(
+    db,
+    `WITH n AS (SELECT g, gen_random_uuid() AS id FROM generate_series(1, $2::int) AS g),
+          ag AS (INSERT INTO accounts (id, kind, name, plan, created_at, updated_at)
+                 SELECT id, 'agency', $1 || g, 'agency', now(), now() FROM n ORDER BY g RETURNING id),
           c AS (INSERT INTO accounts (id, kind, name, agency_id, created_at, updated_at)
                 SELECT gen_random_uuid(), 'client', $4 || g, ag.id, now(), now()
-                  FROM ag, generate_series(1, $3::int) AS g RETURNING id, agency_id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
-     SELECT gen_random_uuid(), id, coalesce(agency_id, id), $5::text, '+14155550100', now(), now()
-       FROM (SELECT id, agency_id FROM c UNION ALL SELECT id, NULL FROM ag) AS owners WHERE $5::text IS NOT NULL`,
+                  FROM ag, generate_series(1, $3::int) AS g RETURNING id, agency_id),
+          a AS (INSERT INTO agents (id, account_id, agency_id, name, phone_number, created_at, updated_at)
+                SELECT gen_random_uuid(), id, coalesce(agency_id, id), $5::text, '+14155550100', now(), now()
+                  FROM (SELECT id, agency_id FROM c UNION ALL SELECT id, NULL FROM ag) AS owners WHERE $5::text IS NOT NULL
+                RETURNING id, account_id)
+     SELECT n.id::text AS "accountId", a.id::text AS "agentId" FROM n LEFT JOIN a ON a.account_id = n.id ORDER BY n.g`,
     [
       agencies.prefix,
       agencies.count,
