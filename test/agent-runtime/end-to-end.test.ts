@@ -6,16 +6,16 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { Webhook } from 'standardwebhooks';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
-import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { prismaOf } from '../helpers/app.js';
 import { spawnChild } from '../helpers/child-processes.js';
-import { createTenant, type Tenant } from '../helpers/fixtures.js';
+import type { Tenant } from '../helpers/fixtures.js';
 import { json, type WebhookEvent } from '../helpers/json.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import type { Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { AGENT_PHONE, PUBLIC, STREAM, TwilioStandIn, twilioEnv } from '../helpers/twilio.js';
 import { waitFor } from '../helpers/wait.js';
+import { buildWebhookApp } from '../helpers/webhook-app.js';
 
 const standIn = new TwilioStandIn();
 let app: App;
@@ -23,6 +23,7 @@ let tenant: Tenant;
 let receiver: Receiver;
 let secret: string;
 let runtime: { child: ChildProcess; lines: () => Record<string, unknown>[] };
+let serviceUrl: string;
 
 /** Starts the example as its README says (`SERVICE_URL=... node server.js`), on a free port; resolves once it listens. */
 async function startRuntime(serviceUrl: string) {
@@ -48,18 +49,14 @@ async function startRuntime(serviceUrl: string) {
 }
 
 beforeAll(async () => {
-  receiver = await startReceiver();
-  app = (await buildTestApp({ env: { ...twilioEnv(await standIn.start()), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } }))
-    .app;
+  ({ app, tenant, receiver, secret } = await buildWebhookApp(0, twilioEnv(await standIn.start())));
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const serviceUrl = `http://127.0.0.1:${(app.server.address() as import('node:net').AddressInfo).port}`;
+  serviceUrl = `http://127.0.0.1:${(app.server.address() as import('node:net').AddressInfo).port}`;
   const started = await startRuntime(serviceUrl);
   runtime = started;
   // What Twilio reaches over the internet, here on this machine: the service's PUBLIC_BASE_URL and the stream URL.
   standIn.reach(PUBLIC, serviceUrl);
   standIn.reach(STREAM, `${started.url}/stream`);
-  tenant = await createTenant(app.storage);
-  ({ secret } = await setWebhook(app.storage, tenant.accountId, receiver.url, { allowPrivate: true, now: app.now() }));
 });
 
 describe('a call handed to the reference runtime', () => {
@@ -134,5 +131,17 @@ describe('a call handed to the reference runtime', () => {
       opt_out: false,
     });
     expect(runtime.lines().map((l) => l.msg)).toContain('result delivered');
+
+    // The token still reads its own call's context (metadata as given, in its order), and nothing of any other call.
+    const token = stream.customParameters.context_token!;
+    const read = (id: string) =>
+      fetch(`${serviceUrl}/agent-runtime/v1/calls/${id}`, { headers: { authorization: `Bearer ${token}` } });
+    const own = await read(callId);
+    expect(own.status).toBe(200);
+    expect(await own.text()).toContain('"metadata":{"lead":"L-42","stage":"warm"}');
+    const other = callIdOf(await trigger(app, tenant.key, { phone_number: '+14155552672' }));
+    const refused = await read(other);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ success: false, error: 'Invalid context token' });
   });
 });
