@@ -11,7 +11,7 @@ import { buildApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { mapTwilioStatus, TwilioDialer } from '../../src/dispatch/twilio-dialer.js';
 import { loggerOptions } from '../../src/logger.js';
-import { connectTwiml, isValidTwilioSignature, twilioSignature } from '../../src/routes/telephony/twilio.js';
+import { isValidTwilioSignature, streamTwiml, twilioSignature } from '../../src/routes/telephony/twilio.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { freshDatabase } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
@@ -273,16 +273,25 @@ describe('Twilio dialer', () => {
     const response = await callback('twiml', callId, params);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/xml/);
+    const token = /name="context_token" value="([^"]+)"/.exec(response.body)![1]!;
+    expect(await app.contextTokens.verify(token)).toMatchObject({ callId, attempt: 1 });
     expect(response.body).toBe(
       '<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="wss://agent.example.test/stream">' +
-        `<Parameter name="agent_id" value="${call.agentId}"/><Parameter name="call_id" value="${callId}"/>` +
+        `<Parameter name="call_id" value="${callId}"/><Parameter name="agent_id" value="${call.agentId}"/>` +
+        `<Parameter name="account_id" value="${call.accountId}"/><Parameter name="from_number" value="${AGENT_PHONE}"/>` +
+        '<Parameter name="to_number" value="+14155552672"/><Parameter name="direction" value="outbound-api"/>' +
+        '<Parameter name="attempt" value="1"/>' +
         '<Parameter name="name" value="Ada &amp; &quot;Bob&quot; &lt;x&gt;"/><Parameter name="email" value="o&apos;brien&amp;co@example.com"/>' +
+        `<Parameter name="context_token" value="${token}"/>` +
         '</Stream></Connect></Response>',
     );
 
     const anonymous = await place('+14155552674');
     const bare = await callback('twiml', anonymous.callId, statusParams(anonymous.sid, 'in-progress'));
-    expect(bare.body).toContain(`<Parameter name="call_id" value="${anonymous.callId}"/></Stream>`);
+    expect(bare.body).toContain(`<Parameter name="call_id" value="${anonymous.callId}"/>`);
+    expect(bare.body).toMatch(
+      /<Parameter name="attempt" value="1"\/><Parameter name="context_token" value="oct1\.[^"]+"\/><\/Stream>/,
+    );
     expect(bare.body).not.toMatch(/name="(name|email)"/);
     // A call that is already over is hung up rather than handed to the agent.
     await callback('status', anonymous.callId, statusParams(anonymous.sid, 'canceled'));
@@ -436,12 +445,12 @@ describe('X-Twilio-Signature', () => {
       'Zoë 😀 李 \u00a0nbsp',
       'x\u2028y\u0085z',
     ]) {
-      const twiml = connectTwiml('wss://a.test/s?x=1&y=2', {
-        id: 'c',
-        agentId: 'a',
-        name,
-        email: `e\n${name}@example.com`,
-      });
+      const twiml = streamTwiml('wss://a.test/s?x=1&y=2', [
+        { name: 'agent_id', value: 'a' },
+        { name: 'call_id', value: 'c' },
+        { name: 'name', value: name },
+        { name: 'email', value: `e\n${name}@example.com` },
+      ]);
       expect(parameterValues(twiml), JSON.stringify(name)).toEqual({
         agent_id: 'a',
         call_id: 'c',
@@ -452,7 +461,7 @@ describe('X-Twilio-Signature', () => {
   });
 
   it('escapes every parameter of the TwiML', () => {
-    const twiml = connectTwiml('wss://a.test/s?x=1&y=2', { id: 'c', agentId: 'a', name: `<'&">`, email: null });
+    const twiml = streamTwiml('wss://a.test/s?x=1&y=2', [{ name: 'name', value: `<'&">` }]);
     expect(twiml).toContain('url="wss://a.test/s?x=1&amp;y=2"');
     expect(twiml).toContain('<Parameter name="name" value="&lt;&apos;&amp;&quot;&gt;"/>');
   });

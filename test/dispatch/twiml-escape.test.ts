@@ -4,7 +4,7 @@ import { DOMParser } from '@xmldom/xmldom';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { voicemailText } from '../../src/domain/voicemail.js';
-import { connectTwiml, voicemailTwiml } from '../../src/routes/telephony/twilio.js';
+import { streamTwiml, voicemailTwiml } from '../../src/routes/telephony/twilio.js';
 
 /**
  * Parses strictly: an error (a document Twilio would refuse) fails the test. xmldom reads XML 1.1's line ends (NEL,
@@ -21,7 +21,12 @@ function parameterValues(twiml: string): Record<string, string | null> {
   return Object.fromEntries(parameters.map((p) => [String(p.getAttribute('name')), p.getAttribute('value')]));
 }
 
-const twimlOf = (name: string) => connectTwiml('wss://a.test/s', { id: 'c', agentId: 'a', name, email: null });
+const twimlOf = (name: string) =>
+  streamTwiml('wss://a.test/s', [
+    { name: 'agent_id', value: 'a' },
+    { name: 'call_id', value: 'c' },
+    { name: 'name', value: name },
+  ]);
 
 /** What XML 1.0 cannot carry at all (its Char production), so is dropped. */
 // eslint-disable-next-line no-control-regex -- the control characters are the subject

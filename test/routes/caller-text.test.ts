@@ -5,7 +5,8 @@ import { DOMParser } from '@xmldom/xmldom';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { connectTwiml } from '../../src/routes/telephony/twilio.js';
+import { handOffPairs } from '../../src/dispatch/hand-off.js';
+import { streamTwiml } from '../../src/routes/telephony/twilio.js';
 import { EMAIL_PATTERN } from '../../schemas/text.js';
 import type { Tenant } from '../helpers/fixtures.js';
 import { json, type ErrorResponse, type WebhookEvent } from '../helpers/json.js';
@@ -79,7 +80,10 @@ describe('name', () => {
     expect(mine().length).toBeGreaterThanOrEqual(2);
     for (const { body } of mine()) expect(json<WebhookEvent>(body).data.name).toBe(name);
 
-    const twiml = new DOMParser().parseFromString(connectTwiml('wss://agents.example/stream', call), 'text/xml');
+    const twiml = new DOMParser().parseFromString(
+      streamTwiml('wss://agents.example/stream', handOffPairs('stream', call, [], 'token')),
+      'text/xml',
+    );
     const parameters = Array.from(twiml.getElementsByTagName('Parameter'));
     const value = (n: string) => parameters.find((p) => p.getAttribute('name') === n)?.getAttribute('value');
     expect([value('name'), value('email')]).toEqual([name, 'ada@example.com']);

@@ -1,5 +1,6 @@
-// Twilio's callbacks: signed status callbacks that move calls along, the TwiML that hands answered calls to the agent,
-// and the answering-machine verdict, on which a machine is left the agent's message or hung up on.
+// Twilio's callbacks: signed status callbacks that move calls along, the TwiML that hands answered calls to the agent's
+// runtime (a media stream or SIP, docs/agent-runtime.md), and the answering-machine verdict, on which a machine is left
+// the agent's message or hung up on.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 // The TwiML builder alone: the package's root would bring its whole REST client into the server's bundle (megabytes
@@ -13,13 +14,15 @@ import { answeredByOf, mapTwilioStatus, trimSlash, TwilioDialer } from '../../di
 import { VOICEMAIL_POLICIES } from '../../../schemas/vocabulary.js';
 import { useHttpErrors } from '../../http-errors.js';
 import { isUuid } from '../../../schemas/uuid.js';
+import type { HandoffPair } from '../../../schemas/agent-runtime.js';
+import { handOffPairs, sipTarget, staticPairs } from '../../dispatch/hand-off.js';
 
 export interface TwilioRoutesOptions {
   authToken: string;
   /** The address Twilio was given for callbacks; signatures cover it, so it is never rebuilt from Host headers. */
   publicBaseUrl: string;
-  /** wss:// media-stream address of the voice-agent runtime. */
-  agentStreamUrl: string;
+  /** wss:// media-stream address of the voice-agent runtime, for agents without their own hand-off. */
+  agentStreamUrl?: string | undefined;
 }
 
 export type TwilioParams = Record<string, string | readonly string[]>;
@@ -66,19 +69,23 @@ export function escapeXml(value: string): string {
 }
 const XML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 
-/** The TwiML that connects an answered call to the voice-agent runtime, with what the agent needs to know. */
-export function connectTwiml(agentStreamUrl: string, call: Pick<Call, 'id' | 'agentId' | 'name' | 'email'>): string {
-  const parameters: [string, string | null][] = [
-    ['agent_id', call.agentId],
-    ['call_id', call.id],
-    ['name', call.name],
-    ['email', call.email],
-  ];
+/**
+ * The TwiML that connects an answered call to the voice-agent runtime's media stream with what the hand-off carries
+ * (src/dispatch/hand-off.ts), in order. Written here rather than by Twilio's builder: its builder writes line and
+ * paragraph separators raw, which a parser reads back as spaces (test/dispatch/twiml-escape.test.ts).
+ */
+export function streamTwiml(streamUrl: string, parameters: readonly HandoffPair[]): string {
   const tags = parameters
-    .filter((p): p is [string, string] => p[1] !== null)
-    .map(([name, value]) => `<Parameter name="${name}" value="${escapeXml(value)}"/>`)
+    .map(({ name, value }) => `<Parameter name="${escapeXml(name)}" value="${escapeXml(value)}"/>`)
     .join('');
-  return `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${escapeXml(agentStreamUrl)}">${tags}</Stream></Connect></Response>`;
+  return `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${escapeXml(streamUrl)}">${tags}</Stream></Connect></Response>`;
+}
+
+/** The TwiML that bridges an answered call to a SIP destination (its headers already in the URI: sipTarget). */
+export function sipTwiml(uri: string): string {
+  const response = new VoiceResponse();
+  response.dial().sip(uri);
+  return response.toString();
 }
 
 const HANGUP = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>';
@@ -239,7 +246,28 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
     const call = await findCall(request, formOf(request).get('CallSid') || null);
     // Already over here (canceled, or its dial was given up on): nobody should be connected to the agent.
     const twiml =
-      isTerminal(call.status) || !isCurrentAttempt(request, call) ? HANGUP : connectTwiml(options.agentStreamUrl, call);
+      isTerminal(call.status) || !isCurrentAttempt(request, call) ? HANGUP : await handOffTwiml(request, call);
     return reply.code(200).type('text/xml; charset=utf-8').send(twiml);
   });
+
+  /** The TwiML that hands the call to the agent's runtime as the agent says: a media stream or a SIP destination. */
+  async function handOffTwiml(request: FastifyRequest, call: Call): Promise<string> {
+    const agent = await fastify.storage.accounts.findAgentById(call.agentId);
+    const token = await fastify.contextTokens.sign(call.id, call.attempt);
+    if (agent?.handoff === 'sip' && agent.sipUri) {
+      const target = sipTarget(agent.sipUri, handOffPairs('sip', call, staticPairs(agent.sipHeaders, 'sip'), token));
+      if (target.dropped.length > 0)
+        request.log.warn(
+          { callId: call.id, dropped: target.dropped, headersLength: target.headersLength },
+          "SIP hand-off: headers left out to stay within Twilio's limit",
+        );
+      return sipTwiml(target.uri);
+    }
+    const streamUrl = agent?.streamUrl ?? options.agentStreamUrl;
+    if (!streamUrl) {
+      request.log.error({ callId: call.id, agentId: call.agentId }, 'no stream URL for the agent: the call is hung up');
+      return HANGUP;
+    }
+    return streamTwiml(streamUrl, handOffPairs('stream', call, staticPairs(agent?.streamParameters, 'stream'), token));
+  }
 }
