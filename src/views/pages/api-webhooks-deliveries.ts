@@ -188,11 +188,7 @@ export function dayBefore(now: Date): string {
  * One delivery as the log shows it, its times as `times` writes them; `canResend`: the endpoint is enabled
  * (replayDelivery refuses otherwise).
  */
-export function shownDelivery(
-  d: LoggedDelivery,
-  canResend: boolean,
-  times: ShownTimes,
-): LogPage['deliveries'][number] {
+export function shownDelivery(d: LoggedDelivery, canResend: boolean, times: ShownTimes): LogPage['deliveries'][number] {
   const shown = STATUS_SHOWN[d.status];
   const at = times.time(d.createdAt);
   const last = d.attempts.at(-1);

@@ -214,7 +214,9 @@ export async function callDoNotCall(request: FastifyRequest, call: CallDetail): 
   const manages = onOwn || isAgencyScope(scopeOf(viewer));
   const reason = own.reason ? `: ${own.reason}` : '';
   return {
-    listed: manages ? `On ${list} since ${request.times.time(own.addedAt)}, added by ${own.addedBy}${reason}` : `On ${list}`,
+    listed: manages
+      ? `On ${list} since ${request.times.time(own.addedAt)}, added by ${own.addedBy}${reason}`
+      : `On ${list}`,
     addAction: null,
     listName: list,
     listHref: manages ? listBase(viewer, own.accountId) : null,
