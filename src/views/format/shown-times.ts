@@ -113,8 +113,9 @@ export class ShownTimes {
     if (!m) return null;
     const [, y, mo, d, h = '0', mi = '0', s = '0'] = m;
     const fields = { year: +y!, month: +mo!, day: +d!, hour: +h, minute: +mi, second: +s };
+    // Luxon checks each field's range (no February 30, no minute 60) but takes hour 24 as the next midnight.
+    if (fields.hour > 23) return null;
     const start = DateTime.fromObject(fields, { zone: this.zone });
-    // Luxon checks each field's range (no February 30, no hour 24), not only the moment.
     if (!start.isValid) return null;
     if (!end) return start.toJSDate();
     const step = m[6] !== undefined ? { seconds: 1 } : m[4] !== undefined ? { minutes: 1 } : { days: 1 };
