@@ -1,12 +1,16 @@
 // A user's own time zone in a real browser (issue 47): the Account page offers the browser's zone (a context in
 // Asia/Kolkata, which Chromium may report by its old name Asia/Calcutta), saving it shows the pages' times there, the
-// header's switch shows UTC and back; without JavaScript the form works, on UTC until a zone is chosen.
+// header's switch shows UTC and back (it fits a phone; axe finds nothing); without JavaScript the form works, on UTC
+// until a zone is chosen.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agencyWithUser, chromiumAvailable, signIn, startBrowserWorld, submit, type BrowserWorld } from './browser.js';
 
 const available = chromiumAvailable();
 const ACCOUNT = '/dashboard/account';
 const SIGNED_IN = 'dl.facts dt:text("Signed in") + dd';
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let world: BrowserWorld;
 
@@ -55,5 +59,20 @@ describe.skipIf(!available)('the time zone of the Account page in chromium', { t
     await submit(page, 'section#time-zone button[type=submit]');
     expect(await page.textContent('[role=status]')).toContain('Times are shown in Europe/Paris now.');
     expect(await page.textContent(SIGNED_IN)).toMatch(/ CES?T$/);
+  });
+
+  it("fits the header's switch on a phone, and axe finds nothing on the Account page with a zone", async () => {
+    const { page } = await signIn(world, 'kolkata@zones.example', undefined, {
+      timezoneId: 'Asia/Kolkata',
+      viewport: { width: 390, height: 844 },
+    });
+    await page.goto(ACCOUNT);
+    expect(await page.textContent('header.top')).toContain('Show in UTC');
+    expect(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBe(0);
+    await page.evaluate(AXE_SOURCE);
+    const violations = await page.evaluate(
+      "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => v.id + ': ' + v.help))",
+    );
+    expect(violations).toEqual([]);
   });
 });
