@@ -41,13 +41,15 @@ const listed = (body: string) => [...body.matchAll(CALL_LINK)].map((m) => m[1]!)
 beforeAll(async () => {
   ({ app } = await buildTestApp({ env: DASHBOARD_ENV, clock: () => now }));
   tenant = await createTenant(app.storage, { name: 'Zones' });
-  for (const [name, createdAt] of Object.entries(SPRING) as [keyof typeof SPRING, string][])
-    [callAt[name]] = await insertCalls(prismaOf(app), {
+  for (const [name, createdAt] of Object.entries(SPRING) as [keyof typeof SPRING, string][]) {
+    const [id] = await insertCalls(prismaOf(app), {
       accountId: tenant.accountId,
       agentId: tenant.agentId,
       createdAt: new Date(createdAt),
       count: 1,
     });
+    callAt[name] = id!;
+  }
 });
 
 describe('the Account page', () => {
