@@ -3,6 +3,7 @@
 // click away in the header, and the Calls list's dates and the Overview's "today" links read in it across a change
 // of the clocks. A user without a zone keeps UTC, as every other test of the dashboard expects.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { setOwnTimeZone } from '../../src/admin/user-time-zone.js';
 import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
@@ -108,6 +109,20 @@ describe('the Account page', () => {
     const user = await prismaOf(app).user.findUniqueOrThrow({ where: { id: userId } });
     expect(user.timezone).toBeNull();
     expect(await prismaOf(app).auditEntry.count({ where: { actorUserId: userId, action: 'time_zone_set' } })).toBe(0);
+  });
+});
+
+describe('who may set a zone', () => {
+  it('refuses a form without its CSRF token, and an actor other than the user (a zone is their own)', async () => {
+    const { visitor, userId } = await signedIn();
+    expect((await visitor.request('POST', '/dashboard/account/time-zone', { timezone: 'Europe/Paris' })).status).toBe(
+      403,
+    );
+    expect((await visitor.request('POST', '/dashboard/account/times', { utc: '1' })).status).toBe(403);
+    await expect(
+      setOwnTimeZone(app.storage, { zone: 'Europe/Paris', actor: { kind: 'operator' }, now }),
+    ).rejects.toThrow('Only a dashboard user has a time zone of their own.');
+    expect((await prismaOf(app).user.findUniqueOrThrow({ where: { id: userId } })).timezone).toBeNull();
   });
 });
 
