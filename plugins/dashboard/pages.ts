@@ -2,7 +2,7 @@
 // viewer, navigation, CSRF token and one-time notice; `reply.seeOther(path, notice)` is POST -> redirect -> GET.
 // The model's type is the template's (src/views/page-models.ts): a page and its template cannot drift.
 import fp from 'fastify-plugin';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardTarget } from '../../src/domain/dashboard-target.js';
 import type { LayoutModel, PageData, PageName } from '../../src/views/page-models.js';
 import { navigationFor } from '../../src/views/navigation.js';
@@ -14,6 +14,17 @@ declare module 'fastify' {
     /** 303 to `path` (a /dashboard path), with a notice the next page shows once. */
     seeOther(path: string, notice?: { kind: 'ok' | 'error'; text: string }): FastifyReply;
   }
+}
+
+/** The header's time switch: the viewer's own zone (null: UTC), whether this session shows UTC, and where to return. */
+function timesSwitch(request: FastifyRequest): LayoutModel['times'] {
+  const own = request.viewer?.timezone;
+  return {
+    own: own && own !== 'UTC' ? own : null,
+    inUtc: request.session?.timesInUtc === true,
+    // A form's answer (a POST rendering a problem) has no page to come back to: the Overview is one.
+    back: request.method === 'GET' ? request.url : '/dashboard',
+  };
 }
 
 export default fp(
@@ -37,6 +48,7 @@ export default fp(
         hasSession: Boolean(session),
         flash: flash ?? null,
         pageUrl: request.url,
+        times: request.viewer && timesSwitch(request),
       };
       return this.view(`${template}.eta`, { ...model, ...layout });
     });

@@ -6,6 +6,7 @@ export const AUDIT_ACTIONS = {
   sessions_ended: 'Ended all sessions',
   password_set: 'Set a password from a one-time link (their other links stopped working)',
   password_changed: 'Changed password',
+  time_zone_set: 'Set the time zone their dashboard shows times in',
   user_created: 'User created',
   user_disabled: 'User disabled',
   user_invited: 'User invited',

@@ -10,6 +10,8 @@ export interface ActiveUser {
   accountName: string;
   /** The agency at the top: the account itself for agency users. */
   agencyId: string;
+  /** The IANA zone the dashboard shows their times in (Account page); null: never chosen, UTC. */
+  timezone: string | null;
 }
 
 export interface SignInCandidate {
@@ -72,6 +74,7 @@ export class UserRepository extends PrismaRepository {
         id: true,
         email: true,
         disabledAt: true,
+        timezone: true,
         account: { select: { id: true, kind: true, name: true, agencyId: true } },
       },
     });
@@ -83,6 +86,7 @@ export class UserRepository extends PrismaRepository {
       accountKind: user.account.kind,
       accountName: user.account.name,
       agencyId: user.account.agencyId ?? user.account.id,
+      timezone: user.timezone,
     };
   }
 
@@ -146,6 +150,12 @@ export class UserRepository extends PrismaRepository {
   /** Remembers the metadata key (1 to 40 characters) the user shows as a column of the Calls list; null: none. */
   async setCallsMetadataColumn(userId: string, key: string | null): Promise<void> {
     await this.prisma.user.update({ where: { id: userId }, data: { callsMetadataColumn: key } });
+  }
+
+  /** Sets the zone (a canonical IANA name) the dashboard shows the user's times in; false when there is no such user. */
+  async setTimeZone(userId: string, zone: string): Promise<boolean> {
+    const { count } = await this.prisma.user.updateMany({ where: { id: userId }, data: { timezone: zone } });
+    return count === 1;
   }
 
   /** The users of the given accounts, oldest first (the Users page). */

@@ -80,6 +80,7 @@ export const LAYOUT_FIELDS = [
   'hasSession',
   'flash',
   'pageUrl',
+  'times',
   'live',
   'body',
 ] as const;

@@ -559,6 +559,8 @@ const SELF_ROUTES: Record<string, string> = {
   'GET /dashboard/account': "the viewer's own user",
   'POST /dashboard/account/password': "the viewer's own user",
   'POST /dashboard/account/sign-out-everywhere': "the viewer's own sessions",
+  'POST /dashboard/account/time-zone': "the viewer's own user (test/dashboard/account-time-zone.test.ts)",
+  'POST /dashboard/account/times': "the viewer's own session",
   'GET /dashboard/audit-log': "scoped to the viewer's agency or client (tested below)",
   'GET /dashboard/assets/style.css': 'public',
   'GET /dashboard/assets/copy.js': 'public',

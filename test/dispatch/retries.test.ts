@@ -11,6 +11,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { SIMULATED_BUSY_THEN_ANSWERS, SIMULATED_VOICEMAIL } from '../../src/dispatch/simulated-dialer.js';
 import { timeline } from '../../src/views/pages/call-timeline.js';
+import { UTC_TIMES } from '../../src/views/format/shown-times.js';
 import type { CallDetail } from '../../src/storage/index.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant, updateAgentSettings } from '../helpers/fixtures.js';
@@ -186,7 +187,7 @@ describe('retries', () => {
     expect(dials()).toEqual([callId, `${callId}/2`]);
     // The dashboard's timeline tells the retry apart from the acceptance.
     const detail = { ...done, metadata: '{}', deliveries: [] } as unknown as CallDetail;
-    expect(timeline(detail, ended2).map((e) => e.what)).toEqual([
+    expect(timeline(detail, ended2, UTC_TIMES).map((e) => e.what)).toEqual([
       'Accepted',
       'Dialling',
       'Attempt failed: Busy; to be dialled again',

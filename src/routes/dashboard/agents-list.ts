@@ -6,7 +6,6 @@ import { isAgencyScope } from '../../domain/tenancy.js';
 import { canonicalZone } from '../../domain/time-zones.js';
 import { AgentsQuery } from '../../../schemas/dashboard/lists.js';
 import { attemptsWords, voicemailWords } from '../../views/format/agent.js';
-import { formatTime } from '../../views/format/time.js';
 import { POLICY_WORDS, windowWords } from '../../views/format/settings.js';
 import { LIST_PAGE_SIZE, listAsked, namedList } from '../../views/pages/list-filter.js';
 
@@ -56,7 +55,7 @@ const agentsList: FastifyPluginAsyncTypebox = async (fastify) => {
                   name: agent.name,
                   accountName: agent.account.name,
                   accountKind: agent.account.kind,
-                  archivedAt: formatTime(agent.archivedAt),
+                  archivedAt: request.times.time(agent.archivedAt),
                 },
               ],
         ),

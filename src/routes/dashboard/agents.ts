@@ -29,7 +29,6 @@ import {
 import { fieldProblems } from '../../views/pages/agent-form-problems.js';
 import { phoneCountry, storedNumber, type PhoneCountry } from '../../views/pages/agent-caller-id.js';
 import { reachSummary } from '../../views/format/agent.js';
-import { formatTime } from '../../views/format/time.js';
 import { NO_PHONE_DEFAULT } from '../../views/format/settings.js';
 import { FORM_NOT_VALID, FormProblem, refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
 import { canonicalZone, isOfferedZone, UTC_ALIASES, ZONE_REGIONS } from '../../domain/time-zones.js';
@@ -121,7 +120,7 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
         defaultOf: defaultOf.join(', '),
         // Its zone as the form shows it: by its canonical name.
         summary: reachSummary({ ...agent, timezone: canonicalZone(agent.timezone) }),
-        archivedAt: agent.archivedAt && formatTime(agent.archivedAt),
+        archivedAt: agent.archivedAt && request.times.time(agent.archivedAt),
         curl: curlExample(baseUrlOf(request), agent.id, selfSigned),
         certificate: selfSigned ? path.join(fastify.config.DATA_DIR, 'tls', 'cert.pem') : null,
       },

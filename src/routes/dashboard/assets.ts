@@ -23,7 +23,7 @@ export default async function assets(fastify: FastifyInstance) {
   const htmx = createRequire(import.meta.url).resolve('htmx.org/dist/htmx.min.js');
   serve('/assets/htmx.min.js', await readFile(htmx), JS);
   serve('/assets/live.js', await own('live.js'), JS);
-  // A new agent's time zone: the browser's.
+  // A new agent's time zone, and a user's own on the Account page while they have none: the browser's.
   serve('/assets/zone-default.js', await own('zone-default.js'), JS);
   // The agent form: the settings that cannot apply (one attempt, no window, ...) disabled while they cannot.
   serve('/assets/agent-form.js', await own('agent-form.js'), JS);

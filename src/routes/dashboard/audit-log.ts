@@ -6,7 +6,6 @@ import { isAgencyScope } from '../../domain/tenancy.js';
 import { AuditLogQuery } from '../../../schemas/dashboard/forms.js';
 import { actorWords } from '../../views/format/notices.js';
 import { decodeCursor, encodeCursor } from '../../views/format/cursor.js';
-import { formatTime } from '../../views/format/time.js';
 
 const PAGE_SIZE = 50;
 
@@ -24,7 +23,7 @@ const auditLog: FastifyPluginAsyncTypebox = async (fastify) => {
         title: 'Audit log',
         showAccount: isAgencyScope(request.scope),
         entries: entries.map((e) => ({
-          at: formatTime(e.createdAt),
+          at: request.times.time(e.createdAt),
           who: actorWords(e.actorKind, e.actorEmail),
           accountName: e.accountName,
           what: describeAuditAction(e.action),

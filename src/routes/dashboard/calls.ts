@@ -67,7 +67,10 @@ const calls: FastifyPluginAsyncTypebox = async (fastify) => {
       const call = request.managed('call');
       const doNotCall = await callDoNotCall(request, call);
       const live = (LIVE_STATUSES as readonly CallStatus[]).includes(call.status);
-      return reply.page('call', { ...callPage(request.user, call, request.admin.now(), doNotCall), live });
+      return reply.page('call', {
+        ...callPage(request.user, call, request.admin.now(), doNotCall, request.times),
+        live,
+      });
     },
   );
 };

@@ -8,7 +8,6 @@ import { apiAccessOn, switchedOffBy } from '../../domain/api-access.js';
 import { NAVIGATION } from '../../views/navigation.js';
 import { ClientsQuery } from '../../../schemas/dashboard/lists.js';
 import { ClientParams, CreateClientForm } from '../../../schemas/dashboard/people.js';
-import { formatTime } from '../../views/format/time.js';
 import { FIRST_PAGE, LIST_PAGE_SIZE, listAsked, namedList, type ListAsked } from '../../views/pages/list-filter.js';
 import type { PageData } from '../../views/page-models.js';
 import { peopleOf } from '../../views/pages/users-table.js';
@@ -57,7 +56,7 @@ const clients: FastifyPluginAsyncTypebox = async (fastify) => {
       clients: page.rows.map((c) => ({
         href: `/dashboard/clients/${c.id}`,
         name: c.name,
-        created: formatTime(c.createdAt),
+        created: request.times.time(c.createdAt),
         access: accessWords(c.apiAccessEnabled, agency?.accountSwitch ?? null),
         keyPrefix: c.keyPrefix,
         webhookSet: c.webhookSet,
@@ -115,7 +114,7 @@ const clients: FastifyPluginAsyncTypebox = async (fastify) => {
         name: client.name,
         agencyName: client.agencyName,
         plan: client.plan,
-        created: formatTime(client.createdAt),
+        created: request.times.time(client.createdAt),
         access: accessWords(client.apiAccessEnabled, access?.agencySwitch ?? null),
         keyPrefix: client.keyPrefix,
         webhookSet: client.webhookSet,

@@ -6,7 +6,7 @@ import { requestPasswordReset, sendAuditedMail } from '../../admin/user-links.js
 import { setPasswordUrl } from '../../admin/users.js';
 import { passwordResetMail } from '../../mail/messages.js';
 import { ForgotPasswordForm } from '../../../schemas/dashboard/forms.js';
-import { formatTime } from '../../views/format/time.js';
+import { formatTime } from '../../domain/utc-time.js';
 
 const forgotPassword: FastifyPluginAsyncTypebox = async (fastify) => {
   const mailerOr404 = () => {

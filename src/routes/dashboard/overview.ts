@@ -9,7 +9,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { FAILURE_REASONS, type CallStatus } from '../../../schemas/vocabulary.js';
 import { isAgencyScope } from '../../domain/tenancy.js';
 import { disabledReasonWords } from '../../views/format/notices.js';
-import { formatTime, timeOrNull, utcDay } from '../../views/format/time.js';
 import { OVERVIEW_REASON_WORDS } from '../../views/format/status.js';
 import type { FirstRun, OverviewAccount } from '../../storage/index.js';
 import type { PageModels } from '../../views/page-models.js';
@@ -87,14 +86,20 @@ const overview: FastifyPluginAsyncTypebox = async (fastify) => {
       request.scoped.endpointHealth(accounts, since),
     ]);
     const perClient = isAgencyScope(request.scope);
-    const day = utcDay(today);
+    const times = request.times;
+    // The counters' day is UTC's (call_outcome_days): the Overview says so, and its links name that day in the
+    // viewer's zone, where the Calls list reads its dates (docs/dashboard.md, "Times").
+    const day = today.toISOString().slice(0, 10);
+    const todayBounds = times.utc
+      ? { from: day, to: day }
+      : { from: times.typed(today), to: times.typed(new Date(today.getTime() + DAY_MS - 60_000)) };
     /**
      * The Calls list filtered to one status (and for outcomes, today). "Today" is the day the calls were created: the
      * list filters by creation, the Overview counts calls that ended today.
      */
     const listHref = (status: CallStatus, when?: 'today') => {
       const query = new URLSearchParams({ status });
-      if (when) for (const bound of ['from', 'to']) query.set(bound, day);
+      if (when) for (const bound of ['from', 'to'] as const) query.set(bound, todayBounds[bound]);
       return `/dashboard/calls?${query.toString()}`;
     };
     // Each link's query once per page; callsHref adds the account (agency users: a client filter), its id a uuid
@@ -144,8 +149,8 @@ const overview: FastifyPluginAsyncTypebox = async (fastify) => {
           ? {
               url: endpoint.url,
               enabled: endpoint.enabled,
-              disabledReason: disabledReasonWords(endpoint.disabledReason),
-              lastSuccess: timeOrNull(endpoint.lastSuccessAt),
+              disabledReason: disabledReasonWords(endpoint.disabledReason, times),
+              lastSuccess: times.orNull(endpoint.lastSuccessAt),
               failuresLastHour: endpoint.failuresSince,
               failing: endpoint.enabled && endpoint.failuresSince > 0,
               settingsHref: `${base}#webhook-heading`,
@@ -168,7 +173,7 @@ const overview: FastifyPluginAsyncTypebox = async (fastify) => {
       limit: fastify.concurrency.limits.maxActive,
       maxWaiting: fastify.concurrency.limits.maxWaiting,
       today: day,
-      asOf: formatTime(now),
+      asOf: times.time(now),
       perClient,
     });
   });

@@ -20,7 +20,7 @@ import {
 import { notAnEmailAddress } from '../../../schemas/user-email.js';
 import { takePendingForm } from './confirm-password.js';
 import { refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
-import { formatTime } from '../../views/format/time.js';
+import { formatTime } from '../../domain/utc-time.js';
 import type { PageData } from '../../views/page-models.js';
 import { peopleOf } from '../../views/pages/users-table.js';
 import { isUuid } from '../../../schemas/uuid.js';
@@ -170,7 +170,6 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
       // Shown in this answer only (never cached, never kept in the session): reloading would send the form again,
       // which is refused as a taken email.
       const email = normalizeEmail(body.email);
-      const expires = formatTime(invited.expiresAt);
       const emailedTo = mailLater(request, {
         accountId: account.id,
         kind: 'invitation',
@@ -178,7 +177,8 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
           to: email,
           accountName: account.name,
           link: setPasswordUrl(fastify.config, invited.token),
-          expires,
+          // The e-mail's reader has no zone of theirs here: UTC, as callctl writes it.
+          expires: formatTime(invited.expiresAt),
         }),
       });
       return reply.page('users-invite', {
@@ -187,7 +187,7 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
           email,
           accountName: account.name,
           link: invitationLink(fastify, request, invited.token),
-          expires,
+          expires: request.times.time(invited.expiresAt),
           emailedTo,
         },
         back: pageOf(account, body.from),
@@ -229,7 +229,6 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
         actor: request.admin.actor,
         now: request.admin.now(),
       });
-      const expires = formatTime(made.expiresAt);
       const emailedTo = mailLater(request, {
         accountId: account.id,
         kind: 'sign_in_link',
@@ -237,7 +236,7 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
           to: made.email,
           accountName: account.name,
           link: setPasswordUrl(fastify.config, made.token),
-          expires,
+          expires: formatTime(made.expiresAt),
         }),
       });
       // Like an invitation: in this answer only, never cached; a reload sends the form again and voids this link.
@@ -247,7 +246,7 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
           email: made.email,
           accountName: account.name,
           link: invitationLink(fastify, request, made.token),
-          expires,
+          expires: request.times.time(made.expiresAt),
           emailedTo,
         },
         back: pageOf(account, request.body.from),

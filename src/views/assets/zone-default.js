@@ -1,6 +1,6 @@
-// A new agent's time zone: the browser's own, chosen in the select marked data-browser-zone when the list offers it
-// (by its canonical name, or by a deprecated name the browser may report, such as Asia/Calcutta: an option's
-// data-aliases). Without this script the select stays on UTC.
+// A new agent's time zone, and a user's own while they have none (the Account page): the browser's own, chosen in
+// the select marked data-browser-zone when the list offers it (by its canonical name, or by a deprecated name the
+// browser may report, such as Asia/Calcutta: an option's data-aliases). Without this script the select stays on UTC.
 'use strict';
 (function () {
   var zone = window.Intl ? Intl.DateTimeFormat().resolvedOptions().timeZone : '';

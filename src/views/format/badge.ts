@@ -7,9 +7,9 @@ import {
   type TimezoneSource,
 } from '../../../schemas/vocabulary.js';
 import { dialWait } from '../../domain/dial-wait.js';
-import { formatMinute } from '../../domain/utc-time.js';
+import type { ShownTimes } from './shown-times.js';
 import { REASON_WORDS, STATUS_WORDS, TIMEZONE_SOURCE_WORDS } from './status.js';
-import { formatTimeIn, type WaitingCall } from './time.js';
+import type { WaitingCall } from './time.js';
 
 /** A badge's colour, as the stylesheet names them (ok green, bad red, wait amber, info blue, muted grey). */
 export type BadgeTone = 'ok' | 'bad' | 'wait' | 'info' | 'muted';
@@ -39,10 +39,13 @@ function shortLocal(at: Date, zone: string): string | null {
   }
 }
 
-/** A time short enough for a badge, in the call's zone: "26 Nov, 09:00 America/New_York", else "2026-11-26 09:00 UTC". */
-export function formatShortIn(at: Date, zone: string | null): string {
+/**
+ * A time short enough for a badge, in the call's zone: "26 Nov, 09:00 America/New_York", else to the minute as the
+ * page shows times ("2026-11-26 09:00 UTC", "2026-11-26 10:00 CET").
+ */
+export function formatShortIn(at: Date, zone: string | null, times: ShownTimes): string {
   const local = zone && zone !== 'UTC' ? shortLocal(at, zone) : null;
-  return local ? `${local} ${zone}` : formatMinute(at);
+  return local ? `${local} ${zone}` : times.minute(at);
 }
 
 /** What the Calls list needs of a call to word its status. */
@@ -69,6 +72,7 @@ const ZONE_OWNER_WORDS: Record<TimezoneSource, string> = {
 export function callBadge(
   call: BadgeCall,
   now: Date,
+  times: ShownTimes,
   position?: number,
 ): { text: string; tone: BadgeTone; title?: string; parts?: [string, string] } {
   switch (call.status) {
@@ -87,7 +91,7 @@ export function callBadge(
   const wait = dialWait(call, now)!;
   if (wait.first === 'slot')
     return { text: `Waiting for a slot${position ? ` (#${position} in line)` : ''}`, tone: 'wait' };
-  const at = (d: Date) => formatShortIn(d, call.timezone);
+  const at = (d: Date) => formatShortIn(d, call.timezone, times);
   if (wait.first === 'retry' && !wait.thenWindow) return { text: `Retrying at ${at(wait.firstAt)}`, tone: 'wait' };
   if (wait.first === 'schedule' && !wait.thenWindow) return { text: `Scheduled for ${at(wait.firstAt)}`, tone: 'wait' };
   // The window holds it, alone or after its schedule or next attempt: the badge names when it is first dialled.
@@ -152,6 +156,7 @@ export function attemptsCell(
   outcomes: readonly EndedAttempt[],
   dialled: number,
   allowed: number | null,
+  shown: ShownTimes,
 ): { text: string; title: string | null } | null {
   const live = (LIVE_STATUSES as readonly CallStatus[]).includes(call.status);
   const current = live ? call.attempt : dialled;
@@ -160,7 +165,7 @@ export function attemptsCell(
   const ended = outcomes.map((o) => ATTEMPT_OUTCOME_SHORT_WORDS[o.outcome] ?? o.outcome).join(', ');
   const times = outcomes.map(
     (o) =>
-      `Attempt ${o.attempt}: ${ATTEMPT_OUTCOME_SHORT_WORDS[o.outcome] ?? o.outcome}, ${formatTimeIn(new Date(o.at), call.timezone)}`,
+      `Attempt ${o.attempt}: ${ATTEMPT_OUTCOME_SHORT_WORDS[o.outcome] ?? o.outcome}, ${shown.withLocal(new Date(o.at), call.timezone)}`,
   );
   return {
     text: `Attempt ${current}${of === null ? '' : ` of ${of}`}${ended ? `: ${ended}` : ''}`,

@@ -1,5 +1,6 @@
 // The notices a cancel leaves, and the words for deliveries, endpoints and audit entries.
 import { type CallStatus, type FailureReason } from '../../../schemas/vocabulary.js';
+import type { ShownTimes } from './shown-times.js';
 import { withShownTimes } from './time.js';
 
 /** Why a call cannot be canceled any more, on its detail view (null: it still waits, or it was canceled). */
@@ -68,8 +69,8 @@ export function deliveryStatusWords(status: string): string {
 }
 
 /** Why an endpoint is disabled, its times written as every page writes them ("answered 410 Gone at 2026-11-23 10:42:07 UTC"). */
-export function disabledReasonWords(reason: string | null): string | null {
-  return reason && withShownTimes(reason);
+export function disabledReasonWords(reason: string | null, times: ShownTimes): string | null {
+  return reason && withShownTimes(reason, times);
 }
 
 /** Who made an audit entry. */

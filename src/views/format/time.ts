@@ -1,29 +1,9 @@
-// How the dashboard writes times (always UTC, with a call's local time beside it), durations and how long a call
-// waits.
+// How the dashboard words times: how long a call waits and what for, durations, the forms' UTC times (the delivery
+// log), and the times inside stored texts. Each moment is written by the request's ShownTimes (./shown-times.ts): in
+// the user's own zone, or in UTC.
 import { type CallStatus } from '../../../schemas/vocabulary.js';
 import { dialWait } from '../../domain/dial-wait.js';
-import { formatTime } from '../../domain/utc-time.js';
-
-// The dashboard shows times in UTC, written as callctl writes them (src/domain/utc-time.ts); its pages take
-// formatTime from here, with the rest of how the dashboard words things.
-export { formatTime };
-
-/** A time in UTC and, when a zone is given and is not UTC, the local time there: "... UTC (09:00 America/New_York)". */
-export function formatTimeIn(at: Date, zone: string | null): string {
-  if (!zone || zone === 'UTC') return formatTime(at);
-  try {
-    const local = new Intl.DateTimeFormat('en-GB', {
-      timeZone: zone,
-      weekday: 'short',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    }).format(at);
-    return `${formatTime(at)} (${local} ${zone})`;
-  } catch {
-    return formatTime(at); // a zone stored by hand that Intl does not know
-  }
-}
+import type { ShownTimes } from './shown-times.js';
 
 /** What a waiting call waits for, as format.ts words it. */
 export interface WaitingCall {
@@ -39,10 +19,10 @@ export interface WaitingCall {
  * scheduled time, its calling window (which may open after either), else a free slot (it is due). The Calls list's
  * badge reads the same wait (dialWait), so both pages name the same earliest dial.
  */
-export function waitingWords(call: WaitingCall, now: Date, zone: string | null = null): string | null {
+export function waitingWords(call: WaitingCall, now: Date, zone: string | null, times: ShownTimes): string | null {
   const wait = dialWait(call, now);
   if (!wait) return null;
-  const at = (d: Date) => formatTimeIn(d, zone);
+  const at = (d: Date) => times.withLocal(d, zone);
   const windowAfter = wait.thenWindow ? `; then the calling window, which opens ${at(wait.dialAt)}` : '';
   switch (wait.first) {
     case 'retry':
@@ -54,21 +34,6 @@ export function waitingWords(call: WaitingCall, now: Date, zone: string | null =
     case 'slot':
       return call.attempt > 1 ? `Attempt ${call.attempt} waits for a free slot` : 'Waits for a free slot';
   }
-}
-
-/** A time, or a dash when there is none (tables). */
-export function timeOrDash(at: Date | null): string {
-  return at ? formatTime(at) : '-';
-}
-
-/** A time, or null when there is none (the template says what "none" means there). */
-export function timeOrNull(at: Date | null | undefined): string | null {
-  return at ? formatTime(at) : null;
-}
-
-/** The UTC day of `at`, `2026-11-23`. */
-export function utcDay(at: Date): string {
-  return at.toISOString().slice(0, 10);
 }
 
 /**
@@ -106,8 +71,8 @@ export function formatDuration(seconds: number | null): string {
 const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\b/g;
 
 /** A stored text with ISO times in it, its times written as every page writes them. */
-export function withShownTimes(text: string): string {
-  return text.replace(ISO_TIME, (at) => formatTime(new Date(at)));
+export function withShownTimes(text: string, times: ShownTimes): string {
+  return text.replace(ISO_TIME, (at) => times.time(new Date(at)));
 }
 
 // ---- Keyset cursors ("Older" carries the last row's time and id) ----

@@ -9,7 +9,8 @@ import type { PageData } from '../page-models.js';
 import { reindent } from './call-timeline.js';
 import { decodeCursor, encodeCursor, type KeysetCursor } from '../format/cursor.js';
 import { disabledReasonWords } from '../format/notices.js';
-import { formatTime, parseUtcTime } from '../format/time.js';
+import type { ShownTimes } from '../format/shown-times.js';
+import { parseUtcTime } from '../format/time.js';
 
 export type ApiWebhooksDeliveriesModel = ApiWebhooksPlace & {
   problem: Problem;
@@ -183,10 +184,13 @@ export function dayBefore(now: Date): string {
   return new Date(now.getTime() - 86_400_000).toISOString().slice(0, 16);
 }
 
-/** One delivery as the log shows it; `canResend`: the endpoint is enabled (replayDelivery refuses otherwise). */
-export function shownDelivery(d: LoggedDelivery, canResend: boolean): LogPage['deliveries'][number] {
+/**
+ * One delivery as the log shows it, its times as `times` writes them; `canResend`: the endpoint is enabled
+ * (replayDelivery refuses otherwise).
+ */
+export function shownDelivery(d: LoggedDelivery, canResend: boolean, times: ShownTimes): LogPage['deliveries'][number] {
   const shown = STATUS_SHOWN[d.status];
-  const at = formatTime(d.createdAt);
+  const at = times.time(d.createdAt);
   const last = d.attempts.at(-1);
   // Pending deliveries are sent without a resend, held ones when the endpoint is enabled again (replayDelivery).
   const resendable = canResend && (d.status === 'succeeded' || d.status === 'failed');
@@ -201,8 +205,8 @@ export function shownDelivery(d: LoggedDelivery, canResend: boolean): LogPage['d
     statusWords: d.status === 'pending' && d.attempts.length > 0 ? 'Retrying' : shown.words,
     tone: shown.tone,
     at,
-    nextAt: d.status === 'pending' ? formatTime(d.nextAttemptAt) : null,
-    heldReason: d.status === 'held' ? disabledReasonWords(d.heldReason) : null,
+    nextAt: d.status === 'pending' ? times.time(d.nextAttemptAt) : null,
+    heldReason: d.status === 'held' ? disabledReasonWords(d.heldReason, times) : null,
     lastAnswer: last
       ? `${last.responseStatus === null ? 'no answer' : `HTTP ${last.responseStatus}`} in ${last.durationMs} ms`
       : null,
@@ -211,7 +215,7 @@ export function shownDelivery(d: LoggedDelivery, canResend: boolean): LogPage['d
     resendLabel: resendable ? `Resend ${d.eventType} of ${at}, call to ${d.phoneNumber} …${d.callId.slice(-8)}` : null,
     attempts: d.attempts.map((a) => ({
       attemptNumber: a.attemptNumber,
-      at: formatTime(a.startedAt),
+      at: times.time(a.startedAt),
       responseStatus: a.responseStatus,
       durationMs: a.durationMs,
       error: a.error,

@@ -3,7 +3,6 @@
 import type { FastifyRequest } from 'fastify';
 import { planAllowsApi } from '../../domain/api-access.js';
 import { disabledReasonWords } from '../format/notices.js';
-import { timeOrNull } from '../format/time.js';
 import { CLIENT, type Account, type Place } from './api-webhooks-place.js';
 import type { PageData } from '../page-models.js';
 import type { ApiWebhooksPlace, EndpointState, KeysOf } from './model-parts.js';
@@ -67,6 +66,7 @@ export async function settingsPage(
   const counts = endpoint ? await request.scoped.openDeliveries(endpoint) : null;
   const defaultAgent = await request.scoped.defaultAgent(access);
   const planAllows = planAllowsApi(access?.plan);
+  const times = request.times;
   return {
     title: account.kind === 'client' ? `API & Webhooks · ${account.name}` : 'Settings → API & Webhooks',
     account: { id: account.id, name: account.name, kind: account.kind },
@@ -77,8 +77,8 @@ export async function settingsPage(
     planMessage: planAllows ? null : 'API access requires the agency plan',
     key: key && {
       prefix: key.displayPrefix,
-      createdAt: timeOrNull(key.createdAt),
-      lastUsed: timeOrNull(key.lastUsedAt),
+      createdAt: times.orNull(key.createdAt),
+      lastUsed: times.orNull(key.lastUsedAt),
     },
     access: {
       on: access?.accountSwitch ?? false,
@@ -97,12 +97,12 @@ export async function settingsPage(
     endpoint: endpoint && {
       url: endpoint.url,
       enabled: endpoint.enabled,
-      disabledReason: disabledReasonWords(endpoint.disabledReason),
-      updatedAt: timeOrNull(endpoint.updatedAt),
+      disabledReason: disabledReasonWords(endpoint.disabledReason, times),
+      updatedAt: times.orNull(endpoint.updatedAt),
       pending: counts?.pending ?? 0,
       failed: counts?.failed ?? 0,
       held: counts?.held ?? 0,
-      heldSince: timeOrNull(counts?.heldSince),
+      heldSince: times.orNull(counts?.heldSince),
     },
     problem,
   };

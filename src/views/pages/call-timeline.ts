@@ -3,7 +3,8 @@
 import { CALL_STATUSES, type CallStatus } from '../../../schemas/vocabulary.js';
 import { objectEntries } from '../../domain/raw-json.js';
 import type { CallDetail } from '../../storage/index.js';
-import { formatDuration, formatTime } from '../format/time.js';
+import type { ShownTimes } from '../format/shown-times.js';
+import { formatDuration } from '../format/time.js';
 import { REASON_WORDS, sourceWords } from '../format/status.js';
 
 export interface TimelineEntry {
@@ -15,8 +16,11 @@ export interface TimelineEntry {
 /** A wait this long or longer before dialling is shown as a queue (shorter ones are the dispatcher's own pace). */
 const QUEUE_SHOWN_MS = 2_000;
 
-/** The call's events in words, oldest first; a wait for the window or a slot shows as a step of its own. */
-export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
+/**
+ * The call's events in words, oldest first, their times as `times` writes them; a wait for the window or a slot
+ * shows as a step of its own.
+ */
+export function timeline(call: CallDetail, now: Date, times: ShownTimes): TimelineEntry[] {
   const order = (s: CallStatus) => CALL_STATUSES.indexOf(s);
   const events = [...call.events].sort(
     (a, b) => a.occurredAt.getTime() - b.occurredAt.getTime() || order(a.toStatus) - order(b.toStatus),
@@ -25,7 +29,7 @@ export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
   const dialled = events.find((e) => e.toStatus === 'dialing');
   for (const event of events) {
     const by = sourceWords(event.source);
-    const at = formatTime(event.occurredAt);
+    const at = times.time(event.occurredAt);
     switch (event.toStatus) {
       case 'initiated': {
         // Back to initiated from an attempt: it failed, and the agent's retry policy dials it again.
@@ -45,9 +49,9 @@ export function timeline(call: CallDetail, now: Date): TimelineEntry[] {
           what: forWindow ? 'Queued until the calling window opens' : 'Queued for a free slot',
           detail: [
             // The step already says "until the calling window opens": the detail only adds when.
-            ...(forWindow ? [`at ${formatTime(call.notBefore)}`] : []),
+            ...(forWindow ? [`at ${times.time(call.notBefore)}`] : []),
             still
-              ? `still waiting; expires ${formatTime(call.expiresAt)}`
+              ? `still waiting; expires ${times.time(call.expiresAt)}`
               : `waited ${formatDuration(Math.round((waitedUntil.getTime() - event.occurredAt.getTime()) / 1000))}`,
           ].join('; '),
         });

@@ -11,7 +11,8 @@ import {
   TIMEZONE_SOURCE_WORDS,
 } from '../format/status.js';
 import { cannotCancelWords, deliveryStatusWords, disabledReasonWords } from '../format/notices.js';
-import { formatDuration, formatTime, formatTimeIn, waitingWords } from '../format/time.js';
+import type { ShownTimes } from '../format/shown-times.js';
+import { formatDuration, waitingWords } from '../format/time.js';
 import { attemptsDialled } from '../../calls/call-view.js';
 import type { PageData } from '../page-models.js';
 import type { AccountKind, KeysOf } from './model-parts.js';
@@ -110,8 +111,17 @@ function attemptsWords(call: CallDetail, ended: number): string {
   return String(dialled);
 }
 
-/** The call page's model: the call, its attempts, timeline, metadata and deliveries, as `viewer` sees them. */
-export function callPage(viewer: ActiveUser, call: CallDetail, now: Date, doNotCall: CallDoNotCall): PageData<'call'> {
+/**
+ * The call page's model: the call, its attempts, timeline, metadata and deliveries, as `viewer` sees them, its times
+ * as `times` writes them.
+ */
+export function callPage(
+  viewer: ActiveUser,
+  call: CallDetail,
+  now: Date,
+  doNotCall: CallDoNotCall,
+  times: ShownTimes,
+): PageData<'call'> {
   const log = deliveryLogBase(viewer, call.accountId);
   // Listed for a client (an agency's key on its agent): a client's user sees it, not the agency's deliveries.
   const triggeredBy = call.listedFor ? `${call.account.name} (agency key)` : null;
@@ -141,11 +151,11 @@ export function callPage(viewer: ActiveUser, call: CallDetail, now: Date, doNotC
       status: STATUS_WORDS[call.status],
       statusClass: call.status,
       reason: call.failureReason ? REASON_WORDS[call.failureReason] : null,
-      created: formatTime(call.createdAt),
+      created: times.time(call.createdAt),
       duration: formatDuration(call.durationSeconds),
-      waiting: waitingWords(call, now, call.timezone),
+      waiting: waitingWords(call, now, call.timezone, times),
       attempts: attemptsWords(call, outcomes.length),
-      scheduled: call.scheduledAt ? formatTimeIn(call.scheduledAt, call.timezone) : null,
+      scheduled: call.scheduledAt ? times.withLocal(call.scheduledAt, call.timezone) : null,
       answeredBy: call.answeredBy ? ANSWERED_BY_WORDS[call.answeredBy] : null,
       voicemailLeft: call.voicemailLeft === null ? null : call.voicemailLeft ? 'Yes' : 'No',
       timezone: call.timezone
@@ -155,12 +165,12 @@ export function callPage(viewer: ActiveUser, call: CallDetail, now: Date, doNotC
     attemptOutcomes: outcomes.map((o) => ({
       attempt: o.attempt,
       outcome: ATTEMPT_OUTCOME_WORDS[o.outcome] ?? o.outcome,
-      at: formatTimeIn(new Date(o.at), call.timezone),
+      at: times.withLocal(new Date(o.at), call.timezone),
     })),
     cancelAction: call.status === 'initiated' ? `/dashboard/calls/${call.id}/cancel` : null,
     cannotCancel: cannotCancelWords(call.status, call.failureReason),
     doNotCall,
-    timeline: timeline(call, now),
+    timeline: timeline(call, now, times),
     metadataRows: rows,
     metadataJson: rows === null ? call.metadata : reindent(call.metadata),
     deliveryLogHref: `${log}/deliveries`,
@@ -169,12 +179,12 @@ export function callPage(viewer: ActiveUser, call: CallDetail, now: Date, doNotC
       eventType: d.eventType,
       status: d.status,
       statusWords: deliveryStatusWords(d.status),
-      next: d.status === 'pending' ? formatTime(d.nextAttemptAt) : null,
-      heldReason: d.status === 'held' ? disabledReasonWords(d.heldReason) : null,
+      next: d.status === 'pending' ? times.time(d.nextAttemptAt) : null,
+      heldReason: d.status === 'held' ? disabledReasonWords(d.heldReason, times) : null,
       resendAction: `${log}/deliveries/${d.id}/resend`,
       attempts: d.attempts.map((a) => ({
         number: a.attemptNumber,
-        at: formatTime(a.startedAt),
+        at: times.time(a.startedAt),
         httpStatus: a.responseStatus === null ? '-' : String(a.responseStatus),
         latency: `${a.durationMs} ms`,
         error: a.error ?? '',

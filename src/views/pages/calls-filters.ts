@@ -2,6 +2,7 @@
 import { CallsQuery } from '../../../schemas/dashboard/calls.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
 import type { MetadataMatch } from '../../storage/index.js';
+import type { ShownTimes } from '../format/shown-times.js';
 
 export const FILTER_NAMES = [
   'status',
@@ -39,6 +40,18 @@ export function typedFilters(query: CallsQuery | undefined): Partial<Record<(typ
     if (value) typed[name] = value;
   }
   return typed;
+}
+
+/**
+ * The From (or, with `end`, To) filter: a day or a minute read in the zone the page shows times in (the viewer's, or
+ * UTC), local midnight to local midnight across a change of the clocks; To includes its whole day or minute. Null,
+ * with `problem`, when it is no such day or time.
+ */
+export function dateFilter(value: string, end: boolean, times: ShownTimes): { at: Date | null; problem: string } {
+  return {
+    at: times.parse(value, end),
+    problem: `"${value}" is not a date: write it as YYYY-MM-DD (or YYYY-MM-DDTHH:MM), in ${times.zone}.`,
+  };
 }
 
 /** An agent or a client the filters name: its id and name. */

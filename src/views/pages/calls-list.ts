@@ -14,11 +14,18 @@ import { NO_CALL_FILTERS, type CallCursor, type CallHistoryFilters, type CallLis
 import { attemptsCell, callBadge, hasActiveCall, metadataCellWords, waitsForSlot } from '../format/badge.js';
 import { STATUS_WORDS } from '../format/status.js';
 import { decodeCursor, encodeCursor } from '../format/cursor.js';
-import { formatDuration, formatTime, parseUtcTime } from '../format/time.js';
+import { formatDuration } from '../format/time.js';
 import { attemptsDialled } from '../../calls/call-view.js';
 import type { AttemptOutcomeData } from '../../../schemas/call.js';
 import type { PageData } from '../page-models.js';
-import { chooseFrom, FILTER_MENU_MAX, metadataValues, typedFilters, type FilterChoice } from './calls-filters.js';
+import {
+  chooseFrom,
+  dateFilter,
+  FILTER_MENU_MAX,
+  metadataValues,
+  typedFilters,
+  type FilterChoice,
+} from './calls-filters.js';
 
 const PAGE_SIZE = 50;
 /** The start of a phone number once separators are dropped: `+` (may be left out) and 1 to 15 digits. */
@@ -114,9 +121,9 @@ export async function callsListPage(
   ] as const) {
     const value = typed[name];
     if (!value) continue;
-    const at = refused.has(name) ? null : parseUtcTime(value, end);
-    if (at) filters[name] = at;
-    else problems.push(`"${value}" is not a date: write it as YYYY-MM-DD (or YYYY-MM-DDTHH:MM), in UTC.`);
+    const { at, problem } = dateFilter(value, end, request.times);
+    if (at && !refused.has(name)) filters[name] = at;
+    else problems.push(problem);
   }
   if (filters.from && filters.to && filters.from >= filters.to) problems.push('The date range ends before it starts.');
   if (typed.number) {
@@ -200,6 +207,7 @@ export async function callsListPage(
   const model: PageData<'calls'> = {
     title: 'Calls',
     isAgency,
+    datesZone: request.times.zone,
     problems,
     typed,
     filtered,
@@ -224,19 +232,20 @@ export async function callsListPage(
     cancelBack: new URLSearchParams({ ...kept, ...(before && beforeText ? { before: beforeText } : {}) }).toString(),
     cancelAction: calls.some((c) => c.status === 'initiated') ? '/dashboard/calls/cancel' : null,
     calls: calls.map((c) => {
-      const badge = callBadge(c, now, positions.get(c.id));
+      const badge = callBadge(c, now, request.times, positions.get(c.id));
       const outcomes = storedOutcomes(c.attemptOutcomes);
       const attempts = attemptsCell(
         c,
         outcomes,
         attemptsDialled({ ...c, attemptsEnded: outcomes.length }),
         agentAttempts.get(c.agentId) ?? null,
+        request.times,
       );
       return {
         id: c.id,
         cancelable: c.status === 'initiated',
         href: `/dashboard/calls/${c.id}`,
-        created: formatTime(c.createdAt),
+        created: request.times.time(c.createdAt),
         number: c.phoneNumber,
         name: c.name ?? '',
         agent: agentNames.get(c.agentId) ?? 'an agent no longer listed',

@@ -14,6 +14,8 @@ export interface CallsFilter {
 
 export type CallsModel = {
   isAgency: boolean;
+  /** The zone the From and To dates are read in: the viewer's, or UTC. */
+  datesZone: string;
   problems: string[];
   /** The filters as typed, for the form and the links. */
   typed: Partial<
@@ -85,6 +87,7 @@ export type CallsModel = {
 /** The fields calls.eta reads (test/dashboard/page-models.test.ts compares them with the template). */
 export const CALLS_FIELDS = [
   'isAgency',
+  'datesZone',
   'problems',
   'typed',
   'filtered',

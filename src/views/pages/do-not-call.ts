@@ -11,7 +11,6 @@ import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
 import type { AccountInScope, ActiveUser, CallDetail, DoNotCallEntry } from '../../storage/index.js';
 import type { CallDoNotCall } from './call.js';
 import type { PageData } from '../page-models.js';
-import { formatTime } from '../format/time.js';
 
 export type DoNotCallModel = {
   account: SectionAccount;
@@ -167,7 +166,7 @@ export async function listPage(
       phoneNumber: e.phoneNumber,
       reason: e.reason,
       addedBy: e.addedBy,
-      addedAt: formatTime(e.addedAt),
+      addedAt: request.times.time(e.addedAt),
     })),
     nextHref: page.next ? link({ after: page.next }) : null,
     firstHref: after ? link({}) : null,
@@ -215,7 +214,9 @@ export async function callDoNotCall(request: FastifyRequest, call: CallDetail): 
   const manages = onOwn || isAgencyScope(scopeOf(viewer));
   const reason = own.reason ? `: ${own.reason}` : '';
   return {
-    listed: manages ? `On ${list} since ${formatTime(own.addedAt)}, added by ${own.addedBy}${reason}` : `On ${list}`,
+    listed: manages
+      ? `On ${list} since ${request.times.time(own.addedAt)}, added by ${own.addedBy}${reason}`
+      : `On ${list}`,
     addAction: null,
     listName: list,
     listHref: manages ? listBase(viewer, own.accountId) : null,

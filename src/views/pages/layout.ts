@@ -11,6 +11,11 @@ export interface LayoutModel {
   csrf: () => string;
   hasSession: boolean;
   flash: { kind: 'ok' | 'error'; text: string } | null;
+  /**
+   * The zone the page's times are in, for the header's switch (null for a visitor): `own`, the viewer's zone (null:
+   * never chosen, or UTC); `inUtc`, this session shows UTC instead; `back`, the page the switch comes back to.
+   */
+  times: { own: string | null; inUtc: boolean; back: string } | null;
   /** The page's own URL (path and query string): where its live refresh asks for it again. */
   pageUrl: string;
   /**

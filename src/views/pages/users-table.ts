@@ -1,7 +1,6 @@
 // The users table's model (users-table.eta), shown on the Users page and a client's page, and its rows.
 import type { FastifyRequest } from 'fastify';
 import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
-import { formatTime, timeOrDash } from '../format/time.js';
 import type { PeopleFrom } from './users-invite-form.js';
 
 export interface PersonRow {
@@ -41,12 +40,12 @@ export async function peopleOf(
     email: user.email,
     accountName: names.get(user.accountId) ?? '',
     status: user.disabledAt
-      ? `disabled ${formatTime(user.disabledAt)}`
+      ? `disabled ${request.times.time(user.disabledAt)}`
       : user.passwordSet
         ? 'active'
         : 'invited (no password yet)',
-    created: formatTime(user.createdAt),
-    lastSignIn: timeOrDash(user.lastSignInAt),
+    created: request.times.time(user.createdAt),
+    lastSignIn: request.times.orDash(user.lastSignInAt),
     canDisable: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
     canLink: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
     canEnable: isAgencyScope(scopeOf(viewer)) && user.disabledAt !== null,

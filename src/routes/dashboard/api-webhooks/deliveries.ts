@@ -13,7 +13,7 @@ import { FormProblem } from '../../../views/form-problem.js';
 import { disabledReasonWords } from '../../../views/format/notices.js';
 import { encodeCursor } from '../../../views/format/cursor.js';
 import { ENDPOINT_DISABLED, NO_ENDPOINT } from '../../../views/format/settings.js';
-import { formatTime, parseUtcTime } from '../../../views/format/time.js';
+import { parseUtcTime } from '../../../views/format/time.js';
 import {
   backFields,
   dayBefore,
@@ -49,7 +49,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async
   async function resendProblem(request: FastifyRequest, accountId: string, message: string): Promise<string> {
     const endpoint = await request.scoped.endpoint({ id: accountId });
     if (!endpoint) return NO_ENDPOINT;
-    return endpoint.enabled ? message : ENDPOINT_DISABLED(endpoint.disabledReason);
+    return endpoint.enabled ? message : ENDPOINT_DISABLED(endpoint.disabledReason, request.times);
   }
 
   /** The log's page; `since` is a "Resend failed since" as typed, with what is wrong with it. */
@@ -83,7 +83,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async
       endpoint: endpoint && {
         url: endpoint.url,
         enabled: endpoint.enabled,
-        disabledReason: disabledReasonWords(endpoint.disabledReason),
+        disabledReason: disabledReasonWords(endpoint.disabledReason, reply.request.times),
       },
       canResend,
       filters: read.typed,
@@ -94,7 +94,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async
       back: backFields(hereOf(read)),
       resendSince: since?.value ?? dayBefore(reply.request.admin.now()),
       sinceError: since?.error ?? null,
-      deliveries: deliveries.map((d) => shownDelivery(d, canResend)),
+      deliveries: deliveries.map((d) => shownDelivery(d, canResend, reply.request.times)),
       clearHref: filtered ? logHref(b, {}) : null,
       olderHref: next ? logHref(b, { ...read.typed, before: encodeCursor(next) }) : null,
       newestHref: read.before ? logHref(b, read.typed) : null,
@@ -186,8 +186,8 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async
       );
       const text =
         resent === 0
-          ? `No failed delivery since ${formatTime(since)} is left to send again (none failed, or a resend made at the same time took them).`
-          : `${resent === 1 ? '1 failed delivery' : `${resent} failed deliveries`} since ${formatTime(since)} will be sent again in a moment.`;
+          ? `No failed delivery since ${request.times.time(since)} is left to send again (none failed, or a resend made at the same time took them).`
+          : `${resent === 1 ? '1 failed delivery' : `${resent} failed deliveries`} since ${request.times.time(since)} will be sent again in a moment.`;
       return reply.seeOther(logHref(place.base(account.id), {}), { kind: 'ok', text });
     },
   );

@@ -6,7 +6,6 @@ import { planAllowsApi } from '../../../domain/api-access.js';
 import { GenerateKeyForm } from '../../../../schemas/dashboard/api-webhooks.js';
 import { canonicalUuid } from '../../../../schemas/uuid.js';
 import { FormProblem } from '../../../views/form-problem.js';
-import { formatTime } from '../../../views/format/time.js';
 import { type Account, type SectionOptions } from '../../../views/pages/api-webhooks-place.js';
 
 const ALREADY_SHOWN = 'This key was already shown; generate a new one if you did not copy it.';
@@ -19,7 +18,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fasti
       title: 'Generate a new API key',
       account,
       base: place.base(account.id),
-      key: key && { prefix: key.displayPrefix, createdAt: formatTime(key.createdAt) },
+      key: key && { prefix: key.displayPrefix, createdAt: reply.request.times.time(key.createdAt) },
       replaces: key?.id ?? 'none',
       planMessage: planAllowsApi(access?.plan) ? null : 'API access requires the agency plan',
       problem,
