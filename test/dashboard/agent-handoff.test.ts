@@ -65,6 +65,9 @@ describe('the hand-off on the agent form', () => {
     const page = await owner.get('/dashboard/agents/new');
     expect(page.body).toContain('<input type="radio" name="handoff" value="stream" checked>');
     expect(page.body).toContain("Empty: this service's default stream.");
+    expect((await owner.get('/dashboard/agents')).body).toContain(
+      '<dt>Hand-off</dt><dd>The service&#39;s default stream</dd>',
+    );
     expect(await row()).toMatchObject({ handoff: 'stream', streamUrl: null, streamParameters: [], sipUri: null });
   });
 
@@ -100,6 +103,9 @@ describe('the hand-off on the agent form', () => {
     const page = await owner.get(`/dashboard/agents/${agentId}`);
     expect(page.body).toContain('value="wss://bots.example.com/twilio?tenant=acme"');
     expect(page.body).toContain('>bot=sales\nelevenlabs_agent_id=agent_01jz=x</textarea>');
+    expect((await owner.get('/dashboard/agents')).body).toContain(
+      '<dt>Hand-off</dt><dd>Stream wss://bots.example.com/twilio?tenant=acme, 2 parameters</dd>',
+    );
   });
 
   it('switches to SIP keeping the stream settings, and back; the same form again changes nothing', async () => {
@@ -131,6 +137,9 @@ describe('the hand-off on the agent form', () => {
     });
     const page = await owner.get(`/dashboard/agents/${agentId}`);
     expect(page.body).toContain('<input type="radio" name="handoff" value="sip" checked>');
+    expect((await owner.get('/dashboard/agents')).body).toContain(
+      '<dt>Hand-off</dt><dd>SIP sip:+15105550100@acme.sip.livekit.cloud:5061;transport=tls, 2 headers</dd>',
+    );
     expect(page.body).toContain('>X-Bot=sales\nX-Tenant=acme</textarea>');
 
     const audits = await prismaOf(app).auditEntry.count();
@@ -250,7 +259,11 @@ describe('the hand-off on the agent form', () => {
 describe("another tenant's agent", () => {
   it('cannot be changed, nor seen (404), and nothing changes', async () => {
     const { id: otherAgency } = await createAgency(app.storage, { name: 'Other agency' });
-    const { id: otherClient } = await createClient(app.storage, { agencyId: otherAgency, name: 'Other client' });
+    const { id: otherClient } = await createClient(app.storage, {
+      agencyId: otherAgency,
+      name: 'Other client',
+      now: new Date(),
+    });
     const { id: theirs } = await createAgent(app.storage, { accountId: otherClient, name: 'Theirs', now: new Date() });
     const before = await row(theirs);
     const audits = await prismaOf(app).auditEntry.count();
