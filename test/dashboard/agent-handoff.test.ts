@@ -3,7 +3,10 @@
 // shown back in the form and audited; every hostile value is refused next to its field, in words that name it, and
 // nothing changes; another tenant's agent cannot be changed; development (WEBHOOK_ALLOW_PRIVATE_TARGETS) allows a
 // local host.
+import { Value } from '@sinclair/typebox/value';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { AgentForm } from '../../schemas/dashboard/agents.js';
+import { handoffInputProblem } from '../../src/domain/hand-off-settings.js';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import type { App } from '../../src/app.js';
@@ -302,5 +305,58 @@ describe('in development (WEBHOOK_ALLOW_PRIVATE_TARGETS=true)', () => {
     const refused = await post(visitor, page, page, [...BASE, ['stream_url', 'ws://127.0.0.1:8765/']]);
     expect(refused.status).toBe(400);
     expect(fieldErrors(refused.body).stream_url).toContain('must start with wss://');
+  });
+});
+
+describe('the form schema states the hand-off rules the domain applies, no stricter', () => {
+  const accepts = (fields: Record<string, string>) =>
+    Value.Check(AgentForm, { _csrf: 'token', name: 'Agent', phone: '', timezone: 'UTC', ...fields });
+  const addresses = [
+    'wss://bots.example.com/twilio?tenant=acme',
+    ' wss://bots.example.com ',
+    'WSS://bots.example.com/',
+    'wss://[2001:4860:4860::8888]:443/x',
+    '',
+    'http://bots.example.com/',
+    'ws://bots.example.com/',
+    'wss://bots example.com/',
+    'wss://bots.example.com/\\x',
+    'wss://bots.example.com/\u0000',
+    'wss://bots.example.com/\u0085',
+  ];
+  const sipAddresses = [
+    'sip:bot@sip.example.com;transport=tls',
+    'SIPS:+15105550100@acme.sip.livekit.cloud:5061',
+    '',
+    'sip:bot@sip.example.com?X-A=1',
+    'sip:bot @sip.example.com',
+    'tel:+14155550100',
+    'sip:bot@sip.example.com\r\n',
+  ];
+  const pairs = ['bot=sales', 'bot = sales\r\nlang=en\r\n', '', 'bot=a\u0007b', 'bot=\u0000', 'X-Bot=a\tb'];
+
+  it('refuses by its patterns only what the domain refuses too', () => {
+    for (const value of addresses) {
+      const domain = value.trim() === '' ? null : handoffInputProblem({ streamUrl: value.trim() });
+      if (!accepts({ stream_url: value })) expect(domain, value).not.toBeNull();
+      if (domain === null) expect(accepts({ stream_url: value }), value).toBe(true);
+    }
+    for (const value of sipAddresses) {
+      const domain = value.trim() === '' ? null : handoffInputProblem({ sipUri: value.trim() });
+      if (!accepts({ sip_uri: value })) expect(domain, value).not.toBeNull();
+      if (domain === null) expect(accepts({ sip_uri: value }), value).toBe(true);
+    }
+    for (const value of pairs) {
+      const lines = value.split(/\r\n|\r|\n/);
+      for (const [field, key] of [
+        ['stream_parameters', 'streamParameters'],
+        ['sip_headers', 'sipHeaders'],
+      ] as const) {
+        const domain = handoffInputProblem({ [key]: lines });
+        if (!accepts({ [field]: value })) expect(domain, value).not.toBeNull();
+      }
+    }
+    expect(accepts({ handoff: 'sip' })).toBe(true);
+    expect(accepts({ handoff: 'tel' })).toBe(false);
   });
 });
