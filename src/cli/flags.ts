@@ -1,13 +1,7 @@
 // callctl's flags: the one option set parseArgs reads, each flag's help, and the values it parses.
 import type { ParseArgsConfig } from 'node:util';
 import { RETRY_WAIT_MAX_MINUTES, RETRY_WAITS_MAX, VOICEMAIL_NAME_PLACEHOLDER } from '../../schemas/agent-settings.js';
-import {
-  HANDOFF_STATIC_MAX,
-  HANDOFF_URI_MAX,
-  HANDOFF_VALUE_MAX,
-  SIP_HEADER_NAME,
-  STREAM_PARAMETER_NAME,
-} from '../../schemas/agent-runtime.js';
+import { HANDOFF_STATIC_MAX, HANDOFF_URI_MAX, HANDOFF_VALUE_MAX } from '../../schemas/agent-runtime.js';
 import { DEFAULT_RETRY_WAITS_MINUTES, MAX_ATTEMPTS, VOICEMAIL_MESSAGE_MAX } from '../../schemas/vocabulary.js';
 import { DNC_FLAG_HELP } from './dnc-commands.js';
 
@@ -100,19 +94,19 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
   },
   'stream-url': {
     value: '<wss-url>|default',
-    help: `The stream's wss:// address (at most ${HANDOFF_URI_MAX} characters, a host on the internet); default: the service's AGENT_STREAM_URL`,
+    help: `The stream's wss:// address, at most ${HANDOFF_URI_MAX} characters, no user name or password; a private or local host needs WEBHOOK_ALLOW_PRIVATE_TARGETS=true; default: the service's AGENT_STREAM_URL`,
   },
   'stream-param': {
     value: '<name>=<value>',
-    help: `A static stream parameter (name ${STREAM_PARAMETER_NAME}, value at most ${HANDOFF_VALUE_MAX} characters); repeat for more, at most ${HANDOFF_STATIC_MAX}; replaces them all; none: no parameter`,
+    help: `A static stream parameter: name of 1 to 40 letters, digits or underscores, none the hand-off sends itself (call_id, agent_id, ...); value at most ${HANDOFF_VALUE_MAX} characters; repeat for more, at most ${HANDOFF_STATIC_MAX}; replaces them all; none: no parameter`,
   },
   'sip-uri': {
     value: '<sip-uri>|none',
-    help: `The SIP destination, sip:user@host[:port][;params] or sips:, at most ${HANDOFF_URI_MAX} characters, no ?headers`,
+    help: `The SIP destination, sip:user@host[:port][;params] or sips:, at most ${HANDOFF_URI_MAX} characters, no ?headers; a private or local host needs WEBHOOK_ALLOW_PRIVATE_TARGETS=true; none: no destination`,
   },
   'sip-header': {
     value: 'X-<Name>=<value>',
-    help: `A static SIP header (name ${SIP_HEADER_NAME}); repeat for more, at most ${HANDOFF_STATIC_MAX}; replaces them all; none: no header`,
+    help: `A static SIP header: X- and 1 to 38 letters, digits or hyphens, none the hand-off sends itself (X-Call-Id, ...); value at most ${HANDOFF_VALUE_MAX} characters; repeat for more, at most ${HANDOFF_STATIC_MAX}; replaces them all; none: no header`,
   },
   url: {
     value: '<url>',
