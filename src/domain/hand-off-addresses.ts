@@ -35,6 +35,8 @@ function addressTextProblem(kind: HandoffKind, text: string): string | null {
   if (UNPRINTABLE.test(text)) return `${what} must not contain control characters (line breaks, tabs, NUL)`;
   if (BLANK.test(text)) return `${what} must not contain blanks`;
   if (text.includes('\\')) return `${what} must not contain a backslash`;
+  if (/%(?:[01][0-9a-f]|7f)/i.test(text))
+    return `${what} must not contain encoded control characters (%00 to %1F, %7F)`;
   return null;
 }
 
@@ -69,6 +71,7 @@ export function parseStreamUrl(value: string, allowPrivate: boolean): string {
   if (url.username || url.password || text.slice(6).split(/[/?#]/)[0]!.includes('@'))
     throw new HandoffSettingError(`${what} must not contain a user name or password`);
   if (!url.hostname) throw new HandoffSettingError(`${what} needs a host, e.g. ${example}`);
+  if (url.port === '0') throw new HandoffSettingError(`${what}'s port must be from 1 to 65535, not 0`);
   const host = hostProblem('stream', url.hostname, allowPrivate);
   if (host) throw new HandoffSettingError(host);
   if (characters(url.href) > HANDOFF_URI_MAX)
