@@ -47,7 +47,6 @@ export const RESERVED_SIP_HEADERS = RESERVED_STREAM_PARAMETERS.map(
 const PAIR_WORDS = {
   stream: {
     what: 'Stream parameters',
-    one: 'stream parameter',
     name: new RegExp(STREAM_PARAMETER_NAME),
     nameRule: '1 to 40 letters, digits or underscores',
     example: 'bot=sales',
@@ -55,7 +54,6 @@ const PAIR_WORDS = {
   },
   sip: {
     what: 'SIP headers',
-    one: 'SIP header',
     name: new RegExp(SIP_HEADER_NAME),
     nameRule: 'X- then 1 to 38 letters, digits or hyphens',
     example: 'X-Bot=sales',
