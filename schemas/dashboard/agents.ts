@@ -15,6 +15,7 @@ import {
   VOICEMAIL_POLICIES,
   WINDOW_TIMEZONES,
 } from '../vocabulary.js';
+import { handoffFields } from './agent-handoff.js';
 import { Form } from './forms.js';
 
 /** A value as the form sends it: empty, or what `pattern` (unanchored) says, with blanks around it (they are trimmed). */
@@ -187,6 +188,7 @@ export const AgentForm = Form(
       20,
       CLOSE_TIME,
     ),
+    ...handoffFields,
     action: Type.Optional(
       Type.String({
         maxLength: 40,

@@ -21,6 +21,14 @@ import {
   voicemailMessageProblem,
   type ReachSettings,
 } from '../domain/agent-settings.js';
+import {
+  DEFAULT_HANDOFF,
+  givenHandoffFields,
+  handoffInputProblem,
+  handoffProblem,
+  storedPairs,
+  type HandoffInput,
+} from '../domain/hand-off-settings.js';
 import type { AgentFields } from '../storage/index.js';
 import {
   DEFAULT_RETRY_WAITS_MINUTES,
@@ -36,7 +44,7 @@ import { AdminError } from './errors.js';
  * policies by name; the retry settings as text or as values). A field left out keeps its default on a create and its
  * value on an update.
  */
-export interface AgentInput {
+export interface AgentInput extends HandoffInput {
   name?: string | undefined;
   /** E.164; null: none (the agent cannot place calls). */
   phone?: string | null | undefined;
@@ -108,6 +116,8 @@ export function agentInputProblem(input: Omit<AgentInput, 'name'>): string | nul
   const message = typeof voicemailMessage === 'string' ? normalizeVoicemailMessage(voicemailMessage) : null;
   const messageProblem = message === null ? null : voicemailMessageProblem(message);
   if (messageProblem) return messageProblem;
+  const handoff = handoffInputProblem(input);
+  if (handoff) return handoff;
   // Two settings given that contradict each other (--max-attempts 1 --retry-on busy): wrong whatever is stored.
   const given = givenSettings(input);
   return conflictsOfChange(reachSettingsOf(newAgentFields(input)), given, true)[0]?.message ?? null;
@@ -119,7 +129,10 @@ const givenSettings = (input: Omit<AgentInput, 'name'>) =>
 
 /** agentInputProblem, then whether the settings agree once the missing ones take their defaults (a new agent's). */
 export function newAgentProblem(input: Omit<AgentInput, 'name'>): string | null {
-  return agentInputProblem(input) ?? reachSettingsProblem(reachSettingsOf(newAgentFields(input)));
+  const problem = agentInputProblem(input);
+  if (problem) return problem;
+  const fields = newAgentFields(input);
+  return reachSettingsProblem(reachSettingsOf(fields)) ?? handoffProblem(fields.handoff, fields.sipUri);
 }
 
 export const AGENT_NAME_MAX_LENGTH = 200;
@@ -155,6 +168,11 @@ export function auditedFields(fields: AgentFields): Record<string, unknown> {
     retry_waits_minutes: fields.retryWaitsMinutes,
     voicemail: fields.voicemail,
     voicemail_message: fields.voicemailMessage,
+    handoff: fields.handoff,
+    stream_url: fields.streamUrl,
+    stream_parameters: storedPairs(fields.streamParameters),
+    sip_uri: fields.sipUri,
+    sip_headers: storedPairs(fields.sipHeaders),
   };
 }
 
@@ -176,7 +194,7 @@ function givenFields(input: AgentInput): Partial<AgentFields> {
   if (input.voicemailMessage !== undefined)
     fields.voicemailMessage =
       input.voicemailMessage === null ? null : normalizeVoicemailMessage(input.voicemailMessage);
-  return fields;
+  return { ...fields, ...givenHandoffFields(input) };
 }
 
 /** A new agent's fields: the given ones over the defaults (today's behaviour: one attempt, no detection). */
@@ -193,6 +211,7 @@ function newAgentFields(input: AgentInput): AgentFields {
     retryWaitsMinutes: [...DEFAULT_RETRY_WAITS_MINUTES],
     voicemail: 'off',
     voicemailMessage: null,
+    ...DEFAULT_HANDOFF,
     ...givenFields(input),
   };
 }
@@ -229,7 +248,7 @@ export function agentFields(input: CreateAgentInput): AgentFields {
 
 /** An agent's row as read: its JSON fields as they were stored (by hand, perhaps), not yet checked. */
 type StoredAgent = Omit<AgentFields, JsonField> & Record<JsonField, unknown>;
-type JsonField = 'callingWindows' | 'retryOn' | 'retryWaitsMinutes';
+type JsonField = 'callingWindows' | 'retryOn' | 'retryWaitsMinutes' | 'streamParameters' | 'sipHeaders';
 
 /**
  * An agent's fields once `input` is applied to its stored ones, checked, with the fields that change (audited names),
@@ -250,6 +269,11 @@ export function updatedAgentFields(agent: StoredAgent, input: AgentInput) {
     retryWaitsMinutes: agent.retryWaitsMinutes as AgentFields['retryWaitsMinutes'],
     voicemail: agent.voicemail,
     voicemailMessage: agent.voicemailMessage,
+    handoff: agent.handoff,
+    streamUrl: agent.streamUrl,
+    streamParameters: storedPairs(agent.streamParameters),
+    sipUri: agent.sipUri,
+    sipHeaders: storedPairs(agent.sipHeaders),
   };
   // A setting the change makes inapplicable and does not give returns to its neutral value (--window none: queue, in
   // the agent's zone); one it gives that cannot apply is refused. A contradiction between settings it leaves alone
@@ -258,6 +282,10 @@ export function updatedAgentFields(agent: StoredAgent, input: AgentInput) {
   const fields = settledFields({ ...stored, ...givenFields(input) }, given);
   const conflict = conflictsOfChange(reachSettingsOf(fields), given)[0];
   if (conflict) throw new AdminError(conflict.message);
+  // A SIP hand-off without its address, when the change gives either (a row stored so by hand blocks nothing else).
+  const handoffGiven = input.handoff !== undefined || input.sipUri !== undefined;
+  const handoff = handoffGiven ? handoffProblem(fields.handoff, fields.sipUri) : null;
+  if (handoff) throw new AdminError(handoff);
   const before = auditedFields(stored);
   const changes = Object.fromEntries(
     Object.entries(auditedFields(fields)).filter(

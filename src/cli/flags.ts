@@ -1,6 +1,7 @@
 // callctl's flags: the one option set parseArgs reads, each flag's help, and the values it parses.
 import type { ParseArgsConfig } from 'node:util';
 import { RETRY_WAIT_MAX_MINUTES, RETRY_WAITS_MAX, VOICEMAIL_NAME_PLACEHOLDER } from '../../schemas/agent-settings.js';
+import { HANDOFF_STATIC_MAX, HANDOFF_URI_MAX, HANDOFF_VALUE_MAX } from '../../schemas/agent-runtime.js';
 import { DEFAULT_RETRY_WAITS_MINUTES, MAX_ATTEMPTS, VOICEMAIL_MESSAGE_MAX } from '../../schemas/vocabulary.js';
 import { DNC_FLAG_HELP } from './dnc-commands.js';
 
@@ -23,6 +24,11 @@ export const OPTIONS = {
   'retry-waits': { type: 'string' },
   voicemail: { type: 'string' },
   'voicemail-message': { type: 'string' },
+  handoff: { type: 'string' },
+  'stream-url': { type: 'string' },
+  'stream-param': { type: 'string', multiple: true },
+  'sip-uri': { type: 'string' },
+  'sip-header': { type: 'string', multiple: true },
   url: { type: 'string' },
   status: { type: 'string' },
   email: { type: 'string' },
@@ -80,6 +86,28 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
     value: '<text>',
     help: `The message left on a machine, at most ${VOICEMAIL_MESSAGE_MAX} characters; ${VOICEMAIL_NAME_PLACEHOLDER} is the trigger's name; "" removes it`,
   },
+  handoff: {
+    value: 'stream|sip',
+    help:
+      'How an answered call reaches the voice-agent runtime: a media stream (default) or a SIP destination; the ' +
+      "other kind's settings are kept, unused. Without it, --stream-url <url> chooses stream and --sip-uri sip",
+  },
+  'stream-url': {
+    value: '<wss-url>|default',
+    help: `The stream's wss:// address, at most ${HANDOFF_URI_MAX} characters, no user name or password; a private or local host needs WEBHOOK_ALLOW_PRIVATE_TARGETS=true; default: the service's AGENT_STREAM_URL`,
+  },
+  'stream-param': {
+    value: '<name>=<value>',
+    help: `A static stream parameter: name of 1 to 40 letters, digits or underscores, none the hand-off sends itself (call_id, agent_id, ...); value at most ${HANDOFF_VALUE_MAX} characters; repeat for more, at most ${HANDOFF_STATIC_MAX}; replaces them all; none: no parameter`,
+  },
+  'sip-uri': {
+    value: '<sip-uri>|none',
+    help: `The SIP destination, sip:user@host[:port][;params] or sips:, at most ${HANDOFF_URI_MAX} characters, no ?headers; a private or local host needs WEBHOOK_ALLOW_PRIVATE_TARGETS=true; none: no destination`,
+  },
+  'sip-header': {
+    value: 'X-<Name>=<value>',
+    help: `A static SIP header: X- and 1 to 38 letters, digits or hyphens, none the hand-off sends itself (X-Call-Id, ...); value at most ${HANDOFF_VALUE_MAX} characters; repeat for more, at most ${HANDOFF_STATIC_MAX}; replaces them all; none: no header`,
+  },
   url: {
     value: '<url>',
     help: 'https URL of the endpoint (http and private addresses need WEBHOOK_ALLOW_PRIVATE_TARGETS=true)',
@@ -120,6 +148,11 @@ export interface Values {
   'retry-waits'?: string;
   voicemail?: string;
   'voicemail-message'?: string;
+  handoff?: string;
+  'stream-url'?: string;
+  'stream-param'?: string[];
+  'sip-uri'?: string;
+  'sip-header'?: string[];
   url?: string;
   status?: string;
   email?: string;

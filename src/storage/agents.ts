@@ -3,7 +3,7 @@
 // back to the dispatcher, archiving and restoring; the caller IDs an account's country is read from. Prisma Client,
 // and one row lock in SQL. (The trigger's agent lookup is storage/accounts.ts findAgentById.)
 import type { Prisma } from '../generated/prisma/client.js';
-import type { OutsideWindowPolicy, VoicemailPolicy, WindowTimezone } from '../generated/prisma/enums.js';
+import type { HandoffKind, OutsideWindowPolicy, VoicemailPolicy, WindowTimezone } from '../generated/prisma/enums.js';
 import { PrismaRepository } from './driver.js';
 import { readPage, type ListPage, type PageWanted } from './paging.js';
 
@@ -22,6 +22,15 @@ export interface AgentFields {
   retryWaitsMinutes: Prisma.InputJsonValue;
   voicemail: VoicemailPolicy;
   voicemailMessage: string | null;
+  /** How an answered call reaches the voice-agent runtime: the stream, or the SIP destination. */
+  handoff: HandoffKind;
+  /** The stream's wss:// address; null: the service's AGENT_STREAM_URL. */
+  streamUrl: string | null;
+  /** [{ name, value }] in order. */
+  streamParameters: Prisma.InputJsonValue;
+  sipUri: string | null;
+  /** [{ name, value }] in order. */
+  sipHeaders: Prisma.InputJsonValue;
 }
 
 /** A new agent: its account and agency, and its fields. */
@@ -41,6 +50,11 @@ const LISTED_AGENT = {
   retryWaitsMinutes: true,
   voicemail: true,
   voicemailMessage: true,
+  handoff: true,
+  streamUrl: true,
+  streamParameters: true,
+  sipUri: true,
+  sipHeaders: true,
   archivedAt: true,
   createdAt: true,
   updatedAt: true,

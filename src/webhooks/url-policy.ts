@@ -101,7 +101,7 @@ export function isPrivateAddress(address: string): boolean {
   return refusedV6.check(address.replace(/%.*$/, ''), 'ipv6');
 }
 
-const LOCAL_NAMES = /^(localhost|.*\.localhost|.*\.local|.*\.internal|metadata\.google\.internal)$/i;
+export const LOCAL_NAMES = /^(localhost|.*\.localhost|.*\.local|.*\.internal|metadata\.google\.internal)$/i;
 
 /** How local development gets past the rules, in each refusal: the operator's command and the server must agree. */
 const LOCAL_DEVELOPMENT =

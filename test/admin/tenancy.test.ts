@@ -171,6 +171,36 @@ const CASES: Case<unknown>[] = [
     run: (actor, agentId) => updateAgent(app.storage, agentId, { name: `Renamed ${++emails}`, now: NOW }, actor),
   }),
   of({
+    name: 'updateAgent (hand-off)',
+    prepare: (o) => Promise.resolve(o.agentId),
+    missing: noAgent,
+    run: (actor, agentId) =>
+      updateAgent(
+        app.storage,
+        agentId,
+        {
+          handoff: 'sip',
+          sipUri: `sip:bot-${++emails}@sip.tenancy.example`,
+          sipHeaders: ['X-Bot=sales'],
+          streamUrl: 'wss://bots.tenancy.example/stream',
+          streamParameters: [`bot=${emails}`],
+          now: NOW,
+        },
+        actor,
+      ),
+  }),
+  of({
+    name: 'createAgent (hand-off)',
+    prepare: none,
+    missing: noAccount,
+    run: (actor, _t, o) =>
+      createAgent(
+        app.storage,
+        { accountId: o.accountId, name: 'SIP agent', sipUri: 'sip:bot@sip.tenancy.example', handoff: 'sip', now: NOW },
+        actor,
+      ),
+  }),
+  of({
     name: 'setAgentArchived',
     prepare: async (o) =>
       (await createAgent(app.storage, { accountId: o.accountId, name: 'Spare', now: NOW }, OPERATOR)).id,

@@ -133,6 +133,11 @@ const AGENT_FORM = {
   retry_waits_minutes: '15, 60',
   voicemail: 'leave_message',
   voicemail_message: 'Hello {{name}}',
+  handoff: 'sip',
+  stream_url: 'wss://bots.tenancy.example/stream',
+  stream_parameters: 'bot=sales',
+  sip_uri: 'sip:bot@sip.tenancy.example',
+  sip_headers: 'X-Bot=sales',
 };
 
 /** API & Webhooks of a client: the agency's pages (its own id is no client; client users have no Clients pages). */

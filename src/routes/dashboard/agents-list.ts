@@ -8,6 +8,7 @@ import { AgentsQuery } from '../../../schemas/dashboard/lists.js';
 import { attemptsWords, voicemailWords } from '../../views/format/agent.js';
 import { POLICY_WORDS, windowWords } from '../../views/format/settings.js';
 import { LIST_PAGE_SIZE, listAsked, namedList } from '../../views/pages/list-filter.js';
+import { handoffWords } from '../../views/pages/agents.js';
 
 export const AGENTS_PATH = '/dashboard/agents';
 /** The Agents list's cells stay short: a longer voicemail message is cut there (the agent's page shows it whole). */
@@ -43,6 +44,7 @@ const agentsList: FastifyPluginAsyncTypebox = async (fastify) => {
           calleeHours: agent.windowTimezone === 'recipient',
           attempts: attemptsWords(agent),
           voicemail: voicemailWords(agent, LIST_MESSAGE_MAX),
+          handoff: handoffWords(agent),
           // An account's default agent is one of its own (migration 20261201160005): only its account's can be.
           isDefault: agent.defaultFor.some((a) => a.id === agent.accountId),
         })),

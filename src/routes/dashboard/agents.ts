@@ -71,6 +71,9 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
   const accountChoices = async (request: FastifyRequest) =>
     isAgencyScope(request.scope) ? request.scoped.listAccountsInScope() : [];
 
+  /** Development: a hand-off address may be local (WEBHOOK_ALLOW_PRIVATE_TARGETS, as webhook URLs). */
+  const allowPrivate = fastify.config.WEBHOOK_ALLOW_PRIVATE_TARGETS;
+
   /** The listener's certificate is the one generated under DATA_DIR/tls (src/tls.ts), which no client trusts. */
   const selfSigned = fastify.config.TLS_MODE === 'self-signed';
 
@@ -181,7 +184,7 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
         return renderForm(request, reply, { ...sent.page, errors: failure.fields, problem: failure.message });
       // "Add a window" and "Remove" save nothing: the form again as sent, its fields unchecked.
       if (sent.action.kind !== 'save') return renderForm(request, reply, sent.page);
-      const errors = fieldProblems(request.body as AgentForm, sent.rows, sent.country);
+      const errors = fieldProblems(request.body as AgentForm, sent.rows, sent.country, allowPrivate);
       return renderForm(request, reply, { ...sent.page, errors, problem: problemOf(errors, refused) });
     };
 
@@ -202,9 +205,9 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
       const { body } = request;
       const sent = await sentForm(request, null, []);
       if (sent.action.kind !== 'save') return renderForm(request, reply, sent.page);
-      const errors = fieldProblems(body, sent.rows, sent.country);
+      const errors = fieldProblems(body, sent.rows, sent.country, allowPrivate);
       if (Object.keys(errors).length) throw new FormProblem(FIELDS_PROBLEM, 400, errors);
-      const input = agentInput(body, sent.rows, request.admin.now(), sent.country);
+      const input = agentInput(body, sent.rows, request.admin.now(), sent.country, allowPrivate);
       await request.admin.run(createAgent, { accountId: sent.accountId, ...input }, request.admin.actor);
       const text = `Agent ${body.name.trim()} created.${storedNumber(body.phone, input.phone)}`;
       return reply.seeOther(LIST_PATH, { kind: 'ok', text });
@@ -229,9 +232,9 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
       const agent = request.managed('agent');
       const sent = await sentForm(request, agent, []);
       if (sent.action.kind !== 'save') return renderForm(request, reply, sent.page);
-      const errors = fieldProblems(body, sent.rows, sent.country);
+      const errors = fieldProblems(body, sent.rows, sent.country, allowPrivate);
       if (Object.keys(errors).length) throw new FormProblem(FIELDS_PROBLEM, 400, errors);
-      const input = agentInput(body, sent.rows, request.admin.now(), sent.country);
+      const input = agentInput(body, sent.rows, request.admin.now(), sent.country, allowPrivate);
       const result = await request.admin.run(updateAgent, agent.id, input, request.admin.actor);
       const text =
         result.changed.length === 0

@@ -14,6 +14,7 @@ import { phoneProblem, type PhoneCountry } from './agent-caller-id.js';
 import { conflictProblems } from './agent-conflicts.js';
 import { canonicalTimeZone } from '../../domain/time-zones.js';
 import { isEmptyRow, list, type FieldErrors, type WindowRow } from './agent-form-values.js';
+import { handoffProblems } from './agent-form-handoff.js';
 
 const TIME = /^(?:[01]\d|2[0-3]):[0-5]\d$/;
 
@@ -45,10 +46,16 @@ function settingProblem(read: () => unknown): string | null {
 
 /**
  * Every problem of the form, each next to its field, in plain words: the name, the number, the zone, each window
- * row's days and times, the retry settings, the message, and the settings that contradict each other (each put on
+ * row's days and times, the retry settings, the message, the hand-off (with `allowPrivateTargets`, development's
+ * WEBHOOK_ALLOW_PRIVATE_TARGETS, its addresses may be local), and the settings that contradict each other (each put on
  * the field to change). The same rules as src/admin/agents.ts, which checks again on save.
  */
-export function fieldProblems(body: AgentForm, rows: WindowRow[], country: PhoneCountry): FieldErrors {
+export function fieldProblems(
+  body: AgentForm,
+  rows: WindowRow[],
+  country: PhoneCountry,
+  allowPrivateTargets: boolean,
+): FieldErrors {
   const errors: FieldErrors = {};
   const name = body.name.trim();
   const nameProblem = readableNameProblem(name);
@@ -75,6 +82,7 @@ export function fieldProblems(body: AgentForm, rows: WindowRow[], country: Phone
   const message = normalizeVoicemailMessage(body.voicemail_message ?? '');
   const messageProblem = message === null ? null : voicemailMessageProblem(message);
   if (messageProblem) errors.voicemail_message = `${messageProblem}.`;
+  Object.assign(errors, handoffProblems(body, allowPrivateTargets));
 
   // The settings that must agree (agent-conflicts.ts), each on the field to change.
   Object.assign(

@@ -23,6 +23,13 @@ import { phoneShown, type PhoneCountry } from './agent-caller-id.js';
 import { canonicalTimeZone, canonicalZone } from '../../domain/time-zones.js';
 import { OUTCOME_WORDS, retryOutcomes, retryWaits, VOICEMAIL_WORDS, type AgentReach } from '../format/agent.js';
 import type { PageModels } from '../page-models.js';
+import {
+  handoffInput,
+  handoffValuesOfAgent,
+  handoffValuesOfForm,
+  HANDOFF_RULES,
+  NEW_HANDOFF,
+} from './agent-form-handoff.js';
 
 /** The most window rows a form holds (the schema's bound on repeated fields is higher). */
 export const MAX_ROWS = 20;
@@ -62,6 +69,7 @@ export const FORM_RULES = {
   waitMax: RETRY_WAIT_MAX_MINUTES,
   messageMax: VOICEMAIL_MESSAGE_MAX,
   placeholder: VOICEMAIL_NAME_PLACEHOLDER,
+  handoff: HANDOFF_RULES,
 };
 
 export const list = (value: string | string[] | undefined): string[] =>
@@ -93,6 +101,7 @@ export function newAgentValues(account: string): FormValues {
     retryWaits: waitsText(DEFAULT_RETRY_WAITS_MINUTES),
     voicemail: 'off',
     voicemailMessage: '',
+    ...NEW_HANDOFF,
   };
 }
 
@@ -115,13 +124,14 @@ function rowsOfAgent(stored: unknown): WindowRow[] {
 
 /** The edit form of a stored agent: its windows (one empty row when it has none), its zone by its canonical name. */
 export function valuesOfAgent(
-  agent: AgentReach & {
-    name: string;
-    phoneNumber: string | null;
-    outsideWindowPolicy: string;
-    accountId: string;
-    callingWindows: unknown;
-  },
+  agent: AgentReach &
+    Parameters<typeof handoffValuesOfAgent>[0] & {
+      name: string;
+      phoneNumber: string | null;
+      outsideWindowPolicy: string;
+      accountId: string;
+      callingWindows: unknown;
+    },
 ): FormValues {
   const waits = retryWaits(agent.retryWaitsMinutes);
   const rows = rowsOfAgent(agent.callingWindows);
@@ -138,6 +148,7 @@ export function valuesOfAgent(
     retryWaits: waitsText(waits.length ? waits : DEFAULT_RETRY_WAITS_MINUTES),
     voicemail: agent.voicemail,
     voicemailMessage: agent.voicemailMessage ?? '',
+    ...handoffValuesOfAgent(agent),
   };
 }
 
@@ -199,18 +210,20 @@ export function valuesOfForm(
     retryWaits: body.retry_waits_minutes ?? before.retryWaits,
     voicemail: body.voicemail ?? before.voicemail,
     voicemailMessage: body.voicemail_message ?? before.voicemailMessage,
+    ...handoffValuesOfForm(body, before),
   };
 }
 
 /**
  * What the form asks of createAgent or updateAgent, in callctl's terms: every field (no phone: none; no ticked
- * outcome: none). A field a form without it leaves out keeps the agent's value, or a new agent's default.
+ * outcome: none; `allowPrivateTargets`: development's WEBHOOK_ALLOW_PRIVATE_TARGETS, for the hand-off's addresses). A field a form without it leaves out keeps the agent's value, or a new agent's default.
  */
 export function agentInput(
   body: AgentForm,
   rows: WindowRow[],
   now: Date,
   country: PhoneCountry,
+  allowPrivateTargets: boolean,
 ): AgentInput & { name: string; now: Date } {
   const phone = parseTypedNumber(body.phone, country.code);
   return {
@@ -226,6 +239,7 @@ export function agentInput(
     retryWaits: body.retry_waits_minutes,
     voicemail: body.voicemail,
     voicemailMessage: body.voicemail_message,
+    ...handoffInput(body, allowPrivateTargets),
     now,
   };
 }

@@ -1,5 +1,6 @@
 // The agent-form page's model: what src/views/pages/agent-form.eta reads (with the partials it includes).
 import type { AccountKind, KeysOf, Problem } from './model-parts.js';
+import type { HANDOFF_RULES, HandoffValues } from './agent-form-handoff.js';
 
 export type AgentFormModel = {
   action: string;
@@ -32,7 +33,7 @@ export type AgentFormModel = {
     retryWaits: string;
     voicemail: string;
     voicemailMessage: string;
-  };
+  } & HandoffValues;
   /** The country a caller ID typed without its country code is read in, in words: "United States (+1)". */
   phoneCountry: string;
   /** The choices and bounds the form states (src/routes/dashboard/agent-form.ts FORM_RULES). */
@@ -46,6 +47,7 @@ export type AgentFormModel = {
     waitMax: number;
     messageMax: number;
     placeholder: string;
+    handoff: typeof HANDOFF_RULES;
   };
   /** The time zones offered: UTC, the canonical names by region, and a stored zone the list lacks (else null). */
   zones: {

@@ -19,6 +19,8 @@ export type AgentsModel = {
     attempts: string;
     /** What happens when a machine answers, in words (a long message cut short). */
     voicemail: string;
+    /** Where an answered call is handed, in words (handoffWords). */
+    handoff: string;
     isDefault: boolean;
   }[];
   /** The archived agents (new triggers cannot use them; their calls keep them), by name: a page's worth at most. */
@@ -36,3 +38,23 @@ export const AGENTS_FIELDS = [
   'archivedMore',
   'list',
 ] as const satisfies readonly KeysOf<AgentsModel>[];
+
+/** The longest address the list shows whole; a longer one is cut (the agent's page shows it whole). */
+const LIST_ADDRESS_MAX = 60;
+const cut = (text: string) => (text.length > LIST_ADDRESS_MAX ? `${text.slice(0, LIST_ADDRESS_MAX - 1)}…` : text);
+const count = (n: number, one: string) => (n === 0 ? '' : `, ${n} ${one}${n === 1 ? '' : 's'}`);
+
+/** An agent's hand-off in a few words: its kind, its address (or the service's default stream), how many pairs. */
+export function handoffWords(agent: {
+  handoff: 'stream' | 'sip';
+  streamUrl: string | null;
+  streamParameters: unknown;
+  sipUri: string | null;
+  sipHeaders: unknown;
+}): string {
+  const size = (pairs: unknown) => (Array.isArray(pairs) ? pairs.length : 0);
+  if (agent.handoff === 'sip')
+    return `SIP ${cut(agent.sipUri ?? '(no address)')}${count(size(agent.sipHeaders), 'header')}`;
+  const to = agent.streamUrl === null ? "the service's default stream" : `stream ${cut(agent.streamUrl)}`;
+  return `${to[0]!.toUpperCase()}${to.slice(1)}${count(size(agent.streamParameters), 'parameter')}`;
+}
