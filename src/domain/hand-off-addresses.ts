@@ -9,6 +9,7 @@
 import { isIP } from 'node:net';
 import { HANDOFF_URI_MAX } from '../../schemas/agent-runtime.js';
 import { isPrivateAddress, LOCAL_NAMES } from '../webhooks/url-policy.js';
+import { TWILIO_SIP_URI_MAX } from './hand-off-contract.js';
 
 export const HANDOFF_KINDS = ['stream', 'sip'] as const;
 export type HandoffKind = (typeof HANDOFF_KINDS)[number];
@@ -31,7 +32,9 @@ export const WORDS = {
 /** What is wrong with the text of an address, whatever its kind, or null. */
 function addressTextProblem(kind: HandoffKind, text: string): string | null {
   const { what } = WORDS[kind];
-  if (characters(text) > HANDOFF_URI_MAX) return `${what} has at most ${HANDOFF_URI_MAX} characters`;
+  // A SIP address must stay under 255 characters with Twilio (the headers follow it, after `?`).
+  const max = kind === 'sip' ? TWILIO_SIP_URI_MAX : HANDOFF_URI_MAX;
+  if (characters(text) > max) return `${what} has at most ${max} characters`;
   if (UNPRINTABLE.test(text)) return `${what} must not contain control characters (line breaks, tabs, NUL)`;
   if (BLANK.test(text)) return `${what} must not contain blanks`;
   if (text.includes('\\')) return `${what} must not contain a backslash`;
@@ -97,7 +100,7 @@ function isSipHost(host: string): boolean {
 
 /**
  * The SIP URI as stored (its scheme in lower case), or a HandoffSettingError: sip: or sips:, user@host[:port] and
- * ;parameters, at most HANDOFF_URI_MAX characters, no header part (`?`: the static headers are their own setting),
+ * ;parameters, at most TWILIO_SIP_URI_MAX characters, no header part (`?`: the static headers are their own setting),
  * no blank or control character, and no local host.
  */
 export function parseSipUri(value: string, allowPrivate: boolean): string {

@@ -18,31 +18,16 @@ import {
   WORDS,
   type HandoffKind,
 } from './hand-off-addresses.js';
+import {
+  RESERVED_SIP_HEADERS,
+  RESERVED_STREAM_PARAMETERS,
+  SIP_STATIC_HEADERS_BUDGET,
+  staticHeadersLength,
+} from './hand-off-contract.js';
 
 export { HANDOFF_KINDS, HandoffSettingError, parseSipUri, parseStreamUrl, type HandoffKind };
 
-/** What every hand-off carries itself (PRODUCT.md): a static parameter of the same name would shadow it. */
-export const RESERVED_STREAM_PARAMETERS = [
-  'call_id',
-  'agent_id',
-  'account_id',
-  'from_number',
-  'to_number',
-  'direction',
-  'attempt',
-  'name',
-  'email',
-  'context_token',
-] as const;
-
-/** The same values as SIP headers: X-Call-Id, X-Agent-Id, ... X-Context-Token. */
-export const RESERVED_SIP_HEADERS = RESERVED_STREAM_PARAMETERS.map(
-  (name) =>
-    `X-${name
-      .split('_')
-      .map((word) => word[0]!.toUpperCase() + word.slice(1))
-      .join('-')}`,
-);
+export { RESERVED_SIP_HEADERS, RESERVED_STREAM_PARAMETERS };
 
 const PAIR_WORDS = {
   stream: {
@@ -50,7 +35,7 @@ const PAIR_WORDS = {
     name: new RegExp(STREAM_PARAMETER_NAME),
     nameRule: '1 to 40 letters, digits or underscores',
     example: 'bot=sales',
-    reserved: RESERVED_STREAM_PARAMETERS as readonly string[],
+    reserved: RESERVED_STREAM_PARAMETERS,
   },
   sip: {
     what: 'SIP headers',
@@ -86,6 +71,10 @@ export function parseHandoffPairs(kind: HandoffKind, items: readonly string[]): 
       throw new HandoffSettingError(
         `${words.what}: ${name} is sent by the service itself with every call (${words.reserved.join(', ')}): choose another name`,
       );
+    if (kind === 'sip' && /^x-twilio-/i.test(name))
+      throw new HandoffSettingError(
+        `${words.what}: ${name}: Twilio keeps X-Twilio- headers to itself: choose another name`,
+      );
     if (seen.has(key)) throw new HandoffSettingError(`${words.what}: ${name} is given twice`);
     seen.add(key);
     if (UNPRINTABLE.test(value))
@@ -94,6 +83,13 @@ export function parseHandoffPairs(kind: HandoffKind, items: readonly string[]): 
       throw new HandoffSettingError(`${words.what}: the value of ${name} has at most ${HANDOFF_VALUE_MAX} characters`);
     pairs.push({ name, value });
   }
+  // All of them must fit beside the call's own headers in the SIP address, or the last would be left out at call time.
+  const length = kind === 'sip' ? staticHeadersLength(pairs) : 0;
+  if (length > SIP_STATIC_HEADERS_BUDGET)
+    throw new HandoffSettingError(
+      `${words.what}: together at most ${SIP_STATIC_HEADERS_BUDGET} characters as the SIP address carries them ` +
+        `(percent-encoded), not ${length}: use shorter values or fewer headers`,
+    );
   return pairs;
 }
 

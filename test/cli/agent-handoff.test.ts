@@ -171,7 +171,7 @@ describe('callctl agent create|update: the hand-off', () => {
     [['--stream-param', 'none', '--stream-param', 'bot=a'], /^--stream-param none/],
     [['--sip-uri', 'tel:+14155550100'], /must start with sip: or sips:/],
     [['--sip-uri', 'sip:bot@example.com?X-Call-Id=forged'], /must not carry headers/],
-    [['--sip-uri', `sip:bot@${'a'.repeat(250)}.com`], /at most 255 characters/],
+    [['--sip-uri', `sip:bot@${'a'.repeat(250)}.com`], /at most 254 characters/],
     [['--sip-uri', 'sip:bot@example.com\r\nVia: evil'], /control characters/],
     [['--sip-header', 'X-Context-Token=forged'], /X-Context-Token is sent by the service itself/],
     [['--sip-header', 'X-Bot=a', '--sip-header', 'X-BOT=b'], /X-BOT is given twice/],

@@ -192,7 +192,7 @@ describe('the hand-off on the agent form', () => {
     ['sip_uri', 'tel:+14155550100', 'must start with sip: or sips:'],
     ['sip_uri', 'sip:bot@sip.example.com?X-Call-Id=forged', 'must not carry headers'],
     ['sip_uri', 'sip:sip.example.com', 'must read user@host'],
-    ['sip_uri', `sip:bot@${'a'.repeat(250)}.com`, 'at most 255 characters'],
+    ['sip_uri', `sip:bot@${'a'.repeat(250)}.com`, 'at most 254 characters'],
     ['sip_uri', 'sip:bot@10.0.0.1', 'host 10.0.0.1 is a private'],
     ['sip_uri', 'sip:bot@[::1]:5060', 'host [::1] is a private'],
     ['sip_uri', 'sip:bot@169.254.169.254', 'host 169.254.169.254 is a private'],
@@ -208,6 +208,13 @@ describe('the hand-off on the agent form', () => {
     ['sip_headers', 'Bot=sales', '"Bot" is not a name'],
     ['sip_headers', 'X-Bot=a\u0007b', 'must not contain control characters'],
     ['sip_headers', 'X-Bot=\u0000', 'must not contain control characters'],
+    ['sip_headers', 'X-Twilio-Bot=sales', 'Twilio keeps X-Twilio- headers to itself'],
+    // Ten headers of 200 characters each do not fit in the SIP address beside the call's own (Twilio: under 1,024).
+    [
+      'sip_headers',
+      pairs(10, (i) => `X-H${i}`).replace(/=\S*/g, `=${'v'.repeat(200)}`),
+      'together at most 682 characters',
+    ],
   ])('refuses %s %j next to the field, changing nothing', async (field, value, words) => {
     const before = await row();
     const audits = await prismaOf(app).auditEntry.count();

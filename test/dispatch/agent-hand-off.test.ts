@@ -5,18 +5,15 @@ import { DOMParser } from '@xmldom/xmldom';
 import twilio from 'twilio';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
+import { handOffPairs, sipTarget, staticPairs, type HandOffCall } from '../../src/dispatch/hand-off.js';
 import {
-  handOffPairs,
   SIP_CARRIED_MAX,
   SIP_STATIC_HEADERS_BUDGET,
   sipHeaderValue,
-  sipTarget,
-  staticPairs,
   TWILIO_PARAMETER_MAX,
   TWILIO_SIP_HEADERS_MAX,
   TWILIO_SIP_URI_MAX,
-  type HandOffCall,
-} from '../../src/dispatch/hand-off.js';
+} from '../../src/domain/hand-off-contract.js';
 import { sipTwiml, streamTwiml } from '../../src/routes/telephony/twilio.js';
 import { HANDOFF_STATIC_MAX, HANDOFF_VALUE_MAX, type HandoffPair } from '../../schemas/agent-runtime.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
