@@ -28,6 +28,8 @@ export interface CallHistoryFilters {
   namePrefix: string | null;
   /** One metadata key and its value: the call's metadata has the key with either of `values` (JSON values). */
   metadata: MetadataMatch | null;
+  /** The runtime's outcome label, exactly (calls.outcome: read through its partial indexes). */
+  outcome: string | null;
   /** Created at or after. */
   from: Date | null;
   /** Created before. */
@@ -41,6 +43,7 @@ export const NO_CALL_FILTERS: Readonly<CallHistoryFilters> = {
   numberPrefix: null,
   namePrefix: null,
   metadata: null,
+  outcome: null,
   from: null,
   to: null,
 };
@@ -103,6 +106,8 @@ export interface CallListRow {
   timezoneSource: Call['timezoneSource'];
   /** The client the call is listed for besides its account (an agency's key on that client's agent), else null. */
   listedForAccountId: string | null;
+  /** The runtime's outcome label of its result, null until it reports one (or when it gave none). */
+  outcome: string | null;
 }
 
 /** The Calls list's reads and one call's detail, each in its module. */
@@ -139,6 +144,6 @@ export class CallHistoryRepository {
 
   /** One call with its account, agent, events (oldest first), deliveries and their attempts; null when none. */
   findCallDetail(callId: string) {
-    return this.detail.findCallDetail(callId, this.extras.metadataText(callId));
+    return this.detail.findCallDetail(callId, this.extras.metadataText(callId), this.extras.resultText(callId));
   }
 }

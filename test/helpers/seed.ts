@@ -9,4 +9,5 @@ export * from './seed/accounts.js';
 export { runSql } from './seed/bulk.js';
 export * from './seed/calls.js';
 export * from './seed/do-not-call.js';
+export * from './seed/results.js';
 export * from './seed/webhooks.js';

@@ -13,6 +13,7 @@ import {
 import { cannotCancelWords, deliveryStatusWords, disabledReasonWords } from '../format/notices.js';
 import { formatDuration, formatTime, formatTimeIn, waitingWords } from '../format/time.js';
 import { attemptsDialled } from '../../calls/call-view.js';
+import { resultView, type ResultView } from '../format/result.js';
 import type { PageData } from '../page-models.js';
 import type { AccountKind, KeysOf } from './model-parts.js';
 
@@ -65,6 +66,8 @@ export type CallModel = {
   /** Why the call cannot be canceled any more (dialling, in progress, ended); null when it can be or was canceled. */
   cannotCancel: string | null;
   doNotCall: CallDoNotCall;
+  /** What the voice-agent runtime reported (outcome, summary, data, transcript, links), with when; null: nothing. */
+  result: (ResultView & { received: string }) | null;
   timeline: { at: string; what: string; detail: string }[];
   /** Null when the metadata is not a JSON object (then only the JSON is shown). */
   metadataRows: { key: string; kind: string; value: string }[] | null;
@@ -89,6 +92,7 @@ export const CALL_FIELDS = [
   'cancelAction',
   'cannotCancel',
   'doNotCall',
+  'result',
   'timeline',
   'metadataRows',
   'metadataJson',
@@ -118,6 +122,7 @@ export function callPage(viewer: ActiveUser, call: CallDetail, now: Date, doNotC
   const eventsElsewhere =
     call.listedFor !== null && call.accountId !== viewer.accountId && viewer.accountKind === 'client';
   const rows = metadataRows(call.metadata);
+  const result = resultView(call.result);
   const outcomes = storedOutcomes(call.attemptOutcomes);
   const eventOrder = new Map(call.events.map((e, i) => [e.id, i]));
   const deliveries = [...call.deliveries].sort(
@@ -160,6 +165,7 @@ export function callPage(viewer: ActiveUser, call: CallDetail, now: Date, doNotC
     cancelAction: call.status === 'initiated' ? `/dashboard/calls/${call.id}/cancel` : null,
     cannotCancel: cannotCancelWords(call.status, call.failureReason),
     doNotCall,
+    result: result && { ...result, received: formatTime(new Date(result.receivedAt)) },
     timeline: timeline(call, now),
     metadataRows: rows,
     metadataJson: rows === null ? call.metadata : reindent(call.metadata),

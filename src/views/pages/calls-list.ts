@@ -18,7 +18,14 @@ import { formatDuration, formatTime, parseUtcTime } from '../format/time.js';
 import { attemptsDialled } from '../../calls/call-view.js';
 import type { AttemptOutcomeData } from '../../../schemas/call.js';
 import type { PageData } from '../page-models.js';
-import { chooseFrom, FILTER_MENU_MAX, metadataValues, typedFilters, type FilterChoice } from './calls-filters.js';
+import {
+  chooseFrom,
+  FILTER_MENU_MAX,
+  metadataValues,
+  outcomeFilter,
+  typedFilters,
+  type FilterChoice,
+} from './calls-filters.js';
 
 const PAGE_SIZE = 50;
 /** The start of a phone number once separators are dropped: `+` (may be left out) and 1 to 15 digits. */
@@ -137,6 +144,9 @@ export async function callsListPage(
       problems.push(`Give the value of the metadata key "${key}" to search for, or clear the key.`);
     else filters.metadata = { key, values: metadataValues(typed.meta_value) };
   }
+  const outcome = outcomeFilter(typed.outcome, refused.has('outcome'));
+  if (outcome.problem) problems.push(outcome.problem);
+  filters.outcome = outcome.outcome;
   let callId: string | null = null;
   if (typed.call) {
     if (!refused.has('call')) callId = canonicalUuid(typed.call);
@@ -251,6 +261,7 @@ export async function callsListPage(
         // A failed voicemail's badge says so already.
         voicemail: c.answeredBy === 'machine' && c.failureReason !== 'voicemail',
         duration: formatDuration(c.durationSeconds),
+        outcome: c.outcome ?? '',
         columnValue: columnValues.has(c.id) ? metadataCellWords(columnValues.get(c.id)) : '',
       };
     }),

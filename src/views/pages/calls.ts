@@ -29,6 +29,7 @@ export type CallsModel = {
       | 'name'
       | 'meta_key'
       | 'meta_value'
+      | 'outcome'
       | 'call',
       string
     >
@@ -74,6 +75,8 @@ export type CallsModel = {
     /** A machine answered (answered_by machine) and the badge does not say so already. */
     voicemail: boolean;
     duration: string;
+    /** The runtime's outcome label, or empty while it has reported none. */
+    outcome: string;
     /** The value of the metadata column's key, or empty. */
     columnValue: string;
   }[];
