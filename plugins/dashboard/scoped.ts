@@ -97,6 +97,8 @@ function accountReads(storage: Storage, request: FastifyRequest) {
     rankedAccounts: (...args: Rest<Storage['overview']['rankedAccounts']>) =>
       storage.overview.rankedAccounts(request.scope, ...args),
     firstRun: () => storage.overview.firstRun(request.scope),
+    /** The chart: the scope's calls per UTC day from `first` to `last` (YYYY-MM-DD) by outcome, from the counters. */
+    outcomesByDay: (first: string, last: string) => storage.overview.outcomesByDay(request.scope, first, last),
     /** Every account's outcomes of `day` (none: all zero). */
     outcomesOfDay: async (accounts: { id: string }[], day: Date) => {
       const found = await storage.overview.outcomesOfDay(
