@@ -142,6 +142,11 @@ export class CallHistoryRepository {
     return this.extras.queuePositions(ids, now);
   }
 
+  /** The runtime's result of the call as published (its JSON text) and whether the terminal event carried it. */
+  findCallResult(callId: string) {
+    return this.extras.resultText(callId);
+  }
+
   /** One call with its account, agent, events (oldest first), deliveries and their attempts; null when none. */
   findCallDetail(callId: string) {
     return this.detail.findCallDetail(callId, this.extras.metadataText(callId), this.extras.resultText(callId));
