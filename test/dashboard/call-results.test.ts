@@ -84,7 +84,7 @@ describe("the call page's result", () => {
     );
     expect(body).toContain(`Second paragraph ${LONG}</bdi>`);
     // Data: the runtime's key order, integer-like keys where it wrote them.
-    const keys = [...body.matchAll(/<td data-label="Key"><code><bdi>([^<]*)<\/bdi><\/code><\/td>/g)].map((m) => m[1]);
+    const keys = [...body.matchAll(/<dt><code><bdi>([^<]*)<\/bdi><\/code><\/dt>/g)].map((m) => m[1]);
     expect(keys).toEqual(['z', '10', html('<b>key</b>'), 'a', '2']);
     expect(body).toContain(html('<img src=x onerror=alert(1)>'));
     // The conversation in order, with each line's time from the first.
