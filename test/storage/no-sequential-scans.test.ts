@@ -77,6 +77,9 @@ const EXPECTED: Record<(typeof PHASES)[number], string[]> = {
     'oct_call_search_probe',
     'oct_call_history_name_prefix',
     'oct_call_history_metadata',
+    'oct_call_history_outcome',
+    'oct_call_history_result',
+    'oct_overview_chart_agency',
     'oct_live_call_counts',
   ],
   retention: ['oct_retention_webhook_deliveries', 'oct_retention_calls', 'oct_retention_idempotency_records'],
@@ -109,7 +112,8 @@ const HISTORY = `
         LEFT JOIN webhook_endpoints e ON e.account_id = s.account_id
     ), made AS (
       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, failure_reason, not_before,
-                         expires_at, created_at, updated_at, started_at, answered_at, ended_at, duration_seconds, provider_call_id, dial_attempts)
+                         expires_at, created_at, updated_at, started_at, answered_at, ended_at, duration_seconds, provider_call_id, dial_attempts,
+                         outcome)
       SELECT gen_random_uuid(), s.account_id,
              CASE WHEN g % 1000 = 7 THEN s.rare WHEN g % 2 = 0 THEN s.agent1 ELSE s.agent2 END,
              '+1415' || lpad((g % 20000)::text, 7, '0'), '+14155550100', 'Caller ' || g, ('{"order":"' || g || '"}')::json,
@@ -117,7 +121,9 @@ const HISTORY = `
              CASE WHEN g % 40 = 0 THEN 'busy' WHEN g % 20 = 0 THEN 'no_answer' END::failure_reason,
              t, t + interval '1 day', t, t + interval '70 seconds', t + interval '1 second',
              CASE WHEN g % 20 <> 0 THEN t + interval '5 seconds' END, t + interval '70 seconds', CASE WHEN g % 20 <> 0 THEN 65 END,
-             'seed_' || s.account_id || '_' || g, 1
+             'seed_' || s.account_id || '_' || g, 1,
+             -- The runtime's outcome label of one answered call in seven.
+             CASE WHEN g % 20 <> 0 AND g % 7 = 0 THEN 'booked' END
         FROM spec s, generate_series(1, s.n) AS g,
              -- A growing business: the further back, the sparser (three in ten of the calls in the last 32 days).
              LATERAL (SELECT $6::timestamptz - interval '1 hour' - (g::float8 / s.n) ^ 2 * interval '367 days' AS t) AS at
@@ -554,6 +560,11 @@ beforeAll(async () => {
       // every match is read from the name index.
       '/dashboard/calls?name=caller%2039',
       '/dashboard/calls?meta_key=order&meta_value=123',
+      '/dashboard/calls?outcome=booked',
+      '/dashboard/calls?outcome=booked&status=completed',
+      '/dashboard/calls?outcome=booked&name=caller%2012',
+      `/dashboard/calls?client=${b.accountId}&outcome=booked`,
+      '/dashboard?days=30',
       `/dashboard/calls?client=${b.accountId}`,
       // One client chosen: its calls and those listed for it (an agency's key on its agents), each part by its index.
       `/dashboard/calls?client=${b.accountId}&name=caller%2012`,
