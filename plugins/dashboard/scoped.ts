@@ -83,6 +83,8 @@ function accountReads(storage: Storage, request: FastifyRequest) {
       accountIds: string[] | null,
       found: Omit<Parameters<Storage['history']['findCallInHistory']>[0], 'accountIds' | 'listedFor' | 'agencyId'>,
     ) => storage.history.findCallInHistory({ ...historyAccounts(request.scope, accountIds), ...found }),
+    /** The outcome labels the scope's calls have, for the Outcome filter's suggestions (the first `limit`). */
+    outcomeLabels: (limit: number) => storage.history.outcomeLabels(request.scope, limit),
     metadataValues: (calls: CallListRow[], key: string) =>
       storage.history.metadataValues(
         calls.map((c) => c.id),

@@ -142,6 +142,16 @@ export class CallHistoryRepository {
     return this.extras.queuePositions(ids, now);
   }
 
+  /** The first `limit` outcome labels the calls of `scope` have, in order (a client's: its own calls'). */
+  outcomeLabels(scope: Scope, limit: number) {
+    return this.extras.outcomeLabels(
+      scope.kind === 'agency'
+        ? { column: 'agency_id', id: scope.accountId }
+        : { column: 'account_id', id: scope.accountId },
+      limit,
+    );
+  }
+
   /** The runtime's result of the call as published (its JSON text) and whether the terminal event carried it. */
   findCallResult(callId: string) {
     return this.extras.resultText(callId);

@@ -24,13 +24,14 @@ describe.skipIf(!available)("the runtime's result in chromium", { timeout: 60_00
       phone: '+14155550100',
       now: new Date(),
     });
-    [callId] = await insertCalls(world.prisma, {
+    const ids = await insertCalls(world.prisma, {
       accountId,
       agentId: agent.id,
       count: 1,
       createdAt: new Date('2058-03-11T10:00:00Z'),
     });
-    await forceResult(world.prisma, callId!, {
+    callId = ids[0]!;
+    await forceResult(world.prisma, callId, {
       outcome: `appointment_booked_${'x'.repeat(40)}`,
       summary: `${SCRIPT} \u202Eevil ${WORD}`,
       dataJson: JSON.stringify({ note: WORD, html: SCRIPT, ['k'.repeat(40)]: 'v' }),

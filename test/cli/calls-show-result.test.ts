@@ -19,15 +19,16 @@ let without: string;
 beforeAll(async () => {
   ({ app, databaseUrl } = await buildTestApp({ clock: () => new Date('2058-03-11T12:00:00Z') }));
   tenant = await createTenant(app.storage);
-  [withResult, without] = await insertCalls(prismaOf(app), {
+  const ids = await insertCalls(prismaOf(app), {
     accountId: tenant.accountId,
     agentId: tenant.agentId,
     count: 2,
     createdAt: new Date('2058-03-11T11:00:00Z'),
   });
+  [withResult, without] = [ids[0]!, ids[1]!];
   await forceResult(
     prismaOf(app),
-    withResult!,
+    withResult,
     {
       outcome: 'appointment_booked',
       summary: 'Booked for Tuesday.\nThe callee \u001b[31mwas\u001b[0m happy \u202Eevil',
@@ -86,9 +87,9 @@ describe('calls show with a result', () => {
   });
 
   it('says none was reported while the runtime has said nothing', async () => {
-    const people = await callctl(databaseUrl, ['calls', 'show', without!], {}, app.now);
+    const people = await callctl(databaseUrl, ['calls', 'show', without], {}, app.now);
     expect(people.stdout).toContain('result: (none reported by the runtime)');
-    const shown = (await callctl(databaseUrl, ['calls', 'show', without!, '--json'], {}, app.now)).json<unknown>();
+    const shown = (await callctl(databaseUrl, ['calls', 'show', without, '--json'], {}, app.now)).json<unknown>();
     expect(shown).toMatchObject({ call: { result: null, result_in_event: null } });
   });
 });

@@ -183,6 +183,15 @@ describe('the Calls list by outcome', () => {
     expect(listed((await visitors.A.get('/dashboard/calls?outcome=not_interested&name=maria')).body)).toEqual([]);
   });
 
+  it("suggests the outcome labels of the viewer's calls only", async () => {
+    const labels = (body: string) =>
+      [
+        ...(/<datalist id="outcome-labels">([\s\S]*?)<\/datalist>/.exec(body)?.[1] ?? '').matchAll(/value="([^"]*)"/g),
+      ].map((m) => m[1]);
+    expect(labels((await visitors.A.get('/dashboard/calls')).body)).toEqual(['appointment_booked', 'not_interested']);
+    expect(labels((await visitors.B.get('/dashboard/calls')).body)).toEqual(['appointment_booked']);
+  });
+
   it('refuses what is not an outcome, saying so', async () => {
     const res = await visitors.A.get('/dashboard/calls?outcome=%3Cscript%3E');
     expect(res.status).toBe(400);

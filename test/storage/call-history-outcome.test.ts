@@ -124,6 +124,27 @@ describe('the Calls list by outcome', () => {
     }
   });
 
+  it("lists a scope's outcome labels, one index descent each", async () => {
+    capture.start();
+    for (const { plans, storage } of storages)
+      for (const [scope, kind] of [
+        [agency, 'agency'],
+        [big, 'client'],
+      ] as const)
+        for (let i = 0; i < 6; i++) {
+          const { result, plans: ran } = await capture.plansDuring('labels', () =>
+            storage.history.outcomeLabels({ accountId: scope, kind }, 100),
+          );
+          const run = `${plans}, ${kind}, run ${i + 1}`;
+          expect(result, run).toEqual(['booked', 'callback_later', 'not_interested']);
+          expect(JSON.stringify(ran), run).toMatch(/calls_(account|agency)_outcome_idx/);
+          for (const plan of ran) expect(seqScansOfGrowingTables(plan), run).toEqual([]);
+          // Four descents of the index (three labels, and the one that finds no more): not 11,000 labelled calls.
+          expect(Math.max(...ran.map((p) => rowsReadFrom(p, 'calls'))), run).toBeLessThanOrEqual(10);
+        }
+    capture.stop();
+  });
+
   it('finds a call by its id only with its outcome', async () => {
     const storage = storages[0]!.storage;
     const { rows } = await client.query<{ id: string }>(

@@ -78,6 +78,7 @@ const EXPECTED: Record<(typeof PHASES)[number], string[]> = {
     'oct_call_history_name_prefix',
     'oct_call_history_metadata',
     'oct_call_history_outcome',
+    'oct_call_history_outcome_labels_by_agency',
     'oct_call_history_result',
     'oct_overview_chart_agency',
     'oct_live_call_counts',

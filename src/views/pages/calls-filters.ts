@@ -32,6 +32,9 @@ export function metadataValues(value: string): MetadataMatch['values'] {
   return [value];
 }
 
+/** The most outcome labels the Outcome filter suggests (a runtime with more is typed). */
+export const OUTCOME_SUGGESTIONS = 100;
+
 /**
  * The Outcome filter: the runtime's label as typed, in lower case (labels are lower case), or the problem with it.
  * `refused`: the schema refused it (not a label's characters, or longer).

@@ -23,6 +23,7 @@ import {
   FILTER_MENU_MAX,
   metadataValues,
   outcomeFilter,
+  OUTCOME_SUGGESTIONS,
   typedFilters,
   type FilterChoice,
 } from './calls-filters.js';
@@ -44,10 +45,11 @@ export async function callsListPage(
   const isAgency = isAgencyScope(scope);
   // An agency of a few accounts and agents chooses them from menus; one of thousands types their names, and the page
   // reads only the accounts and agents its filters and rows name.
-  const [accountMenu, agentList, column] = await Promise.all([
+  const [accountMenu, agentList, column, outcomes] = await Promise.all([
     scoped.listAccountsInScopeUpTo(FILTER_MENU_MAX),
     scoped.listAgentsInScope(FILTER_MENU_MAX + 1),
     scoped.callsColumn(),
+    scoped.outcomeLabels(OUTCOME_SUGGESTIONS),
   ]);
   const agentMenu = agentList.length > FILTER_MENU_MAX ? null : agentList;
   // The route's validation stops at the first filter it refuses; the schema's own errors name every one of them.
@@ -216,6 +218,7 @@ export async function callsListPage(
     // Read by the live refresh: the page shows a call that may still change.
     live: hasActiveCall(calls),
     statuses: CALL_STATUSES.map((s) => ({ value: s, label: `${STATUS_WORDS[s]} (${s})` })),
+    outcomes,
     agentFilter: {
       menu: agentMenu?.map((a) => ({ id: a.id, label: agentLabel(a) })) ?? null,
       chosen: agent.chosen,

@@ -36,6 +36,8 @@ export type CallsModel = {
   >;
   filtered: boolean;
   statuses: { value: string; label: string }[];
+  /** The outcome labels the viewer's calls have, suggested by the Outcome filter (OUTCOME_SUGGESTIONS at most). */
+  outcomes: string[];
   /** The Agent filter (CallsFilter says how it shows). */
   agentFilter: CallsFilter;
   /** The Client filter (agency users). */
@@ -92,6 +94,7 @@ export const CALLS_FIELDS = [
   'typed',
   'filtered',
   'statuses',
+  'outcomes',
   'agentFilter',
   'clientFilter',
   'column',
