@@ -114,6 +114,25 @@ describe("the call page's result", () => {
     expect(plain).not.toContain('result-outcome');
   });
 
+  it('refreshes itself for a while after the call completed, until the result comes', async () => {
+    const live = async (id: string) => (await visitors.A.get(`/dashboard/calls/${id}`)).body.includes('hx-get=');
+    await runSql(
+      prismaOf(app),
+      `UPDATE calls SET ended_at = now() - interval '30 seconds' WHERE id = $1::uuid`,
+      calls.plain,
+    );
+    expect(await live(calls.plain)).toBe(true);
+    await runSql(
+      prismaOf(app),
+      `UPDATE calls SET ended_at = now() - interval '3 minutes' WHERE id = $1::uuid`,
+      calls.plain,
+    );
+    expect(await live(calls.plain)).toBe(false);
+    // With its result, or ended in the tests' future: nothing to wait for.
+    expect(await live(calls.booked)).toBe(false);
+    expect(await live(calls.hostile)).toBe(false);
+  });
+
   it('never makes a link of another scheme, even in a row written by hand', async () => {
     await forceResult(prismaOf(app), calls.plain, {});
     await runSql(
