@@ -127,6 +127,13 @@ describe("the Overview's chart", () => {
     expect(body).not.toContain('<i>x</i>');
     expect(section).toContain('<strong aria-current="page">Last 7 days</strong>');
     expect(section).toContain('<a href="/dashboard?days=30">Last 30 days</a>');
+    // Each of the runtime's labels links to its calls.
+    expect(section).toContain(
+      '<a href="/dashboard/calls?outcome=appointment_booked"><code>appointment_booked</code></a>: 2',
+    );
+    expect(section).toContain(
+      `<a href="/dashboard/calls?outcome=%3Ci%3Ex%3C%2Fi%3E"><code>${html('<i>x</i>')}</code></a>: 1`,
+    );
   });
 
   it('shows the last 30 days when asked, and 7 for anything else', async () => {

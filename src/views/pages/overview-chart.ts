@@ -29,7 +29,7 @@ export interface ChartSeries {
   key: string;
   label: string;
   colour: string;
-  /** Whether the label is the runtime's own (shown as code). */
+  /** Whether the label is the runtime's own (shown as code, and a link to its calls in the Calls list). */
   runtime: boolean;
   total: number;
 }
