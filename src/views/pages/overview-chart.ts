@@ -17,13 +17,14 @@ const FIXED = {
   answered: { label: 'answered, no outcome reported', colour: '#067647' },
   voicemail: { label: 'voicemail', colour: '#6b7280' },
   no_answer: { label: 'no answer', colour: '#8a4b00' },
-  busy: { label: 'busy', colour: '#b45309' },
+  busy: { label: 'busy', colour: '#d97706' },
   failed: { label: 'failed otherwise', colour: '#b42318' },
 } as const;
 
 // The plot's geometry, in the SVG's own units (it scales to the page's width).
-const PLOT = { top: 10, height: 180, left: 44, right: 8, bottom: 26 };
-const SLOT: Record<ChartDays, number> = { 7: 80, 30: 24 };
+const PLOT = { top: 10, height: 180, left: 44, right: 20, bottom: 26 };
+// About the same width for both ranges (the SVG scales to the page's width): its text keeps one size.
+const SLOT: Record<ChartDays, number> = { 7: 130, 30: 30 };
 
 export interface ChartSeries {
   key: string;
