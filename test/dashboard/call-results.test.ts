@@ -137,13 +137,15 @@ describe("the call page's result", () => {
     await forceResult(prismaOf(app), calls.plain, {});
     await runSql(
       prismaOf(app),
-      `UPDATE call_results SET body = json_build_object('outcome', 'x', 'summary', null, 'data', null, 'transcript', null,
+      `UPDATE call_results SET body = json_build_object('outcome', 'x', 'summary', null, 'data', null,
+         'transcript', json_build_array(null, 7, json_build_object('speaker', 'agent', 'text', 'Only line')),
          'transcript_url', 'javascript:alert(1)', 'recording_url', 'http://plain.example/r', 'opt_out', false,
          'received_at', '2058-03-11T12:10:00.000Z') WHERE call_id = $1::uuid`,
       calls.plain,
     );
     const body = (await visitors.A.get(`/dashboard/calls/${calls.plain}`)).body;
     expect(body).toContain('<code>x</code>');
+    expect(body).toContain('<strong>Agent:</strong> <bdi>Only line</bdi>');
     expect(body).not.toContain('javascript:');
     expect(body).not.toContain('http://plain.example');
     await runSql(prismaOf(app), `DELETE FROM call_results WHERE call_id = $1::uuid`, calls.plain);

@@ -1,6 +1,6 @@
 // The voice-agent runtime's result in words, for the call page, the Calls list and callctl: its outcome label, its
 // summary, data (key order kept), the transcript as a conversation, and links that are only ever https.
-import type { CallResultData } from '../../../schemas/agent-runtime.js';
+import type { CallResultData, TranscriptEntry } from '../../../schemas/agent-runtime.js';
 import { memberText } from '../../domain/raw-json.js';
 import { metadataRows, type MetadataRow } from '../pages/call-timeline.js';
 
@@ -60,7 +60,10 @@ export function resultView(stored: { body: string; inEvent: boolean } | null): R
   // The data's own text: JSON.parse would move integer-like keys first.
   const dataText = memberText(stored.body, 'data');
   const data = dataText && dataText !== 'null' ? metadataRows(dataText) : null;
-  const entries = Array.isArray(result.transcript) ? result.transcript : [];
+  // A row edited by hand may hold anything: only entries that are objects are lines.
+  const entries = (Array.isArray(result.transcript) ? (result.transcript as unknown[]) : []).filter(
+    (e): e is TranscriptEntry => typeof e === 'object' && e !== null,
+  );
   const start = entries.length ? Date.parse(entries[0]!.at) : NaN;
   const links = [
     { label: 'Transcript', href: httpsHref(result.transcript_url) },
