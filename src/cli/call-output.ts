@@ -1,7 +1,7 @@
 // `callctl calls show` for people: the call's fields, its metadata as JSON values (so null, "-" and "42" stay
 // apart), the runtime's result (outcome, summary, data as given, the transcript as a conversation, links), the status
 // timeline, and every webhook delivery with each attempt (time, status, latency, error).
-import type { CallResultData } from '../../schemas/agent-runtime.js';
+import type { CallResultData, TranscriptEntry } from '../../schemas/agent-runtime.js';
 import { memberText, objectEntries, RawJson } from '../domain/raw-json.js';
 import type { Storage } from '../storage/index.js';
 import { block, cell, table } from './output.js';
@@ -75,7 +75,10 @@ function resultLines(result: unknown, inEvent: unknown): string[] {
       ? metadataLines(new RawJson(data)).map((l) => `  ${terminalSafe(l.replace(/^metadata/, 'data'))}`)
       : ['  data: -']),
   );
-  const transcript = Array.isArray(published.transcript) ? published.transcript : [];
+  // A row edited by hand may hold anything: only entries that are objects are lines.
+  const transcript = (Array.isArray(published.transcript) ? (published.transcript as unknown[]) : []).filter(
+    (e): e is TranscriptEntry => typeof e === 'object' && e !== null,
+  );
   const start = transcript.length ? Date.parse(transcript[0]!.at) : 0;
   lines.push(
     ...(transcript.length
