@@ -172,8 +172,14 @@ describe('the Calls list by outcome', () => {
   it('has an Outcome column', async () => {
     const body = (await visitors.A.get('/dashboard/calls')).body;
     expect(body).toContain('<th scope="col">Outcome</th>');
-    expect(body).toContain('<td data-label="Outcome"><code>not_interested</code></td>');
+    expect(body).toContain('<td data-label="Outcome"><code>not_<wbr>interested</code></td>');
     expect(body).toContain('<td data-label="Outcome"></td>');
+  });
+
+  it('has none while no call of the page has an outcome', async () => {
+    const body = (await visitors.A.get(`/dashboard/calls?call=${calls.plain}`)).body;
+    expect(listed(body)).toEqual([calls.plain]);
+    expect(body).not.toContain('<th scope="col">Outcome</th>');
   });
 
   it("filters by outcome within the viewer's scope only", async () => {

@@ -283,7 +283,7 @@ describe('the Calls list’s columns', () => {
     expect(rowOf(body, made.sfMobile)).toContain('<td data-label="Client">Client One</td>');
     expect(rowOf(body, made.uk)).toContain('<td data-label="Name"></td>');
     expect(body).toMatch(
-      /<th scope="col">Number<\/th><th scope="col">Name<\/th><th scope="col">Agent<\/th><th scope="col">Client<\/th><th scope="col">Status<\/th><th scope="col">Outcome<\/th><th scope="col">Duration<\/th><th scope="col">Created<\/th>/,
+      /<th scope="col">Number<\/th><th scope="col">Name<\/th><th scope="col">Agent<\/th><th scope="col">Client<\/th><th scope="col">Status<\/th><th scope="col">Duration<\/th><th scope="col">Created<\/th>/,
     );
   });
 
