@@ -83,6 +83,8 @@ function accountReads(storage: Storage, request: FastifyRequest) {
       accountIds: string[] | null,
       found: Omit<Parameters<Storage['history']['findCallInHistory']>[0], 'accountIds' | 'listedFor' | 'agencyId'>,
     ) => storage.history.findCallInHistory({ ...historyAccounts(request.scope, accountIds), ...found }),
+    /** The outcome labels the scope's calls have, for the Outcome filter's suggestions (the first `limit`). */
+    outcomeLabels: (limit: number) => storage.history.outcomeLabels(request.scope, limit),
     metadataValues: (calls: CallListRow[], key: string) =>
       storage.history.metadataValues(
         calls.map((c) => c.id),
@@ -97,6 +99,8 @@ function accountReads(storage: Storage, request: FastifyRequest) {
     rankedAccounts: (...args: Rest<Storage['overview']['rankedAccounts']>) =>
       storage.overview.rankedAccounts(request.scope, ...args),
     firstRun: () => storage.overview.firstRun(request.scope),
+    /** The chart: the scope's calls per UTC day from `first` to `last` (YYYY-MM-DD) by outcome, from the counters. */
+    outcomesByDay: (first: string, last: string) => storage.overview.outcomesByDay(request.scope, first, last),
     /** Every account's outcomes of `day` (none: all zero). */
     outcomesOfDay: async (accounts: { id: string }[], day: Date) => {
       const found = await storage.overview.outcomesOfDay(

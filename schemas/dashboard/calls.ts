@@ -55,6 +55,11 @@ export const CallsQuery = Type.Object(
       "The metadata key's value: a number-looking value (123) matches the JSON number and the string, true/false/null " +
         'the JSON literal and the string, anything else the string exactly',
     ),
+    outcome: Filter(
+      "The voice-agent runtime's outcome label, exactly but in any case (appointment_booked): the calls whose result " +
+        'has it; empty: any',
+      '[A-Za-z0-9_.-]{1,64}',
+    ),
     call: Filter("A call's id: that call alone, if the viewer may see it", ID),
     before: Filter('Cursor: the page starts after this call (from "Older")'),
   },

@@ -1,6 +1,9 @@
 // `callctl calls show` for people: the call's fields, its metadata as JSON values (so null, "-" and "42" stay
-// apart), the status timeline, and every webhook delivery with each attempt (time, status, latency, error).
-import { objectEntries, RawJson } from '../domain/raw-json.js';
+// apart), the runtime's result (outcome, summary, data as given, the transcript as a conversation, links), the status
+// timeline, and every webhook delivery with each attempt (time, status, latency, error).
+import type { CallResultData, TranscriptEntry } from '../../schemas/agent-runtime.js';
+import { memberText, objectEntries, RawJson } from '../domain/raw-json.js';
+import type { Storage } from '../storage/index.js';
 import { block, cell, table } from './output.js';
 
 type Row = Record<string, unknown>;
@@ -18,6 +21,78 @@ function metadataLines(metadata: unknown): string[] {
     'metadata (JSON, as given):',
     ...entries.map(([key, value]) => `  ${`${JSON.stringify(key)}:`.padEnd(width)} ${value}`),
   ];
+}
+
+/**
+ * `calls show` with the runtime's result as published (its JSON text, so that its data keeps the runtime's key order
+ * in --json) and whether the terminal event carried it; null for both when the runtime reported none.
+ */
+export async function withResult<T extends { call: { call_id: string } }>(storage: Storage, shown: T) {
+  const stored = await storage.history.findCallResult(shown.call.call_id);
+  return {
+    ...shown,
+    call: { ...shown.call, result: stored ? new RawJson(stored.body) : null, result_in_event: stored?.inEvent ?? null },
+  };
+}
+
+/**
+ * A runtime's text as a terminal may show it: control characters and bidirectional overrides written as escapes, so
+ * that nothing a callee said (or a runtime sent) moves the cursor, colours the terminal or reverses the line.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(
+    /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** m:ss from the first line of the transcript. */
+function offset(start: number, at: string): string {
+  const seconds = Math.max(0, Math.round((Date.parse(at) - start) / 1000));
+  return Number.isFinite(seconds) ? `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}` : '?';
+}
+
+/** The result's lines: its outcome, summary, data as given, the conversation and links; "(none)" when none. */
+function resultLines(result: unknown, inEvent: unknown): string[] {
+  if (!(result instanceof RawJson)) return ['result: (none reported by the runtime)'];
+  let published: Partial<CallResultData>;
+  try {
+    published = JSON.parse(result.text) as Partial<CallResultData>;
+  } catch {
+    return ['result: (unreadable)'];
+  }
+  const text = (value: unknown) => (typeof value === 'string' ? terminalSafe(value) : '-');
+  const lines = [
+    `result (from the agent's runtime, received ${text(published.received_at)}${inEvent === false ? ', after the terminal event was sent' : ''}):`,
+    `  outcome: ${text(published.outcome)}`,
+    `  opt out: ${published.opt_out === true ? 'yes (asked not to be called again)' : 'no'}`,
+  ];
+  const summary = typeof published.summary === 'string' ? published.summary.split(/\r?\n/) : null;
+  lines.push(...(summary ? ['  summary:', ...summary.map((l) => `    ${terminalSafe(l)}`)] : ['  summary: -']));
+  const data = memberText(result.text, 'data');
+  lines.push(
+    ...(data && data !== 'null'
+      ? metadataLines(new RawJson(data)).map((l) => `  ${terminalSafe(l.replace(/^metadata/, 'data'))}`)
+      : ['  data: -']),
+  );
+  // A row edited by hand may hold anything: only entries that are objects are lines.
+  const transcript = (Array.isArray(published.transcript) ? (published.transcript as unknown[]) : []).filter(
+    (e): e is TranscriptEntry => typeof e === 'object' && e !== null,
+  );
+  const start = transcript.length ? Date.parse(transcript[0]!.at) : 0;
+  lines.push(
+    ...(transcript.length
+      ? [
+          '  transcript:',
+          ...transcript.map(
+            (e) => `    [${offset(start, e.at)}] ${e.speaker === 'agent' ? 'agent' : 'callee'}: ${text(e.text)}`,
+          ),
+        ]
+      : ['  transcript: -']),
+    `  transcript url: ${text(published.transcript_url)}`,
+    `  recording url: ${text(published.recording_url)}`,
+  );
+  return lines;
 }
 
 function deliveryLines(delivery: Row): string[] {
@@ -42,7 +117,7 @@ function deliveryLines(delivery: Row): string[] {
 }
 
 export function formatCall(call: Row): string {
-  const { metadata, events, deliveries, ...fields } = call;
+  const { metadata, events, deliveries, result, result_in_event: inEvent, ...fields } = call;
   const lines = block(
     Object.fromEntries(
       Object.entries(fields).map(([key, value]) => [key, key === 'name' || key === 'email' ? given(value) : value]),
@@ -50,6 +125,7 @@ export function formatCall(call: Row): string {
     '',
   );
   lines.push(...metadataLines(metadata));
+  lines.push(...resultLines(result, inEvent));
   const timeline = ((events ?? []) as Row[]).map((e) => ({
     occurred_at: e.occurred_at,
     from: e.from_status,

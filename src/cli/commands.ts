@@ -12,7 +12,7 @@ import {
 import { cancelCall, isStatus, listCalls, showCall, unknownStatus } from '../admin/calls.js';
 import { enableWebhook, replayDelivery, setWebhook, showWebhook } from '../admin/webhooks.js';
 import { AGENT_COMMANDS } from './agent-commands.js';
-import { formatCall } from './call-output.js';
+import { formatCall, withResult } from './call-output.js';
 import type { Command } from './command-types.js';
 import { DNC_COMMANDS } from './dnc-commands.js';
 import type { Values } from './flags.js';
@@ -187,9 +187,10 @@ export const COMMANDS: Command[] = [
     args: ['call-id'],
     flags: [],
     usage: 'callctl calls show <call-id>',
-    summary: 'One call with its metadata, events, and webhook deliveries with every attempt',
+    summary:
+      "One call with its metadata, the agent's runtime's result, events, and webhook deliveries with every attempt",
     human: (result) => formatCall(result.call as Record<string, unknown>),
-    run: ({ storage }, args) => showCall(storage, arg(args, 0), OPERATOR),
+    run: async ({ storage }, args) => withResult(storage, await showCall(storage, arg(args, 0), OPERATOR)),
   },
   {
     words: ['calls', 'cancel'],

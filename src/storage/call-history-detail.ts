@@ -1,12 +1,15 @@
 // One call as the dashboard's detail shows it: its account, agent, events, deliveries and their attempts (Prisma
-// Client), with its metadata as written, which call-history-extras.ts reads on the pool.
+// Client), with its metadata as written and the runtime's result, which call-history-extras.ts reads on the pool.
 import type { Call } from '../generated/prisma/client.js';
 import type { CallStatus, DeliveryStatus, FailureReason } from '../../schemas/vocabulary.js';
+import type { StoredResult } from './call-history-extras.js';
 import { PrismaRepository } from './driver.js';
 
 /** A call with everything its detail view shows; `metadata` is its JSON text as the client wrote it. */
 export type CallDetail = Omit<Call, 'metadata'> & {
   metadata: string;
+  /** The runtime's result as published (call_results.body: JSON text, its data's key order kept), or null. */
+  result: StoredResult | null;
   account: { id: string; name: string; kind: 'agency' | 'client'; agencyId: string | null };
   /** The client the call is listed for besides its account (an agency's key on that client's agent), else null. */
   listedFor: { id: string; name: string; kind: 'agency' | 'client'; agencyId: string | null } | null;
@@ -43,8 +46,12 @@ export type CallDetail = Omit<Call, 'metadata'> & {
 
 export class CallDetailReads extends PrismaRepository {
   /** One call with its account, agent, events (oldest first), deliveries and their attempts; null when none. */
-  async findCallDetail(callId: string, metadataText: Promise<string | null>): Promise<CallDetail | null> {
-    const [call, text] = await Promise.all([
+  async findCallDetail(
+    callId: string,
+    metadataText: Promise<string | null>,
+    resultText: Promise<StoredResult | null>,
+  ): Promise<CallDetail | null> {
+    const [call, text, result] = await Promise.all([
       this.prisma.call.findUnique({
         where: { id: callId },
         omit: { metadata: true },
@@ -80,6 +87,7 @@ export class CallDetailReads extends PrismaRepository {
         },
       }),
       metadataText,
+      resultText,
     ]);
     if (!call) return null;
     // Read only for a listed call (no relation: calls.listed_for_account_id has no foreign key, as agency_id).
@@ -89,6 +97,6 @@ export class CallDetailReads extends PrismaRepository {
           select: { id: true, name: true, kind: true, agencyId: true },
         })
       : null;
-    return { ...call, listedFor, metadata: text ?? '{}' };
+    return { ...call, listedFor, metadata: text ?? '{}', result };
   }
 }

@@ -1,5 +1,5 @@
 // The Calls list's per-call extras (one metadata key's value, a waiting call's place in line) and a call's metadata
-// as written, for its detail. Hand-written on the pool: Prisma would reorder the JSON's keys and has no subquery.
+// as written and its runtime result, for its detail. Hand-written on the pool: Prisma would reorder the JSON's keys and has no subquery.
 import { SqlRepository } from './driver.js';
 import { statement } from './statements.js';
 
@@ -26,6 +26,36 @@ const METADATA_TEXT = statement(
   'SELECT metadata::text AS metadata FROM calls WHERE id = $1::uuid',
 );
 
+// Hand-written: the runtime's result as stored (json text: its data keeps the runtime's key order, as metadata does).
+const RESULT_TEXT = statement(
+  'oct_call_history_result',
+  'SELECT body::text AS body, in_event AS "inEvent" FROM call_results WHERE call_id = $1::uuid',
+);
+
+// Hand-written: the outcome labels a scope's calls have, in order, one descent of the partial (owner, outcome, ...)
+// index each (a loose index scan: PostgreSQL has no skip scan before 18, and DISTINCT would read every labelled call).
+const outcomeLabels = (owner: 'account_id' | 'agency_id') =>
+  statement(
+    `oct_call_history_outcome_labels${owner === 'agency_id' ? '_by_agency' : ''}`,
+    `
+  WITH RECURSIVE labels AS (
+    (SELECT c.outcome FROM calls c WHERE c.${owner} = $1::uuid AND c.outcome IS NOT NULL ORDER BY c.outcome LIMIT 1)
+    UNION ALL
+    SELECT (SELECT c.outcome FROM calls c
+             WHERE c.${owner} = $1::uuid AND c.outcome IS NOT NULL AND c.outcome > l.outcome
+             ORDER BY c.outcome LIMIT 1)
+      FROM labels l WHERE l.outcome IS NOT NULL
+  )
+  SELECT outcome FROM labels WHERE outcome IS NOT NULL LIMIT $2::int`,
+  );
+const OUTCOME_LABELS = { account_id: outcomeLabels('account_id'), agency_id: outcomeLabels('agency_id') };
+
+/** A call's result as stored: the published body's JSON text, and whether the terminal event carried it. */
+export interface StoredResult {
+  body: string;
+  inEvent: boolean;
+}
+
 export class CallExtras extends SqlRepository {
   /** The value of one metadata key of each of the calls `ids` (absent keys left out), as JSON values. */
   async metadataValues(ids: string[], key: string): Promise<Map<string, unknown>> {
@@ -51,5 +81,23 @@ export class CallExtras extends SqlRepository {
   async metadataText(callId: string): Promise<string | null> {
     const { rows } = await this.pool.query<{ metadata: string }>({ ...METADATA_TEXT, values: [callId] });
     return rows[0]?.metadata ?? null;
+  }
+
+  /** The first `limit` outcome labels (in order) of the calls of `owner`: an account's, or an agency's whole scope. */
+  async outcomeLabels(owner: { column: 'account_id' | 'agency_id'; id: string }, limit: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ outcome: string }>({
+      ...OUTCOME_LABELS[owner.column],
+      values: [owner.id, limit],
+    });
+    return rows.map((r) => r.outcome);
+  }
+
+  /**
+   * The runtime's result of the call as published (its JSON text) and whether the terminal event carried it, or null
+   * when it reported none.
+   */
+  async resultText(callId: string): Promise<StoredResult | null> {
+    const { rows } = await this.pool.query<StoredResult>({ ...RESULT_TEXT, values: [callId] });
+    return rows[0] ?? null;
   }
 }

@@ -22,7 +22,7 @@ const CANDIDATES_LIMIT = SEARCH_CANDIDATES_MAX + 1;
  * A search in one statement: the calls its index finds (at most CANDIDATES_LIMIT, `matched` says how many), and of
  * them a page with every filter applied, newest first; one row with only `matched` when none is left. Parameters: $1
  * the accounts, then the search's own (`own`), then the page's: the upper bound (time, id), the lower time, status,
- * agent, number prefix, name prefix, the two metadata containments (null: not asked) and the limit.
+ * agent, number prefix, name prefix, the two metadata containments (null: not asked), the outcome and the limit.
  */
 function searchStatement(name: string, own: number, where: string): Statement {
   const n = (i: number) => `$${own + 1 + i}`;
@@ -38,7 +38,7 @@ function searchStatement(name: string, own: number, where: string): Statement {
     LEFT JOIN LATERAL (
       SELECT m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason", m."durationSeconds",
              m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt, m.timezone,
-             m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource", m."listedForAccountId"
+             m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource", m."listedForAccountId", m.outcome
         FROM m
        WHERE (m."createdAt", m.id) < (${n(1)}::timestamptz, ${n(2)}::uuid) AND m."createdAt" >= ${n(3)}::timestamptz
          AND (${n(4)}::text IS NULL OR m.status = ${n(4)}::text)
@@ -46,8 +46,9 @@ function searchStatement(name: string, own: number, where: string): Statement {
          AND (${n(6)}::text IS NULL OR left(m."phoneNumber", char_length(${n(6)}::text)) = ${n(6)}::text)
          AND (${n(7)}::text IS NULL OR left(lower(m.name), char_length(${n(7)}::text)) = lower(${n(7)}::text))
          AND (${n(8)}::jsonb IS NULL OR m.meta::jsonb @> ${n(8)}::jsonb OR m.meta::jsonb @> ${n(9)}::jsonb)
+         AND (${n(10)}::text IS NULL OR m.outcome = ${n(10)}::text)
        ORDER BY m."createdAt" DESC, m.id DESC
-       LIMIT ${n(10)}::int) AS p ON true`,
+       LIMIT ${n(11)}::int) AS p ON true`,
   );
 }
 
@@ -198,8 +199,9 @@ const pageOf = (owner: Owner) =>
       AND ($8::text IS NULL OR left(c.phone_number, char_length($8::text)) = $8::text)
       AND ($9::text IS NULL OR left(lower(c.name), char_length($9::text)) = lower($9::text))
       AND ($10::jsonb IS NULL OR jsonb_contains(c.metadata::jsonb, $10::jsonb) OR jsonb_contains(c.metadata::jsonb, $11::jsonb))
+      AND ($12::text IS NULL OR c.outcome = $12::text)
     ORDER BY c.created_at DESC, c.id DESC
-    LIMIT $12::int`,
+    LIMIT $13::int`,
   );
 
 /**
@@ -247,7 +249,8 @@ const probe = (owner: Owner) =>
         LIMIT $6::int) AS p)
   SELECT k.seen, m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason",
          m."durationSeconds", m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt,
-         m.timezone, m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource", m."listedForAccountId"
+         m.timezone, m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource", m."listedForAccountId",
+         m.outcome
     FROM (SELECT count(*)::int AS seen FROM keys) AS k
     LEFT JOIN LATERAL (
       SELECT * FROM newest n
@@ -256,6 +259,7 @@ const probe = (owner: Owner) =>
          AND ($9::text IS NULL OR left(n."phoneNumber", char_length($9::text)) = $9::text)
          AND ($10::text IS NULL OR left(lower(n.name), char_length($10::text)) = lower($10::text))
          AND ($11::jsonb IS NULL OR n.meta::jsonb @> $11::jsonb OR n.meta::jsonb @> $12::jsonb)
+         AND ($13::text IS NULL OR n.outcome = $13::text)
        ORDER BY n."createdAt" DESC, n.id DESC
        LIMIT $5::int) AS m ON true`,
   );

@@ -62,6 +62,7 @@ export class CallSearch extends SqlRepository {
         filters.namePrefix,
         a,
         b,
+        filters.outcome,
       ],
     });
     // The rows keep their `seen` column: nothing reads it past here.

@@ -37,7 +37,7 @@ export const LIST_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "a
   c.started_at AS "startedAt", c.not_before AS "notBefore", c.next_attempt_at AS "nextAttemptAt", c.scheduled_at AS "scheduledAt",
   c.attempt, c.timezone, jsonb_array_length(c.attempt_outcomes)::int AS "attemptsEnded",
   c.attempt_outcomes AS "attemptOutcomes", c.answered_by::text AS "answeredBy", c.timezone_source::text AS "timezoneSource",
-  c.listed_for_account_id AS "listedForAccountId"`;
+  c.listed_for_account_id AS "listedForAccountId", c.outcome`;
 
 /** The metadata containment's two values: `{"key": value}` for each value that counts (the same twice for one). */
 export function containment(match: MetadataMatch): [string, string] {
@@ -72,7 +72,8 @@ export function nameOnly(filters: CallHistoryFilters): boolean {
     filters.status === null &&
     filters.agentId === null &&
     filters.numberPrefix === null &&
-    filters.metadata === null
+    filters.metadata === null &&
+    filters.outcome === null
   );
 }
 
@@ -91,7 +92,8 @@ export function upperBound(filters: CallHistoryFilters, before?: CallCursor): { 
 
 /**
  * A page's parameters as the search statements and pageOf take them, after their own: the upper bound (time, id),
- * the lower time, status, agent, number prefix, name prefix, the two metadata containments (null: not asked), limit.
+ * the lower time, status, agent, number prefix, name prefix, the two metadata containments (null: not asked), the
+ * outcome, limit.
  */
 export function pageParameters(
   filters: CallHistoryFilters,
@@ -109,6 +111,7 @@ export function pageParameters(
     filters.namePrefix,
     a,
     b,
+    filters.outcome,
     limit,
   ];
 }

@@ -33,10 +33,23 @@ export const OPTIONAL = [
       `(jsonb_contains(c.metadata::jsonb, ${a}::jsonb) OR jsonb_contains(c.metadata::jsonb, ${b}::jsonb))`,
     values: (f: CallHistoryFilters) => (f.metadata ? containment(f.metadata) : [null, null]),
   },
+  {
+    // An index condition: the partial (account_id | agency_id, outcome, created_at, id) indexes of calls with one.
+    key: 'outcome',
+    sql: ([a]: string[]) => `c.outcome = ${a}::text`,
+    values: (f: CallHistoryFilters) => [f.outcome],
+  },
 ] as const;
 
 export type OptionalKey = (typeof OPTIONAL)[number]['key'];
-const PARAMS: Record<OptionalKey, number> = { status: 1, agentId: 1, numberPrefix: 1, namePrefix: 1, metadata: 2 };
+const PARAMS: Record<OptionalKey, number> = {
+  status: 1,
+  agentId: 1,
+  numberPrefix: 1,
+  namePrefix: 1,
+  metadata: 2,
+  outcome: 1,
+};
 
 // Hand-written: Prisma's `account_id IN (...) ORDER BY created_at DESC, id DESC` makes PostgreSQL sort every matching
 // row of the accounts (a million for a big one); a LATERAL top-N per account reads at most a page from each account's

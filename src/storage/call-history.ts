@@ -28,6 +28,8 @@ export interface CallHistoryFilters {
   namePrefix: string | null;
   /** One metadata key and its value: the call's metadata has the key with either of `values` (JSON values). */
   metadata: MetadataMatch | null;
+  /** The runtime's outcome label, exactly (calls.outcome: read through its partial indexes). */
+  outcome: string | null;
   /** Created at or after. */
   from: Date | null;
   /** Created before. */
@@ -41,6 +43,7 @@ export const NO_CALL_FILTERS: Readonly<CallHistoryFilters> = {
   numberPrefix: null,
   namePrefix: null,
   metadata: null,
+  outcome: null,
   from: null,
   to: null,
 };
@@ -103,6 +106,8 @@ export interface CallListRow {
   timezoneSource: Call['timezoneSource'];
   /** The client the call is listed for besides its account (an agency's key on that client's agent), else null. */
   listedForAccountId: string | null;
+  /** The runtime's outcome label of its result, null until it reports one (or when it gave none). */
+  outcome: string | null;
 }
 
 /** The Calls list's reads and one call's detail, each in its module. */
@@ -137,8 +142,23 @@ export class CallHistoryRepository {
     return this.extras.queuePositions(ids, now);
   }
 
+  /** The first `limit` outcome labels the calls of `scope` have, in order (a client's: its own calls'). */
+  outcomeLabels(scope: Scope, limit: number) {
+    return this.extras.outcomeLabels(
+      scope.kind === 'agency'
+        ? { column: 'agency_id', id: scope.accountId }
+        : { column: 'account_id', id: scope.accountId },
+      limit,
+    );
+  }
+
+  /** The runtime's result of the call as published (its JSON text) and whether the terminal event carried it. */
+  findCallResult(callId: string) {
+    return this.extras.resultText(callId);
+  }
+
   /** One call with its account, agent, events (oldest first), deliveries and their attempts; null when none. */
   findCallDetail(callId: string) {
-    return this.detail.findCallDetail(callId, this.extras.metadataText(callId));
+    return this.detail.findCallDetail(callId, this.extras.metadataText(callId), this.extras.resultText(callId));
   }
 }

@@ -41,7 +41,7 @@ export type * from './idempotency.js';
 export type * from './keys.js';
 export type * from './overview.js';
 export type * from './paging.js';
-export { noOutcomes } from './overview.js';
+export { AGENT_OUTCOME_PREFIX, noOutcomes } from './overview.js';
 export { historyAccounts, NO_CALL_FILTERS } from './call-history.js';
 export type * from './dashboard-scope.js';
 export { migrate, MigrationError, type MigrateResult } from './migrate.js';

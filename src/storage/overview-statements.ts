@@ -6,9 +6,10 @@ import { accountsSql, accountsSqlHalves, ownedSql } from './scope-where.js';
 import { statement } from './statements.js';
 
 /**
- * Per account, its calls that ended on the UTC day $2 by outcome ('completed' or the failure reason): the counters the
- * triggers on calls keep (migration 20261128100000), a few rows per account whatever the day's calls. Counting the
- * day's calls instead read some 5,000 rows of bench:scale's busiest account at every load and live refresh.
+ * Per account, its calls that ended on the UTC day $2 by outcome ('completed' or the failure reason; the runtime's
+ * labels, 'agent:<label>', are read too and left out by outcomesOfDay): the counters the triggers on calls keep
+ * (migrations 20261128100000, 20261202090000), a few rows per account whatever the day's calls. Counting the day's
+ * calls instead read some 5,000 rows of bench:scale's busiest account at every load and live refresh.
  */
 export const OUTCOMES = statement(
   'oct_overview_outcomes',
@@ -110,7 +111,7 @@ export const RANKED = statement(
      GROUP BY c.account_id
   ), done AS MATERIALIZED (
     SELECT o.account_id, sum(o.calls) FILTER (WHERE o.outcome = 'completed') AS completed,
-           sum(o.calls) FILTER (WHERE o.outcome <> 'completed') AS failed
+           sum(o.calls) FILTER (WHERE o.outcome <> 'completed' AND o.outcome NOT LIKE 'agent:%') AS failed
       FROM call_outcome_days o
      WHERE ${ownedSql('o', 1)} AND o.day = $4::date AND o.calls <> 0
      GROUP BY o.account_id

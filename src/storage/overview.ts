@@ -6,6 +6,7 @@
 // that (their statements say why).
 import { FAILURE_REASONS, type FailureReason } from '../../schemas/vocabulary.js';
 import type { Scope } from '../domain/tenancy.js';
+import { DAY_OUTCOMES, type DayOutcome } from './overview-chart.js';
 import { ENDPOINT_HEALTH, FIRST_RUN, OUTCOMES, RANKED } from './overview-statements.js';
 import { scopeValues } from './scope-where.js';
 import { SqlRepository } from './driver.js';
@@ -61,7 +62,23 @@ export interface RankedAccount extends OverviewAccount {
   underWay: number;
 }
 
+export type { DayOutcome } from './overview-chart.js';
+export { AGENT_OUTCOME_PREFIX } from './overview-chart.js';
+
 export class OverviewRepository extends SqlRepository {
+  /**
+   * The calls of `scope` that ended on each UTC day from `first` to `last` (both YYYY-MM-DD, within the counters' 31
+   * days), by outcome; days and outcomes without calls are absent. A completed call with a runtime's label counts
+   * under 'completed' and under 'agent:<label>' (AGENT_OUTCOME_PREFIX).
+   */
+  async outcomesByDay(scope: Scope, first: string, last: string): Promise<DayOutcome[]> {
+    const { rows } = await this.pool.query<DayOutcome>({
+      ...DAY_OUTCOMES[scope.kind],
+      values: [scope.accountId, first, last],
+    });
+    return rows;
+  }
+
   /**
    * Per account, its calls that ended on the UTC day that `day` begins: completed, and failed by reason. Accounts
    * with none are absent. Today or yesterday only (the counters keep no other day).

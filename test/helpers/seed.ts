@@ -15,4 +15,5 @@ export * from './seed/calls.js';
 export * from './seed/delivery-rows.js';
 export * from './seed/do-not-call.js';
 export * from './seed/history.js';
+export * from './seed/results.js';
 export * from './seed/webhooks.js';

@@ -208,9 +208,10 @@ describe("an agency's whole scope, given the agency", () => {
       number_prefix: [`'+1415555'`],
       name_prefix: [`'caller 1'`],
       meta: [`'{"crm_id": 1}'`, `'{"crm_id": "1"}'`],
+      outcome: [`'booked'`],
     };
     const statements = declaredStatements().filter((s) => s.name.startsWith('oct_call_history_by_agency'));
-    expect(statements).toHaveLength(32);
+    expect(statements).toHaveLength(64);
     const found: string[] = [];
     for (const { name, text } of statements) {
       const own = Object.keys(values)

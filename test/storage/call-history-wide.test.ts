@@ -127,9 +127,10 @@ describe('an agency with more clients than a page has rows', () => {
       number_prefix: [`'+1415555'`],
       name_prefix: [`'caller 1'`],
       meta: [`'{"crm_id": 1}'`, `'{"crm_id": "1"}'`],
+      outcome: [`'booked'`],
     };
     const wide = declaredStatements().filter((s) => s.name.startsWith('oct_call_history_wide'));
-    expect(wide).toHaveLength(32);
+    expect(wide).toHaveLength(64);
     const found: string[] = [];
     for (const { name, text } of wide) {
       const filters = Object.keys(values).filter((key) => name.includes(key));

@@ -65,9 +65,9 @@ async function plans(name: string, types: string, values: string): Promise<Recor
 }
 
 const ids = () => `'{${accounts.join(',')}}'`;
-/** The page's parameters after a search's own: no bound, no other filter, 51 rows. */
-const PAGE_TYPES = 'timestamptz, uuid, timestamptz, text, uuid, text, text, jsonb, jsonb, int';
-const PAGE_VALUES = `'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '-infinity', NULL, NULL, NULL, NULL, NULL, NULL, 51`;
+/** The page's parameters after a search's own: no bound, no other filter (the outcome neither), 51 rows. */
+const PAGE_TYPES = 'timestamptz, uuid, timestamptz, text, uuid, text, text, jsonb, jsonb, text, int';
+const PAGE_VALUES = `'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '-infinity', NULL, NULL, NULL, NULL, NULL, NULL, NULL, 51`;
 
 it('the metadata search is a scan of the GIN index on metadata::jsonb, for the number and the string alike', async () => {
   const found = await plans(
@@ -85,6 +85,7 @@ it('the metadata search is a scan of the GIN index on metadata::jsonb, for the n
     'infinity',
     'ffffffff-ffff-ffff-ffff-ffffffffffff',
     '-infinity',
+    null,
     null,
     null,
     null,

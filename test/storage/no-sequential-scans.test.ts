@@ -88,6 +88,10 @@ const EXPECTED: Record<(typeof PHASES)[number], string[]> = {
     'oct_call_search_probe',
     'oct_call_history_name_prefix',
     'oct_call_history_metadata',
+    'oct_call_history_outcome',
+    'oct_call_history_outcome_labels_by_agency',
+    'oct_call_history_result',
+    'oct_overview_chart_agency',
     'oct_live_call_counts',
   ],
   retention: ['oct_retention_webhook_deliveries', 'oct_retention_calls', 'oct_retention_idempotency_records'],
@@ -517,6 +521,11 @@ beforeAll(async () => {
       // every match is read from the name index.
       '/dashboard/calls?name=caller%2039',
       '/dashboard/calls?meta_key=order&meta_value=123',
+      '/dashboard/calls?outcome=booked',
+      '/dashboard/calls?outcome=booked&status=completed',
+      '/dashboard/calls?outcome=booked&name=caller%2012',
+      `/dashboard/calls?client=${b.accountId}&outcome=booked`,
+      '/dashboard?days=30',
       `/dashboard/calls?client=${b.accountId}`,
       // One client chosen: its calls and those listed for it (an agency's key on its agents), each part by its index.
       `/dashboard/calls?client=${b.accountId}&name=caller%2012`,

@@ -1,7 +1,8 @@
 // The Overview's outcomes of today: counters per account, UTC day and outcome that triggers on calls keep (migration
 // 20261128100000), so that an agency of many clients, or an account that ends thousands of calls a day, reads a few
 // rows and no call, with its values and as the generic plan a prepared statement keeps. The counters follow every
-// insert, update, delete and truncate of calls for today and yesterday, and keep no older day.
+// insert, update, delete and truncate of calls for today and the 30 days before (the chart's, 20261202090000), the
+// runtime's outcome labels of completed calls too ('agent:<label>'), and keep no older day.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURE_REASONS } from '../../schemas/vocabulary.js';
@@ -64,17 +65,19 @@ async function keptAndCounted() {
   );
   const counted = await client.query(
     `SELECT c.account_id, coalesce(a.agency_id, a.id) AS agency_id, (c.ended_at AT TIME ZONE 'UTC')::date::text AS day,
-            coalesce(c.failure_reason::text, c.status::text) AS outcome, count(*)::int AS calls
+            k.outcome, count(*)::int AS calls
        FROM calls c JOIN accounts a ON a.id = c.account_id
-      WHERE c.status IN ('completed', 'failed') AND c.ended_at >= $1::timestamptz
+      CROSS JOIN LATERAL (VALUES (coalesce(c.failure_reason::text, c.status::text)),
+                                 (CASE WHEN c.status = 'completed' THEN 'agent:' || c.outcome END)) AS k(outcome)
+      WHERE k.outcome IS NOT NULL AND c.status IN ('completed', 'failed') AND c.ended_at >= $1::timestamptz
       GROUP BY 1, 2, 3, 4 ORDER BY 1, 3, 4`,
-    [at(-1)],
+    [at(-30)],
   );
   return { kept: kept.rows, counted: counted.rows };
 }
 
 beforeAll(async () => {
-  // The kept days are the database's today and yesterday: not across midnight (UTC) while the test runs.
+  // The kept days are the database's today and the 30 before: not across midnight (UTC) while the test runs.
   const untilMidnight = DAY_MS - (Date.now() % DAY_MS);
   if (untilMidnight < 120_000) await new Promise((resolve) => setTimeout(resolve, untilMidnight + 1_000));
   today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS);
@@ -87,7 +90,7 @@ beforeAll(async () => {
   other = await createTenant(storage);
   await insertEnded([other.accountId], other.agentId, OTHERS_TODAY, at(0, 0.5), { status: 'completed', reason: null });
   // The scope: two completed each today, one failure per client (one reason per client, in turn), three completed
-  // yesterday and two three days ago (not kept).
+  // yesterday and two 31 days ago (not kept).
   await insertEnded(scope, agency.agentId, 2, at(0, 0.25), { status: 'completed', reason: null });
   for (const [i, reason] of FAILURE_REASONS.entries())
     await insertEnded(
@@ -98,7 +101,7 @@ beforeAll(async () => {
       { status: 'failed', reason },
     );
   await insertEnded(scope, agency.agentId, 3, at(-1, 10), { status: 'completed', reason: null });
-  await insertEnded(scope, agency.agentId, 2, at(-3, 10), { status: 'completed', reason: null });
+  await insertEnded(scope, agency.agentId, 2, at(-31, 10), { status: 'completed', reason: null });
 }, 120_000);
 
 afterAll(async () => {
@@ -124,11 +127,11 @@ describe("the Overview's outcomes of a day", () => {
     });
   });
 
-  it('keeps yesterday, and no day before it', async () => {
+  it('keeps yesterday and the days to 30 before today, and no day before them', async () => {
     const overview = storages[0]!.storage.overview;
     const yesterday = await overview.outcomesOfDay(scope, new Date(today.getTime() - DAY_MS));
     expect(yesterday.get(clients[0]!)).toEqual({ completed: 3, failed: none() });
-    expect((await overview.outcomesOfDay(scope, new Date(today.getTime() - 3 * DAY_MS))).size).toBe(0);
+    expect((await overview.outcomesOfDay(scope, new Date(today.getTime() - 31 * DAY_MS))).size).toBe(0);
     const { kept, counted } = await keptAndCounted();
     expect(kept).toEqual(counted);
     expect(kept.length).toBeGreaterThan(scope.length);
@@ -158,19 +161,19 @@ describe("the Overview's outcomes of a day", () => {
     }
   });
 
-  it('follows every change to the calls of today and yesterday, and none to older ones', async () => {
+  it('follows every change to the calls of the last 31 days, and none to older ones', async () => {
     const [waiting] = await insertEnded([clients[1]!], agency.agentId, 1, at(0, 0.1), {
       status: 'initiated',
       reason: null,
     });
-    const [old] = await insertEnded([clients[1]!], agency.agentId, 1, at(-5), { status: 'completed', reason: null });
+    const [old] = await insertEnded([clients[1]!], agency.agentId, 1, at(-35), { status: 'completed', reason: null });
     const check = async (what: string) => {
       const { kept, counted } = await keptAndCounted();
       expect(kept, what).toEqual(counted);
     };
     await check('inserted');
     // Inline from here: what the counters' triggers make of any hand-written update or delete is the subject.
-    // Ended now; another account's call of three days ago ended yesterday instead.
+    // Ended now; another account's call of yesterday ended yesterday at another time.
     await client.query(`UPDATE calls SET status = 'completed', ended_at = $2 WHERE id = $1`, [waiting, at(0, 0.3)]);
     await check('ended');
     await client.query(
@@ -198,10 +201,26 @@ describe("the Overview's outcomes of a day", () => {
     ]);
     await check('deleted');
     const before = await client.query(`SELECT count(*)::int AS n FROM call_outcome_days`);
-    await client.query(`UPDATE calls SET name = 'Renamed' WHERE ended_at < $1`, [at(-2)]);
-    await client.query(`DELETE FROM calls WHERE ended_at < $1`, [at(-2)]);
+    await client.query(`UPDATE calls SET name = 'Renamed' WHERE ended_at < $1`, [at(-30)]);
+    await client.query(`DELETE FROM calls WHERE ended_at < $1`, [at(-30)]);
     expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_days`)).rows).toEqual(before.rows);
     await check('older calls renamed and deleted');
+    // The runtime's labels: given (the result's POST), changed, on a failed call (not counted), taken away.
+    await client.query(
+      `UPDATE calls SET outcome = CASE WHEN status = 'completed' THEN 'booked' ELSE 'not_counted' END
+        WHERE account_id = ANY($1::uuid[])`,
+      [clients.slice(0, 10)],
+    );
+    await check('labels given');
+    expect(
+      (await client.query(`SELECT sum(calls)::int AS n FROM call_outcome_days WHERE outcome LIKE 'agent:%'`)).rows[0],
+    ).toEqual({ n: expect.any(Number) as number });
+    await client.query(`UPDATE calls SET outcome = 'rebooked' WHERE account_id = $1 AND outcome IS NOT NULL`, [
+      clients[0],
+    ]);
+    await check('a label changed');
+    await client.query(`UPDATE calls SET outcome = NULL WHERE outcome IS NOT NULL`);
+    await check('labels taken away');
     // No row of 0 is kept.
     expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_days WHERE calls = 0`)).rows[0]).toEqual({
       n: 0,

@@ -11,6 +11,9 @@ import { callsListPage } from '../../views/pages/calls-list.js';
 import { callPage } from '../../views/pages/call.js';
 import { callDoNotCall } from '../../views/pages/do-not-call.js';
 
+/** How long after a call completed its page refreshes itself while the runtime's result has not come. */
+const RESULT_WATCH_MS = 2 * 60_000;
+
 /** "Show as a column": remembers the metadata key (blank: none) and goes back to the list as it was filtered. */
 async function saveColumn(request: FastifyRequest, body: CallsColumnForm, reply: FastifyReply) {
   // Re-serialized: whatever was posted, the redirect stays on the Calls list.
@@ -66,7 +69,11 @@ const calls: FastifyPluginAsyncTypebox = async (fastify) => {
     async (request, reply) => {
       const call = request.managed('call');
       const doNotCall = await callDoNotCall(request, call);
-      const live = (LIVE_STATUSES as readonly CallStatus[]).includes(call.status);
+      // Live while the call is, and for a short while after it completed without the runtime's result yet: most
+      // results come within seconds of the hang-up.
+      const sinceEnd = call.endedAt ? request.admin.now().getTime() - call.endedAt.getTime() : -1;
+      const awaitingResult = call.status === 'completed' && !call.result && sinceEnd >= 0 && sinceEnd < RESULT_WATCH_MS;
+      const live = (LIVE_STATUSES as readonly CallStatus[]).includes(call.status) || awaitingResult;
       return reply.page('call', {
         ...callPage(request.user, call, request.admin.now(), doNotCall, request.times),
         live,

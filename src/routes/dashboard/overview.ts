@@ -12,6 +12,7 @@ import { disabledReasonWords } from '../../views/format/notices.js';
 import { OVERVIEW_REASON_WORDS } from '../../views/format/status.js';
 import type { FirstRun, OverviewAccount } from '../../storage/index.js';
 import type { PageModels } from '../../views/page-models.js';
+import { chartDays, overviewChart, type ChartDays } from '../../views/pages/overview-chart.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -69,15 +70,19 @@ function apiWebhooksBase(viewerAccountId: string, accountId: string): string {
 }
 
 const overview: FastifyPluginAsyncTypebox = async (fastify) => {
-  fastify.get('', { schema: { hide: true } }, async (request, reply) => {
+  fastify.get<{ Querystring: { days?: string } }>('', { schema: { hide: true } }, async (request, reply) => {
     const now = request.admin.now();
+    // The chart's range: 7 days unless 30 are asked for (anything else: 7).
+    const chartRange: ChartDays = request.query.days === '30' ? 30 : 7;
+    const range = chartDays(now, chartRange);
     const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
     const since = new Date(now.getTime() - HOUR_MS);
     // Which accounts are shown is decided in one statement from a few entries of each; only those are then read in
     // full (their live counts, outcomes and endpoint health).
-    const [{ accounts, total, underWay }, firstRun] = await Promise.all([
+    const [{ accounts, total, underWay }, firstRun, chartRows] = await Promise.all([
       request.scoped.rankedAccounts(OVERVIEW_CLIENTS_MAX, today, since),
       request.scoped.firstRun(),
+      request.scoped.outcomesByDay(range[0]!, range.at(-1)!),
     ]);
     const ids = accounts.map((a) => a.id);
     const [live, outcomes, endpoints] = await Promise.all([
@@ -175,6 +180,7 @@ const overview: FastifyPluginAsyncTypebox = async (fastify) => {
       today: day,
       asOf: times.time(now),
       perClient,
+      chart: overviewChart(chartRows, now, chartRange, '/dashboard'),
     });
   });
 };

@@ -14,6 +14,7 @@ import { cannotCancelWords, deliveryStatusWords, disabledReasonWords } from '../
 import type { ShownTimes } from '../format/shown-times.js';
 import { formatDuration, waitingWords } from '../format/time.js';
 import { attemptsDialled } from '../../calls/call-view.js';
+import { resultView, type ResultView } from '../format/result.js';
 import type { PageData } from '../page-models.js';
 import type { AccountKind, KeysOf } from './model-parts.js';
 
@@ -66,6 +67,8 @@ export type CallModel = {
   /** Why the call cannot be canceled any more (dialling, in progress, ended); null when it can be or was canceled. */
   cannotCancel: string | null;
   doNotCall: CallDoNotCall;
+  /** What the voice-agent runtime reported (outcome, summary, data, transcript, links), with when; null: nothing. */
+  result: (ResultView & { received: string }) | null;
   timeline: { at: string; what: string; detail: string }[];
   /** Null when the metadata is not a JSON object (then only the JSON is shown). */
   metadataRows: { key: string; kind: string; value: string }[] | null;
@@ -90,6 +93,7 @@ export const CALL_FIELDS = [
   'cancelAction',
   'cannotCancel',
   'doNotCall',
+  'result',
   'timeline',
   'metadataRows',
   'metadataJson',
@@ -128,6 +132,7 @@ export function callPage(
   const eventsElsewhere =
     call.listedFor !== null && call.accountId !== viewer.accountId && viewer.accountKind === 'client';
   const rows = metadataRows(call.metadata);
+  const result = resultView(call.result);
   const outcomes = storedOutcomes(call.attemptOutcomes);
   const eventOrder = new Map(call.events.map((e, i) => [e.id, i]));
   const deliveries = [...call.deliveries].sort(
@@ -170,6 +175,7 @@ export function callPage(
     cancelAction: call.status === 'initiated' ? `/dashboard/calls/${call.id}/cancel` : null,
     cannotCancel: cannotCancelWords(call.status, call.failureReason),
     doNotCall,
+    result: result && { ...result, received: times.time(new Date(result.receivedAt)) },
     timeline: timeline(call, now, times),
     metadataRows: rows,
     metadataJson: rows === null ? call.metadata : reindent(call.metadata),

@@ -16,6 +16,7 @@ export const FILTER_NAMES = [
   'name',
   'meta_key',
   'meta_value',
+  'outcome',
   'call',
 ] as const;
 /** Above this many agents (or accounts), the Agent (or Client) filter is a name to type rather than a menu. */
@@ -30,6 +31,26 @@ export function metadataValues(value: string): MetadataMatch['values'] {
   if (JSON_NUMBER.test(value) && Number.isFinite(Number(value))) return [Number(value), value];
   if (value === 'true' || value === 'false' || value === 'null') return [JSON.parse(value) as unknown, value];
   return [value];
+}
+
+/** The most outcome labels the Outcome filter suggests (a runtime with more is typed). */
+export const OUTCOME_SUGGESTIONS = 100;
+
+/**
+ * The Outcome filter: the runtime's label as typed, in lower case (labels are lower case), or the problem with it.
+ * `refused`: the schema refused it (not a label's characters, or longer).
+ */
+export function outcomeFilter(
+  typed: string | undefined,
+  refused: boolean,
+): { outcome: string | null; problem?: string } {
+  if (!typed) return { outcome: null };
+  if (refused)
+    return {
+      outcome: null,
+      problem: `"${typed}" is not an outcome: an outcome is 1 to 64 of a-z, 0-9, _ . and - (like appointment_booked).`,
+    };
+  return { outcome: typed.toLowerCase() };
 }
 
 /** The filters as typed (trimmed; empty ones left out), for the form and the links. */

@@ -23,6 +23,8 @@ import {
   dateFilter,
   FILTER_MENU_MAX,
   metadataValues,
+  outcomeFilter,
+  OUTCOME_SUGGESTIONS,
   typedFilters,
   type FilterChoice,
 } from './calls-filters.js';
@@ -44,10 +46,11 @@ export async function callsListPage(
   const isAgency = isAgencyScope(scope);
   // An agency of a few accounts and agents chooses them from menus; one of thousands types their names, and the page
   // reads only the accounts and agents its filters and rows name.
-  const [accountMenu, agentList, column] = await Promise.all([
+  const [accountMenu, agentList, column, outcomes] = await Promise.all([
     scoped.listAccountsInScopeUpTo(FILTER_MENU_MAX),
     scoped.listAgentsInScope(FILTER_MENU_MAX + 1),
     scoped.callsColumn(),
+    scoped.outcomeLabels(OUTCOME_SUGGESTIONS),
   ]);
   const agentMenu = agentList.length > FILTER_MENU_MAX ? null : agentList;
   // The route's validation stops at the first filter it refuses; the schema's own errors name every one of them.
@@ -144,6 +147,9 @@ export async function callsListPage(
       problems.push(`Give the value of the metadata key "${key}" to search for, or clear the key.`);
     else filters.metadata = { key, values: metadataValues(typed.meta_value) };
   }
+  const outcome = outcomeFilter(typed.outcome, refused.has('outcome'));
+  if (outcome.problem) problems.push(outcome.problem);
+  filters.outcome = outcome.outcome;
   let callId: string | null = null;
   if (typed.call) {
     if (!refused.has('call')) callId = canonicalUuid(typed.call);
@@ -214,6 +220,7 @@ export async function callsListPage(
     // Read by the live refresh: the page shows a call that may still change.
     live: hasActiveCall(calls),
     statuses: CALL_STATUSES.map((s) => ({ value: s, label: `${STATUS_WORDS[s]} (${s})` })),
+    outcomes,
     agentFilter: {
       menu: agentMenu?.map((a) => ({ id: a.id, label: agentLabel(a) })) ?? null,
       chosen: agent.chosen,
@@ -260,6 +267,7 @@ export async function callsListPage(
         // A failed voicemail's badge says so already.
         voicemail: c.answeredBy === 'machine' && c.failureReason !== 'voicemail',
         duration: formatDuration(c.durationSeconds),
+        outcome: c.outcome ?? '',
         columnValue: columnValues.has(c.id) ? metadataCellWords(columnValues.get(c.id)) : '',
       };
     }),

@@ -31,12 +31,15 @@ export type CallsModel = {
       | 'name'
       | 'meta_key'
       | 'meta_value'
+      | 'outcome'
       | 'call',
       string
     >
   >;
   filtered: boolean;
   statuses: { value: string; label: string }[];
+  /** The outcome labels the viewer's calls have, suggested by the Outcome filter (OUTCOME_SUGGESTIONS at most). */
+  outcomes: string[];
   /** The Agent filter (CallsFilter says how it shows). */
   agentFilter: CallsFilter;
   /** The Client filter (agency users). */
@@ -76,6 +79,8 @@ export type CallsModel = {
     /** A machine answered (answered_by machine) and the badge does not say so already. */
     voicemail: boolean;
     duration: string;
+    /** The runtime's outcome label, or empty while it has reported none. */
+    outcome: string;
     /** The value of the metadata column's key, or empty. */
     columnValue: string;
   }[];
@@ -92,6 +97,7 @@ export const CALLS_FIELDS = [
   'typed',
   'filtered',
   'statuses',
+  'outcomes',
   'agentFilter',
   'clientFilter',
   'column',

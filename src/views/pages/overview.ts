@@ -1,5 +1,6 @@
 // The overview page's model: what src/views/pages/overview.eta reads (with the partials it includes).
 import type { AccountKind, EndpointState, KeysOf } from './model-parts.js';
+import type { ChartModel } from './overview-chart.js';
 
 export type OverviewModel = {
   /** Whether the endpoint warnings are announced (role="alert"): on a page load, not on each live refresh. */
@@ -42,6 +43,8 @@ export type OverviewModel = {
   today: string;
   asOf: string;
   perClient: boolean;
+  /** Calls per day by outcome over the last 7 or 30 days, in the viewer's whole scope (overview-chart.ts). */
+  chart: ChartModel;
 };
 
 /** The fields overview.eta reads (test/dashboard/page-models.test.ts compares them with the template). */
@@ -55,4 +58,5 @@ export const OVERVIEW_FIELDS = [
   'today',
   'asOf',
   'perClient',
+  'chart',
 ] as const satisfies readonly KeysOf<OverviewModel>[];

@@ -37,7 +37,8 @@ const HISTORY = `
         LEFT JOIN webhook_endpoints e ON e.account_id = s.account_id
     ), made AS (
       INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, failure_reason, not_before,
-                         expires_at, created_at, updated_at, started_at, answered_at, ended_at, duration_seconds, provider_call_id, dial_attempts)
+                         expires_at, created_at, updated_at, started_at, answered_at, ended_at, duration_seconds, provider_call_id, dial_attempts,
+                         outcome)
       SELECT gen_random_uuid(), s.account_id,
              CASE WHEN g % 1000 = 7 THEN s.rare WHEN g % 2 = 0 THEN s.agent1 ELSE s.agent2 END,
              '+1415' || lpad((g % 20000)::text, 7, '0'), '+14155550100', 'Caller ' || g, ('{"order":"' || g || '"}')::json,
@@ -45,7 +46,9 @@ const HISTORY = `
              CASE WHEN g % 40 = 0 THEN 'busy' WHEN g % 20 = 0 THEN 'no_answer' END::failure_reason,
              t, t + interval '1 day', t, t + interval '70 seconds', t + interval '1 second',
              CASE WHEN g % 20 <> 0 THEN t + interval '5 seconds' END, t + interval '70 seconds', CASE WHEN g % 20 <> 0 THEN 65 END,
-             'seed_' || s.account_id || '_' || g, 1
+             'seed_' || s.account_id || '_' || g, 1,
+             -- The runtime's outcome label of one answered call in seven.
+             CASE WHEN g % 20 <> 0 AND g % 7 = 0 THEN 'booked' END
         FROM spec s, generate_series(1, s.n) AS g,
              -- A growing business: the further back, the sparser (three in ten of the calls in the last 32 days).
              LATERAL (SELECT $6::timestamptz - interval '1 hour' - (g::float8 / s.n) ^ 2 * interval '367 days' AS t) AS at

@@ -1,0 +1,160 @@
+// The Calls list filtered by the runtime's outcome: a page is read from the partial (account_id | agency_id, outcome,
+// created_at, id) indexes in order, a page of entries whether the outcome is common or rare, never the account's
+// calls (nor a sequential scan), with its values and as the generic plan a prepared statement keeps; by an account,
+// by an agency's whole scope, and beside a search. The rows carry their outcome.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallHistoryFilters, HistoryAccounts } from '../../src/storage/call-history.js';
+import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import {
+  databaseReportingPlans,
+  PlanCapture,
+  rowsReadFrom,
+  seqScansOfGrowingTables,
+  type PlannedStorage,
+} from '../helpers/plan-capture.js';
+
+const BIG = 40_000;
+const capture = new PlanCapture();
+let client: pg.Client;
+let storages: PlannedStorage[] = [];
+let agency: string;
+let big: string;
+
+beforeAll(async () => {
+  ({ client, storages } = await databaseReportingPlans(capture, { generic: true }));
+  const storage = storages[0]!.storage;
+  const tenant = await createTenant(storage);
+  agency = tenant.accountId;
+  const bigClient = await createClientTenant(storage, agency);
+  big = bigClient.accountId;
+  // 200 small accounts of 20 calls (another tenant each) and the agency's client of 40,000: one call in 40 booked
+  // (the newest too), one in 4 not interested, a single one "callback_later" (the next to oldest), the rest without a result.
+  await client.query(
+    `WITH account AS (
+       INSERT INTO accounts (id, kind, name, plan, updated_at)
+       SELECT gen_random_uuid(), 'agency', 'Small ' || g, 'agency', now() FROM generate_series(1, 200) AS g RETURNING id)
+     INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
+     SELECT gen_random_uuid(), id, id, 'Agent', '+14155550100', now() FROM account`,
+  );
+  await client.query(
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, outcome, not_before,
+                        expires_at, created_at, updated_at)
+     SELECT gen_random_uuid(), a.account_id, a.id, '+1415' || lpad(g::text, 7, '0'), '+14155550100',
+            CASE WHEN g % 10 = 3 THEN 'Thomas ' ELSE 'Caller ' END || g, '{}'::json, 'completed',
+            CASE WHEN g = ${BIG - 1} THEN 'callback_later' WHEN g % 40 = 0 THEN 'booked' WHEN g % 4 = 1 THEN 'not_interested' END,
+            t, t + interval '1 day', t, t
+       FROM agents a
+      CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN ${BIG} ELSE 20 END) AS g
+      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - g * interval '1 minute' AS t) AS t`,
+    [big],
+  );
+  await client.query('ANALYZE');
+}, 120_000);
+
+afterAll(async () => {
+  capture.stop();
+  for (const { end } of storages) await end();
+  await client?.end();
+});
+
+const SCOPES: [string, () => HistoryAccounts][] = [
+  ['by account', () => ({ accountIds: [big] })],
+  ["an agency's whole scope", () => ({ agencyId: agency })],
+];
+const FILTERS: [string, Partial<CallHistoryFilters>, number][] = [
+  ['a common outcome', { outcome: 'booked' }, 50],
+  ['a rare outcome', { outcome: 'callback_later' }, 1],
+  ['an outcome and a status', { outcome: 'booked', status: 'completed' }, 50],
+];
+
+describe('the Calls list by outcome', () => {
+  it('reads a page from the outcome indexes, however the statements are planned', async () => {
+    capture.start();
+    const read: Record<string, number> = {};
+    for (const { plans, storage } of storages)
+      for (const [scope, accounts] of SCOPES)
+        for (const [what, filter, expected] of FILTERS)
+          // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
+          for (let i = 0; i < 6; i++) {
+            const {
+              result: { calls },
+              plans: ran,
+            } = await capture.plansDuring('outcome', () =>
+              storage.history.listCallHistory({
+                ...accounts(),
+                filters: { ...NO_CALL_FILTERS, ...filter },
+                limit: 50,
+              }),
+            );
+            const run = `${plans}, ${scope}, ${what}, run ${i + 1}`;
+            expect(calls, run).toHaveLength(expected);
+            expect(new Set(calls.map((c) => c.outcome)), run).toEqual(new Set([filter.outcome]));
+            expect(ran.length, run).toBeGreaterThan(0);
+            const text = JSON.stringify(ran);
+            expect(text, run).toMatch(/calls_(account|agency)_outcome_idx/);
+            for (const plan of ran) expect(seqScansOfGrowingTables(plan), run).toEqual([]);
+            read[run] = Math.max(...ran.map((p) => rowsReadFrom(p, 'calls')));
+          }
+    capture.stop();
+    // A page of 51 is 51 index entries; the account's calls of that outcome alone are 1,000, its calls 40,000.
+    for (const [run, rows] of Object.entries(read)) expect(rows, run).toBeLessThanOrEqual(51 * 2);
+  });
+
+  it('keeps the outcome beside a search', async () => {
+    const storage = storages[0]!.storage;
+    for (const [, accounts] of SCOPES) {
+      const { calls } = await storage.history.listCallHistory({
+        ...accounts(),
+        filters: { ...NO_CALL_FILTERS, outcome: 'booked', namePrefix: 'thomas' },
+        limit: 50,
+      });
+      // Thomas is g % 10 = 3, booked g % 40 = 0: never both.
+      expect(calls).toEqual([]);
+      const { calls: notInterested } = await storage.history.listCallHistory({
+        ...accounts(),
+        filters: { ...NO_CALL_FILTERS, outcome: 'not_interested', namePrefix: 'caller 1' },
+        limit: 50,
+      });
+      expect(notInterested.length).toBeGreaterThan(0);
+      for (const c of notInterested) {
+        expect(c.outcome).toBe('not_interested');
+        expect(c.name!.startsWith('Caller 1')).toBe(true);
+      }
+    }
+  });
+
+  it("lists a scope's outcome labels, one index descent each", async () => {
+    capture.start();
+    for (const { plans, storage } of storages)
+      for (const [scope, kind] of [
+        [agency, 'agency'],
+        [big, 'client'],
+      ] as const)
+        for (let i = 0; i < 6; i++) {
+          const { result, plans: ran } = await capture.plansDuring('labels', () =>
+            storage.history.outcomeLabels({ accountId: scope, kind }, 100),
+          );
+          const run = `${plans}, ${kind}, run ${i + 1}`;
+          expect(result, run).toEqual(['booked', 'callback_later', 'not_interested']);
+          expect(JSON.stringify(ran), run).toMatch(/calls_(account|agency)_outcome_idx/);
+          for (const plan of ran) expect(seqScansOfGrowingTables(plan), run).toEqual([]);
+          // Four descents of the index (three labels, and the one that finds no more): not 11,000 labelled calls.
+          expect(Math.max(...ran.map((p) => rowsReadFrom(p, 'calls'))), run).toBeLessThanOrEqual(10);
+        }
+    capture.stop();
+  });
+
+  it('finds a call by its id only with its outcome', async () => {
+    const storage = storages[0]!.storage;
+    const { rows } = await client.query<{ id: string }>(
+      `SELECT id FROM calls WHERE account_id = $1 AND outcome = 'callback_later'`,
+      [big],
+    );
+    const callId = rows[0]!.id;
+    const found = (outcome: string) =>
+      storage.history.findCallInHistory({ accountIds: [big], callId, filters: { ...NO_CALL_FILTERS, outcome } });
+    expect((await found('callback_later')).map((c) => c.id)).toEqual([callId]);
+    expect(await found('booked')).toEqual([]);
+  });
+});
