@@ -15,6 +15,8 @@ import { addToDoNotCall } from '../../src/admin/do-not-call.js';
 import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
+import { signContextToken } from '../../src/domain/context-token.js';
+import { CONTEXT_TOKEN_KEY_PURPOSE } from '../../plugins/context-tokens.js';
 import type { Storage } from '../../src/storage/index.js';
 import { httpsRequest } from '../helpers/server-process.js';
 
@@ -41,6 +43,34 @@ export interface ShowcaseReceiver {
  * A webhook receiver on 127.0.0.1: its first request is answered 503 (the delivery log then shows a retry), every
  * other one 200.
  */
+/** What the showcase's runtime reports about Dana's call. */
+const SHOWCASE_RESULT = {
+  outcome: 'appointment_booked',
+  summary:
+    'Dana wants Invisalign and asked about Saturdays. Booked a free consultation for Saturday 10:30 at the Riverside ' +
+    'office; she will bring her insurance card.',
+  data: { appointment_at: '2026-12-05T10:30:00-06:00', office: 'Riverside', insurance: 'Delta Dental' },
+  transcript: [
+    {
+      speaker: 'agent',
+      text: 'Hi Dana, this is Riley from Bright Smile Dental. Is now a good time?',
+      at: '2026-12-01T15:00:02Z',
+    },
+    {
+      speaker: 'callee',
+      text: 'Yes, I asked about Invisalign. Do you have Saturday appointments?',
+      at: '2026-12-01T15:00:07Z',
+    },
+    {
+      speaker: 'agent',
+      text: 'We do: this Saturday at 10:30 at our Riverside office. Shall I book it?',
+      at: '2026-12-01T15:00:13Z',
+    },
+    { speaker: 'callee', text: 'Perfect, please do.', at: '2026-12-01T15:00:18Z' },
+  ],
+  recording_url: 'https://recordings.example.com/calls/dana-whitfield.mp3',
+};
+
 export async function startShowcaseReceiver(): Promise<ShowcaseReceiver> {
   let received = 0;
   const server = http.createServer((req, res) => {
@@ -235,6 +265,27 @@ export async function makeShowcase(
     },
   });
   await until('the first webhook request', async () => (options.receiver.count() > 0 ? true : null), 30_000);
+  // While Dana is on the line, the agent's runtime reports how it went, as a runtime would (its context token signed
+  // with the service's key): the call.completed that follows carries it, and the call's page shows it.
+  await until(
+    'the first call to be answered',
+    async () => ((await storage.history.findCallDetail(callId))?.status === 'in_progress' ? true : null),
+    30_000,
+  );
+  const key = await storage.signingKeys.ensureKey(
+    CONTEXT_TOKEN_KEY_PURPOSE,
+    randomBytes(32).toString('base64'),
+    new Date(),
+  );
+  const result = await httpsRequest(options.port, `/agent-runtime/v1/calls/${callId}/result`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${signContextToken(Buffer.from(key, 'base64'), { callId, attempt: 1, now: new Date() })}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify(SHOWCASE_RESULT),
+  });
+  if (result.status !== 200) throw new Error(`the result answered ${result.status}: ${result.body}`);
   const callIds = [callId];
   callIds.push(
     await trigger(agencyKey, {
