@@ -30,7 +30,7 @@ import { ROOT, serviceCommit, startService, type Child } from './processes.js';
 import type { Server } from './scenarios.js';
 import { acceptingEnv } from './service-env.js';
 import { connect, createTenants, freshDatabase, machineFacts, waitIdle, type Tenant } from './setup.js';
-import { pooled, type Percentiles } from './stats.js';
+import { percentiles, pooled, type Percentiles } from './stats.js';
 
 const env = process.env;
 const REDIS_URL = env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
@@ -206,7 +206,9 @@ async function measureHangUps(side: Side, peers: Peers, calls: AnsweredCall[], w
     databaseCpuMs: perResponse(used.database, samples.length),
     sendLagMax: result.sendLag.max,
   };
-  return { ...measured, missing: calls.length - samples.length, wrong };
+  // The callback's own answer (the transition; the event goes after it), from its intended send time.
+  const callback = percentiles(result.latencies.filter((l): l is number => l !== null));
+  return { ...measured, callback, missing: calls.length - samples.length, wrong };
 }
 
 type HangUps = Awaited<ReturnType<typeof measureHangUps>>;
