@@ -11,9 +11,11 @@
 //   from the callback's intended send time to the receiver getting its call.completed (which carries the result).
 // - no-wait service: as many answered calls, hung up the same way, no result.
 //
-// The terminal event's added latency is the first hang-up latency minus the second, pooled p50 and p99. The services
-// swap order every round; a first round of 100 calls each warms them up (in the JSON, not in the figures). Results in
-// $BENCH_OUT/agent-result.json (default $TMPDIR/oct-bench/), logs in $TMPDIR/oct-bench/agent-result/.
+// The terminal event's added latency is the first hang-up latency minus the second, pooled p50 and p99; each batch of
+// hang-ups starts with nothing pending and a quiet second. The services swap order every round; a first round of 100
+// calls each warms them up (in the JSON, not in the figures); each service's CPU with nothing sent (its polling, part
+// of every CPU per request) is reported beside. Results in $BENCH_OUT/agent-result.json (default
+// $TMPDIR/oct-bench/), logs in $TMPDIR/oct-bench/agent-result/.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -47,6 +49,8 @@ const CONNECTIONS = 64;
 const LOG_DIR = path.join(os.tmpdir(), 'oct-bench', 'agent-result');
 const OUT_FILE = path.join(env.BENCH_OUT || path.join(os.tmpdir(), 'oct-bench'), 'agent-result.json');
 const HTTPS = { 'x-forwarded-proto': 'https' };
+const SETTLE_MS = 1000;
+const QUIET_SECONDS = 5;
 
 const log = (message: string) =>
   process.stdout.write(`[agent-result ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -180,9 +184,19 @@ async function measureEndpoint(side: Side, requests: PreparedRequest[], label: s
   };
 }
 
+async function nonePending(side: Side): Promise<boolean> {
+  const { rows } = await side.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`,
+  );
+  return rows[0]!.n === 0;
+}
+
 /** Each call's signed `completed` callback at RATE; latency from its intended send time to its call.completed. */
 async function measureHangUps(side: Side, peers: Peers, calls: AnsweredCall[], withResult: boolean) {
   const requests = calls.map((c) => parts.statusCallback(c.callId, c.dialled, 'completed', { CallDuration: '42' }));
+  // Both sides hang up from the same state: nothing pending (the calls' call.started delivered), then a quiet second.
+  await until('no pending deliveries', () => nonePending(side), 120_000);
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
   const before = cpuSnapshot(side.service.pid, side.service.database);
   const { result } = await measureRequests(side, requests, 204, `${side.name} hang-ups`);
   const arrived = () => calls.every((c) => peers.receiver.terminal.has(c.callId));
@@ -237,6 +251,16 @@ async function resultRound(side: Side, peers: Peers, count: number): Promise<Res
 
 async function noWaitRound(side: Side, peers: Peers, count: number): Promise<HangUps> {
   return measureHangUps(side, peers, await answeredCalls(side, peers, count), false);
+}
+
+/** The side's service and database CPU over QUIET_SECONDS with nothing sent, in ms a second. */
+async function quietCpu(side: Side): Promise<{ server: number; database: number }> {
+  await waitIdle(side.db, 120_000);
+  const before = cpuSnapshot(side.service.pid, side.service.database);
+  await new Promise((r) => setTimeout(r, QUIET_SECONDS * 1000));
+  const used = cpuSince(before, side.service.pid, side.service.database);
+  const perSecond = (s: number) => Math.round((s * 1000 * 10) / QUIET_SECONDS) / 10;
+  return { server: perSecond(used.service), database: perSecond(used.database) };
 }
 
 const brief = (p: Percentiles) => `p50 ${p.p50}, p90 ${p.p90}, p99 ${p.p99}, max ${p.max} ms (${p.count})`;
@@ -325,6 +349,9 @@ async function main() {
       noWait: await noWaitRound(noWait, peers, WARM_UP_CALLS),
     };
     log(`warm-up (not in the figures): ${WARM_UP_CALLS} calls each`);
+    // What each service costs doing nothing (its polling), in CPU ms a second: part of every CPU per request above.
+    const quiet = { result: await quietCpu(withResult), noWait: await quietCpu(noWait) };
+    log(`quiet services, CPU ms/s: ${JSON.stringify(quiet)}`);
     const results: ResultRound[] = [];
     const noWaits: HangUps[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
@@ -389,6 +416,7 @@ async function main() {
       figures,
       added,
       checks,
+      quietCpuMsPerSecond: quiet,
       table,
       warmUp: { result: warmUp.result, noWait: warmUp.noWait },
       rounds: { result: results, noWait: noWaits },
@@ -397,7 +425,7 @@ async function main() {
     fs.writeFileSync(OUT_FILE, `${JSON.stringify(report, null, 1)}\n`);
     process.stdout.write(
       `\n${table}\n\n${RATE}/s for ${SECONDS} s, ${ROUNDS} rounds of ${CALLS} calls a side; terminal events missing ${checks.missing}, ` +
-        `of the wrong kind ${checks.wrongEvent}; load average ${loadBefore} before, ${loadAverage()} after. Written to ${OUT_FILE}\n`,
+        `of the wrong kind ${checks.wrongEvent}; quiet services ${quiet.result.server} + ${quiet.result.database} and ${quiet.noWait.server} + ${quiet.noWait.database} CPU ms/s; load average ${loadBefore} before, ${loadAverage()} after. Written to ${OUT_FILE}\n`,
     );
   } finally {
     await runCleanup();
