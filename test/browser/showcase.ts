@@ -43,33 +43,24 @@ export interface ShowcaseReceiver {
  * A webhook receiver on 127.0.0.1: its first request is answered 503 (the delivery log then shows a retry), every
  * other one 200.
  */
-/** What the showcase's runtime reports about Dana's call. */
-const SHOWCASE_RESULT = {
-  outcome: 'appointment_booked',
-  summary:
-    'Dana wants Invisalign and asked about Saturdays. Booked a free consultation for Saturday 10:30 at the Riverside ' +
-    'office; she will bring her insurance card.',
-  data: { appointment_at: '2026-12-05T10:30:00-06:00', office: 'Riverside', insurance: 'Delta Dental' },
-  transcript: [
-    {
-      speaker: 'agent',
-      text: 'Hi Dana, this is Riley from Bright Smile Dental. Is now a good time?',
-      at: '2026-12-01T15:00:02Z',
-    },
-    {
-      speaker: 'callee',
-      text: 'Yes, I asked about Invisalign. Do you have Saturday appointments?',
-      at: '2026-12-01T15:00:07Z',
-    },
-    {
-      speaker: 'agent',
-      text: 'We do: this Saturday at 10:30 at our Riverside office. Shall I book it?',
-      at: '2026-12-01T15:00:13Z',
-    },
-    { speaker: 'callee', text: 'Perfect, please do.', at: '2026-12-01T15:00:18Z' },
-  ],
-  recording_url: 'https://recordings.example.com/calls/dana-whitfield.mp3',
-};
+/** What the showcase's runtime reports about Dana's call, her conversation starting at `answered`. */
+function showcaseResult(answered: Date) {
+  const at = (seconds: number) => new Date(answered.getTime() + seconds * 1000).toISOString();
+  return {
+    outcome: 'appointment_booked',
+    summary:
+      'Dana wants Invisalign and asked about Saturdays. Booked a free consultation for Saturday 10:30 at the ' +
+      'Riverside office; she will bring her insurance card.',
+    data: { appointment: 'Saturday 10:30', office: 'Riverside', insurance: 'Delta Dental' },
+    transcript: [
+      { speaker: 'agent', text: 'Hi Dana, this is Riley from Bright Smile Dental. Is now a good time?', at: at(0) },
+      { speaker: 'callee', text: 'Yes, I asked about Invisalign. Do you have Saturday appointments?', at: at(5) },
+      { speaker: 'agent', text: 'We do: this Saturday at 10:30 at our Riverside office. Shall I book it?', at: at(11) },
+      { speaker: 'callee', text: 'Perfect, please do.', at: at(16) },
+    ],
+    recording_url: 'https://recordings.example.com/calls/dana-whitfield.mp3',
+  };
+}
 
 export async function startShowcaseReceiver(): Promise<ShowcaseReceiver> {
   let received = 0;
@@ -283,7 +274,7 @@ export async function makeShowcase(
       authorization: `Bearer ${signContextToken(Buffer.from(key, 'base64'), { callId, attempt: 1, now: new Date() })}`,
       'content-type': 'application/json',
     },
-    body: JSON.stringify(SHOWCASE_RESULT),
+    body: JSON.stringify(showcaseResult(new Date())),
   });
   if (result.status !== 200) throw new Error(`the result answered ${result.status}: ${result.body}`);
   const callIds = [callId];

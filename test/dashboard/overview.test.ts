@@ -408,7 +408,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     expect((await visitor.get('/dashboard')).body).not.toContain('Get started');
   });
 
-  it('refreshes a page by itself only while it shows a call initiated, dialling or in progress', async () => {
+  it('refreshes a page by itself only while it shows a call initiated, dialling or in progress, or just completed', async () => {
     const region = (path: string) =>
       `<div id="live" hx-get="${path.replace(/&/g, '&amp;')}" hx-trigger="every 5s" hx-select="#live" ` +
       'hx-target="this" hx-swap="outerHTML ignoreTitle:true">';
@@ -455,6 +455,13 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     expect(await body(agencyUser, `/dashboard/calls/${dialingCall}`)).toContain(
       region(`/dashboard/calls/${dialingCall}`),
     );
+    // Completed a minute ago without the runtime's result: still refreshing, for the result may come. Three minutes
+    // after: quiet.
+    await forceCall(prismaOf(app), completedCall, { endedAt: new Date(clock.now.getTime() - 60_000) });
+    expect(await body(agencyUser, `/dashboard/calls/${completedCall}`)).toContain(
+      region(`/dashboard/calls/${completedCall}`),
+    );
+    await forceCall(prismaOf(app), completedCall, { endedAt: new Date(clock.now.getTime() - 3 * 60_000) });
     const ended = await body(agencyUser, `/dashboard/calls/${completedCall}`);
     expect(ended).toContain(still);
     expect(ended).not.toContain('hx-trigger');
