@@ -66,6 +66,9 @@ function problems(data: unknown): string[] {
     }
     if (!rule.holidays_complete && !rule.open_questions?.length)
       found.push(`${rule.id}: an incomplete holiday list must say what is missing in open_questions`);
+    // A rule read only in a description of the law says what is left to confirm from the law's own words.
+    if (rule.citation.source === 'summary' && !rule.open_questions?.length)
+      found.push(`${rule.id}: a rule from a summary must say in open_questions what remains to confirm`);
   }
   return found;
 }
@@ -101,19 +104,22 @@ describe('calling rules data', () => {
     expect(regions.has('CA')).toBe(true);
   });
 
-  it.each(['law', 'section', 'url'])('refuses a rule whose citation lacks its %s', async (field) => {
-    const data = await withRule('us-fl-501-616-6', (rule) => {
-      delete (rule.citation as Record<string, unknown>)[field];
-    });
-    expect(problems(data).join('\n')).toContain(`${await pathOf('us-fl-501-616-6')}/citation`);
-  });
+  it.each(['law', 'section', 'url', 'checked', 'source'])(
+    'refuses a rule whose citation lacks its %s',
+    async (field) => {
+      const data = await withRule('us-fl-501-616-6', (rule) => {
+        delete (rule.citation as Record<string, unknown>)[field];
+      });
+      expect(problems(data).join('\n')).toContain(`${await pathOf('us-fl-501-616-6')}/citation`);
+    },
+  );
 
   it('refuses a rule without a citation, or with an empty one', async () => {
     const without = await withRule('us-wa-19-158-040', (rule) => {
       delete rule.citation;
     });
     expect(problems(without).join('\n')).toMatch(/citation/);
-    for (const field of ['law', 'section', 'url']) {
+    for (const field of ['law', 'section', 'url', 'checked']) {
       const empty = await withRule('us-wa-19-158-040', (rule) => {
         (rule.citation as Record<string, unknown>)[field] = '';
       });
@@ -201,6 +207,31 @@ describe('calling rules data', () => {
       rule.id = 'us-fl-501-616-6';
     });
     expect(problems(twice)).toEqual(['us-fl-501-616-6: the id is used twice']);
+  });
+
+  it('refuses a rule from a summary that does not say what remains to confirm', async () => {
+    const silent = await withRule('us-tx-301-051', (rule) => {
+      delete rule.open_questions;
+    });
+    expect(problems(silent)).toEqual([
+      'us-tx-301-051: a rule from a summary must say in open_questions what remains to confirm',
+    ]);
+    const unknownSource = await withRule('us-tx-301-051', (rule) => {
+      (rule.citation as Record<string, unknown>).source = 'statute';
+    });
+    expect(problems(unknownSource).join('\n')).toMatch(/citation\/source/);
+  });
+
+  it('holds the caps per number that the cap presets start from', async () => {
+    const caps = Object.fromEntries(
+      (await loadRules()).rules.filter((rule) => rule.cap).map((rule) => [rule.region, rule.cap]),
+    );
+    expect(caps).toMatchObject({
+      'US-FL': { count: 3, window_hours: 24 },
+      'US-MD': { count: 3, window_hours: 24 },
+      'US-OK': { count: 3, window_hours: 24 },
+      'US-ME': { count: 1, window_hours: 8 },
+    });
   });
 
   it('refuses a cap without its window, and an incomplete holiday list that says nothing of what is missing', async () => {

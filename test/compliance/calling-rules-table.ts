@@ -56,7 +56,20 @@ function capCell(rule: CallingRuleData): string {
 
 const escape = (text: string) => text.replace(/\|/g, '\\|');
 
-/** The table, one row per rule, in the file's order. */
+/** Which rules were read in the law's own words and which only in descriptions of it, one line per kind of source. */
+function sourcesList(data: CallingRulesData): string[] {
+  const how = {
+    official_text: "In the legislature's or regulator's own text",
+    text_copy: 'In a copy of the text on another site',
+    summary: 'In summaries only, still to confirm from the text',
+  } as const;
+  return (['official_text', 'text_copy', 'summary'] as const).map((source) => {
+    const ids = data.rules.filter((rule) => rule.citation.source === source).map((rule) => `\`${rule.id}\``);
+    return `- ${how[source]} (${ids.length}): ${ids.join(', ') || '—'}`;
+  });
+}
+
+/** The table, one row per rule, in the file's order, then the rules grouped by how they were read. */
 export function renderRulesTable(data: CallingRulesData): string {
   const rows = data.rules.map((rule) => {
     const c = rule.citation;
@@ -69,6 +82,10 @@ export function renderRulesTable(data: CallingRulesData): string {
     '| Region | Applies to | Allowed hours (callee local time) | Not allowed | Cap per number | Source |',
     '|---|---|---|---|---|---|',
     ...rows,
+    '',
+    `Version ${data.version}, describing the law as of ${data.effective_date}. How each rule was read:`,
+    '',
+    ...sourcesList(data),
     '',
     TABLE_END,
   ].join('\n');
