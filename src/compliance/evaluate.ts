@@ -4,8 +4,7 @@ import type { AgencyCallingRuleData, CallKind, CallingRuleData } from '../../sch
 import type { Static } from '@sinclair/typebox';
 import type { Candidate } from './candidates.js';
 import { checkRule, nextOpening, type EngineRule } from './rule-check.js';
-import { DAY_MS, clockText, localClock, zoneOf } from './zone-clock.js';
-import type { IANAZone } from 'luxon';
+import { DAY_MS, clockText, localClock, zoneOf, type Zone } from './zone-clock.js';
 
 export type CallKindName = Static<typeof CallKind>;
 
@@ -44,7 +43,7 @@ export interface Evaluation {
 interface Constraint {
   region: string;
   timezone: string;
-  zone: IANAZone;
+  zone: Zone;
   rule: EngineRule;
 }
 

@@ -73,7 +73,7 @@ const cache = new WeakMap<readonly HolidayData[], Map<number, ReadonlyMap<string
 
 function closedDaysAround(holidays: readonly HolidayData[], year: number): ReadonlyMap<string, string> {
   let years = cache.get(holidays);
-  if (years === undefined) cache.set(holidays, (years = new Map()));
+  if (years === undefined) cache.set(holidays, (years = new Map<number, ReadonlyMap<string, string>>()));
   let days = years.get(year);
   if (days === undefined) {
     const map = new Map<string, string>();

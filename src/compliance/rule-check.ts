@@ -1,6 +1,5 @@
 // One rule in one time zone: whether it allows a dial at an instant (by the callee's wall clock: weekday hours,
 // days with no calls, holidays), why not in words, and the first instant from a moment on at which it allows one.
-import type { IANAZone } from 'luxon';
 import { DAY_NAMES } from '../../schemas/calling-window.js';
 import type { HolidayData, TimeRangeData } from '../../schemas/calling-rules.js';
 import { holidayOn } from './holidays.js';
@@ -10,8 +9,8 @@ import {
   clockText,
   instantsForWallTime,
   localClock,
-  offsetTransitions,
   type LocalClock,
+  type Zone,
 } from './zone-clock.js';
 
 /** A rule as the engine applies it: a law's rule or an agency's own, with the words its reasons start with. */
@@ -28,8 +27,7 @@ export interface EngineRule {
 }
 
 export type RuleVerdict =
-  | { allowed: true; inEffect: boolean; range: TimeRangeData | null }
-  | { allowed: false; reason: string };
+  { allowed: true; inEffect: boolean; range: TimeRangeData | null } | { allowed: false; reason: string };
 
 const DAY_WORDS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
 
@@ -64,7 +62,7 @@ export function checkRule(rule: EngineRule, zoneName: string, clock: LocalClock)
   return { allowed: true, inEffect: true, range };
 }
 
-export function allowsAt(rule: EngineRule, zone: IANAZone, zoneName: string, at: number): boolean {
+export function allowsAt(rule: EngineRule, zone: Zone, zoneName: string, at: number): boolean {
   return checkRule(rule, zoneName, localClock(zone, at)).allowed;
 }
 
@@ -75,13 +73,13 @@ export function allowsAt(rule: EngineRule, zone: IANAZone, zoneName: string, at:
  */
 export function nextOpening(
   rule: EngineRule,
-  zone: IANAZone,
+  zone: Zone,
   zoneName: string,
   from: number,
   limit: number,
 ): number | null {
   if (allowsAt(rule, zone, zoneName, from)) return from;
-  const tries = offsetTransitions(zone, from, limit);
+  const tries = zone.changes(from, limit);
   const first = localClock(zone, from);
   const firstMidnight = first.naive - first.minute * MINUTE_MS;
   const days = Math.ceil((limit - from) / DAY_MS) + 1;

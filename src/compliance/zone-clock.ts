@@ -25,17 +25,79 @@ export interface LocalClock {
 
 export class ZoneError extends Error {}
 
-/** Luxon zones by canonical name: luxon keeps each zone it makes for good, so only canonical names reach it. */
-const zones = new Map<string, IANAZone>();
+/**
+ * A zone's UTC offset (minutes) at any instant, from its offset changes found once per UTC year: the engine reads
+ * hundreds of offsets per decision, and asking the tz data each time (an Intl formatting) costs several ms per
+ * held call. The changes are found by sampling every 6 hours, which holds for every zone of the tz database (none
+ * changes its offset twice within 6 hours), then to the millisecond.
+ */
+export class Zone {
+  private readonly years = new Map<number, { starts: number[]; offsets: number[] }>();
+  constructor(
+    readonly name: string,
+    private readonly tz: IANAZone,
+  ) {}
 
-export function zoneOf(name: string): IANAZone {
+  offset(at: number): number {
+    const year = new Date(at).getUTCFullYear();
+    let timeline = this.years.get(year);
+    if (timeline === undefined) this.years.set(year, (timeline = this.timeline(year)));
+    const { starts, offsets } = timeline;
+    let i = starts.length - 1;
+    while (i > 0 && (starts[i] as number) > at) i--;
+    return offsets[i] as number;
+  }
+
+  /** The instants in (from, to] at which the offset changes. */
+  changes(from: number, to: number): number[] {
+    const found: number[] = [];
+    for (let year = new Date(from).getUTCFullYear(); year <= new Date(to).getUTCFullYear(); year++) {
+      const first = Date.UTC(year, 0, 1);
+      // A change at the very start of a year is the year's first start: it counts when the offset differs.
+      if (this.offset(first) !== this.offset(first - 1) && first > from && first <= to) found.push(first);
+      const starts = this.years.get(year)?.starts ?? [];
+      for (const t of starts.slice(1)) if (t > from && t <= to) found.push(t);
+    }
+    return found;
+  }
+
+  private timeline(year: number): { starts: number[]; offsets: number[] } {
+    const from = Date.UTC(year, 0, 1);
+    const to = Date.UTC(year + 1, 0, 1);
+    const starts = [from];
+    const offsets = [this.tz.offset(from)];
+    const step = 6 * HOUR_MS;
+    for (let a = from; a < to; a += step) {
+      const b = Math.min(a + step, to);
+      const before = this.tz.offset(a);
+      if (this.tz.offset(b) === before) continue;
+      let lo = a;
+      let hi = b;
+      while (hi - lo > 1) {
+        const mid = Math.floor((lo + hi) / 2);
+        if (this.tz.offset(mid) === before) lo = mid;
+        else hi = mid;
+      }
+      if (hi < to) {
+        starts.push(hi);
+        offsets.push(this.tz.offset(hi));
+      }
+    }
+    return { starts, offsets };
+  }
+}
+
+/** Zones by canonical name: luxon keeps each zone it makes for good, so only canonical names reach it. */
+const zones = new Map<string, Zone>();
+
+export function zoneOf(name: string): Zone {
   const canonical = canonicalTimeZone(name);
   if (canonical === null) throw new ZoneError(`Unknown time zone "${name}"`);
   let zone = zones.get(canonical);
   if (zone === undefined) {
-    zone = IANAZone.create(canonical);
-    if (!zone.isValid) throw new ZoneError(`Unknown time zone "${name}"`);
-    zones.set(canonical, zone);
+    const tz = IANAZone.create(canonical);
+    if (!tz.isValid) throw new ZoneError(`Unknown time zone "${name}"`);
+    zones.set(canonical, (zone = new Zone(canonical, tz)));
   }
   return zone;
 }
@@ -48,7 +110,7 @@ export function naiveDate(naive: number): string {
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
 }
 
-export function localClock(zone: IANAZone, at: number): LocalClock {
+export function localClock(zone: Zone, at: number): LocalClock {
   const exact = at + zone.offset(at) * MINUTE_MS;
   const naive = exact - (((exact % MINUTE_MS) + MINUTE_MS) % MINUTE_MS);
   const d = new Date(naive);
@@ -73,33 +135,10 @@ export function clockText(minute: number): string {
  * Every instant whose wall-clock reading is `naive` (a local time encoded as if it were UTC): none inside a
  * spring-forward gap, two inside a fall-back overlap, earliest first.
  */
-export function instantsForWallTime(zone: IANAZone, naive: number): number[] {
+export function instantsForWallTime(zone: Zone, naive: number): number[] {
   const offsets = new Set([-DAY_MS, 0, DAY_MS].map((d) => zone.offset(naive + d)));
   return [...offsets]
     .map((offset) => naive - offset * MINUTE_MS)
     .filter((t) => zone.offset(t) * MINUTE_MS === naive - t)
     .sort((a, b) => a - b);
-}
-
-/**
- * The instants in (from, to] at which the zone's UTC offset changes. Sampled every 6 hours, which holds for every
- * zone of the tz database (none changes its offset twice within 6 hours), then found to the millisecond.
- */
-export function offsetTransitions(zone: IANAZone, from: number, to: number): number[] {
-  const found: number[] = [];
-  const step = 6 * HOUR_MS;
-  for (let a = from; a < to; a += step) {
-    const b = Math.min(a + step, to);
-    const before = zone.offset(a);
-    if (zone.offset(b) === before) continue;
-    let lo = a;
-    let hi = b;
-    while (hi - lo > 1) {
-      const mid = Math.floor((lo + hi) / 2);
-      if (zone.offset(mid) === before) lo = mid;
-      else hi = mid;
-    }
-    found.push(hi);
-  }
-  return found;
 }

@@ -68,7 +68,9 @@ describe('candidatesFor: the number itself', () => {
     expect(candidatesFor('+12125550123', undefined, data)).toEqual([
       { region: 'US-NY', timezones: ['America/New_York'] },
     ]);
-    expect(candidatesFor('+19155550123', undefined, data)).toEqual([{ region: 'US-TX', timezones: ['America/Denver'] }]);
+    expect(candidatesFor('+19155550123', undefined, data)).toEqual([
+      { region: 'US-TX', timezones: ['America/Denver'] },
+    ]);
   });
 
   it('gives an area code shared by several provinces or territories each of them, with all the zones', () => {
@@ -90,7 +92,8 @@ describe('candidatesFor: the number itself', () => {
   it('gives a number outside the NANP its country and every zone of it', () => {
     expect(candidatesFor('+442079460000', undefined, data)).toEqual([{ region: 'GB', timezones: ['Europe/London'] }]);
     const spain = candidatesFor('+34912345678', undefined, data);
-    expect(spain).toEqual([{ region: 'ES', timezones: expect.arrayContaining(['Europe/Madrid', 'Atlantic/Canary']) }]);
+    expect(spain.map((c) => c.region)).toEqual(['ES']);
+    expect(spain[0]?.timezones).toEqual(expect.arrayContaining(['Europe/Madrid', 'Atlantic/Canary']));
   });
 
   it('gives a number of no country (+800) no place of its own, and an invalid number none', () => {

@@ -46,7 +46,11 @@ describe('each rule at its boundary minutes, in each zone of its country', () =>
             const check = (time: string) =>
               evaluate(candidates(zone), only, at(zone, `${day.toISODate()}T${time}`), r.applies_to).allowed;
             if (range === undefined) {
-              expect(['00:00', '12:00', '23:59'].map(check), `${zone} ${day.toISODate()}`).toEqual([false, false, false]);
+              expect(['00:00', '12:00', '23:59'].map(check), `${zone} ${day.toISODate()}`).toEqual([
+                false,
+                false,
+                false,
+              ]);
               continue;
             }
             const [h, m] = range.start.split(':').map(Number) as [number, number];
@@ -206,7 +210,9 @@ describe('nextAllowedAt across weekends and holidays', () => {
       holidays: [],
     };
     const ny = evaluate(NY_212, { rules: RULES, agencyRules: [own] }, at(ET, '2056-06-14T09:30'), SALES);
-    expect(ny.reasons).toEqual(['Agency rule "Office hours": no calls on Wednesdays, Wednesday 09:30 now in America/New_York']);
+    expect(ny.reasons).toEqual([
+      'Agency rule "Office hours": no calls on Wednesdays, Wednesday 09:30 now in America/New_York',
+    ]);
     expect(ny.nextAllowedAt).toEqual(at(ET, '2056-06-18T10:00'));
     const sd = [{ region: 'US-SD', timezones: [CT] }];
     expect(evaluate(sd, { rules: RULES, agencyRules: [own] }, at(CT, '2056-06-14T09:30'), SALES).nextAllowedAt).toBe(
