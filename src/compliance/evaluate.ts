@@ -3,7 +3,7 @@
 import type { AgencyCallingRuleData, CallKind, CallingRuleData } from '../../schemas/calling-rules.js';
 import type { Static } from '@sinclair/typebox';
 import type { Candidate } from './candidates.js';
-import { checkRule, nextOpening, type EngineRule } from './rule-check.js';
+import { checkRule, minutesOf, nextOpening, type EngineRule } from './rule-check.js';
 import { DAY_MS, clockText, localClock, zoneOf, type Zone } from './zone-clock.js';
 
 export type CallKindName = Static<typeof CallKind>;
@@ -100,7 +100,7 @@ function checkAll(candidates: readonly Candidate[], constraints: readonly Constr
           if (check.allowed) check.rule = c.rule.id;
           check.allowed = false;
         } else if (check.allowed && verdict.range !== null) {
-          const end = Number(verdict.range.end.slice(0, 2)) * 60 + Number(verdict.range.end.slice(3));
+          const end = minutesOf(verdict.range.end);
           if (end < soonestEnd) [soonestEnd, check.rule] = [end, c.rule.id];
         }
       }

@@ -67,10 +67,12 @@ export class Zone {
     const starts = [from];
     const offsets = [this.tz.offset(from)];
     const step = 6 * HOUR_MS;
+    let after = offsets[0] as number;
     for (let a = from; a < to; a += step) {
       const b = Math.min(a + step, to);
-      const before = this.tz.offset(a);
-      if (this.tz.offset(b) === before) continue;
+      const before = after;
+      after = this.tz.offset(b);
+      if (after === before) continue;
       let lo = a;
       let hi = b;
       while (hi - lo > 1) {
