@@ -227,3 +227,21 @@ describe('nextAllowedAt across weekends and holidays', () => {
     expect(late('2056-06-15')).toBe(false);
   });
 });
+
+describe('edges', () => {
+  it('has nothing to check for a callee of no known place, and refuses a bad date or zone', () => {
+    const now = at(ET, '2056-06-14T03:00');
+    expect(evaluate([], LAWS, now, SALES)).toEqual({ allowed: true, nextAllowedAt: now, reasons: [], candidates: [] });
+    expect(() => evaluate(NY_212, LAWS, new Date(Number.NaN), SALES)).toThrow(RangeError);
+    expect(() => evaluate([{ region: 'US-NY', timezones: ['Mars/Olympus'] }], LAWS, now, SALES)).toThrow(
+      'Unknown time zone "Mars/Olympus"',
+    );
+  });
+
+  it('records, when allowed, the rule whose hours end soonest', () => {
+    const result = evaluate(FL_850, LAWS, at(ET, '2056-06-14T12:00'), SALES);
+    expect(result).toMatchObject({ allowed: true, reasons: [] });
+    expect(result.candidates.map((c) => c.rule)).toEqual(['us-fl-501-616-6', 'us-fl-501-616-6']);
+    expect(result.candidates[0]?.rules).toEqual(['us-fl-501-616-6', 'us-tcpa-64-1200-c1']);
+  });
+});
