@@ -49,7 +49,12 @@ async function startRuntime(serviceUrl: string) {
 }
 
 beforeAll(async () => {
-  ({ app, tenant, receiver, secret } = await buildWebhookApp(0, twilioEnv(await standIn.start())));
+  // The runtime is a process of its own posting after the hang-up: on a loaded machine it may take longer than the
+  // default 10 s, and the event would go without its result. The wait is the longest allowed; a result ends it.
+  ({ app, tenant, receiver, secret } = await buildWebhookApp(0, {
+    ...twilioEnv(await standIn.start()),
+    AGENT_RESULT_WAIT_SECONDS: '300',
+  }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   serviceUrl = `http://127.0.0.1:${(app.server.address() as import('node:net').AddressInfo).port}`;
   const started = await startRuntime(serviceUrl);
@@ -104,7 +109,7 @@ describe('a call handed to the reference runtime', () => {
     const completed = await waitFor(
       () => receiver.received.map((r) => json<WebhookEvent>(r.body)).filter((e) => e.type === 'call.completed'),
       (events) => events.length > 0,
-      30_000,
+      90_000,
     );
     // A second terminal event would come within this.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -143,5 +148,5 @@ describe('a call handed to the reference runtime', () => {
     const refused = await read(other);
     expect(refused.status).toBe(401);
     expect(await refused.json()).toEqual({ success: false, error: 'Invalid context token' });
-  });
+  }, 180_000);
 });
