@@ -2,7 +2,7 @@
 // each with its own path, headers and body (a call's token, a call's signed callback), sent open loop at a fixed
 // rate; each latency counts from the request's intended send time, as bench/load.ts's open loop does.
 import http from 'node:http';
-import { wallNow } from './load.js';
+import { openLoop, wallNow } from './load.js';
 import { percentiles } from './stats.js';
 
 export interface PreparedRequest {
@@ -94,17 +94,7 @@ export async function runPrepared(spec: PreparedSpec): Promise<PreparedResult> {
     });
     request.end(prepared.body);
   };
-  const started = wallNow() + 20;
-  let next = 0;
-  const tick = () => {
-    const now = wallNow();
-    while (next < total && started + next * interval <= now) {
-      send(next, started + next * interval);
-      next++;
-    }
-    if (next < total) setTimeout(tick, Math.max(0, started + next * interval - wallNow()));
-  };
-  setTimeout(tick, 20);
+  const started = openLoop(total, interval, send);
   await done;
   const seconds = (wallNow() - started) / 1000;
   agent.destroy();

@@ -103,6 +103,25 @@ export function zipfShare(count: number, s: number, rank: number): number {
   return 1 / rank ** s / total;
 }
 
+/**
+ * Open loop: request `i` is sent at its intended time, `started + i * interval` ms, whatever happened before it
+ * (`send` gets that time, from which its latency counts). Starts 20 ms from now; returns that start.
+ */
+export function openLoop(total: number, interval: number, send: (i: number, due: number) => void): number {
+  const started = wallNow() + 20;
+  let next = 0;
+  const tick = () => {
+    const now = wallNow();
+    while (next < total && started + next * interval <= now) {
+      send(next, started + next * interval);
+      next++;
+    }
+    if (next < total) setTimeout(tick, Math.max(0, started + next * interval - wallNow()));
+  };
+  setTimeout(tick, 20);
+  return started;
+}
+
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   return spec.rate ? runOpenLoop(spec, spec.rate) : runClosedLoop(spec);
 }
@@ -171,17 +190,7 @@ async function runOpenLoop(spec: LoadSpec, rate: number): Promise<LoadResult> {
     });
     request.end(spec.body);
   };
-  const started = wallNow() + 20;
-  let next = 0;
-  const tick = () => {
-    const now = wallNow();
-    while (next < total && started + next * interval <= now) {
-      send(next, started + next * interval);
-      next++;
-    }
-    if (next < total) setTimeout(tick, Math.max(0, started + next * interval - wallNow()));
-  };
-  setTimeout(tick, 20);
+  const started = openLoop(total, interval, send);
   await done;
   const seconds = (wallNow() - started) / 1000;
   agent.destroy();
