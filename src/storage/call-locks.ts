@@ -16,7 +16,8 @@ export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agency_id AS "
   c.provider_call_id AS "providerCallId", c.dial_attempts AS "dialAttempts", c.lease_owner AS "leaseOwner",
   c.lease_expires_at AS "leaseExpiresAt", c.attempt, c.attempt_outcomes AS "attemptOutcomes", c.next_attempt_at AS "nextAttemptAt",
   c.answered_by::text AS "answeredBy", c.voicemail_left AS "voicemailLeft", c.scheduled_at AS "scheduledAt", c.timezone,
-  c.timezone_source::text AS "timezoneSource", c.listed_for_account_id AS "listedForAccountId", c.outcome`;
+  c.timezone_source::text AS "timezoneSource", c.listed_for_account_id AS "listedForAccountId", c.outcome,
+  c.recipient_region AS "recipientRegion", c.consent, c.compliance, c.held_by AS "heldBy"`;
 
 /**
  * The runtime's result of the call's current attempt (call_results.body: the published result, as stored), or null:

@@ -44,6 +44,10 @@ const ended: CallRow = {
   timezone: 'America/New_York',
   timezoneSource: 'request',
   listedForAccountId: null,
+  recipientRegion: null,
+  consent: null,
+  compliance: null,
+  heldBy: null,
 };
 
 describe('callView', () => {
