@@ -147,7 +147,7 @@ export const ComplianceRecord = Type.Object(
           {
             count: Type.Integer({ minimum: 0, description: 'Dial attempts to the number within the window' }),
             limit: Type.Integer({ minimum: 1 }),
-            window: Type.Union([Type.Literal('24h'), Type.Literal('7d')]),
+            window: Type.String({ pattern: '^[0-9]+h$', description: 'The rolling window in hours, e.g. 24h, 168h' }),
             scope: Type.Union(CAP_SCOPES.map((scope) => Type.Literal(scope))),
           },
           { additionalProperties: false },
