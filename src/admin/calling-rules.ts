@@ -3,7 +3,8 @@
 // off, rule sets, kinds of call, the cap per callee, consent required), and add, replace or remove an own rule of
 // hours (the agency's, or a client's: by the agency's users and by the client's own). Only an agency's users (and the
 // operator) change an agency's settings; an account outside the actor's reach is one that does not exist. Every
-// change is audited, with its before and after, in the transaction that makes it (the row locked meanwhile).
+// change is audited, with its before and after, in the transaction that makes it (the row locked meanwhile); without an
+// actor (test fixtures) a change is the operator's and audits nothing.
 import { CALL_KINDS, type AgencyCallingRuleData } from '../../schemas/calling-rules.js';
 import { OWN_RULES_MAX, type AgencyCallingRulesData } from '../../schemas/compliance.js';
 import { agencyRulesOf, clientRulesOf, RULES_VERSION } from '../compliance/policy.js';
@@ -59,7 +60,11 @@ async function agencyOf(storage: Repositories, account: Account): Promise<Accoun
 }
 
 /** The calling rules of an account the actor reaches. */
-export async function showCallingRules(storage: Storage, accountId: string, actor: Actor): Promise<CallingRulesView> {
+export async function showCallingRules(
+  storage: Storage,
+  accountId: string,
+  actor: Actor | undefined,
+): Promise<CallingRulesView> {
   const account = await findAccount(storage, accountId, actor);
   const agency = await agencyOf(storage, account);
   const { own_rules: agencyRules, ...settings } = agencyRulesOf(agency.callingRules);
@@ -78,7 +83,7 @@ export async function showCallingRules(storage: Storage, accountId: string, acto
 }
 
 /** The account, refused when it is a client: its agency's settings are changed on the agency. */
-async function agencyToChange(storage: Repositories, accountId: string, actor: Actor) {
+async function agencyToChange(storage: Repositories, accountId: string, actor: Actor | undefined) {
   const account = await findAccount(storage, accountId, actor);
   if (account.kind !== 'agency')
     throw new AdminError(
@@ -94,7 +99,7 @@ async function agencyToChange(storage: Repositories, accountId: string, actor: A
  */
 export async function setCallingRules(
   storage: Storage,
-  input: { accountId: string; settings: AgencySettingsInput; actor: Actor; now: Date },
+  input: { accountId: string; settings: AgencySettingsInput; actor?: Actor; now: Date },
 ) {
   const agency = await agencyToChange(storage, input.accountId, input.actor);
   const changed = await storage.transaction(async (tx) => {
@@ -108,10 +113,11 @@ export async function setCallingRules(
         const kinds = [...after.call_kinds];
         await tx.accounts.setCallingRules(client.id, { own_rules: own.map((r) => ({ ...r, applies_to: kinds })) });
       }
-    await audit(tx, agency.id, input.actor, 'calling_rules_changed', input.now, {
-      before: settingsSummary(before),
-      after: settingsSummary(after),
-    });
+    if (input.actor)
+      await audit(tx, agency.id, input.actor, 'calling_rules_changed', input.now, {
+        before: settingsSummary(before),
+        after: settingsSummary(after),
+      });
     return true;
   });
   return { ...(await showCallingRules(storage, agency.id, input.actor)), changed };
@@ -146,7 +152,7 @@ export interface OwnHoursInput {
  */
 export async function putCallingHours(
   storage: Storage,
-  input: { accountId: string; hours: OwnHoursInput; replace?: boolean; actor: Actor; now: Date },
+  input: { accountId: string; hours: OwnHoursInput; replace?: boolean; actor?: Actor; now: Date },
 ) {
   const account = await findAccount(storage, input.accountId, input.actor);
   const agency = await agencyOf(storage, account);
@@ -173,11 +179,19 @@ export async function putCallingHours(
       );
     const rules = index >= 0 ? own.rules.map((r, i) => (i === index ? rule : r)) : [...own.rules, rule];
     await tx.accounts.setCallingRules(account.id, own.stored(rules));
-    await audit(tx, account.id, input.actor, index >= 0 ? 'calling_hours_replaced' : 'calling_hours_added', input.now, {
-      name: rule.name,
-      before: index >= 0 ? ownRuleView(own.rules[index]!).hours : null,
-      after: ownRuleView(rule).hours,
-    });
+    if (input.actor)
+      await audit(
+        tx,
+        account.id,
+        input.actor,
+        index >= 0 ? 'calling_hours_replaced' : 'calling_hours_added',
+        input.now,
+        {
+          name: rule.name,
+          before: index >= 0 ? ownRuleView(own.rules[index]!).hours : null,
+          after: ownRuleView(rule).hours,
+        },
+      );
     return rule;
   });
   return { account_id: account.id, replaced: input.replace === true, rule: ownRuleView(rule) };
@@ -186,7 +200,7 @@ export async function putCallingHours(
 /** Removes the account's own rule named `name` (any case); `removed` false when there is none (nothing audited). */
 export async function removeCallingHours(
   storage: Storage,
-  input: { accountId: string; name: string; actor: Actor; now: Date },
+  input: { accountId: string; name: string; actor?: Actor; now: Date },
 ) {
   const account = await findAccount(storage, input.accountId, input.actor);
   const name = ruleName(input.name);
@@ -196,11 +210,12 @@ export async function removeCallingHours(
     const found = own.rules.find((r) => sameName(r.name, name));
     if (!found) return null;
     await tx.accounts.setCallingRules(account.id, own.stored(own.rules.filter((r) => r !== found)));
-    await audit(tx, account.id, input.actor, 'calling_hours_removed', input.now, {
-      name: found.name,
-      before: ownRuleView(found).hours,
-      after: null,
-    });
+    if (input.actor)
+      await audit(tx, account.id, input.actor, 'calling_hours_removed', input.now, {
+        name: found.name,
+        before: ownRuleView(found).hours,
+        after: null,
+      });
     return found;
   });
   return { account_id: account.id, name: removed?.name ?? name, removed: removed !== null };

@@ -203,7 +203,8 @@ export async function rulesPage(
       days: DAY_NAMES.map((day) => ({ value: day, label: day, checked: hours.days.includes(day) })),
       from: hours.from,
       to: hours.to,
-      problem: hours.problem,
+      // With the form hidden (the most rules), a field's problem is shown above where it would be.
+      problem: hours.problem ?? (own.length < OWN_RULES_MAX ? null : (Object.values(hours.fields)[0] ?? null)),
       fields: hours.fields,
     },
     hoursOf: onClient ? `${account.name}'s own hours (beside the agency's)` : "The agency's own hours",
