@@ -170,6 +170,24 @@ describe('callctl rules', () => {
     ]);
   });
 
+  it('carries a change of the kinds of call over to every own rule, the agency’s and its clients’', async () => {
+    await run('rules', 'hours', 'add', '--account', agency.accountId, '--name', 'Weekdays',
+      '--days', 'mon-fri', '--from', '09:00', '--to', '19:00'); // prettier-ignore
+    const set = await run('rules', 'set', '--account', agency.accountId, '--kinds', 'automated');
+    expect(set.json()).toMatchObject({ settings: { call_kinds: ['automated'] } });
+    // The engine applies an own rule to a call of every kind it lists: listing a kind the calls no longer have would
+    // switch the rule off.
+    expect(await stored(agency)).toMatchObject({ own_rules: [{ name: 'Weekdays', applies_to: ['automated'] }] });
+    expect(await stored(client)).toMatchObject({ own_rules: [{ name: 'Mornings', applies_to: ['automated'] }] });
+    const all = await run('rules', 'set', '--account', agency.accountId, '--kinds', 'all');
+    expect(all.json()).toMatchObject({
+      settings: { call_kinds: ['telephone_solicitation', 'telemarketing', 'automated'] },
+    });
+    expect(await stored(client)).toMatchObject({
+      own_rules: [{ applies_to: ['telephone_solicitation', 'telemarketing', 'automated'] }],
+    });
+  });
+
   it('documents the commands in help', async () => {
     const help = await callctl(databaseUrl, ['rules', '--help']);
     expect(help.code).toBe(0);
