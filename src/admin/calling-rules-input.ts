@@ -23,14 +23,36 @@ import { AdminError } from './errors.js';
 /** The most characters of an own rule's name (the schema's maxLength). */
 export const RULE_NAME_MAX = 100;
 
-/** A refusal of one field of the settings: the dashboard shows it next to that field; callctl prints it. */
+/**
+ * A refusal of the settings or a rule: the dashboard shows each field's problem next to it (`fields`, every field
+ * refused at once); callctl prints the first (the message).
+ */
 export class CallingRulesProblem extends AdminError {
   constructor(
     message: string,
     /** The field's name on the form: enabled, rule_sets, call_kinds, cap_24h, cap_7d, cap_scope, name, days, from, to. */
     readonly field: string,
+    readonly fields: Record<string, string> = { [field]: message },
   ) {
     super(message);
+  }
+}
+
+/** Checks of several fields, each run whatever the others found: `done` refuses with every problem at once. */
+class Checks {
+  readonly fields: Record<string, string> = {};
+  run<T>(check: () => T): T | undefined {
+    try {
+      return check();
+    } catch (error) {
+      if (!(error instanceof CallingRulesProblem)) throw error;
+      this.fields[error.field] ??= error.message;
+      return undefined;
+    }
+  }
+  done(): void {
+    const [first] = Object.entries(this.fields);
+    if (first) throw new CallingRulesProblem(first[1], first[0], this.fields);
   }
 }
 
@@ -96,9 +118,11 @@ export function ownRule(
   input: { name: string; days: string | readonly string[]; from: string; to: string },
   kinds: AgencyCallingRuleData['applies_to'],
 ): AgencyCallingRuleData {
-  const name = ruleName(input.name);
-  const days = ruleDays(input.days);
-  const range = ruleRange(input.from, input.to);
+  const checks = new Checks();
+  const name = checks.run(() => ruleName(input.name))!;
+  const days = checks.run(() => ruleDays(input.days))!;
+  const range = checks.run(() => ruleRange(input.from, input.to))!;
+  checks.done();
   const rule: AgencyCallingRuleData = {
     name,
     applies_to: [...kinds],
@@ -146,21 +170,27 @@ export function nextAgencySettings(
   current: AgencyCallingRulesData,
   input: AgencySettingsInput,
 ): AgencyCallingRulesData {
-  const ruleSets = input.ruleSets ? chosen(input.ruleSets, RULE_SETS, 'rule_sets', 'rule set') : current.rule_sets;
-  const callKinds = input.callKinds ? chosen(input.callKinds, CALL_KINDS, 'call_kinds', 'kind') : current.call_kinds;
-  if (callKinds.length === 0) refuse('call_kinds', 'Choose at least one kind of call');
+  const checks = new Checks();
+  const ruleSets = input.ruleSets
+    ? checks.run(() => chosen(input.ruleSets!, RULE_SETS, 'rule_sets', 'rule set'))!
+    : current.rule_sets;
+  const callKinds = checks.run(() => {
+    const kinds = input.callKinds ? chosen(input.callKinds, CALL_KINDS, 'call_kinds', 'kind') : current.call_kinds;
+    return kinds.length > 0 ? kinds : refuse('call_kinds', 'Choose at least one kind of call');
+  })!;
   const perDay =
     input.cap24h === undefined
       ? (current.cap?.per_24h ?? null)
-      : capCount(input.cap24h, 'cap_24h', '24 hours', CAP_PER_DAY_MAX);
+      : checks.run(() => capCount(input.cap24h!, 'cap_24h', '24 hours', CAP_PER_DAY_MAX))!;
   const perWeek =
     input.cap7d === undefined
       ? perDay === null
         ? null
         : (current.cap?.per_7d ?? null)
-      : capCount(input.cap7d, 'cap_7d', '7 days', CAP_PER_WEEK_MAX);
+      : checks.run(() => capCount(input.cap7d!, 'cap_7d', '7 days', CAP_PER_WEEK_MAX))!;
   if (input.capScope !== undefined && !(CAP_SCOPES as readonly string[]).includes(input.capScope))
-    refuse('cap_scope', `The cap counts per ${CAP_SCOPES.join(' or per ')}`);
+    checks.run(() => refuse('cap_scope', `The cap counts per ${CAP_SCOPES.join(' or per ')}`));
+  checks.done();
   const scope = (input.capScope ?? current.cap?.scope ?? 'agency') as (typeof CAP_SCOPES)[number];
   if (perDay === null && perWeek !== null)
     refuse('cap_24h', 'A cap per 7 days needs a cap per 24 hours too (the smaller that allows the week)');

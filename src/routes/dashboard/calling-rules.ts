@@ -45,8 +45,7 @@ function settingsSent(body: Partial<CallingRulesSettingsForm> | undefined): Sett
 
 /** A refusal's words: next to its field (src/admin names it), else above the form. */
 function problemsOf(failure: FormFailure) {
-  if (failure.error instanceof CallingRulesProblem)
-    return { problem: null, fields: { [failure.error.field]: failure.message } };
+  if (failure.error instanceof CallingRulesProblem) return { problem: null, fields: failure.error.fields };
   return { problem: failure.message, fields: {} };
 }
 
