@@ -17,6 +17,7 @@ import type { Command } from './command-types.js';
 import { DNC_COMMANDS } from './dnc-commands.js';
 import type { Values } from './flags.js';
 import { RETENTION_COMMANDS } from './retention-commands.js';
+import { RULES_COMMANDS } from './rules-commands.js';
 import { UsageError } from './usage-error.js';
 import { USER_COMMANDS } from './user-commands.js';
 
@@ -37,6 +38,8 @@ export const GROUPS: Record<string, string> = {
   setup: 'Create an agency and its first dashboard user in one step',
   retention: 'Delete the rows past their retention now (the servers do it every few minutes)',
   dnc: "Add, remove, list and import the numbers of an account's do-not-call list",
+  rules:
+    "Show and change an agency's calling rules (hours where the callee is, caps per number, consent) and own hours",
 };
 
 // The arity checks in main.ts guarantee that every declared argument is present.
@@ -216,4 +219,5 @@ export const COMMANDS: Command[] = [
   ...USER_COMMANDS,
   ...RETENTION_COMMANDS,
   ...DNC_COMMANDS,
+  ...RULES_COMMANDS,
 ];

@@ -34,6 +34,11 @@ export const AUDIT_ACTIONS = {
   do_not_call_removed: 'Number removed from the do-not-call list',
   do_not_call_imported: 'Numbers imported into the do-not-call list (CSV)',
   do_not_call_import_refused: 'Do-not-call import refused (another under way, or too many)',
+  calling_rules_changed:
+    'Calling rules changed (on or off, rule sets, kinds of call, cap per number, consent required)',
+  calling_hours_added: 'Calling hours added (a rule of its own)',
+  calling_hours_replaced: 'Calling hours changed (a rule of its own)',
+  calling_hours_removed: 'Calling hours removed (a rule of its own)',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

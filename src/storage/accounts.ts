@@ -134,6 +134,30 @@ export class AccountRepository extends PrismaRepository {
     );
   }
 
+  /**
+   * The account's calling-rules settings as stored (accounts.calling_rules; null: none), its row locked until the
+   * caller's transaction ends, so that two changes of the settings are serialised (neither loses the other's).
+   */
+  async lockCallingRules(accountId: string): Promise<{ callingRules: unknown } | null> {
+    // Hand-written: a row lock (SELECT ... FOR UPDATE), which Prisma Client cannot express.
+    const [row] = await this.prisma.$queryRaw<{ calling_rules: unknown }[]>`
+      SELECT calling_rules FROM accounts WHERE id = ${accountId}::uuid FOR UPDATE`;
+    return row ? { callingRules: row.calling_rules } : null;
+  }
+
+  /** The agency's clients that have calling rules of their own, their rows locked (see lockCallingRules). */
+  async lockClientsCallingRules(agencyId: string): Promise<{ id: string; callingRules: unknown }[]> {
+    const rows = await this.prisma.$queryRaw<{ id: string; calling_rules: unknown }[]>`
+      SELECT id, calling_rules FROM accounts
+      WHERE agency_id = ${agencyId}::uuid AND kind = 'client' AND calling_rules IS NOT NULL
+      ORDER BY id FOR UPDATE`;
+    return rows.map((row) => ({ id: row.id, callingRules: row.calling_rules }));
+  }
+
+  async setCallingRules(accountId: string, callingRules: Prisma.InputJsonValue): Promise<void> {
+    await this.prisma.account.update({ where: { id: accountId }, data: { callingRules } });
+  }
+
   /** One client with its agency's name and plan (a client inherits it), or null when `clientId` is not a client. */
   async findClientSummary(
     clientId: string,

@@ -14,6 +14,7 @@ export const NAVIGATION: NavItem[] = [
   { label: 'Agents', href: '/dashboard/agents' },
   { label: 'Clients', href: '/dashboard/clients', agencyOnly: true },
   { label: 'Do-not-call list', href: '/dashboard/do-not-call' },
+  { label: 'Calling rules', href: '/dashboard/calling-rules' },
   { label: 'Settings → API & Webhooks', href: '/dashboard/settings/api-webhooks' },
   { label: 'Users', href: '/dashboard/users' },
   { label: 'Audit log', href: '/dashboard/audit-log' },

@@ -13,6 +13,7 @@ import { API_WEBHOOKS_SECRET_FIELDS, type ApiWebhooksSecretModel } from './pages
 import { API_WEBHOOKS_WEBHOOK_FIELDS, type ApiWebhooksWebhookModel } from './pages/api-webhooks-webhook.js';
 import { AUDIT_LOG_FIELDS, type AuditLogModel } from './pages/audit-log.js';
 import { CALL_FIELDS, type CallModel } from './pages/call.js';
+import { CALLING_RULES_FIELDS, type CallingRulesModel } from './pages/calling-rules.js';
 import { CALLS_FIELDS, type CallsModel } from './pages/calls.js';
 import { CANCEL_CONFIRM_FIELDS, type CancelConfirmModel } from './pages/cancel-confirm.js';
 import { CLIENT_FIELDS, type ClientModel } from './pages/client.js';
@@ -47,6 +48,7 @@ export interface PageModels {
   'api-webhooks-webhook': ApiWebhooksWebhookModel;
   'audit-log': AuditLogModel;
   call: CallModel;
+  'calling-rules': CallingRulesModel;
   calls: CallsModel;
   'cancel-confirm': CancelConfirmModel;
   client: ClientModel;
@@ -100,6 +102,7 @@ export const PAGE_FIELDS = {
   'api-webhooks-webhook': API_WEBHOOKS_WEBHOOK_FIELDS,
   'audit-log': AUDIT_LOG_FIELDS,
   call: CALL_FIELDS,
+  'calling-rules': CALLING_RULES_FIELDS,
   calls: CALLS_FIELDS,
   'cancel-confirm': CANCEL_CONFIRM_FIELDS,
   client: CLIENT_FIELDS,

@@ -6,6 +6,12 @@ import { createClient, generateKey, OPERATOR, setApiAccess, setPlan } from '../.
 import { createAgent, setAgentArchived, setDefaultAgent, updateAgent } from '../../src/admin/agents.js';
 import type { Actor } from '../../src/admin/audit.js';
 import { cancelCall, cancelCalls, listCalls, showCall } from '../../src/admin/calls.js';
+import {
+  putCallingHours,
+  removeCallingHours,
+  setCallingRules,
+  showCallingRules,
+} from '../../src/admin/calling-rules.js';
 import { importDoNotCall } from '../../src/admin/do-not-call-import.js';
 import { addToDoNotCall, listDoNotCall, removeFromDoNotCall } from '../../src/admin/do-not-call.js';
 import { AdminError } from '../../src/admin/errors.js';
@@ -399,6 +405,46 @@ const CASES: Case<unknown>[] = [
         0,
       ),
   }),
+  of({
+    name: 'showCallingRules',
+    prepare: none,
+    missing: noAccount,
+    run: (actor, _t, o) => showCallingRules(app.storage, o.accountId, actor),
+  }),
+  of({
+    name: 'putCallingHours',
+    prepare: none,
+    missing: noAccount,
+    run: (actor, _t, o) =>
+      putCallingHours(app.storage, {
+        accountId: o.accountId,
+        hours: { name: `Hours ${++emails}`, days: 'mon-fri', from: '09:00', to: '17:00' },
+        actor,
+        now: NOW,
+      }),
+  }),
+  of({
+    name: 'removeCallingHours',
+    prepare: async (o) =>
+      (
+        await putCallingHours(app.storage, {
+          accountId: o.accountId,
+          hours: { name: `Hours ${++emails}`, days: 'sat', from: '10:00', to: '12:00' },
+          actor: OPERATOR,
+          now: NOW,
+        })
+      ).rule.name,
+    missing: noAccount,
+    run: async (actor, name, o) => {
+      const done = await removeCallingHours(app.storage, {
+        accountId: o.accountId,
+        name: name,
+        actor,
+        now: NOW,
+      });
+      expect(done.removed).toBe(true);
+    },
+  }),
 ];
 
 /** `run` as `actor` is answered as for a missing object, and nothing in the database changes. */
@@ -452,6 +498,32 @@ describe('createClient and setPlan (an agency is their object)', () => {
     expect(await setPlan(app.storage, world.b.accountId, 'agency', OPERATOR)).toEqual({
       id: world.b.accountId,
       plan: 'agency',
+    });
+  });
+});
+
+describe('setCallingRules (an agency is its object; a client follows its agency)', () => {
+  const set = (actor: Actor, accountId: string) =>
+    setCallingRules(app.storage, { accountId, settings: { enabled: true, cap24h: 3 }, actor, now: NOW });
+
+  it("refuses a client's user on its own agency and another agency's user, as for a missing agency", async () => {
+    for (const actor of [world.a1.actor, world.b.actor, world.b1.actor]) {
+      const before = await fingerprint();
+      await expect(set(actor, world.a.accountId)).rejects.toThrow(new AdminError(`No account ${world.a.accountId}`));
+      expect(await fingerprint()).toBe(before);
+    }
+  });
+
+  it("refuses a client's settings to everyone (they are its agency's), and reaches the agency's user and the operator", async () => {
+    const before = await fingerprint();
+    for (const actor of [world.a.actor, world.a1.actor, OPERATOR])
+      await expect(set(actor, world.a1.accountId)).rejects.toThrow('is a client: its calling rules are its agency');
+    expect(await fingerprint()).toBe(before);
+    expect((await set(world.a.actor, world.a.accountId)).settings.enabled).toBe(true);
+    expect((await set(OPERATOR, world.b.accountId)).settings.cap).toEqual({
+      per_24h: 3,
+      per_7d: null,
+      scope: 'agency',
     });
   });
 });

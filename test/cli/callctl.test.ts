@@ -217,9 +217,10 @@ describe('callctl usage, configuration and output', () => {
     expect(human.stdout).toContain('callctl calls cancel <call-id>');
     expect(human.stdout).toContain('callctl agent update <agent-id> [--name <name>]');
     expect(human.stdout).toContain('callctl dnc import <account-id> <file.csv>');
+    expect(human.stdout).toContain('callctl rules set --account <agency-id>');
     const out = await ok(['help']);
     expect(out.commands).toHaveLength(COMMANDS.length);
-    expect(out.commands).toHaveLength(28);
+    expect(out.commands).toHaveLength(32);
   });
 
   it('every group lists its commands and their options; every command its own options', async () => {

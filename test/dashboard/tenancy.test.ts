@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { audit } from '../../src/admin/audit.js';
+import { putCallingHours } from '../../src/admin/calling-rules.js';
 import { createUser } from '../../src/admin/users.js';
 import type { App } from '../../src/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
@@ -359,6 +360,48 @@ const DNC_ROUTES: ObjectRoute[] = [
   },
 ];
 
+/** A client's calling rules: the agency's pages (its own are /dashboard/calling-rules, a self route). */
+const rulesOf = (world: World, target: Tenant) => `/dashboard/clients/${world[target]}/calling-rules`;
+const storedRules = async (app: App, world: World, target: Tenant) =>
+  (await prismaOf(app).account.findUniqueOrThrow({ where: { id: world[target] } })).callingRules;
+const CALLING_RULES_ROUTES: ObjectRoute[] = [
+  {
+    route: 'GET /dashboard/clients/:id/calling-rules',
+    request: (world, target) => ({ method: 'GET', url: rulesOf(world, target) }),
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/calling-rules/hours',
+    request: (world, target, viewer) => ({
+      method: 'POST',
+      url: `${rulesOf(world, target)}/hours`,
+      form: { name: `by ${viewer}`, days: 'mon', from: '10:00', to: '18:00' },
+    }),
+    snapshot: storedRules,
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/calling-rules/hours/remove',
+    request: (world, target) => ({
+      method: 'POST',
+      url: `${rulesOf(world, target)}/hours/remove`,
+      form: { name: 'Kept' },
+    }),
+    snapshot: async (app, world, target) => {
+      const stored = (await storedRules(app, world, target)) as { own_rules?: { name: string }[] } | null;
+      if (!stored?.own_rules?.some((rule) => rule.name === 'Kept'))
+        await putCallingHours(app.storage, {
+          accountId: world[target],
+          hours: { name: 'Kept', days: 'daily', from: '09:00', to: '17:00' },
+          now: app.now(),
+          actor: { kind: 'operator' },
+        });
+      return storedRules(app, world, target);
+    },
+    reach: CLIENT_PAGES_REACH,
+  },
+];
+
 /** Routes that name another account's object. (The probe stands in until the clients and settings pages exist.) */
 const OBJECT_ROUTES: ObjectRoute[] = [
   {
@@ -375,6 +418,7 @@ const OBJECT_ROUTES: ObjectRoute[] = [
   },
   ...API_WEBHOOKS_ROUTES,
   ...DNC_ROUTES,
+  ...CALLING_RULES_ROUTES,
   {
     route: 'GET /dashboard/clients/:id',
     request: (world, target) => ({ method: 'GET', url: `/dashboard/clients/${world[target]}` }),
@@ -543,6 +587,16 @@ const AGENCY_ONLY_ROUTES: AgencyOnlyRoute[] = [
     }),
     snapshot: (app, world) => dncEntries(app, world, 'A1'),
   },
+  {
+    // A client user's own rules are /dashboard/calling-rules; the client pages' copy of them is the agency's.
+    route: 'POST /dashboard/clients/:id/calling-rules/hours',
+    request: (world) => ({
+      method: 'POST',
+      url: `/dashboard/clients/${world.A1}/calling-rules/hours`,
+      form: { name: 'By a client user', days: 'mon', from: '10:00', to: '18:00' },
+    }),
+    snapshot: (app, world) => storedRules(app, world, 'A1'),
+  },
 ];
 
 /** Routes that name no object but the viewer's own (why tenancy cannot apply to them). */
@@ -598,6 +652,12 @@ const SELF_ROUTES: Record<string, string> = {
   'POST /dashboard/do-not-call/remove': "the viewer's own account's list",
   'POST /dashboard/do-not-call/import': "the viewer's own account's list",
   'GET /dashboard/do-not-call/export.csv': "the viewer's own account's list",
+  'GET /dashboard/calling-rules':
+    "the viewer's own account's rules (clients' through /dashboard/clients/:id/calling-rules; calling-rules.test.ts)",
+  'POST /dashboard/calling-rules/settings':
+    "the viewer's own agency's settings; 404 for a client user (test/dashboard/calling-rules.test.ts)",
+  'POST /dashboard/calling-rules/hours': "the viewer's own account's own hours",
+  'POST /dashboard/calling-rules/hours/remove': "the viewer's own account's own hours",
 };
 
 /** Who may reach whose objects: the rule of src/domain/tenancy.ts, written out. */

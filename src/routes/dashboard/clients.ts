@@ -124,6 +124,7 @@ const clients: FastifyPluginAsyncTypebox = async (fastify) => {
         clientSection('Calls', "This client's calls", `?client=${encodeURIComponent(client.id)}`),
         clientSection('Agents', "Agents (the agency's and every client's)", ''),
         { label: "This client's do-not-call list", href: `/dashboard/clients/${client.id}/do-not-call` },
+        { label: "This client's calling rules", href: `/dashboard/clients/${client.id}/calling-rules` },
       ],
       people: await peopleOf(request, [{ id: client.id, name: client.name }]),
       showAccount: false,

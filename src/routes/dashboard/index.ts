@@ -26,6 +26,7 @@ import agents from './agents.js';
 import agentsList from './agents-list.js';
 import assets from './assets.js';
 import auditLog from './audit-log.js';
+import { clientCallingRules, ownCallingRules } from './calling-rules.js';
 import calls from './calls.js';
 import clients from './clients.js';
 import confirmPassword from './confirm-password.js';
@@ -62,12 +63,14 @@ export default async function dashboard(fastify: FastifyInstance) {
     await family.register(calls);
     await family.register(users);
     await family.register(ownDoNotCall);
+    await family.register(ownCallingRules);
     await family.register(async function agencyOnly(agency) {
       agency.addHook('preHandler', agency.dashboardGuards.requireAgencyUser);
       await agency.register(clients);
       await agency.register(clientApiWebhooks);
       await agency.register(userActions);
       await agency.register(clientDoNotCall);
+      await agency.register(clientCallingRules);
     });
   });
 }

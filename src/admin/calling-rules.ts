@@ -1,0 +1,222 @@
+// Calling rules (PRODUCT.md, "Calling within the law"), for callctl and the dashboard alike: read an account's settings
+// (an agency's own; a client's agency's, read-only, and the client's own narrower hours), change an agency's (on or
+// off, rule sets, kinds of call, the cap per callee, consent required), and add, replace or remove an own rule of
+// hours (the agency's, or a client's: by the agency's users and by the client's own). Only an agency's users (and the
+// operator) change an agency's settings; an account outside the actor's reach is one that does not exist. Every
+// change is audited, with its before and after, in the transaction that makes it (the row locked meanwhile); without an
+// actor (test fixtures) a change is the operator's and audits nothing.
+import { CALL_KINDS, type AgencyCallingRuleData } from '../../schemas/calling-rules.js';
+import { OWN_RULES_MAX, type AgencyCallingRulesData } from '../../schemas/compliance.js';
+import { agencyRulesOf, clientRulesOf, RULES_VERSION } from '../compliance/policy.js';
+import type { Repositories, Storage } from '../storage/index.js';
+import { audit, type Actor } from './audit.js';
+import {
+  CallingRulesProblem,
+  nextAgencySettings,
+  ownRule,
+  ownRuleView,
+  ruleName,
+  settingsSummary,
+  type AgencySettingsInput,
+} from './calling-rules-input.js';
+import { AdminError } from './errors.js';
+import { findAccount, reaches } from './reach.js';
+
+export { CallingRulesProblem, type AgencySettingsInput };
+
+type Account = NonNullable<Awaited<ReturnType<Repositories['accounts']['findAccountById']>>>;
+
+/** An account's calling rules as callctl prints them and the dashboard shows them. */
+export type CallingRulesView = {
+  account_id: string;
+  account_kind: 'agency' | 'client';
+  account_name: string;
+  agency_id: string;
+  agency_name: string;
+  /** Whether the actor may change the agency's settings (false for a client's users, and on a client's page). */
+  agency_settings_editable: boolean;
+  /** The agency's settings (a client's are its agency's), without the own rules: those are below. */
+  settings: Omit<AgencyCallingRulesData, 'own_rules'>;
+  agency_hours: ReturnType<typeof ownRuleView>[];
+  /** A client's own narrower hours, applied beside its agency's while those are on; null for an agency. */
+  client_hours: ReturnType<typeof ownRuleView>[] | null;
+  rules_version: string;
+};
+
+/** JSON with its keys in one order (jsonb gives them back in its own). */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
+
+/** The agency of `account` (itself for an agency), read whatever the actor reaches: a client sees its agency's rules. */
+async function agencyOf(storage: Repositories, account: Account): Promise<Account> {
+  if (account.kind === 'agency' || account.agencyId === null) return account;
+  const agency = await storage.accounts.findAccountById(account.agencyId);
+  if (!agency) throw new AdminError(`No agency for account ${account.id}`);
+  return agency;
+}
+
+/** The calling rules of an account the actor reaches. */
+export async function showCallingRules(
+  storage: Storage,
+  accountId: string,
+  actor: Actor | undefined,
+): Promise<CallingRulesView> {
+  const account = await findAccount(storage, accountId, actor);
+  const agency = await agencyOf(storage, account);
+  const { own_rules: agencyRules, ...settings } = agencyRulesOf(agency.callingRules);
+  return {
+    account_id: account.id,
+    account_kind: account.kind,
+    account_name: account.name,
+    agency_id: agency.id,
+    agency_name: agency.name,
+    agency_settings_editable: account.kind === 'agency' && reaches(actor, agency),
+    settings,
+    agency_hours: agencyRules.map(ownRuleView),
+    client_hours: account.kind === 'client' ? clientRulesOf(account.callingRules).own_rules.map(ownRuleView) : null,
+    rules_version: RULES_VERSION,
+  };
+}
+
+/** The account, refused when it is a client: its agency's settings are changed on the agency. */
+async function agencyToChange(storage: Repositories, accountId: string, actor: Actor | undefined) {
+  const account = await findAccount(storage, accountId, actor);
+  if (account.kind !== 'agency')
+    throw new AdminError(
+      `${account.id} is a client: its calling rules are its agency's (${account.agencyId ?? 'none'}), changed there; a client adds only narrower hours of its own`,
+    );
+  return account;
+}
+
+/**
+ * Changes an agency's settings (absent fields are kept); audited as calling_rules_changed with the before and after,
+ * unless nothing changed. A change of the kinds of call carries over to every own rule (the agency's and its
+ * clients'), which govern every call of the agency.
+ */
+export async function setCallingRules(
+  storage: Storage,
+  input: { accountId: string; settings: AgencySettingsInput; actor?: Actor; now: Date },
+) {
+  const agency = await agencyToChange(storage, input.accountId, input.actor);
+  const changed = await storage.transaction(async (tx) => {
+    const before = agencyRulesOf((await tx.accounts.lockCallingRules(agency.id))?.callingRules ?? null);
+    const after = nextAgencySettings(before, input.settings);
+    if (canonical(after) === canonical(before)) return false;
+    await tx.accounts.setCallingRules(agency.id, after);
+    if (after.call_kinds.join() !== before.call_kinds.join())
+      for (const client of await tx.accounts.lockClientsCallingRules(agency.id)) {
+        const own = clientRulesOf(client.callingRules).own_rules;
+        const kinds = [...after.call_kinds];
+        await tx.accounts.setCallingRules(client.id, { own_rules: own.map((r) => ({ ...r, applies_to: kinds })) });
+      }
+    if (input.actor)
+      await audit(tx, agency.id, input.actor, 'calling_rules_changed', input.now, {
+        before: settingsSummary(before),
+        after: settingsSummary(after),
+      });
+    return true;
+  });
+  return { ...(await showCallingRules(storage, agency.id, input.actor)), changed };
+}
+
+/** The own rules of `account` and how to store them again (an agency's inside its settings; a client's alone). */
+function ownRulesOf(account: Account, stored: unknown) {
+  if (account.kind === 'agency') {
+    const settings = agencyRulesOf(stored);
+    return {
+      rules: settings.own_rules,
+      stored: (rules: AgencyCallingRuleData[]) => ({ ...settings, own_rules: rules }),
+    };
+  }
+  return { rules: clientRulesOf(stored).own_rules, stored: (rules: AgencyCallingRuleData[]) => ({ own_rules: rules }) };
+}
+
+const sameName = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** What an own rule is made of, as written (see calling-rules-input.ts: days as a list, ranges or daily). */
+export interface OwnHoursInput {
+  name: string;
+  days: string | readonly string[];
+  from: string;
+  to: string;
+}
+
+/**
+ * Adds an own rule of hours to the account (an agency's, or a client's narrower ones); `replace` replaces the rule of
+ * that name instead (refused when there is none). Names are unique per account (any case), at most OWN_RULES_MAX.
+ * Audited as calling_hours_added or calling_hours_replaced, with the rule in words before and after.
+ */
+export async function putCallingHours(
+  storage: Storage,
+  input: { accountId: string; hours: OwnHoursInput; replace?: boolean; actor?: Actor; now: Date },
+) {
+  const account = await findAccount(storage, input.accountId, input.actor);
+  const agency = await agencyOf(storage, account);
+  const rule = await storage.transaction(async (tx) => {
+    const locked = await tx.accounts.lockCallingRules(account.id);
+    // The kinds the agency's calls are (read, not locked: a change of them rewrites every own rule under its locks).
+    const kinds =
+      account.kind === 'agency'
+        ? agencyRulesOf(locked?.callingRules ?? null).call_kinds
+        : agencyRulesOf((await tx.accounts.findAccountById(agency.id))?.callingRules ?? null).call_kinds;
+    const rule = ownRule(input.hours, kinds.length > 0 ? kinds : [...CALL_KINDS]);
+    const own = ownRulesOf(account, locked?.callingRules ?? null);
+    const index = own.rules.findIndex((r) => sameName(r.name, rule.name));
+    if (input.replace && index < 0) throw new CallingRulesProblem(`There is no rule named "${rule.name}"`, 'name');
+    if (!input.replace && index >= 0)
+      throw new CallingRulesProblem(
+        `There is already a rule named "${own.rules[index]!.name}": choose another name, or remove it first`,
+        'name',
+      );
+    if (!input.replace && own.rules.length >= OWN_RULES_MAX)
+      throw new CallingRulesProblem(
+        `An account has at most ${OWN_RULES_MAX} rules of its own: remove one before adding another`,
+        'name',
+      );
+    const rules = index >= 0 ? own.rules.map((r, i) => (i === index ? rule : r)) : [...own.rules, rule];
+    await tx.accounts.setCallingRules(account.id, own.stored(rules));
+    if (input.actor)
+      await audit(
+        tx,
+        account.id,
+        input.actor,
+        index >= 0 ? 'calling_hours_replaced' : 'calling_hours_added',
+        input.now,
+        {
+          name: rule.name,
+          before: index >= 0 ? ownRuleView(own.rules[index]!).hours : null,
+          after: ownRuleView(rule).hours,
+        },
+      );
+    return rule;
+  });
+  return { account_id: account.id, replaced: input.replace === true, rule: ownRuleView(rule) };
+}
+
+/** Removes the account's own rule named `name` (any case); `removed` false when there is none (nothing audited). */
+export async function removeCallingHours(
+  storage: Storage,
+  input: { accountId: string; name: string; actor?: Actor; now: Date },
+) {
+  const account = await findAccount(storage, input.accountId, input.actor);
+  const name = ruleName(input.name);
+  const removed = await storage.transaction(async (tx) => {
+    const locked = await tx.accounts.lockCallingRules(account.id);
+    const own = ownRulesOf(account, locked?.callingRules ?? null);
+    const found = own.rules.find((r) => sameName(r.name, name));
+    if (!found) return null;
+    await tx.accounts.setCallingRules(account.id, own.stored(own.rules.filter((r) => r !== found)));
+    if (input.actor)
+      await audit(tx, account.id, input.actor, 'calling_hours_removed', input.now, {
+        name: found.name,
+        before: ownRuleView(found).hours,
+        after: null,
+      });
+    return found;
+  });
+  return { account_id: account.id, name: removed?.name ?? name, removed: removed !== null };
+}
