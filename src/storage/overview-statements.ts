@@ -1,34 +1,26 @@
-// The Overview's four statements (overview.ts runs them): the day's outcomes, the endpoints' health, the first-run
-// checklist and the accounts ranked for the page. Hand-written: each is one statement whatever the number of accounts,
-// over index ranges of a few recent rows (each says which).
+// The Overview's statements (overview.ts runs them): the day's outcomes, the endpoints' health, the first-run
+// checklist, the accounts ranked for the page and the calls the calling rules hold. Hand-written: each is one
+// statement whatever the number of accounts, over index ranges of a few recent rows (each says which).
 import { ACTIVE_STATUSES_SQL } from './calls.js';
 import { accountsSql, accountsSqlHalves, ownedSql } from './scope-where.js';
 import { statement } from './statements.js';
 
 /**
- * Per account, its calls that ended on the UTC day $2 by outcome ('completed' or the failure reason; the runtime's
- * labels, 'agent:<label>', are read too and left out by outcomesOfDay): the counters the triggers on calls keep
- * (migrations 20261128100000, 20261202090000), a few rows per account whatever the day's calls. Counting the day's
- * calls instead read some 5,000 rows of bench:scale's busiest account at every load and live refresh.
+ * Per account, its calls that ended from $2 (the viewer's local midnight) to $3 (now) by outcome ('completed' or the
+ * failure reason; the runtime's labels, 'agent:<label>', are read too and left out by outcomesOfDay): the quarter-hour
+ * counters the triggers on calls keep (migration 20261202110000), the range of each account's primary key (account_id,
+ * quarter, ...) from $2, at most 96 quarters of a few outcomes whatever the day's calls. Every IANA zone in use is a
+ * whole number of quarter hours from UTC, so a local midnight begins a quarter and the sum is exact. Counting the
+ * day's calls instead read some 5,000 rows of bench:scale's busiest account at every load and live refresh.
  */
 export const OUTCOMES = statement(
-  'oct_overview_outcomes',
+  'oct_overview_outcomes_since',
   `
-  SELECT account_id, outcome, calls FROM call_outcome_days
-   WHERE account_id = ANY($1::uuid[]) AND day = $2::date AND calls <> 0`,
+  SELECT account_id, outcome, sum(calls)::int AS calls FROM call_outcome_quarters
+   WHERE account_id = ANY($1::uuid[]) AND quarter >= $2::timestamptz AND quarter <= $3::timestamptz AND calls <> 0
+   GROUP BY account_id, outcome`,
 );
 
-/**
- * Every endpoint of the accounts with its health, in one statement (two per endpoint would be two thousand for an
- * agency of a thousand clients, again on every live refresh). Its last success: the last entry of its (endpoint_id,
- * succeeded) index range (Prisma's aggregate() wraps max() in a subquery PostgreSQL cannot answer from the index).
- * Its attempts since $2 that got no 2xx: each belongs to a delivery whose last failure is since then, the endpoint's
- * range of the partial (endpoint_id, last_failure_at) index (deliveries that failed only); counting from every
- * delivery attempted since then read thousands of a busy endpoint's rows on bench:scale's history database (3.8x
- * the empty one's Overview). Their attempts by the (delivery_id, attempt_number) index, one delivery at a time: as a
- * join, the planner (without statistics of a fresh table) read every attempt of the hour. Planned each time: with
- * `since` unknown a prepared (generic) plan guessed a third of all attempts and read the whole table.
- */
 export const ENDPOINT_HEALTH = statement(
   'oct_overview_endpoint_health',
   `
@@ -64,7 +56,8 @@ const FIRST_RUN_STEPS: Record<string, (accounts: string) => string> = {
 };
 
 /**
- * The five steps at once, each an EXISTS on an index, the scope given as its account and agency (scope-where.ts):
+ * The five steps at once, and whether an agency scope (its own id in $2, null for a client) has switched on its
+ * calling rules (its row's calling_rules, 20261202100000: a probe of the primary key), each an EXISTS on an index, the scope given as its account and agency (scope-where.ts):
  * Prisma's `in` sends one parameter per account (a thousand for a large agency) in each of five statements, and a
  * list of ids waits for the listing of them. Each step asks the scope's own account first and its clients only when
  * that finds nothing (PostgreSQL runs the second EXISTS of an OR only then): an agency that took the step itself
@@ -79,18 +72,20 @@ export const FIRST_RUN = statement(
           .map((accounts) => `EXISTS (SELECT 1 FROM accounts a ${asked(accounts)})`)
           .join(' OR ')}) AS ${step}`,
     )
-    .join(',\n         ')}`,
+    .join(',\n         ')},
+         EXISTS (SELECT 1 FROM accounts a WHERE a.id = $2::uuid AND a.calling_rules->>'enabled' = 'true') AS calling_rules`,
 );
 
 /**
  * The accounts of a scope an Overview shows, in its order, in one statement: its own first, then at most $3 clients,
  * those with the most to see first (an endpoint disabled or failing since $5, then calls under way, failed and
- * completed on the UTC day $4), then by name; by name alone when all fit. With how many accounts the scope has and
- * how many of them have calls under way.
+ * completed from $4, the viewer's local midnight, to $6, now), then by name; by name alone when all fit. With how many
+ * accounts the scope has and how many of them have calls under way.
  *
  * Only the clients with something to see are ranked: those with waiting calls (their row's counter, which the triggers
- * keep), with an active call (calls_active_by_account: at most the limit each), with an outcome counter of the day
- * (the scope's counters of the day by their agency_id), or whose endpoint is disabled or failing (the scope's
+ * keep), with an active call (calls_active_by_account: at most the limit each), with a quarter-hour outcome counter
+ * since that midnight (20261202110000: the scope's by their agency_id, a range of (agency_id, quarter); a client's by
+ * its primary key), or whose endpoint is disabled or failing (the scope's
  * endpoints by their agency_id, then the partial index of failed deliveries: no probe per client for an endpoint it
  * may not have), each read from a few entries. The others all tie at nothing to see and follow by name: the first of
  * them come from the (agency_id, name, id) index, only while the ranked ones leave room on the page. The scope's rows
@@ -112,8 +107,8 @@ export const RANKED = statement(
   ), done AS MATERIALIZED (
     SELECT o.account_id, sum(o.calls) FILTER (WHERE o.outcome = 'completed') AS completed,
            sum(o.calls) FILTER (WHERE o.outcome <> 'completed' AND o.outcome NOT LIKE 'agent:%') AS failed
-      FROM call_outcome_days o
-     WHERE ${ownedSql('o', 1)} AND o.day = $4::date AND o.calls <> 0
+      FROM call_outcome_quarters o
+     WHERE ${ownedSql('o', 1)} AND o.quarter >= $4::timestamptz AND o.quarter <= $6::timestamptz AND o.calls <> 0
      GROUP BY o.account_id
   ), trouble AS MATERIALIZED (
     SELECT e.account_id FROM webhook_endpoints e
@@ -162,4 +157,18 @@ export const RANKED = statement(
             CASE WHEN k.total > $3::int + 1 THEN s.completed END DESC NULLS LAST,
             s.name, s.id
    LIMIT $3::int + 1`,
+);
+
+/**
+ * The waiting calls of a scope the calling rules hold (20261202100000), by why: outside the permitted hours, or over
+ * a cap per number. The scope's accounts, then each one's range of the partial index calls_held (20261202100001),
+ * which has an entry only for a call the rules hold: a few probes of an index of the held calls alone, never the
+ * scope's calls, and never another tenant's held calls (which a read of the whole index by agency would go through).
+ */
+export const HELD = statement(
+  'oct_overview_held_calls',
+  `
+  SELECT count(*)::int AS held, count(*) FILTER (WHERE c.held_by = 'cap')::int AS capped
+    FROM accounts a JOIN calls c ON c.account_id = a.id
+   WHERE ${accountsSql('a', 1)} AND c.status = 'initiated' AND c.held_by IS NOT NULL`,
 );
