@@ -8,6 +8,7 @@ import { FAILURE_REASONS, type FailureReason } from '../../schemas/vocabulary.js
 import type { Scope } from '../domain/tenancy.js';
 import { DAY_OUTCOMES, type DayOutcome } from './overview-chart.js';
 import { ENDPOINT_HEALTH, FIRST_RUN, HELD, OUTCOMES, RANKED } from './overview-statements.js';
+import { todayTerms, type TodaySoFar } from './overview-today.js';
 import { scopeValues } from './scope-where.js';
 import { SqlRepository } from './driver.js';
 
@@ -59,15 +60,6 @@ export interface FirstRun {
   callingRules: boolean;
 }
 
-/**
- * The viewer's "today" so far: from the local midnight of their zone (UTC's when they chose none or show UTC) to now.
- * Every IANA zone in use is a whole number of quarter hours from UTC, so `from` begins a quarter of the counters.
- */
-export interface TodaySoFar {
-  from: Date;
-  to: Date;
-}
-
 /** The waiting calls the calling rules hold: all, and of them those over a cap per number. */
 export interface HeldCalls {
   held: number;
@@ -80,6 +72,7 @@ export interface RankedAccount extends OverviewAccount {
 }
 
 export type { DayOutcome } from './overview-chart.js';
+export type { TodaySoFar } from './overview-today.js';
 export { AGENT_OUTCOME_PREFIX } from './overview-chart.js';
 
 export class OverviewRepository extends SqlRepository {
@@ -98,12 +91,13 @@ export class OverviewRepository extends SqlRepository {
 
   /**
    * Per account, its calls that ended from `today.from` to `today.to`: completed, and failed by reason. Accounts with
-   * none are absent. Within the last 48 hours only (the quarter counters keep no older quarter).
+   * none are absent. A local day of the last 24 hours only (the quarter counters keep 48 hours).
    */
   async outcomesOfDay(accountIds: string[], today: TodaySoFar): Promise<Map<string, Outcomes>> {
+    const { days, quarters } = todayTerms(today);
     const { rows } = await this.pool.query<{ account_id: string; outcome: string; calls: number }>({
       ...OUTCOMES,
-      values: [accountIds, today.from, today.to],
+      values: [accountIds, days?.first, days?.last, quarters.from, quarters.until, quarters.sign],
     });
     const result = new Map<string, Outcomes>();
     for (const row of rows) {
@@ -151,6 +145,7 @@ export class OverviewRepository extends SqlRepository {
     today: TodaySoFar,
     since: Date,
   ): Promise<{ accounts: RankedAccount[]; total: number; underWay: number }> {
+    const { days, quarters } = todayTerms(today);
     const { rows } = await this.pool.query<{
       id: string;
       name: string;
@@ -158,7 +153,19 @@ export class OverviewRepository extends SqlRepository {
       under_way: number;
       total: number;
       under_way_total: number;
-    }>({ ...RANKED, values: [...scopeValues(scope), clients, today.from, since, today.to] });
+    }>({
+      ...RANKED,
+      values: [
+        ...scopeValues(scope),
+        clients,
+        days?.first,
+        since,
+        days?.last,
+        quarters.from,
+        quarters.until,
+        quarters.sign,
+      ],
+    });
     return {
       accounts: rows.map((r) => ({ id: r.id, name: r.name, kind: r.kind, underWay: r.under_way })),
       total: rows[0]?.total ?? 0,
