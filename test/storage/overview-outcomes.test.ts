@@ -249,6 +249,21 @@ describe("the Overview's outcomes of a day", () => {
     });
   });
 
+  it('removes an account’s quarters older than 49 hours when it writes new ones, and no other account’s', async () => {
+    // A quarter of 50 hours ago for two accounts, as the triggers wrote it then (in SQL: the kept state is the subject).
+    const old = new Date(Date.now() - 50 * 3_600_000);
+    await client.query(
+      `INSERT INTO call_outcome_quarters (account_id, quarter, outcome, calls)
+       SELECT a, oct_outcome_quarter($2), 'completed', 1 FROM unnest($1::uuid[]) AS a`,
+      [[clients[5], clients[6]], old],
+    );
+    await insertEnded([clients[5]!], agency.agentId, 1, at(0, 0.5), { status: 'completed', reason: null });
+    const { rows } = await client.query(
+      `SELECT account_id FROM call_outcome_quarters WHERE quarter < now() - interval '49 hours'`,
+    );
+    expect(rows).toEqual([{ account_id: clients[6] }]);
+  });
+
   it('is emptied with the calls', async () => {
     await client.query('TRUNCATE calls CASCADE');
     expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_days`)).rows[0]).toEqual({ n: 0 });
