@@ -11,6 +11,7 @@ import {
   type AccountInScope,
   type CallListRow,
   type Storage,
+  type TodaySoFar,
 } from '../../src/storage/index.js';
 
 type ScopedRepository = Storage['scoped'];
@@ -99,13 +100,14 @@ function accountReads(storage: Storage, request: FastifyRequest) {
     rankedAccounts: (...args: Rest<Storage['overview']['rankedAccounts']>) =>
       storage.overview.rankedAccounts(request.scope, ...args),
     firstRun: () => storage.overview.firstRun(request.scope),
+    heldCalls: () => storage.overview.heldCalls(request.scope),
     /** The chart: the scope's calls per UTC day from `first` to `last` (YYYY-MM-DD) by outcome, from the counters. */
     outcomesByDay: (first: string, last: string) => storage.overview.outcomesByDay(request.scope, first, last),
-    /** Every account's outcomes of `day` (none: all zero). */
-    outcomesOfDay: async (accounts: { id: string }[], day: Date) => {
+    /** Every account's outcomes of `today` so far, in the viewer's zone (none: all zero). */
+    outcomesOfDay: async (accounts: { id: string }[], today: TodaySoFar) => {
       const found = await storage.overview.outcomesOfDay(
         accounts.map((a) => a.id),
-        day,
+        today,
       );
       return new Map(accounts.map((a) => [a.id, found.get(a.id) ?? noOutcomes()]));
     },

@@ -1,6 +1,8 @@
 // The Overview's chart's statement and row (OverviewRepository.outcomesByDay runs it): a scope's calls per UTC day by outcome over the last days (7 or 30), from the outcome counters
 // the triggers on calls keep (call_outcome_days, 31 days since migration 20261202090000): 'completed' or the failure
 // reason, and 'agent:<label>' for the completed calls whose runtime gave an outcome. Never the calls themselves.
+// The chart stays per UTC day, whatever the viewer's zone (the page says so): its 31 days are kept per day, and the
+// quarter-hour counters that follow the viewer's midnight for "today" (20261202110000) keep 48 hours only.
 import type { Scope } from '../domain/tenancy.js';
 import { ownedByKindSql } from './scope-where.js';
 import { statement } from './statements.js';

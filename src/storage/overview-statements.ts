@@ -1,21 +1,31 @@
-// The Overview's four statements (overview.ts runs them): the day's outcomes, the endpoints' health, the first-run
-// checklist and the accounts ranked for the page. Hand-written: each is one statement whatever the number of accounts,
-// over index ranges of a few recent rows (each says which).
+// The Overview's statements (overview.ts runs them): the day's outcomes, the endpoints' health, the first-run
+// checklist, the accounts ranked for the page and the calls the calling rules hold. Hand-written: each is one
+// statement whatever the number of accounts, over index ranges of a few recent rows (each says which).
 import { ACTIVE_STATUSES_SQL } from './calls.js';
 import { accountsSql, accountsSqlHalves, ownedSql } from './scope-where.js';
 import { statement } from './statements.js';
 
 /**
- * Per account, its calls that ended on the UTC day $2 by outcome ('completed' or the failure reason; the runtime's
- * labels, 'agent:<label>', are read too and left out by outcomesOfDay): the counters the triggers on calls keep
- * (migrations 20261128100000, 20261202090000), a few rows per account whatever the day's calls. Counting the day's
- * calls instead read some 5,000 rows of bench:scale's busiest account at every load and live refresh.
+ * Per account, its calls that ended today in the viewer's zone, by outcome ('completed' or the failure reason; the
+ * runtime's labels, 'agent:<label>', are read too and left out by outcomesOfDay): the day counters of the UTC days $2
+ * to $3 (none when null) plus $6 (1, -1 or 0) times the quarter-hour counters from $4 to $5 (overview-today.ts says
+ * which), the counters the
+ * triggers on calls keep (migrations 20261128100000, 20261202090000, 20261202110000): for each account a probe of
+ * each day and one range of quarters of its primary keys, at most 48 quarters of a few outcomes whatever the day's
+ * calls. Counting the day's calls instead read some 5,000 rows of bench:scale's busiest account at every load and
+ * live refresh.
  */
 export const OUTCOMES = statement(
-  'oct_overview_outcomes',
+  'oct_overview_outcomes_of_local_day',
   `
-  SELECT account_id, outcome, calls FROM call_outcome_days
-   WHERE account_id = ANY($1::uuid[]) AND day = $2::date AND calls <> 0`,
+  SELECT account_id, outcome, sum(calls)::int AS calls FROM (
+    SELECT o.account_id, o.outcome, o.calls FROM call_outcome_days o
+     WHERE o.account_id = ANY($1::uuid[]) AND o.day >= $2::date AND o.day <= $3::date AND o.calls <> 0
+    UNION ALL
+    SELECT q.account_id, q.outcome, $6::int * q.calls FROM call_outcome_quarters q
+     WHERE q.account_id = ANY($1::uuid[]) AND q.quarter >= $4::timestamptz AND q.quarter < $5::timestamptz
+       AND q.calls <> 0) t
+   GROUP BY account_id, outcome HAVING sum(calls) <> 0`,
 );
 
 /**
@@ -64,8 +74,9 @@ const FIRST_RUN_STEPS: Record<string, (accounts: string) => string> = {
 };
 
 /**
- * The five steps at once, each an EXISTS on an index, the scope given as its account and agency (scope-where.ts):
- * Prisma's `in` sends one parameter per account (a thousand for a large agency) in each of five statements, and a
+ * The five steps at once, each an EXISTS on an index, the scope given as its account and agency (scope-where.ts), and
+ * whether an agency scope (its own id in $2, null for a client) has switched its calling rules on (its row's
+ * calling_rules, 20261202100000: a probe of the primary key). Prisma's `in` sends one parameter per account (a thousand for a large agency) in each of five statements, and a
  * list of ids waits for the listing of them. Each step asks the scope's own account first and its clients only when
  * that finds nothing (PostgreSQL runs the second EXISTS of an OR only then): an agency that took the step itself
  * does not read its thousand clients, five times, on every Overview.
@@ -79,20 +90,23 @@ export const FIRST_RUN = statement(
           .map((accounts) => `EXISTS (SELECT 1 FROM accounts a ${asked(accounts)})`)
           .join(' OR ')}) AS ${step}`,
     )
-    .join(',\n         ')}`,
+    .join(',\n         ')},
+         EXISTS (SELECT 1 FROM accounts a WHERE a.id = $2::uuid AND a.calling_rules->>'enabled' = 'true') AS calling_rules`,
 );
 
 /**
  * The accounts of a scope an Overview shows, in its order, in one statement: its own first, then at most $3 clients,
  * those with the most to see first (an endpoint disabled or failing since $5, then calls under way, failed and
- * completed on the UTC day $4), then by name; by name alone when all fit. With how many accounts the scope has and
- * how many of them have calls under way.
+ * completed today in the viewer's zone: the day counters of the UTC days $4 to $6 plus $9 times the quarters from $7 to $8,
+ * as OUTCOMES), then by name; by name alone when all fit. With how many accounts the scope has and how many of them
+ * have calls under way.
  *
  * Only the clients with something to see are ranked: those with waiting calls (their row's counter, which the triggers
- * keep), with an active call (calls_active_by_account: at most the limit each), with an outcome counter of the day
- * (the scope's counters of the day by their agency_id), or whose endpoint is disabled or failing (the scope's
- * endpoints by their agency_id, then the partial index of failed deliveries: no probe per client for an endpoint it
- * may not have), each read from a few entries. The others all tie at nothing to see and follow by name: the first of
+ * keep), with an active call (calls_active_by_account: at most the limit each), with an outcome counter of today (the
+ * scope's day and quarter counters by their agency_id, ranges of (agency_id, day) and (agency_id, quarter); a
+ * client's by its primary keys), or whose endpoint is disabled or failing (the scope's endpoints by their agency_id,
+ * then the partial index of failed deliveries: no probe per client for an endpoint it may not have), each read from a
+ * few entries. The others all tie at nothing to see and follow by name: the first of
  * them come from the (agency_id, name, id) index, only while the ranked ones leave room on the page. The scope's rows
  * are read once, for its count, waiting counters and the ranked clients' names (a hash join: a probe of the primary key
  * per ranked client read 735 pages for the 245 with outcomes of the day on bench:scale's tenants database). Ranking
@@ -111,10 +125,16 @@ export const RANKED = statement(
      GROUP BY c.account_id
   ), done AS MATERIALIZED (
     SELECT o.account_id, sum(o.calls) FILTER (WHERE o.outcome = 'completed') AS completed,
-           sum(o.calls) FILTER (WHERE o.outcome <> 'completed' AND o.outcome NOT LIKE 'agent:%') AS failed
-      FROM call_outcome_days o
-     WHERE ${ownedSql('o', 1)} AND o.day = $4::date AND o.calls <> 0
+           sum(o.calls) FILTER (WHERE o.outcome <> 'completed') AS failed
+      FROM (SELECT d.account_id, d.outcome, d.calls FROM call_outcome_days d
+             WHERE ${ownedSql('d', 1)} AND d.day >= $4::date AND d.day <= $6::date AND d.calls <> 0
+            UNION ALL
+            SELECT q.account_id, q.outcome, $9::int * q.calls FROM call_outcome_quarters q
+             WHERE ${ownedSql('q', 1)} AND q.quarter >= $7::timestamptz AND q.quarter < $8::timestamptz
+               AND q.calls <> 0) o
+     WHERE o.outcome NOT LIKE 'agent:%'
      GROUP BY o.account_id
+    HAVING sum(o.calls) <> 0
   ), trouble AS MATERIALIZED (
     SELECT e.account_id FROM webhook_endpoints e
      WHERE ${ownedSql('e', 1)}
@@ -162,4 +182,18 @@ export const RANKED = statement(
             CASE WHEN k.total > $3::int + 1 THEN s.completed END DESC NULLS LAST,
             s.name, s.id
    LIMIT $3::int + 1`,
+);
+
+/**
+ * The waiting calls of a scope the calling rules hold (20261202100000), by why: outside the permitted hours, or over
+ * a cap per number. The scope's accounts, then each one's range of the partial index calls_held (20261202100001),
+ * which has an entry only for a call the rules hold: a few probes of an index of the held calls alone, never the
+ * scope's calls, and never another tenant's held calls (which a read of the whole index by agency would go through).
+ */
+export const HELD = statement(
+  'oct_overview_held_calls',
+  `
+  SELECT count(*)::int AS held, count(*) FILTER (WHERE c.held_by = 'cap')::int AS capped
+    FROM accounts a JOIN calls c ON c.account_id = a.id
+   WHERE ${accountsSql('a', 1)} AND c.status = 'initiated' AND c.held_by IS NOT NULL`,
 );

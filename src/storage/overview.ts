@@ -1,13 +1,14 @@
 // What the dashboard's Overview reads besides the live counts (plugins/concurrency.ts): the accounts it may show, the
-// outcomes of the calls that ended today (from counters the triggers on calls keep), each webhook endpoint's health,
-// and the first-run checklist. Each is an index range over a few recent rows (the counters; an endpoint's newest
+// outcomes of the calls that ended today in the viewer's zone (from counters the triggers on calls keep), each webhook
+// endpoint's health, the first-run checklist and the calls the calling rules hold. Each is an index range over a few recent rows (the counters; an endpoint's newest
 // success and its deliveries that failed lately), never a count of an account's history or of its day, and each one
 // statement whatever the number of accounts (an agency may have thousands of clients): all four are hand-written for
 // that (their statements say why).
 import { FAILURE_REASONS, type FailureReason } from '../../schemas/vocabulary.js';
 import type { Scope } from '../domain/tenancy.js';
 import { DAY_OUTCOMES, type DayOutcome } from './overview-chart.js';
-import { ENDPOINT_HEALTH, FIRST_RUN, OUTCOMES, RANKED } from './overview-statements.js';
+import { ENDPOINT_HEALTH, FIRST_RUN, HELD, OUTCOMES, RANKED } from './overview-statements.js';
+import { todayTerms, type TodaySoFar } from './overview-today.js';
 import { scopeValues } from './scope-where.js';
 import { SqlRepository } from './driver.js';
 
@@ -55,6 +56,14 @@ export interface FirstRun {
   webhook: boolean;
   /** An account has a call. */
   firstCall: boolean;
+  /** An agency scope has switched its calling rules on (always false for a client's scope, which has none). */
+  callingRules: boolean;
+}
+
+/** The waiting calls the calling rules hold: all, and of them those over a cap per number. */
+export interface HeldCalls {
+  held: number;
+  capped: number;
 }
 
 /** An account an Overview shows (RANKED), with its calls under way (active and waiting) when it was ranked. */
@@ -63,6 +72,7 @@ export interface RankedAccount extends OverviewAccount {
 }
 
 export type { DayOutcome } from './overview-chart.js';
+export type { TodaySoFar } from './overview-today.js';
 export { AGENT_OUTCOME_PREFIX } from './overview-chart.js';
 
 export class OverviewRepository extends SqlRepository {
@@ -80,13 +90,14 @@ export class OverviewRepository extends SqlRepository {
   }
 
   /**
-   * Per account, its calls that ended on the UTC day that `day` begins: completed, and failed by reason. Accounts
-   * with none are absent. Today or yesterday only (the counters keep no other day).
+   * Per account, its calls that ended from `today.from` to `today.to`: completed, and failed by reason. Accounts with
+   * none are absent. A local day of the last 24 hours only (the quarter counters keep 48 hours).
    */
-  async outcomesOfDay(accountIds: string[], day: Date): Promise<Map<string, Outcomes>> {
+  async outcomesOfDay(accountIds: string[], today: TodaySoFar): Promise<Map<string, Outcomes>> {
+    const { days, quarters } = todayTerms(today);
     const { rows } = await this.pool.query<{ account_id: string; outcome: string; calls: number }>({
       ...OUTCOMES,
-      values: [accountIds, day.toISOString().slice(0, 10)],
+      values: [accountIds, days?.first, days?.last, quarters.from, quarters.until, quarters.sign],
     });
     const result = new Map<string, Outcomes>();
     for (const row of rows) {
@@ -125,14 +136,16 @@ export class OverviewRepository extends SqlRepository {
   /**
    * The accounts of `scope` its Overview shows (RANKED), its own first, then at most `clients` clients, those with the
    * most to see first (by name when all fit); how many accounts `scope` has, and how many of them have calls under way.
-   * `day` begins the UTC day whose outcomes count; an endpoint is failing with a failed attempt since `since`.
+   * The outcomes that count are those of `today` (the viewer's local day so far); an endpoint is failing with a failed
+   * attempt since `since`.
    */
   async rankedAccounts(
     scope: Scope,
     clients: number,
-    day: Date,
+    today: TodaySoFar,
     since: Date,
   ): Promise<{ accounts: RankedAccount[]; total: number; underWay: number }> {
+    const { days, quarters } = todayTerms(today);
     const { rows } = await this.pool.query<{
       id: string;
       name: string;
@@ -140,7 +153,19 @@ export class OverviewRepository extends SqlRepository {
       under_way: number;
       total: number;
       under_way_total: number;
-    }>({ ...RANKED, values: [...scopeValues(scope), clients, day.toISOString().slice(0, 10), since] });
+    }>({
+      ...RANKED,
+      values: [
+        ...scopeValues(scope),
+        clients,
+        days?.first,
+        since,
+        days?.last,
+        quarters.from,
+        quarters.until,
+        quarters.sign,
+      ],
+    });
     return {
       accounts: rows.map((r) => ({ id: r.id, name: r.name, kind: r.kind, underWay: r.under_way })),
       total: rows[0]?.total ?? 0,
@@ -151,7 +176,7 @@ export class OverviewRepository extends SqlRepository {
   /**
    * The first-run checklist of the accounts a viewer sees (an agency's steps may be taken by it or by its clients):
    * five EXISTS in one statement, each on an index (accounts by id and agency, agents, keys, endpoints and calls by
-   * account).
+   * account), and an agency's calling rules (its own row).
    */
   async firstRun(scope: Scope): Promise<FirstRun> {
     const { rows } = await this.pool.query<{
@@ -160,6 +185,7 @@ export class OverviewRepository extends SqlRepository {
       api_key: boolean;
       webhook: boolean;
       first_call: boolean;
+      calling_rules: boolean;
     }>({ ...FIRST_RUN, values: scopeValues(scope) });
     const row = rows[0]!;
     return {
@@ -168,6 +194,16 @@ export class OverviewRepository extends SqlRepository {
       apiKey: row.api_key,
       webhook: row.webhook,
       firstCall: row.first_call,
+      callingRules: row.calling_rules,
     };
+  }
+
+  /** The waiting calls of `scope` its calling rules hold (calls.held_by), counted from the partial index calls_held. */
+  async heldCalls(scope: Scope): Promise<HeldCalls> {
+    const { rows } = await this.pool.query<{ held: number; capped: number }>({
+      ...HELD,
+      values: scopeValues(scope),
+    });
+    return { held: rows[0]!.held, capped: rows[0]!.capped };
   }
 }

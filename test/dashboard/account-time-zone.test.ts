@@ -184,14 +184,15 @@ describe("the pages' times", () => {
     expect(listed(utcDay.body).sort()).toEqual([callAt.last, callAt.after].sort());
   });
 
-  it("links the Overview's today (the counters' UTC day) to that day's bounds in the zone", async () => {
+  it("links the Overview's today (the viewer's local day) to that day in the zone", async () => {
     const { visitor } = await signedIn();
     await choose(visitor, 'Europe/Paris');
     const overview = await visitor.get('/dashboard');
     expect(overview.body).toContain('As of 2054-11-23 10:00:00 CET');
     expect(overview.body).toContain(
-      html('/dashboard/calls?status=completed&from=2054-11-23T01%3A00&to=2054-11-24T00%3A59'),
+      '"Today" is 2054-11-23 in Europe/Paris: calls that ended since 2054-11-23 00:00:00 CET.',
     );
+    expect(overview.body).toContain(html('/dashboard/calls?status=completed&from=2054-11-23&to=2054-11-23'));
     const { visitor: utc } = await signedIn();
     expect((await utc.get('/dashboard')).body).toContain(
       html('/dashboard/calls?status=completed&from=2054-11-23&to=2054-11-23'),

@@ -16,6 +16,7 @@ import { startReceiver } from '../helpers/receiver.js';
 import { callIdOf, trigger as triggerWithHeaders } from '../helpers/trigger.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 import { forceCall } from '../helpers/seed.js';
+import { setCallingRulesEnabled } from '../helpers/seed/held-calls.js';
 
 // A Monday, noon UTC: a weekend window is closed.
 const clock = { now: new Date('2058-03-11T12:00:00.000Z') };
@@ -346,7 +347,7 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     }
   });
 
-  it('lists the five steps to a first call, ticks each one taken, and goes once all are', async () => {
+  it('lists the five steps to a first call and the calling rules, ticks each one taken, and goes once all are', async () => {
     const { id: accountId } = await createAgency(app.storage, { name: 'Fresh Agency' });
     await createUserWithPassword(app.storage, accountId, 'new@overview.example');
     const visitor = await signedIn('new@overview.example', '203.0.113.36');
@@ -377,11 +378,19 @@ describe('overview: links, warnings, first steps, live refresh', () => {
           'page shows them)',
         '/dashboard/agents',
       ],
+      [
+        'Recommended Calling rules switched on: hours where the callee is, caps per number, consent on record ' +
+          '(recommended; off until you switch them on)',
+        '/dashboard/calling-rules',
+      ],
     ];
     const done = ['Done An agent with a phone number', 'Done A default agent', 'Done An API key'];
     expect(await steps()).toEqual(todo);
-    expect((await visitor.get('/dashboard')).body).toContain('0 of 5 steps to a first call done.');
-    for (const [, href] of todo) expect((await visitor.get(href!.split('#')[0]!)).status).toBe(200);
+    expect((await visitor.get('/dashboard')).body).toContain(
+      '0 of 5 steps to a first call done, and a step we recommend to every agency.',
+    );
+    // The Calling rules page is built beside this one: every other link is checked.
+    for (const [, href] of todo.slice(0, 5)) expect((await visitor.get(href!.split('#')[0]!)).status).toBe(200);
 
     // An agent without a number is not the step.
     const silent = await createAgent(app.storage, { accountId, name: 'No number', now: app.now() });
@@ -400,10 +409,13 @@ describe('overview: links, warnings, first steps, live refresh', () => {
     expect(await steps()).toEqual([[done[0], null], [done[1], null], [done[2], null], ...todo.slice(3)]);
     await setWebhook(app.storage, accountId, 'http://127.0.0.1:9/hooks', { allowPrivate: true, now: app.now() });
     const four = await steps();
-    expect(four!.slice(3)).toEqual([['Done A webhook endpoint', null], todo[4]]);
-    expect((await visitor.get('/dashboard')).body).toContain('4 of 5 steps to a first call done.');
+    expect(four!.slice(3)).toEqual([['Done A webhook endpoint', null], todo[4], todo[5]]);
+    expect((await visitor.get('/dashboard')).body).toContain('4 of 5 steps to a first call done, and a step we');
 
     expect((await trigger(app, key)).statusCode).toBe(200);
+    // Every step to a first call taken; the agency's calling rules are still off.
+    expect((await steps())!.slice(4)).toEqual([['Done A first call', null], todo[5]]);
+    await setCallingRulesEnabled(prismaOf(app), accountId, true);
     expect(await steps()).toBeNull();
     expect((await visitor.get('/dashboard')).body).not.toContain('Get started');
   });

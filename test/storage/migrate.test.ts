@@ -399,6 +399,107 @@ describe("call_outcome_days.agency_id (the Overview reads an agency's counters o
   });
 });
 
+describe('call_outcome_quarters (the Overview\'s "today" from the viewer\'s local midnight, issue 47)', () => {
+  const QUARTERS = '20261202110000_call_outcome_quarters';
+  const MONTH = '20261202090000_call_outcome_days_month';
+
+  it('counts the calls of the last 48 hours when it runs and each call that ends after, and keeps the days', async () => {
+    const { url } = await freshDatabase({ empty: true });
+    await migrate(url);
+    // As the release before left them: no table, and the trigger functions of 20261202090000 (its SQL again, which
+    // replaces them and recounts the days), the truncate's of 20261128100000.
+    const month = await fs.readFile(path.join(MIGRATIONS_DIR, MONTH, 'migration.sql'), 'utf8');
+    await query(
+      url,
+      `${month};
+       CREATE OR REPLACE FUNCTION oct_calls_outcomes_after_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN DELETE FROM call_outcome_days; RETURN NULL; END $$;
+       DROP TABLE call_outcome_quarters;
+       DROP FUNCTION oct_outcome_quarters_since();
+       DROP FUNCTION oct_outcome_quarter(timestamptz);
+       DELETE FROM _prisma_migrations WHERE migration_name = '${QUARTERS}'`,
+    );
+    // Calls of each account that ended `ago` before now, in SQL as THREE_ACCOUNTS: plain INSERTs before and after the
+    // step, whose triggers make the counters under test.
+    const ended = (ago: string, status: string, reason: string | null, outcome: string | null) =>
+      `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, failure_reason,
+                          outcome, not_before, expires_at, created_at, updated_at, ended_at)
+       SELECT gen_random_uuid(), g.account_id, g.id, '+14155550123', '+14155550100', '{}', '${status}',
+              ${reason === null ? 'NULL' : `'${reason}'`}, ${outcome === null ? 'NULL' : `'${outcome}'`},
+              now(), now(), now(), now(), now() - interval '${ago}'
+         FROM agents g`;
+    await query(
+      url,
+      `${THREE_ACCOUNTS};
+       INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
+       SELECT gen_random_uuid(), id, coalesce(agency_id, id), 'Agent', '+14155550100', now() FROM accounts;
+       ${ended('50 hours', 'completed', null, null)};
+       ${ended('30 hours', 'completed', null, 'booked')};
+       ${ended('2 minutes', 'failed', 'busy', null)};`,
+    );
+    const quarters = () =>
+      query<{ name: string; agency: string; quarter: Date; outcome: string; calls: number }>(
+        url,
+        `SELECT a.name, o.agency_id AS agency, o.quarter, o.outcome, o.calls FROM call_outcome_quarters o
+           JOIN accounts a ON a.id = o.account_id ORDER BY a.name, o.quarter, o.outcome`,
+      );
+    // What counting the calls gives: each call's UTC quarter hour, by outcome (and its runtime's label), since the
+    // quarter 48 hours back.
+    const counted = () =>
+      query<{ name: string; agency: string; quarter: Date; outcome: string; calls: number }>(
+        url,
+        `SELECT a.name, coalesce(a.agency_id, a.id) AS agency,
+                to_timestamp(floor(extract(epoch FROM c.ended_at) / 900) * 900) AS quarter, k.outcome,
+                count(*)::int AS calls
+           FROM calls c JOIN accounts a ON a.id = c.account_id
+          CROSS JOIN LATERAL (VALUES (coalesce(c.failure_reason::text, c.status::text)),
+                                     (CASE WHEN c.status = 'completed' THEN 'agent:' || c.outcome END)) AS k(outcome)
+          WHERE k.outcome IS NOT NULL AND c.ended_at >= oct_outcome_quarters_since()
+          GROUP BY 1, 2, 3, 4 ORDER BY 1, 3, 4`,
+      );
+    const days = () =>
+      query(url, `SELECT account_id, agency_id, day, outcome, calls FROM call_outcome_days ORDER BY 1, 3, 4`);
+    const daysBefore = await days();
+    expect((await migrate(url)).applied).toEqual([QUARTERS]);
+    const filled = await quarters();
+    // Three accounts, each: completed and agent:booked 30 hours ago, busy 2 minutes ago; not the calls of 50 hours ago.
+    expect(filled).toHaveLength(9);
+    expect(filled).toEqual(await counted());
+    expect(new Set(filled.filter((q) => q.name !== 'Other').map((q) => q.agency))).toEqual(
+      new Set(['00000000-0000-4000-8000-00000000000a']),
+    );
+    expect(await days()).toEqual(daysBefore);
+    // Calls that end after it: a new counter and an existing one; a label changed; a call deleted.
+    await query(
+      url,
+      `${ended('1 minute', 'completed', null, 'booked')};
+       ${ended('2 minutes', 'failed', 'busy', null)};
+       UPDATE calls SET outcome = 'rebooked' WHERE outcome = 'booked' AND ended_at < now() - interval '1 hour';
+       DELETE FROM calls WHERE id = (SELECT id FROM calls WHERE failure_reason = 'busy' LIMIT 1);`,
+    );
+    const after = await quarters();
+    expect(after).toEqual(await counted());
+    expect(after.length).toBeGreaterThan(filled.length);
+    expect(after.filter((q) => q.outcome === 'agent:rebooked')).toHaveLength(3);
+    // Today's quarters sum to today's day counters (each quarter lies within one UTC day).
+    expect(
+      await query(
+        url,
+        `SELECT account_id, outcome, sum(calls)::int AS calls FROM call_outcome_quarters
+          WHERE quarter >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' GROUP BY 1, 2 ORDER BY 1, 2`,
+      ),
+    ).toEqual(
+      await query(
+        url,
+        `SELECT account_id, outcome, calls FROM call_outcome_days
+          WHERE day = (now() AT TIME ZONE 'UTC')::date ORDER BY 1, 2`,
+      ),
+    );
+    await query(url, 'TRUNCATE calls CASCADE');
+    expect(await quarters()).toEqual([]);
+  });
+});
+
 describe("a migration's locks file (issue 25.6)", () => {
   // An acceptance's order, reduced: the account's row lock, its call's insert, then the account's counter (a trigger).
   // Tables of the test's own, written in SQL: the statements' lock order is the subject.

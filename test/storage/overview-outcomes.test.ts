@@ -1,8 +1,10 @@
 // The Overview's outcomes of today: counters per account, UTC day and outcome that triggers on calls keep (migration
-// 20261128100000), so that an agency of many clients, or an account that ends thousands of calls a day, reads a few
-// rows and no call, with its values and as the generic plan a prepared statement keeps. The counters follow every
-// insert, update, delete and truncate of calls for today and the 30 days before (the chart's, 20261202090000), the
-// runtime's outcome labels of completed calls too ('agent:<label>'), and keep no older day.
+// 20261128100000), and per quarter hour of the last 48 hours beside them (20261202110000, which the Overview reads
+// from the viewer's local midnight), so that an agency of many clients, or an account that ends thousands of calls a
+// day, reads a few rows and no call, with its values and as the generic plan a prepared statement keeps. The counters
+// follow every insert, update, delete and truncate of calls for today and the 30 days before (the chart's,
+// 20261202090000; the quarters' 48 hours), the runtime's outcome labels of completed calls too ('agent:<label>'), and
+// keep no older day or quarter.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURE_REASONS } from '../../schemas/vocabulary.js';
@@ -24,6 +26,8 @@ let clients: string[];
 let scope: string[];
 /** Today, 00:00 UTC. */
 let today: Date;
+/** The UTC day that begins at `day`, as the Overview asks for a viewer in UTC. */
+const dayFrom = (day: Date) => ({ from: day, to: new Date(day.getTime() + DAY_MS - 1) });
 /** `days` days from today's start, plus `hours` hours, as an ISO string. */
 const at = (days: number, hours = 0) => new Date(today.getTime() + days * DAY_MS + hours * 3_600_000).toISOString();
 
@@ -73,7 +77,19 @@ async function keptAndCounted() {
       GROUP BY 1, 2, 3, 4 ORDER BY 1, 3, 4`,
     [at(-30)],
   );
-  return { kept: kept.rows, counted: counted.rows };
+  const keptQuarters = await client.query(
+    `SELECT account_id, agency_id, quarter, outcome, calls FROM call_outcome_quarters ORDER BY account_id, quarter, outcome`,
+  );
+  const countedQuarters = await client.query(
+    `SELECT c.account_id, coalesce(a.agency_id, a.id) AS agency_id,
+            to_timestamp(floor(extract(epoch FROM c.ended_at) / 900) * 900) AS quarter, k.outcome, count(*)::int AS calls
+       FROM calls c JOIN accounts a ON a.id = c.account_id
+      CROSS JOIN LATERAL (VALUES (coalesce(c.failure_reason::text, c.status::text)),
+                                 (CASE WHEN c.status = 'completed' THEN 'agent:' || c.outcome END)) AS k(outcome)
+      WHERE k.outcome IS NOT NULL AND c.status IN ('completed', 'failed') AND c.ended_at >= oct_outcome_quarters_since()
+      GROUP BY 1, 2, 3, 4 ORDER BY 1, 3, 4`,
+  );
+  return { kept: [kept.rows, keptQuarters.rows], counted: [counted.rows, countedQuarters.rows] };
 }
 
 beforeAll(async () => {
@@ -114,14 +130,16 @@ const none = () => Object.fromEntries(FAILURE_REASONS.map((r) => [r, 0]));
 
 describe("the Overview's outcomes of a day", () => {
   it('counts each account’s calls that ended today, completed and failed by reason', async () => {
-    const outcomes = await storages[0]!.storage.overview.outcomesOfDay(scope, today);
+    const outcomes = await storages[0]!.storage.overview.outcomesOfDay(scope, dayFrom(today));
     expect(outcomes.size).toBe(scope.length);
     expect(outcomes.get(agency.accountId)).toEqual({ completed: 2, failed: none() });
     for (const [n, id] of clients.entries()) {
       const reason = FAILURE_REASONS[n % FAILURE_REASONS.length]!;
       expect(outcomes.get(id), `client ${n}`).toEqual({ completed: 2, failed: { ...none(), [reason]: 1 } });
     }
-    expect((await storages[0]!.storage.overview.outcomesOfDay([other.accountId], today)).get(other.accountId)).toEqual({
+    expect(
+      (await storages[0]!.storage.overview.outcomesOfDay([other.accountId], dayFrom(today))).get(other.accountId),
+    ).toEqual({
       completed: OTHERS_TODAY,
       failed: none(),
     });
@@ -129,12 +147,13 @@ describe("the Overview's outcomes of a day", () => {
 
   it('keeps yesterday and the days to 30 before today, and no day before them', async () => {
     const overview = storages[0]!.storage.overview;
-    const yesterday = await overview.outcomesOfDay(scope, new Date(today.getTime() - DAY_MS));
+    const yesterday = await overview.outcomesOfDay(scope, dayFrom(new Date(today.getTime() - DAY_MS)));
     expect(yesterday.get(clients[0]!)).toEqual({ completed: 3, failed: none() });
-    expect((await overview.outcomesOfDay(scope, new Date(today.getTime() - 31 * DAY_MS))).size).toBe(0);
+    expect((await overview.outcomesOfDay(scope, dayFrom(new Date(today.getTime() - 31 * DAY_MS)))).size).toBe(0);
     const { kept, counted } = await keptAndCounted();
     expect(kept).toEqual(counted);
-    expect(kept.length).toBeGreaterThan(scope.length);
+    expect(kept[0]!.length).toBeGreaterThan(scope.length);
+    expect(kept[1]!.length).toBeGreaterThan(scope.length);
   });
 
   it('reads a few counters and no call, however planned', async () => {
@@ -144,19 +163,19 @@ describe("the Overview's outcomes of a day", () => {
       // Six times: a prepared statement is planned for its values five times, then may keep a generic plan.
       for (let i = 0; i < 6; i++) {
         const { plans: ran } = await capture.plansDuring('outcomes', () =>
-          storage.overview.outcomesOfDay(scope, today),
+          storage.overview.outcomesOfDay(scope, dayFrom(today)),
         );
         expect(ran.length, `${plans}: plans reported`).toBeGreaterThan(0);
         read[`${plans}, run ${i + 1}`] = {
           calls: rowsReadFrom(ran, 'calls'),
-          counters: rowsReadFrom(ran, 'call_outcome_days'),
+          counters: rowsReadFrom(ran, 'call_outcome_quarters'),
         };
       }
     capture.stop();
     // Counting the day's calls read the scope's 362 of them, or every call that ended today (20,362).
     for (const [run, rows] of Object.entries(read)) {
       expect(rows.calls, run).toBe(0);
-      // Each account's rows of today: 1 or 2 (completed, a failure); "as planned" may read yesterday's too.
+      // Each account's quarters of today: 1 or 2 (completed, a failure; each in one quarter).
       expect(rows.counters, run).toBeLessThanOrEqual(4 * scope.length);
     }
   });
@@ -200,10 +219,12 @@ describe("the Overview's outcomes of a day", () => {
       at(0),
     ]);
     await check('deleted');
-    const before = await client.query(`SELECT count(*)::int AS n FROM call_outcome_days`);
+    const counters = `SELECT (SELECT count(*) FROM call_outcome_days)::int AS days,
+                             (SELECT count(*) FROM call_outcome_quarters)::int AS quarters`;
+    const before = await client.query(counters);
     await client.query(`UPDATE calls SET name = 'Renamed' WHERE ended_at < $1`, [at(-30)]);
     await client.query(`DELETE FROM calls WHERE ended_at < $1`, [at(-30)]);
-    expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_days`)).rows).toEqual(before.rows);
+    expect((await client.query(counters)).rows).toEqual(before.rows);
     await check('older calls renamed and deleted');
     // The runtime's labels: given (the result's POST), changed, on a failed call (not counted), taken away.
     await client.query(
@@ -222,13 +243,30 @@ describe("the Overview's outcomes of a day", () => {
     await client.query(`UPDATE calls SET outcome = NULL WHERE outcome IS NOT NULL`);
     await check('labels taken away');
     // No row of 0 is kept.
-    expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_days WHERE calls = 0`)).rows[0]).toEqual({
-      n: 0,
+    expect((await client.query(counters.replaceAll(')::int', ' WHERE calls = 0)::int'))).rows[0]).toEqual({
+      days: 0,
+      quarters: 0,
     });
+  });
+
+  it('removes an account’s quarters older than 49 hours when it writes new ones, and no other account’s', async () => {
+    // A quarter of 50 hours ago for two accounts, as the triggers wrote it then (in SQL: the kept state is the subject).
+    const old = new Date(Date.now() - 50 * 3_600_000);
+    await client.query(
+      `INSERT INTO call_outcome_quarters (account_id, quarter, outcome, calls)
+       SELECT a, oct_outcome_quarter($2), 'completed', 1 FROM unnest($1::uuid[]) AS a`,
+      [[clients[5], clients[6]], old],
+    );
+    await insertEnded([clients[5]!], agency.agentId, 1, at(0, 0.5), { status: 'completed', reason: null });
+    const { rows } = await client.query(
+      `SELECT account_id FROM call_outcome_quarters WHERE quarter < now() - interval '49 hours'`,
+    );
+    expect(rows).toEqual([{ account_id: clients[6] }]);
   });
 
   it('is emptied with the calls', async () => {
     await client.query('TRUNCATE calls CASCADE');
     expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_days`)).rows[0]).toEqual({ n: 0 });
+    expect((await client.query(`SELECT count(*)::int AS n FROM call_outcome_quarters`)).rows[0]).toEqual({ n: 0 });
   });
 });

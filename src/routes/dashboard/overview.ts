@@ -1,8 +1,9 @@
 // The Overview, the landing page after sign-in: for the viewer's account and, for an agency, each of its clients,
 // the calls active now out of the concurrency limit, the calls waiting (and how many for a calling window, for their
-// scheduled time and for a retry), today's outcomes (UTC) and the webhook endpoint's health, each number a link to
-// the Calls list filtered to it; a warning for each endpoint that is disabled or failing; and, until the five steps
-// to a first call are taken, a checklist of them. Live counts come from the concurrency plugin, the rest from storage
+// scheduled time and for a retry), today's outcomes (the viewer's local day so far) and the webhook endpoint's health,
+// each number a link to the Calls list filtered to it; the waiting calls the calling rules hold; a warning for each
+// endpoint that is disabled or failing; and, until the five steps to a first call (and, for an agency, its calling
+// rules) are taken, a checklist of them. Live counts come from the concurrency plugin, the rest from storage
 // reads of recent rows (src/storage/overview.ts): nothing counts an account's history. While a call is under way the
 // page refreshes itself (layout.eta's live region).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -14,9 +15,10 @@ import type { FirstRun, OverviewAccount } from '../../storage/index.js';
 import type { PageModels } from '../../views/page-models.js';
 import { chartDays, overviewChart, type ChartDays } from '../../views/pages/overview-chart.js';
 
-const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 const SETTINGS = '/dashboard/settings/api-webhooks';
+/** The Calls list's held calls (waiting, held by the calling rules). */
+const HELD_CALLS = '/dashboard/calls?held=1';
 
 type Checklist = NonNullable<PageModels['overview']['checklist']>;
 
@@ -27,8 +29,11 @@ type Checklist = NonNullable<PageModels['overview']['checklist']>;
  */
 export const OVERVIEW_CLIENTS_MAX = 50;
 
-/** The five steps to a first call, each done or with where to take it; null once all five are done. */
-function checklist(done: FirstRun): Checklist | null {
+/**
+ * The five steps to a first call, each done or with where to take it, and for an agency the calling rules it is
+ * recommended to switch on (issue 48: off until it does); null once all are done.
+ */
+function checklist(done: FirstRun, agency: boolean): Checklist | null {
   const steps: Checklist = [
     {
       label: 'An agent with a phone number',
@@ -61,6 +66,14 @@ function checklist(done: FirstRun): Checklist | null {
       hint: 'POST /api/v1/calls/trigger with your key, a phone_number and an agent_id (the Agents page shows them)',
     },
   ];
+  if (agency)
+    steps.push({
+      label: 'Calling rules switched on',
+      done: done.callingRules,
+      href: '/dashboard/calling-rules',
+      hint: 'hours where the callee is, caps per number, consent on record (recommended; off until you switch them on)',
+      recommended: true,
+    });
   return steps.every((step) => step.done) ? null : steps;
 }
 
@@ -75,14 +88,19 @@ const overview: FastifyPluginAsyncTypebox = async (fastify) => {
     // The chart's range: 7 days unless 30 are asked for (anything else: 7).
     const chartRange: ChartDays = request.query.days === '30' ? 30 : 7;
     const range = chartDays(now, chartRange);
-    const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
+    const times = request.times;
+    // "Today" is the viewer's local day so far (UTC's when they chose no zone or show UTC), counted from the quarter-
+    // hour counters: every IANA zone in use is a whole number of quarter hours from UTC, so its midnight begins one.
+    const day = times.day(now);
+    const today = { from: times.parse(day)!, to: now };
     const since = new Date(now.getTime() - HOUR_MS);
     // Which accounts are shown is decided in one statement from a few entries of each; only those are then read in
     // full (their live counts, outcomes and endpoint health).
-    const [{ accounts, total, underWay }, firstRun, chartRows] = await Promise.all([
+    const [{ accounts, total, underWay }, firstRun, chartRows, held] = await Promise.all([
       request.scoped.rankedAccounts(OVERVIEW_CLIENTS_MAX, today, since),
       request.scoped.firstRun(),
       request.scoped.outcomesByDay(range[0]!, range.at(-1)!),
+      request.scoped.heldCalls(),
     ]);
     const ids = accounts.map((a) => a.id);
     const [live, outcomes, endpoints] = await Promise.all([
@@ -91,13 +109,8 @@ const overview: FastifyPluginAsyncTypebox = async (fastify) => {
       request.scoped.endpointHealth(accounts, since),
     ]);
     const perClient = isAgencyScope(request.scope);
-    const times = request.times;
-    // The counters' day is UTC's (call_outcome_days): the Overview says so, and its links name that day in the
-    // viewer's zone, where the Calls list reads its dates (docs/dashboard.md, "Times").
-    const day = today.toISOString().slice(0, 10);
-    const todayBounds = times.utc
-      ? { from: day, to: day }
-      : { from: times.typed(today), to: times.typed(new Date(today.getTime() + DAY_MS - 60_000)) };
+    // The links name that day, which the Calls list reads in the viewer's zone too (docs/dashboard.md, "Times").
+    const todayBounds = { from: day, to: day };
     /**
      * The Calls list filtered to one status (and for outcomes, today). "Today" is the day the calls were created: the
      * list filters by creation, the Overview counts calls that ended today.
@@ -170,14 +183,16 @@ const overview: FastifyPluginAsyncTypebox = async (fastify) => {
       live: underWay > 0,
       // A refresh (htmx) swaps the warnings in again: an alert role would have them read out every few seconds.
       announce: request.headers['hx-request'] !== 'true',
-      checklist: checklist(firstRun),
+      checklist: checklist(firstRun, perClient),
+      // Shown while the rules hold a call, and always to an agency that switched them on.
+      held: held.held > 0 || firstRun.callingRules ? { ...held, href: HELD_CALLS } : null,
       rows: accounts.map(rowOf),
       // Of the accounts not shown, those with calls under way (as ranked: the same statement counted them all).
       notShown:
         notShown > 0 ? { count: notShown, underWay: underWay - accounts.filter((a) => a.underWay > 0).length } : null,
       limit: fastify.concurrency.limits.maxActive,
       maxWaiting: fastify.concurrency.limits.maxWaiting,
-      today: day,
+      today: { day, zone: times.zone, from: times.time(today.from) },
       asOf: times.time(now),
       perClient,
       chart: overviewChart(chartRows, now, chartRange, '/dashboard'),

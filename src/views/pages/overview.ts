@@ -5,8 +5,16 @@ import type { ChartModel } from './overview-chart.js';
 export type OverviewModel = {
   /** Whether the endpoint warnings are announced (role="alert"): on a page load, not on each live refresh. */
   announce: boolean;
-  /** The five steps to a first call, each done or linking to where it is taken; null once all are done. */
-  checklist: { label: string; done: boolean; href: string; hint: string }[] | null;
+  /**
+   * The five steps to a first call, each done or linking to where it is taken, and for an agency the calling rules
+   * (`recommended`: not a step to a first call); null once all are done.
+   */
+  checklist: { label: string; done: boolean; href: string; hint: string; recommended?: boolean }[] | null;
+  /**
+   * The scope's waiting calls the calling rules hold (of them, over a cap per number), linking to the Calls list of
+   * them; null when none is held and the rules are off.
+   */
+  held: { held: number; capped: number; href: string } | null;
   rows: {
     name: string;
     kind: AccountKind;
@@ -39,8 +47,11 @@ export type OverviewModel = {
   notShown: { count: number; underWay: number } | null;
   limit: number;
   maxWaiting: number;
-  /** The UTC day "today" is, YYYY-MM-DD. */
-  today: string;
+  /**
+   * The day "today" is (YYYY-MM-DD) in the zone the viewer's times are shown in (UTC when they chose none or show
+   * UTC), and when it began there ("2056-03-01 00:00:00 PST").
+   */
+  today: { day: string; zone: string; from: string };
   asOf: string;
   perClient: boolean;
   /** Calls per day by outcome over the last 7 or 30 days, in the viewer's whole scope (overview-chart.ts). */
@@ -51,6 +62,7 @@ export type OverviewModel = {
 export const OVERVIEW_FIELDS = [
   'announce',
   'checklist',
+  'held',
   'rows',
   'notShown',
   'limit',

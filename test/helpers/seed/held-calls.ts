@@ -1,0 +1,36 @@
+// Waiting calls the calling rules hold, and an agency's calling rules switched on, written straight to the database
+// for the Overview's tests: the hold is the dispatcher's work before an attempt (the rules checked at that moment),
+// which a test of the Overview's count need not run, and the Calling rules page that switches them on is built
+// beside this one.
+import { bulk, type Db } from './bulk.js';
+import { DEFAULT_AGENCY_CALLING_RULES } from '../../../schemas/compliance.js';
+
+/**
+ * `count` waiting calls of `accountId` (its agent `agentId`), created at `at`, that the calling rules hold (`heldBy`:
+ * outside the permitted hours, or over a cap per number), as the dispatcher leaves them; or none held (`heldBy`
+ * null), as any waiting call. Their ids.
+ */
+export async function insertHeldCalls(
+  db: Db,
+  calls: { accountId: string; agentId: string; count: number; heldBy: 'calling_rules' | 'cap' | null; at: Date },
+): Promise<string[]> {
+  const rows = await bulk<{ id: string }>(
+    db,
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
+                        created_at, updated_at, held_by)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, '+1305555' || lpad(i::text, 4, '0'), '+14155550100', '{}'::json,
+            'initiated', $4::timestamptz, $4::timestamptz + interval '1 day', $4, $4, $5::text
+       FROM generate_series(1, $3::int) AS i
+     RETURNING id`,
+    [calls.accountId, calls.agentId, calls.count, calls.at, calls.heldBy],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The agency's calling rules, on (the defaults otherwise: every rule set) or off, as its settings would store them. */
+export async function setCallingRulesEnabled(db: Db, agencyId: string, enabled: boolean): Promise<void> {
+  await bulk(db, `UPDATE accounts SET calling_rules = $2::jsonb WHERE id = $1::uuid AND kind = 'agency'`, [
+    agencyId,
+    JSON.stringify({ ...DEFAULT_AGENCY_CALLING_RULES, enabled }),
+  ]);
+}
