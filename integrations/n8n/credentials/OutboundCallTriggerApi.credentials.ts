@@ -42,7 +42,8 @@ export class OutboundCallTriggerApi implements ICredentialType {
 			type: 'string',
 			typeOptions: { password: true },
 			default: '',
-			description: 'An API key from the dashboard (API & webhooks); it starts with svc_sk_',
+			description:
+				'An API key from the dashboard (Settings → API & Webhooks); it starts with svc_sk_',
 			required: true,
 		},
 	];

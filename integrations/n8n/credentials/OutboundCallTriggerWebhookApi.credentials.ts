@@ -23,7 +23,7 @@ export class OutboundCallTriggerWebhookApi implements ICredentialType {
 			default: '',
 			placeholder: 'whsec_...',
 			description:
-				'The webhook signing secret shown in the dashboard (API & webhooks) when the webhook URL is saved; it starts with whsec_',
+				'The webhook signing secret shown in the dashboard (Settings → API & Webhooks) when the webhook URL is saved; it starts with whsec_',
 			required: true,
 		},
 	];

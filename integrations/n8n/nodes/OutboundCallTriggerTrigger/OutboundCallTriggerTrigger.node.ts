@@ -65,7 +65,7 @@ export class OutboundCallTriggerTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					"Paste this node's Production URL into the dashboard (API & webhooks) as the webhook URL, and the signing secret shown there into this node's credential",
+					"Paste this node's Production URL into the dashboard (Settings → API & Webhooks) as the webhook URL, and the signing secret shown there into this node's credential",
 				name: 'notice',
 				type: 'notice',
 				default: '',
