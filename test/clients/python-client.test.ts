@@ -1,6 +1,7 @@
 // The Python client (clients/python) against the real server: its pytest suite runs with Debian's python3-pytest and
-// python3-httpx against two listening apps (one with a rate limit of one request a minute, its key's request already
-// spent) and a file of deliveries the server really sent; and the package installs offline, py.typed included.
+// python3-httpx against two listening apps (one at one request a minute, for a real 429) and a file of deliveries the
+// server really sent; the Python examples of docs/integrations.md run; and the package installs offline, py.typed
+// included.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,10 +10,10 @@ import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import type { Receiver } from '../helpers/receiver.js';
-import { callIdOf, trigger, TRIGGER_URL } from '../helpers/trigger.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 import { buildWebhookApp } from '../helpers/webhook-app.js';
-import { CLIENT_DIR, requirePythonPackages, runPython } from './python-run.js';
+import { CLIENT_DIR, requirePythonPackages, ROOT, runPython } from './python-run.js';
 
 let app: App;
 let tenant: Tenant;
@@ -31,20 +32,13 @@ beforeAll(async () => {
   ({ app, tenant, receiver, secret } = await buildWebhookApp(20));
   baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
 
-  // One request a minute per key, and this key's request spent first thing (a 400 counts and stores no call): the
-  // client's first attempt meets a 429 whose Retry-After ends this minute, however long the rest takes.
+  // One request a minute per key: the pytest suite spends its key's request, then meets the 429.
   ({ app: limited } = await buildTestApp({
     databaseUrl: app.config.DATABASE_URL!,
     env: { RATE_LIMIT_PER_MINUTE: '1' },
   }));
   limitedTenant = await createTenant(limited.storage, { name: 'Limited Agency' });
   limitedUrl = await limited.listen({ port: 0, host: '127.0.0.1' });
-  const spent = await fetch(`${limitedUrl}${TRIGGER_URL}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${limitedTenant.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ phone_number: '555' }),
-  });
-  expect(spent.status).toBe(400);
 
   // A call followed to its end: the deliveries the receiver got, raw, for the Python side to verify.
   const callId = callIdOf(
@@ -61,6 +55,15 @@ beforeAll(async () => {
   }));
   await fs.writeFile(webhookFile, JSON.stringify({ secret, call_id: callId, deliveries }));
 });
+
+/** The first python block after `heading` in docs/integrations.md. */
+async function pythonSnippet(heading: string): Promise<string> {
+  const markdown = await fs.readFile(path.join(ROOT, 'docs/integrations.md'), 'utf8');
+  const at = markdown.indexOf(`\n${heading}\n`);
+  const code = at < 0 ? undefined : /```python\n([\s\S]*?)```/.exec(markdown.slice(at))?.[1];
+  if (!code) throw new Error(`docs/integrations.md: no python block after ${heading}`);
+  return code;
+}
 
 afterAll(async () => {
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
@@ -85,6 +88,32 @@ describe('the Python client', () => {
 
   it('stored one call for the key that met the 429 and was retried', async () => {
     expect(await prismaOf(limited).call.count({ where: { accountId: limitedTenant.accountId } })).toBe(1);
+  });
+
+  it("docs/integrations.md's example triggers a call", async () => {
+    const run = await runPython(['-c', await pythonSnippet('### Triggering a call')], {
+      env: { OUTBOUND_CALLS_URL: baseUrl, OUTBOUND_CALLS_API_KEY: tenant.key },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const [callId, replayed] = run.stdout.trim().split(' ');
+    expect(replayed).toBe('False');
+    expect(await prismaOf(app).call.count({ where: { id: callId, metadata: { equals: { crm_id: 'L-42' } } } })).toBe(1);
+  });
+
+  it("docs/integrations.md's handler accepts the server's deliveries and refuses a tampered one", async () => {
+    const program = `${await pythonSnippet('### Verifying webhooks')}
+import json
+given = json.load(open(os.environ["OCT_WEBHOOK_FILE"]))
+for d in given["deliveries"]:
+    body = d["body"].encode()
+    print(handle(body, d["headers"]), handle(body.replace(b"L-9", b"L-8"), d["headers"]))
+`;
+    const run = await runPython(['-c', program], { env: { WEBHOOK_SECRET: secret, OCT_WEBHOOK_FILE: webhookFile } });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines.filter((line) => /^[0-9a-f-]{36} /.test(line))).toHaveLength(1); // call.completed prints its call
+    expect(lines.filter((line) => /^\d+ \d+$/.test(line)).length).toBeGreaterThanOrEqual(2);
+    for (const line of lines.filter((l) => /^\d+ \d+$/.test(l))) expect(line).toBe('204 400');
   });
 
   it('installs from the repository path with no package index, py.typed included', async () => {

@@ -32,7 +32,7 @@ def server() -> Dict[str, str]:
 
 @pytest.fixture
 def limited() -> Dict[str, str]:
-    """A server at one request per minute per key, whose key has spent its minute's request already."""
+    """A server at one request per minute per key (a key no other test uses)."""
     return {"base_url": _env("OCT_LIMITED_BASE_URL"), "api_key": _env("OCT_LIMITED_API_KEY")}
 
 

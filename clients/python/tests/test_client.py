@@ -67,7 +67,9 @@ def test_a_validation_message_names_the_field(server: Dict[str, str]) -> None:
 
 
 def test_a_wrong_key_is_a_typed_401(server: Dict[str, str]) -> None:
-    with Client(server["base_url"], server["api_key"][:-1] + "x") as client:
+    key = server["api_key"]
+    typo = key[:-1] + ("b" if key[-1] == "a" else "a")  # always another last character
+    with Client(server["base_url"], typo) as client:
         with pytest.raises(ApiError) as refused:
             client.trigger_call("+14155552671")
     error = refused.value
@@ -97,7 +99,14 @@ def test_network_errors_past_max_attempts_are_raised(server: Dict[str, str]) -> 
 
 
 def test_a_429_waits_retry_after_and_retries_with_the_same_key(limited: Dict[str, str]) -> None:
-    """The limited key spent its request of the minute: the first attempt is 429, the one after Retry-After is 200."""
+    """The key's one request of the minute spent (a 400 counts and stores nothing): the client meets a 429, waits
+    the Retry-After that ends the minute, and its retry with the same key is accepted."""
+    spent = httpx.post(
+        limited["base_url"] + "/api/v1/calls/trigger",
+        json={"phone_number": "555"},
+        headers={"authorization": f"Bearer {limited['api_key']}"},
+    )
+    assert spent.status_code == 400
     transport = RecordingTransport()
     sleeps: List[float] = []
 
