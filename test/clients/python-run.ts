@@ -1,5 +1,5 @@
 // Runs the Python client's code from a test: Debian's python3 (where python3-httpx and python3-pytest install), in a
-// process group of its own that is stopped on every path; fails with the packages to install when it cannot import
+// process group of its own that is stopped on every path; fails naming the packages to install when it cannot import
 // them (CI installs them: no skipping).
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -49,17 +49,25 @@ export async function runPython(
   }
 }
 
-/** Throws, naming the Debian packages, unless the interpreter has httpx and pytest. */
+/** The Debian packages the Python client's tests need (pip and setuptools for the offline install). */
+export const PYTHON_PACKAGES = 'python3 python3-httpx python3-pytest python3-pip python3-setuptools';
+
+/** Throws, naming the Debian packages, unless the interpreter has httpx, pytest, pip and setuptools. */
 export async function requirePythonPackages(): Promise<void> {
   let run: PythonRun;
   try {
-    run = await runPython(['-c', 'import httpx, pytest']);
+    // Found, not imported: importing setuptools after pip in one process trips its distutils check.
+    const modules = '("httpx", "pytest", "pip", "setuptools")';
+    run = await runPython([
+      '-c',
+      `import importlib.util as u, sys; sys.exit(" ".join(m for m in ${modules} if u.find_spec(m) is None) or 0)`,
+    ]);
   } catch (error) {
-    throw new Error(`cannot run ${PYTHON}: apt-get install -y python3 python3-httpx python3-pytest`, { cause: error });
+    throw new Error(`cannot run ${PYTHON}: apt-get install -y ${PYTHON_PACKAGES}`, { cause: error });
   }
   if (run.code !== 0)
     throw new Error(
-      `${PYTHON} cannot import httpx and pytest: apt-get install -y python3-httpx python3-pytest ` +
-        `(or set OCT_PYTHON to an interpreter that has them)\n${run.stderr}`,
+      `${PYTHON} lacks ${run.stderr.trim()}: apt-get install -y ${PYTHON_PACKAGES} ` +
+        '(or set OCT_PYTHON to an interpreter that has httpx, pytest, pip and setuptools)',
     );
 }
