@@ -138,6 +138,15 @@ describe('GoHighLevel Custom Webhook action', () => {
     expect(await response.json()).toEqual({ success: false, error: 'email must be a valid email address' });
   });
 
+  it('a name with a double quote pasted in unescaped is the 400 for a body that is not JSON', async () => {
+    const response = await send(customWebhookRequest({ ...ADA, id: 'Quote1', first_name: 'Ada "The Countess"' }));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      success: false,
+      error: 'Request body is not valid JSON, or contains a forbidden __proto__ or constructor.prototype key',
+    });
+  });
+
   it('a wrong key in the Authorization header is 401', async () => {
     const response = await send(customWebhookRequest(ADA, keyWithTypo(tenant.key)));
     expect(response.status).toBe(401);
