@@ -154,6 +154,10 @@ export default tseslint.config(
       'bench/.tmp/',
       '.bench-scratch/',
       'openapi/',
+      // The TypeScript client's build and its generated types (openapi-typescript's output, checked against the
+      // OpenAPI document by test/clients/typescript-client-types.test.ts).
+      'clients/typescript/dist/',
+      'clients/typescript/src/schema.ts',
       // Written by the README snippet test while it runs (git-ignored).
       'test/readme/.generated-*',
     ],
