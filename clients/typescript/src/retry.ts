@@ -40,7 +40,8 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   if (value === null) return null;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
+  // An HTTP date starts with the day's name (all three of RFC 9110's forms do); Date.parse alone takes "-5" for a year.
+  const at = /^[A-Za-z]{3}\b/.test(trimmed) ? Date.parse(trimmed) : Number.NaN;
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
