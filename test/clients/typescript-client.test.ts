@@ -1,6 +1,6 @@
 // The TypeScript client (clients/typescript) against the real server listening on a free port, through its real fetch:
 // a trigger, idempotency, a typed 400, a 429 from the real rate limiter retried after Retry-After with the same key,
-// and a refused connection retried until the server is up.
+// and a refused connection retried until the server is up (or until an abort ends the wait).
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { freePort } from '../../src/storage/free-port.js';
@@ -199,5 +199,20 @@ describe('retries', () => {
     if (result.ok) return;
     expect(result.error).toMatchObject({ kind: 'network', status: null, attempts: 3, retryable: true });
     expect(new Set(sent.map((s) => s.idempotencyKey))).toEqual(new Set([result.error.idempotencyKey]));
+  });
+
+  it("an abort ends the wait between attempts: triggerCall rejects with the signal's reason", async () => {
+    const port = await freePort();
+    const { sent, fetch } = recordingFetch();
+    // Unaborted, the refused first attempt would be followed by a wait of 30 to 60 s, then a second attempt.
+    const patient = createClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: tenant.key,
+      retry: { maxAttempts: 2, baseDelayMs: 60_000, maxDelayMs: 60_000 },
+      fetch,
+    });
+    const aborted = patient.triggerCall({ phone_number: PHONE }, { signal: AbortSignal.timeout(200) });
+    await expect(aborted).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(sent.length).toBeLessThanOrEqual(1);
   });
 });

@@ -63,7 +63,7 @@ function isEnvelope(value: unknown): value is ErrorResponse {
 }
 
 /** The message of an answer that is not the envelope (a proxy's page, an empty body): status and a short excerpt. */
-function describe(status: number, body: unknown): string {
+function plainMessage(status: number, body: unknown): string {
   const text = typeof body === 'string' ? body.trim().slice(0, 200) : '';
   return text ? `HTTP ${status}: ${text}` : `HTTP ${status}`;
 }
@@ -96,7 +96,7 @@ export function createClient(options: ClientOptions): Client {
         failure = new TriggerCallError({
           kind: 'http',
           status: response.status,
-          message: envelope ? envelope.error : describe(response.status, error),
+          message: envelope ? envelope.error : plainMessage(response.status, error),
           body: envelope,
           retryAfterMs: RETRYABLE_STATUSES.has(response.status)
             ? parseRetryAfter(response.headers.get('retry-after'))
