@@ -1,11 +1,12 @@
 // The TypeScript client (clients/typescript) against the real server listening on a free port, through its real fetch:
-// a trigger, idempotency, a typed 400, a 429 from the real rate limiter retried after Retry-After with the same key,
-// and a refused connection retried until the server is up (or until an abort ends the wait).
+// a trigger, idempotency, a typed 400, a 429 from the real rate limiter and a 503 from an exhausted pool retried after
+// Retry-After with the same key, and a refused connection retried until the server is up (or an abort ends the wait).
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
+import { REQUEST_POOL } from '../../src/storage/database.js';
 import { freePort } from '../../src/storage/free-port.js';
 import { createClient, TriggerCallError, type Client } from '../../clients/typescript/src/index.js';
-import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { buildTestApp, poolsOf, prismaOf } from '../helpers/app.js';
 import { createTenant, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
 import { trigger } from '../helpers/trigger.js';
 
@@ -20,8 +21,11 @@ interface Sent {
   retryAfter: string | null;
 }
 
-/** The real fetch, with what each attempt sent and got written down (and `onRefused` run when a connection fails). */
-function recordingFetch(onRefused?: () => Promise<void>) {
+/**
+ * The real fetch, with what each attempt sent and got written down; `onRefused` runs when a connection fails,
+ * `onAnswer` when an answer came.
+ */
+function recordingFetch(onRefused?: () => Promise<void>, onAnswer?: (status: number) => void) {
   const sent: Sent[] = [];
   const fetch = async (request: Request): Promise<Response> => {
     const entry: Sent = {
@@ -35,6 +39,7 @@ function recordingFetch(onRefused?: () => Promise<void>) {
       const response = await globalThis.fetch(request);
       entry.status = response.status;
       entry.retryAfter = response.headers.get('retry-after');
+      onAnswer?.(response.status);
       return response;
     } catch (error) {
       await onRefused?.();
@@ -164,6 +169,34 @@ describe('retries', () => {
     expect(result.error.message).toMatch(/^Rate limit exceeded\. Retry after \d+ seconds\.$/);
     expect(result.error.retryAfterMs).toBe(Number(sent[0]?.retryAfter) * 1000);
     expect(await callsOf(limited, own)).toEqual([]);
+  });
+
+  it('a 503 (the database overloaded) is retried after its Retry-After with the same key: exactly one call', async () => {
+    const { app: busy } = await buildTestApp({ databaseUrl, pools: true });
+    const busyUrl = await listen(busy);
+    const own = await createTenant(busy.storage);
+    // Every connection of the request pool held: the trigger fails fast with 503, Retry-After 5; they are let go
+    // when that answer has come.
+    const held = await Promise.all(Array.from({ length: REQUEST_POOL.max }, () => poolsOf(busy).requests.connect()));
+    const release = () => {
+      for (const connection of held.splice(0)) connection.release();
+    };
+    try {
+      const { sent, fetch } = recordingFetch(undefined, (status) => status === 503 && release());
+      const recorded = createClient({ baseUrl: busyUrl, apiKey: own.key, retry: FAST, fetch });
+      const result = await recorded.triggerCall({ phone_number: PHONE });
+      if (!result.ok) throw result.error;
+
+      expect(sent.map((s) => [s.status, s.retryAfter])).toEqual([
+        [503, '5'],
+        [200, null],
+      ]);
+      expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(5_000);
+      expect(new Set(sent.map((s) => s.idempotencyKey))).toEqual(new Set([result.idempotencyKey]));
+      expect(await callsOf(busy, own)).toEqual([{ id: result.data.call_id }]);
+    } finally {
+      release();
+    }
   });
 
   it('a refused connection is retried with the same key until the server is up', async () => {
