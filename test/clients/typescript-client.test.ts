@@ -231,6 +231,7 @@ describe('retries', () => {
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error).toMatchObject({ kind: 'network', status: null, attempts: 3, retryable: true });
+    expect(result.error.message).toMatch(/^fetch failed: .*ECONNREFUSED/);
     expect(new Set(sent.map((s) => s.idempotencyKey))).toEqual(new Set([result.error.idempotencyKey]));
   });
 

@@ -68,6 +68,13 @@ function plainMessage(status: number, body: unknown): string {
   return text ? `HTTP ${status}: ${text}` : `HTTP ${status}`;
 }
 
+/** fetch's own message ("fetch failed") with the reason undici keeps in its cause ("connect ECONNREFUSED …"). */
+function networkMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const reason = error.cause instanceof Error ? error.cause.message : null;
+  return reason && reason !== error.message ? `${error.message}: ${reason}` : error.message;
+}
+
 export function createClient(options: ClientOptions): Client {
   if (!options.apiKey) throw new TypeError('createClient: apiKey is required');
   const policy = retryPolicy(options.retry);
@@ -111,7 +118,7 @@ export function createClient(options: ClientOptions): Client {
         failure = new TriggerCallError({
           kind: 'network',
           status: null,
-          message: cause instanceof Error ? cause.message : String(cause),
+          message: networkMessage(cause),
           body: null,
           retryAfterMs: null,
           attempts: attempt,
