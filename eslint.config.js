@@ -156,6 +156,10 @@ export default tseslint.config(
       'openapi/',
       // The n8n community node package: its own lint (n8n's community-node rules, ESLint 9) over its own install.
       'integrations/n8n/',
+      // The TypeScript client's build and its generated types (openapi-typescript's output, checked against the
+      // OpenAPI document by test/clients/typescript-client-types.test.ts).
+      'clients/typescript/dist/',
+      'clients/typescript/src/schema.ts',
       // Written by the README snippet test while it runs (git-ignored).
       'test/readme/.generated-*',
     ],
