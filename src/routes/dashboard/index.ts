@@ -27,6 +27,7 @@ import agentsList from './agents-list.js';
 import assets from './assets.js';
 import auditLog from './audit-log.js';
 import calls from './calls.js';
+import callsExport from './calls-export.js';
 import clients from './clients.js';
 import confirmPassword from './confirm-password.js';
 import { clientDoNotCall, ownDoNotCall } from './do-not-call.js';
@@ -60,6 +61,7 @@ export default async function dashboard(fastify: FastifyInstance) {
     await family.register(agentsList);
     await family.register(agents);
     await family.register(calls);
+    await family.register(callsExport);
     await family.register(users);
     await family.register(ownDoNotCall);
     await family.register(async function agencyOnly(agency) {
