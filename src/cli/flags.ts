@@ -4,6 +4,7 @@ import { RETRY_WAIT_MAX_MINUTES, RETRY_WAITS_MAX, VOICEMAIL_NAME_PLACEHOLDER } f
 import { HANDOFF_STATIC_MAX, HANDOFF_URI_MAX, HANDOFF_VALUE_MAX } from '../../schemas/agent-runtime.js';
 import { DEFAULT_RETRY_WAITS_MINUTES, MAX_ATTEMPTS, VOICEMAIL_MESSAGE_MAX } from '../../schemas/vocabulary.js';
 import { DNC_FLAG_HELP } from './dnc-commands.js';
+import { EXPORT_FLAG_HELP } from './export-commands.js';
 
 // One option set for all commands, because parseArgs needs it before the command is known;
 // each command then rejects the flags that are not its own.
@@ -36,6 +37,9 @@ export const OPTIONS = {
   reason: { type: 'string' },
   'allow-existing-email': { type: 'boolean' },
   'skip-bad-rows': { type: 'boolean' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  out: { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type FlagName = Exclude<keyof typeof OPTIONS, 'json' | 'help'>;
@@ -123,6 +127,7 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
     help: 'Allow an email that already has a dashboard user in another account (signing in then asks which account)',
   },
   ...DNC_FLAG_HELP,
+  ...EXPORT_FLAG_HELP,
 };
 
 /** Flags every command takes. */
@@ -160,4 +165,7 @@ export interface Values {
   reason?: string;
   'allow-existing-email'?: boolean;
   'skip-bad-rows'?: boolean;
+  from?: string;
+  to?: string;
+  out?: string;
 }

@@ -219,7 +219,7 @@ describe('callctl usage, configuration and output', () => {
     expect(human.stdout).toContain('callctl dnc import <account-id> <file.csv>');
     const out = await ok(['help']);
     expect(out.commands).toHaveLength(COMMANDS.length);
-    expect(out.commands).toHaveLength(28);
+    expect(out.commands).toHaveLength(29);
   });
 
   it('every group lists its commands and their options; every command its own options', async () => {
