@@ -22,7 +22,8 @@ const branch = (owner: string, ids: string) => `
         LIMIT $7::int) AS x`;
 
 // Hand-written: the accounts' own calls ($1), those listed for the clients $2 (an agency's key on their agents), and
-// an agency's whole scope ($3, by agency_id); each branch an ordered range of its own index, then the batch's rows.
+// an agency's whole scope ($3, by agency_id); each branch an ordered range of its own index, then the batch's rows by
+// their primary key (as an array: joined, the planner may read the whole table for a thousand of them).
 const EXPORT_BATCH = statement(
   'oct_calls_export_batch',
   `
@@ -35,12 +36,12 @@ const EXPORT_BATCH = statement(
   SELECT c.id, c.created_at AS "createdAt", coalesce(l.name, a.name) AS account, g.name AS agent,
          c.phone_number AS "phoneNumber", c.name, c.status::text AS status, c.recipient_region AS "recipientRegion",
          c.consent, CASE WHEN jsonb_typeof(c.compliance) = 'array' THEN c.compliance -> -1 END AS "lastRecord"
-    FROM batch b
-    JOIN calls c ON c.id = b.id
+    FROM calls c
     LEFT JOIN accounts a ON a.id = c.account_id
     LEFT JOIN accounts l ON l.id = c.listed_for_account_id
     LEFT JOIN agents g ON g.id = c.agent_id
-   ORDER BY b.created_at, b.id`,
+   WHERE c.id = ANY(ARRAY(SELECT b.id FROM batch b))
+   ORDER BY c.created_at, c.id`,
 );
 
 // Hand-written: every agency, for an operator's export of all accounts (each agency's scope is one range).
