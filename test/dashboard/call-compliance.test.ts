@@ -18,7 +18,10 @@ const EVIDENCE = 'https://evidence.example/form?id=1&kind=web';
 let app: App;
 const tenants = {} as Record<'A' | 'A1' | 'B', Tenant>;
 const visitors = {} as Record<'A' | 'A1' | 'B', Visitor>;
-const calls = {} as Record<'held' | 'capped' | 'plain' | 'done' | 'bare' | 'clientHeld' | 'otherHeld', string>;
+const calls = {} as Record<
+  'held' | 'capped' | 'plain' | 'done' | 'bare' | 'edited' | 'clientHeld' | 'otherHeld',
+  string
+>;
 
 const CALL_LINK = /href="\/dashboard\/calls\/([0-9a-f-]{36})"/g;
 const listed = (body: string) => [...body.matchAll(CALL_LINK)].map((m) => m[1]!);
@@ -84,6 +87,13 @@ beforeAll(async () => {
     ],
   });
   calls.bare = await insertComplianceCall(prisma, { ...of(tenants.A), createdAt: created(6) });
+  // A row edited by hand: a consent whose evidence is no https link, records of another shape beside a good one.
+  calls.edited = await insertComplianceCall(prisma, {
+    ...of(tenants.A),
+    createdAt: created(6),
+    consent: { type: 'handshake', obtained_at: 'yesterday', source: 'phone', evidence_url: 'javascript:alert(1)' },
+    compliance: [{ verdict: 'maybe' }, 'text', decisionRecord({ verdict: 'refused', candidates: [], cap: null })],
+  });
   calls.clientHeld = await insertComplianceCall(prisma, {
     ...of(tenants.A1),
     createdAt: created(5),
@@ -149,6 +159,19 @@ describe('the call page', () => {
     expect(second).toBeGreaterThan(first);
     expect(body).toContain('Listed: the number is on a do-not-call list');
     expect(body).toContain('<dd class="consent">None on record</dd>');
+  });
+
+  it('shows a row edited by hand as far as it has the shapes, and no link that is not https', async () => {
+    const { status, body } = await visitors.A.get(`/dashboard/calls/${calls.edited}`);
+    expect(status).toBe(200);
+    expect(body).toContain('<dd class="consent">handshake</dd>');
+    expect(body).toContain('<dd>yesterday</dd>');
+    expect(body).not.toContain('href="javascript:');
+    expect(body).toContain('<dd><bdi>javascript:alert(1)</bdi></dd>');
+    expect(body.match(/<article class="compliance-record">/g)).toHaveLength(1);
+    expect(body).toContain('Refused: never dialled');
+    expect(body).toContain('<dd>No cap applied</dd>');
+    expect(body).not.toContain('compliance-candidates');
   });
 
   it('has no Calling rules section for a call without consent, region or record', async () => {
