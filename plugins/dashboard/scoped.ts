@@ -84,6 +84,13 @@ function accountReads(storage: Storage, request: FastifyRequest) {
       accountIds: string[] | null,
       found: Omit<Parameters<Storage['history']['findCallInHistory']>[0], 'accountIds' | 'listedFor' | 'agencyId'>,
     ) => storage.history.findCallInHistory({ ...historyAccounts(request.scope, accountIds), ...found }),
+    /** The consent export: the scope's calls created in [from, to), oldest first, in batches. */
+    eachCallForExport: (from: Date, to: Date) =>
+      storage.history.eachCallForExport(
+        historyAccounts(request.scope, request.scope.kind === 'agency' ? null : [request.scope.accountId]),
+        from,
+        to,
+      ),
     /** The outcome labels the scope's calls have, for the Outcome filter's suggestions (the first `limit`). */
     outcomeLabels: (limit: number) => storage.history.outcomeLabels(request.scope, limit),
     metadataValues: (calls: CallListRow[], key: string) =>

@@ -61,6 +61,7 @@ export const CallsQuery = Type.Object(
       '[A-Za-z0-9_.-]{1,64}',
     ),
     call: Filter("A call's id: that call alone, if the viewer may see it", ID),
+    held: Filter('yes: only the waiting calls the calling rules hold (hours or a cap per number); empty: any', 'yes'),
     before: Filter('Cursor: the page starts after this call (from "Older")'),
   },
   { description: 'One page of calls, newest first, filtered' },

@@ -85,6 +85,11 @@ export async function showCall(storage: Storage, callId: string, actor: Actor) {
       not_before: call.notBefore.toISOString(),
       expires_at: call.expiresAt.toISOString(),
       dial_attempts: call.dialAttempts,
+      // The calling rules' part as stored (the payload's consent and compliance, and why a waiting call is held).
+      recipient_region: call.recipientRegion,
+      consent: call.consent ?? null,
+      compliance: call.compliance ?? [],
+      held_by: call.heldBy,
       events: call.events.map((e) => ({
         from_status: e.fromStatus,
         to_status: e.toStatus,

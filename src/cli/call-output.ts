@@ -1,9 +1,11 @@
 // `callctl calls show` for people: the call's fields, its metadata as JSON values (so null, "-" and "42" stay
-// apart), the runtime's result (outcome, summary, data as given, the transcript as a conversation, links), the status
-// timeline, and every webhook delivery with each attempt (time, status, latency, error).
+// apart), the runtime's result (outcome, summary, data as given, the transcript as a conversation, links), the calling
+// rules' part (call-compliance-output.ts), the status timeline, and every webhook delivery with each attempt (time,
+// status, latency, error).
 import type { CallResultData, TranscriptEntry } from '../../schemas/agent-runtime.js';
 import { memberText, objectEntries, RawJson } from '../domain/raw-json.js';
 import type { Storage } from '../storage/index.js';
+import { complianceLines } from './call-compliance-output.js';
 import { block, cell, table } from './output.js';
 
 type Row = Record<string, unknown>;
@@ -117,7 +119,18 @@ function deliveryLines(delivery: Row): string[] {
 }
 
 export function formatCall(call: Row): string {
-  const { metadata, events, deliveries, result, result_in_event: inEvent, ...fields } = call;
+  const {
+    metadata,
+    events,
+    deliveries,
+    result,
+    result_in_event: inEvent,
+    recipient_region: region,
+    consent,
+    compliance,
+    held_by: heldBy,
+    ...fields
+  } = call;
   const lines = block(
     Object.fromEntries(
       Object.entries(fields).map(([key, value]) => [key, key === 'name' || key === 'email' ? given(value) : value]),
@@ -126,6 +139,7 @@ export function formatCall(call: Row): string {
   );
   lines.push(...metadataLines(metadata));
   lines.push(...resultLines(result, inEvent));
+  lines.push(...complianceLines(region, consent, compliance, heldBy, terminalSafe));
   const timeline = ((events ?? []) as Row[]).map((e) => ({
     occurred_at: e.occurred_at,
     from: e.from_status,

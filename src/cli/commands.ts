@@ -15,6 +15,7 @@ import { AGENT_COMMANDS } from './agent-commands.js';
 import { formatCall, withResult } from './call-output.js';
 import type { Command } from './command-types.js';
 import { DNC_COMMANDS } from './dnc-commands.js';
+import { EXPORT_COMMANDS } from './export-commands.js';
 import type { Values } from './flags.js';
 import { RETENTION_COMMANDS } from './retention-commands.js';
 import { RULES_COMMANDS } from './rules-commands.js';
@@ -32,7 +33,8 @@ export const GROUPS: Record<string, string> = {
   'api-access': "Switch an account's API access on or off",
   agent: 'Create and change agents (calling windows, retries, voicemail) and set the default agent',
   webhook: "Set, show and re-enable an account's webhook endpoint",
-  calls: "List an account's calls; show one in full; cancel one that is still waiting",
+  calls:
+    "List an account's calls; show one in full; cancel one that is still waiting; export a period's calls with their consent",
   deliveries: 'Send a webhook delivery again',
   user: 'Create dashboard users (a one-time link sets the password), make new links, disable and enable them',
   setup: 'Create an agency and its first dashboard user in one step',
@@ -208,6 +210,7 @@ export const COMMANDS: Command[] = [
         : 'Canceled: it will not be dialled; call.failed goes to the webhook endpoint.',
     run: ({ storage, now }, args) => cancelCall(storage, arg(args, 0), OPERATOR, now()),
   },
+  ...EXPORT_COMMANDS,
   {
     words: ['deliveries', 'replay'],
     args: ['delivery-id'],

@@ -4,6 +4,7 @@ import { RETRY_WAIT_MAX_MINUTES, RETRY_WAITS_MAX, VOICEMAIL_NAME_PLACEHOLDER } f
 import { HANDOFF_STATIC_MAX, HANDOFF_URI_MAX, HANDOFF_VALUE_MAX } from '../../schemas/agent-runtime.js';
 import { DEFAULT_RETRY_WAITS_MINUTES, MAX_ATTEMPTS, VOICEMAIL_MESSAGE_MAX } from '../../schemas/vocabulary.js';
 import { DNC_FLAG_HELP } from './dnc-commands.js';
+import { EXPORT_FLAG_HELP } from './export-commands.js';
 import { RULES_FLAG_HELP } from './rules-commands.js';
 
 // One option set for all commands, because parseArgs needs it before the command is known;
@@ -48,6 +49,7 @@ export const OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   replace: { type: 'boolean' },
+  out: { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type FlagName = Exclude<keyof typeof OPTIONS, 'json' | 'help'>;
@@ -136,6 +138,10 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
   },
   ...DNC_FLAG_HELP,
   ...RULES_FLAG_HELP,
+  ...EXPORT_FLAG_HELP,
+  // Two commands take --from and --to: one help line names both.
+  from: { value: 'HH:MM|YYYY-MM-DD', help: `${RULES_FLAG_HELP.from.help}; ${EXPORT_FLAG_HELP.from.help}` },
+  to: { value: 'HH:MM|YYYY-MM-DD', help: `${RULES_FLAG_HELP.to.help}; ${EXPORT_FLAG_HELP.to.help}` },
 };
 
 /** Flags every command takes. */
@@ -184,4 +190,5 @@ export interface Values {
   from?: string;
   to?: string;
   replace?: boolean;
+  out?: string;
 }

@@ -10,15 +10,20 @@ export interface WaitingTimes {
   notBefore: Date;
   nextAttemptAt: Date | null;
   scheduledAt: Date | null;
+  /** Why the calling rules hold it (calls.held_by: 'calling_rules' or 'cap'; null or absent: they do not). While
+   * they hold it, notBefore is the moment they next allow a dial (src/dispatch writes both). */
+  heldBy?: string | null;
 }
 
 /**
  * Why a waiting call is not dialled yet, in the order it waits: its next attempt (`retry`) or its scheduled time
  * (`schedule`), each followed by the calling window when the window opens after it (`thenWindow`), or the window
- * alone (`window`); `slot` when nothing holds it back but a free slot. `dialAt` is the earliest dial all of them allow.
+ * alone (`window`); `rules` or `cap` when the calling rules hold it (held_by) until a moment after all of those;
+ * `slot` when nothing holds it back but a free slot. `dialAt` is the earliest dial all of them allow.
  */
 export type DialWait =
   | { first: 'retry' | 'schedule' | 'window'; firstAt: Date; thenWindow: boolean; dialAt: Date }
+  | { first: 'rules' | 'cap'; firstAt: Date; thenWindow: false; dialAt: Date }
   | { first: 'slot'; firstAt: null; thenWindow: false; dialAt: null };
 
 /** A waiting call's wait, or null when the call does not wait (it is dialling, talking or has ended). */
@@ -30,6 +35,14 @@ export function dialWait(call: WaitingTimes, now: Date): DialWait | null {
     : later(call.scheduledAt)
       ? { first: 'schedule' as const, firstAt: call.scheduledAt }
       : null;
+  // Held by the rules until after its schedule or next attempt (or with neither): the rules decide its first dial.
+  if (call.heldBy && later(call.notBefore) && (!first || call.notBefore.getTime() > first.firstAt.getTime()))
+    return {
+      first: call.heldBy === 'cap' ? 'cap' : 'rules',
+      firstAt: call.notBefore,
+      thenWindow: false,
+      dialAt: call.notBefore,
+    };
   if (first) {
     const thenWindow = call.notBefore.getTime() > first.firstAt.getTime();
     return { ...first, thenWindow, dialAt: thenWindow ? call.notBefore : first.firstAt };

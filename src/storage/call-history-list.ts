@@ -2,6 +2,7 @@
 // filtered; a search's page from call-history-search.ts, else a walk of the newest calls (HISTORY), and a call
 // searched by its id. Hand-written for their plans (each statement says why), on the pool.
 import type { CallCursor, CallHistoryFilters, CallListRow, HistoryAccounts } from './call-history.js';
+import { HeldCalls, passesHeld } from './call-history-held.js';
 import { CallSearch, nameSearch } from './call-history-search.js';
 import { BY_OWNER, NAME_MERGE_FIRST_MIN, SEARCH_PROBE_WALK_MIN } from './call-history-search-statements.js';
 import { nameOnly, newestFirst, pageParameters, upperBound, wholeScope, type Owners } from './call-history-sql.js';
@@ -35,10 +36,12 @@ function pageOfRows(rows: CallListRow[], limit: number): { calls: CallListRow[];
 /** A page of the Calls list, and a call found by its id in it. */
 export class CallList extends SqlRepository {
   private readonly search: CallSearch;
+  private readonly held: HeldCalls;
 
   constructor(driver: PoolDriver) {
     super(driver);
     this.search = new CallSearch(driver);
+    this.held = new HeldCalls(driver);
   }
 
   /**
@@ -75,6 +78,8 @@ export class CallList extends SqlRepository {
   ): Promise<CallListRow[]> {
     const searching = filters.metadata !== null || filters.numberPrefix !== null || filters.namePrefix !== null;
     if (owners.ids.length === 0) return [];
+    // Held calls only: their partial index holds a bounded few (waiting calls), every other filter applied to them.
+    if (filters.held) return this.held.newestHeld(owners, filters, upper, limit + 1);
     let rows: CallListRow[] | null = null;
     if (searching) {
       // A name search alone is the merge of its names, whose reads are bounded by the names and the page whether the
@@ -128,17 +133,17 @@ export class CallList extends SqlRepository {
   /**
    * Whose calls the statements read for `accounts` and `filters`: the accounts given; or, for an agency, the agency
    * by its calls' agency_id, a range of an (agency_id, ...) index whatever its number of clients. But for a filter
-   * that only an account's index serves (an agent, whose calls are one account's; a number prefix), the agency's
+   * that only an account's index serves (an agent, whose calls are one account's; a number prefix; held calls), the agency's
    * accounts that can have a call at or before `upper` (first_call_at, kept by a trigger, at or before it): a client
    * that never placed a call is not searched, so an agency of a thousand quiet clients costs neither a thousand ids
    * nor a thousand index descents.
    */
   private async ownersOf(
     accounts: HistoryAccounts,
-    filters: Pick<CallHistoryFilters, 'agentId' | 'numberPrefix'>,
+    filters: Pick<CallHistoryFilters, 'agentId' | 'numberPrefix' | 'held'>,
     upper: { at: Date | 'infinity' },
   ): Promise<Owners> {
-    if ('accountIds' in accounts || (filters.agentId === null && filters.numberPrefix === null))
+    if ('accountIds' in accounts || (filters.agentId === null && filters.numberPrefix === null && !filters.held))
       return wholeScope(accounts);
     const { rows } = await this.pool.query<{ id: string }>({
       ...AGENCY_ACCOUNTS_CALLED,
@@ -169,7 +174,7 @@ export class CallList extends SqlRepository {
         ...BY_OWNER[column].pageOf,
         values: [[query.callId], ids, ...pageParameters(filters, upper, 1)],
       });
-      if (rows.length > 0) return rows;
+      if (rows.length > 0) return rows.filter((row) => passesHeld(filters, row));
     }
     return [];
   }

@@ -38,7 +38,8 @@ function searchStatement(name: string, own: number, where: string): Statement {
     LEFT JOIN LATERAL (
       SELECT m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason", m."durationSeconds",
              m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt, m.timezone,
-             m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource", m."listedForAccountId", m.outcome
+             m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource", m."listedForAccountId", m.outcome,
+             m."heldBy", m."heldReason"
         FROM m
        WHERE (m."createdAt", m.id) < (${n(1)}::timestamptz, ${n(2)}::uuid) AND m."createdAt" >= ${n(3)}::timestamptz
          AND (${n(4)}::text IS NULL OR m.status = ${n(4)}::text)
@@ -250,7 +251,7 @@ const probe = (owner: Owner) =>
   SELECT k.seen, m.id, m."accountId", m."agentId", m."phoneNumber", m.name, m.status, m."failureReason",
          m."durationSeconds", m."createdAt", m."startedAt", m."notBefore", m."nextAttemptAt", m."scheduledAt", m.attempt,
          m.timezone, m."attemptsEnded", m."attemptOutcomes", m."answeredBy", m."timezoneSource", m."listedForAccountId",
-         m.outcome
+         m.outcome, m."heldBy", m."heldReason"
     FROM (SELECT count(*)::int AS seen FROM keys) AS k
     LEFT JOIN LATERAL (
       SELECT * FROM newest n

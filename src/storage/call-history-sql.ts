@@ -37,7 +37,8 @@ export const LIST_COLUMNS = `c.id, c.account_id AS "accountId", c.agent_id AS "a
   c.started_at AS "startedAt", c.not_before AS "notBefore", c.next_attempt_at AS "nextAttemptAt", c.scheduled_at AS "scheduledAt",
   c.attempt, c.timezone, jsonb_array_length(c.attempt_outcomes)::int AS "attemptsEnded",
   c.attempt_outcomes AS "attemptOutcomes", c.answered_by::text AS "answeredBy", c.timezone_source::text AS "timezoneSource",
-  c.listed_for_account_id AS "listedForAccountId", c.outcome`;
+  c.listed_for_account_id AS "listedForAccountId", c.outcome, c.held_by AS "heldBy",
+  CASE WHEN c.held_by IS NOT NULL THEN c.compliance -> -1 -> 'reasons' ->> 0 END AS "heldReason"`;
 
 /** The metadata containment's two values: `{"key": value}` for each value that counts (the same twice for one). */
 export function containment(match: MetadataMatch): [string, string] {

@@ -8,6 +8,7 @@ import type { Scope } from '../domain/tenancy.js';
 import { CallDetailReads } from './call-history-detail.js';
 import { CallExtras } from './call-history-extras.js';
 import { CallList } from './call-history-list.js';
+import { CallsExport, type ExportOwners } from './calls-export.js';
 import type { PoolDriver } from './driver.js';
 
 export type { CallDetail } from './call-history-detail.js';
@@ -34,6 +35,8 @@ export interface CallHistoryFilters {
   from: Date | null;
   /** Created before. */
   to: Date | null;
+  /** Only the waiting calls the calling rules hold (held_by set): read through their partial index. */
+  held: boolean;
 }
 
 /** No filter set: the whole list. Spread it and set the filters a request asks for. */
@@ -46,6 +49,7 @@ export const NO_CALL_FILTERS: Readonly<CallHistoryFilters> = {
   outcome: null,
   from: null,
   to: null,
+  held: false,
 };
 
 /** `crm_id = 123`: the key, and the JSON values that count as that value (a number-looking one as both). */
@@ -108,6 +112,9 @@ export interface CallListRow {
   listedForAccountId: string | null;
   /** The runtime's outcome label of its result, null until it reports one (or when it gave none). */
   outcome: string | null;
+  /** Why the calling rules hold it (calls.held_by), and then the last decision record's first reason. */
+  heldBy: string | null;
+  heldReason: string | null;
 }
 
 /** The Calls list's reads and one call's detail, each in its module. */
@@ -115,8 +122,10 @@ export class CallHistoryRepository {
   private readonly list: CallList;
   private readonly detail: CallDetailReads;
   private readonly extras: CallExtras;
+  private readonly export: CallsExport;
 
   constructor(driver: PoolDriver) {
+    this.export = new CallsExport(driver);
     this.list = new CallList(driver);
     this.detail = new CallDetailReads(driver);
     this.extras = new CallExtras(driver);
@@ -130,6 +139,11 @@ export class CallHistoryRepository {
   /** The call `callId` when it is in the scope of `accounts` and passes the filters, else none. */
   findCallInHistory(query: Parameters<CallList['findCallInHistory']>[0]) {
     return this.list.findCallInHistory(query);
+  }
+
+  /** The consent export: the calls of `owners` created in [from, to), oldest first, in batches (calls-export.ts). */
+  eachCallForExport(owners: ExportOwners, from: Date, to: Date) {
+    return this.export.eachCall(owners, from, to);
   }
 
   /** The value of one metadata key of each of the calls `ids` (absent keys left out), as JSON values. */

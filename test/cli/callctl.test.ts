@@ -220,7 +220,7 @@ describe('callctl usage, configuration and output', () => {
     expect(human.stdout).toContain('callctl rules set --account <agency-id>');
     const out = await ok(['help']);
     expect(out.commands).toHaveLength(COMMANDS.length);
-    expect(out.commands).toHaveLength(32);
+    expect(out.commands).toHaveLength(33);
   });
 
   it('every group lists its commands and their options; every command its own options', async () => {

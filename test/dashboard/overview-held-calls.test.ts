@@ -57,7 +57,7 @@ describe('the Overview counts the calls the calling rules hold', () => {
       'Held by the calling rules: 3 waiting calls (1 over a cap per number), your agency and all its clients. They ' +
         'wait until the rules allow them, within their time to live.',
     );
-    expect((await agencyUser.get('/dashboard')).body).toContain(`<a href="${html('/dashboard/calls?held=1')}">`);
+    expect((await agencyUser.get('/dashboard')).body).toContain(`<a href="${html('/dashboard/calls?held=yes')}">`);
     expect(await heldOn(await userOf(client.accountId))).toBe(
       'Held by the calling rules: 1 waiting call (1 over a cap per number). They wait until the rules allow them, ' +
         'within their time to live.',

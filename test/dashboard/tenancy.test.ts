@@ -643,6 +643,8 @@ const SELF_ROUTES: Record<string, string> = {
   'GET /dashboard/agents': 'scoped to the accounts the viewer manages (tested below)',
   'GET /dashboard/agents/new': "a blank form; the accounts it offers are the viewer's (test/dashboard/agents.test.ts)",
   'GET /dashboard/calls': 'scoped to the accounts the viewer manages (test/dashboard/calls.test.ts)',
+  'GET /dashboard/calls/export.csv':
+    "scoped to the viewer's whole scope, with no id to name another's (test/dashboard/calls-export.test.ts)",
   'POST /dashboard/calls/column':
     "the viewer's own user: the metadata key shown on their Calls list (test/dashboard/calls-search.test.ts)",
   'GET /dashboard/users': 'scoped to the accounts the viewer manages (tested below)',

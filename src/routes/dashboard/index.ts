@@ -28,6 +28,7 @@ import assets from './assets.js';
 import auditLog from './audit-log.js';
 import { clientCallingRules, ownCallingRules } from './calling-rules.js';
 import calls from './calls.js';
+import callsExport from './calls-export.js';
 import clients from './clients.js';
 import confirmPassword from './confirm-password.js';
 import { clientDoNotCall, ownDoNotCall } from './do-not-call.js';
@@ -61,6 +62,7 @@ export default async function dashboard(fastify: FastifyInstance) {
     await family.register(agentsList);
     await family.register(agents);
     await family.register(calls);
+    await family.register(callsExport);
     await family.register(users);
     await family.register(ownDoNotCall);
     await family.register(ownCallingRules);

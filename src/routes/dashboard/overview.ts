@@ -18,7 +18,7 @@ import { chartDays, overviewChart, type ChartDays } from '../../views/pages/over
 const HOUR_MS = 3_600_000;
 const SETTINGS = '/dashboard/settings/api-webhooks';
 /** The Calls list's held calls (waiting, held by the calling rules). */
-const HELD_CALLS = '/dashboard/calls?held=1';
+const HELD_CALLS = '/dashboard/calls?held=yes';
 
 type Checklist = NonNullable<PageModels['overview']['checklist']>;
 

@@ -1,4 +1,5 @@
 // The Calls list: a call's status as one badge with its reason, its attempts and its metadata cell.
+import type { AttemptOutcomeData } from '../../../schemas/call.js';
 import {
   LIVE_STATUSES,
   type AttemptOutcome,
@@ -9,7 +10,7 @@ import {
 import { dialWait } from '../../domain/dial-wait.js';
 import type { ShownTimes } from './shown-times.js';
 import { REASON_WORDS, STATUS_WORDS, TIMEZONE_SOURCE_WORDS } from './status.js';
-import type { WaitingCall } from './time.js';
+import { heldWords, type WaitingCall } from './time.js';
 
 /** A badge's colour, as the stylesheet names them (ok green, bad red, wait amber, info blue, muted grey). */
 export type BadgeTone = 'ok' | 'bad' | 'wait' | 'info' | 'muted';
@@ -92,6 +93,14 @@ export function callBadge(
   if (wait.first === 'slot')
     return { text: `Waiting for a slot${position ? ` (#${position} in line)` : ''}`, tone: 'wait' };
   const at = (d: Date) => formatShortIn(d, call.timezone, times);
+  if (wait.first === 'rules' || wait.first === 'cap') {
+    // The reason names the rule and the callee's local time: the badge's second line, and its title in full.
+    const text = heldWords(wait.first, at(wait.dialAt), call.heldReason);
+    const lead = heldWords(wait.first, at(wait.dialAt), null);
+    return call.heldReason
+      ? { text, tone: 'wait', title: call.heldReason, parts: [lead, `(${call.heldReason})`] }
+      : { text, tone: 'wait' };
+  }
   if (wait.first === 'retry' && !wait.thenWindow) return { text: `Retrying at ${at(wait.firstAt)}`, tone: 'wait' };
   if (wait.first === 'schedule' && !wait.thenWindow) return { text: `Scheduled for ${at(wait.firstAt)}`, tone: 'wait' };
   // The window holds it, alone or after its schedule or next attempt: the badge names when it is first dialled.
@@ -171,4 +180,11 @@ export function attemptsCell(
     text: `Attempt ${current}${of === null ? '' : ` of ${of}`}${ended ? `: ${ended}` : ''}`,
     title: times.length ? times.join('; ') : null,
   };
+}
+
+/** The stored attempt_outcomes, as the payload has them (a value edited by hand into another shape shows none). */
+export function storedOutcomes(value: unknown): AttemptOutcomeData[] {
+  return Array.isArray(value)
+    ? value.filter((o): o is AttemptOutcomeData => typeof o === 'object' && o !== null && 'outcome' in o && 'at' in o)
+    : [];
 }

@@ -12,6 +12,18 @@ export interface WaitingCall {
   nextAttemptAt: Date | null;
   scheduledAt: Date | null;
   attempt: number;
+  /** Why the calling rules hold it (calls.held_by), and their reason (the last decision record's first), if any. */
+  heldBy?: string | null;
+  heldReason?: string | null;
+}
+
+/**
+ * What holds a waiting call the rules hold, with their reason: "Held by calling rules until … (US-FL: 8:00–20:00,
+ * 07:42 now in America/New_York)", "Held: cap per number until … (3 of 3 in 24 hours)". `at` writes the moment.
+ */
+export function heldWords(kind: 'rules' | 'cap', until: string, reason: string | null | undefined): string {
+  const lead = kind === 'cap' ? 'Held: cap per number until' : 'Held by calling rules until';
+  return `${lead} ${until}${reason ? ` (${reason})` : ''}`;
 }
 
 /**
@@ -31,6 +43,9 @@ export function waitingWords(call: WaitingCall, now: Date, zone: string | null, 
       return `Scheduled for ${at(wait.firstAt)}${windowAfter}`;
     case 'window':
       return `The calling window opens ${at(wait.firstAt)}`;
+    case 'rules':
+    case 'cap':
+      return heldWords(wait.first, at(wait.firstAt), call.heldReason);
     case 'slot':
       return call.attempt > 1 ? `Attempt ${call.attempt} waits for a free slot` : 'Waits for a free slot';
   }

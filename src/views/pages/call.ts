@@ -1,5 +1,5 @@
 // The call page's model: what src/views/pages/call.eta reads (with the partials it includes).
-import { storedOutcomes } from './calls-list.js';
+import { storedOutcomes } from '../format/badge.js';
 import type { ActiveUser } from '../../storage/index.js';
 import type { CallDetail } from '../../storage/index.js';
 import { metadataRows, reindent, timeline } from './call-timeline.js';
@@ -17,6 +17,8 @@ import { attemptsDialled } from '../../calls/call-view.js';
 import { resultView, type ResultView } from '../format/result.js';
 import type { PageData } from '../page-models.js';
 import type { AccountKind, KeysOf } from './model-parts.js';
+import { callCompliance, type CallComplianceView } from './call-compliance.js';
+import { holdReason } from '../../domain/stored-compliance.js';
 
 /** A call's number and the do-not-call lists that cover it (its account's, its agency's). */
 export interface CallDoNotCall {
@@ -67,6 +69,8 @@ export type CallModel = {
   /** Why the call cannot be canceled any more (dialling, in progress, ended); null when it can be or was canceled. */
   cannotCancel: string | null;
   doNotCall: CallDoNotCall;
+  /** The "Calling rules" section: consent, declared region, each attempt's decision record; null: none to show. */
+  compliance: CallComplianceView | null;
   /** What the voice-agent runtime reported (outcome, summary, data, transcript, links), with when; null: nothing. */
   result: (ResultView & { received: string }) | null;
   timeline: { at: string; what: string; detail: string }[];
@@ -93,6 +97,7 @@ export const CALL_FIELDS = [
   'cancelAction',
   'cannotCancel',
   'doNotCall',
+  'compliance',
   'result',
   'timeline',
   'metadataRows',
@@ -158,7 +163,7 @@ export function callPage(
       reason: call.failureReason ? REASON_WORDS[call.failureReason] : null,
       created: times.time(call.createdAt),
       duration: formatDuration(call.durationSeconds),
-      waiting: waitingWords(call, now, call.timezone, times),
+      waiting: waitingWords({ ...call, heldReason: holdReason(call.compliance) }, now, call.timezone, times),
       attempts: attemptsWords(call, outcomes.length),
       scheduled: call.scheduledAt ? times.withLocal(call.scheduledAt, call.timezone) : null,
       answeredBy: call.answeredBy ? ANSWERED_BY_WORDS[call.answeredBy] : null,
@@ -175,6 +180,7 @@ export function callPage(
     cancelAction: call.status === 'initiated' ? `/dashboard/calls/${call.id}/cancel` : null,
     cannotCancel: cannotCancelWords(call.status, call.failureReason),
     doNotCall,
+    compliance: callCompliance(call, times),
     result: result && { ...result, received: times.time(new Date(result.receivedAt)) },
     timeline: timeline(call, now, times),
     metadataRows: rows,

@@ -18,6 +18,7 @@ export const FILTER_NAMES = [
   'meta_value',
   'outcome',
   'call',
+  'held',
 ] as const;
 /** Above this many agents (or accounts), the Agent (or Client) filter is a name to type rather than a menu. */
 export const FILTER_MENU_MAX = 100;
@@ -51,6 +52,22 @@ export function outcomeFilter(
       problem: `"${typed}" is not an outcome: an outcome is 1 to 64 of a-z, 0-9, _ . and - (like appointment_booked).`,
     };
   return { outcome: typed.toLowerCase() };
+}
+
+/** The Held filter, a checkbox: "yes" (the schema refuses anything else, `refused`), or the problem with it. */
+export function heldFilter(typed: string | undefined, refused: boolean): { held: boolean; problem?: string } {
+  if (!typed) return { held: false };
+  if (refused) return { held: false, problem: `"${typed}" is not a choice of the held filter: tick the box, or not.` };
+  return { held: true };
+}
+
+/** The days the export form first offers: the last 30, in the zone the page shows times in. */
+export function exportForm(times: ShownTimes, now: Date) {
+  return {
+    exportAction: '/dashboard/calls/export.csv',
+    exportFrom: times.day(new Date(now.getTime() - 30 * 86_400_000)),
+    exportTo: times.day(now),
+  };
 }
 
 /** The filters as typed (trimmed; empty ones left out), for the form and the links. */

@@ -9,19 +9,21 @@ import { METADATA_KEY_MAX } from '../../../schemas/trigger.js';
 import { isAgencyScope } from '../../domain/tenancy.js';
 import { CallsQuery } from '../../../schemas/dashboard/calls.js';
 import { canonicalUuid } from '../../../schemas/uuid.js';
-import type { ActiveUser, ScopeAgent } from '../../storage/index.js';
-import { NO_CALL_FILTERS, type CallCursor, type CallHistoryFilters, type CallListRow } from '../../storage/index.js';
+import { NO_CALL_FILTERS, type ActiveUser, type CallCursor, type CallListRow } from '../../storage/index.js';
+import type { CallHistoryFilters, ScopeAgent } from '../../storage/index.js';
 import { attemptsCell, callBadge, hasActiveCall, metadataCellWords, waitsForSlot } from '../format/badge.js';
+import { storedOutcomes } from '../format/badge.js';
 import { STATUS_WORDS } from '../format/status.js';
 import { decodeCursor, encodeCursor } from '../format/cursor.js';
 import { formatDuration } from '../format/time.js';
 import { attemptsDialled } from '../../calls/call-view.js';
-import type { AttemptOutcomeData } from '../../../schemas/call.js';
 import type { PageData } from '../page-models.js';
 import {
   chooseFrom,
   dateFilter,
+  exportForm,
   FILTER_MENU_MAX,
+  heldFilter,
   metadataValues,
   outcomeFilter,
   OUTCOME_SUGGESTIONS,
@@ -155,6 +157,9 @@ export async function callsListPage(
     if (!refused.has('call')) callId = canonicalUuid(typed.call);
     else problems.push(`"${typed.call}" is not a call id (a call id looks like 0b7f3c9e-5d1a-4c2b-9a8e-6f4d2c1b0a9e).`);
   }
+  const held = heldFilter(typed.held, refused.has('held'));
+  if (held.problem) problems.push(held.problem);
+  filters.held = held.held;
   const beforeText = unreadable ? undefined : query?.before?.trim();
   const before = beforeText ? decodeCursor(beforeText) : undefined;
   if (before === null) problems.push('This link to older calls is not valid. Start again from the newest calls.');
@@ -234,6 +239,7 @@ export async function callsListPage(
       choices: choicesOf('client', client),
     },
     column,
+    ...exportForm(request.times, now),
     columnBack: new URLSearchParams(kept).toString(),
     // The page too: after a cancel the list comes back where it was (src/routes/dashboard/call-cancel.ts).
     cancelBack: new URLSearchParams({ ...kept, ...(before && beforeText ? { before: beforeText } : {}) }).toString(),
@@ -287,11 +293,4 @@ async function triggeredByWords(request: FastifyRequest, calls: CallListRow[]): 
   if (!calls.some((c) => c.listedForAccountId)) return '';
   const agency = viewer.accountKind === 'agency' ? viewer.accountName : (await request.scoped.agency(viewer))?.name;
   return `Triggered by ${agency ?? 'the agency'} (agency key)`;
-}
-
-/** The stored attempt_outcomes, as the payload has them (a value edited by hand into another shape shows none). */
-export function storedOutcomes(value: unknown): AttemptOutcomeData[] {
-  return Array.isArray(value)
-    ? value.filter((o): o is AttemptOutcomeData => typeof o === 'object' && o !== null && 'outcome' in o && 'at' in o)
-    : [];
 }

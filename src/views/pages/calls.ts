@@ -32,7 +32,8 @@ export type CallsModel = {
       | 'meta_key'
       | 'meta_value'
       | 'outcome'
-      | 'call',
+      | 'call'
+      | 'held',
       string
     >
   >;
@@ -46,6 +47,11 @@ export type CallsModel = {
   clientFilter: CallsFilter;
   /** The metadata key shown as a column (the viewer's choice), or null. */
   column: string | null;
+  /** Where "Export calls with consent (CSV)" goes (a GET form for a period). */
+  exportAction: string;
+  /** The export's period as the form first offers it: the last 30 days, in the viewer's zone (YYYY-MM-DD). */
+  exportFrom: string;
+  exportTo: string;
   /** The list's filters as a query string, for the column form to come back to. */
   columnBack: string;
   /** The list's filters and page as a query string, for "Cancel selected calls" to come back to. */
@@ -101,6 +107,9 @@ export const CALLS_FIELDS = [
   'agentFilter',
   'clientFilter',
   'column',
+  'exportAction',
+  'exportFrom',
+  'exportTo',
   'columnBack',
   'cancelBack',
   'cancelAction',
