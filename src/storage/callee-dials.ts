@@ -23,8 +23,9 @@ const LOCK_CALLEES = statement(
  * Per request (scope id, number, window in hours, limit), the dials to the number within the window and the newest
  * `limit` of their times (oldest first): the times the next allowed moment is read from. Counted by agency or by
  * account, each on its index (callee_dials_agency, callee_dials_account: a range of (id, number, dialed_at)).
+ * Exported for bench/cap-check.ts, which times it and shows its plan.
  */
-const COUNT_DIALS = statement(
+export const COUNT_DIALS = statement(
   'oct_count_callee_dials',
   `
   SELECT r.i::int AS i, n.count, w.newest
