@@ -6,7 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
+import { ComplianceRecord } from '../../schemas/compliance.js';
 import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
@@ -95,6 +97,9 @@ describe('calling rules before each attempt', () => {
         consent: 'not_required',
       }),
     ]);
+    // What the trigger's payload publishes: each record as the schema has it.
+    for (const record of [...(held.compliance as unknown[]), ...(dialled.compliance as unknown[])])
+      expect([...Value.Errors(ComplianceRecord, record)]).toEqual([]);
     expect(dials()).toHaveLength(1);
     expect(await ledgerOf(app, id)).toMatchObject([{ attempt: 1, accountId: agency.accountId, dialedAt: OPENING }]);
   });
