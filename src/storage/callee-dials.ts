@@ -165,7 +165,7 @@ export async function writeCalleeDials(
       dials.map((d) => d.accountId),
       dials.map((d) => d.phoneNumber),
       records.map((r) => r.id),
-      records.map((r) => JSON.stringify(r.compliance)),
+      records.map((r) => (r.compliance === null || r.compliance === undefined ? null : JSON.stringify(r.compliance))),
       records.map((r) => r.heldBy),
       records.map((r) => r.notBefore),
       now,

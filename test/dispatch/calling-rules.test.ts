@@ -117,6 +117,20 @@ describe('calling rules before each attempt', () => {
     }
   });
 
+  it('dials a held call at its time once the rules are switched off, no longer shown as held', async () => {
+    const { app, agency, at } = await setUp(EARLY);
+    await storeCallingRules(prismaOf(app), agency.accountId, RULES_ON);
+    const id = callIdOf(await trigger(app, agency.key, { phone_number: FLORIDA }));
+    await at(EARLY);
+    expect(await callOf(app, id)).toMatchObject({ heldBy: 'calling_rules' });
+    await storeCallingRules(prismaOf(app), agency.accountId, { ...RULES_ON, enabled: false });
+    await at(OPENING);
+    const dialled = await callOf(app, id);
+    expect(dialled).toMatchObject({ status: 'dialing', heldBy: null });
+    // The hold's record stays: it is what was decided then.
+    expect((dialled.compliance as { verdict: string }[]).map((r) => r.verdict)).toEqual(['held']);
+  });
+
   it('holds a client’s call by the client’s own narrower hours beside its agency’s', async () => {
     // 09:30 in New York: the law allows it, the client's 10:00-18:00 does not.
     const nineThirty = new Date('2056-01-12T14:30:00Z');
