@@ -130,6 +130,48 @@ describe('caps per callee', () => {
     expect(sameAccount).toMatchObject({ status: 'initiated', heldBy: 'cap', notBefore: next });
   });
 
+  it('waits for enough dials to leave a cap lowered below the count, and for the weekly cap', async () => {
+    const { app, agency, at } = await setUp(T);
+    await storeCallingRules(prismaOf(app), agency.accountId, {
+      ...RULES_ON,
+      rule_sets: [],
+      cap: { per_24h: 2, per_7d: 3, scope: 'agency' },
+    });
+    const dial = (phoneNumber: string, ago: number) => ({
+      agencyId: agency.accountId,
+      accountId: agency.accountId,
+      phoneNumber,
+      dialedAt: later(T, -ago),
+    });
+    const [daily, weekly] = ['+13055550131', '+13055550132'];
+    // Five dials in the last 24 hours under a cap of two: three must leave, the third oldest (5 hours ago) last; and
+    // under the weekly three, two more: the third oldest (10 hours ago) must leave the week. The later of the two.
+    // Three in the last 7 days, none in the last 24 hours, under a weekly cap of three: the oldest must leave.
+    await insertPastDials(prismaOf(app), [
+      ...[20, 15, 10, 5, 1].map((h) => dial(daily, h * HOUR)),
+      ...[6 * 24, 3 * 24, 2 * 24].map((h) => dial(weekly, h * HOUR)),
+    ]);
+    const ids = [];
+    for (const phone of [daily, weekly]) ids.push(callIdOf(await trigger(app, agency.key, { phone_number: phone })));
+    await at(T);
+    const [d, w] = await Promise.all(ids.map((id) => callOf(app, id)));
+    expect(d).toMatchObject({ heldBy: 'cap', notBefore: later(T, 158 * HOUR) });
+    expect(reasonsOf(d!.compliance)).toEqual([
+      `5 dial attempts to this number in the last 24 hours (limit 2, agency cap); next at ${later(T, 19 * HOUR).toISOString()}`,
+      `5 dial attempts to this number in the last 168 hours (limit 3, agency cap); next at ${later(T, 158 * HOUR).toISOString()}`,
+    ]);
+    expect(w).toMatchObject({ heldBy: 'cap', notBefore: later(T, 24 * HOUR) });
+    expect(reasonsOf(w!.compliance)).toEqual([
+      `3 dial attempts to this number in the last 168 hours (limit 3, agency cap); next at ${later(T, 24 * HOUR).toISOString()}`,
+    ]);
+    expect((w!.compliance as { cap: unknown }[])[0]!.cap).toEqual({
+      count: 3,
+      limit: 3,
+      window: '168h',
+      scope: 'agency',
+    });
+  });
+
   it('lets one of two calls to one number in one claim through at one below the cap', async () => {
     // 07:30 in New York: both held by Florida's hours, then claimed together at 08:00.
     const early = new Date('2056-01-13T12:30:00Z');
