@@ -13,7 +13,7 @@ import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
 import { forceAgent } from '../helpers/seed.js';
-import { RULES_ON, storeCallingRules, storeRecipientRegion } from '../helpers/seed/calling-rules.js';
+import { RULES_ON, storeCallingRules, storeConsent, storeRecipientRegion } from '../helpers/seed/calling-rules.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 /** A Florida number (305, Miami: America/New_York only). */
@@ -129,6 +129,29 @@ describe('calling rules before each attempt', () => {
     expect(dialled).toMatchObject({ status: 'dialing', heldBy: null });
     // The hold's record stays: it is what was decided then.
     expect((dialled.compliance as { verdict: string }[]).map((r) => r.verdict)).toEqual(['held']);
+  });
+
+  it('records consent on record, or missing where the agency requires it', async () => {
+    const { app, agency, at } = await setUp(EARLY);
+    await storeCallingRules(prismaOf(app), agency.accountId, { ...RULES_ON, consent_required: true });
+    const [given, none] = [
+      callIdOf(await trigger(app, agency.key, { phone_number: FLORIDA })),
+      callIdOf(await trigger(app, agency.key, { phone_number: '+13055550124' })),
+    ];
+    await at(EARLY);
+    await storeConsent(prismaOf(app), given, {
+      type: 'express_written',
+      obtained_at: '2055-12-01T10:00:00Z',
+      source: 'Web form',
+    });
+    await at(OPENING);
+    const consentOf = async (id: string) =>
+      ((await callOf(app, id)).compliance as { attempt: number; verdict: string; consent: string }[]).map((r) => [
+        r.verdict,
+        r.consent,
+      ]);
+    expect(await consentOf(given)).toEqual([['allowed', 'on_record']]);
+    expect(await consentOf(none)).toEqual([['allowed', 'missing']]);
   });
 
   it('holds a client’s call by the client’s own narrower hours beside its agency’s', async () => {
