@@ -195,8 +195,8 @@ export class Dispatcher {
     } = await this.storage.claims.claimDue(
       hinted.length > 0 ? hinted : { now, maxActive: maxConcurrentCalls, limit: CLAIM_ACCOUNTS_PER_PASS },
       { maxActive: maxConcurrentCalls, now },
-      (candidates) => {
-        const plan = planClaim(candidates, now, this.id, this.leaseMs, this.options);
+      async (candidates, ledger) => {
+        const plan = await planClaim(candidates, ledger, now, this.id, this.leaseMs, this.options);
         rescheduled = plan.rescheduled;
         return plan;
       },

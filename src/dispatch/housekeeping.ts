@@ -1,4 +1,5 @@
-// The dispatcher's housekeeping: expiry and recovery sweeps and the simulated calls' next steps, one pass at a time.
+// The dispatcher's housekeeping: expiry and recovery sweeps, the dial ledger's pruning and the simulated calls' next
+// steps, one pass at a time.
 import { transitionCalls, type CallChange } from '../calls/transition.js';
 import { SingleFlight } from '../jobs/single-flight.js';
 import type { ThrottledLog } from '../logging/throttled-log.js';
@@ -7,12 +8,19 @@ import type { DialWork } from './dials.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
 import { advanceSimulatedCalls } from './simulated-dialer.js';
 
+/** The dial ledger (callee_dials) keeps 8 days: the longest cap window (7 days) and a day's margin. */
+export const CALLEE_DIALS_KEPT_MS = 8 * 24 * 3600_000;
+/** How often the ledger is pruned (by the dispatcher's clock): its old rows are a day's dials, not urgent. */
+const PRUNE_EVERY_MS = 60_000;
+
 /** Runs beside the claims, never before them, so that a new call never waits for it (issue 16.3). */
 export class Housekeeping {
   /** The sweeps (when due: on the poll) and the simulated calls' next steps. */
   private readonly pass: SingleFlight;
   private sweepDue = true;
   private readonly storage: Storage;
+  /** When the ledger was last pruned (the dispatcher's clock); null: not yet. */
+  private prunedAt: number | null = null;
 
   constructor(
     private readonly options: DispatcherOptions,
@@ -54,8 +62,17 @@ export class Housekeeping {
       await this.giveWay();
       await this.expire();
       await this.dials.recover();
+      await this.prune();
     }
     await this.advance();
+  }
+
+  /** Deletes the dial ledger's rows older than CALLEE_DIALS_KEPT_MS, a batch per sweep, at most once a minute. */
+  async prune() {
+    const now = this.options.now().getTime();
+    if (this.prunedAt !== null && Math.abs(now - this.prunedAt) < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    await this.storage.claims.pruneCalleeDials(new Date(now - CALLEE_DIALS_KEPT_MS));
   }
 
   private giveWay() {

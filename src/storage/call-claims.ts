@@ -6,6 +6,14 @@ import type pg from 'pg';
 import type { Call } from '../generated/prisma/client.js';
 import type { VoicemailPolicy } from '../../schemas/vocabulary.js';
 import { ACTIVE_STATUSES_SQL, CALL_COLUMNS, writeCallBatch, type PlannedBatch } from './calls.js';
+import {
+  calleeLedgerOn,
+  pruneCalleeDials,
+  writeCalleeDials,
+  type CalleeDial,
+  type CalleeLedger,
+  type ComplianceWrite,
+} from './callee-dials.js';
 import type { ClaimedDelivery } from './delivery-work.js';
 import { statement } from './statements.js';
 import { SqlRepository } from './driver.js';
@@ -67,6 +75,13 @@ export async function lockAccountsForClaim(client: pg.ClientBase, accountIds: st
   return rows.map((r) => r.id);
 }
 
+/** What a claim's plan decides: the batch, the calls put back for their window, the dials and decision records. */
+export type ClaimPlan<T> = PlannedBatch<T> & {
+  waiting: { id: string; notBefore: Date }[];
+  dials: CalleeDial[];
+  records: ComplianceWrite[];
+};
+
 export type ClaimCandidate = Call & {
   agentTimezone: string;
   agentCallingWindows: unknown;
@@ -75,6 +90,13 @@ export type ClaimCandidate = Call & {
    * (listed after acceptance).
    */
   onDoNotCallList: boolean;
+  /** The calling-rules settings of the call's agency (the account's own when it is one): null, off. */
+  agencyCallingRules: unknown;
+  /** A client account's own narrower hours (null for an agency's call), and those of the client it is listed for. */
+  clientCallingRules: unknown;
+  listedForCallingRules: unknown;
+  /** The call's agency (calls.agency_id, or its account's), for the dial ledger. */
+  ledgerAgencyId: string;
 } & AgentVoicemail;
 
 /** The agent's answering-machine detection, read with a call about to be dialled (the dialer asks for it). */
@@ -87,7 +109,9 @@ const AGENT_VOICEMAIL_COLUMNS = `ag.voicemail::text AS "agentVoicemail", ag.voic
 /**
  * Per locked account, its oldest due calls up to its free slots, locked, with their agent's windows and whether their
  * number is now on the do-not-call list of the account, its agency or the client the call is listed for (an agency's
- * key on a client's agent): probes of its unique index, in this round trip. A statement of its own after the account locks: under READ COMMITTED its snapshot sees every claim committed
+ * key on a client's agent): probes of its unique index, in this round trip. With them, the calling-rules settings
+ * (issue 48) of the agency (one primary-key probe per account) and of the clients (the account's own row, and a probe
+ * for a call listed for a client), as stored: read before every attempt. A statement of its own after the account locks: under READ COMMITTED its snapshot sees every claim committed
  * by whoever held a lock before us, so the count of active calls is exact.
  */
 const CANDIDATES = statement(
@@ -96,9 +120,14 @@ const CANDIDATES = statement(
   SELECT ${CALL_COLUMNS}, ag.timezone AS "agentTimezone", ag.calling_windows AS "agentCallingWindows",
          ${AGENT_VOICEMAIL_COLUMNS},
          EXISTS (SELECT 1 FROM do_not_call_entries d WHERE d.account_id IN (acc.id, acc.agency_id, c.listed_for_account_id)
-                    AND d.phone_number = c.phone_number) AS "onDoNotCallList"
+                    AND d.phone_number = c.phone_number) AS "onDoNotCallList",
+         CASE WHEN acc.agency_id IS NULL THEN acc.calling_rules ELSE agy.calling_rules END AS "agencyCallingRules",
+         CASE WHEN acc.agency_id IS NOT NULL THEN acc.calling_rules END AS "clientCallingRules",
+         (SELECT lf.calling_rules FROM accounts lf WHERE lf.id = c.listed_for_account_id) AS "listedForCallingRules",
+         coalesce(c.agency_id, acc.agency_id, acc.id) AS "ledgerAgencyId"
     FROM unnest($1::uuid[]) AS a(id)
     JOIN accounts acc ON acc.id = a.id
+    LEFT JOIN accounts agy ON agy.id = acc.agency_id
    CROSS JOIN LATERAL (SELECT $2::int - count(*)::int AS free FROM calls
                         WHERE account_id = a.id AND status IN (${ACTIVE_STATUSES_SQL})) AS slots
    CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3 AND expires_at > $3
@@ -186,12 +215,14 @@ export class ClaimRepository extends SqlRepository {
    * then what `plan` decides for them: the calls that wait for their window are rescheduled and the batch is written
    * (writeCallBatch), COMMIT. The same statements in the same order as one hand-written transaction: a method owning
    * its pg transaction (not a step of `Storage.transaction`), because Prisma cannot run on a pg client and this is the
-   * dispatcher's hot path. `result` is null when no account was locked.
+   * dispatcher's hot path. `result` is null when no account was locked. `plan` may lock callees and count their dials
+   * through the ledger it is given (callee-dials.ts), in this transaction; the dials and decision records it returns
+   * are written before the batch.
    */
   async claimDue<T>(
     accounts: string[] | { now: Date; maxActive: number; limit: number },
     candidates: { maxActive: number; now: Date },
-    plan: (candidates: ClaimCandidate[]) => PlannedBatch<T> & { waiting: { id: string; notBefore: Date }[] },
+    plan: (candidates: ClaimCandidate[], ledger: CalleeLedger) => Promise<ClaimPlan<T>>,
   ): Promise<{ locked: string[]; result: T | null; leased: ClaimedDelivery[] }> {
     return this.transaction(async (client) => {
       const locked = Array.isArray(accounts)
@@ -199,10 +230,16 @@ export class ClaimRepository extends SqlRepository {
         : await lockDueAccounts(client, accounts);
       if (locked.length === 0) return { locked, result: null, leased: [] };
       const found = await claimCandidates(client, { ...candidates, accountIds: locked });
-      const { waiting, batch, result } = plan(found);
+      const { waiting, batch, result, dials, records } = await plan(found, calleeLedgerOn(client));
       if (waiting.length > 0) await rescheduleCalls(client, waiting);
+      await writeCalleeDials(client, dials, records, candidates.now);
       return { locked, result, leased: batch ? await writeCallBatch(client, batch) : [] };
     });
+  }
+
+  /** Deletes up to `batch` dial-ledger rows older than `before` (housekeeping); returns how many. */
+  pruneCalleeDials(before: Date, batch = 10_000): Promise<number> {
+    return pruneCalleeDials(this.pool, before, batch);
   }
 
   /** Records the intent to dial each call `owner` still holds; returns the ids recorded (the others were taken over). */

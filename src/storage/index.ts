@@ -28,7 +28,8 @@ export {
   type LockedCall,
   type PlannedBatch,
 } from './calls.js';
-export type { ClaimCandidate } from './call-claims.js';
+export type { ClaimCandidate, ClaimPlan } from './call-claims.js';
+export type * from './callee-dials.js';
 export type * from './accounts.js';
 export type * from './agents.js';
 export type * from './audit.js';
