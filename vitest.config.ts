@@ -11,6 +11,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  */
 const LONG_FILES = [
   'test/dashboard/tenancy.test.ts',
+  // Waits out a real rate-limit minute (the Python client's retry on 429).
+  'test/clients/python-client.test.ts',
   'test/browser/every-page.test.ts',
   'test/dashboard/users.test.ts',
   'test/dashboard/large-inputs.test.ts',
