@@ -71,6 +71,28 @@ describe('consent is stored as given and is in every event', () => {
   });
 });
 
+describe('consent and Idempotency-Key', () => {
+  it('the same body again is replayed; another consent under the same key is 422; a refused one is not remembered', async () => {
+    const headers = { 'idempotency-key': 'consent-replay-1' };
+    const body = { phone_number: '+14155552671', consent: CONSENT, recipient_region: 'US-NY' };
+    const first = await trigger(app, tenant.key, body, headers);
+    expect(first.statusCode).toBe(200);
+    const again = await trigger(app, tenant.key, body, headers);
+    expect([again.statusCode, again.headers['idempotent-replayed'], callIdOf(again)]).toEqual([
+      200,
+      'true',
+      callIdOf(first),
+    ]);
+    const other = await trigger(app, tenant.key, { ...body, consent: { ...CONSENT, source: 'Phone' } }, headers);
+    expect(other.statusCode).toBe(422);
+    // A trigger refused for its consent leaves its key free for the corrected one.
+    const retry = { 'idempotency-key': 'consent-replay-2' };
+    const future = { ...body, consent: { ...CONSENT, obtained_at: at(60 * MIN) } };
+    expect((await trigger(app, tenant.key, future, retry)).statusCode).toBe(400);
+    expect((await trigger(app, tenant.key, body, retry)).statusCode).toBe(200);
+  });
+});
+
 describe('a hostile consent is a 400 naming the field, and nothing is stored', () => {
   const cases: [string, unknown, string][] = [
     ['a string', 'yes', 'consent must be a JSON object'],
