@@ -2,6 +2,7 @@
 // stored call to it).
 import { Type, type Static, type TLiteral } from '@sinclair/typebox';
 import { CallResultData } from './agent-runtime.js';
+import { ComplianceRecord, Consent } from './compliance.js';
 import { Metadata } from './metadata.js';
 import { ANSWERED_BY, ATTEMPT_OUTCOMES, CALL_STATUSES, FAILURE_REASONS, TIMEZONE_SOURCES } from './vocabulary.js';
 
@@ -82,6 +83,16 @@ export const CallData = Type.Object(
     result: Type.Union([CallResultData, Type.Null()], {
       description:
         'What the voice-agent runtime reported about the call: outcome, summary, data, transcript. The terminal event waits for it after hang-up up to AGENT_RESULT_WAIT_SECONDS (default 10); null when the runtime has reported nothing by then (a later result is kept and shown in the dashboard, never sent as a second event), and always null in call.started',
+    }),
+    recipient_region: Type.Union([Type.String(), Type.Null()], {
+      description: "The trigger's recipient_region as the calling rules spell it (US-FL); null when it gave none",
+    }),
+    consent: Type.Union([Consent, Type.Null()], {
+      description: "The trigger's consent record as it was given; null when it gave none",
+    }),
+    compliance: Type.Union([ComplianceRecord, Type.Null()], {
+      description:
+        "The calling rules' decision record of the current attempt: what was checked before it was dialled (or held, or refused) and the verdict; null when the agency's calling rules are off or the attempt has not been checked yet",
     }),
   },
   { $id: 'CallData', additionalProperties: false, description: 'A call as webhooks and operators see it' },

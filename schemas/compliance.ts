@@ -3,8 +3,7 @@
 // `compliance`. A leaf beside schemas/calling-rules.ts (the rules themselves) and schemas/call.ts.
 import { Type, type Static } from '@sinclair/typebox';
 import { AgencyCallingRule, CALL_KINDS, CallKind } from './calling-rules.js';
-import { DATE_TIME_PATTERN } from './trigger.js';
-import { FreeText } from './text.js';
+import { DATE_TIME_PATTERN, NAME_TEXT, Text } from './text.js';
 
 /** The rule sets an agency may switch on: the US (federal and states) and Canada. None leaves its own rules only. */
 export const RULE_SETS = ['us', 'ca'] as const;
@@ -85,28 +84,35 @@ export const CONSENT_TYPES = ['express_written', 'express', 'established_busines
 export const CONSENT_SOURCE_MAX = 200;
 export const CONSENT_EVIDENCE_URL_MAX = 2000;
 
-/** The trigger's optional consent record: stored with the call, in every event, exportable for an audit. */
+/** An https link without white space or control characters (the dashboard shows it as a link, the CSV as text). */
+export const EVIDENCE_URL_PATTERN = '^https://[^\\s\\u0000-\\u001f\\u007f-\\u009f]+$';
+
+/**
+ * The trigger's optional consent record: stored with the call, in every event, exportable for an audit. Its strings
+ * are Text (schemas/text.ts): lengths in code points, and a refusal that names the field and the rule.
+ */
 export const Consent = Type.Object(
   {
     type: Type.Union(
       CONSENT_TYPES.map((type) => Type.Literal(type)),
-      { description: 'The kind of consent the callee gave' },
+      { description: `one of ${CONSENT_TYPES.join(', ')}: the kind of consent the callee gave` },
     ),
-    obtained_at: Type.String({
+    obtained_at: Text({
       format: 'date-time',
       pattern: DATE_TIME_PATTERN,
       description: 'When it was obtained (RFC 3339 with an offset; not in the future)',
     }),
-    source: FreeText({
+    source: Text({
       minLength: 1,
       maxLength: CONSENT_SOURCE_MAX,
-      description: 'Where it was obtained, e.g. "Web form, example.com/quote"',
+      pattern: NAME_TEXT,
+      description: `Where it was obtained, e.g. "Web form, example.com/quote": at most ${CONSENT_SOURCE_MAX} characters, no control characters but tab, line feed and carriage return`,
     }),
     evidence_url: Type.Optional(
-      Type.String({
+      Text({
         maxLength: CONSENT_EVIDENCE_URL_MAX,
-        pattern: '^https://[^\\s]+$',
-        description: 'An https:// link to the evidence (a form submission, a recording)',
+        pattern: EVIDENCE_URL_PATTERN,
+        description: `An https:// link to the evidence (a form submission, a recording): at most ${CONSENT_EVIDENCE_URL_MAX} characters, no white space or control characters`,
       }),
     ),
   },

@@ -40,7 +40,7 @@ export function triggerResponses(success: TSchema) {
     200: Type.Unsafe({ ...success, headers: { ...RATE_LIMIT_HEADERS, ...REPLAYED_HEADER } }),
     400: errorResponse(
       400,
-      'Bad request: HTTPS required, key in the URL, malformed or invalid body, agent selection, calling window, a number on the do-not-call list',
+      'Bad request: HTTPS required, key in the URL, malformed or invalid body, agent selection, consent, calling window, permitted calling hours, a number on the do-not-call list',
       [
         'HTTPS_REQUIRED',
         'KEY_IN_URL',
@@ -50,7 +50,9 @@ export function triggerResponses(success: TSchema) {
         'AGENT_NOT_FOUND',
         'NO_DEFAULT_AGENT',
         'AGENT_HAS_NO_PHONE',
+        'CONSENT_REQUIRED',
         'OUTSIDE_CALLING_WINDOW',
+        'OUTSIDE_PERMITTED_HOURS',
         'DO_NOT_CALL',
         'IDEMPOTENCY_KEY_INVALID',
       ],
@@ -62,6 +64,7 @@ export function triggerResponses(success: TSchema) {
         'metadata keys must be 1 to 40 characters',
         TRIGGER_FIELD_ERRORS.scheduledAtPast,
         TRIGGER_FIELD_ERRORS.unknownTimezone,
+        TRIGGER_FIELD_ERRORS.consentInFuture,
       ],
     ),
     401: errorResponse(401, 'Missing, malformed, unknown or revoked API key', ['INVALID_API_KEY']),

@@ -31,6 +31,13 @@ export const EMAIL_RULE =
 const EMAIL = new RegExp(EMAIL_PATTERN, 'u');
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
+/**
+ * An RFC 3339 date-time with its offset (Z or ±HH:MM), as the server reads it: upper-case T and Z, no leap second.
+ * The format (date-time) adds what a pattern cannot say: the day exists in its month.
+ */
+export const DATE_TIME_PATTERN =
+  '^\\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\\d|3[01])T(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|[+-](?:[01]\\d|2[0-3]):[0-5]\\d)$';
+
 /** How a refused date-time is described (schemas/validation.ts): the end of a sentence that starts with the field. */
 export const DATE_TIME_RULE = 'must be an RFC 3339 date-time with its UTC offset, such as 2026-12-01T09:30:00-05:00';
 

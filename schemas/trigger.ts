@@ -1,6 +1,7 @@
 // POST /api/v1/calls/trigger: request body, success response and the headers it reads, as TypeBox schemas.
 import { Type, type Static } from '@sinclair/typebox';
-import { EMAIL_PATTERN, EMAIL_RULE, FreeText, NAME_TEXT, STORABLE_TEXT, Text } from './text.js';
+import { COMPLIANCE_ERRORS, Consent } from './compliance.js';
+import { DATE_TIME_PATTERN, EMAIL_PATTERN, EMAIL_RULE, FreeText, NAME_TEXT, STORABLE_TEXT, Text } from './text.js';
 
 export const METADATA_MAX_KEYS = 50;
 export const METADATA_KEY_MAX = 40;
@@ -10,20 +11,19 @@ export const METADATA_STRING_MAX = 500;
 export const SCHEDULE_MAX_DAYS_AHEAD = 30;
 export const SCHEDULE_SKEW_MINUTES = 5;
 export const TIMEZONE_NAME_MAX = 64;
+/** The longest recipient_region read (US-FL is 5; a little room for white space around it). */
+export const RECIPIENT_REGION_MAX = 10;
 
 /** The 400s of the two fields' rules no schema can state (they depend on the clock and on the time-zone data). */
 export const TRIGGER_FIELD_ERRORS = {
   scheduledAtPast: `scheduled_at must not be in the past (up to ${SCHEDULE_SKEW_MINUTES} minutes behind the server's clock is read as now)`,
   scheduledAtTooFar: `scheduled_at must be at most ${SCHEDULE_MAX_DAYS_AHEAD} days ahead`,
   unknownTimezone: 'recipient_timezone must be an IANA time zone name such as America/New_York',
+  consentInFuture: COMPLIANCE_ERRORS.consentInFuture,
 } as const;
 
-/**
- * An RFC 3339 date-time with its offset (Z or ±HH:MM), as the server reads it: upper-case T and Z, no leap second.
- * The format (date-time) adds what a pattern cannot say: the day exists in its month.
- */
-export const DATE_TIME_PATTERN =
-  '^\\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\\d|3[01])T(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|[+-](?:[01]\\d|2[0-3]):[0-5]\\d)$';
+// In text.ts since the consent record (schemas/compliance.ts, which this file imports) uses it too.
+export { DATE_TIME_PATTERN };
 
 const NO_NUL = 'no NUL or unpaired surrogates';
 
@@ -103,6 +103,27 @@ export const TriggerBody = Type.Object(
           "(window_timezone: recipient); without it that zone is the number's country's when the country has a single zone, else the agent's. " +
           "A name the server's time-zone database does not know (or a UTC offset such as +05:00) is refused (400 naming the field), whatever the agent.",
         examples: ['America/New_York'],
+      }),
+    ),
+    recipient_region: Type.Optional(
+      Text({
+        minLength: 1,
+        maxLength: RECIPIENT_REGION_MAX,
+        description:
+          'Where the callee is, if the caller knows: an ISO 3166-2 code of a US state or territory or a Canadian province or territory ' +
+          '(US-FL, CA-QC; any case), or US or CA. Stored with the call (normalised, e.g. US-FL) and, when the agency has switched its calling rules on, ' +
+          "checked beside the places the number's own prefix may be in: a dial happens only at a moment every one of them allows. " +
+          'An unknown code is refused (400 naming the field), whether or not the rules are on.',
+        examples: ['US-FL'],
+      }),
+    ),
+    consent: Type.Optional(
+      Type.Object(Consent.properties, {
+        additionalProperties: false,
+        description:
+          "The callee's consent on record: stored with the call and in every event's payload. obtained_at must not be in the future " +
+          `(up to ${SCHEDULE_SKEW_MINUTES} minutes ahead of the server's clock is read as now). ` +
+          'Required (400 "Consent is required for this agent") when the agent, or its agency\'s calling rules, say so.',
       }),
     ),
   },

@@ -12,7 +12,8 @@ export interface Example<T extends string> {
 
 // A call scheduled for 09:30 in the callee's zone (the trigger's recipient_timezone; its agent's calling window
 // follows the callee), whose agent retries busy lines once after 30 minutes and has voicemail detection on: its first
-// attempt rang busy at the scheduled time.
+// attempt rang busy at the scheduled time. Its agency's calling rules are on: the trigger declared the callee in New
+// York (recipient_region) and gave the consent on record, and each attempt carries its decision record (compliance).
 
 /** The scheduled call's second attempt begins. */
 export const CALL_STARTED_EXAMPLE: Example<'call.started'> = {
@@ -41,6 +42,32 @@ export const CALL_STARTED_EXAMPLE: Example<'call.started'> = {
     timezone: 'America/New_York',
     timezone_source: 'request',
     result: null,
+    recipient_region: 'US-NY',
+    consent: {
+      type: 'express_written',
+      obtained_at: '2026-11-28T18:04:11Z',
+      source: 'Web form, example.com/quote',
+      evidence_url: 'https://example.com/consents/L-42.pdf',
+    },
+    compliance: {
+      attempt: 2,
+      checked_at: '2026-12-01T15:00:05.000Z',
+      verdict: 'allowed',
+      reasons: [],
+      rules_version: '1.2.0',
+      candidates: [
+        {
+          region: 'US-NY',
+          timezone: 'America/New_York',
+          local_time: '2026-12-01 10:00',
+          allowed: true,
+          rule: 'us-tcpa-64-1200-c1',
+        },
+      ],
+      cap: { count: 1, limit: 3, window: '24h', scope: 'agency' },
+      do_not_call: 'clear',
+      consent: 'on_record',
+    },
   },
 };
 
@@ -90,6 +117,32 @@ export const CALL_COMPLETED_EXAMPLE: Example<'call.completed'> = {
       opt_out: false,
       received_at: '2026-12-01T15:02:55.000Z',
     },
+    recipient_region: 'US-NY',
+    consent: {
+      type: 'express_written',
+      obtained_at: '2026-11-28T18:04:11Z',
+      source: 'Web form, example.com/quote',
+      evidence_url: 'https://example.com/consents/L-42.pdf',
+    },
+    compliance: {
+      attempt: 2,
+      checked_at: '2026-12-01T15:00:05.000Z',
+      verdict: 'allowed',
+      reasons: [],
+      rules_version: '1.2.0',
+      candidates: [
+        {
+          region: 'US-NY',
+          timezone: 'America/New_York',
+          local_time: '2026-12-01 10:00',
+          allowed: true,
+          rule: 'us-tcpa-64-1200-c1',
+        },
+      ],
+      cap: { count: 1, limit: 3, window: '24h', scope: 'agency' },
+      do_not_call: 'clear',
+      consent: 'on_record',
+    },
   },
 };
 
@@ -127,6 +180,9 @@ export const CALL_FAILED_EXAMPLE: Example<'call.failed'> = {
     timezone: 'Europe/London',
     timezone_source: 'country',
     result: null,
+    recipient_region: null,
+    consent: null,
+    compliance: null,
   },
 };
 
@@ -160,5 +216,8 @@ export const CALL_FAILED_BEFORE_DIAL_EXAMPLE: Example<'call.failed'> = {
     timezone: 'America/Los_Angeles',
     timezone_source: 'agent',
     result: null,
+    recipient_region: null,
+    consent: null,
+    compliance: null,
   },
 };

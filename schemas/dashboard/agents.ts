@@ -153,6 +153,13 @@ export const AgentForm = Form(
           'voicemail_message, then hangs up); absent: off on a new agent, unchanged on an edit',
       }),
     ),
+    consent_required: Type.Optional(
+      Type.Union([Type.Literal('off'), Type.Literal('on')], {
+        description:
+          'Whether every trigger for the agent must carry the callee\'s consent (400 "Consent is required for this ' +
+          'agent" without it); absent: off on a new agent, unchanged on an edit',
+      }),
+    ),
     voicemail_message: Type.Optional(
       Type.String({
         maxLength: 2000,

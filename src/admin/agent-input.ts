@@ -13,6 +13,7 @@ import {
   AgentSettingError,
   conflictsOfChange,
   normalizeVoicemailMessage,
+  parseConsentRequired,
   parseMaxAttempts,
   parseRetryOn,
   parseRetryWaits,
@@ -37,6 +38,7 @@ import {
   type VoicemailPolicy,
   type WindowTimezone,
 } from '../../schemas/vocabulary.js';
+import { storedAgentFields, type StoredAgent } from './agent-stored.js';
 import { AdminError } from './errors.js';
 
 /**
@@ -62,6 +64,8 @@ export interface AgentInput extends HandoffInput {
   /** The message left on a machine; empty or null: none. */
   voicemailMessage?: string | null | undefined;
   windowTimezone?: string | undefined;
+  /** Triggers must carry `consent`: "on"/"off" (callctl, the form) or a boolean. */
+  consentRequired?: string | boolean | undefined;
 }
 
 export interface CreateAgentInput extends AgentInput {
@@ -111,7 +115,8 @@ export function agentInputProblem(input: Omit<AgentInput, 'name'>): string | nul
     (maxAttempts === undefined ? null : settingProblem(() => parseMaxAttempts(maxAttempts))) ??
     (retryOn === undefined ? null : settingProblem(() => parseRetryOn(retryOn))) ??
     (retryWaits === undefined ? null : settingProblem(() => parseRetryWaits(retryWaits))) ??
-    (input.voicemail === undefined ? null : oneOf('voicemail', input.voicemail, VOICEMAIL_POLICIES));
+    (input.voicemail === undefined ? null : oneOf('voicemail', input.voicemail, VOICEMAIL_POLICIES)) ??
+    (input.consentRequired === undefined ? null : settingProblem(() => parseConsentRequired(input.consentRequired!)));
   if (problem) return problem;
   const message = typeof voicemailMessage === 'string' ? normalizeVoicemailMessage(voicemailMessage) : null;
   const messageProblem = message === null ? null : voicemailMessageProblem(message);
@@ -173,6 +178,7 @@ export function auditedFields(fields: AgentFields): Record<string, unknown> {
     stream_parameters: storedPairs(fields.streamParameters),
     sip_uri: fields.sipUri,
     sip_headers: storedPairs(fields.sipHeaders),
+    consent_required: fields.consentRequired,
   };
 }
 
@@ -194,6 +200,7 @@ function givenFields(input: AgentInput): Partial<AgentFields> {
   if (input.voicemailMessage !== undefined)
     fields.voicemailMessage =
       input.voicemailMessage === null ? null : normalizeVoicemailMessage(input.voicemailMessage);
+  if (input.consentRequired !== undefined) fields.consentRequired = parseConsentRequired(input.consentRequired);
   return { ...fields, ...givenHandoffFields(input) };
 }
 
@@ -211,6 +218,7 @@ function newAgentFields(input: AgentInput): AgentFields {
     retryWaitsMinutes: [...DEFAULT_RETRY_WAITS_MINUTES],
     voicemail: 'off',
     voicemailMessage: null,
+    consentRequired: false,
     ...DEFAULT_HANDOFF,
     ...givenFields(input),
   };
@@ -246,10 +254,6 @@ export function agentFields(input: CreateAgentInput): AgentFields {
   return newAgentFields(input);
 }
 
-/** An agent's row as read: its JSON fields as they were stored (by hand, perhaps), not yet checked. */
-type StoredAgent = Omit<AgentFields, JsonField> & Record<JsonField, unknown>;
-type JsonField = 'callingWindows' | 'retryOn' | 'retryWaitsMinutes' | 'streamParameters' | 'sipHeaders';
-
 /**
  * An agent's fields once `input` is applied to its stored ones, checked, with the fields that change (audited names),
  * or an AdminError saying what is wrong (callctl's words).
@@ -257,24 +261,8 @@ type JsonField = 'callingWindows' | 'retryOn' | 'retryWaitsMinutes' | 'streamPar
 export function updatedAgentFields(agent: StoredAgent, input: AgentInput) {
   const single = (input.name === undefined ? null : agentNameProblem(input.name.trim())) ?? agentInputProblem(input);
   if (single) throw new AdminError(single);
-  const stored: AgentFields = {
-    name: agent.name,
-    phoneNumber: agent.phoneNumber,
-    timezone: agent.timezone,
-    callingWindows: agent.callingWindows as AgentFields['callingWindows'],
-    outsideWindowPolicy: agent.outsideWindowPolicy,
-    windowTimezone: agent.windowTimezone,
-    maxAttempts: agent.maxAttempts,
-    retryOn: agent.retryOn as AgentFields['retryOn'],
-    retryWaitsMinutes: agent.retryWaitsMinutes as AgentFields['retryWaitsMinutes'],
-    voicemail: agent.voicemail,
-    voicemailMessage: agent.voicemailMessage,
-    handoff: agent.handoff,
-    streamUrl: agent.streamUrl,
-    streamParameters: storedPairs(agent.streamParameters),
-    sipUri: agent.sipUri,
-    sipHeaders: storedPairs(agent.sipHeaders),
-  };
+  const stored = storedAgentFields(agent);
+
   // A setting the change makes inapplicable and does not give returns to its neutral value (--window none: queue, in
   // the agent's zone); one it gives that cannot apply is refused. A contradiction between settings it leaves alone
   // (stored before these rules, or by hand) does not block an edit of other fields.

@@ -1,7 +1,7 @@
-// Accepting a trigger: number check, schedule and recipient zone, agent selection and tenancy, the calling window in
-// the call's zone at its first possible dial; then one statement that, under the account's lock, checks the queue
-// bound and stores the call, its first event and the idempotent response together. Waking the dispatchers is the
-// caller's (after commit: see plugins/jobs.ts).
+// Accepting a trigger: number check, schedule, recipient zone, region and consent, agent selection and tenancy, consent
+// required, the calling window in the call's zone at its first possible dial, the calling rules' hours (reject); then
+// one statement that, under the account's lock, checks the queue bound and stores the call, its first event and the
+// idempotent response together. Waking the dispatchers is the caller's (after commit: see plugins/jobs.ts).
 import type { AgentSnapshot, Principal } from '../domain/principal.js';
 import { earliestDial, readScheduledAt } from '../domain/call-schedule.js';
 import { callingWindowsSchemaCheck, isWithinCallingWindow, nextWindowOpening } from '../domain/calling-window.js';
@@ -9,6 +9,7 @@ import { newRowId } from '../domain/ids.js';
 import { parseE164 } from '../domain/phone-number.js';
 import { callTimezone, knownTimeZone } from '../domain/recipient-timezone.js';
 import { canUseAgent } from '../domain/tenancy.js';
+import { callingRulesFor, consentOf, recipientRegionOf } from './accept-compliance.js';
 import { AppError } from '../errors.js';
 import { TRIGGER_FIELD_ERRORS, type TriggerBody } from '../../schemas/trigger.js';
 import type { Storage } from '../storage/index.js';
@@ -81,7 +82,17 @@ export async function acceptCall(storage: Storage, input: AcceptInput): Promise<
   // Both are checked whatever the agent, so a bad value is refused before anything is read or stored.
   const scheduledAt = scheduledAtOf(body, now);
   const requestedZone = recipientZoneOf(body);
+  const recipientRegion = recipientRegionOf(body);
+  const consent = consentOf(body, now);
   const agent = await selectAgent(storage, principal, body.agent_id);
+  // Consent (the agent's setting, or its agency's rules) before the windows: its answer does not depend on the clock.
+  const rules = await callingRulesFor(storage, {
+    principal,
+    agent,
+    phoneNumber: body.phone_number,
+    recipientRegion,
+    consent,
+  });
   const zone = callTimezone(agent, { requested: requestedZone, country: number.country });
 
   // The window is read in the call's zone at its first possible dial: the scheduled time, or now. An agent whose
@@ -93,6 +104,9 @@ export async function acceptCall(storage: Storage, input: AcceptInput): Promise<
     if (agent.outsideWindowPolicy === 'reject') throw new AppError('OUTSIDE_CALLING_WINDOW');
     notBefore = nextWindowOpening(windows, zone.timezone, earliest) ?? earliest;
   }
+  // Then the laws' hours where the callee may be, when the agency's rules are on and the agent rejects (with queue,
+  // the dispatcher holds the call until they allow it).
+  rules.hours(earliest);
   // The time to live counts from when the call may first be dialled: a call queued for tomorrow's window (or
   // scheduled for next week) is not stale.
   const expiresAt = new Date(notBefore.getTime() + limits.queuedCallTtlHours * 3600_000);
@@ -119,6 +133,8 @@ export async function acceptCall(storage: Storage, input: AcceptInput): Promise<
     // An agency's key on a client's agent: the call stays the agency's (limit, queue, idempotency, endpoint) and is
     // listed for the client too, whose do-not-call list then applies as well.
     listedForAccountId: agent.accountId === principal.accountId ? null : agent.accountId,
+    recipientRegion,
+    consent,
     idempotency: input.idempotencyRecordId
       ? { recordId: input.idempotencyRecordId, status: 200, body: acceptedResponse(callId) }
       : null,

@@ -2,8 +2,9 @@
 // The view is derived from the CallData schema: its properties in their order, each the row's field of the same name
 // in camelCase (a Date as its ISO string), except the few written out in SPECIAL. A new column that is published as
 // stored therefore needs no edit here: its property in CallData and its field in the row are enough.
-import type { TObject } from '@sinclair/typebox';
+import type { TObject, TSchema } from '@sinclair/typebox';
 import { CallData, type AttemptOutcomeData } from '../../schemas/call.js';
+import { ComplianceRecord, Consent, type ComplianceRecordData, type ConsentData } from '../../schemas/compliance.js';
 import type { CallResultData } from '../../schemas/agent-runtime.js';
 import type { CallRow as Call } from '../storage/index.js';
 
@@ -46,6 +47,8 @@ const SPECIAL = {
     attemptsDialled({ ...call, attemptsEnded: outcomes.length }),
   attempt_outcomes: (_call: Call, outcomes: AttemptOutcomeData[]) => outcomes,
   result: (call: Call) => resultOf(call),
+  consent: (call: Call) => (call.consent === null ? null : (inSchemaOrder(Consent, call.consent) as ConsentData)),
+  compliance: (call: Call) => complianceOf(call),
 } satisfies { [K in keyof CallData]?: (call: Call, outcomes: AttemptOutcomeData[]) => CallData[K] };
 
 /**
@@ -60,6 +63,35 @@ export function resultOf(call: Call): CallResultData | null {
   const stored = (call as CallWithResult).result;
   if (stored === undefined || stored === null) return null;
   return typeof stored === 'string' ? (JSON.parse(stored) as CallResultData) : stored;
+}
+
+/**
+ * A stored JSON value (jsonb: its keys come back sorted by length) with its objects' keys in the schema's order, and
+ * only the schema's: the signed webhook body reads as the published shape, the same on every read.
+ */
+export function inSchemaOrder(schema: TSchema, value: unknown): unknown {
+  if (Array.isArray(value))
+    return schema.items ? value.map((item) => inSchemaOrder(schema.items as TSchema, item)) : value;
+  if (value === null || typeof value !== 'object') return value;
+  const shape = (schema.properties ? schema : (schema.anyOf as TSchema[] | undefined)?.find((s) => s.properties)) as
+    TObject | undefined;
+  if (!shape) return value;
+  const stored = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(shape.properties)) {
+    if (stored[key] !== undefined) out[key] = inSchemaOrder(inner, stored[key]);
+  }
+  return out;
+}
+
+/**
+ * The decision record of the call's current attempt: the last stored (calls.compliance, oldest first) whose attempt is
+ * the call's; null when there is none (rules off, or the attempt not checked yet).
+ */
+export function complianceOf(call: Call): ComplianceRecordData | null {
+  const records = Array.isArray(call.compliance) ? (call.compliance as { attempt?: unknown }[]) : [];
+  const current = records.findLast((record) => record?.attempt === call.attempt);
+  return current === undefined ? null : (inSchemaOrder(ComplianceRecord, current) as ComplianceRecordData);
 }
 
 /** `attempt_outcomes` -> `attemptOutcomes`: the row's name for a property. */

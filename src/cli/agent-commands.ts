@@ -31,6 +31,7 @@ const AGENT_FLAGS = [
   'retry-waits',
   'voicemail',
   'voicemail-message',
+  'consent-required',
   'handoff',
   'stream-url',
   'stream-param',
@@ -87,6 +88,7 @@ function agentInputOf(values: Values): AgentInput {
     retryWaits: values['retry-waits'],
     voicemail: values.voicemail,
     voicemailMessage: values['voicemail-message'],
+    consentRequired: values['consent-required'],
     handoff: handoffOf(values),
     streamUrl: values['stream-url'] === DEFAULT ? null : values['stream-url'],
     streamParameters: pairsOf(values, 'stream-param'),
@@ -122,6 +124,7 @@ export const AGENT_COMMANDS: Command[] = [
       '                     [--window-timezone agent|recipient] [--max-attempts 1-5]\n' +
       '                     [--retry-on busy,no_answer,voicemail] [--retry-waits 30,120,1440]\n' +
       '                     [--voicemail off|hang_up|leave_message] [--voicemail-message <text>]\n' +
+      '                     [--consent-required on|off]\n' +
       '                     [--handoff stream|sip] [--stream-url <wss-url>] [--stream-param <name>=<value>]...\n' +
       '                     [--sip-uri <sip-uri>] [--sip-header X-<Name>=<value>]...',
     summary:
@@ -156,6 +159,7 @@ export const AGENT_COMMANDS: Command[] = [
       '                     [--window-timezone agent|recipient] [--max-attempts 1-5]\n' +
       '                     [--retry-on busy,no_answer,voicemail|none] [--retry-waits 30,120,1440]\n' +
       '                     [--voicemail off|hang_up|leave_message] [--voicemail-message <text>]\n' +
+      '                     [--consent-required on|off]\n' +
       '                     [--handoff stream|sip] [--stream-url <wss-url>|default] [--stream-param <name>=<value>|none]...\n' +
       '                     [--sip-uri <sip-uri>|none] [--sip-header X-<Name>=<value>|none]...',
     summary:
@@ -166,6 +170,7 @@ export const AGENT_COMMANDS: Command[] = [
       `callctl agent update ${AGENT} --max-attempts 3 --retry-on busy,no_answer`,
       `callctl agent update ${AGENT} --voicemail hang_up --retry-on busy,no_answer,voicemail --retry-waits 60`,
       `callctl agent update ${AGENT} --window "mon-fri 08:00-18:00" --window-timezone recipient`,
+      `callctl agent update ${AGENT} --consent-required on`,
       `callctl agent update ${AGENT} --sip-uri "sip:front-desk@sip.example.com;transport=tls" --sip-header X-Bot=front-desk`,
       `callctl agent update ${AGENT} --handoff stream --stream-url default --stream-param none`,
       `callctl agent update ${AGENT} --name "Front desk (night)" --phone none --window none --max-attempts 1`,

@@ -26,6 +26,7 @@ export const OPTIONS = {
   'retry-waits': { type: 'string' },
   voicemail: { type: 'string' },
   'voicemail-message': { type: 'string' },
+  'consent-required': { type: 'string' },
   handoff: { type: 'string' },
   'stream-url': { type: 'string' },
   'stream-param': { type: 'string', multiple: true },
@@ -100,6 +101,12 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
     value: '<text>',
     help: `The message left on a machine, at most ${VOICEMAIL_MESSAGE_MAX} characters; ${VOICEMAIL_NAME_PLACEHOLDER} is the trigger's name; "" removes it`,
   },
+  'consent-required': {
+    value: 'on|off',
+    help:
+      'on: every trigger for the agent must carry `consent` (else 400 "Consent is required for this agent"); ' +
+      "off (default): only when the agency's calling rules require it",
+  },
   handoff: {
     value: 'stream|sip',
     help:
@@ -167,6 +174,7 @@ export interface Values {
   'retry-waits'?: string;
   voicemail?: string;
   'voicemail-message'?: string;
+  'consent-required'?: string;
   handoff?: string;
   'stream-url'?: string;
   'stream-param'?: string[];

@@ -26,6 +26,12 @@ export function parseMaxAttempts(value: string | number): number {
   return n;
 }
 
+/** "Consent required" (the trigger must carry `consent`): on or off, as callctl's flag and the form's choice say it. */
+export function parseConsentRequired(value: string | boolean): boolean {
+  if (typeof value === 'boolean' || value === 'on' || value === 'off') return value === true || value === 'on';
+  throw new AgentSettingError(`--consent-required must be on or off, not "${value}"`);
+}
+
 const OUTCOME_LIST = `${RETRYABLE_OUTCOMES.slice(0, -1).join(', ')} or ${RETRYABLE_OUTCOMES.at(-1)}`;
 
 /**

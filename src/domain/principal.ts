@@ -14,6 +14,12 @@ export interface Principal {
   defaultAgentId: string | null;
   /** The default agent as read with the key (null when there is none); only checked when the trigger is accepted. */
   defaultAgent: AgentSnapshot | null;
+  /**
+   * The calling-rules settings as stored (accounts.calling_rules), read with the key: the agency's (the account's own
+   * for an agency) and, for a client, its own narrower hours; null where nothing is set (off). Read on every request,
+   * so a change applies to the next trigger (no cache: src/compliance/policy.ts reads them).
+   */
+  callingRules: { agency: unknown; client: unknown };
 }
 
 /** What accepting a call needs to know about an agent. */
@@ -27,4 +33,6 @@ export interface AgentSnapshot {
   outsideWindowPolicy: 'queue' | 'reject';
   /** Whose local time its windows are read in: its own zone, or the callee's (src/domain/recipient-timezone.ts). */
   windowTimezone: WindowTimezone;
+  /** Its triggers must carry a consent record (agents.consent_required). */
+  consentRequired: boolean;
 }

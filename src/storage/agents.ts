@@ -31,6 +31,8 @@ export interface AgentFields {
   sipUri: string | null;
   /** [{ name, value }] in order. */
   sipHeaders: Prisma.InputJsonValue;
+  /** Triggers for the agent must carry a consent record. */
+  consentRequired: boolean;
 }
 
 /** A new agent: its account and agency, and its fields. */
@@ -55,6 +57,7 @@ const LISTED_AGENT = {
   streamParameters: true,
   sipUri: true,
   sipHeaders: true,
+  consentRequired: true,
   archivedAt: true,
   createdAt: true,
   updatedAt: true,

@@ -69,16 +69,20 @@ export interface AcceptedCallRow {
    * too, and its do-not-call list applies. Null otherwise.
    */
   listedForAccountId: string | null;
+  /** The trigger's recipient_region, normalised (US-FL); null for none. */
+  recipientRegion: string | null;
+  /** The trigger's consent record as validated; null for none. */
+  consent: object | null;
 }
 
-// Hand-written: the function (migration 20261201160000) checks the do-not-call lists (the account's, its agency's and
+// Hand-written: the function (migration 20261202120000; v3 of 20261201160000 without the last two) checks the do-not-call lists (the account's, its agency's and
 // the listed client's), takes the account's row lock and writes call, event and idempotency response in one round trip; Prisma would need an interactive transaction of four. The casts pin the
 // one overload whatever types the driver gives the parameters.
 const ACCEPT_CALL = statement(
-  'oct_accept_call_v3',
-  `SELECT oct_accept_call_v3($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6::text, $7::text, $8::text, $9::text,
+  'oct_accept_call_v4',
+  `SELECT oct_accept_call_v4($1::uuid, $2::uuid, $3::uuid, $4::uuid, $5::uuid, $6::text, $7::text, $8::text, $9::text,
   $10::json, $11::timestamptz, $12::timestamptz, $13::timestamptz, $14::timestamptz, $15::int, $16::uuid, $17::int, $18::jsonb,
-  $19::timestamptz, $20::text, $21::timezone_source, $22::uuid) AS waiting`,
+  $19::timestamptz, $20::text, $21::timezone_source, $22::uuid, $23::text, $24::jsonb) AS waiting`,
 );
 
 /** What storing an accepted call came to: stored, refused for a full queue (with its count), or a listed number. */
@@ -217,6 +221,8 @@ export class CallRepository extends CallReads {
           row.timezone,
           row.timezoneSource,
           row.listedForAccountId,
+          row.recipientRegion,
+          row.consent === null ? null : JSON.stringify(row.consent),
         ],
       }),
     );

@@ -25,12 +25,17 @@ interface PrincipalRow {
   d_calling_windows: unknown;
   d_outside_window_policy: 'queue' | 'reject' | null;
   d_window_timezone: WindowTimezone | null;
+  d_consent_required: boolean | null;
+  account_rules: unknown;
+  agency_rules: unknown;
 }
 
 // Hand-written: the hot path (every request, refusals included), a named statement costs a fraction of a Prisma
 // query's CPU. It reads the account's default agent too, which most triggers use: it saves them a round trip later.
 // Enums are cast to text; pg returns uuids as strings, booleans as booleans and jsonb parsed. It reads the plans and
-// switches as stored: the mapper decides with the API-access rule (src/domain/api-access.ts).
+// switches as stored: the mapper decides with the API-access rule (src/domain/api-access.ts). The calling-rules
+// settings of the account and its agency ride along (null, nothing to parse, while the rules are off): the trigger
+// checks consent and the permitted hours without a round trip of its own.
 const KEY_LOOKUP = statement(
   'oct_key_lookup',
   `
@@ -39,7 +44,8 @@ const KEY_LOOKUP = statement(
          a.api_access_enabled AS account_switch, g.api_access_enabled AS agency_switch,
          a.default_agent_id, d.account_id AS d_account_id, d.agency_id AS d_agency_id,
          d.phone_number AS d_phone_number, d.timezone AS d_timezone, d.calling_windows AS d_calling_windows,
-         d.outside_window_policy::text AS d_outside_window_policy, d.window_timezone::text AS d_window_timezone
+         d.outside_window_policy::text AS d_outside_window_policy, d.window_timezone::text AS d_window_timezone,
+         d.consent_required AS d_consent_required, a.calling_rules AS account_rules, g.calling_rules AS agency_rules
     FROM api_keys k
     JOIN accounts a ON a.id = k.account_id
     LEFT JOIN accounts g ON g.id = a.agency_id
@@ -89,8 +95,13 @@ export class KeyLookupRepository extends KeyRepository {
               callingWindows: row.d_calling_windows,
               outsideWindowPolicy: row.d_outside_window_policy!,
               windowTimezone: row.d_window_timezone!,
+              consentRequired: row.d_consent_required!,
             }
           : null,
+      callingRules:
+        row.kind === 'agency'
+          ? { agency: row.account_rules, client: null }
+          : { agency: row.agency_rules, client: row.account_rules },
     };
   }
 

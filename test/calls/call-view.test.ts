@@ -63,8 +63,58 @@ describe('callView', () => {
         '"attempts":2,"attempt_outcomes":[{"attempt":1,"outcome":"busy","at":"2054-11-23T14:00:00.000Z"},' +
         '{"attempt":2,"outcome":"completed","at":"2054-11-23T15:01:02.000Z"}],"answered_by":"human",' +
         '"voicemail_left":false,"scheduled_at":"2054-11-23T15:00:00.000Z","timezone":"America/New_York",' +
-        '"timezone_source":"request","result":null}',
+        '"timezone_source":"request","result":null,"recipient_region":null,"consent":null,"compliance":null}',
     );
+  });
+
+  it('consent in the schema order whatever jsonb gave back; compliance: the last record of the current attempt', () => {
+    const record = (attempt: number, verdict: string) => ({
+      // jsonb's order (by key length), as PostgreSQL returns it.
+      cap: null,
+      attempt,
+      consent: 'on_record',
+      reasons: [],
+      verdict,
+      candidates: [
+        { rule: null, region: 'US-CA', allowed: true, timezone: 'America/Los_Angeles', local_time: '2054-11-23 07:00' },
+      ],
+      checked_at: '2054-11-23T15:00:00.000Z',
+      do_not_call: 'clear',
+      rules_version: '1.2.0',
+    });
+    const row: CallRow = {
+      ...ended,
+      recipientRegion: 'US-CA',
+      consent: { type: 'express', source: 'Web form', obtained_at: '2054-11-20T10:00:00Z' },
+      compliance: [record(1, 'allowed'), record(2, 'held'), record(2, 'allowed'), record(3, 'held')],
+    };
+    const view = callView(row);
+    expect(view.recipient_region).toBe('US-CA');
+    expect(JSON.stringify(view.consent)).toBe(
+      '{"type":"express","obtained_at":"2054-11-20T10:00:00Z","source":"Web form"}',
+    );
+    expect(view.compliance).toMatchObject({ attempt: 2, verdict: 'allowed' });
+    expect(Object.keys(view.compliance!)).toEqual([
+      'attempt',
+      'checked_at',
+      'verdict',
+      'reasons',
+      'rules_version',
+      'candidates',
+      'cap',
+      'do_not_call',
+      'consent',
+    ]);
+    expect(Object.keys(view.compliance!.candidates[0]!)).toEqual([
+      'region',
+      'timezone',
+      'local_time',
+      'allowed',
+      'rule',
+    ]);
+    // No record of the call's attempt (rules off, or not checked yet): null.
+    expect(callView({ ...row, attempt: 4 }).compliance).toBeNull();
+    expect(callView({ ...row, compliance: null }).compliance).toBeNull();
   });
 
   it('a waiting call: no times, no attempts, {} for no metadata; the stored text keeps its place as RawJson', () => {

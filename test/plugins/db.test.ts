@@ -76,7 +76,7 @@ describe('connection pools', () => {
     expect(response.statusCode, response.body).toBe(200);
     // The woken pass, and any it chains, are over once settle() returns (it waits for their dials too).
     await app.dispatcher!.settle();
-    expect(onRequests).toEqual(['oct_key_lookup', 'oct_accept_call_v3']);
+    expect(onRequests).toEqual(['oct_key_lookup', 'oct_accept_call_v4']);
     // The claim runs in a transaction on a client of the background pool; the dial's intent after it, on the pool.
     expect(onBackground).toContain('oct_record_intents');
     vi.restoreAllMocks();
@@ -94,6 +94,6 @@ describe('connection pools', () => {
       () => onBackground,
       (names) => names.includes('oct_notify'),
     );
-    expect(onRequests).toEqual(['oct_key_lookup', 'oct_accept_call_v3']);
+    expect(onRequests).toEqual(['oct_key_lookup', 'oct_accept_call_v4']);
   });
 });

@@ -58,7 +58,7 @@ const PHASES = ['trigger', 'callbacks', 'dispatch', 'webhooks', 'dashboard', 're
 
 /** The hand-written statements each path must have been seen sending (Prisma's have no stable names). */
 const EXPECTED: Record<(typeof PHASES)[number], string[]> = {
-  trigger: ['oct_accept_call_v3'],
+  trigger: ['oct_accept_call_v4'],
   callbacks: ['oct_lock_calls', 'oct_transition_batch'],
   dispatch: [
     'oct_lock_due_accounts',

@@ -1,5 +1,5 @@
-// An agent's retry policy, voicemail setting and calling-hours zone in a person's words, for the Agents list and the
-// agent's page ("Up to 3 attempts, retried when busy or no answer, after 30 min, then 2 h").
+// An agent's retry policy, voicemail setting, calling-hours zone and consent setting in a person's words, for the
+// Agents list and the agent's page ("Up to 3 attempts, retried when busy or no answer, after 30 min, then 2 h").
 import type { RetryableOutcome, VoicemailPolicy, WindowTimezone } from '../../../schemas/vocabulary.js';
 import { RETRYABLE_OUTCOMES } from '../../../schemas/vocabulary.js';
 import { waitsBetween } from '../../domain/agent-settings.js';
@@ -27,6 +27,8 @@ export interface AgentReach {
   retryWaitsMinutes: unknown;
   voicemail: VoicemailPolicy;
   voicemailMessage: string | null;
+  /** Triggers for the agent must carry `consent`. */
+  consentRequired: boolean;
 }
 
 /** The stored outcomes that are retryable, in the vocabulary's order (anything else stored by hand is left out). */
@@ -86,11 +88,19 @@ export function windowTimezoneWords(agent: Pick<AgentReach, 'windowTimezone' | '
     : `The agent's time zone (${agent.timezone})`;
 }
 
+/** Whether a trigger must carry the callee's consent. */
+export function consentWords(agent: Pick<AgentReach, 'consentRequired'>): string {
+  return agent.consentRequired
+    ? 'Required: a trigger without consent is refused (400 "Consent is required for this agent")'
+    : "Not required by the agent (the agency's calling rules may require it)";
+}
+
 /** The agent's page: each setting in words. */
 export function reachSummary(agent: AgentReach): { label: string; words: string }[] {
   return [
     { label: 'Attempts', words: attemptsWords(agent) },
     { label: 'When a machine answers', words: voicemailWords(agent) },
     { label: 'Calling hours in', words: windowTimezoneWords(agent) },
+    { label: 'Consent on record', words: consentWords(agent) },
   ];
 }

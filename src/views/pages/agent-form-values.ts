@@ -101,6 +101,7 @@ export function newAgentValues(account: string): FormValues {
     retryWaits: waitsText(DEFAULT_RETRY_WAITS_MINUTES),
     voicemail: 'off',
     voicemailMessage: '',
+    consentRequired: 'off',
     ...NEW_HANDOFF,
   };
 }
@@ -148,6 +149,7 @@ export function valuesOfAgent(
     retryWaits: waitsText(waits.length ? waits : DEFAULT_RETRY_WAITS_MINUTES),
     voicemail: agent.voicemail,
     voicemailMessage: agent.voicemailMessage ?? '',
+    consentRequired: agent.consentRequired ? 'on' : 'off',
     ...handoffValuesOfAgent(agent),
   };
 }
@@ -210,6 +212,7 @@ export function valuesOfForm(
     retryWaits: body.retry_waits_minutes ?? before.retryWaits,
     voicemail: body.voicemail ?? before.voicemail,
     voicemailMessage: body.voicemail_message ?? before.voicemailMessage,
+    consentRequired: body.consent_required ?? before.consentRequired,
     ...handoffValuesOfForm(body, before),
   };
 }
@@ -239,6 +242,7 @@ export function agentInput(
     retryWaits: body.retry_waits_minutes,
     voicemail: body.voicemail,
     voicemailMessage: body.voicemail_message,
+    consentRequired: body.consent_required,
     ...handoffInput(body, allowPrivateTargets),
     now,
   };

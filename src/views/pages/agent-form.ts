@@ -33,6 +33,8 @@ export type AgentFormModel = {
     retryWaits: string;
     voicemail: string;
     voicemailMessage: string;
+    /** on or off. */
+    consentRequired: string;
   } & HandoffValues;
   /** The country a caller ID typed without its country code is read in, in words: "United States (+1)". */
   phoneCountry: string;
