@@ -107,6 +107,9 @@ export async function setCallingRules(
     const after = nextAgencySettings(before, input.settings);
     if (canonical(after) === canonical(before)) return false;
     await tx.accounts.setCallingRules(agency.id, after);
+    // Switched off: the calls the rules hold are dialled as before, now (their windows still apply), not at the
+    // moment the rules would have allowed.
+    if (before.enabled && !after.enabled) await tx.accounts.releaseHeldCalls(agency.id, input.now);
     if (after.call_kinds.join() !== before.call_kinds.join())
       for (const client of await tx.accounts.lockClientsCallingRules(agency.id)) {
         const own = clientRulesOf(client.callingRules).own_rules;

@@ -14,8 +14,8 @@ export function complianceLines(
 ): string[] {
   const consent = storedConsent(consentValue);
   const records = storedRecords(compliance);
-  if (!consent && records.length === 0 && typeof region !== 'string')
-    return ['calling rules: (no consent, region or decision recorded)'];
+  // Nothing to say (the rules off, no consent or region given): no section, as for a call without a result.
+  if (!consent && records.length === 0 && typeof region !== 'string') return [];
   const lines = ['calling rules:', `  recipient region: ${typeof region === 'string' ? safe(region) : '-'}`];
   if (typeof heldBy === 'string') lines.push(`  held by: ${heldBy} (until not_before)`);
   if (consent)

@@ -45,7 +45,6 @@ export const OPTIONS = {
   'cap-24h': { type: 'string' },
   'cap-7d': { type: 'string' },
   'cap-scope': { type: 'string' },
-  'consent-required': { type: 'string' },
   days: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
@@ -101,12 +100,6 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
     value: '<text>',
     help: `The message left on a machine, at most ${VOICEMAIL_MESSAGE_MAX} characters; ${VOICEMAIL_NAME_PLACEHOLDER} is the trigger's name; "" removes it`,
   },
-  'consent-required': {
-    value: 'on|off',
-    help:
-      'on: every trigger for the agent must carry `consent` (else 400 "Consent is required for this agent"); ' +
-      "off (default): only when the agency's calling rules require it",
-  },
   handoff: {
     value: 'stream|sip',
     help:
@@ -146,7 +139,13 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
   ...DNC_FLAG_HELP,
   ...RULES_FLAG_HELP,
   ...EXPORT_FLAG_HELP,
-  // Two commands take --from and --to: one help line names both.
+  // Two commands take each of these: one help line names both.
+  'consent-required': {
+    value: 'on|off',
+    help:
+      'agent: on: every trigger for the agent must carry `consent` (else 400 "Consent is required for this agent"), ' +
+      "off (default): only when the agency's calling rules require it; rules set: every trigger of the agency needs it",
+  },
   from: { value: 'HH:MM|YYYY-MM-DD', help: `${RULES_FLAG_HELP.from.help}; ${EXPORT_FLAG_HELP.from.help}` },
   to: { value: 'HH:MM|YYYY-MM-DD', help: `${RULES_FLAG_HELP.to.help}; ${EXPORT_FLAG_HELP.to.help}` },
 };
@@ -193,7 +192,6 @@ export interface Values {
   'cap-24h'?: string;
   'cap-7d'?: string;
   'cap-scope'?: string;
-  'consent-required'?: string;
   days?: string;
   from?: string;
   to?: string;

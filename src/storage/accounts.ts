@@ -158,6 +158,18 @@ export class AccountRepository extends PrismaRepository {
     await this.prisma.account.update({ where: { id: accountId }, data: { callingRules } });
   }
 
+  /**
+   * The waiting calls of an agency and its clients that the calling rules hold (calls.held_by), released at `now`:
+   * no longer held, due at once (the dispatcher still applies their agents' windows). Through the held calls' index.
+   */
+  async releaseHeldCalls(agencyId: string, now: Date): Promise<number> {
+    const { count } = await this.prisma.call.updateMany({
+      where: { agencyId, status: 'initiated', heldBy: { not: null } },
+      data: { heldBy: null, notBefore: now },
+    });
+    return count;
+  }
+
   /** One client with its agency's name and plan (a client inherits it), or null when `clientId` is not a client. */
   async findClientSummary(
     clientId: string,

@@ -13,7 +13,8 @@ import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
 import { forceAgent } from '../helpers/seed.js';
-import { RULES_ON, storeCallingRules, storeConsent, storeRecipientRegion } from '../helpers/seed/calling-rules.js';
+import { RULES_ON, storeCallingRules, storeRecipientRegion } from '../helpers/seed/calling-rules.js';
+import { setCallingRules } from '../../src/admin/calling-rules.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 
 /** A Florida number (305, Miami: America/New_York only). */
@@ -131,19 +132,30 @@ describe('calling rules before each attempt', () => {
     expect((dialled.compliance as { verdict: string }[]).map((r) => r.verdict)).toEqual(['held']);
   });
 
-  it('records consent on record, or missing where the agency requires it', async () => {
+  it('dials a held call at once when the agency switches the rules off (dashboard or callctl)', async () => {
     const { app, agency, at } = await setUp(EARLY);
-    await storeCallingRules(prismaOf(app), agency.accountId, { ...RULES_ON, consent_required: true });
+    await storeCallingRules(prismaOf(app), agency.accountId, RULES_ON);
+    const id = callIdOf(await trigger(app, agency.key, { phone_number: FLORIDA }));
+    await at(EARLY);
+    expect(await callOf(app, id)).toMatchObject({ status: 'initiated', heldBy: 'calling_rules' });
+    const later = new Date(EARLY.getTime() + 60_000);
+    await setCallingRules(app.storage, { accountId: agency.accountId, settings: { enabled: false }, now: later });
+    expect(await callOf(app, id)).toMatchObject({ status: 'initiated', heldBy: null, notBefore: later });
+    await at(later);
+    expect(await callOf(app, id)).toMatchObject({ status: 'dialing', heldBy: null });
+  });
+
+  it('records consent on record, or missing where the agency came to require it after acceptance', async () => {
+    const { app, agency, at } = await setUp(EARLY);
+    await storeCallingRules(prismaOf(app), agency.accountId, RULES_ON);
+    const consent = { type: 'express_written', obtained_at: '2055-12-01T10:00:00Z', source: 'Web form' };
     const [given, none] = [
-      callIdOf(await trigger(app, agency.key, { phone_number: FLORIDA })),
+      callIdOf(await trigger(app, agency.key, { phone_number: FLORIDA, consent })),
       callIdOf(await trigger(app, agency.key, { phone_number: '+13055550124' })),
     ];
+    // Required from now on: a trigger without it is refused, the call accepted before is dialled and says so.
+    await storeCallingRules(prismaOf(app), agency.accountId, { ...RULES_ON, consent_required: true });
     await at(EARLY);
-    await storeConsent(prismaOf(app), given, {
-      type: 'express_written',
-      obtained_at: '2055-12-01T10:00:00Z',
-      source: 'Web form',
-    });
     await at(OPENING);
     const consentOf = async (id: string) =>
       ((await callOf(app, id)).compliance as { attempt: number; verdict: string; consent: string }[]).map((r) => [

@@ -18,6 +18,25 @@ TimezoneSource = Literal["request", "country", "agent"]
 EventType = Literal["call.started", "call.completed", "call.failed"]
 
 
+ConsentType = Literal["express_written", "express", "established_business_relationship", "inquiry"]
+Verdict = Literal["allowed", "held", "refused"]
+
+
+class _ConsentRequired(TypedDict):
+    type: ConsentType
+    obtained_at: str
+    """RFC 3339 with an offset; not in the future."""
+    source: str
+    """Where it was obtained (at most 200 characters)."""
+
+
+class Consent(_ConsentRequired, total=False):
+    """The trigger's consent record: stored with the call and in every event."""
+
+    evidence_url: str
+    """An https:// link to the evidence."""
+
+
 class _TriggerRequired(TypedDict):
     phone_number: str
     """E.164: "+", country code, digits; no spaces, dashes or parentheses (the server does not normalize it)."""
@@ -32,6 +51,9 @@ class TriggerRequest(_TriggerRequired, total=False):
     metadata: Dict[str, MetadataValue]
     scheduled_at: str
     recipient_timezone: str
+    recipient_region: str
+    """ISO 3166-2 such as US-FL: where the callee is, for the calling rules."""
+    consent: Consent
 
 
 class TriggerResponse(TypedDict):
@@ -78,6 +100,35 @@ class CallResult(TypedDict):
     received_at: str
 
 
+class ComplianceCandidate(TypedDict):
+    region: str
+    timezone: str
+    local_time: str
+    allowed: bool
+    rule: Optional[str]
+
+
+class ComplianceCap(TypedDict):
+    count: int
+    limit: int
+    window: str
+    scope: Literal["agency", "account"]
+
+
+class ComplianceRecord(TypedDict):
+    """What the calling rules checked before the current attempt, and the verdict."""
+
+    attempt: int
+    checked_at: str
+    verdict: Verdict
+    reasons: List[str]
+    rules_version: str
+    candidates: List[ComplianceCandidate]
+    cap: Optional[ComplianceCap]
+    do_not_call: Literal["clear", "listed"]
+    consent: Literal["on_record", "not_required", "missing"]
+
+
 class CallData(TypedDict):
     """A call as webhooks see it (the `data` of every event)."""
 
@@ -103,6 +154,9 @@ class CallData(TypedDict):
     timezone: Optional[str]
     timezone_source: Optional[TimezoneSource]
     result: Optional[CallResult]
+    recipient_region: Optional[str]
+    consent: Optional[Consent]
+    compliance: Optional[ComplianceRecord]
 
 
 class WebhookEvent(TypedDict):

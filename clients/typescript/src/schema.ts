@@ -189,6 +189,55 @@ export interface components {
                  */
                 received_at: string;
             } | null;
+            /** @description The trigger's recipient_region as the calling rules spell it (US-FL); null when it gave none */
+            recipient_region: string | null;
+            /** @description The trigger's consent record as it was given; null when it gave none */
+            consent: {
+                /** @description one of express_written, express, established_business_relationship, inquiry: the kind of consent the callee gave */
+                type: "express_written" | "express" | "established_business_relationship" | "inquiry";
+                /**
+                 * Format: date-time
+                 * @description When it was obtained (RFC 3339 with an offset; not in the future)
+                 */
+                obtained_at: string;
+                /** @description Where it was obtained, e.g. "Web form, example.com/quote": at most 200 characters, no control characters but tab, line feed and carriage return */
+                source: string;
+                /** @description An https:// link to the evidence (a form submission, a recording): at most 2000 characters, no white space or control characters */
+                evidence_url?: string;
+            } | null;
+            /** @description The calling rules' decision record of the current attempt: what was checked before it was dialled (or held, or refused) and the verdict; null when the agency's calling rules are off or the attempt has not been checked yet */
+            compliance: {
+                attempt: number;
+                /** Format: date-time */
+                checked_at: string;
+                verdict: "allowed" | "held" | "refused";
+                /** @description Why not, one line per refusing rule, e.g. "US-FL: 8:00–20:00, 07:42 now in America/New_York" */
+                reasons: string[];
+                /** @description The version of the rule set checked (calling-rules.json) */
+                rules_version: string;
+                candidates: {
+                    /** @description ISO 3166-2 region (US-FL) or country (US) */
+                    region: string;
+                    /** @description IANA time zone */
+                    timezone: string;
+                    /** @description The callee’s wall clock there, "YYYY-MM-DD HH:MM" */
+                    local_time: string;
+                    allowed: boolean;
+                    /** @description The rule that decided (the first that refused, else the one whose hours end soonest); null: none */
+                    rule: string | null;
+                }[];
+                /** @description The tightest cap checked; null when no cap applies */
+                cap: {
+                    /** @description Dial attempts to the number within the window */
+                    count: number;
+                    limit: number;
+                    /** @description The rolling window in hours, e.g. 24h, 168h */
+                    window: string;
+                    scope: "agency" | "account";
+                } | null;
+                do_not_call: "clear" | "listed";
+                consent: "on_record" | "not_required" | "missing";
+            } | null;
         };
         /** @description Trigger an outbound call */
         TriggerRequest: {
@@ -224,6 +273,25 @@ export interface components {
              * @example America/New_York
              */
             recipient_timezone?: string;
+            /**
+             * @description Where the callee is, if the caller knows: an ISO 3166-2 code of a US state or territory or a Canadian province or territory (US-FL, CA-QC; any case), or US or CA. Stored with the call (normalised, e.g. US-FL) and, when the agency has switched its calling rules on, checked beside the places the number's own prefix may be in: a dial happens only at a moment every one of them allows. An unknown code is refused (400 naming the field), whether or not the rules are on.
+             * @example US-FL
+             */
+            recipient_region?: string;
+            /** @description The callee's consent on record: stored with the call and in every event's payload. obtained_at must not be in the future (up to 5 minutes ahead of the server's clock is read as now). Required (400 "Consent is required for this agent") when the agent, or its agency's calling rules, say so. */
+            consent?: {
+                /** @description one of express_written, express, established_business_relationship, inquiry: the kind of consent the callee gave */
+                type: "express_written" | "express" | "established_business_relationship" | "inquiry";
+                /**
+                 * Format: date-time
+                 * @description When it was obtained (RFC 3339 with an offset; not in the future)
+                 */
+                obtained_at: string;
+                /** @description Where it was obtained, e.g. "Web form, example.com/quote": at most 200 characters, no control characters but tab, line feed and carriage return */
+                source: string;
+                /** @description An https:// link to the evidence (a form submission, a recording): at most 2000 characters, no white space or control characters */
+                evidence_url?: string;
+            };
         };
         /** @description The call was accepted and durably stored */
         TriggerResponse: {
@@ -275,7 +343,38 @@ export interface components {
          *         "scheduled_at": "2026-12-01T14:30:00.000Z",
          *         "timezone": "America/New_York",
          *         "timezone_source": "request",
-         *         "result": null
+         *         "result": null,
+         *         "recipient_region": "US-NY",
+         *         "consent": {
+         *           "type": "express_written",
+         *           "obtained_at": "2026-11-28T18:04:11Z",
+         *           "source": "Web form, example.com/quote",
+         *           "evidence_url": "https://example.com/consents/L-42.pdf"
+         *         },
+         *         "compliance": {
+         *           "attempt": 2,
+         *           "checked_at": "2026-12-01T15:00:05.000Z",
+         *           "verdict": "allowed",
+         *           "reasons": [],
+         *           "rules_version": "1.2.0",
+         *           "candidates": [
+         *             {
+         *               "region": "US-NY",
+         *               "timezone": "America/New_York",
+         *               "local_time": "2026-12-01 10:00",
+         *               "allowed": true,
+         *               "rule": "us-tcpa-64-1200-c1"
+         *             }
+         *           ],
+         *           "cap": {
+         *             "count": 1,
+         *             "limit": 3,
+         *             "window": "24h",
+         *             "scope": "agency"
+         *           },
+         *           "do_not_call": "clear",
+         *           "consent": "on_record"
+         *         }
          *       }
          *     }
          */
@@ -355,6 +454,37 @@ export interface components {
          *           "recording_url": "https://recordings.example.com/calls/01a211b0.mp3",
          *           "opt_out": false,
          *           "received_at": "2026-12-01T15:02:55.000Z"
+         *         },
+         *         "recipient_region": "US-NY",
+         *         "consent": {
+         *           "type": "express_written",
+         *           "obtained_at": "2026-11-28T18:04:11Z",
+         *           "source": "Web form, example.com/quote",
+         *           "evidence_url": "https://example.com/consents/L-42.pdf"
+         *         },
+         *         "compliance": {
+         *           "attempt": 2,
+         *           "checked_at": "2026-12-01T15:00:05.000Z",
+         *           "verdict": "allowed",
+         *           "reasons": [],
+         *           "rules_version": "1.2.0",
+         *           "candidates": [
+         *             {
+         *               "region": "US-NY",
+         *               "timezone": "America/New_York",
+         *               "local_time": "2026-12-01 10:00",
+         *               "allowed": true,
+         *               "rule": "us-tcpa-64-1200-c1"
+         *             }
+         *           ],
+         *           "cap": {
+         *             "count": 1,
+         *             "limit": 3,
+         *             "window": "24h",
+         *             "scope": "agency"
+         *           },
+         *           "do_not_call": "clear",
+         *           "consent": "on_record"
          *         }
          *       }
          *     }
@@ -412,7 +542,10 @@ export interface components {
          *         "scheduled_at": null,
          *         "timezone": "Europe/London",
          *         "timezone_source": "country",
-         *         "result": null
+         *         "result": null,
+         *         "recipient_region": null,
+         *         "consent": null,
+         *         "compliance": null
          *       }
          *     }
          * @example {
@@ -442,7 +575,10 @@ export interface components {
          *         "scheduled_at": null,
          *         "timezone": "America/Los_Angeles",
          *         "timezone_source": "agent",
-         *         "result": null
+         *         "result": null,
+         *         "recipient_region": null,
+         *         "consent": null,
+         *         "compliance": null
          *       }
          *     }
          */
@@ -506,7 +642,7 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerResponse"];
                 };
             };
-            /** @description Bad request: HTTPS required, key in the URL, malformed or invalid body, agent selection, calling window, a number on the do-not-call list */
+            /** @description Bad request: HTTPS required, key in the URL, malformed or invalid body, agent selection, consent, calling window, permitted calling hours, a number on the do-not-call list */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -3,7 +3,7 @@
 // test writes directly). The settings' own admin function and the trigger's recipient_region are another change's;
 // these write what they store, so that the dispatcher's reading of it is tested on its own.
 import type { PrismaClient } from '../../../src/generated/prisma/client.js';
-import type { AgencyCallingRulesData, ClientCallingRulesData, ConsentData } from '../../../schemas/compliance.js';
+import type { AgencyCallingRulesData, ClientCallingRulesData } from '../../../schemas/compliance.js';
 import { bulk, type Db } from './bulk.js';
 
 /** An agency's settings switched on: the US rules, every call kind (the strictest), no cap, no consent needed. */
@@ -31,14 +31,6 @@ export async function storeCallingRules(
 /** A call's recipient_region as the trigger stores it (ISO 3166-2), set after acceptance (a region change). */
 export async function storeRecipientRegion(prisma: PrismaClient, callId: string, region: string | null): Promise<void> {
   await bulk(prisma, `UPDATE calls SET recipient_region = $2 WHERE id = $1::uuid`, [callId, region]);
-}
-
-/** A call's consent record as the trigger stores it (schemas/compliance.ts Consent), set after acceptance. */
-export async function storeConsent(prisma: PrismaClient, callId: string, consent: ConsentData | null): Promise<void> {
-  await bulk(prisma, `UPDATE calls SET consent = $2::jsonb WHERE id = $1::uuid`, [
-    callId,
-    consent === null ? null : JSON.stringify(consent),
-  ]);
 }
 
 export interface PastDial {
