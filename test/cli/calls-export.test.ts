@@ -6,11 +6,13 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { runCli } from '../../src/cli/main.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
+import { spawnChild } from '../helpers/child-processes.js';
 import { callctl } from '../helpers/cli.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { decisionRecord, insertComplianceCall } from '../helpers/seed/compliance-calls.js';
@@ -173,6 +175,23 @@ describe('callctl calls export', () => {
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     expect(bytes.equals(Buffer.from(expectedB(), 'utf8'))).toBe(true);
   });
+
+  it('bin/callctl.js streams the same bytes on its stdout, and nothing on stderr', async () => {
+    const BIN = fileURLToPath(new URL('../../bin/callctl.js', import.meta.url));
+    const args = ['calls', 'export', tenants.B.accountId, '--from', '2057-08-01', '--to', '2057-08-10'];
+    const child = spawnChild(process.execPath, [BIN, ...args], {
+      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(Buffer.concat(chunks).equals(Buffer.from(expectedB(), 'utf8'))).toBe(true);
+  }, 20_000);
 
   it('refuses a bad period, --json without --out, a missing account id or an old flag (exit 2), writing nothing', async () => {
     const file = path.join(dir, 'refused.csv');
