@@ -232,7 +232,7 @@ export const RULES_FLAG_HELP = {
   },
   'cap-7d': {
     value: '<n>|none',
-    help: `rules set: most dial attempts to one number per 7 days, 1 to ${CAP_PER_WEEK_MAX} (needs --cap)`,
+    help: `rules set: most dial attempts to one number per 7 days, 1 to ${CAP_PER_WEEK_MAX}, at least the cap per 24 h (needs one, --cap or already set); none: no 7-day cap`,
   },
   'cap-scope': {
     value: 'agency|account',
