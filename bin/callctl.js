@@ -61,6 +61,8 @@ async function load() {
   return importCli(compiled);
 }
 
+// A write to a reader that went away fails through its callback (rawStdout above); not an uncaught 'error' as well.
+process.stdout.on('error', () => undefined);
 try {
   const { runCli } = await load();
   process.exitCode = await runCli(argv, {
@@ -69,6 +71,11 @@ try {
     now: () => new Date(),
     stdout: (s) => process.stdout.write(s),
     stderr: (s) => process.stderr.write(s),
+    // Raw output (`calls export` without --out) at stdout's pace; a reader gone (`| head`) fails the command (exit 1).
+    rawStdout: (chunk) =>
+      new Promise((resolve, reject) => {
+        process.stdout.write(chunk, (error) => (error ? reject(error) : resolve()));
+      }),
   });
 } catch (error) {
   const message = `could not run callctl: ${error instanceof Error ? error.message : String(error)}`;

@@ -1,10 +1,10 @@
 // Calling rules (PRODUCT.md, "Calling within the law"), for callctl and the dashboard alike: read an account's settings
 // (an agency's own; a client's agency's, read-only, and the client's own narrower hours), change an agency's (on or
 // off, rule sets, kinds of call, the cap per callee, consent required), and add, replace or remove an own rule of
-// hours (the agency's, or a client's: by the agency's users and by the client's own). Only an agency's users (and the
-// operator) change an agency's settings; an account outside the actor's reach is one that does not exist. Every
-// change is audited, with its before and after, in the transaction that makes it (the row locked meanwhile); without an
-// actor (test fixtures) a change is the operator's and audits nothing.
+// hours, or replace them all at once (the agency's, or a client's: by the agency's users and by the client's own).
+// Only an agency's users (and the operator) change an agency's settings; an account outside the actor's reach is one
+// that does not exist. Every change is audited, with its before and after, in the transaction that makes it (the row
+// locked meanwhile); without an actor (test fixtures) a change is the operator's and audits nothing.
 import { CALL_KINDS, type AgencyCallingRuleData } from '../../schemas/calling-rules.js';
 import { OWN_RULES_MAX, type AgencyCallingRulesData } from '../../schemas/compliance.js';
 import { agencyRulesOf, clientRulesOf, RULES_VERSION } from '../compliance/policy.js';
@@ -140,6 +140,18 @@ function ownRulesOf(account: Account, stored: unknown) {
 
 const sameName = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
+/**
+ * The kinds the agency's calls are, which an own rule applies to (read, not locked: a change of them rewrites every own
+ * rule under its locks). `stored`: the account's own stored rules, locked.
+ */
+async function ruleKinds(tx: Repositories, account: Account, agency: Account, stored: unknown) {
+  const kinds =
+    account.kind === 'agency'
+      ? agencyRulesOf(stored).call_kinds
+      : agencyRulesOf((await tx.accounts.findAccountById(agency.id))?.callingRules ?? null).call_kinds;
+  return kinds.length > 0 ? kinds : [...CALL_KINDS];
+}
+
 /** What an own rule is made of, as written (see calling-rules-input.ts: days as a list, ranges or daily). */
 export interface OwnHoursInput {
   name: string;
@@ -161,12 +173,7 @@ export async function putCallingHours(
   const agency = await agencyOf(storage, account);
   const rule = await storage.transaction(async (tx) => {
     const locked = await tx.accounts.lockCallingRules(account.id);
-    // The kinds the agency's calls are (read, not locked: a change of them rewrites every own rule under its locks).
-    const kinds =
-      account.kind === 'agency'
-        ? agencyRulesOf(locked?.callingRules ?? null).call_kinds
-        : agencyRulesOf((await tx.accounts.findAccountById(agency.id))?.callingRules ?? null).call_kinds;
-    const rule = ownRule(input.hours, kinds.length > 0 ? kinds : [...CALL_KINDS]);
+    const rule = ownRule(input.hours, await ruleKinds(tx, account, agency, locked?.callingRules ?? null));
     const own = ownRulesOf(account, locked?.callingRules ?? null);
     const index = own.rules.findIndex((r) => sameName(r.name, rule.name));
     if (input.replace && index < 0) throw new CallingRulesProblem(`There is no rule named "${rule.name}"`, 'name');
@@ -222,4 +229,52 @@ export async function removeCallingHours(
     return found;
   });
   return { account_id: account.id, name: removed?.name ?? name, removed: removed !== null };
+}
+
+/**
+ * Replaces all the account's own rules of hours (an agency's, or a client's narrower ones) by `hours`, in their order
+ * ([]: none); names unique (any case), at most OWN_RULES_MAX. Audited rule by rule in today's words: a name gone as
+ * calling_hours_removed, a new one as calling_hours_added, a name kept with other hours as calling_hours_replaced;
+ * `changed` false (nothing written or audited) when they were these already.
+ */
+export async function setOwnCallingHours(
+  storage: Storage,
+  input: { accountId: string; hours: readonly OwnHoursInput[]; actor?: Actor; now: Date },
+) {
+  const account = await findAccount(storage, input.accountId, input.actor);
+  const agency = await agencyOf(storage, account);
+  if (input.hours.length > OWN_RULES_MAX)
+    throw new CallingRulesProblem(`An account has at most ${OWN_RULES_MAX} rules of its own`, 'name');
+  const changed = await storage.transaction(async (tx) => {
+    const locked = await tx.accounts.lockCallingRules(account.id);
+    const kinds = await ruleKinds(tx, account, agency, locked?.callingRules ?? null);
+    const rules = input.hours.map((hours) => ownRule(hours, kinds));
+    rules.forEach((rule, i) => {
+      if (rules.findIndex((r) => sameName(r.name, rule.name)) !== i)
+        throw new CallingRulesProblem(`Two rules are named "${rule.name}": names are unique`, 'name');
+    });
+    const own = ownRulesOf(account, locked?.callingRules ?? null);
+    if (canonical(own.rules) === canonical(rules)) return false;
+    await tx.accounts.setCallingRules(account.id, own.stored(rules));
+    if (!input.actor) return true;
+    const hoursOf = (rule: AgencyCallingRuleData | undefined) => (rule ? ownRuleView(rule).hours : null);
+    for (const before of own.rules) {
+      const after = rules.find((r) => sameName(r.name, before.name));
+      if (hoursOf(after) === hoursOf(before)) continue;
+      const action = after ? 'calling_hours_replaced' : 'calling_hours_removed';
+      await audit(tx, account.id, input.actor, action, input.now, {
+        name: after?.name ?? before.name,
+        before: hoursOf(before),
+        after: hoursOf(after),
+      });
+    }
+    for (const rule of rules.filter((r) => !own.rules.some((o) => sameName(o.name, r.name))))
+      await audit(tx, account.id, input.actor, 'calling_hours_added', input.now, {
+        name: rule.name,
+        before: null,
+        after: hoursOf(rule),
+      });
+    return true;
+  });
+  return { account_id: account.id, changed };
 }

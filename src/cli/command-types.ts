@@ -1,4 +1,5 @@
-// What a callctl command is: its entry in the command table, the context it runs in, and what it returns.
+// What a callctl command is: its entry in the command table, the context it runs in, and what it returns: a result
+// object that main.ts prints (JSON or for people), or RAW_OUTPUT when the command wrote its own bytes on stdout.
 import type { Config } from '../config.js';
 import type { MigrateResult, Storage } from '../storage/index.js';
 import type { FlagName, Values } from './flags.js';
@@ -12,7 +13,15 @@ export interface Context {
   databaseUrl: string;
   /** The command's clock: what it schedules (held deliveries released, a cancel, a link's expiry) is due from it. */
   now: () => Date;
+  /**
+   * Writes raw output on stdout (a CSV), resolved once written (stdout's pace, not memory's); a command that uses it
+   * returns RAW_OUTPUT and prints nothing else there.
+   */
+  stdout: (chunk: string | Uint8Array) => Promise<void>;
 }
+
+/** What a command returns when it wrote its output on stdout itself (ctx.stdout): main.ts prints nothing more. */
+export const RAW_OUTPUT = Symbol('raw output');
 
 export type Result = Record<string, unknown>;
 
@@ -31,5 +40,5 @@ export interface Command {
   examples?: string[];
   /** Usage checks that need no database. */
   check?(args: string[], values: Values): void;
-  run(ctx: Context, args: string[], values: Values): Promise<Result>;
+  run(ctx: Context, args: string[], values: Values): Promise<Result | typeof RAW_OUTPUT>;
 }

@@ -41,7 +41,7 @@ export const GROUPS: Record<string, string> = {
   retention: 'Delete the rows past their retention now (the servers do it every few minutes)',
   dnc: "Add, remove, list and import the numbers of an account's do-not-call list",
   rules:
-    "Show and change an agency's calling rules (hours where the callee is, caps per number, consent) and own hours",
+    "Show and change an account's calling rules (an agency's: on or off, laws, caps per number, consent; an agency's or a client's own hours)",
 };
 
 // The arity checks in main.ts guarantee that every declared argument is present.

@@ -39,10 +39,12 @@ export const OPTIONS = {
   reason: { type: 'string' },
   'allow-existing-email': { type: 'boolean' },
   'skip-bad-rows': { type: 'boolean' },
-  enabled: { type: 'string' },
+  on: { type: 'boolean' },
+  off: { type: 'boolean' },
   'rule-sets': { type: 'string' },
+  hours: { type: 'string', multiple: true },
   kinds: { type: 'string' },
-  'cap-24h': { type: 'string' },
+  cap: { type: 'string' },
   'cap-7d': { type: 'string' },
   'cap-scope': { type: 'string' },
   days: { type: 'string' },
@@ -186,10 +188,12 @@ export interface Values {
   reason?: string;
   'allow-existing-email'?: boolean;
   'skip-bad-rows'?: boolean;
-  enabled?: string;
+  on?: boolean;
+  off?: boolean;
   'rule-sets'?: string;
+  hours?: string[];
   kinds?: string;
-  'cap-24h'?: string;
+  cap?: string;
   'cap-7d'?: string;
   'cap-scope'?: string;
   days?: string;

@@ -1,12 +1,13 @@
 // callctl, the operator command (the dashboard's stand-in): parses argv, opens the server's database, runs one command.
 import { parseArgs } from 'node:util';
+import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
 import { AdminError } from '../admin/errors.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { stringifyWithRaw } from '../domain/raw-json.js';
 import { createStorage, locateDatabase } from '../storage/index.js';
 import { migrate, MigrationError } from '../storage/index.js';
-import type { Command, Result } from './command-types.js';
+import { RAW_OUTPUT, type Command, type Result } from './command-types.js';
 import { COMMANDS, UsageError } from './commands.js';
 import { OPTIONS, type Values } from './flags.js';
 import {
@@ -27,6 +28,11 @@ export interface CliIo {
   now: () => Date;
   stdout: (s: string) => void;
   stderr: (s: string) => void;
+  /**
+   * Raw output on stdout (a CSV), resolved once written; without it, the chunks go through `stdout` as UTF-8 text.
+   * The process's own waits for stdout, so that a large export does not gather in memory.
+   */
+  rawStdout?: (chunk: string | Uint8Array) => Promise<void>;
 }
 
 const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
@@ -60,6 +66,15 @@ function checkUsage(command: Command, args: string[], values: Values): void {
   command.check?.(args, values);
 }
 
+/** Raw chunks through a text-only `stdout`, decoded as UTF-8 (a character split between two chunks kept whole). */
+function textStdout(stdout: (s: string) => void) {
+  const decoder = new StringDecoder('utf8');
+  return async (chunk: string | Uint8Array) => {
+    const text = typeof chunk === 'string' ? decoder.end() + chunk : decoder.write(Buffer.from(chunk));
+    if (text !== '') stdout(text);
+  };
+}
+
 /** Prisma puts the invocation and code frame first; the last line is the reason a person needs. */
 function reason(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
@@ -78,15 +93,16 @@ async function execute(
   values: Values,
   config: Config,
   now: () => Date,
+  stdout: (chunk: string | Uint8Array) => Promise<void>,
   log?: (msg: string) => void,
-): Promise<Result> {
+): Promise<Result | typeof RAW_OUTPUT> {
   const location = await locateDatabase(config, 'cli', log);
   try {
     // A fresh DATA_DIR works with any command: the schema is brought up to date first, as the server does.
     const migrations = await migrate(location.url);
     const storage = createStorage(location.url, { max: 2 });
     try {
-      return await command.run({ storage, config, migrations, databaseUrl: location.url, now }, args, values);
+      return await command.run({ storage, config, migrations, databaseUrl: location.url, now, stdout }, args, values);
     } finally {
       await storage.close();
     }
@@ -174,16 +190,21 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     // Starting an embedded server takes seconds: tell people why; --json callers get nothing but the result.
     const log = json ? undefined : (msg: string) => io.stderr(`callctl: ${msg}\n`);
-    const result = await execute(command, rest, values, config, io.now, log);
-    print(result, command, rest);
+    const stdout = io.rawStdout ?? textStdout(io.stdout);
+    const result = await execute(command, rest, values, config, io.now, stdout, log);
+    if (result !== RAW_OUTPUT) print(result, command, rest);
     return EXIT.ok;
   } catch (error) {
+    // What only the account shows (a client given an agency's settings) is a usage error too, found once it is read.
+    if (error instanceof UsageError) return fail(error.message, EXIT.usage, command.usage);
     return fail(reason(error), EXIT.failed);
   }
 }
 
 const entry = process.argv[1];
 if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
+  // A reader that goes away (`callctl calls export ... | head`): the raw write's callback fails the command (exit 1).
+  process.stdout.on('error', () => undefined);
   void runCli(process.argv.slice(2), {
     env: process.env,
     // callctl's one real clock.
@@ -194,6 +215,10 @@ if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
     stderr: (s) => {
       process.stderr.write(s);
     },
+    rawStdout: (chunk) =>
+      new Promise((resolve, reject) => {
+        process.stdout.write(chunk, (error) => (error ? reject(error) : resolve()));
+      }),
   }).then((code) => {
     process.exitCode = code;
   });

@@ -217,7 +217,8 @@ describe('callctl usage, configuration and output', () => {
     expect(human.stdout).toContain('callctl calls cancel <call-id>');
     expect(human.stdout).toContain('callctl agent update <agent-id> [--name <name>]');
     expect(human.stdout).toContain('callctl dnc import <account-id> <file.csv>');
-    expect(human.stdout).toContain('callctl rules set --account <agency-id>');
+    expect(human.stdout).toContain('callctl rules set <account-id> [--on|--off]');
+    expect(human.stdout).toContain('callctl calls export <account-id> --from <YYYY-MM-DD> --to <YYYY-MM-DD>');
     const out = await ok(['help']);
     expect(out.commands).toHaveLength(COMMANDS.length);
     expect(out.commands).toHaveLength(33);
