@@ -34,6 +34,26 @@ import {
   type BenchDatabase,
 } from './setup.js';
 
+/** BENCH_CALLING_RULES's settings (schemas/compliance.ts AgencyCallingRules). */
+const BENCH_RULES = {
+  enabled: true,
+  rule_sets: [],
+  call_kinds: ['telephone_solicitation', 'telemarketing', 'automated'],
+  own_rules: [
+    {
+      name: 'All day',
+      applies_to: ['telephone_solicitation', 'telemarketing', 'automated'],
+      hours: Object.fromEntries(
+        ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'].map((d) => [d, { start: '00:00', end: '24:00' }]),
+      ),
+      days_not_allowed: [],
+      holidays: [],
+    },
+  ],
+  cap: null,
+  consent_required: false,
+};
+
 const env = process.env;
 const REDIS_URL = env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 const ROUNDS = Number(env.BENCH_ROUNDS || 3);
@@ -201,6 +221,14 @@ async function main() {
     await seedList(svcDb.url, tenants[0]!.accountId);
     const db = await connect(svcDb.url);
     cleanup.push(() => db.end());
+    // BENCH_CALLING_RULES=1: every agency's calling rules on, with an own rule open all day and no cap, so that every
+    // attempt pays every check (candidates, hours in each zone, the lock and count per number) and none is held.
+    if (process.env.BENCH_CALLING_RULES === '1') {
+      await db.query(`UPDATE accounts SET calling_rules = $1::jsonb WHERE kind = 'agency'`, [
+        JSON.stringify(BENCH_RULES),
+      ]);
+      log('calling rules on for every agency (an own rule open all day, no cap)');
+    }
     log(
       `database ${svcDb.name}: ${tenants.length} tenants, each with a key, a default agent and a webhook to ${receiver.url}`,
     );

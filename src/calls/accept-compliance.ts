@@ -5,7 +5,7 @@
 import { SCHEDULE_SKEW_MINUTES, TRIGGER_FIELD_ERRORS, type TriggerBody } from '../../schemas/trigger.js';
 import type { ConsentData } from '../../schemas/compliance.js';
 import { parseRecipientRegion, RECIPIENT_REGION_MESSAGE } from '../compliance/candidates.js';
-import { agencyRulesOf, callPolicy, candidatesOf, checkHours, type CallPolicy } from '../compliance/policy.js';
+import { callPolicy, candidatesOf, checkHours, type CallPolicy } from '../compliance/policy.js';
 import type { AgentSnapshot, Principal } from '../domain/principal.js';
 import { AppError } from '../errors.js';
 import type { Storage } from '../storage/index.js';
@@ -45,9 +45,10 @@ async function policyOf(
   needClient: (policy: CallPolicy) => boolean,
 ): Promise<CallPolicy | null> {
   const { agency, client } = principal.callingRules;
-  // Off (never set, or switched off): no rule set is built.
-  if (agency === null || agency === undefined || !agencyRulesOf(agency).enabled) return null;
+  // Off (never set): nothing is read.
+  if (agency === null || agency === undefined) return null;
   const policy = callPolicy(agency, agent.accountId === principal.accountId ? client : null);
+  if (!policy.enabled) return null;
   if (agent.accountId === principal.accountId || !needClient(policy)) return policy;
   const owner = await storage.accounts.findAccountById(agent.accountId);
   return callPolicy(agency, owner?.callingRules ?? null);

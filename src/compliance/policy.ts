@@ -2,7 +2,7 @@
 // for one call: the law rules of the chosen rule sets, the own rules of both, the call's kinds, the caps (the agency's
 // and the laws' own presets for the regions the callee may be in) and whether consent is required. The one reading
 // shared by the trigger (consent, the `reject` policy) and the dispatcher (holds and caps before every attempt).
-import { Value } from '@sinclair/typebox/value';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import {
   AgencyCallingRules,
   ClientCallingRules,
@@ -22,17 +22,22 @@ const RULES = rulesFile as CallingRulesData;
 /** The version of the rule set in force, for the decision record. */
 export const RULES_VERSION: string = RULES.version;
 
+// Compiled once: the settings are checked on every trigger of an agency whose rules are on and on every claim, where
+// TypeBox's interpreted Value.Check cost 30 µs a time (a compiled check: about 1 µs).
+const isAgencyRules = TypeCompiler.Compile(AgencyCallingRules);
+const isClientRules = TypeCompiler.Compile(ClientCallingRules);
+
 /** The settings stored on an agency (accounts.calling_rules), or the defaults when none (off) or unreadable. */
 export function agencyRulesOf(stored: unknown): AgencyCallingRulesData {
   if (stored === null || stored === undefined) return DEFAULT_AGENCY_CALLING_RULES;
-  if (Value.Check(AgencyCallingRules, stored)) return stored;
+  if (isAgencyRules.Check(stored)) return stored;
   // Stored by hand and no longer valid: read as the strictest the agency could have meant, never as off.
   return { ...DEFAULT_AGENCY_CALLING_RULES, enabled: true };
 }
 
 /** A client's own narrower rules (accounts.calling_rules of a client), or none. */
 export function clientRulesOf(stored: unknown): ClientCallingRulesData {
-  return Value.Check(ClientCallingRules, stored) ? stored : { own_rules: [] };
+  return isClientRules.Check(stored) ? stored : { own_rules: [] };
 }
 
 const inSet = (rule: CallingRuleData, sets: readonly RuleSetName[]) =>
