@@ -55,11 +55,16 @@ export function publishedResult(posted: PostedResult, receivedAt: Date): string 
   return stringifyWithRaw({ ...fields(posted), received_at: receivedAt.toISOString() });
 }
 
-/** The terminal event's body with the result in place of its `result: null` (data's last member). */
+/**
+ * The terminal event's body with the result in place of its `result: null`: data's member before `recipient_region`
+ * (CallData's order). The last such text is data's own: metadata, the only free-form JSON, comes earlier, and the
+ * members after it (recipient_region, consent, compliance) hold no `result` key.
+ */
 export function eventWithResult(payload: string, result: string): string {
-  const empty = ',"result":null}}';
-  if (!payload.endsWith(empty)) throw new Error('a terminal event body without result: null at the end of its data');
-  return `${payload.slice(0, -empty.length)},"result":${result}}}`;
+  const empty = ',"result":null,"recipient_region":';
+  const at = payload.lastIndexOf(empty);
+  if (at === -1) throw new Error('a terminal event body without result: null before recipient_region in its data');
+  return `${payload.slice(0, at)},"result":${result},"recipient_region":${payload.slice(at + empty.length)}`;
 }
 
 /** Whether the token's attempt still may speak for the call: the call's current attempt, ended at most 15 minutes ago. */
