@@ -15,6 +15,36 @@ export interface Example<T extends string> {
 // attempt rang busy at the scheduled time. Its agency's calling rules are on: the trigger declared the callee in New
 // York (recipient_region) and gave the consent on record, and each attempt carries its decision record (compliance).
 
+/** The scheduled call's calling-rules members, the same in both of its events: its attempt 2 was checked once. */
+const SCHEDULED_CALL_RULES = {
+  recipient_region: 'US-NY',
+  consent: {
+    type: 'express_written',
+    obtained_at: '2026-11-28T18:04:11Z',
+    source: 'Web form, example.com/quote',
+    evidence_url: 'https://example.com/consents/L-42.pdf',
+  },
+  compliance: {
+    attempt: 2,
+    checked_at: '2026-12-01T15:00:05.000Z',
+    verdict: 'allowed',
+    reasons: [],
+    rules_version: '1.2.0',
+    candidates: [
+      {
+        region: 'US-NY',
+        timezone: 'America/New_York',
+        local_time: '2026-12-01 10:00',
+        allowed: true,
+        rule: 'us-tcpa-64-1200-c1',
+      },
+    ],
+    cap: { count: 1, limit: 3, window: '24h', scope: 'agency' },
+    do_not_call: 'clear',
+    consent: 'on_record',
+  },
+} satisfies Pick<CallData, 'recipient_region' | 'consent' | 'compliance'>;
+
 /** The scheduled call's second attempt begins. */
 export const CALL_STARTED_EXAMPLE: Example<'call.started'> = {
   type: 'call.started',
@@ -42,32 +72,7 @@ export const CALL_STARTED_EXAMPLE: Example<'call.started'> = {
     timezone: 'America/New_York',
     timezone_source: 'request',
     result: null,
-    recipient_region: 'US-NY',
-    consent: {
-      type: 'express_written',
-      obtained_at: '2026-11-28T18:04:11Z',
-      source: 'Web form, example.com/quote',
-      evidence_url: 'https://example.com/consents/L-42.pdf',
-    },
-    compliance: {
-      attempt: 2,
-      checked_at: '2026-12-01T15:00:05.000Z',
-      verdict: 'allowed',
-      reasons: [],
-      rules_version: '1.2.0',
-      candidates: [
-        {
-          region: 'US-NY',
-          timezone: 'America/New_York',
-          local_time: '2026-12-01 10:00',
-          allowed: true,
-          rule: 'us-tcpa-64-1200-c1',
-        },
-      ],
-      cap: { count: 1, limit: 3, window: '24h', scope: 'agency' },
-      do_not_call: 'clear',
-      consent: 'on_record',
-    },
+    ...SCHEDULED_CALL_RULES,
   },
 };
 
@@ -117,32 +122,7 @@ export const CALL_COMPLETED_EXAMPLE: Example<'call.completed'> = {
       opt_out: false,
       received_at: '2026-12-01T15:02:55.000Z',
     },
-    recipient_region: 'US-NY',
-    consent: {
-      type: 'express_written',
-      obtained_at: '2026-11-28T18:04:11Z',
-      source: 'Web form, example.com/quote',
-      evidence_url: 'https://example.com/consents/L-42.pdf',
-    },
-    compliance: {
-      attempt: 2,
-      checked_at: '2026-12-01T15:00:05.000Z',
-      verdict: 'allowed',
-      reasons: [],
-      rules_version: '1.2.0',
-      candidates: [
-        {
-          region: 'US-NY',
-          timezone: 'America/New_York',
-          local_time: '2026-12-01 10:00',
-          allowed: true,
-          rule: 'us-tcpa-64-1200-c1',
-        },
-      ],
-      cap: { count: 1, limit: 3, window: '24h', scope: 'agency' },
-      do_not_call: 'clear',
-      consent: 'on_record',
-    },
+    ...SCHEDULED_CALL_RULES,
   },
 };
 
