@@ -159,15 +159,18 @@ export class AccountRepository extends PrismaRepository {
   }
 
   /**
-   * The waiting calls of an agency and its clients that the calling rules hold (calls.held_by), released at `now`:
-   * no longer held, due at once (the dispatcher still applies their agents' windows). Through the held calls' index.
+   * The waiting calls of an agency and its clients that the calling rules hold (calls.held_by), released: no longer
+   * held, due as soon as they may be dialled, as AgentRepository.rescheduleWaitingCalls makes an edited agent's calls
+   * (now, or their scheduled time or next attempt when later; the dispatcher still applies their agents' windows).
+   * Through the held calls' index.
    */
   async releaseHeldCalls(agencyId: string, now: Date): Promise<number> {
-    const { count } = await this.prisma.call.updateMany({
-      where: { agencyId, status: 'initiated', heldBy: { not: null } },
-      data: { heldBy: null, notBefore: now },
-    });
-    return count;
+    // Hand-written: each row's new not_before comes from its own columns, which updateMany cannot set.
+    return this.prisma.$executeRaw`
+      UPDATE calls
+         SET held_by = NULL, not_before = GREATEST(${now}::timestamptz, scheduled_at, next_attempt_at),
+             updated_at = ${now}::timestamptz
+       WHERE agency_id = ${agencyId}::uuid AND status = 'initiated' AND held_by IS NOT NULL`;
   }
 
   /** One client with its agency's name and plan (a client inherits it), or null when `clientId` is not a client. */
