@@ -29,19 +29,7 @@ for replica in 1 2; do
 done
 
 one="${project}_app-1_1"
-agency=$(quiet podman exec "$one" callctl agency create --name "Compose CI" --json | json_field .id)
-agent=$(quiet podman exec "$one" callctl agent create --account "$agency" --name Ada --phone +14155550100 --json | json_field .id)
-quiet podman exec "$one" callctl agent set-default "$agency" "$agent" --json >/dev/null
-key=$(quiet podman exec "$one" callctl key generate "$agency" --json | json_field .key)
-call=$(curl -fsSk "https://127.0.0.1:$APP_2_PORT/api/v1/calls/trigger" -H "Authorization: Bearer $key" \
-  -H 'Content-Type: application/json' -d '{"phone_number":"+14155552671"}' | json_field .call_id)
-status=""
-for _ in $(seq 1 60); do
-  status=$(quiet podman exec "$one" callctl calls show "$call" --json | json_field .call.status)
-  [ "$status" = completed ] && break
-  sleep 1
-done
-[ "$status" = completed ] || { echo "compose: call $call is $status" >&2; exit 1; }
+call=$(first_call "$one" "https://127.0.0.1:$APP_2_PORT" -k)
 
 for replica in 1 2; do
   quiet podman stop -t 20 "${project}_app-${replica}_1" >/dev/null

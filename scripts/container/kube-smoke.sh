@@ -71,20 +71,8 @@ done
 uid=$(quiet podman exec "$pod_ctr" id -u || true)
 [ "$uid" = 10001 ] || { echo "kube: runs as $uid, not the manifest's 10001" >&2; exit 1; }
 
-agency=$(quiet podman exec "$pod_ctr" callctl agency create --name "Kube CI" --json | json_field .id)
-agent=$(quiet podman exec "$pod_ctr" callctl agent create --account "$agency" --name Ada --phone +14155550100 --json | json_field .id)
-quiet podman exec "$pod_ctr" callctl agent set-default "$agency" "$agent" --json >/dev/null
-key=$(quiet podman exec "$pod_ctr" callctl key generate "$agency" --json | json_field .key)
 # TLS_MODE=proxy: plain HTTP, as the ingress forwards it.
-call=$(curl -fsS "http://127.0.0.1:$port/api/v1/calls/trigger" -H "Authorization: Bearer $key" -H 'X-Forwarded-Proto: https' \
-  -H 'Content-Type: application/json' -d '{"phone_number":"+14155552671"}' | json_field .call_id)
-status=""
-for _ in $(seq 1 60); do
-  status=$(quiet podman exec "$pod_ctr" callctl calls show "$call" --json | json_field .call.status)
-  [ "$status" = completed ] && break
-  sleep 1
-done
-[ "$status" = completed ] || { echo "kube: call $call is $status" >&2; exit 1; }
+call=$(first_call "$pod_ctr" "http://127.0.0.1:$port" -H 'X-Forwarded-Proto: https')
 # podman may fail to remove the emptyDir's volume while the pod's last container goes: the pod is what must go.
 quiet podman kube down "$manifest" >/dev/null 2>&1 || true
 ! podman pod exists outbound-call-trigger-pod-0 || { echo "kube: the pod is still there after kube down" >&2; exit 1; }

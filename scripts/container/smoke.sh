@@ -58,19 +58,8 @@ exercise() {
   done
   [ -n "$healthy" ] || { podman logs "$name" | tail -30 >&2; echo "$name: never healthy" >&2; return 1; }
 
-  local agency agent key call status=""
-  agency=$(quiet podman exec "$name" callctl agency create --name "Container CI" --json | json_field .id)
-  agent=$(quiet podman exec "$name" callctl agent create --account "$agency" --name Ada --phone +14155550100 --json | json_field .id)
-  quiet podman exec "$name" callctl agent set-default "$agency" "$agent" --json >/dev/null
-  key=$(quiet podman exec "$name" callctl key generate "$agency" --json | json_field .key)
-  call=$(curl -fsSk "https://127.0.0.1:$port/api/v1/calls/trigger" -H "Authorization: Bearer $key" \
-    -H 'Content-Type: application/json' -d '{"phone_number":"+14155552671","name":"Ada"}' | json_field .call_id)
-  for _ in $(seq 1 60); do
-    status=$(quiet podman exec "$name" callctl calls show "$call" --json | json_field .call.status)
-    [ "$status" = completed ] && break
-    sleep 1
-  done
-  [ "$status" = completed ] || { podman logs "$name" | tail -30 >&2; echo "$name: call $call is $status" >&2; return 1; }
+  local call
+  call=$(first_call "$name" "https://127.0.0.1:$port" -k) || { podman logs "$name" | tail -30 >&2; return 1; }
 
   quiet podman stop -t 20 "$name" >/dev/null
   local code
