@@ -40,6 +40,12 @@ function dataOf(session: Session): Record<string, unknown> {
   return JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
 }
 
+/** Whether the request left the session as it was read (@fastify/session's Session compares digests of its data). */
+function isUnchanged(session: Session): boolean {
+  const isModified = (session as { isModified?: () => boolean }).isModified;
+  return typeof isModified === 'function' && !isModified.call(session);
+}
+
 /**
  * @fastify/session's callbacks go on with the request (its `done`, then Fastify's hooks, up to writing the head), and
  * we call them from a database promise: a throw there would be an unhandled rejection, which stops the process. So
@@ -99,9 +105,13 @@ export class PostgresSessionStore implements SessionStore {
     if (session.createdAt && this.idleRefresh(session)) return done();
     const digest = sessionDigest(sessionId);
     const userId = session.userId ?? null;
-    // A stored session is only ever updated: one ended meanwhile (signed out everywhere) stays ended.
+    // A stored session is only ever updated: one ended meanwhile (signed out everywhere) stays ended. A request that
+    // changed nothing only moves the last-seen time: writing back what it read would undo a change that another
+    // request of the same session (a stylesheet fetched while the password was re-checked) stored meanwhile.
     const saved = session.createdAt
-      ? this.sessions.updateSession(digest, { userId, data: dataOf(session), now })
+      ? isUnchanged(session)
+        ? this.sessions.touchSession(digest, now)
+        : this.sessions.updateSession(digest, { userId, data: dataOf(session), now })
       : this.sessions
           .insertSession({
             digest,

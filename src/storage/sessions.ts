@@ -53,6 +53,18 @@ export class SessionRepository extends PrismaRepository {
     return count === 1;
   }
 
+  /**
+   * Moves a live session's last-seen time and nothing else: a request that changed nothing in the session must not
+   * write back the data it read, or it would undo what a request that overlapped it stored (a password just re-checked).
+   */
+  async touchSession(digest: Buffer, now: Date): Promise<boolean> {
+    const { count } = await this.prisma.session.updateMany({
+      where: { digest: new Uint8Array(digest), expiresAt: { gt: now } },
+      data: { lastSeenAt: now },
+    });
+    return count === 1;
+  }
+
   async deleteSession(digest: Buffer): Promise<void> {
     await this.prisma.session.deleteMany({ where: { digest: new Uint8Array(digest) } });
   }

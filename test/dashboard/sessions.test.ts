@@ -9,7 +9,7 @@ import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { buildProbeApp } from './probe-app.js';
 import { createUserWithPassword, DASHBOARD_ENV, PASSWORD, Visitor } from './helpers.js';
-import { forceUsers } from '../helpers/seed.js';
+import { forceUsers, runSql } from '../helpers/seed.js';
 
 let app: App;
 let agencyId: string;
@@ -138,6 +138,39 @@ describe('ending sessions', () => {
     await promisify(store.set.bind(store))(visitor.cookie!, session);
     expect(await prismaOf(app).session.count({ where: { userId } })).toBe(0);
     expect(await isSignedIn(visitor)).toBe(false);
+  });
+
+  it('a request that changed nothing does not write back its session over what an overlapping request stored', async () => {
+    // The browser fetches a stylesheet (or a page) while the same session's password re-check is stored: the slow
+    // request read the session before and saves after, and must not undo it (a CI flake of the re-check's browser test).
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { probe } = await buildProbeApp(
+      () => async () => {},
+      DASHBOARD_ENV,
+      () => now,
+      (scope) =>
+        scope.get('/slow', { schema: { hide: true } }, async () => {
+          entered();
+          await gate;
+          return 'slow';
+        }),
+    );
+    const { id } = await createAgency(probe.storage, { name: 'Overlap' });
+    const userId = await createUserWithPassword(probe.storage, id, 'overlap@example.com');
+    const visitor = new Visitor(probe);
+    await visitor.signIn('overlap@example.com');
+    const slow = visitor.get('/probe/slow');
+    await inside;
+    const stored = `UPDATE sessions SET data = jsonb_set(data, '{overlapped}', '"kept"') WHERE user_id = $1::uuid`;
+    const prisma = prismaOf(probe);
+    expect(await runSql(prisma, stored, userId)).toBe(1);
+    release();
+    expect((await slow).body).toBe('slow');
+    const [row] = await prisma.session.findMany({ where: { userId }, select: { data: true } });
+    expect((row!.data as Record<string, unknown>).overlapped).toBe('kept');
   });
 
   it('disabling a user ends their sessions at once; they cannot sign in again', async () => {
