@@ -210,13 +210,13 @@ describe('calling rules data', () => {
   });
 
   it('refuses a rule from a summary that does not say what remains to confirm', async () => {
-    const silent = await withRule('us-tx-301-051', (rule) => {
+    const silent = await withRule('us-ok-775c-4', (rule) => {
       delete rule.open_questions;
     });
     expect(problems(silent)).toEqual([
-      'us-tx-301-051: a rule from a summary must say in open_questions what remains to confirm',
+      'us-ok-775c-4: a rule from a summary must say in open_questions what remains to confirm',
     ]);
-    const unknownSource = await withRule('us-tx-301-051', (rule) => {
+    const unknownSource = await withRule('us-ok-775c-4', (rule) => {
       (rule.citation as Record<string, unknown>).source = 'statute';
     });
     expect(problems(unknownSource).join('\n')).toMatch(/citation\/source/);
