@@ -5,6 +5,7 @@
 import Telnyx from 'telnyx';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import {
   answeredByOfTelnyx,
   decodeClientState,
@@ -179,6 +180,10 @@ describe('Telnyx dialer', () => {
       },
     });
     expect(moved.statusCode).toBe(403);
+    // Checked before anything is looked up: a forged webhook of no call is refused as forged, not as unknown.
+    const nobody = encodeClientState({ callId: '00000000-0000-4000-8000-000000000000', attempt: 1, voicemail: 'off' });
+    const unknown = await standIn.event(id, 'call.hangup', { ...busy, client_state: nobody }, { keyPair: other });
+    expect(unknown.statusCode).toBe(403);
     expect(await snapshot(callId)).toEqual(before);
     // Within the SDK's five minutes, and signed with the account's key: accepted.
     expect((await standIn.event(id, 'call.hangup', busy, { timestamp: now - 290 })).statusCode).toBe(204);
@@ -268,6 +273,22 @@ describe('Telnyx dialer', () => {
     expect((timedOut as Error).message).toBe('Telnyx request for the call failed: no answer within 100 ms');
     standIn.release('+14155552676');
     for (const error of [refused, invalid, timedOut]) expect((error as Error).message).not.toContain(TELNYX_API_KEY);
+  });
+});
+
+describe('DIALER=telnyx configuration', () => {
+  it('needs its key, public key, connection and public address, and a public key of 32 bytes', () => {
+    expect(() => loadConfig({ DIALER: 'telnyx' })).toThrow(
+      /TELNYX_API_KEY: is required when DIALER=telnyx[\s\S]*TELNYX_PUBLIC_KEY: is required[\s\S]*TELNYX_CONNECTION_ID: is required[\s\S]*PUBLIC_BASE_URL: is required/,
+    );
+    const env = telnyxEnv('https://api.telnyx.com', standIn.keys.publicKey);
+    expect(loadConfig(env)).toMatchObject({ DIALER: 'telnyx', TELNYX_API_BASE_URL: 'https://api.telnyx.com' });
+    expect(() => loadConfig({ ...env, TELNYX_PUBLIC_KEY: Buffer.alloc(31).toString('base64') })).toThrow(
+      /TELNYX_PUBLIC_KEY/,
+    );
+    expect(() => loadConfig({ ...env, TELNYX_API_BASE_URL: 'not a url' })).toThrow(
+      /TELNYX_API_BASE_URL: is not a valid URL/,
+    );
   });
 });
 

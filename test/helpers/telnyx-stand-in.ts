@@ -109,6 +109,20 @@ export class TelnyxStandIn {
     return dial;
   }
 
+  /**
+   * The dial of the service's call `callId` (its latest attempt, or `attempt`), read from its client_state: the way a
+   * test that knows only the call's id (the matrix of every carrier) finds the call_control_id to answer or end.
+   */
+  dialFor(callId: string, attempt?: number): Dial | undefined {
+    return this.dials.findLast((d) => {
+      const state = JSON.parse(Buffer.from(String(d.body.client_state), 'base64').toString()) as {
+        c: string;
+        a: number;
+      };
+      return state.c === callId && (attempt === undefined || state.a === attempt);
+    });
+  }
+
   commandsOf(id: string): Command[] {
     return this.commands.filter((c) => c.id === id);
   }
