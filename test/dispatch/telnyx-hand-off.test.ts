@@ -127,7 +127,7 @@ describe('the stream hand-off on Telnyx', () => {
     );
     expect(connection!.path).toBe('/pipecat?tenant=a&x=1');
     expect(connection!.frames[0]).toEqual({ event: 'connected', version: '1.0.0' });
-    const start = connection!.frames[1] as {
+    const start = connection!.frames[1] as unknown as {
       start: { custom_parameters: Record<string, string>; call_control_id: string };
     };
     expect(start.start.call_control_id).toBe(id);
