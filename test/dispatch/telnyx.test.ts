@@ -15,6 +15,7 @@ import {
 } from '../../src/dispatch/telnyx-dialer.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { forceAgent } from '../helpers/seed.js';
 import {
   AGENT_PHONE,
   CONNECTION_ID,
@@ -94,7 +95,7 @@ describe('Telnyx dialer', () => {
     expect(dialing).toMatchObject({ status: 'dialing', providerCallId: id, answeredAt: null });
 
     const { stream } = await standIn.answer(id);
-    expect(stream).toBeNull(); // AGENT_STREAM_URL leads nowhere here: Telnyx reports streaming.failed
+    expect(stream).not.toBeNull(); // to the stand-in's runtime (AGENT_STREAM_URL)
     const inProgress = await snapshot(callId);
     expect(inProgress).toMatchObject({ status: 'in_progress', events: dialing.events + 1 });
     expect(inProgress.answeredAt).toBeInstanceOf(Date);
@@ -123,6 +124,23 @@ describe('Telnyx dialer', () => {
       select: { toStatus: true, source: true },
     });
     expect(sources.filter((e) => e.source === 'provider').map((e) => e.toStatus)).toEqual(['in_progress', 'completed']);
+  });
+
+  it('the runtime ends the call by closing its socket, and a stream Telnyx cannot open is hung up, as on Twilio', async () => {
+    const first = await place();
+    await standIn.answer(first.id);
+    await standIn.runtimeEnds(first.id);
+    expect(standIn.commandsOf(first.id).map((c) => c.action)).toEqual(['streaming_start', 'hangup']);
+    expect(await snapshot(first.callId)).toMatchObject({ status: 'completed', failureReason: null });
+
+    const agentId = (await prismaOf(app).call.findUniqueOrThrow({ where: { id: first.callId } })).agentId;
+    await forceAgent(prismaOf(app), agentId, { streamUrl: 'wss://nowhere.example.test/stream' });
+    const second = await place();
+    const { stream } = await standIn.answer(second.id);
+    expect(stream).toBeNull();
+    expect(standIn.commandsOf(second.id).map((c) => c.action)).toEqual(['streaming_start', 'hangup']);
+    expect(await snapshot(second.callId)).toMatchObject({ status: 'completed' });
+    await forceAgent(prismaOf(app), agentId, { streamUrl: null });
   });
 
   it.each([

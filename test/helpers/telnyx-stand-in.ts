@@ -7,7 +7,7 @@
 import { generateKeyPairSync, randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import type { App } from '../../src/app.js';
 import { atFileEnd } from './file-end.js';
 
@@ -68,15 +68,39 @@ export class TelnyxStandIn {
   private readonly gates = new Map<string, { passed: Promise<void>; open: () => void }>();
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
 
+  /**
+   * A runtime that takes every stream AGENT_STREAM_URL (STREAM) leads to: it keeps each socket by the call_control_id
+   * of its start frame, so that a test can end the conversation from the runtime's side (runtimeEnds).
+   */
+  private runtime: WebSocketServer | null = null;
+  private readonly runtimeSockets = new Map<string, WebSocket>();
+
   async start(): Promise<string> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     running.push(this);
+    const runtime = await new Promise<WebSocketServer>((resolve) => {
+      const server: WebSocketServer = new WebSocketServer({ host: '127.0.0.1', port: 0 }, () => resolve(server));
+    });
+    runtime.on('connection', (socket: WebSocket) =>
+      socket.on('message', (data: Buffer) => {
+        const frame = JSON.parse(data.toString()) as { event?: string; start?: { call_control_id?: string } };
+        if (frame.event === 'start' && frame.start?.call_control_id)
+          this.runtimeSockets.set(frame.start.call_control_id, socket);
+      }),
+    );
+    this.runtime = runtime;
+    this.reach(STREAM, `ws://127.0.0.1:${(runtime.address() as AddressInfo).port}/stream`);
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
   async stop() {
     for (const stream of this.streams.values()) stream.socket.terminate();
     this.streams.clear();
+    if (this.runtime) {
+      for (const socket of this.runtime.clients) socket.terminate();
+      await new Promise((resolve) => this.runtime!.close(resolve));
+      this.runtime = null;
+    }
     for (const to of [...this.gates.keys()]) this.release(to);
     this.server.closeAllConnections();
     if (this.server.listening) await new Promise((resolve) => this.server.close(resolve));
@@ -218,6 +242,21 @@ export class TelnyxStandIn {
   }
 
   /**
+   * The runtime behind AGENT_STREAM_URL ends the conversation by closing its socket: Telnyx sees the stream end
+   * (streaming.stopped), and the service's commands are followed (it hangs the call up, as Twilio would).
+   */
+  async runtimeEnds(id: string) {
+    const stream = this.streams.get(id);
+    const socket = this.runtimeSockets.get(id);
+    if (!stream || !socket) throw new Error(`no stream of ${id} reached the stand-in's runtime`);
+    socket.close(1000);
+    await stream.closed;
+    this.streams.delete(id);
+    await this.expectOk(this.event(id, 'streaming.stopped', {}));
+    await this.settle(id);
+  }
+
+  /**
    * Follows the service's commands not yet followed, as Telnyx would: streaming_start opens the stream (and sends
    * streaming.started), streaming_stop closes it, speak is spoken (call.speak.started, then call.speak.ended), hangup
    * ends the call (call.hangup normal_clearing, by the caller). Commands a webhook leads to are followed too.
@@ -236,7 +275,8 @@ export class TelnyxStandIn {
         (body.custom_parameters as { name: string; value: string }[]).map((p) => [p.name, p.value]),
       );
       const url = this.route(String(body.stream_url));
-      // Only an address reach() leads somewhere is tried: the others fail as Telnyx reports a stream it cannot open.
+      // Only an address reach() leads somewhere is tried (AGENT_STREAM_URL leads to the stand-in's own runtime): the
+      // others fail as Telnyx reports a stream it cannot open.
       if (url === body.stream_url)
         return void (await this.expectOk(this.event(id, 'streaming.failed', { failure_reason: 'connection failed' })));
       const stream = await TelnyxMediaStream.open(url, id, this.dialOf(id), parameters);

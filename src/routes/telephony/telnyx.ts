@@ -61,6 +61,7 @@ function headersOf(request: FastifyRequest): Record<string, string> {
 
 const MACHINE_VERDICTS = new Set(['call.machine.detection.ended', 'call.machine.premium.detection.ended']);
 const GREETING_ENDS = new Set(['call.machine.greeting.ended', 'call.machine.premium.greeting.ended']);
+const STREAM_ENDS = new Set(['streaming.stopped', 'streaming.failed']);
 
 export default async function telnyxRoutes(fastify: FastifyInstance, options: TelnyxRoutesOptions) {
   // Telnyx is not an API client: its refusals are HTTP errors, not codes of the /api/v1 table.
@@ -134,6 +135,7 @@ export default async function telnyxRoutes(fastify: FastifyInstance, options: Te
     else if (MACHINE_VERDICTS.has(event.type)) await verdict(request, call, id, state, event.payload.result);
     else if (GREETING_ENDS.has(event.type)) await greetingEnded(request, call, id, state);
     else if (event.type === 'call.speak.ended') await messageSpoken(request, call, id);
+    else if (STREAM_ENDS.has(event.type)) await streamEnded(request, call, id);
     else if (learnsId) await fastify.storage.calls.recordProviderCallId(call.id, id);
     return reply.code(204).send();
   });
@@ -238,6 +240,16 @@ export default async function telnyxRoutes(fastify: FastifyInstance, options: Te
   async function messageSpoken(request: FastifyRequest, call: Call, id: string) {
     if (call.answeredBy === 'machine' && call.voicemailLeft === true && !isTerminal(call.status))
       await send(request, call, id, { action: 'hangup' });
+  }
+
+  /**
+   * The agent's stream ended (the runtime closed its socket) or could not be opened: the call is hung up, as Twilio
+   * hangs up when a <Connect><Stream> ends (nothing follows it), so a runtime ends a call by closing its socket on
+   * either carrier. Not while the voicemail message is spoken: that stream was stopped by the service.
+   */
+  async function streamEnded(request: FastifyRequest, call: Call, id: string) {
+    if (call.status !== 'in_progress' || (call.answeredBy === 'machine' && call.voicemailLeft === true)) return;
+    await send(request, call, id, { action: 'hangup' });
   }
 
   function record(call: Call, answeredBy: AnsweredBy, voicemailLeft: boolean | null): Promise<boolean> {
