@@ -173,5 +173,14 @@ async function createDialer(fastify: import('fastify').FastifyInstance): Promise
       publicBaseUrl: config.PUBLIC_BASE_URL!,
     });
   }
+  if (config.DIALER === 'telnyx') {
+    const { TelnyxDialer } = await import('../src/dispatch/telnyx-dialer.js');
+    return new TelnyxDialer({
+      apiKey: config.TELNYX_API_KEY!,
+      connectionId: config.TELNYX_CONNECTION_ID!,
+      apiBaseUrl: config.TELNYX_API_BASE_URL,
+      publicBaseUrl: config.PUBLIC_BASE_URL!,
+    });
+  }
   return new SimulatedDialer(config.SIMULATED_DIAL_LOG);
 }

@@ -31,6 +31,7 @@ import dashboardPlugins, { dashboardHelmet } from '../plugins/dashboard/index.js
 import dashboard from './routes/dashboard/index.js';
 import rootRedirect from './routes/dashboard/root-redirect.js';
 import twilioRoutes from './routes/telephony/twilio.js';
+import telnyxRoutes from './routes/telephony/telnyx.js';
 import runtimeCalls from './routes/agent-runtime/calls.js';
 import { validatorCompiler } from '../schemas/validation.js';
 import { apiServerFactory } from './tls-listener.js';
@@ -86,6 +87,13 @@ export async function app(
     await fastify.register(twilioRoutes, {
       authToken: config.TWILIO_AUTH_TOKEN!,
       publicBaseUrl: config.PUBLIC_BASE_URL!,
+      agentStreamUrl: config.AGENT_STREAM_URL!,
+    });
+  }
+  if (config.DIALER === 'telnyx') {
+    // Telnyx's webhooks authenticate by their ed25519 signature, not API key: outside the /api/v1 scope too.
+    await fastify.register(telnyxRoutes, {
+      publicKey: config.TELNYX_PUBLIC_KEY!,
       agentStreamUrl: config.AGENT_STREAM_URL!,
     });
   }
