@@ -31,6 +31,7 @@ import dashboardPlugins, { dashboardHelmet } from '../plugins/dashboard/index.js
 import dashboard from './routes/dashboard/index.js';
 import rootRedirect from './routes/dashboard/root-redirect.js';
 import twilioRoutes from './routes/telephony/twilio.js';
+import signalWireRoutes from './routes/telephony/signalwire.js';
 import runtimeCalls from './routes/agent-runtime/calls.js';
 import { validatorCompiler } from '../schemas/validation.js';
 import { apiServerFactory } from './tls-listener.js';
@@ -85,6 +86,14 @@ export async function app(
     // Twilio's callbacks authenticate by signature, not API key: outside the /api/v1 scope.
     await fastify.register(twilioRoutes, {
       authToken: config.TWILIO_AUTH_TOKEN!,
+      publicBaseUrl: config.PUBLIC_BASE_URL!,
+      agentStreamUrl: config.AGENT_STREAM_URL!,
+    });
+  }
+  if (config.DIALER === 'signalwire') {
+    // SignalWire's callbacks, the same routes as Twilio's under their own path, checked with the project's signing key.
+    await fastify.register(signalWireRoutes, {
+      signingKey: config.SIGNALWIRE_SIGNING_KEY!,
       publicBaseUrl: config.PUBLIC_BASE_URL!,
       agentStreamUrl: config.AGENT_STREAM_URL!,
     });

@@ -40,9 +40,9 @@ export const ConfigSchema = Type.Object({
   TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM certificate (TLS_MODE=files)' })),
   TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key (TLS_MODE=files)' })),
   TRUST_PROXY: Flag('Honour X-Forwarded-For; implied by TLS_MODE=proxy', false),
-  DIALER: Type.Union([Type.Literal('simulated'), Type.Literal('twilio')], {
+  DIALER: Type.Union([Type.Literal('simulated'), Type.Literal('twilio'), Type.Literal('signalwire')], {
     default: 'simulated',
-    description: 'simulated | twilio',
+    description: 'simulated | twilio | signalwire',
   }),
   TWILIO_ACCOUNT_SID: Type.Optional(Type.String({ pattern: '^AC[0-9a-fA-F]{32}$', description: 'Twilio account SID' })),
   TWILIO_AUTH_TOKEN: Type.Optional(Type.String({ minLength: 1, description: 'Twilio auth token' })),
@@ -50,6 +50,16 @@ export const ConfigSchema = Type.Object({
     default: 'https://api.twilio.com',
     description: "Twilio's REST API (overridden in tests)",
   }),
+  SIGNALWIRE_SPACE_URL: Url('SignalWire space, https://<space>.signalwire.com'),
+  SIGNALWIRE_PROJECT_ID: Type.Optional(
+    Type.String({
+      pattern: '^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$',
+      description: 'SignalWire project ID',
+    }),
+  ),
+  SIGNALWIRE_TOKEN: Type.Optional(Type.String({ minLength: 1, description: 'SignalWire API token' })),
+  SIGNALWIRE_SIGNING_KEY: Type.Optional(Type.String({ minLength: 1, description: 'SignalWire signing key' })),
+  SIGNALWIRE_API_BASE_URL: Url("SignalWire's REST API instead of the space (overridden in tests)"),
   PUBLIC_BASE_URL: Url('Public https address of this service, for provider callbacks'),
   AGENT_STREAM_URL: Url("wss:// media-stream address of the voice-agent runtime (an agent's own stream_url wins)"),
   AGENT_RESULT_WAIT_SECONDS: Type.Integer({
@@ -236,12 +246,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         if (!config[name]) problems.push(`${name}: is required when DIALER=twilio`);
       }
     }
+    if (config.DIALER === 'signalwire') {
+      const own = [
+        'SIGNALWIRE_SPACE_URL',
+        'SIGNALWIRE_PROJECT_ID',
+        'SIGNALWIRE_TOKEN',
+        'SIGNALWIRE_SIGNING_KEY',
+      ] as const;
+      for (const name of [...own, 'PUBLIC_BASE_URL', 'AGENT_STREAM_URL'] as const)
+        if (!config[name]) problems.push(`${name}: is required when DIALER=signalwire`);
+    }
+    if (config.SIGNALWIRE_SPACE_URL && !/^https:\/\/[a-z0-9-]+\.signalwire\.com\/?$/i.test(config.SIGNALWIRE_SPACE_URL))
+      problems.push("SIGNALWIRE_SPACE_URL: must be the space's address, https://<space>.signalwire.com");
     for (const name of [
       'DATABASE_URL',
       'REDIS_URL',
       'PUBLIC_BASE_URL',
       'AGENT_STREAM_URL',
       'TWILIO_API_BASE_URL',
+      'SIGNALWIRE_API_BASE_URL',
       'SMTP_URL',
     ] as const) {
       const value = config[name];
