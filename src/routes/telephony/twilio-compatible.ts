@@ -54,7 +54,7 @@ function paramsOf(form: URLSearchParams): TwilioParams {
 export async function twilioCompatibleRoutes(fastify: FastifyInstance, options: TwilioCompatibleRoutesOptions) {
   const publicBaseUrl = trimSlash(options.publicBaseUrl);
   const { name, callbackPath } = options.api;
-  // Twilio is not an API client: its refusals are HTTP errors, not codes of the /api/v1 table.
+  // The carrier is not an API client: its refusals are HTTP errors, not codes of the /api/v1 table.
   await useHttpErrors(fastify);
 
   // Only this scope reads forms: the public API stays JSON-only.
@@ -62,7 +62,7 @@ export async function twilioCompatibleRoutes(fastify: FastifyInstance, options: 
     done(null, new URLSearchParams(body as string));
   });
 
-  // Before anything is looked up or changed; request.url is the path and query exactly as Twilio sent them.
+  // Before anything is looked up or changed; request.url is the path and query exactly as the carrier sent them.
   fastify.addHook('preHandler', async (request) => {
     if (!options.isSigned(request.headers, `${publicBaseUrl}${request.url}`, paramsOf(formOf(request)))) {
       request.log.warn(
@@ -163,8 +163,8 @@ export async function twilioCompatibleRoutes(fastify: FastifyInstance, options: 
         text !== null ? { twiml: voicemailTwiml(text) } : { status: 'completed' },
       );
     } catch (error) {
-      // The call is over, or Twilio is away: no message was left. The call still ends on the machine (when the agent
-      // or the machine hangs up) as failed with reason voicemail.
+      // The call is over, or the carrier is away: no message was left. The call still ends on the machine (when the
+      // agent or the machine hangs up) as failed with reason voicemail.
       request.log.error({ err: error, callId: call.id }, 'could not change the call answered by a machine');
       if (text !== null)
         await fastify.storage.calls.recordAnsweredBy(call.id, call.attempt, { answeredBy, voicemailLeft: false });
