@@ -268,7 +268,7 @@ describe('SignalWire dialer', () => {
     expect(RestClient.validateRequest(SIGNALWIRE_TOKEN, signature, url, params)).toBe(false);
   });
 
-  it("a refused dial fails the call with provider_error; the dialer's errors name SignalWire, never the token", async () => {
+  it("a refused dial fails the call with provider_error; the dialer's errors name SignalWire; the space is the API", async () => {
     const callId = callIdOf(await trigger(app, tenant.key, { phone_number: REFUSED_TO }));
     expect(
       await waitFor(
@@ -294,6 +294,10 @@ describe('SignalWire dialer', () => {
     const refused = (await wrong.dial(request).catch((e: Error) => e)) as Error;
     expect(refused.message).toBe('SignalWire refused the call (HTTP 401, code 20003: Authenticate)');
     expect(wrong.kind).toBe('signalwire');
+    // Without an override the space itself is the API (here the stand-in stands at the space's address).
+    const direct = new SignalWireDialer({ ...options, spaceUrl: apiBaseUrl, token: SIGNALWIRE_TOKEN });
+    const { providerCallId } = await direct.dial({ ...request, to: '+14155552677' });
+    expect(standIn.createOf(providerCallId).path).toBe(`/api/laml/2010-04-01/Accounts/${PROJECT_ID}/Calls.json`);
   });
 });
 
