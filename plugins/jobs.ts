@@ -182,5 +182,15 @@ async function createDialer(fastify: import('fastify').FastifyInstance): Promise
       publicBaseUrl: config.PUBLIC_BASE_URL!,
     });
   }
+  if (config.DIALER === 'signalwire') {
+    const { SignalWireDialer } = await import('../src/dispatch/signalwire-dialer.js');
+    return new SignalWireDialer({
+      spaceUrl: config.SIGNALWIRE_SPACE_URL!,
+      projectId: config.SIGNALWIRE_PROJECT_ID!,
+      token: config.SIGNALWIRE_TOKEN!,
+      publicBaseUrl: config.PUBLIC_BASE_URL!,
+      ...(config.SIGNALWIRE_API_BASE_URL ? { apiBaseUrl: config.SIGNALWIRE_API_BASE_URL } : {}),
+    });
+  }
   return new SimulatedDialer(config.SIMULATED_DIAL_LOG);
 }

@@ -32,6 +32,7 @@ import dashboard from './routes/dashboard/index.js';
 import rootRedirect from './routes/dashboard/root-redirect.js';
 import twilioRoutes from './routes/telephony/twilio.js';
 import telnyxRoutes from './routes/telephony/telnyx.js';
+import signalWireRoutes from './routes/telephony/signalwire.js';
 import runtimeCalls from './routes/agent-runtime/calls.js';
 import { validatorCompiler } from '../schemas/validation.js';
 import { apiServerFactory } from './tls-listener.js';
@@ -94,6 +95,14 @@ export async function app(
     // Telnyx's webhooks authenticate by their ed25519 signature, not API key: outside the /api/v1 scope too.
     await fastify.register(telnyxRoutes, {
       publicKey: config.TELNYX_PUBLIC_KEY!,
+      agentStreamUrl: config.AGENT_STREAM_URL!,
+    });
+  }
+  if (config.DIALER === 'signalwire') {
+    // SignalWire's callbacks, the same routes as Twilio's under their own path, checked with the project's signing key.
+    await fastify.register(signalWireRoutes, {
+      signingKey: config.SIGNALWIRE_SIGNING_KEY!,
+      publicBaseUrl: config.PUBLIC_BASE_URL!,
       agentStreamUrl: config.AGENT_STREAM_URL!,
     });
   }

@@ -1,4 +1,5 @@
 // Environment -> typed, validated configuration. Fails fast with a message naming each bad variable.
+import { CARRIER_SETTINGS, carrierProblems } from './config-carriers.js';
 import path from 'node:path';
 import { KindGuard, Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -40,30 +41,7 @@ export const ConfigSchema = Type.Object({
   TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM certificate (TLS_MODE=files)' })),
   TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1, description: 'PEM private key (TLS_MODE=files)' })),
   TRUST_PROXY: Flag('Honour X-Forwarded-For; implied by TLS_MODE=proxy', false),
-  DIALER: Type.Union([Type.Literal('simulated'), Type.Literal('twilio'), Type.Literal('telnyx')], {
-    default: 'simulated',
-    description: 'simulated | twilio | telnyx',
-  }),
-  TWILIO_ACCOUNT_SID: Type.Optional(Type.String({ pattern: '^AC[0-9a-fA-F]{32}$', description: 'Twilio account SID' })),
-  TWILIO_AUTH_TOKEN: Type.Optional(Type.String({ minLength: 1, description: 'Twilio auth token' })),
-  TWILIO_API_BASE_URL: Type.String({
-    default: 'https://api.twilio.com',
-    description: "Twilio's REST API (overridden in tests)",
-  }),
-  TELNYX_API_KEY: Type.Optional(Type.String({ minLength: 1, description: 'Telnyx API key (Call Control v2)' })),
-  TELNYX_PUBLIC_KEY: Type.Optional(
-    Type.String({
-      pattern: '^[A-Za-z0-9+/]{43}=$',
-      description: "Telnyx's public key for webhook signatures: base64 of 32 bytes of ed25519, as the portal shows it",
-    }),
-  ),
-  TELNYX_CONNECTION_ID: Type.Optional(
-    Type.String({ minLength: 1, description: 'The Telnyx Call Control application the calls are placed from' }),
-  ),
-  TELNYX_API_BASE_URL: Type.String({
-    default: 'https://api.telnyx.com',
-    description: "Telnyx's REST API (overridden in tests)",
-  }),
+  ...CARRIER_SETTINGS,
   PUBLIC_BASE_URL: Url('Public https address of this service, for provider callbacks'),
   AGENT_STREAM_URL: Url("wss:// media-stream address of the voice-agent runtime (an agent's own stream_url wins)"),
   AGENT_RESULT_WAIT_SECONDS: Type.Integer({
@@ -245,22 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (!config.TLS_CERT_FILE) problems.push('TLS_CERT_FILE: is required when TLS_MODE=files');
       if (!config.TLS_KEY_FILE) problems.push('TLS_KEY_FILE: is required when TLS_MODE=files');
     }
-    if (config.DIALER === 'twilio') {
-      for (const name of ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'PUBLIC_BASE_URL', 'AGENT_STREAM_URL'] as const) {
-        if (!config[name]) problems.push(`${name}: is required when DIALER=twilio`);
-      }
-    }
-    if (config.DIALER === 'telnyx') {
-      for (const name of [
-        'TELNYX_API_KEY',
-        'TELNYX_PUBLIC_KEY',
-        'TELNYX_CONNECTION_ID',
-        'PUBLIC_BASE_URL',
-        'AGENT_STREAM_URL',
-      ] as const) {
-        if (!config[name]) problems.push(`${name}: is required when DIALER=telnyx`);
-      }
-    }
+    problems.push(...carrierProblems(config));
     for (const name of [
       'DATABASE_URL',
       'REDIS_URL',
@@ -268,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'AGENT_STREAM_URL',
       'TWILIO_API_BASE_URL',
       'TELNYX_API_BASE_URL',
+      'SIGNALWIRE_API_BASE_URL',
       'SMTP_URL',
     ] as const) {
       const value = config[name];

@@ -1,4 +1,4 @@
-// The dialer port: what the dispatcher needs from a telephony provider. Adapters: simulated, twilio, telnyx.
+// The dialer port: what the dispatcher needs from a telephony provider. Adapters: simulated, twilio, telnyx, signalwire.
 import type { VoicemailPolicy } from '../../schemas/vocabulary.js';
 
 export interface DialRequest {
@@ -25,7 +25,7 @@ export interface DialRequest {
 }
 
 export interface Dialer {
-  readonly kind: 'simulated' | 'twilio' | 'telnyx';
+  readonly kind: 'simulated' | 'twilio' | 'telnyx' | 'signalwire';
   /** Asks the provider to place the call; resolves with the provider's id for it. Throws if it was refused. */
   dial(request: DialRequest): Promise<{ providerCallId: string }>;
 }

@@ -1,8 +1,27 @@
 // The Twilio adapter of the dialer port: places calls over Programmable Voice's REST API (with asynchronous
-// answering-machine detection when the agent wants it), changes live calls, and maps status callbacks.
+// answering-machine detection when the agent wants it), changes live calls, and maps status callbacks. SignalWire's
+// LaML API is the same API at another address (src/dispatch/signalwire-dialer.ts): one class serves both.
 import type { CallUpdate } from '../domain/call-lifecycle.js';
 import type { AnsweredBy, VoicemailPolicy } from '../../schemas/vocabulary.js';
 import type { DialRequest, Dialer } from './dialer.js';
+
+/** A carrier that speaks Twilio's Calls resource and callbacks: where its API lies and where it calls us back. */
+export interface TwilioApi {
+  kind: 'twilio' | 'signalwire';
+  /** Its name in errors and logs. */
+  name: string;
+  /** The API version's path below the API's base URL; the Calls resource is `{apiPath}/Accounts/{sid}/Calls`. */
+  apiPath: string;
+  /** The path below PUBLIC_BASE_URL of its callback routes (status, twiml, amd). */
+  callbackPath: string;
+}
+
+export const TWILIO_API: TwilioApi = {
+  kind: 'twilio',
+  name: 'Twilio',
+  apiPath: '/2010-04-01',
+  callbackPath: '/telephony/twilio',
+};
 
 export interface TwilioDialerOptions {
   accountSid: string;
@@ -12,6 +31,8 @@ export interface TwilioDialerOptions {
   /** This service's public https address: Twilio calls back to it. */
   publicBaseUrl: string;
   timeoutMs?: number;
+  /** The carrier behind apiBaseUrl: Twilio unless told (SignalWire: SIGNALWIRE_API). */
+  api?: TwilioApi;
 }
 
 // Twilio reports every step, so a call whose "answered" callback was lost still ends correctly.
@@ -22,15 +43,20 @@ export function trimSlash(url: string): string {
 }
 
 /**
-/**
  * Where Twilio sends status callbacks, fetches TwiML and sends the answering-machine verdict for a call's attempt; the
  * routes verify signatures against these. From the second attempt on they name it (`attempt`), so that a late callback
  * of an earlier attempt of the same call changes nothing (src/routes/telephony/twilio.ts); the first attempt's carry
  * none, as before retries. The verdict's URL names the agent's voicemail policy as it was when the call was dialled
  * (Twilio signs the URL with the rest, so it cannot be changed on the way).
  */
-export function callbackUrls(publicBaseUrl: string, callId: string, attempt = 1, voicemail: VoicemailPolicy = 'off') {
-  const base = `${trimSlash(publicBaseUrl)}/telephony/twilio`;
+export function callbackUrls(
+  publicBaseUrl: string,
+  callId: string,
+  attempt = 1,
+  voicemail: VoicemailPolicy = 'off',
+  callbackPath = TWILIO_API.callbackPath,
+) {
+  const base = `${trimSlash(publicBaseUrl)}${callbackPath}`;
   const query = `?call_id=${encodeURIComponent(callId)}${attempt > 1 ? `&attempt=${attempt}` : ''}`;
   return {
     twiml: `${base}/twiml${query}`,
@@ -43,19 +69,28 @@ export function callbackUrls(publicBaseUrl: string, callId: string, attempt = 1,
 export type LiveCallChange = { twiml: string } | { status: 'completed' };
 
 export class TwilioDialer implements Dialer {
-  readonly kind = 'twilio' as const;
+  readonly kind: TwilioApi['kind'];
+  readonly api: TwilioApi;
   private readonly endpoint: string;
   private readonly authorization: string;
   private readonly timeoutMs: number;
 
   constructor(private readonly options: TwilioDialerOptions) {
-    this.endpoint = `${trimSlash(options.apiBaseUrl)}/2010-04-01/Accounts/${encodeURIComponent(options.accountSid)}/Calls.json`;
+    this.api = options.api ?? TWILIO_API;
+    this.kind = this.api.kind;
+    this.endpoint = `${trimSlash(options.apiBaseUrl)}${this.api.apiPath}/Accounts/${encodeURIComponent(options.accountSid)}/Calls.json`;
     this.authorization = `Basic ${Buffer.from(`${options.accountSid}:${options.authToken}`).toString('base64')}`;
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
   async dial(request: DialRequest): Promise<{ providerCallId: string }> {
-    const urls = callbackUrls(this.options.publicBaseUrl, request.callId, request.attempt, request.voicemail);
+    const urls = callbackUrls(
+      this.options.publicBaseUrl,
+      request.callId,
+      request.attempt,
+      request.voicemail,
+      this.api.callbackPath,
+    );
     const form = new URLSearchParams({
       To: request.to,
       From: request.from,
@@ -76,9 +111,9 @@ export class TwilioDialer implements Dialer {
       form.set('AsyncAmdStatusCallback', urls.amd);
       form.set('AsyncAmdStatusCallbackMethod', 'POST');
     }
-    const body = await this.post(this.endpoint, form, { failed: 'Twilio call create failed', refused: 'the call' });
+    const body = await this.post(this.endpoint, form, { failed: 'call create failed', refused: 'the call' });
     if (typeof body.sid !== 'string' || body.sid === '') {
-      throw new Error(`Twilio accepted the call but answered without a call sid (HTTP ${body.httpStatus})`);
+      throw new Error(`${this.api.name} accepted the call but answered without a call sid (HTTP ${body.httpStatus})`);
     }
     return { providerCallId: body.sid };
   }
@@ -91,7 +126,7 @@ export class TwilioDialer implements Dialer {
   async updateCall(callSid: string, change: LiveCallChange): Promise<void> {
     const form = new URLSearchParams('twiml' in change ? { Twiml: change.twiml } : { Status: change.status });
     const url = `${this.endpoint.slice(0, -'.json'.length)}/${encodeURIComponent(callSid)}.json`;
-    await this.post(url, form, { failed: 'Twilio call update failed', refused: 'the call update' });
+    await this.post(url, form, { failed: 'call update failed', refused: 'the call update' });
   }
 
   /** POSTs a form to Twilio's REST API; resolves with its JSON answer, throws with Twilio's error (never the token). */
@@ -115,7 +150,7 @@ export class TwilioDialer implements Dialer {
     } catch (error) {
       const reason =
         (error as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : (error as Error).message;
-      throw new Error(`${words.failed}: ${this.redact(reason)}`, { cause: error });
+      throw new Error(`${this.api.name} ${words.failed}: ${this.redact(reason)}`, { cause: error });
     }
     const text = await response.text().catch(() => '');
     let body: { sid?: unknown; code?: unknown; message?: unknown } = {};
@@ -129,7 +164,7 @@ export class TwilioDialer implements Dialer {
         body.code !== undefined || body.message !== undefined
           ? `code ${String(body.code)}: ${String(body.message)}`
           : 'no error details';
-      throw new Error(this.redact(`Twilio refused ${words.refused} (HTTP ${response.status}, ${detail})`));
+      throw new Error(this.redact(`${this.api.name} refused ${words.refused} (HTTP ${response.status}, ${detail})`));
     }
     return { sid: body.sid, httpStatus: response.status };
   }

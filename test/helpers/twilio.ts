@@ -1,318 +1,35 @@
-// Twilio for tests: a local stand-in of Programmable Voice's REST API (the Calls resource: create and update, Basic
-// auth, forms in, JSON out, errors in Twilio's shape), and callbacks signed with Twilio's own SDK, as Twilio sends
-// them. It also answers a call as Twilio does: status callbacks, the signed TwiML fetched from the call's Url, and for
-// a <Connect><Stream> a real WebSocket to the stream's URL with Media Streams' messages (connected, start with the
-// TwiML's parameters, media, stop). Stopped when the file ends (file-end.ts).
+// Twilio for tests: the stand-in of a Twilio-like carrier (twilio-compatible-stand-in.ts) as Twilio, under
+// /2010-04-01 with call sids CA..., its callbacks signed with Twilio's own SDK as Twilio sends them; and the
+// environment of an app that dials through it.
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { DOMParser } from '@xmldom/xmldom';
 import twilio from 'twilio';
-import WebSocket from 'ws';
 import type { App } from '../../src/app.js';
-import { atFileEnd } from './file-end.js';
+import { PUBLIC, STREAM, TwilioCompatibleStandIn } from './twilio-compatible-stand-in.js';
+
+export {
+  AGENT_PHONE,
+  MediaStream,
+  PUBLIC,
+  REFUSED_TO,
+  STREAM,
+  type AnsweredCall,
+} from './twilio-compatible-stand-in.js';
 
 export const ACCOUNT_SID = `AC${'0123456789abcdef'.repeat(2)}`;
 export const TOKEN = 'test-token';
-export const PUBLIC = 'https://calls.example.test';
-export const STREAM = 'wss://agent.example.test/stream';
-export const AGENT_PHONE = '+14155550100';
-/** Creates of calls to this number are refused with Twilio's error 21211. */
-export const REFUSED_TO = '+14155552699';
-
-const running: TwilioStandIn[] = [];
-atFileEnd(async () => {
-  for (const standIn of running.splice(0)) await standIn.stop();
-});
 
 /** Twilio's Calls resource as far as the dialer uses it. */
-export class TwilioStandIn {
-  readonly creates: { form: URLSearchParams; sid: string }[] = [];
-  /** Updates of live calls (POST .../Calls/{sid}.json), in order. */
-  readonly updates: { sid: string; form: URLSearchParams }[] = [];
-  /** Updates of these sids are refused as Twilio refuses a call that is over (21220). */
-  readonly over = new Set<string>();
-  /** Calls answered (answer()) and not yet hung up, by sid. */
-  readonly live = new Map<string, AnsweredCall>();
-  /** Where public addresses lead on this machine: prefix -> local prefix (reach()). */
-  private readonly network = new Map<string, string>();
-  private readonly gates = new Map<string, { passed: Promise<void>; open: () => void }>();
-  private readonly server = http.createServer((req, res) => void this.handle(req, res));
-
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    running.push(this);
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-  async stop() {
-    for (const call of this.live.values()) call.stream?.socket.terminate();
-    this.live.clear();
-    for (const to of [...this.gates.keys()]) this.release(to);
-    this.server.closeAllConnections();
-    if (this.server.listening) await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  /** Creates for `to` are recorded at once but answered only after release(to). */
-  hold(to: string) {
-    let open!: () => void;
-    this.gates.set(to, { passed: new Promise<void>((resolve) => (open = resolve)), open });
-  }
-
-  release(to: string) {
-    this.gates.get(to)?.open();
-    this.gates.delete(to);
-  }
-
-  /**
-   * Where the public address `from` (the service's PUBLIC_BASE_URL, a runtime's wss:// stream URL) leads on this
-   * machine: Twilio reaches them over the internet, the stand-in at `to` (a prefix replaced).
-   */
-  reach(from: string, to: string) {
-    this.network.set(from, to);
-  }
-
-  private route(url: string): string {
-    for (const [from, to] of this.network) if (url.startsWith(from)) return to + url.slice(from.length);
-    return url;
-  }
-
-  /**
-   * Answers the call `sid` as Twilio does when the callee picks up: its status callbacks (ringing, in-progress), then
-   * the TwiML fetched from the create's Url (POST, signed), then what that TwiML says. A <Connect><Stream> opens a
-   * WebSocket to the stream's URL and sends `connected`, `start` (with the TwiML's <Parameter>s as customParameters)
-   * and `mediaFrames` media messages of 20 ms of silence; a <Dial><Sip> is recorded; anything else ends the call.
-   */
-  async answer(sid: string, options: { mediaFrames?: number } = {}): Promise<AnsweredCall> {
-    const create = this.creates.find((c) => c.sid === sid);
-    if (!create) throw new Error(`no call ${sid} was created`);
-    const base = {
-      CallSid: sid,
-      AccountSid: ACCOUNT_SID,
-      From: create.form.get('From')!,
-      To: create.form.get('To')!,
-      Direction: 'outbound-api',
-      ApiVersion: '2010-04-01',
-    };
-    const statusUrl = create.form.get('StatusCallback')!;
-    await this.callback(statusUrl, { ...base, CallStatus: 'ringing', CallbackSource: 'call-progress-events' });
-    await this.callback(statusUrl, { ...base, CallStatus: 'in-progress', CallbackSource: 'call-progress-events' });
-    const twiml = await this.callback(create.form.get('Url')!, { ...base, CallStatus: 'in-progress' });
-    const document = new DOMParser().parseFromString(twiml, 'text/xml');
-    const streamTag = document.getElementsByTagName('Stream').item(0);
-    const sipTag = document.getElementsByTagName('Sip').item(0);
-    const answered: AnsweredCall = { sid, twiml, stream: null, sip: sipTag?.textContent?.trim() ?? null };
-    this.live.set(sid, answered);
-    if (streamTag) {
-      const parameters: Record<string, string> = {};
-      for (const p of Array.from(streamTag.getElementsByTagName('Parameter')))
-        parameters[p.getAttribute('name')!] = p.getAttribute('value')!;
-      answered.stream = await MediaStream.open(this.route(streamTag.getAttribute('url')!), sid, parameters);
-      answered.stream.media(options.mediaFrames ?? 3);
-    } else if (!sipTag) {
-      await this.hangUp(sid, { duration: 0 });
-    }
-    return answered;
-  }
-
-  /**
-   * The callee hangs up: the stream's `stop` and the WebSocket closed (as Twilio closes it), then the status
-   * callback of the call's end (completed, with its duration).
-   */
-  async hangUp(sid: string, options: { duration?: number } = {}) {
-    const create = this.creates.find((c) => c.sid === sid);
-    if (!create) throw new Error(`no call ${sid} was created`);
-    const call = this.live.get(sid);
-    this.live.delete(sid);
-    await call?.stream?.stop();
-    await this.callback(create.form.get('StatusCallback')!, {
-      CallSid: sid,
-      AccountSid: ACCOUNT_SID,
-      From: create.form.get('From')!,
-      To: create.form.get('To')!,
-      Direction: 'outbound-api',
-      ApiVersion: '2010-04-01',
-      CallStatus: 'completed',
-      CallDuration: String(options.duration ?? 4),
-      CallbackSource: 'call-progress-events',
+export class TwilioStandIn extends TwilioCompatibleStandIn {
+  constructor() {
+    super({
+      apiPath: '/2010-04-01',
+      accountSid: ACCOUNT_SID,
+      token: TOKEN,
+      newSid: () => `CA${randomBytes(16).toString('hex')}`,
+      sidPattern: /^CA[0-9a-f]{32}$/,
+      errorInfo: (code) => `https://www.twilio.com/docs/errors/${code}`,
+      sign: (url, params) => ({ 'x-twilio-signature': signLikeTwilio(TOKEN, url, params) }),
     });
-  }
-
-  /** POSTs a callback to the service as Twilio does (signed over the URL it was given); resolves with the body. */
-  private async callback(url: string, params: Record<string, string>): Promise<string> {
-    const response = await fetch(this.route(url), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': signLikeTwilio(TOKEN, url, params),
-      },
-      body: new URLSearchParams(params),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`the service answered ${url} with ${response.status}: ${text}`);
-    return text;
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const reply = (status: number, body: object) =>
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    const error = (status: number, code: number, message: string) =>
-      reply(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
-    const expected = `Basic ${Buffer.from(`${ACCOUNT_SID}:${TOKEN}`).toString('base64')}`;
-    if (req.headers.authorization !== expected) return error(401, 20003, 'Authenticate');
-    const calls = `/2010-04-01/Accounts/${ACCOUNT_SID}/Calls`;
-    const update = req.url?.startsWith(`${calls}/`)
-      ? /^\/(CA[0-9a-f]{32})\.json$/.exec(req.url.slice(calls.length))
-      : null;
-    if (
-      req.method !== 'POST' ||
-      (req.url !== `${calls}.json` && !update) ||
-      !req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')
-    ) {
-      return error(404, 20404, 'The requested resource was not found');
-    }
-    const form = new URLSearchParams(Buffer.concat(chunks).toString());
-    if (update) return this.update(update[1]!, form, reply, error);
-    const sid = `CA${randomBytes(16).toString('hex')}`;
-    this.creates.push({ form, sid });
-    const to = form.get('To')!;
-    if (to === REFUSED_TO) return error(400, 21211, "The 'To' number is not a valid phone number.");
-    await this.gates.get(to)?.passed;
-    reply(201, {
-      sid,
-      account_sid: ACCOUNT_SID,
-      to,
-      from: form.get('From'),
-      status: 'queued',
-      api_version: '2010-04-01',
-      uri: `/2010-04-01/Accounts/${ACCOUNT_SID}/Calls/${sid}.json`,
-    });
-  }
-
-  private update(
-    sid: string,
-    form: URLSearchParams,
-    reply: (status: number, body: object) => void,
-    error: (status: number, code: number, message: string) => void,
-  ) {
-    if (!this.creates.some((c) => c.sid === sid))
-      return error(
-        404,
-        20404,
-        `The requested resource /2010-04-01/Accounts/${ACCOUNT_SID}/Calls/${sid}.json was not found`,
-      );
-    this.updates.push({ sid, form });
-    if (this.over.has(sid)) return error(400, 21220, 'Call is not in-progress. Cannot redirect.');
-    // Twilio's rule: TwiML or a URL to fetch it from, not both; a status of completed or canceled ends the call.
-    if (form.has('Twiml') && form.has('Url')) return error(400, 21218, 'Invalid application sid / url / twiml');
-    reply(200, {
-      sid,
-      account_sid: ACCOUNT_SID,
-      status: form.get('Status') ?? 'in-progress',
-      api_version: '2010-04-01',
-    });
-  }
-}
-
-/** A call the stand-in answered: the TwiML it was given, and its media stream or SIP destination. */
-export interface AnsweredCall {
-  sid: string;
-  twiml: string;
-  stream: MediaStream | null;
-  sip: string | null;
-}
-
-const hex32 = () => randomBytes(16).toString('hex');
-
-/**
- * One Media Streams WebSocket as Twilio opens it for <Connect><Stream> (twilio.com/docs/voice/media-streams/
- * websocket-messages): JSON text messages, every one but `connected` numbered by sequenceNumber (a string, from 1),
- * audio as base64 mu-law at 8 kHz in 20 ms chunks. What the runtime sends back (media, mark, clear) is kept.
- */
-export class MediaStream {
-  readonly streamSid = `MZ${hex32()}`;
-  /** The runtime's messages, parsed, in order. */
-  readonly received: { event?: string; [key: string]: unknown }[] = [];
-  /** Settles when the socket closed, by either side. */
-  readonly closed: Promise<{ code: number; reason: string }>;
-  private sequence = 0;
-  private chunk = 0;
-
-  private constructor(
-    readonly socket: WebSocket,
-    readonly callSid: string,
-    readonly customParameters: Record<string, string>,
-  ) {
-    socket.on('message', (data: Buffer) => this.received.push(JSON.parse(data.toString()) as { event?: string }));
-    this.closed = new Promise((resolve) =>
-      socket.once('close', (code: number, reason: Buffer) => resolve({ code, reason: reason.toString() })),
-    );
-  }
-
-  /** Connects to `url` and sends `connected` and `start`. */
-  static async open(url: string, callSid: string, customParameters: Record<string, string>): Promise<MediaStream> {
-    const socket = new WebSocket(url);
-    await new Promise<void>((resolve, reject) => {
-      socket.once('open', resolve);
-      socket.once('error', reject);
-    });
-    const stream = new MediaStream(socket, callSid, customParameters);
-    stream.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-    stream.send({
-      event: 'start',
-      sequenceNumber: stream.next(),
-      start: {
-        accountSid: ACCOUNT_SID,
-        streamSid: stream.streamSid,
-        callSid,
-        tracks: ['inbound'],
-        customParameters,
-        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-      },
-      streamSid: stream.streamSid,
-    });
-    return stream;
-  }
-
-  /** `count` media messages of the callee's side: 20 ms of mu-law silence each. */
-  media(count: number) {
-    for (let i = 0; i < count; i++) {
-      this.chunk++;
-      this.send({
-        event: 'media',
-        sequenceNumber: this.next(),
-        media: {
-          track: 'inbound',
-          chunk: String(this.chunk),
-          timestamp: String((this.chunk - 1) * 20),
-          payload: Buffer.alloc(160, 0xff).toString('base64'),
-        },
-        streamSid: this.streamSid,
-      });
-    }
-  }
-
-  /** The stream's end: `stop`, then the socket closed. */
-  async stop() {
-    if (this.socket.readyState === WebSocket.OPEN) {
-      this.send({
-        event: 'stop',
-        sequenceNumber: this.next(),
-        stop: { accountSid: ACCOUNT_SID, callSid: this.callSid },
-        streamSid: this.streamSid,
-      });
-      this.socket.close(1000);
-    }
-    await this.closed;
-  }
-
-  private next(): string {
-    return String(++this.sequence);
-  }
-
-  private send(message: object) {
-    this.socket.send(JSON.stringify(message));
   }
 }
 
