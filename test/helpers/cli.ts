@@ -28,7 +28,8 @@ export async function callctl(
   let stdout = '';
   let stderr = '';
   const code = await runCli(args, {
-    env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env },
+    // The test apps' DATA_DIR: callctl seals secrets with the key they open them with.
+    env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', DATA_DIR: '.data/test', ...env },
     now,
     stdout: (s) => {
       stdout += s;

@@ -3,6 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import type { SecretBox } from '../../src/domain/secret-box.js';
+import { loadSecrets } from '../../src/secrets/keys.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { storageOver, type Storage } from '../../src/storage/storage.js';
 import { atFileEnd } from './file-end.js';
@@ -66,9 +69,20 @@ export async function freshPrisma(): Promise<{ url: string; prisma: PrismaClient
   return { url, prisma };
 }
 
-/** The storage over `db` when it is a client made by createPrisma (freshPrisma's, a browser world's), else `db` itself. */
+/** The test apps' secrets key (buildTestApp's DATA_DIR, without SECRETS_KEY): what a test's own storage seals with. */
+export const TEST_DATA_DIR = '.data/test';
+let testBox: SecretBox | null = null;
+const testSecrets = () => (testBox ??= loadSecrets(loadConfig({ DATA_DIR: TEST_DATA_DIR })).box);
+
+/**
+ * The storage over `db` when it is a client made by createPrisma (freshPrisma's, a browser world's), with the test
+ * apps' secrets key; else `db` itself.
+ */
 export function storageOf(db: Storage | PrismaClient): Storage {
-  return '$transaction' in db ? storageOver(db) : db;
+  if (!('$transaction' in db)) return db;
+  const storage = storageOver(db);
+  storage.secrets.use(testSecrets);
+  return storage;
 }
 
 /** The Redis URL of the run, or null: Redis tests use `describe.skipIf(!redisUrl())` and say so. */
