@@ -7,7 +7,7 @@ import { spawnChild } from '../helpers/child-processes.js';
 import { callctl } from '../helpers/cli.js';
 import { match } from '../helpers/matchers.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
-import { freshDatabase, TEST_DATA_DIR } from '../helpers/database.js';
+import { freshDatabase, testSecretsKey } from '../helpers/database.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BIN = fileURLToPath(new URL('../../bin/callctl.js', import.meta.url));
@@ -286,7 +286,7 @@ describe('callctl usage, configuration and output', () => {
 describe('bin/callctl.js', () => {
   it('runs as a process and exits 0 with one JSON object', async () => {
     const child = spawnChild(process.execPath, [BIN, 'agency', 'create', '--name', 'X', '--json'], {
-      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent', DATA_DIR: TEST_DATA_DIR },
+      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent', SECRETS_KEY: testSecretsKey() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

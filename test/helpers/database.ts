@@ -1,6 +1,7 @@
 // A fresh, migrated database for one test file, cloned from the run's template and dropped when the file ends
 // (file-end.ts).
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -69,14 +70,20 @@ export async function freshPrisma(): Promise<{ url: string; prisma: PrismaClient
   return { url, prisma };
 }
 
-/** The test apps' secrets key (buildTestApp's DATA_DIR, without SECRETS_KEY): what a test's own storage seals with. */
-export const TEST_DATA_DIR = '.data/test';
+/**
+ * The run's SECRETS_KEY (base64): the key of .data/test/secrets.key, made by the first file that asks. Test apps,
+ * server processes, callctl and a test's own storages all seal with it, whatever DATA_DIR a test gives them.
+ */
+export function testSecretsKey(): string {
+  const { file } = loadSecrets(loadConfig({ DATA_DIR: '.data/test' }));
+  return fs.readFileSync(file!, 'utf8').trim();
+}
 let testBox: SecretBox | null = null;
-const testSecrets = () => (testBox ??= loadSecrets(loadConfig({ DATA_DIR: TEST_DATA_DIR })).box);
+const testSecrets = () => (testBox ??= loadSecrets(loadConfig({ SECRETS_KEY: testSecretsKey() })).box);
 
 /**
- * The storage over `db` when it is a client made by createPrisma (freshPrisma's, a browser world's), with the test
- * apps' secrets key; else `db` itself.
+ * The storage over `db` when it is a client made by createPrisma (freshPrisma's, a browser world's), with the run's
+ * secrets key; else `db` itself.
  */
 export function storageOf(db: Storage | PrismaClient): Storage {
   if (!('$transaction' in db)) return db;

@@ -162,7 +162,7 @@ describe('a start without the key that sealed the stored secrets', () => {
     );
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'oct-secrets-'));
     atFileEnd(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const start = startServer({ DATABASE_URL: url, DATA_DIR: dataDir, LOG_FORMAT: 'json' });
+    const start = startServer({ DATABASE_URL: url, DATA_DIR: dataDir, SECRETS_KEY: '', LOG_FORMAT: 'json' });
     await expect(start).rejects.toThrow(/server exited \(1\) before ready/);
     await expect(start).rejects.toThrow(
       /failed to start: The database holds secrets sealed with a key this process does not have .*SECRETS_KEY is not set, and .*secrets\.key holds key id/,
