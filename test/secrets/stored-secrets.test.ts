@@ -20,10 +20,12 @@ import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
 import { freshDatabase, freshPrisma } from '../helpers/database.js';
+import { match } from '../helpers/matchers.js';
 import { atFileEnd } from '../helpers/file-end.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { insertEndpointRows } from '../helpers/seed.js';
 import { startServer } from '../helpers/server-process.js';
+import { WebhookSender } from '../../src/webhooks/sender.js';
 
 const newKey = () => randomBytes(32).toString('base64');
 const loaded = (current: string, previous: string[] = []): LoadedSecrets =>
@@ -169,6 +171,28 @@ describe('a start without the key that sealed the stored secrets', () => {
     );
     // The key file it made is its own: 0600, in DATA_DIR.
     expect(fs.statSync(path.join(dataDir, 'secrets.key')).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('a sealed value copied to another row', () => {
+  it('does not open there: the read names the place, and a delivery signed with it fails its attempt', async () => {
+    const { app } = await buildTestApp();
+    const [a, b] = [await createTenant(app.storage), await createTenant(app.storage)];
+    for (const tenant of [a, b])
+      await setWebhook(app.storage, tenant.accountId, 'https://hooks.example.com/x', {
+        allowPrivate: false,
+        now: app.now(),
+      });
+    const prisma = prismaOf(app);
+    const stolen = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: a.accountId } });
+    // A state no user can reach: someone with write access to the database copies A's secret into B's row.
+    await prisma.webhookEndpoint.update({ where: { accountId: b.accountId }, data: { secret: stolen.secret } });
+    await expect(app.storage.endpoints.findEndpointOfAccount(b.accountId)).rejects.toThrow(
+      `the sealed value of webhook_endpoints.secret:${b.accountId} does not open`,
+    );
+    const sender = new WebhookSender({ allowPrivateTargets: true });
+    const result = await sender.send({ url: 'http://127.0.0.1:9/', secret: '' }, 'msg_1', '{}', app.now());
+    expect(result).toMatchObject({ status: null, error: match.stringMatching(/^cannot sign: .*SECRETS_KEY/) });
   });
 });
 
