@@ -18,6 +18,7 @@ import { createAgent } from '../src/admin/agents.js';
 import { setWebhook } from '../src/admin/webhooks.js';
 import { buildApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { loadSecrets } from '../src/secrets/keys.js';
 import { createStorage } from '../src/storage/index.js';
 import { declaredStatements } from '../src/storage/statements.js';
 import { CSRF_COOKIE } from '../plugins/dashboard/index.js';
@@ -234,6 +235,8 @@ async function measureAll(postgres: BenchPostgres) {
   const database = await freshDatabase(ADMIN_URL, 'dashboard');
   log(`database ${database.name}`);
   const storage = createStorage(database.url, { max: 4 });
+  // The app's key below (DATA_DIR .data/bench): the webhook secret is sealed with it.
+  storage.secrets.use(loadSecrets(loadConfig({ DATA_DIR: '.data/bench', DATABASE_URL: database.url })).box);
   const db = await connect(database.url);
   let app: App | undefined;
   try {

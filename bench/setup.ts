@@ -7,6 +7,8 @@ import pg from 'pg';
 import { createAgency, generateKey } from '../src/admin/accounts.js';
 import { createAgent, setDefaultAgent } from '../src/admin/agents.js';
 import { setWebhook } from '../src/admin/webhooks.js';
+import { loadConfig } from '../src/config.js';
+import { loadSecrets } from '../src/secrets/keys.js';
 import { createStorage } from '../src/storage/index.js';
 import { migrate } from '../src/storage/migrate.js';
 
@@ -86,6 +88,8 @@ export async function createTenants(
   hours?: AgentHours,
 ): Promise<Tenant[]> {
   const storage = createStorage(databaseUrl, { max: 8 });
+  // The services' key (DATA_DIR/secrets.key of the default DATA_DIR): the webhook secrets are sealed with it.
+  storage.secrets.use(loadSecrets(loadConfig({ DATABASE_URL: databaseUrl })).box);
   try {
     const make = async (i: number): Promise<Tenant> => {
       const { id: accountId } = await createAgency(storage, { name: `Bench Agency ${i}`, plan: 'agency' });

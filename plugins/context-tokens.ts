@@ -36,5 +36,5 @@ export default fp(
       verify: async (token) => verifyContextToken(await keyOf(), token, fastify.now()),
     } satisfies ContextTokens);
   },
-  { name: 'context-tokens', fastify: '5.x', dependencies: ['config', 'db'] },
+  { name: 'context-tokens', fastify: '5.x', dependencies: ['config', 'db', 'secrets'] },
 );

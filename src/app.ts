@@ -25,6 +25,7 @@ import mailer from '../plugins/mailer.js';
 import metrics from '../plugins/metrics.js';
 import openapi from '../plugins/openapi.js';
 import rateLimit from '../plugins/rate-limit.js';
+import secrets from '../plugins/secrets.js';
 import redis from '../plugins/redis.js';
 import triggerRoute from './routes/api/v1/calls/trigger.js';
 import dashboardPlugins, { dashboardHelmet } from '../plugins/dashboard/index.js';
@@ -76,6 +77,7 @@ export async function app(
   await fastify.register(metrics);
   await fastify.register(httpsOnly, { behindProxy: config.TLS_MODE === 'proxy' });
   await fastify.register(db, { databaseUrl, storages });
+  await fastify.register(secrets);
   await fastify.register(concurrency);
   await fastify.register(contextTokens);
   await fastify.register(redis, { redisUrl: config.REDIS_URL });

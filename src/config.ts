@@ -3,6 +3,7 @@ import { CARRIER_SETTINGS, carrierProblems } from './config-carriers.js';
 import path from 'node:path';
 import { KindGuard, Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { decodeSecretsKey, decodeSecretsKeyList } from './domain/secret-box.js';
 
 const Port = (description: string, fallback: number) =>
   Type.Integer({ minimum: 1, maximum: 65535, default: fallback, description });
@@ -126,6 +127,19 @@ export const ConfigSchema = Type.Object({
       description: 'File that gets one line per simulated dial (tests count dials across restarts)',
     }),
   ),
+  SECRETS_KEY: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Key (base64 of 32 bytes) sealing secrets at rest (webhook signing secrets, signing keys); unset = DATA_DIR/secrets.key, generated on first start',
+    }),
+  ),
+  SECRETS_KEY_PREVIOUS: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: 'Earlier SECRETS_KEYs (base64, comma-separated): they open values, never seal (a rotation)',
+    }),
+  ),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
     { default: 'info', description: 'pino level' },
@@ -237,6 +251,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       const value = config[name];
       if (value !== undefined && !URL.canParse(value)) problems.push(`${name}: is not a valid URL`);
     }
+    if (config.SECRETS_KEY !== undefined && !decodeSecretsKey(config.SECRETS_KEY))
+      problems.push('SECRETS_KEY: must be the base64 of exactly 32 bytes (openssl rand -base64 32)');
+    if (config.SECRETS_KEY_PREVIOUS !== undefined && !decodeSecretsKeyList(config.SECRETS_KEY_PREVIOUS))
+      problems.push('SECRETS_KEY_PREVIOUS: must be base64 keys of exactly 32 bytes, separated by commas');
+    if (config.SECRETS_KEY_PREVIOUS !== undefined && config.SECRETS_KEY === undefined)
+      problems.push('SECRETS_KEY_PREVIOUS: needs SECRETS_KEY (the key that seals) beside it');
     // An e-mailed link is built on PUBLIC_BASE_URL, never on a request's Host header (which a stranger asking for a
     // reset link could set to their own site).
     if (config.SMTP_URL && !config.PUBLIC_BASE_URL)

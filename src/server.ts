@@ -9,7 +9,9 @@ import { buildInternalApp } from './internal/app.js';
 import { loggerOptions } from './logger.js';
 import { logFormat, prettyDestination } from './logging/pretty.js';
 import { locateDatabase } from './storage/index.js';
-import { migrate } from './storage/index.js';
+import { createStorage, migrate } from './storage/index.js';
+import { loadSecrets, sharedKeyWarning } from './secrets/keys.js';
+import { prepareStoredSecrets } from './secrets/stored-secrets.js';
 import { tlsMaterial } from './tls.js';
 
 const FAULTS: ('SIGILL' | 'SIGTRAP' | 'SIGABRT' | 'SIGBUS' | 'SIGFPE' | 'SIGSEGV')[] = [
@@ -46,6 +48,7 @@ async function main() {
   try {
     const migrations = await migrate(database.url);
     if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'migrations applied');
+    await prepareSecrets(config, database.url, logger);
     app = await buildApp({ config, databaseUrl: database.url, logger, https: await tlsMaterial(config) });
     internal = await buildInternalApp(app, logger);
   } catch (error) {
@@ -81,6 +84,24 @@ async function main() {
   else {
     logger.info(ready, 'ready');
     process.stdout.write(`Dashboard: ${dashboard}\n`);
+  }
+}
+
+/**
+ * Before the app (whose workers read secrets once it is ready): the key, then a refusal when the database holds values
+ * sealed with a key this process lacks, then the values an earlier release stored in clear sealed.
+ */
+async function prepareSecrets(config: Config, databaseUrl: string, logger: pino.Logger) {
+  const loaded = loadSecrets(config);
+  if (loaded.generated) logger.info({ file: loaded.file }, 'secrets key generated');
+  const warning = sharedKeyWarning(config, loaded);
+  if (warning) logger.warn(warning);
+  const storage = createStorage(databaseUrl, { max: 1 });
+  try {
+    const { sealed } = await prepareStoredSecrets(storage, loaded);
+    if (sealed > 0) logger.info({ sealed, key_id: loaded.box.currentKeyId }, 'secrets stored in clear sealed');
+  } finally {
+    await storage.close();
   }
 }
 

@@ -11,7 +11,9 @@ podman image exists "$APP_IMAGE" || bash scripts/container/smoke.sh
 
 
 project="octcompose$$"
-export APP_IMAGE POSTGRES_IMAGE REDIS_IMAGE
+# The replicas' shared secrets key (deploy/compose.yaml requires one): a fresh one per run.
+SECRETS_KEY=$(head -c 32 /dev/urandom | base64)
+export APP_IMAGE POSTGRES_IMAGE REDIS_IMAGE SECRETS_KEY
 APP_1_PORT=$(free_port)
 APP_2_PORT=$(free_port)
 export APP_1_PORT APP_2_PORT

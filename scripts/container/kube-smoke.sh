@@ -30,9 +30,9 @@ psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $db"
 write_manifest() {
   node -e '
     const fs = require("node:fs");
-    const [file, image, db, port, internal] = process.argv.slice(1);
+    const [file, image, db, port, internal, secretsKey] = process.argv.slice(1);
     const env = { DATABASE_URL: `postgresql://postgres@127.0.0.1:5432/${db}`, REDIS_URL: "redis://127.0.0.1:6379",
-      PORT: port, INTERNAL_PORT: internal };
+      SECRETS_KEY: secretsKey, PORT: port, INTERNAL_PORT: internal };
     const inline = Object.entries(env).map(([k, v]) => `            - name: ${k}\n              value: "${v}"\n`).join("");
     let text = fs.readFileSync(file, "utf8").replace("image: outbound-call-trigger:latest", `image: ${image}`);
     text = text.replace(/          envFrom:\n            - secretRef:\n                name: outbound-call-trigger\n/, "");
@@ -41,8 +41,10 @@ write_manifest() {
     text = text.replace(/port: internal/g, `port: ${internal}`);
     if (text.includes("secretRef") || text.includes("containerPort")) throw new Error("the manifest changed shape");
     process.stdout.write(text);
-  ' deploy/kubernetes/outbound-call-trigger.yaml "$APP_IMAGE" "$db" "$port" "$internal" >"$manifest"
+  ' deploy/kubernetes/outbound-call-trigger.yaml "$APP_IMAGE" "$db" "$port" "$internal" "$secrets_key" >"$manifest"
 }
+# The Secret's SECRETS_KEY: one for every play of this run (a retried play reads what the first one sealed).
+secrets_key=$(head -c 32 /dev/urandom | base64)
 
 # Ready: the health endpoint answers and the container has not been restarted (on the host's network another
 # process on the machine may take a port between the choice and the bind: the server then exits, podman restarts it,

@@ -72,7 +72,9 @@ exercise() {
 db="oct_container_$$"
 databases+=("$db")
 psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $db"
-exercise "oct-ci-services-$$" -e "DATABASE_URL=postgresql://postgres@127.0.0.1:5432/$db" -e REDIS_URL=redis://127.0.0.1:6379
+# SECRETS_KEY as a deployment sharing the database gives every replica (docs/operations.md#secrets).
+exercise "oct-ci-services-$$" -e "DATABASE_URL=postgresql://postgres@127.0.0.1:5432/$db" -e REDIS_URL=redis://127.0.0.1:6379 \
+  -e "SECRETS_KEY=$(head -c 32 /dev/urandom | base64)"
 
 # 2. The embedded database on a volume, as an arbitrary user id in group 0; --init reaps the database's processes.
 volume="oct-ci-data-$$"

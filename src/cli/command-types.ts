@@ -9,6 +9,8 @@ export interface Context {
   config: Config;
   /** What the migration that runs before every command did; `callctl migrate` reports it. */
   migrations: MigrateResult;
+  /** Secrets an earlier release stored in clear, sealed before this command ran (as the server does at start). */
+  sealedSecrets: number;
   /** The database the command works on (DATABASE_URL, or the embedded server's). */
   databaseUrl: string;
   /** The command's clock: what it schedules (held deliveries released, a cancel, a link's expiry) is due from it. */

@@ -19,6 +19,7 @@ import { EXPORT_COMMANDS } from './export-commands.js';
 import type { Values } from './flags.js';
 import { RETENTION_COMMANDS } from './retention-commands.js';
 import { RULES_COMMANDS } from './rules-commands.js';
+import { SECRETS_COMMANDS } from './secrets-commands.js';
 import { UsageError } from './usage-error.js';
 import { USER_COMMANDS } from './user-commands.js';
 
@@ -42,6 +43,7 @@ export const GROUPS: Record<string, string> = {
   dnc: "Add, remove, list and import the numbers of an account's do-not-call list",
   rules:
     "Show and change an account's calling rules (an agency's: on or off, laws, caps per number, consent; an agency's or a client's own hours)",
+  secrets: 'Re-wrap the secrets stored in the database under the current SECRETS_KEY (a key rotation)',
 };
 
 // The arity checks in main.ts guarantee that every declared argument is present.
@@ -62,7 +64,11 @@ export const COMMANDS: Command[] = [
     flags: [],
     usage: 'callctl migrate',
     summary: 'Apply database migrations (every command does this first)',
-    run: async ({ migrations }) => ({ applied: migrations.applied, already_applied: migrations.alreadyApplied }),
+    run: async ({ migrations, sealedSecrets }) => ({
+      applied: migrations.applied,
+      already_applied: migrations.alreadyApplied,
+      secrets_sealed: sealedSecrets,
+    }),
   },
   {
     words: ['agency', 'create'],
@@ -223,4 +229,5 @@ export const COMMANDS: Command[] = [
   ...RETENTION_COMMANDS,
   ...DNC_COMMANDS,
   ...RULES_COMMANDS,
+  ...SECRETS_COMMANDS,
 ];

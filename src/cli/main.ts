@@ -5,6 +5,8 @@ import { pathToFileURL } from 'node:url';
 import { AdminError } from '../admin/errors.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { stringifyWithRaw } from '../domain/raw-json.js';
+import { loadSecrets } from '../secrets/keys.js';
+import { prepareStoredSecrets, SecretsKeyRefused } from '../secrets/stored-secrets.js';
 import { createStorage, locateDatabase } from '../storage/index.js';
 import { migrate, MigrationError } from '../storage/index.js';
 import { RAW_OUTPUT, type Command, type Result } from './command-types.js';
@@ -78,7 +80,12 @@ function textStdout(stdout: (s: string) => void) {
 /** Prisma puts the invocation and code frame first; the last line is the reason a person needs. */
 function reason(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  if (error instanceof AdminError || error instanceof MigrationError || error instanceof ConfigError)
+  if (
+    error instanceof AdminError ||
+    error instanceof MigrationError ||
+    error instanceof ConfigError ||
+    error instanceof SecretsKeyRefused
+  )
     return error.message;
   const lines = error.message
     .split('\n')
@@ -102,7 +109,10 @@ async function execute(
     const migrations = await migrate(location.url);
     const storage = createStorage(location.url, { max: 2 });
     try {
-      return await command.run({ storage, config, migrations, databaseUrl: location.url, now, stdout }, args, values);
+      // Then the secrets, as the server does: refused when sealed with a key callctl lacks, those in clear sealed.
+      const { sealed } = await prepareStoredSecrets(storage, loadSecrets(config));
+      const context = { storage, config, migrations, sealedSecrets: sealed, databaseUrl: location.url, now, stdout };
+      return await command.run(context, args, values);
     } finally {
       await storage.close();
     }

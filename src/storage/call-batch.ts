@@ -7,7 +7,8 @@ import type { Call } from '../generated/prisma/client.js';
 import type { AuditActor } from '../generated/prisma/enums.js';
 import { CALLS_CHANNEL, WEBHOOKS_CHANNEL } from './channels.js';
 import { heldReason } from './deliveries.js';
-import type { ClaimedDelivery } from './delivery-work.js';
+import { openClaimed, type ClaimedDelivery, type ClaimedDeliveryRow } from './delivery-work.js';
+import type { SecretVault } from './secrets.js';
 import { statement } from './statements.js';
 
 /** `at`: when the step happened (the time its event records). */
@@ -86,7 +87,7 @@ WITH calls_written AS (
 )
 SELECT leased.* FROM (SELECT count(*) FROM notified) AS sent
   LEFT JOIN (SELECT d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount",
-                    w.url, w.secret, w.enabled
+                    w.url, w.secret, w.enabled, w.account_id AS "accountId"
                FROM deliveries_written d JOIN webhook_endpoints w ON w.id = d.endpoint_id
               WHERE d.lease_expires_at IS NOT NULL) AS leased ON true`,
 );
@@ -133,12 +134,16 @@ export interface DeliveryLease {
 /**
  * Writes a batch in one statement (hand-written: Prisma would send a statement per row and table): each call's final
  * row, every step's event, the deliveries (to the account's endpoint; held while it is disabled) and the
- * notifications. Returns the deliveries written under `lease`.
+ * notifications. Returns the deliveries written under `lease`, their secrets opened with `secrets`.
  */
-export async function writeCallBatch(client: pg.ClientBase, batch: CallBatch): Promise<ClaimedDelivery[]> {
+export async function writeCallBatch(
+  client: pg.ClientBase,
+  batch: CallBatch,
+  secrets: SecretVault,
+): Promise<ClaimedDelivery[]> {
   const { calls: rows, events, deliveries, source, now, lease } = batch;
   const column = <T>(pick: (call: Call) => T) => rows.map(pick);
-  const { rows: leased } = await client.query<ClaimedDelivery | { [K in keyof ClaimedDelivery]: null }>({
+  const { rows: leased } = await client.query<ClaimedDeliveryRow | { [K in keyof ClaimedDeliveryRow]: null }>({
     ...WRITE_BATCH,
     values: [
       column((c) => c.id),
@@ -181,7 +186,10 @@ export async function writeCallBatch(client: pg.ClientBase, batch: CallBatch): P
       deliveries.map((d) => d.notBefore ?? null),
     ],
   });
-  return leased.filter((d): d is ClaimedDelivery => d.id !== null);
+  return openClaimed(
+    leased.filter((d): d is ClaimedDeliveryRow => d.id !== null),
+    secrets,
+  );
 }
 
 // Hand-written: in the transition's own pg transaction (Prisma cannot run there), so that an operator's change and its

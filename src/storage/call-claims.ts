@@ -233,7 +233,7 @@ export class ClaimRepository extends SqlRepository {
       const { waiting, batch, result, dials, records } = await plan(found, calleeLedgerOn(client));
       if (waiting.length > 0) await rescheduleCalls(client, waiting);
       await writeCalleeDials(client, dials, records, candidates.now);
-      return { locked, result, leased: batch ? await writeCallBatch(client, batch) : [] };
+      return { locked, result, leased: batch ? await writeCallBatch(client, batch, this.secrets) : [] };
     });
   }
 

@@ -182,7 +182,7 @@ export class CallRepository extends CallReads {
     return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<LockedCall>(lockingSelect(calls));
       const { batch, result } = plan(rows);
-      const leased = batch ? await writeCallBatch(client, batch) : [];
+      const leased = batch ? await writeCallBatch(client, batch, this.secrets) : [];
       if (batch?.audit?.length) await writeAudit(client, batch.audit);
       return { result, leased };
     });

@@ -6,6 +6,7 @@ import type { AuditAction } from '../domain/audit-actions.js';
 import type { DeliveryStatus } from '../../schemas/vocabulary.js';
 import { DeliveryRepository, heldReason } from './deliveries.js';
 import type { PoolDriver } from './driver.js';
+import { SECRET_PLACES, type SecretVault } from './secrets.js';
 import { statement } from './statements.js';
 
 /** A due delivery leased to one worker, with where and how to send it. */
@@ -16,8 +17,28 @@ export interface ClaimedDelivery {
   payload: string;
   attemptCount: number;
   url: string;
+  /** The signing secret in clear; empty when the stored one does not open with this process's keys (it cannot sign). */
   secret: string;
   enabled: boolean;
+}
+
+/** A claimed delivery as read: its endpoint's account names the place its secret is sealed for. */
+export type ClaimedDeliveryRow = ClaimedDelivery & { accountId: string };
+
+/**
+ * The rows with their secrets opened (a cached open: the worker's every delivery). One that does not open fails its
+ * own attempt, never the claim of the others.
+ */
+export function openClaimed(rows: readonly ClaimedDeliveryRow[], secrets: SecretVault): ClaimedDelivery[] {
+  return rows.map(({ accountId, ...delivery }) => {
+    let secret = '';
+    try {
+      secret = secrets.open(delivery.secret, SECRET_PLACES.webhookSecret(accountId));
+    } catch {
+      // Left empty: the sender records "cannot sign" for this attempt and retries it on schedule.
+    }
+    return { ...delivery, secret };
+  });
 }
 
 // Hand-written: the worker's every pass; one statement ranks, caps per endpoint and leases (Prisma would need a read
@@ -58,7 +79,8 @@ const CLAIM_DELIVERIES = statement(
     FROM locked l, webhook_endpoints e
    WHERE d.id = l.id AND e.id = d.endpoint_id AND l.status = 'pending'
      AND (l.lease_expires_at IS NULL OR l.lease_expires_at < $1)
-  RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled`,
+  RETURNING d.id, d.endpoint_id AS "endpointId", d.payload, d.attempt_count AS "attemptCount", e.url, e.secret, e.enabled,
+            e.account_id AS "accountId"`,
   { planEachTime: true },
 );
 
@@ -194,7 +216,7 @@ export class DeliveryWorkRepository extends DeliveryRepository {
         partCounts.push(n);
       }
     }
-    const { rows } = await this.pool.query<ClaimedDelivery>({
+    const { rows } = await this.pool.query<ClaimedDeliveryRow>({
       ...CLAIM_DELIVERIES,
       values: [
         claim.now,
@@ -207,7 +229,7 @@ export class DeliveryWorkRepository extends DeliveryRepository {
         claim.dueSince ?? new Date(0),
       ],
     });
-    return rows;
+    return openClaimed(rows, this.secrets);
   }
 
   /** Gives leased deliveries back unsent: any worker's next claim takes them. */

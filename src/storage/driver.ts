@@ -3,21 +3,30 @@
 import type pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Db } from './db-types.js';
+import { SecretVault } from './secrets.js';
 import { inTransaction } from './transaction.js';
 
 /** The client, or the interactive transaction a transaction-scoped repository runs in: nothing else. */
 export interface TransactionDriver {
   readonly prisma: Db;
+  /** The storage's seal and open of secrets at rest (secrets.ts). */
+  readonly secrets: SecretVault;
 }
 
 /** The pg pool, for the prepared statements (statements.ts) of a pool repository. */
 export interface SqlDriver {
   readonly pool: pg.Pool;
+  /** Absent for a repository that reads no secret (the retention's, on a pool of its own). */
+  readonly secrets?: SecretVault;
 }
+
+/** The vault of a pool repository that reads no secret: it seals nothing and opens only values stored in clear. */
+const NO_SECRETS = new SecretVault();
 
 /** The pool side of a storage: the client over the pool, and the pool itself. Never handed into a transaction. */
 export interface PoolDriver extends SqlDriver {
   readonly prisma: PrismaClient;
+  readonly secrets: SecretVault;
 }
 
 /**
@@ -29,6 +38,10 @@ export abstract class PrismaRepository {
 
   protected get prisma(): Db {
     return this.driver.prisma;
+  }
+
+  protected get secrets(): SecretVault {
+    return this.driver.secrets;
   }
 }
 
@@ -42,6 +55,10 @@ export abstract class SqlRepository {
 
   protected get pool(): pg.Pool {
     return this.sqlDriver.pool;
+  }
+
+  protected get secrets(): SecretVault {
+    return this.sqlDriver.secrets ?? NO_SECRETS;
   }
 
   /** Runs `work` in a transaction on one pooled connection (the storage's one helper for hand-written transactions). */

@@ -1,9 +1,11 @@
 // The webhook_endpoints table (one endpoint per account): setting, reading and re-enabling it (which releases the
 // deliveries held while it was disabled). The worker switches an endpoint off inside its attempt records
-// (storage/delivery-work.ts), in the same statement. Prisma Client, and one row lock in SQL.
+// (storage/delivery-work.ts), in the same statement. The signing secret is sealed as it is written and opened as it is
+// read (secrets.ts): callers see it in clear. Prisma Client, and one row lock in SQL.
 import type { WebhookEndpoint } from '../generated/prisma/client.js';
 import { DeliveryRepository } from './deliveries.js';
 import { PrismaRepository } from './driver.js';
+import { SECRET_PLACES } from './secrets.js';
 
 export class EndpointRepository extends PrismaRepository {
   /**
@@ -19,7 +21,8 @@ export class EndpointRepository extends PrismaRepository {
     endpoint: { url: string; secret: string },
     options: { now: Date; replaces?: Date | null },
   ): Promise<boolean> {
-    const { url, secret } = endpoint;
+    const { url } = endpoint;
+    const secret = this.secrets.seal(endpoint.secret, SECRET_PLACES.webhookSecret(accountId));
     const now = options.now;
     if (options.replaces === undefined) {
       await this.prisma.webhookEndpoint.upsert({
@@ -44,8 +47,12 @@ export class EndpointRepository extends PrismaRepository {
     return count === 1;
   }
 
+  /** The account's endpoint, its secret in clear. */
   async findEndpointOfAccount(accountId: string): Promise<WebhookEndpoint | null> {
-    return this.prisma.webhookEndpoint.findUnique({ where: { accountId } });
+    const endpoint = await this.prisma.webhookEndpoint.findUnique({ where: { accountId } });
+    return (
+      endpoint && { ...endpoint, secret: this.secrets.open(endpoint.secret, SECRET_PLACES.webhookSecret(accountId)) }
+    );
   }
 
   /** The account an endpoint belongs to, or null when there is no such endpoint. */

@@ -1,6 +1,7 @@
 // The signing_keys table: keys the service signs with (the runtime's context tokens), one per purpose, made by the
-// first process that needs one and then read by every replica. Prisma Client.
+// first process that needs one and then read by every replica. Each is sealed at rest (secrets.ts). Prisma Client.
 import { PrismaRepository } from './driver.js';
+import { SECRET_PLACES } from './secrets.js';
 
 export class SigningKeyRepository extends PrismaRepository {
   /**
@@ -9,10 +10,10 @@ export class SigningKeyRepository extends PrismaRepository {
    */
   async ensureKey(purpose: string, candidate: string, now: Date): Promise<string> {
     await this.prisma.signingKey.createMany({
-      data: [{ purpose, key: candidate, createdAt: now }],
+      data: [{ purpose, key: this.secrets.seal(candidate, SECRET_PLACES.signingKey(purpose)), createdAt: now }],
       skipDuplicates: true,
     });
     const stored = await this.prisma.signingKey.findUniqueOrThrow({ where: { purpose }, select: { key: true } });
-    return stored.key;
+    return this.secrets.open(stored.key, SECRET_PLACES.signingKey(purpose));
   }
 }

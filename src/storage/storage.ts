@@ -23,6 +23,8 @@ import { KeyRepository } from './keys.js';
 import { NotificationRepository } from './notifications.js';
 import { OverviewRepository } from './overview.js';
 import { SessionRepository } from './sessions.js';
+import { SecretVault } from './secrets.js';
+import { SealedSecretRepository } from './sealed-secrets.js';
 import { SigningKeyRepository } from './signing-keys.js';
 import { TokenRepository } from './tokens.js';
 import { UserRepository } from './users.js';
@@ -73,6 +75,10 @@ export interface Storage extends Repositories {
   readonly notifications: NotificationRepository;
   /** The dashboard's reads, each taking the viewer's scope (src/domain/tenancy.ts): the one tenancy rule as queries. */
   readonly scoped: ScopedReadRepository;
+  /** Every column of sealed values at once: start-up sealing, the keys in use, the rotation (sealed-secrets.ts). */
+  readonly sealedSecrets: SealedSecretRepository;
+  /** Seals what the repositories write and opens what they read, with the box given to `secrets.use` (secrets.ts). */
+  readonly secrets: SecretVault;
   /**
    * Runs `fn` in one Prisma interactive transaction, handing it the Prisma repositories over the transaction's client.
    * The pool repositories (calls.transition, claims.claimDue, ...) own their transactions and are not in its type.
@@ -111,7 +117,8 @@ const storages = new WeakMap<PrismaClient, Storage>();
 export function storageOver(prisma: PrismaClient): Storage {
   const existing = storages.get(prisma);
   if (existing) return existing;
-  const driver: PoolDriver = { prisma, pool: sqlPool(prisma) };
+  const secrets = new SecretVault();
+  const driver: PoolDriver = { prisma, pool: sqlPool(prisma), secrets };
   const health = new HealthRepository(driver);
   const storage: Storage = {
     ...repositories(driver),
@@ -125,9 +132,11 @@ export function storageOver(prisma: PrismaClient): Storage {
     results: new CallResultRepository(driver),
     notifications: new NotificationRepository(driver),
     scoped: new ScopedReadRepository(driver),
+    sealedSecrets: new SealedSecretRepository(driver),
+    secrets,
     transaction: (fn, options) =>
       prisma.$transaction(
-        (tx) => fn(repositories({ prisma: tx })),
+        (tx) => fn(repositories({ prisma: tx, secrets })),
         options?.timeoutMs === undefined ? undefined : { timeout: options.timeoutMs },
       ),
     ping: () => health.ping(),

@@ -152,6 +152,8 @@ export class WebhookSender {
     const timestamp = Math.floor(at.getTime() / 1000);
     let signature: string;
     try {
+      // Empty: the stored secret did not open with this process's secrets keys (src/storage/delivery-work.ts).
+      if (target.secret === '') throw new Error("the endpoint's secret does not open with this process's SECRETS_KEY");
       signature = WebhookSender.sign(target.secret, id, new Date(timestamp * 1000), body);
     } catch (error) {
       // A stored secret that cannot sign (only hand-edited data can get here): a failed attempt, recorded and

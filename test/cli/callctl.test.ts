@@ -7,7 +7,7 @@ import { spawnChild } from '../helpers/child-processes.js';
 import { callctl } from '../helpers/cli.js';
 import { match } from '../helpers/matchers.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, testSecretsKey } from '../helpers/database.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BIN = fileURLToPath(new URL('../../bin/callctl.js', import.meta.url));
@@ -61,7 +61,11 @@ describe('callctl operator flow', () => {
 
   it('migrate reports what it did (the template is already migrated)', async () => {
     const out = await ok(['migrate']);
-    expect(out).toEqual({ applied: [], already_applied: match.arrayContaining([match.stringMatching(/_init$/)]) });
+    expect(out).toEqual({
+      applied: [],
+      already_applied: match.arrayContaining([match.stringMatching(/_init$/)]),
+      secrets_sealed: 0,
+    });
   });
 
   it('agency create and client create return ids', async () => {
@@ -221,7 +225,7 @@ describe('callctl usage, configuration and output', () => {
     expect(human.stdout).toContain('callctl calls export <account-id> --from <YYYY-MM-DD> --to <YYYY-MM-DD>');
     const out = await ok(['help']);
     expect(out.commands).toHaveLength(COMMANDS.length);
-    expect(out.commands).toHaveLength(33);
+    expect(out.commands).toHaveLength(34);
   });
 
   it('every group lists its commands and their options; every command its own options', async () => {
@@ -282,7 +286,7 @@ describe('callctl usage, configuration and output', () => {
 describe('bin/callctl.js', () => {
   it('runs as a process and exits 0 with one JSON object', async () => {
     const child = spawnChild(process.execPath, [BIN, 'agency', 'create', '--name', 'X', '--json'], {
-      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' },
+      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent', SECRETS_KEY: testSecretsKey() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -14,6 +14,7 @@ import { runCli } from '../../src/cli/main.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { spawnChild } from '../helpers/child-processes.js';
 import { callctl } from '../helpers/cli.js';
+import { testSecretsKey } from '../helpers/database.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { decisionRecord, insertComplianceCall } from '../helpers/seed/compliance-calls.js';
 
@@ -160,7 +161,7 @@ describe('callctl calls export', () => {
     let text = '';
     let errors = '';
     const code = await runCli(['calls', 'export', tenants.B.accountId, '--from', '2057-08-01', '--to', '2057-08-10'], {
-      env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+      env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', SECRETS_KEY: testSecretsKey() },
       now: app.now,
       stdout: (s) => (text += s),
       stderr: (s) => (errors += s),
@@ -180,7 +181,7 @@ describe('callctl calls export', () => {
     const BIN = fileURLToPath(new URL('../../bin/callctl.js', import.meta.url));
     const args = ['calls', 'export', tenants.B.accountId, '--from', '2057-08-01', '--to', '2057-08-10'];
     const child = spawnChild(process.execPath, [BIN, ...args], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', SECRETS_KEY: testSecretsKey() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const chunks: Buffer[] = [];

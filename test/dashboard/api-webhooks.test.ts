@@ -431,12 +431,12 @@ describe('the webhook endpoint', () => {
     expect(again.status).toBe(200);
     expect(again.body).toContain('This signing secret was already shown');
     expect(shownSecret(again)).toBeUndefined();
-    const endpoint = await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
-    expect(endpoint.secret).toBe(secret);
-    // Kept as it is, to sign: the page says so, and not that it is unreadable (issue 45.11).
+    // Stored sealed (docs/operations.md#secrets), it opens to the secret shown.
+    expect((await app.storage.endpoints.findEndpointOfAccount(agencyId))?.secret).toBe(secret);
+    // Kept to sign with: the page says so, and not that it is unreadable (issue 45.11).
     expect(res.body).not.toContain('not stored in readable form');
     expect(res.body).toContain(
-      'The service keeps it in its database, unencrypted, because it signs every event with it',
+      'The service keeps it in its database, encrypted with its SECRETS_KEY, because it signs every event with it',
     );
     const settings = (await visitor.get(OWN)).body;
     expect(settings).toContain(receiver.url);
@@ -447,7 +447,8 @@ describe('the webhook endpoint', () => {
   });
 
   it('a new URL keeps the signing secret (audited as a URL change); a second send changes nothing', async () => {
-    const endpoint = () => prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } });
+    // The stored secret opened (it is sealed at rest).
+    const endpoint = async () => (await app.storage.endpoints.findEndpointOfAccount(agencyId))!;
     const before = await endpoint();
     const page = await visitor.get(`${OWN}/webhook`);
     expect(page.body).toContain('Also rotate the signing secret');
@@ -475,7 +476,7 @@ describe('the webhook endpoint', () => {
   });
 
   it('"Also rotate the signing secret" makes a new secret, shown once', async () => {
-    const before = (await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret;
+    const before = (await app.storage.endpoints.findEndpointOfAccount(agencyId))!.secret;
     const page = await visitor.get(`${OWN}/webhook`);
     const res = await visitor.request('POST', `${OWN}/webhook`, {
       ...formFields(page.body, `${OWN}/webhook`),
@@ -486,9 +487,7 @@ describe('the webhook endpoint', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const secret = shownSecret(res)!;
     expect(secret).not.toBe(before);
-    expect((await prismaOf(app).webhookEndpoint.findUniqueOrThrow({ where: { accountId: agencyId } })).secret).toBe(
-      secret,
-    );
+    expect((await app.storage.endpoints.findEndpointOfAccount(agencyId))?.secret).toBe(secret);
     // With how to verify it, Node and Python, each with a Copy button.
     expect(res.body).toContain('new Webhook(process.env.WEBHOOK_SECRET)');
     expect(res.body).toContain('from standardwebhooks.webhooks import Webhook');

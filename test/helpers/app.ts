@@ -7,7 +7,7 @@ import { buildApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { BACKGROUND_POOL, createPrisma, REQUEST_POOL, sqlPool, type PrismaClient } from '../../src/storage/database.js';
 import { storageOver } from '../../src/storage/storage.js';
-import { freshDatabase } from './database.js';
+import { freshDatabase, testSecretsKey } from './database.js';
 import { atFileEnd } from './file-end.js';
 
 export interface TestApp {
@@ -106,6 +106,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     DATA_DIR: '.data/test',
+    // The run's key: what the test's own storages and callctl seal with (SECRETS_KEY: '' leaves it to DATA_DIR).
+    SECRETS_KEY: testSecretsKey(),
     DISPATCH_ENABLED: 'false',
     WEBHOOK_DELIVERY_ENABLED: 'false',
     ...options.env,

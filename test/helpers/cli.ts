@@ -1,5 +1,6 @@
 // callctl in process (runCli) against a test database, its output captured: the exit code, stdout and stderr.
 import { runCli } from '../../src/cli/main.js';
+import { testSecretsKey } from './database.js';
 import { json } from './json.js';
 
 export interface CliRun {
@@ -28,7 +29,8 @@ export async function callctl(
   let stdout = '';
   let stderr = '';
   const code = await runCli(args, {
-    env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env },
+    // The run's secrets key: callctl seals secrets with the key the test apps open them with.
+    env: { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', SECRETS_KEY: testSecretsKey(), ...env },
     now,
     stdout: (s) => {
       stdout += s;

@@ -1,8 +1,12 @@
 // A fresh, migrated database for one test file, cloned from the run's template and dropped when the file ends
 // (file-end.ts).
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import type { SecretBox } from '../../src/domain/secret-box.js';
+import { loadSecrets } from '../../src/secrets/keys.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
 import { storageOver, type Storage } from '../../src/storage/storage.js';
 import { atFileEnd } from './file-end.js';
@@ -66,9 +70,26 @@ export async function freshPrisma(): Promise<{ url: string; prisma: PrismaClient
   return { url, prisma };
 }
 
-/** The storage over `db` when it is a client made by createPrisma (freshPrisma's, a browser world's), else `db` itself. */
+/**
+ * The run's SECRETS_KEY (base64): the key of .data/test/secrets.key, made by the first file that asks. Test apps,
+ * server processes, callctl and a test's own storages all seal with it, whatever DATA_DIR a test gives them.
+ */
+export function testSecretsKey(): string {
+  const { file } = loadSecrets(loadConfig({ DATA_DIR: '.data/test' }));
+  return fs.readFileSync(file!, 'utf8').trim();
+}
+let testBox: SecretBox | null = null;
+const testSecrets = () => (testBox ??= loadSecrets(loadConfig({ SECRETS_KEY: testSecretsKey() })).box);
+
+/**
+ * The storage over `db` when it is a client made by createPrisma (freshPrisma's, a browser world's), with the run's
+ * secrets key; else `db` itself.
+ */
 export function storageOf(db: Storage | PrismaClient): Storage {
-  return '$transaction' in db ? storageOver(db) : db;
+  if (!('$transaction' in db)) return db;
+  const storage = storageOver(db);
+  storage.secrets.use(testSecrets);
+  return storage;
 }
 
 /** The Redis URL of the run, or null: Redis tests use `describe.skipIf(!redisUrl())` and say so. */

@@ -4,8 +4,8 @@
 // values (custom plan) and, for a named (prepared) statement, as the generic plan PostgreSQL switches to after five runs.
 import pg from 'pg';
 import { createPrisma } from '../../src/storage/database.js';
-import { storageOver, type Storage } from '../../src/storage/storage.js';
-import { freshDatabase } from './database.js';
+import type { Storage } from '../../src/storage/storage.js';
+import { freshDatabase, storageOf } from './database.js';
 
 /** The tables that grow without bound: no path may read one of them from end to end. */
 export const GROWING_TABLES = ['calls', 'call_events', 'webhook_deliveries', 'webhook_attempts'] as const;
@@ -426,7 +426,7 @@ export async function databaseReportingPlans(
     ...(options.generic ? [{ plans: 'generic plans', url: generic.toString() }] : []),
   ].map(({ plans, url }) => {
     const prisma = createPrisma(url, { max: 2 });
-    return { plans, storage: storageOver(prisma), end: () => prisma.$disconnect() };
+    return { plans, storage: storageOf(prisma), end: () => prisma.$disconnect() };
   });
   return { client, storages };
 }

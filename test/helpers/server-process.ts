@@ -4,6 +4,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { freePorts } from '../../src/storage/free-port.js';
 import { spawnChild, stopChild } from './child-processes.js';
+import { testSecretsKey } from './database.js';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -54,6 +55,8 @@ async function startServerOnce(env: Record<string, string>, options: StartOption
       HOST: '127.0.0.1',
       PORT: String(port),
       INTERNAL_PORT: String(internalPort),
+      // The run's secrets key, whatever DATA_DIR the test gives (SECRETS_KEY: '' leaves it unset).
+      SECRETS_KEY: testSecretsKey(),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

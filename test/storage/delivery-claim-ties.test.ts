@@ -3,10 +3,9 @@
 // deliveries the window happened to hold.
 import { expect, it } from 'vitest';
 import { setWebhook } from '../../src/admin/webhooks.js';
-import { freshPrisma } from '../helpers/database.js';
+import { freshPrisma, storageOf } from '../helpers/database.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { bulkInsertCallEvents, bulkInsertCalls, bulkInsertDeliveries } from '../helpers/seed.js';
-import { storageOver } from '../../src/storage/storage.js';
 
 const ENDPOINTS = 12;
 const EACH = 100;
@@ -14,7 +13,7 @@ const CAP = 10;
 
 it('gives every endpoint its cap when more than the window are due at the same instant', async () => {
   const { prisma } = await freshPrisma();
-  const storage = storageOver(prisma);
+  const storage = storageOf(prisma);
   const owners: { accountId: string; agentId: string; endpointId: string }[] = [];
   for (let i = 0; i < ENDPOINTS; i++) {
     const tenant = await createTenant(storage);

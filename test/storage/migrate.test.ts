@@ -9,8 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR } from '../../src/paths.js';
 import { createPrisma } from '../../src/storage/database.js';
 import { migrate, readMigrations } from '../../src/storage/migrate.js';
-import { storageOver } from '../../src/storage/storage.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, storageOf } from '../helpers/database.js';
 import { waitFor } from '../helpers/wait.js';
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []) {
@@ -323,7 +322,7 @@ describe("webhook_endpoints.agency_id (the Overview reads an agency's endpoints 
     );
     const prisma = createPrisma(url, { max: 1 });
     try {
-      await storageOver(prisma).endpoints.upsertEndpoint(
+      await storageOf(prisma).endpoints.upsertEndpoint(
         '00000000-0000-4000-8000-00000000000d',
         {
           url: 'https://hooks.example.test/second',

@@ -267,7 +267,7 @@ describe('enabling again while a transition writes held deliveries', () => {
         [{ call: rows[0]!, change: { update: { kind: 'failed', reason: 'canceled' } } }],
         context(s),
       );
-      await writeCallBatch(client, batch!);
+      await writeCallBatch(client, batch!, s.app.storage.secrets);
       // The held delivery is written, not committed: "Enable again" now must wait for this transaction.
       const enabling = enableWebhook(s.app.storage, s.tenant.accountId, undefined, s.app.now());
       await waitFor(
