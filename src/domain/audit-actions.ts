@@ -39,6 +39,9 @@ export const AUDIT_ACTIONS = {
   calling_hours_added: 'Calling hours added (a rule of its own)',
   calling_hours_replaced: 'Calling hours changed (a rule of its own)',
   calling_hours_removed: 'Calling hours removed (a rule of its own)',
+  carrier_set: 'Carrier set (its credentials checked and stored sealed)',
+  carrier_removed: "Carrier removed (calls go through the agency's or the service's)",
+  carrier_clients_choose: 'Clients allowed or no longer allowed to set their own carrier',
 } as const;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -15,6 +15,8 @@ export const SECRET_PLACES = {
   webhookSecret: (accountId: string) => `webhook_endpoints.secret:${accountId}`,
   /** A key the service signs with, by purpose (the runtime's context tokens). */
   signingKey: (purpose: string) => `signing_keys.key:${purpose}`,
+  /** An account's own carrier's credentials (one JSON object: tokens, keys). */
+  carrierCredentials: (accountId: string) => `account_carriers.credentials:${accountId}`,
 } as const;
 
 /**
@@ -46,6 +48,14 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     value: 'key',
     owner: 'purpose',
     place: SECRET_PLACES.signingKey,
+  },
+  {
+    table: 'account_carriers',
+    key: 'account_id',
+    keyType: 'uuid',
+    value: 'credentials',
+    owner: 'account_id',
+    place: SECRET_PLACES.carrierCredentials,
   },
 ];
 

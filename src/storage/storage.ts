@@ -8,6 +8,7 @@ import { ClaimRepository } from './call-claims.js';
 import { CallHistoryRepository } from './call-history.js';
 import { CallResultRepository } from './call-results.js';
 import { CallRepository } from './calls.js';
+import { CarrierRepository } from './carriers.js';
 import { ScopedReadRepository } from './dashboard-scope.js';
 import { BACKGROUND_POOL, createPrisma, REQUEST_POOL, sqlPool, type PrismaOptions } from './database.js';
 import { DeliveryRepository } from './deliveries.js';
@@ -38,6 +39,8 @@ export interface Repositories {
   readonly accounts: AccountRepository;
   readonly agents: AgentRepository;
   readonly audit: AuditRepository;
+  /** The accounts' own carriers, their credentials sealed. */
+  readonly carriers: CarrierRepository;
   /** Held deliveries released, the operator's replays and resends, the delivery log. */
   readonly deliveries: DeliveryRepository;
   /** The accounts' do-not-call lists. */
@@ -99,6 +102,7 @@ function repositories(driver: TransactionDriver): Repositories {
     accounts: new AccountRepository(driver),
     agents: new AgentRepository(driver),
     audit: new AuditRepository(driver),
+    carriers: new CarrierRepository(driver),
     deliveries: new DeliveryRepository(driver),
     doNotCall: new DoNotCallRepository(driver),
     endpoints: new EndpointRepository(driver),
