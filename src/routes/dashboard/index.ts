@@ -6,7 +6,8 @@
 // `hide: true` (not part of the API's OpenAPI document): the signed-in family's hook asks for a user and the
 // agency-only family's for an agency user, so a route declares no guard (`fastify.dashboardGuards
 // .requireRecentSignIn()` stays a route's preHandler for secrets); an `:id` is resolved once per family by
-// `fastify.resolveManaged()` and read with `request.managed()`. A handler is a schema (schemas/dashboard/), one read
+// `fastify.resolveManaged()` and read with `request.managed()`. Every route declares who may use it, `config.role`
+// ('public', or the least role: plugins/dashboard/roles.ts), else it cannot be registered. A handler is a schema (schemas/dashboard/), one read
 // through `request.scoped` (the viewer's scope bound) or one src/admin call through `request.admin`, and
 // `reply.page()` (the model built beside its template, src/views/pages/<page>.ts) or `reply.seeOther()`:
 //
@@ -36,12 +37,15 @@ import forgotPassword from './forgot-password.js';
 import overview from './overview.js';
 import setPassword from './set-password.js';
 import signIn from './sign-in.js';
+import userRoles from './user-roles.js';
 import users, { userActions } from './users.js';
 
 export default async function dashboard(fastify: FastifyInstance) {
   // `/dashboard/` is the same page as `/dashboard`: one address for it (the trailing slash is not ignored elsewhere).
-  fastify.get('/', { schema: { hide: true }, prefixTrailingSlash: 'slash' }, async (_request, reply) =>
-    reply.redirect('/dashboard', 302),
+  fastify.get(
+    '/',
+    { config: { role: 'public' }, schema: { hide: true }, prefixTrailingSlash: 'slash' },
+    async (_request, reply) => reply.redirect('/dashboard', 302),
   );
 
   await fastify.register(assets);
@@ -71,6 +75,7 @@ export default async function dashboard(fastify: FastifyInstance) {
       await agency.register(clients);
       await agency.register(clientApiWebhooks);
       await agency.register(userActions);
+      await agency.register(userRoles);
       await agency.register(clientDoNotCall);
       await agency.register(clientCallingRules);
     });
