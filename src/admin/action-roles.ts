@@ -18,7 +18,7 @@ import { cancelCall, cancelCalls, listCalls, showCall } from './calls.js';
 import { importDoNotCall } from './do-not-call-import.js';
 import { addToDoNotCall, listDoNotCall, removeFromDoNotCall } from './do-not-call.js';
 import { authenticate, completeChosenSignIn, recordSignOut } from './sign-in.js';
-import { newSignInLink, requestPasswordReset, sendAuditedMail } from './user-links.js';
+import { newSignInLink, requestPasswordReset, resolveUser, sendAuditedMail } from './user-links.js';
 import { setUserRole } from './user-roles.js';
 import { setOwnTimeZone } from './user-time-zone.js';
 import {
@@ -99,7 +99,7 @@ const DECLARED: [ActionRole, AnyAction[]][] = [
       setOwnCallingHours,
     ],
   ],
-  ['owner', [inviteUser, newSignInLink, disableUser, enableUser, setUserRole]],
+  ['owner', [inviteUser, newSignInLink, resolveUser, disableUser, enableUser, setUserRole]],
 ];
 
 const ROLE_OF = new Map<AnyAction, ActionRole>(DECLARED.flatMap(([role, actions]) => actions.map((a) => [a, role])));
