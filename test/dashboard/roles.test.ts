@@ -4,7 +4,7 @@
 // role needed, changing nothing, and lets its least role through; another tenant's object stays a 404 whatever the
 // role. ADD EVERY NEW ROUTE TO DECLARED, and to ROLE_ROUTES when it needs more than the viewer's role.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAgency, createClient } from '../../src/admin/accounts.js';
+import { createAgency, createClient, setApiAccess } from '../../src/admin/accounts.js';
 import { createAgent } from '../../src/admin/agents.js';
 import { putCallingHours } from '../../src/admin/calling-rules.js';
 import { createUser } from '../../src/admin/users.js';
@@ -465,6 +465,21 @@ beforeAll(async () => {
     (scope) => scope.dashboardGuards.requireUser,
     DASHBOARD_ENV,
     () => new Date(),
+    (scope) => {
+      // Routes declared below the actions they run: request.admin.run checks the action's own role.
+      void scope.register(async (family) => {
+        family.addHook('preHandler', family.dashboardGuards.requireUser);
+        const options = { schema: { hide: true }, config: { role: 'viewer' as const } };
+        family.post('/under-declared', options, async (request) => {
+          await request.admin.run(setApiAccess, request.user.accountId, false, request.admin.actor, app.now());
+          return 'switched';
+        });
+        family.post('/operator-only', options, async (request) => {
+          await request.admin.run(createAgency, { name: 'Made from the dashboard' });
+          return 'made';
+        });
+      });
+    },
   );
   app = built.probe;
   declared = built.roles;
@@ -522,6 +537,18 @@ describe('roles of the dashboard', () => {
       expect([200, 303, 400], res.body.slice(0, 2000)).toContain(res.status);
     });
   }
+
+  it("refuses an action above the viewer's role even from a route declared lower (the action's own role)", async () => {
+    const before = await accountRow('own')();
+    const member = await send(visitors.member, { method: 'POST', url: '/probe/under-declared', form: {} });
+    expect(member.status).toBe(403);
+    expect(member.body).toContain(html(roleNeeded('admin')));
+    expect(await accountRow('own')()).toEqual(before);
+    const accounts = await prismaOf(app).account.count();
+    expect((await send(visitors.owner, { method: 'POST', url: '/probe/operator-only', form: {} })).status).toBe(500);
+    expect(await prismaOf(app).account.count()).toBe(accounts);
+    expect((await send(visitors.admin, { method: 'POST', url: '/probe/under-declared', form: {} })).status).toBe(200);
+  });
 
   for (const entry of ROLE_ROUTES.filter((r) => r.route.includes('/:id') && !r.route.includes('/clients/:id')))
     it(`${entry.route}: a user of another agency gets 404, whatever their role`, async () => {
