@@ -3,7 +3,9 @@
 // Actor is made here and nowhere else.
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { actionRole } from '../../src/admin/action-roles.js';
 import type { Actor } from '../../src/admin/audit.js';
+import { hasRole, roleNeeded } from '../../src/domain/roles.js';
 import type { Storage } from '../../src/storage/index.js';
 
 export interface AdminBinding {
@@ -11,7 +13,10 @@ export interface AdminBinding {
   readonly actor: Actor;
   /** The app's clock. */
   now(): Date;
-  /** `action(storage, ...args)`: an src/admin function, run on the service's storage. */
+  /**
+   * `action(storage, ...args)`: an src/admin function, run on the service's storage when the viewer's role where the
+   * request acts includes the action's (src/admin/action-roles.ts), else the 403 page.
+   */
   run<A extends unknown[], R>(action: (storage: Storage, ...args: A) => R, ...args: A): R;
 }
 
@@ -27,7 +32,13 @@ function bindingOf(fastify: FastifyInstance, request: FastifyRequest): AdminBind
       return { kind: 'user', userId: request.user.id, ip: request.ip, scope: request.scope };
     },
     now: () => fastify.now(),
-    run: (action, ...args) => action(fastify.storage, ...args),
+    run: (action, ...args) => {
+      const least = actionRole(action);
+      if (least === undefined || least === 'operator')
+        throw new Error(`${action.name} is no action the dashboard may run (src/admin/action-roles.ts)`);
+      if (least !== 'public' && !hasRole(request.role, least)) throw fastify.httpErrors.forbidden(roleNeeded(least));
+      return action(fastify.storage, ...args);
+    },
   };
 }
 

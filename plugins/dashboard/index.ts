@@ -1,7 +1,7 @@
 // The dashboard's plugins, registered into the dashboard's scope (fastify-plugin, so their hooks, decorators and error
 // handler reach its routes and nothing outside /dashboard): helmet, the session (cookie and store), form bodies, CSRF,
-// views, the viewer, tenancy, the scoped reads and the admin binding, request checks, limiters, pages, the response
-// guard and the one error handler (a refused form back on its page; else the HTML error pages). The
+// views, the viewer, tenancy, the scoped reads, roles and the admin binding, request checks, limiters, pages, the
+// response guard and the one error handler (a refused form back on its page; else the HTML error pages). The
 // external plugins' options are here, in one place; src/routes/dashboard only registers routes.
 import fp from 'fastify-plugin';
 import csrf, { type FastifyCsrfProtectionOptions } from '@fastify/csrf-protection';
@@ -21,6 +21,7 @@ import errors from './errors.js';
 import forgotPasswordLimiter from './forgot-password-limiter.js';
 import pages from './pages.js';
 import requestChecks from './request-checks.js';
+import roles from './roles.js';
 import responseGuard from './response-guard.js';
 import scoped from './scoped.js';
 import session from './session.js';
@@ -135,6 +136,8 @@ export default fp<DashboardOptions>(
     await fastify.register(viewer);
     await fastify.register(tenancy);
     await fastify.register(scoped);
+    // After tenancy (its onRoute resolves a route's `:id` first): a role is checked where the request acts.
+    await fastify.register(roles);
     await fastify.register(admin);
     await fastify.register(requestChecks);
     await fastify.register(signInLimiter);

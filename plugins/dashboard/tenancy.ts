@@ -67,6 +67,25 @@ declare module 'fastify' {
 const kManaged = Symbol('dashboard managed objects');
 type WithManaged = FastifyRequest & { [kManaged]?: Partial<Managed> };
 
+/**
+ * The account this request acts in: that of the object its family resolved from the `:id` (a client, an account, a
+ * user, an agent, a call; its own account for a family without an id), or null when it resolved none. The role a
+ * route needs is the viewer's role there (plugins/dashboard/roles.ts).
+ */
+export function managedAccountId(request: FastifyRequest): string | null {
+  const found = (request as WithManaged)[kManaged];
+  if (!found) return null;
+  return (
+    found.client?.id ??
+    found.account?.id ??
+    found.own?.id ??
+    found.user?.account.id ??
+    found.agent?.accountId ??
+    found.call?.accountId ??
+    null
+  );
+}
+
 /** Where to come back to after signing in or confirming the password: this page for a GET, else `fallback`. */
 function returnPath(request: FastifyRequest, fallback: string): string {
   return request.method === 'GET' ? request.url : fallback;

@@ -3,8 +3,15 @@
 // of at most 254 characters, one not taken) src/admin checks, in the words callctl gives too.
 import { Type, type Static } from '@sinclair/typebox';
 import { USER_EMAIL_SHAPE } from '../user-email.js';
+import { ROLES } from '../user-role.js';
 import { UUID_PATTERN } from '../uuid.js';
 import { Form } from './forms.js';
+
+/** A user's role in their account (src/domain/roles.ts says what each may do). */
+const RoleField = Type.Union(
+  ROLES.map((role) => Type.Literal(role)),
+  { description: 'owner (everything, users and roles included), admin, member or viewer (reads only)' },
+);
 
 /** The page a people form was on, to go back to (or re-render) afterwards. */
 const FromField = Type.Optional(
@@ -44,6 +51,7 @@ export const InviteUserForm = Form(
       pattern: UUID_PATTERN,
       description: 'The account the new user belongs to: the agency or one of its clients',
     }),
+    role: Type.Optional(RoleField),
     from: FromField,
   },
   'Invite a user: they get a one-time link (24 h) to choose their password, shown once to the inviting user',
@@ -72,6 +80,12 @@ export const UserLinkForm = Form(
   "Make a new one-time link (24 h) for the user to set their password, shown once; the user's earlier links stop working",
 );
 export type UserLinkForm = Static<typeof UserLinkForm>;
+
+export const UserRoleForm = Form(
+  { role: RoleField, from: FromField },
+  "Give a user a role in their account (the account's last active owner stays one)",
+);
+export type UserRoleForm = Static<typeof UserRoleForm>;
 
 export const ChooseAccountForm = Form(
   {

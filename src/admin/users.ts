@@ -10,6 +10,7 @@ import {
 } from '../domain/one-time-token.js';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../domain/password.js';
 import { passwordProblem } from '../domain/password-policy.js';
+import type { Role } from '../domain/roles.js';
 import type { LinkLimitRefusal } from '../domain/people-limits.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
 import { isUniqueViolation, type Storage, type TokenPurpose } from '../storage/index.js';
@@ -17,6 +18,7 @@ import { accountAndAgency, audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
 import { findAccount, findUser } from './reach.js';
 import { linkLimitCheck, refuseOverLimit } from './user-links.js';
+import { keepLastOwner } from './user-roles.js';
 import { readableNameProblem } from '../../schemas/text.js';
 import { notAnEmailAddress } from '../../schemas/user-email.js';
 
@@ -38,11 +40,12 @@ export function setPasswordUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>,
  * agency: the operator is refused unless `allowExistingEmail` (then signing in asks which account); a dashboard user's
  * invitation is made, so that the answer never says whether another tenant uses the address. A dashboard user over a
  * limit of src/domain/people-limits.ts is refused (LinkLimitError, audited); one outside whose scope `accountId` lies
- * is told there is no such account.
+ * is told there is no such account. `role`: what the user may do in the account (default owner: an operator making an
+ account's first user).
  */
 export async function createUser(
   storage: Storage,
-  input: { accountId: string; email: string; actor: Actor; now: Date; allowExistingEmail?: boolean },
+  input: { accountId: string; email: string; actor: Actor; now: Date; allowExistingEmail?: boolean; role?: Role },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
   const now = input.now;
   const email = normalizeEmail(input.email);
@@ -52,6 +55,7 @@ export async function createUser(
   const generated = generateOneTimeToken();
   const expiresAt = new Date(now.getTime() + ONE_TIME_TOKEN_TTL_MS);
   const purpose: TokenPurpose = input.actor.kind === 'user' ? 'invitation' : 'set_password';
+  const role = input.role ?? 'owner';
   try {
     const made = await storage.transaction(async (tx): Promise<{ refused: LinkLimitRefusal } | { id: string }> => {
       const refusal = await linkLimitCheck(tx, input.accountId, input.actor, now);
@@ -61,6 +65,7 @@ export async function createUser(
         accountId: input.accountId,
         agencyId,
         email,
+        role,
         createdAt: now,
       });
       const createdById = input.actor.kind === 'user' ? input.actor.userId : null;
@@ -78,7 +83,7 @@ export async function createUser(
         input.actor,
         input.actor.kind === 'user' ? 'user_invited' : 'user_created',
         now,
-        { user_id: id, email },
+        { user_id: id, email, role },
       );
       return { id };
     });
@@ -96,16 +101,23 @@ export async function createUser(
 }
 
 /**
- * A signed-in user invites someone to `accountId` (an account of their scope, else AdminError as for a missing one):
- * the new user gets a one-time invitation link (24 h, single use, only its digest stored), returned here once.
+ * A signed-in user invites someone to `accountId` (an account of their scope, else AdminError as for a missing one) as
+ * `role` (default member): a one-time invitation link (24 h, single use, only its digest stored), returned once.
  */
 export async function inviteUser(
   storage: Storage,
-  input: { accountId: string; email: string; invitedBy: Omit<Extract<Actor, { kind: 'user' }>, 'kind'>; now: Date },
+  input: {
+    accountId: string;
+    email: string;
+    role?: Role;
+    invitedBy: Omit<Extract<Actor, { kind: 'user' }>, 'kind'>;
+    now: Date;
+  },
 ): Promise<{ id: string; token: string; expiresAt: Date }> {
   return createUser(storage, {
     accountId: input.accountId,
     email: input.email,
+    role: input.role ?? 'member',
     actor: { kind: 'user', ...input.invitedBy },
     now: input.now,
   });
@@ -135,6 +147,7 @@ export async function disableUser(storage: Storage, userId: string, actor: Actor
   const user = await findUser(storage, userId, actor);
   if (actor.kind === 'user' && actor.userId === user.id) throw new AdminError(CANNOT_DISABLE_SELF);
   const ended = await storage.transaction(async (tx) => {
+    await keepLastOwner(tx, user);
     const changed = await tx.users.markDisabled(user.id, now);
     const sessions = await tx.sessions.deleteUserSessions(user.id);
     await tx.tokens.expireUserTokens(user.id, now);

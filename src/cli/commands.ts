@@ -37,7 +37,7 @@ export const GROUPS: Record<string, string> = {
   calls:
     "List an account's calls; show one in full; cancel one that is still waiting; export a period's calls with their consent",
   deliveries: 'Send a webhook delivery again',
-  user: 'Create dashboard users (a one-time link sets the password), make new links, disable and enable them',
+  user: 'Create dashboard users (a one-time link sets the password), give roles, make new links, disable and enable them',
   setup: 'Create an agency and its first dashboard user in one step',
   retention: 'Delete the rows past their retention now (the servers do it every few minutes)',
   dnc: "Add, remove, list and import the numbers of an account's do-not-call list",

@@ -38,6 +38,7 @@ export const OPTIONS = {
   'agency-name': { type: 'string' },
   reason: { type: 'string' },
   'allow-existing-email': { type: 'boolean' },
+  role: { type: 'string' },
   'skip-bad-rows': { type: 'boolean' },
   on: { type: 'boolean' },
   off: { type: 'boolean' },
@@ -138,6 +139,7 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
     value: '',
     help: 'Allow an email that already has a dashboard user in another account (signing in then asks which account)',
   },
+  role: { value: 'owner|admin|member|viewer', help: "The user's role in their account (user create: default owner)" },
   ...DNC_FLAG_HELP,
   ...RULES_FLAG_HELP,
   ...EXPORT_FLAG_HELP,
@@ -187,6 +189,7 @@ export interface Values {
   'agency-name'?: string;
   reason?: string;
   'allow-existing-email'?: boolean;
+  role?: string;
   'skip-bad-rows'?: boolean;
   on?: boolean;
   off?: boolean;

@@ -1,9 +1,11 @@
-// callctl's dashboard-people commands: create a user (with a one-time set-password link, shown once), make a new
-// link for an existing user (voiding earlier ones), disable and enable one, and `setup`, the one-command start (an
+// callctl's dashboard-people commands: create a user (with a one-time set-password link, shown once), give one a role,
+// make a new link for an existing user (voiding earlier ones), disable and enable one, and `setup`, the one-command start (an
 // agency on the agency plan and its first user). With SMTP_URL set, the links are e-mailed too ("emailed" says
 // whether the SMTP server took the message).
 import { newSignInLink, resolveUser, sendAuditedMail } from '../admin/user-links.js';
+import { setUserRole } from '../admin/user-roles.js';
 import { createUser, disableUser, enableUser, setPasswordUrl, setupAgency } from '../admin/users.js';
+import { isRole, ROLES, type Role } from '../domain/roles.js';
 import { isPlausibleEmail, normalizeEmail } from '../domain/user-email.js';
 import { formatTime } from '../domain/utc-time.js';
 import { Mailer } from '../mail/mailer.js';
@@ -11,6 +13,7 @@ import { invitationMail, signInLinkMail, type MailKind } from '../mail/messages.
 import type { MailMessage } from '../mail/mailer.js';
 import type { Command, Context } from './command-types.js';
 import type { Values } from './flags.js';
+import { UsageError } from './usage-error.js';
 
 /**
  * E-mails `message` when SMTP_URL is set, audited on the account as the operator's: {} without SMTP_URL, else whether
@@ -42,29 +45,34 @@ async function emailed(
 const LINK_NOTICE =
   'This link is shown only once and works once, for 24 hours: open it in a browser to choose the password.';
 
-// Command-line mistakes found before the database is opened are usage errors (exit 2); UsageError is not imported
-// from commands.ts (which imports this file), so the check throws its own.
-class EmailUsageError extends Error {
-  override name = 'UsageError';
-}
-
+// Command-line mistakes found before the database is opened are usage errors (exit 2).
 function checkEmail(values: Values): void {
   if (values.email !== undefined && !isPlausibleEmail(values.email))
-    throw new EmailUsageError(`"${values.email}" is not an email address`);
+    throw new UsageError(`"${values.email}" is not an email address`);
+}
+
+function checkRole(role: string | undefined): void {
+  if (role !== undefined && !isRole(role))
+    throw new UsageError(`Unknown role "${role}": expected one of ${[...ROLES].reverse().join(', ')}`);
 }
 
 export const USER_COMMANDS: Command[] = [
   {
     words: ['user', 'create'],
     args: [],
-    flags: ['account', 'email', 'allow-existing-email'],
+    flags: ['account', 'email', 'role', 'allow-existing-email'],
     required: ['account', 'email'],
-    usage: 'callctl user create --account <account-id> --email <email> [--allow-existing-email]',
+    usage:
+      'callctl user create --account <account-id> --email <email> [--role owner|admin|member|viewer] ' +
+      '[--allow-existing-email]',
     summary:
-      'Create a dashboard user of an account; prints a one-time link to set the password (24 h). An email that ' +
-      'already has a user elsewhere is refused without --allow-existing-email',
+      'Create a dashboard user of an account (role: owner unless --role says otherwise); prints a one-time link to ' +
+      'set the password (24 h). An email that already has a user elsewhere is refused without --allow-existing-email',
     notice: LINK_NOTICE,
-    check: (_args, values) => checkEmail(values),
+    check: (_args, values) => {
+      checkEmail(values);
+      checkRole(values.role);
+    },
     run: async (ctx, _args, values) => {
       const { storage, config, now } = ctx;
       const user = await createUser(storage, {
@@ -72,6 +80,7 @@ export const USER_COMMANDS: Command[] = [
         email: values.email ?? '',
         actor: { kind: 'operator' },
         allowExistingEmail: values['allow-existing-email'] === true,
+        role: isRole(values.role) ? values.role : 'owner',
         now: now(),
       });
       const link = setPasswordUrl(config, user.token);
@@ -86,8 +95,20 @@ export const USER_COMMANDS: Command[] = [
       const sent = mail
         ? await emailed(ctx, { accountId: values.account ?? '', kind: 'invitation', message: mail })
         : {};
-      return { id: user.id, set_password_url: link, ...sent };
+      return { id: user.id, role: isRole(values.role) ? values.role : 'owner', set_password_url: link, ...sent };
     },
+  },
+  {
+    words: ['user', 'role'],
+    args: ['user-id', 'role'],
+    flags: [],
+    usage: 'callctl user role <user-id> owner|admin|member|viewer',
+    summary:
+      "Give a dashboard user a role in their account (an account's last active owner stays one): owner (everything), " +
+      'admin (keys, webhooks, API access, agents, do-not-call), member (agents, calls, do-not-call), viewer (reads)',
+    check: (args) => checkRole(args[1] ?? ''),
+    run: ({ storage, now }, args) =>
+      setUserRole(storage, args[0] ?? '', (args[1] ?? '') as Role, { kind: 'operator' }, now()),
   },
   {
     words: ['user', 'disable'],

@@ -11,6 +11,7 @@ export const AUDIT_ACTIONS = {
   user_disabled: 'User disabled',
   user_invited: 'User invited',
   user_enabled: 'User enabled again',
+  user_role_changed: 'Role of a user changed (owner, admin, member or viewer)',
   sign_in_link_created: 'New one-time sign-in link made (earlier links stopped working)',
   password_reset_requested:
     'Password reset link e-mailed ("Forgot your password?"; earlier reset links stopped working)',

@@ -1,4 +1,5 @@
 // The users table: dashboard people, their password hashes, disabling and enabling. Prisma Client only.
+import type { Role } from '../domain/roles.js';
 import { PrismaRepository } from './driver.js';
 
 /** A user as a signed-in request needs them: who, and the account that scopes everything they see. */
@@ -12,6 +13,8 @@ export interface ActiveUser {
   agencyId: string;
   /** The IANA zone the dashboard shows their times in (Account page); null: never chosen, UTC. */
   timezone: string | null;
+  /** What they may do in their account (src/domain/roles.ts). */
+  role: Role;
 }
 
 export interface SignInCandidate {
@@ -31,10 +34,17 @@ export class UserRepository extends PrismaRepository {
     accountId: string;
     agencyId: string;
     email: string;
+    role: Role;
     createdAt: Date;
   }): Promise<{ id: string }> {
     return this.prisma.user.create({
-      data: { accountId: input.accountId, agencyId: input.agencyId, email: input.email, createdAt: input.createdAt },
+      data: {
+        accountId: input.accountId,
+        agencyId: input.agencyId,
+        email: input.email,
+        role: input.role,
+        createdAt: input.createdAt,
+      },
       select: { id: true },
     });
   }
@@ -75,6 +85,7 @@ export class UserRepository extends PrismaRepository {
         email: true,
         disabledAt: true,
         timezone: true,
+        role: true,
         account: { select: { id: true, kind: true, name: true, agencyId: true } },
       },
     });
@@ -87,6 +98,7 @@ export class UserRepository extends PrismaRepository {
       accountName: user.account.name,
       agencyId: user.account.agencyId ?? user.account.id,
       timezone: user.timezone,
+      role: user.role,
     };
   }
 
@@ -111,8 +123,27 @@ export class UserRepository extends PrismaRepository {
         disabledAt: true,
         createdAt: true,
         lastSignInAt: true,
+        role: true,
       },
     });
+  }
+
+  /**
+   * The ids of the account's active owners, each row locked until the transaction ends (FOR UPDATE, which Prisma
+   * cannot express): a change that could leave the account without one (a demotion, a disabling) counts them under
+   * the lock, so two at once are made one after the other and the second sees the first's result.
+   */
+  async lockActiveOwners(accountId: string): Promise<string[]> {
+    const rows = await this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT id FROM users WHERE account_id = ${accountId}::uuid AND role = 'owner' AND disabled_at IS NULL
+      ORDER BY id FOR UPDATE`;
+    return rows.map((row) => row.id);
+  }
+
+  /** Gives the user `role`; false when there is no such user or they already had it. */
+  async setRole(userId: string, role: Role): Promise<boolean> {
+    const { count } = await this.prisma.user.updateMany({ where: { id: userId, role: { not: role } }, data: { role } });
+    return count === 1;
   }
 
   async setPasswordHash(userId: string, passwordHash: string): Promise<void> {
@@ -172,6 +203,7 @@ export class UserRepository extends PrismaRepository {
           createdAt: true,
           lastSignInAt: true,
           passwordHash: true,
+          role: true,
         },
       })
       .then((users) => users.map(({ passwordHash, ...user }) => ({ ...user, passwordSet: passwordHash !== null })));

@@ -117,14 +117,14 @@ describe('callctl user and setup', () => {
     expect(json<CliError>(ambiguous.stderr).error).toContain(again.json().user_id as string);
   });
 
-  it('user create prints {id, set_password_url} using PUBLIC_BASE_URL; for people, with a notice that it is shown once', async () => {
+  it('user create prints {id, role, set_password_url} using PUBLIC_BASE_URL; for people, with a notice that it is shown once', async () => {
     const { agency_id: agencyId } = (
       await cli(['setup', '--agency-name', 'B', '--email', 'b@b.example', '--json'])
     ).json();
     const res = await cli(['user', 'create', '--account', agencyId as string, '--email', 'two@b.example', '--json'], {
       PUBLIC_BASE_URL: 'https://calls.example.com',
     });
-    expect(Object.keys(res.json()).sort()).toEqual(['id', 'set_password_url']);
+    expect(Object.keys(res.json()).sort()).toEqual(['id', 'role', 'set_password_url']);
     expect(res.json().set_password_url).toMatch(
       /^https:\/\/calls\.example\.com\/dashboard\/set-password\/[A-Za-z0-9_-]{43}$/,
     );
@@ -154,11 +154,14 @@ describe('callctl user and setup', () => {
   });
 
   it('user disable disables the user and ends their sessions; a second time says it already was', async () => {
-    const { user_id: userId } = (await cli(['setup', '--agency-name', 'C', '--email', 'c@c.example', '--json'])).json();
-    const res = await cli(['user', 'disable', userId as string, '--json']);
+    const made = (await cli(['setup', '--agency-name', 'C', '--email', 'c@c.example', '--json'])).json();
+    const userId = made.user_id as string;
+    // Another owner first: the account's last active owner stays one (test/cli/user-roles.test.ts).
+    await cli(['user', 'create', '--account', made.agency_id as string, '--email', 'c2@c.example', '--json']);
+    const res = await cli(['user', 'disable', userId, '--json']);
     expect(res.code).toBe(0);
     expect(res.json()).toEqual({ id: userId, disabled: true, already_disabled: false, sessions_ended: 0 });
-    expect((await cli(['user', 'disable', userId as string, '--json'])).json().already_disabled).toBe(true);
+    expect((await cli(['user', 'disable', userId, '--json'])).json().already_disabled).toBe(true);
     expect((await cli(['user', 'disable', 'nope', '--json'])).code).toBe(1);
   });
 
@@ -203,6 +206,7 @@ describe('callctl user and setup', () => {
 
   it('user enable lets a disabled user sign in again; a disabled user gets no link until then', async () => {
     const made = (await cli(['setup', '--agency-name', 'E', '--email', 'e@e.example', '--json'])).json();
+    await cli(['user', 'create', '--account', made.agency_id as string, '--email', 'e2@e.example', '--json']);
     const password = 'seven swans beside the mill';
     await setPasswordWithLink(storageOf(prisma), {
       token: tokenOf(made.set_password_url as string),
@@ -287,8 +291,10 @@ describe('callctl user and setup', () => {
     expect(help.stdout).toContain('callctl user link <user-id|email>');
     expect(help.stdout).toContain('callctl user enable <user-id>');
     expect(help.stdout).toContain(
-      'callctl user create --account <account-id> --email <email> [--allow-existing-email]',
+      'callctl user create --account <account-id> --email <email> [--role owner|admin|member|viewer] ' +
+        '[--allow-existing-email]',
     );
+    expect(help.stdout).toContain('callctl user role <user-id> owner|admin|member|viewer');
     expect(help.stdout).toContain('callctl setup --agency-name <name> --email <email> [--allow-existing-email]');
     expect(help.stdout).toMatch(/--allow-existing-email {2,}Allow an email that already has a dashboard user/);
   });

@@ -197,7 +197,7 @@ async function buildLoggedProbe() {
   await instance.register(
     async (scope) => {
       await registerDashboard(scope, config);
-      scope.get('/bad-header', { schema: { hide: true } }, async (_request, reply) =>
+      scope.get('/bad-header', { schema: { hide: true }, config: { role: 'public' } }, async (_request, reply) =>
         reply.header('x-note', 'a\u2028b').type('text/plain').send('never sent'),
       );
     },

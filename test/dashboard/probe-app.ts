@@ -36,17 +36,24 @@ export async function buildProbeApp(
   instance.setValidatorCompiler(validatorCompiler);
   // Every route as "METHOD /path" (HEAD left out), for the tenancy test's check that each one is classified.
   const routes: string[] = [];
+  // And the role each declares (plugins/dashboard/roles.ts), for the roles test's table.
+  const roles = new Map<string, unknown>();
   instance.addHook('onRoute', (route) => {
     for (const method of ([] as string[]).concat(route.method))
-      if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
+      if (method !== 'HEAD') {
+        routes.push(`${method} ${route.url}`);
+        roles.set(`${method} ${route.url}`, route.config?.role);
+      }
   });
   await instance.register(fp(app, { name: 'app' }), { config, databaseUrl: url, clock });
   await instance.register(
     async (scope) => {
       await registerDashboard(scope, config);
       const guard = guardOf(scope);
-      scope.get('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
-      scope.post('/guarded', { schema: { hide: true }, preHandler: guard }, async () => 'passed');
+      // 'public' for the roles hook (plugins/dashboard/roles.ts): these probe the guard alone.
+      const options = { schema: { hide: true }, preHandler: guard, config: { role: 'public' as const } };
+      scope.get('/guarded', options, async () => 'passed');
+      scope.post('/guarded', options, async () => 'passed');
       moreRoutes?.(scope);
     },
     { prefix: '/probe' },
@@ -54,5 +61,5 @@ export async function buildProbeApp(
   await instance.ready();
   open.push(instance);
   // Not the instance itself: it is thenable, and `await` would unwrap it.
-  return { probe: instance, routes };
+  return { probe: instance, routes, roles };
 }

@@ -457,6 +457,21 @@ const OBJECT_ROUTES: ObjectRoute[] = [
     reach: AGENCY_USERS_REACH,
   },
   {
+    route: 'POST /dashboard/users/:id/role',
+    request: (world, target, viewer) => ({
+      method: 'POST',
+      url: `/dashboard/users/${world.users[target][viewer]}/role`,
+      form: { role: 'viewer' },
+    }),
+    snapshot: (app, world, target) =>
+      prismaOf(app).user.findMany({
+        where: { accountId: world[target] },
+        orderBy: { email: 'asc' },
+        select: { id: true, role: true },
+      }),
+    reach: AGENCY_USERS_REACH,
+  },
+  {
     route: 'POST /dashboard/users/:id/enable',
     request: (world, target, viewer) => ({
       method: 'POST',
@@ -573,6 +588,16 @@ const AGENCY_ONLY_ROUTES: AgencyOnlyRoute[] = [
     snapshot: (app, world) => linksOf(app, world, 'A1'),
   },
   {
+    route: 'POST /dashboard/users/:id/role',
+    request: (world) => ({
+      method: 'POST',
+      url: `/dashboard/users/${world.users.A1.A1}/role`,
+      form: { role: 'viewer' },
+    }),
+    snapshot: (app, world) =>
+      prismaOf(app).user.findMany({ where: { accountId: world.A1 }, select: { id: true, role: true } }),
+  },
+  {
     route: 'POST /dashboard/users/:id/enable',
     request: (world) => ({ method: 'POST', url: `/dashboard/users/${world.users.A1.A1}/enable`, form: {} }),
     snapshot: (app, world) => disabledUsersOf(app, world, 'A1'),
@@ -681,16 +706,28 @@ beforeAll(async () => {
       void scope.register(async (family) => {
         family.addHook('preHandler', family.dashboardGuards.requireUser);
         family.resolveManaged('account', 'id');
-        family.get('/accounts/:id', { schema: { hide: true } }, async (request) => request.managed('account').name);
+        family.get(
+          '/accounts/:id',
+          { schema: { hide: true }, config: { role: 'viewer' } },
+          async (request) => request.managed('account').name,
+        );
       });
       // One whose routes are added before it resolves its `:id` (one of them in a plugin of its own): the rule
       // reaches them all the same, whatever the order of registration.
       void scope.register(async (family) => {
         family.addHook('preHandler', family.dashboardGuards.requireUser);
         await family.register(async (inner) => {
-          inner.get('/early/:id', { schema: { hide: true } }, async (request) => request.managed('account').name);
+          inner.get(
+            '/early/:id',
+            { schema: { hide: true }, config: { role: 'viewer' } },
+            async (request) => request.managed('account').name,
+          );
         });
-        family.get('/early/:id/name', { schema: { hide: true } }, async (request) => request.managed('account').name);
+        family.get(
+          '/early/:id/name',
+          { schema: { hide: true }, config: { role: 'viewer' } },
+          async (request) => request.managed('account').name,
+        );
         family.resolveManaged('account', 'id');
       });
     },

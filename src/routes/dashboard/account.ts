@@ -41,7 +41,7 @@ async function accountPage(request: FastifyRequest, problems: Problems = {}): Pr
 }
 
 const account: FastifyPluginAsyncTypebox = async (fastify) => {
-  fastify.get('/account', { schema: { hide: true } }, async (request, reply) =>
+  fastify.get('/account', { config: { role: 'viewer' }, schema: { hide: true } }, async (request, reply) =>
     reply.page('account', await accountPage(request)),
   );
 
@@ -51,6 +51,7 @@ const account: FastifyPluginAsyncTypebox = async (fastify) => {
       schema: { hide: true, body: TimeZoneForm },
       attachValidation: true,
       config: {
+        role: 'viewer',
         formFailure: async (request, reply, { status, message, fields }) => {
           const sent = (request.body as { timezone?: unknown } | undefined)?.timezone;
           const zone = { sent: typeof sent === 'string' ? sent : '', problem: fields.timezone ?? message };
@@ -72,11 +73,15 @@ const account: FastifyPluginAsyncTypebox = async (fastify) => {
   );
 
   // The header's switch (layout.eta): this session shows UTC, or the user's zone again; back to the page it was on.
-  fastify.post('/account/times', { schema: { hide: true, body: TimesShownForm } }, async (request, reply) => {
-    if (request.body.utc === '1') request.session.timesInUtc = true;
-    else delete request.session.timesInUtc;
-    return reply.seeOther(request.body.back ?? '/dashboard');
-  });
+  fastify.post(
+    '/account/times',
+    { config: { role: 'viewer' }, schema: { hide: true, body: TimesShownForm } },
+    async (request, reply) => {
+      if (request.body.utc === '1') request.session.timesInUtc = true;
+      else delete request.session.timesInUtc;
+      return reply.seeOther(request.body.back ?? '/dashboard');
+    },
+  );
 
   fastify.post(
     '/account/password',
@@ -84,6 +89,7 @@ const account: FastifyPluginAsyncTypebox = async (fastify) => {
       schema: { hide: true, body: ChangePasswordForm },
       attachValidation: true,
       config: {
+        role: 'viewer',
         formFailure: async (request, reply, { status, message }) =>
           reply.code(status).page('account', await accountPage(request, { password: message })),
       },
@@ -121,7 +127,7 @@ const account: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post(
     '/account/sign-out-everywhere',
-    { schema: { hide: true, body: CsrfOnlyForm } },
+    { config: { role: 'viewer' }, schema: { hide: true, body: CsrfOnlyForm } },
     async (request, reply) => {
       await request.admin.run(endAllSessions, { userId: request.user.id, ip: request.ip, now: request.admin.now() });
       // The store row is gone already; the cookie goes too, and this request saves nothing.

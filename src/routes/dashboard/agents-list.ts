@@ -17,7 +17,7 @@ const LIST_MESSAGE_MAX = 60;
 const agentsList: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get(
     '/agents',
-    { schema: { hide: true, querystring: AgentsQuery }, attachValidation: true },
+    { config: { role: 'viewer' }, schema: { hide: true, querystring: AgentsQuery }, attachValidation: true },
     async (request, reply) => {
       const scope = request.scope;
       const asked = listAsked(request, AgentsQuery);

@@ -30,13 +30,14 @@ import { fieldProblems } from '../../views/pages/agent-form-problems.js';
 import { phoneCountry, storedNumber, type PhoneCountry } from '../../views/pages/agent-caller-id.js';
 import { reachSummary } from '../../views/format/agent.js';
 import { NO_PHONE_DEFAULT } from '../../views/format/settings.js';
-import { FORM_NOT_VALID, FormProblem, refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
+import { FormProblem, refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
 import { canonicalZone, isOfferedZone, UTC_ALIASES, ZONE_REGIONS } from '../../domain/time-zones.js';
 import { dashboardBaseUrl } from '../../admin/users.js';
+import { problemOf } from './agent-form-problem.js';
 import { AGENTS_PATH as LIST_PATH } from './agents-list.js';
 
 /** What the page says above a form with field problems. */
-const FIELDS_PROBLEM = 'Some fields need a change: each says what is wrong next to it.';
+import { FIELDS_PROBLEM } from './agent-form-problem.js';
 
 /** The zones to choose from: UTC and the canonical names by region, and `current` when the list lacks it. */
 function timeZoneChoices(current: string) {
@@ -188,7 +189,7 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
       return renderForm(request, reply, { ...sent.page, errors, problem: problemOf(errors, refused) });
     };
 
-  fastify.get('/agents/new', { schema: { hide: true } }, async (request, reply) => {
+  fastify.get('/agents/new', { config: { role: 'member' }, schema: { hide: true } }, async (request, reply) => {
     const values = newAgentValues(request.user.accountId);
     const country = await countryOfAccount(request, request.user.accountId);
     return renderForm(request, reply, { agent: null, values, browserZone: true, country });
@@ -199,7 +200,7 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       schema: { hide: true, body: AgentForm },
       attachValidation: true,
-      config: { formFailure: formAgain(() => null) },
+      config: { role: 'member', formFailure: formAgain(() => null) },
     },
     async (request, reply) => {
       const { body } = request;
@@ -214,18 +215,22 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
     },
   );
 
-  fastify.get('/agents/:id', { schema: { hide: true, params: AgentParams } }, async (request, reply) => {
-    const agent = request.managed('agent');
-    const country = await countryOfAccount(request, agent.accountId);
-    return renderForm(request, reply, { agent, values: valuesOfAgent(agent), country });
-  });
+  fastify.get(
+    '/agents/:id',
+    { config: { role: 'viewer' }, schema: { hide: true, params: AgentParams } },
+    async (request, reply) => {
+      const agent = request.managed('agent');
+      const country = await countryOfAccount(request, agent.accountId);
+      return renderForm(request, reply, { agent, values: valuesOfAgent(agent), country });
+    },
+  );
 
   fastify.post(
     '/agents/:id',
     {
       schema: { hide: true, params: AgentParams, body: AgentEditForm },
       attachValidation: true,
-      config: { formFailure: formAgain((request) => request.managed('agent')) },
+      config: { role: 'member', formFailure: formAgain((request) => request.managed('agent')) },
     },
     async (request, reply) => {
       const { body } = request;
@@ -246,7 +251,10 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post(
     '/agents/:id/default',
-    { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm }, config: { formFailure: backToAgent } },
+    {
+      schema: { hide: true, params: AgentParams, body: CsrfOnlyForm },
+      config: { role: 'admin', formFailure: backToAgent },
+    },
     async (request, reply) => {
       const agent = request.managed('agent');
       await request.admin.run(setDefaultAgent, agent.accountId, agent.id, request.admin.actor, request.admin.now());
@@ -263,7 +271,10 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
   for (const archive of [true, false]) {
     fastify.post(
       `/agents/:id/${archive ? 'archive' : 'restore'}`,
-      { schema: { hide: true, params: AgentParams, body: CsrfOnlyForm }, config: { formFailure: backToAgent } },
+      {
+        schema: { hide: true, params: AgentParams, body: CsrfOnlyForm },
+        config: { role: 'member', formFailure: backToAgent },
+      },
       async (request, reply) => {
         const agent = request.managed('agent');
         await request.admin.run(setAgentArchived, agent.id, archive, request.admin.actor, request.admin.now());
@@ -276,18 +287,5 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
     );
   }
 };
-
-/** The problem above the form: the fields' (each shown next to it), or the form's when a refused field has no words. */
-function problemOf(errors: FieldErrors, refused: Refusal[]): string {
-  const worded = refused.every((r) => Object.keys(errors).some((id) => fieldOfError(id) === r.field));
-  return worded && Object.keys(errors).length ? FIELDS_PROBLEM : FORM_NOT_VALID;
-}
-
-/** The form field an error id is about: "w2-from" is window_from's, "w0-days" window_day's; others are themselves. */
-function fieldOfError(id: string): string {
-  const row = /^w\d+-(days|from|to)$/.exec(id);
-  if (!row) return id;
-  return row[1] === 'days' ? 'window_day' : `window_${row[1]}`;
-}
 
 export default agents;

@@ -11,7 +11,7 @@ const JS = 'text/javascript; charset=utf-8';
 
 export default async function assets(fastify: FastifyInstance) {
   const serve = (url: string, body: Buffer, type: string) =>
-    fastify.get(url, { schema: { hide: true } }, async (_request, reply) =>
+    fastify.get(url, { config: { role: 'public' }, schema: { hide: true } }, async (_request, reply) =>
       reply.header('cache-control', DAY).type(type).send(body),
     );
   const own = (file: string) => readFile(path.join(VIEWS_DIR, 'assets', file));

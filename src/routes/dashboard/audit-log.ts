@@ -12,7 +12,7 @@ const PAGE_SIZE = 50;
 const auditLog: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get(
     '/audit-log',
-    { schema: { hide: true, querystring: AuditLogQuery }, attachValidation: true },
+    { config: { role: 'viewer' }, schema: { hide: true, querystring: AuditLogQuery }, attachValidation: true },
     async (request, reply) => {
       const before = (request.query?.before && decodeCursor(request.query.before)) || undefined;
       const { entries, next } = await request.scoped.listAuditInScope({

@@ -44,6 +44,7 @@ const callCancel: FastifyPluginAsyncTypebox = async (fastify) => {
       schema: { hide: true, params: CallParams, body: CancelCallForm },
       attachValidation: true,
       config: {
+        role: 'member',
         formFailure: (_request, reply, { message, invalid, error }) => {
           if (!invalid) throw error;
           return reply.code(400).page('error', { title: 'Cancel a call', message });
@@ -77,6 +78,7 @@ const callCancel: FastifyPluginAsyncTypebox = async (fastify) => {
       schema: { hide: true, body: CancelCallsForm },
       attachValidation: true,
       config: {
+        role: 'member',
         formFailure: (request, reply, { message, invalid, error }) => {
           if (!invalid) throw error;
           // A call id the schema refused (not an id) is no call of the viewer's: a 404, like another tenant's.

@@ -57,7 +57,9 @@ function routesOf(place: RulesPlace): FastifyPluginAsyncTypebox {
     const render = async (request: FastifyRequest, reply: FastifyReply, status: number, input: RulesPageInput) =>
       reply.code(status).page('calling-rules', await rulesPage(request, accountOf(request), place, input));
 
-    fastify.get(place.prefix, { schema: { hide: true } }, async (request, reply) => render(request, reply, 200, {}));
+    fastify.get(place.prefix, { config: { role: 'viewer' }, schema: { hide: true } }, async (request, reply) =>
+      render(request, reply, 200, {}),
+    );
 
     // The agency's settings: only on the agency's own page (a client's page shows them; a client user has no form).
     if (place.managed === 'own')
@@ -67,6 +69,7 @@ function routesOf(place: RulesPlace): FastifyPluginAsyncTypebox {
           schema: { hide: true, body: CallingRulesSettingsForm },
           attachValidation: true,
           config: {
+            role: 'admin',
             formFailure: (request, reply, failure) => {
               if (accountOf(request).kind !== 'agency') throw fastify.httpErrors.notFound();
               const sent = settingsSent(request.body as Partial<CallingRulesSettingsForm> | undefined);
@@ -108,6 +111,7 @@ function routesOf(place: RulesPlace): FastifyPluginAsyncTypebox {
         schema: { hide: true, body: CallingHoursForm },
         attachValidation: true,
         config: {
+          role: 'admin',
           formFailure: (request, reply, failure) => {
             const body = request.body as Partial<CallingHoursForm> | undefined;
             const hours = {
@@ -145,6 +149,7 @@ function routesOf(place: RulesPlace): FastifyPluginAsyncTypebox {
         schema: { hide: true, body: RemoveCallingHoursForm },
         attachValidation: true,
         config: {
+          role: 'admin',
           formFailure: (request, reply, failure) =>
             render(request, reply, 400, {
               hours: { name: '', days: [], from: '', to: '', problem: failure.message, fields: {} },

@@ -10,7 +10,7 @@ const TITLE = 'Export calls with consent';
 const callsExport: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get(
     '/calls/export.csv',
-    { schema: { hide: true, querystring: CallsExportQuery }, attachValidation: true },
+    { config: { role: 'viewer' }, schema: { hide: true, querystring: CallsExportQuery }, attachValidation: true },
     async (request, reply) => {
       const refuse = (message: string) => reply.code(400).page('error', { title: TITLE, message });
       if (request.validationError) return refuse('Give the period as two days, From and To, each written YYYY-MM-DD.');

@@ -42,7 +42,7 @@ const calls: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get(
     '/calls',
-    { schema: { hide: true, querystring: CallsQuery }, attachValidation: true },
+    { config: { role: 'viewer' }, schema: { hide: true, querystring: CallsQuery }, attachValidation: true },
     async (request, reply) => {
       const { status, model } = await callsListPage(request, request.query);
       return reply.code(status).page('calls', model);
@@ -55,6 +55,7 @@ const calls: FastifyPluginAsyncTypebox = async (fastify) => {
       schema: { hide: true, body: CallsColumnForm },
       attachValidation: true,
       config: {
+        role: 'viewer',
         formFailure: (_request, reply, { message }) =>
           reply.code(400).page('error', { title: 'Metadata column', message }),
       },
@@ -65,7 +66,7 @@ const calls: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get(
     '/calls/:id',
     // A malformed id is resolved like any unknown one: 404.
-    { schema: { hide: true, params: CallParams }, attachValidation: true },
+    { config: { role: 'viewer' }, schema: { hide: true, params: CallParams }, attachValidation: true },
     async (request, reply) => {
       const call = request.managed('call');
       const doNotCall = await callDoNotCall(request, call);

@@ -10,7 +10,7 @@ import { ClientsQuery } from '../../../schemas/dashboard/lists.js';
 import { ClientParams, CreateClientForm } from '../../../schemas/dashboard/people.js';
 import { FIRST_PAGE, LIST_PAGE_SIZE, listAsked, namedList, type ListAsked } from '../../views/pages/list-filter.js';
 import type { PageData } from '../../views/page-models.js';
-import { peopleOf } from '../../views/pages/users-table.js';
+import { managesPeopleOf, peopleOf, ROLES } from '../../views/pages/users-table.js';
 
 /**
  * A page about the client (its calls, the agents): linked when the page exists, else "coming" like the navigation.
@@ -69,7 +69,7 @@ const clients: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get(
     '/clients',
-    { schema: { hide: true, querystring: ClientsQuery }, attachValidation: true },
+    { config: { role: 'viewer' }, schema: { hide: true, querystring: ClientsQuery }, attachValidation: true },
     async (request, reply) => {
       const asked = listAsked(request, ClientsQuery);
       return reply
@@ -84,6 +84,7 @@ const clients: FastifyPluginAsyncTypebox = async (fastify) => {
       schema: { hide: true, body: CreateClientForm },
       attachValidation: true,
       config: {
+        role: 'admin',
         // The list again with the name typed (none when the form was not valid) and the problem beside it.
         formFailure: async (request, reply, { message, invalid }) => {
           const name = invalid ? '' : (request.body as CreateClientForm).name;
@@ -104,41 +105,48 @@ const clients: FastifyPluginAsyncTypebox = async (fastify) => {
     },
   );
 
-  fastify.get('/clients/:id', { schema: { hide: true, params: ClientParams } }, async (request, reply) => {
-    const client = await request.scoped.clientSummary(request.managed('client'));
-    if (!client) throw fastify.httpErrors.notFound();
-    const access = await request.scoped.apiAccess(client);
-    return reply.page('client', {
-      title: `Client: ${client.name}`,
-      client: {
-        name: client.name,
-        agencyName: client.agencyName,
-        plan: client.plan,
-        created: request.times.time(client.createdAt),
-        access: accessWords(client.apiAccessEnabled, access?.agencySwitch ?? null),
-        keyPrefix: client.keyPrefix,
-        webhookSet: client.webhookSet,
-      },
-      apiWebhooksHref: `/dashboard/clients/${client.id}/api-webhooks`,
-      sections: [
-        clientSection('Calls', "This client's calls", `?client=${encodeURIComponent(client.id)}`),
-        clientSection('Agents', "Agents (the agency's and every client's)", ''),
-        { label: "This client's do-not-call list", href: `/dashboard/clients/${client.id}/do-not-call` },
-        { label: "This client's calling rules", href: `/dashboard/clients/${client.id}/calling-rules` },
-      ],
-      people: await peopleOf(request, [{ id: client.id, name: client.name }]),
-      showAccount: false,
-      canManage: true,
-      from: 'client',
-      invite: {
-        accounts: [{ id: client.id, name: client.name }],
-        account: client.id,
-        email: '',
-        problem: null,
-        mailEnabled: fastify.mailer !== null,
-      },
-    });
-  });
+  fastify.get(
+    '/clients/:id',
+    { config: { role: 'viewer' }, schema: { hide: true, params: ClientParams } },
+    async (request, reply) => {
+      const client = await request.scoped.clientSummary(request.managed('client'));
+      if (!client) throw fastify.httpErrors.notFound();
+      const access = await request.scoped.apiAccess(client);
+      return reply.page('client', {
+        title: `Client: ${client.name}`,
+        client: {
+          name: client.name,
+          agencyName: client.agencyName,
+          plan: client.plan,
+          created: request.times.time(client.createdAt),
+          access: accessWords(client.apiAccessEnabled, access?.agencySwitch ?? null),
+          keyPrefix: client.keyPrefix,
+          webhookSet: client.webhookSet,
+        },
+        apiWebhooksHref: `/dashboard/clients/${client.id}/api-webhooks`,
+        sections: [
+          clientSection('Calls', "This client's calls", `?client=${encodeURIComponent(client.id)}`),
+          clientSection('Agents', "Agents (the agency's and every client's)", ''),
+          { label: "This client's do-not-call list", href: `/dashboard/clients/${client.id}/do-not-call` },
+          { label: "This client's calling rules", href: `/dashboard/clients/${client.id}/calling-rules` },
+        ],
+        people: await peopleOf(request, [{ id: client.id, name: client.name }]),
+        showAccount: false,
+        canManage: managesPeopleOf(request.user, client.id),
+        from: 'client',
+        roles: ROLES,
+        invite: {
+          accounts: [{ id: client.id, name: client.name }],
+          account: client.id,
+          email: '',
+          role: 'member',
+          roles: ROLES,
+          problem: null,
+          mailEnabled: fastify.mailer !== null,
+        },
+      });
+    },
+  );
 };
 
 export default clients;

@@ -35,7 +35,7 @@ function confirmPage(request: FastifyRequest, nextAsked: string | undefined, pro
 const confirmPassword: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get(
     '/confirm-password',
-    { schema: { hide: true, querystring: ConfirmPasswordQuery }, attachValidation: true },
+    { config: { role: 'viewer' }, schema: { hide: true, querystring: ConfirmPasswordQuery }, attachValidation: true },
     async (request, reply) => {
       return reply.page('confirm-password', confirmPage(request, request.query?.next, null));
     },
@@ -47,6 +47,7 @@ const confirmPassword: FastifyPluginAsyncTypebox = async (fastify) => {
       schema: { hide: true, body: ConfirmPasswordForm },
       attachValidation: true,
       config: {
+        role: 'viewer',
         formFailure: (request, reply, { status, message }) =>
           reply
             .code(status)

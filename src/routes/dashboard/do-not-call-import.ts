@@ -51,7 +51,7 @@ async function* bytesOf(file: Readable): AsyncGenerator<Uint8Array> {
 export function importRoute(fastify: FastifyInstance, place: ListPlace, render: Render): void {
   fastify.post(
     `${place.prefix}/import`,
-    { schema: { hide: true }, config: { multipart: true } },
+    { schema: { hide: true }, config: { role: 'member', multipart: true } },
     async (request, reply) => {
       const account = request.managed(place.managed);
       let mode: ImportMode = 'all';

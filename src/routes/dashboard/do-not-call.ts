@@ -35,7 +35,7 @@ function routesOf(place: ListPlace): FastifyPluginAsyncTypebox {
 
     fastify.get(
       place.prefix,
-      { schema: { hide: true, querystring: DoNotCallQuery }, attachValidation: true },
+      { config: { role: 'viewer' }, schema: { hide: true, querystring: DoNotCallQuery }, attachValidation: true },
       async (request, reply) =>
         request.validationError
           ? render(request, reply, 400, {})
@@ -48,6 +48,7 @@ function routesOf(place: ListPlace): FastifyPluginAsyncTypebox {
         schema: { hide: true, body: AddDoNotCallForm },
         attachValidation: true,
         config: {
+          role: 'member',
           formFailure: (request, reply, { message, invalid }) => {
             if (invalid) return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem: message } });
             const { phone_number: written, reason = '', call } = request.body as AddDoNotCallForm;
@@ -93,6 +94,7 @@ function routesOf(place: ListPlace): FastifyPluginAsyncTypebox {
         schema: { hide: true, body: RemoveDoNotCallForm },
         attachValidation: true,
         config: {
+          role: 'member',
           formFailure: (request, reply, { message, invalid, error }) => {
             if (!invalid) throw error;
             return render(request, reply, 400, { add: { phoneNumber: '', reason: '', problem: message } });
@@ -118,14 +120,18 @@ function routesOf(place: ListPlace): FastifyPluginAsyncTypebox {
 
     importRoute(fastify, place, render);
 
-    fastify.get(`${place.prefix}/export.csv`, { schema: { hide: true } }, async (request, reply) => {
-      const account = accountOf(request);
-      return reply
-        .header('content-type', 'text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${exportName(account)}"`)
-        .header('cache-control', 'no-store')
-        .send(exportCsv(request.scoped.eachDoNotCall(account)));
-    });
+    fastify.get(
+      `${place.prefix}/export.csv`,
+      { config: { role: 'viewer' }, schema: { hide: true } },
+      async (request, reply) => {
+        const account = accountOf(request);
+        return reply
+          .header('content-type', 'text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="${exportName(account)}"`)
+          .header('cache-control', 'no-store')
+          .send(exportCsv(request.scoped.eachDoNotCall(account)));
+      },
+    );
   };
 }
 

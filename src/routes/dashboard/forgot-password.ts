@@ -14,7 +14,7 @@ const forgotPassword: FastifyPluginAsyncTypebox = async (fastify) => {
     return fastify.mailer;
   };
 
-  fastify.get('/forgot-password', { schema: { hide: true } }, async (_request, reply) => {
+  fastify.get('/forgot-password', { config: { role: 'public' }, schema: { hide: true } }, async (_request, reply) => {
     mailerOr404();
     return reply.page('forgot-password', { title: 'Forgot your password?', email: '', problem: null });
   });
@@ -25,6 +25,7 @@ const forgotPassword: FastifyPluginAsyncTypebox = async (fastify) => {
       schema: { hide: true, body: ForgotPasswordForm },
       attachValidation: true,
       config: {
+        role: 'public',
         formFailure: (_request, reply, { message }) => {
           mailerOr404();
           return reply

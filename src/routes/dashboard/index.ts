@@ -6,19 +6,22 @@
 // `hide: true` (not part of the API's OpenAPI document): the signed-in family's hook asks for a user and the
 // agency-only family's for an agency user, so a route declares no guard (`fastify.dashboardGuards
 // .requireRecentSignIn()` stays a route's preHandler for secrets); an `:id` is resolved once per family by
-// `fastify.resolveManaged()` and read with `request.managed()`. A handler is a schema (schemas/dashboard/), one read
-// through `request.scoped` (the viewer's scope bound) or one src/admin call through `request.admin`, and
-// `reply.page()` (the model built beside its template, src/views/pages/<page>.ts) or `reply.seeOther()`:
+// `fastify.resolveManaged()` and read with `request.managed()`. Every route declares who may use it, `config.role`
+// ('public', or the least role: plugins/dashboard/roles.ts), else it cannot be registered. A handler is a schema
+// (schemas/dashboard/), one read through `request.scoped` (the viewer's scope bound) or one src/admin call through
+// `request.admin`, and `reply.page()` (the model built beside its template, src/views/pages/<page>.ts) or
+// `reply.seeOther()`:
 //
 //   fastify.post('/clients', { schema: { hide: true, body: CreateClientForm }, attachValidation: true,
-//       config: { formFailure: (request, reply, { message }) => reply.code(400).page('clients', ...) } },
+//       config: { role: 'admin', formFailure: (request, reply, { message }) => reply.code(400).page(...) } },
 //     async (request, reply) => {
 //       const client = await request.admin.run(createClient, { ... }, request.admin.actor);
 //       return reply.seeOther(`/dashboard/clients/${client.id}`, { kind: 'ok', text: '...' });
 //     });
 //
 // A refused form (validation, AdminError, FormProblem) is not caught here: the one error handler
-// (plugins/dashboard/errors.ts) shows the route's `formFailure`. Add the routes to test/dashboard/tenancy.test.ts.
+// (plugins/dashboard/errors.ts) shows the route's `formFailure`. Add the routes to test/dashboard/tenancy.test.ts and
+// test/dashboard/roles.test.ts.
 import type { FastifyInstance } from 'fastify';
 import account from './account.js';
 import { clientApiWebhooks, ownApiWebhooks } from './api-webhooks/index.js';
@@ -36,12 +39,15 @@ import forgotPassword from './forgot-password.js';
 import overview from './overview.js';
 import setPassword from './set-password.js';
 import signIn from './sign-in.js';
+import userRoles from './user-roles.js';
 import users, { userActions } from './users.js';
 
 export default async function dashboard(fastify: FastifyInstance) {
   // `/dashboard/` is the same page as `/dashboard`: one address for it (the trailing slash is not ignored elsewhere).
-  fastify.get('/', { schema: { hide: true }, prefixTrailingSlash: 'slash' }, async (_request, reply) =>
-    reply.redirect('/dashboard', 302),
+  fastify.get(
+    '/',
+    { config: { role: 'public' }, schema: { hide: true }, prefixTrailingSlash: 'slash' },
+    async (_request, reply) => reply.redirect('/dashboard', 302),
   );
 
   await fastify.register(assets);
@@ -71,6 +77,7 @@ export default async function dashboard(fastify: FastifyInstance) {
       await agency.register(clients);
       await agency.register(clientApiWebhooks);
       await agency.register(userActions);
+      await agency.register(userRoles);
       await agency.register(clientDoNotCall);
       await agency.register(clientCallingRules);
     });

@@ -83,121 +83,125 @@ function apiWebhooksBase(viewerAccountId: string, accountId: string): string {
 }
 
 const overview: FastifyPluginAsyncTypebox = async (fastify) => {
-  fastify.get<{ Querystring: { days?: string } }>('', { schema: { hide: true } }, async (request, reply) => {
-    const now = request.admin.now();
-    // The chart's range: 7 days unless 30 are asked for (anything else: 7).
-    const chartRange: ChartDays = request.query.days === '30' ? 30 : 7;
-    const range = chartDays(now, chartRange);
-    const times = request.times;
-    // "Today" is the viewer's local day so far (UTC's when they chose no zone or show UTC), counted from the quarter-
-    // hour counters: every IANA zone in use is a whole number of quarter hours from UTC, so its midnight begins one.
-    const day = times.day(now);
-    const today = { from: times.parse(day)!, to: now };
-    const since = new Date(now.getTime() - HOUR_MS);
-    // Which accounts are shown is decided in one statement from a few entries of each; only those are then read in
-    // full (their live counts, outcomes and endpoint health).
-    const [{ accounts, total, underWay }, firstRun, chartRows, held] = await Promise.all([
-      request.scoped.rankedAccounts(OVERVIEW_CLIENTS_MAX, today, since),
-      request.scoped.firstRun(),
-      request.scoped.outcomesByDay(range[0]!, range.at(-1)!),
-      request.scoped.heldCalls(),
-    ]);
-    const ids = accounts.map((a) => a.id);
-    const [live, outcomes, endpoints] = await Promise.all([
-      fastify.concurrency.counts(ids),
-      request.scoped.outcomesOfDay(accounts, today),
-      request.scoped.endpointHealth(accounts, since),
-    ]);
-    const perClient = isAgencyScope(request.scope);
-    // The links name that day, which the Calls list reads in the viewer's zone too (docs/dashboard.md, "Times").
-    const todayBounds = { from: day, to: day };
-    /**
-     * The Calls list filtered to one status (and for outcomes, today). "Today" is the day the calls were created: the
-     * list filters by creation, the Overview counts calls that ended today.
-     */
-    const listHref = (status: CallStatus, when?: 'today') => {
-      const query = new URLSearchParams({ status });
-      if (when) for (const bound of ['from', 'to'] as const) query.set(bound, todayBounds[bound]);
-      return `/dashboard/calls?${query.toString()}`;
-    };
-    // Each link's query once per page; callsHref adds the account (agency users: a client filter), its id a uuid
-    // with nothing to encode. A URLSearchParams per link was a tenth of the server's time for an Overview of 51 rows.
-    const lists = {
-      active: listHref('in_progress'),
-      waiting: listHref('initiated'),
-      completed: listHref('completed', 'today'),
-      failed: listHref('failed', 'today'),
-    };
-    const callsHref = (accountId: string, list: keyof typeof lists) =>
-      perClient ? `${lists[list]}&client=${accountId}` : lists[list];
-    const rowOf = (account: OverviewAccount) => {
-      const counts = live.get(account.id) ?? {
-        active: 0,
-        waiting: 0,
-        waitingForWindow: 0,
-        scheduled: 0,
-        waitingForRetry: 0,
+  fastify.get<{ Querystring: { days?: string } }>(
+    '',
+    { config: { role: 'viewer' }, schema: { hide: true } },
+    async (request, reply) => {
+      const now = request.admin.now();
+      // The chart's range: 7 days unless 30 are asked for (anything else: 7).
+      const chartRange: ChartDays = request.query.days === '30' ? 30 : 7;
+      const range = chartDays(now, chartRange);
+      const times = request.times;
+      // "Today" is the viewer's local day so far (UTC's when they chose no zone or show UTC), counted from the quarter-
+      // hour counters: every IANA zone in use is a whole number of quarter hours from UTC, so its midnight begins one.
+      const day = times.day(now);
+      const today = { from: times.parse(day)!, to: now };
+      const since = new Date(now.getTime() - HOUR_MS);
+      // Which accounts are shown is decided in one statement from a few entries of each; only those are then read in
+      // full (their live counts, outcomes and endpoint health).
+      const [{ accounts, total, underWay }, firstRun, chartRows, held] = await Promise.all([
+        request.scoped.rankedAccounts(OVERVIEW_CLIENTS_MAX, today, since),
+        request.scoped.firstRun(),
+        request.scoped.outcomesByDay(range[0]!, range.at(-1)!),
+        request.scoped.heldCalls(),
+      ]);
+      const ids = accounts.map((a) => a.id);
+      const [live, outcomes, endpoints] = await Promise.all([
+        fastify.concurrency.counts(ids),
+        request.scoped.outcomesOfDay(accounts, today),
+        request.scoped.endpointHealth(accounts, since),
+      ]);
+      const perClient = isAgencyScope(request.scope);
+      // The links name that day, which the Calls list reads in the viewer's zone too (docs/dashboard.md, "Times").
+      const todayBounds = { from: day, to: day };
+      /**
+       * The Calls list filtered to one status (and for outcomes, today). "Today" is the day the calls were created: the
+       * list filters by creation, the Overview counts calls that ended today.
+       */
+      const listHref = (status: CallStatus, when?: 'today') => {
+        const query = new URLSearchParams({ status });
+        if (when) for (const bound of ['from', 'to'] as const) query.set(bound, todayBounds[bound]);
+        return `/dashboard/calls?${query.toString()}`;
       };
-      const done = outcomes.get(account.id)!;
-      const failures = FAILURE_REASONS.filter((r) => done.failed[r] > 0).map((r) => ({
-        reason: OVERVIEW_REASON_WORDS[r],
-        count: done.failed[r],
-      }));
-      const endpoint = endpoints.get(account.id);
-      const base = apiWebhooksBase(request.user.accountId, account.id);
-      return {
-        name: account.name,
-        kind: account.kind,
-        active: counts.active,
-        waiting: counts.waiting,
-        waitingForWindow: counts.waitingForWindow,
-        scheduled: counts.scheduled,
-        waitingForRetry: counts.waitingForRetry,
-        completed: done.completed,
-        failed: failures.reduce((sum, f) => sum + f.count, 0),
-        failures,
-        // The list has one status at a time: "active" (dialling or connected) links to the connected calls.
-        links: {
-          active: callsHref(account.id, 'active'),
-          waiting: callsHref(account.id, 'waiting'),
-          completed: callsHref(account.id, 'completed'),
-          failed: callsHref(account.id, 'failed'),
-        },
-        endpoint: endpoint
-          ? {
-              url: endpoint.url,
-              enabled: endpoint.enabled,
-              disabledReason: disabledReasonWords(endpoint.disabledReason, times),
-              lastSuccess: times.orNull(endpoint.lastSuccessAt),
-              failuresLastHour: endpoint.failuresSince,
-              failing: endpoint.enabled && endpoint.failuresSince > 0,
-              settingsHref: `${base}#webhook-heading`,
-              logHref: `${base}/deliveries?failed=1`,
-            }
-          : null,
+      // Each link's query once per page; callsHref adds the account (agency users: a client filter), its id a uuid
+      // with nothing to encode. A URLSearchParams per link was a tenth of the server's time for an Overview of 51 rows.
+      const lists = {
+        active: listHref('in_progress'),
+        waiting: listHref('initiated'),
+        completed: listHref('completed', 'today'),
+        failed: listHref('failed', 'today'),
       };
-    };
-    const notShown = total - accounts.length;
-    return reply.page('overview', {
-      title: 'Overview',
-      live: underWay > 0,
-      // A refresh (htmx) swaps the warnings in again: an alert role would have them read out every few seconds.
-      announce: request.headers['hx-request'] !== 'true',
-      checklist: checklist(firstRun, perClient),
-      // Shown while the rules hold a call, and always to an agency that switched them on.
-      held: held.held > 0 || firstRun.callingRules ? { ...held, href: HELD_CALLS } : null,
-      rows: accounts.map(rowOf),
-      // Of the accounts not shown, those with calls under way (as ranked: the same statement counted them all).
-      notShown:
-        notShown > 0 ? { count: notShown, underWay: underWay - accounts.filter((a) => a.underWay > 0).length } : null,
-      limit: fastify.concurrency.limits.maxActive,
-      maxWaiting: fastify.concurrency.limits.maxWaiting,
-      today: { day, zone: times.zone, from: times.time(today.from) },
-      asOf: times.time(now),
-      perClient,
-      chart: overviewChart(chartRows, now, chartRange, '/dashboard'),
-    });
-  });
+      const callsHref = (accountId: string, list: keyof typeof lists) =>
+        perClient ? `${lists[list]}&client=${accountId}` : lists[list];
+      const rowOf = (account: OverviewAccount) => {
+        const counts = live.get(account.id) ?? {
+          active: 0,
+          waiting: 0,
+          waitingForWindow: 0,
+          scheduled: 0,
+          waitingForRetry: 0,
+        };
+        const done = outcomes.get(account.id)!;
+        const failures = FAILURE_REASONS.filter((r) => done.failed[r] > 0).map((r) => ({
+          reason: OVERVIEW_REASON_WORDS[r],
+          count: done.failed[r],
+        }));
+        const endpoint = endpoints.get(account.id);
+        const base = apiWebhooksBase(request.user.accountId, account.id);
+        return {
+          name: account.name,
+          kind: account.kind,
+          active: counts.active,
+          waiting: counts.waiting,
+          waitingForWindow: counts.waitingForWindow,
+          scheduled: counts.scheduled,
+          waitingForRetry: counts.waitingForRetry,
+          completed: done.completed,
+          failed: failures.reduce((sum, f) => sum + f.count, 0),
+          failures,
+          // The list has one status at a time: "active" (dialling or connected) links to the connected calls.
+          links: {
+            active: callsHref(account.id, 'active'),
+            waiting: callsHref(account.id, 'waiting'),
+            completed: callsHref(account.id, 'completed'),
+            failed: callsHref(account.id, 'failed'),
+          },
+          endpoint: endpoint
+            ? {
+                url: endpoint.url,
+                enabled: endpoint.enabled,
+                disabledReason: disabledReasonWords(endpoint.disabledReason, times),
+                lastSuccess: times.orNull(endpoint.lastSuccessAt),
+                failuresLastHour: endpoint.failuresSince,
+                failing: endpoint.enabled && endpoint.failuresSince > 0,
+                settingsHref: `${base}#webhook-heading`,
+                logHref: `${base}/deliveries?failed=1`,
+              }
+            : null,
+        };
+      };
+      const notShown = total - accounts.length;
+      return reply.page('overview', {
+        title: 'Overview',
+        live: underWay > 0,
+        // A refresh (htmx) swaps the warnings in again: an alert role would have them read out every few seconds.
+        announce: request.headers['hx-request'] !== 'true',
+        checklist: checklist(firstRun, perClient),
+        // Shown while the rules hold a call, and always to an agency that switched them on.
+        held: held.held > 0 || firstRun.callingRules ? { ...held, href: HELD_CALLS } : null,
+        rows: accounts.map(rowOf),
+        // Of the accounts not shown, those with calls under way (as ranked: the same statement counted them all).
+        notShown:
+          notShown > 0 ? { count: notShown, underWay: underWay - accounts.filter((a) => a.underWay > 0).length } : null,
+        limit: fastify.concurrency.limits.maxActive,
+        maxWaiting: fastify.concurrency.limits.maxWaiting,
+        today: { day, zone: times.zone, from: times.time(today.from) },
+        asOf: times.time(now),
+        perClient,
+        chart: overviewChart(chartRows, now, chartRange, '/dashboard'),
+      });
+    },
+  );
 };
 
 export default overview;

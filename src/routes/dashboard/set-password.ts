@@ -30,7 +30,7 @@ async function formAgain(request: FastifyRequest, reply: FastifyReply, problem: 
 const setPassword: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get(
     '/set-password/:token',
-    { schema: { hide: true, params: SetPasswordParams }, attachValidation: true },
+    { config: { role: 'public' }, schema: { hide: true, params: SetPasswordParams }, attachValidation: true },
     async (request, reply) => {
       const link = request.validationError
         ? null
@@ -51,7 +51,7 @@ const setPassword: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       schema: { hide: true, params: SetPasswordParams, body: SetPasswordForm },
       attachValidation: true,
-      config: { formFailure: (request, reply, { message }) => formAgain(request, reply, message) },
+      config: { role: 'public', formFailure: (request, reply, { message }) => formAgain(request, reply, message) },
     },
     async (request, reply) => {
       const now = request.admin.now();

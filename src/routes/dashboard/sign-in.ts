@@ -70,7 +70,7 @@ function signInFailure(request: FastifyRequest, reply: FastifyReply, failure: Fo
 const signIn: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get(
     '/sign-in',
-    { schema: { hide: true, querystring: SignInQuery }, attachValidation: true },
+    { config: { role: 'public' }, schema: { hide: true, querystring: SignInQuery }, attachValidation: true },
     async (request, reply) => {
       const next = dashboardTarget(request.query?.next) ?? '/dashboard';
       if (request.viewer) return reply.redirect(next, 303);
@@ -80,7 +80,11 @@ const signIn: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post(
     '/sign-in',
-    { schema: { hide: true, body: SignInForm }, attachValidation: true, config: { formFailure: signInFailure } },
+    {
+      schema: { hide: true, body: SignInForm },
+      attachValidation: true,
+      config: { role: 'public', formFailure: signInFailure },
+    },
     async (request, reply) => {
       const next = dashboardTarget(request.body.next) ?? '/dashboard';
       const { email, password } = request.body;
@@ -102,11 +106,15 @@ const signIn: FastifyPluginAsyncTypebox = async (fastify) => {
     },
   );
 
-  fastify.get(CHOOSE_PATH.replace('/dashboard', ''), { schema: { hide: true } }, async (request, reply) => {
-    const pending = pendingChoice(request);
-    if (!pending) return reply.redirect('/dashboard/sign-in', 303);
-    return choosePage(reply, pending.choices);
-  });
+  fastify.get(
+    CHOOSE_PATH.replace('/dashboard', ''),
+    { config: { role: 'public' }, schema: { hide: true } },
+    async (request, reply) => {
+      const pending = pendingChoice(request);
+      if (!pending) return reply.redirect('/dashboard/sign-in', 303);
+      return choosePage(reply, pending.choices);
+    },
+  );
 
   fastify.post(
     CHOOSE_PATH.replace('/dashboard', ''),
@@ -114,6 +122,7 @@ const signIn: FastifyPluginAsyncTypebox = async (fastify) => {
       schema: { hide: true, body: ChooseAccountForm },
       attachValidation: true,
       config: {
+        role: 'public',
         formFailure: (request, reply, { status, message }) => {
           const pending = pendingChoice(request);
           return pending ? choosePage(reply, pending.choices, status, message) : choiceLapsed(request, reply);
@@ -141,13 +150,17 @@ const signIn: FastifyPluginAsyncTypebox = async (fastify) => {
     },
   );
 
-  fastify.post('/sign-out', { schema: { hide: true, body: CsrfOnlyForm } }, async (request, reply) => {
-    if (request.viewer)
-      await request.admin.run(recordSignOut, { userId: request.viewer.id, ip: request.ip, now: request.admin.now() });
-    await request.session.destroy();
-    reply.clearSessionCookie();
-    return reply.redirect('/dashboard/sign-in', 303);
-  });
+  fastify.post(
+    '/sign-out',
+    { config: { role: 'public' }, schema: { hide: true, body: CsrfOnlyForm } },
+    async (request, reply) => {
+      if (request.viewer)
+        await request.admin.run(recordSignOut, { userId: request.viewer.id, ip: request.ip, now: request.admin.now() });
+      await request.session.destroy();
+      reply.clearSessionCookie();
+      return reply.redirect('/dashboard/sign-in', 303);
+    },
+  );
 };
 
 export default signIn;

@@ -1,12 +1,12 @@
 // Users: the people of the accounts the viewer manages (an agency user: the agency's and every client's; a client
-// user: their client's). Agency users invite and make new sign-in links (a one-time link, shown once in the answer
-// to the POST, also e-mailed when SMTP_URL is set; both need a recent password entry), disable and enable; for
-// client users those actions do not exist (404).
+// user: their client's), with their roles. The agency's owners (and its admins, in its clients) invite and make new
+// sign-in links (a one-time link, shown once in the answer to the POST, also e-mailed when SMTP_URL is set; both need
+// a recent password entry), disable, enable and change roles; for client users those actions do not exist (404).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LinkLimitError, newSignInLink, sendAuditedMail } from '../../admin/user-links.js';
 import { disableUser, enableUser, inviteUser, setPasswordUrl } from '../../admin/users.js';
-import { isAgencyScope } from '../../domain/tenancy.js';
+import { isRole } from '../../domain/roles.js';
 import { normalizeEmail } from '../../domain/user-email.js';
 import type { MailMessage } from '../../mail/mailer.js';
 import { invitationMail, signInLinkMail, type MailKind } from '../../mail/messages.js';
@@ -22,13 +22,9 @@ import { takePendingForm } from './confirm-password.js';
 import { refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
 import { formatTime } from '../../domain/utc-time.js';
 import type { PageData } from '../../views/page-models.js';
-import { peopleOf } from '../../views/pages/users-table.js';
+import { invitableAccountsOf, usersPage } from '../../views/pages/users.js';
+import { ROLES } from '../../views/pages/users-table.js';
 import { isUuid } from '../../../schemas/uuid.js';
-
-/** The accounts whose users the viewer sees, their own first: an agency user's agency and clients, or their client. */
-async function accountsOf(request: FastifyRequest) {
-  return (await request.scoped.listAccountsInScope()).map(({ id, name }) => ({ id, name }));
-}
 
 /** The one-time link on the origin the inviting user is on (PUBLIC_BASE_URL when set, as callctl prints it). */
 function invitationLink(fastify: FastifyInstance, request: FastifyRequest, token: string): string {
@@ -39,7 +35,7 @@ function invitationLink(fastify: FastifyInstance, request: FastifyRequest, token
 }
 
 /** A people form's page to go back to: the client's page when it was sent from there, else the Users page. */
-function pageOf(account: { id: string; kind: string } | null, from: string | undefined): string {
+export function pageOf(account: { id: string; kind: string } | null, from: string | undefined): string {
   return account?.kind === 'client' && from === 'client' ? `/dashboard/clients/${account.id}` : '/dashboard/users';
 }
 
@@ -64,30 +60,18 @@ function mailLaterOf(fastify: FastifyInstance) {
 /** A refusal's status: 429 for a limit reached (src/domain/people-limits.ts), else 400. */
 const statusOf = (error: Error) => (error instanceof LinkLimitError ? 429 : 400);
 
-async function usersPage(
-  fastify: FastifyInstance,
-  request: FastifyRequest,
-  problem: string | null,
-): Promise<PageData<'users'>> {
-  const viewer = request.user;
-  const accounts = await accountsOf(request);
-  return {
-    title: 'Users',
-    people: await peopleOf(request, accounts),
-    showAccount: isAgencyScope(request.scope),
-    canManage: isAgencyScope(request.scope),
-    from: 'users',
-    invite: { accounts, account: viewer.accountId, email: '', problem: null, mailEnabled: fastify.mailer !== null },
-    problem,
-  };
-}
-
 const users: FastifyPluginAsyncTypebox = async (fastify) => {
-  fastify.get('/users', { schema: { hide: true } }, async (request, reply) => {
-    const page = await usersPage(fastify, request, null);
+  fastify.get('/users', { config: { role: 'viewer' }, schema: { hide: true } }, async (request, reply) => {
+    const page = await usersPage(request, fastify.mailer !== null, null);
     // An invitation sent when the password had to be typed again: its form comes back as it was filled in.
     const kept = takePendingForm(request, { path: '/dashboard/users', action: '/dashboard/users/invite' });
-    if (kept) page.invite = { ...page.invite, email: kept.email ?? '', account: kept.account ?? page.invite.account };
+    if (kept)
+      page.invite = {
+        ...page.invite,
+        email: kept.email ?? '',
+        account: kept.account ?? page.invite.account,
+        role: isRole(kept.role) ? kept.role : page.invite.role,
+      };
     return reply.page('users', page);
   });
 };
@@ -96,7 +80,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
 export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
   /** A refused action on a user: the Users page again, the refusal above it (429 for a limit reached). */
   const usersAgain = async (request: FastifyRequest, reply: FastifyReply, { message, error }: FormFailure) =>
-    reply.code(statusOf(error)).page('users', await usersPage(fastify, request, message));
+    reply.code(statusOf(error)).page('users', await usersPage(request, fastify.mailer !== null, message));
 
   // `/users/:id/...`: a user of an account the viewer manages, else 404.
   fastify.resolveManaged('user', 'id');
@@ -131,9 +115,11 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
     invited: null,
     back: pageOf(account, body?.from),
     invite: {
-      accounts: await accountsOf(request),
+      accounts: await invitableAccountsOf(request),
       account: account?.id ?? request.user.accountId,
       email: body?.email ?? '',
+      role: isRole(body?.role) ? body.role : 'member',
+      roles: ROLES,
       problem,
       mailEnabled: fastify.mailer !== null,
     },
@@ -147,6 +133,9 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
       attachValidation: true,
       preHandler: recentSignIn,
       config: {
+        // An owner of the account the form names (an agency's admin is one in its clients).
+        role: 'owner',
+        roleAccount: (request) => (request.body as { account?: unknown } | undefined)?.account,
         // An address the schema refused is said in words; a limit reached is a 429.
         formFailure: async (request, reply, { message, error, invalid }) => {
           const refused = invalid ? refusals(request, InviteUserForm, request.body) : [];
@@ -164,6 +153,7 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
       const invited = await request.admin.run(inviteUser, {
         accountId: account.id,
         email: body.email,
+        role: body.role ?? 'member',
         invitedBy: { userId: request.user.id, ip: request.ip, scope: request.scope },
         now: request.admin.now(),
       });
@@ -200,7 +190,7 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       schema: { hide: true, params: UserParams, body: DisableUserForm },
       attachValidation: true,
-      config: { formFailure: usersAgain },
+      config: { role: 'owner', formFailure: usersAgain },
     },
     async (request, reply) => {
       const { user, account } = request.managed('user');
@@ -219,7 +209,7 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       schema: { hide: true, params: UserParams, body: UserLinkForm },
       attachValidation: true,
-      config: { formFailure: usersAgain },
+      config: { role: 'owner', formFailure: usersAgain },
       preHandler: recentSignIn,
     },
     async (request, reply) => {
@@ -259,7 +249,7 @@ export const userActions: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       schema: { hide: true, params: UserParams, body: EnableUserForm },
       attachValidation: true,
-      config: { formFailure: usersAgain },
+      config: { role: 'owner', formFailure: usersAgain },
     },
     async (request, reply) => {
       const { user, account } = request.managed('user');

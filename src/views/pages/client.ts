@@ -24,6 +24,7 @@ export const CLIENT_FIELDS = [
   'showAccount',
   'canManage',
   'from',
+  'roles',
   'invite',
   'client',
   'apiWebhooksHref',

@@ -1,4 +1,5 @@
 // The invitation form's model (users-invite-form.eta), on the Users page, a client's page and after an invitation.
+import type { Role } from '../../domain/roles.js';
 import type { Problem } from './model-parts.js';
 
 /** The "from" of a people form: the page it was on. */
@@ -10,6 +11,9 @@ export interface InviteFormModel {
     accounts: { id: string; name: string }[];
     account: string;
     email: string;
+    /** The role the new user gets (chosen in a select; member unless changed). */
+    role: Role;
+    roles: readonly Role[];
     problem: Problem;
     mailEnabled: boolean;
   };

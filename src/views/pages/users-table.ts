@@ -1,6 +1,8 @@
 // The users table's model (users-table.eta), shown on the Users page and a client's page, and its rows.
 import type { FastifyRequest } from 'fastify';
+import { hasRole, roleIn, ROLES, type Role } from '../../domain/roles.js';
 import { isAgencyScope, scopeOf } from '../../domain/tenancy.js';
+import type { ActiveUser } from '../../storage/index.js';
 import type { PeopleFrom } from './users-invite-form.js';
 
 export interface PersonRow {
@@ -10,6 +12,9 @@ export interface PersonRow {
   status: string;
   created: string;
   lastSignIn: string;
+  role: Role;
+  /** A role select and "Change role": the viewer manages the people of this user's account. */
+  canChangeRole: boolean;
   /** Whether the viewer gets a Disable button for this user (an agency user; not themselves; not disabled yet). */
   canDisable: boolean;
   /** "New sign-in link": the same users as Disable (a disabled user is enabled first). */
@@ -25,7 +30,19 @@ export interface UsersTableModel {
   showAccount: boolean;
   canManage: boolean;
   from: PeopleFrom;
+  /** The roles a select offers, from the least. */
+  roles: readonly Role[];
 }
+
+/**
+ * Whether `viewer` manages the people of `accountId` (invites, links, disables, roles): an agency user who is an owner
+ * there (their agency's owners; its owners and admins in its clients). A client's people are its agency's to manage.
+ */
+export function managesPeopleOf(viewer: ActiveUser, accountId: string): boolean {
+  return isAgencyScope(scopeOf(viewer)) && hasRole(roleIn(viewer, accountId), 'owner');
+}
+
+export { ROLES };
 
 /** The users of `accounts` as the users table shows them to `viewer`, oldest first. */
 export async function peopleOf(
@@ -46,9 +63,11 @@ export async function peopleOf(
         : 'invited (no password yet)',
     created: request.times.time(user.createdAt),
     lastSignIn: request.times.orDash(user.lastSignInAt),
-    canDisable: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
-    canLink: isAgencyScope(scopeOf(viewer)) && !user.disabledAt && user.id !== viewer.id,
-    canEnable: isAgencyScope(scopeOf(viewer)) && user.disabledAt !== null,
+    role: user.role,
+    canChangeRole: managesPeopleOf(viewer, user.accountId),
+    canDisable: managesPeopleOf(viewer, user.accountId) && !user.disabledAt && user.id !== viewer.id,
+    canLink: managesPeopleOf(viewer, user.accountId) && !user.disabledAt && user.id !== viewer.id,
+    canEnable: managesPeopleOf(viewer, user.accountId) && user.disabledAt !== null,
     isViewer: user.id === viewer.id,
   }));
 }

@@ -23,6 +23,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fa
       schema: { hide: true, body: ApiAccessForm },
       attachValidation: true,
       config: {
+        role: 'admin',
         formFailure: async (request, reply, { message, error, by }) => {
           // A refusal of src/admin is not one this form words: the error page.
           if (by === 'admin') throw error;
@@ -65,6 +66,7 @@ export const accessRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fa
       schema: { hide: true, body: DefaultAgentForm },
       attachValidation: true,
       config: {
+        role: 'admin',
         // Any refusal of the agent (not an id, not one the account may use) is said in the same words.
         formFailure: async (request, reply, { message, invalid }) => {
           const account = await place.account(request, reply);

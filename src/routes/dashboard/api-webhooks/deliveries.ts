@@ -103,7 +103,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async
 
   fastify.get(
     `${place.prefix}/deliveries`,
-    { schema: { hide: true, querystring: DeliveryLogQuery }, attachValidation: true },
+    { config: { role: 'viewer' }, schema: { hide: true, querystring: DeliveryLogQuery }, attachValidation: true },
     async (request, reply) => {
       const account = await place.account(request, reply);
       // A query that is not one of ours (hand-edited) shows the first page, unfiltered.
@@ -117,6 +117,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async
       schema: { hide: true, params: DeliveryParams, body: ResendForm },
       attachValidation: true,
       config: {
+        role: 'admin',
         formFailure: async (request, reply, { message, error, invalid }) => {
           // Not a delivery id, or one of another account's endpoint: no such delivery, like any unknown one.
           if (request.validationError?.validationContext === 'params' || error instanceof NoSuchDelivery)
@@ -154,6 +155,7 @@ export const deliveriesRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async
       schema: { hide: true, body: ResendFailedForm },
       attachValidation: true,
       config: {
+        role: 'admin',
         formFailure: async (request, reply, { message, by }) => {
           const account = await place.account(request, reply);
           if (by === 'admin')

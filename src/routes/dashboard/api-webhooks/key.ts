@@ -24,8 +24,10 @@ export const keyRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fasti
       problem,
     });
   };
-  fastify.get(`${place.prefix}/key`, { schema: { hide: true }, preHandler: recent }, async (request, reply) =>
-    keyPage(reply, await place.account(request, reply)),
+  fastify.get(
+    `${place.prefix}/key`,
+    { config: { role: 'admin' }, schema: { hide: true }, preHandler: recent },
+    async (request, reply) => keyPage(reply, await place.account(request, reply)),
   );
 
   fastify.post(
@@ -35,6 +37,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fasti
       attachValidation: true,
       preHandler: recent,
       config: {
+        role: 'admin',
         formFailure: async (request, reply, { status, message, error, by }) => {
           const account = await place.account(request, reply);
           // The form sent twice (a reload, a double click): the key made the first time is not shown again.

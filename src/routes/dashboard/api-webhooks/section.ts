@@ -4,7 +4,7 @@ import { settingsPage } from '../../../views/pages/api-webhooks.js';
 import type { SectionOptions } from '../../../views/pages/api-webhooks-place.js';
 
 export const sectionRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (fastify, { place }) => {
-  fastify.get(place.prefix, { schema: { hide: true } }, async (request, reply) => {
+  fastify.get(place.prefix, { config: { role: 'viewer' }, schema: { hide: true } }, async (request, reply) => {
     const account = await place.account(request, reply);
     return reply.page('api-webhooks', await settingsPage(request, place, account));
   });

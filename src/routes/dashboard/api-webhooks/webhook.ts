@@ -46,13 +46,17 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (f
     account,
     what: 'secret' as const,
   });
-  fastify.get(`${place.prefix}/webhook`, { schema: { hide: true }, preHandler: recent }, async (request, reply) => {
-    const account = await place.account(request, reply);
-    // A URL sent when the password had to be typed again comes back filled in (the form posts to this path).
-    const path = `${place.base(account.id)}/webhook`;
-    const kept = takePendingForm(request, { path, action: path });
-    return webhookPage(reply, account, 200, null, kept?.url);
-  });
+  fastify.get(
+    `${place.prefix}/webhook`,
+    { config: { role: 'admin' }, schema: { hide: true }, preHandler: recent },
+    async (request, reply) => {
+      const account = await place.account(request, reply);
+      // A URL sent when the password had to be typed again comes back filled in (the form posts to this path).
+      const path = `${place.base(account.id)}/webhook`;
+      const kept = takePendingForm(request, { path, action: path });
+      return webhookPage(reply, account, 200, null, kept?.url);
+    },
+  );
 
   fastify.post(
     `${place.prefix}/webhook`,
@@ -61,6 +65,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (f
       attachValidation: true,
       preHandler: recent,
       config: {
+        role: 'admin',
         formFailure: async (request, reply, { message, error, invalid }) => {
           const account = await place.account(request, reply);
           const body = invalid ? null : (request.body as WebhookForm);
@@ -105,6 +110,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<SectionOptions> = async (f
     {
       schema: { hide: true, body: CsrfOnlyForm },
       config: {
+        role: 'admin',
         formFailure: async (request, reply) => {
           const account = await place.account(request, reply);
           const problem = {

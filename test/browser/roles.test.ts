@@ -1,0 +1,68 @@
+// Roles in a real browser: a viewer reads the Calls list but the webhook page is the 403 page naming the admin role;
+// an owner changes a user's role with the Users page's select and button, and the page then shows it.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
+import { storageOf } from '../helpers/database.js';
+import {
+  agencyWithUser,
+  chromiumAvailable,
+  PASSWORD,
+  signIn,
+  startBrowserWorld,
+  submit,
+  type BrowserWorld,
+} from './browser.js';
+
+const available = chromiumAvailable();
+
+let world: BrowserWorld;
+let viewerId = '';
+
+describe.skipIf(!available)('roles in the browser', { timeout: 60_000 }, () => {
+  beforeAll(async () => {
+    world = await startBrowserWorld();
+    const { accountId } = await agencyWithUser(world, 'Roles Agency', 'owner@roles-browser.example');
+    const made = await createUser(storageOf(world.prisma), {
+      accountId,
+      email: 'viewer@roles-browser.example',
+      role: 'viewer',
+      actor: { kind: 'operator' },
+      now: new Date(),
+    });
+    viewerId = made.id;
+    const set = await setPasswordWithLink(storageOf(world.prisma), {
+      token: made.token,
+      password: PASSWORD,
+      ip: null,
+      now: new Date(),
+    });
+    if (!set.ok) throw new Error(set.problem);
+  }, 90_000);
+
+  it('a viewer sees the Calls list, and the 403 page on the webhook page', async () => {
+    const { page } = await signIn(world, 'viewer@roles-browser.example');
+    const calls = await page.goto('/dashboard/calls');
+    expect(calls?.status()).toBe(200);
+    expect(await page.textContent('h1')).toContain('Calls');
+    const webhook = await page.goto('/dashboard/settings/api-webhooks/webhook');
+    expect(webhook?.status()).toBe(403);
+    expect(await page.textContent('main')).toContain('This needs the admin role.');
+    await page.context().close();
+  });
+
+  it("an owner changes a user's role on the Users page", async () => {
+    const { page } = await signIn(world, 'owner@roles-browser.example');
+    await page.goto('/dashboard/users');
+    const form = page.locator(`form[action="/dashboard/users/${viewerId}/role"]`);
+    expect(await form.locator('select[name=role]').inputValue()).toBe('viewer');
+    await form.locator('select[name=role]').selectOption('admin');
+    await submit(page, `form[action="/dashboard/users/${viewerId}/role"] button[type=submit]`);
+    expect(await page.textContent('main')).toContain('viewer@roles-browser.example is now admin.');
+    expect(await page.locator(`form[action="/dashboard/users/${viewerId}/role"] select[name=role]`).inputValue()).toBe(
+      'admin',
+    );
+    const stored = await world.prisma.user.findUniqueOrThrow({ where: { id: viewerId } });
+    expect(stored.role).toBe('admin');
+    await page.context().close();
+  });
+});
