@@ -15,6 +15,7 @@ import {
   showCallingRules,
 } from './calling-rules.js';
 import { cancelCall, cancelCalls, listCalls, showCall } from './calls.js';
+import { carrierInUse, removeCarrier, setCarrier, setClientsChooseCarrier, showCarrier } from './carriers.js';
 import { importDoNotCall } from './do-not-call-import.js';
 import { addToDoNotCall, listDoNotCall, removeFromDoNotCall } from './do-not-call.js';
 import { authenticate, completeChosenSignIn, recordSignOut } from './sign-in.js';
@@ -48,7 +49,8 @@ export type ActionRole = Role | 'public' | 'operator';
 type AnyAction = (...args: any[]) => unknown;
 
 const DECLARED: [ActionRole, AnyAction[]][] = [
-  ['operator', [createAgency, setPlan, setupAgency, createUser]],
+  // carrierInUse: the service's own read of the credentials it dials with.
+  ['operator', [createAgency, setPlan, setupAgency, createUser, carrierInUse]],
   // Signing in, a one-time link, a user's own password, sessions and zone: the person's own record.
   [
     'public',
@@ -66,7 +68,7 @@ const DECLARED: [ActionRole, AnyAction[]][] = [
       setOwnTimeZone,
     ],
   ],
-  ['viewer', [accountCountry, listCalls, showCall, listDoNotCall, showCallingRules]],
+  ['viewer', [accountCountry, listCalls, showCall, listDoNotCall, showCallingRules, showCarrier]],
   [
     'member',
     [
@@ -97,6 +99,9 @@ const DECLARED: [ActionRole, AnyAction[]][] = [
       putCallingHours,
       removeCallingHours,
       setOwnCallingHours,
+      setCarrier,
+      removeCarrier,
+      setClientsChooseCarrier,
     ],
   ],
   ['owner', [inviteUser, newSignInLink, resolveUser, disableUser, enableUser, setUserRole]],
