@@ -26,6 +26,7 @@ import { atFileEnd } from '../helpers/file-end.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { insertEndpointRows } from '../helpers/seed.js';
 import { startServer } from '../helpers/server-process.js';
+import { waitFor } from '../helpers/wait.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
 
 const newKey = () => randomBytes(32).toString('base64');
@@ -280,5 +281,41 @@ describe('callctl secrets rotate', () => {
     const old = new SecretBox(Buffer.from(oldKey, 'base64'));
     const firstStored = (await storedValues(prisma))[0]!;
     expect(() => old.open(firstStored, `webhook_endpoints.secret:${first.accountId}`)).toThrow(/neither SECRETS_KEY/);
+  });
+
+  it('never overwrites a secret a writer changed while the rotation read the old one', async () => {
+    const [oldKey, nextKey] = [newKey(), newKey()];
+    const { url, prisma } = await freshPrisma();
+    const before = storageOn(url);
+    before.secrets.use(loaded(oldKey).box);
+    const tenant = await createTenant(before);
+    await setWebhook(before, tenant.accountId, 'https://hooks.example.com/x', { allowPrivate: false, now: new Date() });
+    const place = `webhook_endpoints.secret:${tenant.accountId}`;
+    const next = loaded(nextKey, [oldKey]);
+    const written = next.box.seal(generateWebhookSecret(), place);
+    // A writer (a replica setting a new secret) holds the row, its change not yet committed, while the rotation runs.
+    const writer = new pg.Client({ connectionString: url });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query('UPDATE webhook_endpoints SET secret = $1 WHERE account_id = $2', [written, tenant.accountId]);
+      const rotator = storageOn(url);
+      rotator.secrets.use(next.box);
+      const rotation = rotator.sealedSecrets.rewrapAll();
+      await waitFor(
+        async () =>
+          (
+            await prisma.$queryRaw<{ n: number }[]>`
+              SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`
+          )[0]!.n,
+        (n) => n > 0,
+      );
+      await writer.query('COMMIT');
+      // Its compare-and-set found the value changed: nothing re-wrapped, the writer's secret kept.
+      expect(await rotation).toBe(0);
+    } finally {
+      await writer.end();
+    }
+    expect((await storedValues(prisma))[0]).toBe(written);
   });
 });
