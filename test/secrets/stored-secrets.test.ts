@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_TOKEN_KEY_PURPOSE } from '../../plugins/context-tokens.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
@@ -25,6 +26,7 @@ import { atFileEnd } from '../helpers/file-end.js';
 import { createTenant } from '../helpers/fixtures.js';
 import { insertEndpointRows } from '../helpers/seed.js';
 import { startServer } from '../helpers/server-process.js';
+import { waitFor } from '../helpers/wait.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
 
 const newKey = () => randomBytes(32).toString('base64');
@@ -57,6 +59,40 @@ async function storedValues(prisma: PrismaClient) {
   return [...endpoints.map((e) => e.secret), ...keys.map((k) => k.key)];
 }
 
+/**
+ * The whole database as text: /usr/bin/pg_dump, or, where it is older than the server (pass 1's embedded PostgreSQL
+ * is newer than the machine's client, which refuses to dump it), every row of every table as PostgreSQL prints it.
+ */
+async function dumpDatabase(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const server = Number((await client.query<{ v: string }>('SHOW server_version_num')).rows[0]!.v) / 10_000;
+    const { stdout: version } = await promisify(execFile)('/usr/bin/pg_dump', ['--version']).catch(() => ({
+      stdout: '',
+    }));
+    const dumpMajor = Number(/(\d+)\.\d+/.exec(version)?.[1] ?? 0);
+    if (dumpMajor >= Math.floor(server)) {
+      const { stdout } = await promisify(execFile)('/usr/bin/pg_dump', ['--dbname', url], {
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      return stdout;
+    }
+    const { rows: tables } = await client.query<{ name: string }>(
+      `SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables
+        WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`,
+    );
+    const parts: string[] = [];
+    for (const { name } of tables) {
+      const { rows } = await client.query<{ row: string }>(`SELECT t::text AS row FROM ${name} t`);
+      parts.push(`-- ${name}`, ...rows.map((r) => r.row));
+    }
+    return parts.join('\n');
+  } finally {
+    await client.end();
+  }
+}
+
 describe('a database dump', () => {
   it("holds no webhook signing secret and no context tokens' key, only sealed values", async () => {
     const { app, databaseUrl } = await buildTestApp();
@@ -68,9 +104,7 @@ describe('a database dump', () => {
     // The context tokens' key is made on first use, as a dial does.
     await app.contextTokens.sign('0b9e7a4c-5d1f-4e44-9f5e-3c1f0a2b4d6e', 1);
     const contextKey = await app.storage.signingKeys.ensureKey(CONTEXT_TOKEN_KEY_PURPOSE, newKey(), app.now());
-    const { stdout: dump } = await promisify(execFile)('/usr/bin/pg_dump', ['--dbname', databaseUrl], {
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const dump = await dumpDatabase(databaseUrl);
     // The rows are in the dump, sealed: the check can fail.
     expect(dump).toContain('webhook_endpoints');
     expect(dump.match(/sealed\.v1\.[0-9a-f]{16}\./g)?.length).toBeGreaterThanOrEqual(2);
@@ -247,5 +281,41 @@ describe('callctl secrets rotate', () => {
     const old = new SecretBox(Buffer.from(oldKey, 'base64'));
     const firstStored = (await storedValues(prisma))[0]!;
     expect(() => old.open(firstStored, `webhook_endpoints.secret:${first.accountId}`)).toThrow(/neither SECRETS_KEY/);
+  });
+
+  it('never overwrites a secret a writer changed while the rotation read the old one', async () => {
+    const [oldKey, nextKey] = [newKey(), newKey()];
+    const { url, prisma } = await freshPrisma();
+    const before = storageOn(url);
+    before.secrets.use(loaded(oldKey).box);
+    const tenant = await createTenant(before);
+    await setWebhook(before, tenant.accountId, 'https://hooks.example.com/x', { allowPrivate: false, now: new Date() });
+    const place = `webhook_endpoints.secret:${tenant.accountId}`;
+    const next = loaded(nextKey, [oldKey]);
+    const written = next.box.seal(generateWebhookSecret(), place);
+    // A writer (a replica setting a new secret) holds the row, its change not yet committed, while the rotation runs.
+    const writer = new pg.Client({ connectionString: url });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query('UPDATE webhook_endpoints SET secret = $1 WHERE account_id = $2', [written, tenant.accountId]);
+      const rotator = storageOn(url);
+      rotator.secrets.use(next.box);
+      const rotation = rotator.sealedSecrets.rewrapAll();
+      await waitFor(
+        async () =>
+          (
+            await prisma.$queryRaw<{ n: number }[]>`
+              SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`
+          )[0]!.n,
+        (n) => n > 0,
+      );
+      await writer.query('COMMIT');
+      // Its compare-and-set found the value changed: nothing re-wrapped, the writer's secret kept.
+      expect(await rotation).toBe(0);
+    } finally {
+      await writer.end();
+    }
+    expect((await storedValues(prisma))[0]).toBe(written);
   });
 });
