@@ -152,7 +152,7 @@ describe('ending sessions', () => {
       DASHBOARD_ENV,
       () => now,
       (scope) =>
-        scope.get('/slow', { schema: { hide: true } }, async () => {
+        scope.get('/slow', { schema: { hide: true }, config: { role: 'public' } }, async () => {
           entered();
           await gate;
           return 'slow';
