@@ -50,8 +50,16 @@ secrets_key=$(head -c 32 /dev/urandom | base64)
 # process on the machine may take a port between the choice and the bind: the server then exits, podman restarts it,
 # and that play is retried with other ports).
 pod_ctr=outbound-call-trigger-pod-0-server
+# kube down may leave the pod behind (its emptyDir volume busy while the last container goes), and a run stopped
+# midway leaves it too: a play would then refuse the pod's name, so the pod and the volume are removed outright.
+tear_down() {
+  podman kube down "$manifest" >/dev/null 2>&1 || true
+  podman pod rm -f -t 0 outbound-call-trigger-pod-0 >/dev/null 2>&1 || true
+  podman volume rm -f data >/dev/null 2>&1 || true
+}
 played=""
 for attempt in 1 2 3; do
+  tear_down
   port=$(free_port)
   internal=$(free_port)
   write_manifest
@@ -67,7 +75,7 @@ for attempt in 1 2 3; do
   [ -n "$played" ] && break
   echo "kube: attempt $attempt did not become ready on ports $port and $internal; again with others" >&2
   podman logs "$pod_ctr" 2>&1 | grep -v '^    at ' | tail -5 >&2
-  podman kube down "$manifest" >/dev/null 2>&1 || true
+  tear_down
 done
 [ -n "$played" ] || { echo "kube: never ready" >&2; exit 1; }
 uid=$(quiet podman exec "$pod_ctr" id -u || true)
