@@ -20,7 +20,7 @@ import {
   type AgencySettingsInput,
 } from './calling-rules-input.js';
 import { AdminError } from './errors.js';
-import { findAccount, reaches } from './reach.js';
+import { agencyOf, findAccount, reaches } from './reach.js';
 
 export { CallingRulesProblem, type AgencySettingsInput };
 
@@ -50,14 +50,6 @@ const canonical = (value: unknown): string =>
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)))
       : v,
   );
-
-/** The agency of `account` (itself for an agency), read whatever the actor reaches: a client sees its agency's rules. */
-async function agencyOf(storage: Repositories, account: Account): Promise<Account> {
-  if (account.kind === 'agency' || account.agencyId === null) return account;
-  const agency = await storage.accounts.findAccountById(account.agencyId);
-  if (!agency) throw new AdminError(`No agency for account ${account.id}`);
-  return agency;
-}
 
 /** The calling rules of an account the actor reaches. */
 export async function showCallingRules(

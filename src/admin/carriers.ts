@@ -17,7 +17,7 @@ import type { CarrierAccountCheck } from '../dispatch/carrier-accounts.js';
 import type { Repositories, Storage } from '../storage/index.js';
 import { audit, type Actor } from './audit.js';
 import { AdminError } from './errors.js';
-import { findAccount, scopeOfActor } from './reach.js';
+import { agencyOf, findAccount, scopeOfActor } from './reach.js';
 
 /** The environment's carrier (DIALER): the default of every account without its own. */
 export interface EnvironmentCarrier {
@@ -54,14 +54,6 @@ export class CarrierProblem extends AdminError {
 }
 
 type Account = Awaited<ReturnType<typeof findAccount>>;
-
-/** The agency of `account` (itself for an agency). */
-async function agencyOf(storage: Repositories, account: Account): Promise<Account> {
-  if (account.kind === 'agency' || account.agencyId === null) return account;
-  const agency = await storage.accounts.findAccountById(account.agencyId);
-  if (!agency) throw new AdminError(`No agency for account ${account.id}`);
-  return agency;
-}
 
 /** Whether `actor` may set `account`'s carrier: the operator, an agency's users, a client's while its agency allows. */
 function maySet(actor: Actor | undefined, account: Account, agency: Account): boolean {

@@ -33,6 +33,20 @@ export async function findAccount(storage: Repositories, accountId: string, acto
   return account;
 }
 
+/**
+ * The agency of `account` (itself for an agency), read whatever the actor reaches: a client's users see what their
+ * agency decided for them (its calling rules, its carrier).
+ */
+export async function agencyOf(
+  storage: Repositories,
+  account: Awaited<ReturnType<typeof findAccount>>,
+): Promise<Awaited<ReturnType<typeof findAccount>>> {
+  if (account.kind === 'agency' || account.agencyId === null) return account;
+  const agency = await storage.accounts.findAccountById(account.agencyId);
+  if (!agency) throw new AdminError(`No agency for account ${account.id}`);
+  return agency;
+}
+
 /** The agent, or an AdminError when there is no such agent or its owner is outside the actor's reach. */
 export async function findAgent(storage: Repositories, agentId: string, actor: Actor | undefined) {
   const agent = isUuid(agentId) ? await storage.accounts.findAgentById(agentId) : null;

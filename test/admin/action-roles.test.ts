@@ -8,7 +8,7 @@ import { actionRole } from '../../src/admin/action-roles.js';
 const ADMIN_DIR = path.resolve(import.meta.dirname, '../../src/admin');
 /** Helpers that take the storage but act for an action that is declared (never run on their own by a caller). */
 const NOT_ACTIONS = new Set([
-  ...['accountAndAgency', 'audit', 'findAccount', 'findAgent', 'findUser', 'keepLastOwner'],
+  ...['accountAndAgency', 'agencyOf', 'audit', 'findAccount', 'findAgent', 'findUser', 'keepLastOwner'],
   ...['addedByOf', 'endWaitingCalls', 'linkLimitCheck', 'refuseOverLimit'],
 ]);
 
