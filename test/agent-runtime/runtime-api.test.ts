@@ -156,6 +156,28 @@ describe('GET /agent-runtime/v1/calls/{call_id}', () => {
     expect((await postResult(call.callId, call.token, { outcome: 'late' })).statusCode).toBe(401);
     expect(await storedResult(call.callId)).toBeNull();
   });
+
+  it("another tenant's call: neither token opens the other's context or takes its result", async () => {
+    const ours = await answeredCall();
+    const otherTenant = await createTenant(app.storage);
+    const phone = '+14155559002';
+    const theirs = callIdOf(await trigger(app, otherTenant.key, { phone_number: phone, name: 'Their Lead' }));
+    const create = await waitFor(() => standIn.creates.find((c) => c.form.get('Url')!.endsWith(theirs)), Boolean);
+    await twilioCallback(app, 'status', theirs, status(create!.sid, phone, 'in-progress'));
+    const theirToken = await app.contextTokens.sign(theirs, 1);
+    expect((await context(theirs, theirToken)).json<RuntimeContext>().account_id).toBe(otherTenant.accountId);
+    for (const [callId, token] of [
+      [theirs, ours.token],
+      [ours.callId, theirToken],
+    ] as const) {
+      const answer = await context(callId, token);
+      expect(answer.statusCode).toBe(401);
+      expect(answer.body).not.toContain('Their Lead');
+      expect((await postResult(callId, token, { outcome: 'stolen' })).statusCode).toBe(401);
+    }
+    expect(await storedResult(theirs)).toBeNull();
+    expect(await storedResult(ours.callId)).toBeNull();
+  });
 });
 
 describe('POST /agent-runtime/v1/calls/{call_id}/result', () => {
