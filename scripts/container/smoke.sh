@@ -20,7 +20,8 @@ if [ -z "${SKIP_BUILD:-}" ]; then
   cp /etc/ssl/certs/ca-certificates.crt "$buildcfg/ca.crt"
   printf 'cafile=/run/buildcfg/ca.crt\nregistry=%s\n' "$(npm config get registry)" >"$buildcfg/npmrc"
   started=$SECONDS
-  podman build --quiet --format docker --network host --build-arg "NODE_IMAGE=$NODE_IMAGE" \
+  # --jobs 2: the build stage and the production dependencies' stage are independent, so they run side by side.
+  podman build --quiet --jobs 2 --format docker --network host --build-arg "NODE_IMAGE=$NODE_IMAGE" \
     --build-arg NPM_CONFIG_USERCONFIG=/run/buildcfg/npmrc -v "$buildcfg:/run/buildcfg:ro" -t "$APP_IMAGE" . >/dev/null
   rm -rf "$buildcfg"
   echo "image $APP_IMAGE built in $((SECONDS - started)) s"
