@@ -7,7 +7,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
-import { createTenant, keyWithTypo, type Tenant } from '../helpers/fixtures.js';
+import { createTenant, keyWithTypo, updateAgentSettings, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { forceAgent } from '../helpers/seed/accounts.js';
 import {
@@ -58,6 +58,32 @@ async function run(parameters: Record<string, unknown>[], executionId: string, e
   return { items: items!, requests };
 }
 
+/** TriggerRequest.json's fields, a nested object's as "consent.type": the node sends each, a field added later too. */
+const SCHEMA = JSON.parse(
+  readFileSync(path.resolve(import.meta.dirname, '../../openapi/schemas/TriggerRequest.json'), 'utf8'),
+) as { properties: Record<string, { properties?: object }> };
+const SCHEMA_FIELDS = Object.entries(SCHEMA.properties).flatMap(([name, field]) => [
+  name,
+  ...Object.keys(field.properties ?? {}).map((sub) => `${name}.${sub}`),
+]);
+const valueAt = (body: unknown, field: string): unknown =>
+  field.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], body);
+
+const REQUIRED_CONSENT = {
+  type: 'express_written',
+  obtained_at: '2055-02-20T09:30:00-05:00',
+  source: 'Web form, example.com/quote',
+};
+const CONSENT = { ...REQUIRED_CONSENT, evidence_url: 'https://example.com/consents/L-42.pdf' };
+const consentField = {
+  record: {
+    type: CONSENT.type,
+    obtainedAt: CONSENT.obtained_at,
+    source: CONSENT.source,
+    evidenceUrl: CONSENT.evidence_url,
+  },
+};
+
 const everyField = {
   operation: 'trigger',
   phoneNumber: '+12125550143',
@@ -67,6 +93,8 @@ const everyField = {
     metadata: '{"crm_id": "L-42", "score": 9.5, "vip": true, "note": null}',
     scheduledAt: '2055-03-02T09:30:00-05:00',
     recipientTimezone: 'America/New_York',
+    recipientRegion: 'us-ny',
+    consent: consentField,
   },
 };
 
@@ -83,7 +111,11 @@ describe('n8n action "Trigger a call"', () => {
       metadata: { crm_id: 'L-42', score: 9.5, vip: true, note: null },
       scheduled_at: '2055-03-02T09:30:00-05:00',
       recipient_timezone: 'America/New_York',
+      recipient_region: 'us-ny',
+      consent: CONSENT,
     });
+    const unsent = SCHEMA_FIELDS.filter((field) => valueAt(requests[0]!.body, field) === undefined);
+    expect(unsent, 'fields of TriggerRequest.json the node does not send').toEqual([]);
     expect(items).toHaveLength(1);
     expect(items[0]).toEqual({
       json: {
@@ -106,8 +138,29 @@ describe('n8n action "Trigger a call"', () => {
       scheduledAt: new Date('2055-03-02T14:30:00Z'),
       timezone: 'America/New_York',
       timezoneSource: 'request',
+      recipientRegion: 'US-NY',
+      consent: CONSENT,
     });
     expect(requests[0]!.headers).toEqual({ 'Idempotency-Key': items[0]!.json.idempotency_key });
+  });
+
+  it('a consent-required agent: 400 without Consent, nothing stored; with it (no evidence URL) it calls', async () => {
+    const strict = await createTenant(app.storage, { name: 'Consent Agency' });
+    await updateAgentSettings(app.storage, strict.agentId, { consentRequired: 'on' });
+    const before = await callCount();
+    const bare = { ...everyField, additionalFields: {} };
+    await expect(run([bare], 'exec-13', { key: strict.key })).rejects.toMatchObject({
+      message: 'Consent is required for this agent',
+      httpCode: '400',
+    });
+    expect(await callCount()).toBe(before);
+
+    // Evidence URL left empty is not sent (the server would refuse "" as a URL).
+    const consent = { record: { ...consentField.record, evidenceUrl: '' } };
+    const { items } = await run([{ ...bare, additionalFields: { consent } }], 'exec-14', { key: strict.key });
+    expect(items[0]!.json).toMatchObject({ success: true, status: 'initiated' });
+    const call = await prismaOf(app).call.findUniqueOrThrow({ where: { id: items[0]!.json.call_id as string } });
+    expect([call.agentId, call.consent]).toEqual([strict.agentId, REQUIRED_CONSENT]);
   });
 
   it('a re-run of the same execution (Retry On Fail) gets the same call back; another execution calls again', async () => {

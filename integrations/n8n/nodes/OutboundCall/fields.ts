@@ -49,6 +49,68 @@ export const properties: INodeProperties[] = [
 				description: "The agent's UUID; without it, the account's default agent calls",
 			},
 			{
+				displayName: 'Consent',
+				name: 'consent',
+				type: 'fixedCollection',
+				placeholder: 'Add Consent',
+				default: {},
+				description:
+					"The callee's consent on record, stored with the call and in every event. Required when the agent, or its agency's calling rules, say so (400 Consent is required for this agent).",
+				options: [
+					{
+						displayName: 'Consent',
+						name: 'record',
+						values: [
+							{
+								displayName: 'Evidence URL',
+								name: 'evidenceUrl',
+								type: 'string',
+								default: '',
+								placeholder: 'https://example.com/consents/L-42.pdf',
+								description:
+									'An https:// link to the evidence (a form submission, a recording), at most 2000 characters, no spaces',
+							},
+							{
+								displayName: 'Obtained At',
+								name: 'obtainedAt',
+								type: 'string',
+								required: true,
+								default: '',
+								placeholder: '2026-11-20T14:05:00-05:00',
+								description:
+									'When the callee gave it: an RFC 3339 date-time with its offset (Z or ±HH:MM), not in the future',
+							},
+							{
+								displayName: 'Source',
+								name: 'source',
+								type: 'string',
+								required: true,
+								default: '',
+								placeholder: 'Web form, example.com/quote',
+								description: 'Where it was obtained, at most 200 characters',
+							},
+							{
+								displayName: 'Type',
+								name: 'type',
+								type: 'options',
+								required: true,
+								default: 'express_written',
+								description: 'The kind of consent the callee gave',
+								options: [
+									{
+										name: 'Established Business Relationship',
+										value: 'established_business_relationship',
+									},
+									{ name: 'Express', value: 'express' },
+									{ name: 'Express Written', value: 'express_written' },
+									{ name: 'Inquiry', value: 'inquiry' },
+								],
+							},
+						],
+					},
+				],
+			},
+			{
 				displayName: 'Email',
 				name: 'email',
 				type: 'string',
@@ -71,6 +133,15 @@ export const properties: INodeProperties[] = [
 				default: '',
 				description:
 					"The callee's name, passed to the agent's prompt as context (up to 200 characters)",
+			},
+			{
+				displayName: 'Recipient Region',
+				name: 'recipientRegion',
+				type: 'string',
+				default: '',
+				placeholder: 'US-FL',
+				description:
+					"Where the callee is, if known: a US state or territory or a Canadian province or territory as ISO 3166-2 (US-FL, CA-QC), or US or CA. The agency's calling rules, when on, check it beside the number's own places.",
 			},
 			{
 				displayName: 'Recipient Time Zone',

@@ -45,13 +45,34 @@ function metadataOf(
 	return Object.keys(parsed).length > 0 ? (parsed as IDataObject) : undefined;
 }
 
+/** The Consent sub-fields as the schema's object, in its order; undefined when the node has none. */
+function consentOf(value: unknown): IDataObject | undefined {
+	const record = (value as IDataObject | undefined)?.record as IDataObject | undefined;
+	if (record === undefined || record === null) return undefined;
+	const consent = given({
+		type: text(record.type),
+		obtained_at: dateTime(record.obtainedAt),
+		source: text(record.source),
+		evidence_url: text(record.evidenceUrl),
+	});
+	return Object.keys(consent).length > 0 ? consent : undefined;
+}
+
+/** The entries of `candidates` that hold a value: a field left empty is not sent. */
+function given(candidates: IDataObject): IDataObject {
+	const sent: IDataObject = {};
+	for (const [field, value] of Object.entries(candidates))
+		if (value !== undefined) sent[field] = value;
+	return sent;
+}
+
 /** "n8n-" and the SHA-256 of the parts: printable ASCII, 68 characters, whatever the node name or body hold. */
 const digest = (parts: string[]): string =>
 	`n8n-${createHash('sha256').update(JSON.stringify(parts)).digest('hex')}`;
 
 export function buildTriggerRequest(context: IExecuteFunctions, itemIndex: number): TriggerRequest {
 	const fields = context.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-	const candidates: IDataObject = {
+	const body = given({
 		phone_number: text(context.getNodeParameter('phoneNumber', itemIndex)),
 		agent_id: text(fields.agentId),
 		name: text(fields.name),
@@ -59,10 +80,9 @@ export function buildTriggerRequest(context: IExecuteFunctions, itemIndex: numbe
 		metadata: metadataOf(context, fields.metadata, itemIndex),
 		scheduled_at: dateTime(fields.scheduledAt),
 		recipient_timezone: text(fields.recipientTimezone),
-	};
-	const body: IDataObject = {};
-	for (const [field, value] of Object.entries(candidates))
-		if (value !== undefined) body[field] = value;
+		recipient_region: text(fields.recipientRegion),
+		consent: consentOf(fields.consent),
+	});
 
 	const mode = context.getNodeParameter(
 		'idempotencyKeyMode',
