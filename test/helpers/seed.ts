@@ -15,6 +15,7 @@ export * from './seed/calls.js';
 export * from './seed/delivery-rows.js';
 export * from './seed/do-not-call.js';
 export * from './seed/history.js';
+export * from './seed/outcome-counters.js';
 export * from './seed/race.js';
 export * from './seed/results.js';
 export * from './seed/webhooks.js';
