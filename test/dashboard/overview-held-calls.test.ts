@@ -8,8 +8,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { forceCall } from '../helpers/seed.js';
-import { insertHeldCalls, setCallingRulesEnabled } from '../helpers/seed/held-calls.js';
+import { forceCall, insertHeldCalls, setCallingRulesEnabled } from '../helpers/seed.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
 
 const NOW = new Date('2057-06-04T15:00:00Z');

@@ -22,9 +22,13 @@
 export * from './seed/accounts.js';
 export { insertRow, runSql, type Db } from './seed/bulk.js';
 export * from './seed/call-rows.js';
+export * from './seed/calling-rules.js';
 export * from './seed/calls.js';
+export * from './seed/compliance-calls.js';
+export * from './seed/compliance-settings.js';
 export * from './seed/delivery-rows.js';
 export * from './seed/do-not-call.js';
+export * from './seed/held-calls.js';
 export * from './seed/history.js';
 export * from './seed/outcome-counters.js';
 export * from './seed/race.js';
