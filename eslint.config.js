@@ -111,29 +111,46 @@ const SCRIPT_CODE = {
   message:
     'Tests import no script (only test/scripts/ tests its own subject): take the code from src/ or a test helper.',
 };
+// One transaction helper for callers: storage.transaction(fn) (Prisma's). src/storage/transaction.ts is the pool
+// repositories' own (inTransaction, on one pooled connection, for their named prepared statements, which Prisma 7's
+// interactive transaction cannot run): a caller that took it would start a second, untyped way to write.
+const TRANSACTION = {
+  regex: '(^|/)storage/transaction(\\.[jt]s)?$',
+  message:
+    "src/storage/transaction.ts is the pool repositories' own helper: compose a caller's transaction with " +
+    'storage.transaction(fn), or call the pool repository method that holds its own (calls.transition); a test ' +
+    'writes its setup through test/helpers/seed.ts.',
+};
 const restrict = (...patterns) => ({ '@typescript-eslint/no-restricted-imports': ['error', { patterns }] });
+/**
+ * The same, outside src/storage: nothing there imports the pool repositories' transaction helper.
+ * @param {...object} patterns
+ */
+const outside = (...patterns) => restrict(...patterns, TRANSACTION);
 
 /** The dependency rules, one config object per layer (the last one matching a file wins). */
 export const layers = [
+  // Every file outside src/storage (those no later object names: plugins/db.ts, bench/, test/scripts/).
+  { files: ['**/*.ts', 'scripts/**/*.js'], ignores: ['src/storage/**'], rules: outside() },
   {
     files: ['src/**/*.ts', 'plugins/**/*.ts'],
     ignores: ['src/storage/**', 'plugins/db.ts'],
-    rules: restrict(...DRIVER),
+    rules: outside(...DRIVER),
   },
   {
     files: ['src/**/*.ts'],
     ignores: ['src/app.ts', 'src/storage/**'],
-    rules: { ...restrict(SERVICES, ...DRIVER) },
+    rules: { ...outside(SERVICES, ...DRIVER) },
   },
-  { files: ['schemas/**/*.ts'], rules: restrict(SCHEMAS, ...DRIVER) },
-  { files: ['src/domain/**/*.ts'], rules: restrict(FRAMEWORK, DOMAIN, ...DRIVER) },
-  { files: ['src/routes/**/*.ts'], rules: restrict(ROUTES, ...DRIVER) },
-  { files: ['scripts/**/*.ts', 'scripts/**/*.js'], rules: restrict(TEST_CODE) },
-  { files: ['test/**/*.ts'], ignores: ['test/scripts/**'], rules: restrict(SCRIPT_CODE) },
+  { files: ['schemas/**/*.ts'], rules: outside(SCHEMAS, ...DRIVER) },
+  { files: ['src/domain/**/*.ts'], rules: outside(FRAMEWORK, DOMAIN, ...DRIVER) },
+  { files: ['src/routes/**/*.ts'], rules: outside(ROUTES, ...DRIVER) },
+  { files: ['scripts/**/*.ts', 'scripts/**/*.js'], rules: outside(TEST_CODE) },
+  { files: ['test/**/*.ts'], ignores: ['test/scripts/**'], rules: outside(SCRIPT_CODE) },
   {
     files: ['src/routes/dashboard/**/*.ts'],
     rules: {
-      ...restrict(ROUTES, DASHBOARD_READS, ...DRIVER),
+      ...outside(ROUTES, DASHBOARD_READS, ...DRIVER),
       'no-restricted-syntax': ['error', ...NO_DASHBOARD_STORAGE],
     },
   },

@@ -14,7 +14,7 @@ import {
   type BrowserWorld,
   type SignedIn,
 } from './browser.js';
-import { runSql } from '../helpers/seed.js';
+import { ageSignIn } from '../helpers/seed.js';
 
 const available = chromiumAvailable();
 const WEBHOOK_PAGE = '/dashboard/settings/api-webhooks/webhook';
@@ -25,15 +25,7 @@ let userId = '';
 let clientId = '';
 
 /** Makes the user's last password entry 11 minutes old, as if they had spent that long on the form. */
-async function ageSignIn(): Promise<void> {
-  const at = Date.now() - 11 * 60 * 1000;
-  await runSql(
-    world.prisma,
-    `UPDATE sessions SET data = jsonb_set(data, '{authenticatedAt}', to_jsonb($1::bigint)) WHERE user_id = $2::uuid`,
-    at,
-    userId,
-  );
-}
+const signedInLongAgo = () => ageSignIn(world.prisma, userId, Date.now() - 11 * 60 * 1000);
 
 /** Types the password on the re-check page and comes back to the form's page; what the re-check page said. */
 async function confirmPassword(backTo: string): Promise<string> {
@@ -64,7 +56,7 @@ describe.skipIf(!available)('the password re-check keeps the form', { timeout: 6
     const url = 'https://hooks.recheck.example/calls?team=7';
     await page.goto(WEBHOOK_PAGE);
     await page.fill('input[name=url]', url);
-    await ageSignIn();
+    await signedInLongAgo();
     await page.click('main button[type=submit]');
     const said = await confirmPassword(WEBHOOK_PAGE);
     expect(await page.inputValue('input[name=url]')).toBe(url);
@@ -81,7 +73,7 @@ describe.skipIf(!available)('the password re-check keeps the form', { timeout: 6
     await page.goto('/dashboard/users');
     await page.fill('#f-invite-email', 'late.comer@recheck.example');
     await page.selectOption('select[name=account]', clientId);
-    await ageSignIn();
+    await signedInLongAgo();
     await page.click('form[action="/dashboard/users/invite"] button[type=submit]');
     const said = await confirmPassword('/dashboard/users');
     expect(await page.inputValue('#f-invite-email')).toBe('late.comer@recheck.example');

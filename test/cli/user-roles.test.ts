@@ -2,7 +2,8 @@
 // said), audited as the operator's; an unknown role is a usage error (exit 2), an unknown user or the account's last
 // active owner a refusal (exit 1) that changes nothing. Two demotions at once never leave an account without an owner.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../../src/admin/users.js';
+import { OPERATOR } from '../../src/admin/accounts.js';
+import { createUser, disableUser } from '../../src/admin/users.js';
 import { setUserRole } from '../../src/admin/user-roles.js';
 import { AdminError } from '../../src/admin/errors.js';
 import type { App } from '../../src/app.js';
@@ -103,7 +104,7 @@ describe('callctl user roles', () => {
       actor: { kind: 'operator' },
       now: app.now(),
     });
-    await prismaOf(app).user.update({ where: { id: other.id }, data: { disabledAt: app.now() } });
+    await disableUser(app.storage, other.id, OPERATOR, app.now());
     expect((await cli(['user', 'role', id, 'viewer', '--json'])).code).toBe(1);
     expect((await cli(['user', 'enable', other.id, '--json'])).code).toBe(0);
     expect((await cli(['user', 'role', id, 'viewer', '--json'])).code).toBe(0);

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { forceResult, insertCalls, runSql } from '../helpers/seed.js';
+import { forceCall, forceResult, forceResultBody, insertCalls, removeResult } from '../helpers/seed.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
 
 const AT = new Date('2058-03-11T12:00:00.000Z');
@@ -57,7 +57,7 @@ beforeAll(async () => {
   calls.a1Booked = await one(tenants.A1, 4);
   calls.a1Other = await one(tenants.A1, 5);
   calls.b = await one(tenants.B, 6);
-  await runSql(prisma, `UPDATE calls SET name = 'Maria Lopez' WHERE id = $1::uuid`, calls.booked);
+  await forceCall(prisma, calls.booked, { name: 'Maria Lopez' });
   await forceResult(prisma, calls.hostile, HOSTILE, { inEvent: true });
   await forceResult(prisma, calls.booked, { outcome: 'appointment_booked', summary: 'Fine.' }, { inEvent: false });
   await forceResult(prisma, calls.a1Booked, { outcome: 'appointment_booked' }, { inEvent: true });
@@ -116,17 +116,9 @@ describe("the call page's result", () => {
 
   it('refreshes itself for a while after the call completed, until the result comes', async () => {
     const live = async (id: string) => (await visitors.A.get(`/dashboard/calls/${id}`)).body.includes('hx-get=');
-    await runSql(
-      prismaOf(app),
-      `UPDATE calls SET ended_at = now() - interval '30 seconds' WHERE id = $1::uuid`,
-      calls.plain,
-    );
+    await forceCall(prismaOf(app), calls.plain, { endedAt: new Date(Date.now() - 30_000) });
     expect(await live(calls.plain)).toBe(true);
-    await runSql(
-      prismaOf(app),
-      `UPDATE calls SET ended_at = now() - interval '3 minutes' WHERE id = $1::uuid`,
-      calls.plain,
-    );
+    await forceCall(prismaOf(app), calls.plain, { endedAt: new Date(Date.now() - 180_000) });
     expect(await live(calls.plain)).toBe(false);
     // With its result, or ended in the tests' future: nothing to wait for.
     expect(await live(calls.booked)).toBe(false);
@@ -135,20 +127,22 @@ describe("the call page's result", () => {
 
   it('never makes a link of another scheme, even in a row written by hand', async () => {
     await forceResult(prismaOf(app), calls.plain, {});
-    await runSql(
-      prismaOf(app),
-      `UPDATE call_results SET body = json_build_object('outcome', 'x', 'summary', null, 'data', null,
-         'transcript', json_build_array(null, 7, json_build_object('speaker', 'agent', 'text', 'Only line')),
-         'transcript_url', 'javascript:alert(1)', 'recording_url', 'http://plain.example/r', 'opt_out', false,
-         'received_at', '2058-03-11T12:10:00.000Z') WHERE call_id = $1::uuid`,
-      calls.plain,
-    );
+    await forceResultBody(prismaOf(app), calls.plain, {
+      outcome: 'x',
+      summary: null,
+      data: null,
+      transcript: [null, 7, { speaker: 'agent', text: 'Only line' }],
+      transcript_url: 'javascript:alert(1)',
+      recording_url: 'http://plain.example/r',
+      opt_out: false,
+      received_at: '2058-03-11T12:10:00.000Z',
+    });
     const body = (await visitors.A.get(`/dashboard/calls/${calls.plain}`)).body;
     expect(body).toContain('<code>x</code>');
     expect(body).toContain('<strong>Agent:</strong> <bdi>Only line</bdi>');
     expect(body).not.toContain('javascript:');
     expect(body).not.toContain('http://plain.example');
-    await runSql(prismaOf(app), `DELETE FROM call_results WHERE call_id = $1::uuid`, calls.plain);
+    await removeResult(prismaOf(app), calls.plain);
   });
 
   it("is never shown to another tenant, nor to a client for its agency's call", async () => {

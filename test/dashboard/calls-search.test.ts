@@ -9,7 +9,7 @@ import { SEARCH_CANDIDATES_MAX } from '../../src/storage/call-history.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
-import { insertCalls, forceCall, insertCallRow, runSql, nameCalls } from '../helpers/seed.js';
+import { insertCalls, forceCall, insertCallRow, nameCalls } from '../helpers/seed.js';
 
 let app: App;
 const tenants = {} as Record<'A' | 'A1' | 'B', Tenant>;
@@ -185,7 +185,7 @@ describe('searching the Calls list', () => {
           metadataJson: metadata,
           phoneNumber: phone,
         });
-        await runSql(prismaOf(app), `UPDATE calls SET name = 'Bulk ' || phone_number WHERE id = ANY($1::uuid[])`, part);
+        await nameCalls(prismaOf(app), part, `Bulk ${phone}`);
         ids.push(...part);
       }
       return ids;

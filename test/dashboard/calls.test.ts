@@ -19,7 +19,7 @@ import {
   forceCall,
   forceEndpoint,
   deleteCallEvents,
-  runSql,
+  forceCallEvents,
 } from '../helpers/seed.js';
 
 const FAST = {
@@ -394,18 +394,16 @@ describe('the call detail view', () => {
       createdAt: new Date(),
     });
     const opens = new Date(Date.now() + 3_600_000);
-    await runSql(
-      prismaOf(app),
-      `UPDATE calls SET status = 'initiated', not_before = $2, started_at = NULL, answered_at = NULL, ended_at = NULL, duration_seconds = NULL WHERE id = $1::uuid`,
-      queued,
-      opens,
-    );
+    await forceCall(prismaOf(app), queued!, {
+      status: 'initiated',
+      notBefore: opens,
+      startedAt: null,
+      answeredAt: null,
+      endedAt: null,
+      durationSeconds: null,
+    });
     await deleteCallEvents(prismaOf(app), { where: { callId: queued, toStatus: { not: 'initiated' } } });
-    await runSql(
-      prismaOf(app),
-      `UPDATE call_events SET occurred_at = now() - interval '5 seconds' WHERE call_id = $1::uuid`,
-      queued,
-    );
+    await forceCallEvents(prismaOf(app), { callId: queued! }, { occurredAt: new Date(Date.now() - 5_000) });
     const { body } = await visitors.A2.get(`/dashboard/calls/${queued}`);
     expect(body).toContain('<strong>Queued until the calling window opens</strong>');
     // One sentence, not "Queued until the calling window opens the window opens ..." (issue 21, point 11).

@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createUser } from '../../src/admin/users.js';
 import { hashPassword } from '../../src/domain/password.js';
+import type { Role } from '../../src/domain/roles.js';
 import { CSRF_COOKIE } from '../../plugins/dashboard/index.js';
 import { SESSION_COOKIE } from '../../plugins/dashboard/session.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
@@ -30,12 +31,12 @@ export const html = (text: string) =>
 const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
 const hashes = new Map<boolean, Promise<string>>();
 
-/** A user of `accountId` whose password is PASSWORD (one hash per test file, shared). */
+/** A user of `accountId` whose password is PASSWORD (one hash per test file, shared); `role` default owner. */
 export async function createUserWithPassword(
   prisma: Storage | PrismaClient,
   accountId: string,
   email: string,
-  options: { realCost?: boolean } = {},
+  options: { realCost?: boolean; role?: Role } = {},
 ): Promise<string> {
   const storage = storageOf(prisma);
   // A test may give one address users in several agencies on purpose (callctl needs --allow-existing-email for that).
@@ -45,6 +46,7 @@ export async function createUserWithPassword(
     actor: { kind: 'operator' },
     allowExistingEmail: true,
     now: new Date(),
+    role: options.role,
   });
   const real = options.realCost ?? false;
   if (!hashes.has(real)) hashes.set(real, real ? hashPassword(PASSWORD) : hashPassword(PASSWORD, CHEAP));

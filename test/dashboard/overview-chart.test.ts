@@ -4,10 +4,11 @@
 // agency's own and its clients', a client's own), never another tenant's; hostile labels escaped.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
+import type { FailureReason } from '../../src/generated/prisma/client.js';
 import { overviewChart, CHART_LABELS_MAX } from '../../src/views/pages/overview-chart.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { forceResult, insertCalls, runSql } from '../helpers/seed.js';
+import { forceCalls, forceResult, insertCalls } from '../helpers/seed.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
 
 const NOW = new Date('2058-03-11T12:00:00.000Z');
@@ -16,7 +17,7 @@ const tenants = {} as Record<'A' | 'A1' | 'B', Tenant>;
 const visitors = {} as Record<keyof typeof tenants, Visitor>;
 
 /** `count` calls of `tenant` that ended on `day` (YYYY-MM-DD, 10:00 UTC), completed or failed for `reason`. */
-async function ended(tenant: Tenant, day: string, count: number, reason?: string): Promise<string[]> {
+async function ended(tenant: Tenant, day: string, count: number, reason?: FailureReason): Promise<string[]> {
   const ids = await insertCalls(prismaOf(app), {
     accountId: tenant.accountId,
     agentId: tenant.agentId,
@@ -24,13 +25,7 @@ async function ended(tenant: Tenant, day: string, count: number, reason?: string
     createdAt: new Date(`${day}T10:00:00.000Z`),
     status: reason ? 'failed' : 'completed',
   });
-  if (reason && reason !== 'busy')
-    await runSql(
-      prismaOf(app),
-      `UPDATE calls SET failure_reason = $1::failure_reason WHERE id = ANY($2::uuid[])`,
-      reason,
-      ids,
-    );
+  if (reason && reason !== 'busy') await forceCalls(prismaOf(app), { id: { in: ids } }, { failureReason: reason });
   return ids;
 }
 

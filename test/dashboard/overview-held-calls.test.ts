@@ -8,7 +8,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import type { App } from '../../src/app.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { insertHeldCalls, setCallingRulesEnabled } from '../helpers/seed/held-calls.js';
+import { forceCall, insertHeldCalls, setCallingRulesEnabled } from '../helpers/seed.js';
 import { createUserWithPassword, DASHBOARD_ENV, html, Visitor } from './helpers.js';
 
 const NOW = new Date('2057-06-04T15:00:00Z');
@@ -69,9 +69,9 @@ describe('the Overview counts the calls the calling rules hold', () => {
     const [id] = await held(client, 1, 'calling_rules');
     const clientUser = await userOf(client.accountId);
     expect(await heldOn(clientUser)).toMatch(/: 2 waiting calls \(1 over a cap per number\)\./);
-    await prismaOf(app).call.update({ where: { id: id! }, data: { heldBy: null } });
+    await forceCall(prismaOf(app), id!, { heldBy: null });
     expect(await heldOn(clientUser)).toMatch(/: 1 waiting call \(1 over a cap per number\)\./);
-    await prismaOf(app).call.update({ where: { id: id! }, data: { heldBy: 'calling_rules', status: 'failed' } });
+    await forceCall(prismaOf(app), id!, { heldBy: 'calling_rules', status: 'failed' });
     expect(await heldOn(clientUser)).toMatch(/: 1 waiting call \(/);
   });
 

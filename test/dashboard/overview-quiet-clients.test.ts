@@ -12,7 +12,14 @@ import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant, agentOf } from '../helpers/fixtures.js';
 import { clientReportingPlans, PlanCapture, rowsReadFrom } from '../helpers/plan-capture.js';
 import { createUserWithPassword, DASHBOARD_ENV, pageWithPlans, Visitor } from './helpers.js';
-import { insertAgencies, insertCalls, insertClients, insertEndpointRow, insertLiveCalls } from '../helpers/seed.js';
+import {
+  bulkInsertCalls,
+  insertAgencies,
+  insertCalls,
+  insertClients,
+  insertEndpointRow,
+  insertLiveCalls,
+} from '../helpers/seed.js';
 import { createClient } from '../../src/admin/accounts.js';
 
 /** The agency's clients that never had a call. */
@@ -27,9 +34,14 @@ let db: pg.Client;
 let agency: Tenant;
 let visitor: Visitor;
 
-/** `count` clients of `agencyId` named `prefix` and a number (zero-padded from `from`). */
-const clients = (agencyId: string, prefix: string, count: number, from = 1) =>
-  insertClients(prismaOf(app), { agencyId, prefix, digits: 4, count, from });
+/** The quiet clients, in the order of their numbers ("Quiet 0001" first). */
+const quiet: string[] = [];
+
+/** `count` clients of `agencyId` named `prefix` and a number (zero-padded from `from`), kept in `quiet`. */
+const clients = async (agencyId: string, prefix: string, count: number, from = 1) => {
+  const made = await insertClients(prismaOf(app), { agencyId, prefix, digits: 4, count, from });
+  quiet.push(...made.map((c) => c.accountId));
+};
 
 /** A client named `name`, as an operator makes one. */
 const client = async (agencyId: string, name: string) =>
@@ -164,14 +176,22 @@ describe('the Overview of an agency of a thousand quiet clients', () => {
   it('ranks a thousand clients that all had calls from a few entries each, and reads only those it shows', async () => {
     // Every other quiet client completed a call today: each now has something to show, so only the ranking, not
     // their names, decides which of them are listed.
-    await db.query(
-      `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
-                          created_at, updated_at, started_at, answered_at, ended_at, duration_seconds)
-       SELECT gen_random_uuid(), a.id, $2::uuid, '+14155552671', '+14155550100', '{}', 'completed', $3, $3, $3, $3, $3, $3,
-              $3::timestamptz + interval '1 minute', 60
-         FROM accounts a
-        WHERE a.agency_id = $1::uuid AND a.name LIKE 'Quiet %' AND right(a.name, 1) IN ('0', '2', '4', '6', '8')`,
-      [agency.accountId, agency.agentId, new Date(clock.now.getTime() - 3_600_000)],
+    const at = new Date(clock.now.getTime() - 3_600_000);
+    await bulkInsertCalls(
+      db,
+      quiet
+        .filter((_, i) => (i + 1) % 2 === 0)
+        .map((accountId) => ({
+          accountId,
+          agentId: agency.agentId,
+          status: 'completed' as const,
+          createdAt: at,
+          expiresAt: at,
+          startedAt: at,
+          answeredAt: at,
+          endedAt: new Date(at.getTime() + 60_000),
+          durationSeconds: 60,
+        })),
     );
     await db.query('VACUUM ANALYZE');
     const { body, statements, plans } = await overview();

@@ -164,6 +164,7 @@ describe('ending sessions', () => {
     await visitor.signIn('overlap@example.com');
     const slow = visitor.get('/probe/slow');
     await inside;
+    // The overlapping request's store, inline: the race between the two writes is the subject.
     const stored = `UPDATE sessions SET data = jsonb_set(data, '{overlapped}', '"kept"') WHERE user_id = $1::uuid`;
     const prisma = prismaOf(probe);
     expect(await runSql(prisma, stored, userId)).toBe(1);

@@ -15,8 +15,7 @@ const ids = {} as Record<'owner' | 'admin' | 'viewer' | 'clientOwner', string>;
 const visitors = {} as Record<'owner' | 'admin' | 'viewer' | 'clientOwner', Visitor>;
 
 async function person(key: keyof typeof ids, accountId: string, role: Role) {
-  ids[key] = await createUserWithPassword(app.storage, accountId, `${key.toLowerCase()}@people.example`);
-  await prismaOf(app).user.update({ where: { id: ids[key] }, data: { role } });
+  ids[key] = await createUserWithPassword(app.storage, accountId, `${key.toLowerCase()}@people.example`, { role });
   visitors[key] = new Visitor(app);
   visitors[key].ip = `10.8.0.${Object.keys(ids).length}`;
   expect((await visitors[key].signIn(`${key.toLowerCase()}@people.example`)).status).toBe(303);

@@ -58,6 +58,21 @@ const REFUSED: [string, string, RegExp][] = [
   ['plugins/x.ts', "import { migrate } from '../src/storage/migrate.js';", /entry point/],
   ['scripts/x.ts', "import { startServer } from '../test/helpers/server-process.js';", /no test code/],
   ['test/browser/x.test.ts', "import { makeShowcase } from '../../scripts/screenshots.js';", /import no script/],
+  // One transaction helper for callers (storage.transaction); the pool repositories' own stays inside src/storage.
+  [
+    'test/webhooks/x.test.ts',
+    "import { inTransaction } from '../../src/storage/transaction.js';",
+    /storage\.transaction\(fn\)/,
+  ],
+  [
+    'test/scripts/x.test.ts',
+    "import { inTransaction } from '../../src/storage/transaction.js';",
+    /storage\.transaction/,
+  ],
+  ['plugins/db.ts', "import { inTransaction } from '../src/storage/transaction.js';", /storage\.transaction/],
+  ['src/admin/x.ts', "import { againIfDeadlocked } from '../storage/transaction.js';", /storage\.transaction/],
+  ['bench/x.ts', "import { inTransaction } from '../src/storage/transaction.js';", /storage\.transaction/],
+  ['scripts/x.ts', "import { inTransaction } from '../src/storage/transaction.js';", /storage\.transaction/],
 ];
 
 const ALLOWED: [string, string][] = [
@@ -72,6 +87,8 @@ const ALLOWED: [string, string][] = [
       "import { ACTIVE_STATUSES } from '../../schemas/vocabulary.js';\nimport { statement } from './statements.js';",
   ],
   ['src/storage/repositories/x.ts', "import { findCallById } from '../calls.js';"],
+  ['src/storage/x.ts', "import { inTransaction } from './transaction.js';"],
+  ['test/storage/x.test.ts', "import { sqlPool } from '../../src/storage/database.js';"],
   [
     'src/storage/x.ts',
     "import { inScope } from '../domain/tenancy.js';\nimport { MIGRATIONS_DIR } from '../paths.js';",

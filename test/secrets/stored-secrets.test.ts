@@ -24,7 +24,7 @@ import { freshDatabase, freshPrisma } from '../helpers/database.js';
 import { match } from '../helpers/matchers.js';
 import { atFileEnd } from '../helpers/file-end.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { insertEndpointRows } from '../helpers/seed.js';
+import { forceEndpoint, insertClearSigningKey, insertEndpointRows } from '../helpers/seed.js';
 import { startServer } from '../helpers/server-process.js';
 import { waitFor } from '../helpers/wait.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
@@ -46,11 +46,6 @@ function storageOn(url: string): Storage {
   const storage = createStorage(url, { max: 2 });
   storages.push(storage);
   return storage;
-}
-
-/** A signing key as an earlier release stored it (in clear): no release of this one writes it so. */
-async function insertClearSigningKey(prisma: PrismaClient, purpose: string, key: string) {
-  await prisma.signingKey.create({ data: { purpose, key } });
 }
 
 async function storedValues(prisma: PrismaClient) {
@@ -220,7 +215,7 @@ describe('a sealed value copied to another row', () => {
     const prisma = prismaOf(app);
     const stolen = await prisma.webhookEndpoint.findUniqueOrThrow({ where: { accountId: a.accountId } });
     // A state no user can reach: someone with write access to the database copies A's secret into B's row.
-    await prisma.webhookEndpoint.update({ where: { accountId: b.accountId }, data: { secret: stolen.secret } });
+    await forceEndpoint(prisma, { accountId: b.accountId }, { secret: stolen.secret });
     await expect(app.storage.endpoints.findEndpointOfAccount(b.accountId)).rejects.toThrow(
       `the sealed value of webhook_endpoints.secret:${b.accountId} does not open`,
     );

@@ -1,12 +1,13 @@
 // The Calls list's held filter and the consent export, as planned: held calls are read through their partial index
 // calls_held (by account; an agency's whole scope by its accounts, a client's listed calls through its agency's held
 // ones), never the accounts' other calls nor a sequential scan, with its values and as a generic plan; the export
-// reads each owner's calls as one ordered range of its index, a batch at a time. Rows seeded in bulk by SQL (many
-// calls, some held as only the dispatcher holds them).
+// reads each owner's calls as one ordered range of its index, a batch at a time. Rows seeded in bulk (many calls, some
+// held as only the dispatcher holds them).
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryAccounts } from '../../src/storage/call-history.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { bulkInsertCalls, type CallRow } from '../helpers/seed.js';
 import {
   renderPlan,
   databaseReportingPlans,
@@ -34,33 +35,42 @@ beforeAll(async () => {
   small = (await createClientTenant(storage, agency)).accountId;
   // The big client: 20,000 calls, one in 1,000 waiting and held (20: one by the cap), one in 500 waiting unheld. The
   // agency: 10 calls its key placed on the big client's agent, listed for it, 3 of them held.
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, held_by, compliance,
-                        not_before, expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), a.account_id, a.id, '+1415' || lpad(g::text, 7, '0'), '+14155550100', '{}'::json,
-            CASE WHEN g % 1000 = 7 OR g % 500 = 3 THEN 'initiated' ELSE 'completed' END::call_status,
-            CASE WHEN g = 7 THEN 'cap' WHEN g % 1000 = 7 THEN 'calling_rules' END,
-            CASE WHEN g % 1000 = 7 THEN jsonb_build_array(jsonb_build_object('attempt', 1, 'verdict', 'held',
-                 'reasons', jsonb_build_array('US-FL: 8:00–20:00, 07:42 now in America/New_York'))) END,
-            t + interval '10 hours', t + interval '3 days', t, t
-       FROM agents a
-      CROSS JOIN LATERAL generate_series(1, ${BIG}) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2057-01-10 00:00Z' - g * interval '1 minute' AS t) AS t
-      WHERE a.account_id = $1::uuid`,
-    [big],
-  );
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, listed_for_account_id, phone_number, from_number, metadata, status,
-                        held_by, not_before, expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), $2::uuid, a.id, $1::uuid, '+13055550' || lpad(g::text, 3, '0'), '+14155550100', '{}'::json,
-            CASE WHEN g <= 3 THEN 'initiated' ELSE 'completed' END::call_status, CASE WHEN g <= 3 THEN 'calling_rules' END,
-            t, t + interval '3 days', t, t
-       FROM agents a
-      CROSS JOIN LATERAL generate_series(1, 10) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2057-01-05 00:00Z' - g * interval '1 minute' AS t) AS t
-      WHERE a.account_id = $1::uuid`,
-    [big, agency],
-  );
+  const minutesBefore = (day: string, g: number) => new Date(Date.parse(day) - g * 60_000);
+  const HOUR = 3_600_000;
+  await bulkInsertCalls(client, [
+    ...Array.from({ length: BIG }, (_, i): CallRow => {
+      const g = i + 1;
+      const at = minutesBefore('2057-01-10T00:00:00Z', g);
+      const held = g % 1000 === 7;
+      return {
+        accountId: big,
+        agentId: bigClient.agentId,
+        phoneNumber: `+1415${String(g).padStart(7, '0')}`,
+        status: held || g % 500 === 3 ? 'initiated' : 'completed',
+        heldBy: g === 7 ? 'cap' : held ? 'calling_rules' : null,
+        compliance: held
+          ? [{ attempt: 1, verdict: 'held', reasons: ['US-FL: 8:00–20:00, 07:42 now in America/New_York'] }]
+          : null,
+        createdAt: at,
+        notBefore: new Date(at.getTime() + 10 * HOUR),
+        expiresAt: new Date(at.getTime() + 72 * HOUR),
+      };
+    }),
+    ...Array.from({ length: 10 }, (_, i): CallRow => {
+      const g = i + 1;
+      const at = minutesBefore('2057-01-05T00:00:00Z', g);
+      return {
+        accountId: agency,
+        agentId: bigClient.agentId,
+        listedForAccountId: big,
+        phoneNumber: `+13055550${String(g).padStart(3, '0')}`,
+        status: g <= 3 ? 'initiated' : 'completed',
+        heldBy: g <= 3 ? 'calling_rules' : null,
+        createdAt: at,
+        expiresAt: new Date(at.getTime() + 72 * HOUR),
+      };
+    }),
+  ]);
   await client.query('ANALYZE');
 }, 120_000);
 

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallHistoryFilters, HistoryAccounts } from '../../src/storage/call-history.js';
 import { createClientTenant, createTenant, NO_CALL_FILTERS } from '../helpers/fixtures.js';
+import { bulkInsertCalls, insertAgencies, type CallRow } from '../helpers/seed.js';
 import {
   databaseReportingPlans,
   PlanCapture,
@@ -15,6 +16,27 @@ import {
 } from '../helpers/plan-capture.js';
 
 const BIG = 40_000;
+
+/**
+ * `n` completed calls of `owner`, a minute apart back from 2054-11-01 (the gth: +1415 and g, "Thomas g" for one in
+ * ten, else "Caller g"), with the runtime's outcome of one in 40 "booked", one in 4 "not_interested", and the one
+ * before the BIGth "callback_later".
+ */
+function completedCalls(owner: { accountId: string; agentId: string }, n: number): CallRow[] {
+  return Array.from({ length: n }, (_, i) => {
+    const g = i + 1;
+    const at = new Date(Date.parse('2054-11-01T00:00:00Z') - g * 60_000);
+    return {
+      accountId: owner.accountId,
+      agentId: owner.agentId,
+      phoneNumber: `+1415${String(g).padStart(7, '0')}`,
+      name: `${g % 10 === 3 ? 'Thomas' : 'Caller'} ${g}`,
+      status: 'completed',
+      outcome: g === BIG - 1 ? 'callback_later' : g % 40 === 0 ? 'booked' : g % 4 === 1 ? 'not_interested' : null,
+      createdAt: at,
+    };
+  });
+}
 const capture = new PlanCapture();
 let client: pg.Client;
 let storages: PlannedStorage[] = [];
@@ -28,27 +50,15 @@ beforeAll(async () => {
   agency = tenant.accountId;
   const bigClient = await createClientTenant(storage, agency);
   big = bigClient.accountId;
-  // 200 small accounts of 20 calls (another tenant each) and the agency's client of 40,000: one call in 40 booked
-  // (the newest too), one in 4 not interested, a single one "callback_later" (the next to oldest), the rest without a result.
-  await client.query(
-    `WITH account AS (
-       INSERT INTO accounts (id, kind, name, plan, updated_at)
-       SELECT gen_random_uuid(), 'agency', 'Small ' || g, 'agency', now() FROM generate_series(1, 200) AS g RETURNING id)
-     INSERT INTO agents (id, account_id, agency_id, name, phone_number, updated_at)
-     SELECT gen_random_uuid(), id, id, 'Agent', '+14155550100', now() FROM account`,
-  );
-  await client.query(
-    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, name, metadata, status, outcome, not_before,
-                        expires_at, created_at, updated_at)
-     SELECT gen_random_uuid(), a.account_id, a.id, '+1415' || lpad(g::text, 7, '0'), '+14155550100',
-            CASE WHEN g % 10 = 3 THEN 'Thomas ' ELSE 'Caller ' END || g, '{}'::json, 'completed',
-            CASE WHEN g = ${BIG - 1} THEN 'callback_later' WHEN g % 40 = 0 THEN 'booked' WHEN g % 4 = 1 THEN 'not_interested' END,
-            t, t + interval '1 day', t, t
-       FROM agents a
-      CROSS JOIN LATERAL generate_series(1, CASE WHEN a.account_id = $1::uuid THEN ${BIG} ELSE 20 END) AS g
-      CROSS JOIN LATERAL (SELECT timestamptz '2054-11-01 00:00Z' - g * interval '1 minute' AS t) AS t`,
-    [big],
-  );
+  // 200 small accounts of 20 calls (another tenant each; the agency has 20 too) and the agency's client of 40,000: one
+  // call in 40 booked (the newest too), one in 4 not interested, a single one "callback_later" (the next to oldest),
+  // the rest without a result.
+  const small = await insertAgencies(client, { prefix: 'Small ', count: 200, agentName: 'Agent' });
+  await bulkInsertCalls(client, [
+    ...completedCalls(tenant, 20),
+    ...completedCalls(bigClient, BIG),
+    ...small.flatMap((a) => completedCalls({ accountId: a.accountId, agentId: a.agentId! }, 20)),
+  ]);
   await client.query('ANALYZE');
 }, 120_000);
 

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DayOutcome } from '../../src/storage/index.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
+import { insertOutcomeDays } from '../helpers/seed.js';
 import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
 
 /** An agency's clients, each with counters on each of 31 days (CHART_CLIENTS: more, to measure). */
@@ -17,17 +18,6 @@ let storages: PlannedStorage[] = [];
 let agency: string;
 let aClient: string;
 let other: string;
-
-/** Every counter of `accounts` on each of the 31 days to `last`: calls = 1 + (day index + outcome index) % 5. */
-async function seedCounters(accounts: string[], last: string): Promise<void> {
-  await client.query(
-    `INSERT INTO call_outcome_days (account_id, day, outcome, calls)
-     SELECT a, $2::date - d, o.outcome, 1 + (d + o.n) % 5
-       FROM unnest($1::uuid[]) AS a, generate_series(0, 30) AS d,
-            unnest($3::text[]) WITH ORDINALITY AS o(outcome, n)`,
-    [accounts, last, OUTCOMES],
-  );
-}
 
 /** The sum of `rows` per outcome. */
 const totals = (rows: DayOutcome[]) =>
@@ -41,7 +31,13 @@ beforeAll(async () => {
   for (let i = 0; i < CLIENTS; i++) clients.push((await createClientTenant(storage, agency)).accountId);
   aClient = clients[0]!;
   other = (await createTenant(storage)).accountId;
-  await seedCounters([agency, ...clients, other], '2058-03-11');
+  // Every counter on each of the 31 days to the 11th: calls = 1 + (day index + outcome index) % 5.
+  await insertOutcomeDays(client, {
+    accountIds: [agency, ...clients, other],
+    outcomes: OUTCOMES,
+    last: '2058-03-11',
+    days: 31,
+  });
   await client.query('ANALYZE call_outcome_days');
 }, 300_000);
 

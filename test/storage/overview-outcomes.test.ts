@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURE_REASONS } from '../../schemas/vocabulary.js';
 import { createClientTenant, createTenant, type Tenant } from '../helpers/fixtures.js';
-import { bulkInsertCalls } from '../helpers/seed.js';
+import { bulkInsertCalls, insertOutcomeQuarters } from '../helpers/seed.js';
 import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
 
 const CLIENTS = 120;
@@ -250,13 +250,14 @@ describe("the Overview's outcomes of a day", () => {
   });
 
   it('removes an account’s quarters older than 49 hours when it writes new ones, and no other account’s', async () => {
-    // A quarter of 50 hours ago for two accounts, as the triggers wrote it then (in SQL: the kept state is the subject).
+    // A quarter of 50 hours ago for two accounts, as the triggers wrote it then.
     const old = new Date(Date.now() - 50 * 3_600_000);
-    await client.query(
-      `INSERT INTO call_outcome_quarters (account_id, quarter, outcome, calls)
-       SELECT a, oct_outcome_quarter($2), 'completed', 1 FROM unnest($1::uuid[]) AS a`,
-      [[clients[5], clients[6]], old],
-    );
+    await insertOutcomeQuarters(client, {
+      accountIds: [clients[5]!, clients[6]!],
+      outcomes: ['completed'],
+      last: old,
+      count: 1,
+    });
     await insertEnded([clients[5]!], agency.agentId, 1, at(0, 0.5), { status: 'completed', reason: null });
     const { rows } = await client.query(
       `SELECT account_id FROM call_outcome_quarters WHERE quarter < now() - interval '49 hours'`,

@@ -9,7 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURE_REASONS } from '../../schemas/vocabulary.js';
 import { todayTerms } from '../../src/storage/overview-today.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
-import { insertClients } from '../helpers/seed.js';
+import {
+  insertClients,
+  insertOutcomeQuarters,
+  setOutcomeQuarter,
+  sumOutcomeDays,
+  varyOutcomeQuarters,
+} from '../helpers/seed.js';
 import { databaseReportingPlans, PlanCapture, rowsReadFrom, type PlannedStorage } from '../helpers/plan-capture.js';
 
 /** An agency's clients, each with counters in every quarter of 48 hours (QUARTER_CLIENTS: more, to measure). */
@@ -38,30 +44,6 @@ let agency: string;
 let clients: string[];
 let other: string;
 
-/**
- * One counter of 1 call for each of OUTCOMES in every quarter of the 48 hours to NOW, for each of `accounts`, and the
- * day counters they sum to (as the triggers keep both). In SQL: the counters are the state under test.
- */
-async function seedQuarters(accounts: string[]): Promise<void> {
-  await client.query(
-    `INSERT INTO call_outcome_quarters (account_id, quarter, outcome, calls)
-     SELECT a, $2::timestamptz - q * interval '15 minutes', o, 1
-       FROM unnest($1::uuid[]) AS a, generate_series(0, 191) AS q, unnest($3::text[]) AS o
-      ORDER BY q DESC, a`,
-    [accounts, NOW, OUTCOMES],
-  );
-}
-
-/** The day counters the quarters sum to, as the triggers keep both. */
-async function seedDays(): Promise<void> {
-  await client.query('DELETE FROM call_outcome_days');
-  await client.query(
-    `INSERT INTO call_outcome_days (account_id, day, outcome, calls)
-     SELECT account_id, (quarter AT TIME ZONE 'UTC')::date, outcome, sum(calls)
-       FROM call_outcome_quarters GROUP BY 1, 2, 3`,
-  );
-}
-
 const none = () => Object.fromEntries(FAILURE_REASONS.map((r) => [r, 0]));
 
 beforeAll(async () => {
@@ -75,13 +57,21 @@ beforeAll(async () => {
     );
   other = (await createTenant(storage, { name: 'Other' })).accountId;
   const others = await insertClients(client, { agencyId: other, prefix: 'Other ', count: OTHERS });
-  await seedQuarters([agency, ...clients, other, ...others.map((o) => o.accountId)]);
+  // The counters are the state under test: one call of each outcome in every quarter of the 48 hours to NOW.
+  await insertOutcomeQuarters(client, {
+    accountIds: [agency, ...clients, other, ...others.map((o) => o.accountId)],
+    outcomes: OUTCOMES,
+    last: NOW,
+    count: 192,
+  });
   // The last client ended 100 calls at 09:00 UTC on the 1st: Los Angeles' today, no other zone's.
-  await client.query(
-    `UPDATE call_outcome_quarters SET calls = 101 WHERE account_id = $1 AND quarter = $2 AND outcome = 'completed'`,
-    [clients.at(-1), new Date('2056-03-01T09:00:00Z')],
-  );
-  await seedDays();
+  await setOutcomeQuarter(client, {
+    accountId: clients.at(-1)!,
+    quarter: new Date('2056-03-01T09:00:00Z'),
+    outcome: 'completed',
+    calls: 101,
+  });
+  await sumOutcomeDays(client);
   await client.query('ANALYZE call_outcome_quarters');
   await client.query('ANALYZE call_outcome_days');
 }, 600_000);
@@ -106,12 +96,8 @@ describe("the Overview's today from the quarter counters", () => {
     const overview = storages[0]!.storage.overview;
     // Counters that differ from quarter to quarter (and days that sum them), so that a term read twice or left out
     // shows.
-    await client.query(
-      `UPDATE call_outcome_quarters SET calls = 1 + (extract(epoch FROM quarter)::bigint / 900) % 7
-        WHERE account_id = $1`,
-      [other],
-    );
-    await seedDays();
+    await varyOutcomeQuarters(client, other);
+    await sumOutcomeDays(client);
     for (let q = 0; q < 96; q++) {
       const from = new Date(NOW.getTime() - q * 900_000);
       const {

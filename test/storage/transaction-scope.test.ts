@@ -41,10 +41,10 @@ describe('Storage.transaction', () => {
 
   it('a pool statement inside fn is a compile error', () => {
     // What storage.transaction takes, without running it: the check is the typecheck's.
-    const inTransaction = (fn: Parameters<Storage['transaction']>[0]) => fn;
+    const work = (fn: Parameters<Storage['transaction']>[0]) => fn;
     // @ts-expect-error calls is a pool repository: its statements would run outside the transaction.
-    expect(inTransaction(async (tx: Storage) => tx.calls.liveCallTotals())).toBeTypeOf('function');
-    expect(inTransaction(async (tx) => tx.keys.findApiAccessState(tenant.accountId))).toBeTypeOf('function');
+    expect(work(async (tx: Storage) => tx.calls.liveCallTotals())).toBeTypeOf('function');
+    expect(work(async (tx) => tx.keys.findApiAccessState(tenant.accountId))).toBeTypeOf('function');
   });
 
   it("runs the repositories' statements on the transaction's connection: undone when fn throws", async () => {

@@ -11,7 +11,6 @@ import type { Call } from '../../src/generated/prisma/client.js';
 import { CALL_COLUMNS, writeCallBatch } from '../../src/storage/calls.js';
 import { sqlPool } from '../../src/storage/database.js';
 import { deleteBatch, RETENTION_STEPS } from '../../src/storage/retention.js';
-import { inTransaction } from '../../src/storage/transaction.js';
 import type { WebhookEvent } from '../../schemas/webhook.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { callctl } from '../helpers/cli.js';
@@ -20,7 +19,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
-import { forceDeliveries, forceEndpoint, insertDeliveryRow, deleteEndpoint } from '../helpers/seed.js';
+import { forceDeliveries, forceEndpoint, insertDeliveryRow, deleteEndpoint, whileHolding } from '../helpers/seed.js';
 
 interface Setup {
   app: App;
@@ -258,7 +257,7 @@ describe('enabling again while a transition writes held deliveries', () => {
     );
     const callId = callIdOf(await trigger(s.app, s.tenant.key));
     const pool = sqlPool(prismaOf(s.app));
-    const { enabling } = await inTransaction(pool, async (client) => {
+    const { enabling } = await whileHolding(pool, async (client) => {
       const { rows } = await client.query<Call>({
         text: `SELECT ${CALL_COLUMNS} FROM calls c WHERE c.id = ANY($1::uuid[]) FOR UPDATE`,
         values: [[callId]],

@@ -124,3 +124,8 @@ export async function insertAgencies(db: Db, agencies: BulkAgencies): Promise<Bu
     ],
   );
 }
+
+/** A signing key as an earlier release stored it (in clear): no release of this one writes it so. */
+export function insertClearSigningKey(prisma: PrismaClient, purpose: string, key: string) {
+  return prisma.signingKey.create({ data: { purpose, key } });
+}

@@ -37,6 +37,12 @@ export interface CallRow {
   nextAttemptAt?: Date | null;
   scheduledAt?: Date | null;
   listedForAccountId?: string | null;
+  /** The runtime's outcome label (as its result copies it). */
+  outcome?: string | null;
+  /** What holds a waiting call (the dispatcher's calling rules or a cap). */
+  heldBy?: 'calling_rules' | 'cap' | null;
+  /** The decision records, stored as JSON. */
+  compliance?: unknown;
 }
 
 /**
@@ -68,10 +74,18 @@ const COLUMNS: [string, string, (c: CallRow) => unknown, ((e: Record<string, str
   ['attempt', 'int', (c) => c.attempt, () => '1'],
   ['next_attempt_at', 'timestamptz', (c) => c.nextAttemptAt],
   ['scheduled_at', 'timestamptz', (c) => c.scheduledAt],
+  ['outcome', 'text', (c) => c.outcome],
+  ['held_by', 'text', (c) => c.heldBy],
+  ['compliance', 'text', (c) => (c.compliance == null ? c.compliance : JSON.stringify(c.compliance))],
 ];
 
 /** Casts from the text arrays to the columns' own types. */
-const CAST: Record<string, string> = { metadata: 'json', status: 'call_status', failure_reason: 'failure_reason' };
+const CAST: Record<string, string> = {
+  metadata: 'json',
+  status: 'call_status',
+  failure_reason: 'failure_reason',
+  compliance: 'jsonb',
+};
 
 /**
  * `calls` written in one statement, in the order given (the table's physical order, which the planner weighs), with

@@ -126,6 +126,15 @@ export function deleteCallEvents(prisma: PrismaClient, args: Prisma.CallEventDel
   return prisma.callEvent.deleteMany(args);
 }
 
+/** Call events moved (to another time: a call's history as it stood a while ago). */
+export function forceCallEvents(
+  prisma: PrismaClient,
+  where: Prisma.CallEventWhereInput,
+  data: Prisma.CallEventUncheckedUpdateManyInput,
+) {
+  return prisma.callEvent.updateMany({ where, data });
+}
+
 /** An idempotency record as a request leaves it (in flight, or kept past its time): what a replay then meets. */
 export function insertIdempotencyRecord(prisma: PrismaClient, args: Prisma.IdempotencyRecordCreateArgs) {
   return prisma.idempotencyRecord.create(args);

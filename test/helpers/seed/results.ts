@@ -2,7 +2,7 @@
 // /agent-runtime/v1/calls/{id}/result leaves (a call_results row, and the call's outcome label copied to calls.outcome),
 // for the pages and commands that show results, while the route that writes them is built elsewhere.
 import { createHash } from 'node:crypto';
-import type { PrismaClient } from '../../../src/generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '../../../src/generated/prisma/client.js';
 import type { CallResultData } from '../../../schemas/agent-runtime.js';
 
 /**
@@ -47,4 +47,21 @@ export async function forceResult(
     prisma.$executeRaw`UPDATE calls SET outcome = ${published.outcome} WHERE id = ${callId}::uuid`,
   ]);
   return JSON.parse(body) as CallResultData;
+}
+
+/**
+ * A stored result's body replaced by `body` as given (a row written by hand: shapes and links the runtime's POST would
+ * refuse), for what the pages make of it.
+ */
+export async function forceResultBody(
+  prisma: PrismaClient,
+  callId: string,
+  body: Prisma.InputJsonValue,
+): Promise<void> {
+  await prisma.callResult.update({ where: { callId }, data: { body } });
+}
+
+/** A call's result removed, as before its runtime posted one. */
+export async function removeResult(prisma: PrismaClient, callId: string): Promise<void> {
+  await prisma.callResult.deleteMany({ where: { callId } });
 }
