@@ -1,9 +1,11 @@
 // Rendering a dashboard page and answering a form: `reply.page(template, model)` renders through the layout with the
-// viewer, navigation, CSRF token and one-time notice; `reply.seeOther(path, notice)` is POST -> redirect -> GET.
+// viewer, navigation, what the viewer's role may do (`can`), CSRF token and one-time notice; `reply.seeOther(path,
+// notice)` is POST -> redirect -> GET.
 // The model's type is the template's (src/views/page-models.ts): a page and its template cannot drift.
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardTarget } from '../../src/domain/dashboard-target.js';
+import { hasRole } from '../../src/domain/roles.js';
 import type { LayoutModel, PageData, PageName } from '../../src/views/page-models.js';
 import { navigationFor } from '../../src/views/navigation.js';
 
@@ -42,6 +44,8 @@ export default fp(
         title: model.title,
         viewer: request.viewer,
         navigation: request.viewer ? navigationFor(request.viewer, path) : [],
+        // The viewer's role where the request acts (plugins/dashboard/roles.ts): what the page offers them to do.
+        can: (least) => Boolean(request.viewer) && hasRole(request.role, least),
         // Made only by a template that has a form (`it.csrf()`): a token sets the CSRF cookie, and a page without a
         // form (an error, a visitor's 404) should not. A failed request (5xx, no session) has none.
         csrf: () => (session ? this.generateCsrf() : ''),

@@ -78,6 +78,7 @@ export const LAYOUT_FIELDS = [
   'title',
   'viewer',
   'navigation',
+  'can',
   'csrf',
   'hasSession',
   'flash',

@@ -1,8 +1,12 @@
 // Roles in a real browser: a viewer reads the Calls list but the webhook page is the 403 page naming the admin role;
-// an owner changes a user's role with the Users page's select and button, and the page then shows it.
+// the pages offer a viewer no key or cancel button where an admin has them; an owner changes a user's role with the
+// Users page's select and button, and the page then shows it.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
+import type { Role } from '../../src/domain/roles.js';
 import { storageOf } from '../helpers/database.js';
+import { agentOf } from '../helpers/fixtures.js';
+import { insertWaitingCall } from '../helpers/seed.js';
 import {
   agencyWithUser,
   chromiumAvailable,
@@ -17,26 +21,34 @@ const available = chromiumAvailable();
 
 let world: BrowserWorld;
 let viewerId = '';
+let waitingCall = '';
+
+/** A user of `accountId` with `role` and the password PASSWORD; returns their id. */
+async function userWithRole(accountId: string, email: string, role: Role): Promise<string> {
+  const made = await createUser(storageOf(world.prisma), {
+    accountId,
+    email,
+    role,
+    actor: { kind: 'operator' },
+    now: new Date(),
+  });
+  const set = await setPasswordWithLink(storageOf(world.prisma), {
+    token: made.token,
+    password: PASSWORD,
+    ip: null,
+    now: new Date(),
+  });
+  if (!set.ok) throw new Error(set.problem);
+  return made.id;
+}
 
 describe.skipIf(!available)('roles in the browser', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     world = await startBrowserWorld();
     const { accountId } = await agencyWithUser(world, 'Roles Agency', 'owner@roles-browser.example');
-    const made = await createUser(storageOf(world.prisma), {
-      accountId,
-      email: 'viewer@roles-browser.example',
-      role: 'viewer',
-      actor: { kind: 'operator' },
-      now: new Date(),
-    });
-    viewerId = made.id;
-    const set = await setPasswordWithLink(storageOf(world.prisma), {
-      token: made.token,
-      password: PASSWORD,
-      ip: null,
-      now: new Date(),
-    });
-    if (!set.ok) throw new Error(set.problem);
+    viewerId = await userWithRole(accountId, 'viewer@roles-browser.example', 'viewer');
+    await userWithRole(accountId, 'admin@roles-browser.example', 'admin');
+    waitingCall = await insertWaitingCall(world.prisma, accountId, await agentOf(world.prisma, accountId));
   }, 90_000);
 
   it('a viewer sees the Calls list, and the 403 page on the webhook page', async () => {
@@ -48,6 +60,27 @@ describe.skipIf(!available)('roles in the browser', { timeout: 60_000 }, () => {
     expect(webhook?.status()).toBe(403);
     expect(await page.textContent('main')).toContain('This needs the admin role.');
     await page.context().close();
+  });
+
+  it('a viewer sees no key or cancel button, an admin sees both', async () => {
+    for (const [role, shown] of [
+      ['viewer', false],
+      ['admin', true],
+    ] as const) {
+      const { page } = await signIn(world, `${role}@roles-browser.example`);
+      await page.goto('/dashboard/settings/api-webhooks');
+      const generate = page.getByRole('link', { name: 'Generate new key' });
+      expect(await generate.count(), role).toBe(shown ? 1 : 0);
+      if (shown) expect(await generate.isVisible()).toBe(true);
+      else expect(await page.textContent('main')).toContain('Only an admin can generate a new key.');
+      await page.goto(`/dashboard/calls/${waitingCall}`);
+      const cancel = page.getByRole('button', { name: 'Cancel this call' });
+      expect(await cancel.count(), role).toBe(shown ? 1 : 0);
+      if (shown) expect(await cancel.isVisible()).toBe(true);
+      await page.goto('/dashboard/calls');
+      expect(await page.getByRole('button', { name: 'Cancel selected calls' }).count(), role).toBe(shown ? 1 : 0);
+      await page.context().close();
+    }
   });
 
   it("an owner changes a user's role on the Users page", async () => {

@@ -39,6 +39,7 @@ function checklist(done: FirstRun, agency: boolean): Checklist | null {
       label: 'An agent with a phone number',
       done: done.agentWithNumber,
       href: '/dashboard/agents/new',
+      role: 'member',
       hint: 'the number its calls come from (caller ID), and the hours it may call',
     },
     {

@@ -1,4 +1,5 @@
 // The layout's model (src/views/pages/layout.eta): what every page shows around its body, added by reply.page.
+import type { Role } from '../../domain/roles.js';
 import type { ActiveUser } from '../../storage/index.js';
 
 /** What the layout (src/views/layout.eta) reads besides the page's body: `title` from the page, the rest added. */
@@ -7,6 +8,12 @@ export interface LayoutModel {
   title: string;
   viewer: ActiveUser | null;
   navigation: { label: string; href?: string; current: boolean }[];
+  /**
+   * Whether the viewer has at least `least` in the account the page acts in (false for a visitor): a page renders a
+   * form, button or link only for the roles its route lets through (plugins/dashboard/roles.ts); where a whole section
+   * is an action, the others read a line naming the role needed.
+   */
+  can: (least: Role) => boolean;
   /** Makes the CSRF token (and sets its cookie) only when a template has a form. */
   csrf: () => string;
   hasSession: boolean;

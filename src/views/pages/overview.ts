@@ -1,4 +1,5 @@
 // The overview page's model: what src/views/pages/overview.eta reads (with the partials it includes).
+import type { Role } from '../../domain/roles.js';
 import type { AccountKind, EndpointState, KeysOf } from './model-parts.js';
 import type { ChartModel } from './overview-chart.js';
 
@@ -7,9 +8,10 @@ export type OverviewModel = {
   announce: boolean;
   /**
    * The five steps to a first call, each done or linking to where it is taken, and for an agency the calling rules
-   * (`recommended`: not a step to a first call); null once all are done.
+   * (`recommended`: not a step to a first call); null once all are done. A step's link is shown to the roles its page
+   * lets through (`role`, the least; none: every role), the others read the role it needs.
    */
-  checklist: { label: string; done: boolean; href: string; hint: string; recommended?: boolean }[] | null;
+  checklist: { label: string; done: boolean; href: string; hint: string; recommended?: boolean; role?: Role }[] | null;
   /**
    * The scope's waiting calls the calling rules hold (of them, over a cap per number), linking to the Calls list of
    * them; null when none is held and the rules are off.
