@@ -39,13 +39,17 @@ const SID_A = `AC${'a1'.repeat(16)}`;
 const TOKEN_A = 'a0'.repeat(16);
 const TOKEN_A2 = 'b7'.repeat(16);
 
-/** Agency A's Twilio account at the stand-in: the token it accepts changes when A's credentials do. */
+/**
+ * Agency A's Twilio account at the stand-in: the token it accepts changes when A's credentials do. Its call sids
+ * start as the simulated dialer's ids do (`sim_`), so that only what the call says of its carrier keeps the simulated
+ * dialer's advance off A's calls, not the shape of their ids.
+ */
 const twilioA: StandInCarrier = {
   apiPath: '/2010-04-01',
   accountSid: SID_A,
   token: TOKEN_A,
-  newSid: () => `CA${randomBytes(16).toString('hex')}`,
-  sidPattern: /^CA[0-9a-f]{32}$/,
+  newSid: () => `sim_CA${randomBytes(16).toString('hex')}`,
+  sidPattern: /^sim_CA[0-9a-f]{32}$/,
   errorInfo: (code) => `https://www.twilio.com/docs/errors/${code}`,
   sign: (url, params) => ({ 'x-twilio-signature': signLikeTwilio(twilioA.token, url, params) }),
 };
