@@ -3,14 +3,15 @@
 // dashboard do). Each call is dialled at its own carrier with its own credentials and says so (calls.carrier,
 // carrier_account_id); a callback is checked with the credentials of the carrier its call was dialled with, so one
 // signed with A's token moves A's calls and nobody else's; live changes go through the call's own dialer; the
-// simulated dialer fakes no outcome of A's calls; a change of A's credentials is used from the next dial; and without
-// PUBLIC_BASE_URL an account's carrier cannot be dialled through (provider_error).
+// simulated dialer fakes no outcome of A's calls; a change of A's credentials is used from the next dial; a client
+// of A allowed to choose dials through its own SignalWire project; and without PUBLIC_BASE_URL an account's carrier
+// cannot be dialled through (provider_error).
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR } from '../../src/admin/accounts.js';
-import { setCarrier } from '../../src/admin/carriers.js';
+import { setCarrier, setClientsChooseCarrier } from '../../src/admin/carriers.js';
 import type { App } from '../../src/app.js';
 import { checkCarrierAccount, type CarrierApiAddresses } from '../../src/dispatch/carrier-accounts.js';
 import { encodeClientState } from '../../src/dispatch/telnyx-dialer.js';
@@ -24,6 +25,15 @@ import {
   telnyxKeyPair,
   TelnyxStandIn,
 } from '../helpers/telnyx-stand-in.js';
+import {
+  PROJECT_ID,
+  SIGNALWIRE_TOKEN,
+  SIGNING_KEY,
+  signalWireCallback,
+  SignalWireStandIn,
+  signLikeSignalWire,
+  SPACE_URL,
+} from '../helpers/signalwire-stand-in.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import {
   AGENT_PHONE,
@@ -55,6 +65,7 @@ const twilioA: StandInCarrier = {
 };
 const twilio = new TwilioCompatibleStandIn(twilioA);
 const telnyx = new TelnyxStandIn();
+const signalwire = new SignalWireStandIn();
 
 /** The carriers' account reads setCarrier checks credentials with: every account is there and owns AGENT_PHONE. */
 const accounts = http.createServer((request, response) => {
@@ -98,9 +109,10 @@ function setTwilio(target: App, accountId: string, token: string) {
 beforeAll(async () => {
   await new Promise<void>((resolve) => accounts.listen(0, '127.0.0.1', resolve));
   const reads = `http://127.0.0.1:${(accounts.address() as AddressInfo).port}`;
-  at = { twilioApiBaseUrl: reads, telnyxApiBaseUrl: reads };
+  at = { twilioApiBaseUrl: reads, telnyxApiBaseUrl: reads, signalwireApiBaseUrl: reads };
   urls = { twilio: await twilio.start(), telnyx: await telnyx.start() };
-  app = (await buildTestApp({ env: environment(urls, { PUBLIC_BASE_URL: PUBLIC }) })).app;
+  const more = { PUBLIC_BASE_URL: PUBLIC, SIGNALWIRE_API_BASE_URL: await signalwire.start() };
+  app = (await buildTestApp({ env: environment(urls, more) })).app;
   telnyx.attach(app);
   agencyA = await createTenant(app.storage, { name: 'Agency A' });
   clientA = await createClientTenant(app.storage, agencyA.accountId, { name: 'Client of A' });
@@ -312,6 +324,52 @@ describe('a carrier per account', () => {
     // The call dialled before the change: its callbacks are checked with the account's credentials as they are now.
     const old = (await row(before)).providerCallId!;
     expect((await twilioCallback('status', before, inProgress(old), TOKEN_A2)).statusCode).toBe(204);
+  });
+});
+
+describe("a client's own carrier", () => {
+  it('is dialled while its agency lets clients choose; its callbacks are checked with its signing key', async () => {
+    const client = await createClientTenant(app.storage, agencyA.accountId, { name: 'Client on SignalWire' });
+    await setClientsChooseCarrier(app.storage, agencyA.accountId, true, OPERATOR, app.now());
+    try {
+      const credentials = {
+        space_url: SPACE_URL,
+        project_id: PROJECT_ID,
+        token: SIGNALWIRE_TOKEN,
+        signing_key: SIGNING_KEY,
+      };
+      const check = (carrier: Parameters<typeof checkCarrierAccount>[0]) => checkCarrierAccount(carrier, at);
+      await setCarrier(
+        app.storage,
+        client.accountId,
+        { provider: 'signalwire', credentials },
+        OPERATOR,
+        check,
+        app.now(),
+      );
+      const callId = await place(client);
+      expect(signalwire.createFor(callId)).toMatchObject({
+        authorization: `Basic ${Buffer.from(`${PROJECT_ID}:${SIGNALWIRE_TOKEN}`).toString('base64')}`,
+        path: `/api/laml/2010-04-01/Accounts/${PROJECT_ID}/Calls.json`,
+      });
+      expect(await row(callId)).toMatchObject({ carrier: 'signalwire', carrierAccountId: client.accountId });
+      const params = {
+        CallSid: (await row(callId)).providerCallId!,
+        AccountSid: PROJECT_ID,
+        CallStatus: 'in-progress',
+      };
+      const url = `${PUBLIC}/telephony/signalwire/status?call_id=${callId}`;
+      // Its agency's Twilio token, at Twilio's routes or at SignalWire's: refused, nothing changes.
+      const before = await row(callId);
+      expect((await twilioCallback('status', callId, params, twilioA.token)).statusCode).toBe(403);
+      const withToken = { signature: signLikeSignalWire(twilioA.token, url, params) };
+      expect((await signalWireCallback(app, 'status', callId, params, withToken)).statusCode).toBe(403);
+      expect(await row(callId)).toEqual(before);
+      expect((await signalWireCallback(app, 'status', callId, params)).statusCode).toBe(204);
+      expect(await row(callId)).toMatchObject({ status: 'in_progress' });
+    } finally {
+      await setClientsChooseCarrier(app.storage, agencyA.accountId, false, OPERATOR, app.now());
+    }
   });
 });
 
