@@ -310,6 +310,25 @@ describe('a carrier per account', () => {
     }
   });
 
+  it("hands B's call to SIP through B's account; the agent's leg's webhooks are checked with B's key", async () => {
+    await updateAgentSettings(app.storage, agencyB.agentId, { handoff: 'sip', sipUri: 'sip:agent@sip.example.test' });
+    try {
+      const ofB = await place(agencyB);
+      const id = (await row(ofB)).providerCallId!;
+      const { transfer } = await telnyx.answer(id);
+      expect(transfer?.body).toMatchObject({ to: 'sip:agent@sip.example.test' });
+      const legState = String(transfer!.body.target_leg_client_state);
+      // A webhook of the agent's leg: signed with B's key it is left alone (204); with another key it is refused.
+      const leg = { call_control_id: 'v3:agent-leg', client_state: legState };
+      expect((await telnyx.event(id, 'call.answered', leg)).statusCode).toBe(204);
+      const forged = await telnyx.event(id, 'call.answered', leg, { keyPair: telnyxKeyPair() });
+      expect(forged.statusCode).toBe(403);
+      expect(await row(ofB)).toMatchObject({ status: 'in_progress', providerCallId: id });
+    } finally {
+      await updateAgentSettings(app.storage, agencyB.agentId, { handoff: 'stream', sipUri: null });
+    }
+  });
+
   it("dials with A's new credentials from the next dial on, and checks its callbacks with them", async () => {
     const before = await place(agencyA);
     await setTwilio(app, agencyA.accountId, TOKEN_A2);

@@ -15,7 +15,9 @@ import { isUuid } from '../../../schemas/uuid.js';
 import { handOffPairs, staticPairs } from '../../dispatch/hand-off.js';
 import {
   answeredByOfTelnyx,
+  callOfHandOffLeg,
   decodeClientState,
+  handOffLegState,
   mapTelnyxHangup,
   TELNYX_EVENTS_PATH,
   TelnyxDialer,
@@ -85,8 +87,10 @@ export default async function telnyxRoutes(fastify: FastifyInstance, options: Te
   // telnyx-timestamp is within 5 minutes of this machine's clock.
   fastify.addHook('preHandler', async (request) => {
     const body = typeof request.body === 'string' ? request.body : '';
-    const state = decodeClientState(eventOf(body)?.payload.client_state);
-    const call = state && isUuid(state.callId) ? await fastify.storage.calls.findCallById(state.callId) : null;
+    const clientState = eventOf(body)?.payload.client_state;
+    // A call of ours, or the call whose SIP hand-off leg this is (its key is the call's carrier's).
+    const callId = decodeClientState(clientState)?.callId ?? callOfHandOffLeg(clientState);
+    const call = callId !== null && isUuid(callId) ? await fastify.storage.calls.findCallById(callId) : null;
     try {
       const publicKey = await fastify.dialers.callbackKey('telnyx', call, fastify.storage);
       if (publicKey === null) throw new Error('no Telnyx key for this call');
@@ -180,6 +184,8 @@ export default async function telnyxRoutes(fastify: FastifyInstance, options: Te
     let command: TelnyxCommand;
     if (agent?.handoff === 'sip' && agent.sipUri) {
       command = sipTransfer(agent.sipUri, handOffPairs('sip', call, staticPairs(agent.sipHeaders, 'sip'), token));
+      // The leg's webhooks are checked with the call's carrier's key: an account's own carrier needs the call named.
+      if (call.carrierAccountId !== null) command = { ...command, legState: handOffLegState(call.id) };
     } else {
       const streamUrl = agent?.streamUrl ?? options.agentStreamUrl;
       if (!streamUrl) {
