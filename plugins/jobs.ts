@@ -2,6 +2,7 @@
 // worker (unless WEBHOOK_DELIVERY_ENABLED=false) and the retention job (unless RETENTION_ENABLED=false), each stopped
 // on close after its in-flight work finishes.
 import fp from 'fastify-plugin';
+import { CarrierDialers } from '../src/dispatch/carrier-dialers.js';
 import type { Dialer } from '../src/dispatch/dialer.js';
 import { Dispatcher, type DispatcherOptions } from '../src/dispatch/dispatcher.js';
 import { RedisHandOff } from '../src/dispatch/hand-off-relay.js';
@@ -16,7 +17,13 @@ import { subscriberOf } from './redis.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /** The environment's dialer (DIALER): the calls of accounts without a carrier of their own. */
     dialer: Dialer;
+    /**
+     * Every call's dialer: its account's carrier's or the environment's; the keys its callbacks are checked with and
+     * the dialer its live changes go through (src/dispatch/carrier-dialers.ts).
+     */
+    dialers: CarrierDialers;
     dispatcher: Dispatcher | null;
     /**
      * After a call of `accountId` is committed: this process's dispatcher claims it at once (for that account, without
@@ -51,6 +58,20 @@ export default fp<JobsOptions>(
     // Background passes give way to requests waiting for a database connection (up to 100 ms at a time).
     const giveWay = requestsFirst(fastify.storage);
     fastify.decorate('dialer', dialer);
+    const dialers = new CarrierDialers({
+      environment: dialer,
+      publicBaseUrl: config.PUBLIC_BASE_URL,
+      twilioApiBaseUrl: config.TWILIO_API_BASE_URL,
+      telnyxApiBaseUrl: config.TELNYX_API_BASE_URL,
+      signalwireApiBaseUrl: config.SIGNALWIRE_API_BASE_URL,
+      environmentKeys: {
+        twilio: config.TWILIO_AUTH_TOKEN,
+        signalwire: config.SIGNALWIRE_SIGNING_KEY,
+        telnyx: config.TELNYX_PUBLIC_KEY,
+      },
+      storage: fastify.backgroundStorage,
+    });
+    fastify.decorate('dialers', dialers);
 
     // One connection LISTENs for both loops and holds their leader locks: each NOTIFY costs the leading replica one
     // reading transaction, not one per loop (issue 25.4); closed with the last loop.
@@ -95,6 +116,7 @@ export default fp<JobsOptions>(
           databaseUrl: options.databaseUrl,
           connection,
           dialer,
+          dialers,
           now: fastify.now,
           log: fastify.log.child({ component: 'dispatcher' }),
           maxConcurrentCalls: config.MAX_CONCURRENT_CALLS,

@@ -85,28 +85,16 @@ export async function app(
   await fastify.register(mailer);
   // Before the routes: @fastify/swagger learns them as they are added.
   await fastify.register(openapi);
-  if (config.DIALER === 'twilio') {
-    // Twilio's callbacks authenticate by signature, not API key: outside the /api/v1 scope.
-    await fastify.register(twilioRoutes, {
-      authToken: config.TWILIO_AUTH_TOKEN!,
-      publicBaseUrl: config.PUBLIC_BASE_URL!,
-      agentStreamUrl: config.AGENT_STREAM_URL!,
-    });
-  }
-  if (config.DIALER === 'telnyx') {
-    // Telnyx's webhooks authenticate by their ed25519 signature, not API key: outside the /api/v1 scope too.
-    await fastify.register(telnyxRoutes, {
-      publicKey: config.TELNYX_PUBLIC_KEY!,
-      agentStreamUrl: config.AGENT_STREAM_URL!,
-    });
-  }
-  if (config.DIALER === 'signalwire') {
-    // SignalWire's callbacks, the same routes as Twilio's under their own path, checked with the project's signing key.
-    await fastify.register(signalWireRoutes, {
-      signingKey: config.SIGNALWIRE_SIGNING_KEY!,
-      publicBaseUrl: config.PUBLIC_BASE_URL!,
-      agentStreamUrl: config.AGENT_STREAM_URL!,
-    });
+  if (config.PUBLIC_BASE_URL) {
+    // Every carrier's callbacks, wherever calls may be dialled through it: the environment's (DIALER) or an account's
+    // own (PRODUCT.md, "Placing calls"). They authenticate by signature, not API key (outside the /api/v1 scope),
+    // each checked with the credentials of the carrier its call was dialled with (fastify.dialers).
+    const telephony = { publicBaseUrl: config.PUBLIC_BASE_URL, agentStreamUrl: config.AGENT_STREAM_URL };
+    await fastify.register(twilioRoutes, telephony);
+    // Telnyx's webhooks carry their call in client_state, inside the body its ed25519 signature covers.
+    await fastify.register(telnyxRoutes, { agentStreamUrl: config.AGENT_STREAM_URL });
+    // SignalWire's callbacks, the same routes as Twilio's under their own path, checked with a project's signing key.
+    await fastify.register(signalWireRoutes, telephony);
   }
 
   // The authenticated API. Hook order is the contract's check order (after https-only, the root's): key in URL, key

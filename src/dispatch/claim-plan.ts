@@ -72,8 +72,12 @@ export async function planClaim(
     ],
     { now: claimedAt, source: 'dispatcher', lease },
   );
+  // What the dial needs besides the call: the agent's voicemail setting, the account carrier it goes through.
   const voicemail = new Map(
-    ready.map(({ id, agentVoicemail, agentVoicemailMessage }) => [id, { agentVoicemail, agentVoicemailMessage }]),
+    ready.map(({ id, agentVoicemail, agentVoicemailMessage, carrierInUse }) => [
+      id,
+      { agentVoicemail, agentVoicemailMessage, carrierInUse },
+    ]),
   );
   const dialling = applied
     .filter((a) => a.steps.length > 0 && a.call.status === 'dialing')

@@ -3,6 +3,8 @@ import type { VoicemailPolicy } from '../../schemas/vocabulary.js';
 
 export interface DialRequest {
   callId: string;
+  /** The call's account (its carrier chose this dialer); logs name it. */
+  accountId?: string;
   /**
    * The call's attempt, from 1 when absent (a retried call keeps its id): callbacks name it, so that a late one of an
    * earlier attempt is told apart from the current attempt's.

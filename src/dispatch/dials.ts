@@ -3,11 +3,15 @@ import type { CallRow as Call } from '../storage/index.js';
 import { transitionCalls } from '../calls/transition.js';
 import { Batcher } from '../jobs/batcher.js';
 import type { ThrottledLog } from '../logging/throttled-log.js';
-import { refusedByServer, type ClaimCandidate, type Storage } from '../storage/index.js';
+import { refusedByServer, type ClaimCandidate, type DialIntent, type Storage } from '../storage/index.js';
 import type { DispatcherOptions } from './dispatcher-options.js';
+import { CarrierDialers, CarrierUnusable } from './carrier-dialers.js';
 
-/** A call about to be dialled, with its agent's voicemail setting (read with it by the claim or the takeover). */
-export type DialCall = Call & Pick<ClaimCandidate, 'agentVoicemail' | 'agentVoicemailMessage'>;
+/**
+ * A call about to be dialled, with its agent's voicemail setting and the account carrier it goes through (read with
+ * it by the claim or the takeover).
+ */
+export type DialCall = Call & Pick<ClaimCandidate, 'agentVoicemail' | 'agentVoicemailMessage' | 'carrierInUse'>;
 
 /**
  * Attempts to record a provider id after the provider accepted the dial, and the waits before each: about the
@@ -26,10 +30,12 @@ export class DialWork {
   private readonly ownDials = new Set<string>();
   private readonly storage: Storage;
   /** Intents and provider ids of the calls dialled together are recorded together. */
-  private readonly intents = new Batcher<string, boolean>(async (ids) => {
-    const recorded = await this.storage.claims.recordDialIntents(ids, this.id);
-    return ids.map((id) => recorded.has(id));
+  private readonly intents = new Batcher<DialIntent, boolean>(async (intents) => {
+    const recorded = await this.storage.claims.recordDialIntents(intents, this.id);
+    return intents.map(({ id }) => recorded.has(id));
   }, refusedByServer);
+  /** Every call's dialer: its account carrier's or the environment's. */
+  private readonly dialers: CarrierDialers;
   private readonly dialled = new Batcher<{ id: string; providerCallId: string; attempt: number }, void>(
     async (calls) => {
       await this.storage.claims.recordProviderIds(calls, this.id);
@@ -49,6 +55,17 @@ export class DialWork {
     private readonly loop: { readonly stopped: boolean },
   ) {
     this.storage = options.storage;
+    this.dialers =
+      options.dialers ??
+      new CarrierDialers({
+        environment: options.dialer,
+        publicBaseUrl: undefined,
+        twilioApiBaseUrl: '',
+        telnyxApiBaseUrl: '',
+        signalwireApiBaseUrl: undefined,
+        environmentKeys: {},
+        storage: options.storage,
+      });
   }
 
   /** Waits for the dials in flight and their bookkeeping; never rejects. */
@@ -76,13 +93,16 @@ export class DialWork {
   }
 
   private async dialOnce(call: DialCall) {
-    const { dialer, now, log } = this.options;
+    const { now, log } = this.options;
     let providerCallId: string;
     try {
       await this.options.beforeDial?.(call);
-      if (!(await this.intents.add(call.id))) return; // another dispatcher took it over
+      // Its account's carrier, or the environment's; recorded with the intent, for its callbacks and live changes.
+      const { dialer, intent } = await this.dialers.dialerFor(call.carrierInUse);
+      if (!(await this.intents.add({ id: call.id, ...intent }))) return; // another dispatcher took it over
       ({ providerCallId } = await dialer.dial({
         callId: call.id,
+        accountId: call.accountId,
         attempt: call.attempt,
         to: call.phoneNumber,
         from: call.fromNumber,
@@ -98,7 +118,10 @@ export class DialWork {
         // after a takeover it is someone else's, and after a callback ended the attempt (a dial that timed out but
         // rang) the call may already wait for, or dial, its next one.
         if (await this.failAttempt(call, now()))
-          log.error({ err: error, callId: call.id, attempt: call.attempt }, 'dial failed');
+          log.error(
+            { err: error, callId: call.id, attempt: call.attempt, accountId: call.accountId },
+            error instanceof CarrierUnusable ? "dial refused: the account's carrier cannot be used" : 'dial failed',
+          );
       } catch (bookkeeping) {
         // The database is gone too: the lease runs out and recover() settles the call (dial once, or provider_error).
         this.logs.error(

@@ -1,6 +1,7 @@
 // What a Dispatcher is given: its storage, dialer, clock and limits, the hooks that observe it, and whom it hands work.
 import type { FastifyBaseLogger } from 'fastify';
 import type { CallRow as Call, ClaimedDelivery, ListenConnection, Storage } from '../storage/index.js';
+import type { CarrierDialers } from './carrier-dialers.js';
 import type { Dialer } from './dialer.js';
 import type { HandOffRelay } from './hand-off-relay.js';
 import type { SimulatedTiming } from './simulated-dialer.js';
@@ -13,7 +14,13 @@ export interface DispatcherOptions {
   connection?: ListenConnection;
   /** Awaited between the statements of a pass: background work gives way to waiting requests (src/jobs/requests-first.ts). */
   requestsFirst?: () => Promise<void>;
+  /** The environment's dialer (DIALER): the calls of accounts without a carrier of their own. */
   dialer: Dialer;
+  /**
+   * Every call's dialer: its account carrier's or the environment's (`dialer`, which it must hold). Absent: calls of
+   * accounts with a carrier of their own fail (provider_error), as without PUBLIC_BASE_URL.
+   */
+  dialers?: CarrierDialers;
   now: () => Date;
   log: FastifyBaseLogger;
   maxConcurrentCalls: number;

@@ -79,6 +79,10 @@ export class Housekeeping {
     return this.options.requestsFirst?.() ?? Promise.resolve();
   }
 
+  /**
+   * The simulated calls' next steps: only where the environment's dialer is the simulated one (no account carrier is),
+   * and only of the calls it dialled (calls.carrier): an agency's own carrier's calls follow their callbacks.
+   */
   async advance() {
     if (!this.options.simulated || this.options.dialer.kind !== 'simulated') return;
     await this.giveWay();

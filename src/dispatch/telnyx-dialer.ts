@@ -62,13 +62,33 @@ export function decodeClientState(clientState: unknown): TelnyxCallState | null 
 /** The SIP hand-off's leg's client_state: base64 JSON that decodeClientState reads as none of ours. */
 export const HAND_OFF_LEG_STATE = Buffer.from(JSON.stringify({ leg: 'sip-hand-off' })).toString('base64');
 
+/**
+ * The leg's client_state for a call dialled through an account's own Telnyx carrier: it names the call too, only so
+ * that the leg's webhooks can be checked with that account's public key (decodeClientState still reads it as none of
+ * ours, and nothing is done with them).
+ */
+export function handOffLegState(callId: string): string {
+  return Buffer.from(JSON.stringify({ leg: 'sip-hand-off', c: callId })).toString('base64');
+}
+
+/** The call a hand-off leg's client_state names (handOffLegState), or null. */
+export function callOfHandOffLeg(clientState: unknown): string | null {
+  if (typeof clientState !== 'string' || clientState === '') return null;
+  try {
+    const value = JSON.parse(Buffer.from(clientState, 'base64').toString('utf8')) as { leg?: unknown; c?: unknown };
+    return value?.leg === 'sip-hand-off' && typeof value.c === 'string' ? value.c : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A command to a live call (POST /v2/calls/{call_control_id}/actions/{action}). */
 export type TelnyxCommand =
   /** The stream hand-off: Telnyx opens a WebSocket to `streamUrl`; `parameters` arrive in its `start` frame. */
   | { action: 'streaming_start'; streamUrl: string; parameters: readonly HandoffPair[] }
   | { action: 'streaming_stop' }
   /** The SIP hand-off: the call bridged to `to`, the headers in the INVITE. */
-  | { action: 'transfer'; to: string; headers: readonly HandoffPair[] }
+  | { action: 'transfer'; to: string; headers: readonly HandoffPair[]; legState?: string }
   /** Text to speech on the call (the voicemail message); Telnyx reports its end with call.speak.ended. */
   | { action: 'speak'; text: string }
   | { action: 'hangup' };
@@ -182,7 +202,7 @@ function commandBody(command: TelnyxCommand): Record<string, unknown> {
         custom_headers: command.headers.map(({ name, value }) => ({ name, value })),
         // The new leg's webhooks carry a state of no call of ours: the route leaves them alone (the call's own leg
         // reports the end of both).
-        target_leg_client_state: HAND_OFF_LEG_STATE,
+        target_leg_client_state: command.legState ?? HAND_OFF_LEG_STATE,
       };
     case 'speak':
       // Plain text (never read as SSML), in Telnyx's basic voice.

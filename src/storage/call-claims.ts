@@ -17,6 +17,14 @@ import {
 import type { ClaimedDelivery } from './delivery-work.js';
 import { statement } from './statements.js';
 import { SqlRepository } from './driver.js';
+import {
+  CARRIER_IN_USE_COLUMN,
+  CARRIER_IN_USE_JOINS,
+  RECORD_INTENTS,
+  recordIntentsValues,
+  type DialCarrier,
+  type DialIntent,
+} from './calls-carrier.js';
 
 /** The first key of the claim's advisory locks (two-key form, so no clash with single-key locks such as Prisma's migrate lock). */
 const CLAIM_LOCK_SPACE = 72707370;
@@ -97,7 +105,8 @@ export type ClaimCandidate = Call & {
   listedForCallingRules: unknown;
   /** The call's agency (calls.agency_id, or its account's), for the dial ledger. */
   ledgerAgencyId: string;
-} & AgentVoicemail;
+} & AgentVoicemail &
+  DialCarrier;
 
 /** The agent's answering-machine detection, read with a call about to be dialled (the dialer asks for it). */
 export interface AgentVoicemail {
@@ -124,10 +133,10 @@ const CANDIDATES = statement(
          CASE WHEN acc.agency_id IS NULL THEN acc.calling_rules ELSE agy.calling_rules END AS "agencyCallingRules",
          CASE WHEN acc.agency_id IS NOT NULL THEN acc.calling_rules END AS "clientCallingRules",
          (SELECT lf.calling_rules FROM accounts lf WHERE lf.id = c.listed_for_account_id) AS "listedForCallingRules",
-         coalesce(c.agency_id, acc.agency_id, acc.id) AS "ledgerAgencyId"
+         coalesce(c.agency_id, acc.agency_id, acc.id) AS "ledgerAgencyId", ${CARRIER_IN_USE_COLUMN}
     FROM unnest($1::uuid[]) AS a(id)
     JOIN accounts acc ON acc.id = a.id
-    LEFT JOIN accounts agy ON agy.id = acc.agency_id
+    LEFT JOIN accounts agy ON agy.id = acc.agency_id ${CARRIER_IN_USE_JOINS}
    CROSS JOIN LATERAL (SELECT $2::int - count(*)::int AS free FROM calls
                         WHERE account_id = a.id AND status IN (${ACTIVE_STATUSES_SQL})) AS slots
    CROSS JOIN LATERAL (SELECT * FROM calls WHERE account_id = a.id AND status = 'initiated' AND not_before <= $3 AND expires_at > $3
@@ -160,19 +169,6 @@ export async function rescheduleCalls(client: pg.ClientBase, calls: { id: string
 }
 
 /**
- * The intent to dial, recorded before dialling, per attempt: dial_attempts is the last attempt whose intent is
- * recorded, so an attempt whose intent is recorded (dial_attempts >= attempt) is never dialled again, and the next
- * attempt of a retried call (attempt + 1) can be.
- */
-const RECORD_INTENTS = statement(
-  'oct_record_intents',
-  `
-  UPDATE calls SET dial_attempts = attempt, updated_at = $3
-   WHERE id = ANY($1::uuid[]) AND status = 'dialing' AND lease_owner = $2 AND dial_attempts < attempt
-  RETURNING id`,
-);
-
-/**
  * The provider ids of dialled attempts. Only for the attempt dialled: a dial whose answer came back after its attempt
  * had already ended (a callback beat it) and the call was claimed again for the next attempt, by the same dispatcher,
  * must not give the next attempt its id.
@@ -187,7 +183,8 @@ const RECORD_DIALLED = statement(
 
 const STALE = statement(
   'oct_stale_claims',
-  `SELECT ${CALL_COLUMNS}, ${AGENT_VOICEMAIL_COLUMNS} FROM calls c JOIN agents ag ON ag.id = c.agent_id
+  `SELECT ${CALL_COLUMNS}, ${AGENT_VOICEMAIL_COLUMNS}, ${CARRIER_IN_USE_COLUMN} FROM calls c JOIN agents ag ON ag.id = c.agent_id
+    JOIN accounts acc ON acc.id = c.account_id LEFT JOIN accounts agy ON agy.id = acc.agency_id ${CARRIER_IN_USE_JOINS}
     WHERE c.status = 'dialing' AND c.provider_call_id IS NULL AND c.lease_expires_at < $1 LIMIT 100`,
 );
 
@@ -242,9 +239,13 @@ export class ClaimRepository extends SqlRepository {
     return pruneCalleeDials(this.pool, before, batch);
   }
 
-  /** Records the intent to dial each call `owner` still holds; returns the ids recorded (the others were taken over). */
-  async recordDialIntents(callIds: string[], owner: string): Promise<Set<string>> {
-    const { rows } = await this.pool.query<{ id: string }>({ ...RECORD_INTENTS, values: [callIds, owner, new Date()] });
+  /**
+   * Records the intent to dial each call `owner` still holds, with the carrier it is dialled with; returns the ids
+   * recorded (the others were taken over).
+   */
+  async recordDialIntents(intents: DialIntent[], owner: string): Promise<Set<string>> {
+    const values = recordIntentsValues(intents, owner);
+    const { rows } = await this.pool.query<{ id: string }>({ ...RECORD_INTENTS, values });
     return new Set(rows.map((r) => r.id));
   }
 
@@ -266,8 +267,8 @@ export class ClaimRepository extends SqlRepository {
   }
 
   /** Calls claimed by a dispatcher whose lease ran out before a provider id was recorded. */
-  async staleClaims(now: Date): Promise<(Call & AgentVoicemail)[]> {
-    return (await this.pool.query<Call & AgentVoicemail>({ ...STALE, values: [now] })).rows;
+  async staleClaims(now: Date): Promise<(Call & AgentVoicemail & DialCarrier)[]> {
+    return (await this.pool.query<Call & AgentVoicemail & DialCarrier>({ ...STALE, values: [now] })).rows;
   }
 
   /** Takes a stale claim over; false when another dispatcher got there first. */

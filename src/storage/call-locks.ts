@@ -17,7 +17,8 @@ export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agency_id AS "
   c.lease_expires_at AS "leaseExpiresAt", c.attempt, c.attempt_outcomes AS "attemptOutcomes", c.next_attempt_at AS "nextAttemptAt",
   c.answered_by::text AS "answeredBy", c.voicemail_left AS "voicemailLeft", c.scheduled_at AS "scheduledAt", c.timezone,
   c.timezone_source::text AS "timezoneSource", c.listed_for_account_id AS "listedForAccountId", c.outcome,
-  c.recipient_region AS "recipientRegion", c.consent, c.compliance, c.held_by AS "heldBy"`;
+  c.recipient_region AS "recipientRegion", c.consent, c.compliance, c.held_by AS "heldBy",
+  c.carrier, c.carrier_account_id AS "carrierAccountId"`;
 
 /**
  * The runtime's result of the call's current attempt (call_results.body: the published result, as stored), or null:
@@ -55,7 +56,10 @@ export interface CallDueToAdvance {
   answeredAt: Date | null;
 }
 
-/** Which calls are due: those of the provider whose ids start with `providerPrefix` that rang or talked long enough. */
+/**
+ * Which calls are due: those of the provider whose ids start with `providerPrefix` that rang or talked long enough,
+ * dialled by the simulated dialer (carrier; null: before calls recorded it, when only the environment's dialled).
+ */
 export interface AdvanceDue {
   providerPrefix: string;
   rangBefore: Date;
@@ -73,7 +77,7 @@ export const DUE_TO_ADVANCE = statement(
   `
   SELECT id, status::text AS status, started_at AS "startedAt", answered_at AS "answeredAt" FROM calls
    WHERE (status = '${RINGING}' AND started_at <= $1 OR status = '${TALKING}' AND answered_at <= $2)
-     AND starts_with(provider_call_id, $3)
+     AND starts_with(provider_call_id, $3) AND (carrier IS NULL OR carrier = 'simulated')
    LIMIT 500`,
 );
 
@@ -84,7 +88,7 @@ const LOCK_DUE_TO_ADVANCE = statement(
   SELECT ${CALL_COLUMNS}, ${RESULT_COLUMN}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
    WHERE c.id = ANY($4::uuid[])
      AND (c.status = '${RINGING}' AND c.started_at <= $1 OR c.status = '${TALKING}' AND c.answered_at <= $2)
-     AND starts_with(c.provider_call_id, $3)
+     AND starts_with(c.provider_call_id, $3) AND (c.carrier IS NULL OR c.carrier = 'simulated')
    ORDER BY c.id FOR UPDATE OF c SKIP LOCKED`,
 );
 

@@ -29,6 +29,7 @@ export {
   type PlannedBatch,
 } from './calls.js';
 export type { ClaimCandidate, ClaimPlan } from './call-claims.js';
+export type { CarrierInUse, DialCarrier, DialIntent } from './calls-carrier.js';
 export type * from './callee-dials.js';
 export type * from './accounts.js';
 export type * from './agents.js';

@@ -48,6 +48,8 @@ const ended: CallRow = {
   consent: null,
   compliance: null,
   heldBy: null,
+  carrier: null,
+  carrierAccountId: null,
 };
 
 describe('callView', () => {

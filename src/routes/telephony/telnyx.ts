@@ -15,7 +15,9 @@ import { isUuid } from '../../../schemas/uuid.js';
 import { handOffPairs, staticPairs } from '../../dispatch/hand-off.js';
 import {
   answeredByOfTelnyx,
+  callOfHandOffLeg,
   decodeClientState,
+  handOffLegState,
   mapTelnyxHangup,
   TELNYX_EVENTS_PATH,
   TelnyxDialer,
@@ -25,8 +27,6 @@ import {
 import { sipTransfer } from '../../dispatch/telnyx-hand-off.js';
 
 export interface TelnyxRoutesOptions {
-  /** The account's public key (Mission Control, "Keys & Credentials" > "Public Key"): base64 of 32 bytes of ed25519. */
-  publicKey: string;
   /** wss:// media-stream address of the voice-agent runtime, for agents without their own hand-off. */
   agentStreamUrl?: string | undefined;
 }
@@ -66,34 +66,53 @@ const STREAM_ENDS = new Set(['streaming.stopped', 'streaming.failed']);
 export default async function telnyxRoutes(fastify: FastifyInstance, options: TelnyxRoutesOptions) {
   // Telnyx is not an API client: its refusals are HTTP errors, not codes of the /api/v1 table.
   await useHttpErrors(fastify);
-  // Made once: a key that is not 32 bytes of base64 stops the start (config.ts checks its shape first).
-  const verifier = new TelnyxWebhook(options.publicKey);
+  // The verifier of each public key (Mission Control, "Keys & Credentials" > "Public Key": base64 of 32 bytes of
+  // ed25519): the environment's (TELNYX_PUBLIC_KEY) and each account carrier's, made once per key.
+  const verifiers = new Map<string, TelnyxWebhook>();
+  const verifierOf = (publicKey: string) => {
+    let verifier = verifiers.get(publicKey);
+    if (!verifier) verifiers.set(publicKey, (verifier = new TelnyxWebhook(publicKey)));
+    return verifier;
+  };
+  /** The call each verified webhook is about (its client_state), read once, before its signature was checked. */
+  const named = new WeakMap<FastifyRequest, Call | null>();
 
   // The signature covers the body exactly as sent: only this scope keeps JSON as its raw text, parsed once verified.
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
-  // Before anything is looked up or changed. The SDK checks the ed25519 signature over `${timestamp}|${body}` with
-  // the account's public key, and that telnyx-timestamp is within 5 minutes of this machine's clock.
+  // Before anything is changed. The call the body's client_state names is read first, unverified, only to choose the
+  // key: the public key of the Telnyx account it was dialled with (an account's own carrier, or the environment's).
+  // The SDK then checks the ed25519 signature over `${timestamp}|${body}` (client_state included) with it, and that
+  // telnyx-timestamp is within 5 minutes of this machine's clock.
   fastify.addHook('preHandler', async (request) => {
+    const body = typeof request.body === 'string' ? request.body : '';
+    const clientState = eventOf(body)?.payload.client_state;
+    // A call of ours, or the call whose SIP hand-off leg this is (its key is the call's carrier's).
+    const callId = decodeClientState(clientState)?.callId ?? callOfHandOffLeg(clientState);
+    const call = callId !== null && isUuid(callId) ? await fastify.storage.calls.findCallById(callId) : null;
     try {
-      await verifier.verify(typeof request.body === 'string' ? request.body : '', headersOf(request));
+      const publicKey = await fastify.dialers.callbackKey('telnyx', call, fastify.storage);
+      if (publicKey === null) throw new Error('no Telnyx key for this call');
+      await verifierOf(publicKey).verify(body, headersOf(request));
+      named.set(request, call);
     } catch (error) {
       request.log.warn({ reason: (error as Error).message }, 'rejected a Telnyx webhook: missing or invalid signature');
       throw fastify.httpErrors.forbidden('Invalid Telnyx signature');
     }
   });
 
-  /** Commands to live calls go through the process's dialer, which is Telnyx's wherever these routes are registered. */
-  function telnyxDialer(): TelnyxDialer {
-    if (!(fastify.dialer instanceof TelnyxDialer)) throw new Error('the dialer cannot command live Telnyx calls');
-    return fastify.dialer;
+  /** Commands to a live call go through the dialer it was dialled with: its account's carrier's or the environment's. */
+  async function telnyxDialer(call: Call): Promise<TelnyxDialer> {
+    const dialer = await fastify.dialers.dialerOf(call, fastify.storage);
+    if (!(dialer instanceof TelnyxDialer)) throw new Error("the call's dialer cannot command live Telnyx calls");
+    return dialer;
   }
 
   /** Sends a command; false (logged) when Telnyx refused it, as it refuses a command to a call that is over. */
   async function send(request: FastifyRequest, call: Call, id: string, command: TelnyxCommand): Promise<boolean> {
     try {
-      await telnyxDialer().command(id, command);
+      await (await telnyxDialer(call)).command(id, command);
       return true;
     } catch (error) {
       request.log.warn({ err: error, callId: call.id, action: command.action }, 'a Telnyx command was refused');
@@ -116,7 +135,7 @@ export default async function telnyxRoutes(fastify: FastifyInstance, options: Te
     // Signed by Telnyx but not about a call we dialled (the SIP hand-off's own leg, another application's call on
     // the same connection): nothing to do.
     if (!state || event.callControlId === null) return reply.code(204).send();
-    const call = isUuid(state.callId) ? await fastify.storage.calls.findCallById(state.callId) : null;
+    const call = named.get(request) ?? null;
     if (!call) throw fastify.httpErrors.notFound('Call not found');
     const id = event.callControlId;
     // A late webhook of an earlier attempt changes nothing; an earlier attempt answered late is hung up, as Twilio's
@@ -165,6 +184,8 @@ export default async function telnyxRoutes(fastify: FastifyInstance, options: Te
     let command: TelnyxCommand;
     if (agent?.handoff === 'sip' && agent.sipUri) {
       command = sipTransfer(agent.sipUri, handOffPairs('sip', call, staticPairs(agent.sipHeaders, 'sip'), token));
+      // The leg's webhooks are checked with the call's carrier's key: an account's own carrier needs the call named.
+      if (call.carrierAccountId !== null) command = { ...command, legState: handOffLegState(call.id) };
     } else {
       const streamUrl = agent?.streamUrl ?? options.agentStreamUrl;
       if (!streamUrl) {

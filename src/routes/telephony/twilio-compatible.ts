@@ -1,7 +1,8 @@
 // The callbacks of a carrier that speaks Twilio's API (Twilio itself, SignalWire's LaML): signed status callbacks that
 // move calls along, the TwiML that hands answered calls to the agent's runtime (a media stream or SIP,
 // docs/agent-runtime.md), and the answering-machine verdict, on which a machine is left the agent's message or hung up
-// on. Registered once per carrier under its own path, each with its own signature check (twilio.ts, signalwire.ts).
+// on. Registered once per carrier under its own path, each with its own signature check (twilio.ts, signalwire.ts),
+// keyed with the credentials of the carrier each call was dialled with (src/dispatch/carrier-dialers.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CallRow as Call } from '../../storage/index.js';
@@ -30,8 +31,11 @@ export interface TwilioCompatibleRoutesOptions {
   publicBaseUrl: string;
   /** wss:// media-stream address of the voice-agent runtime, for agents without their own hand-off. */
   agentStreamUrl?: string | undefined;
-  /** Whether the request's headers carry the carrier's signature of `url` (as it was given) and the form `params`. */
-  isSigned(headers: IncomingHttpHeaders, url: string, params: TwilioParams): boolean;
+  /**
+   * Whether the request's headers carry the carrier's signature, keyed with `key` (the credentials of the carrier the
+   * call was dialled with), of `url` (as it was given) and the form `params`.
+   */
+  isSigned(key: string, headers: IncomingHttpHeaders, url: string, params: TwilioParams): boolean;
 }
 
 /** A header's one value; a repeated header (an array) is none. */
@@ -62,21 +66,32 @@ export async function twilioCompatibleRoutes(fastify: FastifyInstance, options: 
     done(null, new URLSearchParams(body as string));
   });
 
-  // Before anything is looked up or changed; request.url is the path and query exactly as the carrier sent them.
+  /** The call each verified callback names (call_id), read once, before its signature was checked. */
+  const named = new WeakMap<FastifyRequest, Call | null>();
+
+  // Before anything is changed; request.url is the path and query exactly as the carrier sent them. The call the
+  // URL names is read first, unverified, only to choose the key: its carrier's credentials (an account's own, or
+  // the environment's), so that a callback signed with one account's credentials moves none of another's calls.
   fastify.addHook('preHandler', async (request) => {
-    if (!options.isSigned(request.headers, `${publicBaseUrl}${request.url}`, paramsOf(formOf(request)))) {
+    const callId = (request.query as { call_id?: unknown }).call_id;
+    const call = typeof callId === 'string' && isUuid(callId) ? await fastify.storage.calls.findCallById(callId) : null;
+    const key = await fastify.dialers.callbackKey(options.api.kind, call, fastify.storage);
+    if (
+      key === null ||
+      !options.isSigned(key, request.headers, `${publicBaseUrl}${request.url}`, paramsOf(formOf(request)))
+    ) {
       request.log.warn(
         { path: request.url.split('?')[0] },
         `rejected a ${name} callback: missing or invalid signature`,
       );
       throw fastify.httpErrors.forbidden(`Invalid ${name} signature`);
     }
+    named.set(request, call);
   });
 
   /** The call named by call_id, provided it is the one the carrier calls CallSid (once we know its sid). */
   async function findCall(request: FastifyRequest, callSid: string | null): Promise<Call> {
-    const callId = (request.query as { call_id?: unknown }).call_id;
-    const call = typeof callId === 'string' && isUuid(callId) ? await fastify.storage.calls.findCallById(callId) : null;
+    const call = named.get(request) ?? null;
     if (!call || (call.providerCallId !== null && callSid !== null && call.providerCallId !== callSid))
       throw fastify.httpErrors.notFound('Call not found');
     return call;
@@ -158,10 +173,9 @@ export async function twilioCompatibleRoutes(fastify: FastifyInstance, options: 
     )
       return reply.code(204).send(); // over already (the machine hung up first): nothing to change
     try {
-      await liveCallDialer().updateCall(
-        callSid,
-        text !== null ? { twiml: voicemailTwiml(text) } : { status: 'completed' },
-      );
+      await (
+        await liveCallDialer(call)
+      ).updateCall(callSid, text !== null ? { twiml: voicemailTwiml(text) } : { status: 'completed' });
     } catch (error) {
       // The call is over, or the carrier is away: no message was left. The call still ends on the machine (when the
       // agent or the machine hangs up) as failed with reason voicemail.
@@ -178,11 +192,12 @@ export async function twilioCompatibleRoutes(fastify: FastifyInstance, options: 
     return voicemailText(agent?.voicemailMessage ?? null, call.name);
   }
 
-  /** Changes to live calls go through the process's dialer, which is this carrier's wherever these routes are. */
-  function liveCallDialer(): TwilioDialer {
-    if (!(fastify.dialer instanceof TwilioDialer) || fastify.dialer.kind !== options.api.kind)
-      throw new Error(`the dialer cannot change live ${name} calls`);
-    return fastify.dialer;
+  /** Changes to a live call go through the dialer it was dialled with: its account's carrier's, or the environment's. */
+  async function liveCallDialer(call: Call): Promise<TwilioDialer> {
+    const dialer = await fastify.dialers.dialerOf(call, fastify.storage);
+    if (!(dialer instanceof TwilioDialer) || dialer.kind !== options.api.kind)
+      throw new Error(`the call's dialer cannot change live ${name} calls`);
+    return dialer;
   }
 
   fastify.post(`${callbackPath}/twiml`, async (request, reply) => {

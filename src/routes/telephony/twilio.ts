@@ -1,5 +1,6 @@
 // Twilio's callbacks (status, TwiML, the answering-machine verdict: twilio-compatible.ts) under /telephony/twilio,
-// each checked against X-Twilio-Signature, keyed with the account's auth token.
+// each checked against X-Twilio-Signature, keyed with the auth token of the Twilio account the call was dialled with
+// (an account's own carrier, or the environment's).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { TWILIO_API } from '../../dispatch/twilio-dialer.js';
@@ -9,7 +10,6 @@ export type { TwilioParams } from './twilio-compatible.js';
 export { escapeXml, sipTwiml, streamTwiml, voicemailTwiml } from './twiml.js';
 
 export interface TwilioRoutesOptions {
-  authToken: string;
   /** The address Twilio was given for callbacks; signatures cover it, so it is never rebuilt from Host headers. */
   publicBaseUrl: string;
   /** wss:// media-stream address of the voice-agent runtime, for agents without their own hand-off. */
@@ -46,7 +46,7 @@ export default async function twilioRoutes(fastify: FastifyInstance, options: Tw
     api: TWILIO_API,
     publicBaseUrl: options.publicBaseUrl,
     agentStreamUrl: options.agentStreamUrl,
-    isSigned: (headers, url, params) =>
-      isValidTwilioSignature(options.authToken, headerOf(headers, 'x-twilio-signature'), url, params),
+    isSigned: (authToken, headers, url, params) =>
+      isValidTwilioSignature(authToken, headerOf(headers, 'x-twilio-signature'), url, params),
   });
 }
