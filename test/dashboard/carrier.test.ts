@@ -166,6 +166,8 @@ describe('Settings → Carrier', () => {
     noSecretIn(refused.body);
     expect(await rowOf(tenants.A1)).toBeNull();
     // The agency's users see the client's page with the forms, and why a carrier set there waits.
+    const detail = await visitors.owner.get(`/dashboard/clients/${tenants.A1.accountId}`);
+    expect(detail.body).toContain(`<a href="${clientPage()}">`);
     const fromAgency = await visitors.owner.get(clientPage());
     expect(fromAgency.status).toBe(200);
     expect(fromAgency.body).toContain('The agency does not let its clients choose their carrier');
