@@ -66,6 +66,7 @@ describe('Settings → Carrier', () => {
     expect(viewer.status).toBe(200);
     expect(viewer.body).toContain('<a href="/dashboard/settings/carrier"');
     expect(viewer.body).toContain('The service&#39;s default carrier');
+    expect(viewer.body).toContain("Not read for the service's default carrier");
     expect(viewer.body).not.toContain(`action="${OWN}"`);
     expect(viewer.body).not.toContain(`action="${OWN}/clients-choose"`);
     expect(viewer.body).toContain('Every client&#39;s calls go through the agency&#39;s carrier');

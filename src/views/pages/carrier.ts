@@ -43,8 +43,10 @@ export type CarrierModel = {
     source: string;
     shown: { label: string; value: string }[];
     checkedAt: string | null;
-    /** The carrier's numbers; null when it does not list them (or it is the service's default). */
+    /** The carrier's numbers; null when it does not list them. */
     numbers: string[] | null;
+    /** The service's default: its numbers are not read (nor agents' caller IDs checked against them). */
+    isDefault: boolean;
   };
   /** A refusal above the page (Remove's), or null. */
   problem: Problem;
@@ -160,7 +162,8 @@ export async function carrierPage(
       source: sourceWords(view),
       shown: Object.entries(view.shown).map(([name, value]) => ({ label: LABELS[name] ?? name, value })),
       checkedAt: view.checked_at ? request.times.time(new Date(view.checked_at)) : null,
-      numbers: view.source === 'environment' ? null : view.numbers,
+      numbers: view.numbers,
+      isDefault: view.source === 'environment',
     },
     // A form refused while no form is shown (a client's own, which its agency sets): its words above the page.
     problem:
