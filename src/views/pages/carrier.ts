@@ -158,7 +158,8 @@ export async function carrierPage(
     account: { id: account.id, name: account.name, kind: account.kind },
     base: place.base(account.id),
     carrier: {
-      provider: PROVIDER_NAMES[view.provider],
+      // "The simulated dialer" starts the line it stands on.
+      provider: PROVIDER_NAMES[view.provider].replace(/^./, (first) => first.toUpperCase()),
       source: sourceWords(view),
       shown: Object.entries(view.shown).map(([name, value]) => ({ label: LABELS[name] ?? name, value })),
       checkedAt: view.checked_at ? request.times.time(new Date(view.checked_at)) : null,
