@@ -1,7 +1,10 @@
 // The carrier settings of the environment (PRODUCT.md, "Configuration"): DIALER, the default carrier of every account
 // without its own, and each carrier's credentials and API address; which of them each DIALER needs. Spread into
-// src/config.ts's schema and checked by its loadConfig.
+// src/config.ts's schema and checked by its loadConfig; and what callctl and the dashboard make of them when an
+// account's own carrier is shown or set.
 import { Type } from '@sinclair/typebox';
+import type { EnvironmentCarrier } from './admin/carriers.js';
+import type { CarrierApiAddresses } from './dispatch/carrier-accounts.js';
 
 const Url = (description: string) => Type.Optional(Type.String({ minLength: 1, description }));
 
@@ -66,4 +69,46 @@ export function carrierProblems(config: CarrierSettings & { SIGNALWIRE_SPACE_URL
   if (config.SIGNALWIRE_SPACE_URL && !/^https:\/\/[a-z0-9-]+\.signalwire\.com\/?$/i.test(config.SIGNALWIRE_SPACE_URL))
     problems.push("SIGNALWIRE_SPACE_URL: must be the space's address, https://<space>.signalwire.com");
   return problems;
+}
+
+type CarrierConfig = CarrierSettings & {
+  TWILIO_API_BASE_URL: string;
+  TELNYX_API_BASE_URL: string;
+  SIGNALWIRE_API_BASE_URL?: string | undefined;
+};
+
+/**
+ * The environment's carrier as callctl and the dashboard show it (src/admin/carriers.ts): DIALER and the parts of its
+ * credentials that are not secret, named as an account's own are (schemas/carrier.ts), so both read alike.
+ */
+export function environmentCarrier(config: CarrierConfig): EnvironmentCarrier {
+  const parts: Record<string, string | undefined> =
+    config.DIALER === 'twilio'
+      ? { account_sid: config.TWILIO_ACCOUNT_SID }
+      : config.DIALER === 'telnyx'
+        ? { public_key: config.TELNYX_PUBLIC_KEY, connection_id: config.TELNYX_CONNECTION_ID }
+        : config.DIALER === 'signalwire'
+          ? { space_url: config.SIGNALWIRE_SPACE_URL, project_id: config.SIGNALWIRE_PROJECT_ID }
+          : {};
+  const shown = Object.fromEntries(
+    Object.entries(parts).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  return { provider: config.DIALER, shown };
+}
+
+/** Where credentials being saved are checked (src/dispatch/carrier-accounts.ts): the real APIs, or a test's stand-in. */
+export function carrierApiAddresses(config: CarrierConfig): CarrierApiAddresses {
+  return {
+    twilioApiBaseUrl: config.TWILIO_API_BASE_URL,
+    telnyxApiBaseUrl: config.TELNYX_API_BASE_URL,
+    signalwireApiBaseUrl: config.SIGNALWIRE_API_BASE_URL,
+  };
+}
+
+/** Why an account's own carrier cannot be set with this configuration (null: it can): the carrier calls back here. */
+export function carrierSetRefusal(config: { PUBLIC_BASE_URL?: string | undefined }): string | null {
+  return config.PUBLIC_BASE_URL
+    ? null
+    : "PUBLIC_BASE_URL is not set: a carrier could not call this service back with the calls' progress. Set it to " +
+        "the service's public https address first";
 }

@@ -1,11 +1,13 @@
 // Agents (created, edited, archived and restored, never deleted: calls point at them) and the default agent of an
 // account, for callctl and the dashboard alike; each reaches only the agents and accounts its actor does (reach.ts).
 // What an agent's fields may be is agent-input.ts's.
+import { PROVIDER_NAMES } from '../../schemas/carrier.js';
 import type { Storage } from '../storage/index.js';
 import { agentFields, auditedFields, storedWindows, updatedAgentFields } from './agent-input.js';
 import type { AgentInput, CreateAgentInput } from './agent-input.js';
 import { AdminError } from './errors.js';
 import { audit, type Actor } from './audit.js';
+import { carrierInUse } from './carriers.js';
 import { findAccount, findAgent } from './reach.js';
 
 // What callctl and the dashboard's form check an agent's input with, where they have always found it.
@@ -17,6 +19,33 @@ export {
   type CreateAgentInput,
 } from './agent-input.js';
 
+/** A caller ID that is not one of the numbers the account's carrier lists: the dashboard shows it beside the field. */
+export class CallerIdNotOnCarrier extends AdminError {
+  readonly field = 'phone';
+}
+
+/** How many of the carrier's numbers the refusal names. */
+const NUMBERS_NAMED = 5;
+
+/**
+ * Refuses `phone` as the caller ID of an agent of `accountId` when the account's own carrier (or its agency's) lists
+ * its numbers and `phone` is not one of them. The environment's carrier, and one that does not list numbers, are not
+ * checked (PRODUCT.md, "Placing calls").
+ */
+async function checkCallerId(storage: Storage, accountId: string, phone: string | null): Promise<void> {
+  if (phone === null) return;
+  const carrier = await carrierInUse(storage, accountId);
+  if (!carrier || carrier.numbers === null || carrier.numbers.includes(phone)) return;
+  const name = PROVIDER_NAMES[carrier.provider];
+  const some = carrier.numbers.slice(0, NUMBERS_NAMED).join(', ');
+  const more = carrier.numbers.length > NUMBERS_NAMED ? `, ... (${carrier.numbers.length} in all)` : '';
+  throw new CallerIdNotOnCarrier(
+    carrier.numbers.length === 0
+      ? `${phone} is not a number of this account's ${name} account, which lists none: buy or port one there first`
+      : `${phone} is not a number of this account's ${name} account: use one of ${some}${more}`,
+  );
+}
+
 /**
  * A new agent of the account (one the actor reaches), audited as agent_created when an actor is given (callctl and the
  * dashboard give one).
@@ -24,6 +53,7 @@ export {
 export async function createAgent(storage: Storage, input: CreateAgentInput & { now: Date }, actor?: Actor) {
   const account = await findAccount(storage, input.accountId, actor);
   const fields = agentFields(input);
+  await checkCallerId(storage, account.id, fields.phoneNumber);
   const now = input.now;
   const agent = await storage.transaction(async (tx) => {
     const row = await tx.agents.insertAgentRow({
@@ -87,6 +117,8 @@ export async function updateAgent(storage: Storage, agentId: string, input: Agen
   const changed = Object.keys(changes);
   const result = { id: agent.id, changed, agent: auditedFields(fields) };
   if (changed.length === 0) return result;
+  // Only a new caller ID: one the carrier stopped listing since does not block a change of other fields.
+  if (changes.phone_number !== undefined) await checkCallerId(storage, agent.accountId, fields.phoneNumber);
   const now = input.now;
   await storage.transaction(async (tx) => {
     await tx.agents.updateAgentRow(agent.id, fields, now);

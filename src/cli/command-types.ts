@@ -20,6 +20,8 @@ export interface Context {
    * returns RAW_OUTPUT and prints nothing else there.
    */
   stdout: (chunk: string | Uint8Array) => Promise<void>;
+  /** All of stdin, read once when first asked for (a secret given as `-`); '' when nothing is piped in. */
+  stdin: () => Promise<string>;
 }
 
 /** What a command returns when it wrote its output on stdout itself (ctx.stdout): main.ts prints nothing more. */

@@ -13,6 +13,7 @@ import { cancelCall, isStatus, listCalls, showCall, unknownStatus } from '../adm
 import { enableWebhook, replayDelivery, setWebhook, showWebhook } from '../admin/webhooks.js';
 import { AGENT_COMMANDS } from './agent-commands.js';
 import { formatCall, withResult } from './call-output.js';
+import { CARRIER_COMMANDS } from './carrier-commands.js';
 import type { Command } from './command-types.js';
 import { DNC_COMMANDS } from './dnc-commands.js';
 import { EXPORT_COMMANDS } from './export-commands.js';
@@ -43,6 +44,8 @@ export const GROUPS: Record<string, string> = {
   dnc: "Add, remove, list and import the numbers of an account's do-not-call list",
   rules:
     "Show and change an account's calling rules (an agency's: on or off, laws, caps per number, consent; an agency's or a client's own hours)",
+  carrier:
+    "Show, set and remove an account's own carrier (Twilio, Telnyx, SignalWire; credentials checked and never shown again); let an agency's clients choose theirs",
   secrets: 'Re-wrap the secrets stored in the database under the current SECRETS_KEY (a key rotation)',
 };
 
@@ -229,5 +232,6 @@ export const COMMANDS: Command[] = [
   ...RETENTION_COMMANDS,
   ...DNC_COMMANDS,
   ...RULES_COMMANDS,
+  ...CARRIER_COMMANDS,
   ...SECRETS_COMMANDS,
 ];

@@ -3,6 +3,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { RETRY_WAIT_MAX_MINUTES, RETRY_WAITS_MAX, VOICEMAIL_NAME_PLACEHOLDER } from '../../schemas/agent-settings.js';
 import { HANDOFF_STATIC_MAX, HANDOFF_URI_MAX, HANDOFF_VALUE_MAX } from '../../schemas/agent-runtime.js';
 import { DEFAULT_RETRY_WAITS_MINUTES, MAX_ATTEMPTS, VOICEMAIL_MESSAGE_MAX } from '../../schemas/vocabulary.js';
+import { CARRIER_FLAG_HELP } from './carrier-commands.js';
 import { DNC_FLAG_HELP } from './dnc-commands.js';
 import { EXPORT_FLAG_HELP } from './export-commands.js';
 import { RULES_FLAG_HELP } from './rules-commands.js';
@@ -53,6 +54,16 @@ export const OPTIONS = {
   to: { type: 'string' },
   replace: { type: 'boolean' },
   out: { type: 'string' },
+  provider: { type: 'string' },
+  'account-sid': { type: 'string' },
+  'auth-token': { type: 'string' },
+  'api-key': { type: 'string' },
+  'connection-id': { type: 'string' },
+  'public-key': { type: 'string' },
+  'space-url': { type: 'string' },
+  'project-id': { type: 'string' },
+  token: { type: 'string' },
+  'signing-key': { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type FlagName = Exclude<keyof typeof OPTIONS, 'json' | 'help'>;
@@ -143,6 +154,7 @@ export const FLAG_HELP: Record<FlagName, { value: string; help: string }> = {
   ...DNC_FLAG_HELP,
   ...RULES_FLAG_HELP,
   ...EXPORT_FLAG_HELP,
+  ...CARRIER_FLAG_HELP,
   // Two commands take each of these: one help line names both.
   'consent-required': {
     value: 'on|off',
@@ -204,4 +216,14 @@ export interface Values {
   to?: string;
   replace?: boolean;
   out?: string;
+  provider?: string;
+  'account-sid'?: string;
+  'auth-token'?: string;
+  'api-key'?: string;
+  'connection-id'?: string;
+  'public-key'?: string;
+  'space-url'?: string;
+  'project-id'?: string;
+  token?: string;
+  'signing-key'?: string;
 }

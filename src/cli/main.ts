@@ -35,6 +35,8 @@ export interface CliIo {
    * The process's own waits for stdout, so that a large export does not gather in memory.
    */
   rawStdout?: (chunk: string | Uint8Array) => Promise<void>;
+  /** All of stdin (a secret given as `-`); without it, stdin is empty. */
+  stdin?: () => Promise<string>;
 }
 
 const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
@@ -101,6 +103,7 @@ async function execute(
   config: Config,
   now: () => Date,
   stdout: (chunk: string | Uint8Array) => Promise<void>,
+  stdin: () => Promise<string>,
   log?: (msg: string) => void,
 ): Promise<Result | typeof RAW_OUTPUT> {
   const location = await locateDatabase(config, 'cli', log);
@@ -111,7 +114,16 @@ async function execute(
     try {
       // Then the secrets, as the server does: refused when sealed with a key callctl lacks, those in clear sealed.
       const { sealed } = await prepareStoredSecrets(storage, loadSecrets(config));
-      const context = { storage, config, migrations, sealedSecrets: sealed, databaseUrl: location.url, now, stdout };
+      const context = {
+        storage,
+        config,
+        migrations,
+        sealedSecrets: sealed,
+        databaseUrl: location.url,
+        now,
+        stdout,
+        stdin,
+      };
       return await command.run(context, args, values);
     } finally {
       await storage.close();
@@ -201,7 +213,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     // Starting an embedded server takes seconds: tell people why; --json callers get nothing but the result.
     const log = json ? undefined : (msg: string) => io.stderr(`callctl: ${msg}\n`);
     const stdout = io.rawStdout ?? textStdout(io.stdout);
-    const result = await execute(command, rest, values, config, io.now, stdout, log);
+    let read: Promise<string> | undefined;
+    const stdin = () => (read ??= io.stdin?.() ?? Promise.resolve(''));
+    const result = await execute(command, rest, values, config, io.now, stdout, stdin, log);
     if (result !== RAW_OUTPUT) print(result, command, rest);
     return EXIT.ok;
   } catch (error) {
@@ -224,6 +238,13 @@ if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
     },
     stderr: (s) => {
       process.stderr.write(s);
+    },
+    stdin: async () => {
+      // A terminal is no pipe: nothing was given (a secret flag given as - then says so).
+      if (process.stdin.isTTY) return '';
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
+      return Buffer.concat(chunks).toString('utf8');
     },
     rawStdout: (chunk) =>
       new Promise((resolve, reject) => {

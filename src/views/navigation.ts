@@ -16,6 +16,7 @@ export const NAVIGATION: NavItem[] = [
   { label: 'Do-not-call list', href: '/dashboard/do-not-call' },
   { label: 'Calling rules', href: '/dashboard/calling-rules' },
   { label: 'Settings → API & Webhooks', href: '/dashboard/settings/api-webhooks' },
+  { label: 'Settings → Carrier', href: '/dashboard/settings/carrier' },
   { label: 'Users', href: '/dashboard/users' },
   { label: 'Audit log', href: '/dashboard/audit-log' },
   { label: 'Account', href: '/dashboard/account' },

@@ -14,6 +14,7 @@ import { API_WEBHOOKS_WEBHOOK_FIELDS, type ApiWebhooksWebhookModel } from './pag
 import { AUDIT_LOG_FIELDS, type AuditLogModel } from './pages/audit-log.js';
 import { CALL_FIELDS, type CallModel } from './pages/call.js';
 import { CALLING_RULES_FIELDS, type CallingRulesModel } from './pages/calling-rules.js';
+import { CARRIER_FIELDS, type CarrierModel } from './pages/carrier.js';
 import { CALLS_FIELDS, type CallsModel } from './pages/calls.js';
 import { CANCEL_CONFIRM_FIELDS, type CancelConfirmModel } from './pages/cancel-confirm.js';
 import { CLIENT_FIELDS, type ClientModel } from './pages/client.js';
@@ -49,6 +50,7 @@ export interface PageModels {
   'audit-log': AuditLogModel;
   call: CallModel;
   'calling-rules': CallingRulesModel;
+  carrier: CarrierModel;
   calls: CallsModel;
   'cancel-confirm': CancelConfirmModel;
   client: ClientModel;
@@ -104,6 +106,7 @@ export const PAGE_FIELDS = {
   'audit-log': AUDIT_LOG_FIELDS,
   call: CALL_FIELDS,
   'calling-rules': CALLING_RULES_FIELDS,
+  carrier: CARRIER_FIELDS,
   calls: CALLS_FIELDS,
   'cancel-confirm': CANCEL_CONFIRM_FIELDS,
   client: CLIENT_FIELDS,

@@ -225,7 +225,7 @@ describe('callctl usage, configuration and output', () => {
     expect(human.stdout).toContain('callctl calls export <account-id> --from <YYYY-MM-DD> --to <YYYY-MM-DD>');
     const out = await ok(['help']);
     expect(out.commands).toHaveLength(COMMANDS.length);
-    expect(out.commands).toHaveLength(35);
+    expect(out.commands).toHaveLength(39);
   });
 
   it('every group lists its commands and their options; every command its own options', async () => {

@@ -79,6 +79,10 @@ const DECLARED: Record<string, RouteRole> = {
   'POST /dashboard/calling-rules/settings': 'admin',
   'POST /dashboard/calling-rules/hours': 'admin',
   'POST /dashboard/calling-rules/hours/remove': 'admin',
+  'GET /dashboard/settings/carrier': 'viewer',
+  'POST /dashboard/settings/carrier': 'admin',
+  'POST /dashboard/settings/carrier/remove': 'admin',
+  'POST /dashboard/settings/carrier/clients-choose': 'admin',
   'GET /dashboard/clients': 'viewer',
   'POST /dashboard/clients': 'admin',
   'GET /dashboard/clients/:id': 'viewer',
@@ -106,6 +110,9 @@ const DECLARED: Record<string, RouteRole> = {
   'GET /dashboard/clients/:id/calling-rules': 'viewer',
   'POST /dashboard/clients/:id/calling-rules/hours': 'admin',
   'POST /dashboard/clients/:id/calling-rules/hours/remove': 'admin',
+  'GET /dashboard/clients/:id/carrier': 'viewer',
+  'POST /dashboard/clients/:id/carrier': 'admin',
+  'POST /dashboard/clients/:id/carrier/remove': 'admin',
 };
 
 /** Agency A (its users of each role), its client A1; agency B (a viewer, for 404s). */
@@ -142,6 +149,11 @@ const dncBase = (place: Place) =>
   place === 'own' ? '/dashboard/do-not-call' : `/dashboard/clients/${world.A1}/do-not-call`;
 const rulesBase = (place: Place) =>
   place === 'own' ? '/dashboard/calling-rules' : `/dashboard/clients/${world.A1}/calling-rules`;
+
+const carrierBase = (place: Place) =>
+  place === 'own' ? '/dashboard/settings/carrier' : `/dashboard/clients/${world.A1}/carrier`;
+const carrierRow = (place: Place) => () =>
+  prismaOf(app).accountCarrier.findUnique({ where: { accountId: accountOf(place) } });
 
 const accountRow = (place: Place) => () =>
   prismaOf(app).account.findUniqueOrThrow({
@@ -335,6 +347,27 @@ function callingHoursRoutes(place: Place): RoleRoute[] {
   ];
 }
 
+function carrierRoutes(place: Place): RoleRoute[] {
+  const prefix = place === 'own' ? '/dashboard/settings/carrier' : '/dashboard/clients/:id/carrier';
+  return [
+    {
+      // Refused by its own checks once the role lets it through (no PUBLIC_BASE_URL here, the SID is malformed).
+      route: `POST ${prefix}`,
+      request: () => ({
+        method: 'POST',
+        url: carrierBase(place),
+        form: { provider: 'twilio', account_sid: 'AC12', auth_token: 'f00d'.repeat(8) },
+      }),
+      snapshot: carrierRow(place),
+    },
+    {
+      route: `POST ${prefix}/remove`,
+      request: () => ({ method: 'POST', url: `${carrierBase(place)}/remove`, form: {} }),
+      snapshot: carrierRow(place),
+    },
+  ];
+}
+
 const callState = (key: string) => async () =>
   prismaOf(app).call.findUniqueOrThrow({ where: { id: await waitingCall(key) }, select: { status: true } });
 
@@ -346,6 +379,14 @@ const ROLE_ROUTES: RoleRoute[] = [
   ...doNotCallRoutes('client'),
   ...callingHoursRoutes('own'),
   ...callingHoursRoutes('client'),
+  ...carrierRoutes('own'),
+  ...carrierRoutes('client'),
+  {
+    route: 'POST /dashboard/settings/carrier/clients-choose',
+    request: () => ({ method: 'POST', url: '/dashboard/settings/carrier/clients-choose', form: { allowed: 'on' } }),
+    snapshot: () =>
+      prismaOf(app).account.findUniqueOrThrow({ where: { id: world.A }, select: { clientsChooseCarrier: true } }),
+  },
   {
     route: 'POST /dashboard/calling-rules/settings',
     request: () => ({ method: 'POST', url: '/dashboard/calling-rules/settings', form: { enabled: 'on' } }),

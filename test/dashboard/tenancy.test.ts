@@ -12,6 +12,7 @@ import type { App } from '../../src/app.js';
 import { createUserWithPassword, DASHBOARD_ENV, Visitor } from './helpers.js';
 import { buildProbeApp } from './probe-app.js';
 import { prismaOf } from '../helpers/app.js';
+import { CARRIER_SID, CARRIER_TOKEN, CarrierAccountsStandIn } from '../helpers/carrier-accounts-stand-in.js';
 import { agentOf } from '../helpers/fixtures.js';
 import {
   insertCalls,
@@ -402,6 +403,39 @@ const CALLING_RULES_ROUTES: ObjectRoute[] = [
   },
 ];
 
+/** A client's carrier: the agency's pages (its own are /dashboard/settings/carrier, a self route). */
+const carrierOf = (world: World, target: Tenant) => `/dashboard/clients/${world[target]}/carrier`;
+/** The carriers' stand-in the credentials set below are checked at (the app is built with its environment). */
+const carriers = new CarrierAccountsStandIn();
+const storedCarrier = (app: App, world: World, target: Tenant) =>
+  prismaOf(app).accountCarrier.findUnique({
+    where: { accountId: world[target] },
+    select: { provider: true, shown: true, updatedAt: true },
+  });
+const CARRIER_ROUTES: ObjectRoute[] = [
+  {
+    route: 'GET /dashboard/clients/:id/carrier',
+    request: (world, target) => ({ method: 'GET', url: carrierOf(world, target) }),
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/carrier',
+    request: (world, target) => ({
+      method: 'POST',
+      url: carrierOf(world, target),
+      form: { provider: 'twilio', account_sid: CARRIER_SID, auth_token: CARRIER_TOKEN },
+    }),
+    snapshot: storedCarrier,
+    reach: CLIENT_PAGES_REACH,
+  },
+  {
+    route: 'POST /dashboard/clients/:id/carrier/remove',
+    request: (world, target) => ({ method: 'POST', url: `${carrierOf(world, target)}/remove`, form: {} }),
+    snapshot: storedCarrier,
+    reach: CLIENT_PAGES_REACH,
+  },
+];
+
 /** Routes that name another account's object. (The probe stands in until the clients and settings pages exist.) */
 const OBJECT_ROUTES: ObjectRoute[] = [
   {
@@ -419,6 +453,7 @@ const OBJECT_ROUTES: ObjectRoute[] = [
   ...API_WEBHOOKS_ROUTES,
   ...DNC_ROUTES,
   ...CALLING_RULES_ROUTES,
+  ...CARRIER_ROUTES,
   {
     route: 'GET /dashboard/clients/:id',
     request: (world, target) => ({ method: 'GET', url: `/dashboard/clients/${world[target]}` }),
@@ -685,6 +720,12 @@ const SELF_ROUTES: Record<string, string> = {
     "the viewer's own agency's settings; 404 for a client user (test/dashboard/calling-rules.test.ts)",
   'POST /dashboard/calling-rules/hours': "the viewer's own account's own hours",
   'POST /dashboard/calling-rules/hours/remove': "the viewer's own account's own hours",
+  'GET /dashboard/settings/carrier':
+    "the viewer's own account's carrier (clients' through /dashboard/clients/:id/carrier; carrier.test.ts)",
+  'POST /dashboard/settings/carrier': "the viewer's own account's carrier",
+  'POST /dashboard/settings/carrier/remove': "the viewer's own account's carrier",
+  'POST /dashboard/settings/carrier/clients-choose':
+    "the viewer's own agency's switch; 404 for a client user (test/dashboard/carrier.test.ts)",
 };
 
 /** Who may reach whose objects: the rule of src/domain/tenancy.ts, written out. */
@@ -697,9 +738,10 @@ const world = {} as World;
 const visitors = {} as Record<Tenant, Visitor>;
 
 beforeAll(async () => {
+  await carriers.start();
   const { probe, routes } = await buildProbeApp(
     (scope) => scope.dashboardGuards.requireUser,
-    DASHBOARD_ENV,
+    { ...DASHBOARD_ENV, ...carriers.env() },
     () => new Date(),
     (scope) => {
       // A route family of its own, as the dashboard's are: the signed-in hook, and `:id` resolved to an account.

@@ -10,7 +10,13 @@ import { inScope, isAgencyScope } from '../../domain/tenancy.js';
 import { DEFAULT_COUNTRY } from '../../domain/typed-phone-number.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { accountCountry } from '../../admin/account-country.js';
-import { createAgent, setAgentArchived, setDefaultAgent, updateAgent } from '../../admin/agents.js';
+import {
+  CallerIdNotOnCarrier,
+  createAgent,
+  setAgentArchived,
+  setDefaultAgent,
+  updateAgent,
+} from '../../admin/agents.js';
 import { AgentEditForm, AgentForm, AgentParams } from '../../../schemas/dashboard/agents.js';
 import { CsrfOnlyForm } from '../../../schemas/dashboard/forms.js';
 import type { ListedAgent } from '../../storage/index.js';
@@ -33,11 +39,8 @@ import { NO_PHONE_DEFAULT } from '../../views/format/settings.js';
 import { FormProblem, refusals, type FormFailure, type Refusal } from '../../views/form-problem.js';
 import { canonicalZone, isOfferedZone, UTC_ALIASES, ZONE_REGIONS } from '../../domain/time-zones.js';
 import { dashboardBaseUrl } from '../../admin/users.js';
-import { problemOf } from './agent-form-problem.js';
+import { FIELDS_PROBLEM, problemOf } from './agent-form-problem.js';
 import { AGENTS_PATH as LIST_PATH } from './agents-list.js';
-
-/** What the page says above a form with field problems. */
-import { FIELDS_PROBLEM } from './agent-form-problem.js';
 
 /** The zones to choose from: UTC and the canonical names by region, and `current` when the list lacks it. */
 function timeZoneChoices(current: string) {
@@ -181,8 +184,14 @@ const agents: FastifyPluginAsyncTypebox = async (fastify) => {
         return renderForm(request, reply, { agent, values, problem: failure.message, country });
       }
       const sent = await sentForm(request, agent, refused);
-      if (!failure.invalid)
-        return renderForm(request, reply, { ...sent.page, errors: failure.fields, problem: failure.message });
+      if (!failure.invalid) {
+        // A caller ID its account's carrier does not list: src/admin's words beside the caller-ID field.
+        const onPhone = failure.error instanceof CallerIdNotOnCarrier;
+        const [errors, problem] = onPhone
+          ? [{ phone: failure.message }, FIELDS_PROBLEM]
+          : [failure.fields, failure.message];
+        return renderForm(request, reply, { ...sent.page, errors, problem });
+      }
       // "Add a window" and "Remove" save nothing: the form again as sent, its fields unchecked.
       if (sent.action.kind !== 'save') return renderForm(request, reply, sent.page);
       const errors = fieldProblems(request.body as AgentForm, sent.rows, sent.country, allowPrivate);

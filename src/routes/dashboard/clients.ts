@@ -129,6 +129,7 @@ const clients: FastifyPluginAsyncTypebox = async (fastify) => {
           clientSection('Agents', "Agents (the agency's and every client's)", ''),
           { label: "This client's do-not-call list", href: `/dashboard/clients/${client.id}/do-not-call` },
           { label: "This client's calling rules", href: `/dashboard/clients/${client.id}/calling-rules` },
+          { label: "This client's carrier", href: `/dashboard/clients/${client.id}/carrier` },
         ],
         people: await peopleOf(request, [{ id: client.id, name: client.name }]),
         showAccount: false,

@@ -31,6 +31,7 @@ import assets from './assets.js';
 import auditLog from './audit-log.js';
 import { clientCallingRules, ownCallingRules } from './calling-rules.js';
 import calls from './calls.js';
+import { clientCarrier, ownCarrier } from './carrier.js';
 import callsExport from './calls-export.js';
 import clients from './clients.js';
 import confirmPassword from './confirm-password.js';
@@ -72,6 +73,7 @@ export default async function dashboard(fastify: FastifyInstance) {
     await family.register(users);
     await family.register(ownDoNotCall);
     await family.register(ownCallingRules);
+    await family.register(ownCarrier);
     await family.register(async function agencyOnly(agency) {
       agency.addHook('preHandler', agency.dashboardGuards.requireAgencyUser);
       await agency.register(clients);
@@ -80,6 +82,7 @@ export default async function dashboard(fastify: FastifyInstance) {
       await agency.register(userRoles);
       await agency.register(clientDoNotCall);
       await agency.register(clientCallingRules);
+      await agency.register(clientCarrier);
     });
   });
 }
