@@ -130,6 +130,25 @@ export function carrierInput(provider: string, credentials: Record<string, unkno
 }
 
 /**
+ * Refuses to take away the carrier calls are live on: their callbacks are checked with its credentials (the call
+ * records whose carrier dialled it), so removing it, or moving to another provider or account, would leave them
+ * unable to end. Read inside the change's transaction; a call dialled at that very moment is the rare exception.
+ */
+async function refuseWhileLive(tx: Repositories, accountId: string, what: string): Promise<void> {
+  const live = await tx.carriers.countLiveCalls(accountId);
+  if (live > 0)
+    throw new CarrierProblem(
+      `${live === 1 ? '1 call is' : `${live} calls are`} live on this carrier: ${what} once ${live === 1 ? 'it has' : 'they have'} ended`,
+      null,
+    );
+}
+
+const sameAccountAt = (
+  before: { provider: string; shown: Record<string, string> },
+  after: { provider: string; shown: Record<string, string> },
+) => before.provider === after.provider && JSON.stringify(before.shown) === JSON.stringify(after.shown);
+
+/**
  * Sets the account's carrier: the credentials checked at the field, then at the carrier (`check`: a harmless
  * authenticated read, and its list of numbers), then stored sealed and audited. Nothing is stored when either refuses.
  */
@@ -160,6 +179,8 @@ export async function setCarrier(
   const shown = shownCredentials(carrier);
   await storage.transaction(async (tx) => {
     const before = await tx.carriers.findCarrierSummary(account.id);
+    if (before && !sameAccountAt(before, { provider: carrier.provider, shown }))
+      await refuseWhileLive(tx, account.id, 'change it to another account');
     await tx.carriers.saveCarrier(account.id, carrier, { shown, numbers: checked.numbers, now });
     if (actor)
       await audit(tx, account.id, actor, 'carrier_set', now, {
@@ -179,6 +200,7 @@ export async function removeCarrier(storage: Storage, accountId: string, actor: 
   return storage.transaction(async (tx) => {
     const before = await tx.carriers.findCarrierSummary(account.id);
     if (!before) return false;
+    await refuseWhileLive(tx, account.id, 'remove it');
     await tx.carriers.removeCarrier(account.id);
     if (actor)
       await audit(tx, account.id, actor, 'carrier_removed', now, {

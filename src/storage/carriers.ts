@@ -70,6 +70,17 @@ export class CarrierRepository extends PrismaRepository {
     await this.prisma.accountCarrier.upsert({ where: { accountId }, create: { accountId, ...data }, update: data });
   }
 
+  /**
+   * Calls dialled through the account's own carrier that have not ended (dialing, in progress): their callbacks are
+   * checked with its credentials, so it may not be removed or moved to another provider while there are any.
+   * `calls_active_by_account` holds every such call.
+   */
+  async countLiveCalls(accountId: string): Promise<number> {
+    return this.prisma.call.count({
+      where: { carrierAccountId: accountId, status: { in: ['dialing', 'in_progress'] } },
+    });
+  }
+
   /** Removes the account's own carrier (it then uses its agency's or the environment's); whether it had one. */
   async removeCarrier(accountId: string): Promise<boolean> {
     const { count } = await this.prisma.accountCarrier.deleteMany({ where: { accountId } });

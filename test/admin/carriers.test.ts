@@ -19,6 +19,8 @@ import type { App } from '../../src/app.js';
 import { checkCarrierAccount, type CarrierApiAddresses } from '../../src/dispatch/carrier-accounts.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createClientTenant, createTenant } from '../helpers/fixtures.js';
+import { forceCall } from '../helpers/seed.js';
+import { callIdOf, trigger } from '../helpers/trigger.js';
 
 const SID = 'AC0123456789abcdef0123456789abcdef';
 const TOKEN = 'f00dfacef00dfacef00dfacef00dface';
@@ -247,5 +249,32 @@ describe("an account's carrier", () => {
       'Your agency sets the carrier of this account: ask it to let clients choose their own',
     );
     expect(await rowOf(client.accountId)).toBeNull();
+  });
+  it('keeps the carrier calls are live on: no removal or move to another account until they end; a new token is fine', async () => {
+    const agency = await createTenant(app.storage);
+    await set(agency.accountId, 'twilio', twilio);
+    // A call the dispatcher leaves alone (due tomorrow), then made live on the agency's carrier.
+    const scheduledAt = new Date(app.now().getTime() + 86_400_000).toISOString();
+    const callId = callIdOf(
+      await trigger(app, agency.key, { phone_number: '+14155550177', scheduled_at: scheduledAt }),
+    );
+    await forceCall(prismaOf(app), callId, {
+      status: 'in_progress',
+      carrier: 'twilio',
+      carrierAccountId: agency.accountId,
+    });
+    const live = '1 call is live on this carrier';
+    expect(await refusal(removeCarrier(app.storage, agency.accountId, OPERATOR, app.now()))).toBe(
+      `${live}: remove it once it has ended`,
+    );
+    expect(await refusal(set(agency.accountId, 'telnyx', telnyx))).toBe(
+      `${live}: change it to another account once it has ended`,
+    );
+    expect((await rowOf(agency.accountId))?.provider).toBe('twilio');
+    // The same account with a rotated token: its callbacks are signed with the new one.
+    expect(await refusal(set(agency.accountId, 'twilio', twilio))).toBe('');
+    await forceCall(prismaOf(app), callId, { status: 'completed', endedAt: app.now() });
+    expect(await refusal(removeCarrier(app.storage, agency.accountId, OPERATOR, app.now()))).toBe('');
+    expect(await rowOf(agency.accountId)).toBeNull();
   });
 });
