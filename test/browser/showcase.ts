@@ -439,6 +439,18 @@ export function dashboardPages(showcase: Showcase): DashboardPage[] {
       path: '/dashboard/settings/api-webhooks/deliveries',
       caption: 'The webhook delivery log',
     },
+    {
+      name: 'calling-rules',
+      viewer: 'agency',
+      path: '/dashboard/calling-rules',
+      caption: "Calling rules: the agency's rule sets, caps, consent and hours",
+    },
+    {
+      name: 'carrier',
+      viewer: 'agency',
+      path: '/dashboard/settings/carrier',
+      caption: 'Settings → Carrier: the carrier calls are placed with, and its numbers',
+    },
     { name: 'users', viewer: 'agency', path: '/dashboard/users', caption: 'Users' },
     { name: 'audit-log', viewer: 'agency', path: '/dashboard/audit-log', caption: 'Audit log' },
     {
