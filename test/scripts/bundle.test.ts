@@ -49,7 +49,14 @@ describe('callctl in one file', () => {
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
     cli = await bundled('src/cli/main.ts', 'callctl');
-    env = { ...process.env, DATABASE_URL: (await freshDatabase({ empty: true })).url, LOG_LEVEL: 'silent' };
+    // DATA_DIR of its own: the secrets key a new agency's webhook secret is sealed with goes there, never into the
+    // project's .data (made 0700 by it, which the newcomer's embedded PostgreSQL under .data/test cannot traverse).
+    env = {
+      ...process.env,
+      DATABASE_URL: (await freshDatabase({ empty: true })).url,
+      DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'oct-bundle-cli-')),
+      LOG_LEVEL: 'silent',
+    };
   });
   const callctl = async (...args: string[]) => {
     const { stdout, stderr } = await run(process.execPath, [cli, ...args], { env });
