@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAgency, createClient } from '../../src/admin/accounts.js';
 import { createAgent, setAgentArchived, setDefaultAgent } from '../../src/admin/agents.js';
 import { putCallingHours } from '../../src/admin/calling-rules.js';
+import { setCarrier, setClientsChooseCarrier } from '../../src/admin/carriers.js';
 import { addToDoNotCall } from '../../src/admin/do-not-call.js';
 import { createUser, disableUser } from '../../src/admin/users.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
@@ -59,6 +60,8 @@ const PAGES: Page[] = [
   },
   { name: "a client's do-not-call", path: () => `/dashboard/clients/${world.A1}/do-not-call`, place: 'client' },
   { name: "a client's calling rules", path: () => `/dashboard/clients/${world.A1}/calling-rules`, place: 'client' },
+  { name: 'Carrier', path: () => '/dashboard/settings/carrier', place: 'own' },
+  { name: "a client's carrier", path: () => `/dashboard/clients/${world.A1}/carrier`, place: 'client' },
 ];
 
 /**
@@ -138,7 +141,8 @@ async function pageAs(page: Page): Promise<Record<Role, string>> {
 beforeAll(async () => {
   const built = await buildProbeApp(
     (scope) => scope.dashboardGuards.requireUser,
-    DASHBOARD_ENV,
+    // A public address: without one no carrier could call back, and the Carrier page offers no form.
+    { ...DASHBOARD_ENV, PUBLIC_BASE_URL: 'https://calls.buttons.example' },
     () => new Date(),
   );
   app = built.probe;
@@ -179,6 +183,15 @@ beforeAll(async () => {
       now: now(),
     });
   }
+  // Carriers of their own (Remove), the client's while the agency lets clients choose (the switch).
+  const twilio = {
+    provider: 'twilio',
+    credentials: { account_sid: `AC${'0'.repeat(32)}`, auth_token: 'b'.repeat(32) },
+  };
+  const accepted = async () => ({ ok: true as const, numbers: null });
+  await setCarrier(storage, world.A, twilio, operator, accepted, now());
+  await setClientsChooseCarrier(storage, world.A, true, operator, now());
+  await setCarrier(storage, world.A1, twilio, operator, accepted, now());
   // A disabled user (Enable) beside the four signed in.
   const gone = await createUser(storage, {
     accountId: world.A,
