@@ -1,7 +1,9 @@
 // Whether dist/ is older than the sources it is compiled from, so that `npm start` and callctl build (or fall back
-// to the sources) only when something changed. No dependencies: callctl runs this on every call.
+// to the sources) only when something changed. No dependencies: callctl runs this on every call. Run as a command
+// (`node scripts/build-state.js`), it prints the checkout's { stale, reason } as JSON: the test run asks it once.
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Written by scripts/build.js; its mtime is the moment the build began reading the sources. */
 export const STAMP = path.join('dist', '.build-stamp');
@@ -145,3 +147,8 @@ export function writeStamp(root, startedMs) {
   fs.writeFileSync(file, `${JSON.stringify({ sources_as_of: new Date(startedMs).toISOString() })}\n`);
   fs.utimesSync(file, startedMs / 1000, startedMs / 1000);
 }
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  process.stdout.write(
+    `${JSON.stringify(buildStatus(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')))}\n`,
+  );

@@ -1,7 +1,9 @@
-// Runs src/server.ts as a real child process (as `npm start` does, without the build step) for end-to-end tests.
+// Runs the server as a real child process for end-to-end tests: as `npm start` does (its one-file build) when the
+// build is current, else src/server.ts through tsx.
 import type { ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import path from 'node:path';
+import { inject } from 'vitest';
 import { freePorts } from '../../src/storage/free-port.js';
 import { spawnChild, stopChild } from './child-processes.js';
 import { testSecretsKey } from './database.js';
@@ -15,8 +17,15 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
-/** One process (not the tsx wrapper, which forks): signals, SIGKILL included, reach the server itself. */
-export const SERVER_COMMAND = [process.execPath, '--import', 'tsx', path.resolve('src/server.ts')] as const;
+/**
+ * One process (not the tsx wrapper, which forks): signals, SIGKILL included, reach the server itself. The build's
+ * one file when it holds the current sources (test/global-setup.ts decides, once a run), else the sources through tsx.
+ */
+export const SERVER_COMMAND: readonly [string, ...string[]] = serverCommand(inject('serverEntry'));
+
+function serverCommand(built: string | null): readonly [string, ...string[]] {
+  return built ? [process.execPath, built] : [process.execPath, '--import', 'tsx', path.resolve('src/server.ts')];
+}
 
 export interface StartOptions {
   uid?: number;
