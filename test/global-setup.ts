@@ -43,7 +43,7 @@ async function runTmpDir(): Promise<string> {
 /**
  * The one-file build of the server (dist/server.mjs) when it is built from the sources as they are now, else null:
  * the tests then start src/server.ts through tsx. Started from the build, a server costs a fifth of the CPU (0.9 s
- * against 4 s on this machine), and the suite starts some sixty. Asked once, of scripts/build-state.js as a command
+ * against 4 s on this machine), and the suite starts dozens. Asked once, of scripts/build-state.js as a command
  * (scripts/ and test/ import nothing from each other): npm install builds, so a fresh checkout's run uses the build,
  * and a source edited since makes the whole run use the sources.
  */
