@@ -148,7 +148,6 @@ export function writeStamp(root, startedMs) {
   fs.utimesSync(file, startedMs / 1000, startedMs / 1000);
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url))
-  process.stdout.write(
-    `${JSON.stringify(buildStatus(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')))}\n`,
-  );
+const self = fileURLToPath(import.meta.url);
+if (process.argv[1] && path.resolve(process.argv[1]) === self)
+  process.stdout.write(`${JSON.stringify(buildStatus(path.resolve(path.dirname(self), '..')))}\n`);
