@@ -1,6 +1,7 @@
 // The transition's locking selects (a batch's calls in id order, FOR UPDATE) and the simulated dialer's due calls,
 // with every column of calls under the Prisma model's names. Hand-written: row locks (SKIP LOCKED among them) Prisma
 // cannot express, on the transition's pg client.
+import type pg from 'pg';
 import type { Call } from '../generated/prisma/client.js';
 import type { CallStatus } from '../../schemas/vocabulary.js';
 import { statement } from './statements.js';
@@ -21,18 +22,36 @@ export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agency_id AS "
   c.carrier, c.carrier_account_id AS "carrierAccountId"`;
 
 /**
- * The runtime's result of the call's current attempt (call_results.body: the published result, as stored), or null:
- * the terminal event a transition writes carries it (src/calls/transition.ts). Only in the selects that can end an
- * answered call; a claim (which only starts attempts) does not read it.
+ * The runtime's result of each call's current attempt (call_results.body: the published result, as stored), read once
+ * the calls are locked: the terminal event a transition writes carries it (src/calls/transition.ts). Not a column of
+ * the locking select: its snapshot is taken before it waits for a lock, and a result recorded under that lock
+ * meanwhile (src/storage/call-results.ts) would be missing from the event that should carry it.
  */
-const RESULT_COLUMN = `(SELECT r.body::text FROM call_results r WHERE r.call_id = c.id AND r.attempt = c.attempt) AS result`;
+const RESULTS = statement(
+  'oct_lock_results',
+  `SELECT r.call_id AS "callId", r.body::text AS body FROM calls c
+     JOIN call_results r ON r.call_id = c.id AND r.attempt = c.attempt
+    WHERE c.id = ANY($1::uuid[])`,
+);
+
+/** Sets each locked call's `result` (null: none yet) when one was ever answered: only those can have one. */
+export async function readResults(client: pg.ClientBase, calls: LockedCall[]): Promise<void> {
+  const answered = calls.filter((c) => c.answeredAt !== null);
+  if (answered.length === 0) return;
+  const { rows } = await client.query<{ callId: string; body: string }>({
+    ...RESULTS,
+    values: [answered.map((c) => c.id)],
+  });
+  const bodies = new Map(rows.map((r) => [r.callId, r.body]));
+  for (const call of answered) call.result = bodies.get(call.id) ?? null;
+}
 
 /**
  * A call as a transition locks it, with its agent's retry policy as stored (unchecked; src/calls/transition.ts checks
  * it): an attempt that ends is retried under the policy as it is then. Absent where the locking read has no need of it.
  */
 export type LockedCall = Call & {
-  /** The current attempt's runtime result as stored (JSON text), where the select reads it; null: none yet. */
+  /** The current attempt's runtime result as stored (JSON text), once readResults read it; null: none yet. */
   result?: string | null;
   retryPolicy?: { maxAttempts: unknown; retryOn: unknown; waitsMinutes: unknown };
 };
@@ -44,7 +63,7 @@ const RETRY_POLICY = `jsonb_build_object('maxAttempts', ag.max_attempts, 'retryO
 /** Locks the given calls in id order (concurrent batches take their locks in one order); not their agents. */
 const LOCK_CALLS = statement(
   'oct_lock_calls',
-  `SELECT ${CALL_COLUMNS}, ${RESULT_COLUMN}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
+  `SELECT ${CALL_COLUMNS}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
     WHERE c.id = ANY($1::uuid[]) ORDER BY c.id FOR UPDATE OF c`,
 );
 
@@ -85,7 +104,7 @@ export const DUE_TO_ADVANCE = statement(
 const LOCK_DUE_TO_ADVANCE = statement(
   'oct_sim_lock_due',
   `
-  SELECT ${CALL_COLUMNS}, ${RESULT_COLUMN}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
+  SELECT ${CALL_COLUMNS}, ${RETRY_POLICY} FROM calls c JOIN agents ag ON ag.id = c.agent_id
    WHERE c.id = ANY($4::uuid[])
      AND (c.status = '${RINGING}' AND c.started_at <= $1 OR c.status = '${TALKING}' AND c.answered_at <= $2)
      AND starts_with(c.provider_call_id, $3) AND (c.carrier IS NULL OR c.carrier = 'simulated')

@@ -39,17 +39,26 @@ export interface ResultWrite {
   event: { id: string; endpointId: string; payload: string; dueAt: Date } | null;
 }
 
+// The call alone, locked. What it has besides is read by the statements after it: one statement's snapshot is taken
+// before it waits for the lock, so a transition that ended the call meanwhile would show its new status beside the
+// terminal events and result as they were before it.
 const LOCK_CALL = statement(
   'oct_result_lock_call',
   `
   SELECT c.id, c.account_id AS "accountId", c.agent_id AS "agentId", c.phone_number AS "phoneNumber",
-         c.status::text AS status, c.attempt, c.answered_at AS "answeredAt", c.ended_at AS "endedAt",
-         r.digest AS "storedDigest", r.attempt AS "storedAttempt",
-         (SELECT count(*)::int FROM webhook_deliveries d
-           WHERE d.call_id = c.id AND d.event_type IN ('call.completed', 'call.failed')) AS "terminalDeliveries"
-    FROM calls c LEFT JOIN call_results r ON r.call_id = c.id
+         c.status::text AS status, c.attempt, c.answered_at AS "answeredAt", c.ended_at AS "endedAt"
+    FROM calls c
    WHERE c.id = $1::uuid
-     FOR UPDATE OF c`,
+     FOR UPDATE`,
+);
+
+const STORED = statement(
+  'oct_result_stored',
+  `
+  SELECT (SELECT r.digest FROM call_results r WHERE r.call_id = $1::uuid) AS "storedDigest",
+         (SELECT r.attempt FROM call_results r WHERE r.call_id = $1::uuid) AS "storedAttempt",
+         (SELECT count(*)::int FROM webhook_deliveries d
+           WHERE d.call_id = $1::uuid AND d.event_type IN ('call.completed', 'call.failed')) AS "terminalDeliveries"`,
 );
 
 // The worker's claim locks a due delivery before it leases it: one it holds is as good as sent (SKIP LOCKED), and one
@@ -128,15 +137,19 @@ export class CallResultRepository extends SqlRepository {
     plan: (call: CallForResult | null) => { write: ResultWrite | null; result: T },
   ): Promise<T> {
     return this.transaction(async (client) => {
-      const { rows } = await client.query<Omit<CallForResult, 'waiting'>>({ ...LOCK_CALL, values: [callId] });
+      type Locked = Omit<CallForResult, 'waiting' | 'storedDigest' | 'storedAttempt' | 'terminalDeliveries'>;
+      const { rows } = await client.query<Locked>({ ...LOCK_CALL, values: [callId] });
       const locked = rows[0];
       let call: CallForResult | null = null;
       if (locked) {
+        const stored = await client.query<Pick<CallForResult, 'storedDigest' | 'storedAttempt' | 'terminalDeliveries'>>(
+          { ...STORED, values: [callId] },
+        );
         const waiting = await client.query<NonNullable<CallForResult['waiting']>>({
           ...WAITING_EVENT,
           values: [callId, now],
         });
-        call = { ...locked, waiting: waiting.rows[0] ?? null };
+        call = { ...locked, ...stored.rows[0]!, waiting: waiting.rows[0] ?? null };
       }
       const { write, result } = plan(call);
       if (write) {

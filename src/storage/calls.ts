@@ -8,6 +8,7 @@ import { ACTIVE_STATUSES, type LIVE_STATUSES, type TimezoneSource } from '../../
 import { writeAudit, writeCallBatch, type PlannedBatch } from './call-batch.js';
 import {
   lockingSelect,
+  readResults,
   DUE_TO_ADVANCE,
   type AdvanceDue,
   type CallDueToAdvance,
@@ -167,13 +168,13 @@ export class CallRepository extends CallReads {
   }
 
   /**
-   * The transition transaction, in the four round trips of a batch: BEGIN, the locking SELECT of `calls` (in id
-   * order, so that concurrent batches take their locks in one order), one write of what `plan` decides for the
-   * locked rows (writeCallBatch), COMMIT. A method
-   * owning its pg transaction rather than a step of `Storage.transaction`: Prisma's interactive transactions cannot
-   * run on a pg client, and this path must not pay Prisma's per-statement cost. A batch with audit entries (an
-   * operator's cancel) writes them too, before COMMIT. Returns `plan`'s result and the deliveries written under the
-   * batch's lease.
+   * The transition transaction, in four round trips of a batch (five with an answered call among them): BEGIN, the
+   * locking SELECT of `calls` (in id order, so that concurrent batches take their locks in one order), the runtime
+   * results of the answered ones read under those locks (readResults), one write of what `plan` decides for the
+   * locked rows (writeCallBatch), COMMIT. A method owning its pg transaction rather than a step of
+   * `Storage.transaction`: Prisma's interactive transactions cannot run on a pg client, and this path must not pay
+   * Prisma's per-statement cost. A batch with audit entries (an operator's cancel) writes them too, before COMMIT.
+   * Returns `plan`'s result and the deliveries written under the batch's lease.
    */
   async transition<T>(
     calls: CallsToLock,
@@ -181,6 +182,7 @@ export class CallRepository extends CallReads {
   ): Promise<{ result: T; leased: ClaimedDelivery[] }> {
     return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<LockedCall>(lockingSelect(calls));
+      await readResults(client, rows);
       const { batch, result } = plan(rows);
       const leased = batch ? await writeCallBatch(client, batch, this.secrets) : [];
       if (batch?.audit?.length) await writeAudit(client, batch.audit);

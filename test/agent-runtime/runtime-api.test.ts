@@ -8,10 +8,11 @@ import { WebhookEvent } from '../../schemas/webhook.js';
 import type { App } from '../../src/app.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { signContextToken } from '../../src/domain/context-token.js';
+import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant, type Tenant } from '../helpers/fixtures.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { forceCall } from '../helpers/seed.js';
+import { forceCall, lockWaiters, whileHolding } from '../helpers/seed.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { ACCOUNT_SID, AGENT_PHONE, TwilioStandIn, twilioCallback, twilioEnv } from '../helpers/twilio.js';
 import { waitFor } from '../helpers/wait.js';
@@ -248,6 +249,69 @@ describe('POST /agent-runtime/v1/calls/{call_id}/result', () => {
     expect(await storedResult(call.callId)).toMatchObject({ inEvent: false, body: { outcome: 'late_one' } });
     expect((await postResult(call.callId, call.token, { outcome: 'late_one' })).statusCode).toBe(200);
     expect((await postResult(call.callId, call.token, { outcome: 'later_one' })).statusCode).toBe(409);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(terminalEvents(call.callId)).toHaveLength(1);
+  });
+
+  /**
+   * Runs `first` and then `second` while the call's row is locked (as a transition or a result holds it), each once it
+   * waits for that lock, then lets them go in that order: `second` began before `first` committed.
+   */
+  async function queuedOnTheCall<A, B>(callId: string, first: () => Promise<A>, second: () => Promise<B>) {
+    const pool = sqlPool(prismaOf(app));
+    const started = await whileHolding(pool, async (client) => {
+      await client.query('SELECT id FROM calls WHERE id = $1::uuid FOR UPDATE', [callId]);
+      const a = first();
+      await waitFor(
+        () => lockWaiters(pool),
+        (n) => n === 1,
+      );
+      const b = second();
+      await waitFor(
+        () => lockWaiters(pool),
+        (n) => n === 2,
+      );
+      return { a, b };
+    });
+    return [await started.a, await started.b] as const;
+  }
+
+  it('a result in while the hang-up waited for the call: the event carries it at once', async () => {
+    const call = await answeredCall();
+    const hungUp = Date.now();
+    const [posted] = await queuedOnTheCall(
+      call.callId,
+      () => postResult(call.callId, call.token, { outcome: 'queued_first' }),
+      () => hangUp(call),
+    );
+    expect(posted.statusCode).toBe(200);
+    const [event] = await waitFor(
+      () => terminalEvents(call.callId),
+      (e) => e.length === 1,
+      10_000,
+    );
+    expect(event!.data.result?.outcome).toBe('queued_first');
+    expect(Date.now() - hungUp).toBeLessThan(WAIT_SECONDS * 1000);
+    expect((await storedResult(call.callId))?.inEvent).toBe(true);
+  });
+
+  it('the same result twice, the second waiting behind the first: both 200, carried by the one event', async () => {
+    const call = await answeredCall();
+    await hangUp(call);
+    const body = { outcome: 'sent_twice' };
+    const posts = await queuedOnTheCall(
+      call.callId,
+      () => postResult(call.callId, call.token, body),
+      () => postResult(call.callId, call.token, body),
+    );
+    expect(posts.map((p) => p.statusCode)).toEqual([200, 200]);
+    const [event] = await waitFor(
+      () => terminalEvents(call.callId),
+      (e) => e.length === 1,
+      10_000,
+    );
+    expect(event!.data.result?.outcome).toBe('sent_twice');
+    expect((await storedResult(call.callId))?.inEvent).toBe(true);
     await new Promise((r) => setTimeout(r, 300));
     expect(terminalEvents(call.callId)).toHaveLength(1);
   });

@@ -19,7 +19,14 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { match } from '../helpers/matchers.js';
 import { waitFor } from '../helpers/wait.js';
-import { forceDeliveries, forceEndpoint, insertDeliveryRow, deleteEndpoint, whileHolding } from '../helpers/seed.js';
+import {
+  forceDeliveries,
+  forceEndpoint,
+  insertDeliveryRow,
+  deleteEndpoint,
+  lockWaiters,
+  whileHolding,
+} from '../helpers/seed.js';
 
 interface Setup {
   app: App;
@@ -270,12 +277,7 @@ describe('enabling again while a transition writes held deliveries', () => {
       // The held delivery is written, not committed: "Enable again" now must wait for this transaction.
       const enabling = enableWebhook(s.app.storage, s.tenant.accountId, undefined, s.app.now());
       await waitFor(
-        async () =>
-          (
-            await pool.query<{ n: number }>(
-              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-            )
-          ).rows[0]!.n,
+        () => lockWaiters(pool),
         (n) => n > 0,
       ).catch(() => undefined);
       return { enabling };

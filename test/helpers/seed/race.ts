@@ -21,3 +21,11 @@ export async function whileHolding<T>(pool: pg.Pool, work: (client: pg.PoolClien
     client.release();
   }
 }
+
+/** How many connections to the test's database wait for a lock now: the service's side of a race has reached it. */
+export async function lockWaiters(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+  );
+  return rows[0]!.n;
+}
