@@ -205,11 +205,15 @@ describe('crash recovery of retried calls', () => {
           .filter((e) => e.type !== 'call.started')
           .map((e) => e.data.call_id),
       );
+    // Every event written is heard, not only the terminal ones: a call.started the second process was sending when it
+    // was killed stays leased to it (WEBHOOK_TIMEOUT_MS * 2 + 5 s) and only then goes again, after the call's end.
+    const undelivered = () => prisma.webhookDelivery.count({ where: { callId: { in: all }, status: 'pending' } });
     for (const deadline = Date.now() + 60_000; ;) {
       rows = await calls();
       if (
         rows.every((c) => c.status === 'completed' || c.status === 'failed') &&
-        terminalWebhooks().size === all.length
+        terminalWebhooks().size === all.length &&
+        (await undelivered()) === 0
       )
         break;
       expect(Date.now()).toBeLessThan(deadline);
