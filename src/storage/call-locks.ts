@@ -29,21 +29,25 @@ export const CALL_COLUMNS = `c.id, c.account_id AS "accountId", c.agency_id AS "
  */
 const RESULTS = statement(
   'oct_lock_results',
-  `SELECT r.call_id AS "callId", r.body::text AS body FROM calls c
-     JOIN call_results r ON r.call_id = c.id AND r.attempt = c.attempt
-    WHERE c.id = ANY($1::uuid[])`,
+  `SELECT call_id AS "callId", attempt, body::text AS body FROM call_results WHERE call_id = ANY($1::uuid[])`,
 );
 
-/** Sets each locked call's `result` (null: none yet) when one was ever answered: only those can have one. */
+/**
+ * Sets each locked call's `result` (null: none yet) when one was ever answered: only those can have one. A result of
+ * an earlier attempt is not the current attempt's.
+ */
 export async function readResults(client: pg.ClientBase, calls: LockedCall[]): Promise<void> {
   const answered = calls.filter((c) => c.answeredAt !== null);
   if (answered.length === 0) return;
-  const { rows } = await client.query<{ callId: string; body: string }>({
+  const { rows } = await client.query<{ callId: string; attempt: number; body: string }>({
     ...RESULTS,
     values: [answered.map((c) => c.id)],
   });
-  const bodies = new Map(rows.map((r) => [r.callId, r.body]));
-  for (const call of answered) call.result = bodies.get(call.id) ?? null;
+  const stored = new Map(rows.map((r) => [r.callId, r]));
+  for (const call of answered) {
+    const result = stored.get(call.id);
+    call.result = result?.attempt === call.attempt ? result.body : null;
+  }
 }
 
 /**

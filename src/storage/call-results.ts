@@ -55,10 +55,10 @@ const LOCK_CALL = statement(
 const STORED = statement(
   'oct_result_stored',
   `
-  SELECT (SELECT r.digest FROM call_results r WHERE r.call_id = $1::uuid) AS "storedDigest",
-         (SELECT r.attempt FROM call_results r WHERE r.call_id = $1::uuid) AS "storedAttempt",
+  SELECT r.digest AS "storedDigest", r.attempt AS "storedAttempt",
          (SELECT count(*)::int FROM webhook_deliveries d
-           WHERE d.call_id = $1::uuid AND d.event_type IN ('call.completed', 'call.failed')) AS "terminalDeliveries"`,
+           WHERE d.call_id = c.id AND d.event_type IN ('call.completed', 'call.failed')) AS "terminalDeliveries"
+    FROM (VALUES ($1::uuid)) AS c(id) LEFT JOIN call_results r ON r.call_id = c.id`,
 );
 
 // The worker's claim locks a due delivery before it leases it: one it holds is as good as sent (SKIP LOCKED), and one

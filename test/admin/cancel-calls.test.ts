@@ -7,8 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { cancelCalls } from '../../src/admin/calls.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
+import { sqlPool } from '../../src/storage/database.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
 import { createTenant } from '../helpers/fixtures.js';
+import { lockWaiters } from '../helpers/seed.js';
 import { callIdOf, trigger } from '../helpers/trigger.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -115,11 +117,8 @@ describe('cancelCalls', () => {
         pending.cancel = cancelCalls(s.app.storage, [id], OPERATOR, s.app.now());
         // The cancel is blocked on the row lock before the claim goes on.
         await waitFor(
-          () =>
-            prismaOf(s.app).$queryRaw<
-              { n: number }[]
-            >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-          (rows) => (rows[0]?.n ?? 0) > 0,
+          () => lockWaiters(sqlPool(prismaOf(s.app))),
+          (n) => n > 0,
         );
         await tx.$executeRaw`UPDATE calls SET status = 'dialing', started_at = now(), dial_attempts = 1 WHERE id = ${id}::uuid`;
       },

@@ -16,6 +16,7 @@ import { SecretBox, sealedKeyId, secretsKeyId } from '../../src/domain/secret-bo
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
 import { loadSecrets, type LoadedSecrets } from '../../src/secrets/keys.js';
 import { prepareStoredSecrets, SecretsKeyRefused } from '../../src/secrets/stored-secrets.js';
+import { sqlPool } from '../../src/storage/database.js';
 import { createStorage, type Storage } from '../../src/storage/index.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { buildTestApp, prismaOf } from '../helpers/app.js';
@@ -24,7 +25,7 @@ import { freshDatabase, freshPrisma } from '../helpers/database.js';
 import { match } from '../helpers/matchers.js';
 import { atFileEnd } from '../helpers/file-end.js';
 import { createTenant } from '../helpers/fixtures.js';
-import { forceEndpoint, insertClearSigningKey, insertEndpointRows } from '../helpers/seed.js';
+import { forceEndpoint, insertClearSigningKey, insertEndpointRows, lockWaiters } from '../helpers/seed.js';
 import { startServer } from '../helpers/server-process.js';
 import { waitFor } from '../helpers/wait.js';
 import { WebhookSender } from '../../src/webhooks/sender.js';
@@ -298,11 +299,7 @@ describe('callctl secrets rotate', () => {
       rotator.secrets.use(next.box);
       const rotation = rotator.sealedSecrets.rewrapAll();
       await waitFor(
-        async () =>
-          (
-            await prisma.$queryRaw<{ n: number }[]>`
-              SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`
-          )[0]!.n,
+        () => lockWaiters(sqlPool(prisma)),
         (n) => n > 0,
       );
       await writer.query('COMMIT');
