@@ -27,6 +27,30 @@ export async function insertHeldCalls(
   return rows.map((r) => r.id);
 }
 
+/**
+ * `each` waiting calls of every one of `accounts` (each with its agent), in one statement, held for the hours or (with
+ * `heldBy` null) not held: the other tenants' calls of a service in use.
+ */
+export async function insertHeldCallsEach(
+  db: Db,
+  calls: {
+    accounts: { accountId: string; agentId: string | null }[];
+    each: number;
+    heldBy: 'calling_rules' | null;
+    at: Date;
+  },
+): Promise<void> {
+  await bulk(
+    db,
+    `INSERT INTO calls (id, account_id, agent_id, phone_number, from_number, metadata, status, not_before, expires_at,
+                        created_at, updated_at, held_by)
+     SELECT gen_random_uuid(), o.account_id, o.agent_id, '+1305555' || lpad(i::text, 4, '0'), '+14155550100',
+            '{}'::json, 'initiated', $4::timestamptz, $4::timestamptz + interval '1 day', $4, $4, $5::text
+       FROM unnest($1::uuid[], $2::uuid[]) AS o (account_id, agent_id), generate_series(1, $3::int) AS i`,
+    [calls.accounts.map((a) => a.accountId), calls.accounts.map((a) => a.agentId), calls.each, calls.at, calls.heldBy],
+  );
+}
+
 /** The agency's calling rules, on (the defaults otherwise: every rule set) or off, as its settings would store them. */
 export async function setCallingRulesEnabled(db: Db, agencyId: string, enabled: boolean): Promise<void> {
   await bulk(db, `UPDATE accounts SET calling_rules = $2::jsonb WHERE id = $1::uuid AND kind = 'agency'`, [
