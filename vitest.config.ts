@@ -21,7 +21,6 @@ const LONG_FILES = [
   'test/browser/calls.test.ts',
   'test/server/server-process.test.ts',
   'test/browser/live.test.ts',
-  'test/browser/screenshots.test.ts',
   'test/browser/agents.test.ts',
   'test/storage/migrate.test.ts',
   'test/storage/embedded-postgres.test.ts',

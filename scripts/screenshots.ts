@@ -1,12 +1,12 @@
 // npm run screenshots: the pictures of the dashboard in docs/dashboard.md, taken from a real run. Runs the browser
-// test that takes them (test/browser/screenshots.test.ts: the service as a real process with the simulated dialer, a
-// showcase agency made through src/admin, every page at 1280 px and at 390 px in chromium), so the pictures and the
-// tests come from one showcase; the script only chooses where they go: a new temporary folder, which it prints, or
-// docs/screenshots/ (tracked files) only when asked with --update, or --out <dir>.
+// test that takes them (test/browser/every-page.test.ts: the service as a real process with the simulated dialer, a
+// showcase agency made through src/admin, every page checked and pictured at 1280 px and at 390 px in Chromium), so
+// the pictures and the tests come from one showcase; the script only chooses where they go: a new temporary folder,
+// which it prints, or docs/screenshots/ (tracked files) only when asked with --update, or --out <dir>.
 //
 // The database: DATABASE_URL (or TEST_DATABASE_URL), a PostgreSQL server on which the test makes its databases and
 // drops them; unset, the tests' embedded PostgreSQL.
-// Needs Debian's chromium (apt-get install -y --no-install-recommends chromium).
+// Needs Debian's Chromium headless shell (apt-get install -y --no-install-recommends chromium-headless-shell).
 // Usage: npm run screenshots [-- --out <dir> | --update]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
@@ -14,9 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium-headless-shell';
 const SCREENSHOTS_DIR = path.join(PROJECT_ROOT, 'docs', 'screenshots');
-const TEST_FILE = 'test/browser/screenshots.test.ts';
+const TEST_FILE = 'test/browser/every-page.test.ts';
 
 function main(): number {
   const outIndex = process.argv.indexOf('--out');
@@ -28,7 +28,8 @@ function main(): number {
       : mkdtempSync(path.join(os.tmpdir(), 'oct-screenshots-out-'));
   if (!existsSync(CHROMIUM)) {
     throw new Error(
-      `npm run screenshots needs Chromium at ${CHROMIUM}: apt-get install -y --no-install-recommends chromium`,
+      `npm run screenshots needs Chromium's headless shell at ${CHROMIUM}: ` +
+        'apt-get install -y --no-install-recommends chromium-headless-shell',
     );
   }
   const env: NodeJS.ProcessEnv = { ...process.env, ...(update ? { SCREENSHOTS: '1' } : { SCREENSHOTS_OUT: outDir }) };

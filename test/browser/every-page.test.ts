@@ -1,10 +1,16 @@
 // Every dashboard page in chromium, signed out, as an agency user and as a client user, at 1280 px and at 390 px:
 // axe-core (run inside the page) finds no violation, no page scrolls sideways (at 390 px above all), times and ids
-// stay on one line at 1280 px, and no request a page makes fails (its stylesheet, icon and script included). The data is the
-// showcase of `npm run screenshots`, so that no table is empty; the pages only a form's answer shows (a new key, an
+// stay on one line at 1280 px, and no request a page makes fails (its stylesheet, icon and script included). The data is
+// the showcase (test/browser/showcase.ts), so that no table is empty; the pages only a form's answer shows (a new key, an
 // invitation link, a confirmation, a form with its error) are reached through their forms.
-import { readFileSync } from 'node:fs';
+// The dashboard's screenshots are taken here, as each page is checked at each width (`npm run screenshots` runs this
+// file): into a temporary directory dropped afterwards, with SCREENSHOTS=1 into docs/screenshots/, or with
+// SCREENSHOTS_OUT=<dir> into that directory (kept). One showcase and one visit per page serve both: apart, the
+// screenshots built their own showcase and drew every page twice more.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -13,6 +19,7 @@ import {
   dashboardPagesOutline,
   makeShowcase,
   openPage,
+  SCREENSHOTS_DIR,
   SHOWCASE_ENV,
   startShowcaseReceiver,
   WIDTHS,
@@ -23,6 +30,7 @@ import {
 } from './showcase.js';
 import { createAgency } from '../../src/admin/accounts.js';
 import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
 import { chromiumAvailable, startBrowserWorld, submit, type BrowserWorld } from './browser.js';
 import { storageOf } from '../helpers/database.js';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.js';
@@ -30,11 +38,16 @@ import { startSmtp, type TestSmtp } from '../helpers/smtp.js';
 const available = chromiumAvailable();
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const AXE_SOURCE = readFileSync(AXE_PATH, 'utf8');
+const intoDocs = process.env.SCREENSHOTS === '1';
+const keptDir = process.env.SCREENSHOTS_OUT;
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 let world: BrowserWorld;
 let receiver: ShowcaseReceiver | undefined;
 let smtp: TestSmtp | undefined;
 let showcase: Showcase;
+/** Where the screenshots go. */
+let outDir: string | undefined;
 const contexts = {} as Record<Viewer, BrowserContext>;
 const pages = {} as Record<Viewer, Page>;
 /** What went wrong while a page loaded: failed requests, errors in its console. */
@@ -43,6 +56,7 @@ const troubles = new Map<Page, string[]>();
 afterAll(async () => {
   await receiver?.close();
   await smtp?.stop();
+  if (outDir && !intoDocs && !keptDir) rmSync(outDir, { recursive: true, force: true });
 });
 
 async function newPage(viewer: Viewer): Promise<Page> {
@@ -138,13 +152,33 @@ function serverErrors(): string[] {
 }
 
 /**
- * The page as it is loaded, at 1280 px and then at 390 px (the same document, resized): every problem found, in
- * words; an empty list when it is fine.
+ * The full-page picture of `page` at the size it is shown at, saved as `<name>-<width>.png`: what is wrong with it (not
+ * a PNG, wider than the screen, shorter than the screen), in words.
  */
-async function problemsOf(page: Page): Promise<string[]> {
+async function pictureProblems(page: Page, name: string, size: (typeof WIDTHS)[number]): Promise<string[]> {
+  const file = path.join(outDir!, `${name}-${size.width}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  const png = readFileSync(file);
+  // IHDR: width then height, big-endian, at bytes 16 and 20. No page is wider than the screen: a full-page picture of
+  // a page that scrolls sideways would be wider.
+  if (!png.subarray(0, 8).equals(PNG_SIGNATURE)) return [`${size.width} px: the picture is not a PNG`];
+  const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+  return width === size.width && height >= size.height
+    ? []
+    : [
+        `${size.width} px: the picture is ${width} by ${height} px, not ${size.width} wide and ${size.height} high or more`,
+      ];
+}
+
+/**
+ * The page as it is loaded, at 1280 px and then at 390 px (the same document, resized; pictured at each width when
+ * `picture` names it): every problem found, in words; an empty list when it is fine.
+ */
+async function problemsOf(page: Page, picture?: string): Promise<string[]> {
   const problems = [...(troubles.get(page) ?? [])];
   for (const size of WIDTHS) {
     await page.setViewportSize(size);
+    if (picture) problems.push(...(await pictureProblems(page, picture, size)));
     for (const v of await axeViolations(page))
       problems.push(`${size.width} px: axe ${v.id} (${v.impact}): ${v.help}\n    ${v.nodes.join('\n    ')}`);
     if (size.width === 1280)
@@ -169,6 +203,8 @@ describe.skipIf(!available)('every dashboard page in chromium at 1280 px and 390
       PUBLIC_BASE_URL: 'https://calls.example.com',
     });
     showcase = await makeShowcase(storageOf(world.prisma), { port: world.server.port, receiver });
+    outDir = intoDocs ? SCREENSHOTS_DIR : (keptDir ?? mkdtempSync(path.join(os.tmpdir(), 'oct-screenshots-')));
+    mkdirSync(outDir, { recursive: true });
     const emails: Record<Viewer, string | undefined> = {
       visitor: undefined,
       agency: showcase.email,
@@ -226,7 +262,7 @@ describe.skipIf(!available)('every dashboard page in chromium at 1280 px and 390
     await page.setViewportSize(WIDTHS[0]);
   });
 
-  describe('pages a link opens', () => {
+  describe('pages a link opens, each pictured at both widths', () => {
     // The paths need the showcase's ids; the test names do not.
     const names = dashboardPagesOutline().map((p) => p.name);
     it.each(names)('%s', async (name) => {
@@ -236,7 +272,7 @@ describe.skipIf(!available)('every dashboard page in chromium at 1280 px and 390
         // A page that answered 500 says why only in the server's log.
         throw new Error(`${error.message}\nserver errors:\n${serverErrors().join('\n')}`);
       });
-      expect(await problemsOf(page)).toEqual([]);
+      expect(await problemsOf(page, entry.name)).toEqual([]);
     });
   });
 
@@ -364,5 +400,17 @@ describe.skipIf(!available)('every dashboard page in chromium at 1280 px and 390
         await context.close();
       }
     });
+  });
+});
+
+describe('the dashboard docs', () => {
+  it('show both pictures of every page, and the pictures are there', () => {
+    const docs = readFileSync(path.join(PROJECT_ROOT, 'docs', 'dashboard.md'), 'utf8');
+    for (const page of dashboardPagesOutline())
+      for (const { width } of WIDTHS) {
+        const file = `${page.name}-${width}.png`;
+        expect(docs, file).toContain(`src="screenshots/${file}"`);
+        expect(existsSync(path.join(SCREENSHOTS_DIR, file)), file).toBe(true);
+      }
   });
 });

@@ -1,10 +1,9 @@
 // The showcase of `npm run screenshots` and the browser tests: a small agency made through the src/admin functions
 // callctl uses (a client with its own user, agents, keys, webhooks to a receiver on 127.0.0.1 that fails its first
-// request, do-not-call numbers), calls triggered through the API and waited for, and every page of DASHBOARD_PAGES
-// captured with chromium at 1280 px and at 390 px (<name>-1280.png, <name>-390.png). test/browser/screenshots.test.ts
-// takes the pictures (scripts/screenshots.ts runs it); test/browser/every-page.test.ts visits the same pages.
+// request, do-not-call numbers), calls triggered through the API and waited for, and every page of dashboardPages,
+// which test/browser/every-page.test.ts checks and pictures at 1280 px and at 390 px (<name>-1280.png,
+// <name>-390.png; scripts/screenshots.ts runs it).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -558,54 +557,4 @@ export async function openPage(page: Page, expected: { path: string; status?: nu
   const wanted = expected.path.split('?')[0];
   if (response?.status() !== (expected.status ?? 200) || shown !== wanted)
     throw new Error(`${expected.path} answered ${response?.status()} at ${shown}`);
-}
-
-export interface Shot {
-  file: string;
-  path: string;
-  caption: string;
-  width: number;
-}
-
-/**
- * Signs in as the showcase's users and saves a full-page PNG of every page of `pages` (default: DASHBOARD_PAGES) at
- * each width into `outDir`; throws when a page is not the one expected (a sign-in page is never saved as a picture).
- */
-export async function captureScreenshots(
-  browser: Browser,
-  options: { baseUrl: string; showcase: Showcase; outDir: string; pages?: DashboardPage[] },
-): Promise<Shot[]> {
-  const pages = options.pages ?? dashboardPages(options.showcase);
-  const emails: Record<Viewer, string | undefined> = {
-    visitor: undefined,
-    agency: options.showcase.email,
-    client: options.showcase.clientEmail,
-  };
-  mkdirSync(options.outDir, { recursive: true });
-  const shots: Shot[] = [];
-  for (const viewer of ['visitor', 'agency', 'client'] as const) {
-    const mine = pages.filter((p) => p.viewer === viewer);
-    if (mine.length === 0) continue;
-    for (const size of WIDTHS) {
-      const context = await contextFor(browser, {
-        baseUrl: options.baseUrl,
-        email: emails[viewer],
-        password: options.showcase.password,
-        ...size,
-      });
-      try {
-        const page = await context.newPage();
-        for (const { name, path: url, caption, status } of mine) {
-          await openPage(page, { path: url, status });
-          const file = `${name}-${size.width}.png`;
-          const target = path.join(options.outDir, file);
-          await page.screenshot({ path: target, fullPage: true });
-          shots.push({ file, path: target, caption, width: size.width });
-        }
-      } finally {
-        await context.close();
-      }
-    }
-  }
-  return shots;
 }
