@@ -64,7 +64,15 @@ function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
+/**
+ * The checkout's own secrets key: what `npm start` makes under the default DATA_DIR. A test that leaves DATA_DIR and
+ * SECRETS_KEY to their defaults writes it, and the directory it makes (0700) then stops the newcomer's embedded
+ * PostgreSQL under .data/test as root ("the postgres system user cannot reach .data/test").
+ */
+const PROJECT_SECRETS_KEY = path.resolve('.data', 'secrets.key');
+
 export default async function setup(project: TestProject) {
+  const keyBefore = existsSync(PROJECT_SECRETS_KEY);
   const tmpDir = await runTmpDir();
   const removeTmp = () => fs.rm(tmpDir, { recursive: true, force: true });
   let release = async () => {};
@@ -116,6 +124,14 @@ export default async function setup(project: TestProject) {
       // Vitest reports an error thrown here but exits 0: the run fails by its exit code.
       process.exitCode = 1;
       throw new Error(`${left.length} test databases were left when their files ended: ${left.join(', ')}`);
+    }
+    if (!keyBefore && existsSync(PROJECT_SECRETS_KEY)) {
+      await fs.rm(PROJECT_SECRETS_KEY);
+      process.exitCode = 1;
+      throw new Error(
+        `a test wrote ${PROJECT_SECRETS_KEY} (removed now): give its config DATA_DIR '.data/test' and the run's key ` +
+          '(SECRETS_KEY: testSecretsKey()), as buildTestApp does, or a directory of its own',
+      );
     }
   };
 }

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { setWebhook } from '../../src/admin/webhooks.js';
 import { loadConfig } from '../../src/config.js';
 import { loggerOptions } from '../../src/logger.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, testSecretsKey } from '../helpers/database.js';
 import { json, type LogLine } from '../helpers/json.js';
 import { createTenant, keyWithTypo } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -25,6 +25,8 @@ describe('logs', () => {
     const { url } = await freshDatabase();
     const config = loadConfig({
       DATABASE_URL: url,
+      DATA_DIR: '.data/test',
+      SECRETS_KEY: testSecretsKey(),
       LOG_LEVEL: 'debug',
       DISPATCH_ENABLED: 'true',
       WEBHOOK_DELIVERY_ENABLED: 'true',

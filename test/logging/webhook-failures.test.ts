@@ -8,7 +8,7 @@ import { setWebhook } from '../../src/admin/webhooks.js';
 import { applyCallUpdate } from '../../src/calls/transition.js';
 import { loadConfig } from '../../src/config.js';
 import { loggerOptions } from '../../src/logger.js';
-import { freshDatabase } from '../helpers/database.js';
+import { freshDatabase, testSecretsKey } from '../helpers/database.js';
 import { logLines, type LogLine } from '../helpers/json.js';
 import { match } from '../helpers/matchers.js';
 import { createTenant } from '../helpers/fixtures.js';
@@ -35,6 +35,8 @@ describe('webhook failure logs', () => {
     const clock = { now: new Date('2054-12-01T10:00:00Z') };
     const config = loadConfig({
       DATABASE_URL: url,
+      DATA_DIR: '.data/test',
+      SECRETS_KEY: testSecretsKey(),
       LOG_LEVEL: 'info',
       DISPATCH_ENABLED: 'false',
       WEBHOOK_DELIVERY_ENABLED: 'true',
