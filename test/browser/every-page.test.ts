@@ -1,8 +1,8 @@
 // Every dashboard page in chromium, signed out, as an agency user and as a client user, at 1280 px and at 390 px:
 // axe-core (run inside the page) finds no violation, no page scrolls sideways (at 390 px above all), times and ids
-// stay on one line at 1280 px, and no request a page makes fails (its stylesheet, icon and script included). The data is
-// the showcase (test/browser/showcase.ts), so that no table is empty; the pages only a form's answer shows (a new key, an
-// invitation link, a confirmation, a form with its error) are reached through their forms.
+// stay on one line at 1280 px, and no request a page makes fails (its stylesheet, icon and script included). The data
+// is the showcase (test/browser/showcase.ts), so that no table is empty; the pages only a form's answer shows (a new
+// key, an invitation link, a confirmation, a form with its error) are reached through their forms.
 // The dashboard's screenshots are taken here, as each page is checked at each width (`npm run screenshots` runs this
 // file): into a temporary directory dropped afterwards, with SCREENSHOTS=1 into docs/screenshots/, or with
 // SCREENSHOTS_OUT=<dir> into that directory (kept). One showcase and one visit per page serve both: apart, the
