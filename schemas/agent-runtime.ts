@@ -2,7 +2,13 @@
 // their bounds, the context a runtime fetches with its token, and the result it posts back, which every webhook event
 // then carries as `result`. A leaf beside schemas/call.ts and schemas/trigger.ts.
 import { Type, type Static } from '@sinclair/typebox';
-import { DATE_TIME_PATTERN, METADATA_KEY_MAX, METADATA_MAX_KEYS, METADATA_STRING_MAX } from './trigger.js';
+import {
+  DATE_TIME_PATTERN,
+  METADATA_KEY,
+  METADATA_KEY_MAX,
+  METADATA_MAX_KEYS,
+  METADATA_STRING_MAX,
+} from './trigger.js';
 import { FreeText, Text } from './text.js';
 import { Metadata } from './metadata.js';
 
@@ -63,8 +69,6 @@ export const RuntimeContext = Type.Object(
 );
 export type RuntimeContext = Static<typeof RuntimeContext>;
 
-const RESULT_DATA_KEY = `^(?:[\\ud800-\\udbff][\\udc00-\\udfff]|[\\s\\S]){1,${METADATA_KEY_MAX}}$`;
-
 const HttpsUrl = (description: string) =>
   Text({ maxLength: RESULT_URL_MAX, pattern: '^https://[^\\s]+$', description });
 
@@ -86,7 +90,7 @@ const resultFields = {
   }),
   summary: FreeText({ maxLength: RESULT_SUMMARY_MAX, description: 'A summary of the conversation' }),
   data: Type.Record(
-    Type.String({ pattern: RESULT_DATA_KEY }),
+    Type.String({ pattern: METADATA_KEY }),
     Type.Union([FreeText({ maxLength: METADATA_STRING_MAX }), Type.Number(), Type.Boolean(), Type.Null()]),
     {
       maxProperties: METADATA_MAX_KEYS,

@@ -34,8 +34,11 @@ const MetadataValue = Type.Union(
 
 // Record keys are checked by TypeBox's own regex, without the u flag: a surrogate pair counts as one character here
 // as it does under the u flag, so the key rule is the same for us and for a JSON Schema validator. NUL and unpaired
-// surrogates in keys are refused after the schema check (validation.ts), as propertyNames states.
-const METADATA_KEY = `^(?:[\\ud800-\\udbff][\\udc00-\\udfff]|[\\s\\S]){1,${METADATA_KEY_MAX}}$`;
+// surrogates in keys are refused after the schema check (validation.ts), as propertyNames states. Each UTF-16 unit
+// matches one way only (a pair, a unit that starts no pair, a high surrogate without its low one): with a plain
+// [\s\S] beside the pair, a key of 41 emoji can be split in exponentially many ways, all tried before it is refused,
+// and one such key held the loop for seconds (test/routes/schema-patterns.test.ts).
+export const METADATA_KEY = `^(?:[\\ud800-\\udbff][\\udc00-\\udfff]|[^\\ud800-\\udbff]|[\\ud800-\\udbff](?![\\udc00-\\udfff])){1,${METADATA_KEY_MAX}}$`;
 
 export const TriggerBody = Type.Object(
   {

@@ -10,9 +10,8 @@ import {
   SIP_HEADER_NAME,
   STREAM_PARAMETER_NAME,
 } from '../agent-runtime.js';
+import { blankOr } from './forms.js';
 
-/** A value as the form sends it: empty, or what `pattern` (unanchored) says, with blanks around it (trimmed). */
-const blankOr = (pattern: string) => `^\\s*(?:${pattern})?\\s*$`;
 /** Lines of text: no control character but line breaks (CR, LF). */
 export const LINES_TEXT = '^[^\\u0000-\\u0009\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$';
 /** A character of an address: no blank, backslash or control character. */

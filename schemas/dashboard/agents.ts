@@ -16,10 +16,7 @@ import {
   WINDOW_TIMEZONES,
 } from '../vocabulary.js';
 import { handoffFields } from './agent-handoff.js';
-import { Form } from './forms.js';
-
-/** A value as the form sends it: empty, or what `pattern` (unanchored) says, with blanks around it (they are trimmed). */
-const blankOr = (pattern: string) => `^\\s*(?:${pattern})?\\s*$`;
+import { blankOr, Form } from './forms.js';
 
 /** E.164: "+", a country code, at most 15 digits in all (src/domain/phone-number.ts's E164_PATTERN, unanchored). */
 export const E164 = '\\+[1-9]\\d{1,14}';

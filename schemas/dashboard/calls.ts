@@ -4,7 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { UUID_PATTERN } from '../uuid.js';
 import { CALL_STATUSES } from '../vocabulary.js';
-import { Form } from './forms.js';
+import { blankOr, Form } from './forms.js';
 
 export const FILTER_MAX_LENGTH = 100;
 
@@ -13,7 +13,7 @@ const Filter = (description: string, pattern?: string) =>
   Type.Optional(
     Type.String({
       maxLength: FILTER_MAX_LENGTH,
-      ...(pattern ? { pattern: `^\\s*(?:${pattern})?\\s*$` } : {}),
+      ...(pattern ? { pattern: blankOr(pattern) } : {}),
       description,
     }),
   );

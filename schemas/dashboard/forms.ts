@@ -10,6 +10,15 @@ const NextField = Type.Optional(
   Type.String({ maxLength: 2048, description: 'A /dashboard path to go back to afterwards' }),
 );
 
+/**
+ * A value as a form or query string sends it: empty, or what `pattern` (unanchored) says, with blanks around it (they
+ * are trimmed). Each character matches one way only: `^\s*(?:X)?\s*$` says the same, but on a long run of blanks
+ * that fails at its end the engine tries every split of the run between the two \s* (time quadratic in the run's
+ * length; TypeBox tests a pattern even on a string over its maxLength, to list every error). `pattern` must not start
+ * with a blank (test/routes/schema-patterns.test.ts).
+ */
+export const blankOr = (pattern: string) => `^\\s*(?:(?:${pattern})\\s*)?$`;
+
 /** A UTC date and time as a datetime-local field sends it: YYYY-MM-DDTHH:MM, seconds optional, a space for the T. */
 export const UTC_MINUTE_PATTERN = '^\\s*\\d{4}-\\d{2}-\\d{2}[T ]\\d{2}:\\d{2}(?::\\d{2})?\\s*$';
 
