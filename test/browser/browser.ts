@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { createAgency } from '../../src/admin/accounts.js';
-import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
 import { createPrisma, type PrismaClient } from '../../src/storage/database.js';
+import { createUserWithPassword } from '../dashboard/helpers.js';
 import { freshDatabase, storageOf } from '../helpers/database.js';
 import { atFileEnd } from '../helpers/file-end.js';
 import { httpsRequest, startServer, type ServerProcess } from '../helpers/server-process.js';
@@ -83,8 +83,9 @@ export async function startBrowserWorld(env: Record<string, string> = {}): Promi
 export const PASSWORD = 'a long and happy passphrase';
 
 /**
- * A new agency (agency plan) and its first user with a password set, through the src/admin functions callctl uses:
- * what an operator's `callctl setup` and the set-password link do.
+ * A new agency (agency plan) and its first user, whose password is PASSWORD, through the src/admin functions callctl
+ * uses (the password's hash is the tests' cheap one: test/dashboard/helpers.ts). The set-password link itself is
+ * every-page's and the dashboard file's subject.
  */
 export async function agencyWithUser(
   world: BrowserWorld,
@@ -92,19 +93,7 @@ export async function agencyWithUser(
   email: string,
 ): Promise<{ accountId: string; userId: string; email: string }> {
   const { id: accountId } = await createAgency(storageOf(world.prisma), { name });
-  const { id: userId, token } = await createUser(storageOf(world.prisma), {
-    accountId,
-    email,
-    actor: { kind: 'operator' },
-    now: new Date(),
-  });
-  const set = await setPasswordWithLink(storageOf(world.prisma), {
-    token,
-    password: PASSWORD,
-    ip: null,
-    now: new Date(),
-  });
-  if (!set.ok) throw new Error(set.problem);
+  const userId = await createUserWithPassword(world.prisma, accountId, email, { password: PASSWORD });
   return { accountId, userId, email };
 }
 

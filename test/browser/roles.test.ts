@@ -2,9 +2,8 @@
 // the pages offer a viewer no key or cancel button where an admin has them; an owner changes a user's role with the
 // Users page's select and button, and the page then shows it.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createUser, setPasswordWithLink } from '../../src/admin/users.js';
 import type { Role } from '../../src/domain/roles.js';
-import { storageOf } from '../helpers/database.js';
+import { createUserWithPassword } from '../dashboard/helpers.js';
 import { agentOf } from '../helpers/fixtures.js';
 import { insertWaitingCall } from '../helpers/seed.js';
 import {
@@ -24,22 +23,8 @@ let viewerId = '';
 let waitingCall = '';
 
 /** A user of `accountId` with `role` and the password PASSWORD; returns their id. */
-async function userWithRole(accountId: string, email: string, role: Role): Promise<string> {
-  const made = await createUser(storageOf(world.prisma), {
-    accountId,
-    email,
-    role,
-    actor: { kind: 'operator' },
-    now: new Date(),
-  });
-  const set = await setPasswordWithLink(storageOf(world.prisma), {
-    token: made.token,
-    password: PASSWORD,
-    ip: null,
-    now: new Date(),
-  });
-  if (!set.ok) throw new Error(set.problem);
-  return made.id;
+function userWithRole(accountId: string, email: string, role: Role): Promise<string> {
+  return createUserWithPassword(world.prisma, accountId, email, { role, password: PASSWORD });
 }
 
 describe.skipIf(!available)('roles in the browser', { timeout: 60_000 }, () => {

@@ -29,14 +29,18 @@ export const html = (text: string) =>
 
 /** A cheap hash for tests (verifying it takes a millisecond); `realCost` gives the service's own cost (timing tests). */
 const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
-const hashes = new Map<boolean, Promise<string>>();
+const hashes = new Map<string, Promise<string>>();
 
-/** A user of `accountId` whose password is PASSWORD (one hash per test file, shared); `role` default owner. */
+/**
+ * A user of `accountId` whose password is `password` (default PASSWORD; one hash per password and cost per test file,
+ * shared); `role` default owner. The hash is the cheap one unless `realCost`: at the service's cost it takes most of a
+ * second to make, and as long at each sign-in (docs/performance.md#test-users-passwords).
+ */
 export async function createUserWithPassword(
   prisma: Storage | PrismaClient,
   accountId: string,
   email: string,
-  options: { realCost?: boolean; role?: Role } = {},
+  options: { realCost?: boolean; role?: Role; password?: string } = {},
 ): Promise<string> {
   const storage = storageOf(prisma);
   // A test may give one address users in several agencies on purpose (callctl needs --allow-existing-email for that).
@@ -49,8 +53,10 @@ export async function createUserWithPassword(
     role: options.role,
   });
   const real = options.realCost ?? false;
-  if (!hashes.has(real)) hashes.set(real, real ? hashPassword(PASSWORD) : hashPassword(PASSWORD, CHEAP));
-  await storage.users.setPasswordHash(id, await hashes.get(real)!);
+  const password = options.password ?? PASSWORD;
+  const key = `${real}:${password}`;
+  if (!hashes.has(key)) hashes.set(key, real ? hashPassword(password) : hashPassword(password, CHEAP));
+  await storage.users.setPasswordHash(id, await hashes.get(key)!);
   return id;
 }
 
