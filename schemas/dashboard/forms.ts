@@ -13,9 +13,9 @@ const NextField = Type.Optional(
 /**
  * A value as a form or query string sends it: empty, or what `pattern` (unanchored) says, with blanks around it (they
  * are trimmed). Each character matches one way only: `^\s*(?:X)?\s*$` says the same, but on a long run of blanks
- * that fails at its end the engine tries every split of the run between the two \s* (time quadratic in the run's
- * length; TypeBox tests a pattern even on a string over its maxLength, to list every error). `pattern` must not start
- * with a blank (test/routes/schema-patterns.test.ts).
+ * that fails at its end the engine tries every split of the run between the two \s*, in time quadratic in the run's
+ * length (docs/performance.md#patterns-in-linear-time). So `pattern` must neither start nor end with anything that
+ * matches a blank (test/routes/schema-patterns.test.ts tries every pattern on such runs).
  */
 export const blankOr = (pattern: string) => `^\\s*(?:(?:${pattern})\\s*)?$`;
 

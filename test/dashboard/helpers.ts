@@ -33,8 +33,8 @@ const hashes = new Map<string, Promise<string>>();
 
 /**
  * A user of `accountId` whose password is `password` (default PASSWORD; one hash per password and cost per test file,
- * shared); `role` default owner. The hash is the cheap one unless `realCost`: at the service's cost it takes most of a
- * second to make, and as long at each sign-in (docs/performance.md#test-users-passwords).
+ * shared); `role` default owner. The hash is the cheap one unless `realCost`: one at the service's cost is slow by
+ * design to make, and as slow at each sign-in (docs/performance.md#test-users-passwords).
  */
 export async function createUserWithPassword(
   prisma: Storage | PrismaClient,

@@ -28,7 +28,7 @@ export interface Watched<T> {
 }
 
 /** The main thread's CPU time so far, in milliseconds, where it can be told from the other threads' (or null). */
-function mainThreadCpu(): (() => number) | null {
+export function mainThreadCpu(): (() => number) | null {
   const own = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.bind(process);
   if (own) return () => (own().user + own().system) / 1000;
   // Linux before Node 23.9: the main thread's (id = the process's) time on a CPU, in nanoseconds.
