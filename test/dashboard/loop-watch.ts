@@ -41,6 +41,12 @@ export function mainThreadCpu(): (() => number) | null {
   return () => Number(readFileSync(file, 'latin1').split(' ')[0]) / 1e6;
 }
 
+/** The process's CPU time so far (every thread's), in milliseconds: where no per-thread reading exists. */
+export function processCpu(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
 /**
  * The CPU time the main thread spends within each turn of the loop, at 1 ms resolution: the longest. Not
  * process.cpuUsage alone, which counts every thread of the process, garbage collection's helpers included, that run
@@ -49,10 +55,6 @@ export function mainThreadCpu(): (() => number) | null {
  */
 function holdMeter() {
   const thread = mainThreadCpu();
-  const processCpu = () => {
-    const usage = process.cpuUsage();
-    return (usage.user + usage.system) / 1000;
-  };
   const cpuNow = thread ?? processCpu;
   let lastCpu = cpuNow();
   let lastWall = performance.now();
